@@ -1,0 +1,26 @@
+// Error handling for library code: never throw, print or exit; answer with a cudaError_t.
+#pragma once
+
+#include <cuda_runtime.h>
+
+// Returns cudaErrorInvalidValue from the enclosing function when cond is false. Used for
+// argument checks, before anything is launched or written.
+#define KERNELKIT_REQUIRE(cond)       \
+  do {                                \
+    if (!(cond)) {                    \
+      return ::cudaErrorInvalidValue; \
+    }                                 \
+  } while (0)
+
+// Evaluates a cudaError_t expression and returns it from the enclosing function when it
+// is not cudaSuccess.
+#define KERNELKIT_RETURN_IF_ERROR(expr)   \
+  do {                                    \
+    const ::cudaError_t kk_err_ = (expr); \
+    if (kk_err_ != ::cudaSuccess) {       \
+      return kk_err_;                     \
+    }                                     \
+  } while (0)
+
+// The status of the launch just made (a bad configuration shows here).
+#define KERNELKIT_RETURN_LAUNCH_STATUS() return ::cudaGetLastError()

@@ -1,0 +1,117 @@
+// Scalar type traits shared by every module: the compute type of each storage type,
+// conversions to and from it, and the reduction operators.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#define KERNELKIT_HD __host__ __device__ __forceinline__
+
+namespace kernelkit {
+
+// compute_t<T>: the type arithmetic on T is done in. Half and bf16 compute in float,
+// every other type in itself.
+template <typename T>
+struct compute_type {
+  using type = T;
+};
+template <>
+struct compute_type<__half> {
+  using type = float;
+};
+template <>
+struct compute_type<__nv_bfloat16> {
+  using type = float;
+};
+template <typename T>
+using compute_t = typename compute_type<T>::type;
+
+template <typename T>
+inline constexpr bool is_half_like_v =
+    std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+
+// Converts any supported scalar to To. Half and bf16 go through float; float -> half/bf16
+// rounds to nearest even and overflows to +-inf.
+template <typename To, typename From>
+KERNELKIT_HD To convert(From x) {
+  if constexpr (std::is_same_v<To, From>) {
+    return x;
+  } else if constexpr (std::is_same_v<From, __half>) {
+    return convert<To>(__half2float(x));
+  } else if constexpr (std::is_same_v<From, __nv_bfloat16>) {
+    return convert<To>(__bfloat162float(x));
+  } else if constexpr (std::is_same_v<To, __half>) {
+    if constexpr (std::is_same_v<From, double>) {
+      return __double2half(x);
+    } else {
+      return __float2half_rn(static_cast<float>(x));
+    }
+  } else if constexpr (std::is_same_v<To, __nv_bfloat16>) {
+    if constexpr (std::is_same_v<From, double>) {
+      return __double2bfloat16(x);
+    } else {
+      return __float2bfloat16_rn(static_cast<float>(x));
+    }
+  } else {
+    return static_cast<To>(x);
+  }
+}
+
+// True for a NaN of any floating type; false for integers.
+template <typename T>
+KERNELKIT_HD bool is_nan(T x) {
+  if constexpr (std::is_integral_v<T>) {
+    return false;
+  } else if constexpr (is_half_like_v<T>) {
+    return is_nan(convert<float>(x));
+  } else {
+    return x != x;
+  }
+}
+
+// Reduction operators. Each is a stateless functor usable on host and device; Max and
+// Min propagate NaN (a NaN operand wins, as torch.amax does). For half and bf16 they
+// compare in float and return one of the operands unchanged.
+struct Sum {
+  template <typename T>
+  KERNELKIT_HD T operator()(T a, T b) const {
+    if constexpr (is_half_like_v<T>) {
+      return convert<T>(convert<float>(a) + convert<float>(b));
+    } else {
+      return a + b;
+    }
+  }
+};
+
+struct Max {
+  template <typename T>
+  KERNELKIT_HD T operator()(T a, T b) const {
+    if constexpr (is_half_like_v<T>) {
+      const float fa = convert<float>(a), fb = convert<float>(b);
+      return (fa > fb || fa != fa) ? a : b;
+    } else {
+      return (a > b || is_nan(a)) ? a : b;
+    }
+  }
+};
+
+struct Min {
+  template <typename T>
+  KERNELKIT_HD T operator()(T a, T b) const {
+    if constexpr (is_half_like_v<T>) {
+      const float fa = convert<float>(a), fb = convert<float>(b);
+      return (fa < fb || fa != fa) ? a : b;
+    } else {
+      return (a < b || is_nan(a)) ? a : b;
+    }
+  }
+};
+
+// The run-time choice of operator taken by the public reductions.
+enum class ReduceOp { kSum, kMax, kMin };
+
+}  // namespace kernelkit

@@ -1,0 +1,222 @@
+// Shared test machinery: the GPU fixture, an aborting CUDA check, device buffers, random
+// inputs, poisoning, and the one reference-check helper every test compares through.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "kernelkit/core/types.cuh"
+
+// Aborts the test program on a CUDA error: tests and benchmarks may, the library never does.
+#define CUDA_CHECK(expr)                                                 \
+  do {                                                                   \
+    const cudaError_t kk_e_ = (expr);                                    \
+    if (kk_e_ != cudaSuccess) {                                          \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr, \
+                   cudaGetErrorString(kk_e_));                           \
+      std::abort();                                                      \
+    }                                                                    \
+  } while (0)
+
+namespace kktest {
+
+// True when a CUDA device can be used here.
+inline bool have_gpu() {
+  static const bool have = [] {
+    int n = 0;
+    const bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+    cudaGetLastError();  // clear the no-device error
+    return ok;
+  }();
+  return have;
+}
+
+// Fixture for every test that launches kernels: skipped, with the reason, without a GPU.
+class GpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have_gpu()) GTEST_SKIP() << "no CUDA device visible (GPU tests run on the GPU machine)";
+  }
+  void TearDown() override {
+    if (have_gpu()) {
+      CUDA_CHECK(cudaDeviceSynchronize());
+      CUDA_CHECK(cudaGetLastError());
+    }
+  }
+};
+
+// Tests that also run past 2^31 elements: name them with this prefix so sanitizer runs can
+// leave them out (--gtest_filter=-*Large*).
+#define KK_LARGE(name) Large_##name
+
+// Owning device buffer.
+template <typename T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t n) : n_(n) {
+    if (n > 0) CUDA_CHECK(cudaMalloc(&p_, n * sizeof(T)));
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(o.p_), n_(o.n_) {
+    o.p_ = nullptr;
+    o.n_ = 0;
+  }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(n_, o.n_);
+    return *this;
+  }
+  ~DeviceBuffer() {
+    if (p_) cudaFree(p_);
+  }
+  T* get() const { return p_; }
+  size_t size() const { return n_; }
+
+  void upload(const std::vector<T>& h) {
+    CUDA_CHECK(cudaMemcpy(p_, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  std::vector<T> download(size_t count = SIZE_MAX) const {
+    std::vector<T> h(count == SIZE_MAX ? n_ : count);
+    if (!h.empty())
+      CUDA_CHECK(cudaMemcpy(h.data(), p_, h.size() * sizeof(T), cudaMemcpyDeviceToHost));
+    return h;
+  }
+  // Fills every byte with 0xFF: NaN for floating types, -1 for integers.
+  void poison() {
+    if (n_) CUDA_CHECK(cudaMemset(p_, 0xFF, n_ * sizeof(T)));
+  }
+
+ private:
+  T* p_ = nullptr;
+  size_t n_ = 0;
+};
+
+template <typename T>
+DeviceBuffer<T> to_device(const std::vector<T>& h) {
+  DeviceBuffer<T> d(h.size());
+  if (!h.empty()) d.upload(h);
+  return d;
+}
+
+// Random values in [lo, hi) converted to T (integers: uniform integers in [lo, hi)).
+template <typename T>
+std::vector<T> random_vector(size_t n, uint64_t seed, double lo = -1.0, double hi = 1.0) {
+  std::mt19937_64 gen(seed);
+  std::vector<T> v(n);
+  if constexpr (std::is_integral_v<T>) {
+    std::uniform_int_distribution<int64_t> dist(static_cast<int64_t>(lo),
+                                                static_cast<int64_t>(hi) - 1);
+    for (auto& x : v)
+      x = static_cast<T>(dist(gen));
+  } else {
+    std::uniform_real_distribution<double> dist(lo, hi);
+    for (auto& x : v)
+      x = kernelkit::convert<T>(dist(gen));
+  }
+  return v;
+}
+
+template <typename T>
+double to_double(T x) {
+  return kernelkit::convert<double>(x);
+}
+
+template <typename T>
+const char* type_name() {
+  if constexpr (std::is_same_v<T, float>) return "f32";
+  if constexpr (std::is_same_v<T, double>) return "f64";
+  if constexpr (std::is_same_v<T, __half>) return "f16";
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) return "bf16";
+  if constexpr (std::is_same_v<T, int32_t>) return "i32";
+  if constexpr (std::is_same_v<T, int64_t>) return "i64";
+  return "?";
+}
+
+// Unit in the last place of T at the magnitude of x (T a floating type).
+template <typename T>
+double ulp_of(double x) {
+  int mant_bits = 0, min_exp = 0;
+  if constexpr (std::is_same_v<T, __half>) {
+    mant_bits = 10, min_exp = -14;
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    mant_bits = 7, min_exp = -126;
+  } else if constexpr (std::is_same_v<T, float>) {
+    mant_bits = 23, min_exp = -126;
+  } else {
+    mant_bits = 52, min_exp = -1022;
+  }
+  int e = 0;
+  std::frexp(std::fabs(x), &e);  // |x| in [2^(e-1), 2^e)
+  const int exp = std::max(e - 1, min_exp);
+  return std::ldexp(1.0, exp - mant_bits);
+}
+
+// A tolerance: |got - ref| <= abs + rel * |ref| + ulps * ulp_T(ref). Exact() for integer
+// results and small-integer inputs.
+struct Tolerance {
+  double abs = 0, rel = 0, ulps = 0;
+  static Tolerance Exact() { return {}; }
+  static Tolerance Rel(double r, double a = 0) { return {a, r, 0}; }
+  static Tolerance Ulps(double u) { return {0, 0, u}; }
+};
+
+// The reference check: every element of got against the float64 reference. NaN must meet
+// NaN, infinities must match in sign, everything else must be within tol. Reports the
+// count of mismatches and the first few, with the label (seed, shape) that reproduces them.
+template <typename T>
+::testing::AssertionResult check_near(const std::vector<T>& got, const std::vector<double>& ref,
+                                      Tolerance tol, const std::string& label = "") {
+  if (got.size() != ref.size()) {
+    return ::testing::AssertionFailure()
+           << label << ": size " << got.size() << " vs reference " << ref.size();
+  }
+  size_t bad = 0;
+  std::string first;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double g = to_double(got[i]), r = ref[i];
+    bool ok;
+    if (std::isnan(r) || std::isnan(g)) {
+      ok = std::isnan(r) && std::isnan(g);
+    } else if (std::isinf(r) || std::isinf(g)) {
+      ok = g == r;
+    } else {
+      double allowed = tol.abs + tol.rel * std::fabs(r);
+      if constexpr (!std::is_integral_v<T>) {
+        if (tol.ulps > 0) allowed += tol.ulps * ulp_of<T>(r);
+      }
+      ok = std::fabs(g - r) <= allowed;
+    }
+    if (!ok) {
+      if (bad < 5) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "\n  [%zu] got %.17g, want %.17g", i, g, r);
+        first += buf;
+      }
+      ++bad;
+    }
+  }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << label << ": " << bad << " of " << got.size() << " elements off" << first;
+}
+
+// True when the two byte ranges are identical (determinism and "nothing written" checks).
+template <typename T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+}  // namespace kktest
