@@ -10,15 +10,14 @@
 
 namespace kernelkit {
 
+#define KERNELKIT_CHECK_BLOCK_SIZE(BlockSize)                                               \
+  static_assert(BlockSize >= 32 && BlockSize <= 1024,                                       \
+                "block_reduce: BlockSize must be between 32 and 1024 threads");             \
+  static_assert(BlockSize % 32 == 0,                                                        \
+                "block_reduce: BlockSize must be a multiple of 32 (a partial last warp is " \
+                "not supported)")
+
 namespace detail {
-template <int BlockSize>
-constexpr void check_block_size() {
-  static_assert(BlockSize >= 32 && BlockSize <= 1024,
-                "block_reduce: BlockSize must be between 32 and 1024 threads");
-  static_assert(BlockSize % 32 == 0,
-                "block_reduce: BlockSize must be a multiple of 32 (a partial last warp is not "
-                "supported)");
-}
 
 // Reduces v over the block; the result is in thread 0 (warp 0's lane 0). Leaves the
 // per-warp slots free for reuse only after the caller's next barrier, so the public
@@ -47,7 +46,7 @@ __device__ __forceinline__ T block_reduce_to_thread0(T v, Op op, T* slots) {
 // Reduces v over the block. The result is valid in thread 0 only.
 template <int BlockSize, typename T, typename Op>
 __device__ __forceinline__ T block_reduce(T v, Op op) {
-  detail::check_block_size<BlockSize>();
+  KERNELKIT_CHECK_BLOCK_SIZE(BlockSize);
   __shared__ T slots[BlockSize / kWarpSize];
   if constexpr (BlockSize > kWarpSize) {
     // a previous call's warp 0 may still be reading the slots
@@ -59,7 +58,7 @@ __device__ __forceinline__ T block_reduce(T v, Op op) {
 // Reduces v over the block. Every thread receives the result.
 template <int BlockSize, typename T, typename Op>
 __device__ __forceinline__ T block_all_reduce(T v, Op op) {
-  detail::check_block_size<BlockSize>();
+  KERNELKIT_CHECK_BLOCK_SIZE(BlockSize);
   if constexpr (BlockSize == kWarpSize) {
     return warp_all_reduce<kWarpSize>(v, op);
   } else {

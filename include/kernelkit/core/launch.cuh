@@ -100,7 +100,7 @@ inline cudaError_t grid_size(int64_t work_items, int block_size, int* grid,
 
 // Ceiling division for non-negative integers.
 template <typename T>
-constexpr T ceil_div(T a, T b) {
+__host__ __device__ constexpr T ceil_div(T a, T b) {
   return (a + b - 1) / b;
 }
 

@@ -16,19 +16,17 @@ namespace kernelkit {
 inline constexpr int kWarpSize = 32;
 inline constexpr unsigned kFullMask = 0xffffffffu;
 
-namespace detail {
 template <int Width>
-constexpr void check_width() {
-  static_assert(Width == 2 || Width == 4 || Width == 8 || Width == 16 || Width == 32,
-                "Width must be 2, 4, 8, 16 or 32 lanes");
-}
-}  // namespace detail
+inline constexpr bool kValidWidth =
+    Width == 2 || Width == 4 || Width == 8 || Width == 16 || Width == 32;
+#define KERNELKIT_CHECK_WIDTH(Width) \
+  static_assert(kValidWidth<Width>, "Width must be 2, 4, 8, 16 or 32 lanes")
 
 // Tree reduction with shfl_down. The result is in lane 0 of each group; other lanes hold
 // partial results.
 template <int Width = kWarpSize, typename T, typename Op>
 __device__ __forceinline__ T warp_reduce(T v, Op op) {
-  detail::check_width<Width>();
+  KERNELKIT_CHECK_WIDTH(Width);
 #pragma unroll
   for (int offset = Width / 2; offset > 0; offset /= 2) {
     v = op(v, __shfl_down_sync(kFullMask, v, offset, Width));
@@ -41,7 +39,7 @@ __device__ __forceinline__ T warp_reduce(T v, Op op) {
 // number of values is not a power of two (the per-warp slots of a block reduction).
 template <int Width = kWarpSize, typename T, typename Op>
 __device__ __forceinline__ T warp_reduce_first(T v, Op op, int valid) {
-  detail::check_width<Width>();
+  KERNELKIT_CHECK_WIDTH(Width);
   const int lane = threadIdx.x % Width;
 #pragma unroll
   for (int offset = Width / 2; offset > 0; offset /= 2) {
@@ -55,7 +53,7 @@ __device__ __forceinline__ T warp_reduce_first(T v, Op op, int valid) {
 // commutative ops every lane holds the same bits.
 template <int Width = kWarpSize, typename T, typename Op>
 __device__ __forceinline__ T warp_all_reduce(T v, Op op) {
-  detail::check_width<Width>();
+  KERNELKIT_CHECK_WIDTH(Width);
 #pragma unroll
   for (int mask = Width / 2; mask > 0; mask /= 2) {
     v = op(v, __shfl_xor_sync(kFullMask, v, mask, Width));
@@ -66,7 +64,7 @@ __device__ __forceinline__ T warp_all_reduce(T v, Op op) {
 // Every lane of each group receives the value of lane src_lane of its group.
 template <int Width = kWarpSize, typename T>
 __device__ __forceinline__ T warp_broadcast(T v, int src_lane) {
-  detail::check_width<Width>();
+  KERNELKIT_CHECK_WIDTH(Width);
   return __shfl_sync(kFullMask, v, src_lane, Width);
 }
 
@@ -74,7 +72,7 @@ __device__ __forceinline__ T warp_broadcast(T v, int src_lane) {
 // op(v_0, ..., v_i).
 template <int Width = kWarpSize, typename T, typename Op>
 __device__ __forceinline__ T warp_inclusive_scan(T v, Op op) {
-  detail::check_width<Width>();
+  KERNELKIT_CHECK_WIDTH(Width);
   const int lane = threadIdx.x % Width;
 #pragma unroll
   for (int offset = 1; offset < Width; offset *= 2) {
