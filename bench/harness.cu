@@ -58,8 +58,7 @@ void add_case(const std::string& name, double bytes, double flops, Setup setup) 
       name.c_str(),
       [bytes, flops, setup](benchmark::State& st) { run_case(st, bytes, flops, setup); })
       ->UseManualTime()
-      ->Unit(benchmark::kMicrosecond)
-      ->MinTime(0.05);
+      ->Unit(benchmark::kMicrosecond);
 }
 
 void verify(const std::string& what, const std::vector<double>& got, const std::vector<double>& ref,
