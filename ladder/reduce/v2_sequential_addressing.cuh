@@ -1,0 +1,40 @@
+// Ladder step 2 (Harris's kernel 3): sequential addressing. At step s the first s threads
+// add the element s away, so active threads are contiguous (whole warps retire together)
+// and consecutive threads touch consecutive banks (no bank conflicts).
+#pragma once
+
+#include "common.cuh"
+
+namespace kernelkit::ladder::reduce {
+
+namespace detail {
+template <int Block, typename T>
+__global__ void __launch_bounds__(Block)
+    v2_sequential_addressing_kernel(const T* in, int64_t n, T* out) {
+  __shared__ T s[Block];
+  const int tid = threadIdx.x;
+  const int64_t i = blockIdx.x * int64_t{Block} + tid;
+  s[tid] = i < n ? in[i] : T(0);
+  __syncthreads();
+  for (int stride = Block / 2; stride > 0; stride /= 2) {
+    if (tid < stride) s[tid] += s[tid + stride];
+    __syncthreads();
+  }
+  if (tid == 0) out[blockIdx.x] = s[0];
+}
+}  // namespace detail
+
+template <typename T>
+cudaError_t v2_sequential_addressing(const T* in, int64_t n, T* out, void* workspace,
+                                     size_t workspace_bytes, cudaStream_t stream = nullptr) {
+  constexpr int kBlock = 256;
+  return detail::multi_pass(
+      in, n, out, workspace, workspace_bytes, stream,
+      [](int64_t m) { return ceil_div<int64_t>(m, kBlock); },
+      [](const T* src, int64_t m, T* dst, int64_t grid, cudaStream_t s) {
+        detail::v2_sequential_addressing_kernel<kBlock>
+            <<<static_cast<unsigned>(grid), kBlock, 0, s>>>(src, m, dst);
+      });
+}
+
+}  // namespace kernelkit::ladder::reduce
