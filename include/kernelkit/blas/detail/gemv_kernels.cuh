@@ -1,0 +1,242 @@
+// GEMV kernels (f32, row-major A, leading dimension lda). Launch decisions live in
+// blas/gemv.cuh; these kernels assume their preconditions (checked there).
+//
+// Every kernel writes y[i] = alpha * dot_i + beta * y[i], and never reads y when beta == 0
+// (a NaN in y is then ignored, as BLAS does). All sums are formed in a fixed order that
+// depends only on the shape, the pointers' alignment and the launch configuration, so
+// the same call on the same device gives the same bits run after run (no atomics).
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include <cstdint>
+
+#include "../../block/block_reduce.cuh"
+#include "../../core/pack.cuh"
+#include "../../core/types.cuh"
+#include "../../warp/warp.cuh"
+
+namespace kernelkit {
+namespace detail {
+
+// Independent 16-byte loads each lane keeps in flight in the streaming loops.
+inline constexpr int kGemvUnroll = 4;
+
+__device__ __forceinline__ float gemv_epilogue(float dot, float alpha, float beta, const float* y) {
+  return beta == 0.f ? alpha * dot : alpha * dot + beta * *y;
+}
+
+// y[i] = beta * y[i] (beta == 0: y[i] = 0 without reading y). Used when alpha == 0 or the
+// inner dimension is empty: A and x are never touched.
+__global__ void gemv_scale_kernel(int64_t count, float beta, float* __restrict__ y) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    y[i] = beta == 0.f ? 0.f : beta * y[i];
+  }
+}
+
+// Dot product of a row slice with x, over packs [first, packs) with step `step`, each
+// lane keeping kGemvUnroll independent loads in flight. Returns this lane's partial sum.
+template <int PackSize>
+__device__ __forceinline__ float gemv_dot_packs(const float* __restrict__ a,
+                                                const float* __restrict__ x, int64_t first,
+                                                int64_t packs, int64_t step) {
+  float acc[kGemvUnroll] = {};
+  int64_t p = first;
+  for (; p + (kGemvUnroll - 1) * step < packs; p += kGemvUnroll * step) {
+    Pack<float, PackSize> av[kGemvUnroll], xv[kGemvUnroll];
+#pragma unroll
+    for (int u = 0; u < kGemvUnroll; ++u) {
+      av[u] = load_pack<PackSize>(a, p + u * step);
+      xv[u] = load_pack<PackSize>(x, p + u * step);
+    }
+#pragma unroll
+    for (int u = 0; u < kGemvUnroll; ++u) {
+#pragma unroll
+      for (int k = 0; k < PackSize; ++k)
+        acc[u] = fmaf(av[u].elem[k], xv[u].elem[k], acc[u]);
+    }
+  }
+  for (; p < packs; p += step) {
+    const Pack<float, PackSize> av = load_pack<PackSize>(a, p);
+    const Pack<float, PackSize> xv = load_pack<PackSize>(x, p);
+#pragma unroll
+    for (int k = 0; k < PackSize; ++k)
+      acc[0] = fmaf(av.elem[k], xv.elem[k], acc[0]);
+  }
+  float sum = 0.f;
+#pragma unroll
+  for (int u = 0; u < kGemvUnroll; ++u)
+    sum += acc[u];
+  return sum;
+}
+
+// Op::N, one group of Width consecutive lanes per row (grid-stride over rows). Each warp
+// owns 32 / Width consecutive rows per step; the loop condition is warp-uniform so the
+// shuffles always see the full warp. A, lda and x are aligned to PackSize floats.
+template <int PackSize, int Width, int BlockSize>
+__global__ void __launch_bounds__(BlockSize)
+    gemv_n_rows_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
+                       const float* __restrict__ x, float beta, float* __restrict__ y) {
+  static_assert(BlockSize % kWarpSize == 0, "whole warps: the group shuffles use the full mask");
+  constexpr int kRowsPerWarp = kWarpSize / Width;
+  constexpr int kWarpsPerBlock = BlockSize / kWarpSize;
+  const int lane = threadIdx.x % Width;
+  const int group = (threadIdx.x % kWarpSize) / Width;
+  const int64_t packs = n / PackSize;                       // full packs per row
+  const int tail = static_cast<int>(n - packs * PackSize);  // 0 .. PackSize-1 floats
+  const int64_t warp = blockIdx.x * int64_t{kWarpsPerBlock} + threadIdx.x / kWarpSize;
+  const int64_t warp_stride = int64_t{gridDim.x} * kWarpsPerBlock;
+  for (int64_t base = warp * kRowsPerWarp; base < m; base += warp_stride * kRowsPerWarp) {
+    const int64_t row = base + group;
+    float dot = 0.f;
+    if (row < m) {
+      const float* a = A + row * lda;
+      dot = gemv_dot_packs<PackSize>(a, x, lane, packs, Width);
+      if (lane < tail) dot = fmaf(a[packs * PackSize + lane], x[packs * PackSize + lane], dot);
+    }
+    dot = warp_reduce<Width>(dot, Sum{});
+    // lane 0 of each group holds its row's dot product
+    if (lane == 0 && row < m) y[row] = gemv_epilogue(dot, alpha, beta, y + row);
+  }
+}
+
+// Op::N for few, long rows: a cluster of gridDim-x-consecutive blocks (ClusterSize = the
+// launch's cluster x dimension, 1 when launched without clusters) shares each row. Block
+// rank r of a cluster reads packs r*BlockSize + t, stepping by ClusterSize*BlockSize; the
+// cluster's partials are combined in rank order through distributed shared memory by
+// rank 0. Grid-stride over rows by cluster. A, lda and x are aligned to PackSize floats.
+template <int PackSize, int BlockSize>
+__global__ void __launch_bounds__(BlockSize)
+    gemv_n_block_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
+                        const float* __restrict__ x, float beta, float* __restrict__ y,
+                        int cluster_size) {
+  __shared__ float partial;
+  const int rank = static_cast<int>(blockIdx.x % cluster_size);
+  const int64_t first = int64_t{rank} * BlockSize + threadIdx.x;
+  const int64_t step = int64_t{cluster_size} * BlockSize;
+  const int64_t packs = n / PackSize;
+  const int64_t tail = n - packs * PackSize;
+  const int64_t clusters = gridDim.x / cluster_size;
+  for (int64_t row = blockIdx.x / cluster_size; row < m; row += clusters) {
+    const float* a = A + row * lda;
+    float dot = gemv_dot_packs<PackSize>(a, x, first, packs, step);
+    if (first < tail) dot = fmaf(a[packs * PackSize + first], x[packs * PackSize + first], dot);
+    dot = block_reduce<BlockSize>(dot, Sum{});
+    // thread 0 holds this block's partial of the row
+    if (cluster_size == 1) {
+      if (threadIdx.x == 0) y[row] = gemv_epilogue(dot, alpha, beta, y + row);
+    } else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      namespace cg = cooperative_groups;
+      cg::cluster_group cluster = cg::this_cluster();
+      if (threadIdx.x == 0) partial = dot;
+      cluster.sync();  // every rank's partial is visible cluster-wide
+      if (rank == 0 && threadIdx.x == 0) {
+        float sum = 0.f;
+        for (int q = 0; q < cluster_size; ++q)
+          sum += *cluster.map_shared_rank(&partial, q);
+        y[row] = gemv_epilogue(sum, alpha, beta, y + row);
+      }
+      cluster.sync();  // rank 0 is done reading before `partial` is rewritten or freed
+#endif
+    }
+  }
+}
+
+// Op::T: y[j] = alpha * sum_i A[i][j] x[i] + beta * y[j]. Block (TX x TY threads) owns
+// TX*PackSize consecutive columns (blockIdx.x); thread (tx, ty) reads PackSize columns of
+// rows ty + TY*rank + k*TY*cluster, so each row segment of TX*PackSize floats is read
+// coalesced. The cluster of gridDim.y blocks (rank = blockIdx.y) splits the rows. Combine:
+// over ty in shared memory in order, then over ranks in order through distributed shared
+// memory (rank 0 writes y). A and lda are aligned to PackSize floats; x and y need not be.
+template <int PackSize, int TX, int TY>
+__global__ void __launch_bounds__(TX* TY)
+    gemv_t_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
+                  const float* __restrict__ x, float beta, float* __restrict__ y) {
+  constexpr int kCols = TX * PackSize;
+  static_assert(TX * TY % kWarpSize == 0 && TX * TY <= 1024, "whole warps, at most 1024");
+  static_assert(kCols <= TX * TY, "the first kCols threads combine one column each");
+  __shared__ Pack<float, PackSize> red[TY][TX];  // red[ty][tx]: thread (tx, ty)'s sums
+  __shared__ float partial[kCols];               // this block's column sums
+  const int tx = threadIdx.x % TX;
+  const int ty = threadIdx.x / TX;
+  const int cluster_size = gridDim.y;
+  const int rank = blockIdx.y;
+  const int64_t col0 = blockIdx.x * int64_t{kCols};
+  const int64_t j0 = col0 + int64_t{tx} * PackSize;
+  const int64_t step = int64_t{cluster_size} * TY;
+
+  Pack<float, PackSize> acc;
+#pragma unroll
+  for (int k = 0; k < PackSize; ++k)
+    acc.elem[k] = 0.f;
+  int64_t i = int64_t{rank} * TY + ty;
+  if (j0 + PackSize <= n) {
+    const int64_t jp = j0 / PackSize;  // pack index within a row
+    for (; i + (kGemvUnroll - 1) * step < m; i += kGemvUnroll * step) {
+      Pack<float, PackSize> av[kGemvUnroll];
+      float xv[kGemvUnroll];
+#pragma unroll
+      for (int u = 0; u < kGemvUnroll; ++u) {
+        av[u] = load_pack<PackSize>(A + (i + u * step) * lda, jp);
+        xv[u] = x[i + u * step];
+      }
+#pragma unroll
+      for (int u = 0; u < kGemvUnroll; ++u) {
+#pragma unroll
+        for (int k = 0; k < PackSize; ++k)
+          acc.elem[k] = fmaf(av[u].elem[k], xv[u], acc.elem[k]);
+      }
+    }
+    for (; i < m; i += step) {
+      const Pack<float, PackSize> av = load_pack<PackSize>(A + i * lda, jp);
+      const float xi = x[i];
+#pragma unroll
+      for (int k = 0; k < PackSize; ++k)
+        acc.elem[k] = fmaf(av.elem[k], xi, acc.elem[k]);
+    }
+  } else if (j0 < n) {
+    // the last, partial pack of the matrix: n - j0 < PackSize columns
+    const int cols = static_cast<int>(n - j0);
+    for (; i < m; i += step) {
+      const float xi = x[i];
+#pragma unroll
+      for (int k = 0; k < PackSize; ++k)
+        if (k < cols) acc.elem[k] = fmaf(A[i * lda + j0 + k], xi, acc.elem[k]);
+    }
+  }
+  red[ty][tx] = acc;
+  __syncthreads();
+  if (threadIdx.x < kCols) {
+    const int c = threadIdx.x;  // column col0 + c: pack c / PackSize, element c % PackSize
+    float sum = 0.f;
+#pragma unroll 8
+    for (int r = 0; r < TY; ++r)
+      sum += red[r][c / PackSize].elem[c % PackSize];
+    partial[c] = sum;
+  }
+  if (cluster_size == 1) {
+    if (threadIdx.x < kCols && col0 + threadIdx.x < n) {
+      const int64_t j = col0 + threadIdx.x;
+      y[j] = gemv_epilogue(partial[threadIdx.x], alpha, beta, y + j);
+    }
+  } else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    cluster.sync();  // every rank's column sums are visible cluster-wide
+    if (rank == 0 && threadIdx.x < kCols && col0 + threadIdx.x < n) {
+      float sum = 0.f;
+      for (int q = 0; q < cluster_size; ++q)
+        sum += cluster.map_shared_rank(partial, q)[threadIdx.x];
+      const int64_t j = col0 + threadIdx.x;
+      y[j] = gemv_epilogue(sum, alpha, beta, y + j);
+    }
+    cluster.sync();  // rank 0 is done reading before any block of the cluster exits
+#endif
+  }
+}
+
+}  // namespace detail
+}  // namespace kernelkit
