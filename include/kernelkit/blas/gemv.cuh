@@ -110,7 +110,7 @@ cudaError_t gemv_t_dispatch(const DeviceInfo& dev, int64_t m, int64_t n, float a
   // no more ranks than row groups: every rank gets rows
   const int64_t row_groups = ceil_div<int64_t>(m, ty);
   int cluster = gemv_cluster_size(tiles, device_threads / block, max_cluster);
-  while (cluster > 1 && cluster / 2 >= row_groups)
+  while (cluster > 1 && cluster > row_groups)
     cluster /= 2;
   const dim3 grid(static_cast<unsigned>(tiles), cluster);
   if (tall) {
@@ -152,7 +152,7 @@ cudaError_t gemv_t_dispatch(const DeviceInfo& dev, int64_t m, int64_t n, float a
     if (beta == 1.f) return cudaSuccess;  // y = 1 * y
     int grid = 0;
     KERNELKIT_RETURN_IF_ERROR(grid_size(out_count, detail::kGemvBlock, &grid));
-    detail::gemv_scale_kernel<<<grid, detail::kGemvBlock, 0, stream>>>(out_count, beta, y);
+    detail::gemv_scale_kernel<float><<<grid, detail::kGemvBlock, 0, stream>>>(out_count, beta, y);
     return cudaGetLastError();
   }
   DeviceInfo dev;

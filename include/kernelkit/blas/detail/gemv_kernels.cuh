@@ -28,10 +28,12 @@ __device__ __forceinline__ float gemv_epilogue(float dot, float alpha, float bet
 
 // y[i] = beta * y[i] (beta == 0: y[i] = 0 without reading y). Used when alpha == 0 or the
 // inner dimension is empty: A and x are never touched.
-__global__ void gemv_scale_kernel(int64_t count, float beta, float* __restrict__ y) {
+// (A template so that the header can be included by several translation units.)
+template <typename T>
+__global__ void gemv_scale_kernel(int64_t count, T beta, T* __restrict__ y) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x) {
-    y[i] = beta == 0.f ? 0.f : beta * y[i];
+    y[i] = beta == T(0) ? T(0) : beta * y[i];
   }
 }
 
