@@ -1,0 +1,94 @@
+// Every version of the reduction ladder (and the library entry) with the library's cases:
+// f32 against a float64 reference, i64 exactly, any n, misaligned input.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "common/test_util.cuh"
+#include "ladder/reduce/registry.cuh"
+
+namespace {
+
+namespace ladder = kernelkit::ladder::reduce;
+using kktest::DeviceBuffer;
+using kktest::Tolerance;
+
+const std::vector<int64_t> kSizes = {0, 1, 31, 32, 33, 1023, 1025, 1000003, 1 << 24};
+
+template <typename T>
+void check_entry(const ladder::LadderEntry<T>& e, int64_t n, size_t offset) {
+  const uint64_t seed = 4242 + n;
+  const auto h = std::is_integral_v<T> ? kktest::random_vector<T>(n + 1, seed, -1e12, 1e12)
+                                       : kktest::random_vector<T>(n + 1, seed, -1, 1);
+  auto d_in = kktest::to_device(h);
+  DeviceBuffer<unsigned char> ws(std::max<size_t>(ladder::registry_workspace_bytes<T>(n), 1));
+  CUDA_CHECK(cudaMemset(ws.get(), 0, ws.size()));  // the library entry's contract
+  DeviceBuffer<T> out(1);
+  out.poison();
+  const std::string label = std::string(e.name) + " " + kktest::type_name<T>() +
+                            " n=" + std::to_string(n) + " offset=" + std::to_string(offset) +
+                            " seed=" + std::to_string(seed);
+  ASSERT_EQ(e.fn(d_in.get() + offset, n, out.get(), ws.get(), ws.size(), nullptr), cudaSuccess)
+      << label;
+  CUDA_CHECK(cudaDeviceSynchronize());
+  double ref = 0, abs_sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    ref += kktest::to_double(h[offset + i]);
+    abs_sum += std::fabs(kktest::to_double(h[offset + i]));
+  }
+  // float sums: bounded relative to sum |x| (v0 adds 2^24 values into one accumulator)
+  const Tolerance tol =
+      std::is_integral_v<T> ? Tolerance::Exact() : Tolerance::Rel(0, 2e-5 * abs_sum + 1e-30);
+  EXPECT_TRUE(kktest::check_near(out.download(), {ref}, tol, label));
+}
+
+template <typename T>
+void sweep_ladder() {
+  for (const auto& e : ladder::kLadder<T>)
+    for (int64_t n : kSizes)
+      for (size_t offset : {0, 1})
+        check_entry<T>(e, n, offset);
+}
+
+class ReduceLadderTest : public kktest::GpuTest {};
+
+TEST_F(ReduceLadderTest, F32) {
+  sweep_ladder<float>();
+}
+TEST_F(ReduceLadderTest, I64) {
+  sweep_ladder<int64_t>();
+}
+
+// Bad arguments: invalid value, nothing written.
+TEST_F(ReduceLadderTest, BadArguments) {
+  DeviceBuffer<float> in(1000), out(1);
+  DeviceBuffer<unsigned char> ws(ladder::registry_workspace_bytes<float>(1000));
+  for (const auto& e : ladder::kLadder<float>) {
+    out.poison();
+    EXPECT_EQ(e.fn(in.get(), -1, out.get(), ws.get(), ws.size(), nullptr), cudaErrorInvalidValue)
+        << e.name;
+    EXPECT_EQ(e.fn(nullptr, 1000, out.get(), ws.get(), ws.size(), nullptr), cudaErrorInvalidValue)
+        << e.name;
+    EXPECT_EQ(e.fn(in.get(), 1000, nullptr, ws.get(), ws.size(), nullptr), cudaErrorInvalidValue)
+        << e.name;
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const float got = out.download()[0];
+    EXPECT_TRUE(std::isnan(got)) << e.name << " wrote the output";
+  }
+}
+
+TEST(ReduceLadderHost, NamesInOrder) {
+  const char* expected[] = {"v0_atomic",
+                            "v1_smem_halving",
+                            "v2_sequential_addressing",
+                            "v3_add_during_load",
+                            "v4_unrolled_last_warp",
+                            "v5_warp_shuffle",
+                            "v6_shuffle_float4",
+                            "library"};
+  ASSERT_EQ(ladder::kLadder<float>.size(), 8u);
+  for (size_t i = 0; i < 8; ++i)
+    EXPECT_STREQ(ladder::kLadder<int64_t>[i].name, expected[i]);
+}
+
+}  // namespace
