@@ -1,0 +1,254 @@
+// Transpose kernels. Elements are moved as unsigned integers of their size (one kernel per
+// element size: f32 and i32 share the 4-byte kernel), so these never look at values.
+//
+// Two kernels per element size, picked by detail::use_vector_path:
+//  - transpose_vec_kernel: both sides in chunks of kChunkBytes (16 bytes; 8 for 1-byte
+//    elements). 256 threads as a 16 x 16 grid; each thread owns a kVec x kVec block of the
+//    tile (kVec = elements per chunk) and transposes it in registers, so shared memory is
+//    only written and read in whole chunks. Tile = 16 kVec x 16 kVec elements.
+//  - transpose_scalar_kernel: any shape and alignment, one element per access, a 64 x 64
+//    tile with one word of padding per row.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernelkit/core/launch.cuh"
+#include "kernelkit/core/pack.cuh"
+
+namespace kernelkit {
+namespace detail {
+
+template <int Bytes>
+struct uint_of_size;
+template <>
+struct uint_of_size<1> {
+  using type = uint8_t;
+};
+template <>
+struct uint_of_size<2> {
+  using type = uint16_t;
+};
+template <>
+struct uint_of_size<4> {
+  using type = uint32_t;
+};
+template <>
+struct uint_of_size<8> {
+  using type = uint64_t;
+};
+template <int Bytes>
+using uint_of_size_t = typename uint_of_size<Bytes>::type;
+
+inline constexpr int kTransposeBlock = 256;
+
+// Geometry of the chunked (vector) path for elements of type U.
+template <typename U>
+struct TransposeVecGeometry {
+  // 1-byte elements use 8-byte chunks: 8 x 8 bytes per thread keeps 16 registers of data
+  // and a 16 KB tile; 16-byte chunks would need a 64 KB tile and 64 data registers.
+  static constexpr int kChunkBytes = sizeof(U) == 1 ? 8 : 16;
+  static constexpr int kVec = kChunkBytes / static_cast<int>(sizeof(U));  // elements per chunk
+  static constexpr int kSide = 16;                                        // chunks per tile row
+  static constexpr int kTile = kSide * kVec;                              // tile side, elements
+  static_assert(kSide * kSide == kTransposeBlock, "one kVec x kVec block per thread");
+  // A chunk is held as words: 32-bit words for 1-, 2- and 4-byte elements (so 1- and
+  // 2-byte elements are repacked with byte permutes), 64-bit words for 8-byte ones.
+  using Word = std::conditional_t<sizeof(U) == 8, uint64_t, uint32_t>;
+  static constexpr int kWords = kChunkBytes / static_cast<int>(sizeof(Word));
+  using Chunk = Pack<Word, kWords>;
+};
+
+// Column m of the kVec x kVec block held in v (v[k] = row k, kVec elements of U each), as
+// one chunk: element k of the result is element m of v[k].
+template <typename U, typename Chunk>
+__device__ __forceinline__ Chunk block_column(const Chunk* v, int m) {
+  Chunk w;
+  constexpr int kWords = sizeof(Chunk) / sizeof(w.elem[0]);
+  if constexpr (sizeof(U) == sizeof(w.elem[0])) {
+    // 4- and 8-byte elements: one element per word.
+#pragma unroll
+    for (int k = 0; k < kWords; ++k)
+      w.elem[k] = v[k].elem[m];
+  } else if constexpr (sizeof(U) == 2) {
+    // Word j of the result = (row 2j, row 2j+1) at column m; column m is the low (m even)
+    // or high half of word m / 2.
+    const uint32_t sel = (m & 1) ? 0x7632u : 0x5410u;
+#pragma unroll
+    for (int j = 0; j < kWords; ++j)
+      w.elem[j] = __byte_perm(v[2 * j].elem[m / 2], v[2 * j + 1].elem[m / 2], sel);
+  } else {
+    static_assert(sizeof(U) == 1, "element of 1, 2, 4 or 8 bytes");
+    // Word j = rows 4j .. 4j+3 at column m, which is byte m % 4 of word m / 4 of each.
+    const uint32_t b = static_cast<uint32_t>(m & 3);
+    const uint32_t pair = b | ((b + 4) << 4);  // bytes 0, 1 = byte b of x, byte b of y
+#pragma unroll
+    for (int j = 0; j < kWords; ++j) {
+      const uint32_t lo = __byte_perm(v[4 * j].elem[m / 4], v[4 * j + 1].elem[m / 4], pair);
+      const uint32_t hi = __byte_perm(v[4 * j + 2].elem[m / 4], v[4 * j + 3].elem[m / 4], pair);
+      w.elem[j] = __byte_perm(lo, hi, 0x5410u);
+    }
+  }
+  return w;
+}
+
+inline constexpr int kScalarTile = 64;  // scalar path: 64 x 64 elements per tile
+inline constexpr int kScalarWarpRows = kTransposeBlock / 32;
+
+// True when the chunked kernel may be used: every row of in and of out starts on a chunk
+// boundary (cols and rows multiples of kVec, both pointers chunk-aligned). Host, pure.
+template <typename U>
+inline bool use_vector_path(const void* in, const void* out, int64_t rows, int64_t cols) {
+  constexpr int kVec = TransposeVecGeometry<U>::kVec;
+  return rows % kVec == 0 && cols % kVec == 0 &&
+         pack_size_for(static_cast<const U*>(in), static_cast<const U*>(out)) >= kVec;
+}
+
+// Shared-memory position of chunk j of tile row r. Swizzling by r / kVec makes both the
+// row-wise chunk stores (one row, chunks 0..15 across lanes) and the column-wise chunk
+// loads (rows kVec*a + k for a = 0..15 across lanes, one chunk) hit distinct bank groups.
+template <int Vec>
+__device__ __forceinline__ int swizzle_chunk(int r, int j) {
+  return j ^ ((r / Vec) & 15);
+}
+
+// in: rows x cols, out: cols x rows, both chunk-aligned with rows, cols multiples of kVec.
+// Tiles are numbered row-band major (t / tiles_c = tile row); grid-stride over tiles.
+template <typename U>
+__global__ void __launch_bounds__(kTransposeBlock)
+    transpose_vec_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows, int64_t cols,
+                         int64_t tiles_c, int64_t num_tiles) {
+  using G = TransposeVecGeometry<U>;
+  constexpr int kVec = G::kVec, kSide = G::kSide, kTile = G::kTile, kWords = G::kWords;
+  using Word = typename G::Word;
+  using Chunk = typename G::Chunk;
+  const Word* in_w = reinterpret_cast<const Word*>(in);
+  Word* out_w = reinterpret_cast<Word*>(out);
+  __shared__ Chunk tile[kTile][kSide];
+
+  const int lane = threadIdx.x % kSide;   // load: chunk in row; read back: a (row block)
+  const int group = threadIdx.x / kSide;  // load: first row;    read back: b (column block)
+  const int64_t cols_v = cols / kVec, rows_v = rows / kVec;  // chunks per in / out row
+
+  for (int64_t t = blockIdx.x; t < num_tiles; t += gridDim.x) {
+    const int64_t r0 = (t / tiles_c) * kTile, c0 = (t % tiles_c) * kTile;
+
+    // Load: thread reads chunk `lane` of tile rows group + kSide * i. A warp reads two
+    // whole tile rows (2 x 16 chunks), contiguous in memory.
+    Chunk v[kVec];
+    const int64_t c = c0 + lane * kVec;
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) {
+      const int64_t r = r0 + group + kSide * i;
+      if (r < rows && c < cols) v[i] = load_pack<kWords>(in_w, r * cols_v + c / kVec);
+    }
+    __syncthreads();  // the previous tile's reads of `tile` are done
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) {
+      const int r = group + kSide * i;
+      tile[r][swizzle_chunk<kVec>(r, lane)] = v[i];
+    }
+    __syncthreads();
+
+    // Read back: thread (a = lane, b = group) takes the kVec x kVec block of tile rows
+    // kVec*a .. kVec*a + kVec-1, chunk b: v[k].elem[m] = in(r0 + kVec*a + k, c0 + kVec*b + m).
+    const int a = lane, b = group;
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      const int r = kVec * a + k;
+      v[k] = tile[r][swizzle_chunk<kVec>(r, b)];
+    }
+    // Out row c0 + kVec*b + m, chunk a holds column kVec*b + m of those kVec rows. Lanes
+    // 0..15 of a warp write 16 consecutive chunks of one out row.
+    const int64_t out_chunk = r0 / kVec + a;
+    if (r0 + kVec * a < rows) {
+#pragma unroll
+      for (int m = 0; m < kVec; ++m) {
+        const int64_t oc = c0 + kVec * b + m;
+        const Chunk w = block_column<U>(v, m);
+        if (oc < cols) store_pack<kWords>(out_w, oc * rows_v + out_chunk, w);
+      }
+    }
+  }
+}
+
+// Shared-memory word for the scalar path: 1-, 2- and 4-byte elements each take a 32-bit
+// word, so a padded row (65 words) shifts each row by one bank and a column read is
+// conflict-free; 8-byte elements take two words (a column read of 16 lanes is then
+// conflict-free per half-warp).
+template <typename U>
+using scalar_smem_t = std::conditional_t<sizeof(U) == 8, uint64_t, uint32_t>;
+
+// Any shape, any alignment. 256 threads as 32 x 8; each thread moves 2 x 8 elements of
+// a 64 x 64 tile; lanes run along in rows on the load and along out rows on the store.
+template <typename U>
+__global__ void __launch_bounds__(kTransposeBlock)
+    transpose_scalar_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows,
+                            int64_t cols, int64_t tiles_c, int64_t num_tiles) {
+  constexpr int kTile = kScalarTile, kRowStep = kScalarWarpRows;
+  using S = scalar_smem_t<U>;
+  __shared__ S tile[kTile][kTile + 1];
+
+  const int x = threadIdx.x % 32, y = threadIdx.x / 32;
+  for (int64_t t = blockIdx.x; t < num_tiles; t += gridDim.x) {
+    const int64_t r0 = (t / tiles_c) * kTile, c0 = (t % tiles_c) * kTile;
+
+    U v[kTile / kRowStep][2];
+#pragma unroll
+    for (int i = 0; i < kTile / kRowStep; ++i) {
+      const int64_t r = r0 + y + kRowStep * i;
+      const U* row = in + r * cols;
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const int64_t c = c0 + x + 32 * j;
+        if (r < rows && c < cols) v[i][j] = row[c];
+      }
+    }
+    __syncthreads();  // the previous tile's reads of `tile` are done
+#pragma unroll
+    for (int i = 0; i < kTile / kRowStep; ++i)
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+        tile[y + kRowStep * i][x + 32 * j] = static_cast<S>(v[i][j]);
+    __syncthreads();
+
+    // out(c0 + y + 8i, r0 + x + 32j) = tile[x + 32j][y + 8i]
+#pragma unroll
+    for (int i = 0; i < kTile / kRowStep; ++i) {
+      const int64_t oc = c0 + y + kRowStep * i;
+      U* orow = out + oc * rows;
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const int64_t orr = r0 + x + 32 * j;
+        if (oc < cols && orr < rows) orow[orr] = static_cast<U>(tile[x + 32 * j][y + kRowStep * i]);
+      }
+    }
+  }
+}
+
+// Launches the kernel for element type U; arguments already checked, rows, cols > 1.
+template <typename U>
+cudaError_t launch_transpose(const U* in, U* out, int64_t rows, int64_t cols, cudaStream_t stream) {
+  const bool vec = use_vector_path<U>(in, out, rows, cols);
+  const int64_t side = vec ? TransposeVecGeometry<U>::kTile : kScalarTile;
+  const int64_t tiles_c = ceil_div(cols, side);
+  const int64_t num_tiles = ceil_div(rows, side) * tiles_c;
+  int grid = 0;
+  // One block per tile, capped by the grid rule (tiles past the cap are grid-strided).
+  const int64_t work =
+      num_tiles > INT64_MAX / kTransposeBlock ? INT64_MAX : num_tiles * kTransposeBlock;
+  KERNELKIT_RETURN_IF_ERROR(grid_size(work, kTransposeBlock, &grid));
+  if (vec) {
+    transpose_vec_kernel<U>
+        <<<grid, kTransposeBlock, 0, stream>>>(in, out, rows, cols, tiles_c, num_tiles);
+  } else {
+    transpose_scalar_kernel<U>
+        <<<grid, kTransposeBlock, 0, stream>>>(in, out, rows, cols, tiles_c, num_tiles);
+  }
+  KERNELKIT_RETURN_LAUNCH_STATUS();
+}
+
+}  // namespace detail
+}  // namespace kernelkit
