@@ -1,0 +1,204 @@
+// Kernels of the row-wise reduction (see ../row_reduce.cuh for the public launchers).
+//
+// Shapes: `in` is rows x cols, row-major, rows start at in + r * cols. Every kernel reads
+// each row as [head | packs | tail]: `head` scalars up to the first address aligned to a
+// pack of P elements, then whole packs (16-byte loads), then the scalar tail. Rows whose
+// start is misaligned (cols not a multiple of P, or an offset base pointer) therefore still
+// take the wide loads; only the base pointer's alignment to sizeof(T) is assumed.
+//
+// Accumulation is in C = compute_t<Acc> (float for half/bf16 outputs). The order of the
+// operations depends only on (in, rows, cols) and the launch shape chosen for them, so the
+// same call gives the same bits on every run.
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "../../block/block_reduce.cuh"
+#include "../../core/pack.cuh"
+#include "../../core/types.cuh"
+#include "../../warp/warp.cuh"
+
+namespace kernelkit {
+namespace detail {
+
+// Identity element of Op in the compute type C: 0 for Sum, -inf / lowest for Max,
+// +inf / max for Min. Max(-inf, NaN) is NaN, so NaN still propagates.
+// Largest / lowest value of C, +-inf for floating types. (std::numeric_limits members are
+// host-only constexpr without --expt-relaxed-constexpr, which the library does not assume.)
+template <typename C>
+__device__ __forceinline__ C row_highest() {
+  if constexpr (std::is_same_v<C, float>)
+    return __int_as_float(0x7f800000);
+  else if constexpr (std::is_same_v<C, double>)
+    return __longlong_as_double(0x7ff0000000000000LL);
+  else if constexpr (std::is_same_v<C, int32_t>)
+    return INT32_MAX;
+  else {
+    static_assert(std::is_same_v<C, int64_t>, "row_reduce: unsupported accumulation type");
+    return INT64_MAX;
+  }
+}
+template <typename C>
+__device__ __forceinline__ C row_lowest() {
+  if constexpr (std::is_same_v<C, float>)
+    return __int_as_float(0xff800000u);
+  else if constexpr (std::is_same_v<C, double>)
+    return __longlong_as_double(0xfff0000000000000ULL);
+  else if constexpr (std::is_same_v<C, int32_t>)
+    return INT32_MIN;
+  else {
+    static_assert(std::is_same_v<C, int64_t>, "row_reduce: unsupported accumulation type");
+    return INT64_MIN;
+  }
+}
+
+// Identity element of Op in the compute type C: 0 for Sum, -inf / lowest for Max,
+// +inf / max for Min. Max(-inf, NaN) is NaN, so NaN still propagates.
+template <typename Op, typename C>
+__device__ __forceinline__ C row_identity() {
+  if constexpr (std::is_same_v<Op, Sum>) {
+    return C(0);
+  } else if constexpr (std::is_same_v<Op, Max>) {
+    return row_lowest<C>();
+  } else {
+    static_assert(std::is_same_v<Op, Min>, "row_reduce: Op must be Sum, Max or Min");
+    return row_highest<C>();
+  }
+}
+
+// Elements before the first P-aligned address at or after p (0 <= head < P), at most cols.
+template <int P, typename T>
+__device__ __forceinline__ int64_t row_head(const T* p, int64_t cols) {
+  const auto elem = static_cast<int64_t>(reinterpret_cast<std::uintptr_t>(p) / sizeof(T));
+  const int64_t head = (P - elem % P) % P;
+  return head < cols ? head : cols;
+}
+
+// One thread's share of a row: lane `lane` of `lanes` threads reads the head scalars
+// lane, lane + lanes, ..., packs lane, lane + lanes, ... and tail scalars the same way.
+// Returns the thread's partial in C (the identity when it read nothing). kUnroll packs
+// are loaded before any is combined, to keep kUnroll 16-byte loads in flight per thread.
+template <int P, int kUnroll, typename Acc, typename T, typename Op>
+__device__ __forceinline__ compute_t<Acc> row_partial(const T* row, int64_t cols, int64_t lane,
+                                                      int64_t lanes, Op op) {
+  using C = compute_t<Acc>;
+  static_assert(kUnroll >= 1, "row_partial: unroll at least 1");
+  const int64_t head = row_head<P>(row, cols);
+  const int64_t packs = (cols - head) / P;
+  const T* body = row + head;
+  // acc[j] holds lane j of every pack this thread reads (P independent chains)
+  C acc[P];
+#pragma unroll
+  for (int j = 0; j < P; ++j)
+    acc[j] = row_identity<Op, C>();
+  int64_t i = lane;
+  if constexpr (kUnroll > 1) {
+    for (; i + (kUnroll - 1) * lanes < packs; i += kUnroll * lanes) {
+      Pack<T, P> v[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+        v[u] = load_pack<P>(body, i + u * lanes);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+        for (int j = 0; j < P; ++j)
+          acc[j] = op(acc[j], convert<C>(v[u].elem[j]));
+      }
+    }
+  }
+  for (; i < packs; i += lanes) {
+    const Pack<T, P> v = load_pack<P>(body, i);
+#pragma unroll
+    for (int j = 0; j < P; ++j)
+      acc[j] = op(acc[j], convert<C>(v.elem[j]));
+  }
+  // head and tail: at most P - 1 scalars each, one per lane
+  if (lane < head) acc[0] = op(acc[0], convert<C>(row[lane]));
+  const int64_t tail_begin = head + packs * P;
+  if (tail_begin + lane < cols) acc[0] = op(acc[0], convert<C>(row[tail_begin + lane]));
+    // combine the P chains pairwise: a fixed tree
+#pragma unroll
+  for (int s = P / 2; s > 0; s /= 2) {
+#pragma unroll
+    for (int j = 0; j < s; ++j)
+      acc[j] = op(acc[j], acc[j + s]);
+  }
+  return acc[0];
+}
+
+// Group kernel: each group of Width consecutive lanes (1, 2, ..., 32) reduces one row at a
+// time, grid-striding over rows. For rows of up to a few thousand elements; Width is
+// chosen so that Width * P roughly covers a row. Block: kBlock threads.
+template <int kBlock, int Width, int P, typename T, typename Acc, typename Op>
+__global__ void __launch_bounds__(kBlock)
+    row_reduce_group_kernel(const T* __restrict__ in, int64_t rows, int64_t cols,
+                            Acc* __restrict__ out, Acc init) {
+  static_assert(Width == 1 || Width == 2 || Width == 4 || Width == 8 || Width == 16 || Width == 32,
+                "group width must be a power of two up to a warp");
+  static_assert(kBlock % kWarpSize == 0, "whole warps only (the shuffles use the full mask)");
+  using C = compute_t<Acc>;
+  const Op op;
+  constexpr int kGroups = kBlock / Width;
+  // wide rows (a warp per row) keep 4 packs in flight per lane; short rows need none
+  constexpr int kUnroll = Width == 32 ? 4 : 1;
+  const int lane = threadIdx.x % Width;
+  const int64_t first = int64_t{blockIdx.x} * kGroups + threadIdx.x / Width;
+  const int64_t stride = int64_t{gridDim.x} * kGroups;
+  // Every lane of a warp runs the same number of iterations (rows are taken a warp's
+  // worth at a time), so the full-mask shuffles below are always convergent.
+  const int64_t warp_first = first - (threadIdx.x % kWarpSize) / Width;
+  for (int64_t base = warp_first; base < rows; base += stride) {
+    const int64_t r = base + (threadIdx.x % kWarpSize) / Width;
+    C v = row_identity<Op, C>();
+    if (r < rows) v = row_partial<P, kUnroll, Acc>(in + r * cols, cols, lane, Width, op);
+    if constexpr (Width > 1) v = warp_reduce<Width>(v, op);
+    // lane 0 of the group holds the row's reduction
+    if (lane == 0 && r < rows) out[r] = convert<Acc>(op(convert<C>(init), v));
+  }
+}
+
+// Cluster kernel: a cluster of `cluster_size` blocks (1..8, the launch's cluster
+// dimension; 1 = a block per row) reduces one row at a time, grid-striding over rows by
+// cluster. Block b of the cluster reads packs b * kBlock + t, stepping
+// cluster_size * kBlock. Each block reduces its share to one value in its shared slot;
+// after a cluster barrier block 0 combines the slots through distributed shared memory in
+// rank order (deterministic, no workspace, no atomics) and a second barrier keeps every
+// slot alive until block 0 has read it.
+template <int kBlock, int P, typename T, typename Acc, typename Op>
+__global__ void __launch_bounds__(kBlock)
+    row_reduce_cluster_kernel(const T* __restrict__ in, int64_t rows, int64_t cols,
+                              Acc* __restrict__ out, Acc init) {
+  namespace cg = cooperative_groups;
+  using C = compute_t<Acc>;
+  const Op op;
+  __shared__ C slot;
+  const cg::cluster_group cluster = cg::this_cluster();
+  const int csize = static_cast<int>(cluster.num_blocks());
+  const int rank = static_cast<int>(cluster.block_rank());
+  const int64_t clusters = gridDim.x / csize;
+  const int64_t lanes = int64_t{csize} * kBlock;
+  const int64_t lane = int64_t{rank} * kBlock + threadIdx.x;
+  for (int64_t r = blockIdx.x / csize; r < rows; r += clusters) {
+    C v = row_partial<P, 4, Acc>(in + r * cols, cols, lane, lanes, op);
+    v = block_reduce<kBlock>(v, op);  // valid in thread 0
+    if (csize == 1) {
+      if (threadIdx.x == 0) out[r] = convert<Acc>(op(convert<C>(init), v));
+      continue;
+    }
+    if (threadIdx.x == 0) slot = v;
+    cluster.sync();  // every block's slot holds its partial of row r
+    if (rank == 0 && threadIdx.x == 0) {
+      C total = convert<C>(init);
+      for (int b = 0; b < csize; ++b)
+        total = op(total, *cluster.map_shared_rank(&slot, b));
+      out[r] = convert<Acc>(total);
+    }
+    cluster.sync();  // block 0 has read every slot; they may be overwritten / freed
+  }
+}
+
+}  // namespace detail
+}  // namespace kernelkit

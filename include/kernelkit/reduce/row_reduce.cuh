@@ -1,0 +1,194 @@
+// Row-wise reduction of a rows x cols row-major matrix: out[r] = op(init, in[r][0], ...,
+// in[r][cols - 1]).
+//
+// Types: T in {float, double, __half, __nv_bfloat16, int32_t, int64_t}; Acc is the output
+// type, accumulated in compute_t<Acc> (half/bf16 outputs accumulate in float; a half or
+// bf16 input with a float output accumulates in float). Max and Min propagate NaN.
+//
+// One dispatch on cols (see detail::choose_row_plan):
+//   - short rows: a group of 1..16 lanes per row (Width template), a pack each;
+//   - rows up to kWarpMaxCols packs: a warp per row;
+//   - longer rows: a block per row, or, when there are too few rows to fill the device, a
+//     thread-block cluster of up to 8 blocks per row reducing through distributed shared
+//     memory (Hopper). Deterministic, no workspace, no atomics.
+// Every path reads 16-byte packs with a scalar head and tail per row, so misaligned rows
+// (cols not a multiple of the pack, an offset pointer) keep the wide loads.
+//
+// Preconditions: in and out device pointers, in not overlapping out. rows, cols >= 0,
+// rows * cols representable in int64_t; null pointers only with nothing to read/write.
+// rows == 0 does nothing; cols == 0 writes init to every row. Asynchronous on `stream`,
+// no allocation, graph-capturable. Returns cudaErrorInvalidValue (before any launch) on bad
+// arguments, otherwise the launch status.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <limits>
+
+#include "../core/error.cuh"
+#include "../core/launch.cuh"
+#include "../core/pack.cuh"
+#include "../core/types.cuh"
+#include "detail/row_reduce_kernels.cuh"
+
+namespace kernelkit {
+
+namespace detail {
+
+inline constexpr int kRowBlock = 256;            // threads per block, every path
+inline constexpr int kWarpMaxPacksPerLane = 16;  // warp per row up to 32 * 16 packs
+inline constexpr int kMaxClusterSize = 8;        // portable cluster size limit
+
+// The launch chosen for one call: group width (1..32 lanes per row; 0 = block/cluster),
+// cluster size (blocks per row) and grid.
+struct RowPlan {
+  int width = 0;
+  int cluster = 1;
+  int grid = 1;
+};
+
+// Pure plan for a rows x cols reduction with P-element packs on a device with sm_count
+// SMs of max_threads_per_sm threads. Host-tested.
+inline RowPlan choose_row_plan(int64_t rows, int64_t cols, int pack, int sm_count,
+                               int max_threads_per_sm) {
+  RowPlan plan;
+  const int64_t packs = ceil_div<int64_t>(cols, pack);  // packs per row (about)
+  if (packs <= int64_t{kWarpSize} * kWarpMaxPacksPerLane) {
+    int width = 1;
+    while (width < kWarpSize && width < packs)
+      width *= 2;
+    plan.width = width;
+    plan.grid = grid_size_for(rows * width, kRowBlock, sm_count, max_threads_per_sm, kDefaultWaves);
+    return plan;
+  }
+  // Block or cluster per row. Blocks resident at once on the device:
+  const int64_t resident = std::max<int64_t>(1, int64_t{sm_count} * max_threads_per_sm / kRowBlock);
+  int64_t cluster = 1;
+  if (rows < resident) {
+    // split rows until the device is full, keeping >= 4 packs per thread per block
+    const int64_t by_fill = ceil_div<int64_t>(resident, rows);
+    const int64_t by_work = std::max<int64_t>(1, packs / (int64_t{kRowBlock} * 4));
+    cluster = std::min<int64_t>({by_fill, by_work, kMaxClusterSize});
+  }
+  plan.cluster = static_cast<int>(cluster);
+  const int64_t clusters_cap = std::max<int64_t>(1, resident * kDefaultWaves / cluster);
+  plan.grid = static_cast<int>(std::min<int64_t>(rows, clusters_cap) * cluster);
+  return plan;
+}
+
+template <int P, typename T, typename Acc, typename Op>
+cudaError_t launch_row_reduce(const T* in, int64_t rows, int64_t cols, Acc* out, Acc init,
+                              const RowPlan& plan, cudaStream_t stream) {
+  constexpr int B = kRowBlock;
+  switch (plan.width) {
+    case 1:
+      row_reduce_group_kernel<B, 1, P, T, Acc, Op>
+          <<<plan.grid, B, 0, stream>>>(in, rows, cols, out, init);
+      break;
+    case 2:
+      row_reduce_group_kernel<B, 2, P, T, Acc, Op>
+          <<<plan.grid, B, 0, stream>>>(in, rows, cols, out, init);
+      break;
+    case 4:
+      row_reduce_group_kernel<B, 4, P, T, Acc, Op>
+          <<<plan.grid, B, 0, stream>>>(in, rows, cols, out, init);
+      break;
+    case 8:
+      row_reduce_group_kernel<B, 8, P, T, Acc, Op>
+          <<<plan.grid, B, 0, stream>>>(in, rows, cols, out, init);
+      break;
+    case 16:
+      row_reduce_group_kernel<B, 16, P, T, Acc, Op>
+          <<<plan.grid, B, 0, stream>>>(in, rows, cols, out, init);
+      break;
+    case 32:
+      row_reduce_group_kernel<B, 32, P, T, Acc, Op>
+          <<<plan.grid, B, 0, stream>>>(in, rows, cols, out, init);
+      break;
+    default: {
+      cudaLaunchConfig_t config = {};
+      config.gridDim = dim3(plan.grid);
+      config.blockDim = dim3(B);
+      config.stream = stream;
+      cudaLaunchAttribute attr[1];
+      attr[0].id = cudaLaunchAttributeClusterDimension;
+      attr[0].val.clusterDim.x = plan.cluster;
+      attr[0].val.clusterDim.y = 1;
+      attr[0].val.clusterDim.z = 1;
+      config.attrs = attr;
+      config.numAttrs = plan.cluster > 1 ? 1 : 0;
+      return cudaLaunchKernelEx(&config, row_reduce_cluster_kernel<B, P, T, Acc, Op>, in, rows,
+                                cols, out, init);
+    }
+  }
+  return cudaGetLastError();
+}
+
+template <typename T, typename Acc, typename Op>
+cudaError_t row_reduce_op(const T* in, int64_t rows, int64_t cols, Acc* out, Acc init,
+                          cudaStream_t stream) {
+  constexpr int P = kMaxPackSize<T>;
+  DeviceInfo dev;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&dev));
+  RowPlan plan = choose_row_plan(rows, cols, P, dev.sm_count, dev.max_threads_per_sm);
+  if (plan.cluster > 1 && dev.cc_major < 9) plan = RowPlan{0, 1, plan.grid / plan.cluster};
+  return launch_row_reduce<P, T, Acc, Op>(in, rows, cols, out, init, plan, stream);
+}
+
+}  // namespace detail
+
+// out[r] = op(init, reduction of row r) for r in [0, rows). See the top of this file.
+template <typename T, typename Acc>
+[[nodiscard]] cudaError_t row_reduce(const T* in, int64_t rows, int64_t cols, Acc* out, ReduceOp op,
+                                     Acc init, cudaStream_t stream = nullptr) {
+  KERNELKIT_REQUIRE(rows >= 0 && cols >= 0);
+  KERNELKIT_REQUIRE(cols == 0 || rows <= std::numeric_limits<int64_t>::max() / cols);
+  KERNELKIT_REQUIRE(rows == 0 || out != nullptr);
+  KERNELKIT_REQUIRE(rows == 0 || cols == 0 || in != nullptr);
+  KERNELKIT_REQUIRE(op == ReduceOp::kSum || op == ReduceOp::kMax || op == ReduceOp::kMin);
+  if (rows == 0) return cudaSuccess;
+  switch (op) {
+    case ReduceOp::kSum:
+      return detail::row_reduce_op<T, Acc, Sum>(in, rows, cols, out, init, stream);
+    case ReduceOp::kMax:
+      return detail::row_reduce_op<T, Acc, Max>(in, rows, cols, out, init, stream);
+    default:
+      return detail::row_reduce_op<T, Acc, Min>(in, rows, cols, out, init, stream);
+  }
+}
+
+// out[r] = sum of row r (init 0).
+template <typename T, typename Acc>
+[[nodiscard]] cudaError_t row_sum(const T* in, int64_t rows, int64_t cols, Acc* out,
+                                  cudaStream_t stream = nullptr) {
+  return row_reduce(in, rows, cols, out, ReduceOp::kSum, convert<Acc>(0.0), stream);
+}
+
+// out[r] = max of row r (NaN if the row holds one; -inf / lowest for an empty row).
+template <typename T, typename Acc>
+[[nodiscard]] cudaError_t row_max(const T* in, int64_t rows, int64_t cols, Acc* out,
+                                  cudaStream_t stream = nullptr) {
+  Acc init;
+  if constexpr (std::is_integral_v<Acc>) {
+    init = std::numeric_limits<Acc>::lowest();
+  } else {
+    init = convert<Acc>(-std::numeric_limits<double>::infinity());
+  }
+  return row_reduce(in, rows, cols, out, ReduceOp::kMax, init, stream);
+}
+
+// out[r] = min of row r (NaN if the row holds one; +inf / max for an empty row).
+template <typename T, typename Acc>
+[[nodiscard]] cudaError_t row_min(const T* in, int64_t rows, int64_t cols, Acc* out,
+                                  cudaStream_t stream = nullptr) {
+  Acc init;
+  if constexpr (std::is_integral_v<Acc>) {
+    init = std::numeric_limits<Acc>::max();
+  } else {
+    init = convert<Acc>(std::numeric_limits<double>::infinity());
+  }
+  return row_reduce(in, rows, cols, out, ReduceOp::kMin, init, stream);
+}
+
+}  // namespace kernelkit
