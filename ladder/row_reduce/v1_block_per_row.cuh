@@ -1,0 +1,45 @@
+// row_ladder.v1_block_per_row: one 256-thread block per row, scalar loads, then
+// block_reduce. Fills the machine on long rows when there are enough of them; short rows
+// leave most of the block idle and pay two barriers per row. Sum only.
+#pragma once
+
+#include <cstdint>
+
+#include "kernelkit/block/block_reduce.cuh"
+#include "kernelkit/core/error.cuh"
+#include "kernelkit/core/launch.cuh"
+
+namespace kernelkit::ladder::row_reduce {
+
+namespace detail {
+template <typename T>
+__global__ void __launch_bounds__(256)
+    v1_block_per_row_kernel(const T* __restrict__ in, int64_t rows, int64_t cols, T* out) {
+  using C = compute_t<T>;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* row = in + r * cols;
+    C acc = C(0);
+    for (int64_t c = threadIdx.x; c < cols; c += 256)
+      acc += convert<C>(row[c]);
+    acc = block_reduce<256>(acc, Sum{});  // thread 0 holds the row's sum
+    if (threadIdx.x == 0) out[r] = convert<T>(acc);
+  }
+}
+}  // namespace detail
+
+// out[r] = sum of row r. Same contract as kernelkit::row_sum.
+template <typename T>
+[[nodiscard]] cudaError_t v1_block_per_row(const T* in, int64_t rows, int64_t cols, T* out,
+                                           cudaStream_t stream = nullptr) {
+  KERNELKIT_REQUIRE(rows >= 0 && cols >= 0);
+  KERNELKIT_REQUIRE(cols == 0 || rows <= INT64_MAX / cols);
+  KERNELKIT_REQUIRE(rows == 0 || out != nullptr);
+  KERNELKIT_REQUIRE(rows == 0 || cols == 0 || in != nullptr);
+  if (rows == 0) return cudaSuccess;
+  int grid = 0;
+  KERNELKIT_RETURN_IF_ERROR(grid_size(rows * 256, 256, &grid));
+  detail::v1_block_per_row_kernel<T><<<grid, 256, 0, stream>>>(in, rows, cols, out);
+  return cudaGetLastError();
+}
+
+}  // namespace kernelkit::ladder::row_reduce
