@@ -1,0 +1,115 @@
+// The elementwise kernel: one variadic kernel for every arity, moving 16-byte packs.
+//
+// Layout of the work. The n elements are split into num_packs = n / Pack whole packs plus a
+// tail of n % Pack (< Pack) elements. A block iteration ("tile") covers Block * Unroll
+// consecutive packs: thread t of the block takes packs tile_start + u * Block + t for
+// u = 0..Unroll-1, so each of the Unroll accesses of a warp is one contiguous 512-byte run.
+// Every thread issues all Unroll loads of every input before the first use, which keeps
+// Unroll * arity * 16 bytes per thread in flight (what Hopper needs to reach the copy's
+// speed). Blocks stride over tiles (grid-stride loop); only the last tile is partial and
+// takes the guarded path. The tail elements are done by the first threads of the grid in
+// the same launch.
+//
+// Index is int32_t when every index the kernel forms (up to n + one grid stride) fits,
+// int64_t otherwise; the dispatcher in elementwise.cuh decides.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "kernelkit/core/pack.cuh"
+#include "kernelkit/core/types.cuh"
+
+namespace kernelkit {
+namespace detail {
+
+// HasApply2<F, R, Args...>: F has a member Apply2(R* out, const Args*... in) that computes
+// two consecutive results from two consecutive elements of each input (paired half2 /
+// bf162 math).
+template <typename Void, typename F, typename R, typename... Args>
+struct HasApply2Impl : std::false_type {};
+template <typename F, typename R, typename... Args>
+struct HasApply2Impl<std::void_t<decltype(std::declval<const F&>().Apply2(
+                         std::declval<R*>(), std::declval<const Args*>()...))>,
+                     F, R, Args...> : std::true_type {};
+template <typename F, typename R, typename... Args>
+inline constexpr bool kHasApply2 = HasApply2Impl<void, F, R, Args...>::value;
+
+// Wraps a functor value as a factory, so the kernel has a single form: it builds its
+// functor on the device with factory().
+template <typename F>
+struct FunctorFactory {
+  F f;
+  __device__ __forceinline__ F operator()() const { return f; }
+};
+
+// One result element from one element of each input; the functor's result is converted
+// to R (round to nearest even for narrowing floating conversions).
+template <typename R, typename F, typename... Args>
+__device__ __forceinline__ R apply_one(const F& f, Args... in) {
+  return convert<R>(f(in...));
+}
+
+// Pack of N results from packs of N elements; pairs go through Apply2 when F has it.
+template <typename R, int N, typename F, typename... Args>
+__device__ __forceinline__ Pack<R, N> apply_pack(const F& f, const Pack<Args, N>&... in) {
+  Pack<R, N> out;
+  if constexpr (N % 2 == 0 && kHasApply2<F, R, Args...>) {
+#pragma unroll
+    for (int j = 0; j < N; j += 2)
+      f.Apply2(out.elem + j, (in.elem + j)...);
+  } else {
+#pragma unroll
+    for (int j = 0; j < N; ++j)
+      out.elem[j] = apply_one<R>(f, in.elem[j]...);
+  }
+  return out;
+}
+
+template <int Block, int Unroll, int N, typename Index, typename Factory, typename R,
+          typename... Args>
+__global__ void __launch_bounds__(Block)
+    elementwise_kernel(Factory factory, Index n, R* out, const Args*... in) {
+  static_assert(Block % 32 == 0, "block must be whole warps");
+  static_assert(Unroll >= 1, "at least one pack per thread and tile");
+  static_assert(N >= 1 && (N & (N - 1)) == 0, "pack size must be a power of two");
+  auto f = factory();
+  const Index num_packs = n / N;
+  const int tid = threadIdx.x;
+
+  // Tail: elements [num_packs * N, n), fewer than N, one per thread of block 0.
+  if (blockIdx.x == 0 && tid < n - num_packs * N) {
+    const Index i = num_packs * N + tid;
+    out[i] = apply_one<R>(f, in[i]...);
+  }
+
+  constexpr Index kTile = Index{Block} * Unroll;  // packs per block iteration
+  const Index stride = static_cast<Index>(gridDim.x) * kTile;
+  for (Index tile = static_cast<Index>(blockIdx.x) * kTile; tile < num_packs; tile += stride) {
+    const Index first = tile + tid;  // this thread's packs: first + u * Block
+    if (tile + kTile <= num_packs) {
+      // Whole tile. No store comes between the loads, so every load of the Unroll packs of
+      // every input is issued before the first use; results are stored after all of them.
+      Pack<R, N> res[Unroll];
+#pragma unroll
+      for (int u = 0; u < Unroll; ++u)
+        res[u] = apply_pack<R, N>(f, load_pack<N>(in, first + u * Block)...);
+#pragma unroll
+      for (int u = 0; u < Unroll; ++u)
+        store_pack(out, first + u * Block, res[u]);
+    } else {
+      // The last, partial tile: each pack guarded.
+#pragma unroll
+      for (int u = 0; u < Unroll; ++u) {
+        const Index p = first + u * Block;
+        if (p < num_packs) store_pack(out, p, apply_pack<R, N>(f, load_pack<N>(in, p)...));
+      }
+    }
+  }
+}
+
+}  // namespace detail
+}  // namespace kernelkit

@@ -1,0 +1,126 @@
+// The elementwise engine: out[i] = f(a[i], b[i], ...) for i in [0, n), at the copy's speed.
+//
+// A functor F is any copyable object with a __device__ call operator taking one element of
+// each input (in its storage type: float, __half, ...); its result is converted to the
+// output type with kernelkit::convert (round to nearest even, overflow to +-inf). F may
+// also define
+//   __device__ void Apply2(R* out, const A* a, const B* b, ...) const
+// writing two consecutive results from two consecutive elements of each input (paired
+// __half2 / __nv_bfloat162 math); the engine uses it whenever the pack holds an even number
+// of elements. The *_with_factory forms take a factory instead: `factory()` is called on
+// the device, once per thread, and returns the functor (for functors that hold device
+// state or are cheaper to build on the device).
+//
+// Memory access: 16-byte packs when every pointer is aligned to the widest pack of its
+// types (pack = min over operand types of 16 / sizeof(T)); otherwise one element per
+// access. The tail (n not a multiple of the pack) is done in the same launch. Indexing is
+// 32-bit when n is small enough and 64-bit otherwise, so any n >= 0 works.
+//
+// Aliasing: out may be exactly one of the inputs (in place); no other overlap of out with
+// an input is allowed. Inputs may alias each other freely.
+// Errors: n < 0, or a null pointer with n > 0 -> cudaErrorInvalidValue, nothing launched.
+// n == 0 does nothing and returns cudaSuccess. Asynchronous on `stream`; no allocation, no
+// synchronization (capturable in a CUDA graph).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernelkit/core/error.cuh"
+#include "kernelkit/core/launch.cuh"
+#include "kernelkit/core/pack.cuh"
+#include "kernelkit/elementwise/detail/elementwise_kernel.cuh"
+
+namespace kernelkit {
+namespace detail {
+
+inline constexpr int kElementwiseBlock = 256;
+
+// Packs per thread and tile: 4 x 16 bytes per input for one or two inputs (64 or 128
+// bytes in flight per thread), 2 for three inputs (96 bytes; keeps registers < 64).
+template <int Arity>
+inline constexpr int kElementwiseUnroll = Arity <= 2 ? 4 : 2;
+
+template <int N, typename Factory, typename R, typename... Args>
+cudaError_t launch_elementwise_packed(Factory factory, cudaStream_t stream, int64_t n, R* out,
+                                      const Args*... in) {
+  constexpr int kBlock = kElementwiseBlock;
+  constexpr int kUnroll = kElementwiseUnroll<int{sizeof...(Args)}>;
+  constexpr int64_t kTile = int64_t{kBlock} * kUnroll;  // packs per block iteration
+  const int64_t tiles = ceil_div<int64_t>(n / N, kTile);
+  int grid = 0;
+  KERNELKIT_RETURN_IF_ERROR(grid_size(tiles * kBlock, kBlock, &grid));
+  // Largest element index the kernel forms: below n + one grid stride + one tile.
+  const int64_t max_index = n + (int64_t{grid} + 1) * kTile * N;
+  if (max_index <= INT32_MAX) {
+    elementwise_kernel<kBlock, kUnroll, N, int32_t>
+        <<<grid, kBlock, 0, stream>>>(factory, static_cast<int32_t>(n), out, in...);
+  } else {
+    elementwise_kernel<kBlock, kUnroll, N, int64_t>
+        <<<grid, kBlock, 0, stream>>>(factory, n, out, in...);
+  }
+  return cudaGetLastError();
+}
+
+// The one variadic launcher behind unary / binary / ternary: checks the arguments, picks
+// the widest pack every pointer allows (or one element per access), launches.
+template <typename Factory, typename R, typename... Args>
+cudaError_t launch_elementwise(Factory factory, cudaStream_t stream, int64_t n, R* out,
+                               const Args*... in) {
+  KERNELKIT_REQUIRE(n >= 0);
+  if (n == 0) return cudaSuccess;
+  KERNELKIT_REQUIRE(out != nullptr);
+  KERNELKIT_REQUIRE(((in != nullptr) && ...));
+  constexpr int kMaxPack = kMaxPackSize<R, Args...>;
+  if (kMaxPack > 1 && pack_size_for<R, Args...>(out, in...) == kMaxPack) {
+    return launch_elementwise_packed<kMaxPack>(factory, stream, n, out, in...);
+  }
+  return launch_elementwise_packed<1>(factory, stream, n, out, in...);
+}
+
+}  // namespace detail
+
+// out[i] = f(a[i]) for i in [0, n). Any storage types the functor and convert<R> accept
+// (float, double, __half, __nv_bfloat16, integers). out == a allowed.
+template <typename F, typename R, typename A>
+[[nodiscard]] cudaError_t unary(F f, int64_t n, R* out, const A* a, cudaStream_t stream = nullptr) {
+  return detail::launch_elementwise(detail::FunctorFactory<F>{f}, stream, n, out, a);
+}
+
+// out[i] = f(a[i], b[i]) for i in [0, n). out may be a or b.
+template <typename F, typename R, typename A, typename B>
+[[nodiscard]] cudaError_t binary(F f, int64_t n, R* out, const A* a, const B* b,
+                                 cudaStream_t stream = nullptr) {
+  return detail::launch_elementwise(detail::FunctorFactory<F>{f}, stream, n, out, a, b);
+}
+
+// out[i] = f(a[i], b[i], c[i]) for i in [0, n). out may be a, b or c.
+template <typename F, typename R, typename A, typename B, typename C>
+[[nodiscard]] cudaError_t ternary(F f, int64_t n, R* out, const A* a, const B* b, const C* c,
+                                  cudaStream_t stream = nullptr) {
+  return detail::launch_elementwise(detail::FunctorFactory<F>{f}, stream, n, out, a, b, c);
+}
+
+// As unary / binary / ternary, with the functor built on the device by factory() (a
+// __device__ call operator of a copyable Factory), once per thread.
+template <typename Factory, typename R, typename A>
+[[nodiscard]] cudaError_t unary_with_factory(Factory factory, int64_t n, R* out, const A* a,
+                                             cudaStream_t stream = nullptr) {
+  return detail::launch_elementwise(factory, stream, n, out, a);
+}
+
+template <typename Factory, typename R, typename A, typename B>
+[[nodiscard]] cudaError_t binary_with_factory(Factory factory, int64_t n, R* out, const A* a,
+                                              const B* b, cudaStream_t stream = nullptr) {
+  return detail::launch_elementwise(factory, stream, n, out, a, b);
+}
+
+template <typename Factory, typename R, typename A, typename B, typename C>
+[[nodiscard]] cudaError_t ternary_with_factory(Factory factory, int64_t n, R* out, const A* a,
+                                               const B* b, const C* c,
+                                               cudaStream_t stream = nullptr) {
+  return detail::launch_elementwise(factory, stream, n, out, a, b, c);
+}
+
+}  // namespace kernelkit

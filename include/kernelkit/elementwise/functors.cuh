@@ -1,0 +1,259 @@
+// Functors for the elementwise engine (elementwise.cuh). Each takes elements in their
+// storage type, computes in compute_t (float for __half / __nv_bfloat16, the type itself
+// otherwise; with mixed inputs the common compute type), and returns a compute-type value
+// that the engine rounds to the output type. Functors with a paired hardware path define
+// Apply2 for __half and __nv_bfloat16 (two elements per instruction).
+//
+// NaN propagates as in PyTorch: relu(NaN) = NaN, and every formula below returns NaN for
+// a NaN input. Infinities follow the formula as written (e.g. sigmoid(-inf) = 0,
+// silu(-inf) = -inf / inf = NaN, as PyTorch's x / (1 + exp(-x))).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <type_traits>
+
+#include "kernelkit/core/types.cuh"
+
+namespace kernelkit {
+namespace detail {
+
+// The type arithmetic on a mix of storage types is done in.
+template <typename... Ts>
+using common_compute_t = std::common_type_t<compute_t<Ts>...>;
+
+// The paired vector type of __half / __nv_bfloat16.
+template <typename T>
+struct vec2;
+template <>
+struct vec2<__half> {
+  using type = __half2;
+};
+template <>
+struct vec2<__nv_bfloat16> {
+  using type = __nv_bfloat162;
+};
+template <typename T>
+using vec2_t = typename vec2<T>::type;
+
+template <typename T>
+__device__ __forceinline__ vec2_t<T> load2(const T* p) {
+  return *reinterpret_cast<const vec2_t<T>*>(p);
+}
+template <typename T>
+__device__ __forceinline__ void store2(T* p, vec2_t<T> v) {
+  *reinterpret_cast<vec2_t<T>*>(p) = v;
+}
+
+// Enables a member template for T = __half / __nv_bfloat16 only.
+template <typename T>
+using if_half_like = std::enable_if_t<is_half_like_v<T>, int>;
+
+// Float and double overloads of the math the functors use (accurate library versions).
+__device__ __forceinline__ float exp_of(float x) {
+  return expf(x);
+}
+__device__ __forceinline__ double exp_of(double x) {
+  return exp(x);
+}
+__device__ __forceinline__ float tanh_of(float x) {
+  return tanhf(x);
+}
+__device__ __forceinline__ double tanh_of(double x) {
+  return tanh(x);
+}
+__device__ __forceinline__ float erf_of(float x) {
+  return erff(x);
+}
+__device__ __forceinline__ double erf_of(double x) {
+  return erf(x);
+}
+
+}  // namespace detail
+
+// ---- unary -------------------------------------------------------------------------
+
+// x, converted to the output type by the engine (also the cast functor).
+struct Identity {
+  template <typename T>
+  __device__ __forceinline__ compute_t<T> operator()(T x) const {
+    return convert<compute_t<T>>(x);
+  }
+};
+
+// Conversion between f32, f16, bf16 and f64 (and integers): the engine converts the input
+// to the output type through convert (round to nearest even, overflow to +-inf). Paired
+// float -> half / bf16 conversions use the two-wide hardware instruction.
+struct Cast {
+  template <typename T>
+  __device__ __forceinline__ T operator()(T x) const {
+    return x;
+  }
+  __device__ __forceinline__ void Apply2(__half* out, const float* in) const {
+    detail::store2(out, __float22half2_rn(make_float2(in[0], in[1])));
+  }
+  __device__ __forceinline__ void Apply2(__nv_bfloat16* out, const float* in) const {
+    detail::store2(out, __float22bfloat162_rn(make_float2(in[0], in[1])));
+  }
+};
+
+// alpha * x.
+template <typename S = float>
+struct Scale {
+  S alpha;
+  template <typename T>
+  __device__ __forceinline__ detail::common_compute_t<T, S> operator()(T x) const {
+    using C = detail::common_compute_t<T, S>;
+    return convert<C>(alpha) * convert<C>(x);
+  }
+};
+
+// max(x, 0), NaN for NaN.
+struct Relu {
+  template <typename T>
+  __device__ __forceinline__ compute_t<T> operator()(T x) const {
+    const auto c = convert<compute_t<T>>(x);
+    return c < compute_t<T>(0) ? compute_t<T>(0) : c;  // NaN < 0 is false: NaN passes
+  }
+  template <typename T, detail::if_half_like<T> = 0>
+  __device__ __forceinline__ void Apply2(T* out, const T* in) const {
+    const auto zero = detail::vec2_t<T>(convert<T>(0.f), convert<T>(0.f));
+    detail::store2(out, __hmax2_nan(detail::load2(in), zero));
+  }
+};
+
+// 1 / (1 + exp(-x)).
+struct Sigmoid {
+  template <typename T>
+  __device__ __forceinline__ compute_t<T> operator()(T x) const {
+    using C = compute_t<T>;
+    return C(1) / (C(1) + detail::exp_of(-convert<C>(x)));
+  }
+};
+
+// x * sigmoid(x), computed as x / (1 + exp(-x)).
+struct Silu {
+  template <typename T>
+  __device__ __forceinline__ compute_t<T> operator()(T x) const {
+    using C = compute_t<T>;
+    const C c = convert<C>(x);
+    return c / (C(1) + detail::exp_of(-c));
+  }
+};
+
+struct Tanh {
+  template <typename T>
+  __device__ __forceinline__ compute_t<T> operator()(T x) const {
+    return detail::tanh_of(convert<compute_t<T>>(x));
+  }
+};
+
+struct Exp {
+  template <typename T>
+  __device__ __forceinline__ compute_t<T> operator()(T x) const {
+    return detail::exp_of(convert<compute_t<T>>(x));
+  }
+};
+
+// gelu, erf form (PyTorch's default): 0.5 * x * (1 + erf(x / sqrt(2))).
+struct GeluErf {
+  template <typename T>
+  __device__ __forceinline__ compute_t<T> operator()(T x) const {
+    using C = compute_t<T>;
+    const C c = convert<C>(x);
+    return C(0.5) * c * (C(1) + detail::erf_of(c * C(0.70710678118654752440)));
+  }
+};
+
+// gelu, tanh form (approximate='tanh'): 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))).
+struct GeluTanh {
+  template <typename T>
+  __device__ __forceinline__ compute_t<T> operator()(T x) const {
+    using C = compute_t<T>;
+    const C c = convert<C>(x);
+    const C inner = C(0.79788456080286535588) * (c + C(0.044715) * c * c * c);
+    return C(0.5) * c * (C(1) + detail::tanh_of(inner));
+  }
+};
+
+// ---- binary ------------------------------------------------------------------------
+
+struct Add {
+  template <typename A, typename B>
+  __device__ __forceinline__ detail::common_compute_t<A, B> operator()(A a, B b) const {
+    using C = detail::common_compute_t<A, B>;
+    return convert<C>(a) + convert<C>(b);
+  }
+  template <typename T, detail::if_half_like<T> = 0>
+  __device__ __forceinline__ void Apply2(T* out, const T* a, const T* b) const {
+    detail::store2(out, __hadd2(detail::load2(a), detail::load2(b)));
+  }
+};
+
+struct Sub {
+  template <typename A, typename B>
+  __device__ __forceinline__ detail::common_compute_t<A, B> operator()(A a, B b) const {
+    using C = detail::common_compute_t<A, B>;
+    return convert<C>(a) - convert<C>(b);
+  }
+  template <typename T, detail::if_half_like<T> = 0>
+  __device__ __forceinline__ void Apply2(T* out, const T* a, const T* b) const {
+    detail::store2(out, __hsub2(detail::load2(a), detail::load2(b)));
+  }
+};
+
+struct Mul {
+  template <typename A, typename B>
+  __device__ __forceinline__ detail::common_compute_t<A, B> operator()(A a, B b) const {
+    using C = detail::common_compute_t<A, B>;
+    return convert<C>(a) * convert<C>(b);
+  }
+  template <typename T, detail::if_half_like<T> = 0>
+  __device__ __forceinline__ void Apply2(T* out, const T* a, const T* b) const {
+    detail::store2(out, __hmul2(detail::load2(a), detail::load2(b)));
+  }
+};
+
+// a / b (IEEE division in the compute type; half and bf16 divide in float).
+struct Div {
+  template <typename A, typename B>
+  __device__ __forceinline__ detail::common_compute_t<A, B> operator()(A a, B b) const {
+    using C = detail::common_compute_t<A, B>;
+    return convert<C>(a) / convert<C>(b);
+  }
+};
+
+// alpha * a + beta * b.
+template <typename S = float>
+struct Axpby {
+  S alpha, beta;
+  template <typename A, typename B>
+  __device__ __forceinline__ detail::common_compute_t<A, B, S> operator()(A a, B b) const {
+    using C = detail::common_compute_t<A, B, S>;
+    return convert<C>(alpha) * convert<C>(a) + convert<C>(beta) * convert<C>(b);
+  }
+};
+
+// ---- ternary -----------------------------------------------------------------------
+
+// a * b + c with one rounding (fused multiply-add in the compute type; the paired half /
+// bf16 path is the hardware's fused __hfma2, also one rounding).
+struct Fma {
+  template <typename A, typename B, typename C>
+  __device__ __forceinline__ detail::common_compute_t<A, B, C> operator()(A a, B b, C c) const {
+    using T = detail::common_compute_t<A, B, C>;
+    if constexpr (std::is_floating_point_v<T>) {
+      return fma(convert<T>(a), convert<T>(b), convert<T>(c));
+    } else {
+      return convert<T>(a) * convert<T>(b) + convert<T>(c);
+    }
+  }
+  template <typename T, detail::if_half_like<T> = 0>
+  __device__ __forceinline__ void Apply2(T* out, const T* a, const T* b, const T* c) const {
+    detail::store2(out, __hfma2(detail::load2(a), detail::load2(b), detail::load2(c)));
+  }
+};
+
+}  // namespace kernelkit

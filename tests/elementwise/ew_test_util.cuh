@@ -1,0 +1,183 @@
+// The elementwise test driver: runs one op over the size sweep, with each pointer in turn
+// misaligned by one element, in place, with NaN / +-inf / extreme inputs, and compares
+// every element against a float64 reference rounded to the output type.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "common/test_util.cuh"
+
+namespace ewtest {
+
+using kktest::DeviceBuffer;
+using kktest::Tolerance;
+
+inline constexpr int64_t kSizes[] = {0, 1, 3, 7, 8, 9, 31, 33, 1000003};
+
+// The largest finite value of T, as a double.
+template <typename T>
+double max_finite() {
+  if constexpr (std::is_same_v<T, __half>) return 65504.0;
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) return 0x1.FEp127;
+  if constexpr (std::is_same_v<T, float>) return 0x1.FFFFFEp127;
+  return 0x1.FFFFFFFFFFFFFp1023;
+}
+
+// Special inputs written over the random ones: NaN, +inf, -inf, -0, +-largest finite.
+template <typename T>
+std::vector<T> specials() {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> d = {std::nan(""), inf, -inf, -0.0, max_finite<T>(), -max_finite<T>()};
+  std::vector<T> v;
+  for (double x : d)
+    v.push_back(kernelkit::convert<T>(x));
+  return v;
+}
+
+struct Options {
+  double lo = -1.0, hi = 1.0;  // range of the random inputs
+  bool special_values = true;  // overwrite some inputs with specials()
+};
+
+// Reads the bytes of a device range back.
+template <typename T>
+std::vector<T> download(const T* p, size_t n) {
+  std::vector<T> h(n);
+  if (n) CUDA_CHECK(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+// ref applied to element i of every input, as doubles.
+template <typename Ref, typename Tuple, size_t... I>
+double call_ref(Ref& ref, const Tuple& h, size_t i, std::index_sequence<I...>) {
+  return ref(kktest::to_double(std::get<I>(h)[i])...);
+}
+
+// mis: -1 all pointers aligned, 0 out misaligned, k >= 1 input k-1 misaligned.
+// in_place: out is the first input (R must be that input's type).
+template <typename R, typename... Args, typename Launch, typename Ref, size_t... I>
+void run_one_impl(const std::string& what, Launch& launch, Ref& ref, Tolerance tol,
+                  const Options& opt, int64_t n, int mis, bool in_place,
+                  std::index_sequence<I...>) {
+  const uint64_t seed = std::hash<std::string>{}(what) ^ (uint64_t(n) * 1315423911u) ^
+                        (uint64_t(mis + 1) << 56) ^ (in_place ? 0x5555 : 0);
+  const std::string label = what + " n=" + std::to_string(n) +
+                            " misaligned=" + std::to_string(mis) + (in_place ? " in-place" : "") +
+                            " seed=" + std::to_string(seed);
+  std::tuple<std::vector<Args>...> h{
+      kktest::random_vector<Args>(size_t(n), seed + 17 * I, opt.lo, opt.hi)...};
+  if (opt.special_values && n >= 8) {
+    // Input k gets the specials at positions shifted by k, so specials meet each other
+    // and ordinary values.
+    (
+        [&] {
+          const auto sp = specials<Args>();
+          for (size_t s = 0; s < sp.size(); ++s)
+            std::get<I>(h)[(s * 5 + I * 2) % size_t(n)] = sp[s];
+        }(),
+        ...);
+  }
+  // Device inputs, one spare element in front for the misaligned case.
+  std::tuple<DeviceBuffer<Args>...> d{DeviceBuffer<Args>(size_t(n) + 1)...};
+  std::tuple<Args*...> p{(std::get<I>(d).get() + (mis == int(I) + 1 ? 1 : 0))...};
+  (
+      [&] {
+        if (n)
+          CUDA_CHECK(cudaMemcpy(std::get<I>(p), std::get<I>(h).data(), size_t(n) * sizeof(Args),
+                                cudaMemcpyHostToDevice));
+      }(),
+      ...);
+  // Output with 16 guard bytes in front (keeps the aligned case aligned) and at least one
+  // guard element behind, all poisoned.
+  constexpr size_t kGuard = sizeof(R) >= 16 ? 1 : 16 / sizeof(R);
+  DeviceBuffer<R> out_buf(size_t(n) + kGuard + 2);
+  out_buf.poison();
+  R* out = out_buf.get() + kGuard + (mis == 0 ? 1 : 0);
+  if (in_place) {
+    if constexpr (sizeof...(Args) > 0 &&
+                  std::is_same_v<R, std::tuple_element_t<0, std::tuple<Args...>>>) {
+      out = std::get<0>(p);
+    }
+  }
+  ASSERT_EQ(launch(n, out, static_cast<const Args*>(std::get<I>(p))...), cudaSuccess) << label;
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CUDA_CHECK(cudaGetLastError());
+
+  std::vector<double> r(static_cast<size_t>(n));
+  for (size_t i = 0; i < size_t(n); ++i)
+    r[i] =
+        kktest::to_double(kernelkit::convert<R>(call_ref(ref, h, i, std::index_sequence<I...>{})));
+  EXPECT_TRUE(kktest::check_near(download(out, size_t(n)), r, tol, label));
+  if (!in_place) {
+    // Nothing written around the output range.
+    const auto all = out_buf.download();
+    const size_t off = size_t(out - out_buf.get());
+    std::vector<unsigned char> ff(sizeof(R), 0xFF);
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (i >= off && i < off + size_t(n)) continue;
+      EXPECT_EQ(std::memcmp(&all[i], ff.data(), sizeof(R)), 0)
+          << label << ": element " << i << " of the guarded buffer written";
+    }
+  }
+}
+
+// The full sweep for one op: every size, each pointer misaligned in turn, in place (when
+// the output type is the first input's), specials. launch(n, out, in...) -> cudaError_t;
+// ref(double...) -> double (rounded to R before the comparison).
+template <typename R, typename... Args, typename Launch, typename Ref>
+void run_op(const std::string& what, Launch launch, Ref ref, Tolerance tol, Options opt = {}) {
+  constexpr int kArity = int(sizeof...(Args));
+  for (int64_t n : kSizes) {
+    for (int mis = -1; mis <= kArity; ++mis)
+      run_one_impl<R, Args...>(what, launch, ref, tol, opt, n, mis, false,
+                               std::index_sequence_for<Args...>{});
+    if constexpr (std::is_same_v<R, std::tuple_element_t<0, std::tuple<Args...>>>) {
+      run_one_impl<R, Args...>(what, launch, ref, tol, opt, n, -1, true,
+                               std::index_sequence_for<Args...>{});
+    }
+  }
+}
+
+// Bad arguments: n < 0 and each null pointer with n > 0 answer cudaErrorInvalidValue and
+// write nothing; n == 0 with null pointers is a no-op that succeeds.
+template <typename R, typename... Args, typename Launch, size_t... I>
+void check_bad_args_impl(const std::string& what, Launch& launch, std::index_sequence<I...>) {
+  constexpr int64_t n = 64;
+  std::tuple<DeviceBuffer<Args>...> d{DeviceBuffer<Args>(n)...};
+  DeviceBuffer<R> out(n);
+  out.poison();
+  const auto before = out.download();
+  EXPECT_EQ(launch(int64_t{-1}, out.get(), static_cast<const Args*>(std::get<I>(d).get())...),
+            cudaErrorInvalidValue)
+      << what << " n<0";
+  EXPECT_EQ(launch(n, static_cast<R*>(nullptr), static_cast<const Args*>(std::get<I>(d).get())...),
+            cudaErrorInvalidValue)
+      << what << " null out";
+  EXPECT_EQ(launch(int64_t{0}, static_cast<R*>(nullptr), static_cast<const Args*>(nullptr)...),
+            cudaSuccess)
+      << what << " n=0";
+  // Input k null, the others valid.
+  auto null_input = [&](auto k) {
+    EXPECT_EQ(launch(n, out.get(),
+                     (I == decltype(k)::value ? static_cast<const Args*>(nullptr)
+                                              : static_cast<const Args*>(std::get<I>(d).get()))...),
+              cudaErrorInvalidValue)
+        << what << " null input " << decltype(k)::value;
+  };
+  (null_input(std::integral_constant<size_t, I>{}), ...);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(kktest::same_bits(out.download(), before)) << what << ": output written";
+}
+
+template <typename R, typename... Args, typename Launch>
+void check_bad_args(const std::string& what, Launch launch) {
+  check_bad_args_impl<R, Args...>(what, launch, std::index_sequence_for<Args...>{});
+}
+
+}  // namespace ewtest
