@@ -41,31 +41,22 @@ std::vector<T> random_input(size_t n, uint64_t seed) {
   }
 }
 
-// Runs fn on a rows x cols input placed in_off elements into its buffer, writing out_off
-// elements into a poisoned output buffer; checks every element against the float64
-// reference (exact), the bits against a host transpose, and that the out_off leading
-// elements and nothing past the matrix were written.
+// Runs every implementation on one rows x cols input placed in_off elements into its
+// buffer, writing out_off elements into a poisoned output buffer; checks every element
+// against the float64 reference (exact), the bits against a host transpose, and that the
+// out_off leading elements and nothing past the matrix were written.
 template <typename T>
-void check_transpose(const std::string& impl, Fn<T> fn, int64_t rows, int64_t cols,
-                     int64_t in_off = 0, int64_t out_off = 0) {
+void check_transpose(const std::vector<std::pair<std::string, Fn<T>>>& impls, int64_t rows,
+                     int64_t cols, int64_t in_off = 0, int64_t out_off = 0) {
   const size_t n = static_cast<size_t>(rows * cols);
   const uint64_t seed = 1000003ull * rows + 7919ull * cols + sizeof(T) + 31 * in_off + out_off;
-  const std::string label = impl + " " + kktest::type_name<T>() + " size " +
+  const std::string shape = std::string(kktest::type_name<T>()) + " size " +
                             std::to_string(sizeof(T)) + " " + std::to_string(rows) + "x" +
                             std::to_string(cols) + " in_off " + std::to_string(in_off) +
                             " out_off " + std::to_string(out_off) + " seed " + std::to_string(seed);
-  std::vector<T> h_in = random_input<T>(n + in_off, seed);
+  const std::vector<T> h_in = random_input<T>(n + in_off, seed);
   auto d_in = kktest::to_device(h_in);
-  DeviceBuffer<T> d_out(n + out_off + 1);  // one guard element past the matrix
-  d_out.poison();
-  const auto before = d_out.download();
-
-  ASSERT_EQ(fn(d_in.get() + in_off, d_out.get() + out_off, rows, cols, nullptr), cudaSuccess)
-      << label;
-  CUDA_CHECK(cudaDeviceSynchronize());
-  const auto all = d_out.download();
-
-  std::vector<T> got(all.begin() + out_off, all.begin() + out_off + n), want(n);
+  std::vector<T> want(n);
   std::vector<double> ref(n);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) {
@@ -73,13 +64,24 @@ void check_transpose(const std::string& impl, Fn<T> fn, int64_t rows, int64_t co
       want[c * rows + r] = x;
       ref[c * rows + r] = kktest::to_double(x);
     }
-  EXPECT_TRUE(kktest::check_near(got, ref, Tolerance::Exact(), label));
-  EXPECT_TRUE(kktest::same_bits(got, want)) << label << ": bits differ";
-  for (int64_t i = 0; i < out_off; ++i)
-    EXPECT_TRUE(kktest::same_bits(std::vector<T>{all[i]}, std::vector<T>{before[i]}))
-        << label << ": wrote before the output";
-  EXPECT_TRUE(kktest::same_bits(std::vector<T>{all.back()}, std::vector<T>{before.back()}))
-      << label << ": wrote past the output";
+  DeviceBuffer<T> d_out(n + out_off + 1);  // one guard element past the matrix
+  for (const auto& [impl, fn] : impls) {
+    const std::string label = impl + " " + shape;
+    d_out.poison();
+    const auto before = d_out.download();
+    ASSERT_EQ(fn(d_in.get() + in_off, d_out.get() + out_off, rows, cols, nullptr), cudaSuccess)
+        << label;
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const auto all = d_out.download();
+    const std::vector<T> got(all.begin() + out_off, all.begin() + out_off + n);
+    EXPECT_TRUE(kktest::check_near(got, ref, Tolerance::Exact(), label));
+    EXPECT_TRUE(kktest::same_bits(got, want)) << label << ": bits differ";
+    const std::vector<T> lead_got(all.begin(), all.begin() + out_off);
+    const std::vector<T> lead_before(before.begin(), before.begin() + out_off);
+    EXPECT_TRUE(kktest::same_bits(lead_got, lead_before)) << label << ": wrote before the output";
+    EXPECT_TRUE(kktest::same_bits(std::vector<T>{all.back()}, std::vector<T>{before.back()}))
+        << label << ": wrote past the output";
+  }
 }
 
 // Small and medium shapes: degenerate ones, odd and prime sizes (scalar kernel), multiples
@@ -100,29 +102,27 @@ using ElementTypes =
 TYPED_TEST_SUITE(TransposeTest, ElementTypes);
 
 TYPED_TEST(TransposeTest, Shapes) {
-  for (const auto& [name, fn] : all_impls<TypeParam>())
-    for (const auto& [rows, cols] : kShapes)
-      check_transpose<TypeParam>(name, fn, rows, cols);
+  for (const auto& [rows, cols] : kShapes)
+    check_transpose<TypeParam>(all_impls<TypeParam>(), rows, cols);
 }
 
 TYPED_TEST(TransposeTest, BigShapes) {
-  for (const auto& [name, fn] : all_impls<TypeParam>())
-    for (const auto& [rows, cols] : kBigShapes)
-      check_transpose<TypeParam>(name, fn, rows, cols);
+  for (const auto& [rows, cols] : kBigShapes)
+    check_transpose<TypeParam>(all_impls<TypeParam>(), rows, cols);
 }
 
 // Pointers one element (and half a chunk) off alignment force the scalar kernel on shapes
 // that would otherwise take the chunked one.
 TYPED_TEST(TransposeTest, Misaligned) {
   constexpr int64_t kHalfChunk = sizeof(TypeParam) >= 8 ? 1 : 8 / sizeof(TypeParam) / 2 + 1;
-  for (const auto& [name, fn] : all_impls<TypeParam>())
-    for (const auto& [rows, cols] :
-         std::vector<std::pair<int64_t, int64_t>>{{136, 264}, {31, 33}, {256, 256}, {1, 100}}) {
-      check_transpose<TypeParam>(name, fn, rows, cols, 1, 0);
-      check_transpose<TypeParam>(name, fn, rows, cols, 0, 1);
-      check_transpose<TypeParam>(name, fn, rows, cols, 1, 1);
-      check_transpose<TypeParam>(name, fn, rows, cols, kHalfChunk, kHalfChunk);
-    }
+  const auto impls = all_impls<TypeParam>();
+  for (const auto& [rows, cols] :
+       std::vector<std::pair<int64_t, int64_t>>{{136, 264}, {31, 33}, {256, 256}, {1, 100}}) {
+    check_transpose<TypeParam>(impls, rows, cols, 1, 0);
+    check_transpose<TypeParam>(impls, rows, cols, 0, 1);
+    check_transpose<TypeParam>(impls, rows, cols, 1, 1);
+    check_transpose<TypeParam>(impls, rows, cols, kHalfChunk, kHalfChunk);
+  }
 }
 
 TYPED_TEST(TransposeTest, BadArgumentsWriteNothing) {
