@@ -1,0 +1,242 @@
+// Softmax dispatch (internal): the one place where the row width picks the kernel, the
+// pack size, the columns per lane, the block size and the cluster size.
+//
+//   cols % pack == 0 and both pointers aligned  -> N = 16 / sizeof(T) (else N = 1)
+//   cols <= N * 32                               -> warp kernel, N columns per lane,
+//                                                   Width = next pow2 of cols / N lanes
+//   cols <= 1024                                 -> warp kernel, 32 lanes, columns per lane
+//                                                   = next pow2 >= cols / 32
+//   row (as float) <= 64 KiB                     -> one block per row, row in shared memory,
+//                                                   block size by occupancy (256 or 1024)
+//   chunk of a 2/4/8-block cluster fits smem     -> cluster per row, row in distributed
+//     (sm_90+, N > 1, a cluster can be resident)   shared memory (input read once)
+//   otherwise                                    -> online max+sum, then normalize (input
+//                                                   read twice)
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "../../core/error.cuh"
+#include "../../core/launch.cuh"
+#include "../../core/pack.cuh"
+#include "softmax_kernels.cuh"
+
+namespace kernelkit {
+namespace detail {
+
+inline constexpr int64_t kSoftmaxWarpMaxCols = kWarpSize * kSoftmaxMaxColsPerThread;  // 1024
+inline constexpr int64_t kSoftmaxBlockRowBytes = 64 * 1024;  // single-block row limit
+inline constexpr int kSoftmaxMaxCluster = 8;
+inline constexpr int kSoftmaxStaticSmemReserve = 1024;  // reduction slots, partials
+
+// Resident blocks per SM of `kernel` at `block` threads and `smem` dynamic bytes, cached
+// per (device, kernel, block, smem).
+inline cudaError_t softmax_active_blocks(const void* kernel, int block, size_t smem, int* out) {
+  static std::mutex mu;
+  static std::map<std::tuple<int, const void*, int, size_t>, int> cache;
+  int device = 0;
+  KERNELKIT_RETURN_IF_ERROR(cudaGetDevice(&device));
+  const auto key = std::make_tuple(device, kernel, block, smem);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    const auto it = cache.find(key);
+    if (it != cache.end()) {
+      *out = it->second;
+      return cudaSuccess;
+    }
+  }
+  int blocks = 0;
+  KERNELKIT_RETURN_IF_ERROR(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, block, smem));
+  std::lock_guard<std::mutex> lock(mu);
+  cache[key] = blocks;
+  *out = blocks;
+  return cudaSuccess;
+}
+
+template <typename T, SoftmaxAlgo A, int N, int Cpt, int Width>
+cudaError_t softmax_launch_warp(const T* in, T* out, int64_t rows, int64_t cols,
+                                cudaStream_t stream) {
+  constexpr int kRowsPerBlock = kSoftmaxWarpBlock / Width;
+  int grid = 0;
+  KERNELKIT_RETURN_IF_ERROR(grid_size(ceil_div<int64_t>(rows, kRowsPerBlock) * kSoftmaxWarpBlock,
+                                      kSoftmaxWarpBlock, &grid));
+  softmax_warp_kernel<T, A, N, Cpt, Width>
+      <<<grid, kSoftmaxWarpBlock, 0, stream>>>(in, out, rows, cols);
+  return cudaGetLastError();
+}
+
+// cols <= N * Width: one pack per lane, the narrowest group that covers the row.
+template <typename T, SoftmaxAlgo A, int N, int Width>
+cudaError_t softmax_dispatch_width(const T* in, T* out, int64_t rows, int64_t cols,
+                                   cudaStream_t stream) {
+  if constexpr (Width < kWarpSize) {
+    if (cols > int64_t{N} * Width)
+      return softmax_dispatch_width<T, A, N, Width * 2>(in, out, rows, cols, stream);
+  }
+  return softmax_launch_warp<T, A, N, N, Width>(in, out, rows, cols, stream);
+}
+
+// N * 32 < cols <= 1024: 32 lanes, Cpt (a power of two) columns per lane.
+template <typename T, SoftmaxAlgo A, int N, int Cpt>
+cudaError_t softmax_dispatch_cpt(const T* in, T* out, int64_t rows, int64_t cols,
+                                 cudaStream_t stream) {
+  if constexpr (Cpt < kSoftmaxMaxColsPerThread) {
+    if (cols > int64_t{Cpt} * kWarpSize)
+      return softmax_dispatch_cpt<T, A, N, Cpt * 2>(in, out, rows, cols, stream);
+  }
+  return softmax_launch_warp<T, A, N, Cpt, kWarpSize>(in, out, rows, cols, stream);
+}
+
+template <typename T, SoftmaxAlgo A, int N, int Block, int Cluster>
+cudaError_t softmax_prepare_smem(int64_t chunk, size_t* smem) {
+  *smem = static_cast<size_t>(chunk) * sizeof(float);
+  return cudaFuncSetAttribute(softmax_smem_kernel<T, A, N, Block, Cluster>,
+                              cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(*smem));
+}
+
+// One block per row; the block size with the most resident threads, the larger on a tie.
+template <typename T, SoftmaxAlgo A, int N>
+cudaError_t softmax_launch_block(const T* in, T* out, int64_t rows, int64_t cols,
+                                 cudaStream_t stream) {
+  constexpr int kSmall = 256, kLarge = 1024;
+  size_t smem = 0;
+  KERNELKIT_RETURN_IF_ERROR((softmax_prepare_smem<T, A, N, kSmall, 1>(cols, &smem)));
+  KERNELKIT_RETURN_IF_ERROR((softmax_prepare_smem<T, A, N, kLarge, 1>(cols, &smem)));
+  int small_blocks = 0, large_blocks = 0;
+  KERNELKIT_RETURN_IF_ERROR(
+      softmax_active_blocks(reinterpret_cast<const void*>(softmax_smem_kernel<T, A, N, kSmall, 1>),
+                            kSmall, smem, &small_blocks));
+  KERNELKIT_RETURN_IF_ERROR(
+      softmax_active_blocks(reinterpret_cast<const void*>(softmax_smem_kernel<T, A, N, kLarge, 1>),
+                            kLarge, smem, &large_blocks));
+  KERNELKIT_REQUIRE(small_blocks > 0 || large_blocks > 0);
+  int grid = 0;
+  if (large_blocks * kLarge >= small_blocks * kSmall) {
+    KERNELKIT_RETURN_IF_ERROR(grid_size(rows * kLarge, kLarge, &grid));
+    softmax_smem_kernel<T, A, N, kLarge, 1>
+        <<<grid, kLarge, smem, stream>>>(in, out, rows, cols, cols);
+  } else {
+    KERNELKIT_RETURN_IF_ERROR(grid_size(rows * kSmall, kSmall, &grid));
+    softmax_smem_kernel<T, A, N, kSmall, 1>
+        <<<grid, kSmall, smem, stream>>>(in, out, rows, cols, cols);
+  }
+  return cudaGetLastError();
+}
+
+template <typename T, SoftmaxAlgo A, int N>
+cudaError_t softmax_launch_online(const T* in, T* out, int64_t rows, int64_t cols,
+                                  cudaStream_t stream) {
+  constexpr int kBlock = 1024;
+  int grid = 0;
+  KERNELKIT_RETURN_IF_ERROR(grid_size(rows * kBlock, kBlock, &grid));
+  softmax_online_kernel<T, A, N, kBlock><<<grid, kBlock, 0, stream>>>(in, out, rows, cols);
+  return cudaGetLastError();
+}
+
+// A cluster of Cluster blocks per row. *launched = false (and nothing launched) when no
+// such cluster can be resident.
+template <typename T, SoftmaxAlgo A, int N, int Cluster>
+cudaError_t softmax_launch_cluster(const T* in, T* out, int64_t rows, int64_t cols, int64_t chunk,
+                                   cudaStream_t stream, bool* launched) {
+  constexpr int kBlock = 1024;
+  *launched = false;
+  auto kernel = softmax_smem_kernel<T, A, N, kBlock, Cluster>;
+  size_t smem = 0;
+  KERNELKIT_RETURN_IF_ERROR((softmax_prepare_smem<T, A, N, kBlock, Cluster>(chunk, &smem)));
+  int cluster_rows = 0;  // clusters in flight, one row each
+  KERNELKIT_RETURN_IF_ERROR(grid_size(rows * kBlock * Cluster, kBlock * Cluster, &cluster_rows));
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(cluster_rows) * Cluster);
+  config.blockDim = dim3(kBlock);
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = Cluster;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  config.attrs = attr;
+  config.numAttrs = 1;
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess || clusters < 1) {
+    cudaGetLastError();  // clear the query's error: the caller falls back
+    return cudaSuccess;
+  }
+  *launched = true;
+  KERNELKIT_RETURN_IF_ERROR(cudaLaunchKernelEx(&config, kernel, in, out, rows, cols, chunk));
+  return cudaGetLastError();
+}
+
+template <typename T, SoftmaxAlgo A, int N>
+cudaError_t softmax_dispatch_long(const T* in, T* out, int64_t rows, int64_t cols,
+                                  cudaStream_t stream) {
+  if (cols * int64_t{sizeof(float)} <= kSoftmaxBlockRowBytes)
+    return softmax_launch_block<T, A, N>(in, out, rows, cols, stream);
+  if constexpr (N > 1) {
+    DeviceInfo d;
+    KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+    const int64_t smem_max = int64_t{d.smem_per_block_optin} - kSoftmaxStaticSmemReserve;
+    if (d.cc_major >= 9) {
+      // smallest cluster with a chunk of at most 64 KiB, else 8 blocks if that fits
+      int cluster = 2;
+      auto chunk_of = [&](int c) { return ceil_div<int64_t>(ceil_div<int64_t>(cols, c), N) * N; };
+      while (cluster < kSoftmaxMaxCluster &&
+             chunk_of(cluster) * int64_t{sizeof(float)} > kSoftmaxBlockRowBytes)
+        cluster *= 2;
+      const int64_t chunk = chunk_of(cluster);
+      if (chunk * int64_t{sizeof(float)} <= smem_max) {
+        bool launched = false;
+        cudaError_t err = cudaSuccess;
+        if (cluster == 2) {
+          err = softmax_launch_cluster<T, A, N, 2>(in, out, rows, cols, chunk, stream, &launched);
+        } else if (cluster == 4) {
+          err = softmax_launch_cluster<T, A, N, 4>(in, out, rows, cols, chunk, stream, &launched);
+        } else {
+          err = softmax_launch_cluster<T, A, N, 8>(in, out, rows, cols, chunk, stream, &launched);
+        }
+        if (err != cudaSuccess || launched) return err;
+      }
+    }
+  }
+  return softmax_launch_online<T, A, N>(in, out, rows, cols, stream);
+}
+
+template <typename T, SoftmaxAlgo A, int N>
+cudaError_t softmax_dispatch_cols(const T* in, T* out, int64_t rows, int64_t cols,
+                                  cudaStream_t stream) {
+  if (cols <= int64_t{N} * kWarpSize) {
+    if constexpr (N == 1) {
+      // misaligned short rows: one 32-lane group (fewer instantiations; rare path)
+      return softmax_launch_warp<T, A, 1, 1, kWarpSize>(in, out, rows, cols, stream);
+    } else {
+      return softmax_dispatch_width<T, A, N, 1>(in, out, rows, cols, stream);
+    }
+  }
+  if (cols <= kSoftmaxWarpMaxCols)
+    return softmax_dispatch_cpt<T, A, N, 2 * N>(in, out, rows, cols, stream);
+  return softmax_dispatch_long<T, A, N>(in, out, rows, cols, stream);
+}
+
+// Argument checks, then the pack choice. in == out is allowed; other overlaps are not.
+template <SoftmaxAlgo A, typename T>
+cudaError_t softmax_dispatch(const T* in, T* out, int64_t rows, int64_t cols, cudaStream_t stream) {
+  static_assert(std::is_same_v<T, float> || is_half_like_v<T>,
+                "softmax supports float, __half and __nv_bfloat16");
+  KERNELKIT_REQUIRE(rows >= 0 && cols >= 0);
+  if (rows == 0 || cols == 0) return cudaSuccess;
+  KERNELKIT_REQUIRE(in != nullptr && out != nullptr);
+  KERNELKIT_REQUIRE(rows <= INT64_MAX / cols);
+  constexpr int kN = kMaxPackSize<T>;
+  if (cols % kN == 0 && pack_size_for(in, static_cast<const T*>(out)) == kN)
+    return softmax_dispatch_cols<T, A, kN>(in, out, rows, cols, stream);
+  return softmax_dispatch_cols<T, A, 1>(in, out, rows, cols, stream);
+}
+
+}  // namespace detail
+}  // namespace kernelkit

@@ -1,0 +1,278 @@
+// Softmax kernels (internal). Three shapes of work, chosen by the dispatch in
+// softmax/softmax.cuh on the row width:
+//  - softmax_warp_kernel: a group of Width lanes (1..32) owns one row and keeps it in
+//    registers (ColsPerThread floats per lane); 32 / Width rows per warp.
+//  - softmax_smem_kernel: one block (or a thread-block cluster of Cluster blocks) owns one
+//    row and keeps it, as float, in shared memory (distributed shared memory for a
+//    cluster: each block holds one chunk of the row and the per-block max / sum are
+//    exchanged through DSMEM). The input is read once.
+//  - softmax_online_kernel: one block per row for rows too long for shared memory; an
+//    online (single pass) max + rescaled sum, then a normalize pass (reads the input twice).
+// Numerics in every path: m = max of the row (NaN propagates), e = exp(x - m) in float,
+// s = sum of e; softmax = e / s, log_softmax = (x - m) - log(s). A row of all -inf has
+// m = -inf and x - m = NaN, so the row becomes NaN (as PyTorch); a single -inf gives 0.
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "../../block/block_reduce.cuh"
+#include "../../core/pack.cuh"
+#include "../../core/types.cuh"
+#include "../../warp/warp.cuh"
+
+namespace kernelkit {
+namespace detail {
+
+enum class SoftmaxAlgo { kSoftmax, kLogSoftmax };
+
+inline constexpr int kSoftmaxWarpBlock = 128;  // threads per block of the warp kernel
+inline constexpr int kSoftmaxMaxColsPerThread = 32;
+
+// Loads pack i of p as floats into x[0..N).
+template <int N, typename T>
+__device__ __forceinline__ void softmax_load_floats(const T* p, int64_t i, float* x) {
+  const Pack<T, N> v = load_pack<N>(p, i);
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+    x[j] = convert<float>(v.elem[j]);
+}
+
+template <int N, typename T>
+__device__ __forceinline__ void softmax_store_floats(T* p, int64_t i, const float* y) {
+  Pack<T, N> v;
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+    v.elem[j] = convert<T>(y[j]);
+  store_pack<N>(p, i, v);
+}
+
+// ---------------------------------------------------------------------------------------
+// Row in registers. Lane `lane` of a group holds packs p * Width + lane (p < ColsPerThread
+// / N) of its row, i.e. columns [(p * Width + lane) * N, ... + N). Requires cols <=
+// ColsPerThread * Width and cols % N == 0 (packs past cols are padding and never touched).
+// The row loop is uniform over the warp (every lane runs every iteration and every
+// shuffle); a group whose row is past `rows` computes on padding and stores nothing.
+template <typename T, SoftmaxAlgo A, int N, int ColsPerThread, int Width>
+__global__ void __launch_bounds__(kSoftmaxWarpBlock)
+    softmax_warp_kernel(const T* in, T* out, int64_t rows, int64_t cols) {
+  static_assert(ColsPerThread % N == 0, "a lane holds whole packs");
+  static_assert(Width >= 1 && Width <= kWarpSize && (Width & (Width - 1)) == 0,
+                "a row group is 1, 2, 4, 8, 16 or 32 lanes of one warp");
+  static_assert(ColsPerThread <= kSoftmaxMaxColsPerThread, "row must fit in registers");
+  constexpr int kPacks = ColsPerThread / N;
+  constexpr int kGroupsPerWarp = kWarpSize / Width;
+  constexpr int kWarpsPerBlock = kSoftmaxWarpBlock / kWarpSize;
+  const int lane = threadIdx.x % Width;
+  const int group = (threadIdx.x % kWarpSize) / Width;
+  const int64_t warp = int64_t{blockIdx.x} * kWarpsPerBlock + threadIdx.x / kWarpSize;
+  const int64_t step = int64_t{gridDim.x} * kWarpsPerBlock * kGroupsPerWarp;
+
+  for (int64_t base = warp * kGroupsPerWarp; base < rows; base += step) {
+    const int64_t row = base + group;
+    const bool row_ok = row < rows;
+    const int64_t offset = row_ok ? row * cols : 0;
+    float x[ColsPerThread];
+    float m = -INFINITY;
+#pragma unroll
+    for (int p = 0; p < kPacks; ++p) {
+      const int64_t pack = int64_t{p} * Width + lane;
+      if (row_ok && pack * N < cols) {
+        softmax_load_floats<N>(in + offset, pack, x + p * N);
+      } else {
+#pragma unroll
+        for (int j = 0; j < N; ++j)
+          x[p * N + j] = -INFINITY;
+      }
+#pragma unroll
+      for (int j = 0; j < N; ++j)
+        m = Max{}(m, x[p * N + j]);
+    }
+    if constexpr (Width > 1) m = warp_all_reduce<Width>(m, Max{});
+    // every lane of the group holds the row max
+    float s = 0.f;
+#pragma unroll
+    for (int p = 0; p < kPacks; ++p) {
+      const int64_t pack = int64_t{p} * Width + lane;
+      if (pack * N < cols) {
+#pragma unroll
+        for (int j = 0; j < N; ++j) {
+          const float e = expf(x[p * N + j] - m);
+          if constexpr (A == SoftmaxAlgo::kSoftmax) x[p * N + j] = e;
+          s += e;
+        }
+      }
+    }
+    if constexpr (Width > 1) s = warp_all_reduce<Width>(s, Sum{});
+    // every lane of the group holds the row sum of exp(x - m)
+    if (!row_ok) continue;
+    const float inv = 1.f / s;
+    const float log_s = logf(s);
+#pragma unroll
+    for (int p = 0; p < kPacks; ++p) {
+      const int64_t pack = int64_t{p} * Width + lane;
+      if (pack * N < cols) {
+        float y[N];
+#pragma unroll
+        for (int j = 0; j < N; ++j) {
+          if constexpr (A == SoftmaxAlgo::kSoftmax) {
+            y[j] = x[p * N + j] * inv;
+          } else {
+            y[j] = (x[p * N + j] - m) - log_s;
+          }
+        }
+        softmax_store_floats<N>(out + offset, pack, y);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Row in shared memory. Cluster blocks share one row: block rank r holds columns
+// [r * chunk, min(cols, (r + 1) * chunk)) as floats in its dynamic shared memory
+// (chunk % N == 0, cols % N == 0). Dynamic shared memory: chunk * sizeof(float) bytes.
+// Rows loop with a stride of gridDim.x / Cluster; gridDim.x is a multiple of Cluster.
+template <typename T, SoftmaxAlgo A, int N, int Block, int Cluster>
+__global__ void __launch_bounds__(Block)
+    softmax_smem_kernel(const T* in, T* out, int64_t rows, int64_t cols, int64_t chunk) {
+  static_assert(Cluster == 1 || Cluster == 2 || Cluster == 4 || Cluster == 8,
+                "portable cluster sizes only (1, 2, 4, 8)");
+  static_assert(N == 1 || N % 4 == 0, "packs go to shared memory as float4 or scalars");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  if constexpr (Cluster > 1) {
+    __trap();  // the dispatch never launches a cluster below sm_90
+  } else
+#endif
+  {
+    extern __shared__ float4 softmax_smem[];
+    float* buf = reinterpret_cast<float*>(softmax_smem);
+    __shared__ float part_max, part_sum;  // this block's partials, read by the cluster
+    unsigned rank = 0;
+    if constexpr (Cluster > 1) rank = cooperative_groups::this_cluster().block_rank();
+    const int64_t begin = int64_t{rank} * chunk;
+    const int64_t count = begin < cols ? (cols - begin < chunk ? cols - begin : chunk) : 0;
+    const int64_t packs = count / N;  // packs this block holds
+
+    for (int64_t row = blockIdx.x / Cluster; row < rows; row += gridDim.x / Cluster) {
+      const T* row_in = in + row * cols + begin;
+      T* row_out = out + row * cols + begin;
+      float m = -INFINITY;
+      for (int64_t i = threadIdx.x; i < packs; i += Block) {
+        float x[N];
+        softmax_load_floats<N>(row_in, i, x);
+#pragma unroll
+        for (int j = 0; j < N; ++j)
+          m = Max{}(m, x[j]);
+        if constexpr (N == 1) {
+          buf[i] = x[0];
+        } else {
+#pragma unroll
+          for (int k = 0; k < N / 4; ++k)
+            softmax_smem[i * (N / 4) + k] =
+                make_float4(x[4 * k], x[4 * k + 1], x[4 * k + 2], x[4 * k + 3]);
+        }
+      }
+      m = block_all_reduce<Block>(m, Max{});
+      if constexpr (Cluster > 1) {
+        auto cluster = cooperative_groups::this_cluster();
+        if (threadIdx.x == 0) part_max = m;
+        cluster.sync();
+#pragma unroll
+        for (int r = 0; r < Cluster; ++r)
+          m = Max{}(m, *cluster.map_shared_rank(&part_max, r));
+      }
+      // every thread holds the row max; each thread rereads only what it wrote
+      float s = 0.f;
+      for (int64_t i = threadIdx.x; i < packs; i += Block) {
+#pragma unroll
+        for (int j = 0; j < N; ++j) {
+          const float e = expf(buf[i * N + j] - m);
+          if constexpr (A == SoftmaxAlgo::kSoftmax) buf[i * N + j] = e;
+          s += e;
+        }
+      }
+      s = block_all_reduce<Block>(s, Sum{});
+      if constexpr (Cluster > 1) {
+        auto cluster = cooperative_groups::this_cluster();
+        if (threadIdx.x == 0) part_sum = s;
+        cluster.sync();
+        s = 0.f;
+#pragma unroll
+        for (int r = 0; r < Cluster; ++r)  // rank order: the same bits in every block
+          s += *cluster.map_shared_rank(&part_sum, r);
+      }
+      const float inv = 1.f / s;
+      const float log_s = logf(s);
+      for (int64_t i = threadIdx.x; i < packs; i += Block) {
+        float y[N];
+#pragma unroll
+        for (int j = 0; j < N; ++j) {
+          if constexpr (A == SoftmaxAlgo::kSoftmax) {
+            y[j] = buf[i * N + j] * inv;
+          } else {
+            y[j] = (buf[i * N + j] - m) - log_s;
+          }
+        }
+        softmax_store_floats<N>(row_out, i, y);
+      }
+      // no block may move on (or exit) while another still reads its part_max / part_sum
+      if constexpr (Cluster > 1) cooperative_groups::this_cluster().sync();
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// One block per row, any length: an online max and rescaled sum in one pass over the
+// input (per pack: new max, rescale the running sum once), then a second pass writes.
+template <typename T, SoftmaxAlgo A, int N, int Block>
+__global__ void __launch_bounds__(Block)
+    softmax_online_kernel(const T* in, T* out, int64_t rows, int64_t cols) {
+  const int64_t packs = cols / N;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const T* row_in = in + row * cols;
+    T* row_out = out + row * cols;
+    float m = -INFINITY, s = 0.f;  // running max and sum of exp(x - m) of this thread
+#pragma unroll 4
+    for (int64_t i = threadIdx.x; i < packs; i += Block) {
+      float x[N];
+      softmax_load_floats<N>(row_in, i, x);
+      float pm = x[0];
+#pragma unroll
+      for (int j = 1; j < N; ++j)
+        pm = Max{}(pm, x[j]);
+      const float nm = Max{}(m, pm);
+      if (nm != -INFINITY) {  // all -inf so far: nothing to add yet
+        s *= expf(m - nm);    // m = -inf gives 0; a NaN max makes s NaN
+#pragma unroll
+        for (int j = 0; j < N; ++j)
+          s += expf(x[j] - nm);
+        m = nm;
+      }
+    }
+    const float gm = block_all_reduce<Block>(m, Max{});
+    s = (m == -INFINITY) ? 0.f : s * expf(m - gm);
+    s = block_all_reduce<Block>(s, Sum{});
+    // every thread holds the row max gm and the row sum s of exp(x - gm)
+    const float inv = 1.f / s;
+    const float log_s = logf(s);
+#pragma unroll 4
+    for (int64_t i = threadIdx.x; i < packs; i += Block) {
+      float x[N];
+      softmax_load_floats<N>(row_in, i, x);
+#pragma unroll
+      for (int j = 0; j < N; ++j) {
+        if constexpr (A == SoftmaxAlgo::kSoftmax) {
+          x[j] = expf(x[j] - gm) * inv;
+        } else {
+          x[j] = (x[j] - gm) - log_s;
+        }
+      }
+      softmax_store_floats<N>(row_out, i, x);
+    }
+  }
+}
+
+}  // namespace detail
+}  // namespace kernelkit
