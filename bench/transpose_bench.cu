@@ -50,7 +50,7 @@ T fetch(const T* p, size_t i) {
 template <typename T>
 void verify_transpose(const std::string& name, const T* in, const T* out, int64_t rows,
                       int64_t cols) {
-  using U = kernelkit::detail::uint_of_size_t<sizeof(T)>;
+  using U = kernelkit::detail::transpose_bits_t<sizeof(T)>;
   auto bad = kkbench::poisoned_array<unsigned long long>(1);
   BENCH_CUDA(cudaMemset(bad->p, 0, sizeof(unsigned long long)));
   count_mismatches_kernel<U><<<2048, 256>>>(reinterpret_cast<const U*>(in),

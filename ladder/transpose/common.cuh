@@ -26,7 +26,7 @@ cudaError_t check_args(const T* in, T* out, int64_t rows, int64_t cols, bool* ru
   KERNELKIT_REQUIRE(n <= INT64_MAX / static_cast<int64_t>(sizeof(T)));
   KERNELKIT_REQUIRE(in != nullptr && out != nullptr);
   KERNELKIT_REQUIRE(
-      !kernelkit::detail::ranges_overlap(in, out, n * static_cast<int64_t>(sizeof(T))));
+      !kernelkit::detail::transpose_ranges_overlap(in, out, n * static_cast<int64_t>(sizeof(T))));
   *run = true;
   return cudaSuccess;
 }
@@ -40,6 +40,6 @@ inline dim3 grid_2d(int64_t cols, int64_t rows, int per_block_x, int per_block_y
 }
 
 template <typename T>
-using bits_t = kernelkit::detail::uint_of_size_t<sizeof(T)>;
+using bits_t = kernelkit::detail::transpose_bits_t<sizeof(T)>;
 
 }  // namespace kernelkit::ladder::transpose

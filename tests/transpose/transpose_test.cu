@@ -168,28 +168,28 @@ TYPED_TEST(TransposeTest, BadArgumentsWriteNothing) {
 
 // Which kernel a call takes (host-only, always runs).
 TEST(TransposeDispatch, VectorPathNeedsAlignedRowsAndPointers) {
-  using kernelkit::detail::use_vector_path;
+  using kernelkit::detail::transpose_use_vector_path;
   alignas(16) static uint8_t buf[64];
-  EXPECT_TRUE(use_vector_path<uint32_t>(buf, buf + 16, 8192, 8192));
-  EXPECT_FALSE(use_vector_path<uint32_t>(buf, buf + 16, 8191, 8193));
-  EXPECT_FALSE(use_vector_path<uint32_t>(buf, buf + 16, 8192, 8194));
-  EXPECT_FALSE(use_vector_path<uint32_t>(buf + 4, buf + 16, 8192, 8192));
-  EXPECT_FALSE(use_vector_path<uint32_t>(buf, buf + 8, 8192, 8192));
-  EXPECT_TRUE(use_vector_path<uint16_t>(buf, buf + 32, 8192, 8192));
-  EXPECT_FALSE(use_vector_path<uint16_t>(buf, buf + 32, 8192, 8196));
-  EXPECT_TRUE(use_vector_path<uint8_t>(buf + 8, buf + 24, 8, 16));  // 8-byte chunks
-  EXPECT_FALSE(use_vector_path<uint8_t>(buf + 4, buf + 24, 8, 16));
-  EXPECT_TRUE(use_vector_path<uint64_t>(buf, buf + 16, 2, 6));
-  EXPECT_FALSE(use_vector_path<uint64_t>(buf + 8, buf + 16, 2, 6));
+  EXPECT_TRUE(transpose_use_vector_path<uint32_t>(buf, buf + 16, 8192, 8192));
+  EXPECT_FALSE(transpose_use_vector_path<uint32_t>(buf, buf + 16, 8191, 8193));
+  EXPECT_FALSE(transpose_use_vector_path<uint32_t>(buf, buf + 16, 8192, 8194));
+  EXPECT_FALSE(transpose_use_vector_path<uint32_t>(buf + 4, buf + 16, 8192, 8192));
+  EXPECT_FALSE(transpose_use_vector_path<uint32_t>(buf, buf + 8, 8192, 8192));
+  EXPECT_TRUE(transpose_use_vector_path<uint16_t>(buf, buf + 32, 8192, 8192));
+  EXPECT_FALSE(transpose_use_vector_path<uint16_t>(buf, buf + 32, 8192, 8196));
+  EXPECT_TRUE(transpose_use_vector_path<uint8_t>(buf + 8, buf + 24, 8, 16));  // 8-byte chunks
+  EXPECT_FALSE(transpose_use_vector_path<uint8_t>(buf + 4, buf + 24, 8, 16));
+  EXPECT_TRUE(transpose_use_vector_path<uint64_t>(buf, buf + 16, 2, 6));
+  EXPECT_FALSE(transpose_use_vector_path<uint64_t>(buf + 8, buf + 16, 2, 6));
 }
 
 TEST(TransposeDispatch, RangesOverlap) {
-  using kernelkit::detail::ranges_overlap;
+  using kernelkit::detail::transpose_ranges_overlap;
   static char buf[64];
-  EXPECT_TRUE(ranges_overlap(buf, buf, 1));
-  EXPECT_TRUE(ranges_overlap(buf, buf + 7, 8));
-  EXPECT_FALSE(ranges_overlap(buf, buf + 8, 8));
-  EXPECT_FALSE(ranges_overlap(buf + 8, buf, 8));
+  EXPECT_TRUE(transpose_ranges_overlap(buf, buf, 1));
+  EXPECT_TRUE(transpose_ranges_overlap(buf, buf + 7, 8));
+  EXPECT_FALSE(transpose_ranges_overlap(buf, buf + 8, 8));
+  EXPECT_FALSE(transpose_ranges_overlap(buf + 8, buf, 8));
 }
 
 // ---- Past 2^31 elements: inputs made and outputs checked on the device. ----

@@ -13,7 +13,7 @@ namespace kernelkit {
 
 namespace detail {
 // True when the byte ranges [a, a + bytes) and [b, b + bytes) share a byte.
-inline bool ranges_overlap(const void* a, const void* b, int64_t bytes) {
+inline bool transpose_ranges_overlap(const void* a, const void* b, int64_t bytes) {
   const auto pa = reinterpret_cast<std::uintptr_t>(a);
   const auto pb = reinterpret_cast<std::uintptr_t>(b);
   const auto n = static_cast<std::uintptr_t>(bytes);
@@ -42,14 +42,15 @@ template <typename T>
   const int64_t n = rows * cols;
   KERNELKIT_REQUIRE(n <= INT64_MAX / static_cast<int64_t>(sizeof(T)));
   KERNELKIT_REQUIRE(in != nullptr && out != nullptr);
-  KERNELKIT_REQUIRE(!detail::ranges_overlap(in, out, n * static_cast<int64_t>(sizeof(T))));
+  KERNELKIT_REQUIRE(
+      !detail::transpose_ranges_overlap(in, out, n * static_cast<int64_t>(sizeof(T))));
   if (rows == 1 || cols == 1) {
     // Same layout on both sides.
     KERNELKIT_RETURN_IF_ERROR(
         cudaMemcpyAsync(out, in, static_cast<size_t>(n) * sizeof(T), cudaMemcpyDefault, stream));
     return cudaSuccess;
   }
-  using U = detail::uint_of_size_t<sizeof(T)>;
+  using U = detail::transpose_bits_t<sizeof(T)>;
   return detail::launch_transpose<U>(reinterpret_cast<const U*>(in), reinterpret_cast<U*>(out),
                                      rows, cols, stream);
 }

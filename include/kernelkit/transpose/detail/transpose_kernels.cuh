@@ -1,7 +1,7 @@
 // Transpose kernels. Elements are moved as unsigned integers of their size (one kernel per
 // element size: f32 and i32 share the 4-byte kernel), so these never look at values.
 //
-// Two kernels per element size, picked by detail::use_vector_path:
+// Two kernels per element size, picked by detail::transpose_use_vector_path:
 //  - transpose_vec_kernel: both sides in chunks of kChunkBytes (16 bytes; 8 for 1-byte
 //    elements). 256 threads as a 16 x 16 grid; each thread owns a kVec x kVec block of the
 //    tile (kVec = elements per chunk) and transposes it in registers, so shared memory is
@@ -22,25 +22,25 @@ namespace kernelkit {
 namespace detail {
 
 template <int Bytes>
-struct uint_of_size;
+struct TransposeBits;
 template <>
-struct uint_of_size<1> {
+struct TransposeBits<1> {
   using type = uint8_t;
 };
 template <>
-struct uint_of_size<2> {
+struct TransposeBits<2> {
   using type = uint16_t;
 };
 template <>
-struct uint_of_size<4> {
+struct TransposeBits<4> {
   using type = uint32_t;
 };
 template <>
-struct uint_of_size<8> {
+struct TransposeBits<8> {
   using type = uint64_t;
 };
 template <int Bytes>
-using uint_of_size_t = typename uint_of_size<Bytes>::type;
+using transpose_bits_t = typename TransposeBits<Bytes>::type;
 
 inline constexpr int kTransposeBlock = 256;
 
@@ -64,7 +64,7 @@ struct TransposeVecGeometry {
 // Column m of the kVec x kVec block held in v (v[k] = row k, kVec elements of U each), as
 // one chunk: element k of the result is element m of v[k].
 template <typename U, typename Chunk>
-__device__ __forceinline__ Chunk block_column(const Chunk* v, int m) {
+__device__ __forceinline__ Chunk transpose_block_column(const Chunk* v, int m) {
   Chunk w;
   constexpr int kWords = sizeof(Chunk) / sizeof(w.elem[0]);
   if constexpr (sizeof(U) == sizeof(w.elem[0])) {
@@ -94,13 +94,13 @@ __device__ __forceinline__ Chunk block_column(const Chunk* v, int m) {
   return w;
 }
 
-inline constexpr int kScalarTile = 64;  // scalar path: 64 x 64 elements per tile
-inline constexpr int kScalarWarpRows = kTransposeBlock / 32;
+inline constexpr int kTransposeScalarTile = 64;  // scalar path: 64 x 64 elements per tile
+inline constexpr int kTransposeScalarWarpRows = kTransposeBlock / 32;
 
 // True when the chunked kernel may be used: every row of in and of out starts on a chunk
 // boundary (cols and rows multiples of kVec, both pointers chunk-aligned). Host, pure.
 template <typename U>
-inline bool use_vector_path(const void* in, const void* out, int64_t rows, int64_t cols) {
+inline bool transpose_use_vector_path(const void* in, const void* out, int64_t rows, int64_t cols) {
   constexpr int kVec = TransposeVecGeometry<U>::kVec;
   return rows % kVec == 0 && cols % kVec == 0 &&
          pack_size_for(static_cast<const U*>(in), static_cast<const U*>(out)) >= kVec;
@@ -110,7 +110,7 @@ inline bool use_vector_path(const void* in, const void* out, int64_t rows, int64
 // row-wise chunk stores (one row, chunks 0..15 across lanes) and the column-wise chunk
 // loads (rows kVec*a + k for a = 0..15 across lanes, one chunk) hit distinct bank groups.
 template <int Vec>
-__device__ __forceinline__ int swizzle_chunk(int r, int j) {
+__device__ __forceinline__ int transpose_swizzle_chunk(int r, int j) {
   return j ^ ((r / Vec) & 15);
 }
 
@@ -148,7 +148,7 @@ __global__ void __launch_bounds__(kTransposeBlock)
 #pragma unroll
     for (int i = 0; i < kVec; ++i) {
       const int r = group + kSide * i;
-      tile[r][swizzle_chunk<kVec>(r, lane)] = v[i];
+      tile[r][transpose_swizzle_chunk<kVec>(r, lane)] = v[i];
     }
     __syncthreads();
 
@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(kTransposeBlock)
 #pragma unroll
     for (int k = 0; k < kVec; ++k) {
       const int r = kVec * a + k;
-      v[k] = tile[r][swizzle_chunk<kVec>(r, b)];
+      v[k] = tile[r][transpose_swizzle_chunk<kVec>(r, b)];
     }
     // Out row c0 + kVec*b + m, chunk a holds column kVec*b + m of those kVec rows. Lanes
     // 0..15 of a warp write 16 consecutive chunks of one out row.
@@ -167,7 +167,7 @@ __global__ void __launch_bounds__(kTransposeBlock)
 #pragma unroll
       for (int m = 0; m < kVec; ++m) {
         const int64_t oc = c0 + kVec * b + m;
-        const Chunk w = block_column<U>(v, m);
+        const Chunk w = transpose_block_column<U>(v, m);
         if (oc < cols) store_pack<kWords>(out_w, oc * rows_v + out_chunk, w);
       }
     }
@@ -179,7 +179,7 @@ __global__ void __launch_bounds__(kTransposeBlock)
 // conflict-free; 8-byte elements take two words (a column read of 16 lanes is then
 // conflict-free per half-warp).
 template <typename U>
-using scalar_smem_t = std::conditional_t<sizeof(U) == 8, uint64_t, uint32_t>;
+using transpose_scalar_smem_t = std::conditional_t<sizeof(U) == 8, uint64_t, uint32_t>;
 
 // Any shape, any alignment. 256 threads as 32 x 8; each thread moves 2 x 8 elements of
 // a 64 x 64 tile; lanes run along in rows on the load and along out rows on the store.
@@ -187,8 +187,8 @@ template <typename U>
 __global__ void __launch_bounds__(kTransposeBlock)
     transpose_scalar_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows,
                             int64_t cols, int64_t tiles_c, int64_t num_tiles) {
-  constexpr int kTile = kScalarTile, kRowStep = kScalarWarpRows;
-  using S = scalar_smem_t<U>;
+  constexpr int kTile = kTransposeScalarTile, kRowStep = kTransposeScalarWarpRows;
+  using S = transpose_scalar_smem_t<U>;
   __shared__ S tile[kTile][kTile + 1];
 
   const int x = threadIdx.x % 32, y = threadIdx.x / 32;
@@ -231,8 +231,8 @@ __global__ void __launch_bounds__(kTransposeBlock)
 // Launches the kernel for element type U; arguments already checked, rows, cols > 1.
 template <typename U>
 cudaError_t launch_transpose(const U* in, U* out, int64_t rows, int64_t cols, cudaStream_t stream) {
-  const bool vec = use_vector_path<U>(in, out, rows, cols);
-  const int64_t side = vec ? TransposeVecGeometry<U>::kTile : kScalarTile;
+  const bool vec = transpose_use_vector_path<U>(in, out, rows, cols);
+  const int64_t side = vec ? TransposeVecGeometry<U>::kTile : kTransposeScalarTile;
   const int64_t tiles_c = ceil_div(cols, side);
   const int64_t num_tiles = ceil_div(rows, side) * tiles_c;
   int grid = 0;
