@@ -19,7 +19,12 @@
 namespace kernelkit {
 namespace detail {
 
-// Independent 16-byte loads each lane keeps in flight in the streaming loops.
+// Independent 16-byte loads of A each thread keeps in flight. The kernels run at 2048
+// threads per SM (32 registers: __launch_bounds__(B, 2048 / B)), so that every 8192-row
+// or 1024-block launch is one full wave; at 2 (Op::N, which also loads x) or 4 (Op::T)
+// loads per thread that is 64 KB (128 KB for T) of A in flight per SM, well past the
+// ~25 KB that 3 TB/s over 132 SMs at ~1 us latency needs.
+inline constexpr int kGemvRowUnroll = 2;
 inline constexpr int kGemvUnroll = 4;
 
 __device__ __forceinline__ float gemv_epilogue(float dot, float alpha, float beta, const float* y) {
@@ -38,27 +43,31 @@ __global__ void gemv_scale_kernel(int64_t count, T beta, T* __restrict__ y) {
 }
 
 // Dot product of a row slice with x, over packs [first, packs) with step `step`, each
-// lane keeping kGemvUnroll independent loads in flight. Returns this lane's partial sum.
-template <int PackSize>
+// lane keeping Unroll independent loads of A (and of x) in flight. Returns this lane's
+// partial sum.
+template <int PackSize, int Unroll>
 __device__ __forceinline__ float gemv_dot_packs(const float* __restrict__ a,
                                                 const float* __restrict__ x, int64_t first,
                                                 int64_t packs, int64_t step) {
-  float acc[kGemvUnroll] = {};
+  float acc[Unroll] = {};
   int64_t p = first;
-  for (; p + (kGemvUnroll - 1) * step < packs; p += kGemvUnroll * step) {
-    Pack<float, PackSize> av[kGemvUnroll], xv[kGemvUnroll];
+  // no further unrolling by the compiler: Unroll sets the loads in flight and the registers
+#pragma unroll 1
+  for (; p + (Unroll - 1) * step < packs; p += Unroll * step) {
+    Pack<float, PackSize> av[Unroll], xv[Unroll];
 #pragma unroll
-    for (int u = 0; u < kGemvUnroll; ++u) {
+    for (int u = 0; u < Unroll; ++u) {
       av[u] = load_pack<PackSize>(a, p + u * step);
       xv[u] = load_pack<PackSize>(x, p + u * step);
     }
 #pragma unroll
-    for (int u = 0; u < kGemvUnroll; ++u) {
+    for (int u = 0; u < Unroll; ++u) {
 #pragma unroll
       for (int k = 0; k < PackSize; ++k)
         acc[u] = fmaf(av[u].elem[k], xv[u].elem[k], acc[u]);
     }
   }
+#pragma unroll 1
   for (; p < packs; p += step) {
     const Pack<float, PackSize> av = load_pack<PackSize>(a, p);
     const Pack<float, PackSize> xv = load_pack<PackSize>(x, p);
@@ -68,7 +77,7 @@ __device__ __forceinline__ float gemv_dot_packs(const float* __restrict__ a,
   }
   float sum = 0.f;
 #pragma unroll
-  for (int u = 0; u < kGemvUnroll; ++u)
+  for (int u = 0; u < Unroll; ++u)
     sum += acc[u];
   return sum;
 }
@@ -76,8 +85,9 @@ __device__ __forceinline__ float gemv_dot_packs(const float* __restrict__ a,
 // Op::N, one group of Width consecutive lanes per row (grid-stride over rows). Each warp
 // owns 32 / Width consecutive rows per step; the loop condition is warp-uniform so the
 // shuffles always see the full warp. A, lda and x are aligned to PackSize floats.
+// (Widths 8 and 16 spill at 32 registers: they run at 1024 threads per SM, 64 registers.)
 template <int PackSize, int Width, int BlockSize>
-__global__ void __launch_bounds__(BlockSize)
+__global__ void __launch_bounds__(BlockSize, (Width == 8 || Width == 16 ? 1024 : 2048) / BlockSize)
     gemv_n_rows_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
                        const float* __restrict__ x, float beta, float* __restrict__ y) {
   static_assert(BlockSize % kWarpSize == 0, "whole warps: the group shuffles use the full mask");
@@ -94,7 +104,7 @@ __global__ void __launch_bounds__(BlockSize)
     float dot = 0.f;
     if (row < m) {
       const float* a = A + row * lda;
-      dot = gemv_dot_packs<PackSize>(a, x, lane, packs, Width);
+      dot = gemv_dot_packs<PackSize, kGemvRowUnroll>(a, x, lane, packs, Width);
       if (lane < tail) dot = fmaf(a[packs * PackSize + lane], x[packs * PackSize + lane], dot);
     }
     dot = warp_reduce<Width>(dot, Sum{});
@@ -109,7 +119,7 @@ __global__ void __launch_bounds__(BlockSize)
 // cluster's partials are combined in rank order through distributed shared memory by
 // rank 0. Grid-stride over rows by cluster. A, lda and x are aligned to PackSize floats.
 template <int PackSize, int BlockSize>
-__global__ void __launch_bounds__(BlockSize)
+__global__ void __launch_bounds__(BlockSize, 2048 / BlockSize)
     gemv_n_block_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
                         const float* __restrict__ x, float beta, float* __restrict__ y,
                         int cluster_size) {
@@ -122,7 +132,7 @@ __global__ void __launch_bounds__(BlockSize)
   const int64_t clusters = gridDim.x / cluster_size;
   for (int64_t row = blockIdx.x / cluster_size; row < m; row += clusters) {
     const float* a = A + row * lda;
-    float dot = gemv_dot_packs<PackSize>(a, x, first, packs, step);
+    float dot = gemv_dot_packs<PackSize, kGemvRowUnroll>(a, x, first, packs, step);
     if (first < tail) dot = fmaf(a[packs * PackSize + first], x[packs * PackSize + first], dot);
     dot = block_reduce<BlockSize>(dot, Sum{});
     // thread 0 holds this block's partial of the row
@@ -153,7 +163,7 @@ __global__ void __launch_bounds__(BlockSize)
 // over ty in shared memory in order, then over ranks in order through distributed shared
 // memory (rank 0 writes y). A and lda are aligned to PackSize floats; x and y need not be.
 template <int PackSize, int TX, int TY>
-__global__ void __launch_bounds__(TX* TY)
+__global__ void __launch_bounds__(TX* TY, 2048 / (TX * TY))
     gemv_t_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
                   const float* __restrict__ x, float beta, float* __restrict__ y) {
   constexpr int kCols = TX * PackSize;
