@@ -96,6 +96,7 @@ const std::vector<std::pair<int64_t, int64_t>> kBigShapes = {{8191, 8193}, {4096
 
 template <typename T>
 class TransposeTest : public kktest::GpuTest {};
+class TransposeStreamTest : public kktest::GpuTest {};
 
 using ElementTypes =
     ::testing::Types<int8_t, __half, __nv_bfloat16, float, int32_t, double, int64_t>;
@@ -164,6 +165,42 @@ TYPED_TEST(TransposeTest, BadArgumentsWriteNothing) {
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(kktest::same_bits(d_out.download(), before)) << name << ": output was written";
   }
+}
+
+// On a created stream and inside a captured CUDA graph (no hidden sync or allocation),
+// for the chunked, scalar and copy paths; the graph is replayed twice.
+TEST_F(TransposeStreamTest, StreamAndGraphCapture) {
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  for (const auto& [rows, cols] :
+       std::vector<std::pair<int64_t, int64_t>>{{136, 264}, {31, 33}, {1, 100}}) {
+    const size_t n = static_cast<size_t>(rows * cols);
+    const auto h_in = random_input<float>(n, 77);
+    auto d_in = kktest::to_device(h_in);
+    DeviceBuffer<float> d_out(n);
+    std::vector<double> ref(n);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        ref[c * rows + r] = h_in[r * cols + c];
+    const std::string label = "graph " + std::to_string(rows) + "x" + std::to_string(cols);
+
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    const cudaError_t status = kernelkit::transpose(d_in.get(), d_out.get(), rows, cols, stream);
+    CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    ASSERT_EQ(status, cudaSuccess) << label;
+    CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int rep = 0; rep < 2; ++rep) {
+      d_out.poison();
+      CUDA_CHECK(cudaGraphLaunch(exec, stream));
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+      EXPECT_TRUE(kktest::check_near(d_out.download(), ref, Tolerance::Exact(), label));
+    }
+    CUDA_CHECK(cudaGraphExecDestroy(exec));
+    CUDA_CHECK(cudaGraphDestroy(graph));
+  }
+  CUDA_CHECK(cudaStreamDestroy(stream));
 }
 
 // Which kernel a call takes (host-only, always runs).
