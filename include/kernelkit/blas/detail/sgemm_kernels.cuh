@@ -1,0 +1,254 @@
+// The sgemm kernel family: C = alpha * op(A) op(B) + beta * C, row-major, fp32 FFMA.
+//
+// Block tile BM x BN x BK (BK = 16), warp tile 32 x 64, thread tile 8 x 8 (two 4 x 4
+// quads along m, 16 apart, and two along n, 32 apart), a Stages-deep cp.async pipeline of
+// shared-memory tiles, fragments double-buffered in registers.
+//
+// Both operands live in shared memory "K-major": tile[k][mn] with a row stride of BMN + 4
+// floats, so a thread reads its 4 consecutive m (or n) values of one k with one 16-byte LDS:
+// the 8 lanes of a quarter-warp read either one address (A: broadcast) or 128 contiguous
+// bytes (B): conflict-free. The global -> shared copy is the only thing an Op changes:
+//   - MN-contiguous source (A with Op::T, B with Op::N): 16-byte cp.async when the leading
+//     dimension and the base pointer allow it, 4-byte cp.async otherwise;
+//   - K-contiguous source (A with Op::N, B with Op::T): 4-byte cp.async that transposes on
+//     the way in (16 lanes read 64 contiguous bytes of one row: whole sectors).
+// Out-of-range elements are zero-filled by the copy itself (cp.async src-size), so edge
+// tiles run the same code as interior ones; only the epilogue checks bounds.
+#pragma once
+
+#include <cuda_pipeline_primitives.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace kernelkit::detail {
+
+inline constexpr int kSgemmBK = 16;
+inline constexpr int kSgemmPad = 4;  // floats added to each smem row (keeps 16-byte alignment)
+
+struct SgemmParams {
+  int64_t m, n, k;  // k == 0 when alpha == 0 (A and B are not read)
+  float alpha, beta;
+  const float* A;
+  int64_t lda;
+  const float* B;
+  int64_t ldb;
+  float* C;
+  int64_t ldc;
+  bool c_vec4;  // 16-byte access to C is legal
+  int64_t tiles_m, tiles_n;
+};
+
+template <int BM, int BN>
+struct SgemmShape {
+  static_assert(BM % 32 == 0 && BN % 64 == 0, "the warp tile is 32 x 64");
+  static constexpr int kWarpsM = BM / 32;
+  static constexpr int kWarpsN = BN / 64;
+  static constexpr int kThreads = kWarpsM * kWarpsN * 32;
+  static constexpr int kStrideA = BM + kSgemmPad;
+  static constexpr int kStrideB = BN + kSgemmPad;
+  static constexpr int kStageFloats = kSgemmBK * (kStrideA + kStrideB);
+};
+
+template <int BM, int BN, int Stages>
+constexpr size_t sgemm_smem_bytes() {
+  return size_t(Stages) * SgemmShape<BM, BN>::kStageFloats * sizeof(float);
+}
+
+// How an operand tile is copied: see the file comment.
+enum class SgemmLoad { kKContig, kMnVec4, kMnScalar };
+
+// Copies k-tiles [k0, k0 + BK) x [mn0, mn0 + BMN) of one operand into dst[k][mn] (row stride
+// BMN + kSgemmPad), zero-filling what lies outside [0, K) x [0, MN). Element (kk, mn) is at
+// X[mn * ld + kk] for kKContig, at X[kk * ld + mn] otherwise. Each thread owns a fixed set
+// of "slots" (elements or 16-byte chunks) of the tile: slot i sits `i * kSlotStep` rows
+// (kKContig: mn rows; otherwise k rows) after the thread's first one, so the per-tile work
+// is one pointer bump and a few compares.
+template <int BMN, int Threads, SgemmLoad Mode>
+struct SgemmTileLoader {
+  static constexpr int kBK = kSgemmBK;
+  static constexpr int kStride = BMN + kSgemmPad;
+  static constexpr int kVec = Mode == SgemmLoad::kMnVec4 ? 4 : 1;
+  // threads along the contiguous direction of one slot row
+  static constexpr int kAlong = Mode == SgemmLoad::kKContig ? kBK : BMN / kVec;
+  static_assert(Threads % kAlong == 0, "a slot row is covered by whole threads");
+  static constexpr int kSlotStep = Threads / kAlong;  // rows between a thread's slots
+  static constexpr int kSlots = kBK * BMN / kVec / Threads;
+  static_assert(kSlots * Threads * kVec == kBK * BMN, "whole slots per thread");
+
+  const float* ptr;  // this thread's slot 0 in the current k-tile (may point past the end)
+  int64_t k_rem;     // K - (k0 + this thread's first k): k offsets below it are in range
+  int64_t mn_rem;    // MN - (mn0 + this thread's first mn)
+  int smem;          // this thread's slot 0 in a stage
+
+  __device__ __forceinline__ SgemmTileLoader(const float* X, int64_t ld, int64_t mn0, int64_t MN,
+                                             int64_t K, int tid) {
+    const int along = tid % kAlong, row = tid / kAlong;
+    if constexpr (Mode == SgemmLoad::kKContig) {  // along = k, row = mn
+      ptr = X + (mn0 + row) * ld + along;
+      k_rem = K - along;
+      mn_rem = MN - mn0 - row;
+      smem = along * kStride + row;
+    } else {  // along = mn (chunks of kVec), row = k
+      ptr = X + row * ld + mn0 + along * kVec;
+      k_rem = K - row;
+      mn_rem = MN - mn0 - along * kVec;
+      smem = row * kStride + along * kVec;
+    }
+  }
+
+  // Issues the copies of the current k-tile into stage `dst`; then moves to the next k-tile.
+  __device__ __forceinline__ void load(float* dst, const float* X, int64_t ld) {
+#pragma unroll
+    for (int i = 0; i < kSlots; ++i) {
+      if constexpr (Mode == SgemmLoad::kKContig) {
+        const bool ok = k_rem > 0 && mn_rem > i * kSlotStep;
+        const float* src = ok ? ptr + i * kSlotStep * ld : X;
+        __pipeline_memcpy_async(dst + smem + i * kSlotStep, src, 4, ok ? 0 : 4);
+      } else if constexpr (Mode == SgemmLoad::kMnVec4) {
+        int valid = 0;
+        if (k_rem > i * kSlotStep) valid = mn_rem >= 4 ? 4 : (mn_rem > 0 ? int(mn_rem) : 0);
+        const float* src = valid > 0 ? ptr + i * kSlotStep * ld : X;
+        __pipeline_memcpy_async(dst + smem + i * kSlotStep * kStride, src, 16,
+                                size_t(4 - valid) * 4);
+      } else {
+        const bool ok = k_rem > i * kSlotStep && mn_rem > 0;
+        const float* src = ok ? ptr + i * kSlotStep * ld : X;
+        __pipeline_memcpy_async(dst + smem + i * kSlotStep * kStride, src, 4, ok ? 0 : 4);
+      }
+    }
+    if constexpr (Mode == SgemmLoad::kKContig) {
+      ptr += kBK;
+    } else {
+      ptr += kBK * ld;
+    }
+    k_rem -= kBK;
+  }
+};
+
+__device__ __forceinline__ float sgemm_out(float acc, float alpha, float beta, const float* c) {
+  return beta == 0.f ? alpha * acc : alpha * acc + beta * *c;
+}
+
+// One block computes one BM x BN tile of C. 1D grid of tiles_m * tiles_n blocks, ordered in
+// groups of 8 tile-rows so that blocks resident together share A rows and B columns in L2.
+template <int BM, int BN, int Stages, SgemmLoad LoadA, SgemmLoad LoadB>
+__global__ void __launch_bounds__(SgemmShape<BM, BN>::kThreads,
+                                  SgemmShape<BM, BN>::kThreads == 256 ? 2 : 4)
+    sgemm_kernel(const SgemmParams p) {
+  using Shape = SgemmShape<BM, BN>;
+  static_assert(Stages >= 2, "a pipeline needs two stages");
+  constexpr int kBK = kSgemmBK;
+  constexpr int kThreads = Shape::kThreads;
+  extern __shared__ float4 sgemm_smem[];
+  float* const smem = reinterpret_cast<float*>(sgemm_smem);
+
+  // tile coordinates (grouped order)
+  constexpr int64_t kGroup = 8;
+  const int64_t pid = blockIdx.x;
+  const int64_t in_group = kGroup * p.tiles_n;
+  const int64_t first_m = pid / in_group * kGroup;
+  const int64_t group_m = p.tiles_m - first_m < kGroup ? p.tiles_m - first_m : kGroup;
+  const int64_t tile_m = first_m + (pid % in_group) % group_m;
+  const int64_t tile_n = (pid % in_group) / group_m;
+  const int64_t m0 = tile_m * BM, n0 = tile_n * BN;
+
+  const int tid = threadIdx.x;
+  const int warp = tid / 32, lane = tid % 32;
+  const int wm = (warp / Shape::kWarpsN) * 32, wn = (warp % Shape::kWarpsN) * 64;
+  const int lm = lane / 8, ln = lane % 8;
+  const int a_off = wm + lm * 4;  // + 16 for the second quad
+  const int b_off = wn + ln * 4;  // + 32 for the second quad
+
+  const int64_t k_tiles = (p.k + kBK - 1) / kBK;
+  auto stage_a = [&](int s) { return smem + s * Shape::kStageFloats; };
+  auto stage_b = [&](int s) { return smem + s * Shape::kStageFloats + kBK * Shape::kStrideA; };
+  SgemmTileLoader<BM, kThreads, LoadA> load_a(p.A, p.lda, m0, p.m, p.k, tid);
+  SgemmTileLoader<BN, kThreads, LoadB> load_b(p.B, p.ldb, n0, p.n, p.k, tid);
+  // the next k-tile of both operands into stage s
+  auto load = [&](int s) {
+    load_a.load(stage_a(s), p.A, p.lda);
+    load_b.load(stage_b(s), p.B, p.ldb);
+  };
+
+  float acc[8][8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      acc[i][j] = 0.f;
+
+      // prologue: Stages - 1 tiles in flight (empty groups keep the group count uniform)
+#pragma unroll
+  for (int s = 0; s < Stages - 1; ++s) {
+    if (s < k_tiles) load(s);
+    __pipeline_commit();
+  }
+
+  int read_stage = 0;
+  int write_stage = Stages - 1;
+  for (int64_t kt = 0; kt < k_tiles; ++kt) {
+    // tile kt has landed (at most Stages - 2 younger groups still pending) and every thread
+    // is done with the stage about to be overwritten (computed in iteration kt - 1)
+    __pipeline_wait_prior(Stages - 2);
+    __syncthreads();
+    if (kt + Stages - 1 < k_tiles) load(write_stage);
+    __pipeline_commit();
+
+    const float* as = stage_a(read_stage);
+    const float* bs = stage_b(read_stage);
+    float a[2][8], b[2][8];
+    auto load_frag = [&](int buf, int kk) {
+      const float4 a0 = *reinterpret_cast<const float4*>(as + kk * Shape::kStrideA + a_off);
+      const float4 a1 = *reinterpret_cast<const float4*>(as + kk * Shape::kStrideA + a_off + 16);
+      const float4 b0 = *reinterpret_cast<const float4*>(bs + kk * Shape::kStrideB + b_off);
+      const float4 b1 = *reinterpret_cast<const float4*>(bs + kk * Shape::kStrideB + b_off + 32);
+      a[buf][0] = a0.x, a[buf][1] = a0.y, a[buf][2] = a0.z, a[buf][3] = a0.w;
+      a[buf][4] = a1.x, a[buf][5] = a1.y, a[buf][6] = a1.z, a[buf][7] = a1.w;
+      b[buf][0] = b0.x, b[buf][1] = b0.y, b[buf][2] = b0.z, b[buf][3] = b0.w;
+      b[buf][4] = b1.x, b[buf][5] = b1.y, b[buf][6] = b1.z, b[buf][7] = b1.w;
+    };
+    load_frag(0, 0);
+#pragma unroll
+    for (int kk = 0; kk < kBK; ++kk) {
+      if (kk + 1 < kBK) load_frag((kk + 1) & 1, kk + 1);
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+          acc[i][j] = fmaf(a[kk & 1][i], b[kk & 1][j], acc[i][j]);
+    }
+    read_stage = read_stage + 1 == Stages ? 0 : read_stage + 1;
+    write_stage = write_stage + 1 == Stages ? 0 : write_stage + 1;
+  }
+
+  // epilogue: rows m0 + a_off + {0..3, 16..19}, columns n0 + b_off + {0..3, 32..35}
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int64_t r = m0 + a_off + (i & 3) + (i >> 2) * 16;
+    if (r >= p.m) continue;
+    float* crow = p.C + r * p.ldc;
+#pragma unroll
+    for (int jq = 0; jq < 2; ++jq) {
+      const int64_t c = n0 + b_off + jq * 32;
+      const float* v = &acc[i][jq * 4];
+      if (p.c_vec4 && c + 3 < p.n) {
+        float4 out;
+        if (p.beta == 0.f) {  // C is not read
+          out = make_float4(p.alpha * v[0], p.alpha * v[1], p.alpha * v[2], p.alpha * v[3]);
+        } else {
+          const float4 old = *reinterpret_cast<const float4*>(crow + c);
+          out = make_float4(p.alpha * v[0] + p.beta * old.x, p.alpha * v[1] + p.beta * old.y,
+                            p.alpha * v[2] + p.beta * old.z, p.alpha * v[3] + p.beta * old.w);
+        }
+        *reinterpret_cast<float4*>(crow + c) = out;
+      } else {
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (c + j < p.n) crow[c + j] = sgemm_out(v[j], p.alpha, p.beta, crow + c + j);
+      }
+    }
+  }
+}
+
+}  // namespace kernelkit::detail

@@ -1,0 +1,133 @@
+// sgemm: C = alpha * op(A) * op(B) + beta * C, fp32, row-major.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdint>
+#include <limits>
+
+#include "kernelkit/blas/blas.cuh"
+#include "kernelkit/blas/detail/sgemm_kernels.cuh"
+#include "kernelkit/core/error.cuh"
+#include "kernelkit/core/launch.cuh"
+
+namespace kernelkit {
+
+namespace detail {
+
+// Argument checks shared by the library and the ladder: sizes >= 0, leading dimensions
+// >= the stored row length (and >= 1), non-null pointers where something is read or
+// written, and no int64 overflow in the largest element offset.
+inline bool sgemm_args_ok(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, const float* A,
+                          int64_t lda, const float* B, int64_t ldb, const float* C, int64_t ldc) {
+  if (m < 0 || n < 0 || k < 0) return false;
+  const int64_t a_rows = op_a == Op::N ? m : k, a_cols = op_a == Op::N ? k : m;
+  const int64_t b_rows = op_b == Op::N ? k : n, b_cols = op_b == Op::N ? n : k;
+  if (lda < 1 || lda < a_cols || ldb < 1 || ldb < b_cols || ldc < 1 || ldc < n) return false;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  if (a_rows > 0 && lda > kMax / a_rows) return false;
+  if (b_rows > 0 && ldb > kMax / b_rows) return false;
+  if (m > 0 && ldc > kMax / m) return false;
+  if (m > 0 && n > 0 && C == nullptr) return false;
+  if (m > 0 && n > 0 && k > 0 && (A == nullptr || B == nullptr)) return false;
+  return true;
+}
+
+inline bool sgemm_aligned16(const void* p) {
+  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+}
+
+// cudaFuncSetAttribute(max dynamic smem) once per kernel and device (bit d of the mask).
+template <typename Kernel>
+cudaError_t sgemm_opt_in_smem(Kernel kernel, size_t bytes, std::atomic<uint64_t>& done) {
+  int device = 0;
+  KERNELKIT_RETURN_IF_ERROR(cudaGetDevice(&device));
+  const uint64_t bit = device < 64 ? uint64_t{1} << device : 0;
+  if (bit != 0 && (done.load(std::memory_order_acquire) & bit)) return cudaSuccess;
+  KERNELKIT_RETURN_IF_ERROR(cudaFuncSetAttribute(
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  done.fetch_or(bit, std::memory_order_acq_rel);
+  return cudaSuccess;
+}
+
+// Launches the BM x BN kernel for p (tiles_m/tiles_n filled in here).
+template <int BM, int BN, int Stages, SgemmLoad LoadA, SgemmLoad LoadB>
+cudaError_t sgemm_launch_tile(SgemmParams p, cudaStream_t stream) {
+  constexpr size_t kSmem = sgemm_smem_bytes<BM, BN, Stages>();
+  static std::atomic<uint64_t> opted_in{0};
+  auto kernel = sgemm_kernel<BM, BN, Stages, LoadA, LoadB>;
+  KERNELKIT_RETURN_IF_ERROR(sgemm_opt_in_smem(kernel, kSmem, opted_in));
+  p.tiles_m = (p.m + BM - 1) / BM;
+  p.tiles_n = (p.n + BN - 1) / BN;
+  KERNELKIT_REQUIRE(p.tiles_m <= std::numeric_limits<int>::max() / p.tiles_n);
+  const unsigned blocks = static_cast<unsigned>(p.tiles_m * p.tiles_n);
+  kernel<<<blocks, SgemmShape<BM, BN>::kThreads, kSmem, stream>>>(p);
+  return cudaGetLastError();
+}
+
+inline constexpr int kSgemmStages = 4;
+
+// The one dispatch of tile shapes: 128 x 128 tiles when they fill the SMs, 128 x 64
+// otherwise. Unaligned MN-contiguous operands (4-byte copies, rare) always take 128 x 64,
+// to keep the number of instantiated kernels down.
+template <SgemmLoad LoadA, SgemmLoad LoadB>
+cudaError_t sgemm_dispatch(const SgemmParams& p, cudaStream_t stream) {
+  constexpr bool kUnaligned = LoadA == SgemmLoad::kMnScalar || LoadB == SgemmLoad::kMnScalar;
+  if constexpr (!kUnaligned) {
+    DeviceInfo info;
+    KERNELKIT_RETURN_IF_ERROR(current_device_info(&info));
+    const int64_t big_tiles = ((p.m + 127) / 128) * ((p.n + 127) / 128);
+    if (big_tiles >= info.sm_count)
+      return sgemm_launch_tile<128, 128, kSgemmStages, LoadA, LoadB>(p, stream);
+  }
+  return sgemm_launch_tile<128, 64, kSgemmStages, LoadA, LoadB>(p, stream);
+}
+
+// Op and alignment -> load modes (runtime -> template, in one place).
+template <SgemmLoad LoadA>
+cudaError_t sgemm_dispatch_b(Op op_b, bool b_vec4, const SgemmParams& p, cudaStream_t stream) {
+  if (op_b == Op::T) return sgemm_dispatch<LoadA, SgemmLoad::kKContig>(p, stream);
+  return b_vec4 ? sgemm_dispatch<LoadA, SgemmLoad::kMnVec4>(p, stream)
+                : sgemm_dispatch<LoadA, SgemmLoad::kMnScalar>(p, stream);
+}
+
+inline SgemmParams sgemm_params(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha,
+                                const float* A, int64_t lda, const float* B, int64_t ldb,
+                                float beta, float* C, int64_t ldc) {
+  SgemmParams p{};
+  p.m = m, p.n = n, p.k = alpha == 0.f ? 0 : k;  // alpha == 0: C = beta * C, A/B unread
+  p.alpha = alpha, p.beta = beta;
+  p.A = A, p.lda = lda, p.B = B, p.ldb = ldb, p.C = C, p.ldc = ldc;
+  p.c_vec4 = ldc % 4 == 0 && sgemm_aligned16(C);
+  return p;
+}
+
+}  // namespace detail
+
+// C = alpha * op(A) * op(B) + beta * C, all row-major; C is m x n, op(A) m x k, op(B) k x n.
+// A is stored m x k (Op::N, lda >= k) or k x m (Op::T, lda >= m); B is k x n (Op::N,
+// ldb >= n) or n x k (Op::T, ldb >= k); ldc >= n; every leading dimension >= 1. Any
+// alignment. beta == 0: C is only written (NaN in C does not propagate); alpha == 0 or
+// k == 0: C = beta * C and A, B are not read. C must not alias A or B. Accumulation is
+// fp32 FFMA in a fixed order (deterministic). Bad arguments: cudaErrorInvalidValue before
+// any launch. m == 0 or n == 0: nothing to do.
+[[nodiscard]] inline cudaError_t sgemm(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k,
+                                       float alpha, const float* A, int64_t lda, const float* B,
+                                       int64_t ldb, float beta, float* C, int64_t ldc,
+                                       cudaStream_t stream = nullptr) {
+  KERNELKIT_REQUIRE(detail::sgemm_args_ok(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc));
+  if (m == 0 || n == 0) return cudaSuccess;
+  const detail::SgemmParams p =
+      detail::sgemm_params(op_a, op_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  // K-contiguous sources: A with Op::N, B with Op::T; the others are copied 16 bytes at a
+  // time when their leading dimension and base pointer allow it
+  const bool a_vec4 = lda % 4 == 0 && detail::sgemm_aligned16(A);
+  const bool b_vec4 = ldb % 4 == 0 && detail::sgemm_aligned16(B);
+  using detail::SgemmLoad;
+  if (op_a == Op::N) return detail::sgemm_dispatch_b<SgemmLoad::kKContig>(op_b, b_vec4, p, stream);
+  if (a_vec4) return detail::sgemm_dispatch_b<SgemmLoad::kMnVec4>(op_b, b_vec4, p, stream);
+  return detail::sgemm_dispatch_b<SgemmLoad::kMnScalar>(op_b, b_vec4, p, stream);
+}
+
+}  // namespace kernelkit

@@ -1,0 +1,35 @@
+// sgemm ladder v0: one thread per element of C, threadIdx.x along the rows of C, so a warp
+// reads 32 different rows of A and writes 32 different rows of C (uncoalesced).
+#pragma once
+
+#include "ladder/sgemm/common.cuh"
+
+namespace kernelkit::ladder::sgemm {
+
+namespace detail {
+__global__ void v0_naive_kernel(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                                const float* A, int64_t lda, const float* B, int64_t ldb,
+                                float beta, float* C, int64_t ldc) {
+  const int64_t i = blockIdx.x * int64_t{32} + threadIdx.x;
+  const int64_t j = blockIdx.y * int64_t{32} + threadIdx.y;
+  if (i >= m || j >= n) return;
+  float acc = 0.f;
+  for (int64_t p = 0; p < k; ++p)
+    acc = fmaf(op_at(A, ta, i, p, lda), op_at(B, tb, p, j, ldb), acc);
+  store_c(C, ldc, i, j, alpha, acc, beta);
+}
+}  // namespace detail
+
+inline cudaError_t v0_naive(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha,
+                            const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
+                            float* C, int64_t ldc, cudaStream_t stream) {
+  KERNELKIT_REQUIRE(kernelkit::detail::sgemm_args_ok(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc));
+  KERNELKIT_REQUIRE((n + 31) / 32 <= 65535 && (m + 31) / 32 <= INT32_MAX);
+  if (m == 0 || n == 0) return cudaSuccess;
+  const dim3 grid(static_cast<unsigned>((m + 31) / 32), static_cast<unsigned>((n + 31) / 32));
+  detail::v0_naive_kernel<<<grid, dim3(32, 32), 0, stream>>>(op_a == Op::T, op_b == Op::T, m, n, k,
+                                                             alpha, A, lda, B, ldb, beta, C, ldc);
+  return cudaGetLastError();
+}
+
+}  // namespace kernelkit::ladder::sgemm
