@@ -88,22 +88,33 @@ void add_reduce_case(int64_t n, kernelkit::ladder::reduce::LadderFn<T> ladder_fn
       abs_sum += std::fabs(v);
       ref = is_sum ? ref + v : std::max(ref, v);
     }
-    const double got = kernelkit::convert<double>(out->download(1)[0]);
-    if (is_sum && !integral) {
-      std::fprintf(stderr, "%s: sum %.10g, float64 %.10g, relative error %.3g\n", name.c_str(), got,
-                   ref, std::fabs(got - ref) / std::fabs(ref));
-    }
-    // floats: within 2e-5 of sum |x| (the ladder's v0 adds everything into one float),
-    // 2e-6 for the library; the f32 2^28 sum must meet the issue's 1e-5 of the sum itself
-    double rtol = 0, atol = 0;
-    if constexpr (is_sum && !integral) {
-      if (impl == Impl::kKernelkit && std::is_same_v<T, float> && n == (int64_t{1} << 28)) {
-        rtol = 1e-5;
-      } else {
-        atol = (impl == Impl::kKernelkit ? 2e-6 : 2e-5) * abs_sum;
+    const Acc got_raw = out->download(1)[0];
+    if constexpr (integral) {
+      int64_t exact = 0;  // a float64 sum would round past 2^53
+      for (const T& x : h)
+        exact += static_cast<int64_t>(x);
+      if (static_cast<int64_t>(got_raw) != exact)
+        throw std::runtime_error(name + ": got " + std::to_string(static_cast<int64_t>(got_raw)) +
+                                 ", want " + std::to_string(exact));
+      return launch;
+    } else {
+      const double got = kernelkit::convert<double>(got_raw);
+      if (is_sum && !integral) {
+        std::fprintf(stderr, "%s: sum %.10g, float64 %.10g, relative error %.3g\n", name.c_str(),
+                     got, ref, std::fabs(got - ref) / std::fabs(ref));
       }
+      // floats: within 2e-5 of sum |x| (the ladder's v0 adds everything into one float),
+      // 2e-6 for the library; the f32 2^28 sum must meet the issue's 1e-5 of the sum itself
+      double rtol = 0, atol = 0;
+      if constexpr (is_sum && !integral) {
+        if (impl == Impl::kKernelkit && std::is_same_v<T, float> && n == (int64_t{1} << 28)) {
+          rtol = 1e-5;
+        } else {
+          atol = (impl == Impl::kKernelkit ? 2e-6 : 2e-5) * abs_sum;
+        }
+      }
+      kkbench::verify(name, {got}, {ref}, rtol, atol);
     }
-    kkbench::verify(name, {got}, {ref}, rtol, atol);
     return launch;
   });
 }

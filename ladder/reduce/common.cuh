@@ -48,8 +48,8 @@ cudaError_t multi_pass(const T* in, int64_t n, T* out, void* workspace, size_t w
   }
   KERNELKIT_REQUIRE(in != nullptr);
   KERNELKIT_REQUIRE(workspace != nullptr && workspace_bytes >= ladder_workspace_bytes<T>(n));
-  T* buf[2] = {static_cast<T*>(workspace),
-               reinterpret_cast<T*>(static_cast<char*>(workspace) + workspace_bytes / 2)};
+  T* buf[2] = {static_cast<T*>(workspace), reinterpret_cast<T*>(static_cast<char*>(workspace) +
+                                                                workspace_bytes / 2 / 256 * 256)};
   const T* src = in;
   int64_t m = n;
   for (int k = 0;; k ^= 1) {
