@@ -159,6 +159,7 @@ __global__ void __launch_bounds__(Block)
       const T* row_in = in + row * cols + begin;
       T* row_out = out + row * cols + begin;
       float m = -INFINITY;
+#pragma unroll 4
       for (int64_t i = threadIdx.x; i < packs; i += Block) {
         float x[N];
         softmax_load_floats<N>(row_in, i, x);
@@ -205,6 +206,7 @@ __global__ void __launch_bounds__(Block)
       }
       const float inv = 1.f / s;
       const float log_s = logf(s);
+#pragma unroll 4
       for (int64_t i = threadIdx.x; i < packs; i += Block) {
         float y[N];
 #pragma unroll
