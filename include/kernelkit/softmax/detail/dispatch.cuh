@@ -62,7 +62,7 @@ inline cudaError_t softmax_active_blocks(const void* kernel, int block, size_t s
 template <typename T, SoftmaxAlgo A, int N, int Cpt, int Width>
 cudaError_t softmax_launch_warp(const T* in, T* out, int64_t rows, int64_t cols,
                                 cudaStream_t stream) {
-  constexpr int kRowsPerBlock = kSoftmaxWarpBlock / Width;
+  constexpr int kRowsPerBlock = kSoftmaxWarpBlock / Width * (Cpt == N ? 2 : 1);
   int grid = 0;
   KERNELKIT_RETURN_IF_ERROR(grid_size(ceil_div<int64_t>(rows, kRowsPerBlock) * kSoftmaxWarpBlock,
                                       kSoftmaxWarpBlock, &grid));

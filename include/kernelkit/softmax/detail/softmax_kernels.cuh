@@ -53,8 +53,12 @@ __device__ __forceinline__ void softmax_store_floats(T* p, int64_t i, const floa
 // Row in registers. Lane `lane` of a group holds packs p * Width + lane (p < ColsPerThread
 // / N) of its row, i.e. columns [(p * Width + lane) * N, ... + N). Requires cols <=
 // ColsPerThread * Width and cols % N == 0 (packs past cols are padding and never touched).
-// The row loop is uniform over the warp (every lane runs every iteration and every
-// shuffle); a group whose row is past `rows` computes on padding and stores nothing.
+// When a lane holds a single pack (short rows), each group takes kRows = 2 rows per
+// iteration, so that every lane has two independent 16-byte loads in flight. The warp's
+// rows per iteration are base + k * groups_per_warp + group (k < kRows): consecutive
+// groups read consecutive rows. The row loop is uniform over the warp (every lane runs
+// every iteration and every shuffle); a group whose row is past `rows` computes on
+// padding and stores nothing.
 template <typename T, SoftmaxAlgo A, int N, int ColsPerThread, int Width>
 __global__ void __launch_bounds__(kSoftmaxWarpBlock)
     softmax_warp_kernel(const T* in, T* out, int64_t rows, int64_t cols) {
@@ -63,67 +67,83 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock)
                 "a row group is 1, 2, 4, 8, 16 or 32 lanes of one warp");
   static_assert(ColsPerThread <= kSoftmaxMaxColsPerThread, "row must fit in registers");
   constexpr int kPacks = ColsPerThread / N;
+  constexpr int kRows = kPacks == 1 ? 2 : 1;
   constexpr int kGroupsPerWarp = kWarpSize / Width;
   constexpr int kWarpsPerBlock = kSoftmaxWarpBlock / kWarpSize;
   const int lane = threadIdx.x % Width;
   const int group = (threadIdx.x % kWarpSize) / Width;
   const int64_t warp = int64_t{blockIdx.x} * kWarpsPerBlock + threadIdx.x / kWarpSize;
-  const int64_t step = int64_t{gridDim.x} * kWarpsPerBlock * kGroupsPerWarp;
+  const int64_t step = int64_t{gridDim.x} * kWarpsPerBlock * kGroupsPerWarp * kRows;
 
-  for (int64_t base = warp * kGroupsPerWarp; base < rows; base += step) {
-    const int64_t row = base + group;
-    const bool row_ok = row < rows;
-    const int64_t offset = row_ok ? row * cols : 0;
-    float x[ColsPerThread];
-    float m = -INFINITY;
+  for (int64_t base = warp * kGroupsPerWarp * kRows; base < rows; base += step) {
+    float x[kRows][ColsPerThread];
+    float m[kRows], s[kRows];
+    int64_t offset[kRows];
+    bool row_ok[kRows];
 #pragma unroll
-    for (int p = 0; p < kPacks; ++p) {
-      const int64_t pack = int64_t{p} * Width + lane;
-      if (row_ok && pack * N < cols) {
-        softmax_load_floats<N>(in + offset, pack, x + p * N);
-      } else {
+    for (int k = 0; k < kRows; ++k) {
+      const int64_t row = base + k * kGroupsPerWarp + group;
+      row_ok[k] = row < rows;
+      offset[k] = row_ok[k] ? row * cols : 0;
+      m[k] = -INFINITY;
 #pragma unroll
-        for (int j = 0; j < N; ++j)
-          x[p * N + j] = -INFINITY;
-      }
+      for (int p = 0; p < kPacks; ++p) {
+        const int64_t pack = int64_t{p} * Width + lane;
+        if (row_ok[k] && pack * N < cols) {
+          softmax_load_floats<N>(in + offset[k], pack, x[k] + p * N);
+        } else {
 #pragma unroll
-      for (int j = 0; j < N; ++j)
-        m = Max{}(m, x[p * N + j]);
-    }
-    if constexpr (Width > 1) m = warp_all_reduce<Width>(m, Max{});
-    // every lane of the group holds the row max
-    float s = 0.f;
-#pragma unroll
-    for (int p = 0; p < kPacks; ++p) {
-      const int64_t pack = int64_t{p} * Width + lane;
-      if (pack * N < cols) {
-#pragma unroll
-        for (int j = 0; j < N; ++j) {
-          const float e = expf(x[p * N + j] - m);
-          if constexpr (A == SoftmaxAlgo::kSoftmax) x[p * N + j] = e;
-          s += e;
+          for (int j = 0; j < N; ++j)
+            x[k][p * N + j] = -INFINITY;
         }
       }
     }
-    if constexpr (Width > 1) s = warp_all_reduce<Width>(s, Sum{});
-    // every lane of the group holds the row sum of exp(x - m)
-    if (!row_ok) continue;
-    const float inv = 1.f / s;
-    const float log_s = logf(s);
 #pragma unroll
-    for (int p = 0; p < kPacks; ++p) {
-      const int64_t pack = int64_t{p} * Width + lane;
-      if (pack * N < cols) {
-        float y[N];
+    for (int k = 0; k < kRows; ++k) {
 #pragma unroll
-        for (int j = 0; j < N; ++j) {
-          if constexpr (A == SoftmaxAlgo::kSoftmax) {
-            y[j] = x[p * N + j] * inv;
-          } else {
-            y[j] = (x[p * N + j] - m) - log_s;
+      for (int c = 0; c < ColsPerThread; ++c)
+        m[k] = Max{}(m[k], x[k][c]);
+      if constexpr (Width > 1) m[k] = warp_all_reduce<Width>(m[k], Max{});
+    }
+    // every lane of a group holds its rows' max
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      s[k] = 0.f;
+#pragma unroll
+      for (int p = 0; p < kPacks; ++p) {
+        const int64_t pack = int64_t{p} * Width + lane;
+        if (pack * N < cols) {
+#pragma unroll
+          for (int j = 0; j < N; ++j) {
+            const float e = expf(x[k][p * N + j] - m[k]);
+            if constexpr (A == SoftmaxAlgo::kSoftmax) x[k][p * N + j] = e;
+            s[k] += e;
           }
         }
-        softmax_store_floats<N>(out + offset, pack, y);
+      }
+      if constexpr (Width > 1) s[k] = warp_all_reduce<Width>(s[k], Sum{});
+    }
+    // every lane of a group holds its rows' sum of exp(x - m)
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      if (!row_ok[k]) continue;
+      const float inv = 1.f / s[k];
+      const float log_s = logf(s[k]);
+#pragma unroll
+      for (int p = 0; p < kPacks; ++p) {
+        const int64_t pack = int64_t{p} * Width + lane;
+        if (pack * N < cols) {
+          float y[N];
+#pragma unroll
+          for (int j = 0; j < N; ++j) {
+            if constexpr (A == SoftmaxAlgo::kSoftmax) {
+              y[j] = x[k][p * N + j] * inv;
+            } else {
+              y[j] = (x[k][p * N + j] - m[k]) - log_s;
+            }
+          }
+          softmax_store_floats<N>(out + offset[k], pack, y);
+        }
       }
     }
   }
