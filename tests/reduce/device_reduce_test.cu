@@ -109,8 +109,8 @@ void sweep(double lo, double hi, const std::vector<int64_t>& sizes = kSizes) {
                              kernelkit::convert<Acc>(op == ReduceOp::kSum ? 3 : 0), label);
         if (op != ReduceOp::kSum) {
           // init that does not win: the identity of the op
-          const Acc id = op == ReduceOp::kMax ? kernelkit::detail::smallest_value<Acc>()
-                                              : kernelkit::detail::largest_value<Acc>();
+          const Acc id = op == ReduceOp::kMax ? kernelkit::detail::reduce_lowest<Acc>()
+                                              : kernelkit::detail::reduce_highest<Acc>();
           check_reduce<T, Acc>(h, offset, n, op, id, label + " init=identity");
         }
       }

@@ -141,7 +141,7 @@ template <typename T, typename Acc>
 template <typename T, typename Acc>
 [[nodiscard]] cudaError_t max(const T* in, int64_t n, Acc* out, void* workspace,
                               size_t workspace_bytes, cudaStream_t stream = nullptr,
-                              Acc init = detail::smallest_value<Acc>()) {
+                              Acc init = detail::reduce_lowest<Acc>()) {
   return detail::checked_device_reduce(in, n, out, Max{}, init, workspace, workspace_bytes, stream);
 }
 
@@ -149,7 +149,7 @@ template <typename T, typename Acc>
 template <typename T, typename Acc>
 [[nodiscard]] cudaError_t min(const T* in, int64_t n, Acc* out, void* workspace,
                               size_t workspace_bytes, cudaStream_t stream = nullptr,
-                              Acc init = detail::largest_value<Acc>()) {
+                              Acc init = detail::reduce_highest<Acc>()) {
   return detail::checked_device_reduce(in, n, out, Min{}, init, workspace, workspace_bytes, stream);
 }
 

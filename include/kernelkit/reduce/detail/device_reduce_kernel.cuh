@@ -28,7 +28,7 @@ inline constexpr size_t kDeviceReduceHeaderBytes = 256;
 // end, so a sum's init is added exactly once). Written without std::numeric_limits so that
 // it needs no --expt-relaxed-constexpr in device code.
 template <typename Acc>
-__host__ __device__ __forceinline__ Acc largest_value() {
+__host__ __device__ __forceinline__ Acc reduce_highest() {
   if constexpr (std::is_integral_v<Acc>) {
     using U = std::make_unsigned_t<Acc>;
     return std::is_signed_v<Acc> ? static_cast<Acc>(static_cast<U>(~U{0}) >> 1)
@@ -39,9 +39,9 @@ __host__ __device__ __forceinline__ Acc largest_value() {
 }
 
 template <typename Acc>
-__host__ __device__ __forceinline__ Acc smallest_value() {
+__host__ __device__ __forceinline__ Acc reduce_lowest() {
   if constexpr (std::is_integral_v<Acc>) {
-    return std::is_signed_v<Acc> ? static_cast<Acc>(-largest_value<Acc>() - 1) : Acc(0);
+    return std::is_signed_v<Acc> ? static_cast<Acc>(-reduce_highest<Acc>() - 1) : Acc(0);
   } else {
     return convert<Acc>(-__builtin_huge_val());  // -inf
   }
@@ -52,16 +52,16 @@ __host__ __device__ __forceinline__ Acc reduce_identity() {
   if constexpr (std::is_same_v<Op, Sum>) {
     return convert<Acc>(0);
   } else if constexpr (std::is_same_v<Op, Max>) {
-    return smallest_value<Acc>();
+    return reduce_lowest<Acc>();
   } else {
     static_assert(std::is_same_v<Op, Min>, "reduce_identity: Op must be Sum, Max or Min");
-    return largest_value<Acc>();
+    return reduce_highest<Acc>();
   }
 }
 
 // A load that bypasses L1 (partials written by other SMs); other types load plainly.
 template <typename Acc>
-__device__ __forceinline__ Acc load_partial(const Acc* p) {
+__device__ __forceinline__ Acc load_reduce_partial(const Acc* p) {
   if constexpr (std::is_same_v<Acc, float> || std::is_same_v<Acc, double> ||
                 std::is_same_v<Acc, int> || std::is_same_v<Acc, long long> ||
                 std::is_same_v<Acc, unsigned int> || std::is_same_v<Acc, unsigned long long>) {
@@ -153,7 +153,7 @@ __global__ void __launch_bounds__(BlockSize, kDeviceReduceMinBlocksPerSm)
   // fixed order: thread t combines partials t, t + BlockSize, ... then the block tree
   Acc w = kIdentity;
   for (int b = threadIdx.x; b < static_cast<int>(gridDim.x); b += BlockSize)
-    w = op(w, load_partial(partials + b));
+    w = op(w, load_reduce_partial(partials + b));
   w = block_reduce<BlockSize>(w, op);
   if (threadIdx.x == 0) {
     *out = op(init, w);
