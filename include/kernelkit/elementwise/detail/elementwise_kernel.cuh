@@ -69,6 +69,55 @@ __device__ __forceinline__ Pack<R, N> apply_pack(const F& f, const Pack<Args, N>
   return out;
 }
 
+// Unroll packs of each input type, held in registers: the loads of a whole tile land here
+// before any of them is used.
+template <int N, int Unroll, typename... Ts>
+struct PackRegs {};
+template <int N, int Unroll, typename T, typename... Ts>
+struct PackRegs<N, Unroll, T, Ts...> {
+  Pack<T, N> v[Unroll];
+  PackRegs<N, Unroll, Ts...> rest;
+};
+
+// The packs of input K: RegsOf<K>::get(regs).
+template <size_t K>
+struct RegsOf {
+  template <typename Regs>
+  __device__ __forceinline__ static const auto& get(const Regs& r) {
+    return RegsOf<K - 1>::get(r.rest);
+  }
+};
+template <>
+struct RegsOf<0> {
+  template <typename Regs>
+  __device__ __forceinline__ static const auto& get(const Regs& r) {
+    return r.v;
+  }
+};
+
+// Loads packs first + u * Block, u < Unroll, of every input.
+template <int Block, int N, int Unroll, typename Index>
+__device__ __forceinline__ void load_tile(PackRegs<N, Unroll>&, Index) {}
+template <int Block, int N, int Unroll, typename Index, typename T, typename... Ts>
+__device__ __forceinline__ void load_tile(PackRegs<N, Unroll, T, Ts...>& r, Index first, const T* p,
+                                          const Ts*... ps) {
+#pragma unroll
+  for (int u = 0; u < Unroll; ++u)
+    r.v[u] = load_pack<N>(p, first + u * Block);
+  load_tile<Block>(r.rest, first, ps...);
+}
+
+// Computes and stores the Unroll result packs of a tile from the loaded inputs.
+template <int Block, typename R, int N, int Unroll, typename Index, typename F, typename... Args,
+          size_t... I>
+__device__ __forceinline__ void compute_store_tile(const F& f, R* out, Index first,
+                                                   const PackRegs<N, Unroll, Args...>& r,
+                                                   std::index_sequence<I...>) {
+#pragma unroll
+  for (int u = 0; u < Unroll; ++u)
+    store_pack(out, first + u * Block, apply_pack<R, N>(f, RegsOf<I>::get(r)[u]...));
+}
+
 template <int Block, int Unroll, int N, typename Index, typename Factory, typename R,
           typename... Args>
 __global__ void __launch_bounds__(Block)
@@ -91,15 +140,11 @@ __global__ void __launch_bounds__(Block)
   for (Index tile = static_cast<Index>(blockIdx.x) * kTile; tile < num_packs; tile += stride) {
     const Index first = tile + tid;  // this thread's packs: first + u * Block
     if (tile + kTile <= num_packs) {
-      // Whole tile. No store comes between the loads, so every load of the Unroll packs of
-      // every input is issued before the first use; results are stored after all of them.
-      Pack<R, N> res[Unroll];
-#pragma unroll
-      for (int u = 0; u < Unroll; ++u)
-        res[u] = apply_pack<R, N>(f, load_pack<N>(in, first + u * Block)...);
-#pragma unroll
-      for (int u = 0; u < Unroll; ++u)
-        store_pack(out, first + u * Block, res[u]);
+      // Whole tile: every load of the Unroll packs of every input is issued before the
+      // first use (Unroll * 16 bytes per input in flight per thread), then compute + store.
+      PackRegs<N, Unroll, Args...> regs;
+      load_tile<Block>(regs, first, in...);
+      compute_store_tile<Block, R>(f, out, first, regs, std::index_sequence_for<Args...>{});
     } else {
       // The last, partial tile: each pack guarded.
 #pragma unroll
