@@ -84,6 +84,19 @@ KKBENCH_CASES {
                           [](const float* a, float* b, int64_t r, int64_t c, cudaStream_t st) {
                             return kernelkit::log_softmax(a, b, r, c, st);
                           });
+  // The long-row alternative the dispatch does not pick on sm_90 (online max+sum, then a
+  // normalize pass: reads the input twice), against the cluster path above.
+  add_softmax_case<float>("softmax/kernelkit-online/f32/256x262144", 256, 262144, false,
+                          [](const float* a, float* b, int64_t r, int64_t c, cudaStream_t st) {
+                            return kernelkit::detail::softmax_launch_online<
+                                float, kernelkit::detail::SoftmaxAlgo::kSoftmax, 4>(a, b, r, c, st);
+                          });
+  add_softmax_case<__half>("softmax/kernelkit-online/f16/256x262144", 256, 262144, false,
+                           [](const __half* a, __half* b, int64_t r, int64_t c, cudaStream_t st) {
+                             return kernelkit::detail::softmax_launch_online<
+                                 __half, kernelkit::detail::SoftmaxAlgo::kSoftmax, 8>(a, b, r, c,
+                                                                                      st);
+                           });
   for (const auto& v : kernelkit::ladder::kSoftmaxVersions) {
     add_softmax_case<float>(std::string("softmax/ladder.") + v.name + "/f32/65536x1024", 65536,
                             1024, false, v.fn);
