@@ -104,13 +104,13 @@ void add_reduce_case(int64_t n, kernelkit::ladder::reduce::LadderFn<T> ladder_fn
                      got, ref, std::fabs(got - ref) / std::fabs(ref));
       }
       // floats: within 2e-5 of sum |x| (the ladder's v0 adds everything into one float),
-      // 2e-6 for the library; the f32 2^28 sum must meet the issue's 1e-5 of the sum itself
+      // 2e-7 for the library; the 2^28 sums (f32, f16) must meet 1e-5 of the sum itself
       double rtol = 0, atol = 0;
       if constexpr (is_sum && !integral) {
-        if (impl == Impl::kKernelkit && std::is_same_v<T, float> && n == (int64_t{1} << 28)) {
+        if (impl == Impl::kKernelkit && n == (int64_t{1} << 28)) {
           rtol = 1e-5;
         } else {
-          atol = (impl == Impl::kKernelkit ? 2e-6 : 2e-5) * abs_sum;
+          atol = (impl == Impl::kKernelkit ? 2e-7 : 2e-5) * abs_sum;
         }
       }
       kkbench::verify(name, {got}, {ref}, rtol, atol);
