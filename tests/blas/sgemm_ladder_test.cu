@@ -1,0 +1,112 @@
+// Every sgemm ladder step and the library under the ladder signature, with the library's
+// cases: shapes (ragged and tile multiples), all four op combinations, alpha/beta values,
+// padded leading dimensions, offset pointers and small-integer (exact) inputs. A step that
+// refuses a case (supports() false) must answer cudaErrorInvalidValue and leave C as it
+// was. The runner lives in sgemm_test.cu.
+#include <cstdint>
+
+#include "common/test_util.cuh"
+#include "ladder/sgemm/registry.cuh"
+
+// ---- shared with sgemm_ladder_test.cu, which repeats this block token for token (one
+// definition in two translation units; there is no header for it in this module) ----
+namespace sgemm_testing {
+using SgemmFn = kernelkit::ladder::sgemm::SgemmFn;
+using SupportsFn = kernelkit::ladder::sgemm::SupportsFn;
+struct SgemmCase {
+  kernelkit::Op op_a, op_b;
+  int64_t m, n, k;
+  int64_t pad_a = 0, pad_b = 0, pad_c = 0;  // leading dimension - row length
+  float alpha = 1.f, beta = 0.f;
+  int offset = 0;           // elements added to the A, B and C pointers (1: only 4-byte aligned)
+  bool small_ints = false;  // integers in [-4, 4]: exact result expected
+  bool nan_in_a = false;    // A[0][0] = NaN (for alpha == 0: must not propagate)
+};
+// Runs fn on fresh inputs for case c and checks C against the float64 reference (or, where
+// supports() refuses the arguments, checks cudaErrorInvalidValue and an untouched C).
+void run_case(const char* name, SgemmFn fn, SupportsFn supports, const SgemmCase& c, uint64_t seed);
+}  // namespace sgemm_testing
+// ---- end of the shared block ----
+
+namespace {
+
+namespace ls = kernelkit::ladder::sgemm;
+using kernelkit::Op;
+using sgemm_testing::SgemmCase;
+
+class SgemmLadderTest : public kktest::GpuTest, public ::testing::WithParamInterface<int> {};
+
+std::vector<SgemmCase> ladder_cases() {
+  std::vector<SgemmCase> cases;
+  const int64_t shapes[][3] = {{1, 1, 1},      {1, 300, 1},     {300, 1, 200}, {127, 131, 137},
+                               {33, 31, 17},   {5, 7, 0},       {0, 5, 5},     {128, 128, 8},
+                               {256, 384, 64}, {384, 128, 200}, {129, 257, 65}};
+  for (Op oa : {Op::N, Op::T})
+    for (Op ob : {Op::N, Op::T})
+      for (const auto& s : shapes) {
+        SgemmCase c{oa, ob, s[0], s[1], s[2]};
+        cases.push_back(c);
+        c.small_ints = true, c.alpha = -1.5f, c.beta = 1.f;
+        cases.push_back(c);
+      }
+  for (float alpha : {0.f, 1.f, -1.5f})
+    for (float beta : {0.f, 1.f, -1.5f}) {
+      SgemmCase c{Op::N, Op::N, 256, 128, 136};
+      c.alpha = alpha, c.beta = beta;
+      cases.push_back(c);
+      c.m = 127, c.n = 131, c.k = 137, c.small_ints = true;
+      cases.push_back(c);
+    }
+  for (int64_t pad : {0, 3, 4})
+    for (int offset : {0, 1}) {
+      SgemmCase c{Op::N, Op::N, 256, 256, 64};
+      c.pad_a = pad, c.pad_b = pad, c.pad_c = pad, c.offset = offset, c.beta = 1.f;
+      cases.push_back(c);
+      c.op_a = Op::T, c.op_b = Op::T, c.m = 67, c.n = 45, c.k = 33;
+      cases.push_back(c);
+    }
+  SgemmCase big{Op::N, Op::N, 1024, 1024, 1024};
+  big.beta = -1.5f;
+  cases.push_back(big);
+  return cases;
+}
+
+TEST_P(SgemmLadderTest, LibraryCases) {
+  const int idx = GetParam();
+  const ls::Step& step = idx < ls::kNumSteps ? ls::kSteps[idx] : ls::kLibrary;
+  uint64_t seed = 5000 + 1000 * idx;
+  for (const SgemmCase& c : ladder_cases())
+    sgemm_testing::run_case(step.name, step.fn, step.supports, c, seed++);
+}
+
+TEST_P(SgemmLadderTest, BadArguments) {
+  const int idx = GetParam();
+  const ls::Step& step = idx < ls::kNumSteps ? ls::kSteps[idx] : ls::kLibrary;
+  kktest::DeviceBuffer<float> a(128 * 128), b(128 * 128), c(128 * 128);
+  c.poison();
+  const auto before = c.download();
+  const auto kBad = cudaErrorInvalidValue;
+  EXPECT_EQ(
+      step.fn(Op::N, Op::N, -1, 128, 8, 1.f, a.get(), 8, b.get(), 128, 0.f, c.get(), 128, nullptr),
+      kBad);
+  EXPECT_EQ(
+      step.fn(Op::N, Op::N, 128, 128, 8, 1.f, a.get(), 4, b.get(), 128, 0.f, c.get(), 128, nullptr),
+      kBad);
+  EXPECT_EQ(
+      step.fn(Op::N, Op::N, 128, 128, 8, 1.f, nullptr, 8, b.get(), 128, 0.f, c.get(), 128, nullptr),
+      kBad);
+  EXPECT_EQ(
+      step.fn(Op::N, Op::N, 128, 128, 8, 1.f, a.get(), 8, b.get(), 128, 0.f, c.get(), 64, nullptr),
+      kBad);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(kktest::same_bits(c.download(), before)) << step.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Steps, SgemmLadderTest, ::testing::Range(0, ls::kNumSteps + 1),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return std::string(info.param < ls::kNumSteps
+                                                  ? ls::kSteps[info.param].name
+                                                  : ls::kLibrary.name);
+                         });
+
+}  // namespace
