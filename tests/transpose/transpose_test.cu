@@ -87,9 +87,10 @@ void check_transpose(const std::vector<std::pair<std::string, Fn<T>>>& impls, in
 // Small and medium shapes: degenerate ones, odd and prime sizes (scalar kernel), multiples
 // of 8 (chunked kernel for every element size) with full and partial tiles.
 const std::vector<std::pair<int64_t, int64_t>> kShapes = {
-    {1, 1},     {1, 257},   {257, 1},  {1000, 1}, {1, 1000}, {2, 1000},  {1000, 3},
-    {31, 33},   {33, 31},   {32, 32},  {33, 33},  {64, 64},  {128, 128}, {256, 256},
-    {136, 264}, {264, 136}, {96, 200}, {8, 1032}, {1032, 8}, {257, 129}, {1009, 1013}};
+    {1, 1},     {1, 257},   {257, 1},   {1000, 1}, {1, 1000}, {2, 1000},  {1000, 3},
+    {31, 33},   {33, 31},   {32, 32},   {33, 33},  {64, 64},  {128, 128}, {256, 256},
+    {136, 264}, {264, 136}, {96, 200},  {8, 1032}, {1032, 8}, {257, 129}, {1009, 1013},
+    {36, 68},   {68, 36},   {130, 258}, {34, 66},  {4, 4},    {260, 132}};
 
 // Shapes from the issue that take a while on the host (tested by Large_IssueShapes).
 const std::vector<std::pair<int64_t, int64_t>> kBigShapes = {{8191, 8193}, {4096, 4096}};
@@ -114,17 +115,20 @@ TYPED_TEST(TransposeTest, Large_IssueShapes) {
     check_transpose<TypeParam>(all_impls<TypeParam>(), rows, cols);
 }
 
-// Pointers one element (and half a chunk) off alignment force the scalar kernel on shapes
-// that would otherwise take the chunked one.
+// Pointers one element, 4 bytes or 8 bytes off 16-byte alignment: the scalar kernel, or
+// for 1- and 2-byte types at 4 or 8 bytes the 4-byte chunks, on shapes that would
+// otherwise take the widest chunks.
 TYPED_TEST(TransposeTest, Misaligned) {
-  constexpr int64_t kHalfChunk = sizeof(TypeParam) >= 8 ? 1 : 8 / sizeof(TypeParam) / 2 + 1;
+  constexpr int64_t kOff4 = sizeof(TypeParam) >= 4 ? 1 : 4 / sizeof(TypeParam);
+  constexpr int64_t kOff8 = sizeof(TypeParam) >= 8 ? 1 : 8 / sizeof(TypeParam);
   const auto impls = all_impls<TypeParam>();
-  for (const auto& [rows, cols] :
-       std::vector<std::pair<int64_t, int64_t>>{{136, 264}, {31, 33}, {256, 256}, {1, 100}}) {
+  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
+           {136, 264}, {31, 33}, {256, 256}, {1, 100}, {36, 68}}) {
     check_transpose<TypeParam>(impls, rows, cols, 1, 0);
     check_transpose<TypeParam>(impls, rows, cols, 0, 1);
     check_transpose<TypeParam>(impls, rows, cols, 1, 1);
-    check_transpose<TypeParam>(impls, rows, cols, kHalfChunk, kHalfChunk);
+    check_transpose<TypeParam>(impls, rows, cols, kOff4, kOff4);
+    check_transpose<TypeParam>(impls, rows, cols, kOff8, 0);
   }
 }
 
@@ -205,21 +209,27 @@ TEST_F(TransposeStreamTest, StreamAndGraphCapture) {
   CUDA_CHECK(cudaStreamDestroy(stream));
 }
 
-// Which kernel a call takes (host-only, always runs).
-TEST(TransposeDispatch, VectorPathNeedsAlignedRowsAndPointers) {
-  using kernelkit::detail::transpose_use_vector_path;
+// Which kernel a call takes (host-only, always runs): the chunk size, 0 = scalar kernel.
+TEST(TransposeDispatch, ChunkNeedsAlignedRowsAndPointers) {
+  using kernelkit::detail::transpose_chunk_bytes;
   alignas(16) static uint8_t buf[64];
-  EXPECT_TRUE(transpose_use_vector_path<uint32_t>(buf, buf + 16, 8192, 8192));
-  EXPECT_FALSE(transpose_use_vector_path<uint32_t>(buf, buf + 16, 8191, 8193));
-  EXPECT_FALSE(transpose_use_vector_path<uint32_t>(buf, buf + 16, 8192, 8194));
-  EXPECT_FALSE(transpose_use_vector_path<uint32_t>(buf + 4, buf + 16, 8192, 8192));
-  EXPECT_FALSE(transpose_use_vector_path<uint32_t>(buf, buf + 8, 8192, 8192));
-  EXPECT_TRUE(transpose_use_vector_path<uint16_t>(buf, buf + 32, 8192, 8192));
-  EXPECT_FALSE(transpose_use_vector_path<uint16_t>(buf, buf + 32, 8192, 8196));
-  EXPECT_TRUE(transpose_use_vector_path<uint8_t>(buf + 8, buf + 24, 8, 16));  // 8-byte chunks
-  EXPECT_FALSE(transpose_use_vector_path<uint8_t>(buf + 4, buf + 24, 8, 16));
-  EXPECT_TRUE(transpose_use_vector_path<uint64_t>(buf, buf + 16, 2, 6));
-  EXPECT_FALSE(transpose_use_vector_path<uint64_t>(buf + 8, buf + 16, 2, 6));
+  EXPECT_EQ(transpose_chunk_bytes<uint32_t>(buf, buf + 16, 8192, 8192), 16);
+  EXPECT_EQ(transpose_chunk_bytes<uint32_t>(buf, buf + 16, 8191, 8193), 0);
+  EXPECT_EQ(transpose_chunk_bytes<uint32_t>(buf, buf + 16, 8192, 8194), 0);
+  EXPECT_EQ(transpose_chunk_bytes<uint32_t>(buf + 4, buf + 16, 8192, 8192), 0);
+  EXPECT_EQ(transpose_chunk_bytes<uint32_t>(buf, buf + 8, 8192, 8192), 0);
+  EXPECT_EQ(transpose_chunk_bytes<uint16_t>(buf, buf + 32, 8192, 8192), 16);
+  EXPECT_EQ(transpose_chunk_bytes<uint16_t>(buf, buf + 32, 8192, 8196), 4);
+  EXPECT_EQ(transpose_chunk_bytes<uint16_t>(buf + 4, buf + 32, 8192, 8192), 4);
+  EXPECT_EQ(transpose_chunk_bytes<uint16_t>(buf + 2, buf + 32, 8192, 8192), 0);
+  EXPECT_EQ(transpose_chunk_bytes<uint16_t>(buf, buf + 32, 8191, 8192), 0);
+  EXPECT_EQ(transpose_chunk_bytes<uint8_t>(buf + 8, buf + 24, 8, 16), 8);
+  EXPECT_EQ(transpose_chunk_bytes<uint8_t>(buf + 4, buf + 24, 8, 16), 4);
+  EXPECT_EQ(transpose_chunk_bytes<uint8_t>(buf, buf + 24, 12, 16), 4);
+  EXPECT_EQ(transpose_chunk_bytes<uint8_t>(buf, buf + 24, 14, 16), 0);
+  EXPECT_EQ(transpose_chunk_bytes<uint8_t>(buf + 2, buf + 24, 8, 16), 0);
+  EXPECT_EQ(transpose_chunk_bytes<uint64_t>(buf, buf + 16, 2, 6), 16);
+  EXPECT_EQ(transpose_chunk_bytes<uint64_t>(buf + 8, buf + 16, 2, 6), 0);
 }
 
 TEST(TransposeDispatch, RangesOverlap) {

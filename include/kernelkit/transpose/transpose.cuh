@@ -27,9 +27,11 @@ inline bool transpose_ranges_overlap(const void* a, const void* b, int64_t bytes
 // Preconditions, else cudaErrorInvalidValue before anything is launched or written:
 // rows, cols >= 0; rows * cols * sizeof(T) fits in int64_t; in and out non-null when
 // rows * cols > 0; in and out do not overlap (in-place transpose, in == out, is not
-// offered). rows == 0 or cols == 0 does nothing. Any alignment; rows and cols multiples
-// of 16 / sizeof(T) (8 for 1-byte types) with 16-byte-aligned pointers (8 for 1-byte
-// types) take the chunked fast path. A matrix with one row or one column is a copy.
+// offered). rows == 0 or cols == 0 does nothing. Any alignment. Fast path: rows and cols
+// multiples of 16 / sizeof(T) (8 for 1-byte types) with 16-byte-aligned pointers (8-byte
+// for 1-byte types) move 16-byte (8-byte) chunks; 1- and 2-byte types whose rows and
+// pointers are only 4-byte aligned move 4-byte chunks; anything else moves single
+// elements. A matrix with one row or one column is a copy.
 template <typename T>
 [[nodiscard]] cudaError_t transpose(const T* in, T* out, int64_t rows, int64_t cols,
                                     cudaStream_t stream = nullptr) {

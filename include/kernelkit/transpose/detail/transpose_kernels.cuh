@@ -1,9 +1,10 @@
 // Transpose kernels. Elements are moved as unsigned integers of their size (one kernel per
 // element size: f32 and i32 share the 4-byte kernel), so these never look at values.
 //
-// Two kernels per element size, picked by detail::transpose_use_vector_path:
-//  - transpose_vec_kernel: both sides in chunks of kChunkBytes (16 bytes; 8 for 1-byte
-//    elements). 256 threads as a 16 x 16 grid; each thread owns a kVec x kVec block of the
+// Picked per call by detail::transpose_chunk_bytes:
+//  - transpose_vec_kernel<U, ChunkBytes>: both global sides in chunks of ChunkBytes (16;
+//    8 for 1-byte elements; 4 for 1- and 2-byte elements whose rows are only 4-byte
+//    aligned). 256 threads as a 16 x 16 grid; each thread owns a kVec x kVec block of the
 //    tile (kVec = elements per chunk) and transposes it in registers, so shared memory is
 //    only written and read in whole chunks. Tile = 16 kVec x 16 kVec elements.
 //  - transpose_scalar_kernel: any shape and alignment, one element per access, a 64 x 64
@@ -44,15 +45,19 @@ using transpose_bits_t = typename TransposeBits<Bytes>::type;
 
 inline constexpr int kTransposeBlock = 256;
 
-// Geometry of the chunked (vector) path for elements of type U.
+// The widest chunk for U: 16 bytes, 8 for 1-byte elements (8 x 8 bytes per thread keeps
+// 16 registers of data and a 16 KB tile; 16-byte chunks would need a 64 KB tile).
 template <typename U>
+inline constexpr int kTransposeWideChunk = sizeof(U) == 1 ? 8 : 16;
+
+// Geometry of the chunked path for elements of type U moved in chunks of ChunkBytes.
+template <typename U, int ChunkBytes>
 struct TransposeVecGeometry {
-  // 1-byte elements use 8-byte chunks: 8 x 8 bytes per thread keeps 16 registers of data
-  // and a 16 KB tile; 16-byte chunks would need a 64 KB tile and 64 data registers.
-  static constexpr int kChunkBytes = sizeof(U) == 1 ? 8 : 16;
+  static constexpr int kChunkBytes = ChunkBytes;
   static constexpr int kVec = kChunkBytes / static_cast<int>(sizeof(U));  // elements per chunk
   static constexpr int kSide = 16;                                        // chunks per tile row
   static constexpr int kTile = kSide * kVec;                              // tile side, elements
+  static_assert(kVec >= 2, "a chunk holds at least two elements");
   static_assert(kSide * kSide == kTransposeBlock, "one kVec x kVec block per thread");
   // A chunk is held as words: 32-bit words for 1-, 2- and 4-byte elements (so 1- and
   // 2-byte elements are repacked with byte permutes), 64-bit words for 8-byte ones.
@@ -97,36 +102,54 @@ __device__ __forceinline__ Chunk transpose_block_column(const Chunk* v, int m) {
 inline constexpr int kTransposeScalarTile = 64;  // scalar path: 64 x 64 elements per tile
 inline constexpr int kTransposeScalarWarpRows = kTransposeBlock / 32;
 
-// True when the chunked kernel may be used: every row of in and of out starts on a chunk
-// boundary (cols and rows multiples of kVec, both pointers chunk-aligned). Host, pure.
+// The chunk size the chunked kernel can use for this call, 0 for the scalar kernel: every
+// row of in and of out must start on a chunk boundary (cols and rows multiples of the
+// chunk's element count, both pointers chunk-aligned). The wide chunk first; 1- and 2-byte
+// elements then fall back to 4-byte chunks, so their accesses stay at least 4 bytes wide
+// wherever alignment allows. Host, pure.
 template <typename U>
-inline bool transpose_use_vector_path(const void* in, const void* out, int64_t rows, int64_t cols) {
-  constexpr int kVec = TransposeVecGeometry<U>::kVec;
-  return rows % kVec == 0 && cols % kVec == 0 &&
-         pack_size_for(static_cast<const U*>(in), static_cast<const U*>(out)) >= kVec;
+inline int transpose_chunk_bytes(const void* in, const void* out, int64_t rows, int64_t cols) {
+  const int pack = pack_size_for(static_cast<const U*>(in), static_cast<const U*>(out));
+  for (const int bytes : {kTransposeWideChunk<U>, 4}) {
+    const int vec = bytes / static_cast<int>(sizeof(U));
+    if (vec >= 2 && rows % vec == 0 && cols % vec == 0 && pack >= vec) return bytes;
+  }
+  return 0;
 }
 
-// Shared-memory position of chunk j of tile row r. Swizzling by r / kVec makes both the
-// row-wise chunk stores (one row, chunks 0..15 across lanes) and the column-wise chunk
-// loads (rows kVec*a + k for a = 0..15 across lanes, one chunk) hit distinct bank groups.
-template <int Vec>
-__device__ __forceinline__ int transpose_swizzle_chunk(int r, int j) {
-  return j ^ ((r / Vec) & 15);
+// Shared-memory slot (in chunks) of chunk j of tile row r; the tile holds kTile x 16
+// chunks. Both access patterns must be conflict-free: the stores (a warp writes two
+// tile rows r, r + 1, chunks 0..15 each) and the loads (lanes a = 0..15 read rows
+// kVec*a + k, chunk b; the other half-warp chunk b + 1).
+//  - 8- and 16-byte chunks: a row is 128 or 256 bytes, so only the position in the row
+//    matters; XOR by (r / kVec) & 15 gives the 16 rows of a load 16 distinct positions.
+//  - 4-byte chunks: a row is 64 bytes, two rows share a 128-byte bank line; the slot in
+//    the line ((r & 1) * 16 + j) is XORed by 2 * ((r / kVec) & 15), which is the same for
+//    both rows of a line (kVec is even), spreads the 16 rows of a load over even
+//    positions and leaves the +1 of the other half-warp's odd chunk to the odd ones.
+template <int ChunkBytes, int Vec>
+__device__ __forceinline__ int transpose_smem_slot(int r, int j) {
+  if constexpr (ChunkBytes >= 8) {
+    return r * 16 + (j ^ ((r / Vec) & 15));
+  } else {
+    static_assert(Vec % 2 == 0, "two rows of a line share the swizzle");
+    return (r / 2) * 32 + (((r & 1) * 16 + j) ^ (((r / Vec) & 15) * 2));
+  }
 }
 
 // in: rows x cols, out: cols x rows, both chunk-aligned with rows, cols multiples of kVec.
 // Tiles are numbered row-band major (t / tiles_c = tile row); grid-stride over tiles.
-template <typename U>
+template <typename U, int ChunkBytes>
 __global__ void __launch_bounds__(kTransposeBlock)
     transpose_vec_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows, int64_t cols,
                          int64_t tiles_c, int64_t num_tiles) {
-  using G = TransposeVecGeometry<U>;
+  using G = TransposeVecGeometry<U, ChunkBytes>;
   constexpr int kVec = G::kVec, kSide = G::kSide, kTile = G::kTile, kWords = G::kWords;
   using Word = typename G::Word;
   using Chunk = typename G::Chunk;
   const Word* in_w = reinterpret_cast<const Word*>(in);
   Word* out_w = reinterpret_cast<Word*>(out);
-  __shared__ Chunk tile[kTile][kSide];
+  __shared__ Chunk tile[kTile * kSide];
 
   const int lane = threadIdx.x % kSide;   // load: chunk in row; read back: a (row block)
   const int group = threadIdx.x / kSide;  // load: first row;    read back: b (column block)
@@ -148,7 +171,7 @@ __global__ void __launch_bounds__(kTransposeBlock)
 #pragma unroll
     for (int i = 0; i < kVec; ++i) {
       const int r = group + kSide * i;
-      tile[r][transpose_swizzle_chunk<kVec>(r, lane)] = v[i];
+      tile[transpose_smem_slot<ChunkBytes, kVec>(r, lane)] = v[i];
     }
     __syncthreads();
 
@@ -158,7 +181,7 @@ __global__ void __launch_bounds__(kTransposeBlock)
 #pragma unroll
     for (int k = 0; k < kVec; ++k) {
       const int r = kVec * a + k;
-      v[k] = tile[r][transpose_swizzle_chunk<kVec>(r, b)];
+      v[k] = tile[transpose_smem_slot<ChunkBytes, kVec>(r, b)];
     }
     // Out row c0 + kVec*b + m, chunk a holds column kVec*b + m of those kVec rows. Lanes
     // 0..15 of a warp write 16 consecutive chunks of one out row.
@@ -231,8 +254,11 @@ __global__ void __launch_bounds__(kTransposeBlock)
 // Launches the kernel for element type U; arguments already checked, rows, cols > 1.
 template <typename U>
 cudaError_t launch_transpose(const U* in, U* out, int64_t rows, int64_t cols, cudaStream_t stream) {
-  const bool vec = transpose_use_vector_path<U>(in, out, rows, cols);
-  const int64_t side = vec ? TransposeVecGeometry<U>::kTile : kTransposeScalarTile;
+  const int chunk = transpose_chunk_bytes<U>(in, out, rows, cols);
+  const int64_t side = chunk == kTransposeWideChunk<U>
+                           ? TransposeVecGeometry<U, kTransposeWideChunk<U>>::kTile
+                       : chunk == 4 ? 16 * 4 / static_cast<int64_t>(sizeof(U))
+                                    : kTransposeScalarTile;
   const int64_t tiles_c = ceil_div(cols, side);
   const int64_t num_tiles = ceil_div(rows, side) * tiles_c;
   int grid = 0;
@@ -240,9 +266,17 @@ cudaError_t launch_transpose(const U* in, U* out, int64_t rows, int64_t cols, cu
   const int64_t work =
       num_tiles > INT64_MAX / kTransposeBlock ? INT64_MAX : num_tiles * kTransposeBlock;
   KERNELKIT_RETURN_IF_ERROR(grid_size(work, kTransposeBlock, &grid));
-  if (vec) {
-    transpose_vec_kernel<U>
+  if (chunk == kTransposeWideChunk<U>) {
+    transpose_vec_kernel<U, kTransposeWideChunk<U>>
         <<<grid, kTransposeBlock, 0, stream>>>(in, out, rows, cols, tiles_c, num_tiles);
+  } else if constexpr (sizeof(U) < 4) {
+    if (chunk == 4) {
+      transpose_vec_kernel<U, 4>
+          <<<grid, kTransposeBlock, 0, stream>>>(in, out, rows, cols, tiles_c, num_tiles);
+    } else {
+      transpose_scalar_kernel<U>
+          <<<grid, kTransposeBlock, 0, stream>>>(in, out, rows, cols, tiles_c, num_tiles);
+    }
   } else {
     transpose_scalar_kernel<U>
         <<<grid, kTransposeBlock, 0, stream>>>(in, out, rows, cols, tiles_c, num_tiles);
