@@ -129,7 +129,7 @@ TYPED_TEST(RowReduceTyped, SweepAllOps) {
 }
 
 // 2^20 columns: the cluster path (1 and 7 rows: clusters of 8 blocks per row); 200 rows
-// of 2^16: clusters of 6 (not a power of two).
+// of 2^16: clusters of 2 on 132 SMs.
 TYPED_TEST(RowReduceTyped, LongRows) {
   uint64_t seed = 500;
   for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax}) {
@@ -137,6 +137,7 @@ TYPED_TEST(RowReduceTyped, LongRows) {
       for (int offset : {0, 1})
         run_case<TypeParam>(rows, int64_t{1} << 20, op, offset, ++seed);
     run_case<TypeParam>(200, int64_t{1} << 16, op, 1, ++seed);
+    run_case<TypeParam>(53, int64_t{1} << 16, op, 0, ++seed);  // clusters of 5 on 132 SMs
   }
   run_case<TypeParam>(3, (int64_t{1} << 20) + 5, ReduceOp::kMin, 3, ++seed);
 }
@@ -315,8 +316,10 @@ TEST(RowReducePlan, PathsByShape) {
   EXPECT_EQ(block.cluster, 1);
   const auto cluster = choose_row_plan(64, 4194304, 4, sms, threads);
   EXPECT_EQ(cluster.width, 0);
-  EXPECT_EQ(cluster.cluster, 8);
-  EXPECT_EQ(cluster.grid, 64 * 8);
+  EXPECT_EQ(cluster.cluster, 5);  // ceil(2 * 132 / 64)
+  EXPECT_EQ(cluster.grid, 64 * 5);
+  EXPECT_EQ(choose_row_plan(1, 1 << 24, 4, sms, threads).cluster, 8);
+  EXPECT_EQ(choose_row_plan(300, 1 << 20, 4, sms, threads).cluster, 1);
   for (int64_t rows : {1, 3, 64, 100, 1000, 100000}) {
     for (int64_t cols : {1, 100, 5000, 1 << 20}) {
       const auto p = choose_row_plan(rows, cols, 4, sms, threads);

@@ -62,12 +62,16 @@ inline RowPlan choose_row_plan(int64_t rows, int64_t cols, int pack, int sm_coun
     plan.grid = grid_size_for(rows * width, kRowBlock, sm_count, max_threads_per_sm, kDefaultWaves);
     return plan;
   }
-  // Block or cluster per row. Blocks resident at once on the device:
+  // Block or cluster per row. Blocks resident at once on the device (at most):
   const int64_t resident = std::max<int64_t>(1, int64_t{sm_count} * max_threads_per_sm / kRowBlock);
+  // Two blocks per SM (each with 256 x 4 x 16 B = 16 KB of loads in flight) saturate HBM;
+  // with fewer rows than that, split each row over a cluster of blocks, keeping >= 4
+  // packs per thread. Not all 8 resident blocks per SM: a cluster must fit in one GPC,
+  // and small clusters over half the device schedule in one wave.
+  const int64_t target = 2 * int64_t{sm_count};
   int64_t cluster = 1;
-  if (rows < resident) {
-    // split rows until the device is full, keeping >= 4 packs per thread per block
-    const int64_t by_fill = ceil_div<int64_t>(resident, rows);
+  if (rows < target) {
+    const int64_t by_fill = ceil_div<int64_t>(target, rows);
     const int64_t by_work = std::max<int64_t>(1, packs / (int64_t{kRowBlock} * 4));
     cluster = std::min<int64_t>({by_fill, by_work, kMaxClusterSize});
   }

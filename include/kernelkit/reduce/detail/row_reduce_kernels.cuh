@@ -26,6 +26,12 @@ namespace detail {
 
 // Identity element of Op in the compute type C: 0 for Sum, -inf / lowest for Max,
 // +inf / max for Min. Max(-inf, NaN) is NaN, so NaN still propagates.
+// Resident 256-thread blocks per SM the kernels are compiled for: 4 leaves ptxas up to 64
+// registers (4- and 2-byte types need 56-64; a cap of 32 or 40 spills), 3 leaves 80 for
+// 8-byte types (64-bit values take register pairs).
+template <typename T, typename Acc>
+inline constexpr int kRowMinBlocks = (sizeof(T) == 8 || sizeof(compute_t<Acc>) == 8) ? 3 : 4;
+
 // Largest / lowest value of C, +-inf for floating types. (std::numeric_limits members are
 // host-only constexpr without --expt-relaxed-constexpr, which the library does not assume.)
 template <typename C>
@@ -71,22 +77,25 @@ __device__ __forceinline__ C row_identity() {
 
 // Elements before the first P-aligned address at or after p (0 <= head < P), at most cols.
 template <int P, typename T>
-__device__ __forceinline__ int64_t row_head(const T* p, int64_t cols) {
-  const auto elem = static_cast<int64_t>(reinterpret_cast<std::uintptr_t>(p) / sizeof(T));
-  const int64_t head = (P - elem % P) % P;
-  return head < cols ? head : cols;
+__device__ __forceinline__ int row_head(const T* p, int64_t cols) {
+  const auto elem = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(p) / sizeof(T));
+  const int head = static_cast<int>((P - elem % P) % P);
+  return head < cols ? head : static_cast<int>(cols);
 }
 
 // One thread's share of a row: lane `lane` of `lanes` threads reads the head scalars
 // lane, lane + lanes, ..., packs lane, lane + lanes, ... and tail scalars the same way.
 // Returns the thread's partial in C (the identity when it read nothing). kUnroll packs
 // are loaded before any is combined, to keep kUnroll 16-byte loads in flight per thread.
-template <int P, int kUnroll, typename Acc, typename T, typename Op>
-__device__ __forceinline__ compute_t<Acc> row_partial(const T* row, int64_t cols, int64_t lane,
-                                                      int64_t lanes, Op op) {
+// With kFirstLoaded, the caller has already loaded this thread's first pack (index lane,
+// valid when lane < the row's pack count) into `first`.
+template <int P, int kUnroll, bool kFirstLoaded = false, typename Acc, typename T, typename Op>
+__device__ __forceinline__ compute_t<Acc> row_partial(const T* row, int64_t cols, int lane,
+                                                      int lanes, Op op,
+                                                      const Pack<T, P>& first = {}) {
   using C = compute_t<Acc>;
   static_assert(kUnroll >= 1, "row_partial: unroll at least 1");
-  const int64_t head = row_head<P>(row, cols);
+  const int head = row_head<P>(row, cols);
   const int64_t packs = (cols - head) / P;
   const T* body = row + head;
   // acc[j] holds lane j of every pack this thread reads (P independent chains)
@@ -95,6 +104,14 @@ __device__ __forceinline__ compute_t<Acc> row_partial(const T* row, int64_t cols
   for (int j = 0; j < P; ++j)
     acc[j] = row_identity<Op, C>();
   int64_t i = lane;
+  if constexpr (kFirstLoaded) {
+    if (i < packs) {
+#pragma unroll
+      for (int j = 0; j < P; ++j)
+        acc[j] = op(acc[j], convert<C>(first.elem[j]));
+    }
+    i += lanes;
+  }
   if constexpr (kUnroll > 1) {
     for (; i + (kUnroll - 1) * lanes < packs; i += kUnroll * lanes) {
       Pack<T, P> v[kUnroll];
@@ -115,11 +132,18 @@ __device__ __forceinline__ compute_t<Acc> row_partial(const T* row, int64_t cols
     for (int j = 0; j < P; ++j)
       acc[j] = op(acc[j], convert<C>(v.elem[j]));
   }
-  // head and tail: at most P - 1 scalars each, one per lane
-  if (lane < head) acc[0] = op(acc[0], convert<C>(row[lane]));
-  const int64_t tail_begin = head + packs * P;
-  if (tail_begin + lane < cols) acc[0] = op(acc[0], convert<C>(row[tail_begin + lane]));
-    // combine the P chains pairwise: a fixed tree
+  // head and tail: at most P - 1 scalars each (more than `lanes` when lanes < P)
+  const T* tail = body + packs * P;
+  const int tail_count = static_cast<int>(cols - head - packs * P);  // < P
+#pragma unroll 1
+  for (int c = lane; c < head; c += lanes) {
+    acc[0] = op(acc[0], convert<C>(row[c]));
+  }
+#pragma unroll 1
+  for (int c = lane; c < tail_count; c += lanes) {
+    acc[0] = op(acc[0], convert<C>(tail[c]));
+  }
+  // combine the P chains pairwise: a fixed tree
 #pragma unroll
   for (int s = P / 2; s > 0; s /= 2) {
 #pragma unroll
@@ -133,7 +157,7 @@ __device__ __forceinline__ compute_t<Acc> row_partial(const T* row, int64_t cols
 // time, grid-striding over rows. For rows of up to a few thousand elements; Width is
 // chosen so that Width * P roughly covers a row. Block: kBlock threads.
 template <int kBlock, int Width, int P, typename T, typename Acc, typename Op>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlock, kRowMinBlocks<T, Acc>)
     row_reduce_group_kernel(const T* __restrict__ in, int64_t rows, int64_t cols,
                             Acc* __restrict__ out, Acc init) {
   static_assert(Width == 1 || Width == 2 || Width == 4 || Width == 8 || Width == 16 || Width == 32,
@@ -142,21 +166,42 @@ __global__ void __launch_bounds__(kBlock)
   using C = compute_t<Acc>;
   const Op op;
   constexpr int kGroups = kBlock / Width;
-  // wide rows (a warp per row) keep 4 packs in flight per lane; short rows need none
+  // A warp per row keeps 4 packs in flight per lane inside the row. Narrower groups cover
+  // a row with at most one pack per lane (the plan picks Width >= packs), so they take
+  // kRows rows per iteration and load all their first packs before reducing any.
   constexpr int kUnroll = Width == 32 ? 4 : 1;
+  constexpr int kRows = Width == 32 ? 1 : 2;
   const int lane = threadIdx.x % Width;
-  const int64_t first = int64_t{blockIdx.x} * kGroups + threadIdx.x / Width;
+  const int sub = (threadIdx.x % kWarpSize) / Width;  // the group's index in its warp
   const int64_t stride = int64_t{gridDim.x} * kGroups;
   // Every lane of a warp runs the same number of iterations (rows are taken a warp's
   // worth at a time), so the full-mask shuffles below are always convergent.
-  const int64_t warp_first = first - (threadIdx.x % kWarpSize) / Width;
-  for (int64_t base = warp_first; base < rows; base += stride) {
-    const int64_t r = base + (threadIdx.x % kWarpSize) / Width;
-    C v = row_identity<Op, C>();
-    if (r < rows) v = row_partial<P, kUnroll, Acc>(in + r * cols, cols, lane, Width, op);
-    if constexpr (Width > 1) v = warp_reduce<Width>(v, op);
-    // lane 0 of the group holds the row's reduction
-    if (lane == 0 && r < rows) out[r] = convert<Acc>(op(convert<C>(init), v));
+  const int64_t warp_first =
+      int64_t{blockIdx.x} * kGroups + (threadIdx.x / kWarpSize) * (kWarpSize / Width);
+  for (int64_t base = warp_first; base < rows; base += stride * kRows) {
+    // row k of this iteration: base + k * stride + sub
+    Pack<T, P> first[kRows];
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      const int64_t r = base + k * stride + sub;
+      if (kRows > 1 && r < rows) {
+        const T* row = in + r * cols;
+        const int head = row_head<P>(row, cols);
+        if (lane < (cols - head) / P) first[k] = load_pack<P>(row + head, lane);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      const int64_t r = base + k * stride + sub;
+      C v = row_identity<Op, C>();
+      if (r < rows) {
+        v = row_partial<P, kUnroll, (kRows > 1), Acc>(in + r * cols, cols, lane, Width, op,
+                                                      first[k]);
+      }
+      if constexpr (Width > 1) v = warp_reduce<Width>(v, op);
+      // lane 0 of the group holds the row's reduction
+      if (lane == 0 && r < rows) out[r] = convert<Acc>(op(convert<C>(init), v));
+    }
   }
 }
 
@@ -168,26 +213,31 @@ __global__ void __launch_bounds__(kBlock)
 // rank order (deterministic, no workspace, no atomics) and a second barrier keeps every
 // slot alive until block 0 has read it.
 template <int kBlock, int P, typename T, typename Acc, typename Op>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlock, kRowMinBlocks<T, Acc>)
     row_reduce_cluster_kernel(const T* __restrict__ in, int64_t rows, int64_t cols,
                               Acc* __restrict__ out, Acc init) {
-  namespace cg = cooperative_groups;
   using C = compute_t<Acc>;
   const Op op;
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
   __shared__ C slot;
   const cg::cluster_group cluster = cg::this_cluster();
   const int csize = static_cast<int>(cluster.num_blocks());
   const int rank = static_cast<int>(cluster.block_rank());
+#else
+  constexpr int csize = 1, rank = 0;  // no clusters before sm_90: a block per row
+#endif
   const int64_t clusters = gridDim.x / csize;
-  const int64_t lanes = int64_t{csize} * kBlock;
-  const int64_t lane = int64_t{rank} * kBlock + threadIdx.x;
+  const int lanes = csize * kBlock;
+  const int lane = rank * kBlock + static_cast<int>(threadIdx.x);
   for (int64_t r = blockIdx.x / csize; r < rows; r += clusters) {
-    C v = row_partial<P, 4, Acc>(in + r * cols, cols, lane, lanes, op);
+    C v = row_partial<P, 4, false, Acc>(in + r * cols, cols, lane, lanes, op);
     v = block_reduce<kBlock>(v, op);  // valid in thread 0
     if (csize == 1) {
       if (threadIdx.x == 0) out[r] = convert<Acc>(op(convert<C>(init), v));
       continue;
     }
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
     if (threadIdx.x == 0) slot = v;
     cluster.sync();  // every block's slot holds its partial of row r
     if (rank == 0 && threadIdx.x == 0) {
@@ -197,6 +247,7 @@ __global__ void __launch_bounds__(kBlock)
       out[r] = convert<Acc>(total);
     }
     cluster.sync();  // block 0 has read every slot; they may be overwritten / freed
+#endif
   }
 }
 
