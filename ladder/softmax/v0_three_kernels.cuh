@@ -37,7 +37,8 @@ __device__ __forceinline__ float decode(unsigned u) {
   return __uint_as_float((u & 0x80000000u) ? (u & 0x7fffffffu) : ~u);
 }
 
-__global__ void __launch_bounds__(kBlock) max_kernel(const float* in, int64_t row0, int64_t cols) {
+static __global__ void __launch_bounds__(kBlock)
+    max_kernel(const float* in, int64_t row0, int64_t cols) {
   const float* x = in + (row0 + blockIdx.y) * cols;
   float m = -INFINITY;
   for (int64_t c = blockIdx.x * int64_t{kBlock} + threadIdx.x; c < cols;
@@ -47,7 +48,8 @@ __global__ void __launch_bounds__(kBlock) max_kernel(const float* in, int64_t ro
   if (threadIdx.x == 0) atomicMax(&g_row_max[blockIdx.y], encode(m));
 }
 
-__global__ void __launch_bounds__(kBlock) sum_kernel(const float* in, int64_t row0, int64_t cols) {
+static __global__ void __launch_bounds__(kBlock)
+    sum_kernel(const float* in, int64_t row0, int64_t cols) {
   const float* x = in + (row0 + blockIdx.y) * cols;
   const float m = decode(g_row_max[blockIdx.y]);
   float s = 0.f;
@@ -58,7 +60,7 @@ __global__ void __launch_bounds__(kBlock) sum_kernel(const float* in, int64_t ro
   if (threadIdx.x == 0) atomicAdd(&g_row_sum[blockIdx.y], s);
 }
 
-__global__ void __launch_bounds__(kBlock)
+static __global__ void __launch_bounds__(kBlock)
     normalize_kernel(const float* in, float* out, int64_t row0, int64_t cols) {
   const int64_t offset = (row0 + blockIdx.y) * cols;
   const float m = decode(g_row_max[blockIdx.y]);

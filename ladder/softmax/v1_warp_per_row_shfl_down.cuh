@@ -20,7 +20,7 @@ namespace softmax_v1 {
 inline constexpr int kBlock = 128;
 inline constexpr int kWarps = kBlock / kWarpSize;
 
-__global__ void __launch_bounds__(kBlock)
+static __global__ void __launch_bounds__(kBlock)
     softmax_kernel(const float* in, float* out, int64_t rows, int64_t cols) {
   __shared__ float broadcast[kWarps];
   const int lane = threadIdx.x % kWarpSize;

@@ -19,7 +19,7 @@ namespace softmax_v2 {
 inline constexpr int kBlock = 128;
 inline constexpr int kWarps = kBlock / kWarpSize;
 
-__global__ void __launch_bounds__(kBlock)
+static __global__ void __launch_bounds__(kBlock)
     softmax_kernel(const float* in, float* out, int64_t rows, int64_t cols) {
   const int lane = threadIdx.x % kWarpSize;
   for (int64_t row = blockIdx.x * int64_t{kWarps} + threadIdx.x / kWarpSize; row < rows;

@@ -23,10 +23,10 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int64_t kSweepCols[] = {1,    2,    3,    31,   32,    33,    127,    128,   1000,
                                   1024, 1025, 2048, 4097, 16384, 16385, 100003, 262144};
 constexpr int64_t kSweepRows[] = {1, 3, 1000};
-// Keep each case at most this many elements (the CPU reference is float64): long rows are
-// run with fewer rows (still more rows than one wave of clusters needs to wrap on small
-// shapes is not the goal here; the Large_ test covers the grid-stride loops).
-constexpr int64_t kMaxCaseElems = int64_t{1} << 24;
+// Keep each case at most this many elements (the CPU reference is float64, and the suite
+// also runs under compute-sanitizer): long rows run with fewer rows. ClusterGridStride and
+// the Large_ test cover the row loops that wrap around the grid.
+constexpr int64_t kMaxCaseElems = int64_t{1} << 22;
 
 // float64 reference of one matrix (x as the device sees it, i.e. already rounded to T).
 std::vector<double> reference(const std::vector<double>& x, int64_t rows, int64_t cols, bool log) {
@@ -192,6 +192,14 @@ TYPED_TEST(SoftmaxTest, NarrowInputs) {
   for (const int64_t cols : {int64_t{64}, int64_t{1024}, int64_t{16385}, int64_t{262144}})
     for (const bool log : {false, true})
       EXPECT_TRUE(run_case<TypeParam>(4, cols, log, Mode::kOutOfPlace, seed++, false, -0.5, 0.5));
+}
+
+// More rows than the cluster path launches clusters (32 waves x 33 clusters of 2 x 1024
+// threads on an H100), so the cluster's row loop wraps; f32 only (18M elements).
+TEST(SoftmaxGridStride, ClusterRowsWrapAroundTheGrid) {
+  if (!kktest::have_gpu()) GTEST_SKIP() << "no CUDA device visible";
+  EXPECT_TRUE(run_case<float>(1100, 16388, false, Mode::kOutOfPlace, 600));
+  EXPECT_TRUE(run_case<float>(1100, 16388, true, Mode::kInPlace, 601));
 }
 
 TYPED_TEST(SoftmaxTest, EmptyIsANoOp) {
