@@ -85,21 +85,21 @@ cudaError_t launch_elementwise(Factory factory, cudaStream_t stream, int64_t n, 
 // (float, double, __half, __nv_bfloat16, integers). out == a allowed.
 template <typename F, typename R, typename A>
 [[nodiscard]] cudaError_t unary(F f, int64_t n, R* out, const A* a, cudaStream_t stream = nullptr) {
-  return detail::launch_elementwise(detail::FunctorFactory<F>{f}, stream, n, out, a);
+  return detail::launch_elementwise(detail::EwFunctorFactory<F>{f}, stream, n, out, a);
 }
 
 // out[i] = f(a[i], b[i]) for i in [0, n). out may be a or b.
 template <typename F, typename R, typename A, typename B>
 [[nodiscard]] cudaError_t binary(F f, int64_t n, R* out, const A* a, const B* b,
                                  cudaStream_t stream = nullptr) {
-  return detail::launch_elementwise(detail::FunctorFactory<F>{f}, stream, n, out, a, b);
+  return detail::launch_elementwise(detail::EwFunctorFactory<F>{f}, stream, n, out, a, b);
 }
 
 // out[i] = f(a[i], b[i], c[i]) for i in [0, n). out may be a, b or c.
 template <typename F, typename R, typename A, typename B, typename C>
 [[nodiscard]] cudaError_t ternary(F f, int64_t n, R* out, const A* a, const B* b, const C* c,
                                   cudaStream_t stream = nullptr) {
-  return detail::launch_elementwise(detail::FunctorFactory<F>{f}, stream, n, out, a, b, c);
+  return detail::launch_elementwise(detail::EwFunctorFactory<F>{f}, stream, n, out, a, b, c);
 }
 
 // As unary / binary / ternary, with the functor built on the device by factory() (a

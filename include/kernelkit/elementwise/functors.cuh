@@ -22,52 +22,52 @@ namespace detail {
 
 // The type arithmetic on a mix of storage types is done in.
 template <typename... Ts>
-using common_compute_t = std::common_type_t<compute_t<Ts>...>;
+using ew_common_compute_t = std::common_type_t<compute_t<Ts>...>;
 
 // The paired vector type of __half / __nv_bfloat16.
 template <typename T>
-struct vec2;
+struct ew_vec2;
 template <>
-struct vec2<__half> {
+struct ew_vec2<__half> {
   using type = __half2;
 };
 template <>
-struct vec2<__nv_bfloat16> {
+struct ew_vec2<__nv_bfloat16> {
   using type = __nv_bfloat162;
 };
 template <typename T>
-using vec2_t = typename vec2<T>::type;
+using ew_vec2_t = typename ew_vec2<T>::type;
 
 template <typename T>
-__device__ __forceinline__ vec2_t<T> load2(const T* p) {
-  return *reinterpret_cast<const vec2_t<T>*>(p);
+__device__ __forceinline__ ew_vec2_t<T> ew_load2(const T* p) {
+  return *reinterpret_cast<const ew_vec2_t<T>*>(p);
 }
 template <typename T>
-__device__ __forceinline__ void store2(T* p, vec2_t<T> v) {
-  *reinterpret_cast<vec2_t<T>*>(p) = v;
+__device__ __forceinline__ void ew_store2(T* p, ew_vec2_t<T> v) {
+  *reinterpret_cast<ew_vec2_t<T>*>(p) = v;
 }
 
 // Enables a member template for T = __half / __nv_bfloat16 only.
 template <typename T>
-using if_half_like = std::enable_if_t<is_half_like_v<T>, int>;
+using ew_if_half_like = std::enable_if_t<is_half_like_v<T>, int>;
 
 // Float and double overloads of the math the functors use (accurate library versions).
-__device__ __forceinline__ float exp_of(float x) {
+__device__ __forceinline__ float ew_exp(float x) {
   return expf(x);
 }
-__device__ __forceinline__ double exp_of(double x) {
+__device__ __forceinline__ double ew_exp(double x) {
   return exp(x);
 }
-__device__ __forceinline__ float tanh_of(float x) {
+__device__ __forceinline__ float ew_tanh(float x) {
   return tanhf(x);
 }
-__device__ __forceinline__ double tanh_of(double x) {
+__device__ __forceinline__ double ew_tanh(double x) {
   return tanh(x);
 }
-__device__ __forceinline__ float erf_of(float x) {
+__device__ __forceinline__ float ew_erf(float x) {
   return erff(x);
 }
-__device__ __forceinline__ double erf_of(double x) {
+__device__ __forceinline__ double ew_erf(double x) {
   return erf(x);
 }
 
@@ -92,10 +92,10 @@ struct Cast {
     return x;
   }
   __device__ __forceinline__ void Apply2(__half* out, const float* in) const {
-    detail::store2(out, __float22half2_rn(make_float2(in[0], in[1])));
+    detail::ew_store2(out, __float22half2_rn(make_float2(in[0], in[1])));
   }
   __device__ __forceinline__ void Apply2(__nv_bfloat16* out, const float* in) const {
-    detail::store2(out, __float22bfloat162_rn(make_float2(in[0], in[1])));
+    detail::ew_store2(out, __float22bfloat162_rn(make_float2(in[0], in[1])));
   }
 };
 
@@ -104,8 +104,8 @@ template <typename S = float>
 struct Scale {
   S alpha;
   template <typename T>
-  __device__ __forceinline__ detail::common_compute_t<T, S> operator()(T x) const {
-    using C = detail::common_compute_t<T, S>;
+  __device__ __forceinline__ detail::ew_common_compute_t<T, S> operator()(T x) const {
+    using C = detail::ew_common_compute_t<T, S>;
     return convert<C>(alpha) * convert<C>(x);
   }
 };
@@ -117,10 +117,10 @@ struct Relu {
     const auto c = convert<compute_t<T>>(x);
     return c < compute_t<T>(0) ? compute_t<T>(0) : c;  // NaN < 0 is false: NaN passes
   }
-  template <typename T, detail::if_half_like<T> = 0>
+  template <typename T, detail::ew_if_half_like<T> = 0>
   __device__ __forceinline__ void Apply2(T* out, const T* in) const {
-    const auto zero = detail::vec2_t<T>(convert<T>(0.f), convert<T>(0.f));
-    detail::store2(out, __hmax2_nan(detail::load2(in), zero));
+    const auto zero = detail::ew_vec2_t<T>(convert<T>(0.f), convert<T>(0.f));
+    detail::ew_store2(out, __hmax2_nan(detail::ew_load2(in), zero));
   }
 };
 
@@ -129,7 +129,7 @@ struct Sigmoid {
   template <typename T>
   __device__ __forceinline__ compute_t<T> operator()(T x) const {
     using C = compute_t<T>;
-    return C(1) / (C(1) + detail::exp_of(-convert<C>(x)));
+    return C(1) / (C(1) + detail::ew_exp(-convert<C>(x)));
   }
 };
 
@@ -139,21 +139,21 @@ struct Silu {
   __device__ __forceinline__ compute_t<T> operator()(T x) const {
     using C = compute_t<T>;
     const C c = convert<C>(x);
-    return c / (C(1) + detail::exp_of(-c));
+    return c / (C(1) + detail::ew_exp(-c));
   }
 };
 
 struct Tanh {
   template <typename T>
   __device__ __forceinline__ compute_t<T> operator()(T x) const {
-    return detail::tanh_of(convert<compute_t<T>>(x));
+    return detail::ew_tanh(convert<compute_t<T>>(x));
   }
 };
 
 struct Exp {
   template <typename T>
   __device__ __forceinline__ compute_t<T> operator()(T x) const {
-    return detail::exp_of(convert<compute_t<T>>(x));
+    return detail::ew_exp(convert<compute_t<T>>(x));
   }
 };
 
@@ -163,7 +163,7 @@ struct GeluErf {
   __device__ __forceinline__ compute_t<T> operator()(T x) const {
     using C = compute_t<T>;
     const C c = convert<C>(x);
-    return C(0.5) * c * (C(1) + detail::erf_of(c * C(0.70710678118654752440)));
+    return C(0.5) * c * (C(1) + detail::ew_erf(c * C(0.70710678118654752440)));
   }
 };
 
@@ -174,7 +174,7 @@ struct GeluTanh {
     using C = compute_t<T>;
     const C c = convert<C>(x);
     const C inner = C(0.79788456080286535588) * (c + C(0.044715) * c * c * c);
-    return C(0.5) * c * (C(1) + detail::tanh_of(inner));
+    return C(0.5) * c * (C(1) + detail::ew_tanh(inner));
   }
 };
 
@@ -182,45 +182,45 @@ struct GeluTanh {
 
 struct Add {
   template <typename A, typename B>
-  __device__ __forceinline__ detail::common_compute_t<A, B> operator()(A a, B b) const {
-    using C = detail::common_compute_t<A, B>;
+  __device__ __forceinline__ detail::ew_common_compute_t<A, B> operator()(A a, B b) const {
+    using C = detail::ew_common_compute_t<A, B>;
     return convert<C>(a) + convert<C>(b);
   }
-  template <typename T, detail::if_half_like<T> = 0>
+  template <typename T, detail::ew_if_half_like<T> = 0>
   __device__ __forceinline__ void Apply2(T* out, const T* a, const T* b) const {
-    detail::store2(out, __hadd2(detail::load2(a), detail::load2(b)));
+    detail::ew_store2(out, __hadd2(detail::ew_load2(a), detail::ew_load2(b)));
   }
 };
 
 struct Sub {
   template <typename A, typename B>
-  __device__ __forceinline__ detail::common_compute_t<A, B> operator()(A a, B b) const {
-    using C = detail::common_compute_t<A, B>;
+  __device__ __forceinline__ detail::ew_common_compute_t<A, B> operator()(A a, B b) const {
+    using C = detail::ew_common_compute_t<A, B>;
     return convert<C>(a) - convert<C>(b);
   }
-  template <typename T, detail::if_half_like<T> = 0>
+  template <typename T, detail::ew_if_half_like<T> = 0>
   __device__ __forceinline__ void Apply2(T* out, const T* a, const T* b) const {
-    detail::store2(out, __hsub2(detail::load2(a), detail::load2(b)));
+    detail::ew_store2(out, __hsub2(detail::ew_load2(a), detail::ew_load2(b)));
   }
 };
 
 struct Mul {
   template <typename A, typename B>
-  __device__ __forceinline__ detail::common_compute_t<A, B> operator()(A a, B b) const {
-    using C = detail::common_compute_t<A, B>;
+  __device__ __forceinline__ detail::ew_common_compute_t<A, B> operator()(A a, B b) const {
+    using C = detail::ew_common_compute_t<A, B>;
     return convert<C>(a) * convert<C>(b);
   }
-  template <typename T, detail::if_half_like<T> = 0>
+  template <typename T, detail::ew_if_half_like<T> = 0>
   __device__ __forceinline__ void Apply2(T* out, const T* a, const T* b) const {
-    detail::store2(out, __hmul2(detail::load2(a), detail::load2(b)));
+    detail::ew_store2(out, __hmul2(detail::ew_load2(a), detail::ew_load2(b)));
   }
 };
 
 // a / b (IEEE division in the compute type; half and bf16 divide in float).
 struct Div {
   template <typename A, typename B>
-  __device__ __forceinline__ detail::common_compute_t<A, B> operator()(A a, B b) const {
-    using C = detail::common_compute_t<A, B>;
+  __device__ __forceinline__ detail::ew_common_compute_t<A, B> operator()(A a, B b) const {
+    using C = detail::ew_common_compute_t<A, B>;
     return convert<C>(a) / convert<C>(b);
   }
 };
@@ -230,8 +230,8 @@ template <typename S = float>
 struct Axpby {
   S alpha, beta;
   template <typename A, typename B>
-  __device__ __forceinline__ detail::common_compute_t<A, B, S> operator()(A a, B b) const {
-    using C = detail::common_compute_t<A, B, S>;
+  __device__ __forceinline__ detail::ew_common_compute_t<A, B, S> operator()(A a, B b) const {
+    using C = detail::ew_common_compute_t<A, B, S>;
     return convert<C>(alpha) * convert<C>(a) + convert<C>(beta) * convert<C>(b);
   }
 };
@@ -242,17 +242,17 @@ struct Axpby {
 // bf16 path is the hardware's fused __hfma2, also one rounding).
 struct Fma {
   template <typename A, typename B, typename C>
-  __device__ __forceinline__ detail::common_compute_t<A, B, C> operator()(A a, B b, C c) const {
-    using T = detail::common_compute_t<A, B, C>;
+  __device__ __forceinline__ detail::ew_common_compute_t<A, B, C> operator()(A a, B b, C c) const {
+    using T = detail::ew_common_compute_t<A, B, C>;
     if constexpr (std::is_floating_point_v<T>) {
       return fma(convert<T>(a), convert<T>(b), convert<T>(c));
     } else {
       return convert<T>(a) * convert<T>(b) + convert<T>(c);
     }
   }
-  template <typename T, detail::if_half_like<T> = 0>
+  template <typename T, detail::ew_if_half_like<T> = 0>
   __device__ __forceinline__ void Apply2(T* out, const T* a, const T* b, const T* c) const {
-    detail::store2(out, __hfma2(detail::load2(a), detail::load2(b), detail::load2(c)));
+    detail::ew_store2(out, __hfma2(detail::ew_load2(a), detail::ew_load2(b), detail::ew_load2(c)));
   }
 };
 

@@ -41,7 +41,7 @@ inline constexpr bool kHasApply2 = HasApply2Impl<void, F, R, Args...>::value;
 // Wraps a functor value as a factory, so the kernel has a single form: it builds its
 // functor on the device with factory().
 template <typename F>
-struct FunctorFactory {
+struct EwFunctorFactory {
   F f;
   __device__ __forceinline__ F operator()() const { return f; }
 };
@@ -49,13 +49,13 @@ struct FunctorFactory {
 // One result element from one element of each input; the functor's result is converted
 // to R (round to nearest even for narrowing floating conversions).
 template <typename R, typename F, typename... Args>
-__device__ __forceinline__ R apply_one(const F& f, Args... in) {
+__device__ __forceinline__ R ew_apply_one(const F& f, Args... in) {
   return convert<R>(f(in...));
 }
 
 // Pack of N results from packs of N elements; pairs go through Apply2 when F has it.
 template <typename R, int N, typename F, typename... Args>
-__device__ __forceinline__ Pack<R, N> apply_pack(const F& f, const Pack<Args, N>&... in) {
+__device__ __forceinline__ Pack<R, N> ew_apply_pack(const F& f, const Pack<Args, N>&... in) {
   Pack<R, N> out;
   if constexpr (N % 2 == 0 && kHasApply2<F, R, Args...>) {
 #pragma unroll
@@ -64,7 +64,7 @@ __device__ __forceinline__ Pack<R, N> apply_pack(const F& f, const Pack<Args, N>
   } else {
 #pragma unroll
     for (int j = 0; j < N; ++j)
-      out.elem[j] = apply_one<R>(f, in.elem[j]...);
+      out.elem[j] = ew_apply_one<R>(f, in.elem[j]...);
   }
   return out;
 }
@@ -72,23 +72,23 @@ __device__ __forceinline__ Pack<R, N> apply_pack(const F& f, const Pack<Args, N>
 // Unroll packs of each input type, held in registers: the loads of a whole tile land here
 // before any of them is used.
 template <int N, int Unroll, typename... Ts>
-struct PackRegs {};
+struct EwPackRegs {};
 template <int N, int Unroll, typename T, typename... Ts>
-struct PackRegs<N, Unroll, T, Ts...> {
+struct EwPackRegs<N, Unroll, T, Ts...> {
   Pack<T, N> v[Unroll];
-  PackRegs<N, Unroll, Ts...> rest;
+  EwPackRegs<N, Unroll, Ts...> rest;
 };
 
-// The packs of input K: RegsOf<K>::get(regs).
+// The packs of input K: EwRegsOf<K>::get(regs).
 template <size_t K>
-struct RegsOf {
+struct EwRegsOf {
   template <typename Regs>
   __device__ __forceinline__ static const auto& get(const Regs& r) {
-    return RegsOf<K - 1>::get(r.rest);
+    return EwRegsOf<K - 1>::get(r.rest);
   }
 };
 template <>
-struct RegsOf<0> {
+struct EwRegsOf<0> {
   template <typename Regs>
   __device__ __forceinline__ static const auto& get(const Regs& r) {
     return r.v;
@@ -97,25 +97,25 @@ struct RegsOf<0> {
 
 // Loads packs first + u * Block, u < Unroll, of every input.
 template <int Block, int N, int Unroll, typename Index>
-__device__ __forceinline__ void load_tile(PackRegs<N, Unroll>&, Index) {}
+__device__ __forceinline__ void ew_load_tile(EwPackRegs<N, Unroll>&, Index) {}
 template <int Block, int N, int Unroll, typename Index, typename T, typename... Ts>
-__device__ __forceinline__ void load_tile(PackRegs<N, Unroll, T, Ts...>& r, Index first, const T* p,
-                                          const Ts*... ps) {
+__device__ __forceinline__ void ew_load_tile(EwPackRegs<N, Unroll, T, Ts...>& r, Index first,
+                                             const T* p, const Ts*... ps) {
 #pragma unroll
   for (int u = 0; u < Unroll; ++u)
     r.v[u] = load_pack<N>(p, first + u * Block);
-  load_tile<Block>(r.rest, first, ps...);
+  ew_load_tile<Block>(r.rest, first, ps...);
 }
 
 // Computes and stores the Unroll result packs of a tile from the loaded inputs.
 template <int Block, typename R, int N, int Unroll, typename Index, typename F, typename... Args,
           size_t... I>
-__device__ __forceinline__ void compute_store_tile(const F& f, R* out, Index first,
-                                                   const PackRegs<N, Unroll, Args...>& r,
-                                                   std::index_sequence<I...>) {
+__device__ __forceinline__ void ew_compute_store_tile(const F& f, R* out, Index first,
+                                                      const EwPackRegs<N, Unroll, Args...>& r,
+                                                      std::index_sequence<I...>) {
 #pragma unroll
   for (int u = 0; u < Unroll; ++u)
-    store_pack(out, first + u * Block, apply_pack<R, N>(f, RegsOf<I>::get(r)[u]...));
+    store_pack(out, first + u * Block, ew_apply_pack<R, N>(f, EwRegsOf<I>::get(r)[u]...));
 }
 
 template <int Block, int Unroll, int N, typename Index, typename Factory, typename R,
@@ -132,7 +132,7 @@ __global__ void __launch_bounds__(Block)
   // Tail: elements [num_packs * N, n), fewer than N, one per thread of block 0.
   if (blockIdx.x == 0 && tid < n - num_packs * N) {
     const Index i = num_packs * N + tid;
-    out[i] = apply_one<R>(f, in[i]...);
+    out[i] = ew_apply_one<R>(f, in[i]...);
   }
 
   constexpr Index kTile = Index{Block} * Unroll;  // packs per block iteration
@@ -142,15 +142,15 @@ __global__ void __launch_bounds__(Block)
     if (tile + kTile <= num_packs) {
       // Whole tile: every load of the Unroll packs of every input is issued before the
       // first use (Unroll * 16 bytes per input in flight per thread), then compute + store.
-      PackRegs<N, Unroll, Args...> regs;
-      load_tile<Block>(regs, first, in...);
-      compute_store_tile<Block, R>(f, out, first, regs, std::index_sequence_for<Args...>{});
+      EwPackRegs<N, Unroll, Args...> regs;
+      ew_load_tile<Block>(regs, first, in...);
+      ew_compute_store_tile<Block, R>(f, out, first, regs, std::index_sequence_for<Args...>{});
     } else {
       // The last, partial tile: each pack guarded.
 #pragma unroll
       for (int u = 0; u < Unroll; ++u) {
         const Index p = first + u * Block;
-        if (p < num_packs) store_pack(out, p, apply_pack<R, N>(f, load_pack<N>(in, p)...));
+        if (p < num_packs) store_pack(out, p, ew_apply_pack<R, N>(f, load_pack<N>(in, p)...));
       }
     }
   }
