@@ -7,6 +7,8 @@
 namespace kernelkit::ladder::sgemm {
 
 namespace detail {
+// (a template only so that the header can be included by several translation units)
+template <int Tag = 0>
 __global__ void v0_naive_kernel(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                                 const float* A, int64_t lda, const float* B, int64_t ldb,
                                 float beta, float* C, int64_t ldc) {
@@ -27,8 +29,8 @@ inline cudaError_t v0_naive(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, f
   KERNELKIT_REQUIRE((n + 31) / 32 <= 65535 && (m + 31) / 32 <= INT32_MAX);
   if (m == 0 || n == 0) return cudaSuccess;
   const dim3 grid(static_cast<unsigned>((m + 31) / 32), static_cast<unsigned>((n + 31) / 32));
-  detail::v0_naive_kernel<<<grid, dim3(32, 32), 0, stream>>>(op_a == Op::T, op_b == Op::T, m, n, k,
-                                                             alpha, A, lda, B, ldb, beta, C, ldc);
+  detail::v0_naive_kernel<><<<grid, dim3(32, 32), 0, stream>>>(
+      op_a == Op::T, op_b == Op::T, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   return cudaGetLastError();
 }
 

@@ -7,6 +7,8 @@
 namespace kernelkit::ladder::sgemm {
 
 namespace detail {
+// (a template only so that the header can be included by several translation units)
+template <int Tag = 0>
 __global__ void __launch_bounds__(512)
     v3_thread_tile_1d_kernel(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                              const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
@@ -47,8 +49,8 @@ inline cudaError_t v3_thread_tile_1d(Op op_a, Op op_b, int64_t m, int64_t n, int
   KERNELKIT_REQUIRE((m + 63) / 64 <= 65535 && (n + 63) / 64 <= INT32_MAX);
   if (m == 0 || n == 0) return cudaSuccess;
   const dim3 grid(static_cast<unsigned>((n + 63) / 64), static_cast<unsigned>((m + 63) / 64));
-  detail::v3_thread_tile_1d_kernel<<<grid, 512, 0, stream>>>(op_a == Op::T, op_b == Op::T, m, n, k,
-                                                             alpha, A, lda, B, ldb, beta, C, ldc);
+  detail::v3_thread_tile_1d_kernel<><<<grid, 512, 0, stream>>>(
+      op_a == Op::T, op_b == Op::T, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   return cudaGetLastError();
 }
 

@@ -10,6 +10,8 @@
 namespace kernelkit::ladder::sgemm {
 
 namespace detail {
+// (a template only so that the header can be included by several translation units)
+template <int Tag = 0>
 __global__ void __launch_bounds__(256)
     v6_double_buffered_kernel(int64_t k, float alpha, const float* A, int64_t lda, const float* B,
                               int64_t ldb, float beta, float* C, int64_t ldc) {
@@ -56,8 +58,8 @@ inline cudaError_t v6_double_buffered(Op op_a, Op op_b, int64_t m, int64_t n, in
   KERNELKIT_REQUIRE(m / 128 <= 65535 && n / 128 <= INT32_MAX);
   if (m == 0 || n == 0) return cudaSuccess;
   const dim3 grid(static_cast<unsigned>(n / 128), static_cast<unsigned>(m / 128));
-  detail::v6_double_buffered_kernel<<<grid, 256, 0, stream>>>(k, alpha, A, lda, B, ldb, beta, C,
-                                                              ldc);
+  detail::v6_double_buffered_kernel<>
+      <<<grid, 256, 0, stream>>>(k, alpha, A, lda, B, ldb, beta, C, ldc);
   return cudaGetLastError();
 }
 
