@@ -4,11 +4,11 @@
 // tail of n % Pack (< Pack) elements. A block iteration ("tile") covers Block * Unroll
 // consecutive packs: thread t of the block takes packs tile_start + u * Block + t for
 // u = 0..Unroll-1, so each of the Unroll accesses of a warp is one contiguous 512-byte run.
-// Every thread issues all Unroll loads of every input before the first use, which keeps
-// Unroll * arity * 16 bytes per thread in flight (what Hopper needs to reach the copy's
-// speed). Blocks stride over tiles (grid-stride loop); only the last tile is partial and
-// takes the guarded path. The tail elements are done by the first threads of the grid in
-// the same launch.
+// Every thread loads all Unroll packs of every input into registers before the first use
+// (up to Unroll * arity * 16 bytes per thread in flight; ptxas may start computing after
+// the first few loads when registers are short, as for f32 add: 5 of 8 loads first). Blocks stride
+// over tiles (grid-stride loop); only the last tile is partial and takes the guarded path. The tail
+// elements are done by the first threads of the grid in the same launch.
 //
 // Index is int32_t when every index the kernel forms (up to n + one grid stride) fits,
 // int64_t otherwise; the dispatcher in elementwise.cuh decides.
