@@ -140,25 +140,37 @@ cudaError_t row_reduce_op(const T* in, int64_t rows, int64_t cols, Acc* out, Acc
   return launch_row_reduce<P, T, Acc, Op>(in, rows, cols, out, init, plan, stream);
 }
 
+// The argument checks every entry point makes before any launch.
+template <typename T, typename Acc>
+bool row_reduce_args_ok(const T* in, int64_t rows, int64_t cols, const Acc* out) {
+  return rows >= 0 && cols >= 0 &&
+         (cols == 0 || rows <= std::numeric_limits<int64_t>::max() / cols) &&
+         (rows == 0 || out != nullptr) && (rows == 0 || cols == 0 || in != nullptr);
+}
+
+// Checks, then launches Op (rows == 0: nothing to do).
+template <typename Op, typename T, typename Acc>
+cudaError_t row_reduce_checked(const T* in, int64_t rows, int64_t cols, Acc* out, Acc init,
+                               cudaStream_t stream) {
+  KERNELKIT_REQUIRE(row_reduce_args_ok(in, rows, cols, out));
+  if (rows == 0) return cudaSuccess;
+  return row_reduce_op<T, Acc, Op>(in, rows, cols, out, init, stream);
+}
 }  // namespace detail
 
 // out[r] = op(init, reduction of row r) for r in [0, rows). See the top of this file.
+// Instantiates all three operators; row_sum / row_max / row_min instantiate one.
 template <typename T, typename Acc>
 [[nodiscard]] cudaError_t row_reduce(const T* in, int64_t rows, int64_t cols, Acc* out, ReduceOp op,
                                      Acc init, cudaStream_t stream = nullptr) {
-  KERNELKIT_REQUIRE(rows >= 0 && cols >= 0);
-  KERNELKIT_REQUIRE(cols == 0 || rows <= std::numeric_limits<int64_t>::max() / cols);
-  KERNELKIT_REQUIRE(rows == 0 || out != nullptr);
-  KERNELKIT_REQUIRE(rows == 0 || cols == 0 || in != nullptr);
   KERNELKIT_REQUIRE(op == ReduceOp::kSum || op == ReduceOp::kMax || op == ReduceOp::kMin);
-  if (rows == 0) return cudaSuccess;
   switch (op) {
     case ReduceOp::kSum:
-      return detail::row_reduce_op<T, Acc, Sum>(in, rows, cols, out, init, stream);
+      return detail::row_reduce_checked<Sum>(in, rows, cols, out, init, stream);
     case ReduceOp::kMax:
-      return detail::row_reduce_op<T, Acc, Max>(in, rows, cols, out, init, stream);
+      return detail::row_reduce_checked<Max>(in, rows, cols, out, init, stream);
     default:
-      return detail::row_reduce_op<T, Acc, Min>(in, rows, cols, out, init, stream);
+      return detail::row_reduce_checked<Min>(in, rows, cols, out, init, stream);
   }
 }
 
@@ -166,7 +178,7 @@ template <typename T, typename Acc>
 template <typename T, typename Acc>
 [[nodiscard]] cudaError_t row_sum(const T* in, int64_t rows, int64_t cols, Acc* out,
                                   cudaStream_t stream = nullptr) {
-  return row_reduce(in, rows, cols, out, ReduceOp::kSum, convert<Acc>(0.0), stream);
+  return detail::row_reduce_checked<Sum>(in, rows, cols, out, convert<Acc>(0.0), stream);
 }
 
 // out[r] = max of row r (NaN if the row holds one; -inf / lowest for an empty row).
@@ -179,7 +191,7 @@ template <typename T, typename Acc>
   } else {
     init = convert<Acc>(-std::numeric_limits<double>::infinity());
   }
-  return row_reduce(in, rows, cols, out, ReduceOp::kMax, init, stream);
+  return detail::row_reduce_checked<Max>(in, rows, cols, out, init, stream);
 }
 
 // out[r] = min of row r (NaN if the row holds one; +inf / max for an empty row).
@@ -192,7 +204,7 @@ template <typename T, typename Acc>
   } else {
     init = convert<Acc>(std::numeric_limits<double>::infinity());
   }
-  return row_reduce(in, rows, cols, out, ReduceOp::kMin, init, stream);
+  return detail::row_reduce_checked<Min>(in, rows, cols, out, init, stream);
 }
 
 }  // namespace kernelkit
