@@ -239,9 +239,12 @@ __global__ void __launch_bounds__(Block)
         }
         softmax_store_floats<N>(row_out, i, y);
       }
-      // no block may move on (or exit) while another still reads its part_max / part_sum
-      if constexpr (Cluster > 1) cooperative_groups::this_cluster().sync();
+      // No barrier needed before the next row: every block read the others' part_max
+      // before the sum barrier above, and reads their part_sum before it arrives at the
+      // next row's max barrier, which any rewrite of part_sum comes after.
     }
+    // no block may exit while another still reads its part_sum
+    if constexpr (Cluster > 1) cooperative_groups::this_cluster().sync();
   }
 }
 
