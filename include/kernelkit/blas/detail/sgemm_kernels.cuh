@@ -55,6 +55,25 @@ constexpr size_t sgemm_smem_bytes() {
   return size_t(Stages) * SgemmShape<BM, BN>::kStageFloats * sizeof(float);
 }
 
+// cp.async of Bytes (4 or 16) bytes into shared memory, of which the first src_bytes come
+// from src and the rest are zero-filled (src is not read when src_bytes == 0). Inline PTX
+// because __pipeline_memcpy_async takes the zero-fill size as a runtime value and expands
+// every call into a 17-way switch (the PTX of the 128 x 128 kernel had 416 branches for its
+// 10 copies per k-tile); with src-size in a register each copy is one instruction.
+template <int Bytes>
+__device__ __forceinline__ void sgemm_cp_async(float* dst, const float* src, int src_bytes) {
+  static_assert(Bytes == 4 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes; we use 4 or 16");
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  if constexpr (Bytes == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src),
+                 "r"(src_bytes)
+                 : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src), "r"(src_bytes)
+                 : "memory");
+  }
+}
+
 // How an operand tile is copied: see the file comment.
 enum class SgemmLoad { kKContig, kMnVec4, kMnScalar };
 
@@ -104,17 +123,16 @@ struct SgemmTileLoader {
       if constexpr (Mode == SgemmLoad::kKContig) {
         const bool ok = k_rem > 0 && mn_rem > i * kSlotStep;
         const float* src = ok ? ptr + i * kSlotStep * ld : X;
-        __pipeline_memcpy_async(dst + smem + i * kSlotStep, src, 4, ok ? 0 : 4);
+        sgemm_cp_async<4>(dst + smem + i * kSlotStep, src, ok ? 4 : 0);
       } else if constexpr (Mode == SgemmLoad::kMnVec4) {
         int valid = 0;
         if (k_rem > i * kSlotStep) valid = mn_rem >= 4 ? 4 : (mn_rem > 0 ? int(mn_rem) : 0);
         const float* src = valid > 0 ? ptr + i * kSlotStep * ld : X;
-        __pipeline_memcpy_async(dst + smem + i * kSlotStep * kStride, src, 16,
-                                size_t(4 - valid) * 4);
+        sgemm_cp_async<16>(dst + smem + i * kSlotStep * kStride, src, valid * 4);
       } else {
         const bool ok = k_rem > i * kSlotStep && mn_rem > 0;
         const float* src = ok ? ptr + i * kSlotStep * ld : X;
-        __pipeline_memcpy_async(dst + smem + i * kSlotStep * kStride, src, 4, ok ? 0 : 4);
+        sgemm_cp_async<4>(dst + smem + i * kSlotStep * kStride, src, ok ? 4 : 0);
       }
     }
     if constexpr (Mode == SgemmLoad::kKContig) {
