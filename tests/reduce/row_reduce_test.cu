@@ -306,10 +306,12 @@ TEST_F(RowReduce, RowReduceBadArguments) {
 TEST(RowReducePlan, PathsByShape) {
   using kernelkit::detail::choose_row_plan;
   const int sms = 132, threads = 2048;
-  EXPECT_EQ(choose_row_plan(1 << 20, 32, 4, sms, threads).width, 8);
+  EXPECT_EQ(choose_row_plan(1 << 20, 32, 4, sms, threads).width, 4);  // 2 packs per lane
+  EXPECT_EQ(choose_row_plan(1 << 20, 33, 4, sms, threads).width, 8);
   EXPECT_EQ(choose_row_plan(1 << 20, 1, 4, sms, threads).width, 1);
   EXPECT_EQ(choose_row_plan(1 << 20, 0, 4, sms, threads).width, 1);
-  EXPECT_EQ(choose_row_plan(1 << 18, 128, 4, sms, threads).width, 32);
+  EXPECT_EQ(choose_row_plan(1 << 18, 128, 4, sms, threads).width, 16);
+  EXPECT_EQ(choose_row_plan(1 << 18, 129, 4, sms, threads).width, 32);
   EXPECT_EQ(choose_row_plan(1 << 16, 1024, 4, sms, threads).width, 32);
   const auto block = choose_row_plan(4096, 16384, 4, sms, threads);
   EXPECT_EQ(block.width, 0);

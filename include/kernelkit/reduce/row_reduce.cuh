@@ -6,7 +6,8 @@
 // bf16 input with a float output accumulates in float). Max and Min propagate NaN.
 //
 // One dispatch on cols (see detail::choose_row_plan):
-//   - short rows: a group of 1..16 lanes per row (Width template), a pack each;
+//   - short rows (<= 32 packs): a group of 1..16 lanes per row (Width template), up to
+//     2 packs per lane, 2 rows per group at a time, all loads issued before any reduction;
 //   - rows up to kWarpMaxCols packs: a warp per row;
 //   - longer rows: a block per row, or, when there are too few rows to fill the device, a
 //     thread-block cluster of up to 8 blocks per row reducing through distributed shared
@@ -54,12 +55,18 @@ inline RowPlan choose_row_plan(int64_t rows, int64_t cols, int pack, int sm_coun
                                int max_threads_per_sm) {
   RowPlan plan;
   const int64_t packs = ceil_div<int64_t>(cols, pack);  // packs per row (about)
-  if (packs <= int64_t{kWarpSize} * kWarpMaxPacksPerLane) {
+  if (packs <= int64_t{kRowPrePacks} * (kWarpSize / 2)) {
+    // a group of 1..16 lanes, kRowPrePacks packs each (rows of up to 32 packs)
     int width = 1;
-    while (width < kWarpSize && width < packs)
+    while (width < kWarpSize / 2 && width * kRowPrePacks < packs)
       width *= 2;
     plan.width = width;
-    plan.grid = grid_size_for(rows * width, kRowBlock, sm_count, max_threads_per_sm, kDefaultWaves);
+  } else if (packs <= int64_t{kWarpSize} * kWarpMaxPacksPerLane) {
+    plan.width = kWarpSize;
+  }
+  if (plan.width > 0) {
+    plan.grid =
+        grid_size_for(rows * plan.width, kRowBlock, sm_count, max_threads_per_sm, kDefaultWaves);
     return plan;
   }
   // Block or cluster per row. Blocks resident at once on the device (at most):

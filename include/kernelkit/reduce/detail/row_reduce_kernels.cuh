@@ -26,11 +26,20 @@ namespace detail {
 
 // Identity element of Op in the compute type C: 0 for Sum, -inf / lowest for Max,
 // +inf / max for Min. Max(-inf, NaN) is NaN, so NaN still propagates.
-// Resident 256-thread blocks per SM the kernels are compiled for: 4 leaves ptxas up to 64
-// registers (4- and 2-byte types need 56-64; a cap of 32 or 40 spills), 3 leaves 80 for
-// 8-byte types (64-bit values take register pairs).
+// Resident 256-thread blocks per SM the kernels are compiled for (__launch_bounds__
+// minimum). ptxas left alone aims at 32 registers and spills; 4 blocks leave 64 registers
+// (warp/block/cluster kernels need 56-64), 3 leave 80 for 8-byte types (64-bit values take
+// register pairs). Narrow groups hold 2 rows x 2 packs of loads in flight and get one
+// block less (48 KB of loads in flight per SM is still 3x what HBM needs).
 template <typename T, typename Acc>
 inline constexpr int kRowMinBlocks = (sizeof(T) == 8 || sizeof(compute_t<Acc>) == 8) ? 3 : 4;
+template <typename T, typename Acc, int Width>
+inline constexpr int kRowGroupMinBlocks =
+    Width == 32 ? kRowMinBlocks<T, Acc> : kRowMinBlocks<T, Acc> - 1;
+
+// Packs per lane a narrow group (Width < 32) covers a row with; the plan's group width is
+// the next power of two of packs / kRowPrePacks.
+inline constexpr int kRowPrePacks = 2;
 
 // Largest / lowest value of C, +-inf for floating types. (std::numeric_limits members are
 // host-only constexpr without --expt-relaxed-constexpr, which the library does not assume.)
@@ -87,12 +96,17 @@ __device__ __forceinline__ int row_head(const T* p, int64_t cols) {
 // lane, lane + lanes, ..., packs lane, lane + lanes, ... and tail scalars the same way.
 // Returns the thread's partial in C (the identity when it read nothing). kUnroll packs
 // are loaded before any is combined, to keep kUnroll 16-byte loads in flight per thread.
-// With kFirstLoaded, the caller has already loaded this thread's first pack (index lane,
-// valid when lane < the row's pack count) into `first`.
-template <int P, int kUnroll, bool kFirstLoaded = false, typename Acc, typename T, typename Op>
+// kPre packs the caller has already loaded: pre.p[q] is pack lane + q * lanes of the row
+// (loaded only where that index is below the row's pack count).
+template <typename T, int P, int kPre>
+struct PrePacks {
+  Pack<T, P> p[kPre > 0 ? kPre : 1];
+};
+
+template <int P, int kUnroll, int kPre = 0, typename Acc, typename T, typename Op>
 __device__ __forceinline__ compute_t<Acc> row_partial(const T* row, int64_t cols, int lane,
                                                       int lanes, Op op,
-                                                      const Pack<T, P>& first = {}) {
+                                                      const PrePacks<T, P, kPre>& pre = {}) {
   using C = compute_t<Acc>;
   static_assert(kUnroll >= 1, "row_partial: unroll at least 1");
   const int head = row_head<P>(row, cols);
@@ -104,11 +118,12 @@ __device__ __forceinline__ compute_t<Acc> row_partial(const T* row, int64_t cols
   for (int j = 0; j < P; ++j)
     acc[j] = row_identity<Op, C>();
   int64_t i = lane;
-  if constexpr (kFirstLoaded) {
+#pragma unroll
+  for (int q = 0; q < kPre; ++q) {
     if (i < packs) {
 #pragma unroll
       for (int j = 0; j < P; ++j)
-        acc[j] = op(acc[j], convert<C>(first.elem[j]));
+        acc[j] = op(acc[j], convert<C>(pre.p[q].elem[j]));
     }
     i += lanes;
   }
@@ -157,7 +172,7 @@ __device__ __forceinline__ compute_t<Acc> row_partial(const T* row, int64_t cols
 // time, grid-striding over rows. For rows of up to a few thousand elements; Width is
 // chosen so that Width * P roughly covers a row. Block: kBlock threads.
 template <int kBlock, int Width, int P, typename T, typename Acc, typename Op>
-__global__ void __launch_bounds__(kBlock, kRowMinBlocks<T, Acc>)
+__global__ void __launch_bounds__(kBlock, (kRowGroupMinBlocks<T, Acc, Width>))
     row_reduce_group_kernel(const T* __restrict__ in, int64_t rows, int64_t cols,
                             Acc* __restrict__ out, Acc init) {
   static_assert(Width == 1 || Width == 2 || Width == 4 || Width == 8 || Width == 16 || Width == 32,
@@ -167,10 +182,12 @@ __global__ void __launch_bounds__(kBlock, kRowMinBlocks<T, Acc>)
   const Op op;
   constexpr int kGroups = kBlock / Width;
   // A warp per row keeps 4 packs in flight per lane inside the row. Narrower groups cover
-  // a row with at most one pack per lane (the plan picks Width >= packs), so they take
-  // kRows rows per iteration and load all their first packs before reducing any.
+  // a row with at most kPre packs per lane (the plan picks Width >= packs / kPre), so they
+  // take kRows rows per iteration and load all those packs before reducing any: 4 x 16 B
+  // in flight per thread.
   constexpr int kUnroll = Width == 32 ? 4 : 1;
   constexpr int kRows = Width == 32 ? 1 : 2;
+  constexpr int kPre = Width == 32 ? 0 : kRowPrePacks;
   const int lane = threadIdx.x % Width;
   const int sub = (threadIdx.x % kWarpSize) / Width;  // the group's index in its warp
   const int64_t stride = int64_t{gridDim.x} * kGroups;
@@ -180,14 +197,18 @@ __global__ void __launch_bounds__(kBlock, kRowMinBlocks<T, Acc>)
       int64_t{blockIdx.x} * kGroups + (threadIdx.x / kWarpSize) * (kWarpSize / Width);
   for (int64_t base = warp_first; base < rows; base += stride * kRows) {
     // row k of this iteration: base + k * stride + sub
-    Pack<T, P> first[kRows];
+    PrePacks<T, P, kPre> pre[kRows];
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
       const int64_t r = base + k * stride + sub;
-      if (kRows > 1 && r < rows) {
+      if (kPre > 0 && r < rows) {
         const T* row = in + r * cols;
         const int head = row_head<P>(row, cols);
-        if (lane < (cols - head) / P) first[k] = load_pack<P>(row + head, lane);
+        const int64_t packs = (cols - head) / P;
+#pragma unroll
+        for (int q = 0; q < kPre; ++q) {
+          if (lane + q * Width < packs) pre[k].p[q] = load_pack<P>(row + head, lane + q * Width);
+        }
       }
     }
 #pragma unroll
@@ -195,8 +216,7 @@ __global__ void __launch_bounds__(kBlock, kRowMinBlocks<T, Acc>)
       const int64_t r = base + k * stride + sub;
       C v = row_identity<Op, C>();
       if (r < rows) {
-        v = row_partial<P, kUnroll, (kRows > 1), Acc>(in + r * cols, cols, lane, Width, op,
-                                                      first[k]);
+        v = row_partial<P, kUnroll, kPre, Acc>(in + r * cols, cols, lane, Width, op, pre[k]);
       }
       if constexpr (Width > 1) v = warp_reduce<Width>(v, op);
       // lane 0 of the group holds the row's reduction
@@ -231,7 +251,7 @@ __global__ void __launch_bounds__(kBlock, kRowMinBlocks<T, Acc>)
   const int lanes = csize * kBlock;
   const int lane = rank * kBlock + static_cast<int>(threadIdx.x);
   for (int64_t r = blockIdx.x / csize; r < rows; r += clusters) {
-    C v = row_partial<P, 4, false, Acc>(in + r * cols, cols, lane, lanes, op);
+    C v = row_partial<P, 4, 0, Acc>(in + r * cols, cols, lane, lanes, op);
     v = block_reduce<kBlock>(v, op);  // valid in thread 0
     if (csize == 1) {
       if (threadIdx.x == 0) out[r] = convert<Acc>(op(convert<C>(init), v));
