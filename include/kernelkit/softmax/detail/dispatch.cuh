@@ -7,7 +7,7 @@
 //   cols <= 1024                                 -> warp kernel, 32 lanes, columns per lane
 //                                                   = next pow2 >= cols / 32
 //   row (as float) <= 64 KiB                     -> one block per row, row in shared memory,
-//                                                   block size by occupancy (256 or 1024)
+//                                                   block size by occupancy (256/512/1024)
 //   chunk of a 2/4/8-block cluster fits smem     -> cluster per row, row in distributed
 //     (sm_90+, N > 1, a cluster can be resident)   shared memory (input read once)
 //   otherwise                                    -> online max+sum, then normalize (input
@@ -100,33 +100,49 @@ cudaError_t softmax_prepare_smem(int64_t chunk, size_t* smem) {
                               cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(*smem));
 }
 
-// One block per row; the block size with the most resident threads, the larger on a tie.
+// One block per row. The block size (256, 512 or 1024) that keeps the most 16-byte loads
+// in flight per SM: resident threads that have a pack x min(packs per thread, unroll);
+// on a tie, the one with more resident blocks (one block loads while another reduces).
+template <typename T, SoftmaxAlgo A, int N, int Block>
+cudaError_t softmax_block_score(int64_t cols, int64_t* score, int* blocks) {
+  size_t smem = 0;
+  KERNELKIT_RETURN_IF_ERROR((softmax_prepare_smem<T, A, N, Block, 1>(cols, &smem)));
+  KERNELKIT_RETURN_IF_ERROR(softmax_active_blocks(
+      reinterpret_cast<const void*>(softmax_smem_kernel<T, A, N, Block, 1>), Block, smem, blocks));
+  const int64_t packs = cols / N;
+  const int64_t busy = packs < Block ? packs : Block;
+  const int64_t per_thread = ceil_div<int64_t>(packs, Block);
+  *score = int64_t{*blocks} * busy *
+           (per_thread < kSoftmaxUnroll<T, Block> ? per_thread : kSoftmaxUnroll<T, Block>);
+  return cudaSuccess;
+}
+
+template <typename T, SoftmaxAlgo A, int N, int Block>
+cudaError_t softmax_launch_block_as(const T* in, T* out, int64_t rows, int64_t cols,
+                                    cudaStream_t stream) {
+  int grid = 0;
+  KERNELKIT_RETURN_IF_ERROR(grid_size(rows * Block, Block, &grid));
+  softmax_smem_kernel<T, A, N, Block, 1>
+      <<<grid, Block, cols * sizeof(float), stream>>>(in, out, rows, cols, cols);
+  return cudaGetLastError();
+}
+
 template <typename T, SoftmaxAlgo A, int N>
 cudaError_t softmax_launch_block(const T* in, T* out, int64_t rows, int64_t cols,
                                  cudaStream_t stream) {
-  constexpr int kSmall = 256, kLarge = 1024;
-  size_t smem = 0;
-  KERNELKIT_RETURN_IF_ERROR((softmax_prepare_smem<T, A, N, kSmall, 1>(cols, &smem)));
-  KERNELKIT_RETURN_IF_ERROR((softmax_prepare_smem<T, A, N, kLarge, 1>(cols, &smem)));
-  int small_blocks = 0, large_blocks = 0;
-  KERNELKIT_RETURN_IF_ERROR(
-      softmax_active_blocks(reinterpret_cast<const void*>(softmax_smem_kernel<T, A, N, kSmall, 1>),
-                            kSmall, smem, &small_blocks));
-  KERNELKIT_RETURN_IF_ERROR(
-      softmax_active_blocks(reinterpret_cast<const void*>(softmax_smem_kernel<T, A, N, kLarge, 1>),
-                            kLarge, smem, &large_blocks));
-  KERNELKIT_REQUIRE(small_blocks > 0 || large_blocks > 0);
-  int grid = 0;
-  if (large_blocks * kLarge >= small_blocks * kSmall) {
-    KERNELKIT_RETURN_IF_ERROR(grid_size(rows * kLarge, kLarge, &grid));
-    softmax_smem_kernel<T, A, N, kLarge, 1>
-        <<<grid, kLarge, smem, stream>>>(in, out, rows, cols, cols);
-  } else {
-    KERNELKIT_RETURN_IF_ERROR(grid_size(rows * kSmall, kSmall, &grid));
-    softmax_smem_kernel<T, A, N, kSmall, 1>
-        <<<grid, kSmall, smem, stream>>>(in, out, rows, cols, cols);
+  int64_t score[3] = {};
+  int blocks[3] = {};
+  KERNELKIT_RETURN_IF_ERROR((softmax_block_score<T, A, N, 256>(cols, &score[0], &blocks[0])));
+  KERNELKIT_RETURN_IF_ERROR((softmax_block_score<T, A, N, 512>(cols, &score[1], &blocks[1])));
+  KERNELKIT_RETURN_IF_ERROR((softmax_block_score<T, A, N, 1024>(cols, &score[2], &blocks[2])));
+  int best = 0;
+  for (int k = 1; k < 3; ++k) {
+    if (score[k] > score[best] || (score[k] == score[best] && blocks[k] > blocks[best])) best = k;
   }
-  return cudaGetLastError();
+  KERNELKIT_REQUIRE(blocks[best] > 0);
+  if (best == 0) return softmax_launch_block_as<T, A, N, 256>(in, out, rows, cols, stream);
+  if (best == 1) return softmax_launch_block_as<T, A, N, 512>(in, out, rows, cols, stream);
+  return softmax_launch_block_as<T, A, N, 1024>(in, out, rows, cols, stream);
 }
 
 template <typename T, SoftmaxAlgo A, int N>

@@ -30,11 +30,22 @@ enum class SoftmaxAlgo { kSoftmax, kLogSoftmax };
 
 inline constexpr int kSoftmaxWarpBlock = 128;  // threads per block of the warp kernel
 inline constexpr int kSoftmaxMaxColsPerThread = 32;
+// Packs in flight per thread in the block kernels: 4 (16-byte loads issued before any is
+// used), 2 for bf16 at 1024 threads, where 4 spills under the 64-register cap.
+template <typename T, int Block>
+inline constexpr int kSoftmaxUnroll = (std::is_same_v<T, __nv_bfloat16> && Block >= 1024) ? 2 : 4;
 
 // Loads pack i of p as floats into x[0..N).
 template <int N, typename T>
 __device__ __forceinline__ void softmax_load_floats(const T* p, int64_t i, float* x) {
   const Pack<T, N> v = load_pack<N>(p, i);
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+    x[j] = convert<float>(v.elem[j]);
+}
+
+template <int N, typename T>
+__device__ __forceinline__ void softmax_to_floats(const Pack<T, N>& v, float* x) {
 #pragma unroll
   for (int j = 0; j < N; ++j)
     x[j] = convert<float>(v.elem[j]);
@@ -179,20 +190,32 @@ __global__ void __launch_bounds__(Block)
       const T* row_in = in + row * cols + begin;
       T* row_out = out + row * cols + begin;
       float m = -INFINITY;
-#pragma unroll 4
-      for (int64_t i = threadIdx.x; i < packs; i += Block) {
-        float x[N];
-        softmax_load_floats<N>(row_in, i, x);
+      // kSoftmaxUnroll packs per thread are loaded before any is used: that many 16-byte
+      // loads in flight per thread
+      for (int64_t i0 = threadIdx.x; i0 < packs; i0 += kSoftmaxUnroll<T, Block> * Block) {
+        Pack<T, N> raw[kSoftmaxUnroll<T, Block>];  // raw packs: 4 registers each, converted on use
 #pragma unroll
-        for (int j = 0; j < N; ++j)
-          m = Max{}(m, x[j]);
-        if constexpr (N == 1) {
-          buf[i] = x[0];
-        } else {
+        for (int u = 0; u < kSoftmaxUnroll<T, Block>; ++u) {
+          if (i0 + u * Block < packs) raw[u] = load_pack<N>(row_in, i0 + u * Block);
+        }
 #pragma unroll
-          for (int k = 0; k < N / 4; ++k)
-            softmax_smem[i * (N / 4) + k] =
-                make_float4(x[4 * k], x[4 * k + 1], x[4 * k + 2], x[4 * k + 3]);
+        for (int u = 0; u < kSoftmaxUnroll<T, Block>; ++u) {
+          const int64_t i = i0 + u * Block;
+          if (i < packs) {
+            float x[N];
+            softmax_to_floats<N>(raw[u], x);
+#pragma unroll
+            for (int j = 0; j < N; ++j)
+              m = Max{}(m, x[j]);
+            if constexpr (N == 1) {
+              buf[i] = x[0];
+            } else {
+#pragma unroll
+              for (int k = 0; k < N / 4; ++k)
+                softmax_smem[i * (N / 4) + k] =
+                    make_float4(x[4 * k], x[4 * k + 1], x[4 * k + 2], x[4 * k + 3]);
+            }
+          }
         }
       }
       m = block_all_reduce<Block>(m, Max{});
@@ -259,21 +282,29 @@ __global__ void __launch_bounds__(Block)
     const T* row_in = in + row * cols;
     T* row_out = out + row * cols;
     float m = -INFINITY, s = 0.f;  // running max and sum of exp(x - m) of this thread
-#pragma unroll 4
-    for (int64_t i = threadIdx.x; i < packs; i += Block) {
-      float x[N];
-      softmax_load_floats<N>(row_in, i, x);
-      float pm = x[0];
+    for (int64_t i0 = threadIdx.x; i0 < packs; i0 += kSoftmaxUnroll<T, Block> * Block) {
+      Pack<T, N> raw[kSoftmaxUnroll<T, Block>];  // raw packs: 4 registers each, converted on use
 #pragma unroll
-      for (int j = 1; j < N; ++j)
-        pm = Max{}(pm, x[j]);
-      const float nm = Max{}(m, pm);
-      if (nm != -INFINITY) {  // all -inf so far: nothing to add yet
-        s *= expf(m - nm);    // m = -inf gives 0; a NaN max makes s NaN
+      for (int u = 0; u < kSoftmaxUnroll<T, Block>; ++u) {
+        if (i0 + u * Block < packs) raw[u] = load_pack<N>(row_in, i0 + u * Block);
+      }
 #pragma unroll
-        for (int j = 0; j < N; ++j)
-          s += expf(x[j] - nm);
-        m = nm;
+      for (int u = 0; u < kSoftmaxUnroll<T, Block>; ++u) {
+        if (i0 + u * Block >= packs) break;
+        float x[N];
+        softmax_to_floats<N>(raw[u], x);
+        float pm = x[0];
+#pragma unroll
+        for (int j = 1; j < N; ++j)
+          pm = Max{}(pm, x[j]);
+        const float nm = Max{}(m, pm);
+        if (nm != -INFINITY) {  // all -inf so far: nothing to add yet
+          s *= expf(m - nm);    // m = -inf gives 0; a NaN max makes s NaN
+#pragma unroll
+          for (int j = 0; j < N; ++j)
+            s += expf(x[j] - nm);
+          m = nm;
+        }
       }
     }
     const float gm = block_all_reduce<Block>(m, Max{});
@@ -282,19 +313,27 @@ __global__ void __launch_bounds__(Block)
     // every thread holds the row max gm and the row sum s of exp(x - gm)
     const float inv = 1.f / s;
     const float log_s = logf(s);
-#pragma unroll 4
-    for (int64_t i = threadIdx.x; i < packs; i += Block) {
-      float x[N];
-      softmax_load_floats<N>(row_in, i, x);
+    for (int64_t i0 = threadIdx.x; i0 < packs; i0 += kSoftmaxUnroll<T, Block> * Block) {
+      Pack<T, N> raw[kSoftmaxUnroll<T, Block>];  // raw packs: 4 registers each, converted on use
 #pragma unroll
-      for (int j = 0; j < N; ++j) {
-        if constexpr (A == SoftmaxAlgo::kSoftmax) {
-          x[j] = expf(x[j] - gm) * inv;
-        } else {
-          x[j] = (x[j] - gm) - log_s;
-        }
+      for (int u = 0; u < kSoftmaxUnroll<T, Block>; ++u) {
+        if (i0 + u * Block < packs) raw[u] = load_pack<N>(row_in, i0 + u * Block);
       }
-      softmax_store_floats<N>(row_out, i, x);
+#pragma unroll
+      for (int u = 0; u < kSoftmaxUnroll<T, Block>; ++u) {
+        if (i0 + u * Block >= packs) break;
+        float x[N];
+        softmax_to_floats<N>(raw[u], x);
+#pragma unroll
+        for (int j = 0; j < N; ++j) {
+          if constexpr (A == SoftmaxAlgo::kSoftmax) {
+            x[j] = expf(x[j] - gm) * inv;
+          } else {
+            x[j] = (x[j] - gm) - log_s;
+          }
+        }
+        softmax_store_floats<N>(row_out, i0 + u * Block, x);
+      }
     }
   }
 }
