@@ -1,7 +1,7 @@
 // row_reduce / row_sum / row_max / row_min against float64 (exact integer) references:
-// every type, cols in {0, 1, 2, 3, 31, 32, 33, 127, 1024, 1025, 4097, 2^20}, rows in
-// {1, 7, 1000} (fewer rows for 2^20), aligned and one-element-offset input, NaN / inf,
-// int64 sums past 2^32, determinism, bad arguments, and the launch plan on the host.
+// every type, cols in {0, 1, 2, 3, 31, 32, 33, 127, 128, 129, 1024, 1025, 2049, 4097, 2^20}, rows
+// in {1, 7, 1000} (fewer rows for 2^20), aligned and one-element-offset input, NaN / inf, int64
+// sums past 2^32, determinism, bad arguments, and the launch plan on the host.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -116,7 +116,8 @@ class RowReduceTyped : public kktest::GpuTest {};
 using RowTypes = ::testing::Types<float, double, __half, __nv_bfloat16, int32_t, int64_t>;
 TYPED_TEST_SUITE(RowReduceTyped, RowTypes);
 
-const std::vector<int64_t> kCols = {0, 1, 2, 3, 31, 32, 33, 127, 1024, 1025, 4097};
+// 128 | 129: narrow group | warp (f32); 2048 | 2049: warp | block (f32)
+const std::vector<int64_t> kCols = {0, 1, 2, 3, 31, 32, 33, 127, 128, 129, 1024, 1025, 2049, 4097};
 const std::vector<int64_t> kRows = {1, 7, 1000};
 
 TYPED_TEST(RowReduceTyped, SweepAllOps) {
