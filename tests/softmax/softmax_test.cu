@@ -194,6 +194,37 @@ TYPED_TEST(SoftmaxTest, NarrowInputs) {
       EXPECT_TRUE(run_case<TypeParam>(4, cols, log, Mode::kOutOfPlace, seed++, false, -0.5, 0.5));
 }
 
+// The online (two-pass) kernel with 16-byte packs: the dispatch takes it on sm_90 only
+// when no cluster fits, so it is called directly here (the misaligned tests cover N = 1).
+TYPED_TEST(SoftmaxTest, OnlinePathWithWidePacks) {
+  using T = TypeParam;
+  constexpr int kN = kk::kMaxPackSize<T>;
+  uint64_t seed = 700;
+  for (const int64_t cols : {int64_t{kN}, int64_t{1024}, int64_t{40000}, int64_t{262144}}) {
+    for (const bool log : {false, true}) {
+      const int64_t rows = std::min<int64_t>(1000, kMaxCaseElems / cols);
+      const auto h_in = make_input<T>(rows, cols, seed++, true);
+      auto in = kktest::to_device(h_in);
+      DeviceBuffer<T> out(h_in.size());
+      out.poison();
+      const cudaError_t err =
+          log ? kk::detail::softmax_launch_online<T, kk::detail::SoftmaxAlgo::kLogSoftmax, kN>(
+                    in.get(), out.get(), rows, cols, nullptr)
+              : kk::detail::softmax_launch_online<T, kk::detail::SoftmaxAlgo::kSoftmax, kN>(
+                    in.get(), out.get(), rows, cols, nullptr);
+      ASSERT_EQ(err, cudaSuccess);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      std::vector<double> x(h_in.size());
+      for (size_t i = 0; i < x.size(); ++i)
+        x[i] = kktest::to_double(h_in[i]);
+      EXPECT_TRUE(kktest::check_near(out.download(), reference(x, rows, cols, log),
+                                     tolerance<T>(log),
+                                     std::string("online ") + kktest::type_name<T>() +
+                                         (log ? " log" : "") + " cols=" + std::to_string(cols)));
+    }
+  }
+}
+
 // More rows than the cluster path launches clusters (32 waves x 33 clusters of 2 x 1024
 // threads on an H100), so the cluster's row loop wraps; f32 only (18M elements).
 TEST(SoftmaxGridStride, ClusterRowsWrapAroundTheGrid) {
