@@ -130,7 +130,7 @@ cudaError_t launch_row_reduce(const T* in, int64_t rows, int64_t cols, Acc* out,
       config.attrs = attr;
       config.numAttrs = plan.cluster > 1 ? 1 : 0;
       return cudaLaunchKernelEx(&config, row_reduce_cluster_kernel<B, P, T, Acc, Op>, in, rows,
-                                cols, out, init);
+                                cols, out, init, plan.cluster);
     }
   }
   return cudaGetLastError();

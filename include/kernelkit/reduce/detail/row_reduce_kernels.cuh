@@ -225,27 +225,24 @@ __global__ void __launch_bounds__(kBlock, (kRowGroupMinBlocks<T, Acc, Width>))
   }
 }
 
-// Cluster kernel: a cluster of `cluster_size` blocks (1..8, the launch's cluster
-// dimension; 1 = a block per row) reduces one row at a time, grid-striding over rows by
-// cluster. Block b of the cluster reads packs b * kBlock + t, stepping
-// cluster_size * kBlock. Each block reduces its share to one value in its shared slot;
-// after a cluster barrier block 0 combines the slots through distributed shared memory in
-// rank order (deterministic, no workspace, no atomics) and a second barrier keeps every
-// slot alive until block 0 has read it.
+// Cluster kernel: a cluster of csize blocks (1..8: the launch's cluster dimension, also
+// passed as an argument; 1 = a block per row, launched without clusters) reduces one row
+// at a time, grid-striding over rows by cluster. Block b of the cluster reads packs
+// b * kBlock + t, stepping csize * kBlock. Each block reduces its share to one value in
+// its shared slot; after a cluster barrier block 0 combines the slots through distributed
+// shared memory in rank order (deterministic, no workspace, no atomics), and a second
+// barrier keeps every slot alive until block 0 has read it.
 template <int kBlock, int P, typename T, typename Acc, typename Op>
 __global__ void __launch_bounds__(kBlock, kRowMinBlocks<T, Acc>)
     row_reduce_cluster_kernel(const T* __restrict__ in, int64_t rows, int64_t cols,
-                              Acc* __restrict__ out, Acc init) {
+                              Acc* __restrict__ out, Acc init, int csize) {
   using C = compute_t<Acc>;
   const Op op;
+  // csize is the launch's cluster dimension (1: launched without clusters, a block per
+  // row); in a 1-D cluster launch block b has rank b % csize.
+  const int rank = static_cast<int>(blockIdx.x % csize);
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
-  namespace cg = cooperative_groups;
   __shared__ C slot;
-  const cg::cluster_group cluster = cg::this_cluster();
-  const int csize = static_cast<int>(cluster.num_blocks());
-  const int rank = static_cast<int>(cluster.block_rank());
-#else
-  constexpr int csize = 1, rank = 0;  // no clusters before sm_90: a block per row
 #endif
   const int64_t clusters = gridDim.x / csize;
   const int lanes = csize * kBlock;
@@ -258,6 +255,8 @@ __global__ void __launch_bounds__(kBlock, kRowMinBlocks<T, Acc>)
       continue;
     }
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+    namespace cg = cooperative_groups;
+    const cg::cluster_group cluster = cg::this_cluster();
     if (threadIdx.x == 0) slot = v;
     cluster.sync();  // every block's slot holds its partial of row r
     if (rank == 0 && threadIdx.x == 0) {
