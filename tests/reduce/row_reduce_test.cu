@@ -285,6 +285,36 @@ TEST_F(RowReduce, RowReduceInitAndEmpty) {
   EXPECT_EQ(kernelkit::row_sum(kNoFloats, 0, 5, kNoOut), cudaSuccess);
 }
 
+// Captured in a CUDA graph (warp path and cluster path) and replayed: same results.
+TEST_F(RowReduce, RowReduceGraphCapture) {
+  for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{1000, 1000}, {5, 1 << 20}}) {
+    auto h = kktest::random_vector<float>(rows * cols, 31 + rows, -8, 8);
+    auto d_in = kktest::to_device(h);
+    DeviceBuffer<float> d_out(rows);
+    d_out.poison();
+    cudaStream_t stream;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    const cudaError_t launched = kernelkit::row_sum(d_in.get(), rows, cols, d_out.get(), stream);
+    CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    ASSERT_EQ(launched, cudaSuccess);
+    CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int replay = 0; replay < 3; ++replay) {
+      d_out.poison();
+      CUDA_CHECK(cudaGraphLaunch(exec, stream));
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+      EXPECT_TRUE(check_near(d_out.download(), reference(h, rows, cols, ReduceOp::kSum, 0.0),
+                             Tolerance::Exact(),
+                             "graph " + std::to_string(rows) + "x" + std::to_string(cols)));
+    }
+    CUDA_CHECK(cudaGraphExecDestroy(exec));
+    CUDA_CHECK(cudaGraphDestroy(graph));
+    CUDA_CHECK(cudaStreamDestroy(stream));
+  }
+}
+
 // Bad arguments: cudaErrorInvalidValue and the output untouched.
 TEST_F(RowReduce, RowReduceBadArguments) {
   DeviceBuffer<float> d_in(64);
