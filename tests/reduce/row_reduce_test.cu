@@ -337,7 +337,10 @@ TEST_F(RowReduce, RowReduceBadArguments) {
 TEST(RowReducePlan, PathsByShape) {
   using kernelkit::detail::choose_row_plan;
   const int sms = 132, threads = 2048;
-  EXPECT_EQ(choose_row_plan(1 << 20, 32, 4, sms, threads).width, 4);  // 2 packs per lane
+  const auto narrow = choose_row_plan(1 << 20, 32, 4, sms, threads);
+  EXPECT_EQ(narrow.width, 4);                       // 2 packs per lane
+  EXPECT_EQ(narrow.grid, (1 << 20) / 2 * 4 / 256);  // 2 rows per group
+  EXPECT_EQ(choose_row_plan(1 << 16, 1024, 4, sms, threads).grid, (1 << 16) * 32 / 256);
   EXPECT_EQ(choose_row_plan(1 << 20, 33, 4, sms, threads).width, 8);
   EXPECT_EQ(choose_row_plan(1 << 20, 1, 4, sms, threads).width, 1);
   EXPECT_EQ(choose_row_plan(1 << 20, 0, 4, sms, threads).width, 1);

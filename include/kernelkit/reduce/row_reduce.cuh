@@ -65,8 +65,11 @@ inline RowPlan choose_row_plan(int64_t rows, int64_t cols, int pack, int sm_coun
     plan.width = kWarpSize;
   }
   if (plan.width > 0) {
-    plan.grid =
-        grid_size_for(rows * plan.width, kRowBlock, sm_count, max_threads_per_sm, kDefaultWaves);
+    // one thread per lane of each group; a narrow group takes kRowGroupRows rows at once
+    const int64_t group_rows =
+        plan.width == kWarpSize ? rows : ceil_div<int64_t>(rows, kRowGroupRows);
+    plan.grid = grid_size_for(group_rows * plan.width, kRowBlock, sm_count, max_threads_per_sm,
+                              kDefaultWaves);
     return plan;
   }
   // Block or cluster per row. Blocks resident at once on the device (at most):

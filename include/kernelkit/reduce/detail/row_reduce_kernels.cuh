@@ -40,6 +40,8 @@ inline constexpr int kRowGroupMinBlocks =
 // Packs per lane a narrow group (Width < 32) covers a row with; the plan's group width is
 // the next power of two of packs / kRowPrePacks.
 inline constexpr int kRowPrePacks = 2;
+// Rows a narrow group takes per iteration (loads of all of them issued before reducing).
+inline constexpr int kRowGroupRows = 2;
 
 // Largest / lowest value of C, +-inf for floating types. (std::numeric_limits members are
 // host-only constexpr without --expt-relaxed-constexpr, which the library does not assume.)
@@ -186,7 +188,7 @@ __global__ void __launch_bounds__(kBlock, (kRowGroupMinBlocks<T, Acc, Width>))
   // take kRows rows per iteration and load all those packs before reducing any: 4 x 16 B
   // in flight per thread.
   constexpr int kUnroll = Width == 32 ? 4 : 1;
-  constexpr int kRows = Width == 32 ? 1 : 2;
+  constexpr int kRows = Width == 32 ? 1 : kRowGroupRows;
   constexpr int kPre = Width == 32 ? 0 : kRowPrePacks;
   const int lane = threadIdx.x % Width;
   const int sub = (threadIdx.x % kWarpSize) / Width;  // the group's index in its warp
