@@ -129,6 +129,18 @@ std::vector<T> random_vector(size_t n, uint64_t seed, double lo = -1.0, double h
   return v;
 }
 
+// Random integers in [lo, hi) stored as T: sums of them are exact in every type and every
+// summation order (while they stay within the type's integer range), so a missed or
+// doubled element shows in an exact comparison.
+template <typename T>
+std::vector<T> small_int_vector(size_t n, uint64_t seed, int lo = -8, int hi = 8) {
+  const auto ints = random_vector<int32_t>(n, seed, lo, hi);
+  std::vector<T> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = kernelkit::convert<T>(ints[i]);
+  return v;
+}
+
 template <typename T>
 double to_double(T x) {
   return kernelkit::convert<double>(x);

@@ -29,7 +29,7 @@ template <typename T>
 void run_ladder_case(const kernelkit::ladder::row_reduce::RowLadderEntry<T>& e, int64_t rows,
                      int64_t cols, int offset, uint64_t seed) {
   const size_t n = static_cast<size_t>(rows * cols);
-  auto h = kktest::random_vector<T>(n + offset, seed, -8, 8);
+  auto h = kktest::small_int_vector<T>(n + offset, seed);
   auto d_in = kktest::to_device(h);
   h.erase(h.begin(), h.begin() + offset);
   DeviceBuffer<T> d_out(rows);

@@ -80,7 +80,7 @@ double init_of(ReduceOp op) {
 // max/min (also exact: they return an element).
 template <typename T>
 std::vector<T> make_input(size_t n, uint64_t seed, ReduceOp op) {
-  if (op == ReduceOp::kSum) return kktest::random_vector<T>(n, seed, -8, 8);
+  if (op == ReduceOp::kSum) return kktest::small_int_vector<T>(n, seed);
   if constexpr (std::is_integral_v<T>) {
     return kktest::random_vector<T>(n, seed, -1000000, 1000000);
   } else {
@@ -264,7 +264,7 @@ TEST_F(RowReduce, RowReduceDeterministic) {
 // writes init.
 TEST_F(RowReduce, RowReduceInitAndEmpty) {
   const int64_t rows = 5, cols = 1000;
-  auto h = kktest::random_vector<float>(rows * cols, 11, -8, 8);
+  auto h = kktest::small_int_vector<float>(rows * cols, 11);
   auto d_in = kktest::to_device(h);
   DeviceBuffer<float> d_out(rows);
   d_out.poison();
@@ -288,7 +288,7 @@ TEST_F(RowReduce, RowReduceInitAndEmpty) {
 // Captured in a CUDA graph (warp path and cluster path) and replayed: same results.
 TEST_F(RowReduce, RowReduceGraphCapture) {
   for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{1000, 1000}, {5, 1 << 20}}) {
-    auto h = kktest::random_vector<float>(rows * cols, 31 + rows, -8, 8);
+    auto h = kktest::small_int_vector<float>(rows * cols, 31 + rows);
     auto d_in = kktest::to_device(h);
     DeviceBuffer<float> d_out(rows);
     d_out.poison();
