@@ -19,5 +19,13 @@ int main() {
   if (cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost) != cudaSuccess) return 1;
   cudaFree(d);
   std::printf("consumer: sum of 1..1000 = %lld (expected 500500)\n", h);
-  return h == 500500 ? 0 : 1;
+
+  // the host API: relu over 1000 floats through the elementwise engine
+  float* x = nullptr;
+  if (cudaMalloc(&x, 1000 * sizeof(float)) != cudaSuccess) return 1;
+  if (cudaMemset(x, 0, 1000 * sizeof(float)) != cudaSuccess) return 1;
+  const cudaError_t err = kernelkit::unary(kernelkit::Relu{}, 1000, x, x);
+  cudaFree(x);
+  std::printf("consumer: relu: %s\n", cudaGetErrorString(err));
+  return h == 500500 && err == cudaSuccess ? 0 : 1;
 }
