@@ -30,7 +30,7 @@ void run_case(benchmark::State& state, double bytes, double flops, const Setup& 
       launch(stream);
     BENCH_CUDA(cudaStreamSynchronize(stream));
     BENCH_CUDA(cudaGetLastError());
-    double seconds = 0;
+    std::vector<double> times;  // seconds per launch
     for (auto _ : state) {
       BENCH_CUDA(cudaEventRecord(ev.start, stream));
       launch(stream);
@@ -39,12 +39,16 @@ void run_case(benchmark::State& state, double bytes, double flops, const Setup& 
       float ms = 0;
       BENCH_CUDA(cudaEventElapsedTime(&ms, ev.start, ev.stop));
       state.SetIterationTime(ms * 1e-3);
-      seconds += ms * 1e-3;
+      times.push_back(ms * 1e-3);
     }
     BENCH_CUDA(cudaGetLastError());
-    const double iters = static_cast<double>(state.iterations());
-    state.counters["bytes_per_second"] = bytes * iters / seconds;
-    if (flops > 0) state.counters["flops_per_second"] = flops * iters / seconds;
+    // Rates from the median launch: robust to the odd slow launch, and one figure per
+    // case without Google Benchmark's repetition aggregates.
+    std::sort(times.begin(), times.end());
+    const double median = times[times.size() / 2];
+    state.counters["bytes_per_second"] = bytes / median;
+    state.counters["median_us"] = median * 1e6;
+    if (flops > 0) state.counters["flops_per_second"] = flops / median;
     launch = nullptr;  // free the case's buffers before the next case allocates
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
