@@ -37,10 +37,16 @@ namespace detail {
 
 inline constexpr int kElementwiseBlock = 256;
 
-// Packs per thread and tile: 4 x 16 bytes per input for one or two inputs (64 or 128
-// bytes in flight per thread), 2 for three inputs (96 bytes; keeps registers < 64).
+// Packs per thread and tile: one 16-byte pack per input for one or two inputs, 2 for three
+// inputs. Measured on the H100 (bench/NOTES.md): 4 packs per thread under a 32-wave
+// grid-stride cap ran 2% behind CUB at 2^28, while one pack per thread with a grid that
+// covers every tile ran at CUB's speed.
 template <int Arity>
-inline constexpr int kElementwiseUnroll = Arity <= 2 ? 4 : 2;
+inline constexpr int kElementwiseUnroll = Arity <= 2 ? 1 : 2;
+
+// Waves for grid_size: large enough that the grid covers every tile (each block does one
+// tile, no partial last wave of grid-stride trips) up to ~2^26 blocks of 256 threads.
+inline constexpr int kElementwiseWaves = 1 << 16;
 
 template <int N, typename Factory, typename R, typename... Args>
 cudaError_t launch_elementwise_packed(Factory factory, cudaStream_t stream, int64_t n, R* out,
@@ -50,7 +56,7 @@ cudaError_t launch_elementwise_packed(Factory factory, cudaStream_t stream, int6
   constexpr int64_t kTile = int64_t{kBlock} * kUnroll;  // packs per block iteration
   const int64_t tiles = ceil_div<int64_t>(n / N, kTile);
   int grid = 0;
-  KERNELKIT_RETURN_IF_ERROR(grid_size(tiles * kBlock, kBlock, &grid));
+  KERNELKIT_RETURN_IF_ERROR(grid_size(tiles * kBlock, kBlock, &grid, kElementwiseWaves));
   // Largest element index the kernel forms: below n + one grid stride + one tile.
   const int64_t max_index = n + (int64_t{grid} + 1) * kTile * N;
   if (max_index <= INT32_MAX) {
