@@ -6,7 +6,8 @@
 
 __global__ void sum_kernel(long long* out, int n) {
   long long v = 0;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) v += i + 1;
+  for (int i = threadIdx.x; i < n; i += blockDim.x)
+    v += i + 1;
   v = kernelkit::block_reduce<256>(v, kernelkit::Sum{});
   if (threadIdx.x == 0) *out = v;
 }
