@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cublas_util.cuh"
 #include "harness.cuh"
 #include "kernelkit/blas/gemv.cuh"
 #include "ladder/gemv/registry.cuh"
@@ -16,19 +17,7 @@ namespace {
 
 using kernelkit::Op;
 
-#define BENCH_CUBLAS(expr)                                               \
-  do {                                                                   \
-    const cublasStatus_t kk_s_ = (expr);                                 \
-    if (kk_s_ != CUBLAS_STATUS_SUCCESS)                                  \
-      throw std::runtime_error(std::string(#expr) + ": cuBLAS status " + \
-                               std::to_string(static_cast<int>(kk_s_))); \
-  } while (0)
-
-std::shared_ptr<cublasContext> make_cublas() {
-  cublasHandle_t h = nullptr;
-  BENCH_CUBLAS(cublasCreate(&h));
-  return std::shared_ptr<cublasContext>(h, [](cublasHandle_t p) { cublasDestroy(p); });
-}
+using kkbench::make_cublas;
 
 // Checks y against a float64 reference at up to 64 sampled outputs, reading only the
 // rows (Op::N) or columns (Op::T) of A it needs.

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cublas_util.cuh"
 #include "harness.cuh"
 #include "kernelkit/blas/sgemm.cuh"
 #include "ladder/sgemm/registry.cuh"
@@ -17,20 +18,7 @@ namespace {
 
 using kernelkit::Op;
 
-#define BENCH_CUBLAS(expr)                                               \
-  do {                                                                   \
-    const cublasStatus_t kk_s_ = (expr);                                 \
-    if (kk_s_ != CUBLAS_STATUS_SUCCESS)                                  \
-      throw std::runtime_error(std::string(#expr) + ": cuBLAS status " + \
-                               std::to_string(static_cast<int>(kk_s_))); \
-  } while (0)
-
-std::shared_ptr<cublasContext> make_cublas() {
-  cublasHandle_t h = nullptr;
-  BENCH_CUBLAS(cublasCreate(&h));
-  BENCH_CUBLAS(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));  // no TF32
-  return std::shared_ptr<cublasContext>(h, [](cublasHandle_t p) { cublasDestroy(p); });
-}
+using kkbench::make_cublas;
 
 // C against a float64 reference at 64 sampled elements (row of A, column of B each).
 void verify_sgemm(const std::string& what, int64_t m, int64_t n, int64_t k, const float* A,

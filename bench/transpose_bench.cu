@@ -9,18 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "cublas_util.cuh"
 #include "harness.cuh"
 #include "kernelkit/transpose/transpose.cuh"
 #include "ladder/transpose/registry.cuh"
 
 namespace {
-
-#define BENCH_CUBLAS(expr)                                                                       \
-  do {                                                                                           \
-    const cublasStatus_t kk_s_ = (expr);                                                         \
-    if (kk_s_ != CUBLAS_STATUS_SUCCESS)                                                          \
-      throw std::runtime_error(std::string(#expr) + ": cublas status " + std::to_string(kk_s_)); \
-  } while (0)
 
 template <typename T>
 const char* dtype() {
@@ -114,13 +108,7 @@ std::function<Op(cudaStream_t)> ladder_op(kernelkit::ladder::transpose::Fn<float
 // ldb = ldc, transb = N: cuBLAS's documented in-place form, B unread with beta = 0).
 std::function<Op(cudaStream_t)> cublas_op(int64_t rows, int64_t cols) {
   return [=](cudaStream_t s) -> Op {
-    auto handle = std::shared_ptr<cublasContext>(
-        [] {
-          cublasHandle_t h = nullptr;
-          BENCH_CUBLAS(cublasCreate(&h));
-          return h;
-        }(),
-        [](cublasHandle_t h) { cublasDestroy(h); });
+    auto handle = kkbench::make_cublas();
     BENCH_CUBLAS(cublasSetStream(handle.get(), s));
     const int m = static_cast<int>(rows), n = static_cast<int>(cols);
     return [=](const void* in, void* out, cudaStream_t st) {

@@ -14,26 +14,7 @@
 #include "common/test_util.cuh"
 #include "ladder/sgemm/registry.cuh"
 
-// ---- shared by sgemm_test.cu (which defines run_case) and sgemm_ladder_test.cu: the block
-// is repeated token for token (one definition in two translation units; this module has
-// no test header of its own) ----
-namespace sgemm_testing {
-using SgemmFn = kernelkit::ladder::sgemm::SgemmFn;
-using SupportsFn = kernelkit::ladder::sgemm::SupportsFn;
-struct SgemmCase {
-  kernelkit::Op op_a, op_b;
-  int64_t m, n, k;
-  int64_t pad_a = 0, pad_b = 0, pad_c = 0;  // leading dimension - row length
-  float alpha = 1.f, beta = 0.f;
-  int offset = 0;           // elements added to the A, B and C pointers (1: only 4-byte aligned)
-  bool small_ints = false;  // integers in [-4, 4]: exact result expected
-  bool nan_in_a = false;    // A[0][0] = NaN (for alpha == 0: must not propagate)
-};
-// Runs fn on fresh inputs for case c and checks C against the float64 reference (or, where
-// supports() refuses the arguments, checks cudaErrorInvalidValue and an untouched C).
-void run_case(const char* name, SgemmFn fn, SupportsFn supports, const SgemmCase& c, uint64_t seed);
-}  // namespace sgemm_testing
-// ---- end of the shared block ----
+#include "blas/sgemm_case.cuh"
 
 namespace sgemm_testing {
 
