@@ -190,6 +190,10 @@ TEST_F(TransposeStreamTest, StreamAndGraphCapture) {
         ref[c * rows + r] = h_in[r * cols + c];
     const std::string label = "graph " + std::to_string(rows) + "x" + std::to_string(cols);
 
+    // d_in was uploaded with cudaMemcpy on the legacy default stream, which a non-blocking
+    // stream does not wait for (a pageable upload may still be in flight on return).
+    CUDA_CHECK(cudaDeviceSynchronize());
+
     cudaGraph_t graph;
     cudaGraphExec_t exec;
     CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
@@ -198,7 +202,9 @@ TEST_F(TransposeStreamTest, StreamAndGraphCapture) {
     ASSERT_EQ(status, cudaSuccess) << label;
     CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
     for (int rep = 0; rep < 2; ++rep) {
-      d_out.poison();
+      // Poison in stream order: DeviceBuffer::poison's cudaMemset runs on the legacy default
+      // stream, unordered with this non-blocking stream, and could land after the graph.
+      CUDA_CHECK(cudaMemsetAsync(d_out.get(), 0xFF, n * sizeof(float), stream));
       CUDA_CHECK(cudaGraphLaunch(exec, stream));
       CUDA_CHECK(cudaStreamSynchronize(stream));
       EXPECT_TRUE(kktest::check_near(d_out.download(), ref, Tolerance::Exact(), label));
@@ -207,6 +213,35 @@ TEST_F(TransposeStreamTest, StreamAndGraphCapture) {
     CUDA_CHECK(cudaGraphDestroy(graph));
   }
   CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
+// Each 4-byte kernel directly, on every shape and offset (the library takes the chunked or
+// the shifted-chunk kernel; the scalar one with both register budgets is a benchmark
+// experiment): shifted-chunk on aligned shapes too, where every chunk is whole.
+template <typename T, int MinBlocks>
+cudaError_t scalar_fn(const T* in, T* out, int64_t rows, int64_t cols, cudaStream_t s) {
+  if (rows <= 1 || cols <= 1) return kernelkit::transpose(in, out, rows, cols, s);
+  return kernelkit::detail::launch_transpose_scalar<uint32_t, MinBlocks>(
+      reinterpret_cast<const uint32_t*>(in), reinterpret_cast<uint32_t*>(out), rows, cols, s);
+}
+template <typename T>
+cudaError_t shift_fn(const T* in, T* out, int64_t rows, int64_t cols, cudaStream_t s) {
+  if (rows <= 1 || cols <= 1) return kernelkit::transpose(in, out, rows, cols, s);
+  return kernelkit::detail::launch_transpose_shift<uint32_t>(
+      reinterpret_cast<const uint32_t*>(in), reinterpret_cast<uint32_t*>(out), rows, cols, s);
+}
+
+TEST_F(TransposeStreamTest, FourByteKernels) {
+  const std::vector<std::pair<std::string, Fn<float>>> impls = {{"shift", &shift_fn<float>},
+                                                                {"scalar", &scalar_fn<float, 6>},
+                                                                {"scalar8", &scalar_fn<float, 8>}};
+  for (const auto& [rows, cols] : kShapes)
+    check_transpose<float>(impls, rows, cols);
+  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
+           {136, 264}, {31, 33}, {256, 256}, {67, 65}, {5, 131}, {131, 5}, {2, 2}, {3, 2}})
+    for (const int64_t in_off : {0, 1, 2, 3})
+      for (const int64_t out_off : {0, 1, 3})
+        check_transpose<float>(impls, rows, cols, in_off, out_off);
 }
 
 // Which kernel a call takes (host-only, always runs): the chunk size, 0 = scalar kernel.
@@ -292,7 +327,7 @@ void check_large(int64_t rows, int64_t cols) {
 
 class TransposeLargeTest : public kktest::GpuTest {};
 
-// 46349 x 46351 = 2148322499 > 2^31, odd: the scalar kernel.
+// 46349 x 46351 = 2148322499 > 2^31, odd: the shifted-chunk kernel.
 TEST_F(TransposeLargeTest, KK_LARGE(FourByteOddPast2e31)) {
   check_large<uint32_t>(46349, 46351);
 }

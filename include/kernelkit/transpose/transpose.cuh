@@ -30,8 +30,9 @@ inline bool transpose_ranges_overlap(const void* a, const void* b, int64_t bytes
 // offered). rows == 0 or cols == 0 does nothing. Any alignment. Fast path: rows and cols
 // multiples of 16 / sizeof(T) (8 for 1-byte types) with 16-byte-aligned pointers (8-byte
 // for 1-byte types) move 16-byte (8-byte) chunks; 1- and 2-byte types whose rows and
-// pointers are only 4-byte aligned move 4-byte chunks; anything else moves single
-// elements. A matrix with one row or one column is a copy.
+// pointers are only 4-byte aligned move 4-byte chunks; other 4-byte shapes move 16-byte
+// chunks on per-row shifted chunk grids (edges element by element); anything else moves
+// single elements. A matrix with one row or one column is a copy.
 template <typename T>
 [[nodiscard]] cudaError_t transpose(const T* in, T* out, int64_t rows, int64_t cols,
                                     cudaStream_t stream = nullptr) {

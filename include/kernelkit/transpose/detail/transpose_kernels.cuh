@@ -7,13 +7,16 @@
 //    aligned). 256 threads as a 16 x 16 grid; each thread owns a kVec x kVec block of the
 //    tile (kVec = elements per chunk) and transposes it in registers, so shared memory is
 //    only written and read in whole chunks. Tile = 16 kVec x 16 kVec elements.
-//  - transpose_scalar_kernel: any shape and alignment, one element per access, a 64 x 64
-//    tile with one word of padding per row.
+//  - transpose_shift_kernel<U> (4-byte elements whose rows are not 16-byte aligned): any
+//    shape, 16-byte accesses on both sides, each row's chunk grid shifted by its own phase.
+//  - transpose_scalar_kernel: 1-, 2- and 8-byte elements of any shape and alignment, one
+//    element per access, a 64 x 64 tile with one word of padding per row.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "kernelkit/core/launch.cuh"
@@ -206,8 +209,11 @@ using transpose_scalar_smem_t = std::conditional_t<sizeof(U) == 8, uint64_t, uin
 
 // Any shape, any alignment. 256 threads as 32 x 8; each thread moves 2 x 8 elements of
 // a 64 x 64 tile; lanes run along in rows on the load and along out rows on the store.
-template <typename U>
-__global__ void __launch_bounds__(kTransposeBlock)
+// MinBlocks: resident blocks per SM the register budget must allow. The defaults give the
+// budgets the kernel had without a minimum (40 registers; 64 for 8-byte elements, which
+// spill at 40); MinBlocks = 1 lets ptxas take 64 for 4-byte ones, 8 caps at 32 (spills).
+template <typename U, int MinBlocks = (sizeof(U) == 8 ? 4 : 6)>
+__global__ void __launch_bounds__(kTransposeBlock, MinBlocks)
     transpose_scalar_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows,
                             int64_t cols, int64_t tiles_c, int64_t num_tiles) {
   constexpr int kTile = kTransposeScalarTile, kRowStep = kTransposeScalarWarpRows;
@@ -251,10 +257,167 @@ __global__ void __launch_bounds__(kTransposeBlock)
   }
 }
 
+// Shifted-tile kernel: 16-byte accesses on both global sides for any shape, as long as the
+// pointers are element-aligned. Rows of in and out start at arbitrary offsets within a
+// 16-byte chunk, so the chunk grid of each row is shifted by its own phase:
+//   in  row r:  column c lies in chunk (c + q_r) / kVec, q_r = (in / sizeof(U) + r * cols) % kVec
+//   out row c:  element r lies in chunk (r + p_c) / kVec, p_c = (out / sizeof(U) + c * rows) % kVec
+// A block owns out rows [64C, 64C + 64) and, in each, the 16 chunks whose shifted position
+// (r + p_c) falls in [64R, 64R + 64), so every out chunk is written whole by one thread
+// (tiles_r = ceil((rows + kVec - 1) / 64)). It needs in rows [64R - kVec + 1, 64R + 64) and
+// columns [64C, 64C + 64): it reads the kTile / kVec + 1 aligned chunks of each of those rows
+// that cover the columns (the halo is read again by the neighbouring tiles, from L2).
+// Chunks that cross the start or end of a row are moved element by element.
+template <typename U>
+struct TransposeShiftGeometry {
+  static constexpr int kVec = 16 / static_cast<int>(sizeof(U));  // elements per chunk
+  static constexpr int kTile = 64;                               // owned tile side
+  static constexpr int kLdRows = kTile + kVec - 1;               // in rows read per tile
+  static constexpr int kChunks = kTile / kVec + 1;               // chunks read per in row
+  static constexpr int kRowElems = kChunks * kVec;               // smem row, elements
+  // Smem row rho starts at rho * kRowElems + kVec * (rho / kVec): one chunk of padding per
+  // kVec rows puts the 16 rows 4a + j of a half-warp's column read in 8 bank groups.
+  static constexpr int kSmem = kLdRows * kRowElems + kVec * ((kLdRows + kVec - 1) / kVec);
+  static constexpr int kLoadItems = kLdRows * kChunks;
+  static constexpr int kLoads = (kLoadItems + kTransposeBlock - 1) / kTransposeBlock;
+  static constexpr int kOutChunks = kTile / kVec;  // chunks per owned out row
+  static constexpr int kOutRowsPerPass = kTransposeBlock / kOutChunks;
+  static constexpr int kStores = kTile / kOutRowsPerPass;
+  static_assert(kVec >= 2 && (kVec & (kVec - 1)) == 0, "chunk holds a power of two >= 2");
+  static_assert(kTransposeBlock % kOutChunks == 0 && kTile % kOutRowsPerPass == 0,
+                "every owned out chunk has one thread");
+  __device__ static __forceinline__ int slot(int rho, int s) {
+    return rho * kRowElems + kVec * (rho / kVec) + s;
+  }
+};
+
+template <typename U>
+__global__ void __launch_bounds__(kTransposeBlock)
+    transpose_shift_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows,
+                           int64_t cols, int64_t tiles_c, int64_t num_tiles) {
+  using G = TransposeShiftGeometry<U>;
+  constexpr int kVec = G::kVec, kTile = G::kTile, kChunks = G::kChunks;
+  using P = Pack<U, kVec>;
+  __shared__ P tile_p[G::kSmem / kVec];
+  U* tile = reinterpret_cast<U*>(tile_p);
+
+  const int in_ph = static_cast<int>((reinterpret_cast<uintptr_t>(in) / sizeof(U)) % kVec);
+  const int out_ph = static_cast<int>((reinterpret_cast<uintptr_t>(out) / sizeof(U)) % kVec);
+  const int cols_m = static_cast<int>(cols % kVec), rows_m = static_cast<int>(rows % kVec);
+  const int kk = threadIdx.x % G::kOutChunks;  // store: chunk within the owned out row
+  const int cq = threadIdx.x / G::kOutChunks;  // store: first owned out row
+
+  for (int64_t t = blockIdx.x; t < num_tiles; t += gridDim.x) {
+    const int64_t tr = t / tiles_c, tc = t % tiles_c;
+    const int64_t rb = tr * kTile - (kVec - 1);  // in row of smem row 0
+    const int64_t c0 = tc * kTile;
+
+    // Load: item f = (smem row f / kChunks, chunk f % kChunks); consecutive threads read
+    // consecutive chunks of a row.
+    P v[G::kLoads];
+#pragma unroll
+    for (int m = 0; m < G::kLoads; ++m) {
+      const int f = threadIdx.x + kTransposeBlock * m;
+      const int rho = f / kChunks, k = f % kChunks;
+      const int64_t r = rb + rho;
+      if (f < G::kLoadItems && r >= 0 && r < rows) {
+        const int q = (in_ph + static_cast<int>(r & (kVec - 1)) * cols_m) % kVec;
+        const int64_t cs = c0 - q + int64_t{kVec} * k;  // first column of the chunk
+        const U* p = in + r * cols + cs;
+        if (kVec * k >= q + kTile) {
+          // q == 0: the last chunk lies wholly in the next tile.
+        } else if (cs >= 0 && cs + kVec <= cols) {
+          v[m] = *reinterpret_cast<const P*>(p);
+        } else {
+#pragma unroll
+          for (int i = 0; i < kVec; ++i)
+            if (cs + i >= 0 && cs + i < cols) v[m].elem[i] = p[i];
+        }
+      }
+    }
+    __syncthreads();  // the previous tile's reads of `tile` are done
+#pragma unroll
+    for (int m = 0; m < G::kLoads; ++m) {
+      const int f = threadIdx.x + kTransposeBlock * m;
+      if (f < G::kLoadItems) {
+        const int rho = f / kChunks, k = f % kChunks;
+        tile_p[G::slot(rho, kVec * k) / kVec] = v[m];
+      }
+    }
+    __syncthreads();
+
+    // Store: out row c = c0 + cq + kOutRowsPerPass * i, chunk kk: elements r = rs + j, from
+    // smem row r - rb, column (c - c0) + q_r.
+#pragma unroll
+    for (int i = 0; i < G::kStores; ++i) {
+      const int cc = cq + G::kOutRowsPerPass * i;
+      const int64_t c = c0 + cc;
+      if (c < cols) {
+        const int po = (out_ph + static_cast<int>(c & (kVec - 1)) * rows_m) % kVec;
+        const int64_t rs = tr * kTile + int64_t{kVec} * kk - po;
+        P w;
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          const int rho = kVec * kk + j + (kVec - 1) - po;
+          const int q = (in_ph + ((j - po + kVec) % kVec) * cols_m) % kVec;  // r % kVec = j - po
+          w.elem[j] = tile[G::slot(rho, cc + q)];
+        }
+        U* p = out + c * rows + rs;
+        if (rs >= 0 && rs + kVec <= rows) {
+          // A plain 16-byte store here (Pack or uint4) was split into 4-byte stores merged
+          // with the edge path below (checked in the PTX); __stwb keeps st.global.v4.
+          uint4 x;
+          memcpy(&x, &w, sizeof(x));
+          __stwb(reinterpret_cast<uint4*>(p), x);
+        } else {
+#pragma unroll
+          for (int j = 0; j < kVec; ++j)
+            if (rs + j >= 0 && rs + j < rows) p[j] = w.elem[j];
+        }
+      }
+    }
+  }
+}
+
+// The shifted-tile kernel on any shape (element-aligned pointers, rows, cols > 1).
+template <typename U>
+cudaError_t launch_transpose_shift(const U* in, U* out, int64_t rows, int64_t cols,
+                                   cudaStream_t stream) {
+  using G = TransposeShiftGeometry<U>;
+  const int64_t tiles_c = ceil_div<int64_t>(cols, G::kTile);
+  const int64_t num_tiles = ceil_div<int64_t>(rows + G::kVec - 1, G::kTile) * tiles_c;
+  int grid = 0;
+  const int64_t work =
+      num_tiles > INT64_MAX / kTransposeBlock ? INT64_MAX : num_tiles * kTransposeBlock;
+  KERNELKIT_RETURN_IF_ERROR(grid_size(work, kTransposeBlock, &grid));
+  transpose_shift_kernel<U>
+      <<<grid, kTransposeBlock, 0, stream>>>(in, out, rows, cols, tiles_c, num_tiles);
+  KERNELKIT_RETURN_LAUNCH_STATUS();
+}
+
+// The scalar kernel with MinBlocks resident blocks per SM (benchmark experiments).
+template <typename U, int MinBlocks>
+cudaError_t launch_transpose_scalar(const U* in, U* out, int64_t rows, int64_t cols,
+                                    cudaStream_t stream) {
+  const int64_t tiles_c = ceil_div<int64_t>(cols, kTransposeScalarTile);
+  const int64_t num_tiles = ceil_div<int64_t>(rows, kTransposeScalarTile) * tiles_c;
+  int grid = 0;
+  const int64_t work =
+      num_tiles > INT64_MAX / kTransposeBlock ? INT64_MAX : num_tiles * kTransposeBlock;
+  KERNELKIT_RETURN_IF_ERROR(grid_size(work, kTransposeBlock, &grid));
+  transpose_scalar_kernel<U, MinBlocks>
+      <<<grid, kTransposeBlock, 0, stream>>>(in, out, rows, cols, tiles_c, num_tiles);
+  KERNELKIT_RETURN_LAUNCH_STATUS();
+}
+
 // Launches the kernel for element type U; arguments already checked, rows, cols > 1.
 template <typename U>
 cudaError_t launch_transpose(const U* in, U* out, int64_t rows, int64_t cols, cudaStream_t stream) {
   const int chunk = transpose_chunk_bytes<U>(in, out, rows, cols);
+  if constexpr (sizeof(U) == 4) {
+    // Any other 4-byte shape: 16-byte accesses on shifted chunk grids.
+    if (chunk == 0) return launch_transpose_shift(in, out, rows, cols, stream);
+  }
   const int64_t side = chunk == kTransposeWideChunk<U>
                            ? TransposeVecGeometry<U, kTransposeWideChunk<U>>::kTile
                        : chunk == 4 ? 16 * 4 / static_cast<int64_t>(sizeof(U))
@@ -277,7 +440,7 @@ cudaError_t launch_transpose(const U* in, U* out, int64_t rows, int64_t cols, cu
       transpose_scalar_kernel<U>
           <<<grid, kTransposeBlock, 0, stream>>>(in, out, rows, cols, tiles_c, num_tiles);
     }
-  } else {
+  } else if constexpr (sizeof(U) == 8) {
     transpose_scalar_kernel<U>
         <<<grid, kTransposeBlock, 0, stream>>>(in, out, rows, cols, tiles_c, num_tiles);
   }
