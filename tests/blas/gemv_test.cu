@@ -161,6 +161,21 @@ TEST_F(Gemv, SmallIntegersAreExact) {
     }
 }
 
+// Op::T one-wave paths (no cluster, 1024-thread blocks that own their columns over every
+// row): on a 132-SM device n ~ 16384 runs 64-column tiles and n ~ 8192 32-column tiles
+// (other devices take other paths, also correct). Partial last pack, lda > n, beta 0 on a
+// NaN y, row counts that are not a multiple of the row groups or of the unrolled loop.
+TEST_F(Gemv, TransposeOneWavePaths) {
+  uint64_t seed = 500;
+  run_case({Op::T, 1031, 16383, 16384, -0.5f, 1.f}, seed++);
+  run_case({Op::T, 1024, 16384, 16384, 1.f, 0.f}, seed++);
+  run_case({Op::T, 2053, 8190, 8192, 1.f, 0.f}, seed++);
+  run_case({Op::T, 2048, 8192, 8196, -0.5f, -0.5f}, seed++);
+  Case c{Op::T, 2049, 8192, 8192, 1.f, -0.5f};
+  c.small_ints = true;
+  run_case(c, seed++);
+}
+
 TEST_F(Gemv, BetaZeroIgnoresNanAndAlphaZeroSkipsMatrix) {
   for (Op op : {Op::N, Op::T}) {
     const int64_t m = 37, n = 1029;
@@ -248,6 +263,20 @@ TEST(GemvHost, ClusterSizeRule) {
   EXPECT_EQ(gemv_cluster_size(256, 1056, 8), 4);
   EXPECT_EQ(gemv_cluster_size(1, 1056, 8), 8);
   EXPECT_EQ(gemv_cluster_size(1, 1056, 1), 1);
+}
+
+// Host-only: the Op::T one-wave rule (tiles x block threads within 90-100% of a wave).
+TEST(GemvHost, TransposeOneWaveRule) {
+  using kernelkit::detail::gemv_t_one_wave;
+  kernelkit::DeviceInfo h100;
+  h100.sm_count = 132;
+  h100.max_threads_per_sm = 2048;
+  EXPECT_TRUE(gemv_t_one_wave(h100, 16384, 64, 1024));   // 256 blocks of 264
+  EXPECT_TRUE(gemv_t_one_wave(h100, 16383, 64, 1024));   // the partial tile counts
+  EXPECT_FALSE(gemv_t_one_wave(h100, 8192, 64, 1024));   // 128 blocks: half a wave
+  EXPECT_TRUE(gemv_t_one_wave(h100, 8192, 32, 1024));    // 256 blocks
+  EXPECT_FALSE(gemv_t_one_wave(h100, 16384, 32, 1024));  // 512 blocks: two waves
+  EXPECT_FALSE(gemv_t_one_wave(h100, 20000, 64, 1024));  // 313 blocks: 1.2 waves
 }
 
 // Past 2^31 elements of A: 64-bit row offsets. A[i][j] = ((i * 7 + j * 3) % 9) - 4 and

@@ -91,34 +91,70 @@ cudaError_t gemv_n_dispatch(const DeviceInfo& dev, int64_t m, int64_t n, float a
   }
 }
 
+// Op::T with gemv_t_kernel<PackSize, TX, TY>: one block per TX*PackSize-column tile and
+// rank of a cluster (grid tiles x cluster); the cluster size is the smallest (<= max_cluster)
+// whose blocks fill 90% of a wave, and never more than the TY-row groups there are.
+template <int PackSize, int TX, int TY, int Unroll = kGemvUnroll>
+cudaError_t gemv_t_launch(const DeviceInfo& dev, int64_t m, int64_t n, float alpha, const float* A,
+                          int64_t lda, const float* x, float beta, float* y, int max_cluster,
+                          cudaStream_t stream) {
+  constexpr int kBlock = TX * TY;
+  const int64_t tiles = ceil_div<int64_t>(n, int64_t{TX} * PackSize);
+  KERNELKIT_REQUIRE(tiles <= std::numeric_limits<int32_t>::max());
+  const int64_t device_threads =
+      int64_t{dev.sm_count} * std::min(dev.max_threads_per_sm, gemv_t_threads_per_sm(Unroll));
+  const int64_t row_groups = ceil_div<int64_t>(m, TY);
+  int cluster = gemv_cluster_size(tiles, device_threads / kBlock, max_cluster);
+  while (cluster > 1 && cluster > row_groups)
+    cluster /= 2;
+  const dim3 grid(static_cast<unsigned>(tiles), cluster);
+  return gemv_launch(gemv_t_kernel<PackSize, TX, TY, Unroll>, grid, dim3(kBlock),
+                     dim3(1, cluster, 1), stream, m, n, alpha, A, lda, x, beta, y);
+}
+
+// True when tiles of `cols` columns in blocks of `block` threads make 90% to 100% of one
+// wave: a cluster-free launch that fills the device once.
+inline bool gemv_t_one_wave(const DeviceInfo& dev, int64_t n, int cols, int block) {
+  const int64_t device_threads = int64_t{dev.sm_count} * dev.max_threads_per_sm;
+  const int64_t threads = ceil_div<int64_t>(n, cols) * block;
+  return threads * 10 >= device_threads * 9 && threads <= device_threads;
+}
+
 template <int PackSize>
 cudaError_t gemv_t_dispatch(const DeviceInfo& dev, int64_t m, int64_t n, float alpha,
                             const float* A, int64_t lda, const float* x, float beta, float* y,
                             cudaStream_t stream) {
   constexpr int kTX = kGemvTileThreads;
+  constexpr int kTY = kGemvBlock / kTX;
+  constexpr int kTallTY = kGemvTallBlock / kTX;
   const int64_t tiles = ceil_div<int64_t>(n, int64_t{kTX} * PackSize);
   const int64_t device_threads = int64_t{dev.sm_count} * dev.max_threads_per_sm;
   const int max_cluster = dev.cc_major >= 9 ? kGemvMaxCluster : 1;
-  KERNELKIT_REQUIRE(tiles <= std::numeric_limits<int32_t>::max());
-  // Column tiles x cluster ranks should fill the device; with few tiles (tall, narrow A)
-  // use 1024-thread blocks so each rank covers more rows at once.
-  constexpr int kTallTY = kGemvTallBlock / kTX;
-  constexpr int kTY = kGemvBlock / kTX;
+  // Few column tiles (tall, narrow A): 1024-thread blocks so each rank covers more rows.
   const bool tall = tiles * max_cluster * kGemvBlock * 2 < device_threads && m >= 4 * kTallTY;
-  const int block = tall ? kGemvTallBlock : kGemvBlock;
-  const int ty = tall ? kTallTY : kTY;
-  // no more ranks than row groups: every rank gets rows
-  const int64_t row_groups = ceil_div<int64_t>(m, ty);
-  int cluster = gemv_cluster_size(tiles, device_threads / block, max_cluster);
-  while (cluster > 1 && cluster > row_groups)
-    cluster /= 2;
-  const dim3 grid(static_cast<unsigned>(tiles), cluster);
   if (tall) {
-    return gemv_launch(gemv_t_kernel<PackSize, kTX, kTallTY>, grid, dim3(block),
-                       dim3(1, cluster, 1), stream, m, n, alpha, A, lda, x, beta, y);
+    return gemv_t_launch<PackSize, kTX, kTallTY>(dev, m, n, alpha, A, lda, x, beta, y, max_cluster,
+                                                 stream);
   }
-  return gemv_launch(gemv_t_kernel<PackSize, kTX, kTY>, grid, dim3(block), dim3(1, cluster, 1),
-                     stream, m, n, alpha, A, lda, x, beta, y);
+  if constexpr (PackSize == 4) {
+    // Square-ish shapes: one wave of 1024-thread blocks that each own their columns over
+    // every row (no cluster, no combine across blocks), 64 or 32 columns per block. Why:
+    // at 8192^2 the cluster path launched 128 clusters of 8 but only 124 fit at once (ncu:
+    // Max Active Clusters 124), so 4 clusters ran as a second wave (SMs active 79% of the
+    // kernel's time); cuBLAS uses 32 columns per block, no cluster, at the same shape.
+    constexpr int kRows = kGemvUnroll * 4;  // at least 4 trips of the unrolled loop
+    if (tiles * kGemvBlock * 10 < device_threads * 9) {
+      if (m >= kTallTY * kRows && gemv_t_one_wave(dev, n, kTX * PackSize, kGemvTallBlock))
+        return gemv_t_launch<4, kTX, kTallTY>(dev, m, n, alpha, A, lda, x, beta, y, 1, stream);
+      constexpr int kNarrowTX = kTX / 2;
+      constexpr int kNarrowTY = kGemvTallBlock / kNarrowTX;
+      if (m >= kNarrowTY * kRows && gemv_t_one_wave(dev, n, kNarrowTX * PackSize, kGemvTallBlock))
+        return gemv_t_launch<4, kNarrowTX, kNarrowTY>(dev, m, n, alpha, A, lda, x, beta, y, 1,
+                                                      stream);
+    }
+  }
+  return gemv_t_launch<PackSize, kTX, kTY>(dev, m, n, alpha, A, lda, x, beta, y, max_cluster,
+                                           stream);
 }
 
 }  // namespace detail

@@ -23,7 +23,8 @@ namespace detail {
 // threads per SM (32 registers: __launch_bounds__(B, 2048 / B)), so that every 8192-row
 // or 1024-block launch is one full wave; at 2 (Op::N, which also loads x) or 4 (Op::T)
 // loads per thread that is 64 KB (128 KB for T) of A in flight per SM, well past the
-// ~25 KB that 3 TB/s over 132 SMs at ~1 us latency needs.
+// ~25 KB that 3 TB/s over 132 SMs at ~1 us latency needs. (Op::T at 32 registers: the
+// SASS issues the third load only after the first FFMA, so ~2 loads, 64 KB, in flight.)
 inline constexpr int kGemvRowUnroll = 2;
 inline constexpr int kGemvUnroll = 4;
 
@@ -156,21 +157,35 @@ __global__ void __launch_bounds__(BlockSize, 2048 / BlockSize)
   }
 }
 
+// Threads per SM the Op::T kernel is built for: 2048 at 32 registers (Unroll <= 4), 1024
+// at 64 registers for deeper unrolls.
+constexpr int gemv_t_threads_per_sm(int unroll) {
+  return unroll <= 4 ? 2048 : 1024;
+}
+
 // Op::T: y[j] = alpha * sum_i A[i][j] x[i] + beta * y[j]. Block (TX x TY threads) owns
 // TX*PackSize consecutive columns (blockIdx.x); thread (tx, ty) reads PackSize columns of
 // rows ty + TY*rank + k*TY*cluster, so each row segment of TX*PackSize floats is read
-// coalesced. The cluster of gridDim.y blocks (rank = blockIdx.y) splits the rows. Combine:
-// over ty in shared memory in order, then over ranks in order through distributed shared
+// coalesced. The cluster of gridDim.y blocks (rank = blockIdx.y) splits the rows (no
+// cluster when gridDim.y == 1: the block then owns its columns outright). Combine: over ty
+// in shared memory in a fixed order (every thread sums PackSize rows of one column, then
+// one thread per column sums those), then over ranks in order through distributed shared
 // memory (rank 0 writes y). A and lda are aligned to PackSize floats; x and y need not be.
-template <int PackSize, int TX, int TY>
-__global__ void __launch_bounds__(TX* TY, 2048 / (TX * TY))
+// Unroll rows per trip; at 32 registers (Unroll 4) ptxas keeps only ~2 of the 4 A loads in
+// flight (it issues the third after the first FFMA), at 64 registers (Unroll 8) all 8.
+template <int PackSize, int TX, int TY, int Unroll = kGemvUnroll>
+__global__ void __launch_bounds__(TX* TY, gemv_t_threads_per_sm(Unroll) / (TX * TY))
     gemv_t_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
                   const float* __restrict__ x, float beta, float* __restrict__ y) {
+  constexpr int kThreads = TX * TY;
   constexpr int kCols = TX * PackSize;
-  static_assert(TX * TY % kWarpSize == 0 && TX * TY <= 1024, "whole warps, at most 1024");
-  static_assert(kCols <= TX * TY, "the first kCols threads combine one column each");
-  __shared__ Pack<float, PackSize> red[TY][TX];  // red[ty][tx]: thread (tx, ty)'s sums
-  __shared__ float partial[kCols];               // this block's column sums
+  static_assert(kThreads % kWarpSize == 0 && kThreads <= 1024, "whole warps, at most 1024");
+  static_assert(kThreads % kCols == 0, "the combine gives every column the same thread count");
+  constexpr int kGroups = kThreads / kCols;  // threads per column in the first combine step
+  static_assert(TY == kGroups * PackSize, "each combine thread sums PackSize rows of red");
+  __shared__ float red[TY][kCols];        // red[ty][c]: thread (c / PackSize, ty)'s column sum
+  __shared__ float part[kGroups][kCols];  // part[g][c]: rows g, g + kGroups, ... of red
+  __shared__ float partial[kCols];        // this block's column sums
   const int tx = threadIdx.x % TX;
   const int ty = threadIdx.x / TX;
   const int cluster_size = gridDim.y;
@@ -186,16 +201,16 @@ __global__ void __launch_bounds__(TX* TY, 2048 / (TX * TY))
   int64_t i = int64_t{rank} * TY + ty;
   if (j0 + PackSize <= n) {
     const int64_t jp = j0 / PackSize;  // pack index within a row
-    for (; i + (kGemvUnroll - 1) * step < m; i += kGemvUnroll * step) {
-      Pack<float, PackSize> av[kGemvUnroll];
-      float xv[kGemvUnroll];
+    for (; i + (Unroll - 1) * step < m; i += Unroll * step) {
+      Pack<float, PackSize> av[Unroll];
+      float xv[Unroll];
 #pragma unroll
-      for (int u = 0; u < kGemvUnroll; ++u) {
+      for (int u = 0; u < Unroll; ++u) {
         av[u] = load_pack<PackSize>(A + (i + u * step) * lda, jp);
         xv[u] = x[i + u * step];
       }
 #pragma unroll
-      for (int u = 0; u < kGemvUnroll; ++u) {
+      for (int u = 0; u < Unroll; ++u) {
 #pragma unroll
         for (int k = 0; k < PackSize; ++k)
           acc.elem[k] = fmaf(av[u].elem[k], xv[u], acc.elem[k]);
@@ -218,15 +233,27 @@ __global__ void __launch_bounds__(TX* TY, 2048 / (TX * TY))
         if (k < cols) acc.elem[k] = fmaf(A[i * lda + j0 + k], xi, acc.elem[k]);
     }
   }
-  red[ty][tx] = acc;
+#pragma unroll
+  for (int k = 0; k < PackSize; ++k)
+    red[ty][tx * PackSize + k] = acc.elem[k];
+  __syncthreads();
+  {
+    const int c = threadIdx.x % kCols;  // column col0 + c
+    const int g = threadIdx.x / kCols;
+    float sum = 0.f;
+#pragma unroll
+    for (int r = 0; r < PackSize; ++r)
+      sum += red[g + r * kGroups][c];
+    part[g][c] = sum;
+  }
   __syncthreads();
   if (threadIdx.x < kCols) {
-    const int c = threadIdx.x;  // column col0 + c: pack c / PackSize, element c % PackSize
+    const int c = threadIdx.x;
     float sum = 0.f;
 #pragma unroll 8
-    for (int r = 0; r < TY; ++r)
-      sum += red[r][c / PackSize].elem[c % PackSize];
-    partial[c] = sum;
+    for (int g = 0; g < kGroups; ++g)
+      sum += part[g][c];
+    partial[c] = sum;  // the block's sum of column col0 + c over its rows
   }
   if (cluster_size == 1) {
     if (threadIdx.x < kCols && col0 + threadIdx.x < n) {
