@@ -194,6 +194,75 @@ TYPED_TEST(SoftmaxTest, NarrowInputs) {
       EXPECT_TRUE(run_case<TypeParam>(4, cols, log, Mode::kOutOfPlace, seed++, false, -0.5, 0.5));
 }
 
+// The f16/bf16 row-in-registers block paths (256 x 2, 512 x 2, 512 x 4 packs per row) at
+// and around their column limits, with and without specials, and in place.
+TYPED_TEST(SoftmaxTest, BlockRegisterPathBoundaries) {
+  uint64_t seed = 800;
+  for (const int64_t cols : {int64_t{1032}, int64_t{2056}, int64_t{4096}, int64_t{4104},
+                             int64_t{8192}, int64_t{8200}, int64_t{12288}, int64_t{16376}}) {
+    for (const bool log : {false, true}) {
+      EXPECT_TRUE(run_case<TypeParam>(37, cols, log, Mode::kOutOfPlace, seed++));
+      EXPECT_TRUE(run_case<TypeParam>(3, cols, log, Mode::kInPlace, seed++));
+      EXPECT_TRUE(run_case<TypeParam>(1, cols, log, Mode::kOutOfPlace, seed++, false, -1e4, 1e4));
+    }
+  }
+}
+
+// The variants the f16/bf16 dispatch does not pick today, called directly so that a
+// later switch is already tested: 4 rows per lane group, accurate exp in the warp kernel,
+// floats (not raw packs) and other block shapes in the block-register kernel.
+template <typename T, typename Launch>
+void check_direct(int64_t rows, int64_t cols, bool log, uint64_t seed, Launch launch,
+                  const std::string& what) {
+  const auto h_in = make_input<T>(rows, cols, seed, true);
+  auto in = kktest::to_device(h_in);
+  DeviceBuffer<T> out(h_in.size());
+  out.poison();
+  ASSERT_EQ(launch(in.get(), out.get(), rows, cols, nullptr), cudaSuccess) << what;
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<double> x(h_in.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = kktest::to_double(h_in[i]);
+  EXPECT_TRUE(kktest::check_near(out.download(), reference(x, rows, cols, log), tolerance<T>(log),
+                                 what + " " + kktest::type_name<T>() + (log ? " log" : "") +
+                                     " rows=" + std::to_string(rows) +
+                                     " cols=" + std::to_string(cols)));
+}
+
+template <typename T, kk::detail::SoftmaxAlgo A>
+void check_variants(bool log, uint64_t seed) {
+  namespace kd = kk::detail;
+  // 4 rows per group: rows not a multiple of the rows per warp (groups past the end)
+  for (const int64_t rows : {int64_t{1}, int64_t{3}, int64_t{129}, int64_t{1000}}) {
+    check_direct<T>(rows, 32, log, seed++, kd::softmax_launch_warp<T, A, 8, 8, 4, 4>, "rows4 w4");
+    check_direct<T>(rows, 120, log, seed++, kd::softmax_launch_warp<T, A, 8, 8, 16, 4>,
+                    "rows4 w16");
+    check_direct<T>(rows, 24, log, seed++, kd::softmax_launch_warp<T, A, 8, 8, 4, 2, false>,
+                    "accurate w4");
+  }
+  for (const int64_t cols : {int64_t{1032}, int64_t{4096}, int64_t{4104}, int64_t{16384}}) {
+    if (cols <= 4096)
+      check_direct<T>(37, cols, log, seed++, kd::softmax_launch_block_reg<T, A, 8, 256, 2, false>,
+                      "reg256x2 floats");
+    if (cols <= 4096)
+      check_direct<T>(37, cols, log, seed++, kd::softmax_launch_block_reg<T, A, 8, 128, 4, true>,
+                      "reg128x4");
+    check_direct<T>(37, cols, log, seed++, kd::softmax_launch_block_reg<T, A, 8, 1024, 2, true>,
+                    "reg1024x2");
+    check_direct<T>(37, cols, log, seed++,
+                    kd::softmax_launch_block_reg<T, A, 8, 512, 4, true, false>,
+                    "reg512x4 accurate");
+  }
+}
+
+TEST(SoftmaxHalfVariants, MatchReference) {
+  if (!kktest::have_gpu()) GTEST_SKIP() << "no CUDA device visible";
+  check_variants<__half, kk::detail::SoftmaxAlgo::kSoftmax>(false, 900);
+  check_variants<__half, kk::detail::SoftmaxAlgo::kLogSoftmax>(true, 950);
+  check_variants<__nv_bfloat16, kk::detail::SoftmaxAlgo::kSoftmax>(false, 1000);
+  check_variants<__nv_bfloat16, kk::detail::SoftmaxAlgo::kLogSoftmax>(true, 1050);
+}
+
 // The online (two-pass) kernel with 16-byte packs: the dispatch takes it on sm_90 only
 // when no cluster fits, so it is called directly here (the misaligned tests cover N = 1).
 TYPED_TEST(SoftmaxTest, OnlinePathWithWidePacks) {

@@ -6,6 +6,8 @@
 //                                                   Width = next pow2 of cols / N lanes
 //   cols <= 1024                                 -> warp kernel, 32 lanes, columns per lane
 //                                                   = next pow2 >= cols / 32
+//   f16/bf16, N = 8, cols <= 16384               -> one block per row, row in registers
+//                                                   (raw packs, 2-4 per thread)
 //   row (as float) <= 64 KiB                     -> one block per row, row in shared memory,
 //                                                   block size by occupancy (256/512/1024)
 //   chunk of a 2/4/8-block cluster fits smem     -> cluster per row, row in distributed
@@ -59,14 +61,20 @@ inline cudaError_t softmax_active_blocks(const void* kernel, int block, size_t s
   return cudaSuccess;
 }
 
-template <typename T, SoftmaxAlgo A, int N, int Cpt, int Width>
+// Rows per lane group per iteration: 2 when a lane holds one pack (two 16-byte loads in
+// flight per lane), else 1.
+template <int N, int Cpt>
+inline constexpr int kSoftmaxWarpRows = Cpt == N ? 2 : 1;
+
+template <typename T, SoftmaxAlgo A, int N, int Cpt, int Width, int Rows = kSoftmaxWarpRows<N, Cpt>,
+          bool Fast = is_half_like_v<T>>
 cudaError_t softmax_launch_warp(const T* in, T* out, int64_t rows, int64_t cols,
                                 cudaStream_t stream) {
-  constexpr int kRowsPerBlock = kSoftmaxWarpBlock / Width * (Cpt == N ? 2 : 1);
+  constexpr int kRowsPerBlock = kSoftmaxWarpBlock / Width * Rows;
   int grid = 0;
   KERNELKIT_RETURN_IF_ERROR(grid_size(ceil_div<int64_t>(rows, kRowsPerBlock) * kSoftmaxWarpBlock,
                                       kSoftmaxWarpBlock, &grid));
-  softmax_warp_kernel<T, A, N, Cpt, Width>
+  softmax_warp_kernel<T, A, N, Cpt, Width, Rows, Fast>
       <<<grid, kSoftmaxWarpBlock, 0, stream>>>(in, out, rows, cols);
   return cudaGetLastError();
 }
@@ -145,6 +153,36 @@ cudaError_t softmax_launch_block(const T* in, T* out, int64_t rows, int64_t cols
   return softmax_launch_block_as<T, A, N, 1024>(in, out, rows, cols, stream);
 }
 
+// One block per row, the row in registers: Block threads with Packs packs each cover
+// cols <= Block * Packs * N.
+template <typename T, SoftmaxAlgo A, int N, int Block, int Packs, bool Raw,
+          bool Fast = is_half_like_v<T>>
+cudaError_t softmax_launch_block_reg(const T* in, T* out, int64_t rows, int64_t cols,
+                                     cudaStream_t stream) {
+  int grid = 0;
+  KERNELKIT_RETURN_IF_ERROR(grid_size(rows * Block, Block, &grid));
+  softmax_block_reg_kernel<T, A, N, Block, Packs, Raw, Fast>
+      <<<grid, Block, 0, stream>>>(in, out, rows, cols);
+  return cudaGetLastError();
+}
+
+// Half types with 16-byte packs (N = 8), 1024 < cols <= 16384: the row in registers across
+// one block, kept as raw packs (4 registers per 8 columns): 256 threads x 2 packs up to
+// 4096 columns (32-40 registers: 6-8 blocks, 1536-2048 threads per SM), 512 x 2 up to
+// 8192, 512 x 4 up to 16384 (40-60 registers: 2-3 blocks per SM).
+inline constexpr int64_t kSoftmaxBlockRegMaxCols = 16384;
+
+template <typename T, SoftmaxAlgo A, int N>
+cudaError_t softmax_dispatch_block_reg(const T* in, T* out, int64_t rows, int64_t cols,
+                                       cudaStream_t stream) {
+  static_assert(N == 8, "16-byte packs of a 2-byte type");
+  if (cols <= 256 * 2 * N)
+    return softmax_launch_block_reg<T, A, N, 256, 2, true>(in, out, rows, cols, stream);
+  if (cols <= 512 * 2 * N)
+    return softmax_launch_block_reg<T, A, N, 512, 2, true>(in, out, rows, cols, stream);
+  return softmax_launch_block_reg<T, A, N, 512, 4, true>(in, out, rows, cols, stream);
+}
+
 template <typename T, SoftmaxAlgo A, int N>
 cudaError_t softmax_launch_online(const T* in, T* out, int64_t rows, int64_t cols,
                                   cudaStream_t stream) {
@@ -192,6 +230,10 @@ cudaError_t softmax_launch_cluster(const T* in, T* out, int64_t rows, int64_t co
 template <typename T, SoftmaxAlgo A, int N>
 cudaError_t softmax_dispatch_long(const T* in, T* out, int64_t rows, int64_t cols,
                                   cudaStream_t stream) {
+  if constexpr (is_half_like_v<T> && N == 8) {
+    if (cols <= kSoftmaxBlockRegMaxCols)
+      return softmax_dispatch_block_reg<T, A, N>(in, out, rows, cols, stream);
+  }
   if (cols * int64_t{sizeof(float)} <= kSoftmaxBlockRowBytes)
     return softmax_launch_block<T, A, N>(in, out, rows, cols, stream);
   if constexpr (N > 1) {
