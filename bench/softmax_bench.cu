@@ -78,10 +78,65 @@ void add_library_cases() {
   }
 }
 
+// TEMPORARY experiments of the f16/bf16 register and block-per-row paths (softmax_rows):
+// each is a variant the dispatch does not pick, beside the library case of the same
+// shape. Removed once measured.
+template <typename T, int Cpt, int Width, int Rows, bool Fast>
+void add_warp_exp(const char* variant, int64_t rows, int64_t cols) {
+  namespace kd = kernelkit::detail;
+  add_softmax_case<T>(
+      std::string("softmax/exp.") + variant + "/" + dtype_name<T>() + "/" +
+          kkbench::dims(rows, cols),
+      rows, cols, false, [](const T* a, T* b, int64_t r, int64_t c, cudaStream_t st) {
+        return kd::softmax_launch_warp<T, kd::SoftmaxAlgo::kSoftmax, 8, Cpt, Width, Rows, Fast>(
+            a, b, r, c, st);
+      });
+}
+
+template <typename T, int Block, int Packs, bool Raw>
+void add_block_reg_exp(const char* variant, int64_t rows, int64_t cols) {
+  namespace kd = kernelkit::detail;
+  add_softmax_case<T>(
+      std::string("softmax/exp.") + variant + "/" + dtype_name<T>() + "/" +
+          kkbench::dims(rows, cols),
+      rows, cols, false, [](const T* a, T* b, int64_t r, int64_t c, cudaStream_t st) {
+        return kd::softmax_launch_block_reg<T, kd::SoftmaxAlgo::kSoftmax, 8, Block, Packs, Raw>(
+            a, b, r, c, st);
+      });
+}
+
+template <typename T>
+void add_smem_exp(int64_t rows, int64_t cols) {
+  namespace kd = kernelkit::detail;
+  add_softmax_case<T>(
+      std::string("softmax/exp.smem/") + dtype_name<T>() + "/" + kkbench::dims(rows, cols), rows,
+      cols, false, [](const T* a, T* b, int64_t r, int64_t c, cudaStream_t st) {
+        return kd::softmax_launch_block<T, kd::SoftmaxAlgo::kSoftmax, 8>(a, b, r, c, st);
+      });
+}
+
+void add_rows_experiments() {
+  // short rows: accurate expf + NaN-propagating max (the previous kernel), 4 rows per group
+  add_warp_exp<__half, 8, 4, 2, false>("accurate", 1048576, 32);
+  add_warp_exp<__nv_bfloat16, 8, 16, 2, false>("accurate", 262144, 128);
+  add_warp_exp<__half, 8, 4, 4, true>("rows4", 1048576, 32);
+  add_warp_exp<__nv_bfloat16, 8, 16, 4, true>("rows4", 262144, 128);
+  // 4096 columns: the previous shared-memory path; floats instead of raw packs; 128 x 4
+  add_smem_exp<__nv_bfloat16>(16384, 4096);
+  add_block_reg_exp<__nv_bfloat16, 256, 2, false>("reg256x2f", 16384, 4096);
+  add_block_reg_exp<__half, 128, 4, true>("reg128x4", 16384, 4096);
+  add_block_reg_exp<__nv_bfloat16, 128, 4, true>("reg128x4", 16384, 4096);
+  // 16384 columns: the previous shared-memory path; 1024 x 2 instead of 512 x 4
+  add_smem_exp<__half>(4096, 16384);
+  add_block_reg_exp<__half, 1024, 2, true>("reg1024x2", 4096, 16384);
+  add_block_reg_exp<__nv_bfloat16, 1024, 2, true>("reg1024x2", 4096, 16384);
+}
+
 KKBENCH_CASES {
   add_library_cases<float>();
   add_library_cases<__half>();
   add_library_cases<__nv_bfloat16>();
+  add_rows_experiments();
   add_softmax_case<float>("log_softmax/kernelkit/f32/65536x1024", 65536, 1024, true,
                           [](const float* a, float* b, int64_t r, int64_t c, cudaStream_t st) {
                             return kernelkit::log_softmax(a, b, r, c, st);
