@@ -4,6 +4,8 @@
 // least 128 MB (> 50 MB L2), so each launch reads from HBM.
 #include <cub/device/device_segmented_reduce.cuh>
 
+#include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -74,12 +76,18 @@ void add_cub_case(Shape s) {
         auto in = kkbench::random_array<float>(s.rows * s.cols, 42);
         auto out = kkbench::poisoned_array<float>(s.rows);
         // segment r is [offsets[r], offsets[r + 1]); every shape here has < 2^31 elements
+        if (s.rows * s.cols > INT32_MAX) throw std::runtime_error("cub case: int offsets overflow");
         std::vector<int> h_offsets(s.rows + 1);
         for (int64_t r = 0; r <= s.rows; ++r)
           h_offsets[r] = static_cast<int>(r * s.cols);
         auto offsets = std::make_shared<kkbench::DeviceArray<int>>(h_offsets.size());
-        BENCH_CUDA(cudaMemcpy(offsets->p, h_offsets.data(), h_offsets.size() * sizeof(int),
-                              cudaMemcpyHostToDevice));
+        // On the case's stream and waited for: a plain cudaMemcpy from pageable memory runs
+        // on the legacy stream and may return before its DMA lands, and the harness stream
+        // is non-blocking, so CUB could read offsets not yet written (it did at 65536x1024:
+        // segment 0 read as empty, sum 0).
+        BENCH_CUDA(cudaMemcpyAsync(offsets->p, h_offsets.data(), h_offsets.size() * sizeof(int),
+                                   cudaMemcpyHostToDevice, stream));
+        BENCH_CUDA(cudaStreamSynchronize(stream));
         size_t temp_bytes = 0;
         BENCH_CUDA(cub::DeviceSegmentedReduce::Sum(nullptr, temp_bytes, in->p, out->p,
                                                    static_cast<int>(s.rows), offsets->p,
