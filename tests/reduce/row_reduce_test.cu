@@ -151,6 +151,54 @@ TYPED_TEST(RowReduceTyped, ManyRows) {
   run_case<TypeParam>(9000011, 1, ReduceOp::kSum, 0, 903);  // group path loops over rows
 }
 
+// The flat kernel (16-byte aligned input, cols a multiple of the pack, at most 32 packs per
+// row): every group width 1..32, packs per row that are not a power of two (idle lanes
+// must add nothing: a sum would count their clamped re-read twice), and rows around a
+// tile (256 / width * kRowFlatSteps rows), where rows past the end re-read the last row.
+TYPED_TEST(RowReduceTyped, FlatPath) {
+  constexpr int64_t P = kernelkit::kMaxPackSize<TypeParam>;
+  uint64_t seed = 1200;
+  for (int64_t k : {1, 2, 3, 5, 8, 12, 17, 31, 32}) {
+    int64_t width = 1;
+    while (width < k)
+      width *= 2;
+    const int64_t tile = 256 / width * kernelkit::detail::kRowFlatSteps;
+    for (int64_t rows : {int64_t{1}, int64_t{7}, tile - 1, tile, tile + 1, 3 * tile + 5}) {
+      run_case<TypeParam>(rows, k * P, ReduceOp::kSum, 0, ++seed);
+      run_case<TypeParam>(rows, k * P, ReduceOp::kMin, 0, ++seed);
+    }
+  }
+  run_case<TypeParam>(100003, 8 * P, ReduceOp::kSum, 0, ++seed);
+  run_case<TypeParam>(100003, 8 * P, ReduceOp::kMax, 0, ++seed);
+}
+
+// The flat kernel on grids smaller than its tile count: blocks loop over tiles.
+template <int Width>
+void run_flat_small_grid(int64_t k, int64_t rows, int grid, uint64_t seed) {
+  constexpr int P = kernelkit::kMaxPackSize<float>;
+  const int64_t cols = k * P;
+  auto h = kktest::small_int_vector<float>(rows * cols, seed);
+  auto d_in = kktest::to_device(h);
+  DeviceBuffer<float> d_out(rows);
+  d_out.poison();
+  ASSERT_EQ((kernelkit::detail::launch_row_flat<Width, kernelkit::detail::kRowFlatSteps, P, float,
+                                                float, kernelkit::Sum>(
+                d_in.get(), rows, cols, d_out.get(), 0.0f, grid, nullptr)),
+            cudaSuccess);
+  EXPECT_TRUE(check_near(d_out.download(), reference(h, rows, cols, ReduceOp::kSum, 0.0),
+                         Tolerance::Exact(),
+                         "flat grid " + std::to_string(grid) + " " + std::to_string(rows) + "x" +
+                             std::to_string(cols) + " seed " + std::to_string(seed)));
+}
+
+TEST_F(RowReduce, FlatPathLoopsOverTiles) {
+  for (int grid : {1, 3}) {
+    run_flat_small_grid<8>(8, 10007, grid, 1300 + grid);
+    run_flat_small_grid<32>(25, 2003, grid, 1310 + grid);
+    run_flat_small_grid<1>(1, 5003, grid, 1320 + grid);
+  }
+}
+
 // More rows than resident blocks * waves on the block-per-row path: blocks loop over rows.
 TEST_F(RowReduce, BlockPathLoopsOverRows) {
   run_case<float>(34003, 2053, ReduceOp::kSum, 1, 904);
@@ -238,11 +286,11 @@ TEST_F(RowReduce, RowReduceNanInf) {
   run_nan_inf<__nv_bfloat16>();
 }
 
-// The same call gives the same bits, ten times, on every path (group, warp, block,
+// The same call gives the same bits, ten times, on every path (group, flat, warp, block,
 // cluster).
 TEST_F(RowReduce, RowReduceDeterministic) {
   const std::vector<std::pair<int64_t, int64_t>> shapes = {
-      {4099, 7}, {1031, 1000}, {300, 40000}, {3, 3 << 20}};
+      {4099, 7}, {4099, 32}, {1031, 1000}, {300, 40000}, {3, 3 << 20}};
   for (auto [rows, cols] : shapes) {
     auto h = kktest::random_vector<float>(rows * cols, rows + cols, -1.0, 1.0);
     auto d_in = kktest::to_device(h);
@@ -337,6 +385,23 @@ TEST_F(RowReduce, RowReduceBadArguments) {
 TEST(RowReducePlan, PathsByShape) {
   using kernelkit::detail::choose_row_plan;
   const int sms = 132, threads = 2048;
+  // aligned input, whole packs, <= 32 packs per row: the flat kernel, one tile per block
+  const auto flat = choose_row_plan(1 << 20, 32, 4, sms, threads, true);
+  EXPECT_EQ(flat.flat, 8);
+  EXPECT_EQ(flat.grid, (1 << 20) / (256 / 8 * kernelkit::detail::kRowFlatSteps));
+  const auto flat128 = choose_row_plan(1 << 18, 128, 4, sms, threads, true);
+  EXPECT_EQ(flat128.flat, 32);
+  EXPECT_EQ(flat128.grid, (1 << 18) / (256 / 32 * kernelkit::detail::kRowFlatSteps));
+  EXPECT_EQ(choose_row_plan(1000, 12, 4, sms, threads, true).flat, 4);  // 3 packs per row
+  EXPECT_EQ(choose_row_plan(1000, 4, 4, sms, threads, true).flat, 1);
+  EXPECT_EQ(choose_row_plan(1000, 33, 4, sms, threads, true).flat, 0);   // not whole packs
+  EXPECT_EQ(choose_row_plan(1000, 132, 4, sms, threads, true).flat, 0);  // 33 packs
+  EXPECT_EQ(choose_row_plan(1000, 132, 4, sms, threads, true).width, 32);
+  EXPECT_EQ(choose_row_plan(1000, 0, 4, sms, threads, true).flat, 0);  // cols 0: writes init
+  EXPECT_EQ(choose_row_plan(1 << 20, 32, 4, sms, threads, false).flat, 0);
+  // the grid is capped at kDefaultWaves waves; blocks loop over the remaining tiles
+  EXPECT_EQ(choose_row_plan(int64_t{1} << 40, 4, 4, sms, threads, true).grid,
+            sms * threads / 256 * kernelkit::kDefaultWaves);
   const auto narrow = choose_row_plan(1 << 20, 32, 4, sms, threads);
   EXPECT_EQ(narrow.width, 4);                       // 2 packs per lane
   EXPECT_EQ(narrow.grid, (1 << 20) / 2 * 4 / 256);  // 2 rows per group
@@ -396,6 +461,7 @@ void run_large(int64_t rows, int64_t cols) {
 TEST_F(RowReduce, KK_LARGE(RowReduceHalfPastTwoTo31)) {
   run_large(2, (int64_t{1} << 30) + 3);         // cluster path
   run_large((int64_t{1} << 21) + 1, 1024 + 1);  // warp path, misaligned rows
+  run_large((int64_t{1} << 25) + 1, 64);        // flat path: 8 packs per row
 }
 
 }  // namespace

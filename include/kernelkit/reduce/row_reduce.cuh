@@ -6,7 +6,10 @@
 // bf16 input with a float output accumulates in float). Max and Min propagate NaN.
 //
 // One dispatch on cols (see detail::choose_row_plan):
-//   - short rows (<= 32 packs): a group of 1..16 lanes per row (Width template), up to
+//   - short rows of whole packs (<= 32 packs, in 16-byte aligned, cols a multiple of the
+//     pack): the matrix is read as one flat array of packs, a group of up to 32 lanes per
+//     row with one pack per lane, kRowFlatSteps rows per group loaded before reducing;
+//   - other short rows (<= 32 packs): a group of 1..16 lanes per row (Width template), up to
 //     2 packs per lane, 2 rows per group at a time, all loads issued before any reduction;
 //   - rows up to kWarpMaxCols packs: a warp per row;
 //   - longer rows: a block per row, or, when there are too few rows to fill the device, a
@@ -41,20 +44,34 @@ inline constexpr int kRowBlock = 256;            // threads per block, every pat
 inline constexpr int kWarpMaxPacksPerLane = 16;  // warp per row up to 32 * 16 packs
 inline constexpr int kMaxClusterSize = 8;        // portable cluster size limit
 
-// The launch chosen for one call: group width (1..32 lanes per row; 0 = block/cluster),
-// cluster size (blocks per row) and grid.
+// The launch chosen for one call: flat-kernel group width (1..32 lanes per row; 0 = not
+// the flat kernel), group width (1..32 lanes per row; 0 = block/cluster), cluster size
+// (blocks per row) and grid.
 struct RowPlan {
+  int flat = 0;
   int width = 0;
   int cluster = 1;
   int grid = 1;
 };
 
 // Pure plan for a rows x cols reduction with P-element packs on a device with sm_count
-// SMs of max_threads_per_sm threads. Host-tested.
+// SMs of max_threads_per_sm threads. base_aligned: the input pointer is aligned to a whole
+// pack. Host-tested.
 inline RowPlan choose_row_plan(int64_t rows, int64_t cols, int pack, int sm_count,
-                               int max_threads_per_sm) {
+                               int max_threads_per_sm, bool base_aligned = false) {
   RowPlan plan;
   const int64_t packs = ceil_div<int64_t>(cols, pack);  // packs per row (about)
+  if (base_aligned && cols > 0 && cols % pack == 0 && packs <= kWarpSize) {
+    // every row starts on a pack: the flat kernel, next power of two of packs lanes per row
+    int width = 1;
+    while (width < packs)
+      width *= 2;
+    plan.flat = width;
+    const int64_t tiles = ceil_div<int64_t>(rows, int64_t{kRowBlock / width} * kRowFlatSteps);
+    plan.grid =
+        grid_size_for(tiles * kRowBlock, kRowBlock, sm_count, max_threads_per_sm, kDefaultWaves);
+    return plan;
+  }
   if (packs <= int64_t{kRowPrePacks} * (kWarpSize / 2)) {
     // a group of 1..16 lanes, kRowPrePacks packs each (rows of up to 32 packs)
     int width = 1;
@@ -91,10 +108,38 @@ inline RowPlan choose_row_plan(int64_t rows, int64_t cols, int pack, int sm_coun
   return plan;
 }
 
+// The flat kernel with Width lanes per row and kSteps rows per group per tile, on `grid`
+// blocks. Requires: rows >= 1, in aligned to P elements, cols a multiple of P, and
+// 1 <= cols / P <= Width.
+template <int Width, int kSteps, int P, typename T, typename Acc, typename Op>
+cudaError_t launch_row_flat(const T* in, int64_t rows, int64_t cols, Acc* out, Acc init, int grid,
+                            cudaStream_t stream) {
+  row_reduce_flat_kernel<kRowBlock, Width, kSteps, P, T, Acc, Op>
+      <<<grid, kRowBlock, 0, stream>>>(in, rows, static_cast<int>(cols / P), out, init);
+  return cudaGetLastError();
+}
+
 template <int P, typename T, typename Acc, typename Op>
 cudaError_t launch_row_reduce(const T* in, int64_t rows, int64_t cols, Acc* out, Acc init,
                               const RowPlan& plan, cudaStream_t stream) {
   constexpr int B = kRowBlock;
+  constexpr int S = kRowFlatSteps;
+  switch (plan.flat) {
+    case 0:
+      break;
+    case 1:
+      return launch_row_flat<1, S, P, T, Acc, Op>(in, rows, cols, out, init, plan.grid, stream);
+    case 2:
+      return launch_row_flat<2, S, P, T, Acc, Op>(in, rows, cols, out, init, plan.grid, stream);
+    case 4:
+      return launch_row_flat<4, S, P, T, Acc, Op>(in, rows, cols, out, init, plan.grid, stream);
+    case 8:
+      return launch_row_flat<8, S, P, T, Acc, Op>(in, rows, cols, out, init, plan.grid, stream);
+    case 16:
+      return launch_row_flat<16, S, P, T, Acc, Op>(in, rows, cols, out, init, plan.grid, stream);
+    default:
+      return launch_row_flat<32, S, P, T, Acc, Op>(in, rows, cols, out, init, plan.grid, stream);
+  }
   switch (plan.width) {
     case 1:
       row_reduce_group_kernel<B, 1, P, T, Acc, Op>
@@ -145,8 +190,9 @@ cudaError_t row_reduce_op(const T* in, int64_t rows, int64_t cols, Acc* out, Acc
   constexpr int P = kMaxPackSize<T>;
   DeviceInfo dev;
   KERNELKIT_RETURN_IF_ERROR(current_device_info(&dev));
-  RowPlan plan = choose_row_plan(rows, cols, P, dev.sm_count, dev.max_threads_per_sm);
-  if (plan.cluster > 1 && dev.cc_major < 9) plan = RowPlan{0, 1, plan.grid / plan.cluster};
+  RowPlan plan =
+      choose_row_plan(rows, cols, P, dev.sm_count, dev.max_threads_per_sm, pack_size_for(in) == P);
+  if (plan.cluster > 1 && dev.cc_major < 9) plan = RowPlan{0, 0, 1, plan.grid / plan.cluster};
   return launch_row_reduce<P, T, Acc, Op>(in, rows, cols, out, init, plan, stream);
 }
 

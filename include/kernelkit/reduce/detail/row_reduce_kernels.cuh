@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "../../block/block_reduce.cuh"
+#include "../../core/launch.cuh"
 #include "../../core/pack.cuh"
 #include "../../core/types.cuh"
 #include "../../warp/warp.cuh"
@@ -223,6 +224,73 @@ __global__ void __launch_bounds__(kBlock, (kRowGroupMinBlocks<T, Acc, Width>))
       if constexpr (Width > 1) v = warp_reduce<Width>(v, op);
       // lane 0 of the group holds the row's reduction
       if (lane == 0 && r < rows) out[r] = convert<Acc>(op(convert<C>(init), v));
+    }
+  }
+}
+
+// Steps (rows per group) a flat-kernel thread loads before reducing any: kRowFlatSteps
+// 16-byte loads in flight per thread.
+inline constexpr int kRowFlatSteps = 4;
+
+// Flat kernel, for short rows that all start on a pack boundary (base pointer aligned to
+// P elements, cols a multiple of P) and hold k <= Width packs, Width the next power of two
+// of k. The matrix is then rows * k consecutive packs. A group of Width lanes owns a row,
+// lane l reading pack l of it (lanes >= k read nothing). A block covers kBlock / Width
+// consecutive rows per step and kSteps steps per tile; every thread issues its kSteps
+// loads before reducing any. With k == Width, each step of a warp reads 32 / Width whole
+// consecutive rows: 512 contiguous bytes per load instruction.
+template <int kBlock, int Width, int kSteps, int P, typename T, typename Acc, typename Op>
+__global__ void __launch_bounds__(kBlock)
+    row_reduce_flat_kernel(const T* __restrict__ in, int64_t rows, int k, Acc* __restrict__ out,
+                           Acc init) {
+  static_assert(Width == 1 || Width == 2 || Width == 4 || Width == 8 || Width == 16 || Width == 32,
+                "group width must be a power of two up to a warp");
+  static_assert(kBlock % kWarpSize == 0, "whole warps only (the shuffles use the full mask)");
+  static_assert(kSteps >= 1, "at least one step per tile");
+  using C = compute_t<Acc>;
+  const Op op;
+  constexpr int kStepRows = kBlock / Width;
+  constexpr int kTileRows = kStepRows * kSteps;
+  const int lane = threadIdx.x % Width;
+  const int64_t tiles = ceil_div<int64_t>(rows, kTileRows);
+  const int64_t last = rows * k - 1;  // the matrix's last pack
+  // The tile loop is uniform over the block, so every lane reaches the full-mask shuffles.
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    // row of step s: first + s * kStepRows
+    const int64_t first = tile * kTileRows + threadIdx.x / Width;
+    // Unpredicated loads, so that all kSteps issue before the first reduction: a lane past
+    // its row's packs, or in a row past the end, reads pack min(index, last) instead (a
+    // pack of the matrix, fetched by a neighbour lane anyway); e[s] below drops it.
+    const int64_t at = first * k + (lane < k ? lane : k - 1);
+    Pack<T, P> v[kSteps];
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      const int64_t i = at + int64_t{s} * kStepRows * k;
+      v[s] = load_pack<P>(in, i < last ? i : last);
+    }
+    // each step's pack as a fixed pairwise tree; e[s] is the identity where unused
+    C e[kSteps];
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      C x[P];
+#pragma unroll
+      for (int j = 0; j < P; ++j)
+        x[j] = convert<C>(v[s].elem[j]);
+#pragma unroll
+      for (int h = P / 2; h > 0; h /= 2) {
+#pragma unroll
+        for (int j = 0; j < h; ++j)
+          x[j] = op(x[j], x[j + h]);
+      }
+      e[s] = lane < k && first + s * kStepRows < rows ? x[0] : row_identity<Op, C>();
+    }
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      C acc = e[s];
+      if constexpr (Width > 1) acc = warp_reduce<Width>(acc, op);
+      // lane 0 of the group holds the row's reduction
+      const int64_t r = first + s * kStepRows;
+      if (lane == 0 && r < rows) out[r] = convert<Acc>(op(convert<C>(init), acc));
     }
   }
 }
