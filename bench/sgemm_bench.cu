@@ -5,6 +5,7 @@
 // (flops_per_second is the figure of merit).
 #include <cublas_v2.h>
 
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,12 +43,41 @@ void verify_sgemm(const std::string& what, int64_t m, int64_t n, int64_t k, cons
   kkbench::verify(what, got, ref, 1e-5, 1e-6 * double(k));
 }
 
-enum class Impl { kKernelkit, kCublas, kLadder };
+// TEMPORARY (issue 7): candidate tile configs of the library kernel, Op::N / Op::N with an
+// aligned B only; the winner becomes the dispatch's big-tile config and these go away.
+template <int BM, int BN, int TM, int TN>
+cudaError_t exp_sgemm(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha,
+                      const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
+                      float* C, int64_t ldc, cudaStream_t s) {
+  namespace kd = kernelkit::detail;
+  if (op_a != Op::N || op_b != Op::N || ldb % 4 != 0 || !kd::sgemm_aligned16(B))
+    return cudaErrorInvalidValue;
+  const kd::SgemmParams p =
+      kd::sgemm_params(op_a, op_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  return kd::sgemm_launch_tile<BM, BN, kd::kSgemmStages, kd::SgemmLoad::kKContig,
+                               kd::SgemmLoad::kMnVec4, TM, TN>(p, s);
+}
+
+struct ExpConfig {
+  const char* name;
+  kernelkit::ladder::sgemm::SgemmFn fn;
+};
+// 128 x 256 tiles with 128 accumulators a thread (one block of 8 warps per SM, as cuBLAS's
+// 256x128x8 ffma kernel): warp tile 32 x 128 or 64 x 64; and 128 x 128 tiles with 4 warps
+// of 64 x 64 (two blocks per SM)
+const ExpConfig kExpConfigs[] = {
+    {"exp.t8x16_128x256", exp_sgemm<128, 256, 8, 16>},
+    {"exp.t16x8_128x256", exp_sgemm<128, 256, 16, 8>},
+    {"exp.t16x8_128x128", exp_sgemm<128, 128, 16, 8>},
+};
+
+enum class Impl { kKernelkit, kCublas, kLadder, kExp };
 
 void add_sgemm_case(Impl impl, int64_t m, int64_t n, int64_t k, int step = 0) {
   std::string impl_name = impl == Impl::kKernelkit ? "kernelkit" : "cublas";
   if (impl == Impl::kLadder)
     impl_name = std::string("ladder.") + kernelkit::ladder::sgemm::kSteps[step].name;
+  if (impl == Impl::kExp) impl_name = kExpConfigs[step].name;
   const std::string name = "sgemm/" + impl_name + "/f32/" + kkbench::dims(m, n, k);
   const double bytes = double(m * k + k * n + m * n) * sizeof(float);
   const double flops = 2.0 * double(m) * double(n) * double(k);
@@ -61,8 +91,9 @@ void add_sgemm_case(Impl impl, int64_t m, int64_t n, int64_t k, int step = 0) {
         BENCH_CUDA(
             kernelkit::sgemm(Op::N, Op::N, m, n, k, 1.f, A->p, k, B->p, n, 0.f, C->p, n, st));
       };
-    } else if (impl == Impl::kLadder) {
-      const auto fn = kernelkit::ladder::sgemm::kSteps[step].fn;
+    } else if (impl == Impl::kLadder || impl == Impl::kExp) {
+      const auto fn =
+          impl == Impl::kExp ? kExpConfigs[step].fn : kernelkit::ladder::sgemm::kSteps[step].fn;
       launch = [=](cudaStream_t st) {
         BENCH_CUDA(fn(Op::N, Op::N, m, n, k, 1.f, A->p, k, B->p, n, 0.f, C->p, n, st));
       };
@@ -95,6 +126,9 @@ KKBENCH_CASES {
     add_sgemm_case(Impl::kKernelkit, sh[0], sh[1], sh[2]);
     add_sgemm_case(Impl::kCublas, sh[0], sh[1], sh[2]);
   }
+  for (int e = 0; e < int(std::size(kExpConfigs)); ++e)
+    for (int64_t size : {2048, 4096})
+      add_sgemm_case(Impl::kExp, size, size, size, e);
   for (int step = 0; step < kernelkit::ladder::sgemm::kNumSteps; ++step) {
     const int64_t size = step < 3 ? 2048 : 4096;  // v0..v2 take 0.1-1 s at 4096^3
     add_sgemm_case(Impl::kLadder, size, size, size, step);

@@ -52,17 +52,18 @@ cudaError_t sgemm_opt_in_smem(Kernel kernel, size_t bytes, std::atomic<uint64_t>
 }
 
 // Launches the BM x BN kernel for p (tiles_m/tiles_n filled in here).
-template <int BM, int BN, int Stages, SgemmLoad LoadA, SgemmLoad LoadB>
+// TM x TN: the thread tile (SgemmShape).
+template <int BM, int BN, int Stages, SgemmLoad LoadA, SgemmLoad LoadB, int TM = 8, int TN = 8>
 cudaError_t sgemm_launch_tile(SgemmParams p, cudaStream_t stream) {
-  constexpr size_t kSmem = sgemm_smem_bytes<BM, BN, Stages>();
+  constexpr size_t kSmem = sgemm_smem_bytes<BM, BN, Stages, TM, TN>();
   static std::atomic<uint64_t> opted_in{0};
-  auto kernel = sgemm_kernel<BM, BN, Stages, LoadA, LoadB>;
+  auto kernel = sgemm_kernel<BM, BN, Stages, LoadA, LoadB, TM, TN>;
   KERNELKIT_RETURN_IF_ERROR(sgemm_opt_in_smem(kernel, kSmem, opted_in));
   p.tiles_m = (p.m + BM - 1) / BM;
   p.tiles_n = (p.n + BN - 1) / BN;
   KERNELKIT_REQUIRE(p.tiles_m <= std::numeric_limits<int>::max() / p.tiles_n);
   const unsigned blocks = static_cast<unsigned>(p.tiles_m * p.tiles_n);
-  kernel<<<blocks, SgemmShape<BM, BN>::kThreads, kSmem, stream>>>(p);
+  kernel<<<blocks, SgemmShape<BM, BN, TM, TN>::kThreads, kSmem, stream>>>(p);
   return cudaGetLastError();
 }
 

@@ -1,8 +1,11 @@
 // The sgemm kernel family: C = alpha * op(A) op(B) + beta * C, row-major, fp32 FFMA.
 //
-// Block tile BM x BN x BK (BK = 16), warp tile 32 x 64, thread tile 8 x 8 (two 4 x 4
-// quads along m, 16 apart, and two along n, 32 apart), a Stages-deep cp.async pipeline of
-// shared-memory tiles, fragments double-buffered in registers.
+// Block tile BM x BN x BK (BK = 16), thread tile TM x TN made of 4 x 4 quads (TM / 4 along
+// m, 16 apart; TN / 4 along n, 32 apart), so a warp (4 x 8 lanes) covers 4 TM x 8 TN
+// (8 x 8: 32 x 64; 8 x 16: 32 x 128; 16 x 8: 64 x 64), a Stages-deep cp.async pipeline of
+// shared-memory tiles, fragments double-buffered in registers. 8 x 8 thread tiles fit in
+// 128 registers (2 blocks of 256 threads per SM); 128-accumulator tiles use up to 255 (one
+// block of 256 threads, or two of 128, per SM: fewer warps, twice the FFMA per LDS).
 //
 // Both operands live in shared memory "K-major": tile[k][mn] with a row stride of BMN + 4
 // floats, so a thread reads its 4 consecutive m (or n) values of one k with one 16-byte LDS:
@@ -39,20 +42,28 @@ struct SgemmParams {
   int64_t tiles_m, tiles_n;
 };
 
-template <int BM, int BN>
+template <int BM, int BN, int TM = 8, int TN = 8>
 struct SgemmShape {
-  static_assert(BM % 32 == 0 && BN % 64 == 0, "the warp tile is 32 x 64");
-  static constexpr int kWarpsM = BM / 32;
-  static constexpr int kWarpsN = BN / 64;
+  static_assert(TM % 4 == 0 && TN % 4 == 0 && TM * TN <= 128,
+                "thread tiles are whole 4 x 4 quads, at most 128 accumulators");
+  static constexpr int kQuadsM = TM / 4, kQuadsN = TN / 4;
+  static constexpr int kWarpM = 4 * TM, kWarpN = 8 * TN;  // lanes: 4 along m x 8 along n
+  static_assert(BM % kWarpM == 0 && BN % kWarpN == 0, "whole warp tiles per block tile");
+  static constexpr int kWarpsM = BM / kWarpM;
+  static constexpr int kWarpsN = BN / kWarpN;
   static constexpr int kThreads = kWarpsM * kWarpsN * 32;
+  // resident blocks the launch bounds ask for (64 K registers per SM): 64 accumulators fit
+  // in 128 registers a thread, 128 accumulators need up to 255
+  static constexpr int kMinBlocks = (TM * TN <= 64 ? 65536 / 128 : 65536 / 256) / kThreads;
+  static_assert(kMinBlocks >= 1, "too many threads for the register file");
   static constexpr int kStrideA = BM + kSgemmPad;
   static constexpr int kStrideB = BN + kSgemmPad;
   static constexpr int kStageFloats = kSgemmBK * (kStrideA + kStrideB);
 };
 
-template <int BM, int BN, int Stages>
+template <int BM, int BN, int Stages, int TM = 8, int TN = 8>
 constexpr size_t sgemm_smem_bytes() {
-  return size_t(Stages) * SgemmShape<BM, BN>::kStageFloats * sizeof(float);
+  return size_t(Stages) * SgemmShape<BM, BN, TM, TN>::kStageFloats * sizeof(float);
 }
 
 // cp.async of Bytes (4 or 16) bytes into shared memory, of which the first src_bytes come
@@ -97,12 +108,15 @@ struct SgemmTileLoader {
 
   const float* ptr;  // this thread's slot 0 in the current k-tile (may point past the end)
   int64_t k_rem;     // K - (k0 + this thread's first k): k offsets below it are in range
-  int64_t mn_rem;    // MN - (mn0 + this thread's first mn)
+  int mn_bytes;      // kMnVec4 / kMnScalar: bytes of a slot inside [0, MN) (the same for all)
+  unsigned mn_mask;  // kKContig: bit i set when slot i's row is inside [0, MN)
   int smem;          // this thread's slot 0 in a stage
+  static_assert(kSlots <= 32, "one mask bit per slot");
 
   __device__ __forceinline__ SgemmTileLoader(const float* X, int64_t ld, int64_t mn0, int64_t MN,
                                              int64_t K, int tid) {
     const int along = tid % kAlong, row = tid / kAlong;
+    int64_t mn_rem;                               // MN - (mn0 + this thread's first mn)
     if constexpr (Mode == SgemmLoad::kKContig) {  // along = k, row = mn
       ptr = X + (mn0 + row) * ld + along;
       k_rem = K - along;
@@ -114,6 +128,12 @@ struct SgemmTileLoader {
       mn_rem = MN - mn0 - along * kVec;
       smem = row * kStride + along * kVec;
     }
+    // loop-invariant part of the zero-fill (hoisted: the per-tile copies only test k)
+    mn_bytes = mn_rem >= kVec ? 4 * kVec : (mn_rem > 0 ? 4 * int(mn_rem) : 0);
+    mn_mask = 0;
+#pragma unroll
+    for (int i = 0; i < kSlots; ++i)
+      mn_mask |= mn_rem > i * kSlotStep ? 1u << i : 0u;
   }
 
   // Issues the copies of the current k-tile into stage `dst`; then moves to the next k-tile.
@@ -121,16 +141,15 @@ struct SgemmTileLoader {
 #pragma unroll
     for (int i = 0; i < kSlots; ++i) {
       if constexpr (Mode == SgemmLoad::kKContig) {
-        const bool ok = k_rem > 0 && mn_rem > i * kSlotStep;
+        const bool ok = k_rem > 0 && (mn_mask >> i & 1u);
         const float* src = ok ? ptr + i * kSlotStep * ld : X;
         sgemm_cp_async<4>(dst + smem + i * kSlotStep, src, ok ? 4 : 0);
       } else if constexpr (Mode == SgemmLoad::kMnVec4) {
-        int valid = 0;
-        if (k_rem > i * kSlotStep) valid = mn_rem >= 4 ? 4 : (mn_rem > 0 ? int(mn_rem) : 0);
-        const float* src = valid > 0 ? ptr + i * kSlotStep * ld : X;
-        sgemm_cp_async<16>(dst + smem + i * kSlotStep * kStride, src, valid * 4);
+        const int bytes = k_rem > i * kSlotStep ? mn_bytes : 0;
+        const float* src = bytes > 0 ? ptr + i * kSlotStep * ld : X;
+        sgemm_cp_async<16>(dst + smem + i * kSlotStep * kStride, src, bytes);
       } else {
-        const bool ok = k_rem > i * kSlotStep && mn_rem > 0;
+        const bool ok = k_rem > i * kSlotStep && mn_bytes != 0;
         const float* src = ok ? ptr + i * kSlotStep * ld : X;
         sgemm_cp_async<4>(dst + smem + i * kSlotStep * kStride, src, ok ? 4 : 0);
       }
@@ -150,11 +169,12 @@ __device__ __forceinline__ float sgemm_out(float acc, float alpha, float beta, c
 
 // One block computes one BM x BN tile of C. 1D grid of tiles_m * tiles_n blocks, ordered in
 // groups of 8 tile-rows so that blocks resident together share A rows and B columns in L2.
-template <int BM, int BN, int Stages, SgemmLoad LoadA, SgemmLoad LoadB>
-__global__ void __launch_bounds__(SgemmShape<BM, BN>::kThreads,
-                                  SgemmShape<BM, BN>::kThreads == 256 ? 2 : 4)
+template <int BM, int BN, int Stages, SgemmLoad LoadA, SgemmLoad LoadB, int TM = 8, int TN = 8>
+__global__ void __launch_bounds__(SgemmShape<BM, BN, TM, TN>::kThreads,
+                                  SgemmShape<BM, BN, TM, TN>::kMinBlocks)
     sgemm_kernel(const SgemmParams p) {
-  using Shape = SgemmShape<BM, BN>;
+  using Shape = SgemmShape<BM, BN, TM, TN>;
+  constexpr int kQM = Shape::kQuadsM, kQN = Shape::kQuadsN;
   static_assert(Stages >= 2, "a pipeline needs two stages");
   constexpr int kBK = kSgemmBK;
   constexpr int kThreads = Shape::kThreads;
@@ -173,10 +193,11 @@ __global__ void __launch_bounds__(SgemmShape<BM, BN>::kThreads,
 
   const int tid = threadIdx.x;
   const int warp = tid / 32, lane = tid % 32;
-  const int wm = (warp / Shape::kWarpsN) * 32, wn = (warp % Shape::kWarpsN) * 64;
+  const int wm = (warp / Shape::kWarpsN) * Shape::kWarpM;
+  const int wn = (warp % Shape::kWarpsN) * Shape::kWarpN;
   const int lm = lane / 8, ln = lane % 8;
-  const int a_off = wm + lm * 4;  // + 16 for the second quad
-  const int b_off = wn + ln * 4;  // + 32 for the second quad
+  const int a_off = wm + lm * 4;  // + 16 q for quad q along m
+  const int b_off = wn + ln * 4;  // + 32 q for quad q along n
 
   const int64_t k_tiles = (p.k + kBK - 1) / kBK;
   auto stage_a = [&](int s) { return smem + s * Shape::kStageFloats; };
@@ -189,11 +210,11 @@ __global__ void __launch_bounds__(SgemmShape<BM, BN>::kThreads,
     load_b.load(stage_b(s), p.B, p.ldb);
   };
 
-  float acc[8][8];
+  float acc[TM][TN];
 #pragma unroll
-  for (int i = 0; i < 8; ++i)
+  for (int i = 0; i < TM; ++i)
 #pragma unroll
-    for (int j = 0; j < 8; ++j)
+    for (int j = 0; j < TN; ++j)
       acc[i][j] = 0.f;
 
       // prologue: Stages - 1 tiles in flight (empty groups keep the group count uniform)
@@ -215,39 +236,46 @@ __global__ void __launch_bounds__(SgemmShape<BM, BN>::kThreads,
 
     const float* as = stage_a(read_stage);
     const float* bs = stage_b(read_stage);
-    float a[2][8], b[2][8];
+    float a[2][TM], b[2][TN];
+    // one 16-byte LDS per quad: A broadcast within each quarter-warp, B 128 contiguous bytes
     auto load_frag = [&](int buf, int kk) {
-      const float4 a0 = *reinterpret_cast<const float4*>(as + kk * Shape::kStrideA + a_off);
-      const float4 a1 = *reinterpret_cast<const float4*>(as + kk * Shape::kStrideA + a_off + 16);
-      const float4 b0 = *reinterpret_cast<const float4*>(bs + kk * Shape::kStrideB + b_off);
-      const float4 b1 = *reinterpret_cast<const float4*>(bs + kk * Shape::kStrideB + b_off + 32);
-      a[buf][0] = a0.x, a[buf][1] = a0.y, a[buf][2] = a0.z, a[buf][3] = a0.w;
-      a[buf][4] = a1.x, a[buf][5] = a1.y, a[buf][6] = a1.z, a[buf][7] = a1.w;
-      b[buf][0] = b0.x, b[buf][1] = b0.y, b[buf][2] = b0.z, b[buf][3] = b0.w;
-      b[buf][4] = b1.x, b[buf][5] = b1.y, b[buf][6] = b1.z, b[buf][7] = b1.w;
+#pragma unroll
+      for (int q = 0; q < kQM; ++q) {
+        const float4 v =
+            *reinterpret_cast<const float4*>(as + kk * Shape::kStrideA + a_off + q * 16);
+        a[buf][4 * q] = v.x, a[buf][4 * q + 1] = v.y, a[buf][4 * q + 2] = v.z;
+        a[buf][4 * q + 3] = v.w;
+      }
+#pragma unroll
+      for (int q = 0; q < kQN; ++q) {
+        const float4 v =
+            *reinterpret_cast<const float4*>(bs + kk * Shape::kStrideB + b_off + q * 32);
+        b[buf][4 * q] = v.x, b[buf][4 * q + 1] = v.y, b[buf][4 * q + 2] = v.z;
+        b[buf][4 * q + 3] = v.w;
+      }
     };
     load_frag(0, 0);
 #pragma unroll
     for (int kk = 0; kk < kBK; ++kk) {
       if (kk + 1 < kBK) load_frag((kk + 1) & 1, kk + 1);
 #pragma unroll
-      for (int i = 0; i < 8; ++i)
+      for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < 8; ++j)
+        for (int j = 0; j < TN; ++j)
           acc[i][j] = fmaf(a[kk & 1][i], b[kk & 1][j], acc[i][j]);
     }
     read_stage = read_stage + 1 == Stages ? 0 : read_stage + 1;
     write_stage = write_stage + 1 == Stages ? 0 : write_stage + 1;
   }
 
-  // epilogue: rows m0 + a_off + {0..3, 16..19}, columns n0 + b_off + {0..3, 32..35}
+  // epilogue: rows m0 + a_off + 16 q + {0..3}, columns n0 + b_off + 32 q + {0..3}
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < TM; ++i) {
     const int64_t r = m0 + a_off + (i & 3) + (i >> 2) * 16;
     if (r >= p.m) continue;
     float* crow = p.C + r * p.ldc;
 #pragma unroll
-    for (int jq = 0; jq < 2; ++jq) {
+    for (int jq = 0; jq < kQN; ++jq) {
       const int64_t c = n0 + b_off + jq * 32;
       const float* v = &acc[i][jq * 4];
       if (p.c_vec4 && c + 3 < p.n) {
