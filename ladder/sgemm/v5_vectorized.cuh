@@ -21,8 +21,10 @@ __device__ __forceinline__ void store_c4(float* c, float4 v, float alpha, float 
   *reinterpret_cast<float4*>(c) = out;
 }
 
-// The 8 x 8 outer-product step of v5 / v6 on one staged k-tile (As[8][128], Bs[8][128]).
-__device__ __forceinline__ void v5_compute_tile(const float (*As)[128], const float (*Bs)[128],
+// The 8 x 8 outer-product step of v5 / v6 on one staged k-tile (As[8][StrideA] with
+// StrideA >= 128, Bs[8][128]).
+template <int StrideA>
+__device__ __forceinline__ void v5_compute_tile(const float (*As)[StrideA], const float (*Bs)[128],
                                                 int ty, int tx, float (&acc)[8][8]) {
 #pragma unroll
   for (int p = 0; p < 8; ++p) {

@@ -1,6 +1,15 @@
 // sgemm ladder v6: v5 with two shared-memory buffers filled by cp.async: the copy of k-tile
 // t + 1 runs while tile t is computed (one barrier pair per tile). A is transposed on the
 // way in with 4-byte copies, B copied 16 bytes at a time. Same restrictions as v5.
+//
+// The A copy is laid out so that it costs no more L1 / shared-memory wavefronts than v5's
+// LDG.128 + STS: the 32 lanes of a warp copy 4 rows x 8 k (4 whole 32-byte sectors per
+// instruction), and the transposed tile has rows of 128 + 4 floats, so the 8 k of one row
+// land in banks 4 apart (conflict-free writes). The first version gave each thread 4
+// consecutive k of one row (16 lines per instruction, 4 instructions per tile where v5 has
+// one LDG.128 of 16 lines) and ran at 30 TFLOP/s against v5's 36: the SASS of the two loops
+// is otherwise the same (512 FFMA, 32 LDS.128, 2 barriers), so the extra L1 wavefronts on
+// top of the 4-way conflicted B fragment loads (tx * 8 floats apart) are the suspect.
 #pragma once
 
 #include <cuda_pipeline_primitives.h>
@@ -12,22 +21,23 @@ namespace kernelkit::ladder::sgemm {
 namespace detail {
 // (a template only so that the header can be included by several translation units)
 template <int Tag = 0>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(256, 2)  // <= 128 registers: 2 blocks / SM, as v5
     v6_double_buffered_kernel(int64_t k, float alpha, const float* A, int64_t lda, const float* B,
                               int64_t ldb, float beta, float* C, int64_t ldc) {
-  __shared__ alignas(16) float As[2][8][128];
+  constexpr int kStrideA = 128 + 4;  // transposed A rows: the 8 k of one m in banks 4 apart
+  __shared__ alignas(16) float As[2][8][kStrideA];
   __shared__ alignas(16) float Bs[2][8][128];
   const int tid = threadIdx.x;
   const int ty = tid / 16, tx = tid % 16;
   const int64_t i0 = blockIdx.y * int64_t{128}, j0 = blockIdx.x * int64_t{128};
-  const int ar = tid / 2, ap = (tid % 2) * 4;
+  const int ar = tid / 8, ap = tid % 8;  // A: rows ar + 32 q, k ap (a warp: 4 rows x 8 k)
   const int bp = tid / 32, bc = (tid % 32) * 4;
   const float* a_src = A + (i0 + ar) * lda + ap;
   const float* b_src = B + bp * ldb + j0 + bc;
   auto load = [&](int buf, int64_t p0) {
 #pragma unroll
     for (int q = 0; q < 4; ++q)
-      __pipeline_memcpy_async(&As[buf][ap + q][ar], a_src + p0 + q, 4);
+      __pipeline_memcpy_async(&As[buf][ap][ar + 32 * q], a_src + 32 * q * lda + p0, 4);
     __pipeline_memcpy_async(&Bs[buf][bp][bc], b_src + p0 * ldb, 16);
     __pipeline_commit();
   };
