@@ -282,6 +282,59 @@ TEST_F(DeviceReduceTest, GraphReplay) {
   CUDA_CHECK(cudaStreamDestroy(s));
 }
 
+// The kernel under the other policies the benchmark measures (the next-tile pipelined
+// loop, a grid over every tile with more partials than one combine chunk covers): f32 and
+// exact int64 sums, unaligned heads, tails, a grid > 4096 blocks, the counter reset.
+template <typename Policy, typename T>
+void check_policy(const std::vector<int64_t>& sizes, double lo, double hi) {
+  for (int64_t n : sizes) {
+    const auto h = kktest::random_vector<T>(n + 1, 4321 + n, lo, hi);
+    auto d_in = kktest::to_device(h);
+    DeviceBuffer<unsigned char> ws(
+        kernelkit::detail::device_reduce_workspace_bytes<T, T, Policy>(n + 1));
+    CUDA_CHECK(cudaMemset(ws.get(), 0, ws.size()));
+    for (size_t offset : {0, 1}) {
+      const std::string label = std::string(kktest::type_name<T>()) + " n=" + std::to_string(n) +
+                                " offset=" + std::to_string(offset) +
+                                " seed=" + std::to_string(4321 + n);
+      DeviceBuffer<T> out(1);
+      out.poison();
+      ASSERT_EQ(kernelkit::detail::launch_device_reduce<Policy>(
+                    d_in.get() + offset, n, out.get(), kernelkit::Sum{}, T(0), ws.get(), nullptr),
+                cudaSuccess)
+          << label;
+      CUDA_CHECK(cudaDeviceSynchronize());
+      if constexpr (std::is_integral_v<T>) {
+        int64_t ref = 0;
+        for (int64_t i = 0; i < n; ++i)
+          ref += h[offset + i];
+        EXPECT_EQ(static_cast<int64_t>(out.download()[0]), ref) << label;
+      } else {
+        double abs_sum = 0;
+        const double ref = reference(h, offset, n, ReduceOp::kSum, T(0), &abs_sum);
+        EXPECT_TRUE(kktest::check_near(out.download(), {ref}, sum_tolerance<T>(abs_sum), label));
+      }
+      const auto w = ws.download(4);
+      EXPECT_EQ(w[0] | w[1] | w[2] | w[3], 0) << label << ": counter not reset";
+    }
+  }
+}
+
+TEST_F(DeviceReduceTest, OtherPolicies) {
+  namespace kd = kernelkit::detail;
+  using Pipe = kd::DeviceReducePolicy<256, 4, 4, true>;
+  using Tiles = kd::DeviceReducePolicy<256, 4, 8, false, 8, 8192>;
+  const std::vector<int64_t> sizes = {1, 33, 4097, kPrime, (int64_t{1} << 22) + 5};
+  check_policy<Pipe, float>(sizes, -1, 1);
+  check_policy<Pipe, int64_t>(sizes, -1099511627776.0, 1099511627776.0);
+  check_policy<Tiles, float>(sizes, -1, 1);
+  check_policy<Tiles, int64_t>(sizes, -1099511627776.0, 1099511627776.0);
+  // one pack per thread, a grid over every tile: 4121 blocks here, more partials than one
+  // combine chunk (256 threads x 16) covers, so the last block loops over two chunks
+  using OnePack = kd::DeviceReducePolicy<256, 4, 1, false, 64, 8192>;
+  check_policy<OnePack, int64_t>({(int64_t{1} << 21) + 12345}, -1099511627776.0, 1099511627776.0);
+}
+
 // Bad arguments: cudaErrorInvalidValue before any launch; out stays poisoned.
 TEST_F(DeviceReduceTest, BadArguments) {
   const int64_t n = 100000;

@@ -21,33 +21,44 @@
 namespace kernelkit {
 
 namespace detail {
-// Blocks the reduction of n elements of T uses at most: one thread per Unroll packs, at
-// most kDeviceReduceMaxGrid blocks. Device-independent, so the workspace size is too.
-template <typename T>
+// Blocks the reduction of n elements of T uses at most under Policy: one thread per Unroll
+// packs, at most Policy::kMaxGrid blocks. Device-independent, so the workspace size is too.
+template <typename T, typename Policy = DeviceReduceDefaultPolicy>
 constexpr int64_t device_reduce_max_blocks(int64_t n) {
-  constexpr int64_t per_block = int64_t{kDeviceReduceBlock} * kDeviceReduceUnroll * kMaxPackSize<T>;
+  constexpr int64_t per_block = int64_t{Policy::kBlock} * Policy::kUnroll * kMaxPackSize<T>;
   const int64_t blocks = (n + per_block - 1) / per_block;
-  return blocks < kDeviceReduceMaxGrid ? blocks : kDeviceReduceMaxGrid;
+  return blocks < Policy::kMaxGrid ? blocks : Policy::kMaxGrid;
 }
 
-// The grid for n elements of T on a device: the shared grid rule with one wave of
-// kDeviceReduceMinBlocksPerSm blocks per SM (the occupancy the kernel is built for).
-template <typename T>
+// Workspace bytes of n elements of T accumulated in Acc under Policy (0 for n <= 0).
+template <typename T, typename Acc, typename Policy = DeviceReduceDefaultPolicy>
+constexpr size_t device_reduce_workspace_bytes(int64_t n) {
+  if (n <= 0) return 0;
+  return kDeviceReduceHeaderBytes +
+         static_cast<size_t>(device_reduce_max_blocks<T, Policy>(n)) * sizeof(Acc);
+}
+
+// The grid for n elements of T on a device: the shared grid rule with Policy::kWaves waves
+// of Policy::kMinBlocksPerSm blocks per SM (the occupancy the kernel is built for).
+template <typename T, typename Policy = DeviceReduceDefaultPolicy>
 inline int device_reduce_grid(int64_t n, const DeviceInfo& d) {
-  const int64_t work = ceil_div<int64_t>(n, int64_t{kDeviceReduceUnroll} * kMaxPackSize<T>);
+  const int64_t work = ceil_div<int64_t>(n, int64_t{Policy::kUnroll} * kMaxPackSize<T>);
   const int resident_threads =
-      std::min(d.max_threads_per_sm, kDeviceReduceBlock * kDeviceReduceMinBlocksPerSm);
-  const int grid = grid_size_for(work, kDeviceReduceBlock, d.sm_count, resident_threads, 1);
-  return static_cast<int>(std::min<int64_t>(grid, device_reduce_max_blocks<T>(n)));
+      std::min(d.max_threads_per_sm, Policy::kBlock * Policy::kMinBlocksPerSm);
+  const int grid =
+      grid_size_for(work, Policy::kBlock, d.sm_count, resident_threads, Policy::kWaves);
+  return static_cast<int>(std::min<int64_t>(grid, device_reduce_max_blocks<T, Policy>(n)));
 }
 
-template <typename T, typename Acc, typename Op>
+// The launch, arguments already checked (n > 0; the workspace holds
+// device_reduce_workspace_bytes<T, Acc, Policy>(n) bytes, counter zero).
+template <typename Policy = DeviceReduceDefaultPolicy, typename T, typename Acc, typename Op>
 cudaError_t launch_device_reduce(const T* in, int64_t n, Acc* out, Op op, Acc init, void* workspace,
                                  cudaStream_t stream) {
   constexpr int kPack = kMaxPackSize<T>;
   DeviceInfo d;
   KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
-  const int grid = device_reduce_grid<T>(n, d);
+  const int grid = device_reduce_grid<T, Policy>(n, d);
   // elements before the first 16-byte boundary go to the scalar head
   int head = 0;
   while (head < n && pack_size_for(in + head) != kPack)
@@ -57,9 +68,8 @@ cudaError_t launch_device_reduce(const T* in, int64_t n, Acc* out, Op op, Acc in
   const int tail = static_cast<int>(n - head - num_packs * kPack);
   auto* counter = static_cast<unsigned int*>(workspace);
   auto* partials = reinterpret_cast<Acc*>(static_cast<char*>(workspace) + kDeviceReduceHeaderBytes);
-  device_reduce_kernel<kDeviceReduceBlock, kPack, kDeviceReduceUnroll>
-      <<<grid, kDeviceReduceBlock, 0, stream>>>(in, head, num_packs, tail, out, op, init, partials,
-                                                counter);
+  device_reduce_kernel<Policy, kPack><<<grid, Policy::kBlock, 0, stream>>>(
+      in, head, num_packs, tail, out, op, init, partials, counter);
   KERNELKIT_RETURN_LAUNCH_STATUS();
 }
 
@@ -69,9 +79,7 @@ cudaError_t launch_device_reduce(const T* in, int64_t n, Acc* out, Op op, Acc in
 // The workspace holds the last-block counter and one partial per block.
 template <typename T, typename Acc = compute_t<T>>
 constexpr size_t reduce_workspace_bytes(int64_t n) {
-  if (n <= 0) return 0;
-  return detail::kDeviceReduceHeaderBytes +
-         static_cast<size_t>(detail::device_reduce_max_blocks<T>(n)) * sizeof(Acc);
+  return detail::device_reduce_workspace_bytes<T, Acc>(n);
 }
 
 namespace detail {
