@@ -7,6 +7,7 @@
 #include <cuda/atomic>
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "../../block/block_reduce.cuh"
@@ -28,8 +29,10 @@ namespace detail {
 //   MaxGrid: most blocks (and partials in the workspace), whatever the device.
 //   ScFenceTail: the older tail (__threadfence around a relaxed atomicAdd, all threads
 //     fence again) instead of one acq_rel atomic; kept to measure the difference.
+//   L2Prefetch256: body loads carry the L2::256B prefetch-size hint (inline PTX; measured
+//     before it may stay).
 template <int Block, int MinBlocksPerSm, int Unroll, bool Pipelined = false, int Waves = 1,
-          int MaxGrid = 2048, bool ScFenceTail = false>
+          int MaxGrid = 2048, bool ScFenceTail = false, bool L2Prefetch256 = false>
 struct DeviceReducePolicy {
   static_assert(Block % 32 == 0 && Block <= 1024,
                 "block size must be a multiple of the warp size, at most 1024");
@@ -42,6 +45,7 @@ struct DeviceReducePolicy {
   static constexpr int kWaves = Waves;
   static constexpr int kMaxGrid = MaxGrid;
   static constexpr bool kScFenceTail = ScFenceTail;
+  static constexpr bool kL2Prefetch256 = L2Prefetch256;
 };
 
 // The library's policy: 256 threads x 4 resident blocks per SM with 8 packs of 16 bytes in
@@ -110,6 +114,25 @@ __device__ __forceinline__ Acc load_reduce_partial(const Acc* p) {
   }
 }
 
+// Loads pack i of p (16-byte packs only when Prefetch256): a read-only 16-byte load that
+// asks L2 to fetch the surrounding 256 bytes from DRAM at once.
+template <bool Prefetch256, int N, typename T>
+__device__ __forceinline__ Pack<T, N> load_body_pack(const T* p, int64_t i) {
+  if constexpr (Prefetch256 && sizeof(Pack<T, N>) == 16) {
+    const Pack<T, N>* q = reinterpret_cast<const Pack<T, N>*>(p) + i;
+    unsigned int r[4];
+    asm("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+        : "l"(q));
+    Pack<T, N> v;
+    static_assert(sizeof(r) == sizeof(v), "16-byte pack");
+    memcpy(&v, r, sizeof(v));
+    return v;
+  } else {
+    return load_pack<N>(p, i);
+  }
+}
+
 // Adds a thread's Unroll packs of one tile to acc, lane by lane.
 template <int Unroll, typename Acc, typename Op, typename T, int PackSize>
 __device__ __forceinline__ void device_reduce_add_tile(Acc (&acc)[PackSize],
@@ -156,13 +179,13 @@ __global__ void __launch_bounds__(Policy::kBlock, Policy::kMinBlocksPerSm)
       P p[kUnroll];
 #pragma unroll
       for (int j = 0; j < kUnroll; ++j)
-        p[j] = load_pack<PackSize>(body, i + int64_t{j} * kBlock);
+        p[j] = load_body_pack<Policy::kL2Prefetch256, PackSize>(body, i + int64_t{j} * kBlock);
 #pragma unroll 1
       for (i += stride; i < last_full; i += stride) {
         P q[kUnroll];
 #pragma unroll
         for (int j = 0; j < kUnroll; ++j)
-          q[j] = load_pack<PackSize>(body, i + int64_t{j} * kBlock);
+          q[j] = load_body_pack<Policy::kL2Prefetch256, PackSize>(body, i + int64_t{j} * kBlock);
         device_reduce_add_tile<kUnroll>(acc, p, op);
 #pragma unroll
         for (int j = 0; j < kUnroll; ++j)
@@ -177,7 +200,7 @@ __global__ void __launch_bounds__(Policy::kBlock, Policy::kMinBlocksPerSm)
       P p[kUnroll];
 #pragma unroll
       for (int j = 0; j < kUnroll; ++j)
-        p[j] = load_pack<PackSize>(body, i + int64_t{j} * kBlock);
+        p[j] = load_body_pack<Policy::kL2Prefetch256, PackSize>(body, i + int64_t{j} * kBlock);
       device_reduce_add_tile<kUnroll>(acc, p, op);
     }
   }
@@ -188,7 +211,7 @@ __global__ void __launch_bounds__(Policy::kBlock, Policy::kMinBlocksPerSm)
   for (int j = 0; j < kUnroll; ++j) {
     const int64_t idx = i + int64_t{j} * kBlock;
     if (idx < num_packs) {
-      const P p = load_pack<PackSize>(body, idx);
+      const P p = load_body_pack<Policy::kL2Prefetch256, PackSize>(body, idx);
 #pragma unroll
       for (int k = 0; k < PackSize; ++k)
         acc[k] = op(acc[k], convert<Acc>(p.elem[k]));
