@@ -25,6 +25,17 @@ static_assert(kernelkit::detail::kHasApply2<kernelkit::Relu, __half, __half>);
 static_assert(!kernelkit::detail::kHasApply2<kernelkit::GeluErf, __nv_bfloat16, __nv_bfloat16>);
 static_assert(kernelkit::detail::kHasApply2<kernelkit::Fma, __half, __half, __half, __half>);
 
+// ---- host-only: packs per thread (the functor's kPacksPerThread, else by arity) ----
+
+template <typename F, int Arity>
+constexpr int kUnrollOf =
+    kernelkit::detail::EwDefaultConfig<kernelkit::detail::EwFunctorFactory<F>, Arity>::kUnroll;
+static_assert(kUnrollOf<kernelkit::Add, 2> == 1);
+static_assert(kUnrollOf<kernelkit::Relu, 1> == 1);
+static_assert(kUnrollOf<kernelkit::Fma, 3> == 2);
+static_assert(kUnrollOf<kernelkit::GeluErf, 1> == 4);
+static_assert(kUnrollOf<kernelkit::GeluTanh, 1> == 4);
+
 TEST(ElementwiseHost, PackSizesOfOperandTypes) {
   EXPECT_EQ((kernelkit::kMaxPackSize<float, float, float>), 4);
   EXPECT_EQ((kernelkit::kMaxPackSize<__half, float>), 4);
@@ -72,6 +83,41 @@ TEST_F(Elementwise, BinaryAndTernaryWithFactory) {
         return kernelkit::ternary_with_factory(Plain<kernelkit::Fma>{}, n, o, a, b, c);
       },
       [](double a, double b, double c) { return std::fma(a, b, c); }, Tolerance::Ulps(1));
+}
+
+// ---- the launch shapes the benchmark measures as alternatives (EwConfig) ----
+
+// Each alternative launch shape through the full sweep (sizes, each pointer misaligned,
+// in place): other block sizes, streaming stores, inputs staged through shared memory with
+// cp.async (full tiles only; the partial last tile and the tail keep plain loads).
+template <typename Config, typename F, typename R, typename... Args, typename Ref>
+void run_with_config(const std::string& what, F f, Ref ref, Tolerance tol,
+                     ewtest::Options opt = {}) {
+  ewtest::run_op<R, Args...>(
+      what,
+      [f](int64_t n, R* o, const Args*... in) {
+        return kernelkit::detail::launch_elementwise_with<Config>(
+            kernelkit::detail::EwFunctorFactory<F>{f}, nullptr, n, o, in...);
+      },
+      ref, tol, opt);
+}
+
+TEST_F(Elementwise, AlternativeLaunchShapes) {
+  using kernelkit::detail::EwCache;
+  using kernelkit::detail::EwConfig;
+  using Bf16 = __nv_bfloat16;
+  auto add = [](double a, double b) { return a + b; };
+  auto gelu = [](double x) { return 0.5 * x * std::erfc(-x * M_SQRT1_2); };
+  run_with_config<EwConfig<128, 1>, kernelkit::Add, float, float, float>(
+      "add b128", kernelkit::Add{}, add, Tolerance::Ulps(1));
+  run_with_config<EwConfig<512, 1>, kernelkit::Add, float, float, float>(
+      "add b512", kernelkit::Add{}, add, Tolerance::Ulps(1));
+  run_with_config<EwConfig<256, 1, EwCache::kStreamingStore>, kernelkit::Add, __half, __half,
+                  __half>("add cs", kernelkit::Add{}, add, Tolerance::Ulps(1));
+  run_with_config<EwConfig<256, 1, EwCache::kAsyncCopy>, kernelkit::Add, float, float, float>(
+      "add async", kernelkit::Add{}, add, Tolerance::Ulps(1));
+  run_with_config<EwConfig<256, 4, EwCache::kAsyncCopy>, kernelkit::GeluErf, Bf16, Bf16>(
+      "gelu async u4", kernelkit::GeluErf{}, gelu, Tolerance::Ulps(1), {-6.0, 6.0, true});
 }
 
 // ---- aliasing: out is the second / third input ----

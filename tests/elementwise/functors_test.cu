@@ -1,7 +1,10 @@
 // Every functor through the engine, against a float64 reference: the size sweep, each
 // pointer misaligned, in place, NaN / +-inf / extreme inputs (ew_test_util.cuh).
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "elementwise/ew_test_util.cuh"
 #include "kernelkit/elementwise/elementwise.cuh"
@@ -130,6 +133,44 @@ TEST_F(ElementwiseFunctors, GeluErf) {
                              kTransRange);
   unary_case<__nv_bfloat16, __nv_bfloat16>("gelu", kernelkit::GeluErf{}, gelu_erf_ref,
                                            trans_tol<__nv_bfloat16>(), kTransRange);
+}
+
+// Every bf16 and every f16 value (NaN, +-inf, subnormals, the far tails) through gelu, erf
+// form. Half / bf16 inputs take the erfc form, which stays accurate in the negative tail
+// down to the subnormal results, so the reference is x * erfc(-x / sqrt 2) / 2 (1 + erf
+// cancels there, in double as well). Aligned: 8-wide packs, 4 per thread, full tiles and the
+// partial last one; misaligned by one element: one element per access.
+template <typename T>
+void gelu_every_value() {
+  constexpr size_t kCount = 65536;
+  std::vector<T> h(kCount);
+  std::vector<double> ref(kCount);
+  for (size_t b = 0; b < kCount; ++b) {
+    const auto bits = static_cast<uint16_t>(b);
+    std::memcpy(&h[b], &bits, sizeof(bits));
+    const double x = kktest::to_double(h[b]);
+    ref[b] = kktest::to_double(convert<T>(0.5 * x * std::erfc(-x * M_SQRT1_2)));
+  }
+  for (int off : {0, 1}) {
+    const std::string label =
+        std::string("gelu every ") + type_name<T>() + " value, offset " + std::to_string(off);
+    kktest::DeviceBuffer<T> in(kCount + 1), out(kCount + 1);
+    out.poison();
+    CUDA_CHECK(cudaMemcpy(in.get() + off, h.data(), kCount * sizeof(T), cudaMemcpyHostToDevice));
+    ASSERT_EQ(kernelkit::unary(kernelkit::GeluErf{}, int64_t{kCount}, out.get() + off,
+                               static_cast<const T*>(in.get() + off)),
+              cudaSuccess)
+        << label;
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<T> got(kCount);
+    CUDA_CHECK(cudaMemcpy(got.data(), out.get() + off, kCount * sizeof(T), cudaMemcpyDeviceToHost));
+    EXPECT_TRUE(kktest::check_near(got, ref, Tolerance::Ulps(1), label));
+  }
+}
+
+TEST_F(ElementwiseFunctors, GeluErfEveryHalfAndBf16Value) {
+  gelu_every_value<__nv_bfloat16>();
+  gelu_every_value<__half>();
 }
 
 TEST_F(ElementwiseFunctors, GeluTanh) {

@@ -10,6 +10,9 @@
 // of elements. The *_with_factory forms take a factory instead: `factory()` is called on
 // the device, once per thread, and returns the functor (for functors that hold device
 // state or are cheaper to build on the device).
+// F may set `static constexpr int kPacksPerThread`: how many 16-byte packs of each input a
+// thread loads before computing (default 1; 2 with three inputs). Costly functors (gelu)
+// ask for 4 so that loads stay in flight behind their math.
 //
 // Memory access: 16-byte packs when every pointer is aligned to the widest pack of its
 // types (pack = min over operand types of 16 / sizeof(T)); otherwise one element per
@@ -26,6 +29,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "kernelkit/core/error.cuh"
 #include "kernelkit/core/launch.cuh"
@@ -37,22 +42,57 @@ namespace detail {
 
 inline constexpr int kElementwiseBlock = 256;
 
-// Packs per thread and tile: one 16-byte pack per input for one or two inputs, 2 for three
-// inputs. Measured on the H100 (bench/NOTES.md): 4 packs per thread under a 32-wave
-// grid-stride cap ran 2% behind CUB at 2^28, while one pack per thread with a grid that
-// covers every tile ran at CUB's speed.
-template <int Arity>
-inline constexpr int kElementwiseUnroll = Arity <= 2 ? 1 : 2;
-
 // Waves for grid_size: large enough that the grid covers every tile (each block does one
 // tile, no partial last wave of grid-stride trips) up to ~2^26 blocks of 256 threads.
 inline constexpr int kElementwiseWaves = 1 << 16;
 
-template <int N, typename Factory, typename R, typename... Args>
+// Packs per thread and tile, by arity: one 16-byte pack per input for one or two inputs, 2
+// for three inputs. Measured on the H100 (bench/NOTES.md): 4 packs per thread under a
+// 32-wave grid-stride cap ran 2% behind CUB at 2^28 for adds, while one pack per thread
+// with a grid that covers every tile ran at CUB's speed.
+template <int Arity>
+inline constexpr int kElementwiseUnroll = Arity <= 2 ? 1 : 2;
+
+// A functor may ask for more packs per thread with `static constexpr int kPacksPerThread`:
+// costly functors (gelu: ~25 instructions per element, 8 elements per bf16 pack) need
+// several packs' loads in flight per thread to hide their latency behind the math.
+template <typename F, typename = void>
+struct EwPacksPerThread {
+  static constexpr int value = 0;  // not set: the arity's default
+};
+template <typename F>
+struct EwPacksPerThread<F, std::void_t<decltype(F::kPacksPerThread)>> {
+  static constexpr int value = F::kPacksPerThread;
+};
+
+// The functor a factory builds.
+template <typename Factory>
+using ew_functor_t = std::decay_t<decltype(std::declval<const Factory&>()())>;
+
+// Launch shape of one elementwise kernel: threads per block, packs per thread and tile,
+// cache policy. The library derives it with EwDefaultConfig; the benchmark instantiates
+// others to measure alternatives.
+template <int Block, int Unroll, EwCache Cache = EwCache::kDefault>
+struct EwConfig {
+  static_assert(Block % 32 == 0 && Block <= 1024, "block must be whole warps, at most 1024");
+  static_assert(Unroll >= 1 && Unroll <= 16, "1 to 16 packs per thread");
+  static constexpr int kBlock = Block;
+  static constexpr int kUnroll = Unroll;
+  static constexpr EwCache kCache = Cache;
+};
+
+template <typename Factory, int Arity>
+using EwDefaultConfig =
+    EwConfig<kElementwiseBlock, (EwPacksPerThread<ew_functor_t<Factory>>::value > 0
+                                     ? EwPacksPerThread<ew_functor_t<Factory>>::value
+                                     : kElementwiseUnroll<Arity>)>;
+
+template <typename Config, int N, typename Factory, typename R, typename... Args>
 cudaError_t launch_elementwise_packed(Factory factory, cudaStream_t stream, int64_t n, R* out,
                                       const Args*... in) {
-  constexpr int kBlock = kElementwiseBlock;
-  constexpr int kUnroll = kElementwiseUnroll<int{sizeof...(Args)}>;
+  constexpr int kBlock = Config::kBlock;
+  constexpr int kUnroll = Config::kUnroll;
+  constexpr EwCache kCache = Config::kCache;
   constexpr int64_t kTile = int64_t{kBlock} * kUnroll;  // packs per block iteration
   const int64_t tiles = ceil_div<int64_t>(n / N, kTile);
   int grid = 0;
@@ -60,29 +100,38 @@ cudaError_t launch_elementwise_packed(Factory factory, cudaStream_t stream, int6
   // Largest element index the kernel forms: below n + one grid stride + one tile.
   const int64_t max_index = n + (int64_t{grid} + 1) * kTile * N;
   if (max_index <= INT32_MAX) {
-    elementwise_kernel<kBlock, kUnroll, N, int32_t>
+    elementwise_kernel<kBlock, kUnroll, N, int32_t, kCache>
         <<<grid, kBlock, 0, stream>>>(factory, static_cast<int32_t>(n), out, in...);
   } else {
-    elementwise_kernel<kBlock, kUnroll, N, int64_t>
+    elementwise_kernel<kBlock, kUnroll, N, int64_t, kCache>
         <<<grid, kBlock, 0, stream>>>(factory, n, out, in...);
   }
   return cudaGetLastError();
 }
 
-// The one variadic launcher behind unary / binary / ternary: checks the arguments, picks
-// the widest pack every pointer allows (or one element per access), launches.
-template <typename Factory, typename R, typename... Args>
-cudaError_t launch_elementwise(Factory factory, cudaStream_t stream, int64_t n, R* out,
-                               const Args*... in) {
+// The one variadic launcher behind unary / binary / ternary, with an explicit launch shape:
+// checks the arguments, picks the widest pack every pointer allows (or one element per
+// access), launches.
+template <typename Config, typename Factory, typename R, typename... Args>
+cudaError_t launch_elementwise_with(Factory factory, cudaStream_t stream, int64_t n, R* out,
+                                    const Args*... in) {
   KERNELKIT_REQUIRE(n >= 0);
   if (n == 0) return cudaSuccess;
   KERNELKIT_REQUIRE(out != nullptr);
   KERNELKIT_REQUIRE(((in != nullptr) && ...));
   constexpr int kMaxPack = kMaxPackSize<R, Args...>;
   if (kMaxPack > 1 && pack_size_for<R, Args...>(out, in...) == kMaxPack) {
-    return launch_elementwise_packed<kMaxPack>(factory, stream, n, out, in...);
+    return launch_elementwise_packed<Config, kMaxPack>(factory, stream, n, out, in...);
   }
-  return launch_elementwise_packed<1>(factory, stream, n, out, in...);
+  return launch_elementwise_packed<Config, 1>(factory, stream, n, out, in...);
+}
+
+// The launcher with the library's launch shape for this functor and arity.
+template <typename Factory, typename R, typename... Args>
+cudaError_t launch_elementwise(Factory factory, cudaStream_t stream, int64_t n, R* out,
+                               const Args*... in) {
+  return launch_elementwise_with<EwDefaultConfig<Factory, int{sizeof...(Args)}>>(factory, stream, n,
+                                                                                 out, in...);
 }
 
 }  // namespace detail

@@ -14,9 +14,11 @@
 // int64_t otherwise; the dispatcher in elementwise.cuh decides.
 #pragma once
 
+#include <cuda_pipeline_primitives.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -95,6 +97,90 @@ struct EwRegsOf<0> {
   }
 };
 
+// Memory-access policy of the engine. kDefault: plain loads and stores (what the library
+// uses). The others are measured alternatives: kStreamingStore writes with st.global.cs
+// (evict-first); kAsyncCopy stages the full tiles' input packs through shared memory with
+// cp.async (LDGSTS, one 16-byte slot per input, pack and thread; each thread reads back
+// only its own slots, so no block barrier). ptxas cannot defer those copies behind the
+// math, as it does with plain loads when the functor is costly (gelu bf16, Unroll 4: each
+// pack's LDG is issued only after the previous pack's ~200 instructions of math).
+enum class EwCache { kDefault, kStreamingStore, kAsyncCopy };
+
+// The same bytes as a Pack<T, N>, as the vector type the cache-hint intrinsics take.
+template <int Bytes>
+struct EwRaw;
+template <>
+struct EwRaw<16> {
+  using type = int4;
+};
+template <>
+struct EwRaw<8> {
+  using type = int2;
+};
+template <>
+struct EwRaw<4> {
+  using type = int;
+};
+template <>
+struct EwRaw<2> {
+  using type = short;
+};
+template <>
+struct EwRaw<1> {
+  using type = signed char;
+};
+
+template <EwCache Cache, int N, typename T>
+__device__ __forceinline__ void ew_store_pack(T* p, int64_t i, const Pack<T, N>& v) {
+  if constexpr (Cache == EwCache::kStreamingStore && sizeof(T) * N != 1) {
+    using Raw = typename EwRaw<int{sizeof(T) * N}>::type;
+    Raw raw;
+    memcpy(&raw, &v, sizeof(v));
+    __stcs(reinterpret_cast<Raw*>(p) + i, raw);
+  } else {
+    store_pack(p, i, v);
+  }
+}
+
+// kAsyncCopy: whether every input's pack can go through cp.async (4, 8 or 16 bytes).
+template <EwCache Cache, int N, typename... Args>
+inline constexpr bool kEwStaged = Cache == EwCache::kAsyncCopy &&
+                                  ((sizeof(Pack<Args, N>) >= 4) && ...);
+
+// Shared-memory bytes of the staging buffer: one 16-byte slot per input, pack and thread.
+template <int Block, int Unroll, int Arity>
+inline constexpr int kEwStageBytes = 16 * (Block * Unroll * Arity);
+
+// Starts the copies of packs first + u * Block, u < Unroll, of every input into the slots
+// [input][u][threadIdx.x] of stage (each thread reads back only its own slots).
+template <int Block, int N, int Unroll, typename Index>
+__device__ __forceinline__ void ew_stage_tile(unsigned char*, Index) {}
+template <int Block, int N, int Unroll, typename Index, typename T, typename... Ts>
+__device__ __forceinline__ void ew_stage_tile(unsigned char* stage, Index first, const T* p,
+                                              const Ts*... ps) {
+  auto* slots = reinterpret_cast<Pack<T, N>*>(stage);
+  const auto* src = reinterpret_cast<const Pack<T, N>*>(p);
+#pragma unroll
+  for (int u = 0; u < Unroll; ++u) {
+    __pipeline_memcpy_async(slots + u * Block * (16 / sizeof(Pack<T, N>)) + threadIdx.x,
+                            src + first + u * Block, sizeof(Pack<T, N>));
+  }
+  ew_stage_tile<Block, N, Unroll>(stage + 16 * Block * Unroll, first, ps...);
+}
+
+// Reads this thread's staged packs back into registers.
+template <int Block, int N, int Unroll>
+__device__ __forceinline__ void ew_unstage_tile(EwPackRegs<N, Unroll>&, const unsigned char*) {}
+template <int Block, int N, int Unroll, typename T, typename... Ts>
+__device__ __forceinline__ void ew_unstage_tile(EwPackRegs<N, Unroll, T, Ts...>& r,
+                                                const unsigned char* stage) {
+  const auto* slots = reinterpret_cast<const Pack<T, N>*>(stage);
+#pragma unroll
+  for (int u = 0; u < Unroll; ++u)
+    r.v[u] = slots[u * Block * (16 / sizeof(Pack<T, N>)) + threadIdx.x];
+  ew_unstage_tile<Block, N, Unroll>(r.rest, stage + 16 * Block * Unroll);
+}
+
 // Loads packs first + u * Block, u < Unroll, of every input.
 template <int Block, int N, int Unroll, typename Index>
 __device__ __forceinline__ void ew_load_tile(EwPackRegs<N, Unroll>&, Index) {}
@@ -108,17 +194,17 @@ __device__ __forceinline__ void ew_load_tile(EwPackRegs<N, Unroll, T, Ts...>& r,
 }
 
 // Computes and stores the Unroll result packs of a tile from the loaded inputs.
-template <int Block, typename R, int N, int Unroll, typename Index, typename F, typename... Args,
-          size_t... I>
+template <int Block, EwCache Cache, typename R, int N, int Unroll, typename Index, typename F,
+          typename... Args, size_t... I>
 __device__ __forceinline__ void ew_compute_store_tile(const F& f, R* out, Index first,
                                                       const EwPackRegs<N, Unroll, Args...>& r,
                                                       std::index_sequence<I...>) {
 #pragma unroll
   for (int u = 0; u < Unroll; ++u)
-    store_pack(out, first + u * Block, ew_apply_pack<R, N>(f, EwRegsOf<I>::get(r)[u]...));
+    ew_store_pack<Cache>(out, first + u * Block, ew_apply_pack<R, N>(f, EwRegsOf<I>::get(r)[u]...));
 }
 
-template <int Block, int Unroll, int N, typename Index, typename Factory, typename R,
+template <int Block, int Unroll, int N, typename Index, EwCache Cache, typename Factory, typename R,
           typename... Args>
 __global__ void __launch_bounds__(Block)
     elementwise_kernel(Factory factory, Index n, R* out, const Args*... in) {
@@ -140,17 +226,30 @@ __global__ void __launch_bounds__(Block)
   for (Index tile = static_cast<Index>(blockIdx.x) * kTile; tile < num_packs; tile += stride) {
     const Index first = tile + tid;  // this thread's packs: first + u * Block
     if (tile + kTile <= num_packs) {
-      // Whole tile: every load of the Unroll packs of every input is issued before the
+      // Whole tile: every load of the Unroll packs of every input is written before the
       // first use (Unroll * 16 bytes per input in flight per thread), then compute + store.
+      // ptxas may still defer plain loads behind a costly functor's math (see EwCache);
+      // kAsyncCopy's copies cannot be deferred past their wait.
       EwPackRegs<N, Unroll, Args...> regs;
-      ew_load_tile<Block>(regs, first, in...);
-      ew_compute_store_tile<Block, R>(f, out, first, regs, std::index_sequence_for<Args...>{});
+      if constexpr (kEwStaged<Cache, N, Args...>) {
+        __shared__ alignas(16) unsigned char stage[kEwStageBytes<Block, Unroll, sizeof...(Args)>];
+        ew_stage_tile<Block, N, Unroll>(stage, first, in...);
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
+        ew_unstage_tile<Block, N, Unroll>(regs, stage);
+      } else {
+        ew_load_tile<Block>(regs, first, in...);
+      }
+      ew_compute_store_tile<Block, Cache, R>(f, out, first, regs,
+                                             std::index_sequence_for<Args...>{});
     } else {
       // The last, partial tile: each pack guarded.
 #pragma unroll
       for (int u = 0; u < Unroll; ++u) {
         const Index p = first + u * Block;
-        if (p < num_packs) store_pack(out, p, ew_apply_pack<R, N>(f, load_pack<N>(in, p)...));
+        if (p < num_packs) {
+          ew_store_pack<Cache>(out, p, ew_apply_pack<R, N>(f, load_pack<N>(in, p)...));
+        }
       }
     }
   }
