@@ -294,8 +294,8 @@ TYPED_TEST(SoftmaxTest, OnlinePathWithWidePacks) {
   }
 }
 
-// More rows than the cluster path launches clusters (32 waves x 33 clusters of 2 x 1024
-// threads on an H100), so the cluster's row loop wraps; f32 only (18M elements).
+// More rows than the cluster path launches clusters (at most the resident 2-block
+// clusters: ~200 on an H100), so the cluster's row loop wraps; f32 only (18M elements).
 TEST(SoftmaxGridStride, ClusterRowsWrapAroundTheGrid) {
   if (!kktest::have_gpu()) GTEST_SKIP() << "no CUDA device visible";
   EXPECT_TRUE(run_case<float>(1100, 16388, false, Mode::kOutOfPlace, 600));
@@ -404,6 +404,84 @@ TEST_F(SoftmaxLadderTest, EveryVersionMatchesReference) {
     // bad arguments
     EXPECT_EQ(v.fn(nullptr, nullptr, 4, 4, nullptr), cudaErrorInvalidValue) << v.name;
     EXPECT_EQ(v.fn(nullptr, nullptr, -1, 4, nullptr), cudaErrorInvalidValue) << v.name;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Long rows: the cluster kernel (softmax_long.cuh) called directly in every shape the
+// dispatch or the benchmark may pick: cluster sizes 2..16, 512 / 1024 threads, register
+// or cp.async fill; chunks that end mid-row, blocks with an empty chunk (cols < Cluster *
+// pack), specials, in place, and a grid of 3 clusters so that the row loop wraps (both
+// parities of the partials buffer). On sm_90+ every shape must launch (no silent
+// fallback to the online kernel).
+template <typename T, kk::detail::SoftmaxAlgo A, int Block, int Cluster, bool Async>
+::testing::AssertionResult run_cluster_case(int64_t rows, int64_t cols, bool in_place,
+                                            int max_clusters, uint64_t seed) {
+  constexpr int kN = kk::kMaxPackSize<T>;
+  constexpr bool kLog = A == kk::detail::SoftmaxAlgo::kLogSoftmax;
+  const auto h_in = make_input<T>(rows, cols, seed, true);
+  auto in = kktest::to_device(h_in);
+  DeviceBuffer<T> out(h_in.size());
+  out.poison();
+  bool launched = false;
+  const cudaError_t err = kk::detail::softmax_launch_cluster<T, A, kN, Block, Cluster, Async>(
+      in.get(), in_place ? in.get() : out.get(), rows, cols, nullptr, &launched, max_clusters);
+  const std::string label = std::string("cluster ") + kktest::type_name<T>() +
+                            (kLog ? " log" : "") + " block=" + std::to_string(Block) +
+                            " cluster=" + std::to_string(Cluster) + (Async ? " async" : "") +
+                            " rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) +
+                            " grid_clusters<=" + std::to_string(max_clusters) +
+                            (in_place ? " in place" : "") + " seed=" + std::to_string(seed);
+  if (err != cudaSuccess)
+    return ::testing::AssertionFailure() << label << ": " << cudaGetErrorString(err);
+  kk::DeviceInfo d;
+  CUDA_CHECK(kk::current_device_info(&d));
+  if (!launched) {
+    if (d.cc_major >= 9) return ::testing::AssertionFailure() << label << ": not launched";
+    return ::testing::AssertionSuccess();  // below sm_90 the launcher declines
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const auto got = (in_place ? in : out).download();
+  std::vector<double> x(h_in.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = kktest::to_double(h_in[i]);
+  return kktest::check_near(got, reference(x, rows, cols, kLog), tolerance<T>(kLog), label);
+}
+
+template <typename T, kk::detail::SoftmaxAlgo A, int Block, int Cluster, bool Async>
+void check_cluster_shape(uint64_t seed) {
+  constexpr int64_t kN = kk::kMaxPackSize<T>;
+  // cols: fewer packs than blocks (empty chunks), a chunk ending mid-row, 2^18
+  for (const int64_t cols : {3 * kN, 40000 - 40000 % kN, int64_t{262144}}) {
+    const int64_t rows = cols > 65536 ? 3 : 9;
+    EXPECT_TRUE((run_cluster_case<T, A, Block, Cluster, Async>(rows, cols, false, 0, seed++)));
+    EXPECT_TRUE((run_cluster_case<T, A, Block, Cluster, Async>(rows, cols, true, 2, seed++)));
+  }
+}
+
+TYPED_TEST(SoftmaxTest, LongRowClusterShapes) {
+  using T = TypeParam;
+  namespace kd = kk::detail;
+  constexpr auto kS = kd::SoftmaxAlgo::kSoftmax;
+  constexpr auto kL = kd::SoftmaxAlgo::kLogSoftmax;
+  check_cluster_shape<T, kS, 512, 2, false>(1100);
+  check_cluster_shape<T, kL, 512, 4, false>(1110);
+  check_cluster_shape<T, kS, 512, 8, false>(1120);
+  check_cluster_shape<T, kL, 512, 8, false>(1130);
+  check_cluster_shape<T, kS, 512, 16, false>(1140);
+  check_cluster_shape<T, kL, 512, 16, false>(1150);
+  check_cluster_shape<T, kS, 512, 8, true>(1160);
+  check_cluster_shape<T, kS, 512, 16, true>(1170);
+  check_cluster_shape<T, kS, 1024, 8, false>(1180);
+  check_cluster_shape<T, kS, 1024, 4, false>(1190);
+}
+
+// The dispatch's long-row choice end to end (2^18 columns: f32 16-block clusters, f16 /
+// bf16 8-block clusters; 65544 columns: 4 / 2 blocks), 4M elements at most.
+TYPED_TEST(SoftmaxTest, LongRowsDispatch) {
+  for (const bool log : {false, true}) {
+    EXPECT_TRUE(run_case<TypeParam>(16, 262144, log, Mode::kOutOfPlace, 1200 + log));
+    EXPECT_TRUE(run_case<TypeParam>(40, 65536 + 8, log, Mode::kInPlace, 1202 + log));
   }
 }
 

@@ -10,8 +10,9 @@
 //                                                   (raw packs, 2-4 per thread)
 //   row (as float) <= 64 KiB                     -> one block per row, row in shared memory,
 //                                                   block size by occupancy (256/512/1024)
-//   chunk of a 2/4/8-block cluster fits smem     -> cluster per row, row in distributed
-//     (sm_90+, N > 1, a cluster can be resident)   shared memory (input read once)
+//   longer rows                                  -> softmax_launch_long (softmax_long.cuh):
+//     (sm_90+, N > 1, a cluster can be resident)   cluster of 2..16 blocks per row, chunks
+//                                                   of <= 64 KiB in shared memory (read once)
 //   otherwise                                    -> online max+sum, then normalize (input
 //                                                   read twice)
 #pragma once
@@ -27,6 +28,7 @@
 #include "../../core/launch.cuh"
 #include "../../core/pack.cuh"
 #include "softmax_kernels.cuh"
+#include "softmax_long.cuh"
 
 namespace kernelkit {
 namespace detail {
@@ -184,50 +186,6 @@ cudaError_t softmax_dispatch_block_reg(const T* in, T* out, int64_t rows, int64_
 }
 
 template <typename T, SoftmaxAlgo A, int N>
-cudaError_t softmax_launch_online(const T* in, T* out, int64_t rows, int64_t cols,
-                                  cudaStream_t stream) {
-  constexpr int kBlock = 1024;
-  int grid = 0;
-  KERNELKIT_RETURN_IF_ERROR(grid_size(rows * kBlock, kBlock, &grid));
-  softmax_online_kernel<T, A, N, kBlock><<<grid, kBlock, 0, stream>>>(in, out, rows, cols);
-  return cudaGetLastError();
-}
-
-// A cluster of Cluster blocks per row. *launched = false (and nothing launched) when no
-// such cluster can be resident.
-template <typename T, SoftmaxAlgo A, int N, int Cluster>
-cudaError_t softmax_launch_cluster(const T* in, T* out, int64_t rows, int64_t cols, int64_t chunk,
-                                   cudaStream_t stream, bool* launched) {
-  constexpr int kBlock = 1024;
-  *launched = false;
-  auto kernel = softmax_smem_kernel<T, A, N, kBlock, Cluster>;
-  size_t smem = 0;
-  KERNELKIT_RETURN_IF_ERROR((softmax_prepare_smem<T, A, N, kBlock, Cluster>(chunk, &smem)));
-  int cluster_rows = 0;  // clusters in flight, one row each
-  KERNELKIT_RETURN_IF_ERROR(grid_size(rows * kBlock * Cluster, kBlock * Cluster, &cluster_rows));
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(cluster_rows) * Cluster);
-  config.blockDim = dim3(kBlock);
-  config.dynamicSmemBytes = smem;
-  config.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = Cluster;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  config.attrs = attr;
-  config.numAttrs = 1;
-  int clusters = 0;
-  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess || clusters < 1) {
-    cudaGetLastError();  // clear the query's error: the caller falls back
-    return cudaSuccess;
-  }
-  *launched = true;
-  KERNELKIT_RETURN_IF_ERROR(cudaLaunchKernelEx(&config, kernel, in, out, rows, cols, chunk));
-  return cudaGetLastError();
-}
-
-template <typename T, SoftmaxAlgo A, int N>
 cudaError_t softmax_dispatch_long(const T* in, T* out, int64_t rows, int64_t cols,
                                   cudaStream_t stream) {
   if constexpr (is_half_like_v<T> && N == 8) {
@@ -236,33 +194,7 @@ cudaError_t softmax_dispatch_long(const T* in, T* out, int64_t rows, int64_t col
   }
   if (cols * int64_t{sizeof(float)} <= kSoftmaxBlockRowBytes)
     return softmax_launch_block<T, A, N>(in, out, rows, cols, stream);
-  if constexpr (N > 1) {
-    DeviceInfo d;
-    KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
-    const int64_t smem_max = int64_t{d.smem_per_block_optin} - kSoftmaxStaticSmemReserve;
-    if (d.cc_major >= 9) {
-      // smallest cluster with a chunk of at most 64 KiB, else 8 blocks if that fits
-      int cluster = 2;
-      auto chunk_of = [&](int c) { return ceil_div<int64_t>(ceil_div<int64_t>(cols, c), N) * N; };
-      while (cluster < kSoftmaxMaxCluster &&
-             chunk_of(cluster) * int64_t{sizeof(float)} > kSoftmaxBlockRowBytes)
-        cluster *= 2;
-      const int64_t chunk = chunk_of(cluster);
-      if (chunk * int64_t{sizeof(float)} <= smem_max) {
-        bool launched = false;
-        cudaError_t err = cudaSuccess;
-        if (cluster == 2) {
-          err = softmax_launch_cluster<T, A, N, 2>(in, out, rows, cols, chunk, stream, &launched);
-        } else if (cluster == 4) {
-          err = softmax_launch_cluster<T, A, N, 4>(in, out, rows, cols, chunk, stream, &launched);
-        } else {
-          err = softmax_launch_cluster<T, A, N, 8>(in, out, rows, cols, chunk, stream, &launched);
-        }
-        if (err != cudaSuccess || launched) return err;
-      }
-    }
-  }
-  return softmax_launch_online<T, A, N>(in, out, rows, cols, stream);
+  return softmax_launch_long<T, A, N>(in, out, rows, cols, stream);  // softmax_long.cuh
 }
 
 template <typename T, SoftmaxAlgo A, int N>

@@ -6,8 +6,7 @@
 //    row and keeps it, as float, in shared memory (distributed shared memory for a
 //    cluster: each block holds one chunk of the row and the per-block max / sum are
 //    exchanged through DSMEM). The input is read once.
-//  - softmax_online_kernel: one block per row for rows too long for shared memory; an
-//    online (single pass) max + rescaled sum, then a normalize pass (reads the input twice).
+//  - long rows (cluster per row, online fallback): softmax_long.cuh.
 // Numerics in every path: m = max of the row (NaN propagates), e = exp(x - m) in float,
 // s = sum of e; softmax = e / s, log_softmax = (x - m) - log(s). A row of all -inf has
 // m = -inf and x - m = NaN, so the row becomes NaN (as PyTorch); a single -inf gives 0.
@@ -387,73 +386,6 @@ __global__ void __launch_bounds__(Block)
     }
     // no block may exit while another still reads its part_sum
     if constexpr (Cluster > 1) cooperative_groups::this_cluster().sync();
-  }
-}
-
-// ---------------------------------------------------------------------------------------
-// One block per row, any length: an online max and rescaled sum in one pass over the
-// input (per pack: new max, rescale the running sum once), then a second pass writes.
-template <typename T, SoftmaxAlgo A, int N, int Block>
-__global__ void __launch_bounds__(Block)
-    softmax_online_kernel(const T* in, T* out, int64_t rows, int64_t cols) {
-  const int64_t packs = cols / N;
-  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    const T* row_in = in + row * cols;
-    T* row_out = out + row * cols;
-    float m = -INFINITY, s = 0.f;  // running max and sum of exp(x - m) of this thread
-    for (int64_t i0 = threadIdx.x; i0 < packs; i0 += kSoftmaxUnroll<T, Block> * Block) {
-      Pack<T, N> raw[kSoftmaxUnroll<T, Block>];  // raw packs: 4 registers each, converted on use
-#pragma unroll
-      for (int u = 0; u < kSoftmaxUnroll<T, Block>; ++u) {
-        if (i0 + u * Block < packs) raw[u] = load_pack<N>(row_in, i0 + u * Block);
-      }
-#pragma unroll
-      for (int u = 0; u < kSoftmaxUnroll<T, Block>; ++u) {
-        if (i0 + u * Block >= packs) break;
-        float x[N];
-        softmax_to_floats<N>(raw[u], x);
-        float pm = x[0];
-#pragma unroll
-        for (int j = 1; j < N; ++j)
-          pm = Max{}(pm, x[j]);
-        const float nm = Max{}(m, pm);
-        if (nm != -INFINITY) {  // all -inf so far: nothing to add yet
-          s *= expf(m - nm);    // m = -inf gives 0; a NaN max makes s NaN
-#pragma unroll
-          for (int j = 0; j < N; ++j)
-            s += expf(x[j] - nm);
-          m = nm;
-        }
-      }
-    }
-    const float gm = block_all_reduce<Block>(m, Max{});
-    s = (m == -INFINITY) ? 0.f : s * expf(m - gm);
-    s = block_all_reduce<Block>(s, Sum{});
-    // every thread holds the row max gm and the row sum s of exp(x - gm)
-    const float inv = 1.f / s;
-    const float log_s = logf(s);
-    for (int64_t i0 = threadIdx.x; i0 < packs; i0 += kSoftmaxUnroll<T, Block> * Block) {
-      Pack<T, N> raw[kSoftmaxUnroll<T, Block>];  // raw packs: 4 registers each, converted on use
-#pragma unroll
-      for (int u = 0; u < kSoftmaxUnroll<T, Block>; ++u) {
-        if (i0 + u * Block < packs) raw[u] = load_pack<N>(row_in, i0 + u * Block);
-      }
-#pragma unroll
-      for (int u = 0; u < kSoftmaxUnroll<T, Block>; ++u) {
-        if (i0 + u * Block >= packs) break;
-        float x[N];
-        softmax_to_floats<N>(raw[u], x);
-#pragma unroll
-        for (int j = 0; j < N; ++j) {
-          if constexpr (A == SoftmaxAlgo::kSoftmax) {
-            x[j] = expf(x[j] - gm) * inv;
-          } else {
-            x[j] = (x[j] - gm) - log_s;
-          }
-        }
-        softmax_store_floats<N>(row_out, i0 + u * Block, x);
-      }
-    }
   }
 }
 
