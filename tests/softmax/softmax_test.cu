@@ -412,8 +412,8 @@ TEST_F(SoftmaxLadderTest, EveryVersionMatchesReference) {
 // dispatch or the benchmark may pick: cluster sizes 2..16, 512 / 1024 threads, register
 // or cp.async fill; chunks that end mid-row, blocks with an empty chunk (cols < Cluster *
 // pack), specials, in place, and a grid of 3 clusters so that the row loop wraps (both
-// parities of the partials buffer). On sm_90+ every shape must launch (no silent
-// fallback to the online kernel).
+// parities of the partials buffer). On sm_90+ every shape whose chunk fits in a block's
+// shared memory must launch (no silent fallback to the online kernel); the others must not.
 template <typename T, kk::detail::SoftmaxAlgo A, int Block, int Cluster, bool Async>
 ::testing::AssertionResult run_cluster_case(int64_t rows, int64_t cols, bool in_place,
                                             int max_clusters, uint64_t seed) {
@@ -436,10 +436,17 @@ template <typename T, kk::detail::SoftmaxAlgo A, int Block, int Cluster, bool As
     return ::testing::AssertionFailure() << label << ": " << cudaGetErrorString(err);
   kk::DeviceInfo d;
   CUDA_CHECK(kk::current_device_info(&d));
+  // a chunk larger than a block's shared memory cannot run as a cluster: the launcher must
+  // decline it (the dispatch then takes a bigger cluster or the online kernel)
+  const int64_t chunk_bytes =
+      kk::ceil_div<int64_t>(kk::ceil_div<int64_t>(cols, Cluster), kN) * kN * int64_t{sizeof(T)};
+  const bool fits = d.cc_major >= 9 && chunk_bytes <= d.smem_per_block_optin -
+                                                          kk::detail::kSoftmaxStaticSmemReserveLong;
   if (!launched) {
-    if (d.cc_major >= 9) return ::testing::AssertionFailure() << label << ": not launched";
-    return ::testing::AssertionSuccess();  // below sm_90 the launcher declines
+    if (fits) return ::testing::AssertionFailure() << label << ": not launched";
+    return ::testing::AssertionSuccess();  // below sm_90 or too big a chunk: declined
   }
+  if (!fits) return ::testing::AssertionFailure() << label << ": launched a chunk that cannot fit";
   CUDA_CHECK(cudaDeviceSynchronize());
   const auto got = (in_place ? in : out).download();
   std::vector<double> x(h_in.size());
