@@ -12,7 +12,10 @@
 // state or are cheaper to build on the device).
 // F may set `static constexpr int kPacksPerThread`: how many 16-byte packs of each input a
 // thread loads before computing (default 1; 2 with three inputs). Costly functors (gelu)
-// ask for 4 so that loads stay in flight behind their math.
+// ask for 4 so that loads stay in flight behind their math. F may also set
+// `static constexpr bool kStageInputs = true`: the packs of a whole tile are then copied
+// into shared memory with cp.async first (ptxas cannot sink those copies behind the
+// math of the previous pack, as it does with plain loads for costly functors).
 //
 // Memory access: 16-byte packs when every pointer is aligned to the widest pack of its
 // types (pack = min over operand types of 16 / sizeof(T)); otherwise one element per
@@ -65,6 +68,17 @@ struct EwPacksPerThread<F, std::void_t<decltype(F::kPacksPerThread)>> {
   static constexpr int value = F::kPacksPerThread;
 };
 
+// A functor may ask for its inputs to be staged through shared memory with
+// `static constexpr bool kStageInputs = true` (EwCache::kAsyncCopy).
+template <typename F, typename = void>
+struct EwCacheFor {
+  static constexpr EwCache value = EwCache::kDefault;
+};
+template <typename F>
+struct EwCacheFor<F, std::void_t<decltype(F::kStageInputs)>> {
+  static constexpr EwCache value = F::kStageInputs ? EwCache::kAsyncCopy : EwCache::kDefault;
+};
+
 // The functor a factory builds.
 template <typename Factory>
 using ew_functor_t = std::decay_t<decltype(std::declval<const Factory&>()())>;
@@ -82,10 +96,11 @@ struct EwConfig {
 };
 
 template <typename Factory, int Arity>
-using EwDefaultConfig =
-    EwConfig<kElementwiseBlock, (EwPacksPerThread<ew_functor_t<Factory>>::value > 0
-                                     ? EwPacksPerThread<ew_functor_t<Factory>>::value
-                                     : kElementwiseUnroll<Arity>)>;
+using EwDefaultConfig = EwConfig<kElementwiseBlock,
+                                 (EwPacksPerThread<ew_functor_t<Factory>>::value > 0
+                                      ? EwPacksPerThread<ew_functor_t<Factory>>::value
+                                      : kElementwiseUnroll<Arity>),
+                                 EwCacheFor<ew_functor_t<Factory>>::value>;
 
 template <typename Config, int N, typename Factory, typename R, typename... Args>
 cudaError_t launch_elementwise_packed(Factory factory, cudaStream_t stream, int64_t n, R* out,
