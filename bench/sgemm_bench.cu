@@ -43,9 +43,9 @@ void verify_sgemm(const std::string& what, int64_t m, int64_t n, int64_t k, cons
   kkbench::verify(what, got, ref, 1e-5, 1e-6 * double(k));
 }
 
-// TEMPORARY (issue 7): candidate tile configs of the library kernel, Op::N / Op::N with an
-// aligned B only; the winner becomes the dispatch's big-tile config and these go away.
-template <int BM, int BN, int TM, int TN>
+// TEMPORARY (issue 7): candidate configs of the library kernel, Op::N / Op::N with an
+// aligned B only; a winner goes into the dispatch and these go away.
+template <int BM, int BN, int TM, int TN, int Stages>
 cudaError_t exp_sgemm(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha,
                       const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
                       float* C, int64_t ldc, cudaStream_t s) {
@@ -54,21 +54,23 @@ cudaError_t exp_sgemm(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float a
     return cudaErrorInvalidValue;
   const kd::SgemmParams p =
       kd::sgemm_params(op_a, op_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-  return kd::sgemm_launch_tile<BM, BN, kd::kSgemmStages, kd::SgemmLoad::kKContig,
-                               kd::SgemmLoad::kMnVec4, TM, TN>(p, s);
+  return kd::sgemm_launch_tile<BM, BN, Stages, kd::SgemmLoad::kKContig, kd::SgemmLoad::kMnVec4, TM,
+                               TN>(p, s);
 }
 
 struct ExpConfig {
   const char* name;
   kernelkit::ladder::sgemm::SgemmFn fn;
+  int64_t size;
 };
-// 128 x 256 tiles with 128 accumulators a thread (one block of 8 warps per SM, as cuBLAS's
-// 256x128x8 ffma kernel): warp tile 32 x 128 or 64 x 64; and 128 x 128 tiles with 4 warps
-// of 64 x 64 (two blocks per SM)
+// the big tile with 3 stages (75 KB) instead of 4; 128 x 64 tiles with 8 warps of 32 x 32
+// (8 x 4 a thread) for grids smaller than the SM count (1024^3: 128 tiles, one a SM, where
+// the library's 8 x 8 thread tile runs 4 warps a SM)
 const ExpConfig kExpConfigs[] = {
-    {"exp.t8x16_128x256", exp_sgemm<128, 256, 8, 16>},
-    {"exp.t16x8_128x256", exp_sgemm<128, 256, 16, 8>},
-    {"exp.t16x8_128x128", exp_sgemm<128, 128, 16, 8>},
+    {"exp.s3_t16x8_128x256", exp_sgemm<128, 256, 16, 8, 3>, 4096},
+    {"exp.s3_t16x8_128x256", exp_sgemm<128, 256, 16, 8, 3>, 2048},
+    {"exp.t8x4_128x64", exp_sgemm<128, 64, 8, 4, 4>, 1024},
+    {"exp.t8x4_128x64", exp_sgemm<128, 64, 8, 4, 4>, 2048},
 };
 
 enum class Impl { kKernelkit, kCublas, kLadder, kExp };
@@ -126,9 +128,10 @@ KKBENCH_CASES {
     add_sgemm_case(Impl::kKernelkit, sh[0], sh[1], sh[2]);
     add_sgemm_case(Impl::kCublas, sh[0], sh[1], sh[2]);
   }
-  for (int e = 0; e < int(std::size(kExpConfigs)); ++e)
-    for (int64_t size : {2048, 4096})
-      add_sgemm_case(Impl::kExp, size, size, size, e);
+  for (int e = 0; e < int(std::size(kExpConfigs)); ++e) {
+    const int64_t size = kExpConfigs[e].size;
+    add_sgemm_case(Impl::kExp, size, size, size, e);
+  }
   for (int step = 0; step < kernelkit::ladder::sgemm::kNumSteps; ++step) {
     const int64_t size = step < 3 ? 2048 : 4096;  // v0..v2 take 0.1-1 s at 4096^3
     add_sgemm_case(Impl::kLadder, size, size, size, step);

@@ -217,21 +217,24 @@ TEST_F(SgemmTest, PaddedLeadingDimensionsAndOffsets) {
         }
 }
 
-TEST_F(SgemmTest, TileShapesBothDispatchPaths) {
-  // 128 x 64 tiles (few tiles) and 128 x 128 tiles (>= SM count); partial edge tiles
+TEST_F(SgemmTest, TileShapesEveryDispatchPath) {
+  // On 132 SMs: 128 x 64 tiles (640 x 576: 25 tiles of 128 x 128), 128 x 256 (1537 x 1795:
+  // 195 tiles of 128 x 128, 104 of 128 x 256, one wave each) and 128 x 128 (1000 x 4097:
+  // 264 tiles are one wave at two a SM, 136 of 128 x 256 would be two); partial edge tiles
   uint64_t seed = 700;
   for (Op oa : kOps)
     for (Op ob : kOps)
       for (const auto& s :
-           {std::array<int64_t, 3>{640, 576, 100}, std::array<int64_t, 3>{1537, 1795, 33}}) {
+           {std::array<int64_t, 3>{640, 576, 100}, std::array<int64_t, 3>{1537, 1795, 33},
+            std::array<int64_t, 3>{1000, 4097, 33}}) {
         SgemmCase c{oa, ob, s[0], s[1], s[2]};
         c.small_ints = true, c.beta = 1.f;
         run_lib(c, seed++);
       }
 }
 
-// TEMPORARY (issue 7): the candidate big-tile configs measured by the benchmark's
-// sgemm/exp.* cases (128 accumulators a thread), through the same launcher the dispatch
+// TEMPORARY (issue 7): the candidate config measured by the benchmark's sgemm/exp.* cases
+// (128 x 64 tiles, 8 x 4 a thread), through the same launcher the dispatch
 // uses, Op::N / Op::N with an aligned B; edge tiles in m, n and k, padded leading dimensions.
 template <int BM, int BN, int TM, int TN>
 cudaError_t candidate_sgemm(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha,
@@ -257,9 +260,7 @@ TEST_F(SgemmTest, CandidateTileConfigs) {
   const struct {
     const char* name;
     kernelkit::ladder::sgemm::SgemmFn fn;
-  } configs[] = {{"t8x16_128x256", candidate_sgemm<128, 256, 8, 16>},
-                 {"t16x8_128x256", candidate_sgemm<128, 256, 16, 8>},
-                 {"t16x8_128x128", candidate_sgemm<128, 128, 16, 8>}};
+  } configs[] = {{"t8x4_128x64", candidate_sgemm<128, 64, 8, 4>}};
   const int64_t shapes[][3] = {{1, 1, 1},      {127, 131, 137}, {129, 257, 65},
                                {256, 512, 48}, {300, 520, 33},  {1537, 1795, 33}};
   uint64_t seed = 1100;

@@ -69,18 +69,36 @@ cudaError_t sgemm_launch_tile(SgemmParams p, cudaStream_t stream) {
 
 inline constexpr int kSgemmStages = 4;
 
-// The one dispatch of tile shapes: 128 x 128 tiles when they fill the SMs, 128 x 64
-// otherwise. Unaligned MN-contiguous operands (4-byte copies, rare) always take 128 x 64,
-// to keep the number of instantiated kernels down.
+// Waves of `tiles` blocks at `per_sm` resident blocks per SM.
+inline int64_t sgemm_waves(int64_t tiles, int per_sm, int sm_count) {
+  return ceil_div<int64_t>(tiles, int64_t{per_sm} * sm_count);
+}
+
+// The one dispatch of tile shapes. Grids that fill the SMs with 128 x 128 tiles take the
+// 128 x 256 tile (16 x 8 accumulators a thread, one block per SM; 4096^3 on the H100:
+// 47.0 TFLOP/s against 44.2 for 128 x 128, bench/NOTES.md) unless it needs more waves:
+// both cover the same area of C per wave, so the one with fewer waves wins (4095 x 4097:
+// 544 big tiles are 5 waves where 1056 of 128 x 128 are 4). Smaller grids take 128 x 64
+// tiles with 8 warps of 32 x 32 (8 x 4 accumulators a thread: 1024^3 is 128 such tiles,
+// one a SM, and 8 warps hide the latencies 4 warps of 8 x 8 could not; 0.96x cuBLAS
+// against 0.93x). Unaligned MN-contiguous operands (4-byte copies, rare) always take
+// 128 x 64 with 8 x 8 a thread, to keep the number of instantiated kernels down.
 template <SgemmLoad LoadA, SgemmLoad LoadB>
 cudaError_t sgemm_dispatch(const SgemmParams& p, cudaStream_t stream) {
   constexpr bool kUnaligned = LoadA == SgemmLoad::kMnScalar || LoadB == SgemmLoad::kMnScalar;
   if constexpr (!kUnaligned) {
     DeviceInfo info;
     KERNELKIT_RETURN_IF_ERROR(current_device_info(&info));
-    const int64_t big_tiles = ((p.m + 127) / 128) * ((p.n + 127) / 128);
-    if (big_tiles >= info.sm_count)
+    const int64_t tiles_m = ceil_div<int64_t>(p.m, 128);
+    const int64_t tiles_128 = tiles_m * ceil_div<int64_t>(p.n, 128);
+    if (tiles_128 >= info.sm_count) {
+      const int64_t tiles_256 = tiles_m * ceil_div<int64_t>(p.n, 256);
+      if (sgemm_waves(tiles_256, SgemmShape<128, 256, 16, 8>::kMinBlocks, info.sm_count) <=
+          sgemm_waves(tiles_128, SgemmShape<128, 128>::kMinBlocks, info.sm_count))
+        return sgemm_launch_tile<128, 256, kSgemmStages, LoadA, LoadB, 16, 8>(p, stream);
       return sgemm_launch_tile<128, 128, kSgemmStages, LoadA, LoadB>(p, stream);
+    }
+    return sgemm_launch_tile<128, 64, kSgemmStages, LoadA, LoadB, 8, 4>(p, stream);
   }
   return sgemm_launch_tile<128, 64, kSgemmStages, LoadA, LoadB>(p, stream);
 }
