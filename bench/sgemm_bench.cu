@@ -43,43 +43,12 @@ void verify_sgemm(const std::string& what, int64_t m, int64_t n, int64_t k, cons
   kkbench::verify(what, got, ref, 1e-5, 1e-6 * double(k));
 }
 
-// TEMPORARY (issue 7): candidate configs of the library kernel, Op::N / Op::N with an
-// aligned B only; a winner goes into the dispatch and these go away.
-template <int BM, int BN, int TM, int TN, int Stages>
-cudaError_t exp_sgemm(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha,
-                      const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
-                      float* C, int64_t ldc, cudaStream_t s) {
-  namespace kd = kernelkit::detail;
-  if (op_a != Op::N || op_b != Op::N || ldb % 4 != 0 || !kd::sgemm_aligned16(B))
-    return cudaErrorInvalidValue;
-  const kd::SgemmParams p =
-      kd::sgemm_params(op_a, op_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-  return kd::sgemm_launch_tile<BM, BN, Stages, kd::SgemmLoad::kKContig, kd::SgemmLoad::kMnVec4, TM,
-                               TN>(p, s);
-}
-
-struct ExpConfig {
-  const char* name;
-  kernelkit::ladder::sgemm::SgemmFn fn;
-  int64_t size;
-};
-// the big tile with 3 stages (75 KB) instead of 4; 128 x 64 tiles with 8 warps of 32 x 32
-// (8 x 4 a thread) for grids smaller than the SM count (1024^3: 128 tiles, one a SM, where
-// the library's 8 x 8 thread tile runs 4 warps a SM)
-const ExpConfig kExpConfigs[] = {
-    {"exp.s3_t16x8_128x256", exp_sgemm<128, 256, 16, 8, 3>, 4096},
-    {"exp.s3_t16x8_128x256", exp_sgemm<128, 256, 16, 8, 3>, 2048},
-    {"exp.t8x4_128x64", exp_sgemm<128, 64, 8, 4, 4>, 1024},
-    {"exp.t8x4_128x64", exp_sgemm<128, 64, 8, 4, 4>, 2048},
-};
-
-enum class Impl { kKernelkit, kCublas, kLadder, kExp };
+enum class Impl { kKernelkit, kCublas, kLadder };
 
 void add_sgemm_case(Impl impl, int64_t m, int64_t n, int64_t k, int step = 0) {
   std::string impl_name = impl == Impl::kKernelkit ? "kernelkit" : "cublas";
   if (impl == Impl::kLadder)
     impl_name = std::string("ladder.") + kernelkit::ladder::sgemm::kSteps[step].name;
-  if (impl == Impl::kExp) impl_name = kExpConfigs[step].name;
   const std::string name = "sgemm/" + impl_name + "/f32/" + kkbench::dims(m, n, k);
   const double bytes = double(m * k + k * n + m * n) * sizeof(float);
   const double flops = 2.0 * double(m) * double(n) * double(k);
@@ -93,9 +62,8 @@ void add_sgemm_case(Impl impl, int64_t m, int64_t n, int64_t k, int step = 0) {
         BENCH_CUDA(
             kernelkit::sgemm(Op::N, Op::N, m, n, k, 1.f, A->p, k, B->p, n, 0.f, C->p, n, st));
       };
-    } else if (impl == Impl::kLadder || impl == Impl::kExp) {
-      const auto fn =
-          impl == Impl::kExp ? kExpConfigs[step].fn : kernelkit::ladder::sgemm::kSteps[step].fn;
+    } else if (impl == Impl::kLadder) {
+      const auto fn = kernelkit::ladder::sgemm::kSteps[step].fn;
       launch = [=](cudaStream_t st) {
         BENCH_CUDA(fn(Op::N, Op::N, m, n, k, 1.f, A->p, k, B->p, n, 0.f, C->p, n, st));
       };
@@ -127,10 +95,6 @@ KKBENCH_CASES {
   for (const auto& sh : shapes) {
     add_sgemm_case(Impl::kKernelkit, sh[0], sh[1], sh[2]);
     add_sgemm_case(Impl::kCublas, sh[0], sh[1], sh[2]);
-  }
-  for (int e = 0; e < int(std::size(kExpConfigs)); ++e) {
-    const int64_t size = kExpConfigs[e].size;
-    add_sgemm_case(Impl::kExp, size, size, size, e);
   }
   for (int step = 0; step < kernelkit::ladder::sgemm::kNumSteps; ++step) {
     const int64_t size = step < 3 ? 2048 : 4096;  // v0..v2 take 0.1-1 s at 4096^3

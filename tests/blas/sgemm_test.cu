@@ -233,49 +233,6 @@ TEST_F(SgemmTest, TileShapesEveryDispatchPath) {
       }
 }
 
-// TEMPORARY (issue 7): the candidate config measured by the benchmark's sgemm/exp.* cases
-// (128 x 64 tiles, 8 x 4 a thread), through the same launcher the dispatch
-// uses, Op::N / Op::N with an aligned B; edge tiles in m, n and k, padded leading dimensions.
-template <int BM, int BN, int TM, int TN>
-cudaError_t candidate_sgemm(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha,
-                            const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
-                            float* C, int64_t ldc, cudaStream_t s) {
-  namespace kd = kernelkit::detail;
-  if (!kd::sgemm_args_ok(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc)) return cudaErrorInvalidValue;
-  if (op_a != Op::N || op_b != Op::N || ldb % 4 != 0 || !kd::sgemm_aligned16(B))
-    return cudaErrorInvalidValue;
-  if (m == 0 || n == 0) return cudaSuccess;
-  const kd::SgemmParams p =
-      kd::sgemm_params(op_a, op_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-  return kd::sgemm_launch_tile<BM, BN, kd::kSgemmStages, kd::SgemmLoad::kKContig,
-                               kd::SgemmLoad::kMnVec4, TM, TN>(p, s);
-}
-
-bool candidate_supports(Op op_a, Op op_b, int64_t, int64_t, int64_t, const float*, int64_t,
-                        const float* B, int64_t ldb, const float*, int64_t) {
-  return op_a == Op::N && op_b == Op::N && ldb % 4 == 0 && kernelkit::detail::sgemm_aligned16(B);
-}
-
-TEST_F(SgemmTest, CandidateTileConfigs) {
-  const struct {
-    const char* name;
-    kernelkit::ladder::sgemm::SgemmFn fn;
-  } configs[] = {{"t8x4_128x64", candidate_sgemm<128, 64, 8, 4>}};
-  const int64_t shapes[][3] = {{1, 1, 1},      {127, 131, 137}, {129, 257, 65},
-                               {256, 512, 48}, {300, 520, 33},  {1537, 1795, 33}};
-  uint64_t seed = 1100;
-  for (const auto& cfg : configs) {
-    for (const auto& s : shapes) {
-      SgemmCase c{Op::N, Op::N, s[0], s[1], s[2]};
-      sgemm_testing::run_case(cfg.name, cfg.fn, candidate_supports, c, seed++);
-      c.small_ints = true, c.beta = -1.5f, c.pad_a = 3, c.pad_b = 4, c.pad_c = 1;
-      sgemm_testing::run_case(cfg.name, cfg.fn, candidate_supports, c, seed++);
-    }
-    SgemmCase c{Op::N, Op::T, 64, 64, 64};  // refused: cudaErrorInvalidValue, C untouched
-    sgemm_testing::run_case(cfg.name, cfg.fn, candidate_supports, c, seed++);
-  }
-}
-
 // The benchmark's ragged shape; Large_ only to keep it out of the sanitizer runs (34 GFLOP
 // per call, 5 calls), not because it passes 2^31 elements.
 TEST_F(SgemmTest, KK_LARGE(Shape4095x4097x1023)) {
