@@ -15,10 +15,7 @@
 
 namespace {
 
-// kExp / kExpMemset: TEMPORARY experiments (reduce.sum/exp.<variant>/...): the library's
-// kernel under another DeviceReducePolicy, or the library call after a 4-byte memset of
-// the counter (the cost of zeroing it on every call instead of once).
-enum class Impl { kKernelkit, kCub, kLadder, kExp, kExpMemset };
+enum class Impl { kKernelkit, kCub, kLadder };
 
 template <typename T>
 const char* dtype() {
@@ -31,17 +28,13 @@ const char* dtype() {
 constexpr double kRotateBytes = 128.0 * (1 << 20);
 
 // One case: op (kSum or kMax) over n elements of T into Acc, by impl.
-template <typename T, typename Acc, bool IsSum, Impl I,
-          typename Policy = kernelkit::detail::DeviceReduceDefaultPolicy>
+template <typename T, typename Acc, bool IsSum, Impl I>
 void add_reduce_case(int64_t n, kernelkit::ladder::reduce::LadderFn<T> ladder_fn = nullptr,
                      const std::string& ladder_name = "") {
   constexpr bool is_sum = IsSum;
   constexpr Impl impl = I;
-  constexpr bool is_exp = impl == Impl::kExp || impl == Impl::kExpMemset;
-  static_assert(!is_exp || is_sum, "experiments are sums");
   const std::string impl_name = impl == Impl::kKernelkit ? "kernelkit"
                                 : impl == Impl::kCub     ? "cub"
-                                : is_exp                 ? "exp." + ladder_name
                                                          : "ladder." + ladder_name;
   const std::string name = std::string(is_sum ? "reduce.sum/" : "reduce.max/") + impl_name + "/" +
                            dtype<T>() + "/" + kkbench::dims(n);
@@ -55,10 +48,8 @@ void add_reduce_case(int64_t n, kernelkit::ladder::reduce::LadderFn<T> ladder_fn
                                        integral ? 1e12 : 1.0);
     auto out = kkbench::poisoned_array<Acc>(1);
     size_t ws_bytes = 0;
-    if constexpr (impl == Impl::kKernelkit || impl == Impl::kExpMemset) {
+    if constexpr (impl == Impl::kKernelkit) {
       ws_bytes = kernelkit::reduce_workspace_bytes<T, Acc>(n);
-    } else if constexpr (impl == Impl::kExp) {
-      ws_bytes = kernelkit::detail::device_reduce_workspace_bytes<T, Acc, Policy>(n);
     } else if constexpr (impl == Impl::kLadder) {
       ws_bytes = kernelkit::ladder::reduce::registry_workspace_bytes<T>(n);
     } else if constexpr (is_sum) {
@@ -73,13 +64,7 @@ void add_reduce_case(int64_t n, kernelkit::ladder::reduce::LadderFn<T> ladder_fn
       const T* p = in->p + (*next % copies) * n;
       *next += 1;
       size_t wb = ws->n;
-      if constexpr (impl == Impl::kExp) {
-        BENCH_CUDA(kernelkit::detail::launch_device_reduce<Policy>(p, n, out->p, kernelkit::Sum{},
-                                                                   Acc(0), ws->p, s));
-      } else if constexpr (impl == Impl::kExpMemset) {
-        BENCH_CUDA(cudaMemsetAsync(ws->p, 0, sizeof(unsigned int), s));
-        BENCH_CUDA(kernelkit::sum(p, n, out->p, ws->p, wb, s));
-      } else if constexpr (impl == Impl::kKernelkit) {
+      if constexpr (impl == Impl::kKernelkit) {
         if constexpr (is_sum) {
           BENCH_CUDA(kernelkit::sum(p, n, out->p, ws->p, wb, s));
         } else {
@@ -125,49 +110,13 @@ void add_reduce_case(int64_t n, kernelkit::ladder::reduce::LadderFn<T> ladder_fn
         if (impl == Impl::kKernelkit && n == (int64_t{1} << 28)) {
           rtol = 1e-5;
         } else {
-          atol = (impl == Impl::kKernelkit || is_exp ? 2e-7 : 2e-5) * abs_sum;
+          atol = (impl == Impl::kKernelkit ? 2e-7 : 2e-5) * abs_sum;
         }
       }
       kkbench::verify(name, {got}, {ref}, rtol, atol);
     }
     return launch;
   });
-}
-
-// TEMPORARY: candidate policies for the 2^24 goals (f32 and i64), measured in one run.
-// Names: reduce.sum/exp.<variant>/<dtype>/<n>; the winner becomes the library's policy.
-void add_reduce_experiments() {
-  namespace kd = kernelkit::detail;
-  const int64_t k24 = int64_t{1} << 24, k20 = int64_t{1} << 20;
-  // the previous library kernel: __threadfence + atomicAdd, every thread of the last block
-  // fences again, one partial per iteration of the combine loop
-  using OldTail = kd::DeviceReducePolicy<256, 4, 8, false, 1, 2048, true>;
-  // next tile's loads in flight during this tile's adds (2 x 4 packs of registers)
-  using Pipe = kd::DeviceReducePolicy<256, 4, 4, true>;
-  // 1536 threads per SM, 4 packs each (<= 40 registers; at 8 blocks per SM, <= 32
-  // registers, ptxas keeps only 2 loads ahead of the adds), one wave
-  using B256x6U4 = kd::DeviceReducePolicy<256, 6, 4>;
-  // 512 threads per SM, 16 packs each (<= 128 registers), one wave
-  using B256x2U16 = kd::DeviceReducePolicy<256, 2, 16>;
-  // a grid over every tile (near CUB's shape: 256 x 4 packs per block, 6 blocks per SM),
-  // at most 8 waves; the block scheduler refills SMs as blocks finish
-  using Tiles6U4 = kd::DeviceReducePolicy<256, 6, 4, false, 8, 8192>;
-  // the library's policy with the L2::256B prefetch-size hint on the body loads
-  using Pf256 = kd::DeviceReducePolicy<256, 4, 8, false, 1, 2048, false, true>;
-  // a grid over every tile of 256 x 8 packs, 4 blocks per SM
-  using Tiles4U8 = kd::DeviceReducePolicy<256, 4, 8, false, 8, 8192>;
-  add_reduce_case<float, float, true, Impl::kExp, OldTail>(k24, nullptr, "old_tail");
-  add_reduce_case<float, float, true, Impl::kExp, OldTail>(k20, nullptr, "old_tail");
-  add_reduce_case<float, float, true, Impl::kExpMemset>(k24, nullptr, "memset");
-  add_reduce_case<float, float, true, Impl::kExp, Pipe>(k24, nullptr, "pipe");
-  add_reduce_case<float, float, true, Impl::kExp, B256x6U4>(k24, nullptr, "b256x6u4");
-  add_reduce_case<float, float, true, Impl::kExp, B256x2U16>(k24, nullptr, "b256x2u16");
-  add_reduce_case<float, float, true, Impl::kExp, Pf256>(k24, nullptr, "pf256");
-  add_reduce_case<float, float, true, Impl::kExp, Tiles6U4>(k24, nullptr, "tiles6u4");
-  add_reduce_case<float, float, true, Impl::kExp, Tiles4U8>(k24, nullptr, "tiles4u8");
-  add_reduce_case<int64_t, int64_t, true, Impl::kExp, OldTail>(k24, nullptr, "old_tail");
-  add_reduce_case<int64_t, int64_t, true, Impl::kExp, Pipe>(k24, nullptr, "pipe");
-  add_reduce_case<int64_t, int64_t, true, Impl::kExp, Tiles4U8>(k24, nullptr, "tiles4u8");
 }
 
 KKBENCH_CASES {
@@ -181,7 +130,6 @@ KKBENCH_CASES {
   add_reduce_case<int64_t, int64_t, true, Impl::kKernelkit>(k24);
   add_reduce_case<int64_t, int64_t, true, Impl::kCub>(k24);
   add_reduce_case<__half, float, true, Impl::kKernelkit>(k28);
-  add_reduce_experiments();
   for (const auto& e : kernelkit::ladder::reduce::kLadder<float>) {
     if (std::string(e.name) != "library")
       add_reduce_case<float, float, true, Impl::kLadder>(k24, e.fn, e.name);

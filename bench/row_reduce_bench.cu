@@ -106,41 +106,7 @@ void add_cub_case(Shape s) {
       });
 }
 
-// TEMPORARY experiments on the short-row shapes (removed once measured): the flat kernel
-// with 1 or 2 steps (rows per group loaded before reducing; the library uses
-// kRowFlatSteps = 4), with a grid of 2 waves that loops over tiles, and the previous
-// library path (the narrow group kernel, taken for unaligned rows).
-template <int W, int S, int Waves>
-cudaError_t exp_flat(const float* in, int64_t rows, int64_t cols, float* out, cudaStream_t st) {
-  using namespace kernelkit;
-  DeviceInfo d;
-  BENCH_CUDA(current_device_info(&d));
-  const int64_t tiles = ceil_div<int64_t>(rows, int64_t{detail::kRowBlock / W} * S);
-  const int grid = grid_size_for(tiles * detail::kRowBlock, detail::kRowBlock, d.sm_count,
-                                 d.max_threads_per_sm, Waves);
-  return detail::launch_row_flat<W, S, 4, float, float, Sum>(in, rows, cols, out, 0.0f, grid, st);
-}
-
-cudaError_t exp_group(const float* in, int64_t rows, int64_t cols, float* out, cudaStream_t st) {
-  using namespace kernelkit;
-  DeviceInfo d;
-  BENCH_CUDA(current_device_info(&d));
-  const auto plan = detail::choose_row_plan(rows, cols, 4, d.sm_count, d.max_threads_per_sm);
-  return detail::launch_row_reduce<4, float, float, Sum>(in, rows, cols, out, 0.0f, plan, st);
-}
-
-template <int W>
-void add_flat_experiments(Shape s) {
-  constexpr int kWaves = kernelkit::kDefaultWaves;
-  add_fn_case("exp.steps1", s, &exp_flat<W, 1, kWaves>);
-  add_fn_case("exp.steps2", s, &exp_flat<W, 2, kWaves>);
-  add_fn_case("exp.persist", s, &exp_flat<W, kernelkit::detail::kRowFlatSteps, 2>);
-  add_fn_case("exp.group", s, &exp_group);
-}
-
 KKBENCH_CASES {
-  add_flat_experiments<8>(kShapes[0]);   // 1048576x32: 8 packs per row
-  add_flat_experiments<32>(kShapes[1]);  // 262144x128: 32 packs per row
   for (const Shape& s : kShapes) {
     add_fn_case("kernelkit", s, &kk_row_sum);
     add_cub_case(s);

@@ -282,9 +282,9 @@ TEST_F(DeviceReduceTest, GraphReplay) {
   CUDA_CHECK(cudaStreamDestroy(s));
 }
 
-// The kernel under the other policies the benchmark measures (the next-tile pipelined
-// loop, a grid over every tile with more partials than one combine chunk covers): f32 and
-// exact int64 sums, unaligned heads, tails, a grid > 4096 blocks, the counter reset.
+// The kernel under other policies than the library's (a grid over every tile, one with more
+// partials than one combine chunk covers): f32 and exact int64 sums, unaligned heads,
+// tails, a grid > 4096 blocks, the counter reset.
 template <typename Policy, typename T>
 void check_policy(const std::vector<int64_t>& sizes, double lo, double hi) {
   for (int64_t n : sizes) {
@@ -322,16 +322,13 @@ void check_policy(const std::vector<int64_t>& sizes, double lo, double hi) {
 
 TEST_F(DeviceReduceTest, OtherPolicies) {
   namespace kd = kernelkit::detail;
-  using Pipe = kd::DeviceReducePolicy<256, 4, 4, true>;
-  using Tiles = kd::DeviceReducePolicy<256, 4, 8, false, 8, 8192>;
+  using Tiles = kd::DeviceReducePolicy<256, 4, 8, 8, 8192>;
   const std::vector<int64_t> sizes = {1, 33, 4097, kPrime, (int64_t{1} << 22) + 5};
-  check_policy<Pipe, float>(sizes, -1, 1);
-  check_policy<Pipe, int64_t>(sizes, -1099511627776.0, 1099511627776.0);
   check_policy<Tiles, float>(sizes, -1, 1);
   check_policy<Tiles, int64_t>(sizes, -1099511627776.0, 1099511627776.0);
   // one pack per thread, a grid over every tile: 4121 blocks here, more partials than one
   // combine chunk (256 threads x 16) covers, so the last block loops over two chunks
-  using OnePack = kd::DeviceReducePolicy<256, 4, 1, false, 64, 8192>;
+  using OnePack = kd::DeviceReducePolicy<256, 4, 1, 64, 8192>;
   check_policy<OnePack, int64_t>({(int64_t{1} << 21) + 12345}, -1099511627776.0, 1099511627776.0);
 }
 

@@ -7,7 +7,6 @@
 #include <cuda/atomic>
 
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
 #include "../../block/block_reduce.cuh"
@@ -17,22 +16,15 @@
 namespace kernelkit {
 namespace detail {
 
-// Tuning of the device-wide reduction, as one policy type so that the benchmark can
-// instantiate alternatives of the same kernel.
+// Tuning of the device-wide reduction, as one policy type so that the tests can run
+// alternatives of the same kernel (grids over every tile, one pack per thread).
 //   Block, MinBlocksPerSm: threads per block and the resident blocks per SM the kernel is
 //     built for (__launch_bounds__; 256 x 4 = 1024 threads, <= 64 registers each).
 //   Unroll: packs of 16 bytes each thread loads per tile (all issued before the adds).
-//   Pipelined: the next tile's loads are issued before the current tile's adds, so a
-//     thread always has loads in flight (two tiles of registers).
 //   Waves: the grid is at most Waves waves of resident blocks (1: a grid-stride loop over
 //     one wave; more: the block scheduler hands out tiles as blocks finish).
 //   MaxGrid: most blocks (and partials in the workspace), whatever the device.
-//   ScFenceTail: the older tail (__threadfence around a relaxed atomicAdd, all threads
-//     fence again) instead of one acq_rel atomic; kept to measure the difference.
-//   L2Prefetch256: body loads carry the L2::256B prefetch-size hint (inline PTX; measured
-//     before it may stay).
-template <int Block, int MinBlocksPerSm, int Unroll, bool Pipelined = false, int Waves = 1,
-          int MaxGrid = 2048, bool ScFenceTail = false, bool L2Prefetch256 = false>
+template <int Block, int MinBlocksPerSm, int Unroll, int Waves = 1, int MaxGrid = 2048>
 struct DeviceReducePolicy {
   static_assert(Block % 32 == 0 && Block <= 1024,
                 "block size must be a multiple of the warp size, at most 1024");
@@ -41,11 +33,8 @@ struct DeviceReducePolicy {
   static constexpr int kBlock = Block;
   static constexpr int kMinBlocksPerSm = MinBlocksPerSm;
   static constexpr int kUnroll = Unroll;
-  static constexpr bool kPipelined = Pipelined;
   static constexpr int kWaves = Waves;
   static constexpr int kMaxGrid = MaxGrid;
-  static constexpr bool kScFenceTail = ScFenceTail;
-  static constexpr bool kL2Prefetch256 = L2Prefetch256;
 };
 
 // The library's policy: 256 threads x 4 resident blocks per SM with 8 packs of 16 bytes in
@@ -114,25 +103,6 @@ __device__ __forceinline__ Acc load_reduce_partial(const Acc* p) {
   }
 }
 
-// Loads pack i of p (16-byte packs only when Prefetch256): a read-only 16-byte load that
-// asks L2 to fetch the surrounding 256 bytes from DRAM at once.
-template <bool Prefetch256, int N, typename T>
-__device__ __forceinline__ Pack<T, N> load_body_pack(const T* p, int64_t i) {
-  if constexpr (Prefetch256 && sizeof(Pack<T, N>) == 16) {
-    const Pack<T, N>* q = reinterpret_cast<const Pack<T, N>*>(p) + i;
-    unsigned int r[4];
-    asm("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-        : "l"(q));
-    Pack<T, N> v;
-    static_assert(sizeof(r) == sizeof(v), "16-byte pack");
-    memcpy(&v, r, sizeof(v));
-    return v;
-  } else {
-    return load_pack<N>(p, i);
-  }
-}
-
 // Adds a thread's Unroll packs of one tile to acc, lane by lane.
 template <int Unroll, typename Acc, typename Op, typename T, int PackSize>
 __device__ __forceinline__ void device_reduce_add_tile(Acc (&acc)[PackSize],
@@ -173,36 +143,14 @@ __global__ void __launch_bounds__(Policy::kBlock, Policy::kMinBlocksPerSm)
   const int64_t stride = int64_t{gridDim.x} * kBlock * kUnroll;
   const int64_t last_full = num_packs - int64_t{kUnroll - 1} * kBlock;  // i < last_full: full
   int64_t i = int64_t{blockIdx.x} * kBlock * kUnroll + threadIdx.x;
-  if constexpr (Policy::kPipelined) {
-    // the next tile's loads are in flight while this tile is added
-    if (i < last_full) {
-      P p[kUnroll];
-#pragma unroll
-      for (int j = 0; j < kUnroll; ++j)
-        p[j] = load_body_pack<Policy::kL2Prefetch256, PackSize>(body, i + int64_t{j} * kBlock);
+  // full tiles: kUnroll independent 16-byte loads in flight, then the adds
 #pragma unroll 1
-      for (i += stride; i < last_full; i += stride) {
-        P q[kUnroll];
+  for (; i < last_full; i += stride) {
+    P p[kUnroll];
 #pragma unroll
-        for (int j = 0; j < kUnroll; ++j)
-          q[j] = load_body_pack<Policy::kL2Prefetch256, PackSize>(body, i + int64_t{j} * kBlock);
-        device_reduce_add_tile<kUnroll>(acc, p, op);
-#pragma unroll
-        for (int j = 0; j < kUnroll; ++j)
-          p[j] = q[j];
-      }
-      device_reduce_add_tile<kUnroll>(acc, p, op);
-    }
-  } else {
-    // full tiles: kUnroll independent 16-byte loads in flight, then the adds
-#pragma unroll 1
-    for (; i < last_full; i += stride) {
-      P p[kUnroll];
-#pragma unroll
-      for (int j = 0; j < kUnroll; ++j)
-        p[j] = load_body_pack<Policy::kL2Prefetch256, PackSize>(body, i + int64_t{j} * kBlock);
-      device_reduce_add_tile<kUnroll>(acc, p, op);
-    }
+    for (int j = 0; j < kUnroll; ++j)
+      p[j] = load_pack<PackSize>(body, i + int64_t{j} * kBlock);
+    device_reduce_add_tile<kUnroll>(acc, p, op);
   }
   // the one partial tile left (i + stride is past the end). Written as load-then-add per
   // pack: ptxas still predicates and batches these loads, and (unlike an explicit
@@ -211,7 +159,7 @@ __global__ void __launch_bounds__(Policy::kBlock, Policy::kMinBlocksPerSm)
   for (int j = 0; j < kUnroll; ++j) {
     const int64_t idx = i + int64_t{j} * kBlock;
     if (idx < num_packs) {
-      const P p = load_body_pack<Policy::kL2Prefetch256, PackSize>(body, idx);
+      const P p = load_pack<PackSize>(body, idx);
 #pragma unroll
       for (int k = 0; k < PackSize; ++k)
         acc[k] = op(acc[k], convert<Acc>(p.elem[k]));
@@ -236,44 +184,31 @@ __global__ void __launch_bounds__(Policy::kBlock, Policy::kMinBlocksPerSm)
   __shared__ bool is_last;
   if (threadIdx.x == 0) {
     partials[blockIdx.x] = v;
-    unsigned int done;
-    if constexpr (Policy::kScFenceTail) {
-      __threadfence();  // release: the partial is visible before the counter says so
-      done = atomicAdd(counter, 1u);
-    } else {
-      // release: this block's partial is visible before its increment; acquire (for the
-      // last block): every other block's partial, released before its increment, is
-      // visible to this thread, and through the barrier below to the whole block
-      cuda::atomic_ref<unsigned int, cuda::thread_scope_device> count(*counter);
-      done = count.fetch_add(1u, cuda::memory_order_acq_rel);
-    }
+    // release: this block's partial is visible before its increment; acquire (for the
+    // last block): every other block's partial, released before its increment, is visible
+    // to this thread, and through the barrier below to the whole block
+    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> count(*counter);
+    const unsigned int done = count.fetch_add(1u, cuda::memory_order_acq_rel);
     is_last = done == gridDim.x - 1;
   }
   __syncthreads();
   if (!is_last) return;
-  if constexpr (Policy::kScFenceTail) __threadfence();
   // fixed order: thread t combines partials t, t + kBlock, t + 2 kBlock, ..., then the
-  // block tree (the same order, so the same bits, in both forms below)
+  // block tree. Every load of a chunk is issued before the adds: one round trip to L2 per
+  // chunk of kBlock x kCombineUnroll partials.
   const int grid = static_cast<int>(gridDim.x);
   Acc w = kIdentity;
-  if constexpr (Policy::kScFenceTail) {
-    // the older form: one partial per iteration (ptxas serialises the first few loads)
-    for (int b = threadIdx.x; b < grid; b += kBlock)
-      w = op(w, load_reduce_partial(partials + b));
-  } else {
-    // every load of a chunk issued before the adds: one round trip to L2 per chunk
-    constexpr int kCombineUnroll = kDeviceReduceCombineUnroll<Policy, Acc>;
-    for (int base = threadIdx.x; base < grid; base += kBlock * kCombineUnroll) {
-      Acc q[kCombineUnroll];
+  constexpr int kCombineUnroll = kDeviceReduceCombineUnroll<Policy, Acc>;
+  for (int base = threadIdx.x; base < grid; base += kBlock * kCombineUnroll) {
+    Acc q[kCombineUnroll];
 #pragma unroll
-      for (int k = 0; k < kCombineUnroll; ++k) {
-        const int b = base + k * kBlock;
-        if (b < grid) q[k] = load_reduce_partial(partials + b);
-      }
+    for (int k = 0; k < kCombineUnroll; ++k) {
+      const int b = base + k * kBlock;
+      if (b < grid) q[k] = load_reduce_partial(partials + b);
+    }
 #pragma unroll
-      for (int k = 0; k < kCombineUnroll; ++k) {
-        if (base + k * kBlock < grid) w = op(w, q[k]);
-      }
+    for (int k = 0; k < kCombineUnroll; ++k) {
+      if (base + k * kBlock < grid) w = op(w, q[k]);
     }
   }
   w = block_reduce<kBlock>(w, op);
