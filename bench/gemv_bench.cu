@@ -4,7 +4,6 @@
 // flops = 2 m n. A is 256 MB or more, far past the 50 MB L2.
 #include <cublas_v2.h>
 
-#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,33 +45,13 @@ void verify_gemv(const std::string& what, Op op, int64_t m, int64_t n, const flo
   kkbench::verify(what, got, ref, 1e-5, 1.2e-7 * double(xs));
 }
 
-enum class Impl { kKernelkit, kCublas, kLadder, kExp };
+enum class Impl { kKernelkit, kCublas, kLadder };
 
-// TEMPORARY (issue 6, gemv_t at 8192^2 / 16384^2): Op::T tile shapes launched directly,
-// named exp.t<TX>x<TY>[u<Unroll>] (clusters of up to 8 blocks split the rows where the
-// tiles alone do not fill a wave; u8: 64 registers, 1024 threads per SM, 8 loads in
-// flight). The winner becomes the library's dispatch; then these go.
-struct ExpVariant {
-  const char* name;
-  cudaError_t (*fn)(const kernelkit::DeviceInfo&, int64_t, int64_t, float, const float*, int64_t,
-                    const float*, float, float*, int, cudaStream_t);
-  int64_t size;  // square shape it is measured at
-};
-const ExpVariant kExpVariants[] = {
-    {"t16x16", kernelkit::detail::gemv_t_launch<4, 16, 16>, 8192},        // the old dispatch (c8)
-    {"t16x16", kernelkit::detail::gemv_t_launch<4, 16, 16>, 16384},       // the old dispatch (c4)
-    {"t16x64", kernelkit::detail::gemv_t_launch<4, 16, 64>, 8192},        // cluster 2
-    {"t16x64u8", kernelkit::detail::gemv_t_launch<4, 16, 64, 8>, 8192},   // 128 blocks, c1
-    {"t32x32", kernelkit::detail::gemv_t_launch<4, 32, 32>, 16384},       // cluster 2
-    {"t32x32u8", kernelkit::detail::gemv_t_launch<4, 32, 32, 8>, 16384},  // 128 blocks, c1
-};
-
-void add_gemv_case(Op op, Impl impl, int64_t m, int64_t n, int index = 0) {
+void add_gemv_case(Op op, Impl impl, int64_t m, int64_t n, int ladder_step = 0) {
   const std::string op_name = op == Op::N ? "gemv" : "gemv_t";
   std::string impl_name = impl == Impl::kKernelkit ? "kernelkit" : "cublas";
   if (impl == Impl::kLadder)
-    impl_name = std::string("ladder.") + kernelkit::ladder::gemv::kSteps[index].name;
-  if (impl == Impl::kExp) impl_name = std::string("exp.") + kExpVariants[index].name;
+    impl_name = std::string("ladder.") + kernelkit::ladder::gemv::kSteps[ladder_step].name;
   const std::string name = op_name + "/" + impl_name + "/f32/" + kkbench::dims(m, n);
   const int64_t xs = op == Op::N ? n : m, ys = op == Op::N ? m : n;
   const double bytes = double(m * n + xs + ys) * sizeof(float);
@@ -86,15 +65,8 @@ void add_gemv_case(Op op, Impl impl, int64_t m, int64_t n, int index = 0) {
           launch = [=](cudaStream_t st) {
             BENCH_CUDA(kernelkit::gemv(op, m, n, 1.f, A->p, n, x->p, 0.f, y->p, st));
           };
-        } else if (impl == Impl::kExp) {
-          const auto fn = kExpVariants[index].fn;
-          launch = [=](cudaStream_t st) {
-            kernelkit::DeviceInfo dev;
-            BENCH_CUDA(kernelkit::current_device_info(&dev));
-            BENCH_CUDA(fn(dev, m, n, 1.f, A->p, n, x->p, 0.f, y->p, 8, st));
-          };
         } else if (impl == Impl::kLadder) {
-          const auto fn = kernelkit::ladder::gemv::kSteps[index].fn;
+          const auto fn = kernelkit::ladder::gemv::kSteps[ladder_step].fn;
           launch = [=](cudaStream_t st) {
             BENCH_CUDA(fn(m, n, 1.f, A->p, n, x->p, 0.f, y->p, st));
           };
@@ -128,10 +100,6 @@ KKBENCH_CASES {
       sizeof(kernelkit::ladder::gemv::kSteps) / sizeof(kernelkit::ladder::gemv::kSteps[0]);
   for (int k = 0; k < kSteps; ++k)
     add_gemv_case(Op::N, Impl::kLadder, 8192, 8192, k);
-  // exp variants (the library runs t8x128 at 8192^2 and t16x64 at 16384^2, both one wave
-  // without clusters)
-  for (int v = 0; v < static_cast<int>(std::size(kExpVariants)); ++v)
-    add_gemv_case(Op::T, Impl::kExp, kExpVariants[v].size, kExpVariants[v].size, v);
 }
 
 }  // namespace

@@ -121,31 +121,7 @@ std::function<Op(cudaStream_t)> cublas_op(int64_t rows, int64_t cols) {
   };
 }
 
-// TEMPORARY experiments (removed once measured): 4-byte kernels called directly.
-template <int Kind>  // 0: shifted-chunk; 6, 8: scalar kernel with MinBlocks = Kind (40, 32 regs)
-std::function<Op(cudaStream_t)> exp_op(int64_t rows, int64_t cols) {
-  return [=](cudaStream_t) -> Op {
-    return [=](const void* in, void* out, cudaStream_t st) {
-      const auto* i = static_cast<const uint32_t*>(in);
-      auto* o = static_cast<uint32_t*>(out);
-      if constexpr (Kind == 0) {
-        BENCH_CUDA(kernelkit::detail::launch_transpose_shift<uint32_t>(i, o, rows, cols, st));
-      } else {
-        const cudaError_t e =
-            kernelkit::detail::launch_transpose_scalar<uint32_t, Kind>(i, o, rows, cols, st);
-        BENCH_CUDA(e);
-      }
-    };
-  };
-}
-
 KKBENCH_CASES {
-  add_transpose_case<float>("exp.scalar", 8191, 8193, exp_op<6>(8191, 8193));
-  add_transpose_case<float>("exp.scalar_occ8", 8191, 8193, exp_op<8>(8191, 8193));
-  add_transpose_case<float>("exp.shift", 8192, 8192, exp_op<0>(8192, 8192));
-  add_transpose_case<float>(
-      "exp.ladder_v2", 8191, 8193,
-      ladder_op(kernelkit::ladder::transpose::registry<float>()[2].fn, 8191, 8193));
   const std::vector<std::pair<int64_t, int64_t>> shapes = {
       {8192, 8192}, {16384, 16384}, {4096, 65536}, {8191, 8193}};
   for (const auto& [rows, cols] : shapes) {

@@ -94,22 +94,21 @@ cudaError_t gemv_n_dispatch(const DeviceInfo& dev, int64_t m, int64_t n, float a
 // Op::T with gemv_t_kernel<PackSize, TX, TY>: one block per TX*PackSize-column tile and
 // rank of a cluster (grid tiles x cluster); the cluster size is the smallest (<= max_cluster)
 // whose blocks fill 90% of a wave, and never more than the TY-row groups there are.
-template <int PackSize, int TX, int TY, int Unroll = kGemvUnroll>
+template <int PackSize, int TX, int TY>
 cudaError_t gemv_t_launch(const DeviceInfo& dev, int64_t m, int64_t n, float alpha, const float* A,
                           int64_t lda, const float* x, float beta, float* y, int max_cluster,
                           cudaStream_t stream) {
   constexpr int kBlock = TX * TY;
   const int64_t tiles = ceil_div<int64_t>(n, int64_t{TX} * PackSize);
   KERNELKIT_REQUIRE(tiles <= std::numeric_limits<int32_t>::max());
-  const int64_t device_threads =
-      int64_t{dev.sm_count} * std::min(dev.max_threads_per_sm, gemv_t_threads_per_sm(Unroll));
+  const int64_t device_threads = int64_t{dev.sm_count} * dev.max_threads_per_sm;
   const int64_t row_groups = ceil_div<int64_t>(m, TY);
   int cluster = gemv_cluster_size(tiles, device_threads / kBlock, max_cluster);
   while (cluster > 1 && cluster > row_groups)
     cluster /= 2;
   const dim3 grid(static_cast<unsigned>(tiles), cluster);
-  return gemv_launch(gemv_t_kernel<PackSize, TX, TY, Unroll>, grid, dim3(kBlock),
-                     dim3(1, cluster, 1), stream, m, n, alpha, A, lda, x, beta, y);
+  return gemv_launch(gemv_t_kernel<PackSize, TX, TY>, grid, dim3(kBlock), dim3(1, cluster, 1),
+                     stream, m, n, alpha, A, lda, x, beta, y);
 }
 
 // True when tiles of `cols` columns in blocks of `block` threads make 90% to 100% of one

@@ -157,12 +157,6 @@ __global__ void __launch_bounds__(BlockSize, 2048 / BlockSize)
   }
 }
 
-// Threads per SM the Op::T kernel is built for: 2048 at 32 registers (Unroll <= 4), 1024
-// at 64 registers for deeper unrolls.
-constexpr int gemv_t_threads_per_sm(int unroll) {
-  return unroll <= 4 ? 2048 : 1024;
-}
-
 // Op::T: y[j] = alpha * sum_i A[i][j] x[i] + beta * y[j]. Block (TX x TY threads) owns
 // TX*PackSize consecutive columns (blockIdx.x); thread (tx, ty) reads PackSize columns of
 // rows ty + TY*rank + k*TY*cluster, so each row segment of TX*PackSize floats is read
@@ -171,10 +165,10 @@ constexpr int gemv_t_threads_per_sm(int unroll) {
 // in shared memory in a fixed order (every thread sums PackSize rows of one column, then
 // one thread per column sums those), then over ranks in order through distributed shared
 // memory (rank 0 writes y). A and lda are aligned to PackSize floats; x and y need not be.
-// Unroll rows per trip; at 32 registers (Unroll 4) ptxas keeps only ~2 of the 4 A loads in
-// flight (it issues the third after the first FFMA), at 64 registers (Unroll 8) all 8.
-template <int PackSize, int TX, int TY, int Unroll = kGemvUnroll>
-__global__ void __launch_bounds__(TX* TY, gemv_t_threads_per_sm(Unroll) / (TX * TY))
+// kGemvUnroll rows per trip (~2 of the 4 loads in flight at 32 registers, see kGemvUnroll;
+// a 64-register build with 8 in flight ran 8192^2 2.7% faster, bench/notes/gemv.md).
+template <int PackSize, int TX, int TY>
+__global__ void __launch_bounds__(TX* TY, 2048 / (TX * TY))
     gemv_t_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
                   const float* __restrict__ x, float beta, float* __restrict__ y) {
   constexpr int kThreads = TX * TY;
@@ -201,16 +195,16 @@ __global__ void __launch_bounds__(TX* TY, gemv_t_threads_per_sm(Unroll) / (TX * 
   int64_t i = int64_t{rank} * TY + ty;
   if (j0 + PackSize <= n) {
     const int64_t jp = j0 / PackSize;  // pack index within a row
-    for (; i + (Unroll - 1) * step < m; i += Unroll * step) {
-      Pack<float, PackSize> av[Unroll];
-      float xv[Unroll];
+    for (; i + (kGemvUnroll - 1) * step < m; i += kGemvUnroll * step) {
+      Pack<float, PackSize> av[kGemvUnroll];
+      float xv[kGemvUnroll];
 #pragma unroll
-      for (int u = 0; u < Unroll; ++u) {
+      for (int u = 0; u < kGemvUnroll; ++u) {
         av[u] = load_pack<PackSize>(A + (i + u * step) * lda, jp);
         xv[u] = x[i + u * step];
       }
 #pragma unroll
-      for (int u = 0; u < Unroll; ++u) {
+      for (int u = 0; u < kGemvUnroll; ++u) {
 #pragma unroll
         for (int k = 0; k < PackSize; ++k)
           acc.elem[k] = fmaf(av[u].elem[k], xv[u], acc.elem[k]);

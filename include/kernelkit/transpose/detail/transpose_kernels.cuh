@@ -207,13 +207,13 @@ __global__ void __launch_bounds__(kTransposeBlock)
 template <typename U>
 using transpose_scalar_smem_t = std::conditional_t<sizeof(U) == 8, uint64_t, uint32_t>;
 
-// Any shape, any alignment. 256 threads as 32 x 8; each thread moves 2 x 8 elements of
-// a 64 x 64 tile; lanes run along in rows on the load and along out rows on the store.
-// MinBlocks: resident blocks per SM the register budget must allow. The defaults give the
-// budgets the kernel had without a minimum (40 registers; 64 for 8-byte elements, which
-// spill at 40); MinBlocks = 1 lets ptxas take 64 for 4-byte ones, 8 caps at 32 (spills).
-template <typename U, int MinBlocks = (sizeof(U) == 8 ? 4 : 6)>
-__global__ void __launch_bounds__(kTransposeBlock, MinBlocks)
+// Any shape, any alignment (the library sends 1-, 2- and 8-byte elements here). 256
+// threads as 32 x 8; each thread moves 2 x 8 elements of a 64 x 64 tile; lanes run along
+// in rows on the load and along out rows on the store. Register budget: 6 resident blocks
+// (40 registers), 4 (64) for 8-byte elements, which spill at 40; capping 4-byte elements
+// at 32 registers (8 blocks) spilled and took 1.3x as long (bench/notes/transpose.md).
+template <typename U>
+__global__ void __launch_bounds__(kTransposeBlock, sizeof(U) == 8 ? 4 : 6)
     transpose_scalar_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows,
                             int64_t cols, int64_t tiles_c, int64_t num_tiles) {
   constexpr int kTile = kTransposeScalarTile, kRowStep = kTransposeScalarWarpRows;
@@ -391,21 +391,6 @@ cudaError_t launch_transpose_shift(const U* in, U* out, int64_t rows, int64_t co
       num_tiles > INT64_MAX / kTransposeBlock ? INT64_MAX : num_tiles * kTransposeBlock;
   KERNELKIT_RETURN_IF_ERROR(grid_size(work, kTransposeBlock, &grid));
   transpose_shift_kernel<U>
-      <<<grid, kTransposeBlock, 0, stream>>>(in, out, rows, cols, tiles_c, num_tiles);
-  KERNELKIT_RETURN_LAUNCH_STATUS();
-}
-
-// The scalar kernel with MinBlocks resident blocks per SM (benchmark experiments).
-template <typename U, int MinBlocks>
-cudaError_t launch_transpose_scalar(const U* in, U* out, int64_t rows, int64_t cols,
-                                    cudaStream_t stream) {
-  const int64_t tiles_c = ceil_div<int64_t>(cols, kTransposeScalarTile);
-  const int64_t num_tiles = ceil_div<int64_t>(rows, kTransposeScalarTile) * tiles_c;
-  int grid = 0;
-  const int64_t work =
-      num_tiles > INT64_MAX / kTransposeBlock ? INT64_MAX : num_tiles * kTransposeBlock;
-  KERNELKIT_RETURN_IF_ERROR(grid_size(work, kTransposeBlock, &grid));
-  transpose_scalar_kernel<U, MinBlocks>
       <<<grid, kTransposeBlock, 0, stream>>>(in, out, rows, cols, tiles_c, num_tiles);
   KERNELKIT_RETURN_LAUNCH_STATUS();
 }
