@@ -330,6 +330,11 @@ TEST_F(DeviceReduceTest, OtherPolicies) {
   // combine chunk (256 threads x 16) covers, so the last block loops over two chunks
   using OnePack = kd::DeviceReducePolicy<256, 4, 1, 64, 8192>;
   check_policy<OnePack, int64_t>({(int64_t{1} << 21) + 12345}, -1099511627776.0, 1099511627776.0);
+  // 6 blocks a SM (<= 40 registers a thread): the narrower combine chunks (8 partials a
+  // thread for 4-byte Acc, 4 for 8-byte) and 4 packs a thread
+  using HighOccupancy = kd::DeviceReducePolicy<256, 6, 4, 8, 8192>;
+  check_policy<HighOccupancy, float>(sizes, -1, 1);
+  check_policy<HighOccupancy, int64_t>(sizes, -1099511627776.0, 1099511627776.0);
 }
 
 // Bad arguments: cudaErrorInvalidValue before any launch; out stays poisoned.
