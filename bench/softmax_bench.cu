@@ -2,7 +2,6 @@
 // 65536x1024 f32. bytes = rows * cols * sizeof(T) read + the same written. Each case is
 // verified once on 16 sampled rows against a float64 reference.
 #include <cmath>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -79,110 +78,10 @@ void add_library_cases() {
   }
 }
 
-// TEMPORARY experiments of the f16/bf16 register and block-per-row paths (softmax_rows):
-// each is a variant the dispatch does not pick, beside the library case of the same
-// shape. Removed once measured.
-template <typename T, int Cpt, int Width, int Rows, bool Fast>
-void add_warp_exp(const char* variant, int64_t rows, int64_t cols) {
-  namespace kd = kernelkit::detail;
-  add_softmax_case<T>(
-      std::string("softmax/exp.") + variant + "/" + dtype_name<T>() + "/" +
-          kkbench::dims(rows, cols),
-      rows, cols, false, [](const T* a, T* b, int64_t r, int64_t c, cudaStream_t st) {
-        return kd::softmax_launch_warp<T, kd::SoftmaxAlgo::kSoftmax, 8, Cpt, Width, Rows, Fast>(
-            a, b, r, c, st);
-      });
-}
-
-template <typename T, int Block, int Packs, bool Raw>
-void add_block_reg_exp(const char* variant, int64_t rows, int64_t cols) {
-  namespace kd = kernelkit::detail;
-  add_softmax_case<T>(
-      std::string("softmax/exp.") + variant + "/" + dtype_name<T>() + "/" +
-          kkbench::dims(rows, cols),
-      rows, cols, false, [](const T* a, T* b, int64_t r, int64_t c, cudaStream_t st) {
-        return kd::softmax_launch_block_reg<T, kd::SoftmaxAlgo::kSoftmax, 8, Block, Packs, Raw>(
-            a, b, r, c, st);
-      });
-}
-
-template <typename T>
-void add_smem_exp(int64_t rows, int64_t cols) {
-  namespace kd = kernelkit::detail;
-  add_softmax_case<T>(
-      std::string("softmax/exp.smem/") + dtype_name<T>() + "/" + kkbench::dims(rows, cols), rows,
-      cols, false, [](const T* a, T* b, int64_t r, int64_t c, cudaStream_t st) {
-        return kd::softmax_launch_block<T, kd::SoftmaxAlgo::kSoftmax, 8>(a, b, r, c, st);
-      });
-}
-
-void add_rows_experiments() {
-  // short rows: accurate expf + NaN-propagating max (the previous kernel), 4 rows per group
-  add_warp_exp<__half, 8, 4, 2, false>("accurate", 1048576, 32);
-  add_warp_exp<__nv_bfloat16, 8, 16, 2, false>("accurate", 262144, 128);
-  add_warp_exp<__half, 8, 4, 4, true>("rows4", 1048576, 32);
-  add_warp_exp<__nv_bfloat16, 8, 16, 4, true>("rows4", 262144, 128);
-  // 4096 columns: the previous shared-memory path; floats instead of raw packs; 128 x 4
-  add_smem_exp<__nv_bfloat16>(16384, 4096);
-  add_block_reg_exp<__nv_bfloat16, 256, 2, false>("reg256x2f", 16384, 4096);
-  add_block_reg_exp<__half, 128, 4, true>("reg128x4", 16384, 4096);
-  add_block_reg_exp<__nv_bfloat16, 128, 4, true>("reg128x4", 16384, 4096);
-  // 16384 columns: the previous shared-memory path; 1024 x 2 instead of 512 x 4
-  add_smem_exp<__half>(4096, 16384);
-  add_block_reg_exp<__half, 1024, 2, true>("reg1024x2", 4096, 16384);
-  add_block_reg_exp<__nv_bfloat16, 1024, 2, true>("reg1024x2", 4096, 16384);
-}
-
-// TEMPORARY experiments of the long-row path (softmax_long): cluster shapes the dispatch
-// does not pick at 256x262144, beside the library case (f32: 16 x 512 threads, 64 KiB
-// chunks; f16/bf16: 8 x 512, 64 KiB). `async`: cp.async fills shared memory. Each case
-// prints the clusters resident at once (stderr) and falls back to the online kernel,
-// saying so, if its cluster cannot be resident. Removed once measured.
-template <typename T, int Block, int Cluster, bool Async>
-void add_long_exp(const char* variant) {
-  namespace kd = kernelkit::detail;
-  constexpr int kN = 16 / sizeof(T);
-  const std::string name = std::string("softmax/exp.") + variant + "/" + dtype_name<T>() + "/" +
-                           kkbench::dims(256, 262144);
-  add_softmax_case<T>(
-      name, 256, 262144, false, [name](const T* a, T* b, int64_t r, int64_t c, cudaStream_t st) {
-        static bool said = false;
-        bool launched = false;
-        int active = 0;
-        cudaError_t err =
-            kd::softmax_launch_cluster<T, kd::SoftmaxAlgo::kSoftmax, kN, Block, Cluster, Async>(
-                a, b, r, c, st, &launched, 0, &active);
-        if (!said) {
-          said = true;
-          std::fprintf(stderr, "%s: %d clusters of %d x %d threads resident%s\n", name.c_str(),
-                       active, Cluster, Block,
-                       launched ? "" : ", NOT LAUNCHED: online kernel instead");
-        }
-        if (err == cudaSuccess && !launched)
-          err = kd::softmax_launch_online<T, kd::SoftmaxAlgo::kSoftmax, kN>(a, b, r, c, st);
-        return err;
-      });
-}
-
-void add_long_experiments() {
-  add_long_exp<float, 512, 16, true>("c16b512async");  // library shape, cp.async fill
-  add_long_exp<float, 512, 8, false>("c8b512");        // 128 KiB chunks, 1 block/SM
-  add_long_exp<float, 1024, 8, false>("c8b1024");      // the old shape, new kernel
-  add_long_exp<__half, 512, 8, true>("c8b512async");
-  add_long_exp<__half, 512, 16, false>("c16b512");  // 32 KiB chunks
-  add_long_exp<__half, 1024, 4, false>("c4b1024");  // 128 KiB chunks, 1 block/SM
-  add_long_exp<__nv_bfloat16, 512, 8, true>("c8b512async");
-  add_long_exp<__nv_bfloat16, 512, 16, false>("c16b512");
-  // the library shape once more, to print its resident clusters
-  add_long_exp<float, 512, 16, false>("c16b512");
-  add_long_exp<__half, 512, 8, false>("c8b512");
-}
-
 KKBENCH_CASES {
   add_library_cases<float>();
   add_library_cases<__half>();
   add_library_cases<__nv_bfloat16>();
-  add_rows_experiments();
   add_softmax_case<float>("log_softmax/kernelkit/f32/65536x1024", 65536, 1024, true,
                           [](const float* a, float* b, int64_t r, int64_t c, cudaStream_t st) {
                             return kernelkit::log_softmax(a, b, r, c, st);
@@ -200,7 +99,6 @@ KKBENCH_CASES {
                                  __half, kernelkit::detail::SoftmaxAlgo::kSoftmax, 8>(a, b, r, c,
                                                                                       st);
                            });
-  add_long_experiments();
   for (const auto& v : kernelkit::ladder::kSoftmaxVersions) {
     add_softmax_case<float>(std::string("softmax/ladder.") + v.name + "/f32/65536x1024", 65536,
                             1024, false, v.fn);

@@ -208,9 +208,9 @@ TYPED_TEST(SoftmaxTest, BlockRegisterPathBoundaries) {
   }
 }
 
-// The variants the f16/bf16 dispatch does not pick today, called directly so that a
-// later switch is already tested: 4 rows per lane group, accurate exp in the warp kernel,
-// floats (not raw packs) and other block shapes in the block-register kernel.
+// Block shapes of the block-register kernel that the f16/bf16 dispatch does not pick
+// today (128 x 4 and 1024 x 2 packs), called directly so that a later switch is already
+// tested.
 template <typename T, typename Launch>
 void check_direct(int64_t rows, int64_t cols, bool log, uint64_t seed, Launch launch,
                   const std::string& what) {
@@ -232,26 +232,12 @@ void check_direct(int64_t rows, int64_t cols, bool log, uint64_t seed, Launch la
 template <typename T, kk::detail::SoftmaxAlgo A>
 void check_variants(bool log, uint64_t seed) {
   namespace kd = kk::detail;
-  // 4 rows per group: rows not a multiple of the rows per warp (groups past the end)
-  for (const int64_t rows : {int64_t{1}, int64_t{3}, int64_t{129}, int64_t{1000}}) {
-    check_direct<T>(rows, 32, log, seed++, kd::softmax_launch_warp<T, A, 8, 8, 4, 4>, "rows4 w4");
-    check_direct<T>(rows, 120, log, seed++, kd::softmax_launch_warp<T, A, 8, 8, 16, 4>,
-                    "rows4 w16");
-    check_direct<T>(rows, 24, log, seed++, kd::softmax_launch_warp<T, A, 8, 8, 4, 2, false>,
-                    "accurate w4");
-  }
   for (const int64_t cols : {int64_t{1032}, int64_t{4096}, int64_t{4104}, int64_t{16384}}) {
     if (cols <= 4096)
-      check_direct<T>(37, cols, log, seed++, kd::softmax_launch_block_reg<T, A, 8, 256, 2, false>,
-                      "reg256x2 floats");
-    if (cols <= 4096)
-      check_direct<T>(37, cols, log, seed++, kd::softmax_launch_block_reg<T, A, 8, 128, 4, true>,
+      check_direct<T>(37, cols, log, seed++, kd::softmax_launch_block_reg<T, A, 8, 128, 4>,
                       "reg128x4");
-    check_direct<T>(37, cols, log, seed++, kd::softmax_launch_block_reg<T, A, 8, 1024, 2, true>,
+    check_direct<T>(37, cols, log, seed++, kd::softmax_launch_block_reg<T, A, 8, 1024, 2>,
                     "reg1024x2");
-    check_direct<T>(37, cols, log, seed++,
-                    kd::softmax_launch_block_reg<T, A, 8, 512, 4, true, false>,
-                    "reg512x4 accurate");
   }
 }
 
@@ -409,12 +395,12 @@ TEST_F(SoftmaxLadderTest, EveryVersionMatchesReference) {
 
 // ---------------------------------------------------------------------------------------
 // Long rows: the cluster kernel (softmax_long.cuh) called directly in every shape the
-// dispatch or the benchmark may pick: cluster sizes 2..16, 512 / 1024 threads, register
-// or cp.async fill; chunks that end mid-row, blocks with an empty chunk (cols < Cluster *
-// pack), specials, in place, and a grid of 3 clusters so that the row loop wraps (both
-// parities of the partials buffer). On sm_90+ every shape whose chunk fits in a block's
-// shared memory must launch (no silent fallback to the online kernel); the others must not.
-template <typename T, kk::detail::SoftmaxAlgo A, int Block, int Cluster, bool Async>
+// dispatch may pick (cluster sizes 2..16, 512 threads) and with 1024 threads; chunks that
+// end mid-row, blocks with an empty chunk (cols < Cluster * pack), specials, in place, and
+// a grid of 3 clusters so that the row loop wraps (both parities of the partials buffer).
+// On sm_90+ every shape whose chunk fits in a block's shared memory must launch (no silent
+// fallback to the online kernel); the others must not.
+template <typename T, kk::detail::SoftmaxAlgo A, int Block, int Cluster>
 ::testing::AssertionResult run_cluster_case(int64_t rows, int64_t cols, bool in_place,
                                             int max_clusters, uint64_t seed) {
   constexpr int kN = kk::kMaxPackSize<T>;
@@ -424,11 +410,11 @@ template <typename T, kk::detail::SoftmaxAlgo A, int Block, int Cluster, bool As
   DeviceBuffer<T> out(h_in.size());
   out.poison();
   bool launched = false;
-  const cudaError_t err = kk::detail::softmax_launch_cluster<T, A, kN, Block, Cluster, Async>(
+  const cudaError_t err = kk::detail::softmax_launch_cluster<T, A, kN, Block, Cluster>(
       in.get(), in_place ? in.get() : out.get(), rows, cols, nullptr, &launched, max_clusters);
   const std::string label = std::string("cluster ") + kktest::type_name<T>() +
                             (kLog ? " log" : "") + " block=" + std::to_string(Block) +
-                            " cluster=" + std::to_string(Cluster) + (Async ? " async" : "") +
+                            " cluster=" + std::to_string(Cluster) +
                             " rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) +
                             " grid_clusters<=" + std::to_string(max_clusters) +
                             (in_place ? " in place" : "") + " seed=" + std::to_string(seed);
@@ -455,14 +441,14 @@ template <typename T, kk::detail::SoftmaxAlgo A, int Block, int Cluster, bool As
   return kktest::check_near(got, reference(x, rows, cols, kLog), tolerance<T>(kLog), label);
 }
 
-template <typename T, kk::detail::SoftmaxAlgo A, int Block, int Cluster, bool Async>
+template <typename T, kk::detail::SoftmaxAlgo A, int Block, int Cluster>
 void check_cluster_shape(uint64_t seed) {
   constexpr int64_t kN = kk::kMaxPackSize<T>;
   // cols: fewer packs than blocks (empty chunks), a chunk ending mid-row, 2^18
   for (const int64_t cols : {3 * kN, 40000 - 40000 % kN, int64_t{262144}}) {
     const int64_t rows = cols > 65536 ? 3 : 9;
-    EXPECT_TRUE((run_cluster_case<T, A, Block, Cluster, Async>(rows, cols, false, 0, seed++)));
-    EXPECT_TRUE((run_cluster_case<T, A, Block, Cluster, Async>(rows, cols, true, 2, seed++)));
+    EXPECT_TRUE((run_cluster_case<T, A, Block, Cluster>(rows, cols, false, 0, seed++)));
+    EXPECT_TRUE((run_cluster_case<T, A, Block, Cluster>(rows, cols, true, 2, seed++)));
   }
 }
 
@@ -471,16 +457,14 @@ TYPED_TEST(SoftmaxTest, LongRowClusterShapes) {
   namespace kd = kk::detail;
   constexpr auto kS = kd::SoftmaxAlgo::kSoftmax;
   constexpr auto kL = kd::SoftmaxAlgo::kLogSoftmax;
-  check_cluster_shape<T, kS, 512, 2, false>(1100);
-  check_cluster_shape<T, kL, 512, 4, false>(1110);
-  check_cluster_shape<T, kS, 512, 8, false>(1120);
-  check_cluster_shape<T, kL, 512, 8, false>(1130);
-  check_cluster_shape<T, kS, 512, 16, false>(1140);
-  check_cluster_shape<T, kL, 512, 16, false>(1150);
-  check_cluster_shape<T, kS, 512, 8, true>(1160);
-  check_cluster_shape<T, kS, 512, 16, true>(1170);
-  check_cluster_shape<T, kS, 1024, 8, false>(1180);
-  check_cluster_shape<T, kS, 1024, 4, false>(1190);
+  check_cluster_shape<T, kS, 512, 2>(1100);
+  check_cluster_shape<T, kL, 512, 4>(1110);
+  check_cluster_shape<T, kS, 512, 8>(1120);
+  check_cluster_shape<T, kL, 512, 8>(1130);
+  check_cluster_shape<T, kS, 512, 16>(1140);
+  check_cluster_shape<T, kL, 512, 16>(1150);
+  check_cluster_shape<T, kS, 1024, 8>(1180);
+  check_cluster_shape<T, kS, 1024, 4>(1190);
 }
 
 // The dispatch's long-row choice end to end (2^18 columns: f32 16-block clusters, f16 /

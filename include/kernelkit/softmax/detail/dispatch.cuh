@@ -63,20 +63,15 @@ inline cudaError_t softmax_active_blocks(const void* kernel, int block, size_t s
   return cudaSuccess;
 }
 
-// Rows per lane group per iteration: 2 when a lane holds one pack (two 16-byte loads in
-// flight per lane), else 1.
-template <int N, int Cpt>
-inline constexpr int kSoftmaxWarpRows = Cpt == N ? 2 : 1;
-
-template <typename T, SoftmaxAlgo A, int N, int Cpt, int Width, int Rows = kSoftmaxWarpRows<N, Cpt>,
-          bool Fast = is_half_like_v<T>>
+template <typename T, SoftmaxAlgo A, int N, int Cpt, int Width>
 cudaError_t softmax_launch_warp(const T* in, T* out, int64_t rows, int64_t cols,
                                 cudaStream_t stream) {
-  constexpr int kRowsPerBlock = kSoftmaxWarpBlock / Width * Rows;
+  // rows per lane group per iteration: 2 when a lane holds one pack (softmax_warp_kernel)
+  constexpr int kRowsPerBlock = kSoftmaxWarpBlock / Width * (Cpt == N ? 2 : 1);
   int grid = 0;
   KERNELKIT_RETURN_IF_ERROR(grid_size(ceil_div<int64_t>(rows, kRowsPerBlock) * kSoftmaxWarpBlock,
                                       kSoftmaxWarpBlock, &grid));
-  softmax_warp_kernel<T, A, N, Cpt, Width, Rows, Fast>
+  softmax_warp_kernel<T, A, N, Cpt, Width>
       <<<grid, kSoftmaxWarpBlock, 0, stream>>>(in, out, rows, cols);
   return cudaGetLastError();
 }
@@ -157,14 +152,12 @@ cudaError_t softmax_launch_block(const T* in, T* out, int64_t rows, int64_t cols
 
 // One block per row, the row in registers: Block threads with Packs packs each cover
 // cols <= Block * Packs * N.
-template <typename T, SoftmaxAlgo A, int N, int Block, int Packs, bool Raw,
-          bool Fast = is_half_like_v<T>>
+template <typename T, SoftmaxAlgo A, int N, int Block, int Packs>
 cudaError_t softmax_launch_block_reg(const T* in, T* out, int64_t rows, int64_t cols,
                                      cudaStream_t stream) {
   int grid = 0;
   KERNELKIT_RETURN_IF_ERROR(grid_size(rows * Block, Block, &grid));
-  softmax_block_reg_kernel<T, A, N, Block, Packs, Raw, Fast>
-      <<<grid, Block, 0, stream>>>(in, out, rows, cols);
+  softmax_block_reg_kernel<T, A, N, Block, Packs><<<grid, Block, 0, stream>>>(in, out, rows, cols);
   return cudaGetLastError();
 }
 
@@ -179,10 +172,10 @@ cudaError_t softmax_dispatch_block_reg(const T* in, T* out, int64_t rows, int64_
                                        cudaStream_t stream) {
   static_assert(N == 8, "16-byte packs of a 2-byte type");
   if (cols <= 256 * 2 * N)
-    return softmax_launch_block_reg<T, A, N, 256, 2, true>(in, out, rows, cols, stream);
+    return softmax_launch_block_reg<T, A, N, 256, 2>(in, out, rows, cols, stream);
   if (cols <= 512 * 2 * N)
-    return softmax_launch_block_reg<T, A, N, 512, 2, true>(in, out, rows, cols, stream);
-  return softmax_launch_block_reg<T, A, N, 512, 4, true>(in, out, rows, cols, stream);
+    return softmax_launch_block_reg<T, A, N, 512, 2>(in, out, rows, cols, stream);
+  return softmax_launch_block_reg<T, A, N, 512, 4>(in, out, rows, cols, stream);
 }
 
 template <typename T, SoftmaxAlgo A, int N>

@@ -43,11 +43,12 @@ __device__ __forceinline__ void softmax_load_floats(const T* p, int64_t i, float
     x[j] = convert<float>(v.elem[j]);
 }
 
-// exp(d) and the per-element max. Fast (the 2-byte types, which need twice the elements
-// per byte of float, so instruction issue matters): __expf (ex2.approx of d * log2(e); d =
-// x - m is formed first, so for the |d| < 20 that reach a 2-byte output the relative error
-// stays near 2^-21) and fmaxf (one FMNMX; a NaN it skips still makes the row's sum NaN, so
-// the row still becomes NaN). Otherwise expf and the NaN-propagating Max.
+// exp(d) and the per-element max. Fast (the kernels pass is_half_like_v<T>: the 2-byte
+// types need twice the elements per byte of float, so instruction issue matters): __expf
+// (ex2.approx of d * log2(e); d = x - m is formed first, so for the |d| < 20 that reach a
+// 2-byte output the relative error stays near 2^-21) and fmaxf (one FMNMX; a NaN it skips
+// still makes the row's sum NaN, so the row still becomes NaN). Otherwise (float) expf and
+// the NaN-propagating Max.
 template <bool Fast>
 __device__ __forceinline__ float softmax_exp(float d) {
   if constexpr (Fast) {
@@ -86,24 +87,22 @@ __device__ __forceinline__ void softmax_store_floats(T* p, int64_t i, const floa
 // Row in registers. Lane `lane` of a group holds packs p * Width + lane (p < ColsPerThread
 // / N) of its row, i.e. columns [(p * Width + lane) * N, ... + N). Requires cols <=
 // ColsPerThread * Width and cols % N == 0 (packs past cols are padding and never touched).
-// Each group takes Rows rows per iteration (the dispatch uses 2 when a lane holds a single
-// pack, so that every lane has two independent 16-byte loads in flight, else 1). The warp's
-// rows per iteration are base + k * groups_per_warp + group (k < Rows): consecutive
+// When a lane holds a single pack (short rows), each group takes kRows = 2 rows per
+// iteration, so that every lane has two independent 16-byte loads in flight. The warp's
+// rows per iteration are base + k * groups_per_warp + group (k < kRows): consecutive
 // groups read consecutive rows. The row loop is uniform over the warp (every lane runs
 // every iteration and every shuffle); a group whose row is past `rows` computes on
 // padding and stores nothing.
-template <typename T, SoftmaxAlgo A, int N, int ColsPerThread, int Width, int Rows,
-          bool Fast = is_half_like_v<T>>
+template <typename T, SoftmaxAlgo A, int N, int ColsPerThread, int Width>
 __global__ void __launch_bounds__(kSoftmaxWarpBlock)
     softmax_warp_kernel(const T* in, T* out, int64_t rows, int64_t cols) {
   static_assert(ColsPerThread % N == 0, "a lane holds whole packs");
   static_assert(Width >= 1 && Width <= kWarpSize && (Width & (Width - 1)) == 0,
                 "a row group is 1, 2, 4, 8, 16 or 32 lanes of one warp");
   static_assert(ColsPerThread <= kSoftmaxMaxColsPerThread, "row must fit in registers");
-  static_assert(Rows == 1 || Rows == 2 || Rows == 4, "1, 2 or 4 rows per group");
-  static_assert(Rows * ColsPerThread <= 2 * kSoftmaxMaxColsPerThread, "rows must fit in registers");
+  constexpr bool kFast = is_half_like_v<T>;
   constexpr int kPacks = ColsPerThread / N;
-  constexpr int kRows = Rows;
+  constexpr int kRows = kPacks == 1 ? 2 : 1;
   constexpr int kGroupsPerWarp = kWarpSize / Width;
   constexpr int kWarpsPerBlock = kSoftmaxWarpBlock / kWarpSize;
   const int lane = threadIdx.x % Width;
@@ -138,7 +137,7 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock)
     for (int k = 0; k < kRows; ++k) {
 #pragma unroll
       for (int c = 0; c < ColsPerThread; ++c)
-        m[k] = softmax_max<Fast>(m[k], x[k][c]);
+        m[k] = softmax_max<kFast>(m[k], x[k][c]);
       if constexpr (Width > 1) m[k] = warp_all_reduce<Width>(m[k], Max{});
     }
     // every lane of a group holds its rows' max
@@ -151,7 +150,7 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock)
         if (pack * N < cols) {
 #pragma unroll
           for (int j = 0; j < N; ++j) {
-            const float e = softmax_exp<Fast>(x[k][p * N + j] - m[k]);
+            const float e = softmax_exp<kFast>(x[k][p * N + j] - m[k]);
             if constexpr (A == SoftmaxAlgo::kSoftmax) x[k][p * N + j] = e;
             s[k] += e;
           }
@@ -191,16 +190,16 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock)
 // Requires cols % N == 0 and cols <= Block * Packs * N (packs past cols are padding and
 // never touched). All Packs 16-byte loads of a thread are issued before any is used; the
 // block then does two block all-reduces (max, sum) per row and writes the row from
-// registers. Raw: the thread keeps its packs as loaded (N / 2 registers per pack for
-// 2-byte types) and converts them again in each pass (softmax computes exp twice), which
-// halves the registers a row takes, so more rows fit per SM; otherwise it keeps N floats
-// per pack. Rows loop with a stride of gridDim.x.
-template <typename T, SoftmaxAlgo A, int N, int Block, int Packs, bool Raw,
-          bool Fast = is_half_like_v<T>>
+// registers. The thread keeps its packs as loaded (N / 2 registers per pack for 2-byte
+// types) and converts them again in each pass (softmax computes exp twice), which halves
+// the registers a row takes against floats, so more rows fit per SM. Rows loop with a
+// stride of gridDim.x.
+template <typename T, SoftmaxAlgo A, int N, int Block, int Packs>
 __global__ void __launch_bounds__(Block)
     softmax_block_reg_kernel(const T* in, T* out, int64_t rows, int64_t cols) {
-  static_assert(Packs >= 1 && Packs * N <= (Raw ? 2 : 1) * kSoftmaxMaxColsPerThread,
+  static_assert(Packs >= 1 && Packs * N <= 2 * kSoftmaxMaxColsPerThread,
                 "a thread's share of the row must fit in registers");
+  constexpr bool kFast = is_half_like_v<T>;
   const int64_t packs = cols / N;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const T* row_in = in + row * cols;
@@ -211,16 +210,6 @@ __global__ void __launch_bounds__(Block)
       const int64_t i = threadIdx.x + int64_t{p} * Block;
       if (i < packs) raw[p] = load_pack<N>(row_in, i);
     }
-    float x[Raw ? 1 : Packs][N];  // the row as floats (only when !Raw)
-    auto values = [&](int p, float* v) {
-      if constexpr (Raw) {
-        softmax_to_floats<N>(raw[p], v);
-      } else {
-#pragma unroll
-        for (int j = 0; j < N; ++j)
-          v[j] = x[p][j];
-      }
-    };
     float m = -INFINITY;
 #pragma unroll
     for (int p = 0; p < Packs; ++p) {
@@ -229,10 +218,8 @@ __global__ void __launch_bounds__(Block)
         float v[N];
         softmax_to_floats<N>(raw[p], v);
 #pragma unroll
-        for (int j = 0; j < N; ++j) {
-          if constexpr (!Raw) x[p][j] = v[j];
-          m = softmax_max<Fast>(m, v[j]);
-        }
+        for (int j = 0; j < N; ++j)
+          m = softmax_max<kFast>(m, v[j]);
       }
     }
     m = block_all_reduce<Block>(m, Max{});
@@ -243,13 +230,10 @@ __global__ void __launch_bounds__(Block)
       const int64_t i = threadIdx.x + int64_t{p} * Block;
       if (i < packs) {
         float v[N];
-        values(p, v);
+        softmax_to_floats<N>(raw[p], v);
 #pragma unroll
-        for (int j = 0; j < N; ++j) {
-          const float e = softmax_exp<Fast>(v[j] - m);
-          if constexpr (!Raw && A == SoftmaxAlgo::kSoftmax) x[p][j] = e;
-          s += e;
-        }
+        for (int j = 0; j < N; ++j)
+          s += softmax_exp<kFast>(v[j] - m);
       }
     }
     s = block_all_reduce<Block>(s, Sum{});
@@ -261,15 +245,13 @@ __global__ void __launch_bounds__(Block)
       const int64_t i = threadIdx.x + int64_t{p} * Block;
       if (i < packs) {
         float v[N];
-        values(p, v);  // exp(x - m) when !Raw and softmax, else x
+        softmax_to_floats<N>(raw[p], v);
 #pragma unroll
         for (int j = 0; j < N; ++j) {
           if constexpr (A == SoftmaxAlgo::kLogSoftmax) {
             v[j] = (v[j] - m) - log_s;
-          } else if constexpr (Raw) {
-            v[j] = softmax_exp<Fast>(v[j] - m) * inv;
           } else {
-            v[j] *= inv;
+            v[j] = softmax_exp<kFast>(v[j] - m) * inv;
           }
         }
         softmax_store_floats<N>(row_out, i, v);

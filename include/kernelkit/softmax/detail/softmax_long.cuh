@@ -18,7 +18,6 @@
 #pragma once
 
 #include <cooperative_groups.h>
-#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -111,11 +110,9 @@ __device__ __forceinline__ void softmax_online_update(const SoftmaxRaw (&raw)[U]
 // Cluster * chunk >= cols, dynamic shared memory chunk * sizeof(T) bytes, gridDim.x a
 // multiple of Cluster. Rows loop with a stride of gridDim.x / Cluster (every block of a
 // cluster runs the same iterations). Thread t owns packs t + k * Block of its block's
-// chunk in both phases, so the next row may overwrite them with no block barrier.
-// Async: the read phase copies the chunk with cp.async (every pack of the thread in
-// flight at once, no registers held), then computes max / sum from shared memory;
-// otherwise 16-byte loads kSoftmaxLongUnroll deep through registers.
-template <typename T, SoftmaxAlgo A, int N, int Block, int Cluster, bool Async>
+// chunk in both phases, so the next row may overwrite them with no block barrier. The
+// read phase fills shared memory through registers, kSoftmaxLongUnroll 16-byte loads deep.
+template <typename T, SoftmaxAlgo A, int N, int Block, int Cluster>
 __global__ void __launch_bounds__(Block, Block >= 1024 ? 1 : 3)
     softmax_cluster_kernel(const T* in, T* out, int64_t rows, int64_t cols, int64_t chunk) {
   static_assert(Cluster == 2 || Cluster == 4 || Cluster == 8 || Cluster == 16,
@@ -141,36 +138,19 @@ __global__ void __launch_bounds__(Block, Block >= 1024 ? 1 : 3)
     const P* row_in = reinterpret_cast<const P*>(in + row * cols + begin);
     T* row_out = out + row * cols + begin;
     float m = -INFINITY, s = 0.f;  // this thread's running max and sum of exp(x - m)
-    if constexpr (Async) {
-      for (int i = threadIdx.x; i < packs; i += Block)
-        __pipeline_memcpy_async(&buf[i], &row_in[i], sizeof(P));
-      __pipeline_commit();
-      __pipeline_wait_prior(0);  // this thread's packs are in shared memory
-      for (int i0 = threadIdx.x; i0 < packs; i0 += kU * Block) {
-        P raw[kU];
-        const int left = (packs - i0 + Block - 1) / Block;
-        const int valid = left < kU ? left : kU;
+    for (int i0 = threadIdx.x; i0 < packs; i0 += kU * Block) {
+      P raw[kU];  // kU 16-byte loads in flight before any is used
+      const int left = (packs - i0 + Block - 1) / Block;
+      const int valid = left < kU ? left : kU;
 #pragma unroll
-        for (int u = 0; u < kU; ++u) {
-          if (u < valid) raw[u] = buf[i0 + u * Block];
-        }
-        softmax_online_update<T, N>(raw, valid, m, s);
+      for (int u = 0; u < kU; ++u) {
+        if (u < valid) raw[u] = row_in[i0 + u * Block];
       }
-    } else {
-      for (int i0 = threadIdx.x; i0 < packs; i0 += kU * Block) {
-        P raw[kU];  // kU 16-byte loads in flight before any is used
-        const int left = (packs - i0 + Block - 1) / Block;
-        const int valid = left < kU ? left : kU;
 #pragma unroll
-        for (int u = 0; u < kU; ++u) {
-          if (u < valid) raw[u] = row_in[i0 + u * Block];
-        }
-#pragma unroll
-        for (int u = 0; u < kU; ++u) {
-          if (u < valid) buf[i0 + u * Block] = raw[u];
-        }
-        softmax_online_update<T, N>(raw, valid, m, s);
+      for (int u = 0; u < kU; ++u) {
+        if (u < valid) buf[i0 + u * Block] = raw[u];
       }
+      softmax_online_update<T, N>(raw, valid, m, s);
     }
     // the block's max and sum of exp(x - max), then the cluster's (in every thread)
     const float bm = block_all_reduce<Block>(m, Max{});
@@ -321,21 +301,18 @@ inline cudaError_t softmax_active_clusters(const void* kernel, const cudaLaunchC
 // A cluster of Cluster blocks of Block threads per row, chunk = cols / Cluster rounded up
 // to whole packs. *launched = false (and nothing launched) when the chunk does not fit or
 // no such cluster can be resident. The grid is at most the clusters resident at once
-// (and at most max_clusters when > 0: the tests use it to make the row loop wrap);
-// *active_clusters, when given, receives the resident count.
-template <typename T, SoftmaxAlgo A, int N, int Block, int Cluster, bool Async = false>
+// (and at most max_clusters when > 0: the tests use it to make the row loop wrap).
+template <typename T, SoftmaxAlgo A, int N, int Block, int Cluster>
 cudaError_t softmax_launch_cluster(const T* in, T* out, int64_t rows, int64_t cols,
-                                   cudaStream_t stream, bool* launched, int max_clusters = 0,
-                                   int* active_clusters = nullptr) {
+                                   cudaStream_t stream, bool* launched, int max_clusters = 0) {
   *launched = false;
-  if (active_clusters != nullptr) *active_clusters = 0;
   const int64_t chunk = ceil_div<int64_t>(ceil_div<int64_t>(cols, Cluster), N) * N;
   const int64_t smem = chunk * int64_t{sizeof(T)};
   DeviceInfo d;
   KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
   if (d.cc_major < 9 || smem > int64_t{d.smem_per_block_optin} - kSoftmaxStaticSmemReserveLong)
     return cudaSuccess;
-  auto kernel = softmax_cluster_kernel<T, A, N, Block, Cluster, Async>;
+  auto kernel = softmax_cluster_kernel<T, A, N, Block, Cluster>;
   if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            static_cast<int>(smem)) != cudaSuccess) {
     cudaGetLastError();
@@ -370,7 +347,6 @@ cudaError_t softmax_launch_cluster(const T* in, T* out, int64_t rows, int64_t co
   int clusters = 0;
   KERNELKIT_RETURN_IF_ERROR(
       softmax_active_clusters(reinterpret_cast<const void*>(kernel), config, &clusters));
-  if (active_clusters != nullptr) *active_clusters = clusters;
   if (clusters < 1) return cudaSuccess;
   // as few rounds of rows as the resident clusters allow, the rows spread evenly over
   // them (256 rows on 48 resident clusters: 43 clusters of 6 rows, not 16 of 6 and 32 of 5)
