@@ -109,27 +109,6 @@ void add_engine_and_cub(const std::string& op, const std::string& type, int64_t 
   }
 }
 
-// ---- TEMPORARY experiments (bench/notes/elementwise.md): one launch shape or evaluation
-// each, named <op>/exp.<variant>/<type>/<shape>; removed once measured. ----
-
-// The engine with an explicit launch shape (block, packs per thread, cache policy).
-template <typename Config, typename F, typename R, typename... Args>
-cudaError_t kk_transform_with(F f, cudaStream_t s, int64_t n, R* out, const Args*... in) {
-  return kernelkit::detail::launch_elementwise_with<Config>(
-      kernelkit::detail::EwFunctorFactory<F>{f}, s, n, out, in...);
-}
-
-template <typename Config, typename R, typename... Args, typename F, typename Ref>
-void add_exp_case(const std::string& op, const std::string& variant, const std::string& type,
-                  int64_t n, F f, Ref ref, double rtol) {
-  add_ew_case<R, Args...>(
-      "elementwise." + op + "/exp." + variant + "/" + type + "/" + kkbench::dims(n), n,
-      [f](cudaStream_t s, int64_t m, R* out, const Args*... in) {
-        return kk_transform_with<Config>(f, s, m, out, in...);
-      },
-      ref, rtol);
-}
-
 double add_ref(double a, double b) {
   return a + b;
 }
@@ -146,18 +125,6 @@ double gelu_ref(double x) {
 KKBENCH_CASES {
   using kernelkit::ladder::elementwise::kSteps;
   constexpr double kF32 = 1e-6, kF16 = 0x1.0p-10, kBF16 = 0x1.0p-7;  // about one ulp
-  {
-    // TEMPORARY (bench/NOTES.md, elementwise): add f32 with inputs staged by cp.async (as
-    // gelu now is), 1 and 2 packs per thread, at 2^24 (0.993x CUB) and 2^28 (guard)
-    using kernelkit::detail::EwCache;
-    using kernelkit::detail::EwConfig;
-    for (int64_t n : {int64_t{1} << 24, int64_t{1} << 28}) {
-      add_exp_case<EwConfig<256, 1, EwCache::kAsyncCopy>, float, float, float>(
-          "add", "async", "f32", n, kernelkit::Add{}, add_ref, kF32);
-      add_exp_case<EwConfig<256, 2, EwCache::kAsyncCopy>, float, float, float>(
-          "add", "async.u2", "f32", n, kernelkit::Add{}, add_ref, kF32);
-    }
-  }
   for (int64_t n : kSizes) {
     add_engine_and_cub<float, float, float>("add", "f32", n, kernelkit::Add{}, add_ref, kF32);
     add_engine_and_cub<float, float>("relu", "f32", n, kernelkit::Relu{}, relu_ref, 0.0);
