@@ -1,10 +1,13 @@
-// Host tests of core/: pack-size selection, grid sizing, conversions and operators.
+// Tests of core/: pack-size selection, grid sizing, conversions and operators (host), and
+// the once-per-device setup of kernel attributes (GPU).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
+#include "common/test_util.cuh"
 #include "kernelkit/core/launch.cuh"
 #include "kernelkit/core/pack.cuh"
 #include "kernelkit/core/types.cuh"
@@ -98,6 +101,37 @@ TEST(Types, MaxAndMinPropagateNaN) {
   EXPECT_EQ(kk::Max{}(-INFINITY, 3.f), 3.f);
   EXPECT_EQ(kk::Min{}(int64_t{5}, int64_t{-7}), -7);
   EXPECT_TRUE(kk::is_nan(kk::Max{}(kk::convert<__half>(nan), kk::convert<__half>(2.f))));
+}
+
+class OncePerDevice : public kktest::GpuTest {};
+
+TEST_F(OncePerDevice, RunsOnceAndRetriesAFailedSetup) {
+  std::atomic<uint64_t> done{0};
+  int calls = 0;
+  auto ok = [&] {
+    ++calls;
+    return cudaSuccess;
+  };
+  EXPECT_EQ(kk::once_per_device(done, ok), cudaSuccess);
+  EXPECT_EQ(kk::once_per_device(done, ok), cudaSuccess);
+  EXPECT_EQ(calls, 1);
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  if (device < 64) {
+    EXPECT_EQ(done.load(), uint64_t{1} << device);
+  }
+
+  // a failing setup is reported and not recorded: the next call runs it again
+  std::atomic<uint64_t> failed{0};
+  int tries = 0;
+  auto bad = [&] {
+    ++tries;
+    return cudaErrorInvalidValue;
+  };
+  EXPECT_EQ(kk::once_per_device(failed, bad), cudaErrorInvalidValue);
+  EXPECT_EQ(kk::once_per_device(failed, bad), cudaErrorInvalidValue);
+  EXPECT_EQ(tries, 2);
+  EXPECT_EQ(failed.load(), 0u);
 }
 
 }  // namespace
