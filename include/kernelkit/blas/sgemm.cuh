@@ -38,19 +38,6 @@ inline bool sgemm_aligned16(const void* p) {
   return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 }
 
-// cudaFuncSetAttribute(max dynamic smem) once per kernel and device (bit d of the mask).
-template <typename Kernel>
-cudaError_t sgemm_opt_in_smem(Kernel kernel, size_t bytes, std::atomic<uint64_t>& done) {
-  int device = 0;
-  KERNELKIT_RETURN_IF_ERROR(cudaGetDevice(&device));
-  const uint64_t bit = device < 64 ? uint64_t{1} << device : 0;
-  if (bit != 0 && (done.load(std::memory_order_acquire) & bit)) return cudaSuccess;
-  KERNELKIT_RETURN_IF_ERROR(cudaFuncSetAttribute(
-      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-  done.fetch_or(bit, std::memory_order_acq_rel);
-  return cudaSuccess;
-}
-
 // Launches the BM x BN kernel for p (tiles_m/tiles_n filled in here).
 // TM x TN: the thread tile (SgemmShape).
 template <int BM, int BN, int Stages, SgemmLoad LoadA, SgemmLoad LoadB, int TM = 8, int TN = 8>
@@ -58,7 +45,10 @@ cudaError_t sgemm_launch_tile(SgemmParams p, cudaStream_t stream) {
   constexpr size_t kSmem = sgemm_smem_bytes<BM, BN, Stages, TM, TN>();
   static std::atomic<uint64_t> opted_in{0};
   auto kernel = sgemm_kernel<BM, BN, Stages, LoadA, LoadB, TM, TN>;
-  KERNELKIT_RETURN_IF_ERROR(sgemm_opt_in_smem(kernel, kSmem, opted_in));
+  KERNELKIT_RETURN_IF_ERROR(once_per_device(opted_in, [&] {
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                static_cast<int>(kSmem));
+  }));
   p.tiles_m = (p.m + BM - 1) / BM;
   p.tiles_n = (p.n + BN - 1) / BN;
   KERNELKIT_REQUIRE(p.tiles_m <= std::numeric_limits<int>::max() / p.tiles_n);

@@ -85,6 +85,18 @@ __device__ __forceinline__ void sgemm_cp_async(float* dst, const float* src, int
   }
 }
 
+// cp.async of Bytes (4 or 16) bytes that all come from src (no zero fill).
+template <int Bytes>
+__device__ __forceinline__ void sgemm_cp_async_full(float* dst, const float* src) {
+  static_assert(Bytes == 4 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes; we use 4 or 16");
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  if constexpr (Bytes == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(src) : "memory");
+  }
+}
+
 // How an operand tile is copied: see the file comment.
 enum class SgemmLoad { kKContig, kMnVec4, kMnScalar };
 
@@ -93,7 +105,9 @@ enum class SgemmLoad { kKContig, kMnVec4, kMnScalar };
 // X[mn * ld + kk] for kKContig, at X[kk * ld + mn] otherwise. Each thread owns a fixed set
 // of "slots" (elements or 16-byte chunks) of the tile: slot i sits `i * kSlotStep` rows
 // (kKContig: mn rows; otherwise k rows) after the thread's first one, so the per-tile work
-// is one pointer bump and a few compares.
+// is one pointer bump and a few compares. (For kKContig, runs of 2-8 consecutive k per
+// thread, whose copies differ only by immediate offsets, were 3-13 % slower: more L1
+// wavefronts per copy, bench/NOTES.md.)
 template <int BMN, int Threads, SgemmLoad Mode>
 struct SgemmTileLoader {
   static constexpr int kBK = kSgemmBK;
@@ -136,6 +150,26 @@ struct SgemmTileLoader {
       mn_mask |= mn_rem > i * kSlotStep ? 1u << i : 0u;
   }
 
+  // Every slot of this thread lies inside [0, MN) (true for all tiles of an interior block).
+  __device__ __forceinline__ bool mn_full() const {
+    if constexpr (Mode == SgemmLoad::kKContig) {
+      return mn_mask == (kSlots == 32 ? ~0u : (1u << kSlots) - 1u);
+    } else {
+      return mn_bytes == 4 * kVec;
+    }
+  }
+
+  // load() for a k-tile with every slot in range (mn_full() and the whole tile inside
+  // [0, K)): plain copies, no zero-fill selects.
+  __device__ __forceinline__ void load_full(float* dst, int64_t ld) {
+#pragma unroll
+    for (int i = 0; i < kSlots; ++i) {
+      const int so = Mode == SgemmLoad::kKContig ? i * kSlotStep : i * kSlotStep * kStride;
+      sgemm_cp_async_full<4 * kVec>(dst + smem + so, ptr + i * kSlotStep * ld);
+    }
+    advance(ld);
+  }
+
   // Issues the copies of the current k-tile into stage `dst`; then moves to the next k-tile.
   __device__ __forceinline__ void load(float* dst, const float* X, int64_t ld) {
 #pragma unroll
@@ -154,6 +188,10 @@ struct SgemmTileLoader {
         sgemm_cp_async<4>(dst + smem + i * kSlotStep * kStride, src, ok ? 4 : 0);
       }
     }
+    advance(ld);
+  }
+
+  __device__ __forceinline__ void advance(int64_t ld) {
     if constexpr (Mode == SgemmLoad::kKContig) {
       ptr += kBK;
     } else {
@@ -204,10 +242,28 @@ __global__ void __launch_bounds__(SgemmShape<BM, BN, TM, TN>::kThreads,
   auto stage_b = [&](int s) { return smem + s * Shape::kStageFloats + kBK * Shape::kStrideA; };
   SgemmTileLoader<BM, kThreads, LoadA> load_a(p.A, p.lda, m0, p.m, p.k, tid);
   SgemmTileLoader<BN, kThreads, LoadB> load_b(p.B, p.ldb, n0, p.n, p.k, tid);
-  // the next k-tile of both operands into stage s
-  auto load = [&](int s) {
-    load_a.load(stage_a(s), p.A, p.lda);
-    load_b.load(stage_b(s), p.B, p.ldb);
+  // 128-accumulator tiles (one block per SM, up to 255 registers) overlap the start of each
+  // k-tile with the end of the previous one, take plain copies for whole interior tiles and
+  // issue the next stage's copies three quarters into a tile (4096^3 on the H100: 0.915 ->
+  // 0.953x cuBLAS, 8192^3 0.919 -> 0.963x; bench/NOTES.md). The 64-accumulator kernels (128
+  // registers, two blocks per SM) keep the plain loop: the overlap spills 20-36 bytes there
+  // and gained nothing at 1024^3.
+  constexpr bool kOverlap = TM * TN > 64;
+  // The k step after which a tile issues its copies: 12 of 16 was the fastest of 0, 4, 8,
+  // 10, 12, 13, 14 (copies right after the barrier collide with every warp's first fragment
+  // loads; at 13 or 14 they delay the barrier of step 15 and cost 3-6 %).
+  constexpr int kCopyStep = kBK * 3 / 4;
+  // every slot of this thread inside [0, M) x [0, N): whole k-tiles take plain copies
+  const bool mn_full = kOverlap && load_a.mn_full() && load_b.mn_full();
+  // k-tile kt of both operands into stage s (the loaders walk the k-tiles in order)
+  auto load = [&](int s, int64_t kt) {
+    if (mn_full && (kt + 1) * kBK <= p.k) {
+      load_a.load_full(stage_a(s), p.lda);
+      load_b.load_full(stage_b(s), p.ldb);
+    } else {
+      load_a.load(stage_a(s), p.A, p.lda);
+      load_b.load(stage_b(s), p.B, p.ldb);
+    }
   };
 
   float acc[TM][TN];
@@ -217,55 +273,91 @@ __global__ void __launch_bounds__(SgemmShape<BM, BN, TM, TN>::kThreads,
     for (int j = 0; j < TN; ++j)
       acc[i][j] = 0.f;
 
-      // prologue: Stages - 1 tiles in flight (empty groups keep the group count uniform)
+  // one 16-byte LDS per quad: A broadcast within each quarter-warp, B 128 contiguous bytes
+  float a[2][TM], b[2][TN];
+  auto load_frag = [&](int buf, const float* as, const float* bs, int kk) {
+#pragma unroll
+    for (int q = 0; q < kQM; ++q) {
+      const float4 v = *reinterpret_cast<const float4*>(as + kk * Shape::kStrideA + a_off + q * 16);
+      a[buf][4 * q] = v.x, a[buf][4 * q + 1] = v.y, a[buf][4 * q + 2] = v.z;
+      a[buf][4 * q + 3] = v.w;
+    }
+#pragma unroll
+    for (int q = 0; q < kQN; ++q) {
+      const float4 v = *reinterpret_cast<const float4*>(bs + kk * Shape::kStrideB + b_off + q * 32);
+      b[buf][4 * q] = v.x, b[buf][4 * q + 1] = v.y, b[buf][4 * q + 2] = v.z;
+      b[buf][4 * q + 3] = v.w;
+    }
+  };
+  auto fma_frag = [&](int buf) {
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+      for (int j = 0; j < TN; ++j)
+        acc[i][j] = fmaf(a[buf][i], b[buf][j], acc[i][j]);
+  };
+
+  // prologue: Stages - 1 tiles in flight (empty groups keep the group count uniform)
 #pragma unroll
   for (int s = 0; s < Stages - 1; ++s) {
-    if (s < k_tiles) load(s);
+    if (s < k_tiles) load(s, s);
     __pipeline_commit();
   }
 
   int read_stage = 0;
   int write_stage = Stages - 1;
-  for (int64_t kt = 0; kt < k_tiles; ++kt) {
-    // tile kt has landed (at most Stages - 2 younger groups still pending) and every thread
-    // is done with the stage about to be overwritten (computed in iteration kt - 1)
-    __pipeline_wait_prior(Stages - 2);
+  if constexpr (kOverlap) {
+    // The barrier of k-tile kt + 1 sits before the last k step of tile kt, and that step's
+    // FFMAs run while the first fragments of tile kt + 1 load: no k-tile starts with its
+    // warps waiting on shared memory. The copies of tile kt + Stages - 1 are issued at step
+    // kCopyStep; they overwrite the stage read in iteration kt - 1, which every thread left
+    // behind at that iteration's barrier.
+    __pipeline_wait_prior(Stages - 2);  // tile 0 has landed
     __syncthreads();
-    if (kt + Stages - 1 < k_tiles) load(write_stage);
-    __pipeline_commit();
-
-    const float* as = stage_a(read_stage);
-    const float* bs = stage_b(read_stage);
-    float a[2][TM], b[2][TN];
-    // one 16-byte LDS per quad: A broadcast within each quarter-warp, B 128 contiguous bytes
-    auto load_frag = [&](int buf, int kk) {
+    load_frag(0, stage_a(0), stage_b(0), 0);
+    for (int64_t kt = 0; kt < k_tiles; ++kt) {
+      const float* as = stage_a(read_stage);
+      const float* bs = stage_b(read_stage);
 #pragma unroll
-      for (int q = 0; q < kQM; ++q) {
-        const float4 v =
-            *reinterpret_cast<const float4*>(as + kk * Shape::kStrideA + a_off + q * 16);
-        a[buf][4 * q] = v.x, a[buf][4 * q + 1] = v.y, a[buf][4 * q + 2] = v.z;
-        a[buf][4 * q + 3] = v.w;
+      for (int kk = 0; kk < kBK; ++kk) {
+        if (kk == kBK - 1) {
+          // tile kt + 1 has landed (at most Stages - 2 younger groups pending)
+          __pipeline_wait_prior(Stages - 2);
+          __syncthreads();
+          read_stage = read_stage + 1 == Stages ? 0 : read_stage + 1;
+          as = stage_a(read_stage);
+          bs = stage_b(read_stage);
+          if (kt + 1 < k_tiles) load_frag(0, as, bs, 0);
+        } else {
+          load_frag((kk + 1) & 1, as, bs, kk + 1);
+        }
+        if (kk == kCopyStep) {
+          if (kt + Stages - 1 < k_tiles) load(write_stage, kt + Stages - 1);
+          __pipeline_commit();
+          write_stage = write_stage + 1 == Stages ? 0 : write_stage + 1;
+        }
+        fma_frag(kk & 1);
       }
-#pragma unroll
-      for (int q = 0; q < kQN; ++q) {
-        const float4 v =
-            *reinterpret_cast<const float4*>(bs + kk * Shape::kStrideB + b_off + q * 32);
-        b[buf][4 * q] = v.x, b[buf][4 * q + 1] = v.y, b[buf][4 * q + 2] = v.z;
-        b[buf][4 * q + 3] = v.w;
-      }
-    };
-    load_frag(0, 0);
-#pragma unroll
-    for (int kk = 0; kk < kBK; ++kk) {
-      if (kk + 1 < kBK) load_frag((kk + 1) & 1, kk + 1);
-#pragma unroll
-      for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j)
-          acc[i][j] = fmaf(a[kk & 1][i], b[kk & 1][j], acc[i][j]);
     }
-    read_stage = read_stage + 1 == Stages ? 0 : read_stage + 1;
-    write_stage = write_stage + 1 == Stages ? 0 : write_stage + 1;
+  } else {
+    for (int64_t kt = 0; kt < k_tiles; ++kt) {
+      // tile kt has landed (at most Stages - 2 younger groups still pending) and every
+      // thread is done with the stage about to be overwritten (read in iteration kt - 1)
+      __pipeline_wait_prior(Stages - 2);
+      __syncthreads();
+      if (kt + Stages - 1 < k_tiles) load(write_stage, kt + Stages - 1);
+      __pipeline_commit();
+      const float* as = stage_a(read_stage);
+      const float* bs = stage_b(read_stage);
+      load_frag(0, as, bs, 0);
+#pragma unroll
+      for (int kk = 0; kk < kBK; ++kk) {
+        if (kk + 1 < kBK) load_frag((kk + 1) & 1, as, bs, kk + 1);
+        fma_frag(kk & 1);
+      }
+      read_stage = read_stage + 1 == Stages ? 0 : read_stage + 1;
+      write_stage = write_stage + 1 == Stages ? 0 : write_stage + 1;
+    }
   }
 
   // epilogue: rows m0 + a_off + 16 q + {0..3}, columns n0 + b_off + 32 q + {0..3}
