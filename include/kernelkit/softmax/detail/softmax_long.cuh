@@ -22,6 +22,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -43,8 +44,10 @@ inline constexpr int kSoftmaxLongUnroll = 4;
 // Largest chunk (raw bytes per block) the dispatch aims for: 3 blocks per SM.
 inline constexpr int64_t kSoftmaxClusterChunkBytes = 64 * 1024;
 inline constexpr int kSoftmaxClusterBlock = 512;
-inline constexpr int kSoftmaxMaxClusterSize = 16;           // 16 is non-portable (opt-in), sm_90
-inline constexpr int kSoftmaxStaticSmemReserveLong = 1024;  // partials, reduction slots
+inline constexpr int kSoftmaxMaxClusterSize = 16;  // 16 is non-portable (opt-in), sm_90
+// static shared memory of the cluster kernels (partials, reduction slots: 1184-1312 bytes
+// on sm_90) is kept out of the dynamic budget
+inline constexpr int kSoftmaxStaticSmemReserveLong = 2048;
 
 // A 16-byte pack of any T held as four 32-bit words (bf16 as 16-bit pieces spilled under
 // the 40-register cap; words do not), and its N = 16 / sizeof(T) elements as floats
@@ -94,12 +97,12 @@ __device__ __forceinline__ void softmax_online_update(const SoftmaxRaw (&raw)[U]
         nm = Max{}(nm, x[j]);
       if (nm != -INFINITY) {  // all -inf so far: nothing to add yet
         if (nm != m) {
-          s *= expf(m - nm);  // m = -inf gives 0
+          s *= softmax_exp<is_half_like_v<T>>(m - nm);  // m = -inf gives 0
           m = nm;
         }
 #pragma unroll
         for (int j = 0; j < N; ++j)
-          s += expf(x[j] - m);
+          s += softmax_exp<is_half_like_v<T>>(x[j] - m);
       }
     }
   }
@@ -123,6 +126,7 @@ __global__ void __launch_bounds__(Block, Block >= 1024 ? 1 : 3)
 #else
   using P = SoftmaxRaw;  // one 16-byte pack of N elements
   constexpr int kU = kSoftmaxLongUnroll;
+  constexpr bool kFast = is_half_like_v<T>;  // as every 2-byte path: see softmax_exp
   extern __shared__ float4 softmax_long_smem[];
   P* buf = reinterpret_cast<P*>(softmax_long_smem);
   __shared__ float2 part[2];  // this block's (max, sum) of rows with even / odd iteration
@@ -154,7 +158,7 @@ __global__ void __launch_bounds__(Block, Block >= 1024 ? 1 : 3)
     }
     // the block's max and sum of exp(x - max), then the cluster's (in every thread)
     const float bm = block_all_reduce<Block>(m, Max{});
-    float bs = (m == -INFINITY) ? 0.f : s * expf(m - bm);
+    float bs = (m == -INFINITY) ? 0.f : s * softmax_exp<kFast>(m - bm);
     bs = block_all_reduce<Block>(bs, Sum{});
     if (threadIdx.x == 0) part[parity] = make_float2(bm, bs);
     // Release / acquire of every block's part[parity]. part[parity] is written again two
@@ -165,7 +169,8 @@ __global__ void __launch_bounds__(Block, Block >= 1024 ? 1 : 3)
     // same bits in every warp of every block of the cluster)
     const float2 p = *cluster.map_shared_rank(&part[parity], lane % Cluster);
     const float gm = warp_all_reduce<Cluster>(p.x, Max{});
-    const float gs = warp_all_reduce<Cluster>(p.x == -INFINITY ? 0.f : p.y * expf(p.x - gm), Sum{});
+    const float gs = warp_all_reduce<Cluster>(
+        p.x == -INFINITY ? 0.f : p.y * softmax_exp<kFast>(p.x - gm), Sum{});
     parity ^= 1;
     const float inv = 1.f / gs;
     const float log_s = logf(gs);
@@ -176,7 +181,7 @@ __global__ void __launch_bounds__(Block, Block >= 1024 ? 1 : 3)
 #pragma unroll
       for (int j = 0; j < N; ++j) {
         if constexpr (A == SoftmaxAlgo::kSoftmax) {
-          x[j] = expf(x[j] - gm) * inv;
+          x[j] = softmax_exp<kFast>(x[j] - gm) * inv;
         } else {
           x[j] = (x[j] - gm) - log_s;
         }
@@ -196,6 +201,7 @@ template <typename T, SoftmaxAlgo A, int N, int Block>
 __global__ void __launch_bounds__(Block)
     softmax_online_kernel(const T* in, T* out, int64_t rows, int64_t cols) {
   const int64_t packs = cols / N;
+  constexpr bool kFast = is_half_like_v<T>;  // as every 2-byte path: see softmax_exp
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const T* row_in = in + row * cols;
     T* row_out = out + row * cols;
@@ -216,17 +222,17 @@ __global__ void __launch_bounds__(Block)
         for (int j = 1; j < N; ++j)
           pm = Max{}(pm, x[j]);
         const float nm = Max{}(m, pm);
-        if (nm != -INFINITY) {  // all -inf so far: nothing to add yet
-          s *= expf(m - nm);    // m = -inf gives 0; a NaN max makes s NaN
+        if (nm != -INFINITY) {              // all -inf so far: nothing to add yet
+          s *= softmax_exp<kFast>(m - nm);  // m = -inf gives 0; a NaN max makes s NaN
 #pragma unroll
           for (int j = 0; j < N; ++j)
-            s += expf(x[j] - nm);
+            s += softmax_exp<kFast>(x[j] - nm);
           m = nm;
         }
       }
     }
     const float gm = block_all_reduce<Block>(m, Max{});
-    s = (m == -INFINITY) ? 0.f : s * expf(m - gm);
+    s = (m == -INFINITY) ? 0.f : s * softmax_exp<kFast>(m - gm);
     s = block_all_reduce<Block>(s, Sum{});
     // every thread holds the row max gm and the row sum s of exp(x - gm)
     const float inv = 1.f / s;
@@ -245,7 +251,7 @@ __global__ void __launch_bounds__(Block)
 #pragma unroll
         for (int j = 0; j < N; ++j) {
           if constexpr (A == SoftmaxAlgo::kSoftmax) {
-            x[j] = expf(x[j] - gm) * inv;
+            x[j] = softmax_exp<kFast>(x[j] - gm) * inv;
           } else {
             x[j] = (x[j] - gm) - log_s;
           }
@@ -313,24 +319,25 @@ cudaError_t softmax_launch_cluster(const T* in, T* out, int64_t rows, int64_t co
   if (d.cc_major < 9 || smem > int64_t{d.smem_per_block_optin} - kSoftmaxStaticSmemReserveLong)
     return cudaSuccess;
   auto kernel = softmax_cluster_kernel<T, A, N, Block, Cluster>;
-  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           static_cast<int>(smem)) != cudaSuccess) {
+  // once per device: room for the largest chunk this launcher accepts; the largest
+  // shared-memory carveout, so that 3 chunks of 64 KiB fit per SM (L1 is of no use here:
+  // every byte is read once); the non-portable cluster of 16. A failure means no cluster
+  // (the caller falls back).
+  static std::atomic<uint64_t> configured{0};
+  const cudaError_t setup = once_per_device(configured, [&] {
+    KERNELKIT_RETURN_IF_ERROR(cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        d.smem_per_block_optin - static_cast<int>(kSoftmaxStaticSmemReserveLong)));
+    KERNELKIT_RETURN_IF_ERROR(cudaFuncSetAttribute(
+        kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+    if constexpr (Cluster > 8)
+      KERNELKIT_RETURN_IF_ERROR(
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    return cudaSuccess;
+  });
+  if (setup != cudaSuccess) {
     cudaGetLastError();
     return cudaSuccess;
-  }
-  // the largest shared-memory carveout, so that 3 chunks of 64 KiB fit per SM (L1 is of
-  // no use here: every byte is read once)
-  if (cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                           cudaSharedmemCarveoutMaxShared) != cudaSuccess) {
-    cudaGetLastError();
-    return cudaSuccess;
-  }
-  if constexpr (Cluster > 8) {
-    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) !=
-        cudaSuccess) {
-      cudaGetLastError();
-      return cudaSuccess;
-    }
   }
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(Cluster);
