@@ -1,8 +1,7 @@
 // Tests of core/: pack-size selection, grid sizing, conversions and operators (host), and
-// the once-per-device setup of kernel attributes (GPU).
+// the once-per-kernel setup of kernel attributes (GPU).
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -103,35 +102,40 @@ TEST(Types, MaxAndMinPropagateNaN) {
   EXPECT_TRUE(kk::is_nan(kk::Max{}(kk::convert<__half>(nan), kk::convert<__half>(2.f))));
 }
 
-class OncePerDevice : public kktest::GpuTest {};
+class OncePerKernel : public kktest::GpuTest {};
 
-TEST_F(OncePerDevice, RunsOnceAndRetriesAFailedSetup) {
-  std::atomic<uint64_t> done{0};
+__global__ void setup_probe_kernel_a() {}
+__global__ void setup_probe_kernel_b() {}
+
+TEST_F(OncePerKernel, RunsOncePerKernelAndRetriesAFailedSetup) {
+  const void* a = reinterpret_cast<const void*>(setup_probe_kernel_a);
+  const void* b = reinterpret_cast<const void*>(setup_probe_kernel_b);
   int calls = 0;
   auto ok = [&] {
     ++calls;
     return cudaSuccess;
   };
-  EXPECT_EQ(kk::once_per_device(done, ok), cudaSuccess);
-  EXPECT_EQ(kk::once_per_device(done, ok), cudaSuccess);
+  EXPECT_EQ(kk::once_per_kernel(a, ok), cudaSuccess);
+  EXPECT_EQ(kk::once_per_kernel(a, ok), cudaSuccess);
   EXPECT_EQ(calls, 1);
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  if (device < 64) {
-    EXPECT_EQ(done.load(), uint64_t{1} << device);
-  }
+  // another kernel (another translation unit's copy of the same template, say) is set up
+  // on its own
+  EXPECT_EQ(kk::once_per_kernel(b, ok), cudaSuccess);
+  EXPECT_EQ(calls, 2);
 
   // a failing setup is reported and not recorded: the next call runs it again
-  std::atomic<uint64_t> failed{0};
+  const void* c = &calls;  // any address works as a key
   int tries = 0;
   auto bad = [&] {
     ++tries;
     return cudaErrorInvalidValue;
   };
-  EXPECT_EQ(kk::once_per_device(failed, bad), cudaErrorInvalidValue);
-  EXPECT_EQ(kk::once_per_device(failed, bad), cudaErrorInvalidValue);
+  EXPECT_EQ(kk::once_per_kernel(c, bad), cudaErrorInvalidValue);
+  EXPECT_EQ(kk::once_per_kernel(c, bad), cudaErrorInvalidValue);
   EXPECT_EQ(tries, 2);
-  EXPECT_EQ(failed.load(), 0u);
+  EXPECT_EQ(kk::once_per_kernel(c, ok), cudaSuccess);
+  EXPECT_EQ(kk::once_per_kernel(c, bad), cudaSuccess);
+  EXPECT_EQ(tries, 2);
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstdint>
 #include <limits>
 
@@ -43,9 +42,8 @@ inline bool sgemm_aligned16(const void* p) {
 template <int BM, int BN, int Stages, SgemmLoad LoadA, SgemmLoad LoadB, int TM = 8, int TN = 8>
 cudaError_t sgemm_launch_tile(SgemmParams p, cudaStream_t stream) {
   constexpr size_t kSmem = sgemm_smem_bytes<BM, BN, Stages, TM, TN>();
-  static std::atomic<uint64_t> opted_in{0};
   auto kernel = sgemm_kernel<BM, BN, Stages, LoadA, LoadB, TM, TN>;
-  KERNELKIT_RETURN_IF_ERROR(once_per_device(opted_in, [&] {
+  KERNELKIT_RETURN_IF_ERROR(once_per_kernel(reinterpret_cast<const void*>(kernel), [&] {
     return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 static_cast<int>(kSmem));
   }));

@@ -5,9 +5,10 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <set>
+#include <utility>
 
 #include "error.cuh"
 
@@ -99,18 +100,40 @@ inline cudaError_t grid_size(int64_t work_items, int block_size, int* grid,
   return cudaSuccess;
 }
 
+namespace detail {
+struct KernelSetupRegistry {
+  std::mutex mu;
+  std::set<std::pair<int, const void*>> done;  // (device, kernel) pairs already set up
+};
+
+inline KernelSetupRegistry& kernel_setup_registry() {
+  static KernelSetupRegistry registry;
+  return registry;
+}
+}  // namespace detail
+
 // Runs setup() (kernel attributes: cudaFuncSetAttribute costs ~0.4 us of host time a call,
-// inside every timed launch) once per device: bit d of `done` records device d; devices
-// past 63, and a setup that failed, run it again on the next call. Concurrent first calls
-// may both run it (attribute setting is idempotent).
+// inside every timed launch) once per device and kernel. Keyed by the kernel's address, not
+// by a flag per template instantiation: without relocatable device code every translation
+// unit that launches a __global__ template registers its own copy of the kernel, with its
+// own address and its own attributes, while a static flag in an inline function is one
+// flag for the whole program (the sgemm tests caught exactly that: the second translation
+// unit's copy launched without its shared-memory opt-in). A setup that failed is not
+// recorded and runs again on the next call; concurrent first calls may both run it
+// (setting attributes is idempotent).
 template <typename Setup>
-cudaError_t once_per_device(std::atomic<uint64_t>& done, Setup setup) {
+cudaError_t once_per_kernel(const void* kernel, Setup setup) {
   int device = 0;
   KERNELKIT_RETURN_IF_ERROR(cudaGetDevice(&device));
-  const uint64_t bit = device >= 0 && device < 64 ? uint64_t{1} << device : 0;
-  if (bit != 0 && (done.load(std::memory_order_acquire) & bit)) return cudaSuccess;
+  auto& registry = detail::kernel_setup_registry();
+  const auto key = std::make_pair(device, kernel);
+  {
+    std::lock_guard<std::mutex> lock(registry.mu);
+    if (registry.done.count(key) != 0) return cudaSuccess;
+  }
   KERNELKIT_RETURN_IF_ERROR(setup());
-  done.fetch_or(bit, std::memory_order_acq_rel);
+  std::lock_guard<std::mutex> lock(registry.mu);
+  registry.done.insert(key);
   return cudaSuccess;
 }
 

@@ -98,11 +98,16 @@ cudaError_t softmax_dispatch_cpt(const T* in, T* out, int64_t rows, int64_t cols
   return softmax_launch_warp<T, A, N, Cpt, kWarpSize>(in, out, rows, cols, stream);
 }
 
+// The row buffer of the one-block-per-row kernel: *smem bytes for a chunk of floats; the
+// kernel's dynamic limit is raised once per device to the largest row this path takes.
 template <typename T, SoftmaxAlgo A, int N, int Block, int Cluster>
 cudaError_t softmax_prepare_smem(int64_t chunk, size_t* smem) {
   *smem = static_cast<size_t>(chunk) * sizeof(float);
-  return cudaFuncSetAttribute(softmax_smem_kernel<T, A, N, Block, Cluster>,
-                              cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(*smem));
+  auto kernel = softmax_smem_kernel<T, A, N, Block, Cluster>;
+  return once_per_kernel(reinterpret_cast<const void*>(kernel), [&] {
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                static_cast<int>(kSoftmaxBlockRowBytes));
+  });
 }
 
 // One block per row. The block size (256, 512 or 1024) that keeps the most 16-byte loads

@@ -22,7 +22,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -323,8 +322,7 @@ cudaError_t softmax_launch_cluster(const T* in, T* out, int64_t rows, int64_t co
   // shared-memory carveout, so that 3 chunks of 64 KiB fit per SM (L1 is of no use here:
   // every byte is read once); the non-portable cluster of 16. A failure means no cluster
   // (the caller falls back).
-  static std::atomic<uint64_t> configured{0};
-  const cudaError_t setup = once_per_device(configured, [&] {
+  const cudaError_t setup = once_per_kernel(reinterpret_cast<const void*>(kernel), [&] {
     KERNELKIT_RETURN_IF_ERROR(cudaFuncSetAttribute(
         kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
         d.smem_per_block_optin - static_cast<int>(kSoftmaxStaticSmemReserveLong)));
