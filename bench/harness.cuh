@@ -105,11 +105,17 @@ Array<T> random_array(size_t n, uint64_t seed, double lo = -1.0, double hi = 1.0
   return a;
 }
 
-// An output array with every byte 0xFF (NaN / -1), so an unwritten element shows.
+// An output array with every byte 0xFF (NaN / -1), so an unwritten element shows. The fill
+// runs on the legacy default stream and the cases launch on a non-blocking stream, which
+// does not wait for it: without the synchronize, the tail of the fill could land after the
+// first launch wrote (seen once: transpose/ladder.v0_naive reported 4 elements misplaced).
 template <typename T>
 Array<T> poisoned_array(size_t n) {
   auto a = std::make_shared<DeviceArray<T>>(n);
-  if (n) BENCH_CUDA(cudaMemset(a->p, 0xFF, n * sizeof(T)));
+  if (n) {
+    BENCH_CUDA(cudaMemset(a->p, 0xFF, n * sizeof(T)));
+    BENCH_CUDA(cudaDeviceSynchronize());
+  }
   return a;
 }
 

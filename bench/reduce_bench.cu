@@ -59,6 +59,8 @@ void add_reduce_case(int64_t n, kernelkit::ladder::reduce::LadderFn<T> ladder_fn
     }
     auto ws = std::make_shared<kkbench::DeviceArray<unsigned char>>(std::max<size_t>(ws_bytes, 16));
     BENCH_CUDA(cudaMemset(ws->p, 0, ws->n));  // kernelkit's contract: zero once
+    // (legacy stream; the launches run on a non-blocking stream that does not wait for it)
+    BENCH_CUDA(cudaDeviceSynchronize());
     auto next = std::make_shared<int64_t>(0);
     kkbench::Launch launch = [=](cudaStream_t s) {
       const T* p = in->p + (*next % copies) * n;
