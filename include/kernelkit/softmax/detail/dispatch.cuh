@@ -36,7 +36,6 @@ namespace detail {
 inline constexpr int64_t kSoftmaxWarpMaxCols = kWarpSize * kSoftmaxMaxColsPerThread;  // 1024
 inline constexpr int64_t kSoftmaxBlockRowBytes = 64 * 1024;  // single-block row limit
 inline constexpr int kSoftmaxMaxCluster = 8;
-inline constexpr int kSoftmaxStaticSmemReserve = 1024;  // reduction slots, partials
 
 // Resident blocks per SM of `kernel` at `block` threads and `smem` dynamic bytes, cached
 // per (device, kernel, block, smem).
@@ -98,15 +97,22 @@ cudaError_t softmax_dispatch_cpt(const T* in, T* out, int64_t rows, int64_t cols
   return softmax_launch_warp<T, A, N, Cpt, kWarpSize>(in, out, rows, cols, stream);
 }
 
-// The row buffer of the one-block-per-row kernel: *smem bytes for a chunk of floats; the
-// kernel's dynamic limit is raised once per device to the largest row this path takes.
+// The row buffer of the one-block-per-row kernel: *smem bytes for a chunk of floats. Once
+// per kernel and device, its dynamic limit is raised to the largest row this path takes,
+// or to what the device allows beside the kernel's static shared memory if that is less.
 template <typename T, SoftmaxAlgo A, int N, int Block, int Cluster>
 cudaError_t softmax_prepare_smem(int64_t chunk, size_t* smem) {
   *smem = static_cast<size_t>(chunk) * sizeof(float);
   auto kernel = softmax_smem_kernel<T, A, N, Block, Cluster>;
   return once_per_kernel(reinterpret_cast<const void*>(kernel), [&] {
+    DeviceInfo d;
+    KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+    cudaFuncAttributes attr{};
+    KERNELKIT_RETURN_IF_ERROR(cudaFuncGetAttributes(&attr, kernel));
+    const int64_t room = int64_t{d.smem_per_block_optin} - int64_t(attr.sharedSizeBytes);
+    const int64_t limit = room < kSoftmaxBlockRowBytes ? room : kSoftmaxBlockRowBytes;
     return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                static_cast<int>(kSoftmaxBlockRowBytes));
+                                static_cast<int>(limit));
   });
 }
 
