@@ -15,21 +15,21 @@
 
 namespace {
 
-using kernelkit::Op;
+using kernelkit::BlasOp;
 
 using kkbench::make_cublas;
 
 // Checks y against a float64 reference at up to 64 sampled outputs, reading only the
-// rows (Op::N) or columns (Op::T) of A it needs.
-void verify_gemv(const std::string& what, Op op, int64_t m, int64_t n, const float* A,
+// rows (BlasOp::N) or columns (BlasOp::T) of A it needs.
+void verify_gemv(const std::string& what, BlasOp op, int64_t m, int64_t n, const float* A,
                  const float* x, const float* y) {
-  const int64_t xs = op == Op::N ? n : m, ys = op == Op::N ? m : n;
+  const int64_t xs = op == BlasOp::N ? n : m, ys = op == BlasOp::N ? m : n;
   std::vector<float> hx(xs), hy(ys), line(xs);
   BENCH_CUDA(cudaMemcpy(hx.data(), x, xs * sizeof(float), cudaMemcpyDeviceToHost));
   BENCH_CUDA(cudaMemcpy(hy.data(), y, ys * sizeof(float), cudaMemcpyDeviceToHost));
   std::vector<double> got, ref;
   for (size_t k : kkbench::sample_indices(ys, 64)) {
-    if (op == Op::N) {  // row k of A
+    if (op == BlasOp::N) {  // row k of A
       BENCH_CUDA(cudaMemcpy(line.data(), A + k * n, n * sizeof(float), cudaMemcpyDeviceToHost));
     } else {  // column k of A: m floats, lda apart
       BENCH_CUDA(cudaMemcpy2D(line.data(), sizeof(float), A + k, n * sizeof(float), sizeof(float),
@@ -47,13 +47,13 @@ void verify_gemv(const std::string& what, Op op, int64_t m, int64_t n, const flo
 
 enum class Impl { kKernelkit, kCublas, kLadder };
 
-void add_gemv_case(Op op, Impl impl, int64_t m, int64_t n, int ladder_step = 0) {
-  const std::string op_name = op == Op::N ? "gemv" : "gemv_t";
+void add_gemv_case(BlasOp op, Impl impl, int64_t m, int64_t n, int ladder_step = 0) {
+  const std::string op_name = op == BlasOp::N ? "gemv" : "gemv_t";
   std::string impl_name = impl == Impl::kKernelkit ? "kernelkit" : "cublas";
   if (impl == Impl::kLadder)
     impl_name = std::string("ladder.") + kernelkit::ladder::gemv::kSteps[ladder_step].name;
   const std::string name = op_name + "/" + impl_name + "/f32/" + kkbench::dims(m, n);
-  const int64_t xs = op == Op::N ? n : m, ys = op == Op::N ? m : n;
+  const int64_t xs = op == BlasOp::N ? n : m, ys = op == BlasOp::N ? m : n;
   const double bytes = double(m * n + xs + ys) * sizeof(float);
   kkbench::add_case(
       name, bytes, 2.0 * double(m) * double(n), [=](cudaStream_t s) -> kkbench::Launch {
@@ -74,7 +74,7 @@ void add_gemv_case(Op op, Impl impl, int64_t m, int64_t n, int ladder_step = 0) 
           // row-major A (m x n, lda n) is the column-major n x m matrix A^T:
           // A x = (A^T)^T x -> CUBLAS_OP_T on (n, m); A^T x -> CUBLAS_OP_N on (n, m)
           auto handle = make_cublas();
-          const cublasOperation_t cop = op == Op::N ? CUBLAS_OP_T : CUBLAS_OP_N;
+          const cublasOperation_t cop = op == BlasOp::N ? CUBLAS_OP_T : CUBLAS_OP_N;
           launch = [=](cudaStream_t st) {
             const float alpha = 1.f, beta = 0.f;
             BENCH_CUBLAS(cublasSetStream(handle.get(), st));
@@ -91,7 +91,7 @@ void add_gemv_case(Op op, Impl impl, int64_t m, int64_t n, int ladder_step = 0) 
 
 KKBENCH_CASES {
   const int64_t shapes[][2] = {{8192, 8192}, {16384, 16384}, {65536, 1024}, {1024, 65536}};
-  for (Op op : {Op::N, Op::T})
+  for (BlasOp op : {BlasOp::N, BlasOp::T})
     for (const auto& sh : shapes) {
       add_gemv_case(op, Impl::kKernelkit, sh[0], sh[1]);
       add_gemv_case(op, Impl::kCublas, sh[0], sh[1]);
@@ -99,7 +99,7 @@ KKBENCH_CASES {
   constexpr int kSteps =
       sizeof(kernelkit::ladder::gemv::kSteps) / sizeof(kernelkit::ladder::gemv::kSteps[0]);
   for (int k = 0; k < kSteps; ++k)
-    add_gemv_case(Op::N, Impl::kLadder, 8192, 8192, k);
+    add_gemv_case(BlasOp::N, Impl::kLadder, 8192, 8192, k);
 }
 
 }  // namespace

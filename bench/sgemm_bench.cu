@@ -1,4 +1,4 @@
-// sgemm, f32, row-major, C = A B (alpha = 1, beta = 0, Op::N for both): kernelkit against
+// sgemm, f32, row-major, C = A B (alpha = 1, beta = 0, BlasOp::N for both): kernelkit against
 // cublasSgemm (CUBLAS_DEFAULT_MATH: TF32 off; row-major C = A B computed as the
 // column-major C^T = B^T A^T), at 1024^3 .. 8192^3 and 4095x4097x1023, and every ladder step
 // at 4096^3 (the three slowest at 2048^3). bytes = A + B + C once each; flops = 2 m n k
@@ -17,7 +17,7 @@
 
 namespace {
 
-using kernelkit::Op;
+using kernelkit::BlasOp;
 
 using kkbench::make_cublas;
 
@@ -60,12 +60,12 @@ void add_sgemm_case(Impl impl, int64_t m, int64_t n, int64_t k, int step = 0) {
     if (impl == Impl::kKernelkit) {
       launch = [=](cudaStream_t st) {
         BENCH_CUDA(
-            kernelkit::sgemm(Op::N, Op::N, m, n, k, 1.f, A->p, k, B->p, n, 0.f, C->p, n, st));
+            kernelkit::sgemm(BlasOp::N, BlasOp::N, m, n, k, 1.f, A->p, k, B->p, n, 0.f, C->p, n, st));
       };
     } else if (impl == Impl::kLadder) {
       const auto fn = kernelkit::ladder::sgemm::kSteps[step].fn;
       launch = [=](cudaStream_t st) {
-        BENCH_CUDA(fn(Op::N, Op::N, m, n, k, 1.f, A->p, k, B->p, n, 0.f, C->p, n, st));
+        BENCH_CUDA(fn(BlasOp::N, BlasOp::N, m, n, k, 1.f, A->p, k, B->p, n, 0.f, C->p, n, st));
       };
     } else {
       // row-major X (r x c) is the column-major X^T: C^T (n x m) = B^T (n x k) A^T (k x m)

@@ -1,4 +1,4 @@
-// The gemv ladder (Op::N, y = alpha * A x + beta * y), in order, then the library: name,
+// The gemv ladder (BlasOp::N, y = alpha * A x + beta * y), in order, then the library: name,
 // launcher and whether a step can run on the given pointers. Tests and the benchmark
 // iterate this list.
 #pragma once
@@ -30,7 +30,7 @@ inline bool any_alignment(const float*, int64_t, const float*) {
 
 inline cudaError_t library_n(int64_t m, int64_t n, float alpha, const float* A, int64_t lda,
                              const float* x, float beta, float* y, cudaStream_t stream) {
-  return kernelkit::gemv(Op::N, m, n, alpha, A, lda, x, beta, y, stream);
+  return kernelkit::gemv(BlasOp::N, m, n, alpha, A, lda, x, beta, y, stream);
 }
 
 inline constexpr Step kSteps[] = {
@@ -39,7 +39,7 @@ inline constexpr Step kSteps[] = {
     {"v2_warp_per_row_float4", v2_warp_per_row_float4, v2_warp_per_row_float4_supports},
 };
 
-// The library's gemv (Op::N) under the same signature, for side-by-side runs.
+// The library's gemv (BlasOp::N) under the same signature, for side-by-side runs.
 inline constexpr Step kLibrary = {"kernelkit", library_n, any_alignment};
 
 }  // namespace kernelkit::ladder::gemv

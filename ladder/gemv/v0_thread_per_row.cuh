@@ -1,4 +1,4 @@
-// gemv ladder, step 0: one thread per row (y = alpha * A x + beta * y, Op::N only).
+// gemv ladder, step 0: one thread per row (y = alpha * A x + beta * y, BlasOp::N only).
 // Neighbouring threads read addresses lda floats apart, so every load is its own
 // transaction: the baseline the later steps improve on.
 #pragma once
@@ -27,7 +27,7 @@ __global__ void __launch_bounds__(BlockSize)
 }
 }  // namespace detail
 
-// Preconditions as kernelkit::gemv with Op::N; alpha == 0 still reads A and x (ladder
+// Preconditions as kernelkit::gemv with BlasOp::N; alpha == 0 still reads A and x (ladder
 // steps show the kernel, not the special cases).
 [[nodiscard]] inline cudaError_t v0_thread_per_row(int64_t m, int64_t n, float alpha,
                                                    const float* A, int64_t lda, const float* x,

@@ -2,7 +2,7 @@
 // and of x per access (LDG.128), so a warp moves 512 bytes per instruction and needs a
 // quarter of the load instructions of step 1. Needs A, x 16-byte aligned and lda % 4 ==
 // 0 (otherwise cudaErrorInvalidValue); n need not be a multiple of 4 (the tail is read
-// by single floats). Op::N only.
+// by single floats). BlasOp::N only.
 #pragma once
 
 #include <cuda_runtime.h>

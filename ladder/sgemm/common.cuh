@@ -11,13 +11,13 @@
 
 namespace kernelkit::ladder::sgemm {
 
-using kernelkit::Op;
+using kernelkit::BlasOp;
 
-using SgemmFn = cudaError_t (*)(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha,
+using SgemmFn = cudaError_t (*)(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k, float alpha,
                                 const float* A, int64_t lda, const float* B, int64_t ldb,
                                 float beta, float* C, int64_t ldc, cudaStream_t stream);
 // Whether a step accepts these arguments (it returns cudaErrorInvalidValue otherwise).
-using SupportsFn = bool (*)(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, const float* A,
+using SupportsFn = bool (*)(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k, const float* A,
                             int64_t lda, const float* B, int64_t ldb, const float* C, int64_t ldc);
 
 // Row r, column c of op(X) where X is stored row-major with leading dimension ld.
@@ -38,16 +38,16 @@ inline bool aligned16(const void* p) {
 }
 
 // Steps v0..v4: every op, shape and alignment (grid limits aside).
-inline bool supports_any(Op, Op, int64_t, int64_t, int64_t, const float*, int64_t, const float*,
+inline bool supports_any(BlasOp, BlasOp, int64_t, int64_t, int64_t, const float*, int64_t, const float*,
                          int64_t, const float*, int64_t) {
   return true;
 }
 
-// Steps v5, v6: Op::N for both, m and n multiples of 128, k of 8, 16-byte aligned rows.
-inline bool supports_aligned_nn(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, const float* A,
+// Steps v5, v6: BlasOp::N for both, m and n multiples of 128, k of 8, 16-byte aligned rows.
+inline bool supports_aligned_nn(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k, const float* A,
                                 int64_t lda, const float* B, int64_t ldb, const float* C,
                                 int64_t ldc) {
-  return op_a == Op::N && op_b == Op::N && m % 128 == 0 && n % 128 == 0 && k % 8 == 0 &&
+  return op_a == BlasOp::N && op_b == BlasOp::N && m % 128 == 0 && n % 128 == 0 && k % 8 == 0 &&
          lda % 4 == 0 && ldb % 4 == 0 && ldc % 4 == 0 && aligned16(A) && aligned16(B) &&
          aligned16(C);
 }

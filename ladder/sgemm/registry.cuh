@@ -21,7 +21,7 @@ struct Step {
   SupportsFn supports;
 };
 
-inline cudaError_t library(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha,
+inline cudaError_t library(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k, float alpha,
                            const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
                            float* C, int64_t ldc, cudaStream_t stream) {
   return kernelkit::sgemm(op_a, op_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, stream);

@@ -22,7 +22,7 @@ __global__ void v0_naive_kernel(bool ta, bool tb, int64_t m, int64_t n, int64_t 
 }
 }  // namespace detail
 
-inline cudaError_t v0_naive(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha,
+inline cudaError_t v0_naive(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k, float alpha,
                             const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
                             float* C, int64_t ldc, cudaStream_t stream) {
   KERNELKIT_REQUIRE(kernelkit::detail::sgemm_args_ok(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc));
@@ -30,7 +30,7 @@ inline cudaError_t v0_naive(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, f
   if (m == 0 || n == 0) return cudaSuccess;
   const dim3 grid(static_cast<unsigned>((m + 31) / 32), static_cast<unsigned>((n + 31) / 32));
   detail::v0_naive_kernel<><<<grid, dim3(32, 32), 0, stream>>>(
-      op_a == Op::T, op_b == Op::T, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+      op_a == BlasOp::T, op_b == BlasOp::T, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   return cudaGetLastError();
 }
 

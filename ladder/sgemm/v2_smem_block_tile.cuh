@@ -32,7 +32,7 @@ __global__ void __launch_bounds__(1024)
 }
 }  // namespace detail
 
-inline cudaError_t v2_smem_block_tile(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k,
+inline cudaError_t v2_smem_block_tile(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k,
                                       float alpha, const float* A, int64_t lda, const float* B,
                                       int64_t ldb, float beta, float* C, int64_t ldc,
                                       cudaStream_t stream) {
@@ -41,7 +41,7 @@ inline cudaError_t v2_smem_block_tile(Op op_a, Op op_b, int64_t m, int64_t n, in
   if (m == 0 || n == 0) return cudaSuccess;
   const dim3 grid(static_cast<unsigned>((n + 31) / 32), static_cast<unsigned>((m + 31) / 32));
   detail::v2_smem_block_tile_kernel<><<<grid, dim3(32, 32), 0, stream>>>(
-      op_a == Op::T, op_b == Op::T, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+      op_a == BlasOp::T, op_b == BlasOp::T, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   return cudaGetLastError();
 }
 

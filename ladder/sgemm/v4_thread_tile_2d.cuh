@@ -60,7 +60,7 @@ __global__ void __launch_bounds__(256)
 }
 }  // namespace detail
 
-inline cudaError_t v4_thread_tile_2d(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha,
+inline cudaError_t v4_thread_tile_2d(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k, float alpha,
                                      const float* A, int64_t lda, const float* B, int64_t ldb,
                                      float beta, float* C, int64_t ldc, cudaStream_t stream) {
   KERNELKIT_REQUIRE(kernelkit::detail::sgemm_args_ok(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc));
@@ -68,7 +68,7 @@ inline cudaError_t v4_thread_tile_2d(Op op_a, Op op_b, int64_t m, int64_t n, int
   if (m == 0 || n == 0) return cudaSuccess;
   const dim3 grid(static_cast<unsigned>((n + 127) / 128), static_cast<unsigned>((m + 127) / 128));
   detail::v4_thread_tile_2d_kernel<><<<grid, 256, 0, stream>>>(
-      op_a == Op::T, op_b == Op::T, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+      op_a == BlasOp::T, op_b == BlasOp::T, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   return cudaGetLastError();
 }
 

@@ -1,6 +1,6 @@
 // sgemm ladder v5: v4 with 16-byte global loads and stores, and the A tile stored
 // transposed (As[k][m]) so that a thread reads its 8 values of A, like its 8 of B, with two
-// 16-byte shared loads. Accepts Op::N / Op::N, m and n multiples of 128, k of 8, 16-byte
+// 16-byte shared loads. Accepts BlasOp::N / BlasOp::N, m and n multiples of 128, k of 8, 16-byte
 // aligned rows (supports_aligned_nn); cudaErrorInvalidValue otherwise.
 #pragma once
 
@@ -80,7 +80,7 @@ __global__ void __launch_bounds__(256)
 }
 }  // namespace detail
 
-inline cudaError_t v5_vectorized(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha,
+inline cudaError_t v5_vectorized(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k, float alpha,
                                  const float* A, int64_t lda, const float* B, int64_t ldb,
                                  float beta, float* C, int64_t ldc, cudaStream_t stream) {
   KERNELKIT_REQUIRE(kernelkit::detail::sgemm_args_ok(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc));

@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(256, 2)  // <= 128 registers: 2 blocks / SM, a
 }
 }  // namespace detail
 
-inline cudaError_t v6_double_buffered(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k,
+inline cudaError_t v6_double_buffered(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k,
                                       float alpha, const float* A, int64_t lda, const float* B,
                                       int64_t ldb, float beta, float* C, int64_t ldc,
                                       cudaStream_t stream) {

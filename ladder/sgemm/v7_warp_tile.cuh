@@ -4,7 +4,7 @@
 // K-major tiles, cp.async double buffering with zero-filled edges, fragments
 // double-buffered in registers. This is the library kernel (detail/sgemm_kernels.cuh)
 // with two stages and one tile shape; the library adds deeper pipelines, the tile-shape
-// dispatch and the other Op / alignment paths. Accepts Op::N / Op::N, any shape, B and ldb
+// dispatch and the other Op / alignment paths. Accepts BlasOp::N / BlasOp::N, any shape, B and ldb
 // 16-byte aligned.
 #pragma once
 
@@ -12,12 +12,12 @@
 
 namespace kernelkit::ladder::sgemm {
 
-inline bool supports_v7(Op op_a, Op op_b, int64_t, int64_t, int64_t, const float*, int64_t,
+inline bool supports_v7(BlasOp op_a, BlasOp op_b, int64_t, int64_t, int64_t, const float*, int64_t,
                         const float* B, int64_t ldb, const float*, int64_t) {
-  return op_a == Op::N && op_b == Op::N && ldb % 4 == 0 && aligned16(B);
+  return op_a == BlasOp::N && op_b == BlasOp::N && ldb % 4 == 0 && aligned16(B);
 }
 
-inline cudaError_t v7_warp_tile(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha,
+inline cudaError_t v7_warp_tile(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k, float alpha,
                                 const float* A, int64_t lda, const float* B, int64_t ldb,
                                 float beta, float* C, int64_t ldc, cudaStream_t stream) {
   namespace kd = kernelkit::detail;

@@ -1,4 +1,4 @@
-// Every gemv ladder step (Op::N) and the library under the ladder signature, against a
+// Every gemv ladder step (BlasOp::N) and the library under the ladder signature, against a
 // float64 reference with the library's cases: shape sweep, lda > n, misaligned pointers
 // (steps that need alignment must refuse them), alpha/beta values, NaN in y with beta ==
 // 0, exact small-integer sums and argument checks.

@@ -12,21 +12,21 @@
 
 namespace {
 
-using kernelkit::Op;
+using kernelkit::BlasOp;
 using kktest::DeviceBuffer;
 using kktest::Tolerance;
 
-const char* op_name(Op op) {
-  return op == Op::N ? "N" : "T";
+const char* op_name(BlasOp op) {
+  return op == BlasOp::N ? "N" : "T";
 }
 
 // y_ref = alpha * op(A) x + beta * y (beta == 0: y ignored), in float64.
-std::vector<double> reference(Op op, int64_t m, int64_t n, double alpha,
+std::vector<double> reference(BlasOp op, int64_t m, int64_t n, double alpha,
                               const std::vector<float>& A, int64_t lda, const std::vector<float>& x,
                               double beta, const std::vector<float>& y) {
-  const int64_t out = op == Op::N ? m : n;
+  const int64_t out = op == BlasOp::N ? m : n;
   std::vector<double> acc(out, 0.0);
-  if (op == Op::N) {
+  if (op == BlasOp::N) {
     for (int64_t i = 0; i < m; ++i) {
       double s = 0;
       for (int64_t j = 0; j < n; ++j)
@@ -50,7 +50,7 @@ Tolerance tolerance_for(int64_t inner, double alpha) {
 }
 
 struct Case {
-  Op op;
+  BlasOp op;
   int64_t m, n, lda;
   float alpha, beta;
   int a_offset = 0, x_offset = 0, y_offset = 0;  // elements: forces the narrow-pack path
@@ -68,8 +68,8 @@ std::string label(const Case& c, uint64_t seed) {
 
 // Runs one case on fresh random inputs with y poisoned or random and checks it.
 void run_case(const Case& c, uint64_t seed) {
-  const int64_t xs = c.op == Op::N ? c.n : c.m;
-  const int64_t ys = c.op == Op::N ? c.m : c.n;
+  const int64_t xs = c.op == BlasOp::N ? c.n : c.m;
+  const int64_t ys = c.op == BlasOp::N ? c.m : c.n;
   const int64_t a_elems = c.m == 0 ? 0 : (c.m - 1) * c.lda + c.n;
   const double lo = c.small_ints ? -4 : -1, hi = c.small_ints ? 5 : 1;
   std::vector<float> hA = kktest::random_vector<float>(a_elems + c.a_offset, seed, lo, hi);
@@ -99,7 +99,7 @@ void run_case(const Case& c, uint64_t seed) {
   auto got_all = dy.download();
   std::vector<float> got(got_all.begin() + c.y_offset, got_all.end());
   const Tolerance tol =
-      c.small_ints ? Tolerance::Exact() : tolerance_for(c.op == Op::N ? c.n : c.m, c.alpha);
+      c.small_ints ? Tolerance::Exact() : tolerance_for(c.op == BlasOp::N ? c.n : c.m, c.alpha);
   EXPECT_TRUE(kktest::check_near(got, ref, tol, label(c, seed)));
   // elements before the offset y pointer are untouched
   for (int k = 0; k < c.y_offset; ++k) {
@@ -113,7 +113,7 @@ class Gemv : public kktest::GpuTest {};
 
 TEST_F(Gemv, ShapeSweep) {
   uint64_t seed = 100;
-  for (Op op : {Op::N, Op::T})
+  for (BlasOp op : {BlasOp::N, BlasOp::T})
     for (int64_t m : kDims)
       for (int64_t n : kDims) {
         if (m * n > (int64_t{1} << 26)) continue;  // 65536 x 65536 and 65536 x 4097: too big
@@ -125,7 +125,7 @@ TEST_F(Gemv, AlphaBetaCombinations) {
   uint64_t seed = 200;
   const int64_t shapes[][2] = {{33, 4097}, {4097, 33}, {1024, 65536}, {3, 65536},
                                {65536, 3}, {31, 1024}, {1, 1}};
-  for (Op op : {Op::N, Op::T})
+  for (BlasOp op : {BlasOp::N, BlasOp::T})
     for (const auto& s : shapes)
       for (float alpha : {0.f, 1.f, -0.5f})
         for (float beta : {0.f, 1.f, -0.5f})
@@ -136,7 +136,7 @@ TEST_F(Gemv, LeadingDimensionAndMisalignment) {
   uint64_t seed = 300;
   const int64_t shapes[][2] = {{33, 1024}, {1024, 33}, {7, 4097}, {4097, 7},
                                {2, 65536}, {65536, 2}, {32, 32}};
-  for (Op op : {Op::N, Op::T})
+  for (BlasOp op : {BlasOp::N, BlasOp::T})
     for (const auto& s : shapes) {
       const int64_t m = s[0], n = s[1];
       run_case({op, m, n, n + 3, 1.f, -0.5f}, seed++);  // odd lda: scalar loads
@@ -151,7 +151,7 @@ TEST_F(Gemv, SmallIntegersAreExact) {
   uint64_t seed = 400;
   const int64_t shapes[][2] = {{1024, 65536}, {65536, 1024}, {4097, 4097}, {3, 65536},
                                {65536, 3},    {33, 31},      {8192, 8192}};
-  for (Op op : {Op::N, Op::T})
+  for (BlasOp op : {BlasOp::N, BlasOp::T})
     for (const auto& s : shapes) {
       Case c{op, s[0], s[1], s[1], 1.f, -0.5f};
       c.small_ints = true;
@@ -161,25 +161,25 @@ TEST_F(Gemv, SmallIntegersAreExact) {
     }
 }
 
-// Op::T one-wave paths (no cluster, 1024-thread blocks that own their columns over every
+// BlasOp::T one-wave paths (no cluster, 1024-thread blocks that own their columns over every
 // row): on a 132-SM device n ~ 16384 runs 64-column tiles and n ~ 8192 32-column tiles
 // (other devices take other paths, also correct). Partial last pack, lda > n, beta 0 on a
 // NaN y, row counts that are not a multiple of the row groups or of the unrolled loop.
 TEST_F(Gemv, TransposeOneWavePaths) {
   uint64_t seed = 500;
-  run_case({Op::T, 1031, 16383, 16384, -0.5f, 1.f}, seed++);
-  run_case({Op::T, 1024, 16384, 16384, 1.f, 0.f}, seed++);
-  run_case({Op::T, 2053, 8190, 8192, 1.f, 0.f}, seed++);
-  run_case({Op::T, 2048, 8192, 8196, -0.5f, -0.5f}, seed++);
-  Case c{Op::T, 2049, 8192, 8192, 1.f, -0.5f};
+  run_case({BlasOp::T, 1031, 16383, 16384, -0.5f, 1.f}, seed++);
+  run_case({BlasOp::T, 1024, 16384, 16384, 1.f, 0.f}, seed++);
+  run_case({BlasOp::T, 2053, 8190, 8192, 1.f, 0.f}, seed++);
+  run_case({BlasOp::T, 2048, 8192, 8196, -0.5f, -0.5f}, seed++);
+  Case c{BlasOp::T, 2049, 8192, 8192, 1.f, -0.5f};
   c.small_ints = true;
   run_case(c, seed++);
 }
 
 TEST_F(Gemv, BetaZeroIgnoresNanAndAlphaZeroSkipsMatrix) {
-  for (Op op : {Op::N, Op::T}) {
+  for (BlasOp op : {BlasOp::N, BlasOp::T}) {
     const int64_t m = 37, n = 1029;
-    const int64_t ys = op == Op::N ? m : n;
+    const int64_t ys = op == BlasOp::N ? m : n;
     auto hy = kktest::random_vector<float>(ys, 7);
     // alpha == 0: A and x are never read (null is accepted); y = beta * y
     auto dy = kktest::to_device(hy);
@@ -194,7 +194,7 @@ TEST_F(Gemv, BetaZeroIgnoresNanAndAlphaZeroSkipsMatrix) {
     EXPECT_TRUE(kktest::check_near(dy.download(), std::vector<double>(ys, 0.0), Tolerance::Exact(),
                                    op_name(op)));
     // alpha == 0 with a NaN matrix: the NaNs are not read
-    DeviceBuffer<float> dA(m * n), dx(op == Op::N ? n : m);
+    DeviceBuffer<float> dA(m * n), dx(op == BlasOp::N ? n : m);
     dA.poison();
     dx.poison();
     dy.upload(hy);
@@ -202,7 +202,7 @@ TEST_F(Gemv, BetaZeroIgnoresNanAndAlphaZeroSkipsMatrix) {
     EXPECT_TRUE(kktest::same_bits(dy.download(), hy));
     // empty inner dimension: y = beta * y
     dy.upload(hy);
-    ASSERT_EQ(kernelkit::gemv(op, op == Op::N ? m : 0, op == Op::N ? 0 : n, 1.f, nullptr, n,
+    ASSERT_EQ(kernelkit::gemv(op, op == BlasOp::N ? m : 0, op == BlasOp::N ? 0 : n, 1.f, nullptr, n,
                               nullptr, -0.5f, dy.get()),
               cudaSuccess);
     EXPECT_TRUE(kktest::check_near(dy.download(), ref, Tolerance::Exact(), op_name(op)));
@@ -211,12 +211,12 @@ TEST_F(Gemv, BetaZeroIgnoresNanAndAlphaZeroSkipsMatrix) {
 
 TEST_F(Gemv, Deterministic) {
   const int64_t shapes[][2] = {{1024, 65536}, {65536, 1024}, {4, 65536}, {8192, 8192}};
-  for (Op op : {Op::N, Op::T})
+  for (BlasOp op : {BlasOp::N, BlasOp::T})
     for (const auto& s : shapes) {
       const int64_t m = s[0], n = s[1];
       auto dA = kktest::to_device(kktest::random_vector<float>(m * n, 11));
-      auto dx = kktest::to_device(kktest::random_vector<float>(op == Op::N ? n : m, 12));
-      DeviceBuffer<float> dy(op == Op::N ? m : n);
+      auto dx = kktest::to_device(kktest::random_vector<float>(op == BlasOp::N ? n : m, 12));
+      DeviceBuffer<float> dy(op == BlasOp::N ? m : n);
       dy.poison();
       ASSERT_EQ(kernelkit::gemv(op, m, n, 1.f, dA.get(), n, dx.get(), 0.f, dy.get()), cudaSuccess);
       const auto first = dy.download();
@@ -237,7 +237,7 @@ TEST_F(Gemv, BadArgumentsAreRejectedWithoutWriting) {
   const float* A = dA.get();
   const float* x = dx.get();
   const cudaError_t bad = cudaErrorInvalidValue;
-  for (Op op : {Op::N, Op::T}) {
+  for (BlasOp op : {BlasOp::N, BlasOp::T}) {
     EXPECT_EQ(kernelkit::gemv(op, -1, 4, 1.f, A, 4, x, 0.f, y), bad);
     EXPECT_EQ(kernelkit::gemv(op, 4, -1, 1.f, A, 4, x, 0.f, y), bad);
     EXPECT_EQ(kernelkit::gemv(op, 4, 8, 1.f, A, 7, x, 0.f, y), bad);  // lda < n
@@ -247,12 +247,12 @@ TEST_F(Gemv, BadArgumentsAreRejectedWithoutWriting) {
     EXPECT_EQ(kernelkit::gemv(op, 4, 4, 1.f, A, 4, x, 0.f, nullptr), bad);
     EXPECT_EQ(kernelkit::gemv(op, int64_t{1} << 40, 4, 1.f, A, int64_t{1} << 30, x, 0.f, y), bad);
   }
-  EXPECT_EQ(kernelkit::gemv(static_cast<Op>(7), 4, 4, 1.f, A, 4, x, 0.f, y), bad);
+  EXPECT_EQ(kernelkit::gemv(static_cast<BlasOp>(7), 4, 4, 1.f, A, 4, x, 0.f, y), bad);
   CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_TRUE(kktest::same_bits(dy.download(), hy));
   // empty outputs are valid and launch nothing (null pointers allowed)
-  EXPECT_EQ(kernelkit::gemv(Op::N, 0, 5, 1.f, nullptr, 5, nullptr, 0.f, nullptr), cudaSuccess);
-  EXPECT_EQ(kernelkit::gemv(Op::T, 5, 0, 1.f, nullptr, 1, nullptr, 0.f, nullptr), cudaSuccess);
+  EXPECT_EQ(kernelkit::gemv(BlasOp::N, 0, 5, 1.f, nullptr, 5, nullptr, 0.f, nullptr), cudaSuccess);
+  EXPECT_EQ(kernelkit::gemv(BlasOp::T, 5, 0, 1.f, nullptr, 1, nullptr, 0.f, nullptr), cudaSuccess);
 }
 
 // Host-only: the cluster-size rule.
@@ -265,7 +265,7 @@ TEST(GemvHost, ClusterSizeRule) {
   EXPECT_EQ(gemv_cluster_size(1, 1056, 1), 1);
 }
 
-// Host-only: the Op::T one-wave rule (tiles x block threads within 90-100% of a wave).
+// Host-only: the BlasOp::T one-wave rule (tiles x block threads within 90-100% of a wave).
 TEST(GemvHost, TransposeOneWaveRule) {
   using kernelkit::detail::gemv_t_one_wave;
   kernelkit::DeviceInfo h100;
@@ -294,8 +294,8 @@ TEST_F(Gemv, KK_LARGE(MoreThan2Pow31Elements)) {
   DeviceBuffer<float> dA(m * n);
   fill_pattern_kernel<<<4096, 256>>>(dA.get(), m, n);
   CUDA_CHECK(cudaGetLastError());
-  for (Op op : {Op::N, Op::T}) {
-    const int64_t xs = op == Op::N ? n : m, ys = op == Op::N ? m : n;
+  for (BlasOp op : {BlasOp::N, BlasOp::T}) {
+    const int64_t xs = op == BlasOp::N ? n : m, ys = op == BlasOp::N ? m : n;
     std::vector<float> hx(xs);
     for (int64_t k = 0; k < xs; ++k)
       hx[k] = static_cast<float>(k % 5 - 2);
@@ -307,7 +307,7 @@ TEST_F(Gemv, KK_LARGE(MoreThan2Pow31Elements)) {
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         const double a = double((i * 7 + j * 3) % 9 - 4);
-        if (op == Op::N) {
+        if (op == BlasOp::N) {
           ref[i] += a * hx[j];
         } else {
           ref[j] += a * hx[i];

@@ -11,7 +11,7 @@ namespace sgemm_testing {
 using SgemmFn = kernelkit::ladder::sgemm::SgemmFn;
 using SupportsFn = kernelkit::ladder::sgemm::SupportsFn;
 struct SgemmCase {
-  kernelkit::Op op_a, op_b;
+  kernelkit::BlasOp op_a, op_b;
   int64_t m, n, k;
   int64_t pad_a = 0, pad_b = 0, pad_c = 0;  // leading dimension - row length
   float alpha = 1.f, beta = 0.f;

@@ -13,7 +13,7 @@
 namespace {
 
 namespace ls = kernelkit::ladder::sgemm;
-using kernelkit::Op;
+using kernelkit::BlasOp;
 using sgemm_testing::SgemmCase;
 
 class SgemmLadderTest : public kktest::GpuTest, public ::testing::WithParamInterface<int> {};
@@ -23,8 +23,8 @@ std::vector<SgemmCase> ladder_cases() {
   const int64_t shapes[][3] = {{1, 1, 1},      {1, 300, 1},     {300, 1, 200}, {127, 131, 137},
                                {33, 31, 17},   {5, 7, 0},       {0, 5, 5},     {128, 128, 8},
                                {256, 384, 64}, {384, 128, 200}, {129, 257, 65}};
-  for (Op oa : {Op::N, Op::T})
-    for (Op ob : {Op::N, Op::T})
+  for (BlasOp oa : {BlasOp::N, BlasOp::T})
+    for (BlasOp ob : {BlasOp::N, BlasOp::T})
       for (const auto& s : shapes) {
         SgemmCase c{oa, ob, s[0], s[1], s[2]};
         cases.push_back(c);
@@ -33,7 +33,7 @@ std::vector<SgemmCase> ladder_cases() {
       }
   for (float alpha : {0.f, 1.f, -1.5f})
     for (float beta : {0.f, 1.f, -1.5f}) {
-      SgemmCase c{Op::N, Op::N, 256, 128, 136};
+      SgemmCase c{BlasOp::N, BlasOp::N, 256, 128, 136};
       c.alpha = alpha, c.beta = beta;
       cases.push_back(c);
       c.m = 127, c.n = 131, c.k = 137, c.small_ints = true;
@@ -41,13 +41,13 @@ std::vector<SgemmCase> ladder_cases() {
     }
   for (int64_t pad : {0, 3, 4})
     for (int offset : {0, 1}) {
-      SgemmCase c{Op::N, Op::N, 256, 256, 64};
+      SgemmCase c{BlasOp::N, BlasOp::N, 256, 256, 64};
       c.pad_a = pad, c.pad_b = pad, c.pad_c = pad, c.offset = offset, c.beta = 1.f;
       cases.push_back(c);
-      c.op_a = Op::T, c.op_b = Op::T, c.m = 67, c.n = 45, c.k = 33;
+      c.op_a = BlasOp::T, c.op_b = BlasOp::T, c.m = 67, c.n = 45, c.k = 33;
       cases.push_back(c);
     }
-  SgemmCase big{Op::N, Op::N, 512, 384, 520};  // many k-tiles, sampled rows
+  SgemmCase big{BlasOp::N, BlasOp::N, 512, 384, 520};  // many k-tiles, sampled rows
   big.beta = -1.5f;
   cases.push_back(big);
   return cases;
@@ -69,16 +69,16 @@ TEST_P(SgemmLadderTest, BadArguments) {
   const auto before = c.download();
   const auto kBad = cudaErrorInvalidValue;
   EXPECT_EQ(
-      step.fn(Op::N, Op::N, -1, 128, 8, 1.f, a.get(), 8, b.get(), 128, 0.f, c.get(), 128, nullptr),
+      step.fn(BlasOp::N, BlasOp::N, -1, 128, 8, 1.f, a.get(), 8, b.get(), 128, 0.f, c.get(), 128, nullptr),
       kBad);
   EXPECT_EQ(
-      step.fn(Op::N, Op::N, 128, 128, 8, 1.f, a.get(), 4, b.get(), 128, 0.f, c.get(), 128, nullptr),
+      step.fn(BlasOp::N, BlasOp::N, 128, 128, 8, 1.f, a.get(), 4, b.get(), 128, 0.f, c.get(), 128, nullptr),
       kBad);
   EXPECT_EQ(
-      step.fn(Op::N, Op::N, 128, 128, 8, 1.f, nullptr, 8, b.get(), 128, 0.f, c.get(), 128, nullptr),
+      step.fn(BlasOp::N, BlasOp::N, 128, 128, 8, 1.f, nullptr, 8, b.get(), 128, 0.f, c.get(), 128, nullptr),
       kBad);
   EXPECT_EQ(
-      step.fn(Op::N, Op::N, 128, 128, 8, 1.f, a.get(), 8, b.get(), 128, 0.f, c.get(), 64, nullptr),
+      step.fn(BlasOp::N, BlasOp::N, 128, 128, 8, 1.f, a.get(), 8, b.get(), 128, 0.f, c.get(), 64, nullptr),
       kBad);
   CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_TRUE(kktest::same_bits(c.download(), before)) << step.name;

@@ -18,7 +18,7 @@
 
 namespace sgemm_testing {
 
-using kernelkit::Op;
+using kernelkit::BlasOp;
 using kktest::DeviceBuffer;
 using kktest::Tolerance;
 
@@ -27,7 +27,7 @@ std::string describe(const char* name, const SgemmCase& c, uint64_t seed) {
   std::snprintf(buf, sizeof buf,
                 "%s op=%c%c m=%lld n=%lld k=%lld pad=%lld,%lld,%lld off=%d alpha=%g beta=%g "
                 "ints=%d seed=%llu",
-                name, c.op_a == Op::N ? 'N' : 'T', c.op_b == Op::N ? 'N' : 'T', (long long)c.m,
+                name, c.op_a == BlasOp::N ? 'N' : 'T', c.op_b == BlasOp::N ? 'N' : 'T', (long long)c.m,
                 (long long)c.n, (long long)c.k, (long long)c.pad_a, (long long)c.pad_b,
                 (long long)c.pad_c, c.offset, c.alpha, c.beta, int(c.small_ints),
                 (unsigned long long)seed);
@@ -47,8 +47,8 @@ std::vector<float> make_input(size_t n, uint64_t seed, bool small_ints) {
 void run_case(const char* name, SgemmFn fn, SupportsFn supports, const SgemmCase& c,
               uint64_t seed) {
   const std::string label = describe(name, c, seed);
-  const int64_t a_rows = c.op_a == Op::N ? c.m : c.k, a_cols = c.op_a == Op::N ? c.k : c.m;
-  const int64_t b_rows = c.op_b == Op::N ? c.k : c.n, b_cols = c.op_b == Op::N ? c.n : c.k;
+  const int64_t a_rows = c.op_a == BlasOp::N ? c.m : c.k, a_cols = c.op_a == BlasOp::N ? c.k : c.m;
+  const int64_t b_rows = c.op_b == BlasOp::N ? c.k : c.n, b_cols = c.op_b == BlasOp::N ? c.n : c.k;
   const int64_t lda = std::max<int64_t>(1, a_cols + c.pad_a);
   const int64_t ldb = std::max<int64_t>(1, b_cols + c.pad_b);
   const int64_t ldc = std::max<int64_t>(1, c.n + c.pad_c);
@@ -104,7 +104,7 @@ void run_case(const char* name, SgemmFn fn, SupportsFn supports, const SgemmCase
   std::vector<double> Bd(size_t(c.k * c.n));
   for (int64_t p = 0; p < c.k; ++p)
     for (int64_t j = 0; j < c.n; ++j)
-      Bd[p * c.n + j] = c.op_b == Op::N ? hB[c.offset + p * ldb + j] : hB[c.offset + j * ldb + p];
+      Bd[p * c.n + j] = c.op_b == BlasOp::N ? hB[c.offset + p * ldb + j] : hB[c.offset + j * ldb + p];
 
   std::vector<float> got;
   std::vector<double> ref;
@@ -116,7 +116,7 @@ void run_case(const char* name, SgemmFn fn, SupportsFn supports, const SgemmCase
     std::fill(mag.begin(), mag.end(), 0.0);
     if (!alpha_zero) {
       for (int64_t p = 0; p < c.k; ++p) {
-        const double a = c.op_a == Op::N ? hA[c.offset + i * lda + p] : hA[c.offset + p * lda + i];
+        const double a = c.op_a == BlasOp::N ? hA[c.offset + i * lda + p] : hA[c.offset + p * lda + i];
         const double* brow = &Bd[p * c.n];
         for (int64_t j = 0; j < c.n; ++j) {
           acc[j] += a * brow[j];
@@ -159,13 +159,13 @@ void run_case(const char* name, SgemmFn fn, SupportsFn supports, const SgemmCase
 
 namespace {
 
-using kernelkit::Op;
+using kernelkit::BlasOp;
 using kktest::DeviceBuffer;
 using sgemm_testing::SgemmCase;
 
 class SgemmTest : public kktest::GpuTest {};
 
-constexpr Op kOps[] = {Op::N, Op::T};
+constexpr BlasOp kOps[] = {BlasOp::N, BlasOp::T};
 
 void run_lib(const SgemmCase& c, uint64_t seed) {
   const auto& lib = kernelkit::ladder::sgemm::kLibrary;
@@ -178,8 +178,8 @@ TEST_F(SgemmTest, ShapeSweepAllOps) {
                                {256, 64, 48}, {1000, 1000, 1}, {5, 7, 0},      {0, 5, 5},
                                {5, 0, 5},     {2, 517, 3},     {515, 3, 1029}};
   uint64_t seed = 100;
-  for (Op oa : kOps)
-    for (Op ob : kOps)
+  for (BlasOp oa : kOps)
+    for (BlasOp ob : kOps)
       for (const auto& s : shapes) {
         SgemmCase c{oa, ob, s[0], s[1], s[2]};
         run_lib(c, seed++);
@@ -190,8 +190,8 @@ TEST_F(SgemmTest, ShapeSweepAllOps) {
 
 TEST_F(SgemmTest, AlphaBetaAllOps) {
   uint64_t seed = 300;
-  for (Op oa : kOps)
-    for (Op ob : kOps)
+  for (BlasOp oa : kOps)
+    for (BlasOp ob : kOps)
       for (float alpha : {0.f, 1.f, -1.5f})
         for (float beta : {0.f, 1.f, -1.5f})
           for (bool ints : {false, true}) {
@@ -204,8 +204,8 @@ TEST_F(SgemmTest, AlphaBetaAllOps) {
 TEST_F(SgemmTest, PaddedLeadingDimensionsAndOffsets) {
   // pad 3: ld % 4 != 0 (4-byte copy path); offset 1: 4-byte aligned pointers only
   uint64_t seed = 500;
-  for (Op oa : kOps)
-    for (Op ob : kOps)
+  for (BlasOp oa : kOps)
+    for (BlasOp ob : kOps)
       for (int64_t pad : {1, 3, 4, 9})
         for (int offset : {0, 1}) {
           SgemmCase c{oa, ob, 67, 133, 45};
@@ -222,8 +222,8 @@ TEST_F(SgemmTest, TileShapesEveryDispatchPath) {
   // 195 tiles of 128 x 128, 104 of 128 x 256, one wave each) and 128 x 128 (1000 x 4097:
   // 264 tiles are one wave at two a SM, 136 of 128 x 256 would be two); partial edge tiles
   uint64_t seed = 700;
-  for (Op oa : kOps)
-    for (Op ob : kOps)
+  for (BlasOp oa : kOps)
+    for (BlasOp ob : kOps)
       for (const auto& s :
            {std::array<int64_t, 3>{640, 576, 100}, std::array<int64_t, 3>{1537, 1795, 33},
             std::array<int64_t, 3>{1000, 4097, 33}}) {
@@ -237,20 +237,20 @@ TEST_F(SgemmTest, TileShapesEveryDispatchPath) {
 // per call, 5 calls), not because it passes 2^31 elements.
 TEST_F(SgemmTest, KK_LARGE(Shape4095x4097x1023)) {
   uint64_t seed = 900;
-  for (Op oa : kOps)
-    for (Op ob : kOps) {
+  for (BlasOp oa : kOps)
+    for (BlasOp ob : kOps) {
       SgemmCase c{oa, ob, 4095, 4097, 1023};
       c.alpha = -1.5f, c.beta = 1.f;
       run_lib(c, seed++);
     }
-  SgemmCase c{Op::N, Op::N, 4095, 4097, 1023};
+  SgemmCase c{BlasOp::N, BlasOp::N, 4095, 4097, 1023};
   c.small_ints = true;
   run_lib(c, seed++);
 }
 
 TEST_F(SgemmTest, AlphaZeroDoesNotReadAB) {
   for (float beta : {0.f, 1.f, -1.5f}) {
-    SgemmCase c{Op::N, Op::T, 40, 50, 60};
+    SgemmCase c{BlasOp::N, BlasOp::T, 40, 50, 60};
     c.alpha = 0.f, c.beta = beta, c.nan_in_a = true;
     run_lib(c, 1000);
   }
@@ -262,31 +262,31 @@ TEST_F(SgemmTest, BadArgumentsLeaveCUntouched) {
   const auto before = c.download();
   const float *A = a.get(), *B = b.get();
   float* C = c.get();
-  auto call = [&](Op oa, Op ob, int64_t m, int64_t n, int64_t k, const float* pa, int64_t lda,
+  auto call = [&](BlasOp oa, BlasOp ob, int64_t m, int64_t n, int64_t k, const float* pa, int64_t lda,
                   const float* pb, int64_t ldb, float* pc, int64_t ldc) {
     return kernelkit::sgemm(oa, ob, m, n, k, 1.f, pa, lda, pb, ldb, 0.f, pc, ldc);
   };
   const auto kBad = cudaErrorInvalidValue;
-  EXPECT_EQ(call(Op::N, Op::N, -1, 8, 8, A, 8, B, 8, C, 8), kBad);
-  EXPECT_EQ(call(Op::N, Op::N, 8, -1, 8, A, 8, B, 8, C, 8), kBad);
-  EXPECT_EQ(call(Op::N, Op::N, 8, 8, -1, A, 8, B, 8, C, 8), kBad);
-  EXPECT_EQ(call(Op::N, Op::N, 8, 8, 9, A, 8, B, 8, C, 8), kBad);  // lda < k
-  EXPECT_EQ(call(Op::T, Op::N, 9, 8, 8, A, 8, B, 8, C, 8), kBad);  // lda < m (A^T)
-  EXPECT_EQ(call(Op::N, Op::N, 8, 9, 8, A, 8, B, 8, C, 9), kBad);  // ldb < n
-  EXPECT_EQ(call(Op::N, Op::T, 8, 8, 9, A, 9, B, 8, C, 8), kBad);  // ldb < k (B^T)
-  EXPECT_EQ(call(Op::N, Op::N, 8, 9, 8, A, 8, B, 9, C, 8), kBad);  // ldc < n
-  EXPECT_EQ(call(Op::N, Op::N, 8, 8, 8, nullptr, 8, B, 8, C, 8), kBad);
-  EXPECT_EQ(call(Op::N, Op::N, 8, 8, 8, A, 8, nullptr, 8, C, 8), kBad);
-  EXPECT_EQ(call(Op::N, Op::N, 8, 8, 8, A, 8, B, 8, nullptr, 8), kBad);
-  EXPECT_EQ(call(Op::N, Op::N, 8, 8, 0, A, 0, B, 8, C, 8), kBad);                 // ld >= 1
-  EXPECT_EQ(call(Op::N, Op::N, int64_t{1} << 62, 8, 8, A, 8, B, 8, C, 8), kBad);  // overflow
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, -1, 8, 8, A, 8, B, 8, C, 8), kBad);
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, -1, 8, A, 8, B, 8, C, 8), kBad);
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 8, -1, A, 8, B, 8, C, 8), kBad);
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 8, 9, A, 8, B, 8, C, 8), kBad);  // lda < k
+  EXPECT_EQ(call(BlasOp::T, BlasOp::N, 9, 8, 8, A, 8, B, 8, C, 8), kBad);  // lda < m (A^T)
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 9, 8, A, 8, B, 8, C, 9), kBad);  // ldb < n
+  EXPECT_EQ(call(BlasOp::N, BlasOp::T, 8, 8, 9, A, 9, B, 8, C, 8), kBad);  // ldb < k (B^T)
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 9, 8, A, 8, B, 9, C, 8), kBad);  // ldc < n
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 8, 8, nullptr, 8, B, 8, C, 8), kBad);
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 8, 8, A, 8, nullptr, 8, C, 8), kBad);
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 8, 8, A, 8, B, 8, nullptr, 8), kBad);
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 8, 0, A, 0, B, 8, C, 8), kBad);                 // ld >= 1
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, int64_t{1} << 62, 8, 8, A, 8, B, 8, C, 8), kBad);  // overflow
   CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_TRUE(kktest::same_bits(c.download(), before));
   // empty problems are valid and write nothing
-  EXPECT_EQ(call(Op::N, Op::N, 0, 8, 8, A, 8, B, 8, C, 8), cudaSuccess);
-  EXPECT_EQ(call(Op::N, Op::N, 8, 0, 8, A, 8, B, 8, C, 1), cudaSuccess);
-  EXPECT_EQ(call(Op::N, Op::N, 0, 0, 0, nullptr, 1, nullptr, 1, nullptr, 1), cudaSuccess);
-  EXPECT_EQ(call(Op::N, Op::N, 8, 8, 0, nullptr, 1, nullptr, 8, C, 8), cudaSuccess);  // C = 0
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, 0, 8, 8, A, 8, B, 8, C, 8), cudaSuccess);
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 0, 8, A, 8, B, 8, C, 1), cudaSuccess);
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, 0, 0, 0, nullptr, 1, nullptr, 1, nullptr, 1), cudaSuccess);
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 8, 0, nullptr, 1, nullptr, 8, C, 8), cudaSuccess);  // C = 0
   CUDA_CHECK(cudaDeviceSynchronize());
   const auto after = c.download();
   for (int i = 0; i < 8; ++i)
@@ -302,10 +302,10 @@ TEST_F(SgemmTest, DeterministicBits) {
   auto dB = kktest::to_device(hB);
   DeviceBuffer<float> c1(m * n), c2(m * n);
   ASSERT_EQ(
-      kernelkit::sgemm(Op::N, Op::N, m, n, k, 1.f, dA.get(), k, dB.get(), n, 0.f, c1.get(), n),
+      kernelkit::sgemm(BlasOp::N, BlasOp::N, m, n, k, 1.f, dA.get(), k, dB.get(), n, 0.f, c1.get(), n),
       cudaSuccess);
   ASSERT_EQ(
-      kernelkit::sgemm(Op::N, Op::N, m, n, k, 1.f, dA.get(), k, dB.get(), n, 0.f, c2.get(), n),
+      kernelkit::sgemm(BlasOp::N, BlasOp::N, m, n, k, 1.f, dA.get(), k, dB.get(), n, 0.f, c2.get(), n),
       cudaSuccess);
   CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_TRUE(kktest::same_bits(c1.download(), c2.download()));
@@ -333,7 +333,7 @@ TEST_F(SgemmTest, KK_LARGE(APast2Pow31Elements)) {
   DeviceBuffer<float> dC(m * n);
   dC.poison();
   ASSERT_EQ(
-      kernelkit::sgemm(Op::N, Op::N, m, n, k, 1.f, dA.get(), k, dB.get(), n, 0.f, dC.get(), n),
+      kernelkit::sgemm(BlasOp::N, BlasOp::N, m, n, k, 1.f, dA.get(), k, dB.get(), n, 0.f, dC.get(), n),
       cudaSuccess);
   CUDA_CHECK(cudaDeviceSynchronize());
   const auto hC = dC.download();

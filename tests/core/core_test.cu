@@ -1,12 +1,19 @@
-// Tests of core/: pack-size selection, grid sizing, conversions and operators (host), and
-// the once-per-kernel setup of kernel attributes (GPU).
+// Tests of core/: pack-size selection, pack heads, grid sizing, occupancy, the run-time to
+// template dispatch, limits and identities, argument checks, the bounded host cache, the
+// cluster fallback (host), and the device facts and once-per-kernel setup (GPU).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
+#include <thread>
+#include <vector>
+
+#include "common/devices.cuh"
 #include "common/test_util.cuh"
+#include "kernelkit/core/checks.cuh"
+#include "kernelkit/core/dispatch.cuh"
 #include "kernelkit/core/launch.cuh"
 #include "kernelkit/core/pack.cuh"
 #include "kernelkit/core/types.cuh"
@@ -67,15 +74,162 @@ TEST(Pack, MixedTypesTakeTheNarrowestLegalPack) {
 }
 
 TEST(GridSize, CoversSmallWorkAndCapsAtWaves) {
-  // 132 SMs x 2048 threads, 256 threads per block: 1056 blocks per wave
-  EXPECT_EQ(kk::grid_size_for(0, 256, 132, 2048, 32), 1);
-  EXPECT_EQ(kk::grid_size_for(1, 256, 132, 2048, 32), 1);
-  EXPECT_EQ(kk::grid_size_for(256, 256, 132, 2048, 32), 1);
-  EXPECT_EQ(kk::grid_size_for(257, 256, 132, 2048, 32), 2);
-  EXPECT_EQ(kk::grid_size_for(int64_t{1} << 20, 256, 132, 2048, 32), 4096);
-  EXPECT_EQ(kk::grid_size_for(int64_t{1} << 40, 256, 132, 2048, 32), 1056 * 32);
-  EXPECT_EQ(kk::grid_size_for(int64_t{1} << 40, 256, 132, 2048, 1), 1056);
-  EXPECT_EQ(kk::grid_size_for(int64_t{1} << 40, 1024, 132, 2048, 2), 528);
+  const kk::DeviceInfo d = kktest::h100();  // 132 SMs x 2048 threads
+  // 256 threads per block: 1056 blocks per wave
+  EXPECT_EQ(kk::grid_size_for(0, 256, d, 32), 1);
+  EXPECT_EQ(kk::grid_size_for(1, 256, d, 32), 1);
+  EXPECT_EQ(kk::grid_size_for(256, 256, d, 32), 1);
+  EXPECT_EQ(kk::grid_size_for(257, 256, d, 32), 2);
+  EXPECT_EQ(kk::grid_size_for(int64_t{1} << 20, 256, d, 32), 4096);
+  EXPECT_EQ(kk::grid_size_for(int64_t{1} << 40, 256, d, 32), 1056 * 32);
+  EXPECT_EQ(kk::grid_size_for(int64_t{1} << 40, 256, d, 1), 1056);
+  EXPECT_EQ(kk::grid_size_for(int64_t{1} << 40, 1024, d, 2), 528);
+  // a plan that knows its occupancy: 3 blocks per SM
+  EXPECT_EQ(kk::grid_size_for(int64_t{1} << 40, 512, d, 1, 3), 396);
+  // a T4 holds 1024 threads per SM
+  EXPECT_EQ(kk::grid_size_for(int64_t{1} << 40, 256, kktest::t4(), 1), 160);
+}
+
+TEST(GridSize, OneBlockPerTileIsClamped) {
+  EXPECT_EQ(kk::grid_one_block_per_tile(0), 1);
+  EXPECT_EQ(kk::grid_one_block_per_tile(77), 77);
+  EXPECT_EQ(kk::grid_one_block_per_tile(int64_t{1} << 40), INT32_MAX);
+}
+
+TEST(Occupancy, FollowsEachDevicesLimits) {
+  const kk::DeviceInfo h = kktest::h100();
+  EXPECT_EQ(kk::blocks_per_sm(h, 256, 32, 0), 8);      // threads
+  EXPECT_EQ(kk::blocks_per_sm(h, 256, 64, 0), 4);      // registers
+  EXPECT_EQ(kk::blocks_per_sm(h, 256, 255, 0), 1);     // 255 -> 256 a thread
+  EXPECT_EQ(kk::blocks_per_sm(h, 1024, 128, 0), 0);    // 128 K registers do not fit
+  EXPECT_EQ(kk::blocks_per_sm(h, 32, 16, 0), 32);      // the block limit
+  EXPECT_EQ(kk::blocks_per_sm(h, 512, 32, 65536), 3);  // 64 KiB + 1 KiB reserve, 228 KiB
+  EXPECT_EQ(kk::blocks_per_sm(h, 512, 32, 232448), 1);
+  EXPECT_EQ(kk::blocks_per_sm(h, 512, 32, 232449), 0);  // over the opt-in limit
+  EXPECT_EQ(kk::blocks_per_sm(h, 2048, 16, 0), 0);      // over 1024 threads a block
+  // an L4 holds 1536 threads, a T4 1024 and 64 KiB of shared memory
+  EXPECT_EQ(kk::blocks_per_sm(kktest::l4(), 512, 32, 0), 3);
+  EXPECT_EQ(kk::blocks_per_sm(kktest::t4(), 512, 32, 0), 2);
+  EXPECT_EQ(kk::blocks_per_sm(kktest::t4(), 256, 32, 32768), 2);
+  EXPECT_EQ(kk::blocks_per_sm(kktest::t4(), 256, 32, 65537), 0);
+}
+
+TEST(Dispatch, PicksTheMatchingValueOrRefuses) {
+  auto twice = [](auto v) {
+    return static_cast<cudaError_t>(2 * decltype(v)::value == 8 ? cudaSuccess
+                                                                : cudaErrorInvalidValue);
+  };
+  EXPECT_EQ((kk::dispatch<1, 2, 4>(4, twice)), cudaSuccess);
+  EXPECT_EQ((kk::dispatch<1, 2, 4>(2, twice)), cudaErrorInvalidValue);
+  EXPECT_EQ((kk::dispatch<1, 2, 4>(3, twice)), cudaErrorInvalidValue);  // not offered
+  int seen = 0;
+  auto record = [&](auto v) {
+    seen = decltype(v)::value;
+    return cudaSuccess;
+  };
+  EXPECT_EQ((kk::dispatch_pow2<1, 32>(16, record)), cudaSuccess);
+  EXPECT_EQ(seen, 16);
+  EXPECT_EQ((kk::dispatch_pow2<1, 32>(12, record)), cudaErrorInvalidValue);
+  EXPECT_EQ((kk::dispatch_pow2<1, 32>(64, record)), cudaErrorInvalidValue);
+  bool flag = false;
+  EXPECT_EQ((kk::dispatch<false, true>(true,
+                                       [&](auto b) {
+                                         flag = decltype(b)::value;
+                                         return cudaSuccess;
+                                       })),
+            cudaSuccess);
+  EXPECT_TRUE(flag);
+}
+
+TEST(Pack, HeadCountsElementsBeforeTheFirstAlignedPack) {
+  EXPECT_EQ((kk::pack_head<4>(at_byte<float>(0), 100)), 0);
+  EXPECT_EQ((kk::pack_head<4>(at_byte<float>(4), 100)), 3);
+  EXPECT_EQ((kk::pack_head<4>(at_byte<float>(12), 100)), 1);
+  EXPECT_EQ((kk::pack_head<4>(at_byte<float>(4), 2)), 2);  // capped at n
+  EXPECT_EQ((kk::pack_head<8>(at_byte<__half>(2), 100)), 7);
+  EXPECT_EQ((kk::pack_head<2>(at_byte<double>(8), 100)), 1);
+  EXPECT_EQ((kk::pack_head<1>(at_byte<double>(8), 100)), 0);
+}
+
+TEST(Types, LimitsAndIdentities) {
+  EXPECT_TRUE(std::isinf(kk::highest<float>()) && kk::highest<float>() > 0);
+  EXPECT_TRUE(std::isinf(kk::lowest<double>()) && kk::lowest<double>() < 0);
+  EXPECT_EQ(kk::highest<int32_t>(), std::numeric_limits<int32_t>::max());
+  EXPECT_EQ(kk::lowest<int32_t>(), std::numeric_limits<int32_t>::min());
+  EXPECT_EQ(kk::highest<int64_t>(), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(kk::lowest<int64_t>(), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(kk::lowest<uint32_t>(), 0u);
+  EXPECT_TRUE(std::isinf(kk::convert<float>(kk::lowest<__half>())));
+  EXPECT_TRUE(std::isinf(kk::convert<float>(kk::highest<__nv_bfloat16>())));
+  EXPECT_EQ((kk::identity<kk::Sum, float>()), 0.f);
+  EXPECT_EQ((kk::identity<kk::Max, int64_t>()), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ((kk::identity<kk::Min, int32_t>()), std::numeric_limits<int32_t>::max());
+  EXPECT_TRUE(std::isnan(kk::Max{}(kk::identity<kk::Max, float>(), NAN)));
+  static_assert(std::is_same_v<kk::bits_t<2>, uint16_t>);
+  static_assert(std::is_same_v<kk::bits_t<8>, uint64_t>);
+  EXPECT_STREQ(kk::type_name<__nv_bfloat16>(), "bf16");
+  EXPECT_STREQ(kk::type_name<int64_t>(), "i64");
+}
+
+TEST(Checks, AlignmentAndOverlap) {
+  EXPECT_TRUE(kk::is_element_aligned(at_byte<float>(8)));
+  EXPECT_FALSE(kk::is_element_aligned(at_byte<float>(2)));
+  EXPECT_FALSE(kk::is_element_aligned(at_byte<double>(4)));
+  EXPECT_TRUE(kk::is_element_aligned(at_byte<int8_t>(3)));
+  const char* base = reinterpret_cast<const char*>(g_storage);
+  EXPECT_TRUE(kk::ranges_overlap(base, 16, base + 8, 16));
+  EXPECT_FALSE(kk::ranges_overlap(base, 8, base + 8, 16));  // adjacent
+  EXPECT_FALSE(kk::ranges_overlap(base, 0, base, 16));      // empty
+  EXPECT_FALSE(kk::partial_overlap(base, 16, base, 16));    // exactly in place
+  EXPECT_TRUE(kk::partial_overlap(base, 16, base, 12));
+  EXPECT_TRUE(kk::partial_overlap(base + 4, 16, base, 16));
+  EXPECT_EQ(kk::matrix_span_bytes(3, 5, 8, 4), (2 * 8 + 5) * 4);
+  EXPECT_EQ(kk::matrix_span_bytes(0, 5, 8, 4), 0);
+}
+
+TEST(HostCache, IsBoundedAndSafeFromManyThreads) {
+  kk::detail::HostCache<int, int, 64> cache;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&cache, t] {
+      for (int i = 0; i < 20000; ++i) {
+        const int key = t * 20000 + i;
+        cache.insert(key, key * 2);
+        int v = 0;
+        if (cache.find(key, &v)) EXPECT_EQ(v, key * 2);
+      }
+    });
+  }
+  for (auto& th : threads)
+    th.join();
+  int v = 0;
+  int found = 0;
+  for (int key = 0; key < 8 * 20000; ++key)
+    found += cache.find(key, &v);
+  EXPECT_LE(found, 64);
+}
+
+TEST(PlanAndLaunch, ReplansWithoutClustersWhenNoneFits) {
+  kk::DeviceInfo d = kktest::h100();
+  std::vector<bool> planned_with;
+  auto plan = [&](const kk::DeviceInfo& dev) {
+    planned_with.push_back(dev.cluster_launch);
+    return dev.clusters() ? 8 : 1;  // a cluster of 8, or none
+  };
+  auto launch_ok = [](int cluster) { return cluster == 1 ? cudaSuccess : kk::kClusterDoesNotFit; };
+  EXPECT_EQ(kk::plan_and_launch(d, plan, launch_ok), cudaSuccess);
+  ASSERT_EQ(planned_with.size(), 2u);
+  EXPECT_TRUE(planned_with[0]);
+  EXPECT_FALSE(planned_with[1]);
+  // other errors are returned as they are, with no second plan
+  planned_with.clear();
+  auto launch_bad = [](int) { return cudaErrorInvalidValue; };
+  EXPECT_EQ(kk::plan_and_launch(d, plan, launch_bad), cudaErrorInvalidValue);
+  EXPECT_EQ(planned_with.size(), 1u);
+  // a compute_80 build on the H100 plans no cluster in the first place
+  EXPECT_FALSE(kktest::h100_compute80().clusters());
+  EXPECT_TRUE(kktest::h100().clusters());
+  EXPECT_FALSE(kktest::a100().clusters());
 }
 
 TEST(Types, ComputeTypeIsFloatForHalfAndBf16) {
@@ -100,6 +254,25 @@ TEST(Types, MaxAndMinPropagateNaN) {
   EXPECT_EQ(kk::Max{}(-INFINITY, 3.f), 3.f);
   EXPECT_EQ(kk::Min{}(int64_t{5}, int64_t{-7}), -7);
   EXPECT_TRUE(kk::is_nan(kk::Max{}(kk::convert<__half>(nan), kk::convert<__half>(2.f))));
+}
+
+class DeviceFacts : public kktest::GpuTest {};
+
+TEST_F(DeviceFacts, ReadsThisDeviceAndTheArchitectureTheKernelsWereBuiltFor) {
+  kk::DeviceInfo d;
+  ASSERT_EQ(kk::current_device_info(&d), cudaSuccess);
+  EXPECT_GT(d.sm_count, 0);
+  EXPECT_GE(d.max_threads_per_sm, 1024);
+  EXPECT_GE(d.smem_per_block_optin, d.smem_per_block);
+  EXPECT_GE(d.arch(), 75);
+  // the program's kernels were compiled for a virtual architecture the device can run
+  EXPECT_GE(d.code_arch, 75);
+  EXPECT_LE(d.code_arch, d.arch());
+  EXPECT_EQ(d.cluster_launch, d.cc_major >= 9);
+  kk::KernelFacts f;
+  ASSERT_EQ(kk::kernel_facts(reinterpret_cast<const void*>(kk::detail::arch_probe_kernel<>), &f),
+            cudaSuccess);
+  EXPECT_EQ(f.ptx_arch, d.code_arch);
 }
 
 class OncePerKernel : public kktest::GpuTest {};

@@ -4,7 +4,7 @@
 
 namespace kernelkit {
 
-// Op::N uses the matrix as stored (row-major); Op::T uses its transpose.
-enum class Op { N, T };
+// BlasOp::N uses the matrix as stored (row-major); BlasOp::T uses its transpose.
+enum class BlasOp { N, T };
 
 }  // namespace kernelkit

@@ -18,10 +18,10 @@ namespace kernelkit {
 
 namespace detail {
 
-inline constexpr int kGemvBlock = 256;       // rows kernels and the Op::T kernel
-inline constexpr int kGemvTallBlock = 1024;  // Op::T when there are few column tiles
+inline constexpr int kGemvBlock = 256;       // rows kernels and the BlasOp::T kernel
+inline constexpr int kGemvTallBlock = 1024;  // BlasOp::T when there are few column tiles
 inline constexpr int kGemvMaxCluster = 8;    // portable cluster size
-inline constexpr int kGemvTileThreads = 16;  // Op::T: threads across a column tile
+inline constexpr int kGemvTileThreads = 16;  // BlasOp::T: threads across a column tile
 
 // Launches kernel with a cluster of dims `cluster` (plain launch when it is 1x1x1).
 template <typename... Params, typename... Args>
@@ -91,7 +91,7 @@ cudaError_t gemv_n_dispatch(const DeviceInfo& dev, int64_t m, int64_t n, float a
   }
 }
 
-// Op::T with gemv_t_kernel<PackSize, TX, TY>: one block per TX*PackSize-column tile and
+// BlasOp::T with gemv_t_kernel<PackSize, TX, TY>: one block per TX*PackSize-column tile and
 // rank of a cluster (grid tiles x cluster); the cluster size is the smallest (<= max_cluster)
 // whose blocks fill 90% of a wave, and never more than the TY-row groups there are.
 template <int PackSize, int TX, int TY>
@@ -160,25 +160,26 @@ cudaError_t gemv_t_dispatch(const DeviceInfo& dev, int64_t m, int64_t n, float a
 
 // y = alpha * op(A) * x + beta * y, f32.
 //
-// A is m x n, row-major, row i at A + i * lda (lda >= n, lda >= 1). op == Op::N: x has n
-// elements and y has m; op == Op::T: x has m elements and y has n. y must not overlap A or
+// A is m x n, row-major, row i at A + i * lda (lda >= n, lda >= 1). op == BlasOp::N: x has n
+// elements and y has m; op == BlasOp::T: x has m elements and y has n. y must not overlap A or
 // x. beta == 0 never reads y (NaN in y is overwritten); alpha == 0 (or an empty inner
 // dimension: n == 0 for N, m == 0 for T) never reads A or x and sets y = beta * y; with
 // alpha == 0 and beta == 1 nothing is launched. 16-byte loads are used when A, lda (and x
-// for Op::N) are 16-byte aligned; any alignment works. Deterministic: the same call on the
+// for BlasOp::N) are 16-byte aligned; any alignment works. Deterministic: the same call on the
 // same device gives the same bits (the summation order depends on the shape, the
 // alignment and the device's SM count, never on timing). Errors: cudaErrorInvalidValue,
 // before any launch, for negative sizes, lda < max(1, n), (m - 1) * lda + n overflowing,
 // null pointers that would be used, or an unknown op.
-[[nodiscard]] inline cudaError_t gemv(Op op, int64_t m, int64_t n, float alpha, const float* A,
-                                      int64_t lda, const float* x, float beta, float* y,
-                                      cudaStream_t stream = nullptr) {
-  KERNELKIT_REQUIRE(op == Op::N || op == Op::T);
+template <int = 0>
+[[nodiscard]] cudaError_t gemv(BlasOp op, int64_t m, int64_t n, float alpha, const float* A,
+                               int64_t lda, const float* x, float beta, float* y,
+                               cudaStream_t stream = nullptr) {
+  KERNELKIT_REQUIRE(op == BlasOp::N || op == BlasOp::T);
   KERNELKIT_REQUIRE(m >= 0 && n >= 0);
   KERNELKIT_REQUIRE(lda >= std::max<int64_t>(1, n));
   KERNELKIT_REQUIRE(m <= 1 || m - 1 <= (std::numeric_limits<int64_t>::max() - n) / lda);
-  const int64_t out_count = op == Op::N ? m : n;
-  const int64_t inner = op == Op::N ? n : m;
+  const int64_t out_count = op == BlasOp::N ? m : n;
+  const int64_t inner = op == BlasOp::N ? n : m;
   KERNELKIT_REQUIRE(out_count == 0 || y != nullptr);
   const bool reads_matrix = alpha != 0.f && m > 0 && n > 0;
   KERNELKIT_REQUIRE(!reads_matrix || (A != nullptr && x != nullptr));
@@ -192,7 +193,7 @@ cudaError_t gemv_t_dispatch(const DeviceInfo& dev, int64_t m, int64_t n, float a
   }
   DeviceInfo dev;
   KERNELKIT_RETURN_IF_ERROR(current_device_info(&dev));
-  if (op == Op::N) {
+  if (op == BlasOp::N) {
     if (pack_size_for(A, x) == 4 && lda % 4 == 0)
       return detail::gemv_n_dispatch<4>(dev, m, n, alpha, A, lda, x, beta, y, stream);
     return detail::gemv_n_dispatch<1>(dev, m, n, alpha, A, lda, x, beta, y, stream);

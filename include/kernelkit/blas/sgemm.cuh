@@ -18,11 +18,11 @@ namespace detail {
 // Argument checks shared by the library and the ladder: sizes >= 0, leading dimensions
 // >= the stored row length (and >= 1), non-null pointers where something is read or
 // written, and no int64 overflow in the largest element offset.
-inline bool sgemm_args_ok(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, const float* A,
+inline bool sgemm_args_ok(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k, const float* A,
                           int64_t lda, const float* B, int64_t ldb, const float* C, int64_t ldc) {
   if (m < 0 || n < 0 || k < 0) return false;
-  const int64_t a_rows = op_a == Op::N ? m : k, a_cols = op_a == Op::N ? k : m;
-  const int64_t b_rows = op_b == Op::N ? k : n, b_cols = op_b == Op::N ? n : k;
+  const int64_t a_rows = op_a == BlasOp::N ? m : k, a_cols = op_a == BlasOp::N ? k : m;
+  const int64_t b_rows = op_b == BlasOp::N ? k : n, b_cols = op_b == BlasOp::N ? n : k;
   if (lda < 1 || lda < a_cols || ldb < 1 || ldb < b_cols || ldc < 1 || ldc < n) return false;
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   if (a_rows > 0 && lda > kMax / a_rows) return false;
@@ -91,17 +91,17 @@ cudaError_t sgemm_dispatch(const SgemmParams& p, cudaStream_t stream) {
   return sgemm_launch_tile<128, 64, kSgemmStages, LoadA, LoadB>(p, stream);
 }
 
-// Op and alignment -> load modes (runtime -> template, in one place).
+// BlasOp and alignment -> load modes (runtime -> template, in one place).
 template <SgemmLoad LoadA>
-cudaError_t sgemm_dispatch_b(Op op_b, bool b_vec4, const SgemmParams& p, cudaStream_t stream) {
-  if (op_b == Op::T) return sgemm_dispatch<LoadA, SgemmLoad::kKContig>(p, stream);
+cudaError_t sgemm_dispatch_b(BlasOp op_b, bool b_vec4, const SgemmParams& p, cudaStream_t stream) {
+  if (op_b == BlasOp::T) return sgemm_dispatch<LoadA, SgemmLoad::kKContig>(p, stream);
   return b_vec4 ? sgemm_dispatch<LoadA, SgemmLoad::kMnVec4>(p, stream)
                 : sgemm_dispatch<LoadA, SgemmLoad::kMnScalar>(p, stream);
 }
 
-inline SgemmParams sgemm_params(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha,
-                                const float* A, int64_t lda, const float* B, int64_t ldb,
-                                float beta, float* C, int64_t ldc) {
+inline SgemmParams sgemm_params(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k,
+                                float alpha, const float* A, int64_t lda, const float* B,
+                                int64_t ldb, float beta, float* C, int64_t ldc) {
   SgemmParams p{};
   p.m = m, p.n = n, p.k = alpha == 0.f ? 0 : k;  // alpha == 0: C = beta * C, A/B unread
   p.alpha = alpha, p.beta = beta;
@@ -113,26 +113,28 @@ inline SgemmParams sgemm_params(Op op_a, Op op_b, int64_t m, int64_t n, int64_t 
 }  // namespace detail
 
 // C = alpha * op(A) * op(B) + beta * C, all row-major; C is m x n, op(A) m x k, op(B) k x n.
-// A is stored m x k (Op::N, lda >= k) or k x m (Op::T, lda >= m); B is k x n (Op::N,
-// ldb >= n) or n x k (Op::T, ldb >= k); ldc >= n; every leading dimension >= 1. Any
+// A is stored m x k (BlasOp::N, lda >= k) or k x m (BlasOp::T, lda >= m); B is k x n (BlasOp::N,
+// ldb >= n) or n x k (BlasOp::T, ldb >= k); ldc >= n; every leading dimension >= 1. Any
 // alignment. beta == 0: C is only written (NaN in C does not propagate); alpha == 0 or
 // k == 0: C = beta * C and A, B are not read. C must not alias A or B. Accumulation is
 // fp32 FFMA in a fixed order (deterministic). Bad arguments: cudaErrorInvalidValue before
 // any launch. m == 0 or n == 0: nothing to do.
-[[nodiscard]] inline cudaError_t sgemm(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k,
-                                       float alpha, const float* A, int64_t lda, const float* B,
-                                       int64_t ldb, float beta, float* C, int64_t ldc,
-                                       cudaStream_t stream = nullptr) {
+template <int = 0>
+[[nodiscard]] cudaError_t sgemm(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k,
+                                float alpha, const float* A, int64_t lda, const float* B,
+                                int64_t ldb, float beta, float* C, int64_t ldc,
+                                cudaStream_t stream = nullptr) {
   KERNELKIT_REQUIRE(detail::sgemm_args_ok(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc));
   if (m == 0 || n == 0) return cudaSuccess;
   const detail::SgemmParams p =
       detail::sgemm_params(op_a, op_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-  // K-contiguous sources: A with Op::N, B with Op::T; the others are copied 16 bytes at a
+  // K-contiguous sources: A with BlasOp::N, B with BlasOp::T; the others are copied 16 bytes at a
   // time when their leading dimension and base pointer allow it
   const bool a_vec4 = lda % 4 == 0 && detail::sgemm_aligned16(A);
   const bool b_vec4 = ldb % 4 == 0 && detail::sgemm_aligned16(B);
   using detail::SgemmLoad;
-  if (op_a == Op::N) return detail::sgemm_dispatch_b<SgemmLoad::kKContig>(op_b, b_vec4, p, stream);
+  if (op_a == BlasOp::N)
+    return detail::sgemm_dispatch_b<SgemmLoad::kKContig>(op_b, b_vec4, p, stream);
   if (a_vec4) return detail::sgemm_dispatch_b<SgemmLoad::kMnVec4>(op_b, b_vec4, p, stream);
   return detail::sgemm_dispatch_b<SgemmLoad::kMnScalar>(op_b, b_vec4, p, stream);
 }

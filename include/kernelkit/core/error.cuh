@@ -1,4 +1,8 @@
 // Error handling for library code: never throw, print or exit; answer with a cudaError_t.
+//
+// After a launch an op returns cudaGetLastError() (written out, not behind a macro). The
+// library never calls cudaGetLastError() to hide an error: the only errors it consumes are
+// the ones its own failed call just recorded (see core/launch.cuh).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -21,6 +25,3 @@
       return kk_err_;                     \
     }                                     \
   } while (0)
-
-// The status of the launch just made (a bad configuration shows here).
-#define KERNELKIT_RETURN_LAUNCH_STATUS() return ::cudaGetLastError()

@@ -1,146 +1,157 @@
-// Launch configuration: a per-device cache of the properties kernels size themselves by,
-// and the one grid-sizing rule every op uses.
+// Launching: the one grid rule (waves of resident blocks, or one block per tile), the
+// launch shape a plan produces, and the one launcher, which also launches thread-block
+// clusters after checking that one can be resident, with the fallback that re-plans
+// without clusters.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <mutex>
-#include <set>
+#include <tuple>
 #include <utility>
 
-#include "error.cuh"
+#include "kernelkit/core/device.cuh"
+#include "kernelkit/core/error.cuh"
 
 namespace kernelkit {
-
-// The device properties that launch decisions need, read once per device.
-struct DeviceInfo {
-  int sm_count = 0;
-  int max_threads_per_sm = 0;
-  int max_blocks_per_sm = 0;
-  int l2_bytes = 0;
-  int smem_per_block_optin = 0;  // bytes a block may ask for after opting in
-  int smem_per_sm = 0;
-  int cc_major = 0;
-  int cc_minor = 0;
-};
-
-namespace detail {
-inline constexpr int kMaxDevices = 64;
-
-struct DeviceInfoCache {
-  std::once_flag once[kMaxDevices];
-  DeviceInfo info[kMaxDevices];
-  cudaError_t status[kMaxDevices] = {};
-};
-
-inline DeviceInfoCache& device_info_cache() {
-  static DeviceInfoCache cache;
-  return cache;
-}
-
-inline cudaError_t read_device_info(int device, DeviceInfo* out) {
-  DeviceInfo d;
-  KERNELKIT_RETURN_IF_ERROR(
-      cudaDeviceGetAttribute(&d.sm_count, cudaDevAttrMultiProcessorCount, device));
-  KERNELKIT_RETURN_IF_ERROR(cudaDeviceGetAttribute(&d.max_threads_per_sm,
-                                                   cudaDevAttrMaxThreadsPerMultiProcessor, device));
-  KERNELKIT_RETURN_IF_ERROR(
-      cudaDeviceGetAttribute(&d.max_blocks_per_sm, cudaDevAttrMaxBlocksPerMultiprocessor, device));
-  KERNELKIT_RETURN_IF_ERROR(cudaDeviceGetAttribute(&d.l2_bytes, cudaDevAttrL2CacheSize, device));
-  KERNELKIT_RETURN_IF_ERROR(cudaDeviceGetAttribute(
-      &d.smem_per_block_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  KERNELKIT_RETURN_IF_ERROR(
-      cudaDeviceGetAttribute(&d.smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
-  KERNELKIT_RETURN_IF_ERROR(
-      cudaDeviceGetAttribute(&d.cc_major, cudaDevAttrComputeCapabilityMajor, device));
-  KERNELKIT_RETURN_IF_ERROR(
-      cudaDeviceGetAttribute(&d.cc_minor, cudaDevAttrComputeCapabilityMinor, device));
-  *out = d;
-  return cudaSuccess;
-}
-}  // namespace detail
-
-// Properties of the current device, read on first use and cached per device (thread-safe).
-inline cudaError_t current_device_info(DeviceInfo* out) {
-  int device = 0;
-  KERNELKIT_RETURN_IF_ERROR(cudaGetDevice(&device));
-  if (device < 0 || device >= detail::kMaxDevices) return detail::read_device_info(device, out);
-  auto& cache = detail::device_info_cache();
-  std::call_once(cache.once[device], [&] {
-    cache.status[device] = detail::read_device_info(device, &cache.info[device]);
-  });
-  if (cache.status[device] != cudaSuccess) return cache.status[device];
-  *out = cache.info[device];
-  return cudaSuccess;
-}
-
-// The grid-sizing rule: enough blocks of block_size threads to give each of `work_items`
-// one thread, but no more than `waves` full waves of resident threads on the device
-// (sm_count * max_threads_per_sm / block_size blocks per wave); grid-stride loops cover
-// the rest. Always at least one block. Pure, so it is tested on the host.
-inline int grid_size_for(int64_t work_items, int block_size, int sm_count, int max_threads_per_sm,
-                         int waves) {
-  const int64_t needed = (std::max<int64_t>(work_items, 1) + block_size - 1) / block_size;
-  const int64_t per_wave =
-      std::max<int64_t>(1, int64_t{sm_count} * max_threads_per_sm / block_size);
-  const int64_t cap = per_wave * std::max(waves, 1);
-  return static_cast<int>(std::clamp<int64_t>(needed, 1, std::min<int64_t>(cap, INT32_MAX)));
-}
-
-inline constexpr int kDefaultWaves = 32;
-
-// grid_size_for on the current device.
-inline cudaError_t grid_size(int64_t work_items, int block_size, int* grid,
-                             int waves = kDefaultWaves) {
-  DeviceInfo d;
-  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
-  *grid = grid_size_for(work_items, block_size, d.sm_count, d.max_threads_per_sm, waves);
-  return cudaSuccess;
-}
-
-namespace detail {
-struct KernelSetupRegistry {
-  std::mutex mu;
-  std::set<std::pair<int, const void*>> done;  // (device, kernel) pairs already set up
-};
-
-inline KernelSetupRegistry& kernel_setup_registry() {
-  static KernelSetupRegistry registry;
-  return registry;
-}
-}  // namespace detail
-
-// Runs setup() (kernel attributes: cudaFuncSetAttribute costs ~0.4 us of host time a call,
-// inside every timed launch) once per device and kernel. Keyed by the kernel's address, not
-// by a flag per template instantiation: without relocatable device code every translation
-// unit that launches a __global__ template registers its own copy of the kernel, with its
-// own address and its own attributes, while a static flag in an inline function is one
-// flag for the whole program (the sgemm tests caught exactly that: the second translation
-// unit's copy launched without its shared-memory opt-in). A setup that failed is not
-// recorded and runs again on the next call; concurrent first calls may both run it
-// (setting attributes is idempotent).
-template <typename Setup>
-cudaError_t once_per_kernel(const void* kernel, Setup setup) {
-  int device = 0;
-  KERNELKIT_RETURN_IF_ERROR(cudaGetDevice(&device));
-  auto& registry = detail::kernel_setup_registry();
-  const auto key = std::make_pair(device, kernel);
-  {
-    std::lock_guard<std::mutex> lock(registry.mu);
-    if (registry.done.count(key) != 0) return cudaSuccess;
-  }
-  KERNELKIT_RETURN_IF_ERROR(setup());
-  std::lock_guard<std::mutex> lock(registry.mu);
-  registry.done.insert(key);
-  return cudaSuccess;
-}
 
 // Ceiling division for non-negative integers.
 template <typename T>
 __host__ __device__ constexpr T ceil_div(T a, T b) {
   return (a + b - 1) / b;
+}
+
+inline constexpr int kDefaultWaves = 32;
+
+// The grid-sizing rule: enough blocks of `block` threads to give each of `work_items` one
+// thread, but no more than `waves` full waves of resident blocks (resident blocks per SM:
+// `blocks_per_sm` when the plan knows it, else what the thread limit allows); grid-stride
+// loops cover the rest. At least one block, at most INT32_MAX. Pure.
+inline int grid_size_for(int64_t work_items, int block, const DeviceInfo& d,
+                         int waves = kDefaultWaves, int blocks_per_sm = 0) {
+  const int64_t needed = ceil_div<int64_t>(std::max<int64_t>(work_items, 1), block);
+  const int64_t per_sm =
+      blocks_per_sm > 0 ? blocks_per_sm : std::max(1, d.max_threads_per_sm / block);
+  const int64_t cap = std::max<int64_t>(1, per_sm * d.sm_count) * std::max(waves, 1);
+  return static_cast<int>(std::clamp<int64_t>(needed, 1, std::min<int64_t>(cap, INT32_MAX)));
+}
+
+// TRANSITIONAL, removed once every op plans from DeviceInfo: the old runtime-query forms.
+inline int grid_size_for(int64_t work_items, int block_size, int sm_count, int max_threads_per_sm,
+                         int waves) {
+  DeviceInfo d;
+  d.sm_count = sm_count;
+  d.max_threads_per_sm = max_threads_per_sm;
+  return grid_size_for(work_items, block_size, d, waves);
+}
+template <int = 0>
+cudaError_t grid_size(int64_t work_items, int block_size, int* grid, int waves = kDefaultWaves) {
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  *grid = grid_size_for(work_items, block_size, d, waves);
+  return cudaSuccess;
+}
+
+// One block per tile: `tiles` blocks, clamped to [1, INT32_MAX] (a kernel that strides by
+// gridDim.x covers the tiles past the limit). Pure.
+inline int grid_one_block_per_tile(int64_t tiles) {
+  return static_cast<int>(std::clamp<int64_t>(tiles, 1, INT32_MAX));
+}
+
+// How a plan launches one kernel. cluster: the thread-block cluster's dimensions ({1, 1, 1}:
+// no cluster); the grid must be a multiple of it in each dimension.
+struct LaunchShape {
+  dim3 grid{1, 1, 1};
+  dim3 block{1, 1, 1};
+  size_t smem = 0;  // dynamic shared memory, bytes
+  dim3 cluster{1, 1, 1};
+
+  constexpr bool is_cluster() const { return cluster.x * cluster.y * cluster.z > 1; }
+};
+
+namespace detail {
+inline cudaLaunchConfig_t launch_config(const LaunchShape& s, cudaStream_t stream,
+                                        cudaLaunchAttribute* attr) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = s.grid;
+  config.blockDim = s.block;
+  config.dynamicSmemBytes = s.smem;
+  config.stream = stream;
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = s.cluster.x;
+  attr[0].val.clusterDim.y = s.cluster.y;
+  attr[0].val.clusterDim.z = s.cluster.z;
+  config.attrs = attr;
+  config.numAttrs = s.is_cluster() ? 1 : 0;
+  return config;
+}
+
+// (device, kernel, cluster size, block threads, dynamic smem) -> clusters resident at once.
+using ClusterKey = std::tuple<int, const void*, unsigned, unsigned, size_t>;
+inline HostCache<ClusterKey, int>& cluster_occupancy_cache() {
+  static HostCache<ClusterKey, int> cache;
+  return cache;
+}
+}  // namespace detail
+
+// Clusters of `kernel` launched with `shape` that can be resident at once on the current
+// device (0: none can; under MPS, MIG or on a part with few SMs per GPC a valid cluster may
+// not fit). Cached per (device, kernel, cluster, block, smem); the cache is bounded.
+template <typename Kernel>
+cudaError_t cluster_occupancy(Kernel kernel, const LaunchShape& shape, int* clusters) {
+  int device = 0;
+  KERNELKIT_RETURN_IF_ERROR(cudaGetDevice(&device));
+  const auto* fn = reinterpret_cast<const void*>(kernel);
+  const unsigned csize = shape.cluster.x * shape.cluster.y * shape.cluster.z;
+  const unsigned threads = shape.block.x * shape.block.y * shape.block.z;
+  const detail::ClusterKey key{device, fn, csize, threads, shape.smem};
+  return detail::cached(detail::cluster_occupancy_cache(), key, clusters, [&](int* n) {
+    LaunchShape probe = shape;
+    probe.grid = shape.cluster;  // one cluster's worth is all the query needs
+    cudaLaunchAttribute attr[1];
+    const cudaLaunchConfig_t config = detail::launch_config(probe, nullptr, attr);
+    return cudaOccupancyMaxActiveClusters(n, kernel, &config);
+  });
+}
+
+// What launch() answers, without launching, for a cluster shape of which no cluster can be
+// resident; also what the runtime answers for a cluster it cannot schedule.
+inline constexpr cudaError_t kClusterDoesNotFit = cudaErrorInvalidClusterSize;
+
+// The launcher of every op: kernel<<<shape>>>(args...) on stream, as a cluster launch when
+// shape.cluster is more than one block. A cluster launch first checks that one cluster can
+// be resident and, when none can, returns kClusterDoesNotFit without launching
+// (plan_and_launch then re-plans without clusters). Returns the launch's status.
+template <typename... Params, typename... Args>
+cudaError_t launch(void (*kernel)(Params...), const LaunchShape& shape, cudaStream_t stream,
+                   Args&&... args) {
+  if (!shape.is_cluster()) {
+    kernel<<<shape.grid, shape.block, shape.smem, stream>>>(std::forward<Args>(args)...);
+    return cudaGetLastError();
+  }
+  int clusters = 0;
+  KERNELKIT_RETURN_IF_ERROR(cluster_occupancy(kernel, shape, &clusters));
+  if (clusters < 1) return kClusterDoesNotFit;
+  cudaLaunchAttribute attr[1];
+  const cudaLaunchConfig_t config = detail::launch_config(shape, stream, attr);
+  const cudaError_t err = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();  // consume the error this launch just recorded (ours)
+    return err;
+  }
+  return cudaGetLastError();
+}
+
+// plan(d) -> a plan; launch(plan) -> cudaError_t. Launches the plan made for the device;
+// when it used clusters and none can be resident (kClusterDoesNotFit), plans
+// again for the same device without clusters and launches that. A valid call always runs.
+template <typename PlanFn, typename LaunchFn>
+cudaError_t plan_and_launch(DeviceInfo d, PlanFn&& plan, LaunchFn&& launch_plan) {
+  const cudaError_t err = launch_plan(plan(d));
+  if (err != kClusterDoesNotFit || !d.cluster_launch) return err;
+  d.cluster_launch = false;
+  return launch_plan(plan(d));
 }
 
 }  // namespace kernelkit

@@ -54,6 +54,17 @@ constexpr int pack_size_for(const Ts*... ptrs) {
   return pack;
 }
 
+// Elements before the first address at or after p that is aligned to a whole pack of P
+// elements (0 <= head < P), at most n: the scalar head before the packed body of a row or
+// an array that does not start aligned. p must be aligned to sizeof(T). Host and device.
+template <int P, typename T>
+KERNELKIT_HD int64_t pack_head(const T* p, int64_t n) {
+  static_assert(P >= 1 && (P & (P - 1)) == 0, "pack size must be a power of two");
+  const auto elem = static_cast<int64_t>(reinterpret_cast<std::uintptr_t>(p) / sizeof(T));
+  const int64_t head = (P - elem % P) % P;
+  return head < n ? head : n;
+}
+
 // Loads pack index i (elements [i * N, i * N + N)) from p, which must be aligned to the
 // pack; one wide load.
 template <int N, typename T>

@@ -114,4 +114,98 @@ struct Min {
 // The run-time choice of operator taken by the public reductions.
 enum class ReduceOp { kSum, kMax, kMin };
 
+// Limits and identities, host and device, for every supported type (written without
+// std::numeric_limits so that device code needs no --expt-relaxed-constexpr):
+// highest<T>() is +inf for floating types and the largest value for integers, lowest<T>()
+// -inf / the smallest value; identity<Op, T>() is 0 for Sum, lowest for Max, highest for
+// Min (Max(-inf, NaN) is NaN, so a NaN still propagates).
+template <typename T>
+KERNELKIT_HD T highest() {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return std::is_signed_v<T> ? static_cast<T>(static_cast<U>(~U{0}) >> 1) : static_cast<T>(~U{0});
+  } else if constexpr (std::is_same_v<T, double>) {
+    return __builtin_huge_val();
+  } else {
+    return convert<T>(__builtin_huge_valf());
+  }
+}
+
+template <typename T>
+KERNELKIT_HD T lowest() {
+  if constexpr (std::is_integral_v<T>) {
+    return std::is_signed_v<T> ? static_cast<T>(-highest<T>() - 1) : T(0);
+  } else if constexpr (std::is_same_v<T, double>) {
+    return -__builtin_huge_val();
+  } else {
+    return convert<T>(-__builtin_huge_valf());
+  }
+}
+
+template <typename Op, typename T>
+KERNELKIT_HD T identity() {
+  if constexpr (std::is_same_v<Op, Sum>) {
+    return convert<T>(0.0f);
+  } else if constexpr (std::is_same_v<Op, Max>) {
+    return lowest<T>();
+  } else {
+    static_assert(std::is_same_v<Op, Min>, "identity: Op must be Sum, Max or Min");
+    return highest<T>();
+  }
+}
+
+// The unsigned integer of Bytes bytes (1, 2, 4, 8): moves elements as bits.
+template <int Bytes>
+struct BitsOfSize;
+template <>
+struct BitsOfSize<1> {
+  using type = uint8_t;
+};
+template <>
+struct BitsOfSize<2> {
+  using type = uint16_t;
+};
+template <>
+struct BitsOfSize<4> {
+  using type = uint32_t;
+};
+template <>
+struct BitsOfSize<8> {
+  using type = uint64_t;
+};
+template <int Bytes>
+using bits_t = typename BitsOfSize<Bytes>::type;
+
+// The short name of a type, as in benchmark case names and test names: f32, f64, f16,
+// bf16, i8, i32, i64, u8, u32, u64.
+template <typename T>
+constexpr const char* type_name() {
+  if constexpr (std::is_same_v<T, float>)
+    return "f32";
+  else if constexpr (std::is_same_v<T, double>)
+    return "f64";
+  else if constexpr (std::is_same_v<T, __half>)
+    return "f16";
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return "bf16";
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return "i8";
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return "i16";
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return "i32";
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return "i64";
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return "u8";
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return "u16";
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return "u32";
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return "u64";
+  else
+    return "?";
+}
+
 }  // namespace kernelkit

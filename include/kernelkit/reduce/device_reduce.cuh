@@ -70,7 +70,7 @@ cudaError_t launch_device_reduce(const T* in, int64_t n, Acc* out, Op op, Acc in
   auto* partials = reinterpret_cast<Acc*>(static_cast<char*>(workspace) + kDeviceReduceHeaderBytes);
   device_reduce_kernel<Policy, kPack><<<grid, Policy::kBlock, 0, stream>>>(
       in, head, num_packs, tail, out, op, init, partials, counter);
-  KERNELKIT_RETURN_LAUNCH_STATUS();
+  return cudaGetLastError();
 }
 
 }  // namespace detail
@@ -97,7 +97,7 @@ cudaError_t checked_device_reduce(const T* in, int64_t n, Acc* out, Op op, Acc i
   KERNELKIT_REQUIRE(out != nullptr);
   if (n == 0) {
     device_reduce_fill_kernel<<<1, 1, 0, stream>>>(out, init);
-    KERNELKIT_RETURN_LAUNCH_STATUS();
+    return cudaGetLastError();
   }
   KERNELKIT_REQUIRE(in != nullptr);
   KERNELKIT_REQUIRE(reinterpret_cast<std::uintptr_t>(in) % alignof(T) == 0);

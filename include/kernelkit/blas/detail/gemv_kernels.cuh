@@ -21,9 +21,9 @@ namespace detail {
 
 // Independent 16-byte loads of A each thread keeps in flight. The kernels run at 2048
 // threads per SM (32 registers: __launch_bounds__(B, 2048 / B)), so that every 8192-row
-// or 1024-block launch is one full wave; at 2 (Op::N, which also loads x) or 4 (Op::T)
+// or 1024-block launch is one full wave; at 2 (BlasOp::N, which also loads x) or 4 (BlasOp::T)
 // loads per thread that is 64 KB (128 KB for T) of A in flight per SM, well past the
-// ~25 KB that 3 TB/s over 132 SMs at ~1 us latency needs. (Op::T at 32 registers: the
+// ~25 KB that 3 TB/s over 132 SMs at ~1 us latency needs. (BlasOp::T at 32 registers: the
 // SASS issues the third load only after the first FFMA, so ~2 loads, 64 KB, in flight.)
 inline constexpr int kGemvRowUnroll = 2;
 inline constexpr int kGemvUnroll = 4;
@@ -83,7 +83,7 @@ __device__ __forceinline__ float gemv_dot_packs(const float* __restrict__ a,
   return sum;
 }
 
-// Op::N, one group of Width consecutive lanes per row (grid-stride over rows). Each warp
+// BlasOp::N, one group of Width consecutive lanes per row (grid-stride over rows). Each warp
 // owns 32 / Width consecutive rows per step; the loop condition is warp-uniform so the
 // shuffles always see the full warp. A, lda and x are aligned to PackSize floats.
 // (Widths 8 and 16 spill at 32 registers: they run at 1024 threads per SM, 64 registers.)
@@ -114,7 +114,7 @@ __global__ void __launch_bounds__(BlockSize, (Width == 8 || Width == 16 ? 1024 :
   }
 }
 
-// Op::N for few, long rows: a cluster of gridDim-x-consecutive blocks (ClusterSize = the
+// BlasOp::N for few, long rows: a cluster of gridDim-x-consecutive blocks (ClusterSize = the
 // launch's cluster x dimension, 1 when launched without clusters) shares each row. Block
 // rank r of a cluster reads packs r*BlockSize + t, stepping by ClusterSize*BlockSize; the
 // cluster's partials are combined in rank order through distributed shared memory by
@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(BlockSize, 2048 / BlockSize)
   }
 }
 
-// Op::T: y[j] = alpha * sum_i A[i][j] x[i] + beta * y[j]. Block (TX x TY threads) owns
+// BlasOp::T: y[j] = alpha * sum_i A[i][j] x[i] + beta * y[j]. Block (TX x TY threads) owns
 // TX*PackSize consecutive columns (blockIdx.x); thread (tx, ty) reads PackSize columns of
 // rows ty + TY*rank + k*TY*cluster, so each row segment of TX*PackSize floats is read
 // coalesced. The cluster of gridDim.y blocks (rank = blockIdx.y) splits the rows (no

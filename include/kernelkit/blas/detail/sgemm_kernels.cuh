@@ -10,10 +10,10 @@
 // Both operands live in shared memory "K-major": tile[k][mn] with a row stride of BMN + 4
 // floats, so a thread reads its 4 consecutive m (or n) values of one k with one 16-byte LDS:
 // the 8 lanes of a quarter-warp read either one address (A: broadcast) or 128 contiguous
-// bytes (B): conflict-free. The global -> shared copy is the only thing an Op changes:
-//   - MN-contiguous source (A with Op::T, B with Op::N): 16-byte cp.async when the leading
+// bytes (B): conflict-free. The global -> shared copy is the only thing a BlasOp changes:
+//   - MN-contiguous source (A with BlasOp::T, B with BlasOp::N): 16-byte cp.async when the leading
 //     dimension and the base pointer allow it, 4-byte cp.async otherwise;
-//   - K-contiguous source (A with Op::N, B with Op::T): 4-byte cp.async that transposes on
+//   - K-contiguous source (A with BlasOp::N, B with BlasOp::T): 4-byte cp.async that transposes on
 //     the way in (16 lanes read 64 contiguous bytes of one row: whole sectors).
 // Out-of-range elements are zero-filled by the copy itself (cp.async src-size), so edge
 // tiles run the same code as interior ones; only the epilogue checks bounds.

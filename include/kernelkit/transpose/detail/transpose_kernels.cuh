@@ -394,7 +394,7 @@ cudaError_t launch_transpose_shift(const U* in, U* out, int64_t rows, int64_t co
   KERNELKIT_RETURN_IF_ERROR(grid_size(work, kTransposeBlock, &grid, kTransposeWaves));
   transpose_shift_kernel<U>
       <<<grid, kTransposeBlock, 0, stream>>>(in, out, rows, cols, tiles_c, num_tiles);
-  KERNELKIT_RETURN_LAUNCH_STATUS();
+  return cudaGetLastError();
 }
 
 // Launches the kernel for element type U; arguments already checked, rows, cols > 1.
@@ -433,7 +433,7 @@ cudaError_t launch_transpose(const U* in, U* out, int64_t rows, int64_t cols, cu
     transpose_scalar_kernel<U>
         <<<grid, kTransposeBlock, 0, stream>>>(in, out, rows, cols, tiles_c, num_tiles);
   }
-  KERNELKIT_RETURN_LAUNCH_STATUS();
+  return cudaGetLastError();
 }
 
 }  // namespace detail

@@ -1,0 +1,66 @@
+// Compile-only: one instantiation of every public op for every type it supports. Built once
+// per architecture in CI (kernelkit_compile_sm<arch> targets, warnings are errors), so every
+// GPU from Turing up is known to build; nothing here runs.
+#include <kernelkit/kernelkit.cuh>
+
+namespace kk = kernelkit;
+
+namespace {
+
+template <typename T>
+void softmax_ops(T* p, cudaStream_t s) {
+  (void)kk::softmax(p, p, 1, 1, s);
+  (void)kk::log_softmax(p, p, 1, 1, s);
+}
+
+template <typename T, typename Acc>
+void reduce_ops(const T* in, Acc* out, void* ws, cudaStream_t s) {
+  (void)kk::reduce(in, 1, out, kk::ReduceOp::kSum, Acc(0), ws, 0, s);
+  (void)kk::row_sum(in, 1, 1, out, s);
+  (void)kk::row_max(in, 1, 1, out, s);
+  (void)kk::row_min(in, 1, 1, out, s);
+  (void)kk::row_reduce(in, 1, 1, out, kk::ReduceOp::kSum, Acc(0), s);
+}
+
+template <typename T>
+void elementwise_ops(T* p, cudaStream_t s) {
+  (void)kk::binary(kk::Add{}, 1, p, p, p, s);
+  (void)kk::binary(kk::Mul{}, 1, p, p, p, s);
+  (void)kk::unary(kk::Relu{}, 1, p, p, s);
+  (void)kk::unary(kk::GeluErf{}, 1, p, p, s);
+  (void)kk::unary(kk::Sigmoid{}, 1, p, p, s);
+  (void)kk::ternary(kk::Fma{}, 1, p, p, p, p, s);
+}
+
+template <typename T>
+void transpose_op(T* p, cudaStream_t s) {
+  (void)kk::transpose(p, p, 1, 1, s);
+}
+
+}  // namespace
+
+void kernelkit_compile_all_ops(void* p, cudaStream_t s) {
+  auto* f = static_cast<float*>(p);
+  auto* h = static_cast<__half*>(p);
+  auto* b = static_cast<__nv_bfloat16*>(p);
+  softmax_ops(f, s);
+  softmax_ops(h, s);
+  softmax_ops(b, s);
+  reduce_ops(f, f, p, s);
+  reduce_ops(h, f, p, s);
+  reduce_ops(b, f, p, s);
+  reduce_ops(static_cast<const double*>(p), static_cast<double*>(p), p, s);
+  reduce_ops(static_cast<const int32_t*>(p), static_cast<int32_t*>(p), p, s);
+  reduce_ops(static_cast<const int64_t*>(p), static_cast<int64_t*>(p), p, s);
+  elementwise_ops(f, s);
+  elementwise_ops(h, s);
+  elementwise_ops(b, s);
+  (void)kk::unary(kk::Cast{}, 1, b, f, s);
+  (void)kk::unary(kk::Cast{}, 1, f, h, s);
+  transpose_op(static_cast<int8_t*>(p), s);
+  transpose_op(h, s);
+  transpose_op(f, s);
+  transpose_op(static_cast<double*>(p), s);
+  (void)kk::gemv(kk::BlasOp::N, 1, 1, 1.f, f, 1, f, 0.f, f, s);
+  (void)kk::sgemm(kk::BlasOp::N, kk::BlasOp::N, 1, 1, 1, 1.f, f, 1, f, 1, 0.f, f, 1, s);
+}
