@@ -146,16 +146,8 @@ double to_double(T x) {
   return kernelkit::convert<double>(x);
 }
 
-template <typename T>
-const char* type_name() {
-  if constexpr (std::is_same_v<T, float>) return "f32";
-  if constexpr (std::is_same_v<T, double>) return "f64";
-  if constexpr (std::is_same_v<T, __half>) return "f16";
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) return "bf16";
-  if constexpr (std::is_same_v<T, int32_t>) return "i32";
-  if constexpr (std::is_same_v<T, int64_t>) return "i64";
-  return "?";
-}
+// Type names (f32, bf16, ...): the library's one table.
+using kernelkit::type_name;
 
 // Unit in the last place of T at the magnitude of x (T a floating type).
 template <typename T>
