@@ -66,11 +66,17 @@ struct LaunchShape {
   dim3 block{1, 1, 1};
   size_t smem = 0;  // dynamic shared memory, bytes
   dim3 cluster{1, 1, 1};
+  // Programmatic dependent launch (sm_90+): the kernel may be scheduled while the kernel
+  // before it in the stream is finishing, and must run griddepcontrol.wait
+  // (cudaGridDependencySynchronize) before it touches anything that kernel writes. Plans set
+  // it only for kernels compiled with that wait, when d.cc_major >= 9 and d.code_arch >= 90.
+  bool overlap_previous = false;
 
   constexpr bool is_cluster() const { return cluster.x * cluster.y * cluster.z > 1; }
 };
 
 namespace detail {
+// attr: room for two attributes (cluster dimension, programmatic serialization).
 inline cudaLaunchConfig_t launch_config(const LaunchShape& s, cudaStream_t stream,
                                         cudaLaunchAttribute* attr) {
   cudaLaunchConfig_t config = {};
@@ -78,12 +84,21 @@ inline cudaLaunchConfig_t launch_config(const LaunchShape& s, cudaStream_t strea
   config.blockDim = s.block;
   config.dynamicSmemBytes = s.smem;
   config.stream = stream;
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = s.cluster.x;
-  attr[0].val.clusterDim.y = s.cluster.y;
-  attr[0].val.clusterDim.z = s.cluster.z;
+  unsigned n = 0;
+  if (s.is_cluster()) {
+    attr[n].id = cudaLaunchAttributeClusterDimension;
+    attr[n].val.clusterDim.x = s.cluster.x;
+    attr[n].val.clusterDim.y = s.cluster.y;
+    attr[n].val.clusterDim.z = s.cluster.z;
+    ++n;
+  }
+  if (s.overlap_previous) {
+    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[n].val.programmaticStreamSerializationAllowed = 1;
+    ++n;
+  }
   config.attrs = attr;
-  config.numAttrs = s.is_cluster() ? 1 : 0;
+  config.numAttrs = n;
   return config;
 }
 
@@ -109,7 +124,8 @@ cudaError_t cluster_occupancy(Kernel kernel, const LaunchShape& shape, int* clus
   return detail::cached(detail::cluster_occupancy_cache(), key, clusters, [&](int* n) {
     LaunchShape probe = shape;
     probe.grid = shape.cluster;  // one cluster's worth is all the query needs
-    cudaLaunchAttribute attr[1];
+    probe.overlap_previous = false;
+    cudaLaunchAttribute attr[2];
     const cudaLaunchConfig_t config = detail::launch_config(probe, nullptr, attr);
     return cudaOccupancyMaxActiveClusters(n, kernel, &config);
   });
@@ -120,20 +136,23 @@ cudaError_t cluster_occupancy(Kernel kernel, const LaunchShape& shape, int* clus
 inline constexpr cudaError_t kClusterDoesNotFit = cudaErrorInvalidClusterSize;
 
 // The launcher of every op: kernel<<<shape>>>(args...) on stream, as a cluster launch when
-// shape.cluster is more than one block. A cluster launch first checks that one cluster can
-// be resident and, when none can, returns kClusterDoesNotFit without launching
-// (plan_and_launch then re-plans without clusters). Returns the launch's status.
+// shape.cluster is more than one block, and as a programmatic dependent launch when
+// shape.overlap_previous. A cluster launch first checks that one cluster can be resident
+// and, when none can, returns kClusterDoesNotFit without launching (plan_and_launch then
+// re-plans without clusters). Returns the launch's status.
 template <typename... Params, typename... Args>
 cudaError_t launch(void (*kernel)(Params...), const LaunchShape& shape, cudaStream_t stream,
                    Args&&... args) {
-  if (!shape.is_cluster()) {
+  if (!shape.is_cluster() && !shape.overlap_previous) {
     kernel<<<shape.grid, shape.block, shape.smem, stream>>>(std::forward<Args>(args)...);
     return cudaGetLastError();
   }
-  int clusters = 0;
-  KERNELKIT_RETURN_IF_ERROR(cluster_occupancy(kernel, shape, &clusters));
-  if (clusters < 1) return kClusterDoesNotFit;
-  cudaLaunchAttribute attr[1];
+  if (shape.is_cluster()) {
+    int clusters = 0;
+    KERNELKIT_RETURN_IF_ERROR(cluster_occupancy(kernel, shape, &clusters));
+    if (clusters < 1) return kClusterDoesNotFit;
+  }
+  cudaLaunchAttribute attr[2];
   const cudaLaunchConfig_t config = detail::launch_config(shape, stream, attr);
   const cudaError_t err = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
   if (err != cudaSuccess) {
