@@ -138,8 +138,9 @@ TEST_F(ElementwiseFunctors, GeluErf) {
 // Every bf16 and every f16 value (NaN, +-inf, subnormals, the far tails) through gelu, erf
 // form. Half / bf16 inputs take the erfc form, which stays accurate in the negative tail
 // down to the subnormal results, so the reference is x * erfc(-x / sqrt 2) / 2 (1 + erf
-// cancels there, in double as well). Aligned: 8-wide packs, 4 per thread, full tiles and the
-// partial last one; misaligned by one element: one element per access.
+// cancels there, in double as well). Through the public function (this device's plan) and
+// through the plan for a 1-SM device (8-wide packs, 4 staged per thread, full tiles and the
+// partial last one); aligned, and offset by one element (a 7-element head, then packs).
 template <typename T>
 void gelu_every_value() {
   constexpr size_t kCount = 65536;
@@ -151,21 +152,33 @@ void gelu_every_value() {
     const double x = kktest::to_double(h[b]);
     ref[b] = kktest::to_double(convert<T>(0.5 * x * std::erfc(-x * M_SQRT1_2)));
   }
-  for (int off : {0, 1}) {
-    const std::string label =
-        std::string("gelu every ") + type_name<T>() + " value, offset " + std::to_string(off);
-    kktest::DeviceBuffer<T> in(kCount + 1), out(kCount + 1);
-    out.poison();
-    CUDA_CHECK(cudaMemcpy(in.get() + off, h.data(), kCount * sizeof(T), cudaMemcpyHostToDevice));
-    ASSERT_EQ(kernelkit::unary(kernelkit::GeluErf{}, int64_t{kCount}, out.get() + off,
-                               static_cast<const T*>(in.get() + off)),
-              cudaSuccess)
-        << label;
-    CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<T> got(kCount);
-    CUDA_CHECK(cudaMemcpy(got.data(), out.get() + off, kCount * sizeof(T), cudaMemcpyDeviceToHost));
-    EXPECT_TRUE(kktest::check_near(got, ref, Tolerance::Ulps(1), label));
-  }
+  for (int off : {0, 1})
+    for (bool one_sm : {false, true}) {
+      const std::string label = std::string("gelu every ") + type_name<T>() + " value, offset " +
+                                std::to_string(off) + (one_sm ? ", 1-SM plan" : "");
+      kktest::DeviceBuffer<T> in(kCount + 1), out(kCount + 1);
+      out.poison();
+      CUDA_CHECK(cudaMemcpy(in.get() + off, h.data(), kCount * sizeof(T), cudaMemcpyHostToDevice));
+      std::vector<kernelkit::EwPlan> plan;
+      const cudaError_t err =
+          one_sm
+              ? ewtest::launch_with_sm_count(1, &plan, kernelkit::GeluErf{}, int64_t{kCount},
+                                             out.get() + off, static_cast<const T*>(in.get() + off))
+              : kernelkit::unary(kernelkit::GeluErf{}, int64_t{kCount}, out.get() + off,
+                                 static_cast<const T*>(in.get() + off));
+      ASSERT_EQ(err, cudaSuccess) << label;
+      if (one_sm) {
+        ASSERT_EQ(plan.size(), 1u);
+        EXPECT_EQ(plan[0].packs_per_thread, 4) << label;
+        EXPECT_TRUE(plan[0].staged) << label;
+        EXPECT_EQ(plan[0].head, off == 0 ? 0 : 7) << label;
+      }
+      CUDA_CHECK(cudaDeviceSynchronize());
+      std::vector<T> got(kCount);
+      CUDA_CHECK(
+          cudaMemcpy(got.data(), out.get() + off, kCount * sizeof(T), cudaMemcpyDeviceToHost));
+      EXPECT_TRUE(kktest::check_near(got, ref, Tolerance::Ulps(1), label));
+    }
 }
 
 TEST_F(ElementwiseFunctors, GeluErfEveryHalfAndBf16Value) {

@@ -17,8 +17,7 @@
 
 #include "kernelkit/core/types.cuh"
 
-namespace kernelkit {
-namespace detail {
+namespace kernelkit::detail {
 
 // The type arithmetic on a mix of storage types is done in.
 template <typename... Ts>
@@ -107,7 +106,9 @@ __device__ __forceinline__ float ew_gelu_erfc_form(float x) {
   return x * (x < 0.0f ? q : 1.0f - q);
 }
 
-}  // namespace detail
+}  // namespace kernelkit::detail
+
+namespace kernelkit {
 
 // ---- unary -------------------------------------------------------------------------
 
@@ -287,7 +288,8 @@ struct Axpby {
 // ---- ternary -----------------------------------------------------------------------
 
 // a * b + c with one rounding (fused multiply-add in the compute type; the paired half /
-// bf16 path is the hardware's fused __hfma2, also one rounding).
+// bf16 path is the hardware's fused __hfma2, also one rounding; bf16 before sm_80 rounds
+// the float fma to bf16, as the scalar path does).
 struct Fma {
   template <typename A, typename B, typename C>
   __device__ __forceinline__ detail::ew_common_compute_t<A, B, C> operator()(A a, B b, C c) const {
@@ -300,7 +302,18 @@ struct Fma {
   }
   template <typename T, detail::ew_if_half_like<T> = 0>
   __device__ __forceinline__ void Apply2(T* out, const T* a, const T* b, const T* c) const {
-    detail::ew_store2(out, __hfma2(detail::ew_load2(a), detail::ew_load2(b), detail::ew_load2(c)));
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+      // No bf16 arithmetic before sm_80: fmaf in float (exact product, one float rounding),
+      // then rounded to bf16.
+      for (int j = 0; j < 2; ++j)
+        out[j] = convert<T>(fmaf(convert<float>(a[j]), convert<float>(b[j]), convert<float>(c[j])));
+    } else
+#endif
+    {
+      detail::ew_store2(out,
+                        __hfma2(detail::ew_load2(a), detail::ew_load2(b), detail::ew_load2(c)));
+    }
   }
 };
 
