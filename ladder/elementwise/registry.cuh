@@ -1,6 +1,7 @@
-// The elementwise ladder, step by step, for f32 add, relu and sigmoid: each step's
-// launchers have the library op's signature, so tests and the benchmark run every step
-// through the same code. The last step is the library engine itself.
+// The elementwise ladder (f32 add, out = a + b), in order, then the library: name, launcher
+// and whether a step can run on the given arguments (every step runs on every valid call:
+// v1 falls back to v0's kernel for pointers float4 cannot load). Tests and the benchmark
+// iterate this list. Each step checks its arguments with elementwise_args_ok.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -12,30 +13,34 @@
 #include "ladder/elementwise/v0_naive.cuh"
 #include "ladder/elementwise/v1_float4.cuh"
 
-namespace kernelkit {
-namespace ladder {
-namespace elementwise {
+namespace kernelkit::ladder::elementwise {
 
-using AddFn = cudaError_t (*)(Add, int64_t, float*, const float*, const float*, cudaStream_t);
-using ReluFn = cudaError_t (*)(Relu, int64_t, float*, const float*, cudaStream_t);
-using SigmoidFn = cudaError_t (*)(Sigmoid, int64_t, float*, const float*, cudaStream_t);
+using Fn = cudaError_t (*)(int64_t n, float* out, const float* a, const float* b,
+                           cudaStream_t stream);
+using SupportsFn = bool (*)(int64_t n, const float* out, const float* a, const float* b);
 
 struct Step {
-  const char* name;  // as in benchmark names: ladder.<name>
-  AddFn add;
-  ReluFn relu;
-  SigmoidFn sigmoid;
+  const char* name;  // "v<k>_<name>" (benchmark impl: "ladder.<name>")
+  Fn fn;
+  SupportsFn supports;
 };
+
+inline bool any_call(int64_t, const float*, const float*, const float*) {
+  return true;
+}
+
+// The library engine (16-byte packs after a scalar head, the plan's packs per thread and
+// grid, 32-bit indices below 2^30) under the same signature.
+inline cudaError_t library_add(int64_t n, float* out, const float* a, const float* b,
+                               cudaStream_t stream) {
+  return kernelkit::binary(kernelkit::Add{}, n, out, a, b, stream);
+}
 
 inline constexpr Step kSteps[] = {
-    {"v0_naive", &v0_naive::binary<Add>, &v0_naive::unary<Relu>, &v0_naive::unary<Sigmoid>},
-    {"v1_float4", &v1_float4::binary<Add>, &v1_float4::unary<Relu>, &v1_float4::unary<Sigmoid>},
-    // v2: 16-byte packs of any type, several packs in flight per thread, grid from the
-    // shared sizing rule, 32-bit indexing below 2^31: the library engine.
-    {"v2_engine", &kernelkit::binary<Add, float, float, float>,
-     &kernelkit::unary<Relu, float, float>, &kernelkit::unary<Sigmoid, float, float>},
+    {"v0_naive", v0_naive, any_call},
+    {"v1_float4", v1_float4, any_call},
 };
 
-}  // namespace elementwise
-}  // namespace ladder
-}  // namespace kernelkit
+inline constexpr Step kLibrary = {"kernelkit", library_add, any_call};
+
+}  // namespace kernelkit::ladder::elementwise

@@ -1,7 +1,6 @@
 // Ladder step 0: one thread per element, one 4-byte load per input and one store per
-// thread; the grid covers n exactly (ceil(n / 256) blocks). Every access is coalesced,
-// but each thread keeps only one load per input in flight and the grid is as large as n.
-// f32 only; same launcher signature as kernelkit::unary / kernelkit::binary.
+// thread; the grid covers n exactly (ceil(n / 256) blocks). Every access is coalesced, but
+// each thread keeps only one load per input in flight and the grid is as large as n.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,51 +9,27 @@
 
 #include "kernelkit/core/error.cuh"
 #include "kernelkit/core/launch.cuh"
+#include "kernelkit/elementwise/elementwise.cuh"
 
-namespace kernelkit {
-namespace ladder {
-namespace elementwise {
-namespace v0_naive {
+namespace kernelkit::ladder::elementwise {
 
-inline constexpr int kBlock = 256;
+inline constexpr int kV0Block = 256;
 
-template <typename F>
-__global__ void unary_kernel(F f, int64_t n, float* out, const float* a) {
-  const int64_t i = int64_t{blockIdx.x} * kBlock + threadIdx.x;
-  if (i < n) out[i] = static_cast<float>(f(a[i]));
+template <int = 0>
+__global__ void v0_naive_kernel(int64_t n, float* out, const float* a, const float* b) {
+  const int64_t i = int64_t{blockIdx.x} * kV0Block + threadIdx.x;
+  if (i < n) out[i] = a[i] + b[i];
 }
 
-template <typename F>
-__global__ void binary_kernel(F f, int64_t n, float* out, const float* a, const float* b) {
-  const int64_t i = int64_t{blockIdx.x} * kBlock + threadIdx.x;
-  if (i < n) out[i] = static_cast<float>(f(a[i], b[i]));
-}
-
-template <typename F>
-[[nodiscard]] cudaError_t unary(F f, int64_t n, float* out, const float* a,
-                                cudaStream_t stream = nullptr) {
-  KERNELKIT_REQUIRE(n >= 0);
+// out = a + b (f32), n elements.
+inline cudaError_t v0_naive(int64_t n, float* out, const float* a, const float* b,
+                            cudaStream_t stream) {
+  KERNELKIT_REQUIRE(kernelkit::elementwise_args_ok(n, out, a, b));
   if (n == 0) return cudaSuccess;
-  KERNELKIT_REQUIRE(out != nullptr && a != nullptr);
-  KERNELKIT_REQUIRE(ceil_div<int64_t>(n, kBlock) <= INT32_MAX);
-  unary_kernel<<<static_cast<unsigned>(ceil_div<int64_t>(n, kBlock)), kBlock, 0, stream>>>(f, n,
-                                                                                           out, a);
+  const int64_t blocks = ceil_div<int64_t>(n, kV0Block);
+  KERNELKIT_REQUIRE(blocks <= INT32_MAX);
+  v0_naive_kernel<<<static_cast<unsigned>(blocks), kV0Block, 0, stream>>>(n, out, a, b);
   return cudaGetLastError();
 }
 
-template <typename F>
-[[nodiscard]] cudaError_t binary(F f, int64_t n, float* out, const float* a, const float* b,
-                                 cudaStream_t stream = nullptr) {
-  KERNELKIT_REQUIRE(n >= 0);
-  if (n == 0) return cudaSuccess;
-  KERNELKIT_REQUIRE(out != nullptr && a != nullptr && b != nullptr);
-  KERNELKIT_REQUIRE(ceil_div<int64_t>(n, kBlock) <= INT32_MAX);
-  binary_kernel<<<static_cast<unsigned>(ceil_div<int64_t>(n, kBlock)), kBlock, 0, stream>>>(
-      f, n, out, a, b);
-  return cudaGetLastError();
-}
-
-}  // namespace v0_naive
-}  // namespace elementwise
-}  // namespace ladder
-}  // namespace kernelkit
+}  // namespace kernelkit::ladder::elementwise
