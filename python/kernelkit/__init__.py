@@ -1,0 +1,40 @@
+"""kernelkit: fast CUDA primitives (softmax, row and device-wide reductions, transpose, gemv,
+sgemm, elementwise) on torch, CuPy and JAX arrays, zero-copy through DLPack, on the caller's
+current stream.
+
+    import torch, kernelkit
+    x = torch.randn(4096, 50257, device="cuda", dtype=torch.bfloat16)
+    y = kernelkit.softmax(x)                 # a torch tensor, on torch's current stream
+    s = kernelkit.row_sum(x)                 # float32, shape (4096,)
+    z = torch.ops.kernelkit.softmax(x)       # the same as a torch custom op (torch.compile)
+
+When torch is installed, ``import kernelkit`` imports it and registers the functions as
+``torch.ops.kernelkit.*`` custom ops (set KERNELKIT_NO_TORCH=1 to skip that).
+"""
+
+import os as _os
+
+from . import _C
+from ._ops import (add, cast, gelu, gemv, log_softmax, matmul, max, min, mul, relu, row_max,
+                   row_min, row_sum, sgemm, sigmoid, softmax, sum, transpose)
+from ._ops import __all__ as _ops_all
+
+__version__ = "0.1.0"
+__all__ = list(_ops_all) + ["device_count"]
+
+
+def device_count():
+    """Number of CUDA devices kernelkit's runtime sees (0 without a GPU or driver)."""
+    return _C.device_count()
+
+
+torch_ops_registered = False
+if _os.environ.get("KERNELKIT_NO_TORCH", "") != "1":
+    try:
+        import torch as _torch  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        from . import _torch_ops  # noqa: F401  registers torch.ops.kernelkit.*
+
+        torch_ops_registered = True

@@ -1,0 +1,258 @@
+"""Framework glue: what an argument is, where it lives, which stream it is used on, and how
+to allocate an output or a workspace beside it with the caller's own framework.
+
+Supported arrays: torch.Tensor, cupy.ndarray, jax.Array, and any other object with
+``__cuda_array_interface__`` (shape, dtype, pointer) and ``__dlpack__`` (the call itself):
+such objects need ``out=``, since kernelkit cannot allocate in their framework.
+No framework is imported here: an object can only be a torch tensor if torch is already
+imported (``sys.modules``), and so on.
+"""
+
+import sys
+
+# DLPack device type of CUDA memory (kDLCUDA).
+_DL_CUDA = 2
+
+FLOAT_DTYPES = ("float32", "float16", "bfloat16")
+
+# __cuda_array_interface__ typestr (without the byte order) -> dtype name
+_TYPESTR = {
+    "f2": "float16", "f4": "float32", "f8": "float64",
+    "i1": "int8", "i2": "int16", "i4": "int32", "i8": "int64",
+    "u1": "uint8", "u2": "uint16", "u4": "uint32", "u8": "uint64", "b1": "bool",
+}
+_ITEMSIZE = {
+    "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "int16": 2,
+    "int32": 4, "int64": 8, "uint8": 1, "uint16": 2, "uint32": 4, "uint64": 8, "bool": 1,
+}
+_DTYPE_ALIASES = {
+    "f32": "float32", "float": "float32", "f16": "float16", "half": "float16",
+    "bf16": "bfloat16", "f64": "float64", "double": "float64",
+}
+
+
+class Arr:
+    """One described array argument. ``arg`` is what goes to the extension (a torch tensor
+    is detached there)."""
+
+    __slots__ = ("obj", "arg", "fw", "shape", "dtype", "ptr", "nbytes", "device")
+
+    def __init__(self, obj, arg, fw, shape, dtype, ptr, nbytes, device):
+        self.obj = obj
+        self.arg = arg
+        self.fw = fw
+        self.shape = shape
+        self.dtype = dtype
+        self.ptr = ptr
+        self.nbytes = nbytes
+        self.device = device
+
+
+def _err(op, msg):
+    return f"kernelkit.{op}: {msg}"
+
+
+def _c_contiguous(shape, strides, itemsize):
+    """strides in bytes; dimensions of size 1 may have any stride (as in torch / DLPack)."""
+    expect = itemsize
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n != 1 and s != expect:
+            return False
+        expect *= n
+    return True
+
+
+def numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def describe(x, op, name):
+    """Arr for x, or TypeError (not a CUDA array, CPU memory) / ValueError (not contiguous)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        dev = x.device
+        if dev.type != "cuda":
+            raise TypeError(_err(op, f"{name} is a torch tensor on {dev}; kernelkit needs CUDA tensors"))
+        if not x.is_contiguous():
+            raise ValueError(_err(op, f"{name} is not contiguous (shape {tuple(x.shape)}, strides "
+                                      f"{x.stride()}); pass {name}.contiguous()"))
+        dtype = str(x.dtype)[6:]  # "torch.float32" -> "float32"
+        shape = tuple(x.shape)
+        return Arr(x, x.detach() if x.requires_grad else x, "torch", shape, dtype, x.data_ptr(),
+                   x.numel() * x.element_size(), dev.index)
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(x, cupy.ndarray):
+        if not x.flags.c_contiguous:
+            raise ValueError(_err(op, f"{name} is not C-contiguous (shape {x.shape}, strides "
+                                      f"{x.strides}); pass cupy.ascontiguousarray({name})"))
+        return Arr(x, x, "cupy", tuple(x.shape), x.dtype.name, x.data.ptr, x.nbytes, x.device.id)
+    jax = sys.modules.get("jax")
+    if jax is not None and isinstance(x, jax.Array):
+        devices = x.devices()
+        if len(devices) != 1:
+            raise ValueError(_err(op, f"{name} is sharded over {len(devices)} devices; "
+                                      "kernelkit needs an array on one GPU"))
+        (d,) = devices
+        if d.platform not in ("gpu", "cuda"):
+            raise TypeError(_err(op, f"{name} is a JAX array on {d.platform} ({d}); kernelkit "
+                                     "needs arrays on a CUDA GPU"))
+        hw = getattr(d, "local_hardware_id", None)  # the CUDA ordinal (d.id is global)
+        return Arr(x, x, "jax", tuple(x.shape), x.dtype.name, x.unsafe_buffer_pointer(), x.nbytes,
+                   d.id if hw is None else hw)
+    return _describe_generic(x, op, name)
+
+
+def _describe_generic(x, op, name):
+    kind = f"{type(x).__module__}.{type(x).__qualname__}"
+    dl_device = getattr(x, "__dlpack_device__", None)
+    if dl_device is not None:
+        dev_type, dev_id = dl_device()
+        if int(dev_type) != _DL_CUDA:
+            raise TypeError(_err(op, f"{name} ({kind}) is not in CUDA device memory (DLPack device "
+                                     f"type {int(dev_type)}); kernelkit needs CUDA arrays"))
+    cai = getattr(x, "__cuda_array_interface__", None)
+    if cai is None or dl_device is None or not hasattr(x, "__dlpack__"):
+        raise TypeError(_err(op, f"{name} must be a CUDA array (torch.Tensor, cupy.ndarray, "
+                                 "jax.Array, or an object with __cuda_array_interface__ and "
+                                 f"__dlpack__), got {kind}"))
+    shape = tuple(int(d) for d in cai["shape"])
+    dtype = _TYPESTR.get(cai["typestr"][1:], cai["typestr"])
+    itemsize = int(cai["typestr"][2:]) if cai["typestr"][2:].isdigit() else 0
+    strides = cai.get("strides")
+    if strides is not None and not _c_contiguous(shape, strides, itemsize):
+        raise ValueError(_err(op, f"{name} is not C-contiguous (shape {shape}, strides {tuple(strides)})"))
+    return Arr(x, x, "generic", shape, dtype, int(cai["data"][0]), numel(shape) * itemsize,
+               int(dev_id))
+
+
+def dtype_name(dtype, op):
+    """The canonical name ("float32", ...) of a dtype given as a string, torch.dtype,
+    numpy / cupy dtype, JAX or ml_dtypes scalar type."""
+    if isinstance(dtype, str):
+        name = _DTYPE_ALIASES.get(dtype, dtype)
+    else:
+        torch = sys.modules.get("torch")
+        if torch is not None and isinstance(dtype, torch.dtype):
+            name = str(dtype)[6:]
+        else:
+            name = getattr(dtype, "name", None)  # numpy.dtype
+            if not isinstance(name, str):
+                name = getattr(getattr(dtype, "dtype", None), "name", None)  # jnp.float32
+            if not isinstance(name, str):
+                name = getattr(dtype, "__name__", None)  # numpy.float32, ml_dtypes.bfloat16
+    if name not in _ITEMSIZE:
+        raise TypeError(_err(op, f"unknown dtype {dtype!r}"))
+    return name
+
+
+# ---- checks ---------------------------------------------------------------------------
+
+def require_float(a, op, name):
+    if a.dtype not in FLOAT_DTYPES:
+        raise TypeError(_err(op, f"{name} has unsupported dtype {a.dtype} (float32, float16, bfloat16)"))
+
+
+def require_dtype(a, dtype, op, name):
+    if a.dtype != dtype:
+        raise TypeError(_err(op, f"{name} has dtype {a.dtype}, expected {dtype}"))
+
+
+def require_shape(a, shape, op, name):
+    if a.shape != tuple(shape):
+        raise ValueError(_err(op, f"{name} has shape {a.shape}, expected {tuple(shape)}"))
+
+
+def require_ndim(a, ndim, op, name):
+    if len(a.shape) != ndim:
+        raise ValueError(_err(op, f"{name} must be {ndim}-D, got shape {a.shape}"))
+
+
+def require_same_device(arrs, op):
+    dev = arrs[0].device
+    for a in arrs[1:]:
+        if a.device != dev:
+            raise ValueError(_err(op, f"arrays on different devices (cuda:{dev} and cuda:{a.device})"))
+
+
+def require_no_overlap(out, a, op, out_name, in_name, allow_exact=False):
+    if allow_exact and out.ptr == a.ptr and out.nbytes == a.nbytes:
+        return
+    if out.nbytes and a.nbytes and out.ptr < a.ptr + a.nbytes and a.ptr < out.ptr + out.nbytes:
+        extra = " (only exact in-place is allowed)" if allow_exact else ""
+        raise ValueError(_err(op, f"{out_name} overlaps {in_name}{extra}"))
+
+
+# ---- allocation, streams --------------------------------------------------------------
+
+def empty(like, shape, dtype, op):
+    """An uninitialized array of the caller's framework on like's device."""
+    return _alloc(like, tuple(shape), dtype, op, zero=False, what="an output")
+
+
+def workspace(like, nbytes, op):
+    """A zero-filled uint8 workspace of nbytes bytes from the caller's framework, on like's
+    device (kernelkit allocates nothing itself; a zeroed workspace is valid whatever the
+    op's workspace contract). The one place workspaces are made."""
+    return _alloc(like, (max(int(nbytes), 1),), "uint8", op, zero=True, what="a workspace")
+
+
+def _alloc(like, shape, dtype, op, zero, what):
+    fw = like.fw
+    if fw == "torch":
+        torch = sys.modules["torch"]
+        make = torch.zeros if zero else torch.empty
+        t = make(shape, dtype=getattr(torch, dtype), device=like.obj.device)
+        return Arr(t, t, "torch", shape, dtype, t.data_ptr(), t.numel() * t.element_size(), like.device)
+    if fw == "cupy":
+        cupy = sys.modules["cupy"]
+        with cupy.cuda.Device(like.device):
+            c = (cupy.zeros if zero else cupy.empty)(shape, dtype=dtype)
+        return Arr(c, c, "cupy", shape, dtype, c.data.ptr, c.nbytes, like.device)
+    if fw == "jax":
+        jnp = sys.modules["jax"].numpy
+        (d,) = like.obj.devices()
+        j = jnp.zeros(shape, dtype=dtype, device=d)  # JAX has no uninitialized arrays
+        return Arr(j, j, "jax", shape, dtype, j.unsafe_buffer_pointer(), j.nbytes, like.device)
+    kind = f"{type(like.obj).__module__}.{type(like.obj).__qualname__}"
+    hint = "pass out=" if what == "an output" else "use torch, CuPy or JAX arrays"
+    raise TypeError(_err(op, f"cannot allocate {what} beside a {kind}: {hint}"))
+
+
+def stream_handle(stream, op):
+    """The integer handle of an explicit stream: an int, an object with __cuda_stream__
+    (the CUDA stream protocol), a torch.cuda.Stream (.cuda_stream) or a cupy Stream (.ptr)."""
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        return stream
+    proto = getattr(stream, "__cuda_stream__", None)
+    if proto is not None:
+        value = proto() if callable(proto) else proto
+        return int(value[1])
+    for attr in ("cuda_stream", "ptr"):
+        handle = getattr(stream, attr, None)
+        if isinstance(handle, int):
+            return handle
+    raise TypeError(_err(op, f"stream must be an int handle or a stream object (__cuda_stream__, "
+                             f"torch.cuda.Stream, cupy Stream), got {type(stream).__name__}"))
+
+
+def current_stream(a):
+    """The stream a's framework would use now on a's device (JAX: the legacy default
+    stream, with the arrays made ready first and the stream synchronized after)."""
+    fw = a.fw
+    if fw == "torch":
+        torch = sys.modules["torch"]
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        if raw is not None:
+            return raw(a.device)
+        return torch.cuda.current_stream(a.device).cuda_stream
+    if fw == "cupy":
+        cuda = sys.modules["cupy"].cuda
+        try:
+            return cuda.get_current_stream(a.device).ptr
+        except TypeError:  # older CuPy: the current device's stream
+            with cuda.Device(a.device):
+                return cuda.get_current_stream().ptr
+    return 0

@@ -1,0 +1,56 @@
+// The host-side entry points of the Python extension: one translation unit per op family
+// (ops_*.cu, compiled by nvcc) instantiates only the kernelkit calls the bindings expose and
+// exports them through these plain declarations, so module.cpp (nanobind, host compiler)
+// never includes a CUDA kernel. Every function returns kernelkit's cudaError_t unchanged;
+// dtype codes outside a function's list return cudaErrorInvalidValue (module.cpp checks
+// them first).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kkpy {
+
+// The element types the bindings know. Float types are the op types; the integer codes
+// only name element sizes for transpose (bits are moved unchanged).
+enum class DType { kF32, kF16, kBF16, kF64, kI8, kI16, kI32, kI64 };
+
+enum class Unary { kRelu, kGelu, kGeluTanh, kSigmoid };
+enum class Binary { kAdd, kMul };
+enum class Reduce { kSum, kMax, kMin };
+
+// softmax / log_softmax over the last dimension (f32, f16, bf16).
+cudaError_t softmax(DType t, bool log, const void* in, void* out, int64_t rows, int64_t cols,
+                    cudaStream_t s);
+
+// out[r] (float) = sum / max / min of row r (in: f32, f16, bf16).
+cudaError_t row_reduce(DType t, Reduce op, const void* in, int64_t rows, int64_t cols, float* out,
+                       cudaStream_t s);
+
+// out[0] (float) = sum / max / min of in[0..n) (f32, f16, bf16); the workspace holds
+// reduce_workspace_bytes(t, n) bytes, zero-filled before its first use.
+size_t reduce_workspace_bytes(DType t, int64_t n);
+cudaError_t reduce(DType t, Reduce op, const void* in, int64_t n, float* out, void* workspace,
+                   size_t workspace_bytes, cudaStream_t s);
+
+// out (cols x rows) = in (rows x cols) transposed; any element of 1, 2, 4 or 8 bytes.
+cudaError_t transpose(size_t elem_bytes, const void* in, void* out, int64_t rows, int64_t cols,
+                      cudaStream_t s);
+
+// f32 BLAS, row-major (kernelkit::gemv / kernelkit::sgemm).
+cudaError_t gemv(bool trans, int64_t m, int64_t n, float alpha, const float* A, int64_t lda,
+                 const float* x, float beta, float* y, cudaStream_t s);
+cudaError_t sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                  const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
+                  int64_t ldc, cudaStream_t s);
+
+// Elementwise engine with kernelkit's built-in functors (f32, f16, bf16; out of the input
+// type, cast: any pair of them).
+cudaError_t unary(Unary f, DType t, int64_t n, void* out, const void* a, cudaStream_t s);
+cudaError_t binary(Binary f, DType t, int64_t n, void* out, const void* a, const void* b,
+                   cudaStream_t s);
+cudaError_t cast(DType from, DType to, int64_t n, void* out, const void* a, cudaStream_t s);
+
+}  // namespace kkpy

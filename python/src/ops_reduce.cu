@@ -1,0 +1,56 @@
+// Row-wise and device-wide sum / max / min of f32, f16, bf16 inputs, accumulated in and
+// written as float: 18 instantiations.
+//
+// Workspaces: the device-wide reduction takes one from the caller (allocated zero-filled by
+// the Python layer with the caller's framework). The row reductions take none today; when
+// kernelkit gives them a workspace overload, it goes here and in reduce_workspace_bytes'
+// neighbour, and the Python layer's _workspace() helper already allocates whatever the
+// extension asks for.
+#include "dtype.cuh"
+#include "kernelkit/reduce/device_reduce.cuh"
+#include "kernelkit/reduce/row_reduce.cuh"
+
+namespace kkpy {
+
+cudaError_t row_reduce(DType t, Reduce op, const void* in, int64_t rows, int64_t cols, float* out,
+                       cudaStream_t s) {
+  return with_float_type(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = static_cast<const T*>(in);
+    return kernelkit::dispatch<Reduce::kSum, Reduce::kMax, Reduce::kMin>(op, [&](auto o) {
+      if constexpr (decltype(o)::value == Reduce::kSum)
+        return kernelkit::row_sum(x, rows, cols, out, s);
+      if constexpr (decltype(o)::value == Reduce::kMax)
+        return kernelkit::row_max(x, rows, cols, out, s);
+      if constexpr (decltype(o)::value == Reduce::kMin)
+        return kernelkit::row_min(x, rows, cols, out, s);
+    });
+  });
+}
+
+size_t reduce_workspace_bytes(DType t, int64_t n) {
+  size_t bytes = 0;
+  (void)with_float_type(t, [&](auto tag) {
+    bytes = kernelkit::reduce_workspace_bytes<typename decltype(tag)::type, float>(n);
+    return cudaSuccess;
+  });
+  return bytes;
+}
+
+cudaError_t reduce(DType t, Reduce op, const void* in, int64_t n, float* out, void* workspace,
+                   size_t workspace_bytes, cudaStream_t s) {
+  return with_float_type(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = static_cast<const T*>(in);
+    return kernelkit::dispatch<Reduce::kSum, Reduce::kMax, Reduce::kMin>(op, [&](auto o) {
+      if constexpr (decltype(o)::value == Reduce::kSum)
+        return kernelkit::sum(x, n, out, workspace, workspace_bytes, s);
+      if constexpr (decltype(o)::value == Reduce::kMax)
+        return kernelkit::max(x, n, out, workspace, workspace_bytes, s);
+      if constexpr (decltype(o)::value == Reduce::kMin)
+        return kernelkit::min(x, n, out, workspace, workspace_bytes, s);
+    });
+  });
+}
+
+}  // namespace kkpy

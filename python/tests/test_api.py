@@ -1,0 +1,389 @@
+"""Tests that need no GPU: the import, the signatures, the error mapping, and every argument
+error both layers raise before any launch (on FakeCudaArray descriptions, numpy arrays, CPU
+torch tensors and plain objects)."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import kernelkit
+from kernelkit import _C
+from conftest import fake, needs_torch, no_gpu_only
+
+FUNCS = ["softmax", "log_softmax", "row_sum", "row_max", "row_min", "sum", "max", "min",
+         "transpose", "gemv", "sgemm", "matmul", "add", "mul", "relu", "gelu", "sigmoid", "cast"]
+
+# positional arguments of each function, as FakeCudaArray shapes / extra values
+ONE = ["softmax", "log_softmax", "row_sum", "row_max", "row_min", "sum", "max", "min", "relu",
+       "gelu", "sigmoid"]
+
+
+def args_for(name, make):
+    """Valid positional arguments for `name`, arrays made by make(shape, dtype)."""
+    if name in ONE:
+        return (make((4, 8), "float32"),)
+    if name == "transpose":
+        return (make((4, 8), "float32"),)
+    if name == "gemv":
+        return (make((4, 8), "float32"), make((8,), "float32"))
+    if name in ("sgemm", "matmul"):
+        return (make((4, 8), "float32"), make((8, 3), "float32"))
+    if name in ("add", "mul"):
+        return (make((4, 8), "float32"), make((4, 8), "float32"))
+    if name == "cast":
+        return (make((4, 8), "float32"), "bfloat16")
+    raise AssertionError(name)
+
+
+# ---- the module -----------------------------------------------------------------------
+
+def test_import_exports_every_function():
+    assert sorted(kernelkit.__all__) == sorted(FUNCS + ["device_count"])
+    for name in FUNCS:
+        assert callable(getattr(kernelkit, name)), name
+
+
+def test_device_count_without_raising():
+    n = kernelkit.device_count()
+    assert isinstance(n, int) and n >= 0
+
+
+@pytest.mark.parametrize("name", FUNCS)
+def test_signature_out_and_stream_are_keyword_only(name):
+    params = inspect.signature(getattr(kernelkit, name)).parameters
+    for kw in ("out", "stream"):
+        assert kw in params, f"{name} has no {kw}="
+        assert params[kw].kind is inspect.Parameter.KEYWORD_ONLY
+        assert params[kw].default is None
+    assert getattr(kernelkit, name).__doc__
+
+
+def test_signatures_of_options():
+    sig = inspect.signature
+    assert list(sig(kernelkit.gemv).parameters) == ["A", "x", "trans", "alpha", "beta", "out", "stream"]
+    assert list(sig(kernelkit.sgemm).parameters) == [
+        "A", "B", "trans_a", "trans_b", "alpha", "beta", "out", "stream"]
+    assert sig(kernelkit.gelu).parameters["approximate"].default == "none"
+    assert list(sig(kernelkit.cast).parameters)[:2] == ["x", "dtype"]
+
+
+def test_cuda_errors_map_to_python_exceptions():
+    # cudaErrorInvalidValue (kernelkit's "bad argument") -> ValueError, the rest -> RuntimeError
+    with pytest.raises(ValueError, match="cudaErrorInvalidValue: invalid argument"):
+        _C._raise_for(1, "softmax")
+    with pytest.raises(RuntimeError, match="kernelkit.sum: cudaErrorMemoryAllocation: out of memory"):
+        _C._raise_for(2, "sum")
+    with pytest.raises(RuntimeError, match="no kernel image is available"):
+        _C._raise_for(209, "softmax")  # cudaErrorNoKernelImageForDevice
+    _C._raise_for(0, "softmax")  # cudaSuccess raises nothing
+
+
+def test_reduce_workspace_bytes():
+    assert _C.reduce_workspace_bytes("float32", 0) == 0
+    small = _C.reduce_workspace_bytes("float32", 1000)
+    big = _C.reduce_workspace_bytes("float32", 1 << 28)
+    assert 0 < small <= big
+    assert _C.reduce_workspace_bytes("bfloat16", 1 << 20) > 0
+    with pytest.raises(TypeError, match="float64"):
+        _C.reduce_workspace_bytes("float64", 10)
+    with pytest.raises(ValueError, match="-1"):
+        _C.reduce_workspace_bytes("float32", -1)
+
+
+# ---- arrays that are not CUDA arrays: TypeError ----------------------------------------
+
+@pytest.mark.parametrize("name", FUNCS)
+def test_cpu_numpy_array_is_a_type_error(name, calls):
+    args = args_for(name, lambda shape, dtype: np.zeros(shape, dtype))
+    with pytest.raises(TypeError, match="not in CUDA device memory"):
+        getattr(kernelkit, name)(*args)
+    assert calls == []
+
+
+@needs_torch
+@pytest.mark.parametrize("name", FUNCS)
+def test_cpu_torch_tensor_is_a_type_error(name, calls):
+    import torch
+
+    args = args_for(name, lambda shape, dtype: torch.zeros(shape, dtype=getattr(torch, dtype)))
+    with pytest.raises(TypeError, match="torch tensor on cpu"):
+        getattr(kernelkit, name)(*args)
+    assert calls == []
+
+
+@pytest.mark.parametrize("obj", [[1.0, 2.0], 3.0, "x", None, object()])
+def test_non_arrays_are_type_errors(obj, calls):
+    with pytest.raises(TypeError, match="must be a CUDA array"):
+        kernelkit.softmax(obj)
+    assert calls == []
+
+
+# ---- dtypes: TypeError -----------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "row_sum", "row_max", "row_min",
+                                  "sum", "max", "min", "relu", "gelu", "sigmoid"])
+@pytest.mark.parametrize("dtype", ["float64", "int32", "int8", "bfloat16"])
+def test_unsupported_dtype(name, dtype, calls):
+    # bfloat16 has no __cuda_array_interface__ typestr: a generic producer cannot offer it
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        getattr(kernelkit, name)(fake((4, 8), dtype), out=fake((4, 8), dtype, ptr=1 << 44))
+    assert calls == []
+
+
+def test_blas_dtypes(calls):
+    with pytest.raises(TypeError, match="A has dtype float16, expected float32"):
+        kernelkit.gemv(fake((4, 8), "float16"), fake((8,)), out=fake((4,), ptr=1 << 44))
+    with pytest.raises(TypeError, match="B has dtype float64, expected float32"):
+        kernelkit.sgemm(fake((4, 8)), fake((8, 3), "float64"), out=fake((4, 3), ptr=1 << 44))
+    with pytest.raises(TypeError, match="out has dtype float16, expected float32"):
+        kernelkit.matmul(fake((4, 8)), fake((8, 3), ptr=1 << 43), out=fake((4, 3), "float16", ptr=1 << 44))
+    assert calls == []
+
+
+def test_elementwise_dtypes(calls):
+    with pytest.raises(TypeError, match="b has dtype float16, expected float32"):
+        kernelkit.add(fake((4,)), fake((4,), "float16", ptr=1 << 43), out=fake((4,), ptr=1 << 44))
+    with pytest.raises(TypeError, match="out has dtype float32, expected float16"):
+        kernelkit.relu(fake((4,), "float16"), out=fake((4,), ptr=1 << 44))
+    with pytest.raises(TypeError, match="unknown dtype 'float12'"):
+        kernelkit.cast(fake((4,)), "float12", out=fake((4,), ptr=1 << 44))
+    with pytest.raises(TypeError, match="unsupported target dtype float64"):
+        kernelkit.cast(fake((4,)), np.float64, out=fake((4,), "float64", ptr=1 << 44))
+    with pytest.raises(TypeError, match="out has dtype float32, expected float16"):
+        kernelkit.cast(fake((4,)), "f16", out=fake((4,), ptr=1 << 44))
+    with pytest.raises(TypeError, match="out has dtype float16, expected float32"):
+        kernelkit.row_sum(fake((4, 8), "float16"), out=fake((4,), "float16", ptr=1 << 44))
+    assert calls == []
+
+
+# ---- contiguity, shapes, devices, overlap: ValueError ----------------------------------
+
+def test_non_contiguous_is_a_value_error_not_a_copy(calls):
+    x = fake((4, 8), strides=(4, 16))  # a transposed view
+    for f in (kernelkit.softmax, kernelkit.row_sum, kernelkit.transpose, kernelkit.relu):
+        with pytest.raises(ValueError, match=r"not C-contiguous \(shape \(4, 8\), strides \(4, 16\)\)"):
+            f(x, out=fake((8, 4), ptr=1 << 44))
+    assert x.dlpack_calls == 0 and calls == []
+
+
+def test_size_one_dimensions_may_have_any_stride(calls):
+    x = fake((4, 1), strides=(4, 999))
+    kernelkit.softmax(x, out=fake((4, 1), ptr=1 << 44), stream=0)
+    assert [c[0] for c in calls] == ["softmax"]
+
+
+@pytest.mark.parametrize("name,out_shape,msg", [
+    ("softmax", (4, 9), r"out has shape \(4, 9\), expected \(4, 8\)"),
+    ("log_softmax", (8, 4), r"out has shape \(8, 4\), expected \(4, 8\)"),
+    ("row_sum", (8,), r"out has shape \(8,\), expected \(4,\)"),
+    ("row_max", (4, 1), r"out has shape \(4, 1\), expected \(4,\)"),
+    ("transpose", (4, 8), r"out has shape \(4, 8\), expected \(8, 4\)"),
+    ("relu", (32,), r"out has shape \(32,\), expected \(4, 8\)"),
+    ("sum", (2,), r"out has shape \(2,\), expected one element"),
+])
+def test_out_shape(name, out_shape, msg, calls):
+    with pytest.raises(ValueError, match=msg):
+        getattr(kernelkit, name)(fake((4, 8)), out=fake(out_shape, ptr=1 << 44))
+    assert calls == []
+
+
+def test_blas_shapes(calls):
+    A = fake((4, 8))
+    with pytest.raises(ValueError, match=r"x has shape \(4,\), expected \(8,\)"):
+        kernelkit.gemv(A, fake((4,), ptr=1 << 43))
+    with pytest.raises(ValueError, match=r"out has shape \(8,\), expected \(4,\)"):
+        kernelkit.gemv(A, fake((8,), ptr=1 << 43), out=fake((8,), ptr=1 << 44))
+    with pytest.raises(ValueError, match="A must be 2-D"):
+        kernelkit.gemv(fake((32,)), fake((8,), ptr=1 << 43))
+    with pytest.raises(ValueError, match=r"inner dimensions differ: op\(A\) is 4 x 8, op\(B\) is 3 x 8"):
+        kernelkit.sgemm(A, fake((3, 8), ptr=1 << 43))
+    with pytest.raises(ValueError, match=r"out has shape \(4, 4\), expected \(8, 3\)"):
+        kernelkit.sgemm(A, fake((4, 3), ptr=1 << 43), trans_a=True, out=fake((4, 4), ptr=1 << 44))
+    with pytest.raises(ValueError, match="B must be 2-D"):
+        kernelkit.matmul(A, fake((8,), ptr=1 << 43))
+    with pytest.raises(ValueError, match="x must be 2-D"):
+        kernelkit.transpose(fake((2, 3, 4)))
+    with pytest.raises(ValueError, match=r"shapes differ: a \(4, 8\), b \(8, 4\)"):
+        kernelkit.mul(A, fake((8, 4), ptr=1 << 43))
+    assert calls == []
+
+
+def test_beta_needs_out_and_scalars_are_numbers(calls):
+    with pytest.raises(ValueError, match="beta=0.5 reads y: pass it as out="):
+        kernelkit.gemv(fake((4, 8)), fake((8,), ptr=1 << 43), beta=0.5)
+    with pytest.raises(ValueError, match="beta=1.0 reads C"):
+        kernelkit.sgemm(fake((4, 8)), fake((8, 3), ptr=1 << 43), beta=1)
+    with pytest.raises(TypeError, match="alpha and beta must be real numbers"):
+        kernelkit.gemv(fake((4, 8)), fake((8,), ptr=1 << 43), alpha="two")
+    with pytest.raises(ValueError, match="approximate must be 'none' or 'tanh', got 'erf'"):
+        kernelkit.gelu(fake((4,)), approximate="erf")
+    assert calls == []
+
+
+def test_devices_must_match(calls):
+    with pytest.raises(ValueError, match=r"different devices \(cuda:0 and cuda:1\)"):
+        kernelkit.softmax(fake((4, 8)), out=fake((4, 8), ptr=1 << 44, device=1))
+    with pytest.raises(ValueError, match="different devices"):
+        kernelkit.add(fake((4,)), fake((4,), device=1, ptr=1 << 43), out=fake((4,), ptr=1 << 44))
+    assert calls == []
+
+
+def test_overlap(calls):
+    base = 1 << 44
+    x = fake((4, 8), ptr=base)
+    # out starting one row into x
+    with pytest.raises(ValueError, match=r"out overlaps x \(only exact in-place is allowed\)"):
+        kernelkit.softmax(x, out=fake((4, 8), ptr=base + 32))
+    with pytest.raises(ValueError, match="out overlaps x"):
+        kernelkit.row_sum(x, out=fake((4,), ptr=base + 4))
+    with pytest.raises(ValueError, match="out overlaps x"):
+        kernelkit.transpose(x, out=fake((8, 4), ptr=base))  # no in-place transpose
+    with pytest.raises(ValueError, match="out overlaps b"):
+        kernelkit.add(x, fake((4, 8), ptr=base + 1024), out=fake((4, 8), ptr=base + 1040))
+    with pytest.raises(ValueError, match="out overlaps A"):
+        kernelkit.gemv(x, fake((8,), ptr=1 << 40), out=fake((4,), ptr=base + 16))
+    with pytest.raises(ValueError, match="out overlaps B"):
+        kernelkit.sgemm(x, fake((8, 3), ptr=1 << 40), out=fake((4, 3), ptr=(1 << 40) + 8))
+    with pytest.raises(ValueError, match="out overlaps x"):
+        kernelkit.cast(x, "float16", out=fake((4, 8), "float16", ptr=base))  # sizes differ
+    assert calls == []
+    # exact in-place is fine where the op allows it
+    kernelkit.softmax(x, out=x, stream=0)
+    kernelkit.relu(x, out=x, stream=0)
+    kernelkit.add(x, fake((4, 8), ptr=1 << 40), out=x, stream=0)
+    kernelkit.cast(x, "float32", out=x, stream=0)
+    assert [c[0] for c in calls] == ["softmax", "unary", "binary", "cast"]
+
+
+def test_generic_arrays_need_out(calls):
+    with pytest.raises(TypeError, match="cannot allocate an output beside a conftest.FakeCudaArray"):
+        kernelkit.softmax(fake((4, 8)))
+    assert calls == []
+
+
+# ---- streams ---------------------------------------------------------------------------
+
+class _ProtocolStream:
+    def __cuda_stream__(self):
+        return (0, 0xABC)
+
+
+class _TorchLikeStream:
+    cuda_stream = 0xDEF
+
+
+class _CupyLikeStream:
+    ptr = 0x123
+
+
+@pytest.mark.parametrize("stream,handle", [(None, 0), (0, 0), (77, 77), (_ProtocolStream(), 0xABC),
+                                           (_TorchLikeStream(), 0xDEF), (_CupyLikeStream(), 0x123)])
+def test_stream_handles(stream, handle, calls):
+    x = fake((4, 8))
+    out = fake((4, 8), ptr=1 << 44)
+    kernelkit.softmax(x, out=out, stream=stream)
+    ((name, args),) = calls
+    assert name == "softmax" and args[0] is x and args[1] is out and args[2] is False
+    assert args[-1] == handle
+
+
+@pytest.mark.parametrize("stream", ["0", 1.5, True, object()])
+def test_bad_stream_is_a_type_error(stream, calls):
+    with pytest.raises(TypeError, match="stream must be"):
+        kernelkit.softmax(fake((4, 8)), out=fake((4, 8), ptr=1 << 44), stream=stream)
+    assert calls == []
+
+
+def test_what_each_function_launches(calls):
+    """The arguments each function hands to the extension (a wrong mapping fails here)."""
+    o = lambda shape, dt="float32": fake(shape, dt, ptr=1 << 44)  # noqa: E731
+    x = fake((2, 3, 8))
+    kernelkit.log_softmax(x, out=o((2, 3, 8)))
+    kernelkit.row_min(x, out=o((2, 3)))
+    kernelkit.gelu(fake((5,)), approximate="tanh", out=o((5,)))
+    kernelkit.sigmoid(fake((5,)), out=o((5,)))
+    kernelkit.mul(fake((5,)), fake((5,), ptr=1 << 40), out=o((5,)))
+    kernelkit.gemv(fake((4, 8)), fake((4,), ptr=1 << 40), trans=True, alpha=2, beta=3, out=o((8,)))
+    kernelkit.sgemm(fake((8, 4)), fake((3, 8), ptr=1 << 40), trans_a=True, trans_b=True,
+                    alpha=0.5, out=o((4, 3)))
+    kernelkit.cast(fake((5,)), "float16", out=fake((5,), "float16", ptr=1 << 44))
+    kernelkit.transpose(fake((5, 3), "int8"), out=fake((3, 5), "int8", ptr=1 << 44))
+    got = [(n, [a for a in args if not isinstance(a, FakeCudaArrayType)]) for n, args in calls]
+    assert got == [
+        ("softmax", [True, 0]),
+        ("row_reduce", [_C.REDUCE_MIN, 0]),
+        ("unary", [_C.UNARY_GELU_TANH, 0]),
+        ("unary", [_C.UNARY_SIGMOID, 0]),
+        ("binary", [_C.BINARY_MUL, 0]),
+        ("gemv", [True, 2.0, 3.0, 0]),
+        ("sgemm", [True, True, 0.5, 0.0, 0]),
+        ("cast", [0]),
+        ("transpose", [0]),
+    ]
+
+
+FakeCudaArrayType = type(fake((1,)))
+
+
+def test_generic_arrays_get_no_workspace(calls):
+    # the device-wide reductions need a workspace from the caller's framework
+    with pytest.raises(TypeError, match="cannot allocate a workspace beside a conftest.FakeCudaArray"):
+        kernelkit.sum(fake((1000, 1000)), out=fake((), ptr=1 << 44))
+    assert calls == []
+
+
+# ---- the extension's own checks (the last line), on real DLPack capsules ----------------
+
+def test_extension_refuses_cpu_and_non_contiguous_arrays():
+    cpu = np.zeros((4, 8), np.float32)
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        _C.softmax(cpu, cpu, False, 0)
+    # nanobind must not copy a non-contiguous array into a contiguous one
+    x = fake((4, 8), strides=(4, 16))
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        _C.softmax(x, fake((4, 8), ptr=1 << 44), False, 0)
+
+
+def test_extension_checks_dtypes_shapes_devices_overlap():
+    x = fake((4, 8))
+    with pytest.raises(TypeError, match="kernelkit.softmax: unsupported dtype float64"):
+        _C.softmax(fake((4, 8), "float64"), fake((4, 8), "float64", ptr=1 << 44), False, 0)
+    with pytest.raises(TypeError, match="kernelkit.log_softmax: out has dtype int32, expected float32"):
+        _C.softmax(x, fake((4, 8), "int32", ptr=1 << 44), True, 0)
+    with pytest.raises(ValueError, match=r"kernelkit.softmax: out has shape \(8, 4\), expected \(4, 8\)"):
+        _C.softmax(x, fake((8, 4), ptr=1 << 44), False, 0)
+    with pytest.raises(ValueError, match=r"different devices \(cuda:0 and cuda:3\)"):
+        _C.softmax(x, fake((4, 8), ptr=1 << 44, device=3), False, 0)
+    with pytest.raises(ValueError, match="out overlaps x"):
+        _C.softmax(x, fake((4, 8), ptr=x.ptr + 4), False, 0)
+    with pytest.raises(ValueError, match=r"row_sum: out has 3 elements, expected 4"):
+        _C.row_reduce(x, fake((3,), ptr=1 << 44), _C.REDUCE_SUM, 0)
+    with pytest.raises(ValueError, match="unknown reduction 7"):
+        _C.row_reduce(x, fake((4,), ptr=1 << 44), 7, 0)
+    with pytest.raises(ValueError, match="workspace holds 1 bytes, needs"):
+        _C.reduce(fake((1 << 20,)), fake((1,), ptr=1 << 44), fake((1,), "uint8", ptr=1 << 45), 0, 0)
+    with pytest.raises(ValueError, match=r"transpose: out has shape \(4, 8\), expected \(8, 4\)"):
+        _C.transpose(x, fake((4, 8), ptr=1 << 44), 0)
+    with pytest.raises(ValueError, match=r"gemv: y has shape \(8,\), expected \(4,\)"):
+        _C.gemv(x, fake((8,), ptr=1 << 43), fake((8,), ptr=1 << 44), False, 1.0, 0.0, 0)
+    with pytest.raises(ValueError, match="sgemm: inner dimensions differ"):
+        _C.sgemm(x, fake((4, 8), ptr=1 << 43), fake((4, 8), ptr=1 << 44), False, False, 1.0, 0.0, 0)
+    with pytest.raises(ValueError, match=r"add: b has shape \(8, 4\), expected \(4, 8\)"):
+        _C.binary(_C.BINARY_ADD, x, fake((8, 4), ptr=1 << 43), fake((4, 8), ptr=1 << 44), 0)
+    with pytest.raises(TypeError, match="cast: unsupported dtype int8"):
+        _C.cast(x, fake((4, 8), "int8", ptr=1 << 44), 0)
+
+
+@no_gpu_only
+def test_extension_reports_a_cuda_error_as_runtime_error():
+    # every check passes; without a GPU the CUDA runtime's own error comes back
+    with pytest.raises(RuntimeError, match=r"kernelkit.softmax: cuda\w+: "):
+        _C.softmax(fake((4, 8)), fake((4, 8), ptr=1 << 44), False, 0)
+
+
+@no_gpu_only
+def test_empty_inputs_launch_nothing():
+    # kernelkit returns before touching the device for rows == 0 (no CUDA call, no error)
+    _C.softmax(fake((0, 8)), fake((0, 8), ptr=1 << 44), False, 0)
+    _C.transpose(fake((0, 8)), fake((8, 0), ptr=1 << 44), 0)
