@@ -25,6 +25,7 @@ inline kernelkit::DeviceInfo h100() {
   d.smem_reserved_per_block = 1024;
   d.l2_bytes = 52428800;
   d.cluster_launch = true;
+  d.cooperative_launch = true;
   d.code_arch = 90;
   return d;
 }
@@ -50,6 +51,7 @@ inline kernelkit::DeviceInfo a100() {
   d.smem_reserved_per_block = 1024;
   d.l2_bytes = 41943040;
   d.cluster_launch = false;
+  d.cooperative_launch = true;
   d.code_arch = 80;
   return d;
 }
@@ -69,6 +71,7 @@ inline kernelkit::DeviceInfo l4() {
   d.smem_reserved_per_block = 1024;
   d.l2_bytes = 50331648;
   d.cluster_launch = false;
+  d.cooperative_launch = true;
   d.code_arch = 89;
   return d;
 }
@@ -88,6 +91,7 @@ inline kernelkit::DeviceInfo t4() {
   d.smem_reserved_per_block = 0;
   d.l2_bytes = 4194304;
   d.cluster_launch = false;
+  d.cooperative_launch = true;
   d.code_arch = 75;
   return d;
 }

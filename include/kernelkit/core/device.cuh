@@ -60,6 +60,9 @@ struct DeviceInfo {
   int smem_reserved_per_block = 0;  // bytes the system keeps per resident block (1 KiB sm_80+)
   int l2_bytes = 0;
   bool cluster_launch = false;  // the device can launch thread-block clusters (sm_90+)
+  // The device can launch cooperative grids (every block resident at once, grid-wide
+  // barriers: cooperative_groups::this_grid().sync()).
+  bool cooperative_launch = false;
   // The virtual architecture (80, 90, ...) kernelkit's kernels in this program were compiled
   // for, read from a probe kernel's ptxVersion: a build holding only compute_80 PTX that
   // the driver compiles for an H100 reports 80, and its kernels hold no cluster code.
@@ -193,6 +196,9 @@ cudaError_t read_device_info(int device, DeviceInfo* out) {
   int cluster = 0;
   KERNELKIT_RETURN_IF_ERROR(get(&cluster, cudaDevAttrClusterLaunch));
   d.cluster_launch = cluster != 0;
+  int cooperative = 0;
+  KERNELKIT_RETURN_IF_ERROR(get(&cooperative, cudaDevAttrCooperativeLaunch));
+  d.cooperative_launch = cooperative != 0;
   KernelFacts probe;
   KERNELKIT_RETURN_IF_ERROR(
       read_kernel_facts(reinterpret_cast<const void*>(arch_probe_kernel<>), &probe));

@@ -71,12 +71,17 @@ struct LaunchShape {
   // (cudaGridDependencySynchronize) before it touches anything that kernel writes. Plans set
   // it only for kernels compiled with that wait, when d.cc_major >= 9 and d.code_arch >= 90.
   bool overlap_previous = false;
+  // Cooperative launch: every block of the grid is resident at once, so the kernel may use
+  // grid-wide barriers (cooperative_groups::this_grid().sync()). Plans set it only when
+  // d.cooperative_launch and size the grid to the blocks that fit at once.
+  bool cooperative = false;
 
   constexpr bool is_cluster() const { return cluster.x * cluster.y * cluster.z > 1; }
 };
 
 namespace detail {
-// attr: room for two attributes (cluster dimension, programmatic serialization).
+// attr: room for three attributes (cluster dimension, programmatic serialization,
+// cooperative).
 inline cudaLaunchConfig_t launch_config(const LaunchShape& s, cudaStream_t stream,
                                         cudaLaunchAttribute* attr) {
   cudaLaunchConfig_t config = {};
@@ -97,6 +102,11 @@ inline cudaLaunchConfig_t launch_config(const LaunchShape& s, cudaStream_t strea
     attr[n].val.programmaticStreamSerializationAllowed = 1;
     ++n;
   }
+  if (s.cooperative) {
+    attr[n].id = cudaLaunchAttributeCooperative;
+    attr[n].val.cooperative = 1;
+    ++n;
+  }
   config.attrs = attr;
   config.numAttrs = n;
   return config;
@@ -106,6 +116,13 @@ inline cudaLaunchConfig_t launch_config(const LaunchShape& s, cudaStream_t strea
 using ClusterKey = std::tuple<int, const void*, unsigned, unsigned, size_t>;
 inline HostCache<ClusterKey, int>& cluster_occupancy_cache() {
   static HostCache<ClusterKey, int> cache;
+  return cache;
+}
+
+// (device, kernel, block threads, dynamic smem) -> blocks resident per SM.
+using BlocksKey = std::tuple<int, const void*, unsigned, size_t>;
+inline HostCache<BlocksKey, int>& resident_blocks_cache() {
+  static HostCache<BlocksKey, int> cache;
   return cache;
 }
 }  // namespace detail
@@ -125,25 +142,49 @@ cudaError_t cluster_occupancy(Kernel kernel, const LaunchShape& shape, int* clus
     LaunchShape probe = shape;
     probe.grid = shape.cluster;  // one cluster's worth is all the query needs
     probe.overlap_previous = false;
-    cudaLaunchAttribute attr[2];
+    probe.cooperative = false;
+    cudaLaunchAttribute attr[3];
     const cudaLaunchConfig_t config = detail::launch_config(probe, nullptr, attr);
     return cudaOccupancyMaxActiveClusters(n, kernel, &config);
   });
 }
 
+// Blocks of `kernel` launched with `shape` that can be resident at once on the current
+// device (runtime occupancy query times the SMs). Cached per (device, kernel, block, smem).
+template <typename Kernel>
+cudaError_t resident_blocks(Kernel kernel, const LaunchShape& shape, int64_t* blocks) {
+  int device = 0;
+  KERNELKIT_RETURN_IF_ERROR(cudaGetDevice(&device));
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  const auto* fn = reinterpret_cast<const void*>(kernel);
+  const unsigned threads = shape.block.x * shape.block.y * shape.block.z;
+  const detail::BlocksKey key{device, fn, threads, shape.smem};
+  int per_sm = 0;
+  KERNELKIT_RETURN_IF_ERROR(
+      detail::cached(detail::resident_blocks_cache(), key, &per_sm, [&](int* n) {
+        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, kernel, static_cast<int>(threads),
+                                                             shape.smem);
+      }));
+  *blocks = int64_t{per_sm} * d.sm_count;
+  return cudaSuccess;
+}
+
 // What launch() answers, without launching, for a cluster shape of which no cluster can be
-// resident; also what the runtime answers for a cluster it cannot schedule.
+// resident, or a cooperative grid larger than the blocks that can be resident at once; also
+// what the runtime answers for a cluster it cannot schedule.
 inline constexpr cudaError_t kClusterDoesNotFit = cudaErrorInvalidClusterSize;
 
 // The launcher of every op: kernel<<<shape>>>(args...) on stream, as a cluster launch when
-// shape.cluster is more than one block, and as a programmatic dependent launch when
-// shape.overlap_previous. A cluster launch first checks that one cluster can be resident
-// and, when none can, returns kClusterDoesNotFit without launching (plan_and_launch then
-// re-plans without clusters). Returns the launch's status.
+// shape.cluster is more than one block, as a programmatic dependent launch when
+// shape.overlap_previous, and as a cooperative launch when shape.cooperative. A cluster
+// launch first checks that one cluster can be resident, a cooperative launch that the whole
+// grid can, and when not returns kClusterDoesNotFit without launching (plan_and_launch then
+// re-plans without clusters, then without cooperative grids). Returns the launch's status.
 template <typename... Params, typename... Args>
 cudaError_t launch(void (*kernel)(Params...), const LaunchShape& shape, cudaStream_t stream,
                    Args&&... args) {
-  if (!shape.is_cluster() && !shape.overlap_previous) {
+  if (!shape.is_cluster() && !shape.overlap_previous && !shape.cooperative) {
     kernel<<<shape.grid, shape.block, shape.smem, stream>>>(std::forward<Args>(args)...);
     return cudaGetLastError();
   }
@@ -152,25 +193,38 @@ cudaError_t launch(void (*kernel)(Params...), const LaunchShape& shape, cudaStre
     KERNELKIT_RETURN_IF_ERROR(cluster_occupancy(kernel, shape, &clusters));
     if (clusters < 1) return kClusterDoesNotFit;
   }
-  cudaLaunchAttribute attr[2];
+  if (shape.cooperative) {
+    int64_t resident = 0;
+    KERNELKIT_RETURN_IF_ERROR(resident_blocks(kernel, shape, &resident));
+    if (int64_t{shape.grid.x} * shape.grid.y * shape.grid.z > resident) return kClusterDoesNotFit;
+  }
+  cudaLaunchAttribute attr[3];
   const cudaLaunchConfig_t config = detail::launch_config(shape, stream, attr);
   const cudaError_t err = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();  // consume the error this launch just recorded (ours)
-    return err;
+    return err == cudaErrorCooperativeLaunchTooLarge ? kClusterDoesNotFit : err;
   }
   return cudaGetLastError();
 }
 
 // plan(d) -> a plan; launch(plan) -> cudaError_t. Launches the plan made for the device;
 // when it used clusters and none can be resident (kClusterDoesNotFit), plans
-// again for the same device without clusters and launches that. A valid call always runs.
+// again for the same device without clusters and launches that; when that still does not
+// fit (a cooperative grid), plans once more without cooperative grids. A valid call always
+// runs.
 template <typename PlanFn, typename LaunchFn>
 cudaError_t plan_and_launch(DeviceInfo d, PlanFn&& plan, LaunchFn&& launch_plan) {
-  const cudaError_t err = launch_plan(plan(d));
-  if (err != kClusterDoesNotFit || !d.cluster_launch) return err;
-  d.cluster_launch = false;
-  return launch_plan(plan(d));
+  cudaError_t err = launch_plan(plan(d));
+  if (err == kClusterDoesNotFit && d.cluster_launch) {
+    d.cluster_launch = false;
+    err = launch_plan(plan(d));
+  }
+  if (err == kClusterDoesNotFit && d.cooperative_launch) {
+    d.cooperative_launch = false;
+    err = launch_plan(plan(d));
+  }
+  return err;
 }
 
 }  // namespace kernelkit
