@@ -1,206 +1,526 @@
 // gemv: y = alpha * op(A) * x + beta * y for a row-major f32 matrix A (m x n, leading
-// dimension lda).
+// dimension lda), op = BlasOp::N or BlasOp::T.
+//
+// The four layers: GemvPlan / plan_gemv (every decision, pure host code), launch_gemv (the
+// plan becomes template arguments through core dispatch<> and runs through core launch()),
+// gemv_args_ok (the argument checks, shared with the gemv ladder), and the public gemv
+// overloads (checks, plan, launch). The kernels are in detail/gemv_kernels.cuh.
+//
+// How each shape runs (plan_gemv; "slots": the 256-thread blocks the device holds at once):
+//   - alpha == 0 or an empty inner dimension: y = beta * y (kScale).
+//   - N with n == 1, T with m == 1: a scaled copy of A's column / row (kCopy).
+//   - N with m == 1, T with n == 1 and lda == 1: a dot product, split over the device
+//     (kSplitRows with one row).
+//   - N with rows of <= 64 floats, T with <= 64 columns (lda <= 64, at least half of it
+//     used): whole rows staged in shared memory as one 16-byte-loaded span (kShortRows,
+//     kShortColumns; the latter writes a partial per block and needs the workspace).
+//   - N, few long rows (a block per row leaves 3/4 of the device idle): several blocks per
+//     row (kSplitRows): partials in the workspace, else a cluster (sm_90+), else one block.
+//     Many rows: a group of 4..32 lanes per row (kRows).
+//   - T: blocks own column tiles (kColumns): m <= 64: a thread owns 4 columns over every
+//     row; n in about [SMs/2, SMs] x 32..128 columns: one 1024-thread block per SM, 8 loads
+//     in flight, no split; else 64-column tiles of 256 threads, rows split across blocks
+//     when the tiles leave 3/4 of the device idle (workspace, else cluster, else none).
+//     Rows that do not start 16-byte aligned (lda % 4 != 0) are read in 16-byte packs by
+//     row class ("phases": rows of equal alignment) when the workspace holds a partial row
+//     per class; otherwise with scalar loads.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 
-#include "../core/error.cuh"
-#include "../core/launch.cuh"
-#include "../core/pack.cuh"
-#include "blas.cuh"
-#include "detail/gemv_kernels.cuh"
+#include "kernelkit/blas/blas.cuh"
+#include "kernelkit/blas/detail/gemv_kernels.cuh"
+#include "kernelkit/core/checks.cuh"
+#include "kernelkit/core/device.cuh"
+#include "kernelkit/core/dispatch.cuh"
+#include "kernelkit/core/error.cuh"
+#include "kernelkit/core/launch.cuh"
 
 namespace kernelkit {
 
+// What kind of work one gemv call launches (see the file comment).
+enum class GemvPath {
+  kScale,         // y = beta * y (alpha == 0 or an empty inner dimension): A, x unread
+  kCopy,          // y = alpha * x[0] * (A's column or row) + beta * y
+  kRows,          // N: `width` lanes per row, many rows
+  kSplitRows,     // N: `splits` blocks per row, few long rows (one row: a dot product)
+  kShortRows,     // N: rows of <= 64 floats staged in shared memory, a thread per row
+  kColumns,       // T: blocks own column tiles over their share of the rows
+  kShortColumns,  // T: <= 64 columns staged in shared memory, a partial row per block
+};
+
+// How the sums of blocks that share an output are added.
+enum class GemvCombine {
+  kNone,       // one block (or lane group) per output: it writes y
+  kCluster,    // the `splits` blocks are one thread-block cluster: rank 0 adds them (DSMEM)
+  kWorkspace,  // partial rows in the workspace, added by gemv_combine_kernel in row order
+};
+
+// BlasOp::T tile kernels: gemv_t_kernel<pack, tx, ty, unroll> (GemvTileShape below).
+enum class GemvTile {
+  kTile,       // <4, 16, 16, 4>: 64 columns, 256 threads, rows split across blocks
+  kFat,        // <4, 256, 1, 4>: 1024 columns, a thread owns its 4 over every row (m <= 64)
+  kWide32,     // <4, 8, 128, 8>: 32 columns, 1024 threads, one block per SM
+  kWide64,     // <4, 16, 64, 8>: 64 columns
+  kWide128,    // <4, 32, 32, 8>: 128 columns
+  kScalar,     // <1, 16, 16, 4>: scalar loads (rows not 16-byte aligned, no workspace)
+  kScalarFat,  // <1, 256, 1, 4>
+};
+
+struct GemvTileShape {
+  int pack, tx, ty, unroll;
+};
+
+// gemv_t_kernel's template arguments per GemvTile, in the enum's order.
+inline constexpr GemvTileShape kGemvTileShapes[] = {
+    {4, 16, 16, detail::kGemvColUnroll},  {4, 256, 1, detail::kGemvColUnroll},
+    {4, 8, 128, detail::kGemvWideUnroll}, {4, 16, 64, detail::kGemvWideUnroll},
+    {4, 32, 32, detail::kGemvWideUnroll}, {1, 16, 16, detail::kGemvColUnroll},
+    {1, 256, 1, detail::kGemvColUnroll},
+};
+
+constexpr GemvTileShape gemv_tile_shape(GemvTile t) {
+  return kGemvTileShapes[static_cast<int>(t)];
+}
+
+// Where the operands sit: floats past the previous 16-byte boundary (0..3) of A, x and y.
+struct GemvAlignment {
+  int a = 0, x = 0, y = 0;
+};
+
+inline GemvAlignment gemv_alignment(const float* A, const float* x, const float* y) {
+  const auto off = [](const float* p) {
+    return static_cast<int>((reinterpret_cast<std::uintptr_t>(p) / sizeof(float)) % 4);
+  };
+  return {off(A), off(x), off(y)};
+}
+
+// Caps that bound the workspace a plan asks for, whatever the device.
+inline constexpr int64_t kGemvMaxPartialRows = 4096;           // partial rows of a split
+inline constexpr int64_t kGemvMaxPartials = int64_t{1} << 20;  // floats of partials
+
+// What one call runs; every decision is here.
+struct GemvPlan {
+  GemvPath path = GemvPath::kScale;
+  GemvCombine combine = GemvCombine::kNone;
+  // The matrix as the kernels see it: rows x cols, leading dimension ld (kCopy: ld is the
+  // source's stride). The call's own m x n / lda, except BlasOp::T with n == 1 and lda == 1,
+  // planned as BlasOp::N on one row of m floats (a dot product).
+  int64_t rows = 0, cols = 0, ld = 1;
+  int64_t count = 0;  // outputs (elements of y)
+  // kRows: lanes per row (4, 8, 16, 32). kShortColumns: lanes per row of a column group
+  // (the power of two >= cols).
+  int width = 0;
+  GemvTile tile = GemvTile::kTile;  // kColumns: the tile kernel
+  // kRows, kSplitRows: A's rows and x are 16-byte aligned (else each row has a scalar head
+  // and x is read four floats at a time); kCopy: the source (stride 1) and y are equally far
+  // from a 16-byte boundary (16-byte loads and stores).
+  bool aligned = false;
+  int a_offset = 0;  // kColumns: A's floats past a 16-byte boundary
+  int phases = 1;    // kColumns: row classes of equal alignment, each its own partial row
+  // Blocks that share one row (kSplitRows) or one column tile and row class (kColumns); the
+  // cluster size with GemvCombine::kCluster. kShortColumns: blocks (one partial row each).
+  int splits = 1;
+  int tile_rows = 0;          // kShortRows / kShortColumns: rows staged per tile
+  int64_t partials = 0;       // floats of workspace written (kWorkspace), partial rows x count
+  int combine_cols = 1;       // kWorkspace: outputs per combine block (1 or 32)
+  LaunchShape shape;          // the main kernel
+  LaunchShape combine_shape;  // kWorkspace: gemv_combine_kernel
+};
+
 namespace detail {
 
-inline constexpr int kGemvBlock = 256;       // rows kernels and the BlasOp::T kernel
-inline constexpr int kGemvTallBlock = 1024;  // BlasOp::T when there are few column tiles
-inline constexpr int kGemvMaxCluster = 8;    // portable cluster size
-inline constexpr int kGemvTileThreads = 16;  // BlasOp::T: threads across a column tile
-
-// Launches kernel with a cluster of dims `cluster` (plain launch when it is 1x1x1).
-template <typename... Params, typename... Args>
-cudaError_t gemv_launch(void (*kernel)(Params...), dim3 grid, dim3 block, dim3 cluster,
-                        cudaStream_t stream, Args... args) {
-  if (cluster.x * cluster.y * cluster.z == 1) {
-    kernel<<<grid, block, 0, stream>>>(args...);
-    return cudaGetLastError();
-  }
-  cudaLaunchConfig_t config = {};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = 0;
-  config.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = cluster.x;
-  attr[0].val.clusterDim.y = cluster.y;
-  attr[0].val.clusterDim.z = cluster.z;
-  config.attrs = attr;
-  config.numAttrs = 1;
-  KERNELKIT_RETURN_IF_ERROR(cudaLaunchKernelEx(&config, kernel, args...));
-  return cudaGetLastError();
+inline int64_t gemv_pow2_floor(int64_t v) {
+  int64_t p = 1;
+  while (p * 2 <= v)
+    p *= 2;
+  return p;
 }
 
-// Smallest cluster size (power of two, <= max_cluster) with which `units` independent
-// pieces of work give at least 90% of `target` blocks; max_cluster when none does.
-inline int gemv_cluster_size(int64_t units, int64_t target, int max_cluster) {
-  int c = 1;
-  while (c < max_cluster && units * c * 10 < target * 9)
-    c *= 2;
-  return c;
+// Blocks of `threads` threads (`regs` registers each, 0: what __launch_bounds__ leave at full
+// thread occupancy; `smem` bytes) the whole device holds at once; at least one per SM.
+inline int64_t gemv_slots(const DeviceInfo& d, int threads, int regs, int smem) {
+  return int64_t{std::max(1, blocks_per_sm(d, threads, regs, smem))} * std::max(1, d.sm_count);
 }
 
-template <int PackSize>
-cudaError_t gemv_n_dispatch(const DeviceInfo& dev, int64_t m, int64_t n, float alpha,
-                            const float* A, int64_t lda, const float* x, float beta, float* y,
-                            cudaStream_t stream) {
-  const int64_t packs = ceil_div<int64_t>(n, PackSize);
-  const int64_t device_threads = int64_t{dev.sm_count} * dev.max_threads_per_sm;
-  // Few long rows: a warp per row would leave the GPU half idle, so whole blocks (and,
-  // with fewer rows than blocks on the device, clusters of blocks) share each row.
-  if (m * kWarpSize * 2 < device_threads && packs >= 4 * kGemvBlock) {
-    const int64_t target_blocks = device_threads / kGemvBlock;
-    const int max_cluster = dev.cc_major >= 9 ? kGemvMaxCluster : 1;
-    const int cluster = gemv_cluster_size(m, target_blocks, max_cluster);
-    int blocks = 0;
-    KERNELKIT_RETURN_IF_ERROR(grid_size(m * cluster * kGemvBlock, kGemvBlock, &blocks));
-    const int grid = std::max(1, blocks / cluster) * cluster;
-    return gemv_launch(gemv_n_block_kernel<PackSize, kGemvBlock>, dim3(grid), dim3(kGemvBlock),
-                       dim3(cluster), stream, m, n, alpha, A, lda, x, beta, y, cluster);
+// Rows of <= 64 floats whose span (lda) is at most 64 floats and at least half used (or at
+// most a 32-byte sector): staged in shared memory. One row (m == 1) is always a span of n.
+inline bool gemv_short_span(int64_t m, int64_t n, int64_t lda) {
+  if (n > kGemvShortMaxCols) return false;
+  if (m == 1) return true;
+  return lda <= kGemvShortMaxCols && (2 * n >= lda || lda <= 8);
+}
+
+inline void gemv_plan_combine(GemvPlan& p, int64_t parts, const DeviceInfo& d) {
+  p.combine = GemvCombine::kWorkspace;
+  p.partials = parts * p.count;
+  p.combine_cols = parts >= 64 || p.count < 32 ? 1 : 32;
+  p.combine_shape.block = dim3(kGemvBlock);
+  p.combine_shape.grid = dim3(static_cast<unsigned>(
+      std::min<int64_t>(ceil_div<int64_t>(p.count, p.combine_cols), INT32_MAX)));
+  p.combine_shape.overlap_previous = d.cc_major >= 9 && d.code_arch >= 90;
+}
+
+// Splits of `units` independent pieces of work (rows; tiles x phases) so that the blocks
+// fill the device: none when units blocks already keep a quarter of its threads busy.
+inline int64_t gemv_wanted_splits(int64_t units, int threads, int64_t slots, const DeviceInfo& d) {
+  if (units * threads * 4 >= d.device_threads()) return 1;
+  return std::max<int64_t>(1, slots / std::max<int64_t>(units, 1));
+}
+
+// The split of plan p into `want` blocks per unit (units: rows or tiles x phases), combined
+// through the workspace when it holds `phases` x splits partial rows of p.count floats, else a
+// cluster (phases == 1, clusters allowed), else none. Sets splits, combine and the partials.
+inline void gemv_plan_split(GemvPlan& p, int64_t want, int phases, size_t workspace_bytes,
+                            const DeviceInfo& d) {
+  const int64_t room = static_cast<int64_t>(
+      std::min<size_t>(workspace_bytes / sizeof(float), static_cast<size_t>(kGemvMaxPartials)));
+  const int64_t per_split = int64_t{phases} * std::max<int64_t>(p.count, 1);
+  const int64_t fits = std::min(room / per_split, kGemvMaxPartialRows / phases);
+  const int64_t splits = std::min(want, fits);
+  if (splits >= 1 && (splits >= 2 || phases >= 2)) {
+    p.splits = static_cast<int>(splits);
+    gemv_plan_combine(p, splits * phases, d);
+    return;
   }
-  // A group of Width lanes per row, Width about half the packs of a row (4 .. 32).
-  const auto rows = [&](auto kernel, int width) -> cudaError_t {
-    int grid = 0;
-    KERNELKIT_RETURN_IF_ERROR(grid_size(m * width, kGemvBlock, &grid));
-    kernel<<<grid, kGemvBlock, 0, stream>>>(m, n, alpha, A, lda, x, beta, y);
-    return cudaGetLastError();
-  };
-  if constexpr (PackSize == 1) {
-    return rows(gemv_n_rows_kernel<1, 32, kGemvBlock>, 32);
-  } else {
-    if (packs >= 64) return rows(gemv_n_rows_kernel<PackSize, 32, kGemvBlock>, 32);
-    if (packs >= 32) return rows(gemv_n_rows_kernel<PackSize, 16, kGemvBlock>, 16);
-    if (packs >= 16) return rows(gemv_n_rows_kernel<PackSize, 8, kGemvBlock>, 8);
-    return rows(gemv_n_rows_kernel<PackSize, 4, kGemvBlock>, 4);
+  p.combine = GemvCombine::kNone;
+  p.splits = 1;
+  if (phases == 1 && want >= 2 && d.clusters()) {
+    p.splits = static_cast<int>(gemv_pow2_floor(std::min<int64_t>(want, 8)));
+    p.combine = GemvCombine::kCluster;
   }
 }
 
-// BlasOp::T with gemv_t_kernel<PackSize, TX, TY>: one block per TX*PackSize-column tile and
-// rank of a cluster (grid tiles x cluster); the cluster size is the smallest (<= max_cluster)
-// whose blocks fill 90% of a wave, and never more than the TY-row groups there are.
-template <int PackSize, int TX, int TY>
-cudaError_t gemv_t_launch(const DeviceInfo& dev, int64_t m, int64_t n, float alpha, const float* A,
-                          int64_t lda, const float* x, float beta, float* y, int max_cluster,
-                          cudaStream_t stream) {
-  constexpr int kBlock = TX * TY;
-  const int64_t tiles = ceil_div<int64_t>(n, int64_t{TX} * PackSize);
-  KERNELKIT_REQUIRE(tiles <= std::numeric_limits<int32_t>::max());
-  const int64_t device_threads = int64_t{dev.sm_count} * dev.max_threads_per_sm;
-  const int64_t row_groups = ceil_div<int64_t>(m, TY);
-  int cluster = gemv_cluster_size(tiles, device_threads / kBlock, max_cluster);
-  while (cluster > 1 && cluster > row_groups)
-    cluster /= 2;
-  const dim3 grid(static_cast<unsigned>(tiles), cluster);
-  return gemv_launch(gemv_t_kernel<PackSize, TX, TY>, grid, dim3(kBlock), dim3(1, cluster, 1),
-                     stream, m, n, alpha, A, lda, x, beta, y);
-}
-
-// True when tiles of `cols` columns in blocks of `block` threads make 90% to 100% of one
-// wave: a cluster-free launch that fills the device once.
-inline bool gemv_t_one_wave(const DeviceInfo& dev, int64_t n, int cols, int block) {
-  const int64_t device_threads = int64_t{dev.sm_count} * dev.max_threads_per_sm;
-  const int64_t threads = ceil_div<int64_t>(n, cols) * block;
-  return threads * 10 >= device_threads * 9 && threads <= device_threads;
-}
-
-template <int PackSize>
-cudaError_t gemv_t_dispatch(const DeviceInfo& dev, int64_t m, int64_t n, float alpha,
-                            const float* A, int64_t lda, const float* x, float beta, float* y,
-                            cudaStream_t stream) {
-  constexpr int kTX = kGemvTileThreads;
-  constexpr int kTY = kGemvBlock / kTX;
-  constexpr int kTallTY = kGemvTallBlock / kTX;
-  const int64_t tiles = ceil_div<int64_t>(n, int64_t{kTX} * PackSize);
-  const int64_t device_threads = int64_t{dev.sm_count} * dev.max_threads_per_sm;
-  const int max_cluster = dev.cc_major >= 9 ? kGemvMaxCluster : 1;
-  // Few column tiles (tall, narrow A): 1024-thread blocks so each rank covers more rows.
-  const bool tall = tiles * max_cluster * kGemvBlock * 2 < device_threads && m >= 4 * kTallTY;
-  if (tall) {
-    return gemv_t_launch<PackSize, kTX, kTallTY>(dev, m, n, alpha, A, lda, x, beta, y, max_cluster,
-                                                 stream);
+// BlasOp::N on rows x cols (ld), `aligned` decided by the caller.
+inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes) {
+  const int64_t m = p.rows, n = p.cols;
+  const int64_t packs = n / kGemvPack;
+  // the unaligned kernels run at half the SM's threads (64 registers)
+  const int64_t slots = gemv_slots(d, kGemvBlock, p.aligned ? 0 : 64, 0);
+  if (gemv_short_span(m, n, p.ld)) {
+    p.path = GemvPath::kShortRows;
+    p.tile_rows = static_cast<int>(kGemvTileFloats / std::max<int64_t>(p.ld, 1));
+    const int per_sm = std::max(1, blocks_per_sm(d, kGemvBlock, 0, kGemvShortRowsSmem));
+    const int64_t tiles = ceil_div<int64_t>(m, p.tile_rows);
+    p.shape.grid = dim3(grid_size_for(tiles * kGemvBlock, kGemvBlock, d, 1, per_sm));
+    p.shape.block = dim3(kGemvBlock);
+    return;
   }
-  if constexpr (PackSize == 4) {
-    // Square-ish shapes: one wave of 1024-thread blocks that each own their columns over
-    // every row (no cluster, no combine across blocks), 64 or 32 columns per block. Why:
-    // at 8192^2 the cluster path launched 128 clusters of 8 but only 124 fit at once (ncu:
-    // Max Active Clusters 124), so 4 clusters ran as a second wave (SMs active 79% of the
-    // kernel's time); cuBLAS uses 32 columns per block, no cluster, at the same shape.
-    constexpr int kRows = kGemvUnroll * 4;  // at least 4 trips of the unrolled loop
-    if (tiles * kGemvBlock * 10 < device_threads * 9) {
-      if (m >= kTallTY * kRows && gemv_t_one_wave(dev, n, kTX * PackSize, kGemvTallBlock))
-        return gemv_t_launch<4, kTX, kTallTY>(dev, m, n, alpha, A, lda, x, beta, y, 1, stream);
-      constexpr int kNarrowTX = kTX / 2;
-      constexpr int kNarrowTY = kGemvTallBlock / kNarrowTX;
-      if (m >= kNarrowTY * kRows && gemv_t_one_wave(dev, n, kNarrowTX * PackSize, kGemvTallBlock))
-        return gemv_t_launch<4, kNarrowTX, kNarrowTY>(dev, m, n, alpha, A, lda, x, beta, y, 1,
-                                                      stream);
+  const bool few_rows = m * 2 * kWarpSize < d.device_threads() && packs >= 4 * kGemvBlock;
+  if (m == 1 || few_rows) {
+    p.path = GemvPath::kSplitRows;
+    int64_t want = gemv_wanted_splits(m, kGemvBlock, slots, d);
+    want = std::min({want, std::max<int64_t>(1, packs / (4 * kGemvBlock)),
+                     std::max<int64_t>(1, kGemvMaxPartialRows / m)});
+    gemv_plan_split(p, want, 1, workspace_bytes, d);
+    p.shape.grid =
+        dim3(static_cast<unsigned>(p.splits), static_cast<unsigned>(std::min<int64_t>(m, 65535)));
+    p.shape.block = dim3(kGemvBlock);
+    if (p.combine == GemvCombine::kCluster) p.shape.cluster = dim3(p.splits, 1, 1);
+    return;
+  }
+  p.path = GemvPath::kRows;
+  // a group of about half the packs of a row, 4 .. 32 lanes
+  p.width = packs >= 64 ? 32 : packs >= 32 ? 16 : packs >= 16 ? 8 : 4;
+  p.shape.grid = dim3(grid_size_for(m * p.width, kGemvBlock, d));
+  p.shape.block = dim3(kGemvBlock);
+}
+
+// BlasOp::T on rows x cols (ld), alignment al.
+inline void gemv_plan_t(GemvPlan& p, const GemvAlignment& al, const DeviceInfo& d,
+                        size_t workspace_bytes) {
+  const int64_t m = p.rows, n = p.cols, lda = p.ld;
+  const int64_t room = static_cast<int64_t>(
+      std::min<size_t>(workspace_bytes / sizeof(float), static_cast<size_t>(kGemvMaxPartials)));
+  if (gemv_short_span(m, n, lda)) {
+    // one partial row per block: as many blocks as fill the device once and the workspace holds
+    const int per_sm = std::max(1, blocks_per_sm(d, kGemvBlock, 0, kGemvShortColsSmem));
+    const int tile_rows = static_cast<int>(
+        std::min<int64_t>(kGemvTileFloats / std::max<int64_t>(lda, 1), kGemvShortMaxTileRows));
+    const int64_t tiles = ceil_div<int64_t>(m, tile_rows);
+    const int64_t blocks = std::min(
+        {tiles, int64_t{per_sm} * d.sm_count, kGemvMaxPartialRows, room / std::max<int64_t>(n, 1)});
+    if (blocks >= 1) {
+      p.path = GemvPath::kShortColumns;
+      p.tile_rows = tile_rows;
+      p.width = static_cast<int>(std::min<int64_t>(gemv_pow2_floor(2 * n - 1), 64));
+      p.splits = static_cast<int>(blocks);
+      p.shape.grid = dim3(static_cast<unsigned>(blocks));
+      p.shape.block = dim3(kGemvBlock);
+      gemv_plan_combine(p, blocks, d);
+      return;
     }
   }
-  return gemv_t_launch<PackSize, kTX, kTY>(dev, m, n, alpha, A, lda, x, beta, y, max_cluster,
-                                           stream);
+  p.path = GemvPath::kColumns;
+  p.a_offset = al.a;
+  const int rem = static_cast<int>(lda % 4);
+  int phases = rem == 0 ? 1 : rem == 2 ? 2 : 4;
+  // the largest distance past a 16-byte boundary at which a row class starts
+  int max_shift = 0;
+  for (int q = 0; q < phases; ++q)
+    max_shift = std::max(max_shift, (al.a + q * rem) % 4);
+  // row classes need a partial row each: else scalar loads
+  const bool packed = phases == 1 || phases * n <= room;
+  if (!packed) phases = 1;
+  const auto tiles_of = [&](GemvTile t) {
+    const GemvTileShape s = gemv_tile_shape(t);
+    return ceil_div<int64_t>(n + (s.pack > 1 ? max_shift : 0), int64_t{s.tx} * s.pack);
+  };
+  const auto finish = [&](GemvTile t, int64_t splits_times_phases) {
+    const GemvTileShape s = gemv_tile_shape(t);
+    p.tile = t;
+    p.phases = s.pack > 1 ? phases : 1;
+    p.shape.grid =
+        dim3(static_cast<unsigned>(tiles_of(t)), static_cast<unsigned>(splits_times_phases));
+    p.shape.block = dim3(s.tx * s.ty);
+    if (p.combine == GemvCombine::kCluster) p.shape.cluster = dim3(1, p.splits, 1);
+  };
+  if (m <= 64) {
+    // few rows: a thread owns its 4 columns over every row
+    const GemvTile t = packed ? GemvTile::kFat : GemvTile::kScalarFat;
+    if (packed && phases > 1) {
+      gemv_plan_combine(p, phases, d);
+    }
+    finish(t, packed ? phases : 1);
+    return;
+  }
+  if (packed && phases == 1) {
+    // one 1024-thread block per SM owning 32, 64 or 128 columns over every row: no split
+    const int64_t per_sm =
+        std::max(1, blocks_per_sm(d, kGemvWideBlock, 64, detail::gemv_t_smem_bytes(4, 8, 128)));
+    for (GemvTile t : {GemvTile::kWide32, GemvTile::kWide64, GemvTile::kWide128}) {
+      const GemvTileShape s = gemv_tile_shape(t);
+      const int64_t blocks = tiles_of(t);
+      if (blocks <= per_sm * d.sm_count && blocks * 2 >= d.sm_count &&
+          m >= int64_t{s.ty} * s.unroll * 2) {
+        finish(t, 1);
+        return;
+      }
+    }
+  }
+  const GemvTile t = packed ? GemvTile::kTile : GemvTile::kScalar;
+  const GemvTileShape s = gemv_tile_shape(t);
+  const int64_t slots =
+      gemv_slots(d, s.tx * s.ty, 0, detail::gemv_t_smem_bytes(s.pack, s.tx, s.ty));
+  const int64_t units = tiles_of(t) * phases;
+  int64_t want = gemv_wanted_splits(units, s.tx * s.ty, slots, d);
+  // at least two trips of the unrolled loop per thread
+  want = std::min(want, std::max<int64_t>(1, m / (int64_t{phases} * s.ty * s.unroll * 2)));
+  gemv_plan_split(p, want, phases, workspace_bytes, d);
+  finish(t, int64_t{p.splits} * (p.combine == GemvCombine::kWorkspace ? phases : 1));
 }
 
 }  // namespace detail
 
+// The plan of gemv(op, m, n, alpha, A, lda, x, beta, y[, workspace, workspace_bytes]) with
+// operands aligned as `align` and workspace_bytes of workspace, on device d. Pure. An empty
+// inner dimension (n == 0 for N, m == 0 for T; gemv plans alpha == 0 this way) plans y =
+// beta * y. Splits the work across blocks through the workspace only when it holds the
+// partials (at most gemv_workspace_bytes(op, m, n)); clusters only when d.clusters().
+// Preconditions: gemv_args_ok, and at least one output.
+inline GemvPlan plan_gemv(BlasOp op, int64_t m, int64_t n, int64_t lda, GemvAlignment align,
+                          size_t workspace_bytes, const DeviceInfo& d) {
+  GemvPlan p;
+  const bool n_op = op == BlasOp::N;
+  p.rows = m, p.cols = n, p.ld = lda;
+  p.count = n_op ? m : n;
+  const int64_t inner = n_op ? n : m;
+  if (inner == 0) {
+    p.path = GemvPath::kScale;
+    p.shape.grid = dim3(grid_size_for(p.count, detail::kGemvBlock, d));
+    p.shape.block = dim3(detail::kGemvBlock);
+    return p;
+  }
+  if (inner == 1) {
+    // y = alpha * x[0] * (A's column: stride lda | A's row: stride 1) + beta * y
+    p.path = GemvPath::kCopy;
+    p.ld = n_op ? lda : 1;
+    p.aligned = p.ld == 1 && align.a == align.y;
+    p.shape.grid = dim3(grid_size_for(ceil_div<int64_t>(p.count, 16), detail::kGemvBlock, d));
+    p.shape.block = dim3(detail::kGemvBlock);
+    return p;
+  }
+  if (!n_op && n == 1 && lda == 1) {
+    // A's only column is contiguous: the dot product of one row of m floats with x
+    p.rows = 1, p.cols = m, p.ld = m;
+    p.count = 1;
+    p.aligned = align.a == 0 && align.x == 0;
+    detail::gemv_plan_n(p, d, workspace_bytes);
+    return p;
+  }
+  if (n_op) {
+    if (m == 1) p.ld = n;  // one row: its span is n
+    p.aligned = (m == 1 || lda % 4 == 0) && align.a == 0 && align.x == 0;
+    detail::gemv_plan_n(p, d, workspace_bytes);
+  } else {
+    detail::gemv_plan_t(p, align, d, workspace_bytes);
+  }
+  return p;
+}
+
+// Workspace bytes with which gemv(op, m, n, ...) can split any work it wants to split on any
+// device (a device-independent upper bound from the shape; 0 when no plan ever splits).
+inline size_t gemv_workspace_bytes(BlasOp op, int64_t m, int64_t n) {
+  if (m <= 0 || n <= 0) return 0;
+  if (op == BlasOp::N) {
+    // splits only rows of more than 64 floats: one row, or rows of >= 4096 floats
+    const bool may_split =
+        m == 1 ? n > detail::kGemvShortMaxCols : n >= 4 * detail::kGemvBlock * detail::kGemvPack;
+    return may_split ? static_cast<size_t>(kGemvMaxPartialRows) * sizeof(float) : 0;
+  }
+  if (m == 1) return 0;  // a scaled copy
+  return static_cast<size_t>(std::min(kGemvMaxPartials, kGemvMaxPartialRows * n)) * sizeof(float);
+}
+
+// The argument checks of gemv (and of the gemv ladder's steps): a known op; m, n >= 0; lda
+// >= max(1, n); the matrix's span ((m - 1) * lda + n floats) addressable in bytes; y non-null
+// when there are outputs; A and x non-null when read (alpha != 0, m, n > 0); every pointer
+// aligned to float; y overlapping neither A nor x (when read); the workspace, when
+// workspace_bytes > 0, non-null, aligned to float and overlapping none of A, x, y.
+inline bool gemv_args_ok(BlasOp op, int64_t m, int64_t n, float alpha, const float* A, int64_t lda,
+                         const float* x, const float* y, const void* workspace = nullptr,
+                         size_t workspace_bytes = 0) {
+  if (op != BlasOp::N && op != BlasOp::T) return false;
+  if (m < 0 || n < 0 || lda < std::max<int64_t>(1, n)) return false;
+  constexpr int64_t kMaxFloats = std::numeric_limits<int64_t>::max() / sizeof(float);
+  if (n > kMaxFloats || (m > 1 && m - 1 > (kMaxFloats - n) / lda)) return false;
+  const int64_t outputs = op == BlasOp::N ? m : n;
+  const int64_t inputs = op == BlasOp::N ? n : m;
+  if (outputs > 0 && y == nullptr) return false;
+  const bool reads = alpha != 0.f && m > 0 && n > 0;
+  if (reads && (A == nullptr || x == nullptr)) return false;
+  if (!is_element_aligned(A) || !is_element_aligned(x) || !is_element_aligned(y)) return false;
+  const int64_t y_bytes = outputs * static_cast<int64_t>(sizeof(float));
+  const int64_t a_bytes = reads ? matrix_span_bytes(m, n, lda, sizeof(float)) : 0;
+  const int64_t x_bytes = reads ? inputs * static_cast<int64_t>(sizeof(float)) : 0;
+  if (ranges_overlap(y, y_bytes, A, a_bytes) || ranges_overlap(y, y_bytes, x, x_bytes))
+    return false;
+  if (workspace_bytes > 0) {
+    if (workspace == nullptr) return false;
+    if (reinterpret_cast<std::uintptr_t>(workspace) % sizeof(float) != 0) return false;
+    const int64_t w_bytes = static_cast<int64_t>(
+        std::min<size_t>(workspace_bytes, std::numeric_limits<int64_t>::max()));
+    if (ranges_overlap(workspace, w_bytes, y, y_bytes) ||
+        ranges_overlap(workspace, w_bytes, A, a_bytes) ||
+        ranges_overlap(workspace, w_bytes, x, x_bytes))
+      return false;
+  }
+  return true;
+}
+
+// Runs plan p (from plan_gemv for these operands and workspace) on stream: the main kernel,
+// then, for a workspace split, gemv_combine_kernel. The one place a plan's run-time choices
+// become template arguments (core dispatch<>).
+template <int = 0>
+cudaError_t launch_gemv(const GemvPlan& p, float alpha, const float* A, const float* x, float beta,
+                        float* y, void* workspace, cudaStream_t stream) {
+  float* partials = p.combine == GemvCombine::kWorkspace ? static_cast<float*>(workspace) : nullptr;
+  constexpr auto kScale = GemvPath::kScale, kCopy = GemvPath::kCopy, kRows = GemvPath::kRows,
+                 kSplitRows = GemvPath::kSplitRows, kShortRows = GemvPath::kShortRows,
+                 kColumns = GemvPath::kColumns, kShortColumns = GemvPath::kShortColumns;
+  const cudaError_t err =
+      dispatch<kScale, kCopy, kRows, kSplitRows, kShortRows, kColumns, kShortColumns>(
+          p.path, [&](auto path) -> cudaError_t {
+            constexpr GemvPath kPath = decltype(path)::value;
+            if constexpr (kPath == kScale) {
+              return launch(detail::gemv_scale_kernel<>, p.shape, stream, p.count, beta, y);
+            } else if constexpr (kPath == kCopy) {
+              return dispatch<false, true>(p.aligned, [&](auto vec) {
+                return launch(detail::gemv_copy_kernel<decltype(vec)::value>, p.shape, stream,
+                              p.count, alpha, A, p.ld, x, beta, y);
+              });
+            } else if constexpr (kPath == kRows) {
+              return dispatch<4, 8, 16, 32>(p.width, [&](auto width) {
+                return dispatch<false, true>(p.aligned, [&](auto vec) {
+                  return launch(
+                      detail::gemv_n_rows_kernel<decltype(width)::value, decltype(vec)::value>,
+                      p.shape, stream, p.rows, p.cols, alpha, A, p.ld, x, beta, y);
+                });
+              });
+            } else if constexpr (kPath == kSplitRows) {
+              return dispatch<false, true>(p.aligned, [&](auto vec) {
+                return launch(detail::gemv_n_split_kernel<decltype(vec)::value>, p.shape, stream,
+                              p.rows, p.cols, alpha, A, p.ld, x, beta, y, partials);
+              });
+            } else if constexpr (kPath == kShortRows) {
+              return launch(detail::gemv_n_short_kernel<>, p.shape, stream, p.rows, p.cols, alpha,
+                            A, p.ld, x, beta, y, p.tile_rows);
+            } else if constexpr (kPath == kShortColumns) {
+              return launch(detail::gemv_t_short_kernel<>, p.shape, stream, p.rows, p.cols, A, p.ld,
+                            x, partials, p.tile_rows, p.width);
+            } else {
+              return dispatch<GemvTile::kTile, GemvTile::kFat, GemvTile::kWide32, GemvTile::kWide64,
+                              GemvTile::kWide128, GemvTile::kScalar, GemvTile::kScalarFat>(
+                  p.tile, [&](auto tile) {
+                    constexpr GemvTileShape s = gemv_tile_shape(decltype(tile)::value);
+                    return launch(detail::gemv_t_kernel<s.pack, s.tx, s.ty, s.unroll>, p.shape,
+                                  stream, p.rows, p.cols, alpha, A, p.ld, x, beta, y, partials,
+                                  p.phases, p.a_offset);
+                  });
+            }
+          });
+  if (err != cudaSuccess || partials == nullptr) return err;
+  const int parts = static_cast<int>(p.partials / std::max<int64_t>(p.count, 1));
+  return dispatch<1, 32>(p.combine_cols, [&](auto cols) {
+    return launch(detail::gemv_combine_kernel<decltype(cols)::value>, p.combine_shape, stream,
+                  p.count, parts, static_cast<const float*>(partials), alpha, beta, y);
+  });
+}
+
 // y = alpha * op(A) * x + beta * y, f32.
 //
-// A is m x n, row-major, row i at A + i * lda (lda >= n, lda >= 1). op == BlasOp::N: x has n
-// elements and y has m; op == BlasOp::T: x has m elements and y has n. y must not overlap A or
-// x. beta == 0 never reads y (NaN in y is overwritten); alpha == 0 (or an empty inner
-// dimension: n == 0 for N, m == 0 for T) never reads A or x and sets y = beta * y; with
-// alpha == 0 and beta == 1 nothing is launched. 16-byte loads are used when A, lda (and x
-// for BlasOp::N) are 16-byte aligned; any alignment works. Deterministic: the same call on the
-// same device gives the same bits (the summation order depends on the shape, the
-// alignment and the device's SM count, never on timing). Errors: cudaErrorInvalidValue,
-// before any launch, for negative sizes, lda < max(1, n), (m - 1) * lda + n overflowing,
-// null pointers that would be used, or an unknown op.
+// A is m x n, row-major, row i at A + i * lda (lda >= max(1, n)). op == BlasOp::N: x has n
+// elements and y has m; op == BlasOp::T: x has m elements and y has n. Every pointer aligned
+// to float, any further alignment (16-byte loads wherever the rows allow). y must not
+// overlap A or x. beta == 0 never reads y (a NaN in y is overwritten); alpha == 0 (or an
+// empty inner dimension) never reads A or x (they may be null) and sets y = beta * y; with
+// beta == 1 too nothing is launched.
+//
+// workspace: optional device memory of workspace_bytes bytes (aligned to float, overlapping
+// none of A, x, y) in which thin and fat shapes (few long rows, few columns, a dot product)
+// split their work across the device and add the partial sums in a fixed order;
+// gemv_workspace_bytes(op, m, n) is always enough. Whatever it held before is ignored; it is
+// in use until the call's work on `stream` is done. Without one (or with too little) those
+// shapes run with thread-block clusters where the device and build allow, else unsplit:
+// correct, slower.
+//
+// Deterministic: the same call (same shape, alignment, workspace size and device) gives the
+// same bits, run after run. Errors: cudaErrorInvalidValue, before any launch and with nothing
+// written, when gemv_args_ok fails.
+template <int = 0>
+[[nodiscard]] cudaError_t gemv(BlasOp op, int64_t m, int64_t n, float alpha, const float* A,
+                               int64_t lda, const float* x, float beta, float* y, void* workspace,
+                               size_t workspace_bytes, cudaStream_t stream = nullptr) {
+  KERNELKIT_REQUIRE(gemv_args_ok(op, m, n, alpha, A, lda, x, y, workspace, workspace_bytes));
+  const int64_t outputs = op == BlasOp::N ? m : n;
+  if (outputs == 0) return cudaSuccess;
+  const bool reads = alpha != 0.f && m > 0 && n > 0;
+  if (!reads && beta == 1.f) return cudaSuccess;  // y = 1 * y
+  // alpha == 0: planned as an empty inner dimension (A and x unread)
+  const int64_t pm = !reads && op == BlasOp::T ? 0 : m;
+  const int64_t pn = !reads && op == BlasOp::N ? 0 : n;
+  const GemvAlignment align = gemv_alignment(A, x, y);
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  return plan_and_launch(
+      d,
+      [&](const DeviceInfo& dev) {
+        return plan_gemv(op, pm, pn, lda, align, workspace_bytes, dev);
+      },
+      [&](const GemvPlan& p) { return launch_gemv(p, alpha, A, x, beta, y, workspace, stream); });
+}
+
+// The same without a workspace.
 template <int = 0>
 [[nodiscard]] cudaError_t gemv(BlasOp op, int64_t m, int64_t n, float alpha, const float* A,
                                int64_t lda, const float* x, float beta, float* y,
                                cudaStream_t stream = nullptr) {
-  KERNELKIT_REQUIRE(op == BlasOp::N || op == BlasOp::T);
-  KERNELKIT_REQUIRE(m >= 0 && n >= 0);
-  KERNELKIT_REQUIRE(lda >= std::max<int64_t>(1, n));
-  KERNELKIT_REQUIRE(m <= 1 || m - 1 <= (std::numeric_limits<int64_t>::max() - n) / lda);
-  const int64_t out_count = op == BlasOp::N ? m : n;
-  const int64_t inner = op == BlasOp::N ? n : m;
-  KERNELKIT_REQUIRE(out_count == 0 || y != nullptr);
-  const bool reads_matrix = alpha != 0.f && m > 0 && n > 0;
-  KERNELKIT_REQUIRE(!reads_matrix || (A != nullptr && x != nullptr));
-  if (out_count == 0) return cudaSuccess;
-  if (!reads_matrix || inner == 0) {
-    if (beta == 1.f) return cudaSuccess;  // y = 1 * y
-    int grid = 0;
-    KERNELKIT_RETURN_IF_ERROR(grid_size(out_count, detail::kGemvBlock, &grid));
-    detail::gemv_scale_kernel<float><<<grid, detail::kGemvBlock, 0, stream>>>(out_count, beta, y);
-    return cudaGetLastError();
-  }
-  DeviceInfo dev;
-  KERNELKIT_RETURN_IF_ERROR(current_device_info(&dev));
-  if (op == BlasOp::N) {
-    if (pack_size_for(A, x) == 4 && lda % 4 == 0)
-      return detail::gemv_n_dispatch<4>(dev, m, n, alpha, A, lda, x, beta, y, stream);
-    return detail::gemv_n_dispatch<1>(dev, m, n, alpha, A, lda, x, beta, y, stream);
-  }
-  if (pack_size_for(A) == 4 && lda % 4 == 0)
-    return detail::gemv_t_dispatch<4>(dev, m, n, alpha, A, lda, x, beta, y, stream);
-  return detail::gemv_t_dispatch<1>(dev, m, n, alpha, A, lda, x, beta, y, stream);
+  return gemv<>(op, m, n, alpha, A, lda, x, beta, y, nullptr, 0, stream);
 }
 
 }  // namespace kernelkit

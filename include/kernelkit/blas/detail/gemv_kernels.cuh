@@ -1,52 +1,94 @@
-// GEMV kernels (f32, row-major A, leading dimension lda). Launch decisions live in
-// blas/gemv.cuh; these kernels assume their preconditions (checked there).
+// GEMV kernels (f32, row-major A with leading dimension lda): y = alpha * op(A) x + beta * y.
+// Every choice (which kernel, its template arguments, grid, splits, phases) is made by
+// plan_gemv in blas/gemv.cuh; these kernels assume the plan's preconditions.
 //
-// Every kernel writes y[i] = alpha * dot_i + beta * y[i], and never reads y when beta == 0
-// (a NaN in y is then ignored, as BLAS does). All sums are formed in a fixed order that
-// depends only on the shape, the pointers' alignment and the launch configuration, so
-// the same call on the same device gives the same bits run after run (no atomics).
+// A kernel either writes y (y = alpha * sum + beta * y, core axpby: y is not read when
+// beta == 0), or writes partial sums: to the caller's workspace (partial row z of output k
+// at partials[z * count + k]; gemv_combine_kernel then adds the rows in order z = 0, 1, ...),
+// or, in a thread-block cluster, to shared memory that the cluster's rank 0 adds in rank
+// order. Every sum is formed in an order fixed by the shape, the operands' alignment, the
+// workspace size and the device: the same call gives the same bits run after run.
 #pragma once
 
 #include <cooperative_groups.h>
 
 #include <cstdint>
 
-#include "../../block/block_reduce.cuh"
-#include "../../core/pack.cuh"
-#include "../../core/types.cuh"
-#include "../../warp/warp.cuh"
+#include "kernelkit/block/block_reduce.cuh"
+#include "kernelkit/core/device.cuh"
+#include "kernelkit/core/epilogue.cuh"
+#include "kernelkit/core/launch.cuh"
+#include "kernelkit/core/pack.cuh"
+#include "kernelkit/core/types.cuh"
+#include "kernelkit/warp/warp.cuh"
 
-namespace kernelkit {
-namespace detail {
+namespace kernelkit::detail {
 
-// Independent 16-byte loads of A each thread keeps in flight. The kernels run at 2048
-// threads per SM (32 registers: __launch_bounds__(B, 2048 / B)), so that every 8192-row
-// or 1024-block launch is one full wave; at 2 (BlasOp::N, which also loads x) or 4 (BlasOp::T)
-// loads per thread that is 64 KB (128 KB for T) of A in flight per SM, well past the
-// ~25 KB that 3 TB/s over 132 SMs at ~1 us latency needs. (BlasOp::T at 32 registers: the
-// SASS issues the third load only after the first FFMA, so ~2 loads, 64 KB, in flight.)
+inline constexpr int kGemvPack = 4;          // floats per 16-byte load
+inline constexpr int kGemvBlock = 256;       // threads of every kernel but the wide BlasOp::T ones
+inline constexpr int kGemvWideBlock = 1024;  // BlasOp::T one-wave kernels: one block per SM
+// Independent 16-byte loads of A a thread issues before its FMAs: BlasOp::N loads as many
+// of x beside them; BlasOp::T at 32 registers keeps ~2 of its 4 in flight (the SASS issues
+// the third load after the first FFMA), the wide BlasOp::T kernels (64 registers) all 8.
 inline constexpr int kGemvRowUnroll = 2;
-inline constexpr int kGemvUnroll = 4;
+inline constexpr int kGemvColUnroll = 4;
+inline constexpr int kGemvWideUnroll = 8;
 
-__device__ __forceinline__ float gemv_epilogue(float dot, float alpha, float beta, const float* y) {
-  return beta == 0.f ? alpha * dot : alpha * dot + beta * *y;
+// Short rows (BlasOp::N) and short columns (BlasOp::T): a tile of up to kGemvTileFloats
+// consecutive floats of A (whole rows) is staged in shared memory with one padding float
+// every 32 (float w at w + w / 32), so that threads reading rows lda floats apart hit
+// distinct banks for every lda up to 32.
+inline constexpr int kGemvTileFloats = 4096;
+inline constexpr int kGemvTilePadded = kGemvTileFloats + kGemvTileFloats / 32;
+inline constexpr int kGemvShortMaxCols = 64;        // widest row the short kernels take
+inline constexpr int kGemvShortMaxTileRows = 2048;  // BlasOp::T: x of a tile staged beside it
+
+// __launch_bounds__ minimum blocks of the BlasOp::T tile kernels: the wide (Unroll 8,
+// 64-register) kernels run one 1024-thread block per SM; the few-rows kernels (TY == 1, every
+// trip predicated) half the SM's threads (they spill at 32 registers on sm_80/86/89/100);
+// the others fill the SM.
+__host__ __device__ constexpr int gemv_t_min_blocks(int threads, int ty, int unroll) {
+  return unroll > kGemvColUnroll ? 1
+         : ty == 1               ? (min_blocks_per_sm(threads) + 1) / 2
+                                 : min_blocks_per_sm(threads);
 }
 
-// y[i] = beta * y[i] (beta == 0: y[i] = 0 without reading y). Used when alpha == 0 or the
-// inner dimension is empty: A and x are never touched.
-// (A template so that the header can be included by several translation units.)
-template <typename T>
-__global__ void gemv_scale_kernel(int64_t count, T beta, T* __restrict__ y) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    y[i] = beta == T(0) ? T(0) : beta * y[i];
+// Static shared memory of gemv_t_kernel<Pack, TX, TY, ...> (the plan's occupancy input).
+__host__ __device__ constexpr int gemv_t_smem_bytes(int pack, int tx, int ty) {
+  return ty == 1 ? 0
+                 : static_cast<int>(sizeof(float)) *
+                       (tx * ty * pack + (tx * ty / (tx * pack)) * tx * pack + tx * pack);
+}
+inline constexpr int kGemvShortRowsSmem =
+    static_cast<int>(sizeof(float)) * (kGemvTilePadded + kGemvShortMaxCols);
+inline constexpr int kGemvShortColsSmem =
+    static_cast<int>(sizeof(float)) * (kGemvTilePadded + kGemvShortMaxTileRows + kGemvBlock);
+
+__device__ __forceinline__ int gemv_padded(int w) {
+  return w + (w >> 5);
+}
+
+// ---- device helpers ------------------------------------------------------------------------
+
+// Four floats of x beside a 16-byte pack of A: one aligned load (XVec: x + 4p is 16-byte
+// aligned), else four (x is aligned differently from the rows of A; they hit L1).
+template <bool XVec>
+__device__ __forceinline__ Pack<float, kGemvPack> gemv_load_x(const float* __restrict__ x,
+                                                              int64_t p) {
+  if constexpr (XVec) {
+    return load_pack<kGemvPack>(x, p);
+  } else {
+    Pack<float, kGemvPack> v;
+#pragma unroll
+    for (int k = 0; k < kGemvPack; ++k)
+      v.elem[k] = x[p * kGemvPack + k];
+    return v;
   }
 }
 
-// Dot product of a row slice with x, over packs [first, packs) with step `step`, each
-// lane keeping Unroll independent loads of A (and of x) in flight. Returns this lane's
-// partial sum.
-template <int PackSize, int Unroll>
+// Sum over packs first, first + step, ... < packs of a's 16-byte packs times x's, Unroll
+// independent loads of each in flight. a is 16-byte aligned (x too when XVec).
+template <bool XVec, int Unroll>
 __device__ __forceinline__ float gemv_dot_packs(const float* __restrict__ a,
                                                 const float* __restrict__ x, int64_t first,
                                                 int64_t packs, int64_t step) {
@@ -55,25 +97,25 @@ __device__ __forceinline__ float gemv_dot_packs(const float* __restrict__ a,
   // no further unrolling by the compiler: Unroll sets the loads in flight and the registers
 #pragma unroll 1
   for (; p + (Unroll - 1) * step < packs; p += Unroll * step) {
-    Pack<float, PackSize> av[Unroll], xv[Unroll];
+    Pack<float, kGemvPack> av[Unroll], xv[Unroll];
 #pragma unroll
     for (int u = 0; u < Unroll; ++u) {
-      av[u] = load_pack<PackSize>(a, p + u * step);
-      xv[u] = load_pack<PackSize>(x, p + u * step);
+      av[u] = load_pack<kGemvPack>(a, p + u * step);
+      xv[u] = gemv_load_x<XVec>(x, p + u * step);
     }
 #pragma unroll
     for (int u = 0; u < Unroll; ++u) {
 #pragma unroll
-      for (int k = 0; k < PackSize; ++k)
+      for (int k = 0; k < kGemvPack; ++k)
         acc[u] = fmaf(av[u].elem[k], xv[u].elem[k], acc[u]);
     }
   }
 #pragma unroll 1
   for (; p < packs; p += step) {
-    const Pack<float, PackSize> av = load_pack<PackSize>(a, p);
-    const Pack<float, PackSize> xv = load_pack<PackSize>(x, p);
+    const Pack<float, kGemvPack> av = load_pack<kGemvPack>(a, p);
+    const Pack<float, kGemvPack> xv = gemv_load_x<XVec>(x, p);
 #pragma unroll
-    for (int k = 0; k < PackSize; ++k)
+    for (int k = 0; k < kGemvPack; ++k)
       acc[0] = fmaf(av.elem[k], xv.elem[k], acc[0]);
   }
   float sum = 0.f;
@@ -83,193 +125,485 @@ __device__ __forceinline__ float gemv_dot_packs(const float* __restrict__ a,
   return sum;
 }
 
-// BlasOp::N, one group of Width consecutive lanes per row (grid-stride over rows). Each warp
-// owns 32 / Width consecutive rows per step; the loop condition is warp-uniform so the
-// shuffles always see the full warp. A, lda and x are aligned to PackSize floats.
-// (Widths 8 and 16 spill at 32 registers: they run at 1024 threads per SM, 64 registers.)
-template <int PackSize, int Width, int BlockSize>
-__global__ void __launch_bounds__(BlockSize, (Width == 8 || Width == 16 ? 1024 : 2048) / BlockSize)
+// Thread `lane` of the `lanes` threads sharing the row a[0, n): its part of dot(a, x), the
+// 16-byte packs lane, lane + lanes, ... and the scalar tail (to lanes 0..3). Aligned: a and x
+// are 16-byte aligned. Else the row may start anywhere (rows of an odd lda): its scalar head
+// up to its first 16-byte boundary (core pack_head) also goes to lanes 0..3, and x, aligned
+// differently, is read four floats at a time.
+template <bool Aligned, int Unroll>
+__device__ __forceinline__ float gemv_row_dot(const float* __restrict__ a,
+                                              const float* __restrict__ x, int64_t n, int64_t lane,
+                                              int64_t lanes) {
+  const int64_t head = Aligned ? 0 : pack_head<kGemvPack>(a, n);
+  const int64_t packs = (n - head) / kGemvPack;
+  const int64_t tail = head + packs * kGemvPack;
+  float dot = gemv_dot_packs<Aligned, Unroll>(a + head, x + head, lane, packs, lanes);
+  if (!Aligned && lane < head) dot = fmaf(a[lane], x[lane], dot);
+  if (lane < n - tail) dot = fmaf(a[tail + lane], x[tail + lane], dot);
+  return dot;
+}
+
+// Copies the span src[0, len) (len <= kGemvTileFloats) into the padded tile (float w at
+// tile[w + w / 32]) with the whole block: 16-byte loads from the span's first 16-byte
+// boundary on (pack_head), scalar head and tail; each thread issues all of its loads before
+// its stores.
+__device__ __forceinline__ void gemv_load_tile(float* tile, const float* __restrict__ src,
+                                               int len) {
+  constexpr int kLoads = kGemvTileFloats / kGemvPack / kGemvBlock;
+  const int head = static_cast<int>(pack_head<kGemvPack>(src, len));
+  const int packs = (len - head) / kGemvPack;
+  const int tail = head + packs * kGemvPack;
+  Pack<float, kGemvPack> v[kLoads] = {};
+#pragma unroll
+  for (int u = 0; u < kLoads; ++u) {
+    const int p = static_cast<int>(threadIdx.x) + u * kGemvBlock;
+    if (p < packs) v[u] = load_pack<kGemvPack>(src + head, p);
+  }
+  if (static_cast<int>(threadIdx.x) < head) tile[threadIdx.x] = src[threadIdx.x];
+  if (static_cast<int>(threadIdx.x) < len - tail) {
+    const int w = tail + static_cast<int>(threadIdx.x);
+    tile[gemv_padded(w)] = src[w];
+  }
+#pragma unroll
+  for (int u = 0; u < kLoads; ++u) {
+    const int p = static_cast<int>(threadIdx.x) + u * kGemvBlock;
+    if (p < packs) {
+#pragma unroll
+      for (int k = 0; k < kGemvPack; ++k)
+        tile[gemv_padded(head + p * kGemvPack + k)] = v[u].elem[k];
+    }
+  }
+}
+
+// Lets the combine kernel (a programmatic dependent launch) be scheduled once every block of
+// this grid got here; it waits for the whole grid before it reads a partial.
+__device__ __forceinline__ void gemv_allow_combine() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaTriggerProgrammaticLaunchCompletion();
+#endif
+}
+
+// ---- kernels -------------------------------------------------------------------------------
+// (Templates, so that the header can be included by several translation units.)
+
+// y[k] = beta * y[k] for k < count (beta == 0: zeros, y unread): alpha == 0 or an empty
+// inner dimension; A and x are never touched.
+template <int = 0>
+__global__ void __launch_bounds__(kGemvBlock, min_blocks_per_sm(kGemvBlock))
+    gemv_scale_kernel(int64_t count, float beta, float* __restrict__ y) {
+  for (int64_t k = blockIdx.x * int64_t{kGemvBlock} + threadIdx.x; k < count;
+       k += int64_t{gridDim.x} * kGemvBlock)
+    y[k] = beta == 0.f ? 0.f : beta * y[k];
+}
+
+// The scaled copy: y[k] = alpha * x[0] * src[k * stride] + beta * y[k], k < count
+// (BlasOp::N with n == 1: src is A's column, stride lda; BlasOp::T with m == 1: src is A's
+// row, stride 1). Vec: stride 1 and src, y equally far from a 16-byte boundary: scalar head
+// to y's first boundary, then 16-byte packs of both, scalar tail; else scalar loads. Each
+// thread keeps kUnroll loads in flight.
+template <bool Vec>
+__global__ void __launch_bounds__(kGemvBlock, min_blocks_per_sm(kGemvBlock))
+    gemv_copy_kernel(int64_t count, float alpha, const float* __restrict__ src, int64_t stride,
+                     const float* __restrict__ x, float beta, float* __restrict__ y) {
+  constexpr int kUnroll = 4;
+  const float scale = alpha * x[0];
+  const int64_t tid = blockIdx.x * int64_t{kGemvBlock} + threadIdx.x;
+  const int64_t threads = int64_t{gridDim.x} * kGemvBlock;
+  if constexpr (Vec) {
+    const int64_t head = pack_head<kGemvPack>(y, count);
+    const int64_t packs = (count - head) / kGemvPack;
+    const int64_t tail = head + packs * kGemvPack;
+    if (tid < head) y[tid] = axpby(scale, src[tid], beta, y + tid);
+    if (tid < count - tail) y[tail + tid] = axpby(scale, src[tail + tid], beta, y + tail + tid);
+    const float* s = src + head;
+    float* out = y + head;
+    for (int64_t p0 = tid; p0 < packs; p0 += threads * kUnroll) {
+      Pack<float, kGemvPack> v[kUnroll] = {};
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        if (p0 + u * threads < packs) v[u] = load_pack<kGemvPack>(s, p0 + u * threads);
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int64_t p = p0 + u * threads;
+        if (p < packs) store_pack<kGemvPack>(out, p, axpby(scale, v[u], beta, out + p * kGemvPack));
+      }
+    }
+  } else {
+    for (int64_t k0 = tid; k0 < count; k0 += threads * kUnroll) {
+      float v[kUnroll] = {};
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        if (k0 + u * threads < count) v[u] = src[(k0 + u * threads) * stride];
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int64_t k = k0 + u * threads;
+        if (k < count) y[k] = axpby(scale, v[u], beta, y + k);
+      }
+    }
+  }
+}
+
+// BlasOp::N, many rows: a group of Width consecutive lanes per row, grid-stride over rows
+// (each warp owns 32 / Width consecutive rows per step; the loop condition is warp-uniform,
+// so the group shuffles always see the whole warp). Aligned: A, lda and x are 16-byte
+// aligned; else rows start anywhere (gemv_row_dot). Registers: 32 at full occupancy for the
+// aligned warp-per-row form; the narrower groups and the unaligned form's head spill there,
+// so they run at half the SM's threads (64 registers).
+template <int Width, bool Aligned>
+__global__ void __launch_bounds__(kGemvBlock, min_blocks_per_sm(kGemvBlock) /
+                                                  (Width < kWarpSize || !Aligned ? 2 : 1))
     gemv_n_rows_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
                        const float* __restrict__ x, float beta, float* __restrict__ y) {
-  static_assert(BlockSize % kWarpSize == 0, "whole warps: the group shuffles use the full mask");
+  static_assert(kGemvBlock % kWarpSize == 0, "whole warps: the group shuffles use the full mask");
   constexpr int kRowsPerWarp = kWarpSize / Width;
-  constexpr int kWarpsPerBlock = BlockSize / kWarpSize;
+  constexpr int kWarpsPerBlock = kGemvBlock / kWarpSize;
   const int lane = threadIdx.x % Width;
   const int group = (threadIdx.x % kWarpSize) / Width;
-  const int64_t packs = n / PackSize;                       // full packs per row
-  const int tail = static_cast<int>(n - packs * PackSize);  // 0 .. PackSize-1 floats
   const int64_t warp = blockIdx.x * int64_t{kWarpsPerBlock} + threadIdx.x / kWarpSize;
   const int64_t warp_stride = int64_t{gridDim.x} * kWarpsPerBlock;
   for (int64_t base = warp * kRowsPerWarp; base < m; base += warp_stride * kRowsPerWarp) {
     const int64_t row = base + group;
     float dot = 0.f;
-    if (row < m) {
-      const float* a = A + row * lda;
-      dot = gemv_dot_packs<PackSize, kGemvRowUnroll>(a, x, lane, packs, Width);
-      if (lane < tail) dot = fmaf(a[packs * PackSize + lane], x[packs * PackSize + lane], dot);
-    }
+    if (row < m) dot = gemv_row_dot<Aligned, kGemvRowUnroll>(A + row * lda, x, n, lane, Width);
     dot = warp_reduce<Width>(dot, Sum{});
     // lane 0 of each group holds its row's dot product
-    if (lane == 0 && row < m) y[row] = gemv_epilogue(dot, alpha, beta, y + row);
+    if (lane == 0 && row < m) y[row] = axpby(alpha, dot, beta, y + row);
   }
 }
 
-// BlasOp::N for few, long rows: a cluster of gridDim-x-consecutive blocks (ClusterSize = the
-// launch's cluster x dimension, 1 when launched without clusters) shares each row. Block
-// rank r of a cluster reads packs r*BlockSize + t, stepping by ClusterSize*BlockSize; the
-// cluster's partials are combined in rank order through distributed shared memory by
-// rank 0. Grid-stride over rows by cluster. A, lda and x are aligned to PackSize floats.
-template <int PackSize, int BlockSize>
-__global__ void __launch_bounds__(BlockSize, 2048 / BlockSize)
-    gemv_n_block_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
+// BlasOp::N, few long rows (m == 1: a dot product): the gridDim.x blocks with the same
+// blockIdx.y share a row (block s reads the row's packs s * 256 + t, stepping by
+// gridDim.x * 256), grid-stride over rows by gridDim.y. gridDim.x == 1: the block writes
+// y; partials: block s writes partials[s * m + row]; else the gridDim.x blocks are one
+// cluster (sm_90+) and rank 0 adds their sums in rank order through distributed shared
+// memory. Aligned as gemv_n_rows_kernel (the unaligned form at half the SM's threads).
+template <bool Aligned>
+__global__ void __launch_bounds__(kGemvBlock, min_blocks_per_sm(kGemvBlock) / (Aligned ? 1 : 2))
+    gemv_n_split_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
                         const float* __restrict__ x, float beta, float* __restrict__ y,
-                        int cluster_size) {
-  __shared__ float partial;
-  const int rank = static_cast<int>(blockIdx.x % cluster_size);
-  const int64_t first = int64_t{rank} * BlockSize + threadIdx.x;
-  const int64_t step = int64_t{cluster_size} * BlockSize;
-  const int64_t packs = n / PackSize;
-  const int64_t tail = n - packs * PackSize;
-  const int64_t clusters = gridDim.x / cluster_size;
-  for (int64_t row = blockIdx.x / cluster_size; row < m; row += clusters) {
-    const float* a = A + row * lda;
-    float dot = gemv_dot_packs<PackSize, kGemvRowUnroll>(a, x, first, packs, step);
-    if (first < tail) dot = fmaf(a[packs * PackSize + first], x[packs * PackSize + first], dot);
-    dot = block_reduce<BlockSize>(dot, Sum{});
-    // thread 0 holds this block's partial of the row
-    if (cluster_size == 1) {
-      if (threadIdx.x == 0) y[row] = gemv_epilogue(dot, alpha, beta, y + row);
+                        float* __restrict__ partials) {
+  const int splits = gridDim.x;
+  const int split = blockIdx.x;
+  const int64_t lane = int64_t{split} * kGemvBlock + threadIdx.x;
+  const int64_t lanes = int64_t{splits} * kGemvBlock;
+  for (int64_t row = blockIdx.y; row < m; row += gridDim.y) {
+    float dot = gemv_row_dot<Aligned, kGemvRowUnroll>(A + row * lda, x, n, lane, lanes);
+    if (row + gridDim.y >= m && partials != nullptr) gemv_allow_combine();
+    dot = block_reduce<kGemvBlock>(dot, Sum{});
+    // thread 0 holds this block's part of row `row`
+    if (splits == 1) {
+      if (threadIdx.x == 0) y[row] = axpby(alpha, dot, beta, y + row);
+    } else if (partials != nullptr) {
+      if (threadIdx.x == 0) partials[split * m + row] = dot;
+    } else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      __shared__ float part;
+      namespace cg = cooperative_groups;
+      cg::cluster_group cluster = cg::this_cluster();
+      if (threadIdx.x == 0) part = dot;
+      cluster.sync();  // every rank's part is visible cluster-wide
+      if (split == 0 && threadIdx.x == 0) {
+        float sum = 0.f;
+        for (int q = 0; q < splits; ++q)
+          sum += *cluster.map_shared_rank(&part, q);
+        y[row] = axpby(alpha, sum, beta, y + row);
+      }
+      cluster.sync();  // rank 0 is done reading before `part` is rewritten or freed
+#endif
+      // (below sm_90 the plan never launches a cluster: DeviceInfo::clusters())
+    }
+  }
+}
+
+// BlasOp::N, rows of at most kGemvShortMaxCols floats (lda <= kGemvShortMaxCols): tiles of
+// tile_rows whole rows (tile_rows * lda <= kGemvTileFloats) are staged in shared memory as
+// one span (gemv_load_tile: 16-byte loads whatever lda is), then thread r of the block
+// computes row r, r + 256, ... of the tile and writes y (coalesced). Grid-stride over tiles.
+template <int = 0>
+__global__ void __launch_bounds__(kGemvBlock, min_blocks_per_sm(kGemvBlock))
+    gemv_n_short_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
+                        const float* __restrict__ x, float beta, float* __restrict__ y,
+                        int tile_rows) {
+  __shared__ float tile[kGemvTilePadded];
+  __shared__ float xs[kGemvShortMaxCols];
+  const int cols = static_cast<int>(n);
+  const int ld = static_cast<int>(lda);
+  if (static_cast<int>(threadIdx.x) < cols) xs[threadIdx.x] = x[threadIdx.x];
+  const int64_t tiles = ceil_div<int64_t>(m, tile_rows);
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int64_t r0 = t * tile_rows;
+    const int rows = static_cast<int>(m - r0 < tile_rows ? m - r0 : tile_rows);
+    __syncthreads();  // the previous tile is read (and xs written)
+    gemv_load_tile(tile, A + r0 * lda, (rows - 1) * ld + cols);
+    __syncthreads();
+    for (int r = threadIdx.x; r < rows; r += kGemvBlock) {
+      float dot = 0.f;
+#pragma unroll 4
+      for (int c = 0; c < cols; ++c)
+        dot = fmaf(tile[gemv_padded(r * ld + c)], xs[c], dot);
+      y[r0 + r] = axpby(alpha, dot, beta, y + r0 + r);
+    }
+  }
+}
+
+// BlasOp::T, at most kGemvShortMaxCols columns (lda <= kGemvShortMaxCols): tiles of
+// tile_rows whole rows and their x staged in shared memory (as gemv_n_short_kernel); thread
+// (c, g) = (t % col_lanes, t / col_lanes) adds rows g, g + groups, ... of column c (col_lanes:
+// the power of two >= n). Grid-stride over tiles; at the end the block's column sums (a
+// fixed pairwise tree over the groups) go to partials[blockIdx.x * n + c].
+template <int = 0>
+__global__ void __launch_bounds__(kGemvBlock, min_blocks_per_sm(kGemvBlock))
+    gemv_t_short_kernel(int64_t m, int64_t n, const float* __restrict__ A, int64_t lda,
+                        const float* __restrict__ x, float* __restrict__ partials, int tile_rows,
+                        int col_lanes) {
+  __shared__ float tile[kGemvTilePadded];
+  __shared__ float xs[kGemvShortMaxTileRows];
+  __shared__ float red[kGemvBlock];
+  const int cols = static_cast<int>(n);
+  const int ld = static_cast<int>(lda);
+  const int c = threadIdx.x % col_lanes;
+  const int g = threadIdx.x / col_lanes;
+  const int groups = kGemvBlock / col_lanes;
+  float acc = 0.f;
+  const int64_t tiles = ceil_div<int64_t>(m, tile_rows);
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int64_t r0 = t * tile_rows;
+    const int rows = static_cast<int>(m - r0 < tile_rows ? m - r0 : tile_rows);
+    __syncthreads();  // the previous tile is read
+    gemv_load_tile(tile, A + r0 * lda, (rows - 1) * ld + cols);
+    for (int r = threadIdx.x; r < rows; r += kGemvBlock)
+      xs[r] = x[r0 + r];
+    __syncthreads();
+    if (c < cols) {
+#pragma unroll 4
+      for (int r = g; r < rows; r += groups)
+        acc = fmaf(tile[gemv_padded(r * ld + c)], xs[r], acc);
+    }
+  }
+  gemv_allow_combine();
+  red[threadIdx.x] = acc;
+  // red[g * col_lanes + c]: group g's sum of column c; pairwise tree over the groups
+  for (int half = groups / 2; half > 0; half /= 2) {
+    __syncthreads();
+    if (g < half) red[threadIdx.x] += red[threadIdx.x + half * col_lanes];
+  }
+  if (static_cast<int>(threadIdx.x) < cols)
+    partials[blockIdx.x * n + threadIdx.x] = red[threadIdx.x];
+}
+
+// BlasOp::T: y[j] = alpha * sum_i A[i][j] x[i] + beta * y[j]. Block (TX x TY threads, tx =
+// t % TX) owns the Pack-float packs blockIdx.x * TX + tx of its rows' aligned packs; thread
+// (tx, ty) adds rows first + k * step (k >= 0) of them, so each row segment of TX * Pack
+// floats is read coalesced. blockIdx.y = z names the block's rows: row class
+// phase = z % phases (rows i with i % phases == phase start the same distance `shift` past a
+// 16-byte boundary: phases = 4 / gcd(lda % 4, 4)) and split z / phases of gridDim.y /
+// phases; pack k of row i covers columns 4k - shift .. 4k - shift + 3 (the first and last
+// packs of a row may be partial: scalar loads). Combine: over ty in shared memory in a fixed
+// order (TY > 1); then gridDim.y == 1: write y; partials: partials[z * n + j]; else a cluster
+// (sm_90+, phases == 1) adds its ranks' sums in rank order through distributed shared memory.
+template <int Pack, int TX, int TY, int Unroll>
+__global__ void __launch_bounds__(TX* TY, gemv_t_min_blocks(TX* TY, TY, Unroll))
+    gemv_t_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
+                  const float* __restrict__ x, float beta, float* __restrict__ y,
+                  float* __restrict__ partials, int phases, int a_offset) {
+  constexpr int kThreads = TX * TY;
+  constexpr int kCols = TX * Pack;
+  static_assert(kThreads % kWarpSize == 0 && kThreads <= 1024, "whole warps, at most 1024");
+  static_assert(TY == 1 || (kThreads % kCols == 0 && TY % Pack == 0),
+                "the combine gives every column the same number of threads");
+  using APack = kernelkit::Pack<float, Pack>;
+  const int tx = threadIdx.x % TX;
+  const int ty = threadIdx.x / TX;
+  const int z = blockIdx.y;
+  const int phase = z % phases;
+  const int splits = gridDim.y / phases;
+  const int split = z / phases;
+  const int shift = Pack == 1 ? 0 : (a_offset + phase * static_cast<int>(lda % Pack)) % Pack;
+  const int64_t col0 = blockIdx.x * int64_t{kCols} - shift;  // the block's first column
+  const int64_t c0 = col0 + int64_t{tx} * Pack;              // this thread's first column
+  const int64_t step = int64_t{phases} * splits * TY;
+  int64_t i = phase + int64_t{phases} * (int64_t{split} * TY + ty);
+
+  float acc[Pack] = {};
+  if (c0 >= 0 && c0 + Pack <= n) {
+    // a whole, aligned pack in every row of this phase
+    if constexpr (TY == 1) {
+      // few rows (m <= 64): every trip predicated, so that even a short one issues all of
+      // its loads before its FMAs
+      for (; i < m; i += Unroll * step) {
+        APack av[Unroll] = {};
+        float xv[Unroll] = {};
+#pragma unroll
+        for (int u = 0; u < Unroll; ++u) {
+          if (i + u * step < m) {
+            av[u] = load_pack<Pack>(A + (i + u * step) * lda + c0, 0);
+            xv[u] = x[i + u * step];
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < Unroll; ++u) {
+#pragma unroll
+          for (int k = 0; k < Pack; ++k)
+            acc[k] = fmaf(av[u].elem[k], xv[u], acc[k]);
+        }
+      }
+    } else {
+      for (; i + (Unroll - 1) * step < m; i += Unroll * step) {
+        APack av[Unroll];
+        float xv[Unroll];
+#pragma unroll
+        for (int u = 0; u < Unroll; ++u) {
+          av[u] = load_pack<Pack>(A + (i + u * step) * lda + c0, 0);
+          xv[u] = x[i + u * step];
+        }
+#pragma unroll
+        for (int u = 0; u < Unroll; ++u) {
+#pragma unroll
+          for (int k = 0; k < Pack; ++k)
+            acc[k] = fmaf(av[u].elem[k], xv[u], acc[k]);
+        }
+      }
+      for (; i < m; i += step) {
+        const APack av = load_pack<Pack>(A + i * lda + c0, 0);
+        const float xi = x[i];
+#pragma unroll
+        for (int k = 0; k < Pack; ++k)
+          acc[k] = fmaf(av.elem[k], xi, acc[k]);
+      }
+    }
+  } else if (c0 + Pack > 0 && c0 < n) {
+    // a pack cut by the matrix's first or last column: the columns inside, one by one
+    for (; i < m; i += step) {
+      const float xi = x[i];
+#pragma unroll
+      for (int k = 0; k < Pack; ++k) {
+        const int64_t j = c0 + k;
+        if (j >= 0 && j < n) acc[k] = fmaf(A[i * lda + j], xi, acc[k]);
+      }
+    }
+  }
+  if (partials != nullptr) gemv_allow_combine();
+
+  if constexpr (TY == 1) {
+    // each thread owns its columns over the block's rows
+    if (gridDim.y == 1 && Pack > 1 && c0 >= 0 && c0 + Pack <= n &&
+        reinterpret_cast<std::uintptr_t>(y + c0) % sizeof(APack) == 0) {
+      APack sum;
+#pragma unroll
+      for (int k = 0; k < Pack; ++k)
+        sum.elem[k] = acc[k];
+      store_pack<Pack>(y + c0, 0, axpby(alpha, sum, beta, y + c0));
+    } else {
+#pragma unroll
+      for (int k = 0; k < Pack; ++k) {
+        const int64_t j = c0 + k;
+        if (j < 0 || j >= n) continue;
+        if (gridDim.y == 1) {
+          y[j] = axpby(alpha, acc[k], beta, y + j);
+        } else {
+          partials[z * n + j] = acc[k];
+        }
+      }
+    }
+  } else {
+    constexpr int kGroups = kThreads / kCols;  // threads per column in the first combine step
+    __shared__ float red[TY][kCols];           // red[ty][c]: thread (c / Pack, ty)'s column sum
+    __shared__ float part[kGroups][kCols];     // part[g][c]: rows g, g + kGroups, ... of red
+    __shared__ float sums[kCols];              // this block's column sums
+#pragma unroll
+    for (int k = 0; k < Pack; ++k)
+      red[ty][tx * Pack + k] = acc[k];
+    __syncthreads();
+    {
+      const int c = threadIdx.x % kCols;
+      const int g = threadIdx.x / kCols;
+      float sum = 0.f;
+#pragma unroll
+      for (int r = 0; r < Pack; ++r)
+        sum += red[g + r * kGroups][c];
+      part[g][c] = sum;
+    }
+    __syncthreads();
+    const int64_t j = col0 + threadIdx.x;  // for threads < kCols: column col0 + t
+    const bool valid = static_cast<int>(threadIdx.x) < kCols && j >= 0 && j < n;
+    if (static_cast<int>(threadIdx.x) < kCols) {
+      float sum = 0.f;
+#pragma unroll 8
+      for (int g = 0; g < kGroups; ++g)
+        sum += part[g][threadIdx.x];
+      sums[threadIdx.x] = sum;  // the block's sum of column j over its rows
+    }
+    if (gridDim.y == 1) {
+      if (valid) y[j] = axpby(alpha, sums[threadIdx.x], beta, y + j);
+    } else if (partials != nullptr) {
+      if (valid) partials[z * n + j] = sums[threadIdx.x];
     } else {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
       namespace cg = cooperative_groups;
       cg::cluster_group cluster = cg::this_cluster();
-      if (threadIdx.x == 0) partial = dot;
-      cluster.sync();  // every rank's partial is visible cluster-wide
-      if (rank == 0 && threadIdx.x == 0) {
+      cluster.sync();  // every rank's column sums are visible cluster-wide
+      if (z == 0 && valid) {
         float sum = 0.f;
-        for (int q = 0; q < cluster_size; ++q)
-          sum += *cluster.map_shared_rank(&partial, q);
-        y[row] = gemv_epilogue(sum, alpha, beta, y + row);
+        for (int q = 0; q < static_cast<int>(gridDim.y); ++q)
+          sum += cluster.map_shared_rank(sums, q)[threadIdx.x];
+        y[j] = axpby(alpha, sum, beta, y + j);
       }
-      cluster.sync();  // rank 0 is done reading before `partial` is rewritten or freed
+      cluster.sync();  // rank 0 is done reading before any block of the cluster exits
 #endif
+      // (below sm_90 the plan never launches a cluster: DeviceInfo::clusters())
     }
   }
 }
 
-// BlasOp::T: y[j] = alpha * sum_i A[i][j] x[i] + beta * y[j]. Block (TX x TY threads) owns
-// TX*PackSize consecutive columns (blockIdx.x); thread (tx, ty) reads PackSize columns of
-// rows ty + TY*rank + k*TY*cluster, so each row segment of TX*PackSize floats is read
-// coalesced. The cluster of gridDim.y blocks (rank = blockIdx.y) splits the rows (no
-// cluster when gridDim.y == 1: the block then owns its columns outright). Combine: over ty
-// in shared memory in a fixed order (every thread sums PackSize rows of one column, then
-// one thread per column sums those), then over ranks in order through distributed shared
-// memory (rank 0 writes y). A and lda are aligned to PackSize floats; x and y need not be.
-// kGemvUnroll rows per trip (~2 of the 4 loads in flight at 32 registers, see kGemvUnroll;
-// a 64-register build with 8 in flight ran 8192^2 2.7% faster, bench/notes/gemv.md).
-template <int PackSize, int TX, int TY>
-__global__ void __launch_bounds__(TX* TY, 2048 / (TX * TY))
-    gemv_t_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
-                  const float* __restrict__ x, float beta, float* __restrict__ y) {
-  constexpr int kThreads = TX * TY;
-  constexpr int kCols = TX * PackSize;
-  static_assert(kThreads % kWarpSize == 0 && kThreads <= 1024, "whole warps, at most 1024");
-  static_assert(kThreads % kCols == 0, "the combine gives every column the same thread count");
-  constexpr int kGroups = kThreads / kCols;  // threads per column in the first combine step
-  static_assert(TY == kGroups * PackSize, "each combine thread sums PackSize rows of red");
-  __shared__ float red[TY][kCols];        // red[ty][c]: thread (c / PackSize, ty)'s column sum
-  __shared__ float part[kGroups][kCols];  // part[g][c]: rows g, g + kGroups, ... of red
-  __shared__ float partial[kCols];        // this block's column sums
-  const int tx = threadIdx.x % TX;
-  const int ty = threadIdx.x / TX;
-  const int cluster_size = gridDim.y;
-  const int rank = blockIdx.y;
-  const int64_t col0 = blockIdx.x * int64_t{kCols};
-  const int64_t j0 = col0 + int64_t{tx} * PackSize;
-  const int64_t step = int64_t{cluster_size} * TY;
-
-  Pack<float, PackSize> acc;
-#pragma unroll
-  for (int k = 0; k < PackSize; ++k)
-    acc.elem[k] = 0.f;
-  int64_t i = int64_t{rank} * TY + ty;
-  if (j0 + PackSize <= n) {
-    const int64_t jp = j0 / PackSize;  // pack index within a row
-    for (; i + (kGemvUnroll - 1) * step < m; i += kGemvUnroll * step) {
-      Pack<float, PackSize> av[kGemvUnroll];
-      float xv[kGemvUnroll];
-#pragma unroll
-      for (int u = 0; u < kGemvUnroll; ++u) {
-        av[u] = load_pack<PackSize>(A + (i + u * step) * lda, jp);
-        xv[u] = x[i + u * step];
-      }
-#pragma unroll
-      for (int u = 0; u < kGemvUnroll; ++u) {
-#pragma unroll
-        for (int k = 0; k < PackSize; ++k)
-          acc.elem[k] = fmaf(av[u].elem[k], xv[u], acc.elem[k]);
-      }
-    }
-    for (; i < m; i += step) {
-      const Pack<float, PackSize> av = load_pack<PackSize>(A + i * lda, jp);
-      const float xi = x[i];
-#pragma unroll
-      for (int k = 0; k < PackSize; ++k)
-        acc.elem[k] = fmaf(av.elem[k], xi, acc.elem[k]);
-    }
-  } else if (j0 < n) {
-    // the last, partial pack of the matrix: n - j0 < PackSize columns
-    const int cols = static_cast<int>(n - j0);
-    for (; i < m; i += step) {
-      const float xi = x[i];
-#pragma unroll
-      for (int k = 0; k < PackSize; ++k)
-        if (k < cols) acc.elem[k] = fmaf(A[i * lda + j0 + k], xi, acc.elem[k]);
-    }
-  }
-#pragma unroll
-  for (int k = 0; k < PackSize; ++k)
-    red[ty][tx * PackSize + k] = acc.elem[k];
-  __syncthreads();
-  {
-    const int c = threadIdx.x % kCols;  // column col0 + c
-    const int g = threadIdx.x / kCols;
-    float sum = 0.f;
-#pragma unroll
-    for (int r = 0; r < PackSize; ++r)
-      sum += red[g + r * kGroups][c];
-    part[g][c] = sum;
-  }
-  __syncthreads();
-  if (threadIdx.x < kCols) {
-    const int c = threadIdx.x;
-    float sum = 0.f;
-#pragma unroll 8
-    for (int g = 0; g < kGroups; ++g)
-      sum += part[g][c];
-    partial[c] = sum;  // the block's sum of column col0 + c over its rows
-  }
-  if (cluster_size == 1) {
-    if (threadIdx.x < kCols && col0 + threadIdx.x < n) {
-      const int64_t j = col0 + threadIdx.x;
-      y[j] = gemv_epilogue(partial[threadIdx.x], alpha, beta, y + j);
+// The second kernel of a workspace split: y[k] = alpha * sum_{z < parts} partials[z * count
+// + k] + beta * y[k], the partial rows added in a fixed order. Cols outputs per block: 1 (the
+// block's threads take z = t, t + 256, ..., then a block reduction) or 32 (8 threads per
+// output take z = g, g + 8, ..., then one adds the 8 in order). A programmatic dependent
+// launch on sm_90+: it waits for the split kernel's grid before reading anything.
+template <int Cols>
+__global__ void __launch_bounds__(kGemvBlock)
+    gemv_combine_kernel(int64_t count, int parts, const float* __restrict__ partials, float alpha,
+                        float beta, float* __restrict__ y) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaGridDependencySynchronize();  // the split kernel's partials are written and visible
+#endif
+  if constexpr (Cols == 1) {
+    for (int64_t k = blockIdx.x; k < count; k += gridDim.x) {
+      float sum = 0.f;
+#pragma unroll 4
+      for (int z = threadIdx.x; z < parts; z += kGemvBlock)
+        sum += partials[z * count + k];
+      sum = block_reduce<kGemvBlock>(sum, Sum{});
+      if (threadIdx.x == 0) y[k] = axpby(alpha, sum, beta, y + k);
     }
   } else {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    namespace cg = cooperative_groups;
-    cg::cluster_group cluster = cg::this_cluster();
-    cluster.sync();  // every rank's column sums are visible cluster-wide
-    if (rank == 0 && threadIdx.x < kCols && col0 + threadIdx.x < n) {
+    static_assert(kGemvBlock % Cols == 0, "whole groups of Cols threads");
+    constexpr int kGroups = kGemvBlock / Cols;
+    __shared__ float red[kGroups][Cols];
+    const int c = threadIdx.x % Cols;
+    const int g = threadIdx.x / Cols;
+    for (int64_t k0 = blockIdx.x * int64_t{Cols}; k0 < count; k0 += int64_t{gridDim.x} * Cols) {
+      const int64_t k = k0 + c;
       float sum = 0.f;
-      for (int q = 0; q < cluster_size; ++q)
-        sum += cluster.map_shared_rank(partial, q)[threadIdx.x];
-      const int64_t j = col0 + threadIdx.x;
-      y[j] = gemv_epilogue(sum, alpha, beta, y + j);
+      if (k < count) {
+#pragma unroll 4
+        for (int z = g; z < parts; z += kGroups)
+          sum += partials[z * count + k];
+      }
+      __syncthreads();  // the previous outputs' sums are read
+      red[g][c] = sum;
+      __syncthreads();
+      if (g == 0 && k < count) {
+        float total = 0.f;
+#pragma unroll
+        for (int q = 0; q < kGroups; ++q)
+          total += red[q][c];
+        y[k] = axpby(alpha, total, beta, y + k);
+      }
     }
-    cluster.sync();  // rank 0 is done reading before any block of the cluster exits
-#endif
   }
 }
 
-}  // namespace detail
-}  // namespace kernelkit
+}  // namespace kernelkit::detail
