@@ -1,6 +1,6 @@
 // The gemv ladder (BlasOp::N, y = alpha * A x + beta * y), in order, then the library: name,
 // launcher and whether a step can run on the given pointers. Tests and the benchmark
-// iterate this list.
+// iterate this list. Each step checks its arguments with kernelkit::gemv_args_ok.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -14,13 +14,13 @@
 
 namespace kernelkit::ladder::gemv {
 
-using GemvFn = cudaError_t (*)(int64_t m, int64_t n, float alpha, const float* A, int64_t lda,
-                               const float* x, float beta, float* y, cudaStream_t stream);
+using Fn = cudaError_t (*)(int64_t m, int64_t n, float alpha, const float* A, int64_t lda,
+                           const float* x, float beta, float* y, cudaStream_t stream);
 using SupportsFn = bool (*)(const float* A, int64_t lda, const float* x);
 
 struct Step {
   const char* name;  // "v<k>_<name>" (benchmark impl: "ladder.<name>")
-  GemvFn fn;
+  Fn fn;
   SupportsFn supports;
 };
 
@@ -28,6 +28,7 @@ inline bool any_alignment(const float*, int64_t, const float*) {
   return true;
 }
 
+// The library's gemv (BlasOp::N, no workspace) under the ladder's signature.
 inline cudaError_t library_n(int64_t m, int64_t n, float alpha, const float* A, int64_t lda,
                              const float* x, float beta, float* y, cudaStream_t stream) {
   return kernelkit::gemv(BlasOp::N, m, n, alpha, A, lda, x, beta, y, stream);
@@ -39,7 +40,6 @@ inline constexpr Step kSteps[] = {
     {"v2_warp_per_row_float4", v2_warp_per_row_float4, v2_warp_per_row_float4_supports},
 };
 
-// The library's gemv (BlasOp::N) under the same signature, for side-by-side runs.
 inline constexpr Step kLibrary = {"kernelkit", library_n, any_alignment};
 
 }  // namespace kernelkit::ladder::gemv

@@ -7,6 +7,9 @@
 
 #include <cstdint>
 
+#include "kernelkit/blas/gemv.cuh"
+#include "kernelkit/core/device.cuh"
+#include "kernelkit/core/epilogue.cuh"
 #include "kernelkit/core/error.cuh"
 #include "kernelkit/core/launch.cuh"
 
@@ -22,27 +25,25 @@ __global__ void __launch_bounds__(BlockSize)
     float dot = 0.f;
     for (int64_t j = 0; j < n; ++j)
       dot += A[row * lda + j] * x[j];
-    y[row] = beta == 0.f ? alpha * dot : alpha * dot + beta * y[row];
+    y[row] = axpby(alpha, dot, beta, y + row);
   }
 }
 }  // namespace detail
 
-// Preconditions as kernelkit::gemv with BlasOp::N; alpha == 0 still reads A and x (ladder
-// steps show the kernel, not the special cases).
+// Preconditions as kernelkit::gemv with BlasOp::N (gemv_args_ok); alpha == 0 reads neither A
+// nor x (the row loop runs over an empty row).
 [[nodiscard]] inline cudaError_t v0_thread_per_row(int64_t m, int64_t n, float alpha,
                                                    const float* A, int64_t lda, const float* x,
                                                    float beta, float* y,
                                                    cudaStream_t stream = nullptr) {
-  KERNELKIT_REQUIRE(m >= 0 && n >= 0 && lda >= (n > 0 ? n : 1));
-  KERNELKIT_REQUIRE(m == 0 || y != nullptr);
-  KERNELKIT_REQUIRE(m == 0 || n == 0 || (A != nullptr && x != nullptr));
+  KERNELKIT_REQUIRE(gemv_args_ok(BlasOp::N, m, n, alpha, A, lda, x, y));
   if (m == 0) return cudaSuccess;
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
   constexpr int kBlock = 256;
-  int grid = 0;
-  KERNELKIT_RETURN_IF_ERROR(grid_size(m, kBlock, &grid));
-  detail::v0_thread_per_row_kernel<kBlock>
-      <<<grid, kBlock, 0, stream>>>(m, n, alpha, A, lda, x, beta, y);
-  return cudaGetLastError();
+  const LaunchShape shape{dim3(grid_size_for(m, kBlock, d)), dim3(kBlock)};
+  return launch(detail::v0_thread_per_row_kernel<kBlock>, shape, stream, m,
+                alpha == 0.f ? int64_t{0} : n, alpha, A, lda, x, beta, y);
 }
 
 }  // namespace kernelkit::ladder::gemv

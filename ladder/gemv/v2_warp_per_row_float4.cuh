@@ -9,6 +9,9 @@
 
 #include <cstdint>
 
+#include "kernelkit/blas/gemv.cuh"
+#include "kernelkit/core/device.cuh"
+#include "kernelkit/core/epilogue.cuh"
 #include "kernelkit/core/error.cuh"
 #include "kernelkit/core/launch.cuh"
 #include "kernelkit/core/pack.cuh"
@@ -37,7 +40,7 @@ __global__ void __launch_bounds__(BlockSize)
     }
     if (lane < n - packs * 4) dot += a[packs * 4 + lane] * x[packs * 4 + lane];
     dot = warp_reduce(dot, Sum{});
-    if (lane == 0) y[row] = beta == 0.f ? alpha * dot : alpha * dot + beta * y[row];
+    if (lane == 0) y[row] = axpby(alpha, dot, beta, y + row);
   }
 }
 }  // namespace detail
@@ -47,21 +50,21 @@ inline bool v2_warp_per_row_float4_supports(const float* A, int64_t lda, const f
   return pack_size_for(A, x) == 4 && lda % 4 == 0;
 }
 
+// Preconditions as kernelkit::gemv with BlasOp::N (gemv_args_ok), plus
+// v2_warp_per_row_float4_supports; alpha == 0 reads neither A nor x.
 [[nodiscard]] inline cudaError_t v2_warp_per_row_float4(int64_t m, int64_t n, float alpha,
                                                         const float* A, int64_t lda, const float* x,
                                                         float beta, float* y,
                                                         cudaStream_t stream = nullptr) {
-  KERNELKIT_REQUIRE(m >= 0 && n >= 0 && lda >= (n > 0 ? n : 1));
-  KERNELKIT_REQUIRE(m == 0 || y != nullptr);
-  KERNELKIT_REQUIRE(m == 0 || n == 0 || (A != nullptr && x != nullptr));
+  KERNELKIT_REQUIRE(gemv_args_ok(BlasOp::N, m, n, alpha, A, lda, x, y));
   KERNELKIT_REQUIRE(v2_warp_per_row_float4_supports(A, lda, x));
   if (m == 0) return cudaSuccess;
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
   constexpr int kBlock = 256;
-  int grid = 0;
-  KERNELKIT_RETURN_IF_ERROR(grid_size(m * kWarpSize, kBlock, &grid));
-  detail::v2_warp_per_row_float4_kernel<kBlock>
-      <<<grid, kBlock, 0, stream>>>(m, n, alpha, A, lda, x, beta, y);
-  return cudaGetLastError();
+  const LaunchShape shape{dim3(grid_size_for(m * kWarpSize, kBlock, d)), dim3(kBlock)};
+  return launch(detail::v2_warp_per_row_float4_kernel<kBlock>, shape, stream, m,
+                alpha == 0.f ? int64_t{0} : n, alpha, A, lda, x, beta, y);
 }
 
 }  // namespace kernelkit::ladder::gemv
