@@ -1,7 +1,8 @@
 // Every gemv ladder step (BlasOp::N) and the library under the ladder signature, against a
 // float64 reference with the library's cases: shape sweep, lda > n, misaligned pointers
-// (steps that need alignment must refuse them), alpha/beta values, NaN in y with beta ==
-// 0, exact small-integer sums and argument checks.
+// (steps that need alignment must refuse them), alpha/beta values, alpha == 0 reading
+// neither A nor x, NaN in y with beta == 0, exact small-integer sums and the argument
+// checks every step shares with the library (gemv_args_ok).
 #include <cfloat>
 #include <cstdint>
 #include <string>
@@ -136,6 +137,39 @@ TEST_F(GemvLadder, BadArgumentsAreRejected) {
         << step.name;
     EXPECT_EQ(step.fn(0, 4, 1.f, nullptr, 4, nullptr, 0.f, nullptr, nullptr), cudaSuccess)
         << step.name;
+    // the library's checks (gemv_args_ok): pointers aligned to float, y apart from A and x
+    const auto* odd = reinterpret_cast<const float*>(reinterpret_cast<const char*>(dA.get()) + 2);
+    EXPECT_EQ(step.fn(4, 4, 1.f, odd, 4, dx.get(), 0.f, dy.get(), nullptr), cudaErrorInvalidValue)
+        << step.name;
+    EXPECT_EQ(step.fn(4, 4, 1.f, dA.get(), 4, dx.get(), 0.f, dA.get() + 3, nullptr),
+              cudaErrorInvalidValue)
+        << step.name;
+    EXPECT_EQ(step.fn(4, 4, 1.f, dA.get(), 4, dx.get(), 0.f, dx.get(), nullptr),
+              cudaErrorInvalidValue)
+        << step.name;
+  }
+}
+
+// alpha == 0 reads neither A nor x: null pointers are accepted, NaNs in them ignored.
+TEST_F(GemvLadder, AlphaZeroReadsNeitherAnorX) {
+  const auto hy = kktest::random_vector<float>(8, 3);
+  std::vector<double> ref(8);
+  for (int k = 0; k < 8; ++k)
+    ref[k] = -0.5 * hy[k];
+  DeviceBuffer<float> dA(64), dx(8);
+  dA.poison();
+  dx.poison();
+  for (const auto& step : all_steps()) {
+    auto dy = kktest::to_device(hy);
+    ASSERT_EQ(step.fn(8, 8, 0.f, nullptr, 8, nullptr, -0.5f, dy.get(), nullptr), cudaSuccess)
+        << step.name;
+    EXPECT_TRUE(kktest::check_near(dy.download(), ref, Tolerance::Exact(), step.name));
+    dy.upload(hy);
+    if (step.supports(dA.get(), 8, dx.get())) {
+      ASSERT_EQ(step.fn(8, 8, 0.f, dA.get(), 8, dx.get(), -0.5f, dy.get(), nullptr), cudaSuccess)
+          << step.name;
+      EXPECT_TRUE(kktest::check_near(dy.download(), ref, Tolerance::Exact(), step.name));
+    }
   }
 }
 

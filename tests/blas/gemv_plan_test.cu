@@ -1,0 +1,593 @@
+// plan_gemv on the host (no GPU): the issue's sweep shapes x both ops x every device of
+// kktest::all_devices(), with and without a workspace, against the plan invariants (legal
+// grid and block, resident on the device, no cluster without d.clusters(), a workspace split
+// only within the workspace given and within gemv_workspace_bytes, 16-byte loads only on
+// 16-byte aligned addresses); a table of expected H100 plans; and, on many small shapes and
+// a 2-SM device (so that every split rule fires), a model of each kernel's index mapping
+// that checks every element of A is read exactly once, nothing outside it is read, and every
+// output (or partial sum) is written exactly once.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/devices.cuh"
+#include "kernelkit/blas/gemv.cuh"
+
+namespace {
+
+using kernelkit::BlasOp;
+using kernelkit::DeviceInfo;
+using kernelkit::GemvAlignment;
+using kernelkit::GemvCombine;
+using kernelkit::GemvPath;
+using kernelkit::GemvPlan;
+using kernelkit::GemvTile;
+namespace kd = kernelkit::detail;
+
+const int64_t kSweep[][2] = {{1, 33554432}, {33554432, 1}, {3, 8388608},  {8388608, 3},
+                             {8, 4194304},  {4194304, 8},  {64, 524288},  {524288, 64},
+                             {1024, 32768}, {4096, 4096},  {8192, 8192},  {14336, 4096},
+                             {4096, 14336}, {32000, 4096}, {50257, 4096}, {151936, 4096}};
+
+// A 2-SM device: small shapes already leave it idle, so every split rule fires on them.
+DeviceInfo tiny() {
+  DeviceInfo d = kktest::h100();
+  d.sm_count = 2;
+  return d;
+}
+
+std::vector<kktest::NamedDevice> devices_and_tiny() {
+  auto v = kktest::all_devices();
+  v.push_back({"tiny", tiny()});
+  DeviceInfo t = tiny();
+  t.code_arch = 80;
+  v.push_back({"tiny-compute80", t});
+  return v;
+}
+
+std::string describe(BlasOp op, int64_t m, int64_t n, int64_t lda, GemvAlignment al, size_t ws,
+                     const char* dev) {
+  return std::string(dev) + (op == BlasOp::N ? " N " : " T ") + std::to_string(m) + "x" +
+         std::to_string(n) + " lda=" + std::to_string(lda) + " al=" + std::to_string(al.a) + "," +
+         std::to_string(al.x) + "," + std::to_string(al.y) + " ws=" + std::to_string(ws);
+}
+
+// Static shared memory and registers per thread the plan's main kernel is built with.
+struct KernelResources {
+  int threads, regs, smem;
+};
+
+KernelResources resources(const GemvPlan& p) {
+  switch (p.path) {
+    case GemvPath::kShortRows:
+      return {kd::kGemvBlock, 0, kd::kGemvShortRowsSmem};
+    case GemvPath::kShortColumns:
+      return {kd::kGemvBlock, 0, kd::kGemvShortColsSmem};
+    case GemvPath::kColumns: {
+      const auto s = kernelkit::gemv_tile_shape(p.tile);
+      return {s.tx * s.ty, s.unroll > kd::kGemvColUnroll ? 64 : 0,
+              kd::gemv_t_smem_bytes(s.pack, s.tx, s.ty)};
+    }
+    default:
+      return {kd::kGemvBlock, 0, 1024};
+  }
+}
+
+// The invariants every plan keeps.
+void check_invariants(const GemvPlan& p, BlasOp op, int64_t m, int64_t n, int64_t lda,
+                      GemvAlignment al, size_t ws, const DeviceInfo& d, const std::string& what) {
+  SCOPED_TRACE(what);
+  const int64_t count = op == BlasOp::N ? m : n;
+  EXPECT_EQ(p.count, p.path == GemvPath::kSplitRows || p.path == GemvPath::kShortRows
+                         ? p.rows  // BlasOp::T with n == 1, lda == 1 is planned as one row
+                         : count);
+  // a legal launch
+  const auto& s = p.shape;
+  EXPECT_GE(s.grid.x, 1u);
+  EXPECT_LE(s.grid.x, unsigned{INT32_MAX});
+  EXPECT_GE(s.grid.y, 1u);
+  EXPECT_LE(s.grid.y, 65535u);
+  EXPECT_EQ(s.grid.z, 1u);
+  const KernelResources r = resources(p);
+  EXPECT_EQ(s.block.x * s.block.y * s.block.z, unsigned(r.threads));
+  EXPECT_LE(r.threads, d.max_threads_per_block);
+  EXPECT_GE(kernelkit::blocks_per_sm(d, r.threads, r.regs, r.smem), 1);
+  EXPECT_EQ(s.smem, 0u);
+  // clusters only where allowed, of a portable size that divides the grid
+  if (s.is_cluster()) {
+    EXPECT_TRUE(d.clusters());
+    EXPECT_EQ(p.combine, GemvCombine::kCluster);
+    const unsigned c = s.cluster.x * s.cluster.y * s.cluster.z;
+    EXPECT_LE(c, 8u);
+    EXPECT_EQ(s.grid.x % s.cluster.x, 0u);
+    EXPECT_EQ(s.grid.y % s.cluster.y, 0u);
+    EXPECT_EQ(int(c), p.splits);
+  } else {
+    EXPECT_NE(p.combine, GemvCombine::kCluster);
+  }
+  if (!d.clusters()) EXPECT_FALSE(s.is_cluster());
+  // a workspace split only within the workspace given and the documented bound
+  if (p.combine == GemvCombine::kWorkspace) {
+    EXPECT_GT(ws, 0u);
+    EXPECT_GT(p.partials, 0);
+    EXPECT_LE(size_t(p.partials) * sizeof(float), ws);
+    EXPECT_LE(size_t(p.partials) * sizeof(float), kernelkit::gemv_workspace_bytes(op, m, n));
+    EXPECT_EQ(p.partials % p.count, 0);
+    EXPECT_LE(p.partials / p.count, kernelkit::kGemvMaxPartialRows);
+    EXPECT_TRUE(p.combine_cols == 1 || p.combine_cols == 32);
+    EXPECT_GE(p.combine_shape.grid.x, 1u);
+    EXPECT_EQ(p.combine_shape.block.x, unsigned(kd::kGemvBlock));
+    EXPECT_EQ(p.combine_shape.overlap_previous, d.cc_major >= 9 && d.code_arch >= 90);
+  } else {
+    EXPECT_EQ(p.partials, 0);
+  }
+  if (ws == 0) EXPECT_NE(p.combine, GemvCombine::kWorkspace);
+  if (p.path == GemvPath::kShortColumns) EXPECT_EQ(p.combine, GemvCombine::kWorkspace);
+  // 16-byte loads only where every address they touch is aligned
+  if ((p.path == GemvPath::kRows || p.path == GemvPath::kSplitRows) && p.aligned) {
+    EXPECT_TRUE(p.rows == 1 || p.ld % 4 == 0);
+    EXPECT_EQ(al.a, 0);
+    EXPECT_EQ(al.x, 0);
+  }
+  if (p.path == GemvPath::kCopy && p.aligned) {
+    EXPECT_EQ(p.ld, 1);
+    EXPECT_EQ(al.a, al.y);
+  }
+  if (p.path == GemvPath::kColumns) {
+    const auto t = kernelkit::gemv_tile_shape(p.tile);
+    EXPECT_EQ(t.pack == 4 ? 4 / std::gcd<int64_t>(lda % 4 == 0 ? 4 : lda % 4, 4) : 1, p.phases);
+    if (p.phases > 1) EXPECT_EQ(p.combine, GemvCombine::kWorkspace);
+    if (t.ty == 1) EXPECT_LE(m, 64);
+  }
+  if (p.path == GemvPath::kRows) {
+    EXPECT_TRUE(p.width == 4 || p.width == 8 || p.width == 16 || p.width == 32);
+  }
+  if (p.path == GemvPath::kShortRows || p.path == GemvPath::kShortColumns) {
+    EXPECT_GE(p.tile_rows, 1);
+    EXPECT_LE(int64_t{p.tile_rows} * std::max<int64_t>(p.ld, 1), kd::kGemvTileFloats);
+    EXPECT_LE(p.cols, kd::kGemvShortMaxCols);
+    if (p.path == GemvPath::kShortColumns) {
+      EXPECT_LE(p.tile_rows, kd::kGemvShortMaxTileRows);
+      EXPECT_GE(p.width, p.cols);
+      EXPECT_LT(p.width, 2 * p.cols);
+    }
+  }
+}
+
+GemvPlan plan(BlasOp op, int64_t m, int64_t n, int64_t lda, GemvAlignment al, size_t ws,
+              const DeviceInfo& d) {
+  return kernelkit::plan_gemv(op, m, n, lda, al, ws, d);
+}
+
+TEST(GemvPlan, SweepShapesOnEveryDevice) {
+  for (const auto& dev : devices_and_tiny())
+    for (BlasOp op : {BlasOp::N, BlasOp::T})
+      for (const auto& sh : kSweep)
+        for (bool with_ws : {false, true}) {
+          const int64_t m = sh[0], n = sh[1];
+          const size_t ws = with_ws ? kernelkit::gemv_workspace_bytes(op, m, n) : 0;
+          for (GemvAlignment al : {GemvAlignment{0, 0, 0}, GemvAlignment{1, 2, 3}}) {
+            const GemvPlan p = plan(op, m, n, n, al, ws, dev.info);
+            check_invariants(p, op, m, n, n, al, ws, dev.info,
+                             describe(op, m, n, n, al, ws, dev.name));
+          }
+        }
+}
+
+// What the H100 runs for the sweep shapes with the benchmark's workspace (aligned operands).
+TEST(GemvPlan, H100SweepTable) {
+  struct Expect {
+    BlasOp op;
+    int64_t m, n;
+    GemvPath path;
+    GemvCombine combine;
+    int splits;         // blocks per row (N) / per tile and phase (T); kShortColumns: blocks
+    int width_or_tile;  // kRows: width; kColumns: static_cast<int>(GemvTile)
+  };
+  constexpr auto N = BlasOp::N, T = BlasOp::T;
+  constexpr auto kNone = GemvCombine::kNone, kWs = GemvCombine::kWorkspace;
+  const int kWide32 = int(GemvTile::kWide32), kWide64 = int(GemvTile::kWide64),
+            kWide128 = int(GemvTile::kWide128), kTile = int(GemvTile::kTile),
+            kFat = int(GemvTile::kFat);
+  const Expect table[] = {
+      {N, 1, 33554432, GemvPath::kSplitRows, kWs, 1056, 0},
+      {N, 33554432, 1, GemvPath::kCopy, kNone, 1, 0},
+      {N, 3, 8388608, GemvPath::kSplitRows, kWs, 352, 0},
+      {N, 8388608, 3, GemvPath::kShortRows, kNone, 1, 0},
+      {N, 8, 4194304, GemvPath::kSplitRows, kWs, 132, 0},
+      {N, 4194304, 8, GemvPath::kShortRows, kNone, 1, 0},
+      {N, 64, 524288, GemvPath::kSplitRows, kWs, 16, 0},
+      {N, 524288, 64, GemvPath::kShortRows, kNone, 1, 0},
+      {N, 1024, 32768, GemvPath::kSplitRows, kNone, 1, 0},
+      {N, 4096, 4096, GemvPath::kSplitRows, kNone, 1, 0},
+      {N, 8192, 8192, GemvPath::kRows, kNone, 1, 32},
+      {N, 14336, 4096, GemvPath::kRows, kNone, 1, 32},
+      {N, 4096, 14336, GemvPath::kSplitRows, kNone, 1, 0},
+      {N, 32000, 4096, GemvPath::kRows, kNone, 1, 32},
+      {N, 50257, 4096, GemvPath::kRows, kNone, 1, 32},
+      {N, 151936, 4096, GemvPath::kRows, kNone, 1, 32},
+      {T, 1, 33554432, GemvPath::kCopy, kNone, 1, 0},
+      {T, 33554432, 1, GemvPath::kSplitRows, kWs, 1056, 0},
+      {T, 3, 8388608, GemvPath::kColumns, kNone, 1, kFat},
+      {T, 8388608, 3, GemvPath::kShortColumns, kWs, 1056, 0},
+      {T, 8, 4194304, GemvPath::kColumns, kNone, 1, kFat},
+      {T, 4194304, 8, GemvPath::kShortColumns, kWs, 1056, 0},
+      {T, 64, 524288, GemvPath::kColumns, kNone, 1, kFat},
+      {T, 524288, 64, GemvPath::kShortColumns, kWs, 1056, 0},
+      {T, 1024, 32768, GemvPath::kColumns, kNone, 1, kTile},
+      {T, 4096, 4096, GemvPath::kColumns, kNone, 1, kWide32},
+      {T, 8192, 8192, GemvPath::kColumns, kNone, 1, kWide64},
+      {T, 14336, 4096, GemvPath::kColumns, kNone, 1, kWide32},
+      {T, 4096, 14336, GemvPath::kColumns, kNone, 1, kWide128},
+      {T, 32000, 4096, GemvPath::kColumns, kNone, 1, kWide32},
+      {T, 50257, 4096, GemvPath::kColumns, kNone, 1, kWide32},
+      {T, 151936, 4096, GemvPath::kColumns, kNone, 1, kWide32},
+  };
+  const DeviceInfo d = kktest::h100();
+  for (const Expect& e : table) {
+    const size_t ws = kernelkit::gemv_workspace_bytes(e.op, e.m, e.n);
+    const GemvPlan p = plan(e.op, e.m, e.n, e.n, {}, ws, d);
+    SCOPED_TRACE(describe(e.op, e.m, e.n, e.n, {}, ws, "H100"));
+    EXPECT_EQ(p.path, e.path);
+    EXPECT_EQ(p.combine, e.combine);
+    EXPECT_EQ(p.splits, e.splits);
+    if (p.path == GemvPath::kRows) EXPECT_EQ(p.width, e.width_or_tile);
+    if (p.path == GemvPath::kColumns) EXPECT_EQ(int(p.tile), e.width_or_tile);
+    EXPECT_TRUE((p.path != GemvPath::kRows && p.path != GemvPath::kSplitRows) || p.aligned);
+  }
+}
+
+// Without a workspace: thin shapes use clusters on Hopper builds, else run unsplit.
+TEST(GemvPlan, NoWorkspaceUsesClustersOnlyWhereAllowed) {
+  for (const auto& dev : kktest::all_devices()) {
+    SCOPED_TRACE(dev.name);
+    const GemvPlan n3 = plan(BlasOp::N, 3, 8388608, 8388608, {}, 0, dev.info);
+    const GemvPlan t64 = plan(BlasOp::T, 524288, 64, 64, {}, 0, dev.info);
+    for (const GemvPlan* p : {&n3, &t64}) {
+      if (dev.info.clusters()) {
+        EXPECT_EQ(p->combine, GemvCombine::kCluster);
+        EXPECT_EQ(p->splits, 8);
+      } else {
+        EXPECT_EQ(p->combine, GemvCombine::kNone);
+        EXPECT_EQ(p->splits, 1);
+        EXPECT_FALSE(p->shape.is_cluster());
+      }
+    }
+  }
+  // the compute_80 build on an H100 (issue 16): no cluster
+  const GemvPlan p = plan(BlasOp::N, 1, 1 << 22, 1 << 22, {}, 0, kktest::h100_compute80());
+  EXPECT_FALSE(p.shape.is_cluster());
+  EXPECT_EQ(p.splits, 1);
+}
+
+// A workspace too small for the wanted split: fewer splits, or none.
+TEST(GemvPlan, SplitsOnlyWithinTheWorkspace) {
+  const DeviceInfo d = kktest::a100();  // no clusters
+  const GemvPlan full = plan(BlasOp::N, 3, 8388608, 8388608, {}, 1 << 20, d);
+  EXPECT_EQ(full.combine, GemvCombine::kWorkspace);
+  const GemvPlan some = plan(BlasOp::N, 3, 8388608, 8388608, {}, 3 * 10 * sizeof(float), d);
+  EXPECT_EQ(some.combine, GemvCombine::kWorkspace);
+  EXPECT_EQ(some.splits, 10);
+  const GemvPlan none = plan(BlasOp::N, 3, 8388608, 8388608, {}, 3 * sizeof(float), d);
+  EXPECT_EQ(none.combine, GemvCombine::kNone);
+  EXPECT_EQ(none.splits, 1);
+  // odd lda, BlasOp::T: 16-byte loads by row class only with room for a partial row each
+  const GemvPlan phases = plan(BlasOp::T, 4097, 4095, 4095, {}, 1 << 22, d);
+  EXPECT_EQ(phases.tile, GemvTile::kTile);
+  EXPECT_EQ(phases.phases, 4);
+  const GemvPlan scalar = plan(BlasOp::T, 4097, 4095, 4095, {}, 0, d);
+  EXPECT_EQ(scalar.tile, GemvTile::kScalar);
+  EXPECT_EQ(scalar.phases, 1);
+}
+
+TEST(GemvPlan, WorkspaceBytesBound) {
+  EXPECT_EQ(kernelkit::gemv_workspace_bytes(BlasOp::N, 0, 5), 0u);
+  EXPECT_EQ(kernelkit::gemv_workspace_bytes(BlasOp::N, 8388608, 3), 0u);   // short rows
+  EXPECT_EQ(kernelkit::gemv_workspace_bytes(BlasOp::N, 33554432, 1), 0u);  // a copy
+  EXPECT_EQ(kernelkit::gemv_workspace_bytes(BlasOp::T, 1, 33554432), 0u);  // a copy
+  EXPECT_EQ(kernelkit::gemv_workspace_bytes(BlasOp::N, 1, 33554432), 16384u);
+  EXPECT_EQ(kernelkit::gemv_workspace_bytes(BlasOp::T, 4096, 4096), size_t{4} << 20);
+  EXPECT_EQ(kernelkit::gemv_workspace_bytes(BlasOp::T, 8388608, 3), 4096u * 3 * 4);
+}
+
+TEST(GemvPlan, EmptyInnerDimensionScales) {
+  for (const auto& dev : kktest::all_devices()) {
+    const GemvPlan n = plan(BlasOp::N, 100, 0, 1, {}, 0, dev.info);
+    EXPECT_EQ(n.path, GemvPath::kScale);
+    EXPECT_EQ(n.count, 100);
+    const GemvPlan t = plan(BlasOp::T, 0, 77, 77, {}, 0, dev.info);
+    EXPECT_EQ(t.path, GemvPath::kScale);
+    EXPECT_EQ(t.count, 77);
+  }
+}
+
+// gemv_args_ok is pure: checked here on made-up addresses (nothing is dereferenced).
+TEST(GemvPlan, ArgumentChecks) {
+  const auto at = [](std::uintptr_t addr) { return reinterpret_cast<float*>(addr); };
+  float* A = at(0x10000);  // 64 x 64 floats: up to 0x14000
+  float* x = at(0x20000);
+  float* y = at(0x30000);
+  void* ws = at(0x40000);
+  using kernelkit::gemv_args_ok;
+  for (BlasOp op : {BlasOp::N, BlasOp::T}) {
+    EXPECT_TRUE(gemv_args_ok(op, 64, 64, 1.f, A, 64, x, y));
+    EXPECT_TRUE(gemv_args_ok(op, 64, 64, 1.f, A, 64, x, y, ws, 4096));
+    EXPECT_TRUE(gemv_args_ok(op, 64, 64, 1.f, A, 64, x, y, nullptr, 0));
+    EXPECT_FALSE(gemv_args_ok(op, -1, 64, 1.f, A, 64, x, y));
+    EXPECT_FALSE(gemv_args_ok(op, 64, -1, 1.f, A, 64, x, y));
+    EXPECT_FALSE(gemv_args_ok(op, 64, 64, 1.f, A, 63, x, y));  // lda < n
+    EXPECT_FALSE(gemv_args_ok(op, 64, 0, 1.f, A, 0, x, y));    // lda < 1
+    EXPECT_FALSE(gemv_args_ok(op, 64, 64, 1.f, nullptr, 64, x, y));
+    EXPECT_FALSE(gemv_args_ok(op, 64, 64, 1.f, A, 64, nullptr, y));
+    EXPECT_FALSE(gemv_args_ok(op, 64, 64, 1.f, A, 64, x, nullptr));
+    EXPECT_TRUE(gemv_args_ok(op, 64, 64, 0.f, nullptr, 64, nullptr, y));  // alpha == 0
+    EXPECT_FALSE(gemv_args_ok(op, int64_t{1} << 40, 4, 1.f, A, int64_t{1} << 30, x, y));
+    EXPECT_FALSE(gemv_args_ok(op, 1, int64_t{1} << 62, 1.f, A, int64_t{1} << 62, x, y));
+    // alignment to float
+    EXPECT_FALSE(gemv_args_ok(op, 64, 64, 1.f, at(0x10002), 64, x, y));
+    EXPECT_FALSE(gemv_args_ok(op, 64, 64, 1.f, A, 64, at(0x20001), y));
+    EXPECT_FALSE(gemv_args_ok(op, 64, 64, 1.f, A, 64, x, at(0x30003)));
+    EXPECT_FALSE(gemv_args_ok(op, 64, 64, 1.f, A, 64, x, y, at(0x40002), 64));
+    // y overlapping A or x; a workspace overlapping any; a null workspace with bytes
+    EXPECT_FALSE(gemv_args_ok(op, 64, 64, 1.f, A, 64, x, at(0x13ff0)));
+    EXPECT_FALSE(gemv_args_ok(op, 64, 64, 1.f, A, 64, x, x));
+    EXPECT_FALSE(gemv_args_ok(op, 64, 64, 1.f, A, 64, x, at(0x1ff04)));
+    EXPECT_TRUE(gemv_args_ok(op, 64, 64, 0.f, A, 64, x, x));  // alpha == 0: x is not read
+    EXPECT_FALSE(gemv_args_ok(op, 64, 64, 1.f, A, 64, x, y, at(0x300f0), 64));
+    EXPECT_FALSE(gemv_args_ok(op, 64, 64, 1.f, A, 64, x, y, at(0x13000), 64));
+    EXPECT_FALSE(gemv_args_ok(op, 64, 64, 1.f, A, 64, x, y, x, 64));
+    EXPECT_FALSE(gemv_args_ok(op, 64, 64, 1.f, A, 64, x, y, nullptr, 64));
+    // lda > n: the gaps of the last row are not part of A's span
+    EXPECT_TRUE(gemv_args_ok(op, 2, 4, 1.f, A, 100, x, at(0x10000 + 4 * (100 + 4))));
+  }
+  EXPECT_FALSE(gemv_args_ok(static_cast<BlasOp>(2), 4, 4, 1.f, A, 4, x, y));
+  EXPECT_FALSE(gemv_args_ok(static_cast<BlasOp>(-1), 4, 4, 1.f, A, 4, x, y));
+}
+
+// ---- the coverage model ---------------------------------------------------------------------
+// Restates each kernel's index mapping on the host: counts the reads of every float of A's
+// span ((m - 1) * lda + n floats from A), the writes of every output and of every partial.
+
+struct Model {
+  int64_t span = 0;
+  std::vector<int> a_reads, y_writes, part_writes;
+  bool misaligned_load = false;
+  bool out_of_range = false;
+
+  void read(int64_t e) {
+    if (e < 0 || e >= span) {
+      out_of_range = true;
+      return;
+    }
+    ++a_reads[e];
+  }
+  // a 16-byte load at element e of A (A's offset a_off floats past a boundary)
+  void read_pack(int64_t e, int a_off) {
+    if ((a_off + e) % 4 != 0) misaligned_load = true;
+    for (int k = 0; k < 4; ++k)
+      read(e + k);
+  }
+};
+
+int64_t head_of(int64_t elem_offset, int64_t len) {
+  return std::min<int64_t>((4 - elem_offset % 4) % 4, len);
+}
+
+// The thread `lane` of `lanes` sharing a row starting at element e0 of A (gemv_row_dot).
+void model_row(Model& md, const GemvPlan& p, const GemvAlignment& al, int64_t e0, int64_t lane,
+               int64_t lanes) {
+  const int64_t n = p.cols;
+  const int64_t head = p.aligned ? 0 : head_of(al.a + e0, n);
+  const int64_t packs = (n - head) / 4;
+  const int64_t tail = head + packs * 4;
+  for (int64_t q = lane; q < packs; q += lanes)
+    md.read_pack(e0 + head + 4 * q, al.a);
+  if (lane < head) md.read(e0 + lane);
+  if (lane < n - tail) md.read(e0 + tail + lane);
+}
+
+void model_tile_load(Model& md, const GemvAlignment& al, int64_t e0, int64_t len) {
+  ASSERT_LE(len, kd::kGemvTileFloats);
+  const int64_t head = head_of(al.a + e0, len);
+  const int64_t packs = (len - head) / 4;
+  for (int64_t q = 0; q < packs; ++q)
+    md.read_pack(e0 + head + 4 * q, al.a);
+  for (int64_t e = 0; e < head; ++e)
+    md.read(e0 + e);
+  for (int64_t e = head + 4 * packs; e < len; ++e)
+    md.read(e0 + e);
+}
+
+Model run_model(const GemvPlan& p, const GemvAlignment& al, int64_t span) {
+  Model md;
+  md.span = span;
+  md.a_reads.assign(span, 0);
+  md.y_writes.assign(p.count, 0);
+  md.part_writes.assign(p.partials, 0);
+  const auto out = [&](int64_t slot_row, int64_t k, bool to_partials) {
+    if (k < 0 || k >= p.count) {
+      md.out_of_range = true;
+      return;
+    }
+    if (to_partials) {
+      ++md.part_writes[slot_row * p.count + k];
+    } else {
+      ++md.y_writes[k];
+    }
+  };
+  const int64_t m = p.rows, n = p.cols, ld = p.ld;
+  const unsigned gx = p.shape.grid.x, gy = p.shape.grid.y;
+  const bool ws = p.combine == GemvCombine::kWorkspace;
+  switch (p.path) {
+    case GemvPath::kScale:
+      for (int64_t k = 0; k < p.count; ++k)
+        out(0, k, false);
+      break;
+    case GemvPath::kCopy:
+      for (int64_t k = 0; k < p.count; ++k) {
+        md.read(k * ld);
+        out(0, k, false);
+      }
+      if (p.aligned) {
+        // the packs of the source start where y's do: as aligned as y's
+        const int64_t head = head_of(al.y, p.count);
+        for (int64_t q = 0; q < (p.count - head) / 4; ++q)
+          if ((al.a + head + 4 * q) % 4 != 0) md.misaligned_load = true;
+      }
+      break;
+    case GemvPath::kRows: {
+      const int rows_per_warp = 32 / p.width;
+      const int64_t warps = int64_t{gx} * 8;
+      for (int64_t w = 0; w < warps; ++w)
+        for (int64_t base = w * rows_per_warp; base < m; base += warps * rows_per_warp)
+          for (int g = 0; g < rows_per_warp; ++g) {
+            const int64_t row = base + g;
+            if (row >= m) continue;
+            for (int lane = 0; lane < p.width; ++lane)
+              model_row(md, p, al, row * ld, lane, p.width);
+            out(0, row, false);
+          }
+      break;
+    }
+    case GemvPath::kSplitRows:
+      for (unsigned by = 0; by < gy; ++by)
+        for (int64_t row = by; row < m; row += gy)
+          for (unsigned s = 0; s < gx; ++s) {
+            for (int t = 0; t < kd::kGemvBlock; ++t)
+              model_row(md, p, al, row * ld, int64_t{s} * kd::kGemvBlock + t,
+                        int64_t{gx} * kd::kGemvBlock);
+            if (gx == 1 || (!ws && s == 0)) out(0, row, false);
+            if (gx > 1 && ws) out(s, row, true);
+          }
+      break;
+    case GemvPath::kShortRows:
+    case GemvPath::kShortColumns: {
+      const int64_t tiles = (m + p.tile_rows - 1) / p.tile_rows;
+      for (unsigned b = 0; b < gx; ++b) {
+        for (int64_t t = b; t < tiles; t += gx) {
+          const int64_t r0 = t * p.tile_rows;
+          const int64_t rows = std::min<int64_t>(p.tile_rows, m - r0);
+          model_tile_load(md, al, r0 * ld, (rows - 1) * ld + n);
+          if (p.path == GemvPath::kShortRows)
+            for (int64_t r = 0; r < rows; ++r)
+              out(0, r0 + r, false);
+        }
+        if (p.path == GemvPath::kShortColumns)
+          for (int64_t c = 0; c < n; ++c)
+            out(b, c, true);
+      }
+      break;
+    }
+    case GemvPath::kColumns: {
+      const auto s = kernelkit::gemv_tile_shape(p.tile);
+      const int kcols = s.tx * s.pack;
+      const int phases = p.phases;
+      const int splits = int(gy) / phases;
+      for (unsigned bx = 0; bx < gx; ++bx)
+        for (unsigned z = 0; z < gy; ++z) {
+          const int phase = int(z) % phases, split = int(z) / phases;
+          const int shift = s.pack == 1 ? 0 : (p.a_offset + phase * int(ld % 4)) % 4;
+          const int64_t col0 = int64_t{bx} * kcols - shift;
+          for (int ty = 0; ty < s.ty; ++ty)
+            for (int tx = 0; tx < s.tx; ++tx) {
+              const int64_t c0 = col0 + int64_t{tx} * s.pack;
+              const bool full = c0 >= 0 && c0 + s.pack <= n;
+              const int64_t step = int64_t{phases} * splits * s.ty;
+              for (int64_t i = phase + int64_t{phases} * (int64_t{split} * s.ty + ty); i < m;
+                   i += step) {
+                if (full && s.pack == 4) {
+                  md.read_pack(i * ld + c0, p.a_offset);
+                } else {
+                  for (int k = 0; k < s.pack; ++k)
+                    if (c0 + k >= 0 && c0 + k < n) md.read(i * ld + c0 + k);
+                }
+              }
+            }
+          // outputs: the block's columns col0 .. col0 + kcols - 1 inside the matrix
+          for (int c = 0; c < kcols; ++c) {
+            const int64_t j = col0 + c;
+            if (j < 0 || j >= n) continue;
+            if (gy == 1)
+              out(0, j, false);
+            else if (ws)
+              out(z, j, true);
+            else if (z == 0)
+              out(0, j, false);  // cluster rank 0
+          }
+        }
+      break;
+    }
+  }
+  if (ws) {
+    // the combine kernel: every output once, from every partial row
+    for (int64_t k = 0; k < p.count; ++k)
+      out(0, k, false);
+  }
+  return md;
+}
+
+void check_coverage(const GemvPlan& p, BlasOp op, int64_t m, int64_t n, int64_t lda,
+                    GemvAlignment al, const std::string& what) {
+  SCOPED_TRACE(what);
+  const bool reads = p.path != GemvPath::kScale;
+  const int64_t span = reads ? (m - 1) * lda + n : 0;
+  const Model md = run_model(p, al, span);
+  EXPECT_FALSE(md.out_of_range);
+  EXPECT_FALSE(md.misaligned_load);
+  // every element of A read exactly once; the gaps between rows (lda > n) at most once
+  int64_t bad = 0;
+  for (int64_t e = 0; e < span; ++e) {
+    const bool in_matrix = e % lda < n;
+    const int reads_e = md.a_reads[e];
+    if (in_matrix ? reads_e != 1 : reads_e > 1) ++bad;
+  }
+  EXPECT_EQ(bad, 0) << "elements of A read other than once";
+  const int64_t count = op == BlasOp::N ? m : n;
+  EXPECT_EQ(int64_t(md.y_writes.size()), count);
+  EXPECT_EQ(std::count(md.y_writes.begin(), md.y_writes.end(), 1), count)
+      << "outputs written other than once";
+  EXPECT_EQ(std::count(md.part_writes.begin(), md.part_writes.end(), 1),
+            int64_t(md.part_writes.size()))
+      << "partials written other than once";
+}
+
+TEST(GemvPlan, EveryElementReadOnceEveryOutputWrittenOnce) {
+  const int64_t dims[][2] = {
+      {1, 1},     {1, 7},     {1, 64},    {1, 65},    {1, 5000},   {1, 70000}, {7, 1},
+      {70000, 1}, {2, 4100},  {3, 9000},  {5, 3},     {1000, 3},   {4099, 8},  {300, 64},
+      {301, 65},  {33, 1000}, {100, 130}, {3, 300},   {64, 2000},  {65, 33},   {2100, 40},
+      {600, 96},  {2500, 64}, {9000, 2},  {40, 4096}, {1500, 100}, {7, 0}};
+  std::set<std::string> seen;
+  for (const auto& dev :
+       {kktest::NamedDevice{"tiny", tiny()}, kktest::NamedDevice{"T4", kktest::t4()}}) {
+    for (BlasOp op : {BlasOp::N, BlasOp::T})
+      for (const auto& dm : dims) {
+        const int64_t m = dm[0], n = dm[1];
+        if ((op == BlasOp::N ? m : n) == 0) continue;  // no outputs: gemv plans nothing
+        for (int64_t lda : {std::max<int64_t>(n, 1), n + 1, n + 2, n + 4})
+          for (GemvAlignment al :
+               {GemvAlignment{0, 0, 0}, GemvAlignment{1, 0, 2}, GemvAlignment{3, 3, 0}})
+            for (size_t ws : {size_t{0}, kernelkit::gemv_workspace_bytes(op, m, n),
+                              size_t{5 * sizeof(float)}}) {
+              const GemvPlan p = plan(op, m, n, lda, al, ws, dev.info);
+              const std::string what = describe(op, m, n, lda, al, ws, dev.name);
+              check_invariants(p, op, m, n, lda, al, ws, dev.info, what);
+              check_coverage(p, op, m, n, lda, al, what);
+              seen.insert(std::to_string(int(p.path)) + "/" + std::to_string(int(p.combine)) +
+                          (p.path == GemvPath::kColumns ? "/" + std::to_string(int(p.tile)) : ""));
+            }
+      }
+  }
+  // the sweep reaches every path, combine and tile kernel
+  for (const char* want :
+       {"0/0", "1/0", "2/0", "3/0", "3/1", "3/2", "4/0", "5/0/1", "5/2/1", "5/0/2", "5/0/3",
+        "5/0/4", "5/0/0", "5/1/0", "5/2/0", "5/0/5", "5/1/5", "5/0/6", "6/2"})
+    EXPECT_TRUE(seen.count(want)) << "no plan took " << want;
+}
+
+}  // namespace
