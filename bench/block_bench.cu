@@ -49,8 +49,8 @@ template <int Block, bool All, bool Cub>
 void add_block_case() {
   constexpr int blocks = 132 * 64;
   constexpr int64_t n = int64_t{blocks} * Block;
-  const std::string op = All ? "block_all_reduce.sum/" : "block_reduce.sum/";
-  kkbench::add_case(op + (Cub ? "cub" : "kernelkit") + "/f32/" + std::to_string(Block),
+  const std::string op = All ? "block_all_reduce.sum" : "block_reduce.sum";
+  kkbench::add_case(kkbench::case_name<float>(op, Cub ? "cub" : "kernelkit", std::to_string(Block)),
                     double(n) * kReps * sizeof(float), 0, [](cudaStream_t s) -> kkbench::Launch {
                       auto in = kkbench::random_array<float>(n, 7);
                       auto out = kkbench::poisoned_array<float>(blocks);

@@ -1,12 +1,14 @@
-// cuBLAS for the baseline cases: a status check that throws (the harness turns it into a
-// skipped case) and a shared handle with the default math mode (no TF32).
+// cuBLAS for the baseline cases: a status check that throws (the harness turns it into an
+// error case) and one handle for the whole run, with the default math mode (no TF32). Each
+// launch sets the handle's stream to its own.
 #pragma once
 
 #include <cublas_v2.h>
 
-#include <memory>
 #include <stdexcept>
 #include <string>
+
+#include "kernelkit/blas/blas.cuh"
 
 #define BENCH_CUBLAS(expr)                                               \
   do {                                                                   \
@@ -17,10 +19,20 @@
   } while (0)
 
 namespace kkbench {
-inline std::shared_ptr<cublasContext> make_cublas() {
-  cublasHandle_t h = nullptr;
-  BENCH_CUBLAS(cublasCreate(&h));
-  BENCH_CUBLAS(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));  // no TF32
-  return std::shared_ptr<cublasContext>(h, [](cublasHandle_t p) { cublasDestroy(p); });
+
+// The run's handle, created on first use (never destroyed: it lives until the process ends).
+inline cublasHandle_t cublas() {
+  static cublasHandle_t handle = [] {
+    cublasHandle_t h = nullptr;
+    BENCH_CUBLAS(cublasCreate(&h));
+    BENCH_CUBLAS(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));  // no TF32
+    return h;
+  }();
+  return handle;
 }
+
+inline cublasOperation_t cublas_op(kernelkit::BlasOp op) {
+  return op == kernelkit::BlasOp::N ? CUBLAS_OP_N : CUBLAS_OP_T;
+}
+
 }  // namespace kkbench

@@ -1,68 +1,396 @@
 #include "harness.cuh"
 
 #include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <map>
+#include <set>
 #include <sstream>
 
 namespace kkbench {
 
 namespace {
-struct Events {
+
+std::vector<Case>& queued() {
+  static std::vector<Case> cases;
+  return cases;
+}
+
+// ---- the timing machinery (one per process, created on first use) ----------------------
+
+// Holds the stream until the host sets *flag (or timeout_ns passes: then *timed_out = 1, so a
+// launch that never gets queued cannot hang the GPU).
+__global__ void hold_kernel(const volatile int* flag, volatile int* timed_out,
+                            unsigned long long timeout_ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  while (*flag == 0) {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    if (t - t0 > timeout_ns) {
+      *timed_out = 1;
+      break;
+    }
+#if __CUDA_ARCH__ >= 700
+    __nanosleep(256);
+#endif
+  }
+}
+
+__global__ void empty_kernel() {}
+
+struct Timer {
   cudaEvent_t start = nullptr, stop = nullptr;
-  Events() {
+  volatile int* flag = nullptr;       // host-mapped: 0 holds the stream, 1 releases it
+  volatile int* timed_out = nullptr;  // host-mapped: set by hold_kernel when it gave up
+  int* d_flag = nullptr;
+  int* d_timed_out = nullptr;
+  void* flush = nullptr;  // twice the L2, memset before every cold sample
+  size_t flush_bytes = 0;
+  int cases_fallen_back = 0;
+
+  Timer() {
     BENCH_CUDA(cudaEventCreate(&start));
     BENCH_CUDA(cudaEventCreate(&stop));
-  }
-  ~Events() {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
+    void* h = nullptr;
+    BENCH_CUDA(cudaHostAlloc(&h, 2 * sizeof(int), cudaHostAllocMapped));
+    flag = static_cast<volatile int*>(h);
+    timed_out = flag + 1;
+    flag[0] = 1;
+    timed_out[0] = 0;
+    BENCH_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&d_flag), h, 0));
+    d_timed_out = d_flag + 1;
+    int dev = 0, l2 = 0;
+    BENCH_CUDA(cudaGetDevice(&dev));
+    BENCH_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    flush_bytes = std::max<size_t>(2 * size_t(l2), size_t{1} << 20);
+    BENCH_CUDA(cudaMalloc(&flush, flush_bytes));
   }
 };
 
-constexpr int kWarmup = 3;
+Timer& timer() {
+  static Timer t;  // never destroyed before exit: the process owns these until it ends
+  return t;
+}
 
-void run_case(benchmark::State& state, double bytes, double flops, const Setup& setup) {
-  cudaStream_t stream = nullptr;
-  try {
-    BENCH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    Launch launch = setup(stream);
-    Events ev;
-    for (int i = 0; i < kWarmup; ++i)
-      launch(stream);
-    BENCH_CUDA(cudaStreamSynchronize(stream));
-    BENCH_CUDA(cudaGetLastError());
-    std::vector<double> times;  // seconds per launch
-    for (auto _ : state) {
-      BENCH_CUDA(cudaEventRecord(ev.start, stream));
-      launch(stream);
-      BENCH_CUDA(cudaEventRecord(ev.stop, stream));
-      BENCH_CUDA(cudaEventSynchronize(ev.stop));
-      float ms = 0;
-      BENCH_CUDA(cudaEventElapsedTime(&ms, ev.start, ev.stop));
-      state.SetIterationTime(ms * 1e-3);
-      times.push_back(ms * 1e-3);
-    }
-    BENCH_CUDA(cudaGetLastError());
-    // Rates from the median launch: robust to the odd slow launch, and one figure per
-    // case without Google Benchmark's repetition aggregates.
-    std::sort(times.begin(), times.end());
-    const double median = times[times.size() / 2];
-    state.counters["bytes_per_second"] = bytes / median;
-    state.counters["median_us"] = median * 1e6;
-    if (flops > 0) state.counters["flops_per_second"] = flops / median;
-    launch = nullptr;  // free the case's buffers before the next case allocates
-  } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
+// Releases the hold when a launch throws, so the stream is not left waiting for the timeout.
+struct Release {
+  volatile int* flag;
+  ~Release() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    *flag = 1;
   }
-  if (stream) cudaStreamDestroy(stream);
+};
+
+// One sample of launch in seconds. Cold: flush, hold, start, launch, stop, release. Old:
+// start, launch, stop (the previous harness). *timed_out: the hold gave up before the
+// launch was queued (the sample then includes host time and is discarded by the caller).
+double sample(const Launch& launch, cudaStream_t s, Timing timing, bool* timed_out) {
+  Timer& t = timer();
+  *timed_out = false;
+  if (timing == Timing::kCold) {
+    BENCH_CUDA(cudaMemsetAsync(t.flush, 0, t.flush_bytes, s));
+    *t.timed_out = 0;
+    *t.flag = 0;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    {
+      Release release{t.flag};
+      hold_kernel<<<1, 1, 0, s>>>(t.d_flag, t.d_timed_out,
+                                  static_cast<unsigned long long>(options().spin_timeout_s * 1e9));
+      BENCH_CUDA(cudaGetLastError());
+      BENCH_CUDA(cudaEventRecord(t.start, s));
+      launch(s);
+      BENCH_CUDA(cudaEventRecord(t.stop, s));
+    }
+    BENCH_CUDA(cudaEventSynchronize(t.stop));
+    *timed_out = *t.timed_out != 0;
+  } else {
+    BENCH_CUDA(cudaEventRecord(t.start, s));
+    launch(s);
+    BENCH_CUDA(cudaEventRecord(t.stop, s));
+    BENCH_CUDA(cudaEventSynchronize(t.stop));
+  }
+  float ms = 0;
+  BENCH_CUDA(cudaEventElapsedTime(&ms, t.start, t.stop));
+  return ms * 1e-3;
+}
+
+struct Measured {
+  double median = 0;  // seconds
+  int samples = 0;
+  bool fell_back = false;  // the hold timed out: the rest of the samples were taken the old way
+};
+
+constexpr int kWarmup = 2;
+
+// Warm-up launches (not timed), then samples until options() are met; the median.
+Measured measure(const Launch& launch, cudaStream_t s, Timing timing) {
+  const Options& o = options();
+  if (o.timing == Timing::kOld) timing = Timing::kOld;
+  for (int i = 0; i < kWarmup; ++i)
+    launch(s);
+  BENCH_CUDA(cudaStreamSynchronize(s));
+  BENCH_CUDA(cudaGetLastError());
+  Measured m;
+  std::vector<double> times;
+  double total = 0;
+  int timeouts = 0;
+  while (true) {
+    const int n = static_cast<int>(times.size());
+    if (n >= o.min_samples && (total >= o.min_time || n >= o.max_samples)) break;
+    bool timed_out = false;
+    const double t = sample(launch, s, timing, &timed_out);
+    if (timed_out) {
+      // the launch was not queued within the timeout: it synchronizes with the device, or a
+      // profiler serializes launches. Discard the sample; after two, time this case the old way.
+      if (++timeouts >= 2) {
+        timing = Timing::kOld;
+        m.fell_back = true;
+      }
+      continue;
+    }
+    times.push_back(t);
+    total += t;
+  }
+  BENCH_CUDA(cudaStreamSynchronize(s));
+  BENCH_CUDA(cudaGetLastError());
+  std::sort(times.begin(), times.end());
+  const size_t n = times.size();
+  m.median = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+  m.samples = static_cast<int>(n);
+  if (m.fell_back && ++timer().cases_fallen_back >= 3 && options().timing != Timing::kOld) {
+    std::fprintf(stderr,
+                 "kernelkit-bench: the stream hold timed out in 3 cases (a profiler serializing "
+                 "launches?): the rest of the run is timed without it (--kk_timing=old)\n");
+    options().timing = Timing::kOld;
+  }
+  return m;
+}
+
+// The time of a device-to-device cudaMemcpyAsync of `half` bytes (the copy of a case that
+// moves 2 * half bytes), measured once per byte count and run.
+std::map<int64_t, double>& copy_times() {
+  static std::map<int64_t, double> m;
+  return m;
+}
+
+int64_t copy_half(double bytes) {
+  return static_cast<int64_t>(std::llround(bytes / 2));
+}
+
+double copy_time(double bytes, cudaStream_t s) {
+  const int64_t half = copy_half(bytes);
+  auto it = copy_times().find(half);
+  if (it != copy_times().end()) return it->second;
+  double t = 0;
+  {
+    auto src = std::make_shared<DeviceArray<unsigned char>>(size_t(half));
+    auto dst = std::make_shared<DeviceArray<unsigned char>>(size_t(half));
+    BENCH_CUDA(cudaMemset(src->p, 0x3C, size_t(half)));
+    BENCH_CUDA(cudaDeviceSynchronize());
+    const Launch copy = [src, dst, half](cudaStream_t st) {
+      BENCH_CUDA(cudaMemcpyAsync(dst->p, src->p, size_t(half), cudaMemcpyDeviceToDevice, st));
+    };
+    t = measure(copy, s, Timing::kCold).median;
+  }
+  copy_times()[half] = t;
+  return t;
+}
+
+struct Result {
+  bool done = false;
+  std::string error;
+  Measured m;
+  double copy = 0;  // seconds; 0: none
+};
+
+void run(const Case& c, Result& r) {
+  r.done = true;
+  cudaStream_t s = nullptr;
+  try {
+    BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    // the same-bytes copy first, on its own buffers, freed before the case allocates
+    const bool has_copy = c.bytes > 0 && copy_half(c.bytes) > 0;
+    if (has_copy && !c.copy_reference) r.copy = copy_time(c.bytes, s);
+    {
+      Launch launch = c.setup(s);
+      BENCH_CUDA(cudaStreamSynchronize(s));
+      r.m = measure(launch, s, c.timing);
+    }  // the case's buffers are freed here
+    if (has_copy && c.copy_reference) {
+      auto it = copy_times().find(copy_half(c.bytes));
+      if (it == copy_times().end()) copy_times()[copy_half(c.bytes)] = r.m.median;
+      r.copy = copy_times()[copy_half(c.bytes)];
+    }
+    BENCH_CUDA(cudaDeviceSynchronize());
+    BENCH_CUDA(cudaGetLastError());
+  } catch (const std::exception& e) {
+    r.error = e.what();
+    cudaDeviceSynchronize();
+    cudaGetLastError();  // report this case's error, not the next one's
+  }
+  if (s) cudaStreamDestroy(s);
+}
+
+// The order cases run and appear in: the headline copy first, then each op's sweep (in the
+// order of its issue), the ladder cases last; registration order within those.
+int rank(const std::string& name) {
+  static const char* const kOps[] = {"memcpy",
+                                     "timing",
+                                     "elementwise.add",
+                                     "elementwise.cast",
+                                     "elementwise.gelu",
+                                     "reduce.sum",
+                                     "row_reduce.sum",
+                                     "softmax",
+                                     "log_softmax",
+                                     "transpose",
+                                     "gemv",
+                                     "gemv_t",
+                                     "sgemm",
+                                     "sgemm_tn",
+                                     "sgemm_nt",
+                                     "sgemm_tt",
+                                     "block_reduce.sum",
+                                     "block_all_reduce.sum"};
+  const std::string op = name.substr(0, name.find('/'));
+  const size_t slash = name.find('/');
+  const bool ladder = slash != std::string::npos && name.compare(slash + 1, 7, "ladder.") == 0;
+  int r = static_cast<int>(std::size(kOps));
+  for (size_t i = 0; i < std::size(kOps); ++i)
+    if (op == kOps[i]) r = static_cast<int>(i);
+  return ladder ? 100 + r : r;
+}
+
+}  // namespace
+
+Options& options() {
+  static Options o;
+  return o;
+}
+
+void add(Case c) {
+  queued().push_back(std::move(c));
+}
+
+bool register_cases() {
+  std::vector<Case> cases = std::move(queued());
+  queued().clear();
+  std::stable_sort(cases.begin(), cases.end(),
+                   [](const Case& a, const Case& b) { return rank(a.name) < rank(b.name); });
+  std::set<std::string> names;
+  bool ok = true;
+  for (const Case& c : cases) {
+    if (c.optional) continue;
+    if (!names.insert(c.name).second) {
+      std::fprintf(stderr, "kernelkit-bench: two cases are named %s\n", c.name.c_str());
+      ok = false;
+    }
+  }
+  for (const Case& c : cases) {
+    if (c.optional && !names.insert(c.name).second) continue;
+    auto result = std::make_shared<Result>();
+    benchmark::RegisterBenchmark(c.name.c_str(),
+                                 [c, result](benchmark::State& st) {
+                                   // measured once; Google Benchmark may call this again with
+                                   // more iterations (--benchmark_min_time): those reuse it
+                                   if (!result->done) run(c, *result);
+                                   if (!result->error.empty()) {
+                                     st.SkipWithError(result->error.c_str());
+                                     return;
+                                   }
+                                   const double t = result->m.median;
+                                   for (auto _ : st)
+                                     st.SetIterationTime(t);
+                                   st.counters["median_us"] = t * 1e6;
+                                   st.counters["samples"] = result->m.samples;
+                                   if (c.bytes > 0) {
+                                     st.counters["bytes"] = c.bytes;
+                                     st.counters["bytes_per_second"] = c.bytes / t;
+                                   }
+                                   if (result->copy > 0) {
+                                     st.counters["copy_us"] = result->copy * 1e6;
+                                     st.counters["copy_ratio"] = result->copy / t;
+                                   }
+                                   if (c.flops > 0) st.counters["flops_per_second"] = c.flops / t;
+                                   if (result->m.fell_back) st.counters["timing_fell_back"] = 1;
+                                 })
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
+  return ok;
+}
+
+// ---- the timing-method cases (bench/NOTES.md "Timing") ---------------------------------
+namespace {
+void add_timing_cases() {
+  for (Timing timing : {Timing::kOld, Timing::kCold}) {
+    const std::string method = timing == Timing::kOld ? "old" : "cold";
+    Case empty{"timing/" + method + "/empty", 0, 0, [](cudaStream_t) -> Launch {
+                 return [](cudaStream_t st) {
+                   empty_kernel<<<1, 1, 0, st>>>();
+                   BENCH_CUDA(cudaGetLastError());
+                 };
+               }};
+    empty.timing = timing;
+    add(empty);
+    constexpr int64_t n = int64_t{1} << 24;  // floats
+    Case copy{"timing/" + method + "/memcpy-16777216", 2.0 * n * sizeof(float), 0,
+              [](cudaStream_t) -> Launch {
+                auto src = random_array<float>(n, 5);
+                auto dst = poisoned_array<float>(n);
+                return [src, dst](cudaStream_t st) {
+                  BENCH_CUDA(cudaMemcpyAsync(dst->p, src->p, n * sizeof(float),
+                                             cudaMemcpyDeviceToDevice, st));
+                };
+              }};
+    copy.timing = timing;
+    add(copy);
+  }
+}
+const int kTimingCases = (add_timing_cases(), 0);
+}  // namespace
+
+// ---- verification helpers ---------------------------------------------------------------
+namespace {
+__global__ void dots_kernel(const float* X, const float* Y, const Dot* dots, int64_t chunk,
+                            double* out) {
+  __shared__ double part[256];
+  const Dot d = dots[blockIdx.x];
+  const int64_t begin = blockIdx.y * chunk, end = begin + chunk < d.len ? begin + chunk : d.len;
+  double s = 0;
+  for (int64_t p = begin + threadIdx.x; p < end; p += blockDim.x)
+    s += double(X[d.x0 + p * d.xs]) * double(Y[d.y0 + p * d.ys]);
+  part[threadIdx.x] = s;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double t = 0;
+    for (int i = 0; i < blockDim.x; ++i)
+      t += part[i];
+    out[blockIdx.x * int64_t{gridDim.y} + blockIdx.y] = t;
+  }
 }
 }  // namespace
 
-void add_case(const std::string& name, double bytes, double flops, Setup setup) {
-  benchmark::RegisterBenchmark(
-      name.c_str(),
-      [bytes, flops, setup](benchmark::State& st) { run_case(st, bytes, flops, setup); })
-      ->UseManualTime()
-      ->Unit(benchmark::kMicrosecond);
+std::vector<double> dots_f64(const float* X, const float* Y, const std::vector<Dot>& dots) {
+  if (dots.empty()) return {};
+  int64_t longest = 1;
+  for (const Dot& d : dots)
+    longest = std::max(longest, d.len);
+  const int64_t chunks = std::min<int64_t>(256, (longest + 16383) / 16384);
+  const int64_t chunk = (longest + chunks - 1) / chunks;
+  DeviceArray<Dot> d_dots(dots.size());
+  DeviceArray<double> d_out(dots.size() * chunks);
+  BENCH_CUDA(cudaMemcpy(d_dots.p, dots.data(), dots.size() * sizeof(Dot), cudaMemcpyHostToDevice));
+  dots_kernel<<<dim3(unsigned(dots.size()), unsigned(chunks)), 256>>>(X, Y, d_dots.p, chunk,
+                                                                      d_out.p);
+  BENCH_CUDA(cudaGetLastError());
+  BENCH_CUDA(cudaDeviceSynchronize());
+  const auto parts = d_out.download();
+  std::vector<double> r(dots.size(), 0.0);
+  for (size_t i = 0; i < dots.size(); ++i)
+    for (int64_t c = 0; c < chunks; ++c)
+      r[i] += parts[i * chunks + c];
+  return r;
 }
 
 void verify(const std::string& what, const std::vector<double>& got, const std::vector<double>& ref,
@@ -74,7 +402,8 @@ void verify(const std::string& what, const std::vector<double>& got, const std::
         std::isnan(r) ? std::isnan(g) : (g == r || std::fabs(g - r) <= atol + rtol * std::fabs(r));
     if (!ok) {
       std::ostringstream os;
-      os << what << ": wrong result at sample " << i << ": got " << g << ", want " << r;
+      os << what << ": wrong result at sample " << i << " of " << got.size() << ": got " << g
+         << ", want " << r;
       throw std::runtime_error(os.str());
     }
   }
@@ -82,12 +411,13 @@ void verify(const std::string& what, const std::vector<double>& got, const std::
 
 std::vector<size_t> sample_indices(size_t n, size_t count) {
   std::vector<size_t> idx;
-  if (n == 0) return idx;
+  if (n == 0 || count == 0) return idx;
   if (count >= n) {
     for (size_t i = 0; i < n; ++i)
       idx.push_back(i);
     return idx;
   }
+  if (count == 1) return {0};
   for (size_t k = 0; k < count; ++k)
     idx.push_back(k * (n - 1) / (count - 1));
   return idx;

@@ -1,8 +1,16 @@
-// The benchmark harness: a case is a name, the fewest bytes it must move (and the flops it
-// does, for gemm/gemv), and a setup function that allocates and fills its inputs, runs and
-// verifies the operation once, and returns the launch to time. Timing uses CUDA events on
-// a stream the harness owns, after a warm-up; the rate counters are computed from the
-// event times (not Google Benchmark's CPU clock).
+// The benchmark harness. A case is a name `<op>/<impl>/<dtype>/<shape>`, the fewest bytes it
+// must move (and the flops it does, for gemm/gemv), and a setup function that allocates and
+// fills its inputs, runs and verifies the operation once against a float64 reference, and
+// returns the launch to time. A wrong result throws, and the case is reported as an error.
+//
+// Timing (harness.cu; bench/NOTES.md "Timing"): cold samples as nvbench takes them. Before
+// each sample the L2 is flushed (a memset of twice its size) and a one-thread kernel holds the
+// stream on a host-mapped flag while the host enqueues start event, the launch, stop event;
+// then the host releases the flag. The launch is queued when the GPU reaches it, so a sample
+// is the work's own time (ramp and tail included) without the host's launch latency. A case's
+// time is the median of its samples. Every case with bytes > 0 also gets `copy_ratio`: the
+// time of a device-to-device cudaMemcpyAsync of bytes / 2 (half read, half written), timed
+// the same way in the same run (once per distinct byte count), over the case's time.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -32,10 +40,42 @@ namespace kkbench {
 using Launch = std::function<void(cudaStream_t)>;
 using Setup = std::function<Launch(cudaStream_t)>;
 
-// Registers a case. bytes: fewest bytes moved per launch; flops: floating-point operations
-// per launch (0 when not meaningful). setup(stream) prepares inputs, verifies one run
-// (throwing std::runtime_error on a wrong result) and returns the launch to time.
-void add_case(const std::string& name, double bytes, double flops, Setup setup);
+// How a case's samples are taken.
+enum class Timing {
+  kCold,  // flushed L2, stream held until the launch is queued (every case)
+  kOld,   // the previous method, kept for the timing/old/* cases: event, launch, event,
+          // synchronize, L2 as the last launch left it; host launch latency inside
+};
+
+struct Case {
+  std::string name;  // <op>/<impl>/<dtype>/<shape>
+  double bytes = 0;  // fewest bytes one launch must move (0: no copy_ratio)
+  double flops = 0;  // floating-point operations per launch (0: no flops_per_second)
+  Setup setup;       // allocates, runs once, verifies (throws when wrong), returns the launch
+  Timing timing = Timing::kCold;
+  bool optional = false;        // registered only when no other case has this name
+  bool copy_reference = false;  // the copy itself: its time also serves as the copy of its bytes
+};
+
+// Queues a case (cases register at static initialisation; register_cases() hands them to
+// Google Benchmark, memcpy first, the ladder last, duplicates rejected).
+void add(Case c);
+inline void add_case(const std::string& name, double bytes, double flops, Setup setup) {
+  add(Case{name, bytes, flops, std::move(setup)});
+}
+// Registers every queued case with Google Benchmark. Returns false (after printing why) when
+// two non-optional cases share a name.
+bool register_cases();
+
+// Sampling settings (kernelkit-bench --kk_* flags, parsed by main()).
+struct Options {
+  int min_samples = 10;           // at least this many samples per case
+  int max_samples = 1000;         // at most this many
+  double min_time = 0.1;          // sample until the samples add up to this many seconds (or max)
+  Timing timing = Timing::kCold;  // --kk_timing=old times every case the old way (profilers)
+  double spin_timeout_s = 1.0;    // the hold kernel gives up after this long
+};
+Options& options();
 
 // Registers cases at static-initialisation time: KKBENCH_CASES { add_case(...); }
 #define KKBENCH_CONCAT2(a, b) a##b
@@ -59,12 +99,13 @@ struct DeviceArray {
   }
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
-  std::vector<T> download(size_t count) const {
+  std::vector<T> download(size_t first, size_t count) const {
     std::vector<T> h(count);
-    BENCH_CUDA(cudaMemcpy(h.data(), p, count * sizeof(T), cudaMemcpyDeviceToHost));
+    if (count)
+      BENCH_CUDA(cudaMemcpy(h.data(), p + first, count * sizeof(T), cudaMemcpyDeviceToHost));
     return h;
   }
-  std::vector<T> download() const { return download(n); }
+  std::vector<T> download() const { return download(0, n); }
 };
 
 template <typename T>
@@ -91,6 +132,52 @@ __global__ void fill_uniform_kernel(T* p, int64_t n, uint64_t seed, double lo, d
     }
   }
 }
+
+template <typename T>
+__global__ void gather_kernel(const T* p, const int64_t* idx, int64_t count, T* out) {
+  for (int64_t j = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; j < count;
+       j += int64_t{gridDim.x} * blockDim.x)
+    out[j] = p[idx[j]];
+}
+
+// Per-block float64 partial sums of p[0..n) and of |p|; integers: exact int64 sums (two's
+// complement wrap, as every integer sum here).
+template <typename T, typename S>
+__global__ void partial_sums_kernel(const T* p, int64_t n, S* sums, double* abs_sums) {
+  __shared__ S s_sum[256];
+  __shared__ double s_abs[256];
+  S s = 0;
+  double a = 0;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    if constexpr (std::is_integral_v<S>) {
+      const S v = static_cast<S>(p[i]);
+      s = static_cast<S>(static_cast<uint64_t>(s) + static_cast<uint64_t>(v));
+      a += fabs(static_cast<double>(v));
+    } else {
+      const double v = kernelkit::convert<double>(p[i]);
+      s += v;
+      a += fabs(v);
+    }
+  }
+  s_sum[threadIdx.x] = s;
+  s_abs[threadIdx.x] = a;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    S ts = 0;
+    double ta = 0;
+    for (int t = 0; t < blockDim.x; ++t) {
+      if constexpr (std::is_integral_v<S>) {
+        ts = static_cast<S>(static_cast<uint64_t>(ts) + static_cast<uint64_t>(s_sum[t]));
+      } else {
+        ts += s_sum[t];
+      }
+      ta += s_abs[t];
+    }
+    sums[blockIdx.x] = ts;
+    abs_sums[blockIdx.x] = ta;
+  }
+}
 }  // namespace detail
 
 // Uniform random values in [lo, hi) (integers: floor of that), generated on the device.
@@ -98,7 +185,7 @@ template <typename T>
 Array<T> random_array(size_t n, uint64_t seed, double lo = -1.0, double hi = 1.0) {
   auto a = std::make_shared<DeviceArray<T>>(n);
   if (n) {
-    detail::fill_uniform_kernel<T><<<1024, 256>>>(a->p, static_cast<int64_t>(n), seed, lo, hi);
+    detail::fill_uniform_kernel<T><<<2048, 256>>>(a->p, static_cast<int64_t>(n), seed, lo, hi);
     BENCH_CUDA(cudaGetLastError());
     BENCH_CUDA(cudaDeviceSynchronize());
   }
@@ -119,9 +206,69 @@ Array<T> poisoned_array(size_t n) {
   return a;
 }
 
-// Checks got against the float64 reference at `count` evenly spaced indices (all when
-// count >= size): |got - ref| <= atol + rtol * |ref|, NaN only where the reference is NaN.
-// Throws with the first mismatch.
+// A zero-filled workspace of at least `bytes` (16 when 0), 256-byte aligned (cudaMalloc).
+inline Array<unsigned char> zeroed_workspace(size_t bytes) {
+  auto a = std::make_shared<DeviceArray<unsigned char>>(bytes < 16 ? 16 : bytes);
+  BENCH_CUDA(cudaMemset(a->p, 0, a->n));
+  BENCH_CUDA(cudaDeviceSynchronize());
+  return a;
+}
+
+// p[idx[j]] for every j, copied to the host in one transfer.
+template <typename T>
+std::vector<T> gather(const T* p, const std::vector<size_t>& idx) {
+  std::vector<int64_t> h(idx.begin(), idx.end());
+  DeviceArray<int64_t> d_idx(h.size());
+  DeviceArray<T> d_out(h.size());
+  if (h.empty()) return {};
+  BENCH_CUDA(cudaMemcpy(d_idx.p, h.data(), h.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
+  detail::gather_kernel<T><<<64, 256>>>(p, d_idx.p, static_cast<int64_t>(h.size()), d_out.p);
+  BENCH_CUDA(cudaGetLastError());
+  BENCH_CUDA(cudaDeviceSynchronize());
+  return d_out.download();
+}
+
+// The float64 sum of p[0..n) and of |p[0..n)| (integers: the exact int64 sum, as a double
+// only in abs_sum), computed on the device in a fixed order.
+struct Sums {
+  double sum = 0, abs_sum = 0;
+  int64_t exact = 0;  // integers only
+};
+template <typename T>
+Sums sums_f64(const T* p, int64_t n) {
+  using S = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
+  constexpr int kBlocks = 1024;
+  DeviceArray<S> d_sum(kBlocks);
+  DeviceArray<double> d_abs(kBlocks);
+  detail::partial_sums_kernel<T, S><<<kBlocks, 256>>>(p, n, d_sum.p, d_abs.p);
+  BENCH_CUDA(cudaGetLastError());
+  BENCH_CUDA(cudaDeviceSynchronize());
+  const auto s = d_sum.download();
+  const auto a = d_abs.download();
+  Sums r;
+  uint64_t exact = 0;
+  for (int b = 0; b < kBlocks; ++b) {
+    if constexpr (std::is_integral_v<S>) {
+      exact += static_cast<uint64_t>(s[b]);
+    } else {
+      r.sum += s[b];
+    }
+    r.abs_sum += a[b];
+  }
+  r.exact = static_cast<int64_t>(exact);
+  if constexpr (std::is_integral_v<S>) r.sum = static_cast<double>(r.exact);
+  return r;
+}
+
+// Float64 dot products sum_{p < len} X[x0 + p * xs] * Y[y0 + p * ys], one per spec, on the
+// device (the reference of gemv and sgemm at sampled outputs).
+struct Dot {
+  int64_t x0, xs, y0, ys, len;
+};
+std::vector<double> dots_f64(const float* X, const float* Y, const std::vector<Dot>& dots);
+
+// Checks got against the float64 reference: |got - ref| <= atol + rtol * |ref|, NaN only where
+// the reference is NaN. Throws with the first mismatch.
 void verify(const std::string& what, const std::vector<double>& got, const std::vector<double>& ref,
             double rtol, double atol = 0.0);
 
@@ -136,7 +283,7 @@ std::vector<double> to_doubles(const std::vector<T>& v) {
 // Indices spread over [0, n): `count` of them, first and last included.
 std::vector<size_t> sample_indices(size_t n, size_t count);
 
-// Size names used in case names.
+// Shape names used in case names.
 inline std::string dims(int64_t a) {
   return std::to_string(a);
 }
@@ -145,6 +292,12 @@ inline std::string dims(int64_t a, int64_t b) {
 }
 inline std::string dims(int64_t a, int64_t b, int64_t c) {
   return dims(a, b) + "x" + std::to_string(c);
+}
+
+// `<op>/<impl>/<dtype>/<shape>` with the dtype from kernelkit::type_name<T>().
+template <typename T>
+std::string case_name(const std::string& op, const std::string& impl, const std::string& shape) {
+  return op + "/" + impl + "/" + kernelkit::type_name<T>() + "/" + shape;
 }
 
 }  // namespace kkbench

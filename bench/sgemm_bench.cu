@@ -1,105 +1,107 @@
-// sgemm, f32, row-major, C = A B (alpha = 1, beta = 0, BlasOp::N for both): kernelkit against
-// cublasSgemm (CUBLAS_DEFAULT_MATH: TF32 off; row-major C = A B computed as the
-// column-major C^T = B^T A^T), at 1024^3 .. 8192^3 and 4095x4097x1023, and every ladder step
-// at 4096^3 (the three slowest at 2048^3). bytes = A + B + C once each; flops = 2 m n k
-// (flops_per_second is the figure of merit).
+// sgemm, f32, row-major, C = op(A) op(B) (alpha = 1, beta = 0): kernelkit against cublasSgemm
+// (CUBLAS_DEFAULT_MATH: TF32 off; row-major C = op(A) op(B) computed as the column-major
+// C^T = op(B)^T op(A)^T, with the same op flags), over the shapes of issue 14 (m x n x k):
+// sgemm (NN) and sgemm_tn / _nt / _tt. bytes = A + B + C once each; flops = 2 m n k
+// (flops_per_second is the figure of merit). Each case is verified once at 64 sampled
+// elements of C against float64 dot products.
 #include <cublas_v2.h>
 
-#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cublas_util.cuh"
+#include "checks.cuh"
 #include "harness.cuh"
 #include "kernelkit/blas/sgemm.cuh"
-#include "ladder/sgemm/registry.cuh"
 
 namespace {
 
-using kernelkit::BlasOp;
-
-using kkbench::make_cublas;
-
-// C against a float64 reference at 64 sampled elements (row of A, column of B each).
-void verify_sgemm(const std::string& what, int64_t m, int64_t n, int64_t k, const float* A,
-                  const float* B, const float* C) {
-  std::vector<float> arow(k), bcol(k);
-  std::vector<double> got, ref;
-  for (size_t e : kkbench::sample_indices(size_t(m * n), 64)) {
-    const int64_t i = int64_t(e) / n, j = int64_t(e) % n;
-    BENCH_CUDA(cudaMemcpy(arow.data(), A + i * k, k * sizeof(float), cudaMemcpyDeviceToHost));
-    BENCH_CUDA(cudaMemcpy2D(bcol.data(), sizeof(float), B + j, n * sizeof(float), sizeof(float), k,
-                            cudaMemcpyDeviceToHost));
-    float c = 0;
-    BENCH_CUDA(cudaMemcpy(&c, C + e, sizeof(float), cudaMemcpyDeviceToHost));
-    double s = 0;
-    for (int64_t p = 0; p < k; ++p)
-      s += double(arow[p]) * bcol[p];
-    ref.push_back(s);
-    got.push_back(c);
-  }
-  // |a|, |b| <= 1: fp32 summation error ~ k u |partial sums|, far below 1e-6 k
-  kkbench::verify(what, got, ref, 1e-5, 1e-6 * double(k));
+// The adapter: every call this file makes into kernelkit goes through the function(s) below,
+// so an API change (e.g. a workspace overload) is one line here (bench/NOTES.md "bench").
+inline size_t kk_sgemm_workspace_bytes(kernelkit::BlasOp /*op_a*/, kernelkit::BlasOp /*op_b*/,
+                                       int64_t /*m*/, int64_t /*n*/, int64_t /*k*/) {
+  return 0;  // no workspace yet
+}
+inline cudaError_t kk_sgemm(kernelkit::BlasOp op_a, kernelkit::BlasOp op_b, int64_t m, int64_t n,
+                            int64_t k, float alpha, const float* A, int64_t lda, const float* B,
+                            int64_t ldb, float beta, float* C, int64_t ldc, void* /*ws*/,
+                            size_t /*ws_bytes*/, cudaStream_t s) {
+  return kernelkit::sgemm(op_a, op_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, s);
 }
 
-enum class Impl { kKernelkit, kCublas, kLadder };
+using kernelkit::BlasOp;
 
-void add_sgemm_case(Impl impl, int64_t m, int64_t n, int64_t k, int step = 0) {
-  std::string impl_name = impl == Impl::kKernelkit ? "kernelkit" : "cublas";
-  if (impl == Impl::kLadder)
-    impl_name = std::string("ladder.") + kernelkit::ladder::sgemm::kSteps[step].name;
-  const std::string name = "sgemm/" + impl_name + "/f32/" + kkbench::dims(m, n, k);
-  const double bytes = double(m * k + k * n + m * n) * sizeof(float);
+const int64_t kNnShapes[][3] = {
+    {512, 512, 512},     {1000, 1000, 1000},  {1024, 1024, 1024},  {2000, 2000, 2000},
+    {2048, 2048, 2048},  {3000, 3000, 3000},  {4096, 4096, 4096},  {6000, 6000, 6000},
+    {8192, 8192, 8192},  {4096, 11008, 4096}, {4096, 4096, 11008}, {4096, 14336, 4096},
+    {4096, 1024, 4096},  {1, 4096, 4096},     {8, 4096, 4096},     {32, 4096, 4096},
+    {128, 4096, 4096},   {1, 14336, 4096},    {8192, 8192, 32},    {8192, 8192, 256},
+    {1024, 1024, 32768}, {256, 256, 262144}};
+const int64_t kOpShapes[][3] = {{2048, 2048, 2048}, {3000, 3000, 3000}};
+
+std::string op_name(BlasOp a, BlasOp b) {
+  if (a == BlasOp::N && b == BlasOp::N) return "sgemm";
+  return std::string("sgemm_") + (a == BlasOp::N ? "n" : "t") + (b == BlasOp::N ? "n" : "t");
+}
+
+// Row-major storage: op(A) is m x k (A stored m x k, lda = k, or k x m, lda = m when
+// transposed); op(B) is k x n (B stored k x n, ldb = n, or n x k, ldb = k); C is m x n.
+struct Layout {
+  int64_t lda, ldb, ldc;
+};
+Layout layout(BlasOp a, BlasOp b, int64_t m, int64_t n, int64_t k) {
+  return {a == BlasOp::N ? k : m, b == BlasOp::N ? n : k, n};
+}
+
+void add_sgemm_case(BlasOp op_a, BlasOp op_b, bool cublas, int64_t m, int64_t n, int64_t k) {
+  const std::string name = kkbench::case_name<float>(
+      op_name(op_a, op_b), cublas ? "cublas" : "kernelkit", kkbench::dims(m, n, k));
+  const double bytes = (double(m) * k + double(k) * n + double(m) * n) * sizeof(float);
   const double flops = 2.0 * double(m) * double(n) * double(k);
   kkbench::add_case(name, bytes, flops, [=](cudaStream_t s) -> kkbench::Launch {
-    auto A = kkbench::random_array<float>(m * k, 71);
-    auto B = kkbench::random_array<float>(k * n, 72);
-    auto C = kkbench::poisoned_array<float>(m * n);
+    const Layout l = layout(op_a, op_b, m, n, k);
+    auto A = kkbench::random_array<float>(size_t(m * k), 71);
+    auto B = kkbench::random_array<float>(size_t(k * n), 72);
+    auto C = kkbench::poisoned_array<float>(size_t(m * n));
     kkbench::Launch launch;
-    if (impl == Impl::kKernelkit) {
+    if (!cublas) {
+      auto ws = kkbench::zeroed_workspace(kk_sgemm_workspace_bytes(op_a, op_b, m, n, k));
       launch = [=](cudaStream_t st) {
-        BENCH_CUDA(
-            kernelkit::sgemm(BlasOp::N, BlasOp::N, m, n, k, 1.f, A->p, k, B->p, n, 0.f, C->p, n, st));
-      };
-    } else if (impl == Impl::kLadder) {
-      const auto fn = kernelkit::ladder::sgemm::kSteps[step].fn;
-      launch = [=](cudaStream_t st) {
-        BENCH_CUDA(fn(BlasOp::N, BlasOp::N, m, n, k, 1.f, A->p, k, B->p, n, 0.f, C->p, n, st));
+        BENCH_CUDA(kk_sgemm(op_a, op_b, m, n, k, 1.f, A->p, l.lda, B->p, l.ldb, 0.f, C->p, l.ldc,
+                            ws->p, ws->n, st));
       };
     } else {
-      // row-major X (r x c) is the column-major X^T: C^T (n x m) = B^T (n x k) A^T (k x m)
-      auto handle = make_cublas();
+      // row-major X is the column-major X^T: C^T (n x m) = op(B)^T (n x k) op(A)^T (k x m)
       launch = [=](cudaStream_t st) {
+        cublasHandle_t h = kkbench::cublas();
         const float alpha = 1.f, beta = 0.f;
-        BENCH_CUBLAS(cublasSetStream(handle.get(), st));
-        BENCH_CUBLAS(cublasSgemm(handle.get(), CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n),
-                                 static_cast<int>(m), static_cast<int>(k), &alpha, B->p,
-                                 static_cast<int>(n), A->p, static_cast<int>(k), &beta, C->p,
-                                 static_cast<int>(n)));
+        BENCH_CUBLAS(cublasSetStream(h, st));
+        BENCH_CUBLAS(cublasSgemm(h, kkbench::cublas_op(op_b), kkbench::cublas_op(op_a),
+                                 static_cast<int>(n), static_cast<int>(m), static_cast<int>(k),
+                                 &alpha, B->p, static_cast<int>(l.ldb), A->p,
+                                 static_cast<int>(l.lda), &beta, C->p, static_cast<int>(l.ldc)));
       };
     }
     launch(s);
     BENCH_CUDA(cudaStreamSynchronize(s));
-    verify_sgemm(name, m, n, k, A->p, B->p, C->p);
+    kkbench::check_sgemm(name, op_a, op_b, m, n, k, A->p, l.lda, B->p, l.ldb, C->p, l.ldc);
     return launch;
   });
 }
 
 KKBENCH_CASES {
-  const int64_t shapes[][3] = {{1024, 1024, 1024},
-                               {2048, 2048, 2048},
-                               {4096, 4096, 4096},
-                               {8192, 8192, 8192},
-                               {4095, 4097, 1023}};
-  for (const auto& sh : shapes) {
-    add_sgemm_case(Impl::kKernelkit, sh[0], sh[1], sh[2]);
-    add_sgemm_case(Impl::kCublas, sh[0], sh[1], sh[2]);
+  for (const auto& sh : kNnShapes) {
+    add_sgemm_case(BlasOp::N, BlasOp::N, false, sh[0], sh[1], sh[2]);
+    add_sgemm_case(BlasOp::N, BlasOp::N, true, sh[0], sh[1], sh[2]);
   }
-  for (int step = 0; step < kernelkit::ladder::sgemm::kNumSteps; ++step) {
-    const int64_t size = step < 3 ? 2048 : 4096;  // v0..v2 take 0.1-1 s at 4096^3
-    add_sgemm_case(Impl::kLadder, size, size, size, step);
-  }
+  for (const auto& ops : {std::pair{BlasOp::T, BlasOp::N}, std::pair{BlasOp::N, BlasOp::T},
+                          std::pair{BlasOp::T, BlasOp::T}})
+    for (const auto& sh : kOpShapes) {
+      add_sgemm_case(ops.first, ops.second, false, sh[0], sh[1], sh[2]);
+      add_sgemm_case(ops.first, ops.second, true, sh[0], sh[1], sh[2]);
+    }
 }
 
 }  // namespace
