@@ -11,22 +11,22 @@
 
 #include "kernelkit/core/error.cuh"
 #include "kernelkit/core/launch.cuh"
+#include "kernelkit/softmax/softmax.cuh"
 #include "kernelkit/warp/warp.cuh"
 
-namespace kernelkit {
-namespace ladder {
-namespace softmax_v1 {
+namespace kernelkit::ladder::softmax {
 
-inline constexpr int kBlock = 128;
-inline constexpr int kWarps = kBlock / kWarpSize;
+inline constexpr int kV1Block = 128;
+inline constexpr int kV1Warps = kV1Block / kWarpSize;
 
-static __global__ void __launch_bounds__(kBlock)
-    softmax_kernel(const float* in, float* out, int64_t rows, int64_t cols) {
-  __shared__ float broadcast[kWarps];
+template <int = 0>
+__global__ void __launch_bounds__(kV1Block)
+    v1_kernel(const float* in, float* out, int64_t rows, int64_t cols) {
+  __shared__ float broadcast[kV1Warps];
   const int lane = threadIdx.x % kWarpSize;
   const int warp = threadIdx.x / kWarpSize;
-  for (int64_t row = blockIdx.x * int64_t{kWarps} + warp; row < rows;
-       row += int64_t{gridDim.x} * kWarps) {
+  for (int64_t row = blockIdx.x * int64_t{kV1Warps} + warp; row < rows;
+       row += int64_t{gridDim.x} * kV1Warps) {
     const float* x = in + row * cols;
     float m = -INFINITY;
     for (int64_t c = lane; c < cols; c += kWarpSize)
@@ -49,20 +49,16 @@ static __global__ void __launch_bounds__(kBlock)
   }
 }
 
-}  // namespace softmax_v1
-
-[[nodiscard]] inline cudaError_t softmax_v1_warp_per_row_shfl_down(const float* in, float* out,
-                                                                   int64_t rows, int64_t cols,
-                                                                   cudaStream_t stream = nullptr) {
-  KERNELKIT_REQUIRE(rows >= 0 && cols >= 0);
+// softmax over the rows of a rows x cols f32 matrix (the library's signature).
+inline cudaError_t v1_warp_per_row_shfl_down(const float* in, float* out, int64_t rows,
+                                             int64_t cols, cudaStream_t stream) {
+  KERNELKIT_REQUIRE(softmax_args_ok(in, out, rows, cols));
   if (rows == 0 || cols == 0) return cudaSuccess;
-  KERNELKIT_REQUIRE(in != nullptr && out != nullptr);
-  KERNELKIT_REQUIRE(rows <= INT64_MAX / cols);
-  int grid = 0;
-  KERNELKIT_RETURN_IF_ERROR(grid_size(rows * kWarpSize, softmax_v1::kBlock, &grid));
-  softmax_v1::softmax_kernel<<<grid, softmax_v1::kBlock, 0, stream>>>(in, out, rows, cols);
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  const int grid = grid_size_for(ceil_div<int64_t>(rows, kV1Warps) * kV1Block, kV1Block, d);
+  v1_kernel<<<grid, kV1Block, 0, stream>>>(in, out, rows, cols);
   return cudaGetLastError();
 }
 
-}  // namespace ladder
-}  // namespace kernelkit
+}  // namespace kernelkit::ladder::softmax

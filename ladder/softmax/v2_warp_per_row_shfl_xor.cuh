@@ -1,6 +1,8 @@
 // Ladder step 2: one warp per row with a butterfly (shfl_xor) all-reduce: every lane ends
 // with the row max and sum, so no shared memory and no __syncwarp. Still three passes over
-// the row in global memory, scalar loads. f32 only.
+// the row in global memory, scalar loads. f32 only. (The library, kLibrary, then keeps the
+// row on chip between one read and one write: in a lane group's registers, in a block's
+// shared memory, or split over a cluster or a cooperative grid; 16-byte accesses.)
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,20 +12,20 @@
 
 #include "kernelkit/core/error.cuh"
 #include "kernelkit/core/launch.cuh"
+#include "kernelkit/softmax/softmax.cuh"
 #include "kernelkit/warp/warp.cuh"
 
-namespace kernelkit {
-namespace ladder {
-namespace softmax_v2 {
+namespace kernelkit::ladder::softmax {
 
-inline constexpr int kBlock = 128;
-inline constexpr int kWarps = kBlock / kWarpSize;
+inline constexpr int kV2Block = 128;
+inline constexpr int kV2Warps = kV2Block / kWarpSize;
 
-static __global__ void __launch_bounds__(kBlock)
-    softmax_kernel(const float* in, float* out, int64_t rows, int64_t cols) {
+template <int = 0>
+__global__ void __launch_bounds__(kV2Block)
+    v2_kernel(const float* in, float* out, int64_t rows, int64_t cols) {
   const int lane = threadIdx.x % kWarpSize;
-  for (int64_t row = blockIdx.x * int64_t{kWarps} + threadIdx.x / kWarpSize; row < rows;
-       row += int64_t{gridDim.x} * kWarps) {
+  for (int64_t row = blockIdx.x * int64_t{kV2Warps} + threadIdx.x / kWarpSize; row < rows;
+       row += int64_t{gridDim.x} * kV2Warps) {
     const float* x = in + row * cols;
     float m = -INFINITY;
     for (int64_t c = lane; c < cols; c += kWarpSize)
@@ -39,20 +41,16 @@ static __global__ void __launch_bounds__(kBlock)
   }
 }
 
-}  // namespace softmax_v2
-
-[[nodiscard]] inline cudaError_t softmax_v2_warp_per_row_shfl_xor(const float* in, float* out,
-                                                                  int64_t rows, int64_t cols,
-                                                                  cudaStream_t stream = nullptr) {
-  KERNELKIT_REQUIRE(rows >= 0 && cols >= 0);
+// softmax over the rows of a rows x cols f32 matrix (the library's signature).
+inline cudaError_t v2_warp_per_row_shfl_xor(const float* in, float* out, int64_t rows, int64_t cols,
+                                            cudaStream_t stream) {
+  KERNELKIT_REQUIRE(softmax_args_ok(in, out, rows, cols));
   if (rows == 0 || cols == 0) return cudaSuccess;
-  KERNELKIT_REQUIRE(in != nullptr && out != nullptr);
-  KERNELKIT_REQUIRE(rows <= INT64_MAX / cols);
-  int grid = 0;
-  KERNELKIT_RETURN_IF_ERROR(grid_size(rows * kWarpSize, softmax_v2::kBlock, &grid));
-  softmax_v2::softmax_kernel<<<grid, softmax_v2::kBlock, 0, stream>>>(in, out, rows, cols);
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  const int grid = grid_size_for(ceil_div<int64_t>(rows, kV2Warps) * kV2Block, kV2Block, d);
+  v2_kernel<<<grid, kV2Block, 0, stream>>>(in, out, rows, cols);
   return cudaGetLastError();
 }
 
-}  // namespace ladder
-}  // namespace kernelkit
+}  // namespace kernelkit::ladder::softmax

@@ -1,24 +1,192 @@
 // Softmax and log-softmax over the last dimension of a row-major rows x cols matrix.
+// The plan (every decision) is in softmax_plan.cuh, the kernels in detail/softmax_kernels.cuh;
+// here: the argument checks, launch_softmax (the plan's values become template arguments),
+// and the public functions.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
-#include "detail/dispatch.cuh"
+#include "kernelkit/core/checks.cuh"
+#include "kernelkit/core/device.cuh"
+#include "kernelkit/core/dispatch.cuh"
+#include "kernelkit/core/error.cuh"
+#include "kernelkit/core/launch.cuh"
+#include "kernelkit/softmax/detail/softmax_kernels.cuh"
+#include "kernelkit/softmax/softmax_plan.cuh"
 
 namespace kernelkit {
 
+// The arguments softmax / log_softmax (and the softmax ladder) accept: sizes >= 0; rows *
+// cols * sizeof(T) within int64; when the matrix is not empty, both pointers non-null and
+// aligned to T, and out either exactly in (in place) or not overlapping in at all.
+template <typename T>
+bool softmax_args_ok(const T* in, const T* out, int64_t rows, int64_t cols) {
+  static_assert(std::is_same_v<T, float> || is_half_like_v<T>,
+                "softmax supports float, __half and __nv_bfloat16");
+  if (rows < 0 || cols < 0) return false;
+  if (rows == 0 || cols == 0) return true;
+  if (in == nullptr || out == nullptr) return false;
+  if (rows > INT64_MAX / cols || rows * cols > INT64_MAX / int64_t{sizeof(T)}) return false;
+  if (!is_element_aligned(in) || !is_element_aligned(out)) return false;
+  const int64_t bytes = rows * cols * int64_t{sizeof(T)};
+  return !partial_overlap(out, bytes, in, bytes);
+}
+
+namespace detail {
+
+// Once per kernel and device: the dynamic shared memory a chunk kernel may ask for (all a
+// block may have; its static shared memory is 0) and the largest shared-memory carveout
+// (every byte is read once: L1 is of no use).
+template <typename Kernel>
+cudaError_t softmax_chunk_setup(Kernel kernel) {
+  return once_per_kernel(reinterpret_cast<const void*>(kernel), [&] {
+    DeviceInfo d;
+    KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+    KERNELKIT_RETURN_IF_ERROR(cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, d.smem_per_block_optin));
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                cudaSharedmemCarveoutMaxShared);
+  });
+}
+
+template <typename T, SoftmaxKind Kind, int Pack>
+cudaError_t softmax_launch_warp(const SoftmaxPlan& p, const T* in, T* out, int64_t rows,
+                                int64_t cols64, cudaStream_t stream) {
+  const int cols = static_cast<int>(cols64);  // the warp path's rows are at most 1024 wide
+  return dispatch<1, 2, 4, 8, 16, 32>(p.group, [&](auto group) {
+    constexpr int kGroup = decltype(group)::value;
+    if constexpr (kGroup < kWarpSize) {
+      // narrow groups hold one pack a lane, and only with 16-byte packs
+      if constexpr (Pack == 1) {
+        return cudaErrorInvalidValue;
+      } else {
+        if (p.packs != 1) return cudaErrorInvalidValue;
+        return launch(softmax_warp_kernel<T, Kind, Pack, kGroup, 1>, p.shape, stream, in, out, rows,
+                      cols);
+      }
+    } else if constexpr (Pack > 1) {
+      return dispatch_pow2<1, kSoftmaxWarpFloats / Pack>(p.packs, [&](auto packs) {
+        return launch(softmax_warp_kernel<T, Kind, Pack, kWarpSize, decltype(packs)::value>,
+                      p.shape, stream, in, out, rows, cols);
+      });
+    } else {
+      return dispatch<1, 8, 32>(p.packs, [&](auto packs) {
+        return launch(softmax_warp_kernel<T, Kind, 1, kWarpSize, decltype(packs)::value>, p.shape,
+                      stream, in, out, rows, cols);
+      });
+    }
+  });
+}
+
+template <typename T, SoftmaxKind Kind, int Pack, int Block, SoftmaxCombine Combine>
+cudaError_t softmax_launch_chunk(const SoftmaxPlan& p, const T* in, T* out, int64_t rows,
+                                 int64_t cols, cudaStream_t stream) {
+  const auto kernel = softmax_chunk_kernel<T, Kind, Pack, Block, Combine>;
+  KERNELKIT_RETURN_IF_ERROR(softmax_chunk_setup(kernel));
+  const SoftmaxChunkArgs<T> args{
+      in, out, rows, cols, p.split, p.buffers, p.buffer_bytes, p.rows_per_round, p.rounds};
+  LaunchShape shape = p.shape;
+  if constexpr (Combine == SoftmaxCombine::kCluster) {
+    // no more clusters than the runtime says can be resident (the row loop strides by the
+    // grid, so fewer clusters cover every row)
+    int clusters = 0;
+    KERNELKIT_RETURN_IF_ERROR(cluster_occupancy(kernel, shape, &clusters));
+    if (clusters < 1) return kClusterDoesNotFit;
+    const int64_t most = int64_t{clusters} * p.split;
+    if (int64_t{shape.grid.x} > most) shape.grid.x = static_cast<unsigned>(most);
+  }
+  return launch(kernel, shape, stream, args);
+}
+
+}  // namespace detail
+
+// Launches plan p (made by plan_softmax for these pointers and sizes) of softmax or
+// log_softmax: the one place the plan's values become template arguments.
+template <typename T>
+cudaError_t launch_softmax(const SoftmaxPlan& p, SoftmaxKind kind, const T* in, T* out,
+                           int64_t rows, int64_t cols, cudaStream_t stream) {
+  using namespace detail;
+  constexpr int kMax = kMaxPackSize<T>;
+  using Path = SoftmaxPath;
+  return dispatch<SoftmaxKind::kSoftmax, SoftmaxKind::kLogSoftmax>(kind, [&](auto k) {
+    constexpr SoftmaxKind kKind = decltype(k)::value;
+    return dispatch<kMax, 1>(p.pack, [&](auto pk) {
+      constexpr int kPack = decltype(pk)::value;
+      return dispatch<Path::kWarp, Path::kBlock, Path::kCluster, Path::kGrid,
+                      Path::kTwoPass>(p.path, [&](auto path) {
+        constexpr Path kPath = decltype(path)::value;
+        const int block = static_cast<int>(p.shape.block.x);
+        if constexpr (kPath == Path::kWarp) {
+          return softmax_launch_warp<T, kKind, kPack>(p, in, out, rows, cols, stream);
+        } else if constexpr (kPath == Path::kBlock) {
+          return dispatch<128, 256, 512, 1024>(block, [&](auto b) {
+            constexpr int kBlock = decltype(b)::value;
+            // pack 1 (in / out alignment mismatch) is planned with 256 or 1024 threads
+            if constexpr (kPack == 1 && (kBlock == 128 || kBlock == 512)) {
+              return cudaErrorInvalidValue;
+            } else {
+              return softmax_launch_chunk<T, kKind, kPack, kBlock, SoftmaxCombine::kNone>(
+                  p, in, out, rows, cols, stream);
+            }
+          });
+        } else if constexpr (kPath == Path::kCluster) {
+          if constexpr (kPack == 1) {
+            return cudaErrorInvalidValue;  // clusters are planned with 16-byte packs only
+          } else {
+            if (block != kSoftmaxWideBlock) return cudaErrorInvalidValue;
+            return softmax_launch_chunk<T, kKind, kPack, kSoftmaxWideBlock,
+                                        SoftmaxCombine::kCluster>(p, in, out, rows, cols, stream);
+          }
+        } else if constexpr (kPath == Path::kGrid) {
+          if (block != kSoftmaxWideBlock) return cudaErrorInvalidValue;
+          return softmax_launch_chunk<T, kKind, kPack, kSoftmaxWideBlock, SoftmaxCombine::kGrid>(
+              p, in, out, rows, cols, stream);
+        } else {
+          if (block != kSoftmaxWideBlock) return cudaErrorInvalidValue;
+          return launch(softmax_two_pass_kernel<T, kKind, kPack, kSoftmaxWideBlock>, p.shape,
+                        stream, in, out, rows, cols);
+        }
+      });
+    });
+  });
+}
+
+namespace detail {
+// in's or out's offset in bytes within 16 bytes (the plan's alignment input).
+template <typename T>
+int softmax_offset(const T* p) {
+  return static_cast<int>(reinterpret_cast<uintptr_t>(p) % kMaxPackBytes);
+}
+}  // namespace detail
+
 // out[r][c] = exp(in[r][c] - max_r) / sum_c' exp(in[r][c'] - max_r), computed in float.
-// Types: float, __half, __nv_bfloat16. in == out (in place) is allowed; any other overlap
-// is not. rows * cols may pass 2^31. A row containing NaN, or made only of -inf, becomes
-// NaN; -inf elements of other rows give 0. rows == 0 or cols == 0 does nothing.
-// Returns cudaErrorInvalidValue (before any launch, nothing written) for negative sizes,
-// a null pointer with a non-empty matrix, or rows * cols overflowing int64.
+// Types: float, __half, __nv_bfloat16 (no float copy of the input). in == out (in place) is
+// allowed; any other overlap is not. Any alignment of in and out to their element; any
+// width. rows * cols may pass 2^31. A row containing NaN, or made only of -inf, becomes NaN;
+// -inf elements of other rows give 0. rows == 0 or cols == 0 does nothing. Returns
+// cudaErrorInvalidValue (before any launch, nothing written) for negative sizes, a null or
+// misaligned pointer with a non-empty matrix, rows * cols * sizeof(T) overflowing int64, or
+// a partial overlap of in and out. Reads the input once (twice only where a cooperative grid
+// cannot be resident and a row does not fit one block's shared memory).
 template <typename T>
 [[nodiscard]] cudaError_t softmax(const T* in, T* out, int64_t rows, int64_t cols,
                                   cudaStream_t stream = nullptr) {
-  return detail::softmax_dispatch<detail::SoftmaxAlgo::kSoftmax>(in, out, rows, cols, stream);
+  KERNELKIT_REQUIRE(softmax_args_ok(in, out, rows, cols));
+  if (rows == 0 || cols == 0) return cudaSuccess;
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  const int in_offset = detail::softmax_offset(in), out_offset = detail::softmax_offset(out);
+  return plan_and_launch(
+      d,
+      [&](const DeviceInfo& dev) {
+        return plan_softmax(rows, cols, sizeof(T), in_offset, out_offset, dev);
+      },
+      [&](const SoftmaxPlan& p) {
+        return launch_softmax(p, SoftmaxKind::kSoftmax, in, out, rows, cols, stream);
+      });
 }
 
 // out[r][c] = (in[r][c] - max_r) - log(sum_c' exp(in[r][c'] - max_r)) (not log(softmax)).
@@ -26,7 +194,19 @@ template <typename T>
 template <typename T>
 [[nodiscard]] cudaError_t log_softmax(const T* in, T* out, int64_t rows, int64_t cols,
                                       cudaStream_t stream = nullptr) {
-  return detail::softmax_dispatch<detail::SoftmaxAlgo::kLogSoftmax>(in, out, rows, cols, stream);
+  KERNELKIT_REQUIRE(softmax_args_ok(in, out, rows, cols));
+  if (rows == 0 || cols == 0) return cudaSuccess;
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  const int in_offset = detail::softmax_offset(in), out_offset = detail::softmax_offset(out);
+  return plan_and_launch(
+      d,
+      [&](const DeviceInfo& dev) {
+        return plan_softmax(rows, cols, sizeof(T), in_offset, out_offset, dev);
+      },
+      [&](const SoftmaxPlan& p) {
+        return launch_softmax(p, SoftmaxKind::kLogSoftmax, in, out, rows, cols, stream);
+      });
 }
 
 }  // namespace kernelkit

@@ -1,54 +1,46 @@
-// Softmax kernels (internal). Three shapes of work, chosen by the dispatch in
-// softmax/softmax.cuh on the row width:
-//  - softmax_warp_kernel: a group of Width lanes (1..32) owns one row and keeps it in
-//    registers (ColsPerThread floats per lane); 32 / Width rows per warp.
-//  - softmax_smem_kernel: one block (or a thread-block cluster of Cluster blocks) owns one
-//    row and keeps it, as float, in shared memory (distributed shared memory for a
-//    cluster: each block holds one chunk of the row and the per-block max / sum are
-//    exchanged through DSMEM). The input is read once.
-//  - long rows (cluster per row, online fallback): softmax_long.cuh.
-// Numerics in every path: m = max of the row (NaN propagates), e = exp(x - m) in float,
-// s = sum of e; softmax = e / s, log_softmax = (x - m) - log(s). A row of all -inf has
-// m = -inf and x - m = NaN, so the row becomes NaN (as PyTorch); a single -inf gives 0.
+// Softmax kernels (internal): the warp kernel (rows in registers), the chunk kernel (a row,
+// or a chunk of one, in shared memory: one block per row, a cluster per row, or a
+// cooperative grid per round of rows) and the two-pass fallback. softmax_plan.cuh says
+// which one runs; launch_softmax (softmax.cuh) launches it.
+//
+// Rows that do not start on a 16-byte boundary and widths that are not a multiple of the
+// pack: a run of `len` elements at `p` is seen as the packs of the aligned array around it
+// (SoftmaxSpan): pack v holds columns [v * Pack - head, ...), head = p's offset within its
+// pack. Whole packs move as one 16-byte access; the partial packs at the two ends move
+// element by element, in the same loop (no scalar fallback kernel).
+//
+// Numerics in every path: m = max of the row, s = sum of exp(x - m) in float; softmax =
+// exp(x - m) / s, log_softmax = (x - m) - log(s). The max is fmaxf (one instruction; it
+// skips NaN): a NaN still reaches s through exp(NaN - m) (the exponent's base is 0 while m
+// is -inf, so nothing is skipped), and a NaN s makes the whole row NaN. A row of all -inf
+// has m = -inf and x - m = NaN: the row becomes NaN (as PyTorch); a single -inf gives 0.
+// exp is expf for float and __expf for the 2-byte types (x - m is formed first, so the
+// relative error stays near 2^-21 for the |x - m| < 20 that reach a 2-byte output).
 #pragma once
 
 #include <cooperative_groups.h>
+#include <cuda_pipeline_primitives.h>
+#include <cuda_runtime.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
-#include "../../block/block_reduce.cuh"
-#include "../../core/pack.cuh"
-#include "../../core/types.cuh"
-#include "../../warp/warp.cuh"
+#include "kernelkit/core/device.cuh"
+#include "kernelkit/core/pack.cuh"
+#include "kernelkit/core/types.cuh"
+#include "kernelkit/softmax/softmax_plan.cuh"
+#include "kernelkit/warp/warp.cuh"
 
-namespace kernelkit {
-namespace detail {
+namespace kernelkit::detail {
 
-enum class SoftmaxAlgo { kSoftmax, kLogSoftmax };
+template <typename T>
+inline constexpr bool kSoftmaxFast = is_half_like_v<T>;
 
-inline constexpr int kSoftmaxWarpBlock = 128;  // threads per block of the warp kernel
-inline constexpr int kSoftmaxMaxColsPerThread = 32;
-// Packs in flight per thread in the block kernels: 4 (16-byte loads issued before any is
-// used), 2 for bf16 at 1024 threads, where 4 spills under the 64-register cap.
-template <typename T, int Block>
-inline constexpr int kSoftmaxUnroll = (std::is_same_v<T, __nv_bfloat16> && Block >= 1024) ? 2 : 4;
+// core's Pack<T, N>, named where a template parameter called Pack hides it.
+template <typename T, int N>
+using PackOf = ::kernelkit::Pack<T, N>;
 
-// Loads pack i of p as floats into x[0..N).
-template <int N, typename T>
-__device__ __forceinline__ void softmax_load_floats(const T* p, int64_t i, float* x) {
-  const Pack<T, N> v = load_pack<N>(p, i);
-#pragma unroll
-  for (int j = 0; j < N; ++j)
-    x[j] = convert<float>(v.elem[j]);
-}
-
-// exp(d) and the per-element max. Fast (the kernels pass is_half_like_v<T>: the 2-byte
-// types need twice the elements per byte of float, so instruction issue matters): __expf
-// (ex2.approx of d * log2(e); d = x - m is formed first, so for the |d| < 20 that reach a
-// 2-byte output the relative error stays near 2^-21) and fmaxf (one FMNMX; a NaN it skips
-// still makes the row's sum NaN, so the row still becomes NaN). Otherwise (float) expf and
-// the NaN-propagating Max.
 template <bool Fast>
 __device__ __forceinline__ float softmax_exp(float d) {
   if constexpr (Fast) {
@@ -58,126 +50,256 @@ __device__ __forceinline__ float softmax_exp(float d) {
   }
 }
 
+// (max, sum of exp(x - max)) of a set of values; (-inf, 0) is the empty set. s may be NaN
+// (the set held a NaN); m never is.
+struct SoftmaxStats {
+  float m;
+  float s;
+};
+
+__device__ __forceinline__ SoftmaxStats softmax_stats_empty() {
+  return {-INFINITY, 0.f};
+}
+
+// The statistics of the union of two sets. Commutative bit for bit (fmaxf and one float
+// addition of two products), so every lane of a butterfly ends with the same bits.
 template <bool Fast>
-__device__ __forceinline__ float softmax_max(float a, float b) {
-  if constexpr (Fast) {
-    return fmaxf(a, b);
+__device__ __forceinline__ SoftmaxStats softmax_stats_combine(SoftmaxStats a, SoftmaxStats b) {
+  const float m = fmaxf(a.m, b.m);
+  const float base = m == -INFINITY ? 0.f : m;
+  return {m, a.s * softmax_exp<Fast>(a.m - base) + b.s * softmax_exp<Fast>(b.m - base)};
+}
+
+// Adds K values to st: one rescale of the running sum when the max grows.
+template <bool Fast, int K>
+__device__ __forceinline__ void softmax_stats_add(SoftmaxStats& st, const float (&x)[K]) {
+  float pm = x[0];
+#pragma unroll
+  for (int k = 1; k < K; ++k)
+    pm = fmaxf(pm, x[k]);
+  const float m = fmaxf(st.m, pm);
+  if (m != st.m) {
+    st.s *= softmax_exp<Fast>(st.m - m);  // st.m = -inf: 0 (a NaN sum stays NaN)
+    st.m = m;
+  }
+  const float base = m == -INFINITY ? 0.f : m;
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+    st.s += softmax_exp<Fast>(x[k] - base);
+}
+
+// Butterfly over groups of Width lanes: every lane ends with its group's statistics.
+template <int Width, bool Fast>
+__device__ __forceinline__ SoftmaxStats softmax_stats_warp_all_reduce(SoftmaxStats v) {
+#pragma unroll
+  for (int mask = Width / 2; mask > 0; mask /= 2) {
+    const SoftmaxStats o{__shfl_xor_sync(kFullMask, v.m, mask, Width),
+                         __shfl_xor_sync(kFullMask, v.s, mask, Width)};
+    v = softmax_stats_combine<Fast>(v, o);
+  }
+  return v;
+}
+
+// The block's statistics, in every thread. slots: Block / 32 + 1 entries of shared memory.
+// Two calls may follow each other with no barrier in between (warp 0 reads the slots before
+// the second barrier; the result slot is rewritten only after the next call's first one).
+template <int Block, bool Fast>
+__device__ __forceinline__ SoftmaxStats softmax_stats_block_all_reduce(SoftmaxStats v,
+                                                                       SoftmaxStats* slots) {
+  constexpr int kWarps = Block / kWarpSize;
+  v = softmax_stats_warp_all_reduce<kWarpSize, Fast>(v);
+  if constexpr (kWarps == 1) {
+    return v;
   } else {
-    return Max{}(a, b);
+    const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
+    if (lane == 0) slots[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+      SoftmaxStats w = lane < kWarps ? slots[lane] : softmax_stats_empty();
+      w = softmax_stats_warp_all_reduce<kWarpSize, Fast>(w);
+      if (lane == 0) slots[kWarps] = w;
+    }
+    __syncthreads();
+    return slots[kWarps];
   }
 }
 
-template <int N, typename T>
-__device__ __forceinline__ void softmax_to_floats(const Pack<T, N>& v, float* x) {
+// `len` elements at src (read) / dst (written; same offset within 16 bytes as src) seen as
+// the packs of the aligned array around them.
+template <typename T, int Pack>
+struct SoftmaxSpan {
+  const T* src;
+  T* dst;
+  int64_t len;
+  int head;  // src's offset in elements within its pack
+
+  __device__ __forceinline__ SoftmaxSpan(const T* s, T* d, int64_t n) : src(s), dst(d), len(n) {
+    head = (Pack - static_cast<int>(pack_head<Pack>(s, Pack))) % Pack;
+  }
+  __device__ __forceinline__ int packs() const {
+    return len > 0 ? static_cast<int>((head + len + Pack - 1) / Pack) : 0;
+  }
+  // column (relative to src) of pack v's first element; negative in a partial head pack
+  __device__ __forceinline__ int64_t first(int64_t v) const { return v * Pack - head; }
+  __device__ __forceinline__ bool whole(int64_t v) const {
+    const int64_t c = first(v);
+    return c >= 0 && c + Pack <= len;
+  }
+};
+
+// Pack v of a span as floats; elements outside the span (and packs past its end) are -inf.
+template <typename T, int Pack>
+__device__ __forceinline__ void softmax_load(const SoftmaxSpan<T, Pack>& sp, int64_t v,
+                                             float (&x)[Pack]) {
+  const int64_t c = sp.first(v);
+  if (c >= 0 && c + Pack <= sp.len) {
+    const PackOf<T, Pack> raw = load_pack<Pack>(sp.src + c, 0);
 #pragma unroll
-  for (int j = 0; j < N; ++j)
-    x[j] = convert<float>(v.elem[j]);
+    for (int k = 0; k < Pack; ++k)
+      x[k] = convert<float>(raw.elem[k]);
+  } else {
+#pragma unroll
+    for (int k = 0; k < Pack; ++k)
+      x[k] = (c + k >= 0 && c + k < sp.len) ? convert<float>(sp.src[c + k]) : -INFINITY;
+  }
 }
 
-template <int N, typename T>
-__device__ __forceinline__ void softmax_store_floats(T* p, int64_t i, const float* y) {
-  Pack<T, N> v;
+// Writes y to pack v of a span (only its elements inside the span).
+template <typename T, int Pack>
+__device__ __forceinline__ void softmax_store(const SoftmaxSpan<T, Pack>& sp, int64_t v,
+                                              const float (&y)[Pack]) {
+  const int64_t c = sp.first(v);
+  if (c >= 0 && c + Pack <= sp.len) {
+    PackOf<T, Pack> raw;
 #pragma unroll
-  for (int j = 0; j < N; ++j)
-    v.elem[j] = convert<T>(y[j]);
-  store_pack<N>(p, i, v);
+    for (int k = 0; k < Pack; ++k)
+      raw.elem[k] = convert<T>(y[k]);
+    store_pack<Pack>(sp.dst + c, 0, raw);
+  } else {
+#pragma unroll
+    for (int k = 0; k < Pack; ++k) {
+      if (c + k >= 0 && c + k < sp.len) sp.dst[c + k] = convert<T>(y[k]);
+    }
+  }
 }
+
+// The output of one element from x, the row max m and 1 / s or log(s).
+template <SoftmaxKind Kind, bool Fast>
+__device__ __forceinline__ float softmax_out(float x, float m, float inv_s, float log_s) {
+  if constexpr (Kind == SoftmaxKind::kSoftmax) {
+    return softmax_exp<Fast>(x - m) * inv_s;
+  } else {
+    return (x - m) - log_s;
+  }
+}
+
+struct FMax {
+  __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
 
 // ---------------------------------------------------------------------------------------
-// Row in registers. Lane `lane` of a group holds packs p * Width + lane (p < ColsPerThread
-// / N) of its row, i.e. columns [(p * Width + lane) * N, ... + N). Requires cols <=
-// ColsPerThread * Width and cols % N == 0 (packs past cols are padding and never touched).
-// When a lane holds a single pack (short rows), each group takes kRows = 2 rows per
-// iteration, so that every lane has two independent 16-byte loads in flight. The warp's
-// rows per iteration are base + k * groups_per_warp + group (k < kRows): consecutive
-// groups read consecutive rows. The row loop is uniform over the warp (every lane runs
-// every iteration and every shuffle); a group whose row is past `rows` computes on
-// padding and stores nothing.
-template <typename T, SoftmaxAlgo A, int N, int ColsPerThread, int Width>
-__global__ void __launch_bounds__(kSoftmaxWarpBlock)
-    softmax_warp_kernel(const T* in, T* out, int64_t rows, int64_t cols) {
-  static_assert(ColsPerThread % N == 0, "a lane holds whole packs");
-  static_assert(Width >= 1 && Width <= kWarpSize && (Width & (Width - 1)) == 0,
+// Rows in registers (cols < 2^15: column arithmetic in int). Groups of Group lanes own a row
+// each; lane l holds packs p * Group + l (p < Packs) of it, as floats (-inf outside the
+// row). When a lane holds one pack, each group takes two rows per iteration (two
+// independent 16-byte loads in flight a lane). The warp's rows of one iteration are
+// base + k * (32 / Group) + group (k < rows a group): consecutive groups read consecutive
+// rows. The loop is uniform over the warp (every lane runs every shuffle); a group past the
+// last row computes on -inf and stores nothing.
+template <typename T, SoftmaxKind Kind, int Pack, int Group, int Packs>
+__global__ void __launch_bounds__(kSoftmaxWarpBlock,
+                                  min_blocks_per_sm(kSoftmaxWarpBlock,
+                                                    softmax_warp_min_blocks(Pack, Packs)))
+    softmax_warp_kernel(const T* in, T* out, int64_t rows, int cols) {
+  static_assert(Group >= 1 && Group <= kWarpSize && (Group & (Group - 1)) == 0,
                 "a row group is 1, 2, 4, 8, 16 or 32 lanes of one warp");
-  static_assert(ColsPerThread <= kSoftmaxMaxColsPerThread, "row must fit in registers");
-  constexpr bool kFast = is_half_like_v<T>;
-  constexpr int kPacks = ColsPerThread / N;
-  constexpr int kRows = kPacks == 1 ? 2 : 1;
-  constexpr int kGroupsPerWarp = kWarpSize / Width;
-  constexpr int kWarpsPerBlock = kSoftmaxWarpBlock / kWarpSize;
-  const int lane = threadIdx.x % Width;
-  const int group = (threadIdx.x % kWarpSize) / Width;
-  const int64_t warp = int64_t{blockIdx.x} * kWarpsPerBlock + threadIdx.x / kWarpSize;
-  const int64_t step = int64_t{gridDim.x} * kWarpsPerBlock * kGroupsPerWarp * kRows;
+  static_assert(Pack * Packs <= kSoftmaxWarpFloats, "a lane holds at most 32 floats of a row");
+  constexpr bool kFast = kSoftmaxFast<T>;
+  constexpr int kRows = Packs == 1 ? 2 : 1;
+  constexpr int kGroups = kWarpSize / Group;
+  constexpr int kWarps = kSoftmaxWarpBlock / kWarpSize;
+  const int lane = threadIdx.x % Group;
+  const int group = (threadIdx.x % kWarpSize) / Group;
+  const int64_t warp = int64_t{blockIdx.x} * kWarps + threadIdx.x / kWarpSize;
+  const int64_t step = int64_t{gridDim.x} * kWarps * kGroups * kRows;
 
-  for (int64_t base = warp * kGroupsPerWarp * kRows; base < rows; base += step) {
-    float x[kRows][ColsPerThread];
-    float m[kRows], s[kRows];
-    int64_t offset[kRows];
-    bool row_ok[kRows];
+  for (int64_t base = warp * kGroups * kRows; base < rows; base += step) {
+    float x[kRows][Packs][Pack];
+    int head[kRows];  // the row's offset in elements within its first pack
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
-      const int64_t row = base + k * kGroupsPerWarp + group;
-      row_ok[k] = row < rows;
-      offset[k] = row_ok[k] ? row * cols : 0;
-      m[k] = -INFINITY;
+      const int64_t row = base + k * kGroups + group;
+      const T* src = in + (row < rows ? row : 0) * cols;
+      const int n = row < rows ? cols : 0;
+      head[k] = (Pack - static_cast<int>(pack_head<Pack>(src, Pack))) % Pack;
 #pragma unroll
-      for (int p = 0; p < kPacks; ++p) {
-        const int64_t pack = int64_t{p} * Width + lane;
-        if (row_ok[k] && pack * N < cols) {
-          softmax_load_floats<N>(in + offset[k], pack, x[k] + p * N);
+      for (int p = 0; p < Packs; ++p) {
+        const int c = (p * Group + lane) * Pack - head[k];
+        if (c >= 0 && c + Pack <= n) {
+          const PackOf<T, Pack> raw = load_pack<Pack>(src + c, 0);
+#pragma unroll
+          for (int j = 0; j < Pack; ++j)
+            x[k][p][j] = convert<float>(raw.elem[j]);
         } else {
 #pragma unroll
-          for (int j = 0; j < N; ++j)
-            x[k][p * N + j] = -INFINITY;
+          for (int j = 0; j < Pack; ++j)
+            x[k][p][j] = (c + j >= 0 && c + j < n) ? convert<float>(src[c + j]) : -INFINITY;
         }
       }
     }
+    float m[kRows], s[kRows];
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
+      m[k] = -INFINITY;
 #pragma unroll
-      for (int c = 0; c < ColsPerThread; ++c)
-        m[k] = softmax_max<kFast>(m[k], x[k][c]);
-      if constexpr (Width > 1) m[k] = warp_all_reduce<Width>(m[k], Max{});
+      for (int p = 0; p < Packs; ++p)
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          m[k] = fmaxf(m[k], x[k][p][j]);
+      if constexpr (Group > 1) m[k] = warp_all_reduce<Group>(m[k], FMax{});
     }
     // every lane of a group holds its rows' max
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
+      const float base_k = m[k] == -INFINITY ? 0.f : m[k];
       s[k] = 0.f;
 #pragma unroll
-      for (int p = 0; p < kPacks; ++p) {
-        const int64_t pack = int64_t{p} * Width + lane;
-        if (pack * N < cols) {
+      for (int p = 0; p < Packs; ++p)
 #pragma unroll
-          for (int j = 0; j < N; ++j) {
-            const float e = softmax_exp<kFast>(x[k][p * N + j] - m[k]);
-            if constexpr (A == SoftmaxAlgo::kSoftmax) x[k][p * N + j] = e;
-            s[k] += e;
-          }
+        for (int j = 0; j < Pack; ++j) {
+          const float e = softmax_exp<kFast>(x[k][p][j] - base_k);  // -inf padding: 0
+          if constexpr (Kind == SoftmaxKind::kSoftmax) x[k][p][j] = e;
+          s[k] += e;
         }
-      }
-      if constexpr (Width > 1) s[k] = warp_all_reduce<Width>(s[k], Sum{});
+      if constexpr (Group > 1) s[k] = warp_all_reduce<Group>(s[k], Sum{});
     }
-    // every lane of a group holds its rows' sum of exp(x - m)
+    // every lane of a group holds its rows' sum of exp(x - max)
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
-      if (!row_ok[k]) continue;
+      const int64_t row = base + k * kGroups + group;
+      if (row >= rows) continue;
+      T* dst = out + row * cols;
       const float inv = 1.f / s[k];
       const float log_s = logf(s[k]);
 #pragma unroll
-      for (int p = 0; p < kPacks; ++p) {
-        const int64_t pack = int64_t{p} * Width + lane;
-        if (pack * N < cols) {
-          float y[N];
+      for (int p = 0; p < Packs; ++p) {
+        float y[Pack];
 #pragma unroll
-          for (int j = 0; j < N; ++j) {
-            if constexpr (A == SoftmaxAlgo::kSoftmax) {
-              y[j] = x[k][p * N + j] * inv;
-            } else {
-              y[j] = (x[k][p * N + j] - m[k]) - log_s;
-            }
+        for (int j = 0; j < Pack; ++j) {
+          // softmax: x holds e = exp(x - base); e / s is NaN for an all -inf row (0 / 0)
+          y[j] = Kind == SoftmaxKind::kSoftmax ? x[k][p][j] * inv : (x[k][p][j] - m[k]) - log_s;
+        }
+        const int c = (p * Group + lane) * Pack - head[k];
+        if (c >= 0 && c + Pack <= cols) {
+          PackOf<T, Pack> o;
+#pragma unroll
+          for (int j = 0; j < Pack; ++j)
+            o.elem[j] = convert<T>(y[j]);
+          store_pack<Pack>(dst + c, 0, o);
+        } else {
+#pragma unroll
+          for (int j = 0; j < Pack; ++j) {
+            if (c + j >= 0 && c + j < cols) dst[c + j] = convert<T>(y[j]);
           }
-          softmax_store_floats<N>(out + offset[k], pack, y);
         }
       }
     }
@@ -185,191 +307,310 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock)
 }
 
 // ---------------------------------------------------------------------------------------
-// Row in registers across a block (no shared-memory row buffer). Thread t holds packs
-// t + p * Block (p < Packs) of its row, i.e. columns [(t + p * Block) * N, ... + N).
-// Requires cols % N == 0 and cols <= Block * Packs * N (packs past cols are padding and
-// never touched). All Packs 16-byte loads of a thread are issued before any is used; the
-// block then does two block all-reduces (max, sum) per row and writes the row from
-// registers. The thread keeps its packs as loaded (N / 2 registers per pack for 2-byte
-// types) and converts them again in each pass (softmax computes exp twice), which halves
-// the registers a row takes against floats, so more rows fit per SM. Rows loop with a
-// stride of gridDim.x.
-template <typename T, SoftmaxAlgo A, int N, int Block, int Packs>
-__global__ void __launch_bounds__(Block)
-    softmax_block_reg_kernel(const T* in, T* out, int64_t rows, int64_t cols) {
-  static_assert(Packs >= 1 && Packs * N <= 2 * kSoftmaxMaxColsPerThread,
-                "a thread's share of the row must fit in registers");
-  constexpr bool kFast = is_half_like_v<T>;
-  const int64_t packs = cols / N;
-  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    const T* row_in = in + row * cols;
-    T* row_out = out + row * cols;
-    Pack<T, N> raw[Packs];  // all loads in flight before the first use
-#pragma unroll
-    for (int p = 0; p < Packs; ++p) {
-      const int64_t i = threadIdx.x + int64_t{p} * Block;
-      if (i < packs) raw[p] = load_pack<N>(row_in, i);
-    }
-    float m = -INFINITY;
-#pragma unroll
-    for (int p = 0; p < Packs; ++p) {
-      const int64_t i = threadIdx.x + int64_t{p} * Block;
-      if (i < packs) {
-        float v[N];
-        softmax_to_floats<N>(raw[p], v);
-#pragma unroll
-        for (int j = 0; j < N; ++j)
-          m = softmax_max<kFast>(m, v[j]);
+// Chunks in shared memory.
+enum class SoftmaxCombine { kNone, kCluster, kGrid };
+
+template <typename T>
+struct SoftmaxChunkArgs {
+  const T* in;
+  T* out;
+  int64_t rows, cols;
+  int split;                       // blocks per row (cluster size, grid chunks per row)
+  int buffers;                     // 1 or 2
+  int64_t buffer_bytes;            // one buffer, a multiple of 16
+  int64_t rows_per_round, rounds;  // kGrid
+};
+
+// Issues the copies of a span into buf (one commit group): whole packs as cp.async where
+// the hardware has it (sm_80+; __pipeline_memcpy_async copies synchronously below that),
+// the partial end packs element by element. Thread t copies packs t, t + Block, ...: the
+// packs it alone reads and writes in every phase, so no block barrier guards the buffer.
+template <typename T, int Pack, int Block>
+__device__ __forceinline__ void softmax_issue(const SoftmaxSpan<T, Pack>& sp,
+                                              PackOf<T, Pack>* buf) {
+  const int n = sp.packs();
+  for (int v = threadIdx.x; v < n; v += Block) {
+    const int64_t c = sp.first(v);
+    if (c >= 0 && c + Pack <= sp.len) {
+      if constexpr (Pack * sizeof(T) >= 4) {
+        __pipeline_memcpy_async(&buf[v], sp.src + c, Pack * sizeof(T));
+      } else {
+        buf[v] = load_pack<Pack>(sp.src + c, 0);
       }
-    }
-    m = block_all_reduce<Block>(m, Max{});
-    // every thread holds the row max
-    float s = 0.f;
+    } else {
+      T* e = buf[v].elem;
 #pragma unroll
-    for (int p = 0; p < Packs; ++p) {
-      const int64_t i = threadIdx.x + int64_t{p} * Block;
-      if (i < packs) {
-        float v[N];
-        softmax_to_floats<N>(raw[p], v);
-#pragma unroll
-        for (int j = 0; j < N; ++j)
-          s += softmax_exp<kFast>(v[j] - m);
-      }
-    }
-    s = block_all_reduce<Block>(s, Sum{});
-    // every thread holds the row sum of exp(x - m)
-    const float inv = 1.f / s;
-    const float log_s = logf(s);
-#pragma unroll
-    for (int p = 0; p < Packs; ++p) {
-      const int64_t i = threadIdx.x + int64_t{p} * Block;
-      if (i < packs) {
-        float v[N];
-        softmax_to_floats<N>(raw[p], v);
-#pragma unroll
-        for (int j = 0; j < N; ++j) {
-          if constexpr (A == SoftmaxAlgo::kLogSoftmax) {
-            v[j] = (v[j] - m) - log_s;
-          } else {
-            v[j] = softmax_exp<kFast>(v[j] - m) * inv;
-          }
-        }
-        softmax_store_floats<N>(row_out, i, v);
+      for (int k = 0; k < Pack; ++k) {
+        if (c + k >= 0 && c + k < sp.len) e[k] = sp.src[c + k];
       }
     }
   }
+  __pipeline_commit();
 }
 
-// ---------------------------------------------------------------------------------------
-// Row in shared memory. Cluster blocks share one row: block rank r holds columns
-// [r * chunk, min(cols, (r + 1) * chunk)) as floats in its dynamic shared memory
-// (chunk % N == 0, cols % N == 0). Dynamic shared memory: chunk * sizeof(float) bytes.
-// Rows loop with a stride of gridDim.x / Cluster; gridDim.x is a multiple of Cluster.
-template <typename T, SoftmaxAlgo A, int N, int Block, int Cluster>
-__global__ void __launch_bounds__(Block)
-    softmax_smem_kernel(const T* in, T* out, int64_t rows, int64_t cols, int64_t chunk) {
-  static_assert(Cluster == 1 || Cluster == 2 || Cluster == 4 || Cluster == 8,
-                "portable cluster sizes only (1, 2, 4, 8)");
-  static_assert(N == 1 || N % 4 == 0, "packs go to shared memory as float4 or scalars");
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-  if constexpr (Cluster > 1) {
-    __trap();  // the dispatch never launches a cluster below sm_90
-  } else
+// Pack v of a span from shared memory as floats (elements outside the span: -inf).
+template <typename T, int Pack>
+__device__ __forceinline__ void softmax_from_smem(const SoftmaxSpan<T, Pack>& sp,
+                                                  const PackOf<T, Pack>* buf, int v,
+                                                  float (&x)[Pack]) {
+  const PackOf<T, Pack> raw = buf[v];
+  const int64_t c = sp.first(v);
+  const bool whole = c >= 0 && c + Pack <= sp.len;
+#pragma unroll
+  for (int k = 0; k < Pack; ++k)
+    x[k] = (whole || (c + k >= 0 && c + k < sp.len)) ? convert<float>(raw.elem[k]) : -INFINITY;
+}
+
+// Task of one iteration: which row (and chunk of it) this block holds.
+struct SoftmaxTask {
+  int64_t row;
+  int chunk;
+  bool active;
+};
+
+// One kernel, three ways to combine the (max, sum) pairs of a row's chunks:
+//  - kNone (split 1): block b holds rows b, b + gridDim.x, ...; nothing to combine.
+//  - kCluster (split = cluster size, sm_90+): cluster c holds rows c, c + clusters, ...,
+//    block rank r chunk r; each block parks its pair in its own shared memory and, after one
+//    cluster barrier, reads every rank's (lane l reads rank l % split; a butterfly over
+//    `split` lanes: the same bits in every warp of every block).
+//  - kGrid (cooperative launch, gridDim.x = rows_per_round x split): in round k block b holds
+//    row k * rows_per_round + b / split, chunk b % split. Thread 0 parks the block's pair in
+//    the first 8 bytes of the block's chunk of `out` (bits, element by element: any
+//    alignment), which the block has already read into shared memory (in place works);
+//    after one grid barrier every block reads its row's pairs with L2 loads (__ldcg) and
+//    combines them in the same order. The 8 bytes of output a pair sat on are written one
+//    round later (after the next barrier, when every reader is done): their owners leave
+//    them in the scratch, thread 0 writes them; the last ones after a final barrier.
+// Per iteration: wait for the chunk; each thread's online pair over its packs; the block's
+// pair; (two buffers: issue the next task's chunk into the other buffer, so its loads are in
+// flight through the combine and the write); combine; write the chunk from shared memory.
+// Dynamic shared memory: kSoftmaxScratchBytes of scratch, then `buffers` buffers.
+template <typename T, SoftmaxKind Kind, int Pack, int Block, SoftmaxCombine Combine>
+__global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, kSoftmaxWideBlock / Block))
+    softmax_chunk_kernel(const SoftmaxChunkArgs<T> a) {
+  static_assert(Block % kWarpSize == 0 && Block <= kSoftmaxWideBlock, "32..1024 threads");
+  constexpr bool kFast = kSoftmaxFast<T>;
+  constexpr int kWarps = Block / kWarpSize;
+  using Bits = bits_t<sizeof(T)>;
+  constexpr int kSlot = kSoftmaxPairBytes / static_cast<int>(sizeof(T));  // elements of a pair
+  static_assert(
+      (kWarps + 2) * sizeof(SoftmaxStats) + 2 * sizeof(SoftmaxStats) + 8 <= kSoftmaxScratchBytes,
+      "scratch layout");
+  extern __shared__ float4 softmax_smem[];
+  auto* scratch = reinterpret_cast<unsigned char*>(softmax_smem);
+  auto* slots = reinterpret_cast<SoftmaxStats*>(scratch);  // kWarps + 1
+  auto* part = slots + kWarps + 2;                         // kCluster: 2
+  auto* deferred = reinterpret_cast<Bits*>(part + 2);      // kGrid: kSlot
+  auto* buf0 = reinterpret_cast<PackOf<T, Pack>*>(scratch + kSoftmaxScratchBytes);
+  auto* buf1 = reinterpret_cast<PackOf<T, Pack>*>(scratch + kSoftmaxScratchBytes + a.buffer_bytes);
+
+  // the task of iteration `it`; iterations: kNone / kCluster while the row exists, kGrid
+  // `rounds` (every block runs every round: the grid barrier needs them all)
+  int64_t first = 0, step = 1, iters = 0;
+  int chunk = 0;
+  if constexpr (Combine == SoftmaxCombine::kNone) {
+    first = blockIdx.x;
+    step = gridDim.x;
+  } else if constexpr (Combine == SoftmaxCombine::kCluster) {
+    first = blockIdx.x / a.split;
+    step = gridDim.x / a.split;
+    chunk = static_cast<int>(blockIdx.x % a.split);
+  } else {
+    first = blockIdx.x / a.split;
+    step = a.rows_per_round;
+    chunk = static_cast<int>(blockIdx.x % a.split);
+  }
+  if constexpr (Combine == SoftmaxCombine::kGrid) {
+    iters = a.rounds;
+  } else {
+    iters = first < a.rows ? (a.rows - first + step - 1) / step : 0;
+  }
+  const auto task = [&](int64_t it) {
+    const int64_t row = first + it * step;
+    return SoftmaxTask{row, chunk, row < a.rows};
+  };
+  const auto span = [&](const SoftmaxTask& t) {
+    const int64_t offset = t.row * a.cols;
+    const int64_t lead = pack_head<Pack>(a.in + offset, Pack);
+    const int64_t begin = softmax_chunk_begin(t.chunk, a.split, a.cols, Pack, lead);
+    const int64_t end = softmax_chunk_begin(t.chunk + 1, a.split, a.cols, Pack, lead);
+    return SoftmaxSpan<T, Pack>(a.in + offset + begin, a.out + offset + begin, end - begin);
+  };
+  const auto issue = [&](int64_t it, PackOf<T, Pack>* buf) {
+    const SoftmaxTask t = task(it);
+    if (t.active) {
+      softmax_issue<T, Pack, Block>(span(t), buf);
+    } else {
+      __pipeline_commit();
+    }
+  };
+
+  int parity = 0;                // kCluster: which pair slot this row uses
+  Bits* deferred_dst = nullptr;  // kGrid, thread 0: where the last round's 8 bytes go
+  if (a.buffers == 2 && iters > 0) issue(0, buf0);
+  for (int64_t it = 0; it < iters; ++it) {
+    PackOf<T, Pack>* buf = (a.buffers == 2 && (it & 1)) ? buf1 : buf0;
+    const SoftmaxTask t = task(it);
+    if (a.buffers == 1) issue(it, buf0);
+    const SoftmaxSpan<T, Pack> sp = t.active ? span(t) : SoftmaxSpan<T, Pack>(a.in, a.out, 0);
+    const int n = sp.packs();
+    __pipeline_wait_prior(0);  // this thread's copies of this chunk have landed
+
+    SoftmaxStats st = softmax_stats_empty();
+    for (int v = threadIdx.x; v < n; v += Block) {
+      float x[Pack];
+      softmax_from_smem(sp, buf, v, x);
+      softmax_stats_add<kFast>(st, x);
+    }
+    st = softmax_stats_block_all_reduce<Block, kFast>(st, slots);
+    // every thread holds this chunk's pair; every thread is done with the previous
+    // iteration (the reduction's barriers), so the other buffer is free
+    if (a.buffers == 2 && it + 1 < iters) issue(it + 1, (it & 1) ? buf0 : buf1);
+
+    if constexpr (Combine == SoftmaxCombine::kCluster) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      namespace cg = cooperative_groups;
+      cg::cluster_group cluster = cg::this_cluster();
+      if (threadIdx.x == 0) part[parity] = st;
+      // release / acquire of every block's part[parity]; part[parity] is written again two
+      // rows later, after this block passed the next barrier, i.e. after every block has
+      // read this row's pairs
+      cluster.sync();
+      const int lane = threadIdx.x % kWarpSize;
+      const SoftmaxStats q = *cluster.map_shared_rank(&part[parity], lane % a.split);
+      switch (a.split) {
+        case 2:
+          st = softmax_stats_warp_all_reduce<2, kFast>(q);
+          break;
+        case 4:
+          st = softmax_stats_warp_all_reduce<4, kFast>(q);
+          break;
+        default:
+          st = softmax_stats_warp_all_reduce<8, kFast>(q);
+          break;
+      }
+      parity ^= 1;
+#else
+      __trap();  // plans pick clusters only for kernels compiled with them (d.clusters())
 #endif
-  {
-    extern __shared__ float4 softmax_smem[];
-    float* buf = reinterpret_cast<float*>(softmax_smem);
-    __shared__ float part_max, part_sum;  // this block's partials, read by the cluster
-    unsigned rank = 0;
-    if constexpr (Cluster > 1) rank = cooperative_groups::this_cluster().block_rank();
-    const int64_t begin = int64_t{rank} * chunk;
-    const int64_t count = begin < cols ? (cols - begin < chunk ? cols - begin : chunk) : 0;
-    const int64_t packs = count / N;  // packs this block holds
-
-    for (int64_t row = blockIdx.x / Cluster; row < rows; row += gridDim.x / Cluster) {
-      const T* row_in = in + row * cols + begin;
-      T* row_out = out + row * cols + begin;
-      float m = -INFINITY;
-      // kSoftmaxUnroll packs per thread are loaded before any is used: that many 16-byte
-      // loads in flight per thread
-      for (int64_t i0 = threadIdx.x; i0 < packs; i0 += kSoftmaxUnroll<T, Block> * Block) {
-        Pack<T, N> raw[kSoftmaxUnroll<T, Block>];  // raw packs: 4 registers each, converted on use
+    } else if constexpr (Combine == SoftmaxCombine::kGrid) {
+      Bits* slot = reinterpret_cast<Bits*>(sp.dst);
+      if (threadIdx.x == 0 && t.active) {
+        Bits w[kSlot];
+        memcpy(w, &st, sizeof(w));
 #pragma unroll
-        for (int u = 0; u < kSoftmaxUnroll<T, Block>; ++u) {
-          if (i0 + u * Block < packs) raw[u] = load_pack<N>(row_in, i0 + u * Block);
+        for (int k = 0; k < kSlot; ++k)
+          slot[k] = w[k];
+      }
+      cooperative_groups::this_grid().sync();
+      // every block's pair of this round is parked; every read of last round's is done
+      if (threadIdx.x == 0 && deferred_dst != nullptr) {
+#pragma unroll
+        for (int k = 0; k < kSlot; ++k)
+          deferred_dst[k] = deferred[k];
+      }
+      SoftmaxStats q = softmax_stats_empty();
+      if (t.active) {
+        const int64_t offset = t.row * a.cols;
+        const int64_t lead = pack_head<Pack>(a.in + offset, Pack);
+        for (int j = threadIdx.x; j < a.split; j += Block) {
+          const auto* p = reinterpret_cast<const Bits*>(
+              a.out + offset + softmax_chunk_begin(j, a.split, a.cols, Pack, lead));
+          Bits w[kSlot];
+#pragma unroll
+          for (int k = 0; k < kSlot; ++k)
+            w[k] = __ldcg(p + k);
+          SoftmaxStats pj;
+          memcpy(&pj, w, sizeof(pj));
+          q = softmax_stats_combine<kFast>(q, pj);
         }
+      }
+      st = softmax_stats_block_all_reduce<Block, kFast>(q, slots);
+      deferred_dst = t.active ? slot : nullptr;
+    }
+    // every thread holds the row's max st.m and sum st.s
+    if (t.active) {
+      const float inv = 1.f / st.s;
+      const float log_s = logf(st.s);
+      for (int v = threadIdx.x; v < n; v += Block) {
+        float x[Pack], y[Pack];
+        softmax_from_smem(sp, buf, v, x);
 #pragma unroll
-        for (int u = 0; u < kSoftmaxUnroll<T, Block>; ++u) {
-          const int64_t i = i0 + u * Block;
-          if (i < packs) {
-            float x[N];
-            softmax_to_floats<N>(raw[u], x);
+        for (int k = 0; k < Pack; ++k)
+          y[k] = softmax_out<Kind, kFast>(x[k], st.m, inv, log_s);
+        const int64_t c = sp.first(v);
+        if (Combine != SoftmaxCombine::kGrid || c >= kSlot) {
+          softmax_store(sp, v, y);
+        } else {
+          // the pair's 8 bytes: kept in the scratch until the next barrier
 #pragma unroll
-            for (int j = 0; j < N; ++j)
-              m = Max{}(m, x[j]);
-            if constexpr (N == 1) {
-              buf[i] = x[0];
-            } else {
-#pragma unroll
-              for (int k = 0; k < N / 4; ++k)
-                softmax_smem[i * (N / 4) + k] =
-                    make_float4(x[4 * k], x[4 * k + 1], x[4 * k + 2], x[4 * k + 3]);
+          for (int k = 0; k < Pack; ++k) {
+            if (c + k >= 0 && c + k < sp.len) {
+              const T o = convert<T>(y[k]);
+              if (c + k < kSlot) {
+                memcpy(&deferred[c + k], &o, sizeof(T));
+              } else {
+                sp.dst[c + k] = o;
+              }
             }
           }
         }
       }
-      m = block_all_reduce<Block>(m, Max{});
-      if constexpr (Cluster > 1) {
-        auto cluster = cooperative_groups::this_cluster();
-        if (threadIdx.x == 0) part_max = m;
-        cluster.sync();
-#pragma unroll
-        for (int r = 0; r < Cluster; ++r)
-          m = Max{}(m, *cluster.map_shared_rank(&part_max, r));
-      }
-      // every thread holds the row max; each thread rereads only what it wrote
-      float s = 0.f;
-      for (int64_t i = threadIdx.x; i < packs; i += Block) {
-#pragma unroll
-        for (int j = 0; j < N; ++j) {
-          const float e = expf(buf[i * N + j] - m);
-          if constexpr (A == SoftmaxAlgo::kSoftmax) buf[i * N + j] = e;
-          s += e;
-        }
-      }
-      s = block_all_reduce<Block>(s, Sum{});
-      if constexpr (Cluster > 1) {
-        auto cluster = cooperative_groups::this_cluster();
-        if (threadIdx.x == 0) part_sum = s;
-        cluster.sync();
-        s = 0.f;
-#pragma unroll
-        for (int r = 0; r < Cluster; ++r)  // rank order: the same bits in every block
-          s += *cluster.map_shared_rank(&part_sum, r);
-      }
-      const float inv = 1.f / s;
-      const float log_s = logf(s);
-#pragma unroll 4
-      for (int64_t i = threadIdx.x; i < packs; i += Block) {
-        float y[N];
-#pragma unroll
-        for (int j = 0; j < N; ++j) {
-          if constexpr (A == SoftmaxAlgo::kSoftmax) {
-            y[j] = buf[i * N + j] * inv;
-          } else {
-            y[j] = (buf[i * N + j] - m) - log_s;
-          }
-        }
-        softmax_store_floats<N>(row_out, i, y);
-      }
-      // No barrier needed before the next row: every block read the others' part_max
-      // before the sum barrier above, and reads their part_sum before it arrives at the
-      // next row's max barrier, which any rewrite of part_sum comes after.
     }
-    // no block may exit while another still reads its part_sum
-    if constexpr (Cluster > 1) cooperative_groups::this_cluster().sync();
+  }
+  if constexpr (Combine == SoftmaxCombine::kCluster) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    // no block may exit while another still reads its pair slots
+    cooperative_groups::this_cluster().sync();
+#endif
+  } else if constexpr (Combine == SoftmaxCombine::kGrid) {
+    if (iters > 0) {
+      cooperative_groups::this_grid().sync();  // every read of the last round's pairs is done
+      if (threadIdx.x == 0 && deferred_dst != nullptr) {
+#pragma unroll
+        for (int k = 0; k < kSlot; ++k)
+          deferred_dst[k] = deferred[k];
+      }
+    }
   }
 }
 
-}  // namespace detail
-}  // namespace kernelkit
+// ---------------------------------------------------------------------------------------
+// The fallback: one block per row (rows b, b + gridDim.x, ...), any width, no shared-memory
+// row: an online pair over the row (kU packs a thread in flight), the block's pair, then a
+// second read that writes.
+template <typename T, SoftmaxKind Kind, int Pack, int Block>
+__global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, kSoftmaxWideBlock / Block))
+    softmax_two_pass_kernel(const T* in, T* out, int64_t rows, int64_t cols) {
+  constexpr bool kFast = kSoftmaxFast<T>;
+  constexpr int kU = Pack == 1 ? 8 : 4;
+  __shared__ SoftmaxStats slots[Block / kWarpSize + 1];
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const SoftmaxSpan<T, Pack> sp(in + row * cols, out + row * cols, cols);
+    const int64_t n = sp.packs();
+    SoftmaxStats st = softmax_stats_empty();
+    for (int64_t v0 = threadIdx.x; v0 < n; v0 += int64_t{kU} * Block) {
+      float x[kU][Pack];  // kU loads issued before any is used
+#pragma unroll
+      for (int u = 0; u < kU; ++u)
+        softmax_load(sp, v0 + int64_t{u} * Block, x[u]);  // past the end: -inf
+#pragma unroll
+      for (int u = 0; u < kU; ++u)
+        softmax_stats_add<kFast>(st, x[u]);
+    }
+    st = softmax_stats_block_all_reduce<Block, kFast>(st, slots);
+    const float inv = 1.f / st.s;
+    const float log_s = logf(st.s);
+    for (int64_t v = threadIdx.x; v < n; v += Block) {
+      float x[Pack], y[Pack];
+      softmax_load(sp, v, x);
+#pragma unroll
+      for (int k = 0; k < Pack; ++k)
+        y[k] = softmax_out<Kind, kFast>(x[k], st.m, inv, log_s);
+      softmax_store(sp, v, y);
+    }
+  }
+}
+
+}  // namespace kernelkit::detail

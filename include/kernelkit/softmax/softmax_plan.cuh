@@ -1,0 +1,385 @@
+// The softmax plan: every decision of one softmax / log_softmax call (path, pack, lanes per
+// row, block size, chunk split, buffers, grid), made by pure host code from the shape, the
+// operands' alignment and the device's facts. Host-tested on shapes x devices
+// (tests/softmax/softmax_plan_test.cu).
+//
+// The paths, by row width (the plan's numbers are read from DeviceInfo, never assumed):
+//  - kWarp: the row in registers of a group of 1..32 lanes (several rows per warp when
+//    short, two rows per lane group when a lane holds one pack); up to 32 floats a lane.
+//  - kBlock: one block per row, the row in shared memory (read once, written once): any row
+//    up to what one block may hold (227 KiB on an H100, 163 KiB A100, 99 KiB L4, 64 KiB T4).
+//    Two row buffers when they fit without losing resident rows: the next row's loads are
+//    in flight while this one is reduced and written.
+//  - kCluster (d.clusters()): rows too wide for one block, many of them: a cluster of 2, 4
+//    or 8 blocks per row, each holding a chunk in shared memory (two buffers); the blocks'
+//    (max, sum) pairs meet through distributed shared memory.
+//  - kGrid (d.cooperative_launch): few rows of any width, or rows too wide for one block: a
+//    cooperative grid of resident blocks; each round the grid holds rows_per_round rows,
+//    split chunks each, in shared memory; the pairs meet in `out` across a grid barrier.
+//  - kTwoPass: the fallback when neither fits (a cooperative grid cannot be resident, or a
+//    row is wider than the whole GPU's shared memory): one block per row, an online
+//    (max, sum) pass, then a second read that writes.
+// Every chunk path keeps the chunk on chip between its one read and its one write.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernelkit/core/device.cuh"
+#include "kernelkit/core/launch.cuh"
+#include "kernelkit/core/pack.cuh"
+#include "kernelkit/warp/warp.cuh"
+
+namespace kernelkit {
+
+// softmax or log_softmax: the one run-time choice the kernels take besides the plan.
+enum class SoftmaxKind { kSoftmax, kLogSoftmax };
+
+enum class SoftmaxPath { kWarp, kBlock, kCluster, kGrid, kTwoPass };
+
+namespace detail {
+
+inline constexpr int kSoftmaxWarpBlock = 128;  // threads per block of the warp kernel
+inline constexpr int kSoftmaxWarpFloats = 32;  // most floats of one row a lane holds
+// Registers per thread every chunk / two-pass kernel is held to by its __launch_bounds__
+// (min blocks = 1024 / Block), so that the plan knows its occupancy: 1024 threads per SM.
+inline constexpr int kSoftmaxChunkRegs = 64;
+inline constexpr int kSoftmaxWideBlock = 1024;  // threads of the cluster, grid, two-pass blocks
+// Dynamic shared memory before the chunk buffers: the block reduction's slots, the
+// cluster's pair slots, the grid path's deferred output (see softmax_chunk_kernel).
+inline constexpr int kSoftmaxScratchBytes = 512;
+// Packs per thread the kBlock block size aims for (the smallest block giving at most this).
+inline constexpr int kSoftmaxPacksPerThread = 8;
+// Bytes of a (max, sum) pair parked in `out` by the grid path.
+inline constexpr int kSoftmaxPairBytes = 8;
+// What a grid barrier costs, in bytes the GPU would move meanwhile, per SM (~0.7 us at an
+// H100's 23 GB/s a SM): the plan's price of one more kGrid round.
+inline constexpr int64_t kSoftmaxBarrierBytesPerSm = 16 * 1024;
+// Total bytes (in + out) from which splitting rows that fit one block each over several
+// blocks is worth its combine: 64 KiB per SM.
+inline constexpr int64_t kSoftmaxSplitMinBytesPerSm = 64 * 1024;
+
+// Blocks per SM that the warp kernel's __launch_bounds__ ask for, so that registers <=
+// 65536 / (blocks x 128), by the floats a lane holds (packs x pack, twice when a lane holds
+// one pack and so two rows): up to 8 floats of 16-byte packs 16 blocks (32 registers), up
+// to 16 floats 10 (48), more 6 (80): what the kernels need without spilling (ptxas, sm_90).
+__host__ __device__ constexpr int softmax_warp_min_blocks(int pack, int packs) {
+  const int floats = pack * packs * (packs == 1 ? 2 : 1);
+  return (floats <= 8 && pack > 1) ? 16 : (floats <= 16 ? 10 : 6);
+}
+
+// Registers per thread that __launch_bounds__(block, min_blocks_per_sm(block, cap))
+// guarantee on device d (the same rule min_blocks_per_sm applies to the compiled
+// architecture's threads per SM), in the allocation unit of 8.
+constexpr int softmax_regs_bound(const DeviceInfo& d, int block, int cap) {
+  int min_blocks = d.max_threads_per_sm / block;
+  min_blocks = min_blocks < 1 ? 1 : (min_blocks > cap ? cap : min_blocks);
+  const int regs = d.regs_per_sm / (min_blocks * block) / 8 * 8;
+  return regs > 255 ? 255 : regs;
+}
+
+// First column of chunk j of a row split into `split` chunks (j = split gives cols):
+// balanced (lengths differ by at most 2 packs), and for 0 < j < split aligned in memory to
+// a whole pack (`lead` = elements of the row before its first aligned address), so only
+// the first chunk has a partial head pack and only the last a partial tail. Requires
+// cols / split >= pack. Host and device.
+KERNELKIT_HD int64_t softmax_chunk_begin(int64_t j, int split, int64_t cols, int pack,
+                                         int64_t lead) {
+  if (j == 0) return 0;
+  if (j >= split) return cols;
+  const int64_t q = cols / split, r = cols % split;
+  const int64_t x = j * q + (j < r ? j : r);
+  // round x down to a column whose address is a pack boundary (x >= pack > lead)
+  return x - ((x - lead) % pack + pack) % pack;
+}
+
+// Capacity in packs a buffer needs for any chunk of a row of `cols` split `split` ways
+// (any alignment of the row).
+constexpr int64_t softmax_chunk_packs(int64_t cols, int split, int pack) {
+  return split == 1 ? (cols + 2 * pack - 2) / pack : (cols / split + 1) / pack + 3;
+}
+
+}  // namespace detail
+
+// What one softmax call does. Fields a path does not use keep their defaults.
+struct SoftmaxPlan {
+  SoftmaxPath path = SoftmaxPath::kWarp;
+  // Elements per access: 16 / elem_bytes when in and out have the same offset within 16
+  // bytes (each row then has one partial pack at its head and one at its tail, handled
+  // inside the vectorized loops), else 1.
+  int pack = 1;
+  // kWarp: lanes that share one row (1, 2, ..., 32) and packs each lane holds; the lanes of
+  // a group hold group x packs packs, at least the row's.
+  int group = 32;
+  int packs = 1;
+  // Chunk paths: blocks that share one row (1 for kBlock / kTwoPass, the cluster size for
+  // kCluster, chunks per row for kGrid); chunk j is [softmax_chunk_begin(j), ...(j + 1)).
+  int split = 1;
+  // Chunk paths: buffers per block (2: the next task's chunk is loaded while this one is
+  // reduced and written) and the bytes of one (a multiple of 16).
+  int buffers = 1;
+  int64_t buffer_bytes = 0;
+  // kGrid: rows the grid holds at once and rounds (rows_per_round x rounds >= rows); the
+  // grid has rows_per_round x split busy blocks.
+  int64_t rows_per_round = 0;
+  int64_t rounds = 0;
+  // Resident blocks per SM the grid is sized for: blocks_per_sm() with the register bound
+  // of the kernel's __launch_bounds__ and the planned shared memory.
+  int blocks_per_sm = 0;
+  // How well the chosen path fills the GPU (busy block slots over the slots, over every
+  // round or wave), the figure the choice between the chunk paths compared.
+  double fill = 0;
+  // Grid, block, dynamic shared memory, cluster and cooperative flag of the one launch.
+  // kCluster: launch_softmax lowers the grid to the clusters the runtime reports resident
+  // (the plan's estimate does not know how clusters pack into GPCs).
+  LaunchShape shape;
+};
+
+namespace detail {
+
+inline int64_t softmax_pow2_at_least(int64_t v) {
+  int64_t p = 1;
+  while (p < v)
+    p *= 2;
+  return p;
+}
+
+inline int64_t softmax_round_up(int64_t v, int64_t m) {
+  return ceil_div(v, m) * m;
+}
+
+// kWarp when the row fits the lanes of one warp: the narrowest group with one pack a lane,
+// else 32 lanes with the fewest packs a lane (pack > 1: 2, 4 or 8 up to 32 floats; pack 1:
+// 1, 8 or 32 elements, the rare in / out alignment mismatch).
+inline bool softmax_plan_warp(int64_t rows, int64_t vp, const DeviceInfo& d, SoftmaxPlan* p) {
+  if (vp > int64_t{kWarpSize} * (kSoftmaxWarpFloats / p->pack)) return false;
+  p->path = SoftmaxPath::kWarp;
+  if (p->pack > 1 && vp <= kWarpSize) {
+    p->group = static_cast<int>(softmax_pow2_at_least(vp));
+    p->packs = 1;
+  } else {
+    const int64_t need = ceil_div<int64_t>(vp, kWarpSize);
+    p->group = kWarpSize;
+    p->packs = p->pack > 1 ? static_cast<int>(softmax_pow2_at_least(need))
+                           : (need <= 1 ? 1 : (need <= 8 ? 8 : 32));
+  }
+  const int rows_per_group = p->packs == 1 ? 2 : 1;
+  const int64_t rows_per_block = int64_t{kSoftmaxWarpBlock / p->group} * rows_per_group;
+  const int regs =
+      softmax_regs_bound(d, kSoftmaxWarpBlock, softmax_warp_min_blocks(p->pack, p->packs));
+  p->blocks_per_sm = blocks_per_sm(d, kSoftmaxWarpBlock, regs, 0);
+  const int64_t blocks = ceil_div(rows, rows_per_block);
+  p->shape.block = dim3(kSoftmaxWarpBlock);
+  p->shape.grid = dim3(static_cast<unsigned>(grid_size_for(
+      blocks * kSoftmaxWarpBlock, kSoftmaxWarpBlock, d, kDefaultWaves, p->blocks_per_sm)));
+  p->fill = 1.0;
+  return true;
+}
+
+// The share of the copy's rate a path keeps (its `fill`) when `tasks` tasks (rows), each
+// on `width` blocks, run at most `per_round` at a time on `slots` block slots of d.sm_count
+// SMs: a round with k tasks moves k x width slots' worth of bytes at min(1, kSoftmaxSmShare x
+// SMs busy / SMs) of the rate (the blocks spread over the SMs first; an SM with its chunks
+// in flight pulls several times its even share, so a partial round only slows the whole
+// when few SMs are busy).
+inline constexpr double kSoftmaxSmShare = 3.0;
+
+inline double softmax_fill(int64_t tasks, int64_t per_round, int64_t width, int64_t slots,
+                           int sm_count) {
+  const auto round_time = [&](int64_t k) {
+    if (k == 0) return 0.0;
+    const double busy = double(std::min<int64_t>(sm_count, k * width));
+    const double rate = std::min(1.0, kSoftmaxSmShare * busy / sm_count);
+    return double(k * width) / double(slots) / rate;
+  };
+  const double time =
+      double(tasks / per_round) * round_time(per_round) + round_time(tasks % per_round);
+  return double(tasks) * double(width) / double(slots) / time;
+}
+
+// kBlock: one block per row, the row in shared memory. The smallest block with at most
+// kSoftmaxPacksPerThread packs a thread (pack 1: 256 or 1024 threads); two buffers when
+// they keep as many buffers per SM and each block gets two rows or more.
+inline bool softmax_plan_block(int64_t rows, int64_t vp, int64_t pack_bytes, const DeviceInfo& d,
+                               SoftmaxPlan* p) {
+  int block = kSoftmaxWideBlock;
+  for (const int b : {128, 256, 512, 1024}) {
+    if (ceil_div<int64_t>(vp, b) <= kSoftmaxPacksPerThread) {
+      block = b;
+      break;
+    }
+  }
+  if (p->pack == 1) block = block <= 256 ? 256 : 1024;
+  const int regs = softmax_regs_bound(d, block, kSoftmaxWideBlock / block);
+  const int64_t buf = softmax_round_up(vp * pack_bytes, 16);
+  const int b1 = blocks_per_sm(d, block, regs, kSoftmaxScratchBytes + buf);
+  if (b1 < 1) return false;
+  const int b2 = blocks_per_sm(d, block, regs, kSoftmaxScratchBytes + 2 * buf);
+  const bool two = b2 >= 1 && 2 * b2 >= b1 && rows >= 2 * int64_t{b2} * d.sm_count;
+  p->path = SoftmaxPath::kBlock;
+  p->split = 1;
+  p->buffers = two ? 2 : 1;
+  p->buffer_bytes = buf;
+  p->blocks_per_sm = two ? b2 : b1;
+  const int64_t slots = int64_t{p->blocks_per_sm} * d.sm_count;
+  p->fill = softmax_fill(rows, slots, 1, slots, d.sm_count);
+  p->shape.block = dim3(block);
+  p->shape.grid = dim3(static_cast<unsigned>(std::min(rows, slots)));
+  p->shape.smem = static_cast<size_t>(kSoftmaxScratchBytes + p->buffers * buf);
+  return true;
+}
+
+// kCluster (d.clusters(), 16-byte packs): the smallest cluster of 2, 4 or 8 blocks of 1024
+// threads whose chunk fits a block twice (two buffers); the grid is as many clusters as
+// can be resident (at most one per row).
+inline bool softmax_plan_cluster(int64_t rows, int64_t cols, int64_t pack_bytes,
+                                 const DeviceInfo& d, SoftmaxPlan* p) {
+  if (!d.clusters() || pack_bytes != kMaxPackBytes) return false;
+  const int regs = softmax_regs_bound(d, kSoftmaxWideBlock, 1);
+  for (const int c : {2, 4, 8}) {
+    if (cols / c < p->pack) continue;
+    const int64_t buf = softmax_round_up(softmax_chunk_packs(cols, c, p->pack) * pack_bytes, 16);
+    const int bps = blocks_per_sm(d, kSoftmaxWideBlock, regs, kSoftmaxScratchBytes + 2 * buf);
+    if (bps < 1) continue;
+    const int64_t clusters = int64_t{bps} * d.sm_count / c;
+    if (clusters < 1) return false;
+    p->path = SoftmaxPath::kCluster;
+    p->split = c;
+    p->buffers = 2;
+    p->buffer_bytes = buf;
+    p->blocks_per_sm = bps;
+    p->fill = softmax_fill(rows, clusters, c, int64_t{bps} * d.sm_count, d.sm_count);
+    p->shape.block = dim3(kSoftmaxWideBlock);
+    p->shape.grid = dim3(static_cast<unsigned>(std::min(rows, clusters) * c));
+    p->shape.cluster = dim3(static_cast<unsigned>(c));
+    p->shape.smem = static_cast<size_t>(kSoftmaxScratchBytes + 2 * buf);
+    return true;
+  }
+  return false;
+}
+
+// kGrid (d.cooperative_launch): a cooperative grid of resident blocks of 1024 threads, each
+// with its SM's share of shared memory. Rows run in rounds of rows_per_round rows, each row
+// over `split` blocks (chunks): one round with one buffer when every row fits the grid at
+// once, else two buffers (the next round's chunk loads while this one is combined and
+// written; one buffer where two do not fit). The split is the one with the least estimated
+// time among those whose chunk fits a buffer (the largest on a tie): the bytes at the
+// rounds' rates (softmax_fill; rows spread evenly over the rounds), plus a grid barrier a
+// round, priced at what the GPU moves meanwhile (kSoftmaxBarrierBytesPerSm a SM). fill is
+// the resulting share of the copy's rate. Every chunk holds a parked pair (at least pack + 8 bytes
+// of elements).
+inline bool softmax_plan_grid(int64_t rows, int64_t cols, int elem_bytes, int64_t pack_bytes,
+                              const DeviceInfo& d, SoftmaxPlan* p) {
+  if (!d.cooperative_launch) return false;
+  const int regs = softmax_regs_bound(d, kSoftmaxWideBlock, 1);
+  const int bps = blocks_per_sm(d, kSoftmaxWideBlock, regs, 0);
+  if (bps < 1) return false;
+  int64_t cap = d.smem_per_sm / bps - d.smem_reserved_per_block;
+  cap = std::min<int64_t>(cap / 128 * 128, d.smem_per_block_optin);
+  if (blocks_per_sm(d, kSoftmaxWideBlock, regs, cap) < bps) return false;
+  const int64_t grid = int64_t{bps} * d.sm_count;
+  const int64_t slot = kSoftmaxPairBytes / elem_bytes;
+  const int64_t max_split = std::min<int64_t>(grid, cols / (p->pack + slot));
+  const double bytes = 2.0 * double(rows) * double(cols) * elem_bytes;
+  const double barrier = double(kSoftmaxBarrierBytesPerSm) * d.sm_count;
+  struct Choice {
+    int64_t split = 0, per_round = 0, rounds = 0;
+    double fill = -1;
+  };
+  const auto best_for = [&](int buffers) {
+    Choice best;
+    const int64_t room = (cap - kSoftmaxScratchBytes) / buffers / 16 * 16 / pack_bytes;
+    for (int64_t split = 1; split <= max_split; ++split) {
+      if (softmax_chunk_packs(cols, static_cast<int>(split), p->pack) > room) continue;
+      const int64_t most = std::min(rows, grid / split);
+      const int64_t rounds = ceil_div(rows, most);
+      const int64_t per_round = ceil_div(rows, rounds);
+      const double busy = softmax_fill(rows, per_round, split, grid, d.sm_count);
+      const double fill = bytes / (bytes / busy + double(rounds) * barrier);
+      // on a tie the larger split: more SMs share the latency of a round
+      if (fill > best.fill - 1e-9) best = {split, per_round, rounds, fill};
+    }
+    return best;
+  };
+  const Choice one = best_for(1);
+  Choice c = one;
+  int buffers = 1;
+  if (one.fill < 0 || one.rounds > 1) {
+    const Choice two = best_for(2);
+    if (two.fill >= 0) {
+      c = two;
+      buffers = 2;
+    }
+  }
+  if (c.fill < 0) return false;
+  p->path = SoftmaxPath::kGrid;
+  p->split = static_cast<int>(c.split);
+  p->buffers = buffers;
+  p->buffer_bytes = softmax_round_up(softmax_chunk_packs(cols, p->split, p->pack) * pack_bytes, 16);
+  p->rows_per_round = c.per_round;
+  p->rounds = c.rounds;
+  p->blocks_per_sm = bps;
+  p->fill = c.fill;
+  p->shape.block = dim3(kSoftmaxWideBlock);
+  p->shape.grid = dim3(static_cast<unsigned>(c.per_round * c.split));
+  p->shape.smem = static_cast<size_t>(kSoftmaxScratchBytes + buffers * p->buffer_bytes);
+  p->shape.cooperative = true;
+  return true;
+}
+
+// kTwoPass: one block of 1024 threads per row, the row read twice; always possible.
+inline void softmax_plan_two_pass(int64_t rows, const DeviceInfo& d, SoftmaxPlan* p) {
+  p->path = SoftmaxPath::kTwoPass;
+  p->split = 1;
+  p->buffers = 0;
+  const int regs = softmax_regs_bound(d, kSoftmaxWideBlock, 1);
+  p->blocks_per_sm = std::max(1, blocks_per_sm(d, kSoftmaxWideBlock, regs, 0));
+  const int64_t slots = int64_t{p->blocks_per_sm} * d.sm_count;
+  p->fill = softmax_fill(rows, slots, 1, slots, d.sm_count) * 2.0 / 3.0;  // three passes of bytes
+  p->shape.block = dim3(kSoftmaxWideBlock);
+  p->shape.grid = dim3(static_cast<unsigned>(std::clamp<int64_t>(rows, 1, slots)));
+}
+
+}  // namespace detail
+
+// The plan of softmax / log_softmax over a rows x cols matrix (rows, cols >= 1) of
+// elem_bytes-byte elements (4 or 2) whose input and output start at in_offset and
+// out_offset bytes past a 16-byte boundary, on device d. Pure: no CUDA call.
+inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, int in_offset,
+                                int out_offset, const DeviceInfo& d) {
+  using namespace detail;
+  SoftmaxPlan p;
+  const int max_pack = kMaxPackBytes / elem_bytes;
+  const int in_mod = in_offset % kMaxPackBytes, out_mod = out_offset % kMaxPackBytes;
+  p.pack = in_mod == out_mod ? max_pack : 1;
+  // packs a row spans: rows start at one offset when cols is a multiple of the pack, else
+  // at any
+  const int64_t offset0 = (in_mod / elem_bytes) % p.pack;
+  const int64_t vp = cols % p.pack == 0 ? ceil_div<int64_t>(offset0 + cols, p.pack)
+                                        : ceil_div<int64_t>(cols + p.pack - 1, p.pack);
+  if (softmax_plan_warp(rows, vp, d, &p)) return p;
+  const int64_t pack_bytes = int64_t{p.pack} * elem_bytes;
+  SoftmaxPlan block = p, cluster = p, grid = p;
+  const bool has_block = softmax_plan_block(rows, vp, pack_bytes, d, &block);
+  const bool has_cluster = softmax_plan_cluster(rows, cols, pack_bytes, d, &cluster);
+  const bool has_grid = softmax_plan_grid(rows, cols, elem_bytes, pack_bytes, d, &grid);
+  if (has_block) {
+    // rows that fit a block: one block per row, unless that leaves a tenth of the GPU idle,
+    // there are enough bytes to pay for a combine, and splitting rows fills it clearly
+    // better
+    SoftmaxPlan best = block;
+    const bool big = 2.0 * double(rows) * double(cols) * elem_bytes >=
+                     double(kSoftmaxSplitMinBytesPerSm) * d.sm_count;
+    if (block.fill < 0.9 && big) {
+      if (has_cluster && cluster.fill > 1.1 * best.fill) best = cluster;
+      if (has_grid && grid.fill > 1.1 * best.fill) best = grid;
+    }
+    return best;
+  }
+  if (has_cluster && (!has_grid || cluster.fill >= grid.fill)) return cluster;
+  if (has_grid) return grid;
+  softmax_plan_two_pass(rows, d, &p);
+  return p;
+}
+
+}  // namespace kernelkit

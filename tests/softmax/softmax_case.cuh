@@ -1,0 +1,232 @@
+// Shared by the softmax GPU tests and the ladder test: the float64 reference, tolerances,
+// inputs with special values, and run_case, which runs one call (the public function, a
+// given plan through launch_softmax, or a ladder step) with the output poisoned and checks
+// every element, the row sums, and that nothing outside the output was written.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "common/test_util.cuh"
+#include "kernelkit/softmax/softmax.cuh"
+
+namespace softmax_test {
+
+namespace kk = kernelkit;
+using kk::SoftmaxKind;
+using kk::SoftmaxPath;
+using kktest::DeviceBuffer;
+using kktest::Tolerance;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// Elements of one case at most in the non-Large tests (the float64 reference runs on the
+// host, and these tests also run under compute-sanitizer): wide rows run with fewer rows.
+constexpr int64_t kMaxCaseElems = int64_t{1} << 18;
+constexpr int64_t kGuard = 16;  // poisoned elements before and after the output
+
+// float64 reference of one matrix (x as the device sees it, i.e. already rounded to T).
+inline std::vector<double> reference(const std::vector<double>& x, int64_t rows, int64_t cols,
+                                     bool log) {
+  std::vector<double> ref(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* xr = x.data() + r * cols;
+    double* o = ref.data() + r * cols;
+    double m = -kInf;
+    bool nan = false;
+    for (int64_t c = 0; c < cols; ++c) {
+      if (std::isnan(xr[c])) nan = true;
+      m = std::max(m, xr[c]);
+    }
+    if (nan || m == -kInf) {
+      std::fill(o, o + cols, kNaN);
+      continue;
+    }
+    double s = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      s += std::exp(xr[c] - m);
+    const double log_s = std::log(s);
+    for (int64_t c = 0; c < cols; ++c)
+      o[c] = log ? (xr[c] - m) - log_s : std::exp(xr[c] - m) / s;
+  }
+  return ref;
+}
+
+// Per type: softmax within 2 ulps of T (f32: a relative bound, float sums of up to 2^21
+// terms); log_softmax also gets an absolute bound for the float rounding of x - m and
+// log(s) (|x - m| and |log s| up to ~20 here).
+template <typename T>
+Tolerance tolerance(bool log) {
+  if constexpr (std::is_same_v<T, float>) {
+    return log ? Tolerance{2e-5, 2e-6, 0} : Tolerance{1e-37, 2e-5, 4};
+  } else {
+    return log ? Tolerance{2e-5, 0, 2} : Tolerance{1e-37, 0, 2};
+  }
+}
+
+template <typename T>
+double row_sum_tolerance() {
+  if constexpr (std::is_same_v<T, float>) return 1e-4;
+  if constexpr (std::is_same_v<T, __half>) return 4e-3;
+  return 2e-2;
+}
+
+// Inputs uniform in [lo, hi); with specials: row 0 has two -inf, row 1 is all -inf, row 2
+// ends with a NaN, row 3 has a NaN a third of the way in (rows that exist).
+template <typename T>
+std::vector<T> make_input(int64_t rows, int64_t cols, uint64_t seed, bool specials,
+                          double lo = -8.0, double hi = 8.0) {
+  auto h = kktest::random_vector<T>(static_cast<size_t>(rows * cols), seed, lo, hi);
+  if (specials) {
+    const T ninf = kk::convert<T>(-kInf), nan = kk::convert<T>(kNaN);
+    if (rows >= 1) {
+      h[0] = ninf;
+      h[cols / 2] = ninf;
+    }
+    if (rows >= 2 && cols > 1) std::fill(h.begin() + cols, h.begin() + 2 * cols, ninf);
+    if (rows >= 3) h[2 * cols + cols - 1] = nan;
+    if (rows >= 4) h[3 * cols + cols / 3] = nan;
+  }
+  return h;
+}
+
+// Where in and out sit: element offsets from 256-byte aligned buffers, or in place.
+struct Layout {
+  int64_t in_shift = 0, out_shift = 0;
+  bool in_place = false;
+};
+constexpr Layout kAligned{};
+constexpr Layout kInPlace{0, 0, true};
+
+// What runs: the public function, a given plan through launch_softmax, or (f32 softmax)
+// a ladder step.
+using LadderFn = cudaError_t (*)(const float*, float*, int64_t, int64_t, cudaStream_t);
+struct Runner {
+  const kk::SoftmaxPlan* plan = nullptr;
+  LadderFn ladder = nullptr;
+};
+
+template <typename T>
+cudaError_t call(const Runner& run, bool log, const T* in, T* out, int64_t rows, int64_t cols,
+                 cudaStream_t stream = nullptr) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (run.ladder != nullptr) return run.ladder(in, out, rows, cols, stream);
+  }
+  if (run.plan != nullptr) {
+    return kk::launch_softmax(*run.plan, log ? SoftmaxKind::kLogSoftmax : SoftmaxKind::kSoftmax, in,
+                              out, rows, cols, stream);
+  }
+  return log ? kk::log_softmax(in, out, rows, cols, stream)
+             : kk::softmax(in, out, rows, cols, stream);
+}
+
+template <typename T>
+std::string label_of(int64_t rows, int64_t cols, bool log, const Layout& l, uint64_t seed) {
+  return std::string(kk::type_name<T>()) + (log ? " log_softmax " : " softmax ") +
+         std::to_string(rows) + "x" + std::to_string(cols) + " in+" + std::to_string(l.in_shift) +
+         " out+" + std::to_string(l.out_shift) + (l.in_place ? " in place" : "") +
+         " seed=" + std::to_string(seed);
+}
+
+// Runs one case and checks every output element against the reference, that finite rows
+// sum to 1, and that the poisoned guards around the output are untouched.
+template <typename T>
+::testing::AssertionResult run_case(int64_t rows, int64_t cols, bool log, const Layout& layout,
+                                    uint64_t seed, const Runner& run = {}, bool specials = true,
+                                    double lo = -8.0, double hi = 8.0) {
+  const auto h_in = make_input<T>(rows, cols, seed, specials, lo, hi);
+  const int64_t n = rows * cols;
+  const std::string label = label_of<T>(rows, cols, log, layout, seed);
+  // in: [guard][shift][n][guard]; out the same, or in itself
+  DeviceBuffer<T> in_buf(n + 2 * kGuard + 8), out_buf(layout.in_place ? 0 : n + 2 * kGuard + 8);
+  in_buf.poison();
+  if (!layout.in_place) out_buf.poison();
+  const int64_t in_at = kGuard + layout.in_shift;
+  const int64_t out_at = layout.in_place ? in_at : kGuard + layout.out_shift;
+  CUDA_CHECK(cudaMemcpy(in_buf.get() + in_at, h_in.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  T* in = in_buf.get() + in_at;
+  DeviceBuffer<T>& out_owner = layout.in_place ? in_buf : out_buf;
+  T* out = out_owner.get() + out_at;
+  const cudaError_t err = call<T>(run, log, in, out, rows, cols);
+  if (err != cudaSuccess)
+    return ::testing::AssertionFailure() << label << ": " << cudaGetErrorString(err);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const auto all = out_owner.download();
+  // guards: every element outside the output still holds the poison (0xFF bytes)
+  for (int64_t i = 0; i < int64_t(all.size()); ++i) {
+    if (i >= out_at && i < out_at + n) continue;
+    if (!layout.in_place || i < in_at || i >= in_at + n) {
+      uint16_t bits16 = 0;
+      uint32_t bits32 = 0;
+      bool poisoned;
+      if constexpr (sizeof(T) == 4) {
+        std::memcpy(&bits32, &all[i], 4);
+        poisoned = bits32 == 0xFFFFFFFFu;
+      } else {
+        std::memcpy(&bits16, &all[i], 2);
+        poisoned = bits16 == 0xFFFFu;
+      }
+      if (!poisoned)
+        return ::testing::AssertionFailure()
+               << label << ": element " << (i - out_at) << " outside the output was written";
+    }
+  }
+  const std::vector<T> got(all.begin() + out_at, all.begin() + out_at + n);
+  std::vector<double> x(n);
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = kktest::to_double(h_in[i]);
+  const auto ref = reference(x, rows, cols, log);
+  auto res = kktest::check_near(got, ref, tolerance<T>(log), label);
+  if (!res) return res;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (std::isnan(ref[r * cols])) continue;
+    double s = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      const double v = kktest::to_double(got[r * cols + c]);
+      s += log ? std::exp(v) : v;
+    }
+    if (std::fabs(s - 1.0) > row_sum_tolerance<T>())
+      return ::testing::AssertionFailure() << label << ": row " << r << " sums to " << s;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+inline int64_t rows_for(int64_t want, int64_t cols) {
+  return std::max<int64_t>(1, std::min<int64_t>(want, kMaxCaseElems / cols));
+}
+
+inline kk::DeviceInfo device() {
+  kk::DeviceInfo d;
+  CUDA_CHECK(kk::current_device_info(&d));
+  return d;
+}
+
+// A device like this one with `sms` SMs and `smem` bytes of shared memory per SM (and per
+// block), with or without clusters and cooperative launches: plans for it are launchable
+// here and reach the wide paths at small sizes.
+inline kk::DeviceInfo small_device(int sms, int smem, bool clusters, bool cooperative) {
+  kk::DeviceInfo d = device();
+  d.sm_count = std::min(d.sm_count, sms);
+  d.smem_per_block_optin = std::min(d.smem_per_block_optin, smem);
+  d.smem_per_sm = d.smem_per_block_optin + d.smem_reserved_per_block;
+  d.cluster_launch = d.cluster_launch && clusters;
+  d.cooperative_launch = d.cooperative_launch && cooperative;
+  return d;
+}
+
+template <typename T>
+kk::SoftmaxPlan plan_for(int64_t rows, int64_t cols, const Layout& l, const kk::DeviceInfo& d) {
+  const int in_off = static_cast<int>(((kGuard + l.in_shift) * sizeof(T)) % 16);
+  const int out_off =
+      static_cast<int>(((kGuard + (l.in_place ? l.in_shift : l.out_shift)) * sizeof(T)) % 16);
+  return kk::plan_softmax(rows, cols, sizeof(T), in_off, out_off, d);
+}
+
+}  // namespace softmax_test

@@ -1,0 +1,388 @@
+// plan_softmax on the host (no GPU): the expected path for the benchmark's shapes and the
+// awkward ones on an H100, an H100 running a compute_80 build, an A100, an L4 and a T4,
+// then invariants over a grid of shapes x alignments x types x devices: every plan is one
+// launch_softmax can dispatch, launches a legal grid, fits the device's shared memory and
+// registers, uses a cluster only with d.clusters() and a cooperative grid only with every
+// block resident, and covers every column of every row exactly once. Also the argument
+// checks (softmax_args_ok), which are pure as well.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/devices.cuh"
+#include "kernelkit/softmax/softmax.cuh"
+
+namespace kk = kernelkit;
+using kk::SoftmaxPath;
+using kk::SoftmaxPlan;
+
+namespace {
+
+const char* path_name(SoftmaxPath p) {
+  switch (p) {
+    case SoftmaxPath::kWarp:
+      return "warp";
+    case SoftmaxPath::kBlock:
+      return "block";
+    case SoftmaxPath::kCluster:
+      return "cluster";
+    case SoftmaxPath::kGrid:
+      return "grid";
+    default:
+      return "two_pass";
+  }
+}
+
+std::string describe(const SoftmaxPlan& p) {
+  return std::string(path_name(p.path)) + " pack=" + std::to_string(p.pack) +
+         " group=" + std::to_string(p.group) + " packs=" + std::to_string(p.packs) +
+         " split=" + std::to_string(p.split) + " buffers=" + std::to_string(p.buffers) +
+         " buffer_bytes=" + std::to_string(p.buffer_bytes) +
+         " rows_per_round=" + std::to_string(p.rows_per_round) +
+         " rounds=" + std::to_string(p.rounds) + " bps=" + std::to_string(p.blocks_per_sm) +
+         " grid=" + std::to_string(p.shape.grid.x) + " block=" + std::to_string(p.shape.block.x) +
+         " smem=" + std::to_string(p.shape.smem) + " cluster=" + std::to_string(p.shape.cluster.x) +
+         " coop=" + std::to_string(p.shape.cooperative) + " fill=" + std::to_string(p.fill);
+}
+
+SoftmaxPlan plan(int64_t rows, int64_t cols, int elem, const kk::DeviceInfo& d, int in_off = 0,
+                 int out_off = 0) {
+  return kk::plan_softmax(rows, cols, elem, in_off, out_off, d);
+}
+
+// ---------------------------------------------------------------------------------------
+// Expected paths.
+
+struct Expect {
+  int64_t rows, cols;
+  int elem;
+  SoftmaxPath h100, h100_c80, a100, l4, t4;
+};
+
+TEST(SoftmaxPlan, PathsOfTheSweepAndAwkwardShapes) {
+  using P = SoftmaxPath;
+  const Expect table[] = {
+      // short rows: a lane group of a warp
+      {1048576, 32, 4, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
+      {1048576, 32, 2, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
+      {349525, 96, 2, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
+      {67109, 500, 4, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
+      {32768, 1024, 4, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
+      {32768, 1024, 2, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
+      // one block per row, the row in shared memory
+      {32767, 1025, 4, P::kBlock, P::kBlock, P::kBlock, P::kBlock, P::kBlock},
+      {22370, 1500, 2, P::kBlock, P::kBlock, P::kBlock, P::kBlock, P::kBlock},
+      {8192, 4096, 4, P::kBlock, P::kBlock, P::kBlock, P::kBlock, P::kBlock},
+      {2048, 16384, 4, P::kBlock, P::kBlock, P::kBlock, P::kBlock, P::kGrid},  // T4: 64 KiB
+      {1049, 32000, 4, P::kBlock, P::kBlock, P::kBlock, P::kGrid, P::kGrid},
+      // GPT-2: a 196 KiB f32 row fits an H100 block, not an A100's (163 KiB)
+      {4096, 50257, 4, P::kBlock, P::kBlock, P::kGrid, P::kGrid, P::kGrid},
+      {4096, 50257, 2, P::kBlock, P::kBlock, P::kBlock, P::kBlock, P::kGrid},
+      // rows wider than a block: clusters where the build has them, else the grid
+      {512, 65536, 4, P::kCluster, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      {221, 151936, 2, P::kCluster, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      {128, 262144, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      // 336 rows of 200 KB: 2.5 rounds of one block per SM (72 SMs busy in the last one still
+      // pull the copy's rate)
+      {336, 100000, 2, P::kBlock, P::kBlock, P::kGrid, P::kGrid, P::kGrid},
+      // 32 rows of 200 KB: one block per row would leave 100 SMs idle; split each row
+      {32, 50000, 4, P::kCluster, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      // few rows of any width
+      // (a row wider than all the GPU's shared memory is read twice: T4 4 MiB, L4 8 MiB)
+      {1, 1048576, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kTwoPass},
+      {4, 500000, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      {32, 250000, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      {16, 2097152, 4, P::kGrid, P::kGrid, P::kGrid, P::kTwoPass, P::kTwoPass},
+      {16, 2097152, 2, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kTwoPass},
+      // a few short rows stay one block (or lane group) per row: too few bytes for a grid
+      {4, 8192, 4, P::kBlock, P::kBlock, P::kBlock, P::kBlock, P::kBlock},
+      {1, 1, 4, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
+  };
+  for (const auto& e : table) {
+    const SoftmaxPath want[] = {e.h100, e.h100_c80, e.a100, e.l4, e.t4};
+    const auto devices = kktest::all_devices();
+    for (size_t i = 0; i < devices.size(); ++i) {
+      const SoftmaxPlan p = plan(e.rows, e.cols, e.elem, devices[i].info);
+      EXPECT_EQ(p.path, want[i]) << devices[i].name << " " << e.rows << "x" << e.cols
+                                 << " elem=" << e.elem << ": " << describe(p);
+    }
+  }
+}
+
+TEST(SoftmaxPlan, WarpGroupsAndPacks) {
+  const kk::DeviceInfo d = kktest::h100();
+  // f32, 16-byte packs: 32 columns = 8 packs -> 8 lanes with one pack, two rows a group
+  SoftmaxPlan p = plan(1048576, 32, 4, d);
+  EXPECT_EQ(p.pack, 4);
+  EXPECT_EQ(p.group, 8);
+  EXPECT_EQ(p.packs, 1);
+  // a row starting one element past a boundary spans one more pack: 16 lanes
+  p = plan(1048576, 32, 4, d, 4, 4);
+  EXPECT_EQ(p.pack, 4);
+  EXPECT_EQ(p.group, 16);
+  // 1000 f32 columns = 250 packs -> 32 lanes x 8 packs; 1024 f16 = 128 packs -> 32 x 4
+  p = plan(33554, 1000, 4, d);
+  EXPECT_EQ(p.group, 32);
+  EXPECT_EQ(p.packs, 8);
+  p = plan(32768, 1024, 2, d);
+  EXPECT_EQ(p.group, 32);
+  EXPECT_EQ(p.packs, 4);
+  // in and out at different offsets within 16 bytes: elements one at a time
+  p = plan(1000, 100, 4, d, 0, 4);
+  EXPECT_EQ(p.pack, 1);
+  EXPECT_EQ(p.path, SoftmaxPath::kWarp);
+  EXPECT_EQ(p.packs, 8);
+  // f32 short rows keep 16 blocks of 128 threads a SM (32 registers), f16 10 (48)
+  EXPECT_EQ(plan(1048576, 32, 4, d).blocks_per_sm, 16);
+  EXPECT_EQ(plan(1048576, 32, 2, d).blocks_per_sm, 10);
+}
+
+TEST(SoftmaxPlan, SharedMemoryRowsAndBuffers) {
+  const kk::DeviceInfo d = kktest::h100();
+  // 8 KB rows: 128 threads (4 packs each), two buffers (the next row in flight)
+  SoftmaxPlan p = plan(16384, 2048, 4, d);
+  EXPECT_EQ(p.path, SoftmaxPath::kBlock);
+  EXPECT_EQ(p.shape.block.x, 128u);
+  EXPECT_EQ(p.buffers, 2);
+  // the GPT-2 f32 row (196 KiB): one buffer, one block of 1024 threads per SM
+  p = plan(4096, 50257, 4, d);
+  EXPECT_EQ(p.path, SoftmaxPath::kBlock);
+  EXPECT_EQ(p.shape.block.x, 1024u);
+  EXPECT_EQ(p.buffers, 1);
+  EXPECT_EQ(p.blocks_per_sm, 1);
+  EXPECT_GE(p.buffer_bytes, 50257 * 4);
+  EXPECT_LE(p.shape.smem, size_t(d.smem_per_block_optin));
+}
+
+TEST(SoftmaxPlan, GridRounds) {
+  const kk::DeviceInfo d = kktest::h100();
+  // one row of 2^20 floats: one round over every SM, one buffer
+  SoftmaxPlan p = plan(1, 1048576, 4, d);
+  EXPECT_EQ(p.path, SoftmaxPath::kGrid);
+  EXPECT_EQ(p.rounds, 1);
+  EXPECT_EQ(p.buffers, 1);
+  EXPECT_EQ(p.split, d.sm_count);
+  EXPECT_TRUE(p.shape.cooperative);
+  // 16 rows of 8 MiB: a row per round across the whole GPU, two buffers
+  p = plan(16, 2097152, 4, d);
+  EXPECT_EQ(p.path, SoftmaxPath::kGrid);
+  EXPECT_EQ(p.rows_per_round, 1);
+  EXPECT_EQ(p.rounds, 16);
+  EXPECT_EQ(p.buffers, 2);
+  // without cooperative launches, rows too wide for a block are read twice
+  kk::DeviceInfo no_coop = kktest::a100();
+  no_coop.cooperative_launch = false;
+  EXPECT_EQ(plan(1, 1048576, 4, no_coop).path, SoftmaxPath::kTwoPass);
+  EXPECT_EQ(plan(4096, 50257, 4, no_coop).path, SoftmaxPath::kTwoPass);
+}
+
+TEST(SoftmaxPlan, NoClusterWithoutClusterCode) {
+  // the device can launch clusters but the kernels were built for compute_80
+  const kk::DeviceInfo d = kktest::h100_compute80();
+  for (const int64_t cols : {65536, 151936, 262144, 1000000}) {
+    for (const int elem : {2, 4}) {
+      const SoftmaxPlan p = plan(512, cols, elem, d);
+      EXPECT_NE(p.path, SoftmaxPath::kCluster) << cols << " " << describe(p);
+      EXPECT_FALSE(p.shape.is_cluster());
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Invariants.
+
+// Packs a run of len elements starting `mis` elements past a pack boundary spans.
+int64_t span_packs(int64_t mis, int64_t len, int pack) {
+  return len == 0 ? 0 : (mis + len + pack - 1) / pack;
+}
+
+void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem, int in_off,
+                      int out_off, const kk::DeviceInfo& d, const std::string& what) {
+  SCOPED_TRACE(what + ": " + describe(p));
+  const int max_pack = 16 / elem;
+  ASSERT_TRUE(p.pack == max_pack || p.pack == 1);
+  if (in_off % 16 == out_off % 16)
+    EXPECT_EQ(p.pack, max_pack);
+  else
+    EXPECT_EQ(p.pack, 1);
+  const auto& s = p.shape;
+  // a legal launch
+  ASSERT_GE(s.grid.x, 1u);
+  ASSERT_LE(s.grid.x, unsigned(INT32_MAX));
+  EXPECT_EQ(s.grid.y * s.grid.z, 1u);
+  EXPECT_GE(s.block.x, 32u);
+  EXPECT_LE(int(s.block.x), d.max_threads_per_block);
+  EXPECT_EQ(s.block.x % 32, 0u);
+  EXPECT_LE(int64_t(s.smem), int64_t{d.smem_per_block_optin});
+  EXPECT_GE(p.blocks_per_sm, 1);
+  EXPECT_EQ(s.smem % 16, 0u);
+  if (s.is_cluster()) {
+    EXPECT_TRUE(d.clusters());
+    EXPECT_EQ(p.path, SoftmaxPath::kCluster);
+    EXPECT_TRUE(s.cluster.x == 2 || s.cluster.x == 4 || s.cluster.x == 8);
+    EXPECT_EQ(s.grid.x % s.cluster.x, 0u);
+  }
+  if (p.path == SoftmaxPath::kCluster) EXPECT_TRUE(s.is_cluster());
+  EXPECT_EQ(s.cooperative, p.path == SoftmaxPath::kGrid);
+  // rows beyond the element limits of the pair slots etc.: the dispatchable templates
+  const int slot = 8 / elem;
+  const int64_t pack_bytes = int64_t{p.pack} * elem;
+  switch (p.path) {
+    case SoftmaxPath::kWarp: {
+      EXPECT_EQ(s.block.x, 128u);
+      EXPECT_EQ(s.smem, 0u);
+      if (p.group < 32) {
+        EXPECT_GT(p.pack, 1);
+        EXPECT_EQ(p.packs, 1);
+        EXPECT_TRUE(p.group == 1 || p.group == 2 || p.group == 4 || p.group == 8 || p.group == 16);
+      } else if (p.pack > 1) {
+        EXPECT_TRUE(p.packs == 1 || p.packs == 2 || p.packs == 4 || p.packs == 8);
+        EXPECT_LE(p.packs * p.pack, 32);
+      } else {
+        EXPECT_TRUE(p.packs == 1 || p.packs == 8 || p.packs == 32);
+      }
+      // every row start (rows of cols elements from in_off): its packs fit the lanes
+      for (int64_t r = 0; r < std::min<int64_t>(rows, 2 * p.pack); ++r) {
+        const int64_t mis = ((in_off / elem) + r * cols) % p.pack;
+        EXPECT_LE(span_packs(mis, cols, p.pack), int64_t{p.group} * p.packs) << "row " << r;
+      }
+      const int rows_per_block = (128 / p.group) * (p.packs == 1 ? 2 : 1);
+      EXPECT_LE(int64_t{s.grid.x}, kk::ceil_div<int64_t>(rows, rows_per_block));
+      // the kernel's register bound gives the planned residency
+      const int regs = kk::detail::softmax_regs_bound(
+          d, 128, kk::detail::softmax_warp_min_blocks(p.pack, p.packs));
+      EXPECT_EQ(p.blocks_per_sm, kk::blocks_per_sm(d, 128, regs, 0));
+      break;
+    }
+    case SoftmaxPath::kBlock:
+    case SoftmaxPath::kCluster:
+    case SoftmaxPath::kGrid: {
+      const int block = int(s.block.x);
+      if (p.path == SoftmaxPath::kBlock) {
+        EXPECT_TRUE(block == 128 || block == 256 || block == 512 || block == 1024);
+        if (p.pack == 1) EXPECT_TRUE(block == 256 || block == 1024);
+        EXPECT_EQ(p.split, 1);
+        EXPECT_LE(int64_t{s.grid.x}, rows);
+      } else {
+        EXPECT_EQ(block, 1024);
+      }
+      if (p.path == SoftmaxPath::kCluster) {
+        EXPECT_EQ(p.pack, max_pack);
+        EXPECT_EQ(p.split, int(s.cluster.x));
+        EXPECT_LE(int64_t{s.grid.x} / p.split, rows);
+      }
+      EXPECT_TRUE(p.buffers == 1 || p.buffers == 2);
+      EXPECT_EQ(p.buffer_bytes % 16, 0);
+      EXPECT_EQ(int64_t(s.smem), kk::detail::kSoftmaxScratchBytes + p.buffers * p.buffer_bytes);
+      // the planned residency holds with the kernel's register bound and this smem
+      const int regs = kk::detail::softmax_regs_bound(d, block, 1024 / block);
+      EXPECT_EQ(regs, 64);
+      EXPECT_GE(kk::blocks_per_sm(d, block, regs, int64_t(s.smem)), p.blocks_per_sm);
+      if (p.path == SoftmaxPath::kGrid) {
+        // every block resident at once
+        EXPECT_LE(int64_t{s.grid.x}, int64_t{p.blocks_per_sm} * d.sm_count);
+        EXPECT_EQ(int64_t{s.grid.x}, p.rows_per_round * p.split);
+        EXPECT_GE(p.rows_per_round * p.rounds, rows);
+        EXPECT_LT(p.rows_per_round * (p.rounds - 1), rows);
+      }
+      // every column of every row alignment covered once, each chunk within a buffer
+      const int64_t capacity = p.buffer_bytes / pack_bytes;
+      // the offsets within a pack that rows actually start at
+      for (int64_t r = 0; r < std::min<int64_t>(rows, p.pack); ++r) {
+        const int64_t mis = ((in_off / elem) + r * cols) % p.pack;
+        const int64_t lead = (p.pack - mis) % p.pack;
+        int64_t prev = 0;
+        ASSERT_EQ(kk::detail::softmax_chunk_begin(0, p.split, cols, p.pack, lead), 0);
+        for (int j = 0; j < p.split; ++j) {
+          const int64_t b = kk::detail::softmax_chunk_begin(j, p.split, cols, p.pack, lead);
+          const int64_t e = kk::detail::softmax_chunk_begin(j + 1, p.split, cols, p.pack, lead);
+          ASSERT_EQ(b, prev);
+          ASSERT_GE(e, b) << "chunk " << j;
+          if (j > 0 && p.pack > 1) EXPECT_EQ((mis + b) % p.pack, 0) << "chunk " << j;
+          EXPECT_LE(span_packs((mis + b) % p.pack, e - b, p.pack), capacity) << "chunk " << j;
+          if (p.path == SoftmaxPath::kGrid) EXPECT_GE(e - b, slot) << "chunk " << j;
+          prev = e;
+        }
+        ASSERT_EQ(prev, cols);
+      }
+      break;
+    }
+    case SoftmaxPath::kTwoPass:
+      EXPECT_EQ(s.block.x, 1024u);
+      EXPECT_EQ(s.smem, 0u);
+      EXPECT_LE(int64_t{s.grid.x}, rows);
+      break;
+  }
+}
+
+TEST(SoftmaxPlan, InvariantsOverShapesAlignmentsAndDevices) {
+  const int64_t widths[] = {
+      1,      2,      3,      5,      7,      8,      9,      31,      32,      33,     63,
+      64,     65,     96,     127,    128,    129,    255,    256,     257,     500,    1000,
+      1023,   1024,   1025,   1500,   2047,   2048,   2049,   3000,    4097,    5000,   8191,
+      10007,  16383,  16384,  16385,  32000,  32768,  50257,  65535,   65537,   100000, 100003,
+      131071, 151936, 250000, 262144, 262147, 300000, 500000, 1048576, 2097152, 8388609};
+  const int64_t row_counts[] = {1, 2, 3, 4, 16, 32, 37, 128, 221, 336, 1000, 4096, 100000, 1000000};
+  const int offsets[][2] = {{0, 0}, {4, 4}, {2, 2}, {8, 8}, {0, 4}, {2, 6}, {12, 0}};
+  auto devices = kktest::all_devices();
+  kk::DeviceInfo no_coop = kktest::a100();
+  no_coop.cooperative_launch = false;
+  devices.push_back({"A100-no-cooperative", no_coop});
+  kk::DeviceInfo h100_no_coop = kktest::h100();
+  h100_no_coop.cooperative_launch = false;
+  devices.push_back({"H100-no-cooperative", h100_no_coop});
+  for (const auto& dev : devices) {
+    for (const int elem : {4, 2}) {
+      for (const int64_t cols : widths) {
+        for (const int64_t rows : row_counts) {
+          if (rows * cols > (int64_t{1} << 34)) continue;
+          for (const auto& off : offsets) {
+            if (off[0] % elem || off[1] % elem) continue;
+            const SoftmaxPlan p = kk::plan_softmax(rows, cols, elem, off[0], off[1], dev.info);
+            check_invariants(p, rows, cols, elem, off[0], off[1], dev.info,
+                             std::string(dev.name) + " " + std::to_string(rows) + "x" +
+                                 std::to_string(cols) + " elem=" + std::to_string(elem) +
+                                 " offsets=" + std::to_string(off[0]) + "," +
+                                 std::to_string(off[1]));
+            if (::testing::Test::HasFatalFailure()) return;
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Argument checks (pure: the pointers are never dereferenced).
+
+TEST(SoftmaxArgs, AcceptsAndRejects) {
+  alignas(16) static float buf[64];
+  const float* in = buf;
+  float* out = buf + 32;
+  EXPECT_TRUE(kk::softmax_args_ok(in, out, 4, 8));
+  EXPECT_TRUE(kk::softmax_args_ok(in, const_cast<const float*>(buf), 4, 8));  // in place
+  EXPECT_TRUE(kk::softmax_args_ok<float>(nullptr, nullptr, 0, 8));            // empty
+  EXPECT_TRUE(kk::softmax_args_ok<float>(nullptr, nullptr, 8, 0));
+  EXPECT_FALSE(kk::softmax_args_ok(in, out, -1, 8));
+  EXPECT_FALSE(kk::softmax_args_ok(in, out, 8, -1));
+  EXPECT_FALSE(kk::softmax_args_ok<float>(nullptr, out, 4, 8));
+  EXPECT_FALSE(kk::softmax_args_ok<float>(in, nullptr, 4, 8));
+  EXPECT_FALSE(kk::softmax_args_ok(in, out, int64_t{1} << 40, int64_t{1} << 40));
+  EXPECT_FALSE(kk::softmax_args_ok(in, out, int64_t{1} << 31, int64_t{1} << 31));  // bytes
+  // partial overlap: out one element past in, or in one element past out
+  EXPECT_FALSE(kk::softmax_args_ok(in, buf + 1, 4, 8));
+  EXPECT_FALSE(kk::softmax_args_ok(in + 1, buf, 4, 8));
+  EXPECT_TRUE(kk::softmax_args_ok(in, buf + 32, 4, 8));  // adjacent, no overlap
+  // pointers not aligned to the element
+  const auto* bytes = reinterpret_cast<const char*>(buf);
+  EXPECT_FALSE(kk::softmax_args_ok(reinterpret_cast<const float*>(bytes + 2), out, 4, 8));
+  EXPECT_FALSE(kk::softmax_args_ok(in, reinterpret_cast<const float*>(bytes + 130), 4, 8));
+  EXPECT_FALSE(kk::softmax_args_ok(reinterpret_cast<const __half*>(bytes + 1),
+                                   reinterpret_cast<const __half*>(bytes + 128), 2, 2));
+  EXPECT_TRUE(kk::softmax_args_ok(reinterpret_cast<const __half*>(bytes + 2),
+                                  reinterpret_cast<const __half*>(bytes + 130), 2, 2));
+}
+
+}  // namespace
