@@ -214,7 +214,7 @@ def _alloc(like, shape, dtype, op, zero, what):
     if fw == "jax":
         jnp = sys.modules["jax"].numpy
         (d,) = like.obj.devices()
-        j = jnp.zeros(shape, dtype=dtype, device=d)  # JAX has no uninitialized arrays
+        j = jnp.zeros(shape, dtype=getattr(jnp, dtype), device=d)  # JAX has no uninitialized arrays
         return Arr(j, j, "jax", shape, dtype, j.unsafe_buffer_pointer(), j.nbytes, like.device)
     kind = f"{type(like.obj).__module__}.{type(like.obj).__qualname__}"
     hint = "pass out=" if what == "an output" else "use torch, CuPy or JAX arrays"

@@ -1,0 +1,361 @@
+"""Every function against torch on random data (all dtypes, odd shapes), out= and in place,
+streams (work on a non-default torch stream stays ordered with it), CUDA graph capture and
+replay. References are computed in float64 by torch; tolerances are per dtype."""
+
+import pytest
+
+from conftest import HAS_GPU, HAS_TORCH, needs_torch_gpu
+
+pytestmark = needs_torch_gpu
+
+if HAS_TORCH and HAS_GPU:
+    import torch
+
+    import kernelkit
+
+    DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+    # (rtol, atol) of a rounded float result against float64, per output dtype
+    TOL = {torch.float32: (1e-5, 1e-6), torch.float16: (2e-3, 1e-5),
+           torch.bfloat16: (1.6e-2, 1e-4)}
+else:
+    DTYPES = {"float32": None, "float16": None, "bfloat16": None}
+
+SEED = 20261123
+ROW_SHAPES = [(1, 1), (3, 7), (5, 1000), (2, 3, 33), (7, 4099), (1, 65537), (33, 8193),
+              (64, 50257), (0, 5), (4, 0), (1,), ()]
+FLAT_SHAPES = [(1,), (31,), (33,), (1000003,), (3, 5, 7), (0,), ()]
+
+
+def rand(shape, dtype, scale=3.0, seed=SEED):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    return (torch.randn(shape, device="cuda", generator=g, dtype=torch.float32) * scale).to(dtype)
+
+
+def close(out, ref, dtype=None, rtol=None, atol=None, what=""):
+    r, a = TOL[dtype or out.dtype]
+    torch.testing.assert_close(out.double(), ref.double(), rtol=rtol or r, atol=atol or a,
+                               equal_nan=True, msg=lambda m: f"{what} (seed {SEED}): {m}")
+
+
+def sum_close(out, ref, mag, what=""):
+    """A float32 sum against float64: error within 1e-5 of the sum of magnitudes."""
+    err = (out.double() - ref.double()).abs()
+    bound = 1e-5 * mag.double() + 1e-6
+    assert bool((err <= bound).all()), f"{what} (seed {SEED}): max error {err.max().item():.3g}"
+
+
+# ---- softmax ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", ROW_SHAPES, ids=str)
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_softmax(shape, dtype, log):
+    x = rand(shape, DTYPES[dtype])
+    f, ref_f = (kernelkit.log_softmax, torch.log_softmax) if log else (kernelkit.softmax, torch.softmax)
+    y = f(x)
+    assert type(y) is torch.Tensor and y.shape == x.shape and y.dtype == x.dtype
+    assert y.device == x.device and y.is_contiguous()
+    ref = ref_f(x.double(), -1) if x.dim() else ref_f(x.double().reshape(1), -1).reshape(())
+    atol = 1e-2 if log and x.dtype != torch.float32 else (1e-5 if log else None)
+    close(y, ref, atol=atol, what=f"{f.__name__} {shape} {dtype}")
+
+
+def test_softmax_out_and_in_place():
+    x = rand((37, 1001), torch.float32)
+    ref = torch.softmax(x.double(), -1)
+    out = torch.full_like(x, float("nan"))
+    assert kernelkit.softmax(x, out=out) is out
+    close(out, ref)
+    y = x.clone()
+    assert kernelkit.softmax(y, out=y) is y
+    close(y, ref)
+    lx = x.clone()
+    kernelkit.log_softmax(lx, out=lx)
+    close(lx, torch.log_softmax(x.double(), -1), atol=1e-5)
+
+
+def test_softmax_special_values():
+    x = torch.tensor([[0.0, float("-inf"), 1.0], [float("nan"), 0.0, 0.0],
+                      [float("-inf")] * 3], device="cuda")
+    y = kernelkit.softmax(x)
+    assert y[0, 1].item() == 0.0 and abs(y[0].sum().item() - 1) < 1e-6
+    assert torch.isnan(y[1]).all() and torch.isnan(y[2]).all()
+
+
+def test_requires_grad_input_is_detached():
+    x = rand((8, 100), torch.float32).requires_grad_()
+    y = kernelkit.softmax(x)
+    assert not y.requires_grad
+    close(y, torch.softmax(x.detach().double(), -1))
+
+
+# ---- reductions ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", ROW_SHAPES, ids=str)
+def test_row_reductions(shape, dtype):
+    x = rand(shape, DTYPES[dtype])
+    xd = x.double().reshape(x.shape[:-1] + (x.shape[-1] if x.dim() else 1,))
+    s, mx, mn = kernelkit.row_sum(x), kernelkit.row_max(x), kernelkit.row_min(x)
+    for r in (s, mx, mn):
+        assert r.dtype == torch.float32 and r.shape == x.shape[:-1] and r.device == x.device
+    sum_close(s, xd.sum(-1), xd.abs().sum(-1), what=f"row_sum {shape} {dtype}")
+    if xd.shape[-1] == 0:
+        assert bool((mx == float("-inf")).all()) and bool((mn == float("inf")).all())
+    else:
+        # max / min are exact (a float32 output holds every f16 / bf16 value)
+        assert torch.equal(mx.double(), xd.amax(-1)), f"row_max {shape} {dtype}"
+        assert torch.equal(mn.double(), xd.amin(-1)), f"row_min {shape} {dtype}"
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", FLAT_SHAPES, ids=str)
+def test_reductions(shape, dtype):
+    x = rand(shape, DTYPES[dtype])
+    xd = x.double()
+    s, mx, mn = kernelkit.sum(x), kernelkit.max(x), kernelkit.min(x)
+    for r in (s, mx, mn):
+        assert r.dtype == torch.float32 and r.shape == () and r.device == x.device
+    sum_close(s, xd.sum(), xd.abs().sum(), what=f"sum {shape} {dtype}")
+    if x.numel() == 0:
+        assert mx.item() == float("-inf") and mn.item() == float("inf")
+    else:
+        assert mx.item() == xd.max().item() and mn.item() == xd.min().item()
+
+
+def test_reductions_deterministic_and_out():
+    x = rand((1 << 22) + 7, torch.float32)
+    a, b = kernelkit.sum(x), kernelkit.sum(x)
+    assert torch.equal(a, b)
+    out = torch.empty(1, device="cuda")
+    assert kernelkit.sum(x, out=out) is out and torch.equal(out[0], a)
+    rows = torch.empty(31, device="cuda")
+    kernelkit.row_sum(rand((31, 333), torch.bfloat16), out=rows)
+    assert torch.isfinite(rows).all()
+
+
+def test_nan_propagates_in_max_min():
+    x = torch.arange(1000.0, device="cuda")
+    x[517] = float("nan")
+    assert torch.isnan(kernelkit.max(x)) and torch.isnan(kernelkit.min(x))
+    assert torch.isnan(kernelkit.row_max(x.reshape(10, 100))[5])
+
+
+# ---- transpose -------------------------------------------------------------------------
+
+TRANSPOSE_SHAPES = [(1, 1), (3, 5), (33, 17), (1000, 3), (2, 4097), (257, 1023), (0, 3), (4, 0)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int8", "int64", "bool"])
+@pytest.mark.parametrize("shape", TRANSPOSE_SHAPES, ids=str)
+def test_transpose(shape, dtype):
+    x = rand(shape, torch.float32, scale=50).to(getattr(torch, dtype))
+    y = kernelkit.transpose(x)
+    assert y.shape == (shape[1], shape[0]) and y.dtype == x.dtype and y.is_contiguous()
+    assert torch.equal(y, x.t().contiguous()), f"transpose {shape} {dtype}"
+    out = torch.empty_like(y)
+    assert kernelkit.transpose(x, out=out) is out and torch.equal(out, y)
+
+
+# ---- BLAS ------------------------------------------------------------------------------
+
+def dot_close(out, ref, mag, what=""):
+    err = (out.double() - ref).abs()
+    bound = 1e-4 * mag + 1e-5
+    assert bool((err <= bound).all()), f"{what} (seed {SEED}): max error {err.max().item():.3g}"
+
+
+@pytest.mark.parametrize("trans", [False, True])
+@pytest.mark.parametrize("m,n", [(1, 1), (7, 33), (33, 7), (1000, 999), (3, 65537), (4097, 5), (0, 4), (4, 0)])
+def test_gemv(m, n, trans):
+    A = rand((m, n), torch.float32, scale=1)
+    x = rand((m if trans else n,), torch.float32, scale=1, seed=SEED + 1)
+    opA = A.double().t() if trans else A.double()
+    y = kernelkit.gemv(A, x, trans=trans, alpha=1.5)
+    assert y.shape == (n if trans else m,)
+    dot_close(y, 1.5 * opA @ x.double(), 1.5 * opA.abs() @ x.double().abs(), f"gemv {m}x{n} {trans}")
+    y0 = rand(y.shape, torch.float32, seed=SEED + 2)
+    out = y0.clone()
+    assert kernelkit.gemv(A, x, trans=trans, alpha=-1, beta=0.5, out=out) is out
+    dot_close(out, -(opA @ x.double()) + 0.5 * y0.double(),
+              opA.abs() @ x.double().abs() + y0.double().abs(), f"gemv beta {m}x{n} {trans}")
+
+
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (33, 17, 65), (128, 64, 256), (257, 129, 31),
+                                   (1, 4096, 512), (5, 0, 3), (3, 4, 0), (1000, 1000, 100)])
+def test_sgemm(m, n, k, ta, tb):
+    A = rand((k, m) if ta else (m, k), torch.float32, scale=1)
+    B = rand((n, k) if tb else (k, n), torch.float32, scale=1, seed=SEED + 1)
+    a, b = A.double(), B.double()
+    a, b = (a.t() if ta else a), (b.t() if tb else b)
+    C = kernelkit.sgemm(A, B, trans_a=ta, trans_b=tb, alpha=2.0)
+    assert C.shape == (m, n)
+    dot_close(C, 2 * a @ b, 2 * a.abs() @ b.abs(), f"sgemm {m}x{n}x{k} {ta}{tb}")
+    C0 = rand((m, n), torch.float32, seed=SEED + 2)
+    out = C0.clone()
+    kernelkit.sgemm(A, B, trans_a=ta, trans_b=tb, alpha=1.0, beta=-1.0, out=out)
+    dot_close(out, a @ b - C0.double(), a.abs() @ b.abs() + C0.double().abs(), "sgemm beta")
+    if not ta and not tb:
+        dot_close(kernelkit.matmul(A, B), a @ b, a.abs() @ b.abs(), "matmul")
+
+
+# ---- elementwise -----------------------------------------------------------------------
+
+EW_SHAPES = [(1,), (31,), (33,), (1000003,), (7, 129), (0,), ()]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", EW_SHAPES, ids=str)
+def test_unary(shape, dtype):
+    x = rand(shape, DTYPES[dtype])
+    xd = x.double()
+    F = torch.nn.functional
+    for name, got, ref in [("relu", kernelkit.relu(x), F.relu(xd)),
+                           ("gelu", kernelkit.gelu(x), F.gelu(xd)),
+                           ("gelu tanh", kernelkit.gelu(x, approximate="tanh"), F.gelu(xd, approximate="tanh")),
+                           ("sigmoid", kernelkit.sigmoid(x), torch.sigmoid(xd))]:
+        assert got.shape == x.shape and got.dtype == x.dtype
+        close(got, ref, what=f"{name} {shape} {dtype}")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", EW_SHAPES, ids=str)
+def test_binary(shape, dtype):
+    a = rand(shape, DTYPES[dtype])
+    b = rand(shape, DTYPES[dtype], seed=SEED + 1)
+    close(kernelkit.add(a, b), a.double() + b.double(), what=f"add {shape} {dtype}")
+    close(kernelkit.mul(a, b), a.double() * b.double(), what=f"mul {shape} {dtype}")
+
+
+def test_elementwise_out_and_in_place():
+    a = rand((1001,), torch.float16)
+    b = rand((1001,), torch.float16, seed=SEED + 1)
+    ref = a.double() + b.double()
+    kernelkit.add(a, b, out=a)
+    close(a, ref)
+    x = rand((513,), torch.bfloat16)
+    ref = torch.relu(x.double())
+    assert kernelkit.relu(x, out=x) is x
+    close(x, ref)
+    x = rand((101,), torch.float32)[1:]  # views one element in: the narrow-pack path
+    out = torch.empty(101, device="cuda")[1:]
+    assert kernelkit.sigmoid(x, out=out) is out
+    close(out, torch.sigmoid(x.double()))
+
+
+@pytest.mark.parametrize("src", DTYPES)
+@pytest.mark.parametrize("dst", DTYPES)
+def test_cast(src, dst):
+    x = rand((1025,), DTYPES[src], scale=1000)
+    x[0], x[1] = float("inf"), float("nan")
+    y = kernelkit.cast(x, DTYPES[dst])
+    assert y.dtype == DTYPES[dst]
+    assert torch.equal(y[2:], x[2:].to(DTYPES[dst])) and y[0] == float("inf") and torch.isnan(y[1])
+    assert kernelkit.cast(x, dst).dtype == DTYPES[dst]  # a dtype name works too
+
+
+# ---- streams, devices, graphs ----------------------------------------------------------
+
+SLEEP_CYCLES = 200_000_000  # ~0.1 s of spinning on the GPU before the input is written
+
+
+def test_current_stream_keeps_order():
+    """x is written on a side stream after a long sleep: kernelkit must run on that stream
+    (torch's current one inside the context), or it reads x before the write."""
+    src = rand((64, 4099), torch.float32)
+    x = torch.zeros_like(src)
+    torch.cuda.synchronize()
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(SLEEP_CYCLES)
+        x.copy_(src)
+        y = kernelkit.softmax(x)
+        r = kernelkit.row_sum(x)
+        t = kernelkit.sum(x)
+    s.synchronize()
+    close(y, torch.softmax(src.double(), -1))
+    sum_close(r, src.double().sum(-1), src.double().abs().sum(-1))
+    sum_close(t, src.double().sum(), src.double().abs().sum())
+
+
+def test_explicit_stream_argument():
+    src = rand((16, 1000), torch.float32)
+    x = torch.zeros_like(src)
+    out = torch.empty_like(src)
+    torch.cuda.synchronize()
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(SLEEP_CYCLES)
+        x.copy_(src)
+    kernelkit.softmax(x, out=out, stream=s)  # a torch.cuda.Stream
+    kernelkit.relu(x, out=x, stream=s.cuda_stream)  # a raw handle, after the softmax
+    s.synchronize()
+    close(out, torch.softmax(src.double(), -1))
+    close(x, torch.relu(src.double()))
+
+
+@pytest.mark.skipif(not (HAS_TORCH and HAS_GPU) or torch.cuda.device_count() < 2,
+                    reason="needs two GPUs")
+def test_second_device():
+    torch.cuda.set_device(0)
+    x = rand((8, 1000), torch.float32).to("cuda:1")
+    y = kernelkit.softmax(x)
+    assert y.device == x.device and torch.cuda.current_device() == 0
+    close(y, torch.softmax(x.double(), -1))
+
+
+def test_cuda_graph_capture_and_replay():
+    x = rand((96, 1000), torch.float32)
+    a = rand((64, 48), torch.float32, seed=SEED + 1)
+    b = rand((48, 32), torch.float32, seed=SEED + 2)
+
+    def work():
+        return (kernelkit.softmax(x), kernelkit.row_sum(x), kernelkit.sum(x), kernelkit.gelu(x),
+                kernelkit.transpose(x), kernelkit.matmul(a, b), kernelkit.cast(x, torch.bfloat16))
+
+    side = torch.cuda.Stream()  # warm up on a side stream, as torch's docs ask
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        work()
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        outs = work()
+    for seed in (SEED + 10, SEED + 11):  # replay twice: the reduction's workspace is reused
+        new = rand(x.shape, torch.float32, seed=seed)
+        x.copy_(new)
+        g.replay()
+        torch.cuda.synchronize()
+        xd = new.double()
+        close(outs[0], torch.softmax(xd, -1), what="graph softmax")
+        sum_close(outs[1], xd.sum(-1), xd.abs().sum(-1), what="graph row_sum")
+        sum_close(outs[2], xd.sum(), xd.abs().sum(), what="graph sum")
+        close(outs[3], torch.nn.functional.gelu(xd), what="graph gelu")
+        assert torch.equal(outs[4], new.t().contiguous())
+        dot_close(outs[5], a.double() @ b.double(), a.double().abs() @ b.double().abs(), "graph matmul")
+        assert torch.equal(outs[6], new.to(torch.bfloat16))
+
+
+def test_non_contiguous_tensor_is_refused():
+    x = rand((64, 32), torch.float32)
+    with pytest.raises(ValueError, match="not contiguous"):
+        kernelkit.softmax(x.t())
+    with pytest.raises(ValueError, match="not contiguous"):
+        kernelkit.row_sum(x[:, ::2])
+
+
+def test_errors_on_cuda_tensors():
+    x = rand((4, 8), torch.float32)
+    with pytest.raises(TypeError, match="unsupported dtype float64"):
+        kernelkit.softmax(x.double())
+    buf = torch.empty(40, device="cuda")
+    with pytest.raises(ValueError, match=r"out overlaps x \(only exact in-place"):
+        kernelkit.softmax(buf[:32].view(4, 8), out=buf[1:33].view(4, 8))
+    sq = rand((8, 8), torch.float32)
+    with pytest.raises(ValueError, match="out overlaps x"):
+        kernelkit.transpose(sq, out=sq)
+    with pytest.raises(ValueError, match=r"out has shape \(4, 9\), expected \(4, 8\)"):
+        kernelkit.softmax(x, out=torch.empty(4, 9, device="cuda"))
+    with pytest.raises(TypeError, match="CPU|cpu"):
+        kernelkit.add(x, x.cpu())

@@ -1,0 +1,160 @@
+"""torch.ops.kernelkit.*: registration, schemas and fake (meta) implementations (no GPU
+needed), then torch.library.opcheck, torch.compile and CUDA graphs on the GPU."""
+
+import pytest
+
+from conftest import HAS_GPU, HAS_TORCH, needs_torch, needs_torch_gpu
+
+pytestmark = needs_torch
+
+if HAS_TORCH:
+    import torch
+
+    import kernelkit
+
+NAMES = ["softmax", "log_softmax", "row_sum", "row_max", "row_min", "sum", "max", "min",
+         "transpose", "gemv", "sgemm", "matmul", "add", "mul", "relu", "gelu", "sigmoid", "cast"]
+
+
+def samples(device):
+    """(name, args, kwargs, expected output shape, dtype) for every op."""
+    f32, bf16 = torch.float32, torch.bfloat16
+
+    def t(*shape, dtype=f32, seed=0):
+        g = torch.Generator(device="cpu").manual_seed(seed)
+        return torch.randn(shape, generator=g).to(device=device, dtype=dtype)
+
+    return [
+        ("softmax", (t(3, 5, 33, dtype=bf16),), {}, (3, 5, 33), bf16),
+        ("log_softmax", (t(7, 100),), {}, (7, 100), f32),
+        ("row_sum", (t(6, 40, dtype=torch.float16),), {}, (6,), f32),
+        ("row_max", (t(2, 3, 9),), {}, (2, 3), f32),
+        ("row_min", (t(5, 17, dtype=bf16),), {}, (5,), f32),
+        ("sum", (t(1000),), {}, (), f32),
+        ("max", (t(10, 10, dtype=bf16),), {}, (), f32),
+        ("min", (t(77),), {}, (), f32),
+        ("transpose", (t(9, 4),), {}, (4, 9), f32),
+        ("gemv", (t(6, 4), t(4, seed=1)), {}, (6,), f32),
+        ("gemv", (t(6, 4), t(6, seed=1)), {"trans": True, "alpha": 2.0}, (4,), f32),
+        ("sgemm", (t(5, 3), t(4, 5, seed=1)), {"trans_a": True, "trans_b": True}, (3, 4), f32),
+        ("matmul", (t(5, 3), t(3, 2, seed=1)), {}, (5, 2), f32),
+        ("add", (t(8, dtype=bf16), t(8, dtype=bf16, seed=1)), {}, (8,), bf16),
+        ("mul", (t(3, 3), t(3, 3, seed=1)), {}, (3, 3), f32),
+        ("relu", (t(11, dtype=torch.float16),), {}, (11,), torch.float16),
+        ("gelu", (t(11),), {"approximate": "tanh"}, (11,), f32),
+        ("sigmoid", (t(4, 4, dtype=bf16),), {}, (4, 4), bf16),
+        ("cast", (t(6), torch.bfloat16), {}, (6,), bf16),
+    ]
+
+
+def test_every_function_is_registered():
+    assert kernelkit.torch_ops_registered
+    for name in NAMES:
+        op = getattr(torch.ops.kernelkit, name)
+        assert op.default._schema.name == f"kernelkit::{name}"
+
+
+def test_schemas():
+    s = lambda n: str(getattr(torch.ops.kernelkit, n).default._schema)  # noqa: E731
+    assert s("softmax") == "kernelkit::softmax(Tensor x) -> Tensor"
+    assert s("gemv") == "kernelkit::gemv(Tensor A, Tensor x, bool trans=False, float alpha=1.) -> Tensor"
+    assert s("cast") == "kernelkit::cast(Tensor x, ScalarType dtype) -> Tensor"
+    assert s("gelu") == "kernelkit::gelu(Tensor x, str approximate=\"none\") -> Tensor"
+
+
+@pytest.mark.parametrize("case", range(19))
+def test_fake_implementations_on_meta(case):
+    name, args, kwargs, shape, dtype = samples("meta")[case]
+    out = getattr(torch.ops.kernelkit, name)(*args, **kwargs)
+    assert out.device.type == "meta" and tuple(out.shape) == shape and out.dtype == dtype
+    assert out.is_contiguous()
+
+
+def test_traces_into_a_graph_without_a_gpu():
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def f(x, w):
+        return torch.ops.kernelkit.row_sum(torch.ops.kernelkit.softmax(x)) + torch.ops.kernelkit.gemv(w, x[0])
+
+    g = make_fx(f, tracing_mode="fake")(torch.randn(4, 8), torch.randn(4, 8))
+    targets = [str(n.target) for n in g.graph.nodes if n.op == "call_function"]
+    assert "kernelkit.softmax.default" in targets and "kernelkit.gemv.default" in targets
+
+
+def test_cpu_tensors_are_refused_by_the_real_implementation():
+    with pytest.raises(TypeError, match="torch tensor on cpu"):
+        torch.ops.kernelkit.softmax(torch.randn(3, 4))
+
+
+# ---- on the GPU ------------------------------------------------------------------------
+
+@needs_torch_gpu
+@pytest.mark.parametrize("case", range(19))
+def test_opcheck(case):
+    name, args, kwargs, shape, dtype = samples("cuda")[case]
+    op = getattr(torch.ops.kernelkit, name)
+    out = op(*args, **kwargs)
+    assert tuple(out.shape) == shape and out.dtype == dtype and out.is_cuda
+    torch.library.opcheck(op.default, args, kwargs)
+
+
+@needs_torch_gpu
+def test_matches_the_plain_functions():
+    for name, args, kwargs, _, _ in samples("cuda"):
+        a = getattr(torch.ops.kernelkit, name)(*args, **kwargs)
+        b = getattr(kernelkit, name)(*args, **kwargs)
+        assert torch.equal(a, b), name
+
+
+@needs_torch_gpu
+def test_torch_compile_fullgraph():
+    def f(x, w, b):
+        h = torch.ops.kernelkit.gelu(torch.ops.kernelkit.matmul(x, w) + b)
+        return torch.ops.kernelkit.softmax(h) * 2, torch.ops.kernelkit.row_sum(h)
+
+    x = torch.randn(64, 128, device="cuda")
+    w = torch.randn(128, 96, device="cuda")
+    b = torch.randn(96, device="cuda")
+    eager = f(x, w, b)
+    torch._dynamo.reset()
+    compiled = torch.compile(f, fullgraph=True)
+    for got, want in zip(compiled(x, w, b), eager):
+        torch.testing.assert_close(got, want)
+    x2 = torch.randn(32, 128, device="cuda")  # a new shape: recompiles or runs dynamic
+    for got, want in zip(compiled(x2, w, b), f(x2, w, b)):
+        torch.testing.assert_close(got, want)
+
+
+@needs_torch_gpu
+def test_custom_ops_in_a_cuda_graph():
+    x = torch.randn(32, 1000, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        torch.ops.kernelkit.softmax(x)
+        torch.ops.kernelkit.sum(x)
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y = torch.ops.kernelkit.softmax(x)
+        s = torch.ops.kernelkit.sum(x)
+    new = torch.randn_like(x)
+    x.copy_(new)
+    g.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, torch.softmax(new, -1))
+    torch.testing.assert_close(s, new.sum(), rtol=1e-5, atol=1e-3)
+
+
+@pytest.mark.skipif(not (HAS_TORCH and HAS_GPU), reason="needs torch and a CUDA GPU")
+def test_compile_reduce_overhead_mode():
+    """torch.compile's CUDA-graph mode: the custom op replays inside inductor's graphs."""
+    def f(x):
+        return torch.ops.kernelkit.log_softmax(x) + 1
+
+    x = torch.randn(16, 333, device="cuda")
+    torch._dynamo.reset()
+    compiled = torch.compile(f, mode="reduce-overhead", fullgraph=True)
+    for _ in range(3):
+        got = compiled(x)
+    torch.testing.assert_close(got, f(x))
