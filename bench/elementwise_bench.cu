@@ -19,7 +19,7 @@
 namespace {
 
 // The adapter: every call this file makes into kernelkit goes through the function(s) below,
-// so an API change (e.g. a workspace overload) is one line here (bench/NOTES.md "bench").
+// so an API change (e.g. a workspace overload) is one line here (bench/NOTES.md "Timing").
 template <typename T>
 cudaError_t kk_add(int64_t n, T* out, const T* a, const T* b, cudaStream_t s) {
   return kernelkit::binary(kernelkit::Add{}, n, out, a, b, s);

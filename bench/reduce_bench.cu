@@ -14,7 +14,7 @@
 namespace {
 
 // The adapter: every call this file makes into kernelkit goes through the function(s) below,
-// so an API change (e.g. a workspace overload) is one line here (bench/NOTES.md "bench").
+// so an API change (e.g. a workspace overload) is one line here (bench/NOTES.md "Timing").
 template <typename T, typename Acc>
 size_t kk_reduce_sum_workspace_bytes(int64_t n) {
   return kernelkit::reduce_workspace_bytes<T, Acc>(n);

@@ -18,7 +18,7 @@
 namespace {
 
 // The adapter: every call this file makes into kernelkit goes through the function(s) below,
-// so an API change (e.g. a workspace overload) is one line here (bench/NOTES.md "bench").
+// so an API change (e.g. a workspace overload) is one line here (bench/NOTES.md "Timing").
 inline size_t kk_sgemm_workspace_bytes(kernelkit::BlasOp /*op_a*/, kernelkit::BlasOp /*op_b*/,
                                        int64_t /*m*/, int64_t /*n*/, int64_t /*k*/) {
   return 0;  // no workspace yet

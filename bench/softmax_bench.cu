@@ -12,7 +12,7 @@
 namespace {
 
 // The adapter: every call this file makes into kernelkit goes through the function(s) below,
-// so an API change (e.g. a workspace overload) is one line here (bench/NOTES.md "bench").
+// so an API change (e.g. a workspace overload) is one line here (bench/NOTES.md "Timing").
 template <typename T>
 cudaError_t kk_softmax(const T* in, T* out, int64_t rows, int64_t cols, cudaStream_t s) {
   return kernelkit::softmax(in, out, rows, cols, s);
