@@ -73,16 +73,14 @@ def describe(x, op, name):
     """Arr for x, or TypeError (not a CUDA array, CPU memory) / ValueError (not contiguous)."""
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(x, torch.Tensor):
-        dev = x.device
-        if dev.type != "cuda":
-            raise TypeError(_err(op, f"{name} is a torch tensor on {dev}; kernelkit needs CUDA tensors"))
+        # (the cheapest torch attributes: this runs for every array of every call)
+        if not x.is_cuda:
+            raise TypeError(_err(op, f"{name} is a torch tensor on {x.device}; kernelkit needs CUDA tensors"))
         if not x.is_contiguous():
             raise ValueError(_err(op, f"{name} is not contiguous (shape {tuple(x.shape)}, strides "
                                       f"{x.stride()}); pass {name}.contiguous()"))
-        dtype = str(x.dtype)[6:]  # "torch.float32" -> "float32"
-        shape = tuple(x.shape)
-        return Arr(x, x.detach() if x.requires_grad else x, "torch", shape, dtype, x.data_ptr(),
-                   x.numel() * x.element_size(), dev.index)
+        return Arr(x, x.detach() if x.requires_grad else x, "torch", x.shape, torch_dtype_name(x.dtype),
+                   x.data_ptr(), x.nbytes, x.get_device())
     cupy = sys.modules.get("cupy")
     if cupy is not None and isinstance(x, cupy.ndarray):
         if not x.flags.c_contiguous:
@@ -128,6 +126,17 @@ def _describe_generic(x, op, name):
                int(dev_id))
 
 
+_TORCH_NAMES = {}
+
+
+def torch_dtype_name(dtype):
+    """"float32" for torch.float32 (cached: str() of a torch dtype is slow)."""
+    name = _TORCH_NAMES.get(dtype)
+    if name is None:
+        name = _TORCH_NAMES[dtype] = str(dtype)[6:]  # "torch.float32" -> "float32"
+    return name
+
+
 def dtype_name(dtype, op):
     """The canonical name ("float32", ...) of a dtype given as a string, torch.dtype,
     numpy / cupy dtype, JAX or ml_dtypes scalar type."""
@@ -136,7 +145,7 @@ def dtype_name(dtype, op):
     else:
         torch = sys.modules.get("torch")
         if torch is not None and isinstance(dtype, torch.dtype):
-            name = str(dtype)[6:]
+            name = torch_dtype_name(dtype)
         else:
             name = getattr(dtype, "name", None)  # numpy.dtype
             if not isinstance(name, str):
@@ -161,13 +170,13 @@ def require_dtype(a, dtype, op, name):
 
 
 def require_shape(a, shape, op, name):
-    if a.shape != tuple(shape):
-        raise ValueError(_err(op, f"{name} has shape {a.shape}, expected {tuple(shape)}"))
+    if tuple(a.shape) != tuple(shape):
+        raise ValueError(_err(op, f"{name} has shape {tuple(a.shape)}, expected {tuple(shape)}"))
 
 
 def require_ndim(a, ndim, op, name):
     if len(a.shape) != ndim:
-        raise ValueError(_err(op, f"{name} must be {ndim}-D, got shape {a.shape}"))
+        raise ValueError(_err(op, f"{name} must be {ndim}-D, got shape {tuple(a.shape)}"))
 
 
 def require_same_device(arrs, op):
@@ -203,9 +212,10 @@ def _alloc(like, shape, dtype, op, zero, what):
     fw = like.fw
     if fw == "torch":
         torch = sys.modules["torch"]
-        make = torch.zeros if zero else torch.empty
-        t = make(shape, dtype=getattr(torch, dtype), device=like.obj.device)
-        return Arr(t, t, "torch", shape, dtype, t.data_ptr(), t.numel() * t.element_size(), like.device)
+        x = like.arg
+        t = x.new_zeros(shape, dtype=getattr(torch, dtype)) if zero else \
+            x.new_empty(shape, dtype=getattr(torch, dtype))
+        return Arr(t, t, "torch", t.shape, dtype, t.data_ptr(), t.nbytes, like.device)
     if fw == "cupy":
         cupy = sys.modules["cupy"]
         with cupy.cuda.Device(like.device):

@@ -117,7 +117,7 @@ def _reduce(op, which, x, out, stream):
         o = _out(out, a, op)
         require_dtype(o, "float32", op, "out")
         if o.nbytes != 4:
-            raise ValueError(f"kernelkit.{op}: out has shape {o.shape}, expected one element")
+            raise ValueError(f"kernelkit.{op}: out has shape {tuple(o.shape)}, expected one element")
         require_no_overlap(o, a, op, "out", "x")
     ws = workspace(a, _C.reduce_workspace_bytes(a.dtype, numel(a.shape)), op)
     _launch(op, (a, o, ws), s, _C.reduce, a.arg, o.arg, ws.arg, which)
@@ -216,7 +216,7 @@ def sgemm(A, B, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0, out=None, 
     kb, n = (b.shape[1], b.shape[0]) if trans_b else b.shape
     if kb != k:
         raise ValueError(f"kernelkit.{op}: inner dimensions differ: op(A) is {m} x {k}, "
-                         f"op(B) is {kb} x {n} (A {a.shape}, B {b.shape})")
+                         f"op(B) is {kb} x {n} (A {tuple(a.shape)}, B {tuple(b.shape)})")
     alpha, beta = _scalars(op, alpha, beta)
     s = _stream(a, stream, op)
     if out is None:
@@ -279,8 +279,8 @@ def _binary(op, which, x, y, out, stream):
     b = describe(y, op, "b")
     require_float(a, op, "a")
     require_dtype(b, a.dtype, op, "b")
-    if b.shape != a.shape:
-        raise ValueError(f"kernelkit.{op}: shapes differ: a {a.shape}, b {b.shape} "
+    if tuple(b.shape) != tuple(a.shape):
+        raise ValueError(f"kernelkit.{op}: shapes differ: a {tuple(a.shape)}, b {tuple(b.shape)} "
                          "(no broadcasting)")
     s = _stream(a, stream, op)
     if out is None:
