@@ -39,7 +39,7 @@ def test_cupy_arrays(dtype):
     np.testing.assert_allclose(cupy.asnumpy(r), h.astype(np.float64).sum(-1), rtol=1e-5, atol=1e-3)
     s = kernelkit.sum(x)  # the workspace comes from CuPy too
     assert isinstance(s, cupy.ndarray) and s.shape == ()
-    np.testing.assert_allclose(float(s), h.astype(np.float64).sum(), rtol=1e-5, atol=1e-2)
+    np.testing.assert_allclose(float(s), h.astype(np.float64).sum(), rtol=1e-5, atol=0.1)
     t = kernelkit.transpose(x)
     assert isinstance(t, cupy.ndarray) and bool((t == x.T).all())
     out = cupy.empty_like(x)
@@ -99,7 +99,7 @@ def test_jax_arrays(dtype):
     if not gpus:
         pytest.skip("JAX sees no GPU")
     h = (np.random.default_rng(9).standard_normal((33, 517)) * 3).astype(np.float32)
-    x = jax.device_put(jnp.asarray(h, dtype=dtype), gpus[0])
+    x = jax.device_put(jnp.asarray(h, dtype=getattr(jnp, dtype)), gpus[0])
     y = kernelkit.softmax(x)
     assert isinstance(y, jax.Array) and y.dtype == x.dtype and y.shape == x.shape
     ref = np.asarray(jax.nn.softmax(x.astype(jnp.float32), axis=-1), dtype=np.float64)
@@ -109,7 +109,7 @@ def test_jax_arrays(dtype):
     assert isinstance(r, jax.Array) and r.dtype == jnp.float32
     np.testing.assert_array_equal(np.asarray(r), np.asarray(x.astype(jnp.float32)).max(-1))
     s = kernelkit.sum(x)  # workspace allocated by JAX
-    np.testing.assert_allclose(float(s), float(jnp.sum(x.astype(jnp.float32))), rtol=1e-4, atol=1e-2)
+    np.testing.assert_allclose(float(s), float(jnp.sum(x.astype(jnp.float32))), rtol=1e-4, atol=0.1)
     g = kernelkit.gelu(x)
     refg = np.asarray(jax.nn.gelu(x.astype(jnp.float32), approximate=False))
     np.testing.assert_allclose(np.asarray(g.astype(jnp.float32)), refg, rtol=tol, atol=1e-4)
