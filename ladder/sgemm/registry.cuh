@@ -2,6 +2,10 @@
 // accepts. Tests and the benchmark iterate this list.
 #pragma once
 
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
 #include "kernelkit/blas/sgemm.cuh"
 #include "ladder/sgemm/common.cuh"
 #include "ladder/sgemm/v0_naive.cuh"
@@ -17,10 +21,11 @@ namespace kernelkit::ladder::sgemm {
 
 struct Step {
   const char* name;  // "v<k>_<name>" (benchmark impl: "ladder.<name>")
-  SgemmFn fn;
+  Fn fn;
   SupportsFn supports;
 };
 
+// The library (without a workspace: no split of K) under the ladder signature.
 inline cudaError_t library(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k, float alpha,
                            const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
                            float* C, int64_t ldc, cudaStream_t stream) {

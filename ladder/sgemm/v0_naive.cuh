@@ -25,7 +25,7 @@ __global__ void v0_naive_kernel(bool ta, bool tb, int64_t m, int64_t n, int64_t 
 inline cudaError_t v0_naive(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k, float alpha,
                             const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
                             float* C, int64_t ldc, cudaStream_t stream) {
-  KERNELKIT_REQUIRE(kernelkit::detail::sgemm_args_ok(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc));
+  KERNELKIT_REQUIRE(kernelkit::sgemm_args_ok(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc));
   KERNELKIT_REQUIRE((n + 31) / 32 <= 65535 && (m + 31) / 32 <= INT32_MAX);
   if (m == 0 || n == 0) return cudaSuccess;
   const dim3 grid(static_cast<unsigned>((m + 31) / 32), static_cast<unsigned>((n + 31) / 32));

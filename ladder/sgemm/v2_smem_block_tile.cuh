@@ -36,7 +36,7 @@ inline cudaError_t v2_smem_block_tile(BlasOp op_a, BlasOp op_b, int64_t m, int64
                                       float alpha, const float* A, int64_t lda, const float* B,
                                       int64_t ldb, float beta, float* C, int64_t ldc,
                                       cudaStream_t stream) {
-  KERNELKIT_REQUIRE(kernelkit::detail::sgemm_args_ok(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc));
+  KERNELKIT_REQUIRE(kernelkit::sgemm_args_ok(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc));
   KERNELKIT_REQUIRE((m + 31) / 32 <= 65535 && (n + 31) / 32 <= INT32_MAX);
   if (m == 0 || n == 0) return cudaSuccess;
   const dim3 grid(static_cast<unsigned>((n + 31) / 32), static_cast<unsigned>((m + 31) / 32));

@@ -42,10 +42,11 @@ __global__ void __launch_bounds__(512)
 }
 }  // namespace detail
 
-inline cudaError_t v3_thread_tile_1d(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k, float alpha,
-                                     const float* A, int64_t lda, const float* B, int64_t ldb,
-                                     float beta, float* C, int64_t ldc, cudaStream_t stream) {
-  KERNELKIT_REQUIRE(kernelkit::detail::sgemm_args_ok(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc));
+inline cudaError_t v3_thread_tile_1d(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k,
+                                     float alpha, const float* A, int64_t lda, const float* B,
+                                     int64_t ldb, float beta, float* C, int64_t ldc,
+                                     cudaStream_t stream) {
+  KERNELKIT_REQUIRE(kernelkit::sgemm_args_ok(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc));
   KERNELKIT_REQUIRE((m + 63) / 64 <= 65535 && (n + 63) / 64 <= INT32_MAX);
   if (m == 0 || n == 0) return cudaSuccess;
   const dim3 grid(static_cast<unsigned>((n + 63) / 64), static_cast<unsigned>((m + 63) / 64));

@@ -10,15 +10,10 @@ namespace kernelkit::ladder::sgemm {
 
 namespace detail {
 
-// C[i][j..j+3] = alpha * v + beta * C[i][j..j+3] (C not read when beta == 0)
+// C[i][j..j+3] = alpha * v + beta * C[i][j..j+3] (core's epilogue: C not read when beta == 0)
 __device__ __forceinline__ void store_c4(float* c, float4 v, float alpha, float beta) {
-  float4 out = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
-  if (beta != 0.f) {
-    const float4 old = *reinterpret_cast<const float4*>(c);
-    out = make_float4(alpha * v.x + beta * old.x, alpha * v.y + beta * old.y,
-                      alpha * v.z + beta * old.z, alpha * v.w + beta * old.w);
-  }
-  *reinterpret_cast<float4*>(c) = out;
+  const kernelkit::Pack<float, 4> acc = {{v.x, v.y, v.z, v.w}};
+  kernelkit::store_pack<4>(c, 0, kernelkit::axpby<4>(alpha, acc, beta, c));
 }
 
 // The 8 x 8 outer-product step of v5 / v6 on one staged k-tile (As[8][StrideA] with
@@ -80,10 +75,11 @@ __global__ void __launch_bounds__(256)
 }
 }  // namespace detail
 
-inline cudaError_t v5_vectorized(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k, float alpha,
-                                 const float* A, int64_t lda, const float* B, int64_t ldb,
-                                 float beta, float* C, int64_t ldc, cudaStream_t stream) {
-  KERNELKIT_REQUIRE(kernelkit::detail::sgemm_args_ok(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc));
+inline cudaError_t v5_vectorized(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k,
+                                 float alpha, const float* A, int64_t lda, const float* B,
+                                 int64_t ldb, float beta, float* C, int64_t ldc,
+                                 cudaStream_t stream) {
+  KERNELKIT_REQUIRE(kernelkit::sgemm_args_ok(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc));
   KERNELKIT_REQUIRE(supports_aligned_nn(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc));
   KERNELKIT_REQUIRE(m / 128 <= 65535 && n / 128 <= INT32_MAX);
   if (m == 0 || n == 0) return cudaSuccess;

@@ -63,7 +63,7 @@ inline cudaError_t v6_double_buffered(BlasOp op_a, BlasOp op_b, int64_t m, int64
                                       float alpha, const float* A, int64_t lda, const float* B,
                                       int64_t ldb, float beta, float* C, int64_t ldc,
                                       cudaStream_t stream) {
-  KERNELKIT_REQUIRE(kernelkit::detail::sgemm_args_ok(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc));
+  KERNELKIT_REQUIRE(kernelkit::sgemm_args_ok(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc));
   KERNELKIT_REQUIRE(supports_aligned_nn(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc));
   KERNELKIT_REQUIRE(m / 128 <= 65535 && n / 128 <= INT32_MAX);
   if (m == 0 || n == 0) return cudaSuccess;

@@ -1,142 +1,235 @@
-// sgemm: C = alpha * op(A) * op(B) + beta * C, fp32, row-major.
+// sgemm: C = alpha * op(A) * op(B) + beta * C, fp32 FFMA, row-major.
+//
+// sgemm_args_ok (the checks, shared with the ladder), launch_sgemm (the one place a plan
+// becomes template arguments), the public sgemm overloads. The plan: sgemm_plan.cuh.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 
 #include "kernelkit/blas/blas.cuh"
 #include "kernelkit/blas/detail/sgemm_kernels.cuh"
+#include "kernelkit/blas/detail/sgemm_skinny_kernels.cuh"
+#include "kernelkit/blas/gemv.cuh"
+#include "kernelkit/blas/sgemm_plan.cuh"
+#include "kernelkit/core/checks.cuh"
+#include "kernelkit/core/device.cuh"
+#include "kernelkit/core/dispatch.cuh"
 #include "kernelkit/core/error.cuh"
 #include "kernelkit/core/launch.cuh"
 
 namespace kernelkit {
 
-namespace detail {
-
-// Argument checks shared by the library and the ladder: sizes >= 0, leading dimensions
-// >= the stored row length (and >= 1), non-null pointers where something is read or
-// written, and no int64 overflow in the largest element offset.
+// Argument checks shared by the library and the ladder: known ops; sizes >= 0; leading
+// dimensions >= the stored row length and >= 1; no int64 overflow in any byte offset; non-null
+// pointers where something is read (A, B when m, n, k > 0) or written (C when m, n > 0), each
+// aligned to a float; C overlapping neither A nor B (byte ranges spanned by the rows).
 inline bool sgemm_args_ok(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k, const float* A,
                           int64_t lda, const float* B, int64_t ldb, const float* C, int64_t ldc) {
+  if (op_a != BlasOp::N && op_a != BlasOp::T) return false;
+  if (op_b != BlasOp::N && op_b != BlasOp::T) return false;
   if (m < 0 || n < 0 || k < 0) return false;
   const int64_t a_rows = op_a == BlasOp::N ? m : k, a_cols = op_a == BlasOp::N ? k : m;
   const int64_t b_rows = op_b == BlasOp::N ? k : n, b_cols = op_b == BlasOp::N ? n : k;
   if (lda < 1 || lda < a_cols || ldb < 1 || ldb < b_cols || ldc < 1 || ldc < n) return false;
-  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-  if (a_rows > 0 && lda > kMax / a_rows) return false;
-  if (b_rows > 0 && ldb > kMax / b_rows) return false;
-  if (m > 0 && ldc > kMax / m) return false;
-  if (m > 0 && n > 0 && C == nullptr) return false;
-  if (m > 0 && n > 0 && k > 0 && (A == nullptr || B == nullptr)) return false;
+  constexpr int64_t kMaxElems = std::numeric_limits<int64_t>::max() / 4;  // bytes fit
+  if (a_rows > 0 && lda > kMaxElems / a_rows) return false;
+  if (b_rows > 0 && ldb > kMaxElems / b_rows) return false;
+  if (m > 0 && ldc > kMaxElems / m) return false;
+  const bool writes = m > 0 && n > 0, reads = writes && k > 0;
+  if (writes && (C == nullptr || !is_element_aligned(C))) return false;
+  if (reads && (A == nullptr || B == nullptr)) return false;
+  if (reads && (!is_element_aligned(A) || !is_element_aligned(B))) return false;
+  if (reads) {
+    const int64_t c_bytes = matrix_span_bytes(m, n, ldc, 4);
+    if (ranges_overlap(C, c_bytes, A, matrix_span_bytes(a_rows, a_cols, lda, 4))) return false;
+    if (ranges_overlap(C, c_bytes, B, matrix_span_bytes(b_rows, b_cols, ldb, 4))) return false;
+  }
   return true;
 }
 
+namespace detail {
+
 inline bool sgemm_aligned16(const void* p) {
-  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
 }
 
-// Launches the BM x BN kernel for p (tiles_m/tiles_n filled in here).
-// TM x TN: the thread tile (SgemmShape).
-template <int BM, int BN, int Stages, SgemmLoad LoadA, SgemmLoad LoadB, int TM = 8, int TN = 8>
-cudaError_t sgemm_launch_tile(SgemmParams p, cudaStream_t stream) {
-  constexpr size_t kSmem = sgemm_smem_bytes<BM, BN, Stages, TM, TN>();
-  auto kernel = sgemm_kernel<BM, BN, Stages, LoadA, LoadB, TM, TN>;
-  KERNELKIT_RETURN_IF_ERROR(once_per_kernel(reinterpret_cast<const void*>(kernel), [&] {
-    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                static_cast<int>(kSmem));
-  }));
-  p.tiles_m = (p.m + BM - 1) / BM;
-  p.tiles_n = (p.n + BN - 1) / BN;
-  KERNELKIT_REQUIRE(p.tiles_m <= std::numeric_limits<int>::max() / p.tiles_n);
-  const unsigned blocks = static_cast<unsigned>(p.tiles_m * p.tiles_n);
-  kernel<<<blocks, SgemmShape<BM, BN, TM, TN>::kThreads, kSmem, stream>>>(p);
-  return cudaGetLastError();
+// The caller's workspace rounded up to 16 bytes, and the bytes left after that.
+struct SgemmWorkspace {
+  float* ptr = nullptr;
+  size_t bytes = 0;
+};
+inline SgemmWorkspace sgemm_workspace(void* workspace, size_t workspace_bytes) {
+  if (workspace == nullptr) return {};
+  const auto addr = reinterpret_cast<std::uintptr_t>(workspace);
+  const size_t pad = (16 - addr % 16) % 16;
+  if (workspace_bytes <= pad) return {};
+  return {reinterpret_cast<float*>(addr + pad), workspace_bytes - pad};
 }
 
-inline constexpr int kSgemmStages = 4;
-
-// Waves of `tiles` blocks at `per_sm` resident blocks per SM.
-inline int64_t sgemm_waves(int64_t tiles, int per_sm, int sm_count) {
-  return ceil_div<int64_t>(tiles, int64_t{per_sm} * sm_count);
-}
-
-// The one dispatch of tile shapes. Grids that fill the SMs with 128 x 128 tiles take the
-// 128 x 256 tile (16 x 8 accumulators a thread, one block per SM; 4096^3 on the H100:
-// 47.0 TFLOP/s against 44.2 for 128 x 128, bench/NOTES.md) unless it needs more waves:
-// both cover the same area of C per wave, so the one with fewer waves wins (4095 x 4097:
-// 544 big tiles are 5 waves where 1056 of 128 x 128 are 4). Smaller grids take 128 x 64
-// tiles with 8 warps of 32 x 32 (8 x 4 accumulators a thread: 1024^3 is 128 such tiles,
-// one a SM, and 8 warps hide the latencies 4 warps of 8 x 8 could not; 0.96x cuBLAS
-// against 0.93x). Unaligned MN-contiguous operands (4-byte copies, rare) always take
-// 128 x 64 with 8 x 8 a thread, to keep the number of instantiated kernels down.
-template <SgemmLoad LoadA, SgemmLoad LoadB>
-cudaError_t sgemm_dispatch(const SgemmParams& p, cudaStream_t stream) {
-  constexpr bool kUnaligned = LoadA == SgemmLoad::kMnScalar || LoadB == SgemmLoad::kMnScalar;
-  if constexpr (!kUnaligned) {
-    DeviceInfo info;
-    KERNELKIT_RETURN_IF_ERROR(current_device_info(&info));
-    const int64_t tiles_m = ceil_div<int64_t>(p.m, 128);
-    const int64_t tiles_128 = tiles_m * ceil_div<int64_t>(p.n, 128);
-    if (tiles_128 >= info.sm_count) {
-      const int64_t tiles_256 = tiles_m * ceil_div<int64_t>(p.n, 256);
-      if (sgemm_waves(tiles_256, SgemmShape<128, 256, 16, 8>::kMinBlocks, info.sm_count) <=
-          sgemm_waves(tiles_128, SgemmShape<128, 128>::kMinBlocks, info.sm_count))
-        return sgemm_launch_tile<128, 256, kSgemmStages, LoadA, LoadB, 16, 8>(p, stream);
-      return sgemm_launch_tile<128, 128, kSgemmStages, LoadA, LoadB>(p, stream);
-    }
-    return sgemm_launch_tile<128, 64, kSgemmStages, LoadA, LoadB, 8, 4>(p, stream);
-  }
-  return sgemm_launch_tile<128, 64, kSgemmStages, LoadA, LoadB>(p, stream);
-}
-
-// BlasOp and alignment -> load modes (runtime -> template, in one place).
-template <SgemmLoad LoadA>
-cudaError_t sgemm_dispatch_b(BlasOp op_b, bool b_vec4, const SgemmParams& p, cudaStream_t stream) {
-  if (op_b == BlasOp::T) return sgemm_dispatch<LoadA, SgemmLoad::kKContig>(p, stream);
-  return b_vec4 ? sgemm_dispatch<LoadA, SgemmLoad::kMnVec4>(p, stream)
-                : sgemm_dispatch<LoadA, SgemmLoad::kMnScalar>(p, stream);
-}
-
-inline SgemmParams sgemm_params(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k,
-                                float alpha, const float* A, int64_t lda, const float* B,
-                                int64_t ldb, float beta, float* C, int64_t ldc) {
+template <int = 0>
+cudaError_t launch_sgemm_tiled(const SgemmPlan& plan, float alpha, const float* A, int64_t lda,
+                               const float* B, int64_t ldb, float beta, float* C, int64_t ldc,
+                               int64_t m, int64_t n, int64_t k, float* ws, cudaStream_t stream) {
+  const SgemmTiledPlan& t = plan.tiled;
   SgemmParams p{};
-  p.m = m, p.n = n, p.k = alpha == 0.f ? 0 : k;  // alpha == 0: C = beta * C, A/B unread
+  p.m = m, p.n = n, p.k = k;
   p.alpha = alpha, p.beta = beta;
   p.A = A, p.lda = lda, p.B = B, p.ldb = ldb, p.C = C, p.ldc = ldc;
-  p.c_vec4 = ldc % 4 == 0 && sgemm_aligned16(C);
-  return p;
+  p.c_vec4 = t.c_vec4;
+  p.stages = t.stages;
+  p.tiles_m = t.tiles_m, p.tiles_n = t.tiles_n;
+  p.dp_tiles = t.dp_tiles, p.split_tiles = t.split_tiles, p.splits = t.splits;
+  p.split_k_tiles = t.split_k_tiles;
+  p.ws = ws;
+  constexpr auto kKC = SgemmLoad::kKContig, kMV = SgemmLoad::kMnVec4, kMS = SgemmLoad::kMnScalar;
+  constexpr auto k256 = SgemmTile::k128x256, k128 = SgemmTile::k128x128;
+  constexpr auto k64 = SgemmTile::k128x64;
+  const cudaError_t err = dispatch<kKC, kMV, kMS>(t.load_a, [&](auto la) {
+    return dispatch<kKC, kMV, kMS>(t.load_b, [&](auto lb) {
+      return dispatch<k256, k128, k64>(t.tile, [&](auto tile) -> cudaError_t {
+        if constexpr (sgemm_tile_allowed(tile.value, la.value, lb.value)) {
+          const auto kernel = sgemm_kernel<tile.value, la.value, lb.value>;
+          KERNELKIT_RETURN_IF_ERROR(once_per_kernel(reinterpret_cast<const void*>(kernel), [&] {
+            return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        t.smem_optin);
+          }));
+          return launch(kernel, plan.shape, stream, p);
+        } else {
+          return cudaErrorInvalidValue;  // a plan never asks for it (sgemm_tile_allowed)
+        }
+      });
+    });
+  });
+  if (err != cudaSuccess || t.splits <= 1) return err;
+  const SgemmTileShape s = sgemm_tile_shape(t.tile);
+  SgemmReduceParams r{};
+  r.m = m, r.n = n, r.alpha = alpha, r.beta = beta, r.C = C, r.ldc = ldc, r.c_vec4 = t.c_vec4;
+  r.ws = ws, r.splits = t.splits, r.bm = s.bm, r.bn = s.bn;
+  r.tiles_m = t.tiles_m, r.tiles_n = t.tiles_n, r.dp_tiles = t.dp_tiles;
+  r.split_tiles = t.split_tiles;
+  return launch(sgemm_split_reduce_kernel<>, plan.reduce_shape, stream, r);
+}
+
+template <int = 0>
+cudaError_t launch_sgemm_skinny(const SgemmPlan& plan, float alpha, const float* A, const float* B,
+                                float beta, float* C, int64_t k, float* ws, cudaStream_t stream) {
+  const SgemmSkinnyPlan& s = plan.skinny;
+  SgemmSkinnyParams p{};
+  p.m = s.m, p.n = s.n, p.k = k;
+  p.alpha = alpha, p.beta = beta;
+  p.A = s.transposed ? B : A;  // A' = op(B)^T when C' = C^T
+  p.a_si = s.a_si, p.a_sp = s.a_sp;
+  p.B = s.transposed ? A : B;
+  p.ldb = s.ldb;
+  p.C = C, p.c_si = s.c_si, p.c_sj = s.c_sj;
+  p.k_per_split = s.k_per_split;
+  p.ws = ws;
+  constexpr auto kN = SgemmSkinnyMode::kNContig, kK = SgemmSkinnyMode::kKContig;
+  const cudaError_t err = dispatch<8, kSgemmSkinnyMaxRows>(s.rows, [&](auto rows) {
+    return dispatch<4, 1>(s.vec, [&](auto vec) {
+      return dispatch<kN, kK>(s.mode, [&](auto mode) {
+        constexpr int kRows = rows.value, kVec = vec.value;
+        if constexpr (mode.value == kN) {
+          return launch(sgemm_skinny_n_kernel<kRows, kVec>, plan.shape, stream, p);
+        } else {
+          return launch(sgemm_skinny_k_kernel<kRows, kVec>, plan.shape, stream, p);
+        }
+      });
+    });
+  });
+  if (err != cudaSuccess || s.splits <= 1) return err;
+  SgemmSkinnyReduceParams r{};
+  r.m = s.m, r.n = s.n, r.alpha = alpha, r.beta = beta;
+  r.C = C, r.c_si = s.c_si, r.c_sj = s.c_sj, r.ws = ws, r.splits = s.splits;
+  return launch(sgemm_skinny_reduce_kernel<>, plan.reduce_shape, stream, r);
 }
 
 }  // namespace detail
 
+// Launches plan (made by plan_sgemm for these arguments, k the inner size it was made with)
+// on stream. workspace: 16-byte aligned, at least plan.workspace_used bytes.
+template <int = 0>
+cudaError_t launch_sgemm(const SgemmPlan& plan, int64_t m, int64_t n, int64_t k, float alpha,
+                         const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
+                         float* C, int64_t ldc, void* workspace, cudaStream_t stream) {
+  float* const ws = static_cast<float*>(workspace);
+  if (plan.path == SgemmPath::kNone) return cudaSuccess;
+  if (plan.path == SgemmPath::kScale) {
+    if (beta == 1.f) return cudaSuccess;  // C = 1 * C
+    return launch(detail::sgemm_scale_kernel<>, plan.shape, stream, m, n, beta, C, ldc);
+  }
+  if (plan.path == SgemmPath::kGemv) {
+    // TODO(gemv workspace): pass the workspace once gemv takes one (gemv's overload with
+    // workspace / gemv_workspace_bytes is being added by the gemv owner).
+    const SgemmGemvPlan& g = plan.gemv;
+    return g.matrix_is_a ? gemv(g.op, g.rows, g.cols, alpha, A, lda, B, beta, C, stream)
+                         : gemv(g.op, g.rows, g.cols, alpha, B, ldb, A, beta, C, stream);
+  }
+  if (plan.path == SgemmPath::kSkinny)
+    return detail::launch_sgemm_skinny(plan, alpha, A, B, beta, C, k, ws, stream);
+  return detail::launch_sgemm_tiled(plan, alpha, A, lda, B, ldb, beta, C, ldc, m, n, k, ws, stream);
+}
+
 // C = alpha * op(A) * op(B) + beta * C, all row-major; C is m x n, op(A) m x k, op(B) k x n.
-// A is stored m x k (BlasOp::N, lda >= k) or k x m (BlasOp::T, lda >= m); B is k x n (BlasOp::N,
-// ldb >= n) or n x k (BlasOp::T, ldb >= k); ldc >= n; every leading dimension >= 1. Any
-// alignment. beta == 0: C is only written (NaN in C does not propagate); alpha == 0 or
-// k == 0: C = beta * C and A, B are not read. C must not alias A or B. Accumulation is
-// fp32 FFMA in a fixed order (deterministic). Bad arguments: cudaErrorInvalidValue before
-// any launch. m == 0 or n == 0: nothing to do.
+// A is stored m x k (BlasOp::N, lda >= k) or k x m (BlasOp::T, lda >= m); B is k x n
+// (BlasOp::N, ldb >= n) or n x k (BlasOp::T, ldb >= k); ldc >= n; every leading dimension
+// >= 1. Any alignment of a float. beta == 0: C is only written (NaN in C does not
+// propagate); alpha == 0 or k == 0: C = beta * C and A, B are not read. C must not overlap A
+// or B. Accumulation is fp32 FFMA; the same call (shape, pointers' alignment, workspace
+// size, device) gives the same bits every time: split parts of K are added in a fixed order.
+// workspace: optional scratch of workspace_bytes bytes (any alignment, any contents; it must
+// not overlap A, B or C): with sgemm_workspace_bytes(m, n, k) bytes, K may be split where
+// the tiles alone cannot fill the GPU (small M x N, long K; the last partial wave of tiles);
+// with less, only what fits; the form without one never splits. Bad arguments:
+// cudaErrorInvalidValue before any launch, nothing written. m == 0 or n == 0: nothing to do.
+template <int = 0>
+[[nodiscard]] cudaError_t sgemm(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k,
+                                float alpha, const float* A, int64_t lda, const float* B,
+                                int64_t ldb, float beta, float* C, int64_t ldc, void* workspace,
+                                size_t workspace_bytes, cudaStream_t stream = nullptr) {
+  KERNELKIT_REQUIRE(sgemm_args_ok(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc));
+  KERNELKIT_REQUIRE(workspace != nullptr || workspace_bytes == 0);
+  KERNELKIT_REQUIRE(workspace_bytes <= size_t{std::numeric_limits<int64_t>::max()});
+  if (workspace_bytes > 0 && m > 0 && n > 0) {
+    const auto ws_bytes = static_cast<int64_t>(workspace_bytes);
+    KERNELKIT_REQUIRE(!ranges_overlap(workspace, ws_bytes, C, matrix_span_bytes(m, n, ldc, 4)));
+    if (k > 0) {
+      const int64_t a_rows = op_a == BlasOp::N ? m : k, a_cols = op_a == BlasOp::N ? k : m;
+      const int64_t b_rows = op_b == BlasOp::N ? k : n, b_cols = op_b == BlasOp::N ? n : k;
+      KERNELKIT_REQUIRE(
+          !ranges_overlap(workspace, ws_bytes, A, matrix_span_bytes(a_rows, a_cols, lda, 4)));
+      KERNELKIT_REQUIRE(
+          !ranges_overlap(workspace, ws_bytes, B, matrix_span_bytes(b_rows, b_cols, ldb, 4)));
+    }
+  }
+  if (m == 0 || n == 0) return cudaSuccess;
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  const detail::SgemmWorkspace ws = detail::sgemm_workspace(workspace, workspace_bytes);
+  const int64_t k_used = alpha == 0.f ? 0 : k;  // alpha == 0: A and B are not read
+  const SgemmAlignment al{detail::sgemm_aligned16(A), detail::sgemm_aligned16(B),
+                          detail::sgemm_aligned16(C)};
+  return plan_and_launch(
+      d,
+      [&](const DeviceInfo& dev) {
+        return plan_sgemm(op_a, op_b, m, n, k_used, lda, ldb, ldc, al, ws.bytes, dev);
+      },
+      [&](const SgemmPlan& p) {
+        return launch_sgemm(p, m, n, k_used, alpha, A, lda, B, ldb, beta, C, ldc, ws.ptr, stream);
+      });
+}
+
+// The same without a workspace: K is never split.
 template <int = 0>
 [[nodiscard]] cudaError_t sgemm(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k,
                                 float alpha, const float* A, int64_t lda, const float* B,
                                 int64_t ldb, float beta, float* C, int64_t ldc,
                                 cudaStream_t stream = nullptr) {
-  KERNELKIT_REQUIRE(detail::sgemm_args_ok(op_a, op_b, m, n, k, A, lda, B, ldb, C, ldc));
-  if (m == 0 || n == 0) return cudaSuccess;
-  const detail::SgemmParams p =
-      detail::sgemm_params(op_a, op_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-  // K-contiguous sources: A with BlasOp::N, B with BlasOp::T; the others are copied 16 bytes at a
-  // time when their leading dimension and base pointer allow it
-  const bool a_vec4 = lda % 4 == 0 && detail::sgemm_aligned16(A);
-  const bool b_vec4 = ldb % 4 == 0 && detail::sgemm_aligned16(B);
-  using detail::SgemmLoad;
-  if (op_a == BlasOp::N)
-    return detail::sgemm_dispatch_b<SgemmLoad::kKContig>(op_b, b_vec4, p, stream);
-  if (a_vec4) return detail::sgemm_dispatch_b<SgemmLoad::kMnVec4>(op_b, b_vec4, p, stream);
-  return detail::sgemm_dispatch_b<SgemmLoad::kMnScalar>(op_b, b_vec4, p, stream);
+  return sgemm(op_a, op_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, nullptr, 0, stream);
 }
 
 }  // namespace kernelkit

@@ -1,49 +1,46 @@
-// The sgemm kernel family: C = alpha * op(A) op(B) + beta * C, row-major, fp32 FFMA.
+// The tiled sgemm kernels: C = alpha * op(A) op(B) + beta * C, row-major, fp32 FFMA; the
+// combine of split partial tiles; C = beta * C.
 //
 // Block tile BM x BN x BK (BK = 16), thread tile TM x TN made of 4 x 4 quads (TM / 4 along
 // m, 16 apart; TN / 4 along n, 32 apart), so a warp (4 x 8 lanes) covers 4 TM x 8 TN
-// (8 x 8: 32 x 64; 8 x 16: 32 x 128; 16 x 8: 64 x 64), a Stages-deep cp.async pipeline of
-// shared-memory tiles, fragments double-buffered in registers. 8 x 8 thread tiles fit in
+// (8 x 4: 32 x 32; 8 x 8: 32 x 64; 16 x 8: 64 x 64), a `stages`-deep cp.async pipeline of
+// shared-memory tiles, fragments double-buffered in registers. 64-accumulator tiles fit in
 // 128 registers (2 blocks of 256 threads per SM); 128-accumulator tiles use up to 255 (one
-// block of 256 threads, or two of 128, per SM: fewer warps, twice the FFMA per LDS).
+// block per SM: fewer warps, twice the FFMA per LDS).
 //
 // Both operands live in shared memory "K-major": tile[k][mn] with a row stride of BMN + 4
 // floats, so a thread reads its 4 consecutive m (or n) values of one k with one 16-byte LDS:
 // the 8 lanes of a quarter-warp read either one address (A: broadcast) or 128 contiguous
 // bytes (B): conflict-free. The global -> shared copy is the only thing a BlasOp changes:
-//   - MN-contiguous source (A with BlasOp::T, B with BlasOp::N): 16-byte cp.async when the leading
-//     dimension and the base pointer allow it, 4-byte cp.async otherwise;
-//   - K-contiguous source (A with BlasOp::N, B with BlasOp::T): 4-byte cp.async that transposes on
-//     the way in (16 lanes read 64 contiguous bytes of one row: whole sectors).
+//   - MN-contiguous source (A with BlasOp::T, B with BlasOp::N): 16-byte cp.async when the
+//     leading dimension and the base pointer allow it, 4-byte cp.async otherwise;
+//   - K-contiguous source (A with BlasOp::N, B with BlasOp::T): 4-byte cp.async that
+//     transposes on the way in (16 lanes read 64 contiguous bytes of one row: whole sectors).
 // Out-of-range elements are zero-filled by the copy itself (cp.async src-size), so edge
-// tiles run the same code as interior ones; only the epilogue checks bounds.
+// tiles run the same code as interior ones; only the epilogue checks bounds. Built for
+// sm_75 (no cp.async), the copies are plain loads and shared-memory stores, ordered by the
+// same barriers (the plan gives that build two stages).
+//
+// A block computes a whole tile of C (blocks [0, dp_tiles)) or one part of K of a split
+// tile (the blocks after them), whose raw sums go to the workspace; sgemm_split_reduce_kernel
+// then adds the parts of each split tile in order and applies alpha / beta.
 #pragma once
 
-#include <cuda_pipeline_primitives.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
+#include "kernelkit/blas/sgemm_plan.cuh"
+#include "kernelkit/core/device.cuh"
+#include "kernelkit/core/epilogue.cuh"
+#include "kernelkit/core/pack.cuh"
+
 namespace kernelkit::detail {
 
-inline constexpr int kSgemmBK = 16;
-inline constexpr int kSgemmPad = 4;  // floats added to each smem row (keeps 16-byte alignment)
-
-struct SgemmParams {
-  int64_t m, n, k;  // k == 0 when alpha == 0 (A and B are not read)
-  float alpha, beta;
-  const float* A;
-  int64_t lda;
-  const float* B;
-  int64_t ldb;
-  float* C;
-  int64_t ldc;
-  bool c_vec4;  // 16-byte access to C is legal
-  int64_t tiles_m, tiles_n;
-};
-
-template <int BM, int BN, int TM = 8, int TN = 8>
+template <SgemmTile Tile>
 struct SgemmShape {
+  static constexpr SgemmTileShape kS = sgemm_tile_shape(Tile);
+  static constexpr int BM = kS.bm, BN = kS.bn, TM = kS.tm, TN = kS.tn;
   static_assert(TM % 4 == 0 && TN % 4 == 0 && TM * TN <= 128,
                 "thread tiles are whole 4 x 4 quads, at most 128 accumulators");
   static constexpr int kQuadsM = TM / 4, kQuadsN = TN / 4;
@@ -52,28 +49,26 @@ struct SgemmShape {
   static constexpr int kWarpsM = BM / kWarpM;
   static constexpr int kWarpsN = BN / kWarpN;
   static constexpr int kThreads = kWarpsM * kWarpsN * 32;
-  // resident blocks the launch bounds ask for (64 K registers per SM): 64 accumulators fit
-  // in 128 registers a thread, 128 accumulators need up to 255
-  static constexpr int kMinBlocks = (TM * TN <= 64 ? 65536 / 128 : 65536 / 256) / kThreads;
-  static_assert(kMinBlocks >= 1, "too many threads for the register file");
+  static_assert(kThreads == kS.threads, "the tile's thread count");
+  // the register budget: 64 accumulators in 128 registers (two blocks of 256 threads a SM),
+  // 128 accumulators in up to 255 (one); capped by the architecture's threads per SM
+  static_assert((TM * TN <= 64) == (kS.reg_blocks == 2), "register budget of the tile");
+  static constexpr int kMinBlocks = min_blocks_per_sm(kThreads, kS.reg_blocks);
   static constexpr int kStrideA = BM + kSgemmPad;
   static constexpr int kStrideB = BN + kSgemmPad;
   static constexpr int kStageFloats = kSgemmBK * (kStrideA + kStrideB);
+  static_assert(kStageFloats * 4 == sgemm_stage_bytes(Tile), "the plan's stage size");
 };
 
-template <int BM, int BN, int Stages, int TM = 8, int TN = 8>
-constexpr size_t sgemm_smem_bytes() {
-  return size_t(Stages) * SgemmShape<BM, BN, TM, TN>::kStageFloats * sizeof(float);
-}
-
-// cp.async of Bytes (4 or 16) bytes into shared memory, of which the first src_bytes come
-// from src and the rest are zero-filled (src is not read when src_bytes == 0). Inline PTX
-// because __pipeline_memcpy_async takes the zero-fill size as a runtime value and expands
-// every call into a 17-way switch (the PTX of the 128 x 128 kernel had 416 branches for its
-// 10 copies per k-tile); with src-size in a register each copy is one instruction.
+// A copy of Bytes (4 or 16) bytes into shared memory, of which the first src_bytes come from
+// src and the rest are zero-filled (src is not read when src_bytes == 0). cp.async with the
+// zero-fill size in a register (inline PTX: __pipeline_memcpy_async takes it as a runtime
+// value and expands every call into a 17-way switch; the 128 x 128 kernel had 416 branches
+// for its 10 copies per k-tile); below sm_80 a plain load and store.
 template <int Bytes>
 __device__ __forceinline__ void sgemm_cp_async(float* dst, const float* src, int src_bytes) {
   static_assert(Bytes == 4 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes; we use 4 or 16");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   if constexpr (Bytes == 16) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src),
@@ -83,22 +78,65 @@ __device__ __forceinline__ void sgemm_cp_async(float* dst, const float* src, int
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src), "r"(src_bytes)
                  : "memory");
   }
+#else
+  if constexpr (Bytes == 16) {
+    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (src_bytes == 16) {
+      v = *reinterpret_cast<const float4*>(src);
+    } else {
+      if (src_bytes > 0) v.x = src[0];
+      if (src_bytes > 4) v.y = src[1];
+      if (src_bytes > 8) v.z = src[2];
+    }
+    *reinterpret_cast<float4*>(dst) = v;
+  } else {
+    *dst = src_bytes > 0 ? *src : 0.f;
+  }
+#endif
 }
 
-// cp.async of Bytes (4 or 16) bytes that all come from src (no zero fill).
+// A copy of Bytes bytes that all come from src (no zero fill).
 template <int Bytes>
 __device__ __forceinline__ void sgemm_cp_async_full(float* dst, const float* src) {
   static_assert(Bytes == 4 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes; we use 4 or 16");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   if constexpr (Bytes == 16) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
   } else {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(src) : "memory");
   }
+#else
+  if constexpr (Bytes == 16) {
+    *reinterpret_cast<float4*>(dst) = *reinterpret_cast<const float4*>(src);
+  } else {
+    *dst = *src;
+  }
+#endif
 }
 
-// How an operand tile is copied: see the file comment.
-enum class SgemmLoad { kKContig, kMnVec4, kMnScalar };
+// Closes this thread's group of copies issued since the last commit.
+__device__ __forceinline__ void sgemm_cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+// Waits until at most `pending` (0, 1 or 2: stages - 2) of this thread's committed groups
+// are still in flight (the wait count is an immediate; stages is a run-time value).
+__device__ __forceinline__ void sgemm_cp_async_wait(int pending) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if (pending <= 0) {
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+  } else if (pending == 1) {
+    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+  } else {
+    asm volatile("cp.async.wait_group 2;\n" ::: "memory");
+  }
+#else
+  (void)pending;
+#endif
+}
 
 // Copies k-tiles [k0, k0 + BK) x [mn0, mn0 + BMN) of one operand into dst[k][mn] (row stride
 // BMN + kSgemmPad), zero-filling what lies outside [0, K) x [0, MN). Element (kk, mn) is at
@@ -107,7 +145,7 @@ enum class SgemmLoad { kKContig, kMnVec4, kMnScalar };
 // (kKContig: mn rows; otherwise k rows) after the thread's first one, so the per-tile work
 // is one pointer bump and a few compares. (For kKContig, runs of 2-8 consecutive k per
 // thread, whose copies differ only by immediate offsets, were 3-13 % slower: more L1
-// wavefronts per copy, bench/NOTES.md.)
+// wavefronts per copy.)
 template <int BMN, int Threads, SgemmLoad Mode>
 struct SgemmTileLoader {
   static constexpr int kBK = kSgemmBK;
@@ -201,33 +239,65 @@ struct SgemmTileLoader {
   }
 };
 
-__device__ __forceinline__ float sgemm_out(float acc, float alpha, float beta, const float* c) {
-  return beta == 0.f ? alpha * acc : alpha * acc + beta * *c;
+// Arguments of sgemm_kernel (one struct: the kernel has one launch site, launch_sgemm).
+struct SgemmParams {
+  int64_t m, n, k;  // k == 0 is never launched (kScale)
+  float alpha, beta;
+  const float* A;
+  int64_t lda;
+  const float* B;
+  int64_t ldb;
+  float* C;
+  int64_t ldc;
+  bool c_vec4;  // 16-byte access to C is legal
+  int stages;
+  int64_t tiles_m, tiles_n;
+  int64_t dp_tiles;       // blocks [0, dp_tiles): whole tiles
+  int64_t split_tiles;    // then split_tiles * splits blocks: part s of split tile u is
+  int splits;             //   block dp_tiles + s * split_tiles + u
+  int64_t split_k_tiles;  // k-tiles per part
+  float* ws;              // partial tile of (u, s) at ws + (u * splits + s) * BM * BN
+};
+
+// Origin of tile `tile` of a tiles_m x tiles_n grid of bm x bn tiles, in the grouped order:
+// groups of 8 tile-rows, column by column inside a group, so that blocks resident together
+// share rows of A and columns of B in L2.
+__host__ __device__ __forceinline__ void sgemm_tile_origin(int64_t tile, int64_t tiles_m,
+                                                           int64_t tiles_n, int bm, int bn,
+                                                           int64_t* m0, int64_t* n0) {
+  constexpr int64_t kGroup = 8;
+  const int64_t in_group = kGroup * tiles_n;
+  const int64_t first_m = tile / in_group * kGroup;
+  const int64_t group_m = tiles_m - first_m < kGroup ? tiles_m - first_m : kGroup;
+  *m0 = (first_m + (tile % in_group) % group_m) * bm;
+  *n0 = (tile % in_group) / group_m * bn;
 }
 
-// One block computes one BM x BN tile of C. 1D grid of tiles_m * tiles_n blocks, ordered in
-// groups of 8 tile-rows so that blocks resident together share A rows and B columns in L2.
-template <int BM, int BN, int Stages, SgemmLoad LoadA, SgemmLoad LoadB, int TM = 8, int TN = 8>
-__global__ void __launch_bounds__(SgemmShape<BM, BN, TM, TN>::kThreads,
-                                  SgemmShape<BM, BN, TM, TN>::kMinBlocks)
+template <SgemmTile Tile, SgemmLoad LoadA, SgemmLoad LoadB>
+__global__ void __launch_bounds__(SgemmShape<Tile>::kThreads, SgemmShape<Tile>::kMinBlocks)
     sgemm_kernel(const SgemmParams p) {
-  using Shape = SgemmShape<BM, BN, TM, TN>;
+  using Shape = SgemmShape<Tile>;
+  constexpr int BM = Shape::BM, BN = Shape::BN, TM = Shape::TM, TN = Shape::TN;
   constexpr int kQM = Shape::kQuadsM, kQN = Shape::kQuadsN;
-  static_assert(Stages >= 2, "a pipeline needs two stages");
   constexpr int kBK = kSgemmBK;
   constexpr int kThreads = Shape::kThreads;
   extern __shared__ float4 sgemm_smem[];
   float* const smem = reinterpret_cast<float*>(sgemm_smem);
+  const int stages = p.stages;
 
-  // tile coordinates (grouped order)
-  constexpr int64_t kGroup = 8;
-  const int64_t pid = blockIdx.x;
-  const int64_t in_group = kGroup * p.tiles_n;
-  const int64_t first_m = pid / in_group * kGroup;
-  const int64_t group_m = p.tiles_m - first_m < kGroup ? p.tiles_m - first_m : kGroup;
-  const int64_t tile_m = first_m + (pid % in_group) % group_m;
-  const int64_t tile_n = (pid % in_group) / group_m;
-  const int64_t m0 = tile_m * BM, n0 = tile_n * BN;
+  // this block's tile and range of K
+  const int64_t bid = blockIdx.x;
+  const bool partial = bid >= p.dp_tiles;
+  int64_t tile = bid, k_begin = 0, k_len = p.k;
+  if (partial) {
+    const int64_t r = bid - p.dp_tiles;
+    const int64_t s = r / p.split_tiles;
+    tile = p.dp_tiles + r % p.split_tiles;
+    k_begin = s * p.split_k_tiles * kBK;
+    k_len = p.k - k_begin < p.split_k_tiles * kBK ? p.k - k_begin : p.split_k_tiles * kBK;
+  }
+  int64_t m0, n0;
+  sgemm_tile_origin(tile, p.tiles_m, p.tiles_n, BM, BN, &m0, &n0);
 
   const int tid = threadIdx.x;
   const int warp = tid / 32, lane = tid % 32;
@@ -237,18 +307,22 @@ __global__ void __launch_bounds__(SgemmShape<BM, BN, TM, TN>::kThreads,
   const int a_off = wm + lm * 4;  // + 16 q for quad q along m
   const int b_off = wn + ln * 4;  // + 32 q for quad q along n
 
-  const int64_t k_tiles = (p.k + kBK - 1) / kBK;
+  const int64_t k_tiles = (k_len + kBK - 1) / kBK;
   auto stage_a = [&](int s) { return smem + s * Shape::kStageFloats; };
   auto stage_b = [&](int s) { return smem + s * Shape::kStageFloats + kBK * Shape::kStrideA; };
-  SgemmTileLoader<BM, kThreads, LoadA> load_a(p.A, p.lda, m0, p.m, p.k, tid);
-  SgemmTileLoader<BN, kThreads, LoadB> load_b(p.B, p.ldb, n0, p.n, p.k, tid);
+  // the operands from k_begin on (a K-contiguous operand moves along its rows, an
+  // MN-contiguous one down its rows)
+  const float* const A = p.A + (LoadA == SgemmLoad::kKContig ? k_begin : k_begin * p.lda);
+  const float* const B = p.B + (LoadB == SgemmLoad::kKContig ? k_begin : k_begin * p.ldb);
+  SgemmTileLoader<BM, kThreads, LoadA> load_a(A, p.lda, m0, p.m, k_len, tid);
+  SgemmTileLoader<BN, kThreads, LoadB> load_b(B, p.ldb, n0, p.n, k_len, tid);
   // 128-accumulator tiles (one block per SM, up to 255 registers) overlap the start of each
   // k-tile with the end of the previous one, take plain copies for whole interior tiles and
   // issue the next stage's copies three quarters into a tile (4096^3 on the H100: 0.915 ->
-  // 0.953x cuBLAS, 8192^3 0.919 -> 0.963x; bench/NOTES.md). The 64-accumulator kernels (128
-  // registers, two blocks per SM) keep the plain loop: the overlap spills 20-36 bytes there
-  // and gained nothing at 1024^3.
-  constexpr bool kOverlap = TM * TN > 64;
+  // 0.953x cuBLAS, 8192^3 0.919 -> 0.963x). The 64-accumulator kernels (128 registers, two
+  // blocks per SM) keep the plain loop: the overlap spills 20-36 bytes there and gained
+  // nothing at 1024^3.
+  constexpr bool kOverlap = Shape::kS.overlap;
   // The k step after which a tile issues its copies: 12 of 16 was the fastest of 0, 4, 8,
   // 10, 12, 13, 14 (copies right after the barrier collide with every warp's first fragment
   // loads; at 13 or 14 they delay the barrier of step 15 and cost 3-6 %).
@@ -257,12 +331,12 @@ __global__ void __launch_bounds__(SgemmShape<BM, BN, TM, TN>::kThreads,
   const bool mn_full = kOverlap && load_a.mn_full() && load_b.mn_full();
   // k-tile kt of both operands into stage s (the loaders walk the k-tiles in order)
   auto load = [&](int s, int64_t kt) {
-    if (mn_full && (kt + 1) * kBK <= p.k) {
+    if (mn_full && (kt + 1) * kBK <= k_len) {
       load_a.load_full(stage_a(s), p.lda);
       load_b.load_full(stage_b(s), p.ldb);
     } else {
-      load_a.load(stage_a(s), p.A, p.lda);
-      load_b.load(stage_b(s), p.B, p.ldb);
+      load_a.load(stage_a(s), A, p.lda);
+      load_b.load(stage_b(s), B, p.ldb);
     }
   };
 
@@ -297,22 +371,21 @@ __global__ void __launch_bounds__(SgemmShape<BM, BN, TM, TN>::kThreads,
         acc[i][j] = fmaf(a[buf][i], b[buf][j], acc[i][j]);
   };
 
-  // prologue: Stages - 1 tiles in flight (empty groups keep the group count uniform)
-#pragma unroll
-  for (int s = 0; s < Stages - 1; ++s) {
+  // prologue: stages - 1 tiles in flight (empty groups keep the group count uniform)
+  for (int s = 0; s < stages - 1; ++s) {
     if (s < k_tiles) load(s, s);
-    __pipeline_commit();
+    sgemm_cp_async_commit();
   }
 
   int read_stage = 0;
-  int write_stage = Stages - 1;
+  int write_stage = stages - 1;
   if constexpr (kOverlap) {
     // The barrier of k-tile kt + 1 sits before the last k step of tile kt, and that step's
     // FFMAs run while the first fragments of tile kt + 1 load: no k-tile starts with its
-    // warps waiting on shared memory. The copies of tile kt + Stages - 1 are issued at step
+    // warps waiting on shared memory. The copies of tile kt + stages - 1 are issued at step
     // kCopyStep; they overwrite the stage read in iteration kt - 1, which every thread left
     // behind at that iteration's barrier.
-    __pipeline_wait_prior(Stages - 2);  // tile 0 has landed
+    sgemm_cp_async_wait(stages - 2);  // tile 0 has landed
     __syncthreads();
     load_frag(0, stage_a(0), stage_b(0), 0);
     for (int64_t kt = 0; kt < k_tiles; ++kt) {
@@ -321,10 +394,10 @@ __global__ void __launch_bounds__(SgemmShape<BM, BN, TM, TN>::kThreads,
 #pragma unroll
       for (int kk = 0; kk < kBK; ++kk) {
         if (kk == kBK - 1) {
-          // tile kt + 1 has landed (at most Stages - 2 younger groups pending)
-          __pipeline_wait_prior(Stages - 2);
+          // tile kt + 1 has landed (at most stages - 2 younger groups pending)
+          sgemm_cp_async_wait(stages - 2);
           __syncthreads();
-          read_stage = read_stage + 1 == Stages ? 0 : read_stage + 1;
+          read_stage = read_stage + 1 == stages ? 0 : read_stage + 1;
           as = stage_a(read_stage);
           bs = stage_b(read_stage);
           if (kt + 1 < k_tiles) load_frag(0, as, bs, 0);
@@ -332,21 +405,21 @@ __global__ void __launch_bounds__(SgemmShape<BM, BN, TM, TN>::kThreads,
           load_frag((kk + 1) & 1, as, bs, kk + 1);
         }
         if (kk == kCopyStep) {
-          if (kt + Stages - 1 < k_tiles) load(write_stage, kt + Stages - 1);
-          __pipeline_commit();
-          write_stage = write_stage + 1 == Stages ? 0 : write_stage + 1;
+          if (kt + stages - 1 < k_tiles) load(write_stage, kt + stages - 1);
+          sgemm_cp_async_commit();
+          write_stage = write_stage + 1 == stages ? 0 : write_stage + 1;
         }
         fma_frag(kk & 1);
       }
     }
   } else {
     for (int64_t kt = 0; kt < k_tiles; ++kt) {
-      // tile kt has landed (at most Stages - 2 younger groups still pending) and every
+      // tile kt has landed (at most stages - 2 younger groups still pending) and every
       // thread is done with the stage about to be overwritten (read in iteration kt - 1)
-      __pipeline_wait_prior(Stages - 2);
+      sgemm_cp_async_wait(stages - 2);
       __syncthreads();
-      if (kt + Stages - 1 < k_tiles) load(write_stage, kt + Stages - 1);
-      __pipeline_commit();
+      if (kt + stages - 1 < k_tiles) load(write_stage, kt + stages - 1);
+      sgemm_cp_async_commit();
       const float* as = stage_a(read_stage);
       const float* bs = stage_b(read_stage);
       load_frag(0, as, bs, 0);
@@ -355,9 +428,30 @@ __global__ void __launch_bounds__(SgemmShape<BM, BN, TM, TN>::kThreads,
         if (kk + 1 < kBK) load_frag((kk + 1) & 1, as, bs, kk + 1);
         fma_frag(kk & 1);
       }
-      read_stage = read_stage + 1 == Stages ? 0 : read_stage + 1;
-      write_stage = write_stage + 1 == Stages ? 0 : write_stage + 1;
+      read_stage = read_stage + 1 == stages ? 0 : read_stage + 1;
+      write_stage = write_stage + 1 == stages ? 0 : write_stage + 1;
     }
+  }
+
+  if (partial) {
+    // raw sums of this part: the whole BM x BN tile (out-of-range rows and columns hold the
+    // zeros the copies filled in), one 16-byte store per quad
+    const int64_t r = bid - p.dp_tiles;
+    const int64_t slot = (r % p.split_tiles) * p.splits + r / p.split_tiles;
+    float* const out = p.ws + slot * (BM * BN);
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      float* const row = out + (a_off + (i & 3) + (i >> 2) * 16) * BN + b_off;
+#pragma unroll
+      for (int jq = 0; jq < kQN; ++jq) {
+        Pack<float, 4> v;
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          v.elem[j] = acc[i][jq * 4 + j];
+        store_pack<4>(row + jq * 32, 0, v);
+      }
+    }
+    return;
   }
 
   // epilogue: rows m0 + a_off + 16 q + {0..3}, columns n0 + b_off + 32 q + {0..3}
@@ -369,23 +463,80 @@ __global__ void __launch_bounds__(SgemmShape<BM, BN, TM, TN>::kThreads,
 #pragma unroll
     for (int jq = 0; jq < kQN; ++jq) {
       const int64_t c = n0 + b_off + jq * 32;
-      const float* v = &acc[i][jq * 4];
       if (p.c_vec4 && c + 3 < p.n) {
-        float4 out;
-        if (p.beta == 0.f) {  // C is not read
-          out = make_float4(p.alpha * v[0], p.alpha * v[1], p.alpha * v[2], p.alpha * v[3]);
-        } else {
-          const float4 old = *reinterpret_cast<const float4*>(crow + c);
-          out = make_float4(p.alpha * v[0] + p.beta * old.x, p.alpha * v[1] + p.beta * old.y,
-                            p.alpha * v[2] + p.beta * old.z, p.alpha * v[3] + p.beta * old.w);
-        }
-        *reinterpret_cast<float4*>(crow + c) = out;
+        Pack<float, 4> v;
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          v.elem[j] = acc[i][jq * 4 + j];
+        store_pack<4>(crow + c, 0, axpby<4>(p.alpha, v, p.beta, crow + c));
       } else {
 #pragma unroll
         for (int j = 0; j < 4; ++j)
-          if (c + j < p.n) crow[c + j] = sgemm_out(v[j], p.alpha, p.beta, crow + c + j);
+          if (c + j < p.n) crow[c + j] = axpby(p.alpha, acc[i][jq * 4 + j], p.beta, crow + c + j);
       }
     }
+  }
+}
+
+// Arguments of sgemm_split_reduce_kernel.
+struct SgemmReduceParams {
+  int64_t m, n;
+  float alpha, beta;
+  float* C;
+  int64_t ldc;
+  bool c_vec4;
+  const float* ws;  // partial tiles, as sgemm_kernel writes them
+  int splits;
+  int bm, bn;
+  int64_t tiles_m, tiles_n, dp_tiles, split_tiles;
+};
+
+// C = alpha * (sum of the parts of each split tile, in part order) + beta * C. One thread
+// per 4 consecutive columns of a tile row: 16-byte reads of the partials, 16-byte access to
+// C where it is legal. With a programmatic dependent launch it may start while sgemm_kernel
+// finishes, and waits for it before reading the workspace.
+template <int = 0>
+__global__ void __launch_bounds__(kSgemmReduceBlock)
+    sgemm_split_reduce_kernel(const SgemmReduceParams p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaGridDependencySynchronize();
+#endif
+  const int64_t quads = int64_t{p.bm} * p.bn / 4;  // per tile
+  const int64_t idx = int64_t{blockIdx.x} * kSgemmReduceBlock + threadIdx.x;
+  const int64_t u = idx / quads, e = idx % quads;
+  if (u >= p.split_tiles) return;
+  const int r = static_cast<int>(e / (p.bn / 4)), c = static_cast<int>(e % (p.bn / 4)) * 4;
+  int64_t m0, n0;
+  sgemm_tile_origin(p.dp_tiles + u, p.tiles_m, p.tiles_n, p.bm, p.bn, &m0, &n0);
+  const int64_t row = m0 + r, col = n0 + c;
+  if (row >= p.m || col >= p.n) return;
+  const int64_t tile_floats = int64_t{p.bm} * p.bn;
+  const float* src = p.ws + u * p.splits * tile_floats + r * p.bn + c;
+  Pack<float, 4> sum = load_pack<4>(src, 0);
+  for (int s = 1; s < p.splits; ++s) {
+    const Pack<float, 4> v = load_pack<4>(src + s * tile_floats, 0);
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      sum.elem[j] += v.elem[j];
+  }
+  float* const out = p.C + row * p.ldc + col;
+  if (p.c_vec4 && col + 3 < p.n) {
+    store_pack<4>(out, 0, axpby<4>(p.alpha, sum, p.beta, out));
+  } else {
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      if (col + j < p.n) out[j] = axpby(p.alpha, sum.elem[j], p.beta, out + j);
+  }
+}
+
+// C = beta * C (beta == 0: C = 0, not read), for k == 0 or alpha == 0.
+template <int = 0>
+__global__ void __launch_bounds__(kSgemmReduceBlock)
+    sgemm_scale_kernel(int64_t m, int64_t n, float beta, float* C, int64_t ldc) {
+  const int64_t stride = int64_t{gridDim.x} * kSgemmReduceBlock;
+  for (int64_t e = int64_t{blockIdx.x} * kSgemmReduceBlock + threadIdx.x; e < m * n; e += stride) {
+    float* const c = C + (e / n) * ldc + e % n;
+    *c = axpby(0.f, 0.f, beta, c);
   }
 }
 

@@ -1,0 +1,517 @@
+// What one sgemm call will do: plan_sgemm (pure host code, no CUDA call) turns the shape,
+// the operands' layouts and alignments, the workspace the caller gave and the device's facts
+// into an SgemmPlan, which launch_sgemm (sgemm.cuh) launches.
+//
+// The paths, in the order the plan tries them:
+// - kNone: m == 0 or n == 0.
+// - kScale: k == 0 (or alpha == 0: the caller passes k = 0): C = beta * C, A and B unread.
+// - kGemv: one row of C (m == 1) or one column (n == 1) whose vectors are contiguous: the
+//   public kernelkit::gemv, reading the matrix operand once.
+// - kSkinny: at most 32 rows (or columns) of C: the batched-gemv kernels. Every element of the
+//   big operand is read once, straight into registers, and used there for all (up to 32)
+//   rows; the small operand is staged in shared memory. Parts of K run in separate blocks
+//   when the columns alone do not fill the GPU and the workspace holds their partial sums.
+// - kTiled: the tiled FFMA kernel (one of three block tiles, a cp.async pipeline of `stages`
+//   shared-memory tiles). Tile, stages and the split of K come from a model of the time on
+//   the device (sgemm_tiled_time): whole waves of resident blocks, the lone last wave, the
+//   prologue/epilogue of each block, the combine pass of split tiles. The tiles that do not
+//   make whole waves (the first `dp_tiles` do) are each computed in `splits` parts of K by
+//   separate blocks, written to the workspace, and combined in a fixed order by a second
+//   kernel (deterministic): "data-parallel + split tail", the hybrid of stream-K (Osama et
+//   al., PPoPP 2023) with k-split parts instead of fractional ones. dp_tiles == 0 is plain
+//   split-K (small M x N, long K); splits == 1 is the plain tiled kernel.
+//
+// Numbers the model uses are the H100 measurements of bench/NOTES.md (sgemm sections) and
+// /work/coord/notes/sgemm.md; only their ratios matter for a choice.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "kernelkit/blas/blas.cuh"
+#include "kernelkit/core/device.cuh"
+#include "kernelkit/core/launch.cuh"
+
+namespace kernelkit {
+
+enum class SgemmPath { kNone, kScale, kGemv, kSkinny, kTiled };
+
+// The block tiles of the tiled kernel (rows x columns of C; thread tile in brackets):
+// - k128x256 [16 x 8]: 256 threads, 128 accumulators a thread (<= 255 registers: one block
+//   per SM); the big-shape tile (4096^3 0.953x, 8192^3 0.968x cuBLAS).
+// - k128x128 [8 x 8]: 256 threads, 64 accumulators (<= 128 registers: two blocks per SM):
+//   one block's prologue and epilogue hide under the other's FFMAs (short K, many tiles).
+// - k128x64 [8 x 4]: 256 threads, 32 accumulators, two blocks per SM: small grids (1024^3:
+//   0.961x against 0.931x for 8 x 8 tiles); the only tile of the 4-byte copy paths.
+enum class SgemmTile { k128x256, k128x128, k128x64 };
+
+// How the tiled kernel copies one operand's tiles into shared memory (detail/sgemm_kernels):
+// kKContig: the operand's rows run along K (A with BlasOp::N, B with BlasOp::T), 4-byte
+// copies that transpose on the way in; kMnVec4 / kMnScalar: its rows run along M (or N),
+// 16-byte copies when the leading dimension and the base pointer allow it, else 4-byte.
+enum class SgemmLoad { kKContig, kMnVec4, kMnScalar };
+
+// How the skinny kernels read the big operand B' (k x n'): kNContig: B'(p, j) = B'[p * ldb +
+// j] (a warp reads along a row); kKContig: B'(p, j) = B'[j * ldb + p] (lanes read along k).
+enum class SgemmSkinnyMode { kNContig, kKContig };
+
+inline constexpr int kSgemmBK = 16;  // k of one shared-memory tile
+inline constexpr int kSgemmPad = 4;  // floats added to each shared-memory row
+inline constexpr int kSgemmMaxStages = 4;
+// A split part covers at least this many k-tiles (shorter parts are mostly pipeline fill).
+inline constexpr int64_t kSgemmMinSplitKTiles = 8;
+inline constexpr int kSgemmMaxSplits = 128;
+// Most blocks that compute partial tiles (bounds the workspace: 256 x 128 KiB = 32 MiB).
+inline constexpr int64_t kSgemmMaxSplitBlocks = 256;
+inline constexpr int kSgemmReduceBlock = 256;
+
+inline constexpr int kSgemmSkinnyMaxRows = 32;  // rows of C (or columns) of the skinny path
+inline constexpr int kSgemmSkinnyThreads = 256;
+inline constexpr int kSgemmSkinnyChunk = 64;  // k staged in shared memory at a time
+inline constexpr int kSgemmSkinnyMaxSplits = 64;
+inline constexpr int64_t kSgemmSkinnyMinSplitChunks = 2;
+
+// Compile-time facts of a tile (the kernel's template arguments come from these).
+struct SgemmTileShape {
+  int bm = 0, bn = 0;  // block tile of C
+  int tm = 0, tn = 0;  // thread tile: whole 4 x 4 quads
+  int threads = 0;
+  int reg_blocks = 0;    // blocks per SM the register budget is built for (__launch_bounds__)
+  bool overlap = false;  // the k-tile boundary overlap loop (128-accumulator tiles)
+};
+
+constexpr SgemmTileShape sgemm_tile_shape(SgemmTile t) {
+  switch (t) {
+    case SgemmTile::k128x256:
+      return {128, 256, 16, 8, 256, 1, true};
+    case SgemmTile::k128x128:
+      return {128, 128, 8, 8, 256, 2, false};
+    default:
+      return {128, 64, 8, 4, 256, 2, false};
+  }
+}
+
+// Registers a thread may use under the tile's launch bounds (64 K registers per SM on every
+// architecture from sm_75 up).
+constexpr int sgemm_tile_regs(SgemmTile t) {
+  return sgemm_tile_shape(t).reg_blocks == 1 ? 255 : 128;
+}
+
+// Bytes of one pipeline stage (a BK-deep tile of each operand, padded rows).
+constexpr int64_t sgemm_stage_bytes(SgemmTile t) {
+  const SgemmTileShape s = sgemm_tile_shape(t);
+  return int64_t{kSgemmBK} * (s.bm + kSgemmPad + s.bn + kSgemmPad) * 4;
+}
+
+// The tile/load-mode combinations that are compiled: the 4-byte MN copy paths (unaligned
+// MN-contiguous operands, rare) only with the 128 x 64 tile, to keep the kernel count down.
+constexpr bool sgemm_tile_allowed(SgemmTile t, SgemmLoad a, SgemmLoad b) {
+  return t == SgemmTile::k128x64 || (a != SgemmLoad::kMnScalar && b != SgemmLoad::kMnScalar);
+}
+
+// Base addresses of the operands are 16-byte aligned (with ld % 4 == 0 this allows 16-byte
+// access along a row).
+struct SgemmAlignment {
+  bool a16 = false, b16 = false, c16 = false;
+};
+
+// The tiled path of a plan.
+struct SgemmTiledPlan {
+  SgemmTile tile = SgemmTile::k128x64;
+  SgemmLoad load_a = SgemmLoad::kKContig, load_b = SgemmLoad::kKContig;
+  int stages = 2;                    // shared-memory pipeline depth (2..kSgemmMaxStages)
+  int blocks_per_sm = 1;             // resident blocks per SM at this tile and stage count
+  bool c_vec4 = false;               // 16-byte access to C (ldc % 4 == 0, C 16-byte aligned)
+  int64_t tiles_m = 0, tiles_n = 0;  // tiles of C (ordered in groups of 8 tile-rows)
+  int64_t dp_tiles = 0;              // tiles [0, dp_tiles) are computed whole, one block each
+  int64_t split_tiles = 0;           // tiles [dp_tiles, tiles) are computed in `splits` parts each
+  int splits = 1;                    // parts of K per split tile (1: no split, no workspace)
+  int64_t split_k_tiles = 0;         // k-tiles per part (part s: [s, s + 1) * split_k_tiles)
+  int smem_optin = 0;                // dynamic shared memory the kernel opts into (same per device)
+};
+
+// The skinny path of a plan: C' (m' x n') = A' (m' x k) B' (k x n') with m' <= rows; C' is
+// C, or C transposed (computes C^T = op(B)^T op(A)^T when n is the small side).
+struct SgemmSkinnyPlan {
+  int rows = 8;  // compile-time row capacity: 8 or 32
+  int vec = 1;   // elements of B' per access along its contiguous direction: 4 or 1
+  SgemmSkinnyMode mode = SgemmSkinnyMode::kNContig;
+  bool transposed = false;     // A' = op(B)^T, B' = op(A)^T, C' = C^T
+  int64_t m = 0, n = 0;        // m' (<= rows), n'
+  int64_t a_si = 0, a_sp = 0;  // A'(i, p) = A'[i * a_si + p * a_sp]
+  int64_t ldb = 0;             // B' leading dimension (see SgemmSkinnyMode)
+  int64_t c_si = 0, c_sj = 0;  // C'(i, j) = C[i * c_si + j * c_sj]
+  int64_t cols_per_block = 0;
+  int splits = 1;           // grid.y: parts of K (partials in the workspace when > 1)
+  int64_t k_per_split = 0;  // k of one part, a multiple of kSgemmSkinnyChunk
+};
+
+// The gemv path of a plan: kernelkit::gemv(op, rows, cols, alpha, M, ld, x, beta, y) with
+// M = A (x = B) or M = B (x = A), y = C.
+struct SgemmGemvPlan {
+  BlasOp op = BlasOp::N;
+  int64_t rows = 0, cols = 0;
+  bool matrix_is_a = false;
+};
+
+// Everything one call does.
+struct SgemmPlan {
+  SgemmPath path = SgemmPath::kNone;
+  SgemmTiledPlan tiled;       // kTiled
+  SgemmSkinnyPlan skinny;     // kSkinny
+  SgemmGemvPlan gemv;         // kGemv
+  size_t workspace_used = 0;  // bytes of the workspace the plan writes (0: none)
+  LaunchShape shape;          // the main kernel (kScale, kSkinny, kTiled)
+  LaunchShape reduce_shape;   // the combine of split partials (when splits > 1)
+};
+
+namespace detail {
+
+// ---- the time model of the tiled path (units: clock cycles of one SM) ----------------------
+// Fraction of the SM's FFMA peak each tile reaches, all its resident blocks busy (full) or
+// alone on the SM (one): from the H100 runs (128 x 256: 49.4-50.1 TFLOP/s of 66.9 at 4096^3 and
+// 8192^3; 128 x 128 8 x 8: 44.2 at two a SM; 128 x 64 8 x 4: 36.7 over two waves at 2048^3,
+// 29.6 at one block a SM at 1024^3).
+struct SgemmTileModel {
+  double eff_full, eff_one;
+};
+constexpr SgemmTileModel sgemm_tile_model(SgemmTile t) {
+  switch (t) {
+    case SgemmTile::k128x256:
+      return {0.75, 0.75};
+    case SgemmTile::k128x128:
+      return {0.68, 0.55};
+    default:
+      return {0.57, 0.46};
+  }
+}
+inline constexpr double kSgemmFlopsPerByte = 20.0;      // FFMA peak over DRAM bandwidth (H100 ~20)
+inline constexpr double kSgemmBlockLatency = 1500;      // cycles: a block's pipeline fill
+inline constexpr double kSgemmStoreBytesPerCycle = 32;  // an SM's epilogue stores
+inline constexpr double kSgemmLaunchGap = 2000;         // cycles: the combine kernel's start
+
+// FP32 FMA lanes per SM: 64 on sm_70, sm_75 and sm_80; 128 on sm_86, sm_89, sm_90, sm_100,
+// sm_120.
+constexpr int sgemm_fma_lanes(const DeviceInfo& d) {
+  const int a = d.arch();
+  return (a == 70 || a == 72 || a == 75 || a == 80) ? 64 : 128;
+}
+// DRAM bytes per cycle of the whole device (the assumed balance).
+inline double sgemm_device_bytes_per_cycle(const DeviceInfo& d) {
+  return double(d.sm_count) * sgemm_fma_lanes(d) * 2.0 / kSgemmFlopsPerByte;
+}
+
+// Stages and resident blocks of a tile on d: the most blocks per SM up to what its register
+// budget allows, then the most stages (up to kSgemmMaxStages; 2 when the kernels were built
+// without cp.async, sm_75, whose copies are synchronous) that keep them resident. blocks 0:
+// the tile does not fit.
+struct SgemmTileFit {
+  int stages = 0, blocks_per_sm = 0;
+};
+inline SgemmTileFit sgemm_fit_tile(SgemmTile t, const DeviceInfo& d) {
+  const SgemmTileShape s = sgemm_tile_shape(t);
+  const int max_stages = d.code_arch >= 80 ? kSgemmMaxStages : 2;
+  for (int want = s.reg_blocks; want >= 1; --want)
+    for (int st = max_stages; st >= 2; --st) {
+      const int bps = blocks_per_sm(d, s.threads, sgemm_tile_regs(t), st * sgemm_stage_bytes(t));
+      if (bps >= want) return {st, want};
+    }
+  return {};
+}
+
+// Cycles of `blocks` equal blocks on the device: whole waves of `bps` blocks a SM (each
+// t_full), then a last partial wave that takes t_one when no SM holds two of its blocks.
+inline double sgemm_waves_time(int64_t blocks, double t_full, double t_one, int bps, int sms) {
+  const int64_t slots = int64_t{bps} * sms;
+  const int64_t full = blocks / slots, rem = blocks % slots;
+  double t = double(full) * t_full;
+  if (rem > 0) t += rem <= sms ? t_one : t_full;
+  return t;
+}
+
+// One candidate of the tiled path: tile, the whole waves kept data-parallel, the split.
+struct SgemmTiledChoice {
+  SgemmTile tile = SgemmTile::k128x64;
+  SgemmTileFit fit;
+  int64_t dp_tiles = 0, split_tiles = 0;
+  int splits = 1;
+  int64_t split_k_tiles = 0;
+  double time = 0;
+};
+
+// Modeled cycles of a candidate on d (fills in c.time).
+inline double sgemm_tiled_time(const SgemmTiledChoice& c, int64_t m, int64_t n, int64_t k,
+                               const DeviceInfo& d) {
+  const SgemmTileShape s = sgemm_tile_shape(c.tile);
+  const SgemmTileModel e = sgemm_tile_model(c.tile);
+  const int lanes = sgemm_fma_lanes(d);
+  const int bps = c.fit.blocks_per_sm;
+  const double tile_bytes = 4.0 * s.bm * s.bn;
+  const double overhead = kSgemmBlockLatency + tile_bytes / kSgemmStoreBytesPerCycle;
+  // cycles of one block of kt k-tiles with bps blocks sharing its SM, and alone
+  const auto block_full = [&](int64_t kt) {
+    const double c1 = double(s.bm) * s.bn * kSgemmBK * double(kt) / lanes;
+    return c1 * bps / e.eff_full + (bps > 1 ? 0.25 * overhead : overhead);
+  };
+  const auto block_one = [&](int64_t kt) {
+    return double(s.bm) * s.bn * kSgemmBK * double(kt) / lanes / e.eff_one + overhead;
+  };
+  const int64_t k_tiles = ceil_div<int64_t>(k, kSgemmBK);
+  const int64_t slots = int64_t{bps} * d.sm_count;
+  double t = 0;
+  if (c.dp_tiles > 0) {
+    t += c.dp_tiles % slots == 0 && c.split_tiles > 0
+             ? double(c.dp_tiles / slots) * block_full(k_tiles)
+             : sgemm_waves_time(c.dp_tiles, block_full(k_tiles), block_one(k_tiles), bps,
+                                d.sm_count);
+  }
+  if (c.split_tiles > 0) {
+    const int64_t blocks = c.split_tiles * c.splits;
+    t += sgemm_waves_time(blocks, block_full(c.split_k_tiles), block_one(c.split_k_tiles), bps,
+                          d.sm_count);
+    const double bytes = tile_bytes * double(blocks + c.split_tiles);
+    t += bytes / sgemm_device_bytes_per_cycle(d) + kSgemmLaunchGap;
+  }
+  // nothing beats reading A and B once and writing C once
+  const double floor_bytes = 4.0 * (double(m) * k + double(k) * n + double(m) * n);
+  return std::max(t, floor_bytes / sgemm_device_bytes_per_cycle(d));
+}
+
+inline SgemmLoad sgemm_load_mode(bool k_contiguous, int64_t ld, bool aligned16) {
+  if (k_contiguous) return SgemmLoad::kKContig;
+  return ld % 4 == 0 && aligned16 ? SgemmLoad::kMnVec4 : SgemmLoad::kMnScalar;
+}
+
+// Fills a tiled plan for the given choice (also used by the ladder's v7 and by tests that
+// force a tile, split or stage count). choice.fit must be the tile's fit on d, or smaller
+// stages with the same or fewer blocks per SM.
+inline SgemmPlan sgemm_tiled_plan(const SgemmTiledChoice& c, BlasOp op_a, BlasOp op_b, int64_t m,
+                                  int64_t n, int64_t lda, int64_t ldb, int64_t ldc,
+                                  SgemmAlignment al, const DeviceInfo& d) {
+  const SgemmTileShape s = sgemm_tile_shape(c.tile);
+  SgemmPlan p;
+  p.path = SgemmPath::kTiled;
+  SgemmTiledPlan& t = p.tiled;
+  t.tile = c.tile;
+  t.load_a = sgemm_load_mode(op_a == BlasOp::N, lda, al.a16);
+  t.load_b = sgemm_load_mode(op_b == BlasOp::T, ldb, al.b16);
+  t.stages = c.fit.stages;
+  t.blocks_per_sm = c.fit.blocks_per_sm;
+  t.c_vec4 = ldc % 4 == 0 && al.c16;
+  t.tiles_m = ceil_div<int64_t>(m, s.bm);
+  t.tiles_n = ceil_div<int64_t>(n, s.bn);
+  t.dp_tiles = c.dp_tiles;
+  t.split_tiles = c.split_tiles;
+  t.splits = c.split_tiles > 0 ? c.splits : 1;
+  t.split_k_tiles = c.split_tiles > 0 ? c.split_k_tiles : 0;
+  const int64_t max_smem = kSgemmMaxStages * sgemm_stage_bytes(c.tile);
+  t.smem_optin = static_cast<int>(std::min<int64_t>(max_smem, d.smem_per_block_optin));
+  p.shape.grid = dim3(grid_one_block_per_tile(t.dp_tiles + t.split_tiles * t.splits));
+  p.shape.block = dim3(s.threads);
+  p.shape.smem = static_cast<size_t>(t.stages * sgemm_stage_bytes(c.tile));
+  if (t.split_tiles > 0) {
+    const int64_t per_tile = int64_t{s.bm} * s.bn;
+    p.workspace_used = static_cast<size_t>(4 * per_tile * t.split_tiles * t.splits);
+    p.reduce_shape.grid =
+        dim3(grid_one_block_per_tile(t.split_tiles * per_tile / 4 / kSgemmReduceBlock));
+    p.reduce_shape.block = dim3(kSgemmReduceBlock);
+    p.reduce_shape.overlap_previous = d.cc_major >= 9 && d.code_arch >= 90;
+  }
+  return p;
+}
+
+// The tiled plan with the least modeled time: for every tile the load modes allow, no split;
+// and for every number w of whole data-parallel waves (0: plain split-K; the most there are,
+// and one fewer), the split counts that fill whole waves of the remaining blocks, if the
+// workspace holds their partial tiles.
+inline SgemmPlan sgemm_plan_tiled(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k,
+                                  int64_t lda, int64_t ldb, int64_t ldc, SgemmAlignment al,
+                                  size_t workspace_bytes, const DeviceInfo& d) {
+  const SgemmLoad la = sgemm_load_mode(op_a == BlasOp::N, lda, al.a16);
+  const SgemmLoad lb = sgemm_load_mode(op_b == BlasOp::T, ldb, al.b16);
+  const int64_t k_tiles = ceil_div<int64_t>(k, kSgemmBK);
+  SgemmTiledChoice best;
+  bool have = false;
+  const auto consider = [&](SgemmTiledChoice c) {
+    c.time = sgemm_tiled_time(c, m, n, k, d);
+    if (!have || c.time < best.time) best = c, have = true;
+  };
+  for (SgemmTile t : {SgemmTile::k128x256, SgemmTile::k128x128, SgemmTile::k128x64}) {
+    if (!sgemm_tile_allowed(t, la, lb)) continue;
+    const SgemmTileFit fit = sgemm_fit_tile(t, d);
+    if (fit.blocks_per_sm < 1) continue;
+    const SgemmTileShape s = sgemm_tile_shape(t);
+    const int64_t tiles = ceil_div<int64_t>(m, s.bm) * ceil_div<int64_t>(n, s.bn);
+    SgemmTiledChoice c;
+    c.tile = t;
+    c.fit = fit;
+    c.dp_tiles = tiles;
+    consider(c);
+    const int64_t max_splits = std::min<int64_t>(kSgemmMaxSplits, k_tiles / kSgemmMinSplitKTiles);
+    if (max_splits < 2) continue;
+    const int64_t slots = int64_t{fit.blocks_per_sm} * d.sm_count;
+    const int64_t waves = tiles / slots;
+    const int64_t tile_bytes = 4 * int64_t{s.bm} * s.bn;
+    for (int64_t w : {int64_t{0}, waves - 1, waves}) {
+      if (w < 0) continue;
+      const int64_t dp = w * slots, rest = tiles - dp;
+      if (rest <= 0) continue;
+      // the most parts the workspace holds, and the counts that fill 1..4 waves
+      const int64_t by_ws = static_cast<int64_t>(workspace_bytes / uint64_t(rest * tile_bytes));
+      for (int64_t fill = 0; fill <= 4; ++fill) {
+        const int64_t lo = fill == 0 ? by_ws : fill * slots / rest;
+        const int64_t hi = fill == 0 ? kSgemmMaxSplitBlocks / rest : ceil_div(fill * slots, rest);
+        for (int64_t want : {lo, hi}) {
+          int64_t splits = std::min({want, max_splits, by_ws, kSgemmMaxSplitBlocks / rest});
+          if (splits < 2) continue;
+          const int64_t per = ceil_div<int64_t>(k_tiles, splits);
+          splits = ceil_div<int64_t>(k_tiles, per);  // no empty part
+          if (splits < 2 || rest * splits > kSgemmMaxSplitBlocks) continue;
+          if (static_cast<uint64_t>(rest * splits * tile_bytes) > workspace_bytes) continue;
+          c.dp_tiles = dp;
+          c.split_tiles = rest;
+          c.splits = static_cast<int>(splits);
+          c.split_k_tiles = per;
+          consider(c);
+        }
+      }
+    }
+  }
+  return sgemm_tiled_plan(best, op_a, op_b, m, n, lda, ldb, ldc, al, d);
+}
+
+// Resident blocks per SM of the skinny kernels: 32 rows keep 128 accumulators a thread (one
+// block of 256), 8 rows fit two.
+constexpr int sgemm_skinny_reg_blocks(int rows) {
+  return rows > 8 ? 1 : 2;
+}
+
+inline int64_t sgemm_skinny_smem(int rows, int vec, SgemmSkinnyMode mode) {
+  if (mode == SgemmSkinnyMode::kKContig)
+    return int64_t{2} * rows * (kSgemmSkinnyChunk + kSgemmPad) * 4;
+  // the staged A' (two chunks), reused by the cross-warp sum: 8 warps x 4 rows x 32 vec columns
+  const int64_t stage = int64_t{2} * kSgemmSkinnyChunk * rows;
+  const int64_t sum = int64_t{8} * 4 * 32 * vec;
+  return 4 * std::max(stage, sum);
+}
+
+inline SgemmPlan sgemm_plan_skinny(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k,
+                                   int64_t lda, int64_t ldb, int64_t ldc, SgemmAlignment al,
+                                   size_t workspace_bytes, const DeviceInfo& d) {
+  SgemmPlan p;
+  p.path = SgemmPath::kSkinny;
+  SgemmSkinnyPlan& s = p.skinny;
+  s.transposed = n < m;
+  if (!s.transposed) {  // A' = op(A), B' = op(B), C' = C
+    s.m = m, s.n = n;
+    s.a_si = op_a == BlasOp::N ? lda : 1;
+    s.a_sp = op_a == BlasOp::N ? 1 : lda;
+    s.mode = op_b == BlasOp::N ? SgemmSkinnyMode::kNContig : SgemmSkinnyMode::kKContig;
+    s.ldb = ldb;
+    s.vec = ldb % 4 == 0 && al.b16 ? 4 : 1;
+    s.c_si = ldc, s.c_sj = 1;
+  } else {  // A' = op(B)^T (n x k), B' = op(A)^T (k x m), C' = C^T
+    s.m = n, s.n = m;
+    s.a_si = op_b == BlasOp::N ? 1 : ldb;
+    s.a_sp = op_b == BlasOp::N ? ldb : 1;
+    s.mode = op_a == BlasOp::N ? SgemmSkinnyMode::kKContig : SgemmSkinnyMode::kNContig;
+    s.ldb = lda;
+    s.vec = lda % 4 == 0 && al.a16 ? 4 : 1;
+    s.c_si = 1, s.c_sj = ldc;
+  }
+  s.rows = s.m <= 8 ? 8 : kSgemmSkinnyMaxRows;
+  s.cols_per_block = s.mode == SgemmSkinnyMode::kNContig ? 32 * s.vec : 8 * 16;
+  const int64_t col_blocks = ceil_div<int64_t>(s.n, s.cols_per_block);
+  // parts of K: the count with the least waves of resident blocks per part (time ~ waves /
+  // parts), a little less for every part (its partials' traffic), each part at least two
+  // chunks, the partials within the workspace
+  const int64_t chunks = ceil_div<int64_t>(k, kSgemmSkinnyChunk);
+  const int64_t slots = int64_t{sgemm_skinny_reg_blocks(s.rows)} * d.sm_count;
+  const int64_t part_bytes = 4 * s.m * s.n;
+  const int64_t max_splits =
+      std::min({int64_t{kSgemmSkinnyMaxSplits}, chunks / kSgemmSkinnyMinSplitChunks,
+                static_cast<int64_t>(workspace_bytes / part_bytes)});
+  int64_t splits = 1;
+  double best = 0;
+  for (int64_t sp = 1; sp <= std::max<int64_t>(1, max_splits); ++sp) {
+    const double cost = double(ceil_div<int64_t>(sp * col_blocks, slots)) / double(sp) + 0.002 * sp;
+    if (sp == 1 || cost < best) best = cost, splits = sp;
+  }
+  const int64_t per = ceil_div<int64_t>(chunks, splits);
+  s.splits = static_cast<int>(ceil_div<int64_t>(chunks, per));
+  s.k_per_split = per * kSgemmSkinnyChunk;
+  p.shape.grid = dim3(grid_one_block_per_tile(col_blocks), static_cast<unsigned>(s.splits));
+  p.shape.block = dim3(kSgemmSkinnyThreads);
+  p.shape.smem = static_cast<size_t>(sgemm_skinny_smem(s.rows, s.vec, s.mode));
+  if (s.splits > 1) {
+    p.workspace_used = static_cast<size_t>(part_bytes * s.splits);
+    p.reduce_shape.grid = dim3(grid_size_for(s.m * s.n, kSgemmReduceBlock, d));
+    p.reduce_shape.block = dim3(kSgemmReduceBlock);
+    p.reduce_shape.overlap_previous = d.cc_major >= 9 && d.code_arch >= 90;
+  }
+  return p;
+}
+
+}  // namespace detail
+
+// The plan of C = alpha * op(A) op(B) + beta * C on device d. k is the inner size the call
+// computes: 0 when alpha == 0 (A and B are then not read). Arguments as sgemm_args_ok
+// accepts them; workspace_bytes: usable bytes of a 16-byte aligned workspace (0: none). Pure.
+inline SgemmPlan plan_sgemm(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k, int64_t lda,
+                            int64_t ldb, int64_t ldc, SgemmAlignment al, size_t workspace_bytes,
+                            const DeviceInfo& d) {
+  SgemmPlan p;
+  if (m == 0 || n == 0) return p;
+  if (k == 0) {
+    p.path = SgemmPath::kScale;
+    p.shape.grid = dim3(grid_size_for(m * n, kSgemmReduceBlock, d));
+    p.shape.block = dim3(kSgemmReduceBlock);
+    return p;
+  }
+  // one row of C: y (n) = op(B)^T x with x = the row of op(A), when x is contiguous
+  if (m == 1 && (op_a == BlasOp::N || lda == 1)) {
+    p.path = SgemmPath::kGemv;
+    p.gemv = op_b == BlasOp::N ? SgemmGemvPlan{BlasOp::T, k, n, false}
+                               : SgemmGemvPlan{BlasOp::N, n, k, false};
+    return p;
+  }
+  // one column of C (contiguous: ldc == 1): y (m) = op(A) x with x = the column of op(B)
+  if (n == 1 && ldc == 1 && (op_b == BlasOp::T || ldb == 1)) {
+    p.path = SgemmPath::kGemv;
+    p.gemv = op_a == BlasOp::N ? SgemmGemvPlan{BlasOp::N, m, k, true}
+                               : SgemmGemvPlan{BlasOp::T, k, m, true};
+    return p;
+  }
+  if (std::min(m, n) <= kSgemmSkinnyMaxRows)
+    return detail::sgemm_plan_skinny(op_a, op_b, m, n, k, lda, ldb, ldc, al, workspace_bytes, d);
+  return detail::sgemm_plan_tiled(op_a, op_b, m, n, k, lda, ldb, ldc, al, workspace_bytes, d);
+}
+
+// Workspace bytes with which sgemm (the overload taking a workspace) can take every plan it
+// would take on any device for an m x n x k problem; a smaller workspace (or none) is valid
+// and only limits the split of K. Device-independent upper bound, from the shape alone:
+// the tiled path's partial tiles (at most kSgemmMaxSplitBlocks tiles of 128 x 256, and at
+// most kSgemmMaxSplits parts of every tile), the skinny path's partial rows, plus 16 bytes to
+// align the workspace.
+inline size_t sgemm_workspace_bytes(int64_t m, int64_t n, int64_t k) {
+  if (m <= 0 || n <= 0 || k <= 0) return 0;
+  const int64_t k_tiles = ceil_div<int64_t>(k, kSgemmBK);
+  int64_t bytes = 0;
+  if (std::min(m, n) <= kSgemmSkinnyMaxRows) {
+    const int64_t chunks = ceil_div<int64_t>(k, kSgemmSkinnyChunk);
+    const int64_t splits =
+        std::min<int64_t>(kSgemmSkinnyMaxSplits, chunks / kSgemmSkinnyMinSplitChunks);
+    if (splits >= 2) bytes = 4 * splits * m * n;
+  } else {
+    const int64_t splits = std::min<int64_t>(kSgemmMaxSplits, k_tiles / kSgemmMinSplitKTiles);
+    if (splits >= 2) {
+      const int64_t area = ceil_div<int64_t>(m, 128) * 128 * (ceil_div<int64_t>(n, 256) * 256);
+      const int64_t by_blocks = kSgemmMaxSplitBlocks * 128 * 256;
+      bytes = 4 * std::min(by_blocks, splits * std::min(area, by_blocks));
+    }
+  }
+  return bytes > 0 ? static_cast<size_t>(bytes) + 16 : 0;
+}
+
+}  // namespace kernelkit
