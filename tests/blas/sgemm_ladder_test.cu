@@ -68,18 +68,18 @@ TEST_P(SgemmLadderTest, BadArguments) {
   c.poison();
   const auto before = c.download();
   const auto kBad = cudaErrorInvalidValue;
-  EXPECT_EQ(
-      step.fn(BlasOp::N, BlasOp::N, -1, 128, 8, 1.f, a.get(), 8, b.get(), 128, 0.f, c.get(), 128, nullptr),
-      kBad);
-  EXPECT_EQ(
-      step.fn(BlasOp::N, BlasOp::N, 128, 128, 8, 1.f, a.get(), 4, b.get(), 128, 0.f, c.get(), 128, nullptr),
-      kBad);
-  EXPECT_EQ(
-      step.fn(BlasOp::N, BlasOp::N, 128, 128, 8, 1.f, nullptr, 8, b.get(), 128, 0.f, c.get(), 128, nullptr),
-      kBad);
-  EXPECT_EQ(
-      step.fn(BlasOp::N, BlasOp::N, 128, 128, 8, 1.f, a.get(), 8, b.get(), 128, 0.f, c.get(), 64, nullptr),
-      kBad);
+  EXPECT_EQ(step.fn(BlasOp::N, BlasOp::N, -1, 128, 8, 1.f, a.get(), 8, b.get(), 128, 0.f, c.get(),
+                    128, nullptr),
+            kBad);
+  EXPECT_EQ(step.fn(BlasOp::N, BlasOp::N, 128, 128, 8, 1.f, a.get(), 4, b.get(), 128, 0.f, c.get(),
+                    128, nullptr),
+            kBad);
+  EXPECT_EQ(step.fn(BlasOp::N, BlasOp::N, 128, 128, 8, 1.f, nullptr, 8, b.get(), 128, 0.f, c.get(),
+                    128, nullptr),
+            kBad);
+  EXPECT_EQ(step.fn(BlasOp::N, BlasOp::N, 128, 128, 8, 1.f, a.get(), 8, b.get(), 128, 0.f, c.get(),
+                    64, nullptr),
+            kBad);
   CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_TRUE(kktest::same_bits(c.download(), before)) << step.name;
 }

@@ -2,14 +2,22 @@
 // combinations, padded leading dimensions, pointers offset by one element (4-byte copy
 // paths), alpha/beta in {0, 1, -1.5}, NaN in C with beta == 0, alpha == 0 with NaN in A,
 // bit-exact results with small-integer inputs, argument checks, and one Large_ case past
-// 2^31 elements of A. The runner here is shared with sgemm_ladder_test.cu.
+// 2^31 elements of A. Every path of the plan: the tiled kernel with every tile, stage count
+// and split (plain split-K and the split tail, forced through hand-made plans, with a
+// workspace full of 0xFF), the split chosen by the library with a dirty workspace, the gemv
+// path (one row or one column of C), the skinny path (m or n <= 32, both orientations).
+// The runner here is shared with sgemm_ladder_test.cu.
+#include <array>
 #include <cmath>
 #include <cstdint>
-#include <array>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
+
+#include "kernelkit/blas/sgemm.cuh"
+#include "kernelkit/blas/sgemm_plan.cuh"
 
 #include "common/test_util.cuh"
 #include "ladder/sgemm/registry.cuh"
@@ -22,15 +30,15 @@ using kernelkit::BlasOp;
 using kktest::DeviceBuffer;
 using kktest::Tolerance;
 
-std::string describe(const char* name, const SgemmCase& c, uint64_t seed) {
+std::string describe(const std::string& name, const SgemmCase& c, uint64_t seed) {
   char buf[320];
   std::snprintf(buf, sizeof buf,
                 "%s op=%c%c m=%lld n=%lld k=%lld pad=%lld,%lld,%lld off=%d alpha=%g beta=%g "
                 "ints=%d seed=%llu",
-                name, c.op_a == BlasOp::N ? 'N' : 'T', c.op_b == BlasOp::N ? 'N' : 'T', (long long)c.m,
-                (long long)c.n, (long long)c.k, (long long)c.pad_a, (long long)c.pad_b,
-                (long long)c.pad_c, c.offset, c.alpha, c.beta, int(c.small_ints),
-                (unsigned long long)seed);
+                name.c_str(), c.op_a == BlasOp::N ? 'N' : 'T', c.op_b == BlasOp::N ? 'N' : 'T',
+                (long long)c.m, (long long)c.n, (long long)c.k, (long long)c.pad_a,
+                (long long)c.pad_b, (long long)c.pad_c, c.offset, c.alpha, c.beta,
+                int(c.small_ints), (unsigned long long)seed);
   return buf;
 }
 
@@ -44,8 +52,8 @@ std::vector<float> make_input(size_t n, uint64_t seed, bool small_ints) {
 }
 }  // namespace
 
-void run_case(const char* name, SgemmFn fn, SupportsFn supports, const SgemmCase& c,
-              uint64_t seed) {
+void run_call(const std::string& name, const SgemmCall& call, SupportsFn supports,
+              const SgemmCase& c, uint64_t seed) {
   const std::string label = describe(name, c, seed);
   const int64_t a_rows = c.op_a == BlasOp::N ? c.m : c.k, a_cols = c.op_a == BlasOp::N ? c.k : c.m;
   const int64_t b_rows = c.op_b == BlasOp::N ? c.k : c.n, b_cols = c.op_b == BlasOp::N ? c.n : c.k;
@@ -73,16 +81,12 @@ void run_case(const char* name, SgemmFn fn, SupportsFn supports, const SgemmCase
   float* C = dC.get() ? dC.get() + c.offset : nullptr;
 
   if (!supports(c.op_a, c.op_b, c.m, c.n, c.k, A, lda, B, ldb, C, ldc)) {
-    EXPECT_EQ(fn(c.op_a, c.op_b, c.m, c.n, c.k, c.alpha, A, lda, B, ldb, c.beta, C, ldc, nullptr),
-              cudaErrorInvalidValue)
-        << label;
+    EXPECT_EQ(call(c, A, lda, B, ldb, C, ldc), cudaErrorInvalidValue) << label;
     CUDA_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(kktest::same_bits(dC.download(), hC)) << label << ": C written";
     return;
   }
-  ASSERT_EQ(fn(c.op_a, c.op_b, c.m, c.n, c.k, c.alpha, A, lda, B, ldb, c.beta, C, ldc, nullptr),
-            cudaSuccess)
-      << label;
+  ASSERT_EQ(call(c, A, lda, B, ldb, C, ldc), cudaSuccess) << label;
   CUDA_CHECK(cudaDeviceSynchronize());
   const auto got_all = dC.download();
 
@@ -104,7 +108,8 @@ void run_case(const char* name, SgemmFn fn, SupportsFn supports, const SgemmCase
   std::vector<double> Bd(size_t(c.k * c.n));
   for (int64_t p = 0; p < c.k; ++p)
     for (int64_t j = 0; j < c.n; ++j)
-      Bd[p * c.n + j] = c.op_b == BlasOp::N ? hB[c.offset + p * ldb + j] : hB[c.offset + j * ldb + p];
+      Bd[p * c.n + j] =
+          c.op_b == BlasOp::N ? hB[c.offset + p * ldb + j] : hB[c.offset + j * ldb + p];
 
   std::vector<float> got;
   std::vector<double> ref;
@@ -116,7 +121,8 @@ void run_case(const char* name, SgemmFn fn, SupportsFn supports, const SgemmCase
     std::fill(mag.begin(), mag.end(), 0.0);
     if (!alpha_zero) {
       for (int64_t p = 0; p < c.k; ++p) {
-        const double a = c.op_a == BlasOp::N ? hA[c.offset + i * lda + p] : hA[c.offset + p * lda + i];
+        const double a =
+            c.op_a == BlasOp::N ? hA[c.offset + i * lda + p] : hA[c.offset + p * lda + i];
         const double* brow = &Bd[p * c.n];
         for (int64_t j = 0; j < c.n; ++j) {
           acc[j] += a * brow[j];
@@ -155,6 +161,14 @@ void run_case(const char* name, SgemmFn fn, SupportsFn supports, const SgemmCase
   EXPECT_EQ(non_finite, 0u) << label << ": non-finite (unwritten?) elements of C";
 }
 
+void run_case(const char* name, Fn fn, SupportsFn supports, const SgemmCase& c, uint64_t seed) {
+  const SgemmCall call = [fn](const SgemmCase& c, const float* A, int64_t lda, const float* B,
+                              int64_t ldb, float* C, int64_t ldc) {
+    return fn(c.op_a, c.op_b, c.m, c.n, c.k, c.alpha, A, lda, B, ldb, c.beta, C, ldc, nullptr);
+  };
+  run_call(name, call, supports, c, seed);
+}
+
 }  // namespace sgemm_testing
 
 namespace {
@@ -170,6 +184,89 @@ constexpr BlasOp kOps[] = {BlasOp::N, BlasOp::T};
 void run_lib(const SgemmCase& c, uint64_t seed) {
   const auto& lib = kernelkit::ladder::sgemm::kLibrary;
   sgemm_testing::run_case(lib.name, lib.fn, lib.supports, c, seed);
+}
+
+bool any_args(BlasOp, BlasOp, int64_t, int64_t, int64_t, const float*, int64_t, const float*,
+              int64_t, const float*, int64_t) {
+  return true;
+}
+
+// Bytes filled with `fill` (0xFF: every float NaN), for the workspace.
+DeviceBuffer<unsigned char> dirty_bytes(size_t n, int fill) {
+  DeviceBuffer<unsigned char> b(n);
+  if (n > 0) CUDA_CHECK(cudaMemset(b.get(), fill, n));
+  return b;
+}
+
+// The library with a workspace of sgemm_workspace_bytes(m, n, k) bytes that start `skew`
+// bytes into an allocation filled with `fill`.
+sgemm_testing::SgemmCall library_with_workspace(int fill = 0xFF, size_t skew = 0) {
+  return [=](const SgemmCase& c, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
+             int64_t ldc) {
+    const size_t bytes = kernelkit::sgemm_workspace_bytes(c.m, c.n, c.k);
+    auto ws = dirty_bytes(bytes + skew + 1, fill);
+    const cudaError_t e = kernelkit::sgemm(c.op_a, c.op_b, c.m, c.n, c.k, c.alpha, A, lda, B, ldb,
+                                           c.beta, C, ldc, ws.get() + skew, bytes);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return e;
+  };
+}
+
+void run_lib_ws(const SgemmCase& c, uint64_t seed, int fill = 0xFF) {
+  sgemm_testing::run_call("kernelkit+workspace", library_with_workspace(fill), any_args, c, seed);
+}
+
+// A tiled plan made by hand on the current device: `tile` (128 x 64 where the load modes
+// allow no other), `stages`, and the last `split_tiles` tiles (all of them when larger than
+// the tile count) computed in `splits` parts of K; launched with a workspace full of 0xFF.
+sgemm_testing::SgemmCall forced_tiled(kernelkit::SgemmTile tile, int stages, int64_t split_tiles,
+                                      int splits) {
+  namespace kd = kernelkit::detail;
+  return [=](const SgemmCase& c, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
+             int64_t ldc) -> cudaError_t {
+    kernelkit::DeviceInfo d;
+    KERNELKIT_RETURN_IF_ERROR(kernelkit::current_device_info(&d));
+    const kernelkit::SgemmAlignment al{kd::sgemm_aligned16(A), kd::sgemm_aligned16(B),
+                                       kd::sgemm_aligned16(C)};
+    const auto la = kd::sgemm_load_mode(c.op_a == BlasOp::N, lda, al.a16);
+    const auto lb = kd::sgemm_load_mode(c.op_b == BlasOp::T, ldb, al.b16);
+    kd::SgemmTiledChoice ch;
+    ch.tile = kernelkit::sgemm_tile_allowed(tile, la, lb) ? tile : kernelkit::SgemmTile::k128x64;
+    const kd::SgemmTileFit fit = kd::sgemm_fit_tile(ch.tile, d);
+    ch.fit = {std::min(stages, fit.stages), fit.blocks_per_sm};
+    const auto s = kernelkit::sgemm_tile_shape(ch.tile);
+    const int64_t tiles =
+        kernelkit::ceil_div<int64_t>(c.m, s.bm) * kernelkit::ceil_div<int64_t>(c.n, s.bn);
+    const int64_t k_tiles = kernelkit::ceil_div<int64_t>(c.k, kernelkit::kSgemmBK);
+    ch.split_tiles = splits > 1 && k_tiles >= 2 ? std::min(split_tiles, tiles) : 0;
+    ch.dp_tiles = tiles - ch.split_tiles;
+    if (ch.split_tiles > 0) {
+      ch.split_k_tiles = kernelkit::ceil_div<int64_t>(k_tiles, splits);
+      ch.splits = static_cast<int>(kernelkit::ceil_div<int64_t>(k_tiles, ch.split_k_tiles));
+    }
+    const int64_t k_used = c.alpha == 0.f ? 0 : c.k;
+    kernelkit::SgemmPlan plan =
+        kd::sgemm_tiled_plan(ch, c.op_a, c.op_b, c.m, c.n, lda, ldb, ldc, al, d);
+    if (k_used == 0 || c.m == 0 || c.n == 0)  // the library's own plan (kScale / kNone)
+      plan = kernelkit::plan_sgemm(c.op_a, c.op_b, c.m, c.n, k_used, lda, ldb, ldc, al, 0, d);
+    auto ws = dirty_bytes(plan.workspace_used + 16, 0xFF);
+    const cudaError_t e = kernelkit::launch_sgemm(plan, c.m, c.n, k_used, c.alpha, A, lda, B, ldb,
+                                                  c.beta, C, ldc, ws.get(), nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return e;
+  };
+}
+
+// The plan the library makes for case c on the current device (aligned operands, ld as in
+// run_call) with a workspace of sgemm_workspace_bytes.
+kernelkit::SgemmPlan library_plan(const SgemmCase& c) {
+  kernelkit::DeviceInfo d;
+  CUDA_CHECK(kernelkit::current_device_info(&d));
+  const int64_t lda = std::max<int64_t>(1, (c.op_a == BlasOp::N ? c.k : c.m) + c.pad_a);
+  const int64_t ldb = std::max<int64_t>(1, (c.op_b == BlasOp::N ? c.n : c.k) + c.pad_b);
+  const int64_t ldc = std::max<int64_t>(1, c.n + c.pad_c);
+  return kernelkit::plan_sgemm(c.op_a, c.op_b, c.m, c.n, c.k, lda, ldb, ldc, {true, true, true},
+                               kernelkit::sgemm_workspace_bytes(c.m, c.n, c.k), d);
 }
 
 TEST_F(SgemmTest, ShapeSweepAllOps) {
@@ -262,8 +359,8 @@ TEST_F(SgemmTest, BadArgumentsLeaveCUntouched) {
   const auto before = c.download();
   const float *A = a.get(), *B = b.get();
   float* C = c.get();
-  auto call = [&](BlasOp oa, BlasOp ob, int64_t m, int64_t n, int64_t k, const float* pa, int64_t lda,
-                  const float* pb, int64_t ldb, float* pc, int64_t ldc) {
+  auto call = [&](BlasOp oa, BlasOp ob, int64_t m, int64_t n, int64_t k, const float* pa,
+                  int64_t lda, const float* pb, int64_t ldb, float* pc, int64_t ldc) {
     return kernelkit::sgemm(oa, ob, m, n, k, 1.f, pa, lda, pb, ldb, 0.f, pc, ldc);
   };
   const auto kBad = cudaErrorInvalidValue;
@@ -278,20 +375,171 @@ TEST_F(SgemmTest, BadArgumentsLeaveCUntouched) {
   EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 8, 8, nullptr, 8, B, 8, C, 8), kBad);
   EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 8, 8, A, 8, nullptr, 8, C, 8), kBad);
   EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 8, 8, A, 8, B, 8, nullptr, 8), kBad);
-  EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 8, 0, A, 0, B, 8, C, 8), kBad);                 // ld >= 1
-  EXPECT_EQ(call(BlasOp::N, BlasOp::N, int64_t{1} << 62, 8, 8, A, 8, B, 8, C, 8), kBad);  // overflow
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 8, 0, A, 0, B, 8, C, 8), kBad);  // ld >= 1
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, int64_t{1} << 62, 8, 8, A, 8, B, 8, C, 8),
+            kBad);  // overflow
+  // unknown ops (an out-of-range value must not run as T)
+  EXPECT_EQ(call(static_cast<BlasOp>(2), BlasOp::N, 8, 8, 8, A, 8, B, 8, C, 8), kBad);
+  EXPECT_EQ(call(BlasOp::N, static_cast<BlasOp>(-1), 8, 8, 8, A, 8, B, 8, C, 8), kBad);
+  // pointers not aligned to a float
+  const auto skew = [](const float* p) {
+    return reinterpret_cast<float*>(reinterpret_cast<uintptr_t>(p) + 1);
+  };
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 8, 8, skew(A), 8, B, 8, C, 8), kBad);
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 8, 8, A, 8, skew(B), 8, C, 8), kBad);
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 8, 8, A, 8, B, 8, skew(C), 8), kBad);
+  // C overlapping A or B (exactly or partly)
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 8, 8, C, 8, B, 8, C, 8), kBad);
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 8, 8, A, 8, C + 60, 8, C, 8), kBad);
+  EXPECT_EQ(call(BlasOp::T, BlasOp::T, 8, 8, 8, C + 7, 8, B, 8, C, 8), kBad);
+  // a workspace: null with bytes, or overlapping C, A or B
+  DeviceBuffer<float> w(1024);
+  auto call_ws = [&](const float* pa, const float* pb, float* pc, void* ws, size_t bytes) {
+    return kernelkit::sgemm(BlasOp::N, BlasOp::N, 8, 8, 8, 1.f, pa, 8, pb, 8, 0.f, pc, 8, ws,
+                            bytes);
+  };
+  EXPECT_EQ(call_ws(A, B, C, nullptr, 256), kBad);
+  EXPECT_EQ(call_ws(A, B, C, C + 32, 256), kBad);
+  EXPECT_EQ(call_ws(w.get(), B, C, w.get() + 32, 256), kBad);
+  EXPECT_EQ(call_ws(A, w.get(), C, w.get(), 256), kBad);
   CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_TRUE(kktest::same_bits(c.download(), before));
+  EXPECT_EQ(call_ws(A, B, C, w.get(), 4096), cudaSuccess);  // a workspace that fits nowhere
+  EXPECT_EQ(call_ws(A, B, C, nullptr, 0), cudaSuccess);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  c.poison();
   // empty problems are valid and write nothing
   EXPECT_EQ(call(BlasOp::N, BlasOp::N, 0, 8, 8, A, 8, B, 8, C, 8), cudaSuccess);
   EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 0, 8, A, 8, B, 8, C, 1), cudaSuccess);
   EXPECT_EQ(call(BlasOp::N, BlasOp::N, 0, 0, 0, nullptr, 1, nullptr, 1, nullptr, 1), cudaSuccess);
-  EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 8, 0, nullptr, 1, nullptr, 8, C, 8), cudaSuccess);  // C = 0
+  EXPECT_EQ(call(BlasOp::N, BlasOp::N, 8, 8, 0, nullptr, 1, nullptr, 8, C, 8),
+            cudaSuccess);  // C = 0
   CUDA_CHECK(cudaDeviceSynchronize());
   const auto after = c.download();
   for (int i = 0; i < 8; ++i)
     for (int j = 0; j < 8; ++j)
       EXPECT_EQ(after[i * 8 + j], 0.f);
+}
+
+// Every tile, two stage counts, and the three ways of covering the tiles (whole tiles, every
+// tile split in three parts of K, the last two tiles split in four behind whole ones), all
+// op combinations, with partial edge tiles; a padded / offset variant takes the 4-byte
+// copies (128 x 64 only). The workspace starts full of NaN.
+TEST_F(SgemmTest, ForcedTiledPlansEveryTileStageAndSplit) {
+  using kernelkit::SgemmTile;
+  uint64_t seed = 2000;
+  for (SgemmTile tile : {SgemmTile::k128x256, SgemmTile::k128x128, SgemmTile::k128x64})
+    for (int stages : {2, 4})
+      for (const auto& split : {std::array<int64_t, 2>{0, 1}, std::array<int64_t, 2>{1 << 20, 3},
+                                std::array<int64_t, 2>{2, 4}})
+        for (BlasOp oa : kOps)
+          for (BlasOp ob : kOps) {
+            SgemmCase c{oa, ob, 200, 300, 260};
+            c.beta = 1.f;
+            const std::string name = "forced tile " + std::to_string(int(tile)) + " stages " +
+                                     std::to_string(stages) + " split " + std::to_string(split[0]) +
+                                     "x" + std::to_string(split[1]);
+            const auto call = forced_tiled(tile, stages, split[0], static_cast<int>(split[1]));
+            sgemm_testing::run_call(name, call, any_args, c, seed++);
+            if (stages == 4 && oa == ob) {
+              c.pad_a = 3, c.pad_b = 1, c.pad_c = 2, c.offset = 1, c.small_ints = true,
+              c.beta = 0.f;
+              sgemm_testing::run_call(name + " offset", call, any_args, c, seed++);
+            }
+          }
+}
+
+// The library's own split of K (plain split-K, and the split tail on a grid a little over
+// whole waves) with a workspace of NaN, and the same bits with a workspace of zeros.
+TEST_F(SgemmTest, WorkspaceSplitDirtyWorkspace) {
+  const int64_t shapes[][3] = {
+      {48, 64, 8192}, {130, 200, 4096}, {300, 260, 3000}, {1000, 100, 3000}};
+  {
+    const kernelkit::SgemmPlan p = library_plan(SgemmCase{BlasOp::N, BlasOp::N, 48, 64, 8192});
+    ASSERT_EQ(p.path, kernelkit::SgemmPath::kTiled);
+    EXPECT_GT(p.tiled.splits, 1) << "48 x 64 x 8192 must split K on every device";
+  }
+  uint64_t seed = 3000;
+  for (BlasOp oa : kOps)
+    for (BlasOp ob : kOps)
+      for (const auto& s : shapes) {
+        SgemmCase c{oa, ob, s[0], s[1], s[2]};
+        run_lib_ws(c, seed++);
+        c.beta = -1.5f, c.small_ints = true, c.offset = 1, c.pad_c = 3;
+        run_lib_ws(c, seed++);
+      }
+  // same bits whatever the workspace held
+  const int64_t m = 130, n = 200, k = 4096;
+  auto hA = kktest::random_vector<float>(m * k, 11);
+  auto hB = kktest::random_vector<float>(k * n, 12);
+  auto dA = kktest::to_device(hA), dB = kktest::to_device(hB);
+  DeviceBuffer<float> c1(m * n), c2(m * n);
+  const size_t bytes = kernelkit::sgemm_workspace_bytes(m, n, k);
+  auto ws1 = dirty_bytes(bytes, 0xFF), ws2 = dirty_bytes(bytes, 0x00);
+  ASSERT_EQ(kernelkit::sgemm(BlasOp::N, BlasOp::N, m, n, k, 1.f, dA.get(), k, dB.get(), n, 0.f,
+                             c1.get(), n, ws1.get(), bytes),
+            cudaSuccess);
+  ASSERT_EQ(kernelkit::sgemm(BlasOp::N, BlasOp::N, m, n, k, 1.f, dA.get(), k, dB.get(), n, 0.f,
+                             c2.get(), n, ws2.get(), bytes),
+            cudaSuccess);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(kktest::same_bits(c1.download(), c2.download()));
+}
+
+// One row or one column of C: the gemv path where the vectors are contiguous, the skinny
+// path where they are not (op(A) a column of A with lda > 1, C a column with ldc > 1).
+TEST_F(SgemmTest, GemvShapes) {
+  const int64_t shapes[][3] = {
+      {1, 777, 513}, {1, 4100, 64}, {513, 1, 777}, {1, 1, 1000}, {1, 300, 1}};
+  uint64_t seed = 4000;
+  for (BlasOp oa : kOps)
+    for (BlasOp ob : kOps)
+      for (const auto& s : shapes)
+        for (int64_t pad : {0, 3}) {
+          SgemmCase c{oa, ob, s[0], s[1], s[2]};
+          c.pad_a = pad, c.pad_b = pad, c.pad_c = pad;
+          run_lib(c, seed++);
+          c.alpha = -1.5f, c.beta = 1.f, c.offset = 1, c.small_ints = true;
+          run_lib_ws(c, seed++);
+        }
+  EXPECT_EQ(library_plan(SgemmCase{BlasOp::N, BlasOp::N, 1, 777, 513}).path,
+            kernelkit::SgemmPath::kGemv);
+  EXPECT_EQ(library_plan(SgemmCase{BlasOp::T, BlasOp::T, 513, 1, 777}).path,
+            kernelkit::SgemmPath::kGemv);
+}
+
+// At most 32 rows (or columns) of C: the skinny kernels, both orientations, every op
+// combination (both ways of reading B'), 16-byte and 4-byte access, K split or not.
+TEST_F(SgemmTest, SkinnyShapes) {
+  const int64_t shapes[][3] = {{2, 300, 70},    {8, 1000, 777}, {9, 515, 1029},
+                               {32, 333, 2000}, {17, 4100, 64}, {1000, 8, 777},
+                               {515, 32, 1029}, {300, 3, 5000}, {5, 7, 30000}};
+  EXPECT_EQ(library_plan(SgemmCase{BlasOp::N, BlasOp::N, 8, 1000, 777}).path,
+            kernelkit::SgemmPath::kSkinny);
+  uint64_t seed = 5000;
+  for (BlasOp oa : kOps)
+    for (BlasOp ob : kOps)
+      for (const auto& s : shapes) {
+        SgemmCase c{oa, ob, s[0], s[1], s[2]};
+        run_lib(c, seed++);
+        run_lib_ws(c, seed++);
+        c.offset = 1, c.pad_a = 1, c.pad_b = 2, c.pad_c = 3, c.beta = -1.5f, c.small_ints = true;
+        run_lib_ws(c, seed++);
+      }
+}
+
+// alpha and beta on every path (beta == 0 with NaN in C, alpha == 0 with NaN in A).
+TEST_F(SgemmTest, AlphaBetaEveryPath) {
+  const int64_t shapes[][3] = {{1, 300, 200},  {8, 300, 200},   {300, 8, 200},
+                               {64, 64, 4096}, {127, 131, 137}, {40, 50, 0}};
+  uint64_t seed = 6000;
+  for (const auto& s : shapes)
+    for (float alpha : {0.f, 1.f, -1.5f})
+      for (float beta : {0.f, 1.f, -1.5f}) {
+        SgemmCase c{BlasOp::T, BlasOp::N, s[0], s[1], s[2]};
+        c.alpha = alpha, c.beta = beta, c.nan_in_a = alpha == 0.f;
+        run_lib_ws(c, seed++);
+      }
 }
 
 TEST_F(SgemmTest, DeterministicBits) {
@@ -301,12 +549,12 @@ TEST_F(SgemmTest, DeterministicBits) {
   auto dA = kktest::to_device(hA);
   auto dB = kktest::to_device(hB);
   DeviceBuffer<float> c1(m * n), c2(m * n);
-  ASSERT_EQ(
-      kernelkit::sgemm(BlasOp::N, BlasOp::N, m, n, k, 1.f, dA.get(), k, dB.get(), n, 0.f, c1.get(), n),
-      cudaSuccess);
-  ASSERT_EQ(
-      kernelkit::sgemm(BlasOp::N, BlasOp::N, m, n, k, 1.f, dA.get(), k, dB.get(), n, 0.f, c2.get(), n),
-      cudaSuccess);
+  ASSERT_EQ(kernelkit::sgemm(BlasOp::N, BlasOp::N, m, n, k, 1.f, dA.get(), k, dB.get(), n, 0.f,
+                             c1.get(), n),
+            cudaSuccess);
+  ASSERT_EQ(kernelkit::sgemm(BlasOp::N, BlasOp::N, m, n, k, 1.f, dA.get(), k, dB.get(), n, 0.f,
+                             c2.get(), n),
+            cudaSuccess);
   CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_TRUE(kktest::same_bits(c1.download(), c2.download()));
 }
@@ -332,9 +580,9 @@ TEST_F(SgemmTest, KK_LARGE(APast2Pow31Elements)) {
   auto dB = kktest::to_device(hB);
   DeviceBuffer<float> dC(m * n);
   dC.poison();
-  ASSERT_EQ(
-      kernelkit::sgemm(BlasOp::N, BlasOp::N, m, n, k, 1.f, dA.get(), k, dB.get(), n, 0.f, dC.get(), n),
-      cudaSuccess);
+  ASSERT_EQ(kernelkit::sgemm(BlasOp::N, BlasOp::N, m, n, k, 1.f, dA.get(), k, dB.get(), n, 0.f,
+                             dC.get(), n),
+            cudaSuccess);
   CUDA_CHECK(cudaDeviceSynchronize());
   const auto hC = dC.download();
   std::vector<float> got;

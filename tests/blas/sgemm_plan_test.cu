@@ -1,0 +1,459 @@
+// plan_sgemm on the host (no GPU): the issue's sweep shapes on an H100 -> the expected path,
+// tile and split; invariants of every plan over the sweep, the four op combinations, aligned
+// and unaligned operands, with and without a workspace, on every test device and on made-up
+// ones (every C tile covered once, each part of K once, legal grid, shared memory within the
+// device's opt-in, resident blocks, the workspace within what the caller gave and within
+// sgemm_workspace_bytes); sgemm_args_ok.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/devices.cuh"
+#include "kernelkit/blas/detail/sgemm_kernels.cuh"
+#include "kernelkit/blas/sgemm.cuh"
+#include "kernelkit/blas/sgemm_plan.cuh"
+
+namespace {
+
+using kernelkit::BlasOp;
+using kernelkit::DeviceInfo;
+using kernelkit::SgemmPath;
+using kernelkit::SgemmPlan;
+using kernelkit::SgemmTile;
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+// The sweep of issue 19 (NN; TN / NT / TT at 2048^3 and 3000^3).
+const std::vector<Shape>& sweep() {
+  static const std::vector<Shape> s = {
+      {512, 512, 512},     {1000, 1000, 1000},  {1024, 1024, 1024},  {2000, 2000, 2000},
+      {2048, 2048, 2048},  {3000, 3000, 3000},  {4096, 4096, 4096},  {6000, 6000, 6000},
+      {8192, 8192, 8192},  {4096, 11008, 4096}, {4096, 4096, 11008}, {4096, 14336, 4096},
+      {4096, 1024, 4096},  {1, 4096, 4096},     {8, 4096, 4096},     {32, 4096, 4096},
+      {128, 4096, 4096},   {1, 14336, 4096},    {8192, 8192, 32},    {8192, 8192, 256},
+      {1024, 1024, 32768}, {256, 256, 262144}};
+  return s;
+}
+
+std::string str(const Shape& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+// Leading dimensions of packed operands.
+struct Lds {
+  int64_t lda, ldb, ldc;
+};
+Lds packed(BlasOp oa, BlasOp ob, const Shape& s) {
+  return {oa == BlasOp::N ? s.k : s.m, ob == BlasOp::N ? s.n : s.k, s.n};
+}
+
+SgemmPlan plan(BlasOp oa, BlasOp ob, const Shape& s, size_t ws, const DeviceInfo& d,
+               kernelkit::SgemmAlignment al = {true, true, true}) {
+  const Lds l = packed(oa, ob, s);
+  return kernelkit::plan_sgemm(oa, ob, s.m, s.n, s.k, l.lda, l.ldb, l.ldc, al, ws, d);
+}
+
+// The H100 plans of the sweep with a workspace of sgemm_workspace_bytes: what the model
+// chose, written down so that a change of choice is a visible decision.
+struct Expected {
+  Shape s;
+  SgemmPath path;
+  SgemmTile tile;       // kTiled
+  int64_t split_tiles;  // kTiled: tiles split (0: none)
+  int splits;           // kTiled / kSkinny: parts of K
+  int rows;             // kSkinny
+};
+
+TEST(SgemmPlan, H100SweepChoices) {
+  constexpr auto kT = SgemmPath::kTiled, kS = SgemmPath::kSkinny, kG = SgemmPath::kGemv;
+  constexpr auto k256 = SgemmTile::k128x256, k128 = SgemmTile::k128x128;
+  constexpr auto k64 = SgemmTile::k128x64;
+  const Expected table[] = {
+      {{512, 512, 512}, kT, k64, 32, 4, 0},      // 32 tiles, split-K 4: 128 blocks
+      {{1000, 1000, 1000}, kT, k256, 32, 4, 0},  // 32 big tiles x 4 parts: one wave
+      {{1024, 1024, 1024}, kT, k256, 32, 4, 0},
+      {{2000, 2000, 2000}, kT, k256, 0, 1, 0},  // 128 tiles: one wave
+      {{2048, 2048, 2048}, kT, k256, 0, 1, 0},
+      {{3000, 3000, 3000}, kT, k256, 24, 5, 0},   // 288 = 2 waves + 24: tail in 5 parts
+      {{4096, 4096, 4096}, kT, k256, 0, 1, 0},    // 512 = 3.9 waves
+      {{6000, 6000, 6000}, kT, k256, 72, 3, 0},   // 1128 = 8 waves + 72
+      {{8192, 8192, 8192}, kT, k256, 68, 3, 0},   // 2048 = 15 waves + 68
+      {{4096, 11008, 4096}, kT, k256, 56, 2, 0},  // 1376 = 10 waves + 56
+      {{4096, 4096, 11008}, kT, k256, 0, 1, 0},
+      {{4096, 14336, 4096}, kT, k256, 76, 3, 0},  // 1792 = 13 waves + 76
+      {{4096, 1024, 4096}, kT, k256, 0, 1, 0},    // 128 tiles
+      {{1, 4096, 4096}, kG, k64, 0, 1, 0},
+      {{8, 4096, 4096}, kS, k64, 0, 8, 8},      // 32 column blocks x 8 parts
+      {{32, 4096, 4096}, kS, k64, 0, 4, 32},    // 32 x 4: one block a SM
+      {{128, 4096, 4096}, kT, k256, 16, 8, 0},  // 16 tiles x 8 parts
+      {{1, 14336, 4096}, kG, k64, 0, 1, 0},
+      {{8192, 8192, 32}, kT, k128, 0, 1, 0},  // short K: two blocks a SM
+      {{8192, 8192, 256}, kT, k256, 0, 1, 0},
+      {{1024, 1024, 32768}, kT, k256, 32, 4, 0},
+      {{256, 256, 262144}, kT, k256, 2, 66, 0},  // 2 tiles x 66 parts: 132 blocks
+  };
+  const DeviceInfo d = kktest::h100();
+  for (const Expected& e : table) {
+    const SgemmPlan p =
+        plan(BlasOp::N, BlasOp::N, e.s, kernelkit::sgemm_workspace_bytes(e.s.m, e.s.n, e.s.k), d);
+    SCOPED_TRACE(str(e.s));
+    ASSERT_EQ(p.path, e.path);
+    if (p.path == SgemmPath::kTiled) {
+      EXPECT_EQ(p.tiled.tile, e.tile);
+      EXPECT_EQ(p.tiled.split_tiles, e.split_tiles);
+      EXPECT_EQ(p.tiled.splits, e.splits);
+      EXPECT_EQ(p.tiled.stages, 4);
+    } else if (p.path == SgemmPath::kSkinny) {
+      EXPECT_EQ(p.skinny.splits, e.splits);
+      EXPECT_EQ(p.skinny.rows, e.rows);
+      EXPECT_EQ(p.skinny.vec, 4);
+    }
+    // without a workspace nothing is split
+    const SgemmPlan p0 = plan(BlasOp::N, BlasOp::N, e.s, 0, d);
+    EXPECT_EQ(p0.workspace_used, 0u);
+    if (p0.path == SgemmPath::kTiled) EXPECT_EQ(p0.tiled.splits, 1);
+    if (p0.path == SgemmPath::kSkinny) EXPECT_EQ(p0.skinny.splits, 1);
+  }
+  // the other op combinations at their sweep shapes keep the NN tile and split
+  for (const Shape s : {Shape{2048, 2048, 2048}, Shape{3000, 3000, 3000}})
+    for (BlasOp oa : {BlasOp::N, BlasOp::T})
+      for (BlasOp ob : {BlasOp::N, BlasOp::T}) {
+        const SgemmPlan p = plan(oa, ob, s, kernelkit::sgemm_workspace_bytes(s.m, s.n, s.k), d);
+        SCOPED_TRACE(str(s));
+        ASSERT_EQ(p.path, SgemmPath::kTiled);
+        EXPECT_EQ(p.tiled.tile, SgemmTile::k128x256);
+        EXPECT_EQ(p.tiled.splits, s.m == 3000 ? 5 : 1);
+      }
+}
+
+// Checks every invariant of p for the call it was made for.
+void check_plan(const SgemmPlan& p, BlasOp oa, BlasOp ob, const Shape& s, const Lds& l, size_t ws,
+                const DeviceInfo& d, const std::string& label) {
+  SCOPED_TRACE(label);
+  EXPECT_FALSE(p.shape.is_cluster());
+  EXPECT_LE(p.workspace_used, ws);
+  EXPECT_LE(p.workspace_used, kernelkit::sgemm_workspace_bytes(s.m, s.n, s.k));
+  if (p.reduce_shape.overlap_previous) EXPECT_TRUE(d.cc_major >= 9 && d.code_arch >= 90);
+  const auto legal_grid = [&](const kernelkit::LaunchShape& sh) {
+    EXPECT_GE(sh.grid.x, 1u);
+    EXPECT_LE(sh.grid.y, 65535u);
+    EXPECT_GE(sh.block.x, 1u);
+    EXPECT_LE(int(sh.block.x), d.max_threads_per_block);
+    EXPECT_LE(sh.smem, size_t(d.smem_per_block_optin));
+  };
+  if (s.m == 0 || s.n == 0) {
+    EXPECT_EQ(p.path, SgemmPath::kNone);
+    return;
+  }
+  if (s.k == 0) {
+    EXPECT_EQ(p.path, SgemmPath::kScale);
+    legal_grid(p.shape);
+    return;
+  }
+  switch (p.path) {
+    case SgemmPath::kGemv: {
+      EXPECT_TRUE(s.m == 1 || s.n == 1);
+      EXPECT_EQ(p.workspace_used, 0u);
+      const auto& g = p.gemv;
+      EXPECT_EQ(g.rows * g.cols, (s.m == 1 ? s.n : s.m) * s.k);
+      // x and y contiguous: a row of C with a row of op(A), or a column with a column of op(B)
+      EXPECT_TRUE((s.m == 1 && (oa == BlasOp::N || l.lda == 1)) ||
+                  (s.n == 1 && l.ldc == 1 && (ob == BlasOp::T || l.ldb == 1)));
+      break;
+    }
+    case SgemmPath::kSkinny: {
+      const auto& k = p.skinny;
+      legal_grid(p.shape);
+      EXPECT_LE(k.m, k.rows);
+      EXPECT_TRUE(k.rows == 8 || k.rows == 32);
+      EXPECT_EQ(k.m, std::min(s.m, s.n));
+      EXPECT_EQ(k.m * k.n, s.m * s.n);
+      EXPECT_GE(int64_t{p.shape.grid.x} * k.cols_per_block, k.n);  // every column once
+      EXPECT_LT(int64_t{p.shape.grid.x - 1} * k.cols_per_block, k.n);
+      EXPECT_EQ(int(p.shape.grid.y), k.splits);
+      EXPECT_EQ(k.k_per_split % kernelkit::kSgemmSkinnyChunk, 0);
+      EXPECT_GE(k.splits * k.k_per_split, s.k);  // every part of K once, none empty
+      EXPECT_LT((k.splits - 1) * k.k_per_split, s.k);
+      EXPECT_LE(p.shape.smem, size_t(d.smem_per_block));  // no opt-in needed
+      EXPECT_GE(kernelkit::blocks_per_sm(d, kernelkit::kSgemmSkinnyThreads, k.rows > 8 ? 255 : 128,
+                                         int64_t(p.shape.smem)),
+                1);
+      if (k.splits > 1) {
+        EXPECT_EQ(p.workspace_used, size_t(4 * k.splits * k.m * k.n));
+        EXPECT_GE(int64_t{p.reduce_shape.grid.x} * p.reduce_shape.block.x, 1);
+      } else {
+        EXPECT_EQ(p.workspace_used, 0u);
+      }
+      if (k.vec == 4) EXPECT_EQ(k.ldb % 4, 0);
+      break;
+    }
+    case SgemmPath::kTiled: {
+      const auto& t = p.tiled;
+      legal_grid(p.shape);
+      EXPECT_GT(std::min(s.m, s.n), kernelkit::kSgemmSkinnyMaxRows);
+      EXPECT_TRUE(kernelkit::sgemm_tile_allowed(t.tile, t.load_a, t.load_b));
+      const auto sh = kernelkit::sgemm_tile_shape(t.tile);
+      EXPECT_EQ(t.tiles_m, kernelkit::ceil_div<int64_t>(s.m, sh.bm));
+      EXPECT_EQ(t.tiles_n, kernelkit::ceil_div<int64_t>(s.n, sh.bn));
+      const int64_t tiles = t.tiles_m * t.tiles_n;
+      // every tile once: whole, or in `splits` parts that cover K once
+      EXPECT_EQ(t.dp_tiles + t.split_tiles, tiles);
+      EXPECT_GE(t.dp_tiles, 0);
+      EXPECT_EQ(int64_t{p.shape.grid.x}, t.dp_tiles + t.split_tiles * t.splits);
+      EXPECT_EQ(int(p.shape.block.x), sh.threads);
+      const int64_t k_tiles = kernelkit::ceil_div<int64_t>(s.k, kernelkit::kSgemmBK);
+      if (t.split_tiles > 0) {
+        EXPECT_GE(t.splits, 2);
+        EXPECT_GE(t.split_k_tiles, kernelkit::kSgemmMinSplitKTiles);
+        EXPECT_GE(t.splits * t.split_k_tiles, k_tiles);
+        EXPECT_LT((t.splits - 1) * t.split_k_tiles, k_tiles);
+        EXPECT_LE(t.split_tiles * t.splits, kernelkit::kSgemmMaxSplitBlocks);
+        EXPECT_EQ(p.workspace_used, size_t(4 * sh.bm * sh.bn * t.split_tiles * t.splits));
+        // the combine covers every element of the split tiles once
+        EXPECT_EQ(int64_t{p.reduce_shape.grid.x} * p.reduce_shape.block.x * 4,
+                  t.split_tiles * sh.bm * sh.bn);
+        // whole waves of whole tiles before the split ones
+        if (t.dp_tiles > 0) EXPECT_EQ(t.dp_tiles % (int64_t{t.blocks_per_sm} * d.sm_count), 0);
+      } else {
+        EXPECT_EQ(t.splits, 1);
+        EXPECT_EQ(p.workspace_used, 0u);
+      }
+      // shared memory and residency
+      EXPECT_GE(t.stages, 2);
+      EXPECT_LE(t.stages, kernelkit::kSgemmMaxStages);
+      if (d.code_arch < 80) EXPECT_EQ(t.stages, 2);
+      EXPECT_EQ(int64_t(p.shape.smem), t.stages * kernelkit::sgemm_stage_bytes(t.tile));
+      EXPECT_GE(t.smem_optin, int(p.shape.smem));
+      EXPECT_LE(t.smem_optin, d.smem_per_block_optin);
+      EXPECT_GE(t.blocks_per_sm, 1);
+      EXPECT_GE(kernelkit::blocks_per_sm(d, sh.threads, kernelkit::sgemm_tile_regs(t.tile),
+                                         int64_t(p.shape.smem)),
+                t.blocks_per_sm);
+      // load modes and C access from the layout
+      EXPECT_EQ(t.load_a == kernelkit::SgemmLoad::kKContig, oa == BlasOp::N);
+      EXPECT_EQ(t.load_b == kernelkit::SgemmLoad::kKContig, ob == BlasOp::T);
+      if (t.load_a == kernelkit::SgemmLoad::kMnVec4) EXPECT_EQ(l.lda % 4, 0);
+      if (t.load_b == kernelkit::SgemmLoad::kMnVec4) EXPECT_EQ(l.ldb % 4, 0);
+      if (t.c_vec4) EXPECT_EQ(l.ldc % 4, 0);
+      break;
+    }
+    default:
+      ADD_FAILURE() << "unexpected path " << int(p.path);
+  }
+}
+
+// Extra made-up devices: nothing assumes an H100's numbers.
+std::vector<kktest::NamedDevice> devices() {
+  auto v = kktest::all_devices();
+  DeviceInfo tiny = kktest::t4();
+  tiny.sm_count = 3;
+  v.push_back({"T4-3SM", tiny});
+  DeviceInfo big = kktest::h100();
+  big.sm_count = 1000;
+  v.push_back({"H100-1000SM", big});
+  return v;
+}
+
+TEST(SgemmPlan, InvariantsSweepOpsAlignmentsDevices) {
+  std::vector<Shape> shapes = sweep();
+  for (const Shape s : {Shape{0, 5, 5}, Shape{5, 0, 5}, Shape{7, 9, 0}, Shape{1, 1, 1},
+                        Shape{33, 33, 1}, Shape{4095, 4097, 1023}, Shape{1, 1, 1000000},
+                        Shape{100000, 33, 64}, Shape{33, 100000, 20000}, Shape{129, 257, 65}})
+    shapes.push_back(s);
+  for (const auto& dev : devices())
+    for (const Shape& s : shapes)
+      for (BlasOp oa : {BlasOp::N, BlasOp::T})
+        for (BlasOp ob : {BlasOp::N, BlasOp::T})
+          for (int variant = 0; variant < 3; ++variant) {
+            // 0: packed, aligned, full workspace; 1: no workspace; 2: padded by 1, unaligned,
+            // half the workspace
+            Lds l = packed(oa, ob, s);
+            kernelkit::SgemmAlignment al{true, true, true};
+            size_t ws = kernelkit::sgemm_workspace_bytes(s.m, s.n, s.k);
+            if (variant == 1) ws = 0;
+            if (variant == 2) {
+              l.lda += 1, l.ldb += 1, l.ldc += 1;
+              al = {false, false, false};
+              ws /= 2;
+            }
+            const SgemmPlan p =
+                kernelkit::plan_sgemm(oa, ob, s.m, s.n, s.k, l.lda, l.ldb, l.ldc, al, ws, dev.info);
+            check_plan(p, oa, ob, s, l, ws, dev.info,
+                       std::string(dev.name) + " " + str(s) + (oa == BlasOp::N ? " N" : " T") +
+                           (ob == BlasOp::N ? "N" : "T") + " variant " + std::to_string(variant));
+          }
+}
+
+TEST(SgemmPlan, InvariantsRandomShapes) {
+  std::mt19937_64 gen(19);
+  const auto dim = [&](int64_t hi) {
+    return int64_t(std::exp(std::uniform_real_distribution<double>(0, std::log(double(hi)))(gen)));
+  };
+  for (int it = 0; it < 3000; ++it) {
+    const Shape s{dim(20000), dim(20000), dim(300000)};
+    const BlasOp oa = gen() & 1 ? BlasOp::T : BlasOp::N, ob = gen() & 1 ? BlasOp::T : BlasOp::N;
+    Lds l = packed(oa, ob, s);
+    l.lda += int64_t(gen() % 3), l.ldb += int64_t(gen() % 3), l.ldc += int64_t(gen() % 3);
+    const kernelkit::SgemmAlignment al{bool(gen() & 1), bool(gen() & 1), bool(gen() & 1)};
+    const size_t full = kernelkit::sgemm_workspace_bytes(s.m, s.n, s.k);
+    const size_t ws = gen() % 3 == 0 ? 0 : (gen() % 2 ? full : size_t(gen() % (full + 1)));
+    for (const auto& dev : devices()) {
+      const SgemmPlan p =
+          kernelkit::plan_sgemm(oa, ob, s.m, s.n, s.k, l.lda, l.ldb, l.ldc, al, ws, dev.info);
+      check_plan(p, oa, ob, s, l, ws, dev.info, std::string(dev.name) + " " + str(s));
+      if (HasFailure()) return;
+    }
+  }
+}
+
+// The kernel's map of blocks to (tile, part of K) and of tiles to C: every tile of C once
+// (the grouped order is a permutation), every (split tile, part) once.
+TEST(SgemmPlan, BlocksCoverEveryTileAndPartOnce) {
+  for (const Shape s : {Shape{3000, 3000, 3000}, Shape{1000, 1000, 1000}, Shape{300, 4000, 999},
+                        Shape{2500, 130, 5000}}) {
+    const DeviceInfo d = kktest::h100();
+    const SgemmPlan p =
+        plan(BlasOp::N, BlasOp::N, s, kernelkit::sgemm_workspace_bytes(s.m, s.n, s.k), d);
+    ASSERT_EQ(p.path, SgemmPath::kTiled) << str(s);
+    const auto& t = p.tiled;
+    const auto sh = kernelkit::sgemm_tile_shape(t.tile);
+    std::set<std::pair<int64_t, int64_t>> origins;
+    for (int64_t tile = 0; tile < t.tiles_m * t.tiles_n; ++tile) {
+      int64_t m0 = -1, n0 = -1;
+      kernelkit::detail::sgemm_tile_origin(tile, t.tiles_m, t.tiles_n, sh.bm, sh.bn, &m0, &n0);
+      EXPECT_TRUE(m0 >= 0 && m0 < s.m && n0 >= 0 && n0 < s.n) << str(s);
+      origins.insert({m0, n0});
+    }
+    EXPECT_EQ(int64_t(origins.size()), t.tiles_m * t.tiles_n) << str(s);
+    // as sgemm_kernel decodes blockIdx.x
+    std::set<std::pair<int64_t, int64_t>> parts;  // (tile, part)
+    std::set<int64_t> slots;
+    for (int64_t bid = t.dp_tiles; bid < int64_t{p.shape.grid.x}; ++bid) {
+      const int64_t r = bid - t.dp_tiles, part = r / t.split_tiles, u = r % t.split_tiles;
+      parts.insert({t.dp_tiles + u, part});
+      slots.insert(u * t.splits + part);
+    }
+    EXPECT_EQ(int64_t(parts.size()), t.split_tiles * t.splits) << str(s);
+    EXPECT_EQ(int64_t(slots.size()), t.split_tiles * t.splits) << str(s);
+    if (!slots.empty()) EXPECT_EQ(*slots.rbegin(), t.split_tiles * t.splits - 1) << str(s);
+  }
+}
+
+TEST(SgemmPlan, SmallerDevicesFitTheirSharedMemory) {
+  // T4 (64 KiB, no cp.async in an sm_75 build): two stages; L4 (99 KiB a block, 100 a SM):
+  // four stages of 128 x 256 (98 KiB), two of 128 x 128 to keep two blocks a SM
+  const Shape s{4096, 4096, 4096};
+  const SgemmPlan t4 = plan(BlasOp::N, BlasOp::N, s, 0, kktest::t4());
+  ASSERT_EQ(t4.path, SgemmPath::kTiled);
+  EXPECT_EQ(t4.tiled.stages, 2);
+  const SgemmPlan l4 = plan(BlasOp::N, BlasOp::N, s, 0, kktest::l4());
+  ASSERT_EQ(l4.path, SgemmPath::kTiled);
+  EXPECT_EQ(l4.tiled.tile, SgemmTile::k128x256);
+  EXPECT_EQ(l4.tiled.stages, 4);
+  EXPECT_LE(l4.shape.smem, size_t(kktest::l4().smem_per_block_optin));
+  const kernelkit::detail::SgemmTileFit fit =
+      kernelkit::detail::sgemm_fit_tile(SgemmTile::k128x128, kktest::l4());
+  EXPECT_EQ(fit.blocks_per_sm, 2);
+  EXPECT_EQ(fit.stages, 2);
+}
+
+TEST(SgemmPlan, WorkspaceLimitsTheSplit) {
+  const DeviceInfo d = kktest::h100();
+  const Shape s{256, 256, 262144};
+  const size_t full = kernelkit::sgemm_workspace_bytes(s.m, s.n, s.k);
+  const SgemmPlan p_full = plan(BlasOp::N, BlasOp::N, s, full, d);
+  for (size_t ws : {size_t{0}, size_t{1000}, full / 8, full / 2, full}) {
+    const SgemmPlan p = plan(BlasOp::N, BlasOp::N, s, ws, d);
+    EXPECT_LE(p.workspace_used, ws);
+    EXPECT_LE(p.tiled.splits, p_full.tiled.splits);
+  }
+  EXPECT_GT(plan(BlasOp::N, BlasOp::N, s, full / 8, d).tiled.splits, 1);
+}
+
+TEST(SgemmPlan, GemvAndSkinnyChoices) {
+  const DeviceInfo d = kktest::h100();
+  const auto p = [&](BlasOp oa, BlasOp ob, int64_t m, int64_t n, int64_t k, int64_t lda,
+                     int64_t ldb, int64_t ldc) {
+    return kernelkit::plan_sgemm(oa, ob, m, n, k, lda, ldb, ldc, {true, true, true}, 0, d);
+  };
+  // one row of C: x = the row of op(A); op(B) N -> gemv T over B (k x n), T -> gemv N over B
+  auto g = p(BlasOp::N, BlasOp::N, 1, 300, 200, 200, 300, 300);
+  ASSERT_EQ(g.path, SgemmPath::kGemv);
+  EXPECT_EQ(g.gemv.op, BlasOp::T);
+  EXPECT_EQ(g.gemv.rows, 200);
+  EXPECT_EQ(g.gemv.cols, 300);
+  EXPECT_FALSE(g.gemv.matrix_is_a);
+  g = p(BlasOp::N, BlasOp::T, 1, 300, 200, 200, 200, 300);
+  ASSERT_EQ(g.path, SgemmPath::kGemv);
+  EXPECT_EQ(g.gemv.op, BlasOp::N);
+  EXPECT_EQ(g.gemv.rows, 300);
+  // op(A) a column of A (lda > 1): not contiguous -> skinny
+  EXPECT_EQ(p(BlasOp::T, BlasOp::N, 1, 300, 200, 5, 300, 300).path, SgemmPath::kSkinny);
+  EXPECT_EQ(p(BlasOp::T, BlasOp::N, 1, 300, 200, 1, 300, 300).path, SgemmPath::kGemv);
+  // one column of C: gemv only when ldc == 1 and the column of op(B) is contiguous
+  g = p(BlasOp::T, BlasOp::T, 300, 1, 200, 300, 200, 1);
+  ASSERT_EQ(g.path, SgemmPath::kGemv);
+  EXPECT_EQ(g.gemv.op, BlasOp::T);
+  EXPECT_TRUE(g.gemv.matrix_is_a);
+  EXPECT_EQ(p(BlasOp::N, BlasOp::N, 300, 1, 200, 200, 1, 5).path, SgemmPath::kSkinny);
+  EXPECT_EQ(p(BlasOp::N, BlasOp::N, 300, 1, 200, 200, 3, 1).path, SgemmPath::kSkinny);
+  // small n: C^T with op(A)^T as B' (A N: k contiguous)
+  const auto s = p(BlasOp::N, BlasOp::N, 4096, 8, 4096, 4096, 8, 8);
+  ASSERT_EQ(s.path, SgemmPath::kSkinny);
+  EXPECT_TRUE(s.skinny.transposed);
+  EXPECT_EQ(s.skinny.mode, kernelkit::SgemmSkinnyMode::kKContig);
+  EXPECT_EQ(s.skinny.c_si, 1);
+  EXPECT_EQ(s.skinny.c_sj, 8);
+  // 33 rows: the tiled kernel
+  EXPECT_EQ(p(BlasOp::N, BlasOp::N, 33, 4096, 4096, 4096, 4096, 4096).path, SgemmPath::kTiled);
+  // k == 0 (or alpha == 0): scale
+  EXPECT_EQ(p(BlasOp::N, BlasOp::N, 33, 44, 0, 1, 44, 44).path, SgemmPath::kScale);
+}
+
+TEST(SgemmArgs, RejectsWhatCannotRun) {
+  alignas(16) static float buf[4096];
+  const float* A = buf;
+  const float* B = buf + 1024;
+  const float* C = buf + 2048;
+  const auto ok = [](BlasOp oa, BlasOp ob, int64_t m, int64_t n, int64_t k, const float* a,
+                     int64_t lda, const float* b, int64_t ldb, const float* c, int64_t ldc) {
+    return kernelkit::sgemm_args_ok(oa, ob, m, n, k, a, lda, b, ldb, c, ldc);
+  };
+  EXPECT_TRUE(ok(BlasOp::N, BlasOp::N, 8, 8, 8, A, 8, B, 8, C, 8));
+  EXPECT_FALSE(ok(static_cast<BlasOp>(2), BlasOp::N, 8, 8, 8, A, 8, B, 8, C, 8));
+  EXPECT_FALSE(ok(BlasOp::N, static_cast<BlasOp>(5), 8, 8, 8, A, 8, B, 8, C, 8));
+  const auto skew = [](const float* p) {
+    return reinterpret_cast<const float*>(reinterpret_cast<uintptr_t>(p) + 2);
+  };
+  EXPECT_FALSE(ok(BlasOp::N, BlasOp::N, 8, 8, 8, skew(A), 8, B, 8, C, 8));
+  EXPECT_FALSE(ok(BlasOp::N, BlasOp::N, 8, 8, 8, A, 8, skew(B), 8, C, 8));
+  EXPECT_FALSE(ok(BlasOp::N, BlasOp::N, 8, 8, 8, A, 8, B, 8, skew(C), 8));
+  EXPECT_TRUE(ok(BlasOp::N, BlasOp::N, 8, 8, 8, A + 1, 8, B + 3, 8, C + 1, 8));  // 4-byte ok
+  // C overlapping A or B, by one element or exactly
+  EXPECT_FALSE(ok(BlasOp::N, BlasOp::N, 8, 8, 8, C, 8, B, 8, C, 8));
+  EXPECT_FALSE(ok(BlasOp::N, BlasOp::N, 8, 8, 8, A, 8, C + 63, 8, C, 8));
+  EXPECT_FALSE(ok(BlasOp::N, BlasOp::N, 8, 8, 8, C - 63, 8, B, 8, C, 8));
+  EXPECT_TRUE(ok(BlasOp::N, BlasOp::N, 8, 8, 8, C - 64, 8, B, 8, C, 8));  // adjacent
+  // k == 0: A and B unread (may be null)
+  EXPECT_TRUE(ok(BlasOp::N, BlasOp::N, 8, 8, 0, nullptr, 1, nullptr, 8, C, 8));
+  EXPECT_FALSE(ok(BlasOp::N, BlasOp::N, 8, 8, 8, A, 7, B, 8, C, 8));
+  EXPECT_FALSE(ok(BlasOp::N, BlasOp::N, -1, 8, 8, A, 8, B, 8, C, 8));
+  EXPECT_FALSE(ok(BlasOp::N, BlasOp::N, int64_t{1} << 61, 8, 8, A, 8, B, 8, C, 8));
+}
+
+TEST(SgemmWorkspace, BoundFromTheShape) {
+  EXPECT_EQ(kernelkit::sgemm_workspace_bytes(0, 8, 8), 0u);
+  EXPECT_EQ(kernelkit::sgemm_workspace_bytes(8192, 8192, 32), 0u);  // too short to split
+  EXPECT_GT(kernelkit::sgemm_workspace_bytes(256, 256, 262144), 0u);
+  EXPECT_LE(kernelkit::sgemm_workspace_bytes(1 << 20, 1 << 20, 1 << 20), size_t{33} << 20);
+  EXPECT_LE(kernelkit::sgemm_workspace_bytes(8, 4096, 4096), size_t{9} << 20);
+}
+
+}  // namespace
