@@ -4,7 +4,7 @@
 // returns the launch to time. A wrong result throws, and the case is reported as an error.
 //
 // Timing (harness.cu; bench/NOTES.md "Timing"): cold samples as nvbench takes them. Before
-// each sample the L2 is flushed (a memset of twice its size) and a one-thread kernel holds the
+// each sample the L2 is flushed (a kernel reads twice its size) and a one-thread kernel holds the
 // stream on a host-mapped flag while the host enqueues start event, the launch, stop event;
 // then the host releases the flag. The launch is queued when the GPU reaches it, so a sample
 // is the work's own time (ramp and tail included) without the host's launch latency. A case's
@@ -42,7 +42,7 @@ using Setup = std::function<Launch(cudaStream_t)>;
 
 // How a case's samples are taken.
 enum class Timing {
-  kCold,  // flushed L2, stream held until the launch is queued (every case)
+  kCold,  // flushed L2 (clean lines only), stream held until the launch is queued (every case)
   kOld,   // the previous method, kept for the timing/old/* cases: event, launch, event,
           // synchronize, L2 as the last launch left it; host launch latency inside
 };
