@@ -261,14 +261,14 @@ TEST_F(Gemv, EveryPath) {
       {BlasOp::T, 3, 1000003, 1000003, 0, 0, 0},  // few rows, 4 row classes
       {BlasOp::T, 8, 262144, 262144, 0, 0, 0},    // few rows, aligned
       {BlasOp::T, 64, 65536, 65536, 0, 0, 2},
-      {BlasOp::T, 5, 100002, 100002, 0, 0, 0},   // few rows, 2 row classes
-      {BlasOp::T, 4096, 4096, 4096, 0, 0, 0},    // one 1024-thread block per SM, 32 columns
-      {BlasOp::T, 2048, 8192, 8192, 1, 0, 0},    // 64 columns
-      {BlasOp::T, 1024, 16384, 16384, 0, 0, 0},  // 128 columns
-      {BlasOp::T, 4097, 4095, 4095, 0, 0, 0},    // 4 row classes, split
-      {BlasOp::T, 100000, 1000, 1000, 0, 0, 0},  // 64-column tiles, split
-      {BlasOp::T, 2000, 32768, 32768, 0, 0, 0},  // 64-column tiles, no split
-      {BlasOp::T, 2000, 32767, 32767, 0, 0, 0},  // 4 row classes; without a workspace scalar
+      {BlasOp::T, 5, 100002, 100002, 0, 0, 0},  // few rows, 2 row classes
+      {BlasOp::T, 2048, 2304, 2304, 0, 0, 0},   // one 1024-thread block per SM, 32 columns
+      {BlasOp::T, 1024, 4608, 4608, 1, 0, 0},   // 64 columns
+      {BlasOp::T, 512, 9000, 9000, 0, 0, 0},    // 128 columns
+      {BlasOp::T, 4097, 4095, 4095, 0, 0, 0},   // 4 row classes, split
+      {BlasOp::T, 20000, 1000, 1000, 0, 0, 0},  // 64-column tiles, split
+      {BlasOp::T, 600, 32768, 32768, 0, 0, 0},  // 64-column tiles, no split
+      {BlasOp::T, 600, 32767, 32767, 0, 0, 0},  // 4 row classes; without a workspace scalar
       {BlasOp::T, 30001, 501, 501, 0, 0, 0},
   };
   std::set<std::string> seen;
