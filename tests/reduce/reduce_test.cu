@@ -1,11 +1,16 @@
-// kernelkit::reduce / sum / max / min against float64 and exact integer references.
+// kernelkit::reduce / sum / max / min against float64 and exact integer references: every
+// type, sizes around one tile and past 2^31, misaligned inputs, NaN / inf, determinism, a
+// workspace that holds garbage (0xFF bytes) before every call, two streams, graph replay,
+// other plans than the device's, bad arguments.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "common/devices.cuh"
 #include "common/test_util.cuh"
-#include "kernelkit/reduce/device_reduce.cuh"
+#include "kernelkit/reduce/reduce.cuh"
 
 namespace {
 
@@ -17,11 +22,12 @@ constexpr int64_t kPrime = 1000003;
 // 2^24 runs in its own tests (f32, f16, i64) to keep the sweep fast under the sanitizer.
 const std::vector<int64_t> kSizes = {1, 31, 32, 33, 1023, 1025, 4097, kPrime};
 
-// A workspace for n elements, zero-filled once as the contract asks.
+// A workspace for n elements, filled with 0xFF bytes: a call must be correct whatever the
+// workspace holds.
 template <typename T, typename Acc>
 DeviceBuffer<unsigned char> make_workspace(int64_t n) {
   DeviceBuffer<unsigned char> ws(std::max<size_t>(kernelkit::reduce_workspace_bytes<T, Acc>(n), 1));
-  CUDA_CHECK(cudaMemset(ws.get(), 0, ws.size()));
+  ws.poison();
   return ws;
 }
 
@@ -86,9 +92,6 @@ void check_reduce(const std::vector<T>& h, size_t offset, int64_t n, ReduceOp op
     const Tolerance tol = op == ReduceOp::kSum ? sum_tolerance<Acc>(abs_sum) : Tolerance::Exact();
     EXPECT_TRUE(kktest::check_near(d_out.download(), {ref}, tol, label));
   }
-  // the kernel left the counter at zero for the next call
-  const auto w = ws.download(4);
-  EXPECT_EQ(w[0] | w[1] | w[2] | w[3], 0) << label << ": counter not reset";
 }
 
 const char* op_name(ReduceOp op) {
@@ -109,8 +112,8 @@ void sweep(double lo, double hi, const std::vector<int64_t>& sizes = kSizes) {
                              kernelkit::convert<Acc>(op == ReduceOp::kSum ? 3 : 0), label);
         if (op != ReduceOp::kSum) {
           // init that does not win: the identity of the op
-          const Acc id = op == ReduceOp::kMax ? kernelkit::detail::reduce_lowest<Acc>()
-                                              : kernelkit::detail::reduce_highest<Acc>();
+          const Acc id =
+              op == ReduceOp::kMax ? kernelkit::lowest<Acc>() : kernelkit::highest<Acc>();
           check_reduce<T, Acc>(h, offset, n, op, id, label + " init=identity");
         }
       }
@@ -217,7 +220,7 @@ TEST_F(DeviceReduceTest, Deterministic) {
 }
 
 // One workspace, calls of different sizes, types and ops back to back on a stream: each
-// relies on the previous one having reset the counter.
+// leaves the workspace holding the previous call's partials.
 TEST_F(DeviceReduceTest, WorkspaceReuseAcrossCalls) {
   const int64_t n_big = int64_t{1} << 22;
   const auto h = kktest::random_vector<float>(n_big, 3, -1, 1);
@@ -251,7 +254,8 @@ TEST_F(DeviceReduceTest, WorkspaceReuseAcrossCalls) {
   }
 }
 
-// A captured graph replays correctly (the counter is reset inside the kernel).
+// A captured graph (the split kernel and, on sm_90, the combine kernel as a programmatic
+// dependent launch) replays correctly, each replay from the workspace the last one left.
 TEST_F(DeviceReduceTest, GraphReplay) {
   const int64_t n = (int64_t{1} << 23) + 17;
   const auto h = kktest::random_vector<int64_t>(n, 11, -1e9, 1e9);
@@ -282,25 +286,31 @@ TEST_F(DeviceReduceTest, GraphReplay) {
   CUDA_CHECK(cudaStreamDestroy(s));
 }
 
-// The kernel under other policies than the library's (a grid over every tile, one with more
-// partials than one combine chunk covers): f32 and exact int64 sums, unaligned heads,
-// tails, a grid > 4096 blocks, the counter reset.
-template <typename Policy, typename T>
-void check_policy(const std::vector<int64_t>& sizes, double lo, double hi) {
+// Plans made for other devices than this one (run here through launch_reduce): a device of
+// 512 SMs (a split of 2048 blocks, the most the workspace bound allows: one full combine
+// chunk), a device of one SM (4 blocks, many tiles each), a T4. f32 and exact int64 sums,
+// unaligned heads and tails, a dirty workspace. The device's own launch facts (compute
+// capability, compiled architecture) are kept, so a plan never asks for a launch mode this
+// build or GPU lacks.
+template <typename T>
+void check_plan(const kernelkit::DeviceInfo& dev, const std::vector<int64_t>& sizes, double lo,
+                double hi, const std::string& name) {
   for (int64_t n : sizes) {
     const auto h = kktest::random_vector<T>(n + 1, 4321 + n, lo, hi);
     auto d_in = kktest::to_device(h);
-    DeviceBuffer<unsigned char> ws(
-        kernelkit::detail::device_reduce_workspace_bytes<T, T, Policy>(n + 1));
-    CUDA_CHECK(cudaMemset(ws.get(), 0, ws.size()));
+    const size_t ws_bytes = kernelkit::reduce_workspace_bytes<T, T>(n);
+    DeviceBuffer<unsigned char> ws(ws_bytes);
+    ws.poison();
+    const auto plan = kernelkit::plan_reduce(n, sizeof(T), sizeof(T), ws_bytes, dev);
     for (size_t offset : {0, 1}) {
-      const std::string label = std::string(kktest::type_name<T>()) + " n=" + std::to_string(n) +
+      const std::string label = name + " " + std::string(kktest::type_name<T>()) +
+                                " n=" + std::to_string(n) + " split=" + std::to_string(plan.split) +
                                 " offset=" + std::to_string(offset) +
                                 " seed=" + std::to_string(4321 + n);
       DeviceBuffer<T> out(1);
       out.poison();
-      ASSERT_EQ(kernelkit::detail::launch_device_reduce<Policy>(
-                    d_in.get() + offset, n, out.get(), kernelkit::Sum{}, T(0), ws.get(), nullptr),
+      ASSERT_EQ(kernelkit::launch_reduce<kernelkit::Sum>(plan, d_in.get() + offset, n, out.get(),
+                                                         T(0), ws.get(), nullptr),
                 cudaSuccess)
           << label;
       CUDA_CHECK(cudaDeviceSynchronize());
@@ -314,27 +324,119 @@ void check_policy(const std::vector<int64_t>& sizes, double lo, double hi) {
         const double ref = reference(h, offset, n, ReduceOp::kSum, T(0), &abs_sum);
         EXPECT_TRUE(kktest::check_near(out.download(), {ref}, sum_tolerance<T>(abs_sum), label));
       }
-      const auto w = ws.download(4);
-      EXPECT_EQ(w[0] | w[1] | w[2] | w[3], 0) << label << ": counter not reset";
     }
   }
 }
 
-TEST_F(DeviceReduceTest, OtherPolicies) {
-  namespace kd = kernelkit::detail;
-  using Tiles = kd::DeviceReducePolicy<256, 4, 8, 8, 8192>;
-  const std::vector<int64_t> sizes = {1, 33, 4097, kPrime, (int64_t{1} << 22) + 5};
-  check_policy<Tiles, float>(sizes, -1, 1);
-  check_policy<Tiles, int64_t>(sizes, -1099511627776.0, 1099511627776.0);
-  // one pack per thread, a grid over every tile: 4121 blocks here, more partials than one
-  // combine chunk (256 threads x 16) covers, so the last block loops over two chunks
-  using OnePack = kd::DeviceReducePolicy<256, 4, 1, 64, 8192>;
-  check_policy<OnePack, int64_t>({(int64_t{1} << 21) + 12345}, -1099511627776.0, 1099511627776.0);
-  // 6 blocks a SM (<= 40 registers a thread): the narrower combine chunks (8 partials a
-  // thread for 4-byte Acc, 4 for 8-byte) and 4 packs a thread
-  using HighOccupancy = kd::DeviceReducePolicy<256, 6, 4, 8, 8192>;
-  check_policy<HighOccupancy, float>(sizes, -1, 1);
-  check_policy<HighOccupancy, int64_t>(sizes, -1099511627776.0, 1099511627776.0);
+TEST_F(DeviceReduceTest, OtherPlans) {
+  kernelkit::DeviceInfo here;
+  ASSERT_EQ(kernelkit::current_device_info(&here), cudaSuccess);
+  kernelkit::DeviceInfo big = here, one = here, t4 = kktest::t4();
+  big.sm_count = 512;
+  one.sm_count = 1;
+  t4.cc_major = here.cc_major, t4.cc_minor = here.cc_minor, t4.code_arch = here.code_arch;
+  t4.cluster_launch = here.cluster_launch;
+  const std::vector<int64_t> sizes = {1, 33, 8193, kPrime, (int64_t{1} << 22) + 5};
+  const std::pair<kernelkit::DeviceInfo, const char*> devices[] = {
+      {big, "512 SMs"}, {one, "1 SM"}, {t4, "T4"}};
+  for (const auto& [dev, name] : devices) {
+    check_plan<float>(dev, sizes, -1, 1, name);
+    check_plan<int64_t>(dev, sizes, -1099511627776.0, 1099511627776.0, name);
+  }
+  // 512 SMs at 2^22 + 5 floats: the full 2048-block split
+  EXPECT_EQ(kernelkit::plan_reduce((int64_t{1} << 22) + 5, 4, 4, SIZE_MAX, big).split, 2048);
+}
+
+// Every call correct whatever the workspace held: 0xFF bytes, then the leftovers of a
+// different call (other n, other type), twice in a row, for one-block and split plans.
+TEST_F(DeviceReduceTest, DirtyWorkspace) {
+  const int64_t n_big = (int64_t{1} << 20) + 7;
+  const auto h = kktest::random_vector<float>(n_big, 21, -1, 1);
+  const auto hi = kktest::random_vector<int64_t>(n_big, 22, -1e12, 1e12);
+  auto d_in = kktest::to_device(h);
+  auto d_in_i = kktest::to_device(hi);
+  DeviceBuffer<unsigned char> ws(kernelkit::reduce_workspace_bytes<int64_t, int64_t>(n_big));
+  for (int64_t n : {int64_t{100}, int64_t{8192}, int64_t{8193}, int64_t{65536}, n_big}) {
+    for (int round = 0; round < 2; ++round) {
+      ws.poison();
+      for (int rep = 0; rep < 2; ++rep) {
+        DeviceBuffer<float> out(1);
+        DeviceBuffer<int64_t> out_i(1);
+        out.poison();
+        out_i.poison();
+        if (round == 1) {  // leftovers of an int64 call of another size first
+          ASSERT_EQ(kernelkit::sum(d_in_i.get(), n_big - n / 2, out_i.get(), ws.get(), ws.size()),
+                    cudaSuccess);
+        }
+        ASSERT_EQ(kernelkit::sum(d_in.get(), n, out.get(), ws.get(), ws.size()), cudaSuccess);
+        ASSERT_EQ(kernelkit::max(d_in_i.get() + 1, n, out_i.get(), ws.get(), ws.size()),
+                  cudaSuccess);
+        CUDA_CHECK(cudaDeviceSynchronize());
+        const std::string label = "n=" + std::to_string(n) + " round " + std::to_string(round) +
+                                  " rep " + std::to_string(rep);
+        double abs_sum = 0;
+        const double ref = reference(h, 0, n, ReduceOp::kSum, 0.f, &abs_sum);
+        EXPECT_TRUE(
+            kktest::check_near(out.download(), {ref}, sum_tolerance<float>(abs_sum), label));
+        int64_t want = std::numeric_limits<int64_t>::lowest();
+        for (int64_t i = 0; i < n; ++i)
+          want = std::max(want, hi[1 + i]);
+        EXPECT_EQ(out_i.download()[0], want) << label;
+      }
+    }
+  }
+}
+
+// Two streams, two workspaces, calls interleaved without synchronization in between.
+TEST_F(DeviceReduceTest, TwoStreamsTwoWorkspaces) {
+  const int64_t n = (int64_t{1} << 22) + 3;
+  const auto h = kktest::random_vector<float>(n, 31, -1, 1);
+  auto d_in = kktest::to_device(h);
+  cudaStream_t s[2];
+  DeviceBuffer<unsigned char> ws[2] = {make_workspace<float, float>(n),
+                                       make_workspace<float, float>(n)};
+  DeviceBuffer<float> out(16);
+  out.poison();
+  for (auto& st : s)
+    CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  const int64_t sizes[8] = {n, 77777, n - 5, 8193, 123457, n, 1 << 16, 3};
+  for (int k = 0; k < 8; ++k) {
+    const int j = k % 2;
+    ASSERT_EQ(kernelkit::sum(d_in.get(), sizes[k], out.get() + k, ws[j].get(), ws[j].size(), s[j]),
+              cudaSuccess);
+    ASSERT_EQ(kernelkit::min(d_in.get() + 2, sizes[k] - 2, out.get() + 8 + k, ws[j].get(),
+                             ws[j].size(), s[j]),
+              cudaSuccess);
+  }
+  for (auto& st : s) {
+    CUDA_CHECK(cudaStreamSynchronize(st));
+    CUDA_CHECK(cudaStreamDestroy(st));
+  }
+  const auto got = out.download();
+  for (int k = 0; k < 8; ++k) {
+    double abs_sum = 0, dummy = 0;
+    const double ref = reference(h, 0, sizes[k], ReduceOp::kSum, 0.f, &abs_sum);
+    EXPECT_TRUE(kktest::check_near(std::vector<float>{got[k]}, {ref}, sum_tolerance<float>(abs_sum),
+                                   "sum " + std::to_string(k)));
+    const double ref_min = reference(h, 2, sizes[k] - 2, ReduceOp::kMin, INFINITY, &dummy);
+    EXPECT_TRUE(kktest::check_near(std::vector<float>{got[8 + k]}, {ref_min}, Tolerance::Exact(),
+                                   "min " + std::to_string(k)));
+  }
+}
+
+// Sizes around one tile (8192 floats: one block, no combine) and every misalignment of a
+// half input (8-element packs).
+TEST_F(DeviceReduceTest, TileEdgesAndMisalignment) {
+  const auto h = kktest::random_vector<float>(40000, 41, -1, 1);
+  for (int64_t n : {8191, 8192, 8193, 8195, 16385, 32768})
+    for (size_t offset : {0, 1, 2, 3})
+      check_reduce<float, float>(h, offset, n, ReduceOp::kSum, 0.f,
+                                 "f32 n=" + std::to_string(n) + " off=" + std::to_string(offset));
+  const auto hh = kktest::random_vector<__half>(70000, 42, -1, 1);
+  for (int64_t n : {1, 7, 9, 16383, 16384, 16385, 65536})
+    for (size_t offset = 0; offset < 8; ++offset)
+      check_reduce<__half, float>(hh, offset, n, ReduceOp::kSum, 0.f,
+                                  "f16 n=" + std::to_string(n) + " off=" + std::to_string(offset));
 }
 
 // Bad arguments: cudaErrorInvalidValue before any launch; out stays poisoned.
@@ -358,33 +460,30 @@ TEST_F(DeviceReduceTest, BadArguments) {
             cudaErrorInvalidValue);
   EXPECT_EQ(kernelkit::max(in, n, out.get(), w, 0), cudaErrorInvalidValue);
   EXPECT_EQ(kernelkit::min(in, -5, out.get(), w, need), cudaErrorInvalidValue);
+  // pointers not aligned to their element
+  const float* in_odd = reinterpret_cast<const float*>(reinterpret_cast<const char*>(in) + 2);
+  float* out_odd = reinterpret_cast<float*>(reinterpret_cast<char*>(out.get()) + 1);
+  EXPECT_EQ(kernelkit::sum(in_odd, n - 1, out.get(), w, need), cudaErrorInvalidValue);
+  EXPECT_EQ(kernelkit::sum(in, n, out_odd, w, need), cudaErrorInvalidValue);
+  // out inside in, out inside the workspace, the workspace over in
+  DeviceBuffer<float> both(n + need / sizeof(float) + 64);
+  both.poison();
+  EXPECT_EQ(kernelkit::sum(both.get(), n, both.get() + 5, w, need), cudaErrorInvalidValue);
+  auto* ws_f = static_cast<float*>(w);
+  EXPECT_EQ(kernelkit::sum(in, n, ws_f + 1, w, need), cudaErrorInvalidValue);
+  EXPECT_EQ(kernelkit::sum(both.get(), n, out.get(), both.get() + (n / 64) * 16, need),
+            cudaErrorInvalidValue);
   CUDA_CHECK(cudaDeviceSynchronize());
+  {
+    const auto b = both.download();
+    std::vector<float> all_poisoned(b.size());
+    std::memset(all_poisoned.data(), 0xFF, all_poisoned.size() * sizeof(float));
+    EXPECT_TRUE(kktest::same_bits(b, all_poisoned)) << "an invalid call wrote an overlap buffer";
+  }
   const auto got = out.download();
   std::vector<float> poisoned(1);
   std::memset(poisoned.data(), 0xFF, sizeof(float));
   EXPECT_TRUE(kktest::same_bits(got, poisoned)) << "an invalid call wrote the output";
-}
-
-// Host-only: the workspace covers every grid the heuristic may pick and grows with n.
-TEST(DeviceReduceHost, WorkspaceBytes) {
-  EXPECT_EQ(kernelkit::reduce_workspace_bytes<float>(-3), 0u);
-  EXPECT_GT(kernelkit::reduce_workspace_bytes<float>(1), 0u);
-  EXPECT_LE(kernelkit::reduce_workspace_bytes<float>(int64_t{1} << 40),
-            kernelkit::detail::kDeviceReduceHeaderBytes +
-                kernelkit::detail::kDeviceReduceMaxGrid * sizeof(float));
-  kernelkit::DeviceInfo h100;
-  h100.sm_count = 132;
-  h100.max_threads_per_sm = 2048;
-  for (int64_t n : {int64_t{1}, int64_t{1000}, kPrime, int64_t{1} << 24, int64_t{1} << 28,
-                    (int64_t{1} << 31) + 1}) {
-    const int grid = kernelkit::detail::device_reduce_grid<float>(n, h100);
-    EXPECT_GE(grid, 1);
-    EXPECT_LE(grid, 132 * kernelkit::detail::kDeviceReduceMinBlocksPerSm);
-    EXPECT_LE(
-        static_cast<size_t>(grid) * sizeof(float) + kernelkit::detail::kDeviceReduceHeaderBytes,
-        kernelkit::reduce_workspace_bytes<float>(n));
-  }
-  EXPECT_EQ(kernelkit::detail::device_reduce_grid<float>(int64_t{1} << 24, h100), 528);
 }
 
 // n one past 2^31 (8.6 GB of int32): 64-bit indexing through the body, head and tail.

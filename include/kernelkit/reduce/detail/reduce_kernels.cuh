@@ -1,0 +1,203 @@
+// Kernels of the device-wide reduction, shared with the row-wise reduction's long rows.
+//
+// Shape: a rows x cols row-major matrix; the device-wide reduction is its one row of n.
+// Each row is read by `split` blocks (reduce_split_kernel): block s of a row reads the tiles
+// s, s + split, s + 2 split, ... of the row's 16-byte packs (a tile is kReduceBlock x
+// kReduceUnroll packs, thread t loading packs t, t + kReduceBlock, ... of it, all issued
+// before any add), block 0 of the row also the scalar head (elements before the first
+// aligned address) and tail. The row's `split` block partials are then combined in block
+// order, by one of three means (SplitWrite):
+//   kOut:      split == 1, the block writes op(init, its partial) to out[r];
+//   kPartials: each block writes its partial to partials[r * split + s], and
+//              reduce_combine_kernel (one block per row) combines them in order s = 0, 1, ...
+//              in a second launch: no state is kept between calls, so the workspace may hold
+//              anything before a call;
+//   kCluster:  the row's blocks form a thread-block cluster (sm_90+) and block 0 combines
+//              the partials through distributed shared memory in rank order (no workspace).
+// Accumulation is in C = compute_t<Acc>. The order of every operation depends only on
+// (pointer alignment, rows, cols, split), so the same call gives the same bits every run.
+#pragma once
+
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernelkit/block/block_reduce.cuh"
+#include "kernelkit/core/device.cuh"
+#include "kernelkit/core/pack.cuh"
+#include "kernelkit/core/types.cuh"
+
+namespace kernelkit::detail {
+
+inline constexpr int kReduceBlock = 256;  // threads per block, both kernels
+// Packs of 16 bytes each thread loads per tile (all issued before the adds): 256 threads x 4
+// blocks x 8 x 16 B = 128 KB of loads in flight per SM, ~6x what latency x bandwidth needs.
+inline constexpr int kReduceUnroll = 8;
+// Resident blocks per SM the split kernel is built for (__launch_bounds__): 4 x 256 threads
+// leave 64 registers a thread (f32 sum 61, i64 64, f16 -> f32 64 measured, no spills).
+inline constexpr int kReduceMinBlocks = 4;
+inline constexpr int kReduceRegs = 65536 / (kReduceBlock * kReduceMinBlocks);
+// Partials each combine thread loads before it adds them (one L2 round trip for up to
+// kReduceBlock x this many partials of a row).
+inline constexpr int kReduceCombineUnroll = 8;
+
+enum class SplitWrite { kOut, kPartials, kCluster };
+
+// A load that bypasses L1 (partials written by other SMs).
+template <typename C>
+__device__ __forceinline__ C load_partial(const C* p) {
+  if constexpr (std::is_same_v<C, float> || std::is_same_v<C, double> || std::is_same_v<C, int> ||
+                std::is_same_v<C, long long> || std::is_same_v<C, unsigned int> ||
+                std::is_same_v<C, unsigned long long>) {
+    return __ldcg(p);
+  } else if constexpr (std::is_integral_v<C> && sizeof(C) == 8) {
+    return static_cast<C>(__ldcg(reinterpret_cast<const long long*>(p)));
+  } else {
+    return *static_cast<const volatile C*>(p);
+  }
+}
+
+// One thread's share of split s (of `split`) of a row of cols elements: its packs of every
+// tile s + k * split, then (block s == 0) one head and one tail scalar. Returns the thread's
+// partial (the identity when it read nothing).
+template <int Pack, typename C, typename T, typename Op>
+__device__ __forceinline__ C reduce_share(const T* __restrict__ row, int64_t cols, int s, int split,
+                                          Op op) {
+  using P = kernelkit::Pack<T, Pack>;
+  const int64_t head = pack_head<Pack>(row, cols);
+  const T* __restrict__ body = row + head;  // aligned to a whole pack
+  const int64_t packs = (cols - head) / Pack;
+  const int64_t tail = cols - head - packs * Pack;  // < Pack
+  // one accumulator per pack lane
+  C acc[Pack];
+#pragma unroll
+  for (int k = 0; k < Pack; ++k)
+    acc[k] = identity<Op, C>();
+  const int64_t stride = int64_t{split} * kReduceBlock * kReduceUnroll;
+  const int64_t last_full = packs - int64_t{kReduceUnroll - 1} * kReduceBlock;  // i < it: full
+  int64_t i = int64_t{s} * kReduceBlock * kReduceUnroll + threadIdx.x;
+  // full tiles: kReduceUnroll independent 16-byte loads in flight, then the adds
+#pragma unroll 1
+  for (; i < last_full; i += stride) {
+    P p[kReduceUnroll];
+#pragma unroll
+    for (int j = 0; j < kReduceUnroll; ++j)
+      p[j] = load_pack<Pack>(body, i + int64_t{j} * kReduceBlock);
+#pragma unroll
+    for (int j = 0; j < kReduceUnroll; ++j) {
+#pragma unroll
+      for (int k = 0; k < Pack; ++k)
+        acc[k] = op(acc[k], convert<C>(p[j].elem[k]));
+    }
+  }
+  // the one partial tile left. Written as load-then-add per pack: ptxas still predicates
+  // and batches these loads, and (unlike an explicit all-loads-first form) keeps the main
+  // loop's loads ahead of its adds.
+#pragma unroll
+  for (int j = 0; j < kReduceUnroll; ++j) {
+    const int64_t idx = i + int64_t{j} * kReduceBlock;
+    if (idx < packs) {
+      const P p = load_pack<Pack>(body, idx);
+#pragma unroll
+      for (int k = 0; k < Pack; ++k)
+        acc[k] = op(acc[k], convert<C>(p.elem[k]));
+    }
+  }
+  C v = acc[0];
+#pragma unroll
+  for (int k = 1; k < Pack; ++k)
+    v = op(v, acc[k]);
+  if (s == 0) {
+    if (threadIdx.x < head) v = op(v, convert<C>(row[threadIdx.x]));
+    if (threadIdx.x < tail) v = op(v, convert<C>(body[packs * Pack + threadIdx.x]));
+  }
+  return v;
+}
+
+// Reduces rows x cols (see the top of this file) with `split` blocks per row; the grid is a
+// multiple of split (kCluster: of the cluster size, which is split) and blocks stride over
+// the rows * split (row, share) items by gridDim.x. partials: rows * split slots (kPartials).
+template <int Pack, SplitWrite Write, typename T, typename C, typename Acc, typename Op>
+__global__ void __launch_bounds__(kReduceBlock, min_blocks_per_sm(kReduceBlock, kReduceMinBlocks))
+    reduce_split_kernel(const T* __restrict__ in, int64_t rows, int64_t cols, int split,
+                        Acc* __restrict__ out, Acc init, C* __restrict__ partials) {
+  static_assert(std::is_same_v<C, compute_t<Acc>>, "partials are in the compute type of Acc");
+  const Op op;
+  const int64_t items = rows * split;
+  for (int64_t w = blockIdx.x; w < items; w += gridDim.x) {
+    const int64_t r = w / split;
+    const int s = static_cast<int>(w - r * split);
+    C v = reduce_share<Pack, C>(in + r * cols, cols, s, split, op);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    // every load of this block is done: the combine kernel (a programmatic dependent launch)
+    // may be scheduled once every block got here; it waits for this grid before reading
+    if constexpr (Write == SplitWrite::kPartials) {
+      if (w + gridDim.x >= items) cudaTriggerProgrammaticLaunchCompletion();
+    }
+#endif
+    v = block_reduce<kReduceBlock>(v, op);  // thread 0 holds the block's partial
+    if constexpr (Write == SplitWrite::kOut) {
+      if (threadIdx.x == 0)
+        out[r] = convert<Acc>(cols == 0 ? convert<C>(init) : op(convert<C>(init), v));
+    } else if constexpr (Write == SplitWrite::kPartials) {
+      if (threadIdx.x == 0) partials[w] = v;
+    } else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      // the row's blocks are one cluster; in a 1-D cluster launch block rank = blockIdx.x %
+      // split = s (the grid is a multiple of split)
+      __shared__ C slot;
+      namespace cg = cooperative_groups;
+      const cg::cluster_group cluster = cg::this_cluster();
+      if (threadIdx.x == 0) slot = v;
+      cluster.sync();  // every block's slot holds its partial of row r
+      if (s == 0 && threadIdx.x == 0) {
+        C total = convert<C>(init);
+        for (int b = 0; b < split; ++b)
+          total = op(total, *cluster.map_shared_rank(&slot, b));
+        out[r] = convert<Acc>(total);
+      }
+      cluster.sync();  // block 0 has read every slot: they may be overwritten or freed
+#else
+      // Unreachable: the plans choose kCluster only when DeviceInfo::clusters() says the
+      // kernels were compiled for sm_90 or later. Loud rather than silently wrong.
+      __trap();
+#endif
+    }
+  }
+}
+
+// Combines split partials per row in order 0, 1, ..., split - 1 (thread t: partials t, t +
+// kReduceBlock, ..., then the block tree) into out[r] = op(init, ...). One block per row
+// (blocks stride over rows). On sm_90+ it may be a programmatic dependent launch: it waits
+// for the split kernel before reading.
+template <typename C, typename Acc, typename Op>
+__global__ void __launch_bounds__(kReduceBlock)
+    reduce_combine_kernel(const C* __restrict__ partials, int64_t rows, int split,
+                          Acc* __restrict__ out, Acc init) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaGridDependencySynchronize();  // the split kernel's partials are written and visible
+#endif
+  const Op op;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const C* p = partials + r * split;
+    C v = identity<Op, C>();
+    for (int base = threadIdx.x; base < split; base += kReduceBlock * kReduceCombineUnroll) {
+      C q[kReduceCombineUnroll];
+#pragma unroll
+      for (int k = 0; k < kReduceCombineUnroll; ++k) {
+        const int b = base + k * kReduceBlock;
+        if (b < split) q[k] = load_partial(p + b);
+      }
+#pragma unroll
+      for (int k = 0; k < kReduceCombineUnroll; ++k) {
+        if (base + k * kReduceBlock < split) v = op(v, q[k]);
+      }
+    }
+    v = block_reduce<kReduceBlock>(v, op);
+    if (threadIdx.x == 0) out[r] = convert<Acc>(op(convert<C>(init), v));
+  }
+}
+
+}  // namespace kernelkit::detail

@@ -1,0 +1,239 @@
+// Device-wide reduction: out[0] = op(init, in[0], ..., in[n - 1]), accumulated in
+// compute_t<Acc>. Kernels: detail/reduce_kernels.cuh.
+//
+// How a call runs (plan_reduce): n fits one tile (kReduceBlock x kReduceUnroll packs of 16
+// bytes, 8192 floats): one block reduces it and writes out. Up to kReduceMaxCluster tiles on
+// a Hopper build and GPU: a thread-block cluster of up to 8 blocks, combined through
+// distributed shared memory in the same launch. Larger: `split` blocks (at most one wave of
+// resident blocks, at least 2 packs a thread) each reduce an interleaved share into a
+// partial in the workspace, and a second kernel of one block combines the partials in block
+// order (on sm_90 a programmatic dependent launch, so its launch overlaps the first
+// kernel's tail). Nothing is kept in the workspace between calls: a call is correct whatever
+// the workspace holds. Deterministic: the same input, pointer alignment, n, device and
+// workspace size give the same bits every run. No atomics.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "kernelkit/core/checks.cuh"
+#include "kernelkit/core/device.cuh"
+#include "kernelkit/core/dispatch.cuh"
+#include "kernelkit/core/error.cuh"
+#include "kernelkit/core/launch.cuh"
+#include "kernelkit/core/pack.cuh"
+#include "kernelkit/core/types.cuh"
+#include "kernelkit/reduce/detail/reduce_kernels.cuh"
+
+namespace kernelkit {
+
+// Most blocks that read one row (and partials a row keeps in the workspace), whatever the
+// device: bounds reduce_workspace_bytes without knowing the device.
+inline constexpr int kReduceMaxSplit = 2048;
+// Packs each block of a split reads at least (2 a thread): small inputs use fewer blocks.
+inline constexpr int64_t kReduceMinPacksPerSplit = 2 * detail::kReduceBlock;
+// Packs one block reduces alone, writing out directly (one tile: one round of loads).
+inline constexpr int64_t kReduceTilePacks = int64_t{detail::kReduceBlock} * detail::kReduceUnroll;
+// Most blocks of a cluster (the portable limit): inputs of up to this many tiles are reduced
+// by one cluster where clusters are available (no second kernel).
+inline constexpr int kReduceMaxCluster = 8;
+
+// The functor of a ReduceOp value.
+template <ReduceOp O>
+using reduce_functor_t =
+    std::conditional_t<O == ReduceOp::kSum, Sum, std::conditional_t<O == ReduceOp::kMax, Max, Min>>;
+
+inline constexpr bool reduce_op_ok(ReduceOp op) {
+  return op == ReduceOp::kSum || op == ReduceOp::kMax || op == ReduceOp::kMin;
+}
+
+namespace detail {
+// Blocks of the split kernel resident at once on d (one wave), at most kReduceMaxSplit.
+inline int64_t reduce_wave(const DeviceInfo& d) {
+  const int per_sm = blocks_per_sm(d, kReduceBlock, kReduceRegs, 0);
+  return std::clamp<int64_t>(int64_t{std::max(per_sm, 1)} * std::max(d.sm_count, 1), 1,
+                             kReduceMaxSplit);
+}
+
+// Blocks per row for `rows` rows of `packs` packs each: one when a row fits one tile,
+// otherwise as many as one wave of resident blocks gives each row (all rows at once), no
+// more than one per kReduceMinPacksPerSplit packs. `wave` is reduce_wave(d), or
+// kReduceMaxSplit for the device-independent bound.
+constexpr int64_t reduce_split_for(int64_t rows, int64_t packs, int64_t wave) {
+  if (rows <= 0 || packs <= kReduceTilePacks) return 1;
+  const int64_t by_wave = wave / rows;
+  const int64_t by_work = (packs + kReduceMinPacksPerSplit - 1) / kReduceMinPacksPerSplit;
+  const int64_t split = by_wave < by_work ? by_wave : by_work;
+  return split < 1 ? 1 : split;
+}
+}  // namespace detail
+
+// Bytes of workspace reduce() needs for n elements of T accumulated in Acc: one partial (of
+// compute_t<Acc>) per block the plan may use on any device. 0 for n <= 0.
+template <typename T, typename Acc = compute_t<T>>
+constexpr size_t reduce_workspace_bytes(int64_t n) {
+  if (n <= 0) return 0;
+  const int64_t packs = (n + kMaxPackSize<T> - 1) / kMaxPackSize<T>;
+  return static_cast<size_t>(detail::reduce_split_for(1, packs, kReduceMaxSplit)) *
+         sizeof(compute_t<Acc>);
+}
+
+// What one call does; every decision is here.
+struct ReducePlan {
+  int pack = 1;    // elements of T per 16-byte load (16 / sizeof(T))
+  int unroll = 1;  // packs a thread loads per tile, all issued before its adds
+  int split = 1;   // blocks that read the input; 1: that block writes out
+  // kOut: split == 1, no workspace used; kCluster: the split blocks are one cluster, block
+  // 0 combines their partials through distributed shared memory in rank order (no
+  // workspace); kPartials: one partial per block in the workspace, combined by the second
+  // kernel in block order.
+  detail::SplitWrite write = detail::SplitWrite::kOut;
+  LaunchShape shape;    // the reading kernel: split blocks of kReduceBlock threads (kCluster:
+                        // shape.cluster = split)
+  LaunchShape combine;  // kPartials: one block; a programmatic dependent launch on sm_90+
+};
+
+// Pure: the plan for n elements of in_bytes bytes accumulated in acc_bytes-byte values, with
+// workspace_bytes of workspace, on d.
+inline ReducePlan plan_reduce(int64_t n, int in_bytes, int acc_bytes, size_t workspace_bytes,
+                              const DeviceInfo& d) {
+  ReducePlan p;
+  p.pack = std::max(1, kMaxPackBytes / std::max(in_bytes, 1));
+  p.unroll = detail::kReduceUnroll;
+  p.shape.block = dim3(detail::kReduceBlock);
+  const int64_t packs = ceil_div<int64_t>(std::max<int64_t>(n, 0), p.pack);
+  if (d.clusters() && packs > kReduceTilePacks && packs <= kReduceTilePacks * kReduceMaxCluster) {
+    // one cluster, at least 2 packs a thread (8 blocks from 8 x 512 packs on)
+    p.split = static_cast<int>(
+        std::min<int64_t>(kReduceMaxCluster, ceil_div<int64_t>(packs, kReduceMinPacksPerSplit)));
+    p.write = detail::SplitWrite::kCluster;
+    p.shape.grid = dim3(static_cast<unsigned>(p.split));
+    p.shape.cluster = dim3(static_cast<unsigned>(p.split));
+    return p;
+  }
+  const int64_t room = static_cast<int64_t>(std::min<size_t>(
+      workspace_bytes / static_cast<size_t>(std::max(acc_bytes, 1)), kReduceMaxSplit));
+  const int64_t split = std::min(detail::reduce_split_for(1, packs, detail::reduce_wave(d)), room);
+  p.split = static_cast<int>(std::max<int64_t>(split, 1));
+  p.write = p.split > 1 ? detail::SplitWrite::kPartials : detail::SplitWrite::kOut;
+  p.shape.grid = dim3(static_cast<unsigned>(p.split));
+  if (p.split > 1) {
+    p.combine.grid = dim3(1);
+    p.combine.block = dim3(detail::kReduceBlock);
+    p.combine.overlap_previous = d.cc_major >= 9 && d.code_arch >= 90;
+  }
+  return p;
+}
+
+// The argument checks of reduce / sum / max / min (and of the reduce ladder's steps): n >= 0;
+// out non-null and aligned to Acc; for n > 0, in non-null and aligned to T, n * sizeof(T)
+// representable, a workspace of at least reduce_workspace_bytes<T, Acc>(n) bytes aligned to
+// 16 bytes, and no overlap between out, in and the workspace.
+template <typename T, typename Acc>
+bool reduce_args_ok(const T* in, int64_t n, const Acc* out, const void* workspace,
+                    size_t workspace_bytes) {
+  if (n < 0 || out == nullptr || !is_element_aligned(out)) return false;
+  if (n == 0) return true;  // writes init; neither in nor the workspace is touched
+  if (in == nullptr || !is_element_aligned(in)) return false;
+  if (n > INT64_MAX / static_cast<int64_t>(sizeof(T))) return false;
+  if (workspace == nullptr || reinterpret_cast<std::uintptr_t>(workspace) % 16 != 0) return false;
+  if (workspace_bytes < reduce_workspace_bytes<T, Acc>(n)) return false;
+  const int64_t in_span = n * static_cast<int64_t>(sizeof(T));
+  const int64_t ws_span = static_cast<int64_t>(std::min<size_t>(workspace_bytes, INT64_MAX));
+  return !ranges_overlap(out, sizeof(Acc), in, in_span) &&
+         !ranges_overlap(out, sizeof(Acc), workspace, ws_span) &&
+         !ranges_overlap(workspace, ws_span, in, in_span);
+}
+
+// Launches plan p with the functor Op (arguments already checked).
+template <typename Op, typename T, typename Acc>
+cudaError_t launch_reduce(const ReducePlan& p, const T* in, int64_t n, Acc* out, Acc init,
+                          void* workspace, cudaStream_t stream) {
+  using C = compute_t<Acc>;
+  constexpr int kPack = kMaxPackSize<T>;
+  auto* partials = static_cast<C*>(workspace);
+  return dispatch<kPack>(p.pack, [&](auto) {
+    return dispatch<detail::SplitWrite::kOut, detail::SplitWrite::kCluster,
+                    detail::SplitWrite::kPartials>(p.write, [&](auto w) {
+      constexpr detail::SplitWrite kWrite = decltype(w)::value;
+      KERNELKIT_RETURN_IF_ERROR(launch(detail::reduce_split_kernel<kPack, kWrite, T, C, Acc, Op>,
+                                       p.shape, stream, in, int64_t{1}, n, p.split, out, init,
+                                       partials));
+      if constexpr (kWrite == detail::SplitWrite::kPartials) {
+        return launch(detail::reduce_combine_kernel<C, Acc, Op>, p.combine, stream,
+                      static_cast<const C*>(partials), int64_t{1}, p.split, out, init);
+      }
+      return cudaSuccess;
+    });
+  });
+}
+
+namespace detail {
+// Checks, plan and launch of a reduction with the functor Op.
+template <typename Op, typename T, typename Acc>
+cudaError_t reduce_with(const T* in, int64_t n, Acc* out, Acc init, void* workspace,
+                        size_t workspace_bytes, cudaStream_t stream) {
+  KERNELKIT_REQUIRE(reduce_args_ok(in, n, out, workspace, workspace_bytes));
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  return plan_and_launch(
+      d,
+      [&](const DeviceInfo& dev) {
+        return plan_reduce(n, sizeof(T), sizeof(compute_t<Acc>), workspace_bytes, dev);
+      },
+      [&](const ReducePlan& p) {
+        return launch_reduce<Op>(p, in, n, out, init, workspace, stream);
+      });
+}
+}  // namespace detail
+
+// out[0] = op(init, in[0] op in[1] op ... op in[n - 1]), accumulated in compute_t<Acc>.
+// Types: T in {float, double, __half, __nv_bfloat16, int32_t, int64_t} (half and bf16 are
+// converted to float); Acc any of those. Max and Min propagate NaN. n == 0 writes init.
+// in: aligned to sizeof(T) (any element offset). workspace: at least
+// reduce_workspace_bytes<T, Acc>(n) bytes of device memory, 16-byte aligned, any contents
+// (nothing is kept in it between calls); calls that may run at the same time need separate
+// workspaces. out must not overlap in or the workspace, nor the workspace in. Asynchronous,
+// no allocation, capturable in a CUDA graph. Returns cudaErrorInvalidValue, before any
+// launch and without writing, for n < 0, an unknown op, a null or misaligned pointer where
+// one is needed, a too-small workspace or an overlap.
+template <typename T, typename Acc>
+[[nodiscard]] cudaError_t reduce(const T* in, int64_t n, Acc* out, ReduceOp op, Acc init,
+                                 void* workspace, size_t workspace_bytes,
+                                 cudaStream_t stream = nullptr) {
+  KERNELKIT_REQUIRE(reduce_op_ok(op));
+  return dispatch<ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin>(op, [&](auto o) {
+    return detail::reduce_with<reduce_functor_t<decltype(o)::value>>(in, n, out, init, workspace,
+                                                                     workspace_bytes, stream);
+  });
+}
+
+// out[0] = sum of in[0..n) (0 for n == 0). Same contract as reduce().
+template <typename T, typename Acc>
+[[nodiscard]] cudaError_t sum(const T* in, int64_t n, Acc* out, void* workspace,
+                              size_t workspace_bytes, cudaStream_t stream = nullptr) {
+  return detail::reduce_with<Sum>(in, n, out, identity<Sum, Acc>(), workspace, workspace_bytes,
+                                  stream);
+}
+
+// out[0] = max of in[0..n); NaN wins; -inf (lowest for integers) for n == 0.
+template <typename T, typename Acc>
+[[nodiscard]] cudaError_t max(const T* in, int64_t n, Acc* out, void* workspace,
+                              size_t workspace_bytes, cudaStream_t stream = nullptr) {
+  return detail::reduce_with<Max>(in, n, out, identity<Max, Acc>(), workspace, workspace_bytes,
+                                  stream);
+}
+
+// out[0] = min of in[0..n); NaN wins; +inf (highest for integers) for n == 0.
+template <typename T, typename Acc>
+[[nodiscard]] cudaError_t min(const T* in, int64_t n, Acc* out, void* workspace,
+                              size_t workspace_bytes, cudaStream_t stream = nullptr) {
+  return detail::reduce_with<Min>(in, n, out, identity<Min, Acc>(), workspace, workspace_bytes,
+                                  stream);
+}
+
+}  // namespace kernelkit

@@ -1,0 +1,259 @@
+// plan_reduce on the host (no GPU): the expected plan for a table of sizes x devices, and
+// invariants over many sizes, types and devices: a legal grid, every pack read exactly once
+// (the kernel's loop simulated), one wave at most, the workspace bound covering every plan.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/devices.cuh"
+#include "kernelkit/reduce/reduce.cuh"
+
+namespace {
+
+using kernelkit::DeviceInfo;
+using kernelkit::ReducePlan;
+using kernelkit::detail::SplitWrite;
+
+kernelkit::DeviceInfo device(const std::string& name) {
+  for (const auto& d : kktest::all_devices())
+    if (name == d.name) return d.info;
+  ADD_FAILURE() << "no device " << name;
+  return {};
+}
+
+TEST(ReducePlan, ExpectedPlans) {
+  constexpr SplitWrite kOut = SplitWrite::kOut, kCluster = SplitWrite::kCluster,
+                       kPartials = SplitWrite::kPartials;
+  struct Case {
+    const char* device;
+    int64_t n;
+    int in_bytes;
+    int split;
+    SplitWrite write;
+  };
+  // One block when n fits one tile (2048 packs); up to 8 tiles one cluster where clusters
+  // are available (at least 512 packs a block); else one block per 512 packs up to one wave
+  // of 4 blocks of 256 threads per SM: H100 528, A100 432, L4 232, T4 160.
+  const Case cases[] = {
+      {"H100", 1, 4, 1, kOut},
+      {"H100", 1024, 4, 1, kOut},
+      {"H100", 8192, 4, 1, kOut},
+      {"H100", 8193, 4, 5, kCluster},
+      {"H100", 16384, 4, 8, kCluster},
+      {"H100", 65536, 4, 8, kCluster},
+      {"H100", 65537, 4, 33, kPartials},
+      {"H100", 1048576, 4, 512, kPartials},
+      {"H100", 1000003, 4, 489, kPartials},
+      {"H100", 4194304, 4, 528, kPartials},
+      {"H100", 16777216, 4, 528, kPartials},
+      {"H100", 268435456, 4, 528, kPartials},
+      {"H100", 100000007, 4, 528, kPartials},
+      {"H100", 1048576, 8, 528, kPartials},
+      {"H100", 16777216, 2, 528, kPartials},
+      {"H100", 16384, 2, 1, kOut},
+      {"H100-compute80", 65536, 4, 32, kPartials},
+      {"H100-compute80", 8193, 4, 5, kPartials},
+      {"H100-compute80", 16777216, 4, 528, kPartials},
+      {"A100", 16777216, 4, 432, kPartials},
+      {"A100", 65536, 4, 32, kPartials},
+      {"L4", 16777216, 4, 232, kPartials},
+      {"T4", 16777216, 4, 160, kPartials},
+      {"T4", 1048576, 8, 160, kPartials},
+  };
+  for (const auto& c : cases) {
+    const DeviceInfo d = device(c.device);
+    const ReducePlan p = kernelkit::plan_reduce(c.n, c.in_bytes, 4, SIZE_MAX, d);
+    const std::string label = std::string(c.device) + " n=" + std::to_string(c.n) +
+                              " bytes=" + std::to_string(c.in_bytes);
+    EXPECT_EQ(p.split, c.split) << label;
+    EXPECT_EQ(p.write, c.write) << label;
+    EXPECT_EQ(p.pack, 16 / c.in_bytes) << label;
+    EXPECT_EQ(p.unroll, kernelkit::detail::kReduceUnroll) << label;
+    EXPECT_EQ(p.shape.grid.x, static_cast<unsigned>(c.split)) << label;
+    EXPECT_EQ(p.shape.block.x, 256u) << label;
+    EXPECT_EQ(p.shape.is_cluster(), c.write == kCluster) << label;
+    if (c.write == kCluster) EXPECT_EQ(p.shape.cluster.x, static_cast<unsigned>(c.split)) << label;
+    if (c.write == kPartials) {
+      EXPECT_EQ(p.combine.grid.x, 1u) << label;
+      // the combine kernel overlaps the split kernel's tail only where it was compiled with
+      // the wait (sm_90 code on an sm_90 device)
+      EXPECT_EQ(p.combine.overlap_previous, std::string(c.device) == "H100") << label;
+    } else {
+      EXPECT_FALSE(p.combine.overlap_previous) << label;
+    }
+  }
+  // with no room for a cluster the H100 falls back to the split (plan_and_launch re-plans
+  // with cluster_launch off)
+  DeviceInfo no_cluster = kktest::h100();
+  no_cluster.cluster_launch = false;
+  EXPECT_EQ(kernelkit::plan_reduce(65536, 4, 4, SIZE_MAX, no_cluster).write, kPartials);
+}
+
+// How many times the split kernel reads each pack of a row of `packs` packs with `split`
+// blocks: its loop (full tiles, then one partial tile) replayed on the host.
+std::vector<int> reads_per_pack(int64_t packs, int split) {
+  constexpr int kB = kernelkit::detail::kReduceBlock, kU = kernelkit::detail::kReduceUnroll;
+  std::vector<int> reads(packs, 0);
+  for (int s = 0; s < split; ++s) {
+    for (int t = 0; t < kB; ++t) {
+      const int64_t stride = int64_t{split} * kB * kU;
+      const int64_t last_full = packs - int64_t{kU - 1} * kB;
+      int64_t i = int64_t{s} * kB * kU + t;
+      for (; i < last_full; i += stride)
+        for (int j = 0; j < kU; ++j)
+          ++reads[i + j * kB];
+      for (int j = 0; j < kU; ++j)
+        if (i + j * kB < packs) ++reads[i + j * kB];
+    }
+  }
+  return reads;
+}
+
+TEST(ReducePlan, Invariants) {
+  const std::vector<int64_t> sizes = {0,
+                                      1,
+                                      2,
+                                      31,
+                                      32,
+                                      33,
+                                      1000,
+                                      8191,
+                                      8192,
+                                      8193,
+                                      8200,
+                                      65535,
+                                      65536,
+                                      99991,
+                                      1 << 20,
+                                      1000003,
+                                      4194305,
+                                      1 << 24,
+                                      100000007,
+                                      int64_t{1} << 31,
+                                      (int64_t{1} << 33) + 5};
+  for (const auto& [name, d] : kktest::all_devices()) {
+    const int64_t wave = kernelkit::detail::reduce_wave(d);
+    EXPECT_GE(wave, 1) << name;
+    EXPECT_LE(wave, kernelkit::kReduceMaxSplit) << name;
+    EXPECT_EQ(wave, int64_t{d.sm_count} * 4) << name;
+    for (int in_bytes : {1, 2, 4, 8}) {
+      for (int acc_bytes : {4, 8}) {
+        for (int64_t n : sizes) {
+          const std::string label = std::string(name) + " n=" + std::to_string(n) +
+                                    " in=" + std::to_string(in_bytes) +
+                                    " acc=" + std::to_string(acc_bytes);
+          const ReducePlan p = kernelkit::plan_reduce(n, in_bytes, acc_bytes, SIZE_MAX, d);
+          const int64_t packs = (n + p.pack - 1) / p.pack;
+          EXPECT_GE(p.split, 1) << label;
+          EXPECT_LE(p.split, wave) << label;
+          EXPECT_EQ(p.shape.grid.x, static_cast<unsigned>(p.split)) << label;
+          EXPECT_LE(static_cast<int>(p.shape.block.x), d.max_threads_per_block) << label;
+          EXPECT_EQ(p.split == 1, packs <= kernelkit::kReduceTilePacks) << label;
+          EXPECT_EQ(p.write == SplitWrite::kOut, p.split == 1) << label;
+          // a cluster only where the device and the build have them, of at most 8 blocks, for
+          // at most 8 tiles
+          EXPECT_EQ(p.shape.is_cluster(), p.write == SplitWrite::kCluster) << label;
+          if (p.write == SplitWrite::kCluster) {
+            EXPECT_TRUE(d.clusters()) << label;
+            EXPECT_LE(p.split, 8) << label;
+            EXPECT_LE(packs, 8 * kernelkit::kReduceTilePacks) << label;
+            EXPECT_EQ(p.shape.cluster.x, static_cast<unsigned>(p.split)) << label;
+          }
+          // at least 2 packs a thread in every block but the last
+          if (p.split > 1) EXPECT_GT(packs, int64_t{p.split - 1} * 2 * 256) << label;
+          // the workspace bound (device-independent) holds every device's partials
+          const size_t bound = in_bytes == 4 && acc_bytes == 4
+                                   ? kernelkit::reduce_workspace_bytes<float, float>(n)
+                               : in_bytes == 8 && acc_bytes == 8
+                                   ? kernelkit::reduce_workspace_bytes<int64_t, int64_t>(n)
+                                   : 0;
+          if (bound > 0) EXPECT_LE(size_t(p.split) * acc_bytes, bound) << label;
+          // a workspace of the bound's size gives the same plan
+          if (bound > 0) {
+            EXPECT_EQ(kernelkit::plan_reduce(n, in_bytes, acc_bytes, bound, d).split, p.split)
+                << label;
+          }
+        }
+      }
+    }
+  }
+  // every pack read exactly once, for splits and sizes around the tile
+  for (int64_t packs : {1, 255, 256, 2047, 2048, 2049, 4096, 5000, 20011}) {
+    for (int split : {1, 2, 3, 5, 8}) {
+      const auto reads = reads_per_pack(packs, split);
+      for (int64_t i = 0; i < packs; ++i) {
+        ASSERT_EQ(reads[i], 1) << "pack " << i << " of " << packs << ", split " << split;
+      }
+    }
+  }
+}
+
+// A smaller workspace than the bound never makes the plan use more partials than it holds;
+// reduce_args_ok refuses it anyway, but the plan alone stays within what it is given.
+TEST(ReducePlan, WorkspaceLimitsSplit) {
+  const DeviceInfo d = kktest::h100();
+  EXPECT_EQ(kernelkit::plan_reduce(1 << 24, 4, 4, 40, d).split, 10);
+  EXPECT_EQ(kernelkit::plan_reduce(1 << 24, 4, 8, 40, d).split, 5);
+  EXPECT_EQ(kernelkit::plan_reduce(1 << 24, 4, 4, 0, d).split, 1);
+}
+
+// The workspace covers every grid the plan may pick and grows with n (these assertions
+// were DeviceReduceHost.WorkspaceBytes).
+TEST(ReducePlan, WorkspaceBytes) {
+  EXPECT_EQ(kernelkit::reduce_workspace_bytes<float>(-3), 0u);
+  EXPECT_EQ(kernelkit::reduce_workspace_bytes<float>(0), 0u);
+  EXPECT_GT(kernelkit::reduce_workspace_bytes<float>(1), 0u);
+  EXPECT_LE(kernelkit::reduce_workspace_bytes<float>(int64_t{1} << 40),
+            kernelkit::kReduceMaxSplit * sizeof(float));
+  EXPECT_EQ((kernelkit::reduce_workspace_bytes<__half, float>(int64_t{1} << 28)),
+            kernelkit::kReduceMaxSplit * sizeof(float));
+  EXPECT_EQ((kernelkit::reduce_workspace_bytes<int32_t, int64_t>(int64_t{1} << 28)),
+            kernelkit::kReduceMaxSplit * sizeof(int64_t));
+  // half accumulates (and keeps partials) in float
+  EXPECT_EQ((kernelkit::reduce_workspace_bytes<__half, __half>(int64_t{1} << 28)),
+            kernelkit::kReduceMaxSplit * sizeof(float));
+  const DeviceInfo h100 = kktest::h100();
+  for (int64_t n : {int64_t{1}, int64_t{1000}, int64_t{1000003}, int64_t{1} << 24, int64_t{1} << 28,
+                    (int64_t{1} << 31) + 1}) {
+    const int grid = kernelkit::plan_reduce(n, 4, 4, SIZE_MAX, h100).split;
+    EXPECT_GE(grid, 1);
+    EXPECT_LE(grid, 132 * kernelkit::detail::kReduceMinBlocks);
+    EXPECT_LE(static_cast<size_t>(grid) * sizeof(float),
+              kernelkit::reduce_workspace_bytes<float>(n));
+  }
+  EXPECT_EQ(kernelkit::plan_reduce(int64_t{1} << 24, 4, 4, SIZE_MAX, h100).split, 528);
+}
+
+// Argument checks on the host (no launch happens for a refused call).
+TEST(ReducePlan, ArgsOk) {
+  alignas(16) static float buf[4096];
+  alignas(16) static unsigned char ws[8192];
+  float* in = buf;
+  float* out = buf + 4000;
+  const int64_t n = 3000;
+  const size_t need = kernelkit::reduce_workspace_bytes<float, float>(n);
+  EXPECT_TRUE(kernelkit::reduce_args_ok(in, n, out, ws, need));
+  EXPECT_TRUE(kernelkit::reduce_args_ok<float>(nullptr, 0, out, nullptr, 0));  // writes init
+  EXPECT_FALSE(kernelkit::reduce_args_ok<float>(in, 0, static_cast<float*>(nullptr), ws, need));
+  EXPECT_FALSE(kernelkit::reduce_args_ok(in, -1, out, ws, need));
+  EXPECT_FALSE((kernelkit::reduce_args_ok<float, float>(nullptr, n, out, ws, need)));
+  EXPECT_FALSE(kernelkit::reduce_args_ok(in, n, out, nullptr, need));
+  EXPECT_FALSE(kernelkit::reduce_args_ok(in, n, out, ws, need - 1));
+  EXPECT_FALSE(kernelkit::reduce_args_ok(in, n, out, ws + 8, need));  // workspace not 16-aligned
+  const auto* in_odd = reinterpret_cast<const float*>(reinterpret_cast<const char*>(in) + 1);
+  EXPECT_FALSE(kernelkit::reduce_args_ok(in_odd, n, out, ws, need));
+  auto* out_odd = reinterpret_cast<float*>(reinterpret_cast<char*>(out) + 2);
+  EXPECT_FALSE(kernelkit::reduce_args_ok(in, n, out_odd, ws, need));
+  EXPECT_FALSE(kernelkit::reduce_args_ok(in, n, in + n - 1, ws, need));  // out inside in
+  EXPECT_TRUE(kernelkit::reduce_args_ok(in, n, in + n, ws, need));       // just past in
+  auto* ws_as_out = reinterpret_cast<float*>(ws);
+  EXPECT_FALSE(kernelkit::reduce_args_ok(in, n, ws_as_out, ws, need));  // out in the workspace
+  EXPECT_FALSE(kernelkit::reduce_args_ok(in, n, out, in + 16, need));   // workspace over in
+  EXPECT_FALSE(kernelkit::reduce_args_ok(in, INT64_MAX / 2, out, ws, SIZE_MAX));  // bytes overflow
+  EXPECT_TRUE(kernelkit::reduce_op_ok(kernelkit::ReduceOp::kMin));
+  EXPECT_FALSE(kernelkit::reduce_op_ok(static_cast<kernelkit::ReduceOp>(7)));
+}
+
+}  // namespace
