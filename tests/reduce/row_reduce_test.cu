@@ -1,11 +1,15 @@
 // row_reduce / row_sum / row_max / row_min against float64 (exact integer) references:
-// every type, cols in {0, 1, 2, 3, 31, 32, 33, 127, 128, 129, 1024, 1025, 2049, 4097, 2^20}, rows
-// in {1, 7, 1000} (fewer rows for 2^20), aligned and one-element-offset input, NaN / inf, int64
-// sums past 2^32, determinism, bad arguments, and the launch plan on the host.
+// every type, every path (short rows of 1..8 columns, flat, narrow groups, a warp, a block, a
+// cluster or a split per row), cols in {0, 1, 2, 3, 31, 32, 33, 127, 128, 129, 1024, 1025,
+// 2049, 4097, 2^20}, rows in {1, 7, 1000} (fewer rows for 2^20), aligned and offset input,
+// with no workspace and with one full of 0xFF bytes, NaN / inf, int64 sums past 2^32,
+// f16/bf16 inputs with float sums, determinism, graph capture, bad arguments, > 2^31 elements.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/test_util.cuh"
@@ -50,7 +54,8 @@ std::vector<double> reference(const std::vector<T>& h, int64_t rows, int64_t col
 template <typename T>
 using AccOf = kernelkit::compute_t<T>;
 
-// Calls the public function that matches op (row_sum / row_max / row_min).
+// Calls the public function that matches op (row_sum / row_max / row_min), without a
+// workspace or with ws (bytes of it).
 template <typename T, typename Acc>
 cudaError_t call(ReduceOp op, const T* in, int64_t rows, int64_t cols, Acc* out) {
   switch (op) {
@@ -61,6 +66,31 @@ cudaError_t call(ReduceOp op, const T* in, int64_t rows, int64_t cols, Acc* out)
     default:
       return kernelkit::row_min(in, rows, cols, out);
   }
+}
+template <typename T, typename Acc>
+cudaError_t call(ReduceOp op, const T* in, int64_t rows, int64_t cols, Acc* out, void* ws,
+                 size_t bytes) {
+  switch (op) {
+    case ReduceOp::kSum:
+      return kernelkit::row_sum(in, rows, cols, out, ws, bytes);
+    case ReduceOp::kMax:
+      return kernelkit::row_max(in, rows, cols, out, ws, bytes);
+    default:
+      return kernelkit::row_min(in, rows, cols, out, ws, bytes);
+  }
+}
+
+// How a case gets its workspace: none, or row_reduce_workspace_bytes of 0xFF bytes.
+enum class Ws { kNone, kDirty };
+
+// A workspace of row_reduce_workspace_bytes<T, Acc>(rows, cols) bytes filled with 0xFF (a
+// call must be correct whatever it holds); at least one byte so that the pointer is real.
+template <typename T, typename Acc>
+DeviceBuffer<unsigned char> dirty_workspace(int64_t rows, int64_t cols) {
+  DeviceBuffer<unsigned char> ws(
+      std::max<size_t>(kernelkit::row_reduce_workspace_bytes<T, Acc>(rows, cols), 16));
+  ws.poison();
+  return ws;
 }
 
 template <typename Acc>
@@ -88,10 +118,11 @@ std::vector<T> make_input(size_t n, uint64_t seed, ReduceOp op) {
   }
 }
 
-// One case: poisoned output, input at `offset` elements past an aligned allocation.
-template <typename T>
-void run_case(int64_t rows, int64_t cols, ReduceOp op, int offset, uint64_t seed) {
-  using Acc = AccOf<T>;
+// One case: poisoned output, input at `offset` elements past an aligned allocation, Acc the
+// output type (float for half / bf16 inputs by default).
+template <typename T, typename Acc = AccOf<T>>
+void run_case(int64_t rows, int64_t cols, ReduceOp op, int offset, uint64_t seed,
+              Ws ws_mode = Ws::kNone) {
   const size_t n = static_cast<size_t>(rows * cols);
   auto h = make_input<T>(n + offset, seed, op);
   auto d_in = kktest::to_device(h);
@@ -99,12 +130,20 @@ void run_case(int64_t rows, int64_t cols, ReduceOp op, int offset, uint64_t seed
   DeviceBuffer<Acc> d_out(rows);
   d_out.poison();
   const T* in = n + offset > 0 ? d_in.get() + offset : nullptr;
-  ASSERT_EQ(call(op, in, rows, cols, d_out.get()), cudaSuccess);
+  const std::string label = std::string(kktest::type_name<T>()) + "->" + kktest::type_name<Acc>() +
+                            " " + op_name(op) + " " + std::to_string(rows) + "x" +
+                            std::to_string(cols) + " offset " + std::to_string(offset) + " seed " +
+                            std::to_string(seed) +
+                            (ws_mode == Ws::kDirty ? " dirty workspace" : "");
+  if (ws_mode == Ws::kNone) {
+    ASSERT_EQ(call(op, in, rows, cols, d_out.get()), cudaSuccess) << label;
+  } else {
+    auto ws = dirty_workspace<T, Acc>(rows, cols);
+    ASSERT_EQ(call(op, in, rows, cols, d_out.get(), ws.get(), ws.size()), cudaSuccess) << label;
+    CUDA_CHECK(cudaDeviceSynchronize());
+  }
   CUDA_CHECK(cudaDeviceSynchronize());
   const auto ref = reference(h, rows, cols, op, init_of<Acc>(op));
-  const std::string label = std::string(kktest::type_name<T>()) + " " + op_name(op) + " " +
-                            std::to_string(rows) + "x" + std::to_string(cols) + " offset " +
-                            std::to_string(offset) + " seed " + std::to_string(seed);
   EXPECT_TRUE(check_near(d_out.download(), ref, Tolerance::Exact(), label));
 }
 
@@ -129,18 +168,40 @@ TYPED_TEST(RowReduceTyped, SweepAllOps) {
           run_case<TypeParam>(rows, cols, op, offset, ++seed);
 }
 
-// 2^20 columns: the cluster path (1 and 7 rows: clusters of 8 blocks per row); 200 rows
-// of 2^16: clusters of 2 on 132 SMs.
+// 2^20 columns: without a workspace the cluster path on an H100 (1 and 7 rows: clusters of
+// 8 blocks per row; 200 rows of 2^16: a block per row, 53 rows: clusters of 5), with one
+// the split path (528 / 75 / 2 / 9 blocks per row).
 TYPED_TEST(RowReduceTyped, LongRows) {
   uint64_t seed = 500;
-  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax}) {
-    for (int64_t rows : {1, 7})
-      for (int offset : {0, 1})
-        run_case<TypeParam>(rows, int64_t{1} << 20, op, offset, ++seed);
-    run_case<TypeParam>(200, int64_t{1} << 16, op, 1, ++seed);
-    run_case<TypeParam>(53, int64_t{1} << 16, op, 0, ++seed);  // clusters of 5 on 132 SMs
+  for (Ws ws : {Ws::kNone, Ws::kDirty}) {
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax}) {
+      for (int64_t rows : {1, 7})
+        for (int offset : {0, 1})
+          run_case<TypeParam>(rows, int64_t{1} << 20, op, offset, ++seed, ws);
+      run_case<TypeParam>(200, int64_t{1} << 16, op, 1, ++seed, ws);
+      run_case<TypeParam>(53, int64_t{1} << 16, op, 0, ++seed, ws);
+    }
+    run_case<TypeParam>(3, (int64_t{1} << 20) + 5, ReduceOp::kMin, 3, ++seed, ws);
   }
-  run_case<TypeParam>(3, (int64_t{1} << 20) + 5, ReduceOp::kMin, 3, ++seed);
+}
+
+// Rows of 1..8 columns (the short path when they are not whole aligned packs), every
+// misalignment of the base pointer, row counts around a tile (2048 packs) and its halo.
+TYPED_TEST(RowReduceTyped, ShortRows) {
+  constexpr int P = kernelkit::kMaxPackSize<TypeParam>;
+  uint64_t seed = 1500;
+  for (int64_t cols = 1; cols <= 8; ++cols) {
+    const int64_t tile_rows = 2048 * P / cols;  // rows per tile, about
+    for (int64_t rows : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{255}, int64_t{257},
+                         tile_rows - 1, tile_rows, tile_rows + 1, 3 * tile_rows + 7}) {
+      for (int offset : {0, 1, P - 1}) {
+        run_case<TypeParam>(rows, cols, ReduceOp::kSum, offset, ++seed);
+        run_case<TypeParam>(rows, cols, ReduceOp::kMax, offset, ++seed);
+      }
+    }
+    for (int offset = 0; offset < P; ++offset)
+      run_case<TypeParam>(100003, cols, ReduceOp::kMin, offset, ++seed);
+  }
 }
 
 // Wide-but-not-long rows and many rows: grid-stride over rows in every path.
@@ -172,30 +233,37 @@ TYPED_TEST(RowReduceTyped, FlatPath) {
   run_case<TypeParam>(100003, 8 * P, ReduceOp::kMax, 0, ++seed);
 }
 
-// The flat kernel on grids smaller than its tile count: blocks loop over tiles.
-template <int Width>
-void run_flat_small_grid(int64_t k, int64_t rows, int grid, uint64_t seed) {
-  constexpr int P = kernelkit::kMaxPackSize<float>;
-  const int64_t cols = k * P;
-  auto h = kktest::small_int_vector<float>(rows * cols, seed);
+// Plans run with a smaller grid than they chose (as on more tiles than INT32_MAX blocks):
+// the flat, short, group and block kernels stride over their tiles / rows.
+void run_small_grid(int64_t rows, int64_t cols, unsigned grid, uint64_t seed, int offset = 0) {
+  auto h = kktest::small_int_vector<float>(rows * cols + offset, seed);
   auto d_in = kktest::to_device(h);
+  h.erase(h.begin(), h.begin() + offset);
   DeviceBuffer<float> d_out(rows);
   d_out.poison();
-  ASSERT_EQ((kernelkit::detail::launch_row_flat<Width, kernelkit::detail::kRowFlatSteps, P, float,
-                                                float, kernelkit::Sum>(
-                d_in.get(), rows, cols, d_out.get(), 0.0f, grid, nullptr)),
+  kernelkit::DeviceInfo d;
+  ASSERT_EQ(kernelkit::current_device_info(&d), cudaSuccess);
+  auto plan = kernelkit::plan_row_reduce(rows, cols, 4, 4, offset == 0, 0, d);
+  if (plan.path == kernelkit::RowReducePath::kCluster) return;  // its grid is fixed by rows
+  plan.shape.grid.x = grid;
+  ASSERT_EQ(kernelkit::launch_row_reduce<kernelkit::Sum>(plan, d_in.get() + offset, rows, cols,
+                                                         d_out.get(), 0.0f, nullptr, nullptr),
             cudaSuccess);
-  EXPECT_TRUE(check_near(d_out.download(), reference(h, rows, cols, ReduceOp::kSum, 0.0),
-                         Tolerance::Exact(),
-                         "flat grid " + std::to_string(grid) + " " + std::to_string(rows) + "x" +
-                             std::to_string(cols) + " seed " + std::to_string(seed)));
+  EXPECT_TRUE(check_near(
+      d_out.download(), reference(h, rows, cols, ReduceOp::kSum, 0.0), Tolerance::Exact(),
+      "grid " + std::to_string(grid) + " " + std::to_string(rows) + "x" + std::to_string(cols) +
+          " offset " + std::to_string(offset) + " seed " + std::to_string(seed)));
 }
 
 TEST_F(RowReduce, FlatPathLoopsOverTiles) {
-  for (int grid : {1, 3}) {
-    run_flat_small_grid<8>(8, 10007, grid, 1300 + grid);
-    run_flat_small_grid<32>(25, 2003, grid, 1310 + grid);
-    run_flat_small_grid<1>(1, 5003, grid, 1320 + grid);
+  for (unsigned grid : {1u, 3u}) {
+    run_small_grid(10007, 8 * 4, grid, 1300 + grid);  // flat, 8 lanes
+    run_small_grid(2003, 25 * 4, grid, 1310 + grid);  // flat, 32 lanes
+    run_small_grid(5003, 4, grid, 1320 + grid);       // flat, 1 lane
+    run_small_grid(30011, 3, grid, 1330 + grid, 1);   // short
+    run_small_grid(9001, 77, grid, 1340 + grid, 1);   // narrow group
+    run_small_grid(3001, 600, grid, 1350 + grid);     // a warp per row
+    run_small_grid(700, 3000, grid, 1360 + grid);     // a block per row
   }
 }
 
@@ -286,25 +354,126 @@ TEST_F(RowReduce, RowReduceNanInf) {
   run_nan_inf<__nv_bfloat16>();
 }
 
-// The same call gives the same bits, ten times, on every path (group, flat, warp, block,
-// cluster).
+// The same call gives the same bits, ten times, on every path (short, group, flat, warp,
+// block, cluster without a workspace; split with one, refilled with 0xFF between runs).
 TEST_F(RowReduce, RowReduceDeterministic) {
   const std::vector<std::pair<int64_t, int64_t>> shapes = {
-      {4099, 7}, {4099, 32}, {1031, 1000}, {300, 40000}, {3, 3 << 20}};
+      {4099, 7}, {4099, 32}, {1031, 1000}, {300, 40000}, {3, 3 << 20}, {1, 1 << 22}};
   for (auto [rows, cols] : shapes) {
     auto h = kktest::random_vector<float>(rows * cols, rows + cols, -1.0, 1.0);
     auto d_in = kktest::to_device(h);
-    DeviceBuffer<float> d_out(rows);
-    ASSERT_EQ(kernelkit::row_sum(d_in.get(), rows, cols, d_out.get()), cudaSuccess);
-    const auto first = d_out.download();
-    EXPECT_TRUE(check_near(first, reference(h, rows, cols, ReduceOp::kSum, 0.0),
-                           Tolerance::Rel(1e-4, 1e-5 * double(cols)), "determinism reference"));
-    for (int run = 0; run < 10; ++run) {
-      d_out.poison();
-      ASSERT_EQ(kernelkit::row_sum(d_in.get(), rows, cols, d_out.get()), cudaSuccess);
-      EXPECT_TRUE(kktest::same_bits(first, d_out.download()))
-          << rows << "x" << cols << " run " << run;
+    for (Ws mode : {Ws::kNone, Ws::kDirty}) {
+      auto ws = dirty_workspace<float, float>(rows, cols);
+      const size_t bytes = mode == Ws::kNone ? 0 : ws.size();
+      DeviceBuffer<float> d_out(rows);
+      ASSERT_EQ(kernelkit::row_sum(d_in.get(), rows, cols, d_out.get(), ws.get(), bytes),
+                cudaSuccess);
+      const auto first = d_out.download();
+      EXPECT_TRUE(check_near(first, reference(h, rows, cols, ReduceOp::kSum, 0.0),
+                             Tolerance::Rel(1e-4, 1e-5 * double(cols)), "determinism reference"));
+      for (int run = 0; run < 10; ++run) {
+        d_out.poison();
+        ws.poison();
+        ASSERT_EQ(kernelkit::row_sum(d_in.get(), rows, cols, d_out.get(), ws.get(), bytes),
+                  cudaSuccess);
+        EXPECT_TRUE(kktest::same_bits(first, d_out.download()))
+            << rows << "x" << cols << " run " << run << (bytes ? " workspace" : "");
+      }
     }
+  }
+}
+
+// Few rows of any length, with a workspace (full of 0xFF bytes, then of the previous call's
+// partials): the split path, one row being the device-wide reduction; workspaces smaller
+// than the planned split's (3 partials a row; 1: no split at all); f32 and f16 -> f32.
+template <typename T>
+void run_split(int64_t rows, int64_t cols, int offset, size_t ws_bytes, uint64_t seed) {
+  auto h = kktest::small_int_vector<T>(rows * cols + offset, seed);
+  auto d_in = kktest::to_device(h);
+  h.erase(h.begin(), h.begin() + offset);
+  const auto ref = reference(h, rows, cols, ReduceOp::kSum, 0.0);
+  DeviceBuffer<unsigned char> ws(std::max<size_t>(ws_bytes, 16));
+  ws.poison();
+  const std::string label = std::string(kktest::type_name<T>()) + " " + std::to_string(rows) + "x" +
+                            std::to_string(cols) + " offset " + std::to_string(offset) +
+                            " workspace " + std::to_string(ws_bytes) + " seed " +
+                            std::to_string(seed);
+  for (int rep = 0; rep < 2; ++rep) {
+    DeviceBuffer<float> d_out(rows);
+    d_out.poison();
+    ASSERT_EQ(kernelkit::row_sum(d_in.get() + offset, rows, cols, d_out.get(), ws.get(), ws_bytes),
+              cudaSuccess)
+        << label;
+    EXPECT_TRUE(check_near(d_out.download(), ref, Tolerance::Exact(),
+                           label + " rep " + std::to_string(rep)));
+  }
+}
+
+TEST_F(RowReduce, SplitRows) {
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {
+      {1, (1 << 22) + 3},  {2, 1 << 21}, {3, 1000003}, {5, 654321},
+      {32, (1 << 16) + 1}, {1, 8193},    {1, 8192},    {7, 20000}};
+  uint64_t seed = 2000;
+  for (auto [rows, cols] : shapes) {
+    const size_t full = kernelkit::row_reduce_workspace_bytes<float, float>(rows, cols);
+    const size_t full_half = kernelkit::row_reduce_workspace_bytes<__half, float>(rows, cols);
+    for (int offset : {0, 1}) {
+      for (size_t bytes : {full, size_t(rows * 4 * 3), size_t(rows * 4)}) {
+        run_split<float>(rows, cols, offset, bytes, ++seed);
+      }
+      run_split<__half>(rows, cols, offset + 2, full_half, ++seed);
+      run_split<__nv_bfloat16>(rows, cols, offset, full_half, ++seed);
+    }
+  }
+}
+
+// Half and bf16 inputs summed into float outputs (the benchmark's f16/bf16 shapes, smaller),
+// and into half outputs (accumulated in float, rounded once).
+TEST_F(RowReduce, HalfInputs) {
+  uint64_t seed = 2500;
+  for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
+           {4096, 32}, {512, 1024}, {128, 4096}, {4, (1 << 20) + 5}, {20000, 3}, {100000, 1}}) {
+    for (Ws ws : {Ws::kNone, Ws::kDirty}) {
+      run_case<__half, float>(rows, cols, ReduceOp::kSum, 0, ++seed, ws);
+      run_case<__nv_bfloat16, float>(rows, cols, ReduceOp::kSum, 1, ++seed, ws);
+      run_case<__nv_bfloat16, float>(rows, cols, ReduceOp::kMax, 0, ++seed, ws);
+    }
+  }
+  for (int64_t cols : {1, 3, 100, 5000, 300000}) {
+    const int64_t rows = cols > 10000 ? 3 : 1000;
+    auto h = kktest::random_vector<__half>(rows * cols, 77 + cols, 0.0, 1.0);
+    auto d_in = kktest::to_device(h);
+    auto ws = dirty_workspace<__half, __half>(rows, cols);
+    DeviceBuffer<__half> d_out(rows);
+    d_out.poison();
+    ASSERT_EQ(kernelkit::row_sum(d_in.get(), rows, cols, d_out.get(), ws.get(), ws.size()),
+              cudaSuccess);
+    // one rounding of the float sum to half (2^-11 relative), plus the float sum's own error
+    EXPECT_TRUE(check_near(d_out.download(), reference(h, rows, cols, ReduceOp::kSum, 0.0),
+                           Tolerance::Rel(1e-3), "f16 -> f16 sum cols " + std::to_string(cols)));
+  }
+}
+
+// One column: out[r] = op(init, in[r]), a strided copy (with the conversion of the type).
+TEST_F(RowReduce, OneColumn) {
+  for (int offset : {0, 1, 3}) {
+    const int64_t rows = (1 << 20) + 3;
+    auto h = kktest::random_vector<float>(rows + offset, 91 + offset, -10.0, 10.0);
+    auto d_in = kktest::to_device(h);
+    h.erase(h.begin(), h.begin() + offset);
+    DeviceBuffer<float> d_out(rows);
+    d_out.poison();
+    ASSERT_EQ(kernelkit::row_sum(d_in.get() + offset, rows, 1, d_out.get()), cudaSuccess);
+    EXPECT_TRUE(kktest::same_bits(d_out.download(), h)) << "offset " << offset;
+    auto hh = kktest::random_vector<__half>(rows + offset, 92 + offset, -10.0, 10.0);
+    auto d_hh = kktest::to_device(hh);
+    hh.erase(hh.begin(), hh.begin() + offset);
+    d_out.poison();
+    ASSERT_EQ(kernelkit::row_max(d_hh.get() + offset, rows, 1, d_out.get()), cudaSuccess);
+    std::vector<double> ref(rows);
+    for (int64_t r = 0; r < rows; ++r)
+      ref[r] = kktest::to_double(hh[r]);
+    EXPECT_TRUE(check_near(d_out.download(), ref, Tolerance::Exact(), "f16 -> f32 one column"));
   }
 }
 
@@ -333,19 +502,23 @@ TEST_F(RowReduce, RowReduceInitAndEmpty) {
   EXPECT_EQ(kernelkit::row_sum(kNoFloats, 0, 5, kNoOut), cudaSuccess);
 }
 
-// Captured in a CUDA graph (warp path and cluster path) and replayed: same results.
+// Captured in a CUDA graph (warp path, cluster path, split path with its combine kernel)
+// and replayed: same results.
 TEST_F(RowReduce, RowReduceGraphCapture) {
-  for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{1000, 1000}, {5, 1 << 20}}) {
+  for (auto [rows, cols, use_ws] : std::vector<std::tuple<int64_t, int64_t, bool>>{
+           {1000, 1000, false}, {5, 1 << 20, false}, {5, 1 << 20, true}, {1, 1 << 22, true}}) {
     auto h = kktest::small_int_vector<float>(rows * cols, 31 + rows);
     auto d_in = kktest::to_device(h);
     DeviceBuffer<float> d_out(rows);
     d_out.poison();
+    auto ws = dirty_workspace<float, float>(rows, cols);
     cudaStream_t stream;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     cudaGraph_t graph;
     cudaGraphExec_t exec;
     CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-    const cudaError_t launched = kernelkit::row_sum(d_in.get(), rows, cols, d_out.get(), stream);
+    const cudaError_t launched = kernelkit::row_sum(d_in.get(), rows, cols, d_out.get(), ws.get(),
+                                                    use_ws ? ws.size() : 0, stream);
     CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
     ASSERT_EQ(launched, cudaSuccess);
     CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
@@ -377,58 +550,30 @@ TEST_F(RowReduce, RowReduceBadArguments) {
   EXPECT_EQ(kernelkit::row_sum(d_in.get(), big, 3, d_out.get()), cudaErrorInvalidValue);
   EXPECT_EQ(kernelkit::row_reduce(d_in.get(), 8, 8, d_out.get(), static_cast<ReduceOp>(7), 0.f),
             cudaErrorInvalidValue);
+  // pointers not aligned to their element
+  const float* in_odd =
+      reinterpret_cast<const float*>(reinterpret_cast<const char*>(d_in.get()) + 2);
+  float* out_odd = reinterpret_cast<float*>(reinterpret_cast<char*>(d_out.get()) + 1);
+  EXPECT_EQ(kernelkit::row_sum(in_odd, 7, 8, d_out.get()), cudaErrorInvalidValue);
+  EXPECT_EQ(kernelkit::row_sum(d_in.get(), 7, 8, out_odd), cudaErrorInvalidValue);
+  // workspaces: bytes without a pointer, not 16-byte aligned, over the output or the input
+  DeviceBuffer<unsigned char> ws(4096);
+  EXPECT_EQ(kernelkit::row_sum(d_in.get(), 8, 8, d_out.get(), nullptr, 64), cudaErrorInvalidValue);
+  EXPECT_EQ(kernelkit::row_sum(d_in.get(), 8, 8, d_out.get(), ws.get() + 4, 64),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(kernelkit::row_sum(d_in.get(), 8, 8, d_out.get(), d_out.get(), 64),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(kernelkit::row_sum(d_in.get(), 8, 8, d_out.get(), d_in.get() + 16, 64),
+            cudaErrorInvalidValue);
   CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_TRUE(kktest::same_bits(before, d_out.download()));
-}
-
-// The launch plan (host only): the path each shape takes.
-TEST(RowReducePlan, PathsByShape) {
-  using kernelkit::detail::choose_row_plan;
-  const int sms = 132, threads = 2048;
-  // aligned input, whole packs, <= 32 packs per row: the flat kernel, one tile per block
-  const auto flat = choose_row_plan(1 << 20, 32, 4, sms, threads, true);
-  EXPECT_EQ(flat.flat, 8);
-  EXPECT_EQ(flat.grid, (1 << 20) / (256 / 8 * kernelkit::detail::kRowFlatSteps));
-  const auto flat128 = choose_row_plan(1 << 18, 128, 4, sms, threads, true);
-  EXPECT_EQ(flat128.flat, 32);
-  EXPECT_EQ(flat128.grid, (1 << 18) / (256 / 32 * kernelkit::detail::kRowFlatSteps));
-  EXPECT_EQ(choose_row_plan(1000, 12, 4, sms, threads, true).flat, 4);  // 3 packs per row
-  EXPECT_EQ(choose_row_plan(1000, 4, 4, sms, threads, true).flat, 1);
-  EXPECT_EQ(choose_row_plan(1000, 33, 4, sms, threads, true).flat, 0);   // not whole packs
-  EXPECT_EQ(choose_row_plan(1000, 132, 4, sms, threads, true).flat, 0);  // 33 packs
-  EXPECT_EQ(choose_row_plan(1000, 132, 4, sms, threads, true).width, 32);
-  EXPECT_EQ(choose_row_plan(1000, 0, 4, sms, threads, true).flat, 0);  // cols 0: writes init
-  EXPECT_EQ(choose_row_plan(1 << 20, 32, 4, sms, threads, false).flat, 0);
-  // the grid is capped at kDefaultWaves waves; blocks loop over the remaining tiles
-  EXPECT_EQ(choose_row_plan(int64_t{1} << 40, 4, 4, sms, threads, true).grid,
-            sms * threads / 256 * kernelkit::kDefaultWaves);
-  const auto narrow = choose_row_plan(1 << 20, 32, 4, sms, threads);
-  EXPECT_EQ(narrow.width, 4);                       // 2 packs per lane
-  EXPECT_EQ(narrow.grid, (1 << 20) / 2 * 4 / 256);  // 2 rows per group
-  EXPECT_EQ(choose_row_plan(1 << 16, 1024, 4, sms, threads).grid, (1 << 16) * 32 / 256);
-  EXPECT_EQ(choose_row_plan(1 << 20, 33, 4, sms, threads).width, 8);
-  EXPECT_EQ(choose_row_plan(1 << 20, 1, 4, sms, threads).width, 1);
-  EXPECT_EQ(choose_row_plan(1 << 20, 0, 4, sms, threads).width, 1);
-  EXPECT_EQ(choose_row_plan(1 << 18, 128, 4, sms, threads).width, 16);
-  EXPECT_EQ(choose_row_plan(1 << 18, 129, 4, sms, threads).width, 32);
-  EXPECT_EQ(choose_row_plan(1 << 16, 1024, 4, sms, threads).width, 32);
-  const auto block = choose_row_plan(4096, 16384, 4, sms, threads);
-  EXPECT_EQ(block.width, 0);
-  EXPECT_EQ(block.cluster, 1);
-  const auto cluster = choose_row_plan(64, 4194304, 4, sms, threads);
-  EXPECT_EQ(cluster.width, 0);
-  EXPECT_EQ(cluster.cluster, 5);  // ceil(2 * 132 / 64)
-  EXPECT_EQ(cluster.grid, 64 * 5);
-  EXPECT_EQ(choose_row_plan(1, 1 << 24, 4, sms, threads).cluster, 8);
-  EXPECT_EQ(choose_row_plan(300, 1 << 20, 4, sms, threads).cluster, 1);
-  for (int64_t rows : {1, 3, 64, 100, 1000, 100000}) {
-    for (int64_t cols : {1, 100, 5000, 1 << 20}) {
-      const auto p = choose_row_plan(rows, cols, 4, sms, threads);
-      EXPECT_GE(p.grid, 1);
-      EXPECT_EQ(p.grid % p.cluster, 0);
-      EXPECT_LE(p.cluster, 8);
-    }
-  }
+  // the output inside the input (which must stay as it was)
+  d_in.poison();
+  const auto in_before = d_in.download();
+  EXPECT_EQ(kernelkit::row_sum(d_in.get(), 4, 8, d_in.get() + 30), cudaErrorInvalidValue);
+  EXPECT_EQ(kernelkit::row_max(d_in.get() + 1, 1, 8, d_in.get() + 8), cudaErrorInvalidValue);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(kktest::same_bits(in_before, d_in.download()));
 }
 
 // Past 2^31 elements (64-bit row offsets): f16 values (i % 7) - 3, exact in float sums.
@@ -438,7 +583,16 @@ __global__ void fill_mod7_kernel(__half* p, int64_t n) {
     p[i] = __float2half(float(i % 7 - 3));
 }
 
-void run_large(int64_t rows, int64_t cols) {
+// Sum of (i % 7) - 3 over i in [r * cols, r * cols + cols): whole cycles of 7 add 0.
+double mod7_row_sum(int64_t r, int64_t cols) {
+  const int64_t first = r * cols + cols / 7 * 7;
+  double s = 0;
+  for (int64_t i = first; i < r * cols + cols; ++i)
+    s += double(i % 7 - 3);
+  return s;
+}
+
+void run_large(int64_t rows, int64_t cols, Ws ws_mode = Ws::kNone) {
   const int64_t n = rows * cols;
   ASSERT_GT(n, int64_t{1} << 31);
   DeviceBuffer<__half> d_in(n);
@@ -446,22 +600,39 @@ void run_large(int64_t rows, int64_t cols) {
   CUDA_CHECK(cudaGetLastError());
   DeviceBuffer<float> d_out(rows);
   d_out.poison();
-  ASSERT_EQ(kernelkit::row_sum(d_in.get(), rows, cols, d_out.get()), cudaSuccess);
-  std::vector<double> ref(rows);
-  for (int64_t r = 0; r < rows; ++r) {
-    double s = 0;
-    for (int64_t c = 0; c < cols; ++c)
-      s += double((r * cols + c) % 7 - 3);
-    ref[r] = s;
+  const std::string label = "large " + std::to_string(rows) + "x" + std::to_string(cols) +
+                            (ws_mode == Ws::kDirty ? " workspace" : "");
+  if (ws_mode == Ws::kDirty) {
+    auto ws = dirty_workspace<__half, float>(rows, cols);
+    ASSERT_EQ(kernelkit::row_sum(d_in.get(), rows, cols, d_out.get(), ws.get(), ws.size()),
+              cudaSuccess)
+        << label;
+    CUDA_CHECK(cudaDeviceSynchronize());
+  } else {
+    ASSERT_EQ(kernelkit::row_sum(d_in.get(), rows, cols, d_out.get()), cudaSuccess) << label;
   }
-  EXPECT_TRUE(check_near(d_out.download(), ref, Tolerance::Exact(),
-                         "large " + std::to_string(rows) + "x" + std::to_string(cols)));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  constexpr int64_t kChunk = int64_t{1} << 22;  // rows compared at a time
+  for (int64_t r0 = 0; r0 < rows; r0 += kChunk) {
+    const int64_t m = std::min(kChunk, rows - r0);
+    std::vector<float> got(m);
+    CUDA_CHECK(cudaMemcpy(got.data(), d_out.get() + r0, m * sizeof(float), cudaMemcpyDeviceToHost));
+    std::vector<double> ref(m);
+    for (int64_t r = 0; r < m; ++r)
+      ref[r] = mod7_row_sum(r0 + r, cols);
+    ASSERT_TRUE(
+        check_near(got, ref, Tolerance::Exact(), label + " rows from " + std::to_string(r0)));
+  }
 }
 
 TEST_F(RowReduce, KK_LARGE(RowReduceHalfPastTwoTo31)) {
-  run_large(2, (int64_t{1} << 30) + 3);         // cluster path
-  run_large((int64_t{1} << 21) + 1, 1024 + 1);  // warp path, misaligned rows
-  run_large((int64_t{1} << 25) + 1, 64);        // flat path: 8 packs per row
+  run_large(2, (int64_t{1} << 30) + 3);              // cluster path
+  run_large(2, (int64_t{1} << 30) + 3, Ws::kDirty);  // split path
+  run_large(3, (int64_t{1} << 30) + 5, Ws::kDirty);  // split path, misaligned rows
+  run_large((int64_t{1} << 21) + 1, 1024 + 1);       // warp path, misaligned rows
+  run_large((int64_t{1} << 25) + 1, 64);             // flat path: 8 packs per row
+  run_large((int64_t{1} << 31) / 3 + 5, 3);          // short path
+  run_large((int64_t{1} << 31) + 3, 1);              // short path, one column
 }
 
 }  // namespace

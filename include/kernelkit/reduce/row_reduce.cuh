@@ -2,265 +2,346 @@
 // in[r][cols - 1]).
 //
 // Types: T in {float, double, __half, __nv_bfloat16, int32_t, int64_t}; Acc is the output
-// type, accumulated in compute_t<Acc> (half/bf16 outputs accumulate in float; a half or
-// bf16 input with a float output accumulates in float). Max and Min propagate NaN.
+// type, accumulated in compute_t<Acc> (half/bf16 outputs accumulate in float; a half or bf16
+// input with a float output accumulates in float). Max and Min propagate NaN.
 //
-// One dispatch on cols (see detail::choose_row_plan):
-//   - short rows of whole packs (<= 32 packs, in 16-byte aligned, cols a multiple of the
-//     pack): the matrix is read as one flat array of packs, a group of up to 32 lanes per
-//     row with one pack per lane, kRowFlatSteps rows per group loaded before reducing;
-//   - other short rows (<= 32 packs): a group of 1..16 lanes per row (Width template), up to
-//     2 packs per lane, 2 rows per group at a time, all loads issued before any reduction;
-//   - rows up to kWarpMaxCols packs: a warp per row;
-//   - longer rows: a block per row, or, when there are too few rows to fill the device, a
-//     thread-block cluster of up to 8 blocks per row reducing through distributed shared
-//     memory (Hopper). Deterministic, no workspace, no atomics.
-// Every path reads 16-byte packs with a scalar head and tail per row, so misaligned rows
-// (cols not a multiple of the pack, an offset pointer) keep the wide loads.
+// How a call runs (plan_row_reduce; P = 16 / sizeof(T) elements per 16-byte pack):
+//   - 1..8 columns (unless they are whole aligned packs): the matrix as one flat array of
+//     packs, tiles of 32 KB staged in shared memory, a thread per row (kShort; one column is
+//     a strided copy);
+//   - rows of whole packs, <= 32 of them, all starting aligned: Width lanes per row, one
+//     pack each, 4 rows per group in flight (kFlat);
+//   - other rows of <= 32 packs: 1..16 lanes per row, 2 rows per group (kGroup);
+//   - <= 512 packs with a wave of rows or more: a warp per row (kGroup, Width 32);
+//   - longer rows: a block per row (kBlock) when the rows fill a wave of blocks; fewer rows
+//     are split over `split` blocks each, whose partials go to the workspace and a second
+//     kernel combines in order (kSplit; one row is the device-wide reduction); without a
+//     workspace, a thread-block cluster per row combines through distributed shared memory
+//     (kCluster, sm_90 builds on sm_90+), else a block per row.
+// Every path reads 16-byte packs (misaligned rows peel a scalar head and tail). Deterministic:
+// the order of the operations depends only on the pointer alignment, the shape, the device
+// and the workspace size.
 //
-// Preconditions: in and out device pointers, in not overlapping out. rows, cols >= 0,
-// rows * cols representable in int64_t; null pointers only with nothing to read/write.
-// rows == 0 does nothing; cols == 0 writes init to every row. Asynchronous on `stream`,
-// no allocation, graph-capturable. Returns cudaErrorInvalidValue (before any launch) on bad
-// arguments, otherwise the launch status.
+// Preconditions: in, out (and the workspace) device pointers aligned to their element (the
+// workspace to 16 bytes); out overlaps neither in nor the workspace, nor the workspace in.
+// rows, cols >= 0, rows * cols representable in int64_t; null pointers only with nothing to
+// read or write. rows == 0 does nothing; cols == 0 writes init to every row. Asynchronous on
+// `stream`, no allocation, graph-capturable; the workspace may hold anything before a call.
+// Returns cudaErrorInvalidValue (before any launch, nothing written) on bad arguments,
+// otherwise the launch status.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
-#include <limits>
 
-#include "../core/error.cuh"
-#include "../core/launch.cuh"
-#include "../core/pack.cuh"
-#include "../core/types.cuh"
-#include "detail/row_reduce_kernels.cuh"
+#include "kernelkit/core/checks.cuh"
+#include "kernelkit/core/device.cuh"
+#include "kernelkit/core/dispatch.cuh"
+#include "kernelkit/core/error.cuh"
+#include "kernelkit/core/launch.cuh"
+#include "kernelkit/core/pack.cuh"
+#include "kernelkit/core/types.cuh"
+#include "kernelkit/reduce/detail/reduce_kernels.cuh"
+#include "kernelkit/reduce/detail/row_reduce_kernels.cuh"
+#include "kernelkit/reduce/reduce.cuh"
 
 namespace kernelkit {
 
-namespace detail {
-
-inline constexpr int kRowBlock = 256;            // threads per block, every path
-inline constexpr int kWarpMaxPacksPerLane = 16;  // warp per row up to 32 * 16 packs
-inline constexpr int kMaxClusterSize = 8;        // portable cluster size limit
-
-// The launch chosen for one call: flat-kernel group width (1..32 lanes per row; 0 = not
-// the flat kernel), group width (1..32 lanes per row; 0 = block/cluster), cluster size
-// (blocks per row) and grid.
-struct RowPlan {
-  int flat = 0;
-  int width = 0;
-  int cluster = 1;
-  int grid = 1;
+enum class RowReducePath {
+  kShort,    // 1..8 columns: shared-memory tiles of the flat matrix, a thread per row
+  kFlat,     // <= 32 whole packs, every row aligned: Width lanes per row, a pack each
+  kGroup,    // <= 512 packs: Width lanes per row (1..16, 2 rows at a time; 32: a warp)
+  kBlock,    // a block per row
+  kCluster,  // a cluster of `split` blocks per row, combined through DSMEM (sm_90)
+  kSplit,    // `split` blocks per row, partials in the workspace, a combine kernel
 };
 
-// Pure plan for a rows x cols reduction with P-element packs on a device with sm_count
-// SMs of max_threads_per_sm threads. base_aligned: the input pointer is aligned to a whole
-// pack. Host-tested.
-inline RowPlan choose_row_plan(int64_t rows, int64_t cols, int pack, int sm_count,
-                               int max_threads_per_sm, bool base_aligned = false) {
-  RowPlan plan;
-  const int64_t packs = ceil_div<int64_t>(cols, pack);  // packs per row (about)
-  if (base_aligned && cols > 0 && cols % pack == 0 && packs <= kWarpSize) {
-    // every row starts on a pack: the flat kernel, next power of two of packs lanes per row
-    int width = 1;
-    while (width < packs)
-      width *= 2;
-    plan.flat = width;
-    const int64_t tiles = ceil_div<int64_t>(rows, int64_t{kRowBlock / width} * kRowFlatSteps);
-    plan.grid =
-        grid_size_for(tiles * kRowBlock, kRowBlock, sm_count, max_threads_per_sm, kDefaultWaves);
-    return plan;
-  }
-  if (packs <= int64_t{kRowPrePacks} * (kWarpSize / 2)) {
-    // a group of 1..16 lanes, kRowPrePacks packs each (rows of up to 32 packs)
-    int width = 1;
-    while (width < kWarpSize / 2 && width * kRowPrePacks < packs)
-      width *= 2;
-    plan.width = width;
-  } else if (packs <= int64_t{kWarpSize} * kWarpMaxPacksPerLane) {
-    plan.width = kWarpSize;
-  }
-  if (plan.width > 0) {
-    // one thread per lane of each group; a narrow group takes kRowGroupRows rows at once
-    const int64_t group_rows =
-        plan.width == kWarpSize ? rows : ceil_div<int64_t>(rows, kRowGroupRows);
-    plan.grid = grid_size_for(group_rows * plan.width, kRowBlock, sm_count, max_threads_per_sm,
-                              kDefaultWaves);
-    return plan;
-  }
-  // Block or cluster per row. Blocks resident at once on the device (at most):
-  const int64_t resident = std::max<int64_t>(1, int64_t{sm_count} * max_threads_per_sm / kRowBlock);
-  // Two blocks per SM (each with 256 x 4 x 16 B = 16 KB of loads in flight) saturate HBM;
-  // with fewer rows than that, split each row over a cluster of blocks, keeping >= 4
-  // packs per thread. Not all 8 resident blocks per SM: a cluster must fit in one GPC,
-  // and small clusters over half the device schedule in one wave.
-  const int64_t target = 2 * int64_t{sm_count};
-  int64_t cluster = 1;
-  if (rows < target) {
-    const int64_t by_fill = ceil_div<int64_t>(target, rows);
-    const int64_t by_work = std::max<int64_t>(1, packs / (int64_t{kRowBlock} * 4));
-    cluster = std::min<int64_t>({by_fill, by_work, kMaxClusterSize});
-  }
-  plan.cluster = static_cast<int>(cluster);
-  const int64_t clusters_cap = std::max<int64_t>(1, resident * kDefaultWaves / cluster);
-  plan.grid = static_cast<int>(std::min<int64_t>(rows, clusters_cap) * cluster);
-  return plan;
-}
+// What one call does; every decision is here.
+struct RowReducePlan {
+  RowReducePath path = RowReducePath::kGroup;
+  int pack = 1;            // elements of T per 16-byte load (16 / sizeof(T))
+  int width = 1;           // threads that share a row: kFlat / kGroup 1..32 lanes; kBlock, kCluster
+                           // and kSplit kReduceBlock (per block of the row); kShort 1
+  int rows_per_group = 1;  // rows a group reduces per tile: kShort ~8 P / cols (a thread),
+                           // kFlat kRowFlatSteps, narrow kGroup kRowGroupRows, else 1
+  int packs_per_thread = 1;  // 16-byte loads a thread issues before it reduces any
+  int split = 1;             // blocks per row: kCluster the cluster size, kSplit > 1, else 1
+  LaunchShape shape;         // the reduction kernel (shape.cluster for kCluster)
+  LaunchShape combine;       // kSplit: the combine kernel, one block per row
+};
 
-// The flat kernel with Width lanes per row and kSteps rows per group per tile, on `grid`
-// blocks. Requires: rows >= 1, in aligned to P elements, cols a multiple of P, and
-// 1 <= cols / P <= Width.
-template <int Width, int kSteps, int P, typename T, typename Acc, typename Op>
-cudaError_t launch_row_flat(const T* in, int64_t rows, int64_t cols, Acc* out, Acc init, int grid,
-                            cudaStream_t stream) {
-  row_reduce_flat_kernel<kRowBlock, Width, kSteps, P, T, Acc, Op>
-      <<<grid, kRowBlock, 0, stream>>>(in, rows, static_cast<int>(cols / P), out, init);
-  return cudaGetLastError();
-}
-
-template <int P, typename T, typename Acc, typename Op>
-cudaError_t launch_row_reduce(const T* in, int64_t rows, int64_t cols, Acc* out, Acc init,
-                              const RowPlan& plan, cudaStream_t stream) {
-  constexpr int B = kRowBlock;
-  constexpr int S = kRowFlatSteps;
-  switch (plan.flat) {
-    case 0:
-      break;
-    case 1:
-      return launch_row_flat<1, S, P, T, Acc, Op>(in, rows, cols, out, init, plan.grid, stream);
-    case 2:
-      return launch_row_flat<2, S, P, T, Acc, Op>(in, rows, cols, out, init, plan.grid, stream);
-    case 4:
-      return launch_row_flat<4, S, P, T, Acc, Op>(in, rows, cols, out, init, plan.grid, stream);
-    case 8:
-      return launch_row_flat<8, S, P, T, Acc, Op>(in, rows, cols, out, init, plan.grid, stream);
-    case 16:
-      return launch_row_flat<16, S, P, T, Acc, Op>(in, rows, cols, out, init, plan.grid, stream);
-    default:
-      return launch_row_flat<32, S, P, T, Acc, Op>(in, rows, cols, out, init, plan.grid, stream);
-  }
-  switch (plan.width) {
-    case 1:
-      row_reduce_group_kernel<B, 1, P, T, Acc, Op>
-          <<<plan.grid, B, 0, stream>>>(in, rows, cols, out, init);
-      break;
-    case 2:
-      row_reduce_group_kernel<B, 2, P, T, Acc, Op>
-          <<<plan.grid, B, 0, stream>>>(in, rows, cols, out, init);
-      break;
-    case 4:
-      row_reduce_group_kernel<B, 4, P, T, Acc, Op>
-          <<<plan.grid, B, 0, stream>>>(in, rows, cols, out, init);
-      break;
-    case 8:
-      row_reduce_group_kernel<B, 8, P, T, Acc, Op>
-          <<<plan.grid, B, 0, stream>>>(in, rows, cols, out, init);
-      break;
-    case 16:
-      row_reduce_group_kernel<B, 16, P, T, Acc, Op>
-          <<<plan.grid, B, 0, stream>>>(in, rows, cols, out, init);
-      break;
-    case 32:
-      row_reduce_group_kernel<B, 32, P, T, Acc, Op>
-          <<<plan.grid, B, 0, stream>>>(in, rows, cols, out, init);
-      break;
-    default: {
-      cudaLaunchConfig_t config = {};
-      config.gridDim = dim3(plan.grid);
-      config.blockDim = dim3(B);
-      config.stream = stream;
-      cudaLaunchAttribute attr[1];
-      attr[0].id = cudaLaunchAttributeClusterDimension;
-      attr[0].val.clusterDim.x = plan.cluster;
-      attr[0].val.clusterDim.y = 1;
-      attr[0].val.clusterDim.z = 1;
-      config.attrs = attr;
-      config.numAttrs = plan.cluster > 1 ? 1 : 0;
-      return cudaLaunchKernelEx(&config, row_reduce_cluster_kernel<B, P, T, Acc, Op>, in, rows,
-                                cols, out, init, plan.cluster);
-    }
-  }
-  return cudaGetLastError();
-}
-
-template <typename T, typename Acc, typename Op>
-cudaError_t row_reduce_op(const T* in, int64_t rows, int64_t cols, Acc* out, Acc init,
-                          cudaStream_t stream) {
-  constexpr int P = kMaxPackSize<T>;
-  DeviceInfo dev;
-  KERNELKIT_RETURN_IF_ERROR(current_device_info(&dev));
-  RowPlan plan =
-      choose_row_plan(rows, cols, P, dev.sm_count, dev.max_threads_per_sm, pack_size_for(in) == P);
-  if (plan.cluster > 1 && dev.cc_major < 9) plan = RowPlan{0, 0, 1, plan.grid / plan.cluster};
-  return launch_row_reduce<P, T, Acc, Op>(in, rows, cols, out, init, plan, stream);
-}
-
-// The argument checks every entry point makes before any launch.
-template <typename T, typename Acc>
-bool row_reduce_args_ok(const T* in, int64_t rows, int64_t cols, const Acc* out) {
-  return rows >= 0 && cols >= 0 &&
-         (cols == 0 || rows <= std::numeric_limits<int64_t>::max() / cols) &&
-         (rows == 0 || out != nullptr) && (rows == 0 || cols == 0 || in != nullptr);
-}
-
-// Checks, then launches Op (rows == 0: nothing to do).
-template <typename Op, typename T, typename Acc>
-cudaError_t row_reduce_checked(const T* in, int64_t rows, int64_t cols, Acc* out, Acc init,
-                               cudaStream_t stream) {
-  KERNELKIT_REQUIRE(row_reduce_args_ok(in, rows, cols, out));
-  if (rows == 0) return cudaSuccess;
-  return row_reduce_op<T, Acc, Op>(in, rows, cols, out, init, stream);
+namespace detail {
+// Blocks per row a split may use on any device (kReduceMaxSplit blocks in all); 1: none.
+constexpr int64_t row_split_bound(int64_t rows, int64_t cols, int in_bytes) {
+  if (rows <= 0 || cols <= 0) return 1;
+  const int pack = kMaxPackBytes / in_bytes;
+  return reduce_split_for(rows, (cols + pack - 1) / pack, kReduceMaxSplit);
 }
 }  // namespace detail
 
-// out[r] = op(init, reduction of row r) for r in [0, rows). See the top of this file.
-// Instantiates all three operators; row_sum / row_max / row_min instantiate one.
+// Bytes of workspace that let every shape split its rows on any device (an upper bound from
+// the shape only): one compute_t<Acc> partial per block of a split row. 0 when no split can
+// help (many rows, short rows). row_reduce runs with less (or none): it splits only when the
+// workspace holds the split's partials.
+template <typename T, typename Acc = compute_t<T>>
+constexpr size_t row_reduce_workspace_bytes(int64_t rows, int64_t cols) {
+  const int64_t split = detail::row_split_bound(rows, cols, sizeof(T));
+  return split < 2 ? 0 : static_cast<size_t>(rows * split) * sizeof(compute_t<Acc>);
+}
+
+// Pure: the plan for rows x cols elements of in_bytes bytes accumulated in acc_bytes-byte
+// values; in_aligned: the input starts on a 16-byte boundary; workspace_bytes available.
+inline RowReducePlan plan_row_reduce(int64_t rows, int64_t cols, int in_bytes, int acc_bytes,
+                                     bool in_aligned, size_t workspace_bytes, const DeviceInfo& d) {
+  using detail::kRowBlock;
+  RowReducePlan p;
+  const int pack = std::max(1, kMaxPackBytes / std::max(in_bytes, 1));
+  p.pack = pack;
+  p.shape.block = dim3(kRowBlock);
+  if (rows <= 0) return p;  // nothing to launch
+  const int64_t packs = ceil_div<int64_t>(std::max<int64_t>(cols, 0), pack);
+  const int64_t wave = detail::reduce_wave(d);  // resident blocks of the block kernels
+  if (cols <= 0) {
+    // writes init: the narrow group kernel with one lane per row reads nothing
+    p.path = RowReducePath::kGroup;
+    p.rows_per_group = detail::kRowGroupRows;
+    p.shape.grid = dim3(grid_size_for(ceil_div<int64_t>(rows, p.rows_per_group), kRowBlock, d));
+    return p;
+  }
+  if (cols <= detail::kRowShortMaxCols && !(in_aligned && cols % pack == 0)) {
+    p.path = RowReducePath::kShort;
+    p.packs_per_thread = detail::kRowShortPacks;
+    p.rows_per_group =
+        static_cast<int>(ceil_div<int64_t>(int64_t{detail::kRowShortPacks} * pack, cols));
+    // tiles of the flat matrix (a misaligned input starts up to pack - 1 elements into its
+    // first tile: the count may be one over; the kernel strides over the exact count)
+    const int64_t tile_elems = int64_t{detail::kRowShortTilePacks} * pack;
+    const int64_t span = rows * cols + (in_aligned ? 0 : pack - 1);
+    p.shape.grid = dim3(grid_one_block_per_tile(ceil_div<int64_t>(span, tile_elems)));
+    return p;
+  }
+  if (in_aligned && cols % pack == 0 && packs <= kWarpSize) {
+    p.path = RowReducePath::kFlat;
+    while (p.width < packs)
+      p.width *= 2;
+    p.rows_per_group = detail::kRowFlatSteps;
+    p.packs_per_thread = detail::kRowFlatSteps;
+    const int64_t tile_rows = int64_t{kRowBlock / p.width} * detail::kRowFlatSteps;
+    p.shape.grid = dim3(grid_one_block_per_tile(ceil_div<int64_t>(rows, tile_rows)));
+    return p;
+  }
+  if (packs <= int64_t{detail::kRowPrePacks} * (kWarpSize / 2)) {
+    // 1..16 lanes, kRowPrePacks packs each, kRowGroupRows rows at a time
+    p.path = RowReducePath::kGroup;
+    while (p.width < kWarpSize / 2 && p.width * detail::kRowPrePacks < packs)
+      p.width *= 2;
+    p.rows_per_group = detail::kRowGroupRows;
+    p.packs_per_thread = detail::kRowPrePacks * detail::kRowGroupRows;
+    const int64_t groups = ceil_div<int64_t>(rows, detail::kRowGroupRows);
+    p.shape.grid = dim3(grid_size_for(groups * p.width, kRowBlock, d));
+    return p;
+  }
+  if (packs <= int64_t{kWarpSize} * 16 && rows >= wave) {
+    // a warp per row; fewer rows than a wave of blocks go to a block per row instead
+    p.path = RowReducePath::kGroup;
+    p.width = kWarpSize;
+    p.packs_per_thread = detail::kRowWarpUnroll;
+    p.shape.grid = dim3(grid_size_for(rows * kWarpSize, kRowBlock, d));
+    return p;
+  }
+  // long rows, or few rows: the block kernels
+  p.width = detail::kReduceBlock;
+  p.packs_per_thread = detail::kReduceUnroll;
+  p.shape.block = dim3(detail::kReduceBlock);
+  const int64_t room =
+      static_cast<int64_t>(std::min<size_t>(
+          workspace_bytes / static_cast<size_t>(std::max(acc_bytes, 1)), kReduceMaxSplit)) /
+      rows;
+  const int64_t split = std::min(detail::reduce_split_for(rows, packs, wave), room);
+  if (split >= 2) {
+    p.path = RowReducePath::kSplit;
+    p.split = static_cast<int>(split);
+    p.shape.grid = dim3(static_cast<unsigned>(rows * split));
+    p.combine.grid = dim3(static_cast<unsigned>(rows));
+    p.combine.block = dim3(detail::kReduceBlock);
+    p.combine.overlap_previous = d.cc_major >= 9 && d.code_arch >= 90;
+    return p;
+  }
+  // Without a workspace: fewer rows than 2 blocks per SM are split over a cluster of up to
+  // 8 blocks (keeping >= 4 packs a thread); small clusters over half the device schedule in
+  // one wave.
+  const int64_t target = 2 * int64_t{d.sm_count};
+  if (d.clusters() && rows < target) {
+    const int64_t by_fill = ceil_div<int64_t>(target, rows);
+    const int64_t by_work = std::max<int64_t>(1, packs / (int64_t{detail::kReduceBlock} * 4));
+    const int64_t cluster = std::min<int64_t>({by_fill, by_work, 8});
+    if (cluster >= 2) {
+      p.path = RowReducePath::kCluster;
+      p.split = static_cast<int>(cluster);
+      p.shape.grid = dim3(static_cast<unsigned>(rows * cluster));
+      p.shape.cluster = dim3(static_cast<unsigned>(cluster));
+      return p;
+    }
+  }
+  p.path = RowReducePath::kBlock;
+  p.shape.grid = dim3(grid_one_block_per_tile(rows));
+  return p;
+}
+
+// The argument checks of every entry point (and of the row_reduce ladder's steps).
+template <typename T, typename Acc>
+bool row_reduce_args_ok(const T* in, int64_t rows, int64_t cols, const Acc* out,
+                        const void* workspace = nullptr, size_t workspace_bytes = 0) {
+  if (rows < 0 || cols < 0) return false;
+  if (cols > 0 && rows > INT64_MAX / cols) return false;
+  if (rows == 0) return true;  // nothing read or written
+  if (out == nullptr || !is_element_aligned(out)) return false;
+  if (rows > INT64_MAX / static_cast<int64_t>(sizeof(Acc))) return false;
+  if (workspace_bytes > 0 &&
+      (workspace == nullptr || reinterpret_cast<std::uintptr_t>(workspace) % 16 != 0))
+    return false;
+  const int64_t out_span = rows * static_cast<int64_t>(sizeof(Acc));
+  const int64_t ws_span = static_cast<int64_t>(std::min<size_t>(workspace_bytes, INT64_MAX));
+  if (ranges_overlap(out, out_span, workspace, ws_span)) return false;
+  if (cols == 0) return true;  // writes init; in is not read
+  if (in == nullptr || !is_element_aligned(in)) return false;
+  if (rows * cols > INT64_MAX / static_cast<int64_t>(sizeof(T))) return false;
+  const int64_t in_span = rows * cols * static_cast<int64_t>(sizeof(T));
+  return !ranges_overlap(out, out_span, in, in_span) &&
+         !ranges_overlap(workspace, ws_span, in, in_span);
+}
+
+// Launches plan p with the functor Op (arguments already checked).
+template <typename Op, typename T, typename Acc>
+cudaError_t launch_row_reduce(const RowReducePlan& p, const T* in, int64_t rows, int64_t cols,
+                              Acc* out, Acc init, void* workspace, cudaStream_t stream) {
+  using C = compute_t<Acc>;
+  using detail::SplitWrite;
+  constexpr int kPack = kMaxPackSize<T>;
+  C* const no_partials = nullptr;
+  return dispatch<kPack>(p.pack, [&](auto) {
+    return dispatch<RowReducePath::kShort, RowReducePath::kFlat, RowReducePath::kGroup,
+                    RowReducePath::kBlock, RowReducePath::kCluster, RowReducePath::kSplit>(
+        p.path, [&](auto path) {
+          constexpr RowReducePath kPath = decltype(path)::value;
+          if constexpr (kPath == RowReducePath::kShort) {
+            return launch(detail::row_reduce_short_kernel<kPack, T, Acc, Op>, p.shape, stream, in,
+                          rows, static_cast<int>(cols), out, init);
+          } else if constexpr (kPath == RowReducePath::kFlat) {
+            return dispatch_pow2<1, kWarpSize>(p.width, [&](auto w) {
+              return launch(detail::row_reduce_flat_kernel<decltype(w)::value, kPack, T, Acc, Op>,
+                            p.shape, stream, in, rows, static_cast<int>(cols / kPack), out, init);
+            });
+          } else if constexpr (kPath == RowReducePath::kGroup) {
+            return dispatch_pow2<1, kWarpSize>(p.width, [&](auto w) {
+              return launch(detail::row_reduce_group_kernel<decltype(w)::value, kPack, T, Acc, Op>,
+                            p.shape, stream, in, rows, cols, out, init);
+            });
+          } else if constexpr (kPath == RowReducePath::kBlock) {
+            return launch(detail::reduce_split_kernel<kPack, SplitWrite::kOut, T, C, Acc, Op>,
+                          p.shape, stream, in, rows, cols, 1, out, init, no_partials);
+          } else if constexpr (kPath == RowReducePath::kCluster) {
+            return launch(detail::reduce_split_kernel<kPack, SplitWrite::kCluster, T, C, Acc, Op>,
+                          p.shape, stream, in, rows, cols, p.split, out, init, no_partials);
+          } else {
+            C* const partials = static_cast<C*>(workspace);
+            KERNELKIT_RETURN_IF_ERROR(
+                launch(detail::reduce_split_kernel<kPack, SplitWrite::kPartials, T, C, Acc, Op>,
+                       p.shape, stream, in, rows, cols, p.split, out, init, partials));
+            return launch(detail::reduce_combine_kernel<C, Acc, Op>, p.combine, stream,
+                          static_cast<const C*>(partials), rows, p.split, out, init);
+          }
+        });
+  });
+}
+
+namespace detail {
+// Checks, plan and launch of a row reduction with the functor Op.
+template <typename Op, typename T, typename Acc>
+cudaError_t row_reduce_with(const T* in, int64_t rows, int64_t cols, Acc* out, Acc init,
+                            void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+  KERNELKIT_REQUIRE(row_reduce_args_ok(in, rows, cols, out, workspace, workspace_bytes));
+  if (rows == 0) return cudaSuccess;
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  const bool aligned = pack_size_for(in) == kMaxPackSize<T>;
+  return plan_and_launch(
+      d,
+      [&](const DeviceInfo& dev) {
+        return plan_row_reduce(rows, cols, sizeof(T), sizeof(compute_t<Acc>), aligned,
+                               workspace_bytes, dev);
+      },
+      [&](const RowReducePlan& p) {
+        return launch_row_reduce<Op>(p, in, rows, cols, out, init, workspace, stream);
+      });
+}
+}  // namespace detail
+
+// out[r] = op(init, reduction of row r) for r in [0, rows), with workspace_bytes of
+// workspace (row_reduce_workspace_bytes<T, Acc>(rows, cols) lets every shape split; less
+// or none still runs). See the top of this file. Instantiates all three operators;
+// row_sum / row_max / row_min instantiate one.
+template <typename T, typename Acc>
+[[nodiscard]] cudaError_t row_reduce(const T* in, int64_t rows, int64_t cols, Acc* out, ReduceOp op,
+                                     Acc init, void* workspace, size_t workspace_bytes,
+                                     cudaStream_t stream = nullptr) {
+  KERNELKIT_REQUIRE(reduce_op_ok(op));
+  return dispatch<ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin>(op, [&](auto o) {
+    return detail::row_reduce_with<reduce_functor_t<decltype(o)::value>>(
+        in, rows, cols, out, init, workspace, workspace_bytes, stream);
+  });
+}
+
+// The same without a workspace.
 template <typename T, typename Acc>
 [[nodiscard]] cudaError_t row_reduce(const T* in, int64_t rows, int64_t cols, Acc* out, ReduceOp op,
                                      Acc init, cudaStream_t stream = nullptr) {
-  KERNELKIT_REQUIRE(op == ReduceOp::kSum || op == ReduceOp::kMax || op == ReduceOp::kMin);
-  switch (op) {
-    case ReduceOp::kSum:
-      return detail::row_reduce_checked<Sum>(in, rows, cols, out, init, stream);
-    case ReduceOp::kMax:
-      return detail::row_reduce_checked<Max>(in, rows, cols, out, init, stream);
-    default:
-      return detail::row_reduce_checked<Min>(in, rows, cols, out, init, stream);
-  }
+  return row_reduce(in, rows, cols, out, op, init, nullptr, 0, stream);
 }
 
-// out[r] = sum of row r (init 0).
+// out[r] = sum of row r (0 for an empty row).
+template <typename T, typename Acc>
+[[nodiscard]] cudaError_t row_sum(const T* in, int64_t rows, int64_t cols, Acc* out,
+                                  void* workspace, size_t workspace_bytes,
+                                  cudaStream_t stream = nullptr) {
+  return detail::row_reduce_with<Sum>(in, rows, cols, out, identity<Sum, Acc>(), workspace,
+                                      workspace_bytes, stream);
+}
 template <typename T, typename Acc>
 [[nodiscard]] cudaError_t row_sum(const T* in, int64_t rows, int64_t cols, Acc* out,
                                   cudaStream_t stream = nullptr) {
-  return detail::row_reduce_checked<Sum>(in, rows, cols, out, convert<Acc>(0.0), stream);
+  return row_sum(in, rows, cols, out, nullptr, 0, stream);
 }
 
 // out[r] = max of row r (NaN if the row holds one; -inf / lowest for an empty row).
 template <typename T, typename Acc>
 [[nodiscard]] cudaError_t row_max(const T* in, int64_t rows, int64_t cols, Acc* out,
+                                  void* workspace, size_t workspace_bytes,
                                   cudaStream_t stream = nullptr) {
-  Acc init;
-  if constexpr (std::is_integral_v<Acc>) {
-    init = std::numeric_limits<Acc>::lowest();
-  } else {
-    init = convert<Acc>(-std::numeric_limits<double>::infinity());
-  }
-  return detail::row_reduce_checked<Max>(in, rows, cols, out, init, stream);
+  return detail::row_reduce_with<Max>(in, rows, cols, out, identity<Max, Acc>(), workspace,
+                                      workspace_bytes, stream);
+}
+template <typename T, typename Acc>
+[[nodiscard]] cudaError_t row_max(const T* in, int64_t rows, int64_t cols, Acc* out,
+                                  cudaStream_t stream = nullptr) {
+  return row_max(in, rows, cols, out, nullptr, 0, stream);
 }
 
-// out[r] = min of row r (NaN if the row holds one; +inf / max for an empty row).
+// out[r] = min of row r (NaN if the row holds one; +inf / highest for an empty row).
+template <typename T, typename Acc>
+[[nodiscard]] cudaError_t row_min(const T* in, int64_t rows, int64_t cols, Acc* out,
+                                  void* workspace, size_t workspace_bytes,
+                                  cudaStream_t stream = nullptr) {
+  return detail::row_reduce_with<Min>(in, rows, cols, out, identity<Min, Acc>(), workspace,
+                                      workspace_bytes, stream);
+}
 template <typename T, typename Acc>
 [[nodiscard]] cudaError_t row_min(const T* in, int64_t rows, int64_t cols, Acc* out,
                                   cudaStream_t stream = nullptr) {
-  Acc init;
-  if constexpr (std::is_integral_v<Acc>) {
-    init = std::numeric_limits<Acc>::max();
-  } else {
-    init = convert<Acc>(std::numeric_limits<double>::infinity());
-  }
-  return detail::row_reduce_checked<Min>(in, rows, cols, out, init, stream);
+  return row_min(in, rows, cols, out, nullptr, 0, stream);
 }
 
 }  // namespace kernelkit

@@ -1,255 +1,158 @@
-// Kernels of the row-wise reduction (see ../row_reduce.cuh for the public launchers).
+// Kernels of the row-wise reduction's short and mid-length rows (long rows use
+// reduce_split_kernel of reduce_kernels.cuh: a block, a cluster or `split` blocks per row).
 //
-// Shapes: `in` is rows x cols, row-major, rows start at in + r * cols. Every kernel reads
-// each row as [head | packs | tail]: `head` scalars up to the first address aligned to a
-// pack of P elements, then whole packs (16-byte loads), then the scalar tail. Rows whose
-// start is misaligned (cols not a multiple of P, or an offset base pointer) therefore still
-// take the wide loads; only the base pointer's alignment to sizeof(T) is assumed.
-//
-// Accumulation is in C = compute_t<Acc> (float for half/bf16 outputs). The order of the
-// operations depends only on (in, rows, cols) and the launch shape chosen for them, so the
-// same call gives the same bits on every run.
+// Shapes: `in` is rows x cols, row-major, rows start at in + r * cols; only the base
+// pointer's alignment to sizeof(T) is assumed. Accumulation is in C = compute_t<Acc>. The
+// order of the operations depends only on (in's alignment, rows, cols) and the launch shape
+// the plan chose for them, so the same call gives the same bits every run.
+//   row_reduce_short_kernel: rows of 1..8 elements: the matrix as one flat array of 16-byte
+//     packs, a tile of them staged in shared memory, a thread per row (a pack spans rows).
+//   row_reduce_flat_kernel: rows of whole packs (<= 32) that all start aligned: Width lanes
+//     per row, one pack per lane.
+//   row_reduce_group_kernel: everything else up to 512 packs: Width lanes per row (1..32),
+//     each row read as [scalar head | packs | scalar tail].
 #pragma once
 
-#include <cooperative_groups.h>
+#include <cuda_runtime.h>
 
 #include <cstdint>
 #include <type_traits>
 
-#include "../../block/block_reduce.cuh"
-#include "../../core/launch.cuh"
-#include "../../core/pack.cuh"
-#include "../../core/types.cuh"
-#include "../../warp/warp.cuh"
+#include "kernelkit/core/device.cuh"
+#include "kernelkit/core/launch.cuh"
+#include "kernelkit/core/pack.cuh"
+#include "kernelkit/core/types.cuh"
+#include "kernelkit/warp/warp.cuh"
 
-namespace kernelkit {
-namespace detail {
+namespace kernelkit::detail {
 
-// Identity element of Op in the compute type C: 0 for Sum, -inf / lowest for Max,
-// +inf / max for Min. Max(-inf, NaN) is NaN, so NaN still propagates.
-// Resident 256-thread blocks per SM the kernels are compiled for (__launch_bounds__
-// minimum). ptxas left alone aims at 32 registers and spills; 4 blocks leave 64 registers
-// (warp/block/cluster kernels need 56-64), 3 leave 80 for 8-byte types (64-bit values take
-// register pairs). Narrow groups hold 2 rows x 2 packs of loads in flight and get one
-// block less (48 KB of loads in flight per SM is still 3x what HBM needs).
-template <typename T, typename Acc>
-inline constexpr int kRowMinBlocks = (sizeof(T) == 8 || sizeof(compute_t<Acc>) == 8) ? 3 : 4;
-template <typename T, typename Acc, int Width>
-inline constexpr int kRowGroupMinBlocks =
-    Width == 32 ? kRowMinBlocks<T, Acc> : kRowMinBlocks<T, Acc> - 1;
+inline constexpr int kRowBlock = 256;  // threads per block of every row kernel here
 
-// Packs per lane a narrow group (Width < 32) covers a row with; the plan's group width is
-// the next power of two of packs / kRowPrePacks.
-inline constexpr int kRowPrePacks = 2;
-// Rows a narrow group takes per iteration (loads of all of them issued before reducing).
-inline constexpr int kRowGroupRows = 2;
+// ---- short rows (1..8 columns) ------------------------------------------------------------
 
-// Largest / lowest value of C, +-inf for floating types. (std::numeric_limits members are
-// host-only constexpr without --expt-relaxed-constexpr, which the library does not assume.)
-template <typename C>
-__device__ __forceinline__ C row_highest() {
-  if constexpr (std::is_same_v<C, float>)
-    return __int_as_float(0x7f800000);
-  else if constexpr (std::is_same_v<C, double>)
-    return __longlong_as_double(0x7ff0000000000000LL);
-  else if constexpr (std::is_same_v<C, int32_t>)
-    return INT32_MAX;
-  else {
-    static_assert(std::is_same_v<C, int64_t>, "row_reduce: unsupported accumulation type");
-    return INT64_MAX;
-  }
-}
-template <typename C>
-__device__ __forceinline__ C row_lowest() {
-  if constexpr (std::is_same_v<C, float>)
-    return __int_as_float(0xff800000u);
-  else if constexpr (std::is_same_v<C, double>)
-    return __longlong_as_double(0xfff0000000000000ULL);
-  else if constexpr (std::is_same_v<C, int32_t>)
-    return INT32_MIN;
-  else {
-    static_assert(std::is_same_v<C, int64_t>, "row_reduce: unsupported accumulation type");
-    return INT64_MIN;
-  }
-}
+inline constexpr int kRowShortMaxCols = 8;
+// Packs each thread loads per tile (all issued before the first reduction): a tile is
+// kRowBlock x 8 packs = 32 KB of input.
+inline constexpr int kRowShortPacks = 8;
+inline constexpr int kRowShortTilePacks = kRowBlock * kRowShortPacks;
+// Resident blocks per SM the short kernel is built for: 4 x 256 threads leave 64 registers
+// for 4-byte types (8 packs in flight take 32; at 48 ptxas spills), 3 leave 85 for 2- and
+// 8-byte types (which spill at 64: 8-element packs complete their edges element by element,
+// 8-byte values take register pairs). 4 x 33 KB of shared memory fit every sm_80+ SM, and
+// 3-4 x 256 x 8 x 16 B = 96-128 KB of loads are in flight per SM.
+template <typename T>
+inline constexpr int kRowShortMinBlocks = sizeof(T) == 4 ? 4 : 3;
+// Packs past a tile that a row starting inside it may reach (8 columns, 2-element packs: 4).
+template <int Pack>
+inline constexpr int kRowShortHalo = (kRowShortMaxCols - 2) / Pack + 1;
 
-// Identity element of Op in the compute type C: 0 for Sum, -inf / lowest for Max,
-// +inf / max for Min. Max(-inf, NaN) is NaN, so NaN still propagates.
-template <typename Op, typename C>
-__device__ __forceinline__ C row_identity() {
-  if constexpr (std::is_same_v<Op, Sum>) {
-    return C(0);
-  } else if constexpr (std::is_same_v<Op, Max>) {
-    return row_lowest<C>();
-  } else {
-    static_assert(std::is_same_v<Op, Min>, "row_reduce: Op must be Sum, Max or Min");
-    return row_highest<C>();
-  }
-}
-
-// Elements before the first P-aligned address at or after p (0 <= head < P), at most cols.
-template <int P, typename T>
-__device__ __forceinline__ int row_head(const T* p, int64_t cols) {
-  const auto elem = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(p) / sizeof(T));
-  const int head = static_cast<int>((P - elem % P) % P);
-  return head < cols ? head : static_cast<int>(cols);
-}
-
-// One thread's share of a row: lane `lane` of `lanes` threads reads the head scalars
-// lane, lane + lanes, ..., packs lane, lane + lanes, ... and tail scalars the same way.
-// Returns the thread's partial in C (the identity when it read nothing). kUnroll packs
-// are loaded before any is combined, to keep kUnroll 16-byte loads in flight per thread.
-// kPre packs the caller has already loaded: pre.p[q] is pack lane + q * lanes of the row
-// (loaded only where that index is below the row's pack count).
-template <typename T, int P, int kPre>
-struct PrePacks {
-  Pack<T, P> p[kPre > 0 ? kPre : 1];
-};
-
-template <int P, int kUnroll, int kPre = 0, typename Acc, typename T, typename Op>
-__device__ __forceinline__ compute_t<Acc> row_partial(const T* row, int64_t cols, int lane,
-                                                      int lanes, Op op,
-                                                      const PrePacks<T, P, kPre>& pre = {}) {
+// Rows of cols <= kRowShortMaxCols elements (any alignment): the matrix is one flat array of
+// n = rows * cols elements, read as the 16-byte packs of base = in - shift (the aligned
+// address at or below in; matrix element e is base[e + shift]). Tile k is base packs
+// g0 = k * kRowShortTilePacks, ... plus a halo of kRowShortHalo packs (rows that start in
+// the tile may end past it); thread t loads packs g0 + t, g0 + t + kRowBlock, ... (8 loads
+// in flight, coalesced) into shared memory, and after a barrier reduces the rows that start
+// inside the tile: rows row_begin + t, row_begin + t + kRowBlock, ..., each from its cols
+// elements in shared memory (consecutive threads, consecutive rows: a stride of cols
+// elements, conflict-free for odd cols), writing out coalesced.
+// Only whole packs inside the matrix are loaded: indices past them are clamped to the last
+// one (a duplicate no row reads), and the two packs the matrix covers only in part (its
+// first when shift > 0, its last when n + shift is not a multiple of Pack) are completed
+// element by element by the thread that stored them.
+template <int Pack, typename T, typename Acc, typename Op>
+__global__ void __launch_bounds__(kRowBlock, min_blocks_per_sm(kRowBlock, kRowShortMinBlocks<T>))
+    row_reduce_short_kernel(const T* __restrict__ in, int64_t rows, int cols, Acc* __restrict__ out,
+                            Acc init) {
   using C = compute_t<Acc>;
-  static_assert(kUnroll >= 1, "row_partial: unroll at least 1");
-  const int head = row_head<P>(row, cols);
-  const int64_t packs = (cols - head) / P;
-  const T* body = row + head;
-  // acc[j] holds lane j of every pack this thread reads (P independent chains)
-  C acc[P];
-#pragma unroll
-  for (int j = 0; j < P; ++j)
-    acc[j] = row_identity<Op, C>();
-  int64_t i = lane;
-#pragma unroll
-  for (int q = 0; q < kPre; ++q) {
-    if (i < packs) {
-#pragma unroll
-      for (int j = 0; j < P; ++j)
-        acc[j] = op(acc[j], convert<C>(pre.p[q].elem[j]));
-    }
-    i += lanes;
-  }
-  if constexpr (kUnroll > 1) {
-    for (; i + (kUnroll - 1) * lanes < packs; i += kUnroll * lanes) {
-      Pack<T, P> v[kUnroll];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u)
-        v[u] = load_pack<P>(body, i + u * lanes);
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-#pragma unroll
-        for (int j = 0; j < P; ++j)
-          acc[j] = op(acc[j], convert<C>(v[u].elem[j]));
-      }
-    }
-  }
-  for (; i < packs; i += lanes) {
-    const Pack<T, P> v = load_pack<P>(body, i);
-#pragma unroll
-    for (int j = 0; j < P; ++j)
-      acc[j] = op(acc[j], convert<C>(v.elem[j]));
-  }
-  // head and tail: at most P - 1 scalars each (more than `lanes` when lanes < P)
-  const T* tail = body + packs * P;
-  const int tail_count = static_cast<int>(cols - head - packs * P);  // < P
-#pragma unroll 1
-  for (int c = lane; c < head; c += lanes) {
-    acc[0] = op(acc[0], convert<C>(row[c]));
-  }
-#pragma unroll 1
-  for (int c = lane; c < tail_count; c += lanes) {
-    acc[0] = op(acc[0], convert<C>(tail[c]));
-  }
-  // combine the P chains pairwise: a fixed tree
-#pragma unroll
-  for (int s = P / 2; s > 0; s /= 2) {
-#pragma unroll
-    for (int j = 0; j < s; ++j)
-      acc[j] = op(acc[j], acc[j + s]);
-  }
-  return acc[0];
-}
-
-// Group kernel: each group of Width consecutive lanes (1, 2, ..., 32) reduces one row at a
-// time, grid-striding over rows. For rows of up to a few thousand elements; Width is
-// chosen so that Width * P roughly covers a row. Block: kBlock threads.
-template <int kBlock, int Width, int P, typename T, typename Acc, typename Op>
-__global__ void __launch_bounds__(kBlock, (kRowGroupMinBlocks<T, Acc, Width>))
-    row_reduce_group_kernel(const T* __restrict__ in, int64_t rows, int64_t cols,
-                            Acc* __restrict__ out, Acc init) {
-  static_assert(Width == 1 || Width == 2 || Width == 4 || Width == 8 || Width == 16 || Width == 32,
-                "group width must be a power of two up to a warp");
-  static_assert(kBlock % kWarpSize == 0, "whole warps only (the shuffles use the full mask)");
-  using C = compute_t<Acc>;
+  constexpr int kHalo = kRowShortHalo<Pack>;
+  constexpr int64_t kTileElems = int64_t{kRowShortTilePacks} * Pack;
+  static_assert(kHalo <= kRowBlock, "the halo is loaded by the first threads");
+  __shared__ kernelkit::Pack<T, Pack> tile[kRowShortTilePacks + kHalo];
+  const T* const stage = reinterpret_cast<const T*>(tile);
   const Op op;
-  constexpr int kGroups = kBlock / Width;
-  // A warp per row keeps 4 packs in flight per lane inside the row. Narrower groups cover
-  // a row with at most kPre packs per lane (the plan picks Width >= packs / kPre), so they
-  // take kRows rows per iteration and load all those packs before reducing any: 4 x 16 B
-  // in flight per thread.
-  constexpr int kUnroll = Width == 32 ? 4 : 1;
-  constexpr int kRows = Width == 32 ? 1 : kRowGroupRows;
-  constexpr int kPre = Width == 32 ? 0 : kRowPrePacks;
-  const int lane = threadIdx.x % Width;
-  const int sub = (threadIdx.x % kWarpSize) / Width;  // the group's index in its warp
-  const int64_t stride = int64_t{gridDim.x} * kGroups;
-  // Every lane of a warp runs the same number of iterations (rows are taken a warp's
-  // worth at a time), so the full-mask shuffles below are always convergent.
-  const int64_t warp_first =
-      int64_t{blockIdx.x} * kGroups + (threadIdx.x / kWarpSize) * (kWarpSize / Width);
-  for (int64_t base = warp_first; base < rows; base += stride * kRows) {
-    // row k of this iteration: base + k * stride + sub
-    PrePacks<T, P, kPre> pre[kRows];
+  const int shift = static_cast<int>((reinterpret_cast<std::uintptr_t>(in) / sizeof(T)) % Pack);
+  const T* __restrict__ base = in - shift;  // aligned to a whole pack
+  const int64_t n = rows * cols;
+  const int64_t tiles = ceil_div<int64_t>(n + shift, kTileElems);
+  // whole packs inside the matrix: [g_lo, g_hi); the partial ones: g_lo - 1 (if shift > 0)
+  // and g_hi (if n + shift is not a multiple of Pack)
+  const int64_t g_lo = shift > 0 ? 1 : 0;
+  const int64_t g_hi = (n + shift) / Pack;
+  const int64_t g_last = g_hi > g_lo ? g_hi - 1 : -1;  // -1: no whole pack at all
+  const bool tail_pack = (n + shift) % Pack != 0;
+  // stores base pack g (clamped into the whole packs) at stage position pos, then completes
+  // it element by element when the matrix covers it only in part
+  const auto stage_pack = [&](int64_t g, int pos, const kernelkit::Pack<T, Pack>& v) {
+    tile[pos] = v;
+    if ((g == 0 && shift > 0) || (g == g_hi && tail_pack)) {
+      T* dst = reinterpret_cast<T*>(&tile[pos]);
 #pragma unroll
-    for (int k = 0; k < kRows; ++k) {
-      const int64_t r = base + k * stride + sub;
-      if (kPre > 0 && r < rows) {
-        const T* row = in + r * cols;
-        const int head = row_head<P>(row, cols);
-        const int64_t packs = (cols - head) / P;
-#pragma unroll
-        for (int q = 0; q < kPre; ++q) {
-          if (lane + q * Width < packs) pre[k].p[q] = load_pack<P>(row + head, lane + q * Width);
-        }
+      for (int j = 0; j < Pack; ++j) {
+        const int64_t e = g * Pack + j - shift;
+        if (e >= 0 && e < n) dst[j] = in[e];
       }
     }
+  };
+  for (int64_t k = blockIdx.x; k < tiles; k += gridDim.x) {
+    const int64_t g0 = k * kRowShortTilePacks;
+    const int64_t lo = g0 * Pack - shift;  // matrix index of stage element 0
+    kernelkit::Pack<T, Pack> v[kRowShortPacks];
+    kernelkit::Pack<T, Pack> halo;
+    if (g_last >= 0) {
 #pragma unroll
-    for (int k = 0; k < kRows; ++k) {
-      const int64_t r = base + k * stride + sub;
-      C v = row_identity<Op, C>();
-      if (r < rows) {
-        v = row_partial<P, kUnroll, kPre, Acc>(in + r * cols, cols, lane, Width, op, pre[k]);
+      for (int q = 0; q < kRowShortPacks; ++q) {
+        const int64_t g = g0 + q * kRowBlock + threadIdx.x;
+        v[q] = load_pack<Pack>(base, g < g_lo ? g_lo : (g > g_last ? g_last : g));
       }
-      if constexpr (Width > 1) v = warp_reduce<Width>(v, op);
-      // lane 0 of the group holds the row's reduction
-      if (lane == 0 && r < rows) out[r] = convert<Acc>(op(convert<C>(init), v));
+      if (threadIdx.x < kHalo) {
+        const int64_t g = g0 + kRowShortTilePacks + threadIdx.x;
+        halo = load_pack<Pack>(base, g > g_last ? g_last : g);
+      }
+    }
+    __syncthreads();  // the previous tile's rows have been read from shared memory
+#pragma unroll
+    for (int q = 0; q < kRowShortPacks; ++q)
+      stage_pack(g0 + q * kRowBlock + threadIdx.x, q * kRowBlock + threadIdx.x, v[q]);
+    if (threadIdx.x < kHalo) {
+      stage_pack(g0 + kRowShortTilePacks + threadIdx.x, kRowShortTilePacks + threadIdx.x, halo);
+    }
+    __syncthreads();
+    // rows whose first element (matrix index r * cols) lies in [lo, lo + kTileElems)
+    const int64_t row_begin = lo <= 0 ? 0 : ceil_div<int64_t>(lo, cols);
+    const int64_t ends = ceil_div<int64_t>(lo + kTileElems, cols);
+    const int64_t row_end = ends < rows ? ends : rows;
+    for (int64_t r = row_begin + threadIdx.x; r < row_end; r += kRowBlock) {
+      const T* x = stage + (r * cols - lo);
+      C acc = identity<Op, C>();
+      for (int c = 0; c < cols; ++c)
+        acc = op(acc, convert<C>(x[c]));
+      out[r] = convert<Acc>(op(convert<C>(init), acc));
     }
   }
 }
 
-// Steps (rows per group) a flat-kernel thread loads before reducing any: kRowFlatSteps
-// 16-byte loads in flight per thread.
+// ---- rows of whole aligned packs (flat) ---------------------------------------------------
+
+// Steps (rows per group) a flat-kernel thread loads before reducing any: 4 16-byte loads in
+// flight per thread.
 inline constexpr int kRowFlatSteps = 4;
 
-// Flat kernel, for short rows that all start on a pack boundary (base pointer aligned to
-// P elements, cols a multiple of P) and hold k <= Width packs, Width the next power of two
-// of k. The matrix is then rows * k consecutive packs. A group of Width lanes owns a row,
-// lane l reading pack l of it (lanes >= k read nothing). A block covers kBlock / Width
-// consecutive rows per step and kSteps steps per tile; every thread issues its kSteps
-// loads before reducing any. With k == Width, each step of a warp reads 32 / Width whole
+// For short rows that all start on a pack boundary (base pointer aligned to Pack elements,
+// cols a multiple of Pack) and hold k <= Width packs, Width the next power of two of k. The
+// matrix is then rows * k consecutive packs. A group of Width lanes owns a row, lane l
+// reading pack l of it (lanes >= k read nothing). A block covers kRowBlock / Width
+// consecutive rows per step and kRowFlatSteps steps per tile; every thread issues its loads
+// before reducing any. With k == Width, each step of a warp reads 32 / Width whole
 // consecutive rows: 512 contiguous bytes per load instruction.
-template <int kBlock, int Width, int kSteps, int P, typename T, typename Acc, typename Op>
-__global__ void __launch_bounds__(kBlock)
+template <int Width, int Pack, typename T, typename Acc, typename Op>
+__global__ void __launch_bounds__(kRowBlock)
     row_reduce_flat_kernel(const T* __restrict__ in, int64_t rows, int k, Acc* __restrict__ out,
                            Acc init) {
-  static_assert(Width == 1 || Width == 2 || Width == 4 || Width == 8 || Width == 16 || Width == 32,
-                "group width must be a power of two up to a warp");
-  static_assert(kBlock % kWarpSize == 0, "whole warps only (the shuffles use the full mask)");
-  static_assert(kSteps >= 1, "at least one step per tile");
+  static_assert(Width == 1 || kValidWidth<Width>, "group width: a power of two up to a warp");
   using C = compute_t<Acc>;
   const Op op;
-  constexpr int kStepRows = kBlock / Width;
+  constexpr int kSteps = kRowFlatSteps;
+  constexpr int kStepRows = kRowBlock / Width;
   constexpr int kTileRows = kStepRows * kSteps;
   const int lane = threadIdx.x % Width;
   const int64_t tiles = ceil_div<int64_t>(rows, kTileRows);
@@ -262,27 +165,27 @@ __global__ void __launch_bounds__(kBlock)
     // its row's packs, or in a row past the end, reads pack min(index, last) instead (a
     // pack of the matrix, fetched by a neighbour lane anyway); e[s] below drops it.
     const int64_t at = first * k + (lane < k ? lane : k - 1);
-    Pack<T, P> v[kSteps];
+    kernelkit::Pack<T, Pack> v[kSteps];
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
       const int64_t i = at + int64_t{s} * kStepRows * k;
-      v[s] = load_pack<P>(in, i < last ? i : last);
+      v[s] = load_pack<Pack>(in, i < last ? i : last);
     }
     // each step's pack as a fixed pairwise tree; e[s] is the identity where unused
     C e[kSteps];
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
-      C x[P];
+      C x[Pack];
 #pragma unroll
-      for (int j = 0; j < P; ++j)
+      for (int j = 0; j < Pack; ++j)
         x[j] = convert<C>(v[s].elem[j]);
 #pragma unroll
-      for (int h = P / 2; h > 0; h /= 2) {
+      for (int h = Pack / 2; h > 0; h /= 2) {
 #pragma unroll
         for (int j = 0; j < h; ++j)
           x[j] = op(x[j], x[j + h]);
       }
-      e[s] = lane < k && first + s * kStepRows < rows ? x[0] : row_identity<Op, C>();
+      e[s] = lane < k && first + s * kStepRows < rows ? x[0] : identity<Op, C>();
     }
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
@@ -295,50 +198,151 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// Cluster kernel: a cluster of csize blocks (1..8: the launch's cluster dimension, also
-// passed as an argument; 1 = a block per row, launched without clusters) reduces one row
-// at a time, grid-striding over rows by cluster. Block b of the cluster reads packs
-// b * kBlock + t, stepping csize * kBlock. Each block reduces its share to one value in
-// its shared slot; after a cluster barrier block 0 combines the slots through distributed
-// shared memory in rank order (deterministic, no workspace, no atomics), and a second
-// barrier keeps every slot alive until block 0 has read it.
-template <int kBlock, int P, typename T, typename Acc, typename Op>
-__global__ void __launch_bounds__(kBlock, kRowMinBlocks<T, Acc>)
-    row_reduce_cluster_kernel(const T* __restrict__ in, int64_t rows, int64_t cols,
-                              Acc* __restrict__ out, Acc init, int csize) {
+// ---- groups of lanes per row (misaligned short rows, and a warp per row) ------------------
+
+// Resident 256-thread blocks per SM the group kernel is compiled for (__launch_bounds__
+// minimum). ptxas left alone aims at 32 registers and spills; 4 blocks leave 64 registers
+// (the warp-per-row kernel needs 56-64), 3 leave 80 for 8-byte types (64-bit values take
+// register pairs). Narrow groups hold 2 rows x 2 packs of loads in flight and get one block
+// less (48 KB of loads in flight per SM is still 3x what HBM needs).
+template <typename T, typename Acc>
+inline constexpr int kRowMinBlocks = (sizeof(T) == 8 || sizeof(compute_t<Acc>) == 8) ? 3 : 4;
+template <typename T, typename Acc, int Width>
+inline constexpr int kRowGroupMinBlocks =
+    Width == kWarpSize ? kRowMinBlocks<T, Acc> : kRowMinBlocks<T, Acc> - 1;
+
+// Packs per lane a narrow group (Width < 32) covers a row with; the plan's group width is
+// the next power of two of packs / kRowPrePacks.
+inline constexpr int kRowPrePacks = 2;
+// Rows a narrow group takes per iteration (loads of all of them issued before reducing).
+inline constexpr int kRowGroupRows = 2;
+// Packs in flight per lane inside a row of the warp-per-row kernel.
+inline constexpr int kRowWarpUnroll = 4;
+
+// kPre packs the caller has already loaded: pre.p[q] is pack lane + q * lanes of the row
+// (loaded only where that index is below the row's pack count).
+template <typename T, int Pack, int kPre>
+struct PrePacks {
+  kernelkit::Pack<T, Pack> p[kPre > 0 ? kPre : 1];
+};
+
+// One thread's share of a row: lane `lane` of `lanes` threads reads the head scalars lane,
+// lane + lanes, ..., packs lane, lane + lanes, ... and tail scalars the same way. Returns
+// the thread's partial in C (the identity when it read nothing). kUnroll packs are loaded
+// before any is combined.
+template <int Pack, int kUnroll, int kPre = 0, typename C, typename T, typename Op>
+__device__ __forceinline__ C row_partial(const T* row, int64_t cols, int lane, int lanes, Op op,
+                                         const PrePacks<T, Pack, kPre>& pre = {}) {
+  static_assert(kUnroll >= 1, "row_partial: unroll at least 1");
+  const int head = static_cast<int>(pack_head<Pack>(row, cols));  // < Pack
+  const int64_t packs = (cols - head) / Pack;
+  const T* body = row + head;
+  // acc[j] holds lane j of every pack this thread reads (Pack independent chains)
+  C acc[Pack];
+#pragma unroll
+  for (int j = 0; j < Pack; ++j)
+    acc[j] = identity<Op, C>();
+  int64_t i = lane;
+#pragma unroll
+  for (int q = 0; q < kPre; ++q) {
+    if (i < packs) {
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        acc[j] = op(acc[j], convert<C>(pre.p[q].elem[j]));
+    }
+    i += lanes;
+  }
+  if constexpr (kUnroll > 1) {
+    for (; i + (kUnroll - 1) * lanes < packs; i += kUnroll * lanes) {
+      kernelkit::Pack<T, Pack> v[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+        v[u] = load_pack<Pack>(body, i + u * lanes);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          acc[j] = op(acc[j], convert<C>(v[u].elem[j]));
+      }
+    }
+  }
+  for (; i < packs; i += lanes) {
+    const kernelkit::Pack<T, Pack> v = load_pack<Pack>(body, i);
+#pragma unroll
+    for (int j = 0; j < Pack; ++j)
+      acc[j] = op(acc[j], convert<C>(v.elem[j]));
+  }
+  // head and tail: at most Pack - 1 scalars each (more than `lanes` when lanes < Pack)
+  const T* tail = body + packs * Pack;
+  const int tail_count = static_cast<int>(cols - head - packs * Pack);  // < Pack
+#pragma unroll 1
+  for (int c = lane; c < head; c += lanes) {
+    acc[0] = op(acc[0], convert<C>(row[c]));
+  }
+#pragma unroll 1
+  for (int c = lane; c < tail_count; c += lanes) {
+    acc[0] = op(acc[0], convert<C>(tail[c]));
+  }
+  // combine the Pack chains pairwise: a fixed tree
+#pragma unroll
+  for (int s = Pack / 2; s > 0; s /= 2) {
+#pragma unroll
+    for (int j = 0; j < s; ++j)
+      acc[j] = op(acc[j], acc[j + s]);
+  }
+  return acc[0];
+}
+
+// Each group of Width consecutive lanes (1, 2, ..., 32) reduces one row at a time,
+// grid-striding over rows. A warp per row (Width 32) keeps kRowWarpUnroll packs in flight
+// per lane inside the row. Narrower groups cover a row with at most kRowPrePacks packs per
+// lane (the plan picks Width >= packs / kRowPrePacks), so they take kRowGroupRows rows per
+// iteration and load all those packs before reducing any: 4 x 16 B in flight per thread.
+template <int Width, int Pack, typename T, typename Acc, typename Op>
+__global__ void __launch_bounds__(kRowBlock, (kRowGroupMinBlocks<T, Acc, Width>))
+    row_reduce_group_kernel(const T* __restrict__ in, int64_t rows, int64_t cols,
+                            Acc* __restrict__ out, Acc init) {
+  static_assert(Width == 1 || kValidWidth<Width>, "group width: a power of two up to a warp");
   using C = compute_t<Acc>;
   const Op op;
-  // csize is the launch's cluster dimension (1: launched without clusters, a block per
-  // row); in a 1-D cluster launch block b has rank b % csize.
-  const int rank = static_cast<int>(blockIdx.x % csize);
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
-  __shared__ C slot;
-#endif
-  const int64_t clusters = gridDim.x / csize;
-  const int lanes = csize * kBlock;
-  const int lane = rank * kBlock + static_cast<int>(threadIdx.x);
-  for (int64_t r = blockIdx.x / csize; r < rows; r += clusters) {
-    C v = row_partial<P, 4, 0, Acc>(in + r * cols, cols, lane, lanes, op);
-    v = block_reduce<kBlock>(v, op);  // valid in thread 0
-    if (csize == 1) {
-      if (threadIdx.x == 0) out[r] = convert<Acc>(op(convert<C>(init), v));
-      continue;
+  constexpr int kGroups = kRowBlock / Width;
+  constexpr int kUnroll = Width == kWarpSize ? kRowWarpUnroll : 1;
+  constexpr int kRows = Width == kWarpSize ? 1 : kRowGroupRows;
+  constexpr int kPre = Width == kWarpSize ? 0 : kRowPrePacks;
+  const int lane = threadIdx.x % Width;
+  const int sub = (threadIdx.x % kWarpSize) / Width;  // the group's index in its warp
+  const int64_t stride = int64_t{gridDim.x} * kGroups;
+  // Every lane of a warp runs the same number of iterations (rows are taken a warp's worth
+  // at a time), so the full-mask shuffles below are always convergent.
+  const int64_t warp_first =
+      int64_t{blockIdx.x} * kGroups + (threadIdx.x / kWarpSize) * (kWarpSize / Width);
+  for (int64_t base = warp_first; base < rows; base += stride * kRows) {
+    // row k of this iteration: base + k * stride + sub
+    PrePacks<T, Pack, kPre> pre[kRows];
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      const int64_t r = base + k * stride + sub;
+      if (kPre > 0 && r < rows) {
+        const T* row = in + r * cols;
+        const int head = static_cast<int>(pack_head<Pack>(row, cols));  // < Pack
+        const int64_t packs = (cols - head) / Pack;
+#pragma unroll
+        for (int q = 0; q < kPre; ++q) {
+          if (lane + q * Width < packs) pre[k].p[q] = load_pack<Pack>(row + head, lane + q * Width);
+        }
+      }
     }
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
-    namespace cg = cooperative_groups;
-    const cg::cluster_group cluster = cg::this_cluster();
-    if (threadIdx.x == 0) slot = v;
-    cluster.sync();  // every block's slot holds its partial of row r
-    if (rank == 0 && threadIdx.x == 0) {
-      C total = convert<C>(init);
-      for (int b = 0; b < csize; ++b)
-        total = op(total, *cluster.map_shared_rank(&slot, b));
-      out[r] = convert<Acc>(total);
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      const int64_t r = base + k * stride + sub;
+      C v = identity<Op, C>();
+      if (r < rows)
+        v = row_partial<Pack, kUnroll, kPre, C>(in + r * cols, cols, lane, Width, op, pre[k]);
+      if constexpr (Width > 1) v = warp_reduce<Width>(v, op);
+      // lane 0 of the group holds the row's reduction
+      if (lane == 0 && r < rows) out[r] = convert<Acc>(op(convert<C>(init), v));
     }
-    cluster.sync();  // block 0 has read every slot; they may be overwritten / freed
-#endif
   }
 }
 
-}  // namespace detail
-}  // namespace kernelkit
+}  // namespace kernelkit::detail
