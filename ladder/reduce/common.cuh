@@ -1,21 +1,24 @@
-// Shared driver of the reduction ladder. Every version has the launcher signature
+// Shared driver of the reduction ladder. Every step has the launcher signature
 //   cudaError_t fn(const T* in, int64_t n, T* out, void* workspace, size_t workspace_bytes,
 //                  cudaStream_t stream)
 // and sums in T (f32 and i64 are what the ladder is tested and benchmarked on). The
 // published kernels reduce one chunk per block into a partial; the passes repeat on the
 // partials (ping-ponging in the workspace) until one value is left, which goes to out.
-// Workspace: ladder_workspace_bytes<T>(n) bytes, no zero-fill needed.
+// Workspace: ladder_workspace_bytes<T>(n) bytes, any contents. Arguments are checked with
+// the library's kernelkit::reduce_args_ok (the registry's workspace_bytes<T>(n) covers it).
 #pragma once
 
 #include <cuda_runtime.h>
 
-#include <cstddef>
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
+#include "kernelkit/core/device.cuh"
 #include "kernelkit/core/error.cuh"
 #include "kernelkit/core/launch.cuh"
+#include "kernelkit/reduce/reduce.cuh"
 
 namespace kernelkit::ladder::reduce {
 
@@ -30,7 +33,18 @@ constexpr size_t ladder_workspace_bytes(int64_t n) {
   return 2 * one;
 }
 
-namespace detail {
+}  // namespace kernelkit::ladder::reduce
+
+namespace kernelkit::ladder::reduce::detail {
+
+// One wave of resident blocks of `block` threads on the current device.
+inline cudaError_t one_wave_grid(int block, int* grid) {
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  *grid = grid_size_for(d.device_threads(), block, d, 1);
+  return cudaSuccess;
+}
+
 template <typename T>
 __global__ void zero_kernel(T* out) {
   *out = T(0);
@@ -41,13 +55,12 @@ __global__ void zero_kernel(T* out) {
 template <typename T, typename BlocksFor, typename Pass>
 cudaError_t multi_pass(const T* in, int64_t n, T* out, void* workspace, size_t workspace_bytes,
                        cudaStream_t stream, BlocksFor blocks_for, Pass pass) {
-  KERNELKIT_REQUIRE(n >= 0 && out != nullptr);
+  KERNELKIT_REQUIRE(kernelkit::reduce_args_ok(in, n, out, workspace, workspace_bytes));
+  KERNELKIT_REQUIRE(workspace_bytes >= ladder_workspace_bytes<T>(n));
   if (n == 0) {
     zero_kernel<<<1, 1, 0, stream>>>(out);
     return cudaGetLastError();
   }
-  KERNELKIT_REQUIRE(in != nullptr);
-  KERNELKIT_REQUIRE(workspace != nullptr && workspace_bytes >= ladder_workspace_bytes<T>(n));
   T* buf[2] = {static_cast<T*>(workspace), reinterpret_cast<T*>(static_cast<char*>(workspace) +
                                                                 workspace_bytes / 2 / 256 * 256)};
   const T* src = in;
@@ -62,6 +75,5 @@ cudaError_t multi_pass(const T* in, int64_t n, T* out, void* workspace, size_t w
     m = grid;
   }
 }
-}  // namespace detail
 
-}  // namespace kernelkit::ladder::reduce
+}  // namespace kernelkit::ladder::reduce::detail

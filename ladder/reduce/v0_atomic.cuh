@@ -3,11 +3,9 @@
 // changes from run to run).
 #pragma once
 
-#include "common.cuh"
+#include "ladder/reduce/common.cuh"
 
-namespace kernelkit::ladder::reduce {
-
-namespace detail {
+namespace kernelkit::ladder::reduce::detail {
 template <typename T>
 __device__ __forceinline__ void atomic_add(T* p, T v) {
   if constexpr (sizeof(T) == 8 && std::is_integral_v<T>) {
@@ -24,18 +22,19 @@ __global__ void v0_atomic_kernel(const T* in, int64_t n, T* out) {
        i += int64_t{gridDim.x} * blockDim.x)
     atomic_add(out, in[i]);
 }
-}  // namespace detail
+}  // namespace kernelkit::ladder::reduce::detail
 
+namespace kernelkit::ladder::reduce {
 template <typename T>
 cudaError_t v0_atomic(const T* in, int64_t n, T* out, void* workspace, size_t workspace_bytes,
                       cudaStream_t stream = nullptr) {
-  KERNELKIT_REQUIRE(n >= 0 && out != nullptr && (n == 0 || in != nullptr));
-  (void)workspace, (void)workspace_bytes;
+  KERNELKIT_REQUIRE(kernelkit::reduce_args_ok(in, n, out, workspace, workspace_bytes));
   KERNELKIT_RETURN_IF_ERROR(cudaMemsetAsync(out, 0, sizeof(T), stream));  // 0 bits = 0
   if (n == 0) return cudaSuccess;
   constexpr int kBlock = 256;
-  int grid = 0;
-  KERNELKIT_RETURN_IF_ERROR(grid_size(n, kBlock, &grid));
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  const int grid = grid_size_for(n, kBlock, d);
   detail::v0_atomic_kernel<<<grid, kBlock, 0, stream>>>(in, n, out);
   return cudaGetLastError();
 }

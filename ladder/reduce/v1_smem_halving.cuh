@@ -4,11 +4,9 @@
 // grows, few active threads per warp.
 #pragma once
 
-#include "common.cuh"
+#include "ladder/reduce/common.cuh"
 
-namespace kernelkit::ladder::reduce {
-
-namespace detail {
+namespace kernelkit::ladder::reduce::detail {
 template <int Block, typename T>
 __global__ void __launch_bounds__(Block) v1_smem_halving_kernel(const T* in, int64_t n, T* out) {
   __shared__ T s[Block];
@@ -22,8 +20,9 @@ __global__ void __launch_bounds__(Block) v1_smem_halving_kernel(const T* in, int
   }
   if (tid == 0) out[blockIdx.x] = s[0];
 }
-}  // namespace detail
+}  // namespace kernelkit::ladder::reduce::detail
 
+namespace kernelkit::ladder::reduce {
 template <typename T>
 cudaError_t v1_smem_halving(const T* in, int64_t n, T* out, void* workspace, size_t workspace_bytes,
                             cudaStream_t stream = nullptr) {

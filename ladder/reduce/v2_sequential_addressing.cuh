@@ -3,11 +3,9 @@
 // and consecutive threads touch consecutive banks (no bank conflicts).
 #pragma once
 
-#include "common.cuh"
+#include "ladder/reduce/common.cuh"
 
-namespace kernelkit::ladder::reduce {
-
-namespace detail {
+namespace kernelkit::ladder::reduce::detail {
 template <int Block, typename T>
 __global__ void __launch_bounds__(Block)
     v2_sequential_addressing_kernel(const T* in, int64_t n, T* out) {
@@ -22,8 +20,9 @@ __global__ void __launch_bounds__(Block)
   }
   if (tid == 0) out[blockIdx.x] = s[0];
 }
-}  // namespace detail
+}  // namespace kernelkit::ladder::reduce::detail
 
+namespace kernelkit::ladder::reduce {
 template <typename T>
 cudaError_t v2_sequential_addressing(const T* in, int64_t n, T* out, void* workspace,
                                      size_t workspace_bytes, cudaStream_t stream = nullptr) {

@@ -3,11 +3,9 @@
 // the shared-memory tree runs on 8x fewer values; then sequential addressing.
 #pragma once
 
-#include "common.cuh"
+#include "ladder/reduce/common.cuh"
 
-namespace kernelkit::ladder::reduce {
-
-namespace detail {
+namespace kernelkit::ladder::reduce::detail {
 template <int Block, int Unroll, typename T>
 __global__ void __launch_bounds__(Block) v3_add_during_load_kernel(const T* in, int64_t n, T* out) {
   __shared__ T s[Block];
@@ -27,8 +25,9 @@ __global__ void __launch_bounds__(Block) v3_add_during_load_kernel(const T* in, 
   }
   if (tid == 0) out[blockIdx.x] = s[0];
 }
-}  // namespace detail
+}  // namespace kernelkit::ladder::reduce::detail
 
+namespace kernelkit::ladder::reduce {
 template <typename T>
 cudaError_t v3_add_during_load(const T* in, int64_t n, T* out, void* workspace,
                                size_t workspace_bytes, cudaStream_t stream = nullptr) {

@@ -6,11 +6,9 @@
 // step of it reads, __syncwarp()s, writes and __syncwarp()s.
 #pragma once
 
-#include "common.cuh"
+#include "ladder/reduce/common.cuh"
 
-namespace kernelkit::ladder::reduce {
-
-namespace detail {
+namespace kernelkit::ladder::reduce::detail {
 template <int Block, typename T>
 __device__ __forceinline__ void last_warp_reduce(volatile T* s, int tid) {
   T v = s[tid];
@@ -57,12 +55,9 @@ __global__ void __launch_bounds__(Block)
   if (tid == 0) out[blockIdx.x] = s[0];
 }
 
-// One wave of resident blocks of `block` threads on the current device.
-inline cudaError_t one_wave_grid(int block, int* cap) {
-  return grid_size(int64_t{1} << 62, block, cap, 1);
-}
-}  // namespace detail
+}  // namespace kernelkit::ladder::reduce::detail
 
+namespace kernelkit::ladder::reduce {
 template <typename T>
 cudaError_t v4_unrolled_last_warp(const T* in, int64_t n, T* out, void* workspace,
                                   size_t workspace_bytes, cudaStream_t stream = nullptr) {

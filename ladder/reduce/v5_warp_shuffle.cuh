@@ -4,11 +4,9 @@
 #pragma once
 
 #include "kernelkit/block/block_reduce.cuh"
-#include "v4_unrolled_last_warp.cuh"
+#include "ladder/reduce/v4_unrolled_last_warp.cuh"
 
-namespace kernelkit::ladder::reduce {
-
-namespace detail {
+namespace kernelkit::ladder::reduce::detail {
 template <int Block, typename T>
 __global__ void __launch_bounds__(Block) v5_warp_shuffle_kernel(const T* in, int64_t n, T* out) {
   T v = T(0);
@@ -18,8 +16,9 @@ __global__ void __launch_bounds__(Block) v5_warp_shuffle_kernel(const T* in, int
   v = block_reduce<Block>(v, Sum{});  // thread 0 holds the block's sum
   if (threadIdx.x == 0) out[blockIdx.x] = v;
 }
-}  // namespace detail
+}  // namespace kernelkit::ladder::reduce::detail
 
+namespace kernelkit::ladder::reduce {
 template <typename T>
 cudaError_t v5_warp_shuffle(const T* in, int64_t n, T* out, void* workspace, size_t workspace_bytes,
                             cudaStream_t stream = nullptr) {

@@ -4,11 +4,9 @@
 #pragma once
 
 #include "kernelkit/core/pack.cuh"
-#include "v5_warp_shuffle.cuh"
+#include "ladder/reduce/v5_warp_shuffle.cuh"
 
-namespace kernelkit::ladder::reduce {
-
-namespace detail {
+namespace kernelkit::ladder::reduce::detail {
 template <int Block, int PackSize, typename T>
 __global__ void __launch_bounds__(Block)
     v6_shuffle_float4_kernel(const T* in, int head, int64_t num_packs, int tail, T* out) {
@@ -28,8 +26,9 @@ __global__ void __launch_bounds__(Block)
   v = block_reduce<Block>(v, Sum{});
   if (threadIdx.x == 0) out[blockIdx.x] = v;
 }
-}  // namespace detail
+}  // namespace kernelkit::ladder::reduce::detail
 
+namespace kernelkit::ladder::reduce {
 template <typename T>
 cudaError_t v6_shuffle_float4(const T* in, int64_t n, T* out, void* workspace,
                               size_t workspace_bytes, cudaStream_t stream = nullptr) {
@@ -42,9 +41,7 @@ cudaError_t v6_shuffle_float4(const T* in, int64_t n, T* out, void* workspace,
       in, n, out, workspace, workspace_bytes, stream,
       [cap](int64_t m) { return std::min<int64_t>(ceil_div<int64_t>(m, kPerBlock), cap); },
       [](const T* src, int64_t m, T* dst, int64_t grid, cudaStream_t s) {
-        int head = 0;
-        while (head < m && head < kPack && pack_size_for(src + head) != kPack)
-          ++head;
+        const int head = static_cast<int>(pack_head<kPack>(src, m));  // < kPack
         const int64_t num_packs = (m - head) / kPack;
         const int tail = static_cast<int>(m - head - num_packs * kPack);
         detail::v6_shuffle_float4_kernel<kBlock, kPack>

@@ -8,12 +8,12 @@
 #include <cstdint>
 
 #include "kernelkit/core/error.cuh"
+#include "kernelkit/core/device.cuh"
 #include "kernelkit/core/launch.cuh"
 #include "kernelkit/warp/warp.cuh"
+#include "kernelkit/reduce/row_reduce.cuh"
 
-namespace kernelkit::ladder::row_reduce {
-
-namespace detail {
+namespace kernelkit::ladder::row_reduce::detail {
 template <typename T>
 __global__ void __launch_bounds__(256)
     v0_warp_per_row_kernel(const T* __restrict__ in, int64_t rows, int64_t cols, T* out) {
@@ -31,19 +31,18 @@ __global__ void __launch_bounds__(256)
     if (lane == 0) out[r] = convert<T>(acc);
   }
 }
-}  // namespace detail
+}  // namespace kernelkit::ladder::row_reduce::detail
 
+namespace kernelkit::ladder::row_reduce {
 // out[r] = sum of row r. Same contract as kernelkit::row_sum.
 template <typename T>
 [[nodiscard]] cudaError_t v0_warp_per_row(const T* in, int64_t rows, int64_t cols, T* out,
                                           cudaStream_t stream = nullptr) {
-  KERNELKIT_REQUIRE(rows >= 0 && cols >= 0);
-  KERNELKIT_REQUIRE(cols == 0 || rows <= INT64_MAX / cols);
-  KERNELKIT_REQUIRE(rows == 0 || out != nullptr);
-  KERNELKIT_REQUIRE(rows == 0 || cols == 0 || in != nullptr);
+  KERNELKIT_REQUIRE(kernelkit::row_reduce_args_ok(in, rows, cols, out));
   if (rows == 0) return cudaSuccess;
-  int grid = 0;
-  KERNELKIT_RETURN_IF_ERROR(grid_size(rows * kWarpSize, 256, &grid));
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  const int grid = grid_size_for(rows * kWarpSize, 256, d);
   detail::v0_warp_per_row_kernel<T><<<grid, 256, 0, stream>>>(in, rows, cols, out);
   return cudaGetLastError();
 }

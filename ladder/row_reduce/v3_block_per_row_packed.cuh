@@ -7,12 +7,12 @@
 
 #include "kernelkit/block/block_reduce.cuh"
 #include "kernelkit/core/error.cuh"
+#include "kernelkit/core/device.cuh"
 #include "kernelkit/core/launch.cuh"
 #include "kernelkit/core/pack.cuh"
+#include "kernelkit/reduce/row_reduce.cuh"
 
-namespace kernelkit::ladder::row_reduce {
-
-namespace detail {
+namespace kernelkit::ladder::row_reduce::detail {
 template <int P, typename T>
 __global__ void __launch_bounds__(256)
     v3_block_per_row_packed_kernel(const T* __restrict__ in, int64_t rows, int64_t cols, T* out) {
@@ -43,20 +43,19 @@ __global__ void __launch_bounds__(256)
     if (threadIdx.x == 0) out[r] = convert<T>(acc);
   }
 }
-}  // namespace detail
+}  // namespace kernelkit::ladder::row_reduce::detail
 
+namespace kernelkit::ladder::row_reduce {
 // out[r] = sum of row r. Same contract as kernelkit::row_sum.
 template <typename T>
 [[nodiscard]] cudaError_t v3_block_per_row_packed(const T* in, int64_t rows, int64_t cols, T* out,
                                                   cudaStream_t stream = nullptr) {
-  KERNELKIT_REQUIRE(rows >= 0 && cols >= 0);
-  KERNELKIT_REQUIRE(cols == 0 || rows <= INT64_MAX / cols);
-  KERNELKIT_REQUIRE(rows == 0 || out != nullptr);
-  KERNELKIT_REQUIRE(rows == 0 || cols == 0 || in != nullptr);
+  KERNELKIT_REQUIRE(kernelkit::row_reduce_args_ok(in, rows, cols, out));
   if (rows == 0) return cudaSuccess;
   constexpr int P = kMaxPackSize<T>;
-  int grid = 0;
-  KERNELKIT_RETURN_IF_ERROR(grid_size(rows * 256, 256, &grid));
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  const int grid = grid_size_for(rows * 256, 256, d);
   if (pack_size_for(in) == P && cols % P == 0) {
     detail::v3_block_per_row_packed_kernel<P, T><<<grid, 256, 0, stream>>>(in, rows, cols, out);
   } else {

@@ -8,12 +8,12 @@
 #include <cub/block/block_reduce.cuh>
 
 #include "kernelkit/core/error.cuh"
+#include "kernelkit/core/device.cuh"
 #include "kernelkit/core/launch.cuh"
 #include "kernelkit/core/types.cuh"
+#include "kernelkit/reduce/row_reduce.cuh"
 
-namespace kernelkit::ladder::row_reduce {
-
-namespace detail {
+namespace kernelkit::ladder::row_reduce::detail {
 template <typename T>
 __global__ void __launch_bounds__(256)
     v4_cub_block_reduce_kernel(const T* __restrict__ in, int64_t rows, int64_t cols, T* out) {
@@ -30,19 +30,18 @@ __global__ void __launch_bounds__(256)
     __syncthreads();  // temp is reused by the next row
   }
 }
-}  // namespace detail
+}  // namespace kernelkit::ladder::row_reduce::detail
 
+namespace kernelkit::ladder::row_reduce {
 // out[r] = sum of row r. Same contract as kernelkit::row_sum.
 template <typename T>
 [[nodiscard]] cudaError_t v4_cub_block_reduce(const T* in, int64_t rows, int64_t cols, T* out,
                                               cudaStream_t stream = nullptr) {
-  KERNELKIT_REQUIRE(rows >= 0 && cols >= 0);
-  KERNELKIT_REQUIRE(cols == 0 || rows <= INT64_MAX / cols);
-  KERNELKIT_REQUIRE(rows == 0 || out != nullptr);
-  KERNELKIT_REQUIRE(rows == 0 || cols == 0 || in != nullptr);
+  KERNELKIT_REQUIRE(kernelkit::row_reduce_args_ok(in, rows, cols, out));
   if (rows == 0) return cudaSuccess;
-  int grid = 0;
-  KERNELKIT_RETURN_IF_ERROR(grid_size(rows * 256, 256, &grid));
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  const int grid = grid_size_for(rows * 256, 256, d);
   detail::v4_cub_block_reduce_kernel<T><<<grid, 256, 0, stream>>>(in, rows, cols, out);
   return cudaGetLastError();
 }

@@ -1,6 +1,8 @@
-// Every version of the reduction ladder (and the library entry) with the library's cases:
-// f32 against a float64 reference, i64 exactly, any n, misaligned input.
+// Every step of the reduction ladder and kLibrary (ladder/reduce/registry.cuh) with the
+// library's cases: f32 against a float64 reference, i64 exactly, any n, misaligned input, a
+// workspace of workspace_bytes<T>(n) full of 0xFF bytes (no step may need it zeroed).
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -16,14 +18,23 @@ using kktest::Tolerance;
 // 2^24 runs in its own test (Size2To24) so sanitizer runs can leave it out.
 const std::vector<int64_t> kSizes = {0, 1, 31, 32, 33, 1023, 1025, 1000003};
 
+// Every step, then the library.
 template <typename T>
-void check_entry(const ladder::LadderEntry<T>& e, int64_t n, size_t offset) {
+std::vector<ladder::Step<T>> all_steps() {
+  std::vector<ladder::Step<T>> steps(std::begin(ladder::kSteps<T>), std::end(ladder::kSteps<T>));
+  steps.push_back(ladder::kLibrary<T>);
+  return steps;
+}
+
+template <typename T>
+void check_entry(const ladder::Step<T>& e, int64_t n, size_t offset) {
   const uint64_t seed = 4242 + n;
   const auto h = std::is_integral_v<T> ? kktest::random_vector<T>(n + 1, seed, -1e12, 1e12)
                                        : kktest::random_vector<T>(n + 1, seed, -1, 1);
   auto d_in = kktest::to_device(h);
-  DeviceBuffer<unsigned char> ws(std::max<size_t>(ladder::registry_workspace_bytes<T>(n), 1));
-  CUDA_CHECK(cudaMemset(ws.get(), 0, ws.size()));  // the library entry's contract
+  DeviceBuffer<unsigned char> ws(std::max<size_t>(ladder::workspace_bytes<T>(n), 1));
+  ws.poison();
+  ASSERT_TRUE(e.supports(n)) << e.name;
   DeviceBuffer<T> out(1);
   out.poison();
   const std::string label = std::string(e.name) + " " + kktest::type_name<T>() +
@@ -51,7 +62,7 @@ void check_entry(const ladder::LadderEntry<T>& e, int64_t n, size_t offset) {
 
 template <typename T>
 void sweep_ladder(const std::vector<int64_t>& sizes = kSizes) {
-  for (const auto& e : ladder::kLadder<T>)
+  for (const auto& e : all_steps<T>())
     for (int64_t n : sizes)
       for (size_t offset : {0, 1})
         check_entry<T>(e, n, offset);
@@ -74,8 +85,8 @@ TEST_F(ReduceLadderTest, Size2To24) {
 // Bad arguments: invalid value, nothing written.
 TEST_F(ReduceLadderTest, BadArguments) {
   DeviceBuffer<float> in(1000), out(1);
-  DeviceBuffer<unsigned char> ws(ladder::registry_workspace_bytes<float>(1000));
-  for (const auto& e : ladder::kLadder<float>) {
+  DeviceBuffer<unsigned char> ws(ladder::workspace_bytes<float>(1000));
+  for (const auto& e : all_steps<float>()) {
     out.poison();
     EXPECT_EQ(e.fn(in.get(), -1, out.get(), ws.get(), ws.size(), nullptr), cudaErrorInvalidValue)
         << e.name;
@@ -90,17 +101,25 @@ TEST_F(ReduceLadderTest, BadArguments) {
 }
 
 TEST(ReduceLadderHost, NamesInOrder) {
-  const char* expected[] = {"v0_atomic",
-                            "v1_smem_halving",
-                            "v2_sequential_addressing",
-                            "v3_add_during_load",
-                            "v4_unrolled_last_warp",
-                            "v5_warp_shuffle",
-                            "v6_shuffle_float4",
-                            "library"};
-  ASSERT_EQ(ladder::kLadder<float>.size(), 8u);
-  for (size_t i = 0; i < 8; ++i)
-    EXPECT_STREQ(ladder::kLadder<int64_t>[i].name, expected[i]);
+  const char* expected[] = {
+      "v0_atomic",          "v1_smem_halving",       "v2_sequential_addressing",
+      "v3_add_during_load", "v4_unrolled_last_warp", "v5_warp_shuffle",
+      "v6_shuffle_float4"};
+  ASSERT_EQ(std::size(ladder::kSteps<float>), 7u);
+  for (size_t i = 0; i < 7; ++i) {
+    EXPECT_STREQ(ladder::kSteps<int64_t>[i].name, expected[i]);
+    EXPECT_STREQ(ladder::kSteps<float>[i].name, expected[i]);
+  }
+  EXPECT_STREQ(ladder::kLibrary<float>.name, "kernelkit");
+  // the library is never a step
+  for (const auto& e : ladder::kSteps<float>)
+    EXPECT_NE(e.fn, ladder::kLibrary<float>.fn) << e.name;
+  // the workspace serves every step and the library
+  for (int64_t n : {int64_t{1}, int64_t{1000}, int64_t{1} << 24, (int64_t{1} << 31) + 9}) {
+    EXPECT_GE(ladder::workspace_bytes<float>(n),
+              (kernelkit::reduce_workspace_bytes<float, float>(n)));
+    EXPECT_GE(ladder::workspace_bytes<float>(n), ladder::ladder_workspace_bytes<float>(n));
+  }
 }
 
 }  // namespace

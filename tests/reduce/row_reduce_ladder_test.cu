@@ -1,8 +1,11 @@
-// Every version of the row-reduction ladder (ladder/row_reduce/registry.cuh) with the
-// library's row_sum cases: f32 and i64, cols in {0, 1, 2, 3, 31, 32, 33, 127, 1024, 1025,
-// 4097, 2^20}, rows in {1, 7, 1000}, aligned and offset input, bad arguments.
+// Every step of the row-reduction ladder and kLibrary (ladder/row_reduce/registry.cuh) with
+// the library's row_sum cases: f32 through the registry, and the same steps instantiated
+// for int64_t; cols in {0, 1, 2, 3, 31, 32, 33, 127, 1024, 1025, 4097, 2^20}, rows in {1, 7,
+// 1000}, aligned and offset input, bad arguments.
 #include <cstdint>
+#include <iterator>
 #include <limits>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -24,10 +27,38 @@ std::vector<double> row_sums(const std::vector<T>& h, int64_t rows, int64_t cols
   return ref;
 }
 
+namespace ladder = kernelkit::ladder::row_reduce;
+
+// A step of element type T: the registry's for float, the same templates for int64_t.
+template <typename T>
+struct Entry {
+  const char* name;
+  cudaError_t (*fn)(const T*, int64_t, int64_t, T*, cudaStream_t);
+};
+
+template <typename T>
+std::vector<Entry<T>> all_steps() {
+  if constexpr (std::is_same_v<T, float>) {
+    std::vector<Entry<T>> steps;
+    for (const auto& s : ladder::kSteps)
+      steps.push_back({s.name, s.fn});
+    steps.push_back({ladder::kLibrary.name, ladder::kLibrary.fn});
+    return steps;
+  } else {
+    return {{"v0_warp_per_row", &ladder::v0_warp_per_row<T>},
+            {"v1_block_per_row", &ladder::v1_block_per_row<T>},
+            {"v2_warp_per_row_packed", &ladder::v2_warp_per_row_packed<T>},
+            {"v3_block_per_row_packed", &ladder::v3_block_per_row_packed<T>},
+            {"v4_cub_block_reduce", &ladder::v4_cub_block_reduce<T>},
+            {"kernelkit", [](const T* in, int64_t rows, int64_t cols, T* out, cudaStream_t s) {
+               return kernelkit::row_sum(in, rows, cols, out, s);
+             }}};
+  }
+}
+
 // Small-integer inputs: every summation order gives the exact sum, so the check is exact.
 template <typename T>
-void run_ladder_case(const kernelkit::ladder::row_reduce::RowLadderEntry<T>& e, int64_t rows,
-                     int64_t cols, int offset, uint64_t seed) {
+void run_ladder_case(const Entry<T>& e, int64_t rows, int64_t cols, int offset, uint64_t seed) {
   const size_t n = static_cast<size_t>(rows * cols);
   auto h = kktest::small_int_vector<T>(n + offset, seed);
   auto d_in = kktest::to_device(h);
@@ -51,7 +82,7 @@ TYPED_TEST_SUITE(RowLadder, LadderTypes);
 
 TYPED_TEST(RowLadder, Sweep) {
   const std::vector<int64_t> cols_list = {0, 1, 2, 3, 31, 32, 33, 127, 1024, 1025, 4097};
-  for (const auto& e : kernelkit::ladder::row_reduce::row_ladder<TypeParam>()) {
+  for (const auto& e : all_steps<TypeParam>()) {
     uint64_t seed = 1;
     for (int64_t rows : {1, 7, 1000})
       for (int64_t cols : cols_list)
@@ -69,7 +100,7 @@ TYPED_TEST(RowLadder, BadArguments) {
   d_out.poison();
   const auto before = d_out.download();
   const int64_t big = std::numeric_limits<int64_t>::max() / 2;
-  for (const auto& e : kernelkit::ladder::row_reduce::row_ladder<TypeParam>()) {
+  for (const auto& e : all_steps<TypeParam>()) {
     EXPECT_EQ(e.fn(d_in.get(), -1, 8, d_out.get(), nullptr), cudaErrorInvalidValue) << e.name;
     EXPECT_EQ(e.fn(d_in.get(), 8, -1, d_out.get(), nullptr), cudaErrorInvalidValue) << e.name;
     EXPECT_EQ(e.fn(nullptr, 8, 8, d_out.get(), nullptr), cudaErrorInvalidValue) << e.name;
@@ -79,6 +110,18 @@ TYPED_TEST(RowLadder, BadArguments) {
   }
   CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_TRUE(kktest::same_bits(before, d_out.download()));
+}
+
+TEST(RowLadderHost, NamesInOrder) {
+  const char* expected[] = {"v0_warp_per_row", "v1_block_per_row", "v2_warp_per_row_packed",
+                            "v3_block_per_row_packed", "v4_cub_block_reduce"};
+  ASSERT_EQ(std::size(ladder::kSteps), 5u);
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_STREQ(ladder::kSteps[i].name, expected[i]);
+    EXPECT_TRUE(ladder::kSteps[i].supports(1000, 1000));
+    EXPECT_NE(ladder::kSteps[i].fn, ladder::kLibrary.fn);
+  }
+  EXPECT_STREQ(ladder::kLibrary.name, "kernelkit");
 }
 
 }  // namespace
