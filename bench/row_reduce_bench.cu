@@ -8,24 +8,57 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "checks.cuh"
 #include "harness.cuh"
 #include "kernelkit/reduce/row_reduce.cuh"
 
+// row_reduce's workspace overload (`row_sum(in, rows, cols, out, workspace, workspace_bytes,
+// stream)` with `row_reduce_workspace_bytes<T, Acc>(rows, cols)`) is used when the included
+// library has it, else the plain call (a tree from before the overload, through
+// KERNELKIT_BENCH_INCLUDE_OVERRIDE). The name is called unqualified from a namespace with a
+// using-directive for kernelkit; the never-viable global template of the same name keeps
+// it a template name (for the explicit template arguments) when kernelkit has none.
+struct KkBenchNever;
+template <typename T, typename Acc>
+void row_reduce_workspace_bytes(KkBenchNever*);
+
+namespace kkbench_detect {
+using namespace kernelkit;
+template <typename T, typename Acc, typename I, typename = void>
+struct HasRowWorkspace : std::false_type {};
+template <typename T, typename Acc, typename I>
+struct HasRowWorkspace<T, Acc, I,
+                       std::void_t<decltype(size_t{row_reduce_workspace_bytes<T, Acc>(
+                           std::declval<I>(), std::declval<I>())})>> : std::true_type {};
+template <typename T, typename Acc, typename I>
+size_t row_workspace(I rows, I cols) {
+  return row_reduce_workspace_bytes<T, Acc>(rows, cols);
+}
+}  // namespace kkbench_detect
+
 namespace {
 
-// The adapter: every call this file makes into kernelkit goes through the function(s) below,
-// so an API change (e.g. a workspace overload) is one line here (bench/NOTES.md "Timing").
-template <typename T, typename Acc>
-size_t kk_row_sum_workspace_bytes(int64_t /*rows*/, int64_t /*cols*/) {
-  return 0;  // no workspace yet
+// The adapter: every call this file makes into kernelkit goes through the two functions
+// below, so an API change is one line here (bench/NOTES.md "Timing").
+template <typename T, typename Acc, typename I = int64_t>
+size_t kk_row_sum_workspace_bytes(I rows, I cols) {
+  if constexpr (kkbench_detect::HasRowWorkspace<T, Acc, I>::value) {
+    return kkbench_detect::row_workspace<T, Acc>(rows, cols);
+  } else {
+    return 0;
+  }
 }
-template <typename T, typename Acc>
-cudaError_t kk_row_sum(const T* in, int64_t rows, int64_t cols, Acc* out, void* /*ws*/,
-                       size_t /*ws_bytes*/, cudaStream_t s) {
-  return kernelkit::row_sum(in, rows, cols, out, s);
+template <typename T, typename Acc, typename I = int64_t>
+cudaError_t kk_row_sum(const T* in, I rows, I cols, Acc* out, void* ws, size_t ws_bytes,
+                       cudaStream_t s) {
+  if constexpr (kkbench_detect::HasRowWorkspace<T, Acc, I>::value) {
+    return kernelkit::row_sum(in, rows, cols, out, ws, ws_bytes, s);
+  } else {
+    return kernelkit::row_sum(in, rows, cols, out, s);
+  }
 }
 
 struct Shape {

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cublas_util.cuh"
@@ -15,19 +16,48 @@
 #include "harness.cuh"
 #include "kernelkit/blas/sgemm.cuh"
 
+// sgemm's workspace overload (`sgemm(..., C, ldc, workspace, workspace_bytes, stream)` with
+// `sgemm_workspace_bytes(m, n, k)`) is used when the included library has it: an unqualified
+// call, dependent on I, that ordinary lookup finds through the using-directive when the
+// function is declared, and nothing finds when it is not (a tree from before the overload,
+// through KERNELKIT_BENCH_INCLUDE_OVERRIDE).
+namespace kkbench_detect {
+using namespace kernelkit;
+template <typename I, typename = void>
+struct HasSgemmWorkspace : std::false_type {};
+template <typename I>
+struct HasSgemmWorkspace<I, std::void_t<decltype(sgemm_workspace_bytes(
+                                std::declval<I>(), std::declval<I>(), std::declval<I>()))>>
+    : std::true_type {};
+template <typename I>
+size_t sgemm_workspace(I m, I n, I k) {
+  return sgemm_workspace_bytes(m, n, k);
+}
+}  // namespace kkbench_detect
+
 namespace {
 
-// The adapter: every call this file makes into kernelkit goes through the function(s) below,
-// so an API change (e.g. a workspace overload) is one line here (bench/NOTES.md "Timing").
-inline size_t kk_sgemm_workspace_bytes(kernelkit::BlasOp /*op_a*/, kernelkit::BlasOp /*op_b*/,
-                                       int64_t /*m*/, int64_t /*n*/, int64_t /*k*/) {
-  return 0;  // no workspace yet
+// The adapter: every call this file makes into kernelkit goes through the two functions
+// below, so an API change is one line here (bench/NOTES.md "Timing").
+template <typename I = int64_t>
+size_t kk_sgemm_workspace_bytes(kernelkit::BlasOp /*op_a*/, kernelkit::BlasOp /*op_b*/, I m, I n,
+                                I k) {
+  if constexpr (kkbench_detect::HasSgemmWorkspace<I>::value) {
+    return kkbench_detect::sgemm_workspace(m, n, k);
+  } else {
+    return 0;
+  }
 }
-inline cudaError_t kk_sgemm(kernelkit::BlasOp op_a, kernelkit::BlasOp op_b, int64_t m, int64_t n,
-                            int64_t k, float alpha, const float* A, int64_t lda, const float* B,
-                            int64_t ldb, float beta, float* C, int64_t ldc, void* /*ws*/,
-                            size_t /*ws_bytes*/, cudaStream_t s) {
-  return kernelkit::sgemm(op_a, op_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, s);
+template <typename I = int64_t>
+cudaError_t kk_sgemm(kernelkit::BlasOp op_a, kernelkit::BlasOp op_b, I m, I n, I k, float alpha,
+                     const float* A, I lda, const float* B, I ldb, float beta, float* C, I ldc,
+                     void* ws, size_t ws_bytes, cudaStream_t s) {
+  if constexpr (kkbench_detect::HasSgemmWorkspace<I>::value) {
+    return kernelkit::sgemm(op_a, op_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, ws, ws_bytes,
+                            s);
+  } else {
+    return kernelkit::sgemm(op_a, op_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, s);
+  }
 }
 
 using kernelkit::BlasOp;
