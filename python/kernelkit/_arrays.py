@@ -202,10 +202,12 @@ def empty(like, shape, dtype, op):
 
 
 def workspace(like, nbytes, op):
-    """A zero-filled uint8 workspace of nbytes bytes from the caller's framework, on like's
-    device (kernelkit allocates nothing itself; a zeroed workspace is valid whatever the
-    op's workspace contract). The one place workspaces are made."""
-    return _alloc(like, (max(int(nbytes), 1),), "uint8", op, zero=True, what="a workspace")
+    """The one place workspaces are made: nbytes zero-filled bytes (uint8) from the caller's
+    framework on like's device, or None when the op needs none (nbytes == 0). kernelkit
+    allocates nothing itself; a zeroed workspace is valid whatever an op's contract is."""
+    if not nbytes:
+        return None
+    return _alloc(like, (int(nbytes),), "uint8", op, zero=True, what="a workspace")
 
 
 def _alloc(like, shape, dtype, op, zero, what):

@@ -33,7 +33,9 @@ def _out(out, a, op):
 
 def _launch(op, arrs, s, fn, *args):
     """fn(*args, s) after the device check; JAX arrays are made ready first and the stream
-    synchronized after (JAX orders its own work on its own streams)."""
+    synchronized after (JAX orders its own work on its own streams). arrs: every array the
+    call touches (a workspace that is None is left out)."""
+    arrs = [a for a in arrs if a is not None]
     require_same_device(arrs, op)
     jax = [a.obj for a in arrs if a.fw == "jax"]
     for j in jax:
@@ -41,6 +43,10 @@ def _launch(op, arrs, s, fn, *args):
     fn(*args, s)
     if jax:
         _C.synchronize(s)
+
+
+def _arg(ws):
+    return None if ws is None else ws.arg
 
 
 # ---- softmax ---------------------------------------------------------------------------
@@ -85,7 +91,9 @@ def _row_reduce(op, which, x, out, stream):
         require_dtype(o, "float32", op, "out")
         require_shape(o, shape, op, "out")
         require_no_overlap(o, a, op, "out", "x")
-    _launch(op, (a, o), s, _C.row_reduce, a.arg, o.arg, which)
+    cols = a.shape[-1] if len(a.shape) else 1
+    ws = workspace(a, _C.row_reduce_workspace_bytes(a.dtype, numel(shape), cols), op)
+    _launch(op, (a, o, ws), s, _C.row_reduce, a.arg, o.arg, _arg(ws), which)
     return o.obj
 
 
@@ -120,7 +128,7 @@ def _reduce(op, which, x, out, stream):
             raise ValueError(f"kernelkit.{op}: out has shape {tuple(o.shape)}, expected one element")
         require_no_overlap(o, a, op, "out", "x")
     ws = workspace(a, _C.reduce_workspace_bytes(a.dtype, numel(a.shape)), op)
-    _launch(op, (a, o, ws), s, _C.reduce, a.arg, o.arg, ws.arg, which)
+    _launch(op, (a, o, ws), s, _C.reduce, a.arg, o.arg, _arg(ws), which)
     return o.obj
 
 
@@ -197,7 +205,8 @@ def gemv(A, x, *, trans=False, alpha=1.0, beta=0.0, out=None, stream=None):
         require_shape(o, (y_len,), op, "out")
         require_no_overlap(o, a, op, "out", "A")
         require_no_overlap(o, v, op, "out", "x")
-    _launch(op, (a, v, o), s, _C.gemv, a.arg, v.arg, o.arg, trans, alpha, beta)
+    ws = workspace(a, _C.gemv_workspace_bytes(trans, m, n), op)
+    _launch(op, (a, v, o, ws), s, _C.gemv, a.arg, v.arg, o.arg, _arg(ws), trans, alpha, beta)
     return o.obj
 
 
@@ -229,7 +238,9 @@ def sgemm(A, B, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0, out=None, 
         require_shape(o, (m, n), op, "out")
         require_no_overlap(o, a, op, "out", "A")
         require_no_overlap(o, b, op, "out", "B")
-    _launch(op, (a, b, o), s, _C.sgemm, a.arg, b.arg, o.arg, trans_a, trans_b, alpha, beta)
+    ws = workspace(a, _C.sgemm_workspace_bytes(m, n, k), op)
+    _launch(op, (a, b, o, ws), s, _C.sgemm, a.arg, b.arg, o.arg, _arg(ws), trans_a, trans_b, alpha,
+            beta)
     return o.obj
 
 

@@ -20,6 +20,7 @@
 #include <nanobind/stl/string.h>
 
 #include <algorithm>
+#include <utility>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -176,6 +177,19 @@ class DeviceGuard {
   int prev_ = -1;
 };
 
+// The pointer and size of an optional workspace (None: nullptr, 0); ValueError when it is on
+// another device than `like` or holds fewer than `need` bytes.
+std::pair<void*, size_t> workspace_of(const Array& ws, size_t need, const Array& like,
+                                      const char* op) {
+  const size_t have = ws.is_valid() ? ws.nbytes() : 0;
+  if (have < need)
+    value_error(
+        op, "workspace holds " + std::to_string(have) + " bytes, needs " + std::to_string(need));
+  if (!ws.is_valid()) return {nullptr, 0};
+  require_same_device(like, ws, op);
+  return {ptr<void>(ws), have};
+}
+
 DType dtype_from_name(const std::string& name, const char* op) {
   if (name == "float32") return DType::kF32;
   if (name == "float16") return DType::kF16;
@@ -208,7 +222,16 @@ void py_softmax(const Array& x, const Array& out, bool log, uintptr_t stream) {
 constexpr const char* kReduceNames[] = {"sum", "max", "min"};
 constexpr const char* kRowReduceNames[] = {"row_sum", "row_max", "row_min"};
 
-void py_row_reduce(const Array& x, const Array& out, int which, uintptr_t stream) {
+size_t py_row_reduce_workspace_bytes(const std::string& dtype, int64_t rows, int64_t cols) {
+  if (rows < 0 || cols < 0)
+    value_error("row_reduce_workspace_bytes",
+                "rows = " + std::to_string(rows) + ", cols = " + std::to_string(cols));
+  return row_reduce_workspace_bytes(dtype_from_name(dtype, "row_reduce_workspace_bytes"), rows,
+                                    cols);
+}
+
+void py_row_reduce(const Array& x, const Array& out, const Array& workspace, int which,
+                   uintptr_t stream) {
   const Reduce r = enum_arg<Reduce>(which, 3, "row_reduce", "reduction");
   const char* op = kRowReduceNames[which];
   const DType t = float_dtype(x, op);
@@ -220,8 +243,11 @@ void py_row_reduce(const Array& x, const Array& out, int which, uintptr_t stream
                         std::to_string(rows) + " (one per row of x " + shape_str(x) + ")");
   require_same_device(x, out, op);
   require_no_overlap(out, x, op, "out", "x");
+  const auto ws = workspace_of(workspace, row_reduce_workspace_bytes(t, rows, cols), x, op);
   DeviceGuard g(x);
-  check(row_reduce(t, r, x.data(), rows, cols, ptr<float>(out), stream_of(stream)), op);
+  check(row_reduce(t, r, x.data(), rows, cols, ptr<float>(out), ws.first, ws.second,
+                   stream_of(stream)),
+        op);
 }
 
 size_t py_reduce_workspace_bytes(const std::string& dtype, int64_t n) {
@@ -238,17 +264,14 @@ void py_reduce(const Array& x, const Array& out, const Array& workspace, int whi
   if (count(out) != 1)
     value_error(op, "out has " + std::to_string(count(out)) + " elements, expected 1");
   require_same_device(x, out, op);
-  require_same_device(x, workspace, op);
   require_no_overlap(out, x, op, "out", "x");
-  require_no_overlap(workspace, x, op, "workspace", "x");
-  require_no_overlap(workspace, out, op, "workspace", "out");
-  const size_t need = reduce_workspace_bytes(t, count(x));
-  if (workspace.nbytes() < need)
-    value_error(op, "workspace holds " + std::to_string(workspace.nbytes()) + " bytes, needs " +
-                        std::to_string(need));
+  if (workspace.is_valid()) {
+    require_no_overlap(workspace, x, op, "workspace", "x");
+    require_no_overlap(workspace, out, op, "workspace", "out");
+  }
+  const auto ws = workspace_of(workspace, reduce_workspace_bytes(t, count(x)), x, op);
   DeviceGuard g(x);
-  check(reduce(t, r, x.data(), count(x), ptr<float>(out), ptr<void>(workspace), workspace.nbytes(),
-               stream_of(stream)),
+  check(reduce(t, r, x.data(), count(x), ptr<float>(out), ws.first, ws.second, stream_of(stream)),
         op);
 }
 
@@ -271,8 +294,8 @@ void py_transpose(const Array& x, const Array& out, uintptr_t stream) {
   check(transpose(t.bits / 8, x.data(), ptr<void>(out), rows, cols, stream_of(stream)), op);
 }
 
-void py_gemv(const Array& A, const Array& x, const Array& y, bool trans, float alpha, float beta,
-             uintptr_t stream) {
+void py_gemv(const Array& A, const Array& x, const Array& y, const Array& workspace, bool trans,
+             float alpha, float beta, uintptr_t stream) {
   const char* op = "gemv";
   for (const Array* a : {&A, &x, &y})
     require_dtype(*a, nb::dtype<float>(), op, a == &A ? "A" : a == &x ? "x" : "y");
@@ -288,14 +311,15 @@ void py_gemv(const Array& A, const Array& x, const Array& y, bool trans, float a
   require_same_device(A, y, op);
   require_no_overlap(y, A, op, "y", "A");
   require_no_overlap(y, x, op, "y", "x");
+  const auto ws = workspace_of(workspace, gemv_workspace_bytes(trans, m, n), A, op);
   DeviceGuard g(A);
   check(gemv(trans, m, n, alpha, ptr<const float>(A), n > 0 ? n : 1, ptr<const float>(x), beta,
-             ptr<float>(y), stream_of(stream)),
+             ptr<float>(y), ws.first, ws.second, stream_of(stream)),
         op);
 }
 
-void py_sgemm(const Array& A, const Array& B, const Array& C, bool trans_a, bool trans_b,
-              float alpha, float beta, uintptr_t stream) {
+void py_sgemm(const Array& A, const Array& B, const Array& C, const Array& workspace, bool trans_a,
+              bool trans_b, float alpha, float beta, uintptr_t stream) {
   const char* op = "sgemm";
   for (const Array* a : {&A, &B, &C})
     require_dtype(*a, nb::dtype<float>(), op, a == &A ? "A" : a == &B ? "B" : "C");
@@ -321,9 +345,10 @@ void py_sgemm(const Array& A, const Array& B, const Array& C, bool trans_a, bool
   require_no_overlap(C, A, op, "C", "A");
   require_no_overlap(C, B, op, "C", "B");
   const auto ld = [](const Array& a) { return std::max<int64_t>(1, a.shape(1)); };
+  const auto ws = workspace_of(workspace, sgemm_workspace_bytes(m, n, k), A, op);
   DeviceGuard g(A);
   check(sgemm(trans_a, trans_b, m, n, k, alpha, ptr<const float>(A), ld(A), ptr<const float>(B),
-              ld(B), beta, ptr<float>(C), ld(C), stream_of(stream)),
+              ld(B), beta, ptr<float>(C), ld(C), ws.first, ws.second, stream_of(stream)),
         op);
 }
 
@@ -396,13 +421,20 @@ NB_MODULE(_C, m) {
   m.doc() = "kernelkit CUDA ops (low level: use the kernelkit package's functions)";
   const auto a = [](const char* name) { return nb::arg(name).noconvert(); };
   m.def("softmax", &py_softmax, a("x"), a("out"), nb::arg("log"), nb::arg("stream"));
-  m.def("row_reduce", &py_row_reduce, a("x"), a("out"), nb::arg("op"), nb::arg("stream"));
+  // workspaces: None, or *_workspace_bytes(...) bytes (the Python layer allocates them)
+  const auto ws = nb::arg("workspace").noconvert().none();
+  m.def("row_reduce_workspace_bytes", &py_row_reduce_workspace_bytes, nb::arg("dtype"),
+        nb::arg("rows"), nb::arg("cols"));
+  m.def("row_reduce", &py_row_reduce, a("x"), a("out"), ws, nb::arg("op"), nb::arg("stream"));
   m.def("reduce_workspace_bytes", &py_reduce_workspace_bytes, nb::arg("dtype"), nb::arg("n"));
-  m.def("reduce", &py_reduce, a("x"), a("out"), a("workspace"), nb::arg("op"), nb::arg("stream"));
+  m.def("reduce", &py_reduce, a("x"), a("out"), ws, nb::arg("op"), nb::arg("stream"));
   m.def("transpose", &py_transpose, a("x"), a("out"), nb::arg("stream"));
-  m.def("gemv", &py_gemv, a("A"), a("x"), a("y"), nb::arg("trans"), nb::arg("alpha"),
+  m.def("gemv_workspace_bytes", &gemv_workspace_bytes, nb::arg("trans"), nb::arg("m"),
+        nb::arg("n"));
+  m.def("gemv", &py_gemv, a("A"), a("x"), a("y"), ws, nb::arg("trans"), nb::arg("alpha"),
         nb::arg("beta"), nb::arg("stream"));
-  m.def("sgemm", &py_sgemm, a("A"), a("B"), a("C"), nb::arg("trans_a"), nb::arg("trans_b"),
+  m.def("sgemm_workspace_bytes", &sgemm_workspace_bytes, nb::arg("m"), nb::arg("n"), nb::arg("k"));
+  m.def("sgemm", &py_sgemm, a("A"), a("B"), a("C"), ws, nb::arg("trans_a"), nb::arg("trans_b"),
         nb::arg("alpha"), nb::arg("beta"), nb::arg("stream"));
   m.def("unary", &py_unary, nb::arg("op"), a("x"), a("out"), nb::arg("stream"));
   m.def("binary", &py_binary, nb::arg("op"), a("a"), a("b"), a("out"), nb::arg("stream"));

@@ -25,9 +25,16 @@ enum class Reduce { kSum, kMax, kMin };
 cudaError_t softmax(DType t, bool log, const void* in, void* out, int64_t rows, int64_t cols,
                     cudaStream_t s);
 
+// Workspaces: every op that may take one has a *_workspace_bytes function; the Python layer
+// allocates that many zero-filled bytes with the caller's framework (none when it is 0) and
+// passes them to the op. Today kernelkit's row reductions, gemv and sgemm take no workspace:
+// their *_workspace_bytes return 0 and the ops ignore the (null) workspace. When kernelkit's
+// workspace overloads land, only ops_reduce.cu and ops_blas.cu change.
+
 // out[r] (float) = sum / max / min of row r (in: f32, f16, bf16).
+size_t row_reduce_workspace_bytes(DType t, int64_t rows, int64_t cols);
 cudaError_t row_reduce(DType t, Reduce op, const void* in, int64_t rows, int64_t cols, float* out,
-                       cudaStream_t s);
+                       void* workspace, size_t workspace_bytes, cudaStream_t s);
 
 // out[0] (float) = sum / max / min of in[0..n) (f32, f16, bf16); the workspace holds
 // reduce_workspace_bytes(t, n) bytes, zero-filled before its first use.
@@ -40,11 +47,14 @@ cudaError_t transpose(size_t elem_bytes, const void* in, void* out, int64_t rows
                       cudaStream_t s);
 
 // f32 BLAS, row-major (kernelkit::gemv / kernelkit::sgemm).
+size_t gemv_workspace_bytes(bool trans, int64_t m, int64_t n);
 cudaError_t gemv(bool trans, int64_t m, int64_t n, float alpha, const float* A, int64_t lda,
-                 const float* x, float beta, float* y, cudaStream_t s);
+                 const float* x, float beta, float* y, void* workspace, size_t workspace_bytes,
+                 cudaStream_t s);
+size_t sgemm_workspace_bytes(int64_t m, int64_t n, int64_t k);
 cudaError_t sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                   const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
-                  int64_t ldc, cudaStream_t s);
+                  int64_t ldc, void* workspace, size_t workspace_bytes, cudaStream_t s);
 
 // Elementwise engine with kernelkit's built-in functors (f32, f16, bf16; out of the input
 // type, cast: any pair of them).

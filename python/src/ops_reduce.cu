@@ -1,19 +1,24 @@
 // Row-wise and device-wide sum / max / min of f32, f16, bf16 inputs, accumulated in and
 // written as float: 18 instantiations.
 //
-// Workspaces: the device-wide reduction takes one from the caller (allocated zero-filled by
-// the Python layer with the caller's framework). The row reductions take none today; when
-// kernelkit gives them a workspace overload, it goes here and in reduce_workspace_bytes'
-// neighbour, and the Python layer's _workspace() helper already allocates whatever the
-// extension asks for.
+// Workspaces (ops.h): the device-wide reduction takes one; the row reductions take none yet.
+// When kernelkit's row_sum / row_max / row_min gain their workspace overloads
+// (`..., out, workspace, workspace_bytes, stream)` with row_reduce_workspace_bytes<T, Acc>),
+// the lines marked "overloads:" below change, nothing else.
 #include "dtype.cuh"
 #include "kernelkit/reduce/device_reduce.cuh"
 #include "kernelkit/reduce/row_reduce.cuh"
 
 namespace kkpy {
 
+size_t row_reduce_workspace_bytes(DType t, int64_t rows, int64_t cols) {
+  (void)t, (void)rows, (void)cols;
+  return 0;  // overloads: kernelkit::row_reduce_workspace_bytes<T, float>(rows, cols) for t's T
+}
+
 cudaError_t row_reduce(DType t, Reduce op, const void* in, int64_t rows, int64_t cols, float* out,
-                       cudaStream_t s) {
+                       void* workspace, size_t workspace_bytes, cudaStream_t s) {
+  (void)workspace, (void)workspace_bytes;  // overloads: passed before s in the three calls
   return with_float_type(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = static_cast<const T*>(in);

@@ -79,6 +79,28 @@ def test_cuda_errors_map_to_python_exceptions():
     _C._raise_for(0, "softmax")  # cudaSuccess raises nothing
 
 
+def test_workspace_bytes_of_every_op():
+    for rows, cols in [(0, 0), (1, 1 << 24), (1 << 20, 7), (4, 1 << 22)]:
+        for dt in ("float32", "float16", "bfloat16"):
+            assert _C.row_reduce_workspace_bytes(dt, rows, cols) >= 0
+    for trans in (False, True):
+        assert _C.gemv_workspace_bytes(trans, 8, 1 << 22) >= 0
+    assert _C.sgemm_workspace_bytes(64, 64, 1 << 20) >= 0
+    with pytest.raises(TypeError, match="int8"):
+        _C.row_reduce_workspace_bytes("int8", 4, 4)
+    with pytest.raises(ValueError, match="rows = -1"):
+        _C.row_reduce_workspace_bytes("float32", -1, 4)
+
+
+def test_workspace_helper():
+    from kernelkit._arrays import describe, workspace
+
+    like = describe(fake((4,)), "sum", "x")
+    assert workspace(like, 0, "row_sum") is None  # no workspace, no allocation
+    with pytest.raises(TypeError, match="cannot allocate a workspace beside"):
+        workspace(like, 64, "row_sum")
+
+
 def test_reduce_workspace_bytes():
     assert _C.reduce_workspace_bytes("float32", 0) == 0
     small = _C.reduce_workspace_bytes("float32", 1000)
@@ -312,12 +334,12 @@ def test_what_each_function_launches(calls):
     got = [(n, [a for a in args if not isinstance(a, FakeCudaArrayType)]) for n, args in calls]
     assert got == [
         ("softmax", [True, 0]),
-        ("row_reduce", [_C.REDUCE_MIN, 0]),
+        ("row_reduce", [None, _C.REDUCE_MIN, 0]),
         ("unary", [_C.UNARY_GELU_TANH, 0]),
         ("unary", [_C.UNARY_SIGMOID, 0]),
         ("binary", [_C.BINARY_MUL, 0]),
-        ("gemv", [True, 2.0, 3.0, 0]),
-        ("sgemm", [True, True, 0.5, 0.0, 0]),
+        ("gemv", [None, True, 2.0, 3.0, 0]),
+        ("sgemm", [None, True, True, 0.5, 0.0, 0]),
         ("cast", [0]),
         ("transpose", [0]),
     ]
@@ -358,17 +380,20 @@ def test_extension_checks_dtypes_shapes_devices_overlap():
     with pytest.raises(ValueError, match="out overlaps x"):
         _C.softmax(x, fake((4, 8), ptr=x.ptr + 4), False, 0)
     with pytest.raises(ValueError, match=r"row_sum: out has 3 elements, expected 4"):
-        _C.row_reduce(x, fake((3,), ptr=1 << 44), _C.REDUCE_SUM, 0)
+        _C.row_reduce(x, fake((3,), ptr=1 << 44), None, _C.REDUCE_SUM, 0)
     with pytest.raises(ValueError, match="unknown reduction 7"):
-        _C.row_reduce(x, fake((4,), ptr=1 << 44), 7, 0)
+        _C.row_reduce(x, fake((4,), ptr=1 << 44), None, 7, 0)
     with pytest.raises(ValueError, match="workspace holds 1 bytes, needs"):
         _C.reduce(fake((1 << 20,)), fake((1,), ptr=1 << 44), fake((1,), "uint8", ptr=1 << 45), 0, 0)
+    with pytest.raises(ValueError, match="workspace holds 0 bytes, needs"):
+        _C.reduce(fake((1 << 20,)), fake((1,), ptr=1 << 44), None, 0, 0)
     with pytest.raises(ValueError, match=r"transpose: out has shape \(4, 8\), expected \(8, 4\)"):
         _C.transpose(x, fake((4, 8), ptr=1 << 44), 0)
     with pytest.raises(ValueError, match=r"gemv: y has shape \(8,\), expected \(4,\)"):
-        _C.gemv(x, fake((8,), ptr=1 << 43), fake((8,), ptr=1 << 44), False, 1.0, 0.0, 0)
+        _C.gemv(x, fake((8,), ptr=1 << 43), fake((8,), ptr=1 << 44), None, False, 1.0, 0.0, 0)
     with pytest.raises(ValueError, match="sgemm: inner dimensions differ"):
-        _C.sgemm(x, fake((4, 8), ptr=1 << 43), fake((4, 8), ptr=1 << 44), False, False, 1.0, 0.0, 0)
+        _C.sgemm(x, fake((4, 8), ptr=1 << 43), fake((4, 8), ptr=1 << 44), None, False, False, 1.0,
+                 0.0, 0)
     with pytest.raises(ValueError, match=r"add: b has shape \(8, 4\), expected \(4, 8\)"):
         _C.binary(_C.BINARY_ADD, x, fake((8, 4), ptr=1 << 43), fake((4, 8), ptr=1 << 44), 0)
     with pytest.raises(TypeError, match="cast: unsupported dtype int8"):
