@@ -5,8 +5,7 @@
 
 #include "ladder/transpose/common.cuh"
 
-namespace kernelkit::ladder::transpose {
-namespace detail {
+namespace kernelkit::ladder::transpose::detail {
 template <typename U>
 __global__ void v0_naive_kernel(const U* in, U* out, int64_t rows, int64_t cols) {
   for (int64_t r = blockIdx.y * int64_t{blockDim.y} + threadIdx.y; r < rows;
@@ -15,15 +14,16 @@ __global__ void v0_naive_kernel(const U* in, U* out, int64_t rows, int64_t cols)
          c += int64_t{gridDim.x} * blockDim.x)
       out[c * rows + r] = in[r * cols + c];
 }
-}  // namespace detail
+}  // namespace kernelkit::ladder::transpose::detail
+
+namespace kernelkit::ladder::transpose {
 
 template <typename T>
 [[nodiscard]] cudaError_t v0_naive(const T* in, T* out, int64_t rows, int64_t cols,
                                    cudaStream_t stream = nullptr) {
-  bool run = false;
-  KERNELKIT_RETURN_IF_ERROR(check_args(in, out, rows, cols, &run));
-  if (!run) return cudaSuccess;
-  using U = bits_t<T>;
+  KERNELKIT_REQUIRE(transpose_args_ok(in, out, rows, cols));
+  if (rows == 0 || cols == 0) return cudaSuccess;
+  using U = bits_t<sizeof(T)>;
   const dim3 block(32, 8);
   detail::v0_naive_kernel<U><<<grid_2d(cols, rows, 32, 8), block, 0, stream>>>(
       reinterpret_cast<const U*>(in), reinterpret_cast<U*>(out), rows, cols);

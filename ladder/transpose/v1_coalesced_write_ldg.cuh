@@ -5,8 +5,7 @@
 
 #include "ladder/transpose/common.cuh"
 
-namespace kernelkit::ladder::transpose {
-namespace detail {
+namespace kernelkit::ladder::transpose::detail {
 template <typename U>
 __global__ void v1_coalesced_write_ldg_kernel(const U* __restrict__ in, U* __restrict__ out,
                                               int64_t rows, int64_t cols) {
@@ -17,15 +16,16 @@ __global__ void v1_coalesced_write_ldg_kernel(const U* __restrict__ in, U* __res
          r += int64_t{gridDim.x} * blockDim.x)
       out[c * rows + r] = __ldg(in + r * cols + c);
 }
-}  // namespace detail
+}  // namespace kernelkit::ladder::transpose::detail
+
+namespace kernelkit::ladder::transpose {
 
 template <typename T>
 [[nodiscard]] cudaError_t v1_coalesced_write_ldg(const T* in, T* out, int64_t rows, int64_t cols,
                                                  cudaStream_t stream = nullptr) {
-  bool run = false;
-  KERNELKIT_RETURN_IF_ERROR(check_args(in, out, rows, cols, &run));
-  if (!run) return cudaSuccess;
-  using U = bits_t<T>;
+  KERNELKIT_REQUIRE(transpose_args_ok(in, out, rows, cols));
+  if (rows == 0 || cols == 0) return cudaSuccess;
+  using U = bits_t<sizeof(T)>;
   const dim3 block(32, 8);
   detail::v1_coalesced_write_ldg_kernel<U><<<grid_2d(rows, cols, 32, 8), block, 0, stream>>>(
       reinterpret_cast<const U*>(in), reinterpret_cast<U*>(out), rows, cols);

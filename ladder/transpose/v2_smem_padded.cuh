@@ -5,8 +5,7 @@
 
 #include "ladder/transpose/common.cuh"
 
-namespace kernelkit::ladder::transpose {
-namespace detail {
+namespace kernelkit::ladder::transpose::detail {
 inline constexpr int kV2Tile = 32;
 inline constexpr int kV2Rows = 8;  // block = 32 x 8 threads, 4 elements per thread
 
@@ -33,15 +32,16 @@ __global__ void __launch_bounds__(kV2Tile* kV2Rows)
     }
   }
 }
-}  // namespace detail
+}  // namespace kernelkit::ladder::transpose::detail
+
+namespace kernelkit::ladder::transpose {
 
 template <typename T>
 [[nodiscard]] cudaError_t v2_smem_padded(const T* in, T* out, int64_t rows, int64_t cols,
                                          cudaStream_t stream = nullptr) {
-  bool run = false;
-  KERNELKIT_RETURN_IF_ERROR(check_args(in, out, rows, cols, &run));
-  if (!run) return cudaSuccess;
-  using U = bits_t<T>;
+  KERNELKIT_REQUIRE(transpose_args_ok(in, out, rows, cols));
+  if (rows == 0 || cols == 0) return cudaSuccess;
+  using U = bits_t<sizeof(T)>;
   const dim3 block(detail::kV2Tile, detail::kV2Rows);
   detail::v2_smem_padded_kernel<U>
       <<<grid_2d(cols, rows, detail::kV2Tile, detail::kV2Tile), block, 0, stream>>>(

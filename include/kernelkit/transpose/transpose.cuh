@@ -1,61 +1,310 @@
 // Matrix transpose: out (cols x rows) = transpose of in (rows x cols), both row-major.
+//
+// The four layers: TransposePlan / plan_transpose (every decision, pure host code),
+// launch_transpose (the plan becomes template arguments), transpose_args_ok (the argument
+// checks, shared with the ladder), transpose (the public function). Kernels live in
+// detail/transpose_kernels.cuh.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
+#include "kernelkit/core/checks.cuh"
+#include "kernelkit/core/device.cuh"
+#include "kernelkit/core/dispatch.cuh"
 #include "kernelkit/core/error.cuh"
+#include "kernelkit/core/launch.cuh"
+#include "kernelkit/core/pack.cuh"
+#include "kernelkit/core/types.cuh"
 #include "kernelkit/transpose/detail/transpose_kernels.cuh"
 
 namespace kernelkit {
 
+// How a transpose is carried out (one kernel each; detail/transpose_kernels.cuh).
+enum class TransposePath : int {
+  kCopy,      // one row or one column: the same bytes in the same order (cudaMemcpyAsync)
+  kTile,      // rows a multiple of the chunk's elements and out chunk-aligned: tiles of kVec x
+              // kVec register blocks whose shape follows the matrix (transpose_tile_kernel)
+  kThinRows,  // 2..8 rows: a thread holds all rows of kVec columns (transpose_thin_rows_kernel)
+  kThinCols,  // 2..8 columns: a thread holds kVec rows of all columns (transpose_thin_cols_kernel)
+  kShift,  // 4-byte elements, any other shape: shifted 16-byte chunk grids (transpose_shift_kernel)
+  kScalar,  // 1-, 2- and 8-byte elements, any other shape: one element per access
+};
+
+// Most rows (columns) the thin paths take.
+inline constexpr int kTransposeThinMax = 8;
+
+// Everything one transpose call will do.
+struct TransposePlan {
+  TransposePath path = TransposePath::kCopy;
+  int elem_bytes = 0;        // bytes per element (1, 2, 4, 8)
+  int chunk_bytes = 0;       // bytes per global access of the chunked paths (16; 8 for the 1-byte
+                             // tile; 4 for 1-/2-byte tiles of 4-byte aligned rows); 0 otherwise
+  bool in_windows = false;   // kTile: in rows do not all start on a chunk boundary; each chunk
+                             // is read as a window over the two aligned chunks it straddles
+  bool out_aligned = false;  // kThinCols: every out row starts on a chunk boundary, so chunks
+                             // are stored straight from registers (else staged)
+  int thin = 0;              // kThinRows / kThinCols: the short side (2..kTransposeThinMax)
+  int tile_rows = 0;         // in rows of a tile (kTile: A kVec, A a power of two)
+  int tile_cols = 0;         // in columns of a tile (kTile: B kVec, A B = 256)
+  int64_t tiles_c = 0;       // tiles along cols (tile t covers tile row t / tiles_c)
+  int64_t num_tiles = 0;     // tiles in all; one block each, grid-stride past INT32_MAX
+  int static_smem = 0;       // static shared memory of the kernel, bytes
+  LaunchShape shape;         // grid, block; no dynamic shared memory, no cluster
+};
+
 namespace detail {
-// True when the byte ranges [a, a + bytes) and [b, b + bytes) share a byte.
-inline bool transpose_ranges_overlap(const void* a, const void* b, int64_t bytes) {
-  const auto pa = reinterpret_cast<std::uintptr_t>(a);
-  const auto pb = reinterpret_cast<std::uintptr_t>(b);
-  const auto n = static_cast<std::uintptr_t>(bytes);
-  return pa < pb + n && pb < pa + n;
+
+inline int transpose_log2(int v) {
+  int l = 0;
+  while ((1 << l) < v)
+    ++l;
+  return l;
 }
+
+// Tile shape (A row blocks of kVec rows, B chunk columns; A B = 256, powers of two) for
+// rows_v = rows / kVec and cols_v = ceil(cols / kVec): all rows in one tile when they fit in
+// 32 row blocks (then a tile's out rows are one contiguous run and its in rows are read in
+// runs of >= 8 chunks), likewise all columns, else 16 x 16.
+inline void transpose_tile_shape(int64_t rows_v, int64_t cols_v, int* a, int* b) {
+  if (rows_v <= 32 && rows_v <= cols_v) {
+    *a = 1 << transpose_log2(static_cast<int>(rows_v));
+    *b = kTransposeBlock / *a;
+  } else if (cols_v <= 32) {
+    *b = 1 << transpose_log2(static_cast<int>(cols_v));
+    *a = kTransposeBlock / *b;
+  } else {
+    *a = *b = 16;
+  }
+}
+
+// Fills in tile shape, tile counts, shared memory and launch shape of a plan whose path,
+// elem_bytes, chunk_bytes, thin, in_windows and out_aligned are set. Tests use it to run a
+// path on shapes the plan would send elsewhere.
+inline TransposePlan finish_transpose_plan(TransposePlan p, int64_t rows, int64_t cols) {
+  const int e = p.elem_bytes;
+  switch (p.path) {
+    case TransposePath::kCopy:
+      p.tile_rows = p.tile_cols = 0;
+      p.tiles_c = p.num_tiles = 0;
+      p.static_smem = 0;
+      p.shape = LaunchShape{};
+      return p;
+    case TransposePath::kTile: {
+      const int vec = p.chunk_bytes / e;
+      int a = 16, b = 16;
+      if (p.chunk_bytes >= 8)
+        transpose_tile_shape(rows / vec, ceil_div<int64_t>(cols, vec), &a, &b);
+      p.tile_rows = a * vec;
+      p.tile_cols = b * vec;
+      p.tiles_c = ceil_div<int64_t>(cols, p.tile_cols);
+      p.num_tiles = ceil_div<int64_t>(rows, p.tile_rows) * p.tiles_c;
+      p.static_smem = kTransposeBlock * vec * p.chunk_bytes;
+      break;
+    }
+    case TransposePath::kThinRows:
+    case TransposePath::kThinCols: {
+      const int along = kTransposeBlock * transpose_thin_per_thread(p.thin) * (16 / e);
+      p.static_smem = transpose_thin_smem_bytes(p.thin);
+      if (p.path == TransposePath::kThinRows) {
+        p.tile_rows = p.thin;
+        p.tile_cols = along;
+        p.tiles_c = ceil_div<int64_t>(cols, along);
+        p.num_tiles = p.tiles_c;
+      } else {
+        p.tile_rows = along;
+        p.tile_cols = p.thin;
+        p.tiles_c = 1;
+        p.num_tiles = ceil_div<int64_t>(rows, along);
+      }
+      break;
+    }
+    case TransposePath::kShift: {
+      // Tile rows cover the shifted positions r + p_c < rows + kVec - 1.
+      using G = TransposeShiftGeometry<uint32_t>;
+      p.tile_rows = p.tile_cols = G::kTile;
+      p.tiles_c = ceil_div<int64_t>(cols, G::kTile);
+      p.num_tiles = ceil_div<int64_t>(rows + G::kVec - 1, G::kTile) * p.tiles_c;
+      p.static_smem = G::kSmemBytes;
+      break;
+    }
+    case TransposePath::kScalar:
+      p.tile_rows = p.tile_cols = kTransposeScalarTile;
+      p.tiles_c = ceil_div<int64_t>(cols, kTransposeScalarTile);
+      p.num_tiles = ceil_div<int64_t>(rows, kTransposeScalarTile) * p.tiles_c;
+      p.static_smem = transpose_scalar_smem_bytes(e);
+      break;
+  }
+  p.shape.grid = dim3(static_cast<unsigned>(grid_one_block_per_tile(p.num_tiles)));
+  p.shape.block = dim3(kTransposeBlock);
+  p.shape.smem = 0;
+  return p;
+}
+
 }  // namespace detail
+
+// The plan for a rows x cols transpose of elem_bytes elements (1, 2, 4, 8; rows, cols >= 1)
+// whose pointers are aligned to in_align and out_align bytes (the largest power of two, at
+// most 16, dividing the address; at least elem_bytes). Pure host code. The choice does not
+// depend on the device today: every kernel takes 256 threads and at most 36.9 KiB of static
+// shared memory, which every supported GPU holds (d is where a device-dependent choice goes).
+inline TransposePlan plan_transpose(int64_t rows, int64_t cols, int elem_bytes, int in_align,
+                                    int out_align, const DeviceInfo& d) {
+  (void)d;
+  TransposePlan p;
+  p.elem_bytes = elem_bytes;
+  const int e = elem_bytes;
+  if (rows == 1 || cols == 1) {
+    p.path = TransposePath::kCopy;
+    return detail::finish_transpose_plan(p, rows, cols);
+  }
+  if (std::min(rows, cols) <= kTransposeThinMax) {
+    // A few rows or columns: 16-byte accesses on both sides whatever the alignment.
+    p.chunk_bytes = 16;
+    if (rows <= cols) {
+      p.path = TransposePath::kThinRows;
+      p.thin = static_cast<int>(rows);
+    } else {
+      p.path = TransposePath::kThinCols;
+      p.thin = static_cast<int>(cols);
+      p.out_aligned = rows % (16 / e) == 0 && out_align >= 16;
+    }
+    return detail::finish_transpose_plan(p, rows, cols);
+  }
+  const int wide = e == 1 ? 8 : 16;
+  const int vec = wide / e;
+  if (rows % vec == 0 && out_align >= wide) {
+    // Every out row starts on a chunk boundary; in rows may not (windows).
+    p.path = TransposePath::kTile;
+    p.chunk_bytes = wide;
+    p.in_windows = !(cols % vec == 0 && in_align >= wide);
+  } else if (e == 4) {
+    p.path = TransposePath::kShift;
+    p.chunk_bytes = 16;
+  } else if (e <= 2 && rows % (4 / e) == 0 && cols % (4 / e) == 0 && in_align >= 4 &&
+             out_align >= 4) {
+    p.path = TransposePath::kTile;
+    p.chunk_bytes = 4;
+  } else {
+    p.path = TransposePath::kScalar;
+  }
+  return detail::finish_transpose_plan(p, rows, cols);
+}
+
+// Launches plan p (made for rows x cols, in and out) on stream; arguments already checked,
+// rows, cols >= 1. Elements move as bits_t of their size.
+template <typename T>
+cudaError_t launch_transpose(const TransposePlan& p, const T* in, T* out, int64_t rows,
+                             int64_t cols, cudaStream_t stream) {
+  using U = bits_t<sizeof(T)>;
+  const U* src = reinterpret_cast<const U*>(in);
+  U* dst = reinterpret_cast<U*>(out);
+  using Path = TransposePath;
+  return dispatch<Path::kCopy, Path::kTile, Path::kThinRows, Path::kThinCols, Path::kShift,
+                  Path::kScalar>(p.path, [&](auto path) -> cudaError_t {
+    constexpr Path kPath = decltype(path)::value;
+    if constexpr (kPath == Path::kCopy) {
+      // Same layout on both sides: the copy itself (the benchmark's limit), a memcpy node
+      // when captured in a graph.
+      return cudaMemcpyAsync(dst, src, static_cast<size_t>(rows * cols) * sizeof(U),
+                             cudaMemcpyDefault, stream);
+    } else if constexpr (kPath == Path::kTile) {
+      const int a_log2 = detail::transpose_log2(p.tile_rows / (p.chunk_bytes / p.elem_bytes));
+      return dispatch<4, 8, 16>(p.chunk_bytes, [&](auto chunk) -> cudaError_t {
+        constexpr int kChunk = decltype(chunk)::value;
+        constexpr bool kWide = kChunk == detail::kTransposeWideChunk<U>;
+        if constexpr (kWide) {
+          return dispatch<false, true>(p.in_windows, [&](auto windows) {
+            return launch(detail::transpose_tile_kernel<U, kChunk, decltype(windows)::value>,
+                          p.shape, stream, src, dst, rows, cols, a_log2, p.tiles_c, p.num_tiles);
+          });
+        } else if constexpr (kChunk == 4 && sizeof(U) <= 2) {
+          if (p.in_windows) return cudaErrorInvalidValue;
+          return launch(detail::transpose_tile_kernel<U, 4, false>, p.shape, stream, src, dst, rows,
+                        cols, a_log2, p.tiles_c, p.num_tiles);
+        } else {
+          return cudaErrorInvalidValue;
+        }
+      });
+    } else if constexpr (kPath == Path::kThinRows) {
+      return dispatch<2, 3, 4, 5, 6, 7, 8>(p.thin, [&](auto r) {
+        return launch(detail::transpose_thin_rows_kernel<U, decltype(r)::value>, p.shape, stream,
+                      src, dst, cols, p.num_tiles);
+      });
+    } else if constexpr (kPath == Path::kThinCols) {
+      return dispatch<2, 3, 4, 5, 6, 7, 8>(p.thin, [&](auto c) {
+        return launch(detail::transpose_thin_cols_kernel<U, decltype(c)::value>, p.shape, stream,
+                      src, dst, rows, p.out_aligned, p.num_tiles);
+      });
+    } else if constexpr (kPath == Path::kShift) {
+      if constexpr (sizeof(U) == 4) {
+        return launch(detail::transpose_shift_kernel<U>, p.shape, stream, src, dst, rows, cols,
+                      p.tiles_c, p.num_tiles);
+      } else {
+        return cudaErrorInvalidValue;
+      }
+    } else if constexpr (sizeof(U) != 4) {  // (4-byte elements take the shifted kernel)
+      return launch(detail::transpose_scalar_kernel<U>, p.shape, stream, src, dst, rows, cols,
+                    p.tiles_c, p.num_tiles);
+    } else {
+      return cudaErrorInvalidValue;
+    }
+  });
+}
+
+// The argument checks of transpose (and its ladder): true when a call may go ahead. Empty
+// matrices (rows == 0 or cols == 0) pass whatever the pointers.
+template <typename T>
+bool transpose_args_ok(const T* in, const T* out, int64_t rows, int64_t cols) {
+  if (rows < 0 || cols < 0) return false;
+  if (rows == 0 || cols == 0) return true;
+  if (rows > INT64_MAX / cols) return false;
+  const int64_t n = rows * cols;
+  if (n > INT64_MAX / static_cast<int64_t>(sizeof(T))) return false;
+  if (in == nullptr || out == nullptr) return false;
+  // Aligned to the element's size (the kernels move it as one sizeof(T)-byte integer).
+  using U = bits_t<sizeof(T)>;
+  if (!is_element_aligned(reinterpret_cast<const U*>(in)) ||
+      !is_element_aligned(reinterpret_cast<const U*>(out)))
+    return false;
+  const int64_t bytes = n * static_cast<int64_t>(sizeof(T));
+  return !ranges_overlap(in, bytes, out, bytes);
+}
 
 // out (cols x rows) = in (rows x cols) transposed: out[c * rows + r] = in[r * cols + c].
 // T: any trivially copyable type of 1, 2, 4 or 8 bytes (float, double, __half,
 // __nv_bfloat16, int8..int64, ...); bits are moved unchanged (NaN payloads included).
 // Preconditions, else cudaErrorInvalidValue before anything is launched or written:
-// rows, cols >= 0; rows * cols * sizeof(T) fits in int64_t; in and out non-null when
-// rows * cols > 0; in and out do not overlap (in-place transpose, in == out, is not
-// offered). rows == 0 or cols == 0 does nothing. Any alignment. Fast path: rows and cols
-// multiples of 16 / sizeof(T) (8 for 1-byte types) with 16-byte-aligned pointers (8-byte
-// for 1-byte types) move 16-byte (8-byte) chunks; 1- and 2-byte types whose rows and
-// pointers are only 4-byte aligned move 4-byte chunks; other 4-byte shapes move 16-byte
-// chunks on per-row shifted chunk grids (edges element by element); anything else moves
-// single elements. A matrix with one row or one column is a copy.
+// rows, cols >= 0; rows * cols * sizeof(T) fits in int64_t; in and out non-null and aligned
+// to sizeof(T) when rows * cols > 0; in and out do not overlap (in-place transpose is not
+// offered). rows == 0 or cols == 0 does nothing. Any shape runs with wide accesses where the
+// alignment allows: a few (2..8) rows or columns move 16-byte chunks on both sides at any
+// alignment; rows a multiple of 16 / sizeof(T) (8 for 1-byte types) with a 16-byte-aligned
+// out (8-byte for 1-byte types) move 16-byte (8-byte) chunks, in rows at any alignment;
+// other 4-byte shapes move 16-byte chunks on shifted grids; other 1- and 2-byte shapes move
+// 4-byte chunks when rows, cols and pointers allow, single elements otherwise. A matrix with
+// one row or one column is a copy. No allocation, no synchronization; graph-capturable.
 template <typename T>
 [[nodiscard]] cudaError_t transpose(const T* in, T* out, int64_t rows, int64_t cols,
                                     cudaStream_t stream = nullptr) {
   static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8,
                 "transpose moves elements of 1, 2, 4 or 8 bytes");
   static_assert(std::is_trivially_copyable_v<T>, "transpose copies bits");
-  KERNELKIT_REQUIRE(rows >= 0 && cols >= 0);
+  KERNELKIT_REQUIRE(transpose_args_ok(in, out, rows, cols));
   if (rows == 0 || cols == 0) return cudaSuccess;
-  KERNELKIT_REQUIRE(rows <= INT64_MAX / cols);
-  const int64_t n = rows * cols;
-  KERNELKIT_REQUIRE(n <= INT64_MAX / static_cast<int64_t>(sizeof(T)));
-  KERNELKIT_REQUIRE(in != nullptr && out != nullptr);
-  KERNELKIT_REQUIRE(
-      !detail::transpose_ranges_overlap(in, out, n * static_cast<int64_t>(sizeof(T))));
-  if (rows == 1 || cols == 1) {
-    // Same layout on both sides.
-    KERNELKIT_RETURN_IF_ERROR(
-        cudaMemcpyAsync(out, in, static_cast<size_t>(n) * sizeof(T), cudaMemcpyDefault, stream));
-    return cudaSuccess;
-  }
-  using U = detail::transpose_bits_t<sizeof(T)>;
-  return detail::launch_transpose<U>(reinterpret_cast<const U*>(in), reinterpret_cast<U*>(out),
-                                     rows, cols, stream);
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  const int in_align = pack_size_for(in) * static_cast<int>(sizeof(T));
+  const int out_align = pack_size_for(out) * static_cast<int>(sizeof(T));
+  return plan_and_launch(
+      d,
+      [&](const DeviceInfo& dev) {
+        return plan_transpose(rows, cols, sizeof(T), in_align, out_align, dev);
+      },
+      [&](const TransposePlan& p) { return launch_transpose(p, in, out, rows, cols, stream); });
 }
 
 }  // namespace kernelkit

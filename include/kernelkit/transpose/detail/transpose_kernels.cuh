@@ -1,16 +1,27 @@
-// Transpose kernels. Elements are moved as unsigned integers of their size (one kernel per
-// element size: f32 and i32 share the 4-byte kernel), so these never look at values.
-//
-// Picked per call by detail::transpose_chunk_bytes:
-//  - transpose_vec_kernel<U, ChunkBytes>: both global sides in chunks of ChunkBytes (16;
-//    8 for 1-byte elements; 4 for 1- and 2-byte elements whose rows are only 4-byte
-//    aligned). 256 threads as a 16 x 16 grid; each thread owns a kVec x kVec block of the
-//    tile (kVec = elements per chunk) and transposes it in registers, so shared memory is
-//    only written and read in whole chunks. Tile = 16 kVec x 16 kVec elements.
-//  - transpose_shift_kernel<U> (4-byte elements whose rows are not 16-byte aligned): any
-//    shape, 16-byte accesses on both sides, each row's chunk grid shifted by its own phase.
-//  - transpose_scalar_kernel: 1-, 2- and 8-byte elements of any shape and alignment, one
-//    element per access, a 64 x 64 tile with one word of padding per row.
+// Transpose kernels and their device helpers. Elements are moved as unsigned integers of their
+// size (bits_t: f32 and i32 share the 4-byte kernels), so these never look at values; a
+// chunk (one global access) is held as 32-bit words. plan_transpose (transpose_plan.cuh)
+// picks one kernel per call:
+//  - transpose_tile_kernel<U, ChunkBytes, Windows>: rows a multiple of the chunk's element
+//    count and out chunk-aligned. A tile of (A kVec) x (B kVec) elements, A x B = 256 threads,
+//    A and B powers of two chosen by the plan so that the tile follows the matrix (16 x 16
+//    for square shapes; A kVec >= rows for a few rows, B kVec >= cols for a few columns, so
+//    that the block's out rows form one contiguous run). Each thread loads kVec chunks from
+//    kVec rows, and writes the kVec x kVec block it reads back from shared memory as kVec
+//    chunks of out, transposed in registers. Windows: the in rows do not all start on a chunk
+//    boundary (cols not a multiple of kVec or in not chunk-aligned); each chunk is then read
+//    as a window over the two aligned chunks it straddles (the second is the next lane's
+//    first: an L1 hit).
+//  - transpose_thin_rows_kernel<U, R> (2 <= R <= 8 rows) and transpose_thin_cols_kernel<U, C>
+//    (2 <= C <= 8 columns): 16-byte accesses on both sides for any alignment. A thread holds
+//    all R rows x kVec columns (thin rows) or kVec rows x all C columns (thin cols) in
+//    registers, which is R (C) whole chunks on each side, permuted at compile time. The side
+//    that is one contiguous run per block (out for thin rows, in for thin cols) goes through
+//    shared memory, so that a warp's accesses are contiguous there too.
+//  - transpose_shift_kernel<U> (4-byte elements, any shape): 16-byte accesses on both sides,
+//    each row's chunk grid shifted by its own phase.
+//  - transpose_scalar_kernel<U> (1-, 2-, 8-byte elements whose shape fits none of the above):
+//    one element per access.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -19,73 +30,166 @@
 #include <cstring>
 #include <type_traits>
 
-#include "kernelkit/core/launch.cuh"
+#include "kernelkit/core/device.cuh"
 #include "kernelkit/core/pack.cuh"
 
-namespace kernelkit {
-namespace detail {
+namespace kernelkit::detail {
 
-template <int Bytes>
-struct TransposeBits;
-template <>
-struct TransposeBits<1> {
-  using type = uint8_t;
-};
-template <>
-struct TransposeBits<2> {
-  using type = uint16_t;
-};
-template <>
-struct TransposeBits<4> {
-  using type = uint32_t;
-};
-template <>
-struct TransposeBits<8> {
-  using type = uint64_t;
-};
-template <int Bytes>
-using transpose_bits_t = typename TransposeBits<Bytes>::type;
+inline constexpr int kTransposeBlock = 256;  // threads of every transpose kernel
 
-inline constexpr int kTransposeBlock = 256;
+// ---- chunks ----------------------------------------------------------------------------------
 
-// The widest chunk for U: 16 bytes, 8 for 1-byte elements (8 x 8 bytes per thread keeps
-// 16 registers of data and a 16 KB tile; 16-byte chunks would need a 64 KB tile).
+template <int ChunkBytes>
+using TransposeChunk = Pack<uint32_t, ChunkBytes / 4>;
+
+// Element phase of p: its element index modulo Vec (a power of two).
+template <typename U>
+__device__ __forceinline__ int element_phase(const void* p, int vec) {
+  return static_cast<int>((reinterpret_cast<uintptr_t>(p) / sizeof(U)) & (vec - 1));
+}
+
+// Elements [s, s + kVec) of the 2 kVec elements lo ++ hi (0 <= s < kVec), as one chunk: whole
+// words are selected, then sub-word elements are funnel-shifted into place.
+template <typename U, int W>
+__device__ __forceinline__ Pack<uint32_t, W> chunk_window(const Pack<uint32_t, W>& lo,
+                                                          const Pack<uint32_t, W>& hi, int s) {
+  const int bytes = s * static_cast<int>(sizeof(U));
+  const int ws = bytes >> 2;
+  uint32_t both[2 * W];
+#pragma unroll
+  for (int j = 0; j < W; ++j) {
+    both[j] = lo.elem[j];
+    both[W + j] = hi.elem[j];
+  }
+  uint32_t x[W + 1];  // words ws .. ws + W of lo ++ hi
+#pragma unroll
+  for (int j = 0; j <= W; ++j) {
+    uint32_t v = both[j];
+#pragma unroll
+    for (int k = 1; k < W; ++k)
+      if (ws == k) v = both[j + k];
+    x[j] = v;
+  }
+  Pack<uint32_t, W> w;
+  if constexpr (sizeof(U) >= 4) {
+#pragma unroll
+    for (int j = 0; j < W; ++j)
+      w.elem[j] = x[j];
+  } else {
+    const unsigned shift = static_cast<unsigned>(bytes & 3) * 8u;
+#pragma unroll
+    for (int j = 0; j < W; ++j)
+      w.elem[j] = __funnelshift_r(x[j], x[j + 1], shift);
+  }
+  return w;
+}
+
+// Elements [g, g + kVec) of src that lie in [0, n), as one chunk (the others zero). g is the
+// index of an aligned chunk (it may start before src or end past n: the ends of the matrix).
+template <typename U, int W>
+__device__ __forceinline__ Pack<uint32_t, W> load_chunk_clamped(const U* src, int64_t g,
+                                                                int64_t n) {
+  constexpr int kVec = 4 * W / static_cast<int>(sizeof(U));
+  using Chunk = Pack<uint32_t, W>;
+  if (g >= 0 && g + kVec <= n) return *reinterpret_cast<const Chunk*>(src + g);
+  U e[kVec];
+#pragma unroll
+  for (int j = 0; j < kVec; ++j)
+    e[j] = g + j >= 0 && g + j < n ? src[g + j] : U(0);
+  Chunk w;
+  memcpy(&w, e, sizeof(w));
+  return w;
+}
+
+// Elements [g, g + valid) of src (0 < valid <= kVec, all in [0, n)) as one chunk, the rest
+// zero. p: element phase of src + g. A whole window at p == 0 is one aligned load; at p > 0
+// it is the window over the two aligned chunks it straddles, when both lie in [0, n);
+// anything else is read element by element.
+template <typename U, int W>
+__device__ __forceinline__ Pack<uint32_t, W> load_window(const U* src, int64_t g, int valid, int p,
+                                                         int64_t n) {
+  constexpr int kVec = 4 * W / static_cast<int>(sizeof(U));
+  using Chunk = Pack<uint32_t, W>;
+  const int64_t base = g - p;  // the aligned chunk holding element g
+  if (valid == kVec && base >= 0 && base + (p != 0 ? 2 * kVec : kVec) <= n) {
+    const Chunk* c = reinterpret_cast<const Chunk*>(src + base);
+    if (p == 0) return c[0];
+    return chunk_window<U>(c[0], c[1], p);
+  }
+  U e[kVec];
+#pragma unroll
+  for (int j = 0; j < kVec; ++j)
+    e[j] = j < valid ? src[g + j] : U(0);
+  Chunk w;
+  memcpy(&w, e, sizeof(w));
+  return w;
+}
+
+// One 16-byte global store. A plain Pack store next to an element-wise edge path was split
+// into 4-byte stores (seen in the PTX of the shifted kernel); __stwb keeps st.global.v4.
+template <int W>
+__device__ __forceinline__ void store_chunk(void* p, const Pack<uint32_t, W>& w) {
+  if constexpr (W == 4) {
+    uint4 x;
+    memcpy(&x, &w, sizeof(x));
+    __stwb(reinterpret_cast<uint4*>(p), x);
+  } else {
+    *reinterpret_cast<Pack<uint32_t, W>*>(p) = w;
+  }
+}
+
+// Writes chunk w's first `valid` elements to dst element by element.
+template <typename U, int W>
+__device__ __forceinline__ void store_partial(U* dst, const Pack<uint32_t, W>& w, int valid) {
+  constexpr int kVec = 4 * W / static_cast<int>(sizeof(U));
+  U e[kVec];
+  memcpy(e, &w, sizeof(w));
+#pragma unroll
+  for (int j = 0; j < kVec; ++j)
+    if (j < valid) dst[j] = e[j];
+}
+
+// ---- tile kernel -----------------------------------------------------------------------------
+
+// The chunk of the tile kernel: 16 bytes; 8 for 1-byte elements (a 16-byte chunk would hold a
+// 16 x 16-byte register block per thread and a 64 KiB tile); 4 for 1- and 2-byte elements
+// whose rows are only 4-byte aligned.
 template <typename U>
 inline constexpr int kTransposeWideChunk = sizeof(U) == 1 ? 8 : 16;
 
-// Geometry of the chunked path for elements of type U moved in chunks of ChunkBytes.
 template <typename U, int ChunkBytes>
-struct TransposeVecGeometry {
-  static constexpr int kChunkBytes = ChunkBytes;
-  static constexpr int kVec = kChunkBytes / static_cast<int>(sizeof(U));  // elements per chunk
-  static constexpr int kSide = 16;                                        // chunks per tile row
-  static constexpr int kTile = kSide * kVec;                              // tile side, elements
-  static_assert(kVec >= 2, "a chunk holds at least two elements");
-  static_assert(kSide * kSide == kTransposeBlock, "one kVec x kVec block per thread");
-  // A chunk is held as words: 32-bit words for 1-, 2- and 4-byte elements (so 1- and
-  // 2-byte elements are repacked with byte permutes), 64-bit words for 8-byte ones.
-  using Word = std::conditional_t<sizeof(U) == 8, uint64_t, uint32_t>;
-  static constexpr int kWords = kChunkBytes / static_cast<int>(sizeof(Word));
-  using Chunk = Pack<Word, kWords>;
+struct TransposeTileGeometry {
+  static constexpr int kVec = ChunkBytes / static_cast<int>(sizeof(U));  // elements per chunk
+  static constexpr int kWords = ChunkBytes / 4;
+  static constexpr int kTileChunks = kTransposeBlock * kVec;  // A kVec x B chunks, A B = 256
+  static constexpr int kSmemBytes = kTileChunks * ChunkBytes;
+  static_assert(ChunkBytes >= 4 && kVec >= 2, "a chunk holds at least two elements");
+  using Chunk = TransposeChunk<ChunkBytes>;
 };
 
-// Column m of the kVec x kVec block held in v (v[k] = row k, kVec elements of U each), as
-// one chunk: element k of the result is element m of v[k].
-template <typename U, typename Chunk>
-__device__ __forceinline__ Chunk transpose_block_column(const Chunk* v, int m) {
-  Chunk w;
-  constexpr int kWords = sizeof(Chunk) / sizeof(w.elem[0]);
-  if constexpr (sizeof(U) == sizeof(w.elem[0])) {
-    // 4- and 8-byte elements: one element per word.
+// Column m of the kVec x kVec block held in v (v[k] = row k, kVec elements of U each), as one
+// chunk: element k of the result is element m of v[k].
+template <typename U, int W>
+__device__ __forceinline__ Pack<uint32_t, W> transpose_block_column(const Pack<uint32_t, W>* v,
+                                                                    int m) {
+  Pack<uint32_t, W> w;
+  if constexpr (sizeof(U) == 8) {
+    // 2 x 2 block of 8-byte elements: two words each.
 #pragma unroll
-    for (int k = 0; k < kWords; ++k)
+    for (int k = 0; k < W / 2; ++k) {
+      w.elem[2 * k] = v[k].elem[2 * m];
+      w.elem[2 * k + 1] = v[k].elem[2 * m + 1];
+    }
+  } else if constexpr (sizeof(U) == 4) {
+#pragma unroll
+    for (int k = 0; k < W; ++k)
       w.elem[k] = v[k].elem[m];
   } else if constexpr (sizeof(U) == 2) {
     // Word j of the result = (row 2j, row 2j+1) at column m; column m is the low (m even)
     // or high half of word m / 2.
     const uint32_t sel = (m & 1) ? 0x7632u : 0x5410u;
 #pragma unroll
-    for (int j = 0; j < kWords; ++j)
+    for (int j = 0; j < W; ++j)
       w.elem[j] = __byte_perm(v[2 * j].elem[m / 2], v[2 * j + 1].elem[m / 2], sel);
   } else {
     static_assert(sizeof(U) == 1, "element of 1, 2, 4 or 8 bytes");
@@ -93,7 +197,7 @@ __device__ __forceinline__ Chunk transpose_block_column(const Chunk* v, int m) {
     const uint32_t b = static_cast<uint32_t>(m & 3);
     const uint32_t pair = b | ((b + 4) << 4);  // bytes 0, 1 = byte b of x, byte b of y
 #pragma unroll
-    for (int j = 0; j < kWords; ++j) {
+    for (int j = 0; j < W; ++j) {
       const uint32_t lo = __byte_perm(v[4 * j].elem[m / 4], v[4 * j + 1].elem[m / 4], pair);
       const uint32_t hi = __byte_perm(v[4 * j + 2].elem[m / 4], v[4 * j + 3].elem[m / 4], pair);
       w.elem[j] = __byte_perm(lo, hi, 0x5410u);
@@ -102,105 +206,366 @@ __device__ __forceinline__ Chunk transpose_block_column(const Chunk* v, int m) {
   return w;
 }
 
-inline constexpr int kTransposeScalarTile = 64;  // scalar path: 64 x 64 elements per tile
-// grid cap (waves of resident blocks) high enough for one block per tile at any shape
-inline constexpr int kTransposeWaves = INT32_MAX;
-inline constexpr int kTransposeScalarWarpRows = kTransposeBlock / 32;
-
-// The chunk size the chunked kernel can use for this call, 0 for the scalar kernel: every
-// row of in and of out must start on a chunk boundary (cols and rows multiples of the
-// chunk's element count, both pointers chunk-aligned). The wide chunk first; 1- and 2-byte
-// elements then fall back to 4-byte chunks, so their accesses stay at least 4 bytes wide
-// wherever alignment allows. Host, pure.
-template <typename U>
-inline int transpose_chunk_bytes(const void* in, const void* out, int64_t rows, int64_t cols) {
-  const int pack = pack_size_for(static_cast<const U*>(in), static_cast<const U*>(out));
-  for (const int bytes : {kTransposeWideChunk<U>, 4}) {
-    const int vec = bytes / static_cast<int>(sizeof(U));
-    if (vec >= 2 && rows % vec == 0 && cols % vec == 0 && pack >= vec) return bytes;
-  }
-  return 0;
-}
-
-// Shared-memory slot (in chunks) of chunk j of tile row r; the tile holds kTile x 16
-// chunks. Both access patterns must be conflict-free: the stores (a warp writes two
-// tile rows r, r + 1, chunks 0..15 each) and the loads (lanes a = 0..15 read rows
-// kVec*a + k, chunk b; the other half-warp chunk b + 1).
-//  - 8- and 16-byte chunks: a row is 128 or 256 bytes, so only the position in the row
-//    matters; XOR by (r / kVec) & 15 gives the 16 rows of a load 16 distinct positions.
-//  - 4-byte chunks: a row is 64 bytes, two rows share a 128-byte bank line; the slot in
-//    the line ((r & 1) * 16 + j) is XORed by 2 * ((r / kVec) & 15), which is the same for
-//    both rows of a line (kVec is even), spreads the 16 rows of a load over even
-//    positions and leaves the +1 of the other half-warp's odd chunk to the odd ones.
+// Shared-memory slot (in chunks) of chunk j of tile row r; a tile row holds B chunks. Both
+// access patterns must be conflict-free: the stores (consecutive threads write consecutive
+// chunks of a row) and the loads (consecutive threads a read rows kVec a + k, chunk b).
+//  - 8- and 16-byte chunks: XOR the chunk by (r / kVec) mod B: the rows kVec a + k of 8 (16)
+//    consecutive a land on 8 (16) distinct positions (for B >= 8; B = 4 or 2, a few columns,
+//    allows 2-way conflicts).
+//  - 4-byte chunks (B = 16 only): a row is 64 bytes, two rows share a 128-byte bank line; the
+//    slot in the line ((r & 1) * 16 + j) is XORed by 2 * ((r / kVec) & 15), which is the same
+//    for both rows of a line (kVec is even), spreads the 16 rows of a load over even positions
+//    and leaves the +1 of the other half-warp's odd chunk to the odd ones.
 template <int ChunkBytes, int Vec>
-__device__ __forceinline__ int transpose_smem_slot(int r, int j) {
+__device__ __forceinline__ int transpose_tile_slot(int r, int j, int b_chunks) {
   if constexpr (ChunkBytes >= 8) {
-    return r * 16 + (j ^ ((r / Vec) & 15));
+    return r * b_chunks + (j ^ ((r / Vec) & (b_chunks - 1)));
   } else {
     static_assert(Vec % 2 == 0, "two rows of a line share the swizzle");
     return (r / 2) * 32 + (((r & 1) * 16 + j) ^ (((r / Vec) & 15) * 2));
   }
 }
 
-// in: rows x cols, out: cols x rows, both chunk-aligned with rows, cols multiples of kVec.
-// Tiles are numbered row-band major (t / tiles_c = tile row); grid-stride over tiles.
-template <typename U, int ChunkBytes>
+// in: rows x cols, out: cols x rows; rows a multiple of kVec and out chunk-aligned (so every
+// out row starts on a chunk boundary); without Windows also cols a multiple of kVec and in
+// chunk-aligned. Tiles of (A kVec) x (B kVec) elements, A = 2^a_log2, B = 256 / A, numbered
+// row-band major (t / tiles_c = tile row); one block per tile, grid-stride past the grid.
+//
+// No minimum blocks in the launch bounds: the registers ptxas picks (sm_90: f32 40, 6 blocks
+// per SM; f16 64, 4; 1-byte 48, 5; 8-byte 28; windows 38-64) are what was measured, and a
+// cap set from them spilled on sm_75 / sm_80.
+template <typename U, int ChunkBytes, bool Windows>
 __global__ void __launch_bounds__(kTransposeBlock)
-    transpose_vec_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows, int64_t cols,
-                         int64_t tiles_c, int64_t num_tiles) {
-  using G = TransposeVecGeometry<U, ChunkBytes>;
-  constexpr int kVec = G::kVec, kSide = G::kSide, kTile = G::kTile, kWords = G::kWords;
-  using Word = typename G::Word;
+    transpose_tile_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows, int64_t cols,
+                          int a_log2, int64_t tiles_c, int64_t num_tiles) {
+  using G = TransposeTileGeometry<U, ChunkBytes>;
+  constexpr int kVec = G::kVec, kWords = G::kWords;
   using Chunk = typename G::Chunk;
-  const Word* in_w = reinterpret_cast<const Word*>(in);
-  Word* out_w = reinterpret_cast<Word*>(out);
-  __shared__ Chunk tile[kTile * kSide];
+  __shared__ Chunk tile[G::kTileChunks];
 
-  const int lane = threadIdx.x % kSide;   // load: chunk in row; read back: a (row block)
-  const int group = threadIdx.x / kSide;  // load: first row;    read back: b (column block)
-  const int64_t cols_v = cols / kVec, rows_v = rows / kVec;  // chunks per in / out row
+  const int b_log2 = 8 - a_log2;
+  const int a_blocks = 1 << a_log2, b_chunks = 1 << b_log2;
+  const int tile_r = a_blocks * kVec, tile_c = b_chunks * kVec;
+  const int ld_j = threadIdx.x & (b_chunks - 1);  // load: chunk in the tile row
+  const int ld_r = threadIdx.x >> b_log2;         // load: first tile row (then + A each)
+  const int a = threadIdx.x & (a_blocks - 1);     // read back: row block (kVec rows)
+  const int b = threadIdx.x >> a_log2;            // read back: chunk column
+  const int64_t rows_v = rows / kVec;             // chunks per out row
+  const int64_t n = rows * cols;
+  const int in_ph = Windows ? element_phase<U>(in, kVec) : 0;
+  const int cols_m = static_cast<int>(cols & (kVec - 1));
+  const Chunk* in_c = reinterpret_cast<const Chunk*>(in);
+  Chunk* out_c = reinterpret_cast<Chunk*>(out);
 
   for (int64_t t = blockIdx.x; t < num_tiles; t += gridDim.x) {
-    const int64_t r0 = (t / tiles_c) * kTile, c0 = (t % tiles_c) * kTile;
+    const int64_t r0 = (t / tiles_c) * tile_r, c0 = (t % tiles_c) * tile_c;
 
-    // Load: thread reads chunk `lane` of tile rows group + kSide * i. A warp reads two
-    // whole tile rows (2 x 16 chunks), contiguous in memory.
+    // Load: thread reads chunk ld_j of tile rows ld_r + A i; a warp reads 32 consecutive
+    // chunks of one tile row (B >= 32) or whole tile rows (B < 32), contiguous in memory.
     Chunk v[kVec];
-    const int64_t c = c0 + lane * kVec;
+    const int64_t c = c0 + ld_j * kVec;
 #pragma unroll
     for (int i = 0; i < kVec; ++i) {
-      const int64_t r = r0 + group + kSide * i;
-      if (r < rows && c < cols) v[i] = load_pack<kWords>(in_w, r * cols_v + c / kVec);
+      const int64_t r = r0 + ld_r + a_blocks * i;
+      if (r < rows && c < cols) {
+        if constexpr (Windows) {
+          const int p = (in_ph + static_cast<int>(r & (kVec - 1)) * cols_m) & (kVec - 1);
+          const int valid = cols - c < kVec ? static_cast<int>(cols - c) : kVec;
+          v[i] = load_window<U, kWords>(in, r * cols + c, valid, p, n);
+        } else {
+          v[i] = in_c[(r * cols + c) / kVec];
+        }
+      }
     }
     __syncthreads();  // the previous tile's reads of `tile` are done
 #pragma unroll
-    for (int i = 0; i < kVec; ++i) {
-      const int r = group + kSide * i;
-      tile[transpose_smem_slot<ChunkBytes, kVec>(r, lane)] = v[i];
-    }
+    for (int i = 0; i < kVec; ++i)
+      tile[transpose_tile_slot<ChunkBytes, kVec>(ld_r + a_blocks * i, ld_j, b_chunks)] = v[i];
     __syncthreads();
 
-    // Read back: thread (a = lane, b = group) takes the kVec x kVec block of tile rows
-    // kVec*a .. kVec*a + kVec-1, chunk b: v[k].elem[m] = in(r0 + kVec*a + k, c0 + kVec*b + m).
-    const int a = lane, b = group;
+    // Read back: thread (a, b) takes the kVec x kVec block of tile rows kVec a .. kVec a +
+    // kVec - 1, chunk b: v[k].elem[m] = in(r0 + kVec a + k, c0 + kVec b + m).
 #pragma unroll
-    for (int k = 0; k < kVec; ++k) {
-      const int r = kVec * a + k;
-      v[k] = tile[transpose_smem_slot<ChunkBytes, kVec>(r, b)];
-    }
-    // Out row c0 + kVec*b + m, chunk a holds column kVec*b + m of those kVec rows. Lanes
-    // 0..15 of a warp write 16 consecutive chunks of one out row.
+    for (int k = 0; k < kVec; ++k)
+      v[k] = tile[transpose_tile_slot<ChunkBytes, kVec>(kVec * a + k, b, b_chunks)];
+    // Out row c0 + kVec b + m, chunk r0 / kVec + a holds column kVec b + m of those rows.
+    // Consecutive threads write consecutive chunks of one out row; when A < 32 a warp goes on
+    // into the next out rows, which follow in memory when the tile spans all rows.
     const int64_t out_chunk = r0 / kVec + a;
     if (r0 + kVec * a < rows) {
 #pragma unroll
       for (int m = 0; m < kVec; ++m) {
         const int64_t oc = c0 + kVec * b + m;
-        const Chunk w = transpose_block_column<U>(v, m);
-        if (oc < cols) store_pack<kWords>(out_w, oc * rows_v + out_chunk, w);
+        const Chunk w = transpose_block_column<U, kWords>(v, m);
+        if (oc < cols) out_c[oc * rows_v + out_chunk] = w;
       }
     }
   }
 }
+
+// ---- thin kernels ----------------------------------------------------------------------------
+
+// Geometry of the thin kernels for element type U and short side S (2..8): a thread holds S x
+// kPer chunks (kPer column (row) chunks of the long side: 2 when S < 4, so that a thread keeps
+// at least 4 loads in flight), a tile spans kLong elements of the long side.
+//
+// Staging slot of chunk s: odd S packs them (a thread's S chunks, S apart between lanes, hit
+// distinct banks); even S adds one chunk of padding per 8 (at most 2-way conflicts for S = 6,
+// none for 2, 4, 8). Consecutive chunks stay conflict-free either way.
+__host__ __device__ constexpr int transpose_thin_slot(int s_side, int s) {
+  return s_side % 2 ? s : s + (s >> 3);
+}
+constexpr int transpose_thin_per_thread(int s_side) {
+  return s_side < 4 ? 2 : 1;
+}
+// Static shared memory of a thin kernel: the staged chunks, + the window's second chunk.
+constexpr int transpose_thin_smem_bytes(int s_side) {
+  return (transpose_thin_slot(s_side,
+                              kTransposeBlock * transpose_thin_per_thread(s_side) * s_side) +
+          1) *
+         16;
+}
+
+template <typename U, int S>
+struct TransposeThinGeometry {
+  static constexpr int kVec = 16 / static_cast<int>(sizeof(U));
+  static constexpr int kPer = transpose_thin_per_thread(S);
+  static constexpr int kLong = kTransposeBlock * kPer * kVec;
+  static constexpr int kSegChunks = kTransposeBlock * kPer * S;  // chunks a tile moves
+  static constexpr __host__ __device__ int slot(int s) { return transpose_thin_slot(S, s); }
+  static constexpr int kStageChunks = transpose_thin_smem_bytes(S) / 16;
+  static_assert(S >= 2 && S <= 8, "thin kernels take 2 to 8 rows (columns)");
+};
+
+// Register budget of the thin kernels (blocks per SM): 4 (64 registers; the window loads of
+// unaligned rows hold twice the chunks of aligned ones), 3 (85) for 1- and 2-byte thin cols of
+// 6 to 8 columns, which spilled at 64. 3-4 blocks of 256 threads keep >= 60 KiB of loads in
+// flight per SM.
+inline constexpr int kTransposeThinRowsMinBlocks = 4;
+template <typename U, int C>
+inline constexpr int kTransposeThinColsMinBlocks = sizeof(U) <= 2 && C >= 6 ? 3 : 4;
+
+// Output element y of a thread's block comes from source element src(y) of its chunks v
+// (source element x is element x % kVec of v[x / kVec]).
+//  - thin rows: v[b] = row b, kVec columns; out (a run of kVec out rows of R) y = j R + b.
+//  - thin cols: v holds kVec in rows of C as one run; out chunk c = column c of those rows.
+template <int R, int Vec>
+struct ThinRowsMap {
+  __host__ __device__ static constexpr int src(int y) { return (y % R) * Vec + y / R; }
+};
+template <int C, int Vec>
+struct ThinColsMap {
+  __host__ __device__ static constexpr int src(int y) { return (y % Vec) * C + y / Vec; }
+};
+
+// Chunk m of the permuted block: output elements [m kVec, m kVec + kVec) gathered from v by
+// Map (m and every index below are compile-time constants once the callers' loops unroll:
+// 4- and 8-byte elements are register renames, 2-byte ones one PRMT a word, 1-byte ones
+// three).
+template <typename U, typename Map, int N>
+__device__ __forceinline__ Pack<uint32_t, 4> gather_chunk(const Pack<uint32_t, 4> (&v)[N], int m) {
+  constexpr int kVec = 16 / static_cast<int>(sizeof(U));
+  Pack<uint32_t, 4> w;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    if constexpr (sizeof(U) == 8) {
+      const int x = Map::src(m * kVec + k / 2);
+      w.elem[k] = v[x / kVec].elem[(x % kVec) * 2 + k % 2];
+    } else if constexpr (sizeof(U) == 4) {
+      const int x = Map::src(m * kVec + k);
+      w.elem[k] = v[x / kVec].elem[x % kVec];
+    } else if constexpr (sizeof(U) == 2) {
+      const int x0 = Map::src(m * kVec + 2 * k), x1 = Map::src(m * kVec + 2 * k + 1);
+      const uint32_t sel = ((x0 & 1) ? 0x32u : 0x10u) | ((x1 & 1) ? 0x7600u : 0x5400u);
+      w.elem[k] =
+          __byte_perm(v[x0 / kVec].elem[(x0 % kVec) / 2], v[x1 / kVec].elem[(x1 % kVec) / 2], sel);
+    } else {
+      int x[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        x[i] = Map::src(m * kVec + 4 * k + i);
+      const uint32_t lo = __byte_perm(v[x[0] / kVec].elem[(x[0] % kVec) / 4],
+                                      v[x[1] / kVec].elem[(x[1] % kVec) / 4],
+                                      static_cast<uint32_t>((x[0] & 3) | (((x[1] & 3) + 4) << 4)));
+      const uint32_t hi = __byte_perm(v[x[2] / kVec].elem[(x[2] % kVec) / 4],
+                                      v[x[3] / kVec].elem[(x[3] % kVec) / 4],
+                                      static_cast<uint32_t>((x[2] & 3) | (((x[3] & 3) + 4) << 4)));
+      w.elem[k] = __byte_perm(lo, hi, 0x5410u);
+    }
+  }
+  return w;
+}
+
+// Block-wide: writes elements [0, len) of a run staged in shared memory (run element e is
+// element e % kVec of chunk stage[G::slot(base + e / kVec)]) to dst[0, len). The whole
+// aligned chunks of dst are written as one 16-byte store each (a window over two staged
+// chunks when dst is not chunk-aligned); the partial chunks at both ends, element by element.
+template <typename U, typename G>
+__device__ __forceinline__ void store_staged_run(U* dst, int len, const Pack<uint32_t, 4>* stage,
+                                                 int base) {
+  constexpr int kVec = G::kVec;
+  const int head_full = (kVec - element_phase<U>(dst, kVec)) & (kVec - 1);
+  const int head = head_full < len ? head_full : len;  // elements before dst's first boundary
+  const int body = (len - head) / kVec;                // whole aligned chunks
+  for (int k = threadIdx.x; k < body; k += kTransposeBlock) {
+    const Pack<uint32_t, 4> lo = stage[G::slot(base + k)];
+    Pack<uint32_t, 4> w = lo;
+    if (head != 0) w = chunk_window<U>(lo, stage[G::slot(base + k + 1)], head);
+    store_chunk(dst + head + int64_t{k} * kVec, w);
+  }
+  const int tail0 = head + body * kVec;
+  const int edge = head + (len - tail0);  // elements written one by one
+  const U* st = reinterpret_cast<const U*>(stage);
+  for (int i = threadIdx.x; i < edge; i += kTransposeBlock) {
+    const int e = i < head ? i : tail0 + (i - head);
+    dst[e] = st[G::slot(base + e / kVec) * kVec + e % kVec];
+  }
+}
+
+// in: R x cols (2 <= R <= 8), out: cols x R; any element-aligned pointers and any cols. A
+// tile is R rows x kLong columns; its out rows are one run of kLong R elements. Thread tid
+// takes column chunks q = p * 256 + tid (p < kPer): loads row b's kVec columns as one window
+// per row (consecutive threads read consecutive chunks of a row), permutes the R x kVec block
+// into the R chunks of its kVec out rows, stages them, and the block writes the run.
+template <typename U, int R>
+__global__ void __launch_bounds__(kTransposeBlock,
+                                  min_blocks_per_sm(kTransposeBlock, kTransposeThinRowsMinBlocks))
+    transpose_thin_rows_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t cols,
+                               int64_t num_tiles) {
+  using G = TransposeThinGeometry<U, R>;
+  using Chunk = Pack<uint32_t, 4>;
+  constexpr int kVec = G::kVec, kPer = G::kPer;
+  __shared__ Chunk stage[G::kStageChunks];
+
+  const int64_t n = R * cols;
+  const int in_ph = element_phase<U>(in, kVec);
+  const int cols_m = static_cast<int>(cols & (kVec - 1));
+
+  for (int64_t t = blockIdx.x; t < num_tiles; t += gridDim.x) {
+    const int64_t c0 = t * G::kLong;
+    Chunk v[kPer][R];
+#pragma unroll
+    for (int p = 0; p < kPer; ++p) {
+      const int64_t c = c0 + int64_t{p * kTransposeBlock + static_cast<int>(threadIdx.x)} * kVec;
+      const int valid = c >= cols ? 0 : cols - c < kVec ? static_cast<int>(cols - c) : kVec;
+#pragma unroll
+      for (int b = 0; b < R; ++b) {
+        const int ph = (in_ph + b * cols_m) & (kVec - 1);  // phase of row b
+        v[p][b] = valid > 0 ? load_window<U, 4>(in, b * cols + c, valid, ph, n) : Chunk{};
+      }
+    }
+    __syncthreads();  // the previous tile's reads of `stage` are done
+#pragma unroll
+    for (int p = 0; p < kPer; ++p) {
+      const int q = p * kTransposeBlock + static_cast<int>(threadIdx.x);
+#pragma unroll
+      for (int m = 0; m < R; ++m)
+        stage[G::slot(q * R + m)] = gather_chunk<U, ThinRowsMap<R, kVec>>(v[p], m);
+    }
+    __syncthreads();
+    const int64_t cv = cols - c0 < G::kLong ? cols - c0 : G::kLong;  // columns of this tile
+    store_staged_run<U, G>(out + c0 * R, static_cast<int>(cv * R), stage, 0);
+  }
+}
+
+// in: rows x C (2 <= C <= 8), out: C x rows; any element-aligned pointers and any rows. A tile
+// is kLong rows x C columns, one run of kLong C elements of in, staged through shared memory
+// with 16-byte loads. Thread tid takes row chunks q = p * 256 + tid: kVec rows x C columns
+// (C chunks of the run), permuted into one chunk per out row. out_aligned (rows a multiple of
+// kVec and out chunk-aligned: every out row starts on a chunk boundary): each chunk is stored
+// directly, consecutive threads writing consecutive chunks of an out row; otherwise the C out
+// runs of the tile are staged and written like the thin-rows run.
+template <typename U, int C>
+__global__ void __launch_bounds__(kTransposeBlock,
+                                  min_blocks_per_sm(kTransposeBlock,
+                                                    kTransposeThinColsMinBlocks<U, C>))
+    transpose_thin_cols_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows,
+                               bool out_aligned, int64_t num_tiles) {
+  using G = TransposeThinGeometry<U, C>;
+  using Chunk = Pack<uint32_t, 4>;
+  constexpr int kVec = G::kVec, kPer = G::kPer;
+  constexpr int kRowChunks = kPer * kTransposeBlock;  // row chunks (kVec rows each) of a tile
+  // Aligned chunks a tile's run touches: kSegChunks, one more when in is not chunk-aligned.
+  constexpr int kLoads = (G::kSegChunks + 1 + kTransposeBlock - 1) / kTransposeBlock;
+  __shared__ Chunk stage[G::kStageChunks];
+
+  const int64_t n = rows * C;
+  const int in_ph = element_phase<U>(in, kVec);
+
+  for (int64_t t = blockIdx.x; t < num_tiles; t += gridDim.x) {
+    const int64_t r0 = t * G::kLong;
+    const int hv = rows - r0 < G::kLong ? static_cast<int>(rows - r0) : G::kLong;  // rows here
+    const int len = hv * C;
+    // Staged chunk k = the aligned chunk of in at run element k kVec - in_ph (the run starts
+    // at r0 C, which has in's phase since r0 is a multiple of kVec).
+    const int num_k = (len + in_ph + kVec - 1) / kVec;
+    Chunk s[kLoads];
+#pragma unroll
+    for (int i = 0; i < kLoads; ++i) {
+      const int k = static_cast<int>(threadIdx.x) + i * kTransposeBlock;
+      // (zero when unused: a value left undefined here would stay live across the loop)
+      s[i] =
+          k < num_k ? load_chunk_clamped<U, 4>(in, r0 * C - in_ph + int64_t{k} * kVec, n) : Chunk{};
+    }
+    __syncthreads();  // the previous tile's reads of `stage` are done
+#pragma unroll
+    for (int i = 0; i < kLoads; ++i) {
+      const int k = static_cast<int>(threadIdx.x) + i * kTransposeBlock;
+      if (k < num_k) stage[G::slot(k)] = s[i];
+    }
+    __syncthreads();
+
+    // Thread's chunks: run elements [(q C + m) kVec, + kVec), the window at in_ph over staged
+    // chunks q C + m and q C + m + 1.
+    Chunk v[kPer][C];
+#pragma unroll
+    for (int p = 0; p < kPer; ++p) {
+      const int q = p * kTransposeBlock + static_cast<int>(threadIdx.x);
+      Chunk lo = stage[G::slot(q * C)];
+#pragma unroll
+      for (int m = 0; m < C; ++m) {
+        if (in_ph == 0) {
+          v[p][m] = m == 0 ? lo : stage[G::slot(q * C + m)];
+        } else {
+          const Chunk hi = stage[G::slot(q * C + m + 1)];
+          v[p][m] = chunk_window<U>(lo, hi, in_ph);
+          lo = hi;
+        }
+      }
+    }
+    if (out_aligned) {
+#pragma unroll
+      for (int p = 0; p < kPer; ++p) {
+        const int q = p * kTransposeBlock + static_cast<int>(threadIdx.x);
+        const int64_t r = r0 + int64_t{q} * kVec;
+        if (r + kVec <= rows) {
+#pragma unroll
+          for (int c = 0; c < C; ++c)
+            store_chunk(out + c * rows + r, gather_chunk<U, ThinColsMap<C, kVec>>(v[p], c));
+        } else if (r < rows) {  // the last rows of the matrix
+#pragma unroll
+          for (int c = 0; c < C; ++c)
+            store_partial<U>(out + c * rows + r, gather_chunk<U, ThinColsMap<C, kVec>>(v[p], c),
+                             static_cast<int>(rows - r));
+        }
+      }
+    } else {
+      __syncthreads();  // every thread has read its chunks of the in run
+#pragma unroll
+      for (int p = 0; p < kPer; ++p) {
+        const int q = p * kTransposeBlock + static_cast<int>(threadIdx.x);
+#pragma unroll
+        for (int c = 0; c < C; ++c)
+          stage[G::slot(c * kRowChunks + q)] = gather_chunk<U, ThinColsMap<C, kVec>>(v[p], c);
+      }
+      __syncthreads();
+      for (int c = 0; c < C; ++c)
+        store_staged_run<U, G>(out + c * rows + r0, hv, stage, c * kRowChunks);
+    }
+  }
+}
+
+// ---- any shape -------------------------------------------------------------------------------
 
 // Shared-memory word for the scalar path: 1-, 2- and 4-byte elements each take a 32-bit
 // word, so a padded row (65 words) shifts each row by one bank and a column read is
@@ -209,13 +574,22 @@ __global__ void __launch_bounds__(kTransposeBlock)
 template <typename U>
 using transpose_scalar_smem_t = std::conditional_t<sizeof(U) == 8, uint64_t, uint32_t>;
 
-// Any shape, any alignment (the library sends 1-, 2- and 8-byte elements here). 256
-// threads as 32 x 8; each thread moves 2 x 8 elements of a 64 x 64 tile; lanes run along
+inline constexpr int kTransposeScalarTile = 64;  // scalar path: 64 x 64 elements per tile
+inline constexpr int kTransposeScalarWarpRows = kTransposeBlock / 32;
+
+// Static shared memory of the scalar kernel for elem_bytes-byte elements.
+constexpr int transpose_scalar_smem_bytes(int elem_bytes) {
+  return kTransposeScalarTile * (kTransposeScalarTile + 1) * (elem_bytes == 8 ? 8 : 4);
+}
+
+// Any shape (the plan sends 1-, 2- and 8-byte elements here that no chunked kernel takes).
+// 256 threads as 32 x 8; each thread moves 2 x 8 elements of a 64 x 64 tile; lanes run along
 // in rows on the load and along out rows on the store. Register budget: 6 resident blocks
-// (40 registers), 4 (64) for 8-byte elements, which spill at 40; capping 4-byte elements
-// at 32 registers (8 blocks) spilled and took 1.3x as long (bench/notes/transpose.md).
+// (40 registers), 4 (64) for 8-byte elements, which spill at 40; capping 4-byte elements at 32
+// registers (8 blocks) spilled and took 1.3x as long (NOTES.md, transpose, second round).
 template <typename U>
-__global__ void __launch_bounds__(kTransposeBlock, sizeof(U) == 8 ? 4 : 6)
+__global__ void __launch_bounds__(kTransposeBlock,
+                                  min_blocks_per_sm(kTransposeBlock, sizeof(U) == 8 ? 4 : 6))
     transpose_scalar_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows,
                             int64_t cols, int64_t tiles_c, int64_t num_tiles) {
   constexpr int kTile = kTransposeScalarTile, kRowStep = kTransposeScalarWarpRows;
@@ -280,6 +654,7 @@ struct TransposeShiftGeometry {
   // Smem row rho starts at rho * kRowElems + kVec * (rho / kVec): one chunk of padding per
   // kVec rows puts the 16 rows 4a + j of a half-warp's column read in 8 bank groups.
   static constexpr int kSmem = kLdRows * kRowElems + kVec * ((kLdRows + kVec - 1) / kVec);
+  static constexpr int kSmemBytes = kSmem * static_cast<int>(sizeof(U));
   static constexpr int kLoadItems = kLdRows * kChunks;
   static constexpr int kLoads = (kLoadItems + kTransposeBlock - 1) / kTransposeBlock;
   static constexpr int kOutChunks = kTile / kVec;  // chunks per owned out row
@@ -293,8 +668,9 @@ struct TransposeShiftGeometry {
   }
 };
 
+// 54 registers on sm_90: 4 blocks per SM.
 template <typename U>
-__global__ void __launch_bounds__(kTransposeBlock)
+__global__ void __launch_bounds__(kTransposeBlock, min_blocks_per_sm(kTransposeBlock, 4))
     transpose_shift_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows,
                            int64_t cols, int64_t tiles_c, int64_t num_tiles) {
   using G = TransposeShiftGeometry<U>;
@@ -303,8 +679,8 @@ __global__ void __launch_bounds__(kTransposeBlock)
   __shared__ P tile_p[G::kSmem / kVec];
   U* tile = reinterpret_cast<U*>(tile_p);
 
-  const int in_ph = static_cast<int>((reinterpret_cast<uintptr_t>(in) / sizeof(U)) % kVec);
-  const int out_ph = static_cast<int>((reinterpret_cast<uintptr_t>(out) / sizeof(U)) % kVec);
+  const int in_ph = element_phase<U>(in, kVec);
+  const int out_ph = element_phase<U>(out, kVec);
   const int cols_m = static_cast<int>(cols % kVec), rows_m = static_cast<int>(rows % kVec);
   const int kk = threadIdx.x % G::kOutChunks;  // store: chunk within the owned out row
   const int cq = threadIdx.x / G::kOutChunks;  // store: first owned out row
@@ -366,8 +742,6 @@ __global__ void __launch_bounds__(kTransposeBlock)
         }
         U* p = out + c * rows + rs;
         if (rs >= 0 && rs + kVec <= rows) {
-          // A plain 16-byte store here (Pack or uint4) was split into 4-byte stores merged
-          // with the edge path below (checked in the PTX); __stwb keeps st.global.v4.
           uint4 x;
           memcpy(&x, &w, sizeof(x));
           __stwb(reinterpret_cast<uint4*>(p), x);
@@ -381,60 +755,4 @@ __global__ void __launch_bounds__(kTransposeBlock)
   }
 }
 
-// The shifted-tile kernel on any shape (element-aligned pointers, rows, cols > 1).
-template <typename U>
-cudaError_t launch_transpose_shift(const U* in, U* out, int64_t rows, int64_t cols,
-                                   cudaStream_t stream) {
-  using G = TransposeShiftGeometry<U>;
-  const int64_t tiles_c = ceil_div<int64_t>(cols, G::kTile);
-  const int64_t num_tiles = ceil_div<int64_t>(rows + G::kVec - 1, G::kTile) * tiles_c;
-  int grid = 0;
-  const int64_t work =
-      num_tiles > INT64_MAX / kTransposeBlock ? INT64_MAX : num_tiles * kTransposeBlock;
-  KERNELKIT_RETURN_IF_ERROR(grid_size(work, kTransposeBlock, &grid, kTransposeWaves));
-  transpose_shift_kernel<U>
-      <<<grid, kTransposeBlock, 0, stream>>>(in, out, rows, cols, tiles_c, num_tiles);
-  return cudaGetLastError();
-}
-
-// Launches the kernel for element type U; arguments already checked, rows, cols > 1.
-template <typename U>
-cudaError_t launch_transpose(const U* in, U* out, int64_t rows, int64_t cols, cudaStream_t stream) {
-  const int chunk = transpose_chunk_bytes<U>(in, out, rows, cols);
-  if constexpr (sizeof(U) == 4) {
-    // Any other 4-byte shape: 16-byte accesses on shifted chunk grids.
-    if (chunk == 0) return launch_transpose_shift(in, out, rows, cols, stream);
-  }
-  const int64_t side = chunk == kTransposeWideChunk<U>
-                           ? TransposeVecGeometry<U, kTransposeWideChunk<U>>::kTile
-                       : chunk == 4 ? 16 * 4 / static_cast<int64_t>(sizeof(U))
-                                    : kTransposeScalarTile;
-  const int64_t tiles_c = ceil_div(cols, side);
-  const int64_t num_tiles = ceil_div(rows, side) * tiles_c;
-  int grid = 0;
-  // One block per tile (the block scheduler balances them; capping the grid at 32 waves
-  // and striding 2 tiles a block was 0.7 % slower at 16384^2 and 4096 x 65536,
-  // bench/NOTES.md); the grid stride covers only grids past the int limit.
-  const int64_t work =
-      num_tiles > INT64_MAX / kTransposeBlock ? INT64_MAX : num_tiles * kTransposeBlock;
-  KERNELKIT_RETURN_IF_ERROR(grid_size(work, kTransposeBlock, &grid, kTransposeWaves));
-  if (chunk == kTransposeWideChunk<U>) {
-    transpose_vec_kernel<U, kTransposeWideChunk<U>>
-        <<<grid, kTransposeBlock, 0, stream>>>(in, out, rows, cols, tiles_c, num_tiles);
-  } else if constexpr (sizeof(U) < 4) {
-    if (chunk == 4) {
-      transpose_vec_kernel<U, 4>
-          <<<grid, kTransposeBlock, 0, stream>>>(in, out, rows, cols, tiles_c, num_tiles);
-    } else {
-      transpose_scalar_kernel<U>
-          <<<grid, kTransposeBlock, 0, stream>>>(in, out, rows, cols, tiles_c, num_tiles);
-    }
-  } else if constexpr (sizeof(U) == 8) {
-    transpose_scalar_kernel<U>
-        <<<grid, kTransposeBlock, 0, stream>>>(in, out, rows, cols, tiles_c, num_tiles);
-  }
-  return cudaGetLastError();
-}
-
-}  // namespace detail
-}  // namespace kernelkit
+}  // namespace kernelkit::detail
