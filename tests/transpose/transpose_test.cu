@@ -1,99 +1,24 @@
-// kernelkit::transpose and the transpose ladder: every element size, shapes that hit the
-// chunked and the scalar kernels with full and partial tiles, misaligned pointers, bad
-// arguments, and (Large_) matrices past 2^31 elements.
+// kernelkit::transpose on the GPU: every element size through every path (copy, tile with and
+// without windows and with every tile shape, thin rows, thin cols with direct and staged
+// stores, shifted, scalar), full and partial tiles, odd and prime shapes, pointers that are
+// element-aligned but not 16-byte aligned, bad arguments (misaligned element pointers,
+// overlap), NaN payloads, streams and graphs, and (Large_) matrices past 2^31 elements.
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "common/test_util.cuh"
-#include "kernelkit/transpose/transpose.cuh"
-#include "ladder/transpose/registry.cuh"
+#include "common/devices.cuh"
+#include "transpose/transpose_check.cuh"
 
 namespace {
 
+using kernelkit::TransposePath;
+using kernelkit::TransposePlan;
 using kktest::DeviceBuffer;
 using kktest::Tolerance;
-
-template <typename T>
-using Fn = kernelkit::ladder::transpose::Fn<T>;
-
-template <typename T>
-cudaError_t library_fn(const T* in, T* out, int64_t rows, int64_t cols, cudaStream_t s) {
-  return kernelkit::transpose(in, out, rows, cols, s);
-}
-
-// The library first, then each ladder step.
-template <typename T>
-std::vector<std::pair<std::string, Fn<T>>> all_impls() {
-  std::vector<std::pair<std::string, Fn<T>>> v{{"kernelkit", &library_fn<T>}};
-  for (const auto& e : kernelkit::ladder::transpose::registry<T>())
-    v.emplace_back(std::string("ladder.") + e.name, e.fn);
-  return v;
-}
-
-template <typename T>
-std::vector<T> random_input(size_t n, uint64_t seed) {
-  if constexpr (std::is_integral_v<T>) {
-    const double lim = sizeof(T) == 1 ? 128.0 : 1e6;
-    return kktest::random_vector<T>(n, seed, -lim, lim);
-  } else {
-    return kktest::random_vector<T>(n, seed, -100.0, 100.0);
-  }
-}
-
-// Runs every implementation on one rows x cols input placed in_off elements into its
-// buffer, writing out_off elements into a poisoned output buffer; checks every element
-// against the float64 reference (exact), the bits against a host transpose, and that the
-// out_off leading elements and nothing past the matrix were written.
-template <typename T>
-void check_transpose(const std::vector<std::pair<std::string, Fn<T>>>& impls, int64_t rows,
-                     int64_t cols, int64_t in_off = 0, int64_t out_off = 0) {
-  const size_t n = static_cast<size_t>(rows * cols);
-  const uint64_t seed = 1000003ull * rows + 7919ull * cols + sizeof(T) + 31 * in_off + out_off;
-  const std::string shape = std::string(kktest::type_name<T>()) + " size " +
-                            std::to_string(sizeof(T)) + " " + std::to_string(rows) + "x" +
-                            std::to_string(cols) + " in_off " + std::to_string(in_off) +
-                            " out_off " + std::to_string(out_off) + " seed " + std::to_string(seed);
-  const std::vector<T> h_in = random_input<T>(n + in_off, seed);
-  auto d_in = kktest::to_device(h_in);
-  std::vector<T> want(n);
-  std::vector<double> ref(n);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) {
-      const T x = h_in[in_off + r * cols + c];
-      want[c * rows + r] = x;
-      ref[c * rows + r] = kktest::to_double(x);
-    }
-  DeviceBuffer<T> d_out(n + out_off + 1);  // one guard element past the matrix
-  for (const auto& [impl, fn] : impls) {
-    const std::string label = impl + " " + shape;
-    d_out.poison();
-    const auto before = d_out.download();
-    ASSERT_EQ(fn(d_in.get() + in_off, d_out.get() + out_off, rows, cols, nullptr), cudaSuccess)
-        << label;
-    CUDA_CHECK(cudaDeviceSynchronize());
-    const auto all = d_out.download();
-    const std::vector<T> got(all.begin() + out_off, all.begin() + out_off + n);
-    EXPECT_TRUE(kktest::check_near(got, ref, Tolerance::Exact(), label));
-    EXPECT_TRUE(kktest::same_bits(got, want)) << label << ": bits differ";
-    const std::vector<T> lead_got(all.begin(), all.begin() + out_off);
-    const std::vector<T> lead_before(before.begin(), before.begin() + out_off);
-    EXPECT_TRUE(kktest::same_bits(lead_got, lead_before)) << label << ": wrote before the output";
-    EXPECT_TRUE(kktest::same_bits(std::vector<T>{all.back()}, std::vector<T>{before.back()}))
-        << label << ": wrote past the output";
-  }
-}
-
-// Small and medium shapes: degenerate ones, odd and prime sizes (scalar kernel), multiples
-// of 8 (chunked kernel for every element size) with full and partial tiles.
-const std::vector<std::pair<int64_t, int64_t>> kShapes = {
-    {1, 1},     {1, 257},   {257, 1},   {1000, 1}, {1, 1000}, {2, 1000},  {1000, 3},
-    {31, 33},   {33, 31},   {32, 32},   {33, 33},  {64, 64},  {128, 128}, {256, 256},
-    {136, 264}, {264, 136}, {96, 200},  {8, 1032}, {1032, 8}, {257, 129}, {1009, 1013},
-    {36, 68},   {68, 36},   {130, 258}, {34, 66},  {4, 4},    {260, 132}};
-
-// Shapes from the issue that take a while on the host (tested by Large_IssueShapes).
-const std::vector<std::pair<int64_t, int64_t>> kBigShapes = {{8191, 8193}, {4096, 4096}};
+using transpose_test::check_transpose;
+using transpose_test::Impls;
+using transpose_test::library_only;
 
 template <typename T>
 class TransposeTest : public kktest::GpuTest {};
@@ -103,27 +28,31 @@ using ElementTypes =
     ::testing::Types<int8_t, __half, __nv_bfloat16, float, int32_t, double, int64_t>;
 TYPED_TEST_SUITE(TransposeTest, ElementTypes);
 
+// One element type per size: the kernels move bits, so these cover every kernel.
+template <typename T>
+class TransposeSizeTest : public kktest::GpuTest {};
+using SizeTypes = ::testing::Types<int8_t, __half, float, double>;
+TYPED_TEST_SUITE(TransposeSizeTest, SizeTypes);
+
 TYPED_TEST(TransposeTest, Shapes) {
-  for (const auto& [rows, cols] : kShapes)
-    check_transpose<TypeParam>(all_impls<TypeParam>(), rows, cols);
+  for (const auto& [rows, cols] : transpose_test::kShapes)
+    check_transpose<TypeParam>(library_only<TypeParam>(), rows, cols);
 }
 
-// Large_ although under 2^31 elements: 28 transposes of 67M elements are too slow under
-// racecheck, so sanitizer runs (-*Large*) leave them out.
-TYPED_TEST(TransposeTest, Large_IssueShapes) {
-  for (const auto& [rows, cols] : kBigShapes)
-    check_transpose<TypeParam>(all_impls<TypeParam>(), rows, cols);
-}
-
-// Pointers one element, 4 bytes or 8 bytes off 16-byte alignment: the scalar kernel, or
-// for 1- and 2-byte types at 4 or 8 bytes the 4-byte chunks, on shapes that would
-// otherwise take the widest chunks.
+// Pointers one element, 4 bytes or 8 bytes off 16-byte alignment on shapes of every path.
 TYPED_TEST(TransposeTest, Misaligned) {
   constexpr int64_t kOff4 = sizeof(TypeParam) >= 4 ? 1 : 4 / sizeof(TypeParam);
   constexpr int64_t kOff8 = sizeof(TypeParam) >= 8 ? 1 : 8 / sizeof(TypeParam);
-  const auto impls = all_impls<TypeParam>();
-  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
-           {136, 264}, {31, 33}, {256, 256}, {1, 100}, {36, 68}}) {
+  const auto impls = library_only<TypeParam>();
+  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{136, 264},
+                                                                           {31, 33},
+                                                                           {256, 256},
+                                                                           {1, 100},
+                                                                           {36, 68},
+                                                                           {3, 200},
+                                                                           {200, 3},
+                                                                           {32, 72},
+                                                                           {72, 32}}) {
     check_transpose<TypeParam>(impls, rows, cols, 1, 0);
     check_transpose<TypeParam>(impls, rows, cols, 0, 1);
     check_transpose<TypeParam>(impls, rows, cols, 1, 1);
@@ -133,55 +62,125 @@ TYPED_TEST(TransposeTest, Misaligned) {
 }
 
 TYPED_TEST(TransposeTest, BadArgumentsWriteNothing) {
-  using T = TypeParam;
-  constexpr int64_t kN = 64;
-  auto d_in = kktest::to_device(random_input<T>(kN, 5));
-  DeviceBuffer<T> d_out(kN);
-  for (const auto& [name, fn] : all_impls<T>()) {
-    d_out.poison();
-    const auto before = d_out.download();
-    T* in = d_in.get();
-    T* out = d_out.get();
-    const int64_t huge = int64_t{1} << 32;
-    const int64_t big_bytes = INT64_MAX / static_cast<int64_t>(sizeof(T)) / 2 + 1;
-    struct Case {
-      const char* what;
-      const T* in;
-      T* out;
-      int64_t rows, cols;
-    };
-    const Case cases[] = {
-        {"negative rows", in, out, -1, 8},
-        {"negative cols", in, out, 8, -1},
-        {"null in", nullptr, out, 8, 8},
-        {"null out", in, nullptr, 8, 8},
-        {"in == out", out, out, 8, 8},
-        {"overlap (out = in + 1)", out, out + 1, 7, 8},
-        {"rows * cols overflows", in, out, huge, huge},
-        {"bytes overflow", in, out, big_bytes, 2},
-    };
-    for (const auto& c : cases) {
-      EXPECT_EQ(fn(c.in, c.out, c.rows, c.cols, nullptr), cudaErrorInvalidValue)
-          << name << " " << kktest::type_name<T>() << ": " << c.what;
+  transpose_test::check_bad_arguments<TypeParam>(library_only<TypeParam>());
+}
+
+// Random bits in: NaNs with payloads, infinities and subnormals come out unchanged, on every
+// path.
+TYPED_TEST(TransposeTest, BitsPreserved) {
+  const auto impls = library_only<TypeParam>();
+  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
+           {256, 256}, {31, 33}, {3, 1000}, {1000, 5}, {32, 1000}, {1, 77}, {100, 300}})
+    for (const int64_t off : {0, 1})
+      check_transpose<TypeParam>(impls, rows, cols, off, 0, /*random_bits=*/true);
+}
+
+// The thin paths: 2..8 rows or columns, long sides that fill no tile, exactly one, and more
+// than two (kLong is 256 x 2 x kVec elements for 2 and 3 rows), with every phase of in and out
+// (the windows of unaligned rows, the staged runs of an unaligned out).
+TYPED_TEST(TransposeSizeTest, ThinShapes) {
+  constexpr int64_t kVec = 16 / sizeof(TypeParam);
+  const auto impls = library_only<TypeParam>();
+  const std::vector<std::pair<int64_t, int64_t>> offsets = {{0, 0}, {1, 0}, {0, 1}, {3, 5}};
+  for (int64_t s = 2; s <= kernelkit::kTransposeThinMax; ++s) {
+    const int64_t k_long = 256 * (s < 4 ? 2 : 1) * kVec;
+    for (const int64_t len : {int64_t{17}, int64_t{1000}, k_long, 2 * k_long + 5}) {
+      for (const auto& [in_off, out_off] : offsets) {
+        check_transpose<TypeParam>(impls, s, len, in_off, out_off);
+        check_transpose<TypeParam>(impls, len, s, in_off, out_off);
+      }
     }
-    // Empty matrices are valid and write nothing (even with null pointers).
-    EXPECT_EQ(fn(in, out, 0, 8, nullptr), cudaSuccess) << name;
-    EXPECT_EQ(fn(in, out, 8, 0, nullptr), cudaSuccess) << name;
-    EXPECT_EQ(fn(nullptr, nullptr, 0, 0, nullptr), cudaSuccess) << name;
-    CUDA_CHECK(cudaDeviceSynchronize());
-    EXPECT_TRUE(kktest::same_bits(d_out.download(), before)) << name << ": output was written";
   }
 }
 
-// On a created stream and inside a captured CUDA graph (no hidden sync or allocation),
-// for the chunked, scalar and copy paths; the graph is replayed twice.
+// The tile path with the tile shapes the plan picks for a few rows or columns (all rows or all
+// columns in one tile) and with windows (in rows not chunk-aligned: cols not a multiple of
+// kVec, or in offset).
+TYPED_TEST(TransposeSizeTest, TileShapes) {
+  constexpr int64_t kVec = sizeof(TypeParam) == 1 ? 8 : 16 / sizeof(TypeParam);
+  const auto impls = library_only<TypeParam>();
+  for (const int64_t rv : {2, 3, 5, 8, 25, 33}) {
+    const int64_t rows = rv * kVec;
+    if (rows <= kernelkit::kTransposeThinMax) continue;
+    for (const int64_t cols :
+         {int64_t{9}, int64_t{12}, int64_t{100}, 8 * kVec + 3, int64_t{1000}}) {
+      for (const int64_t in_off : {0, 1}) {
+        check_transpose<TypeParam>(impls, rows, cols, in_off, 0);
+        if (cols % kVec == 0) check_transpose<TypeParam>(impls, cols, rows, in_off, 0);
+      }
+    }
+  }
+}
+
+// ---- every kernel on shapes the plan sends elsewhere ----------------------------------------
+
+// The plan for `path` (with its chunk, window and store choices) on this call, when the kernel
+// can run it; the library's plan otherwise.
+template <typename T, TransposePath Path, bool Windows, bool OutAligned>
+cudaError_t forced_fn(const T* in, T* out, int64_t rows, int64_t cols, cudaStream_t s) {
+  if (!kernelkit::transpose_args_ok(in, out, rows, cols)) return cudaErrorInvalidValue;
+  if (rows == 0 || cols == 0) return cudaSuccess;
+  const int in_align = kernelkit::pack_size_for(in) * static_cast<int>(sizeof(T));
+  const int out_align = kernelkit::pack_size_for(out) * static_cast<int>(sizeof(T));
+  const int wide = sizeof(T) == 1 ? 8 : 16, vec = wide / static_cast<int>(sizeof(T));
+  TransposePlan p;
+  p.path = Path;
+  p.elem_bytes = sizeof(T);
+  bool ok = rows > 1 && cols > 1;
+  if constexpr (Path == TransposePath::kTile) {
+    p.chunk_bytes = wide;
+    p.in_windows = Windows;
+    ok = ok && rows % vec == 0 && out_align >= wide &&
+         (Windows || (cols % vec == 0 && in_align >= wide));
+  } else if constexpr (Path == TransposePath::kThinCols) {
+    p.chunk_bytes = 16;
+    p.thin = static_cast<int>(cols);
+    p.out_aligned = OutAligned;
+    ok = ok && cols <= kernelkit::kTransposeThinMax &&
+         (!OutAligned || (rows % (16 / sizeof(T)) == 0 && out_align >= 16));
+  } else if constexpr (Path == TransposePath::kThinRows) {
+    p.chunk_bytes = 16;
+    p.thin = static_cast<int>(rows);
+    ok = ok && rows <= kernelkit::kTransposeThinMax;
+  } else if constexpr (Path == TransposePath::kShift) {
+    p.chunk_bytes = 16;
+    ok = ok && sizeof(T) == 4;
+  } else if constexpr (Path == TransposePath::kScalar) {
+    ok = sizeof(T) != 4;  // 4-byte elements always take the shifted kernel instead
+  }
+  if (!ok) return kernelkit::transpose(in, out, rows, cols, s);
+  p = kernelkit::detail::finish_transpose_plan(p, rows, cols);
+  return kernelkit::launch_transpose(p, in, out, rows, cols, s);
+}
+
+TYPED_TEST(TransposeSizeTest, EveryKernelOnEveryShape) {
+  using T = TypeParam;
+  const Impls<T> impls = {
+      {"tile", &forced_fn<T, TransposePath::kTile, false, false>},
+      {"tile+windows", &forced_fn<T, TransposePath::kTile, true, false>},
+      {"thin rows", &forced_fn<T, TransposePath::kThinRows, false, false>},
+      {"thin cols direct", &forced_fn<T, TransposePath::kThinCols, false, true>},
+      {"thin cols staged", &forced_fn<T, TransposePath::kThinCols, false, false>},
+      {"shift", &forced_fn<T, TransposePath::kShift, false, false>},
+      {"scalar", &forced_fn<T, TransposePath::kScalar, false, false>},  // (not 4-byte)
+  };
+  for (const auto& [rows, cols] : transpose_test::kShapes)
+    for (const auto& [in_off, out_off] :
+         std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {1, 0}, {0, 1}, {3, 2}})
+      check_transpose<T>(impls, rows, cols, in_off, out_off);
+}
+
+// ---- streams and graphs ----------------------------------------------------------------------
+
+// On a created stream and inside a captured CUDA graph (no hidden sync or allocation), for
+// the tile, thin, shifted and copy paths; the graph is replayed twice.
 TEST_F(TransposeStreamTest, StreamAndGraphCapture) {
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  for (const auto& [rows, cols] :
-       std::vector<std::pair<int64_t, int64_t>>{{136, 264}, {31, 33}, {1, 100}}) {
+  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
+           {136, 264}, {31, 33}, {1, 100}, {3, 1000}, {1000, 5}, {32, 72}}) {
     const size_t n = static_cast<size_t>(rows * cols);
-    const auto h_in = random_input<float>(n, 77);
+    const auto h_in = transpose_test::random_input<float>(n, 77);
     auto d_in = kktest::to_device(h_in);
     DeviceBuffer<float> d_out(n);
     std::vector<double> ref(n);
@@ -215,59 +214,7 @@ TEST_F(TransposeStreamTest, StreamAndGraphCapture) {
   CUDA_CHECK(cudaStreamDestroy(stream));
 }
 
-// The shifted-chunk kernel directly, on every shape and offset: also on aligned shapes,
-// where every chunk is whole (the library takes the chunked kernel there).
-template <typename T>
-cudaError_t shift_fn(const T* in, T* out, int64_t rows, int64_t cols, cudaStream_t s) {
-  if (rows <= 1 || cols <= 1) return kernelkit::transpose(in, out, rows, cols, s);
-  return kernelkit::detail::launch_transpose_shift<uint32_t>(
-      reinterpret_cast<const uint32_t*>(in), reinterpret_cast<uint32_t*>(out), rows, cols, s);
-}
-
-TEST_F(TransposeStreamTest, FourByteShiftKernel) {
-  const std::vector<std::pair<std::string, Fn<float>>> impls = {{"shift", &shift_fn<float>}};
-  for (const auto& [rows, cols] : kShapes)
-    check_transpose<float>(impls, rows, cols);
-  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
-           {136, 264}, {31, 33}, {256, 256}, {67, 65}, {5, 131}, {131, 5}, {2, 2}, {3, 2}})
-    for (const int64_t in_off : {0, 1, 2, 3})
-      for (const int64_t out_off : {0, 1, 3})
-        check_transpose<float>(impls, rows, cols, in_off, out_off);
-}
-
-// Which kernel a call takes (host-only, always runs): the chunk size, 0 = scalar kernel.
-TEST(TransposeDispatch, ChunkNeedsAlignedRowsAndPointers) {
-  using kernelkit::detail::transpose_chunk_bytes;
-  alignas(16) static uint8_t buf[64];
-  EXPECT_EQ(transpose_chunk_bytes<uint32_t>(buf, buf + 16, 8192, 8192), 16);
-  EXPECT_EQ(transpose_chunk_bytes<uint32_t>(buf, buf + 16, 8191, 8193), 0);
-  EXPECT_EQ(transpose_chunk_bytes<uint32_t>(buf, buf + 16, 8192, 8194), 0);
-  EXPECT_EQ(transpose_chunk_bytes<uint32_t>(buf + 4, buf + 16, 8192, 8192), 0);
-  EXPECT_EQ(transpose_chunk_bytes<uint32_t>(buf, buf + 8, 8192, 8192), 0);
-  EXPECT_EQ(transpose_chunk_bytes<uint16_t>(buf, buf + 32, 8192, 8192), 16);
-  EXPECT_EQ(transpose_chunk_bytes<uint16_t>(buf, buf + 32, 8192, 8196), 4);
-  EXPECT_EQ(transpose_chunk_bytes<uint16_t>(buf + 4, buf + 32, 8192, 8192), 4);
-  EXPECT_EQ(transpose_chunk_bytes<uint16_t>(buf + 2, buf + 32, 8192, 8192), 0);
-  EXPECT_EQ(transpose_chunk_bytes<uint16_t>(buf, buf + 32, 8191, 8192), 0);
-  EXPECT_EQ(transpose_chunk_bytes<uint8_t>(buf + 8, buf + 24, 8, 16), 8);
-  EXPECT_EQ(transpose_chunk_bytes<uint8_t>(buf + 4, buf + 24, 8, 16), 4);
-  EXPECT_EQ(transpose_chunk_bytes<uint8_t>(buf, buf + 24, 12, 16), 4);
-  EXPECT_EQ(transpose_chunk_bytes<uint8_t>(buf, buf + 24, 14, 16), 0);
-  EXPECT_EQ(transpose_chunk_bytes<uint8_t>(buf + 2, buf + 24, 8, 16), 0);
-  EXPECT_EQ(transpose_chunk_bytes<uint64_t>(buf, buf + 16, 2, 6), 16);
-  EXPECT_EQ(transpose_chunk_bytes<uint64_t>(buf + 8, buf + 16, 2, 6), 0);
-}
-
-TEST(TransposeDispatch, RangesOverlap) {
-  using kernelkit::detail::transpose_ranges_overlap;
-  static char buf[64];
-  EXPECT_TRUE(transpose_ranges_overlap(buf, buf, 1));
-  EXPECT_TRUE(transpose_ranges_overlap(buf, buf + 7, 8));
-  EXPECT_FALSE(transpose_ranges_overlap(buf, buf + 8, 8));
-  EXPECT_FALSE(transpose_ranges_overlap(buf + 8, buf, 8));
-}
-
-// ---- Past 2^31 elements: inputs made and outputs checked on the device. ----
+// ---- past 2^31 elements: inputs made and outputs checked on the device -----------------------
 
 __host__ __device__ inline uint64_t mix(uint64_t x) {
   x = (x ^ (x >> 31)) * 0x7FB5D329728EA185ull;
@@ -295,10 +242,15 @@ __global__ void count_wrong_kernel(const U* out, int64_t rows, int64_t cols,
   if (local) atomicAdd(wrong, local);
 }
 
+// rows x cols of U past 2^31 elements through the library, with the path the plan must take.
 template <typename U>
-void check_large(int64_t rows, int64_t cols) {
+void check_large(int64_t rows, int64_t cols, TransposePath want) {
   const int64_t n = rows * cols;
   ASSERT_GT(n, int64_t{1} << 31);
+  // The path follows from shape and alignment (cudaMalloc's pointers are 256-byte aligned).
+  const TransposePlan plan =
+      kernelkit::plan_transpose(rows, cols, sizeof(U), 16, 16, kktest::h100());
+  ASSERT_EQ(static_cast<int>(plan.path), static_cast<int>(want));
   size_t free_bytes = 0, total = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
   if (free_bytes < 2 * n * sizeof(U) + (size_t{1} << 30)) GTEST_SKIP() << "not enough memory";
@@ -320,15 +272,28 @@ class TransposeLargeTest : public kktest::GpuTest {};
 
 // 46349 x 46351 = 2148322499 > 2^31, odd: the shifted-chunk kernel.
 TEST_F(TransposeLargeTest, KK_LARGE(FourByteOddPast2e31)) {
-  check_large<uint32_t>(46349, 46351);
+  check_large<uint32_t>(46349, 46351, TransposePath::kShift);
 }
-// 48000 x 48000 bytes, multiples of 8: the chunked kernel.
+// 48000 x 48000 bytes, multiples of 8: the tile kernel.
 TEST_F(TransposeLargeTest, KK_LARGE(OneBytePast2e31)) {
-  check_large<uint8_t>(48000, 48000);
+  check_large<uint8_t>(48000, 48000, TransposePath::kTile);
 }
-// 40000 x 56000 two-byte elements: the chunked kernel.
+// 40000 x 56000 two-byte elements: the tile kernel.
 TEST_F(TransposeLargeTest, KK_LARGE(TwoBytePast2e31)) {
-  check_large<uint16_t>(40000, 56000);
+  check_large<uint16_t>(40000, 56000, TransposePath::kTile);
+}
+// 1000 x 2147484 bytes: rows a multiple of 8, in rows unaligned: the tile kernel's windows.
+TEST_F(TransposeLargeTest, KK_LARGE(TileWindowsPast2e31)) {
+  check_large<uint8_t>(1000, 2147484, TransposePath::kTile);
+}
+// 3 x 715827883 bytes (rows unaligned): thin rows.
+TEST_F(TransposeLargeTest, KK_LARGE(ThinRowsPast2e31)) {
+  check_large<uint8_t>(3, 715827883, TransposePath::kThinRows);
+}
+// 715827883 x 3 bytes (out rows unaligned: staged stores) and 1073741840 x 2 (direct stores).
+TEST_F(TransposeLargeTest, KK_LARGE(ThinColsPast2e31)) {
+  check_large<uint8_t>(715827883, 3, TransposePath::kThinCols);
+  check_large<uint8_t>(1073741840, 2, TransposePath::kThinCols);
 }
 
 }  // namespace

@@ -1,0 +1,463 @@
+// plan_transpose on the host (no GPU): the expected plan for the benchmark's shapes on every
+// device, and invariants over many shapes, element sizes, alignments and devices: a legal
+// launch, shared memory within the device's limits, each path's preconditions, and a host
+// model of each kernel's stores that must write every out element exactly once.
+// transpose_args_ok's checks are host-pure too.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/devices.cuh"
+#include "kernelkit/transpose/transpose.cuh"
+
+namespace {
+
+using kernelkit::DeviceInfo;
+using kernelkit::plan_transpose;
+using kernelkit::TransposePath;
+using kernelkit::TransposePlan;
+
+const char* path_name(TransposePath p) {
+  switch (p) {
+    case TransposePath::kCopy:
+      return "copy";
+    case TransposePath::kTile:
+      return "tile";
+    case TransposePath::kThinRows:
+      return "thin_rows";
+    case TransposePath::kThinCols:
+      return "thin_cols";
+    case TransposePath::kShift:
+      return "shift";
+    case TransposePath::kScalar:
+      return "scalar";
+  }
+  return "?";
+}
+
+struct Expected {
+  int64_t rows, cols;
+  int elem;
+  TransposePath path;
+  int chunk;
+  bool windows;
+  int thin;
+  int tile_rows, tile_cols;
+};
+
+// The benchmark's shapes (goals: TRANSPOSE f32, TRANSPOSE_OTHER f16 / i8 / f64) with 16-byte
+// aligned pointers, and a few others. The same plan on every device.
+const std::vector<Expected> kTable = {
+    // f32
+    {2, 16777216, 4, TransposePath::kThinRows, 16, false, 2, 2, 2048},
+    {16777216, 2, 4, TransposePath::kThinCols, 16, false, 2, 2048, 2},
+    {3, 8388608, 4, TransposePath::kThinRows, 16, false, 3, 3, 2048},
+    {8388608, 3, 4, TransposePath::kThinCols, 16, false, 3, 2048, 3},
+    {7, 4194304, 4, TransposePath::kThinRows, 16, false, 7, 7, 1024},
+    {4194304, 7, 4, TransposePath::kThinCols, 16, false, 7, 1024, 7},
+    {32, 1048576, 4, TransposePath::kTile, 16, false, 0, 32, 128},
+    {1048576, 32, 4, TransposePath::kTile, 16, false, 0, 128, 32},
+    {100, 300000, 4, TransposePath::kTile, 16, false, 0, 128, 32},
+    {300000, 100, 4, TransposePath::kTile, 16, false, 0, 32, 128},
+    {1000, 33554, 4, TransposePath::kTile, 16, true, 0, 64, 64},
+    {4096, 8192, 4, TransposePath::kTile, 16, false, 0, 64, 64},
+    {8192, 8192, 4, TransposePath::kTile, 16, false, 0, 64, 64},
+    {16385, 4097, 4, TransposePath::kShift, 16, false, 0, 64, 64},
+    {8191, 8193, 4, TransposePath::kShift, 16, false, 0, 64, 64},
+    {1, 1000, 4, TransposePath::kCopy, 0, false, 0, 0, 0},
+    {1000, 1, 4, TransposePath::kCopy, 0, false, 0, 0, 0},
+    // f16
+    {8192, 8192, 2, TransposePath::kTile, 16, false, 0, 128, 128},
+    {3, 8388608, 2, TransposePath::kThinRows, 16, false, 3, 3, 4096},
+    {8388608, 3, 2, TransposePath::kThinCols, 16, false, 3, 4096, 3},
+    {1000, 33554, 2, TransposePath::kTile, 16, true, 0, 128, 128},
+    {8190, 8190, 2, TransposePath::kTile, 4, false, 0, 32, 32},
+    {8191, 8191, 2, TransposePath::kScalar, 0, false, 0, 64, 64},
+    // i8
+    {8192, 8192, 1, TransposePath::kTile, 8, false, 0, 128, 128},
+    {3, 8388608, 1, TransposePath::kThinRows, 16, false, 3, 3, 8192},
+    {8388608, 3, 1, TransposePath::kThinCols, 16, false, 3, 8192, 3},
+    {1000, 33554, 1, TransposePath::kTile, 8, true, 0, 128, 128},
+    {1001, 1001, 1, TransposePath::kScalar, 0, false, 0, 64, 64},
+    // f64
+    {8192, 8192, 8, TransposePath::kTile, 16, false, 0, 32, 32},
+    {3, 8388608, 8, TransposePath::kThinRows, 16, false, 3, 3, 1024},
+    {8388608, 3, 8, TransposePath::kThinCols, 16, false, 3, 1024, 3},
+    {1000, 33554, 8, TransposePath::kTile, 16, false, 0, 32, 32},
+    {1001, 1000, 8, TransposePath::kScalar, 0, false, 0, 64, 64},
+};
+
+TEST(TransposePlan, BenchmarkShapesOnEveryDevice) {
+  for (const auto& dev : kktest::all_devices()) {
+    for (const Expected& e : kTable) {
+      const TransposePlan p = plan_transpose(e.rows, e.cols, e.elem, 16, 16, dev.info);
+      const std::string label = std::string(dev.name) + " " + std::to_string(e.rows) + "x" +
+                                std::to_string(e.cols) + " elem " + std::to_string(e.elem) + ": " +
+                                path_name(p.path);
+      EXPECT_EQ(p.path, e.path) << label << " (want " << path_name(e.path) << ")";
+      EXPECT_EQ(p.chunk_bytes, e.chunk) << label;
+      EXPECT_EQ(p.in_windows, e.windows) << label;
+      EXPECT_EQ(p.thin, e.thin) << label;
+      EXPECT_EQ(p.tile_rows, e.tile_rows) << label;
+      EXPECT_EQ(p.tile_cols, e.tile_cols) << label;
+    }
+  }
+}
+
+TEST(TransposePlan, AlignmentPicksThePath) {
+  const DeviceInfo d = kktest::h100();
+  // out not chunk-aligned: no tile (out rows would not start on chunk boundaries).
+  EXPECT_EQ(plan_transpose(1024, 1024, 4, 16, 4, d).path, TransposePath::kShift);
+  EXPECT_EQ(plan_transpose(1024, 1024, 8, 16, 8, d).path, TransposePath::kScalar);
+  EXPECT_EQ(plan_transpose(1024, 1024, 2, 16, 8, d).path, TransposePath::kTile);
+  EXPECT_EQ(plan_transpose(1024, 1024, 2, 16, 8, d).chunk_bytes, 4);
+  EXPECT_EQ(plan_transpose(1024, 1024, 2, 16, 2, d).path, TransposePath::kScalar);
+  EXPECT_EQ(plan_transpose(1024, 1024, 1, 16, 8, d).path, TransposePath::kTile);
+  EXPECT_EQ(plan_transpose(1024, 1024, 1, 16, 4, d).chunk_bytes, 4);
+  // in not chunk-aligned: the tile path reads windows.
+  EXPECT_TRUE(plan_transpose(1024, 1024, 4, 4, 16, d).in_windows);
+  EXPECT_FALSE(plan_transpose(1024, 1024, 4, 16, 16, d).in_windows);
+  EXPECT_TRUE(plan_transpose(1024, 1023, 4, 16, 16, d).in_windows);
+  // Thin: any alignment; thin cols store directly only into chunk-aligned out rows.
+  EXPECT_EQ(plan_transpose(3, 1000, 4, 4, 4, d).path, TransposePath::kThinRows);
+  EXPECT_TRUE(plan_transpose(1000, 3, 4, 4, 16, d).out_aligned);
+  EXPECT_FALSE(plan_transpose(1000, 3, 4, 16, 4, d).out_aligned);
+  EXPECT_FALSE(plan_transpose(1001, 3, 4, 16, 16, d).out_aligned);
+  // Square-ish small matrices of 8 or fewer rows and columns are thin.
+  EXPECT_EQ(plan_transpose(8, 8, 4, 16, 16, d).path, TransposePath::kThinRows);
+  EXPECT_EQ(plan_transpose(9, 8, 4, 16, 16, d).path, TransposePath::kThinCols);
+  EXPECT_EQ(plan_transpose(9, 9, 4, 16, 16, d).path, TransposePath::kShift);
+}
+
+// ---- host models of the kernels' stores ------------------------------------------------------
+
+// Out elements each plan's kernel writes, counted: out is cols x rows, element (c, r) at
+// c * rows + r. out_ph: element phase of the out pointer (0 <= out_ph < 16 / elem).
+std::vector<int> simulate_stores(const TransposePlan& p, int64_t rows, int64_t cols, int out_ph) {
+  std::vector<int> count(static_cast<size_t>(rows * cols), 0);
+  const int e = p.elem_bytes;
+  auto hit = [&](int64_t oc, int64_t r) {
+    if (oc >= 0 && oc < cols && r >= 0 && r < rows) ++count[static_cast<size_t>(oc * rows + r)];
+  };
+  // store_staged_run: [0, len) of a run starting at out element `start` in head / body / tail.
+  auto staged_run = [&](int64_t start, int len) {
+    const int vec = 16 / e;
+    const int ph = static_cast<int>((out_ph + start) % vec);
+    const int head_full = (vec - ph) & (vec - 1);
+    const int head = std::min(head_full, len);
+    const int body = (len - head) / vec;
+    const int tail0 = head + body * vec;
+    std::vector<int64_t> written;
+    for (int i = 0; i < head; ++i)
+      written.push_back(start + i);
+    for (int k = 0; k < body; ++k) {
+      EXPECT_EQ((out_ph + start + head + int64_t{k} * vec) % vec, 0) << "unaligned body chunk";
+      for (int j = 0; j < vec; ++j)
+        written.push_back(start + head + int64_t{k} * vec + j);
+    }
+    for (int i = tail0; i < len; ++i)
+      written.push_back(start + i);
+    for (const int64_t o : written)
+      hit(o / rows, o % rows);
+  };
+  switch (p.path) {
+    case TransposePath::kCopy:
+      for (int64_t o = 0; o < rows * cols; ++o)
+        hit(o / rows, o % rows);
+      break;
+    case TransposePath::kTile: {
+      const int vec = p.chunk_bytes / e;
+      const int a_blocks = p.tile_rows / vec, b_chunks = p.tile_cols / vec;
+      EXPECT_EQ(a_blocks * b_chunks, kernelkit::detail::kTransposeBlock);
+      for (int64_t t = 0; t < p.num_tiles; ++t) {
+        const int64_t r0 = (t / p.tiles_c) * p.tile_rows, c0 = (t % p.tiles_c) * p.tile_cols;
+        for (int a = 0; a < a_blocks; ++a)
+          for (int b = 0; b < b_chunks; ++b) {
+            if (r0 + vec * a >= rows) continue;
+            for (int m = 0; m < vec; ++m) {
+              const int64_t oc = c0 + int64_t{vec} * b + m;
+              if (oc >= cols) continue;
+              for (int k = 0; k < vec; ++k)
+                hit(oc, r0 + int64_t{vec} * a + k);
+            }
+          }
+      }
+      break;
+    }
+    case TransposePath::kThinRows:
+      for (int64_t t = 0; t < p.num_tiles; ++t) {
+        const int64_t c0 = t * p.tile_cols;
+        const int64_t cv = std::min<int64_t>(p.tile_cols, cols - c0);
+        staged_run(c0 * rows, static_cast<int>(cv * rows));
+      }
+      break;
+    case TransposePath::kThinCols: {
+      const int vec = 16 / e;
+      for (int64_t t = 0; t < p.num_tiles; ++t) {
+        const int64_t r0 = t * p.tile_rows;
+        const int hv = static_cast<int>(std::min<int64_t>(p.tile_rows, rows - r0));
+        if (p.out_aligned) {
+          for (int q = 0; q < p.tile_rows / vec; ++q) {
+            const int64_t r = r0 + int64_t{q} * vec;
+            if (r >= rows) continue;
+            const int valid = static_cast<int>(std::min<int64_t>(vec, rows - r));
+            for (int64_t c = 0; c < cols; ++c) {
+              if (valid == vec) EXPECT_EQ((out_ph + c * rows + r) % vec, 0) << "unaligned chunk";
+              for (int j = 0; j < valid; ++j)
+                hit(c, r + j);
+            }
+          }
+        } else {
+          for (int64_t c = 0; c < cols; ++c)
+            staged_run(c * rows + r0, hv);
+        }
+      }
+      break;
+    }
+    case TransposePath::kShift: {
+      const int vec = 16 / e, tile = p.tile_rows;
+      for (int64_t t = 0; t < p.num_tiles; ++t) {
+        const int64_t tr = t / p.tiles_c, tc = t % p.tiles_c;
+        for (int cc = 0; cc < tile; ++cc) {
+          const int64_t c = tc * tile + cc;
+          if (c >= cols) continue;
+          const int po = static_cast<int>((out_ph + c * rows) % vec);
+          for (int kk = 0; kk < tile / vec; ++kk) {
+            const int64_t rs = tr * tile + int64_t{vec} * kk - po;
+            for (int j = 0; j < vec; ++j)
+              hit(c, rs + j);
+          }
+        }
+      }
+      break;
+    }
+    case TransposePath::kScalar:
+      for (int64_t t = 0; t < p.num_tiles; ++t) {
+        const int64_t r0 = (t / p.tiles_c) * p.tile_rows, c0 = (t % p.tiles_c) * p.tile_cols;
+        for (int i = 0; i < p.tile_rows; ++i)
+          for (int j = 0; j < p.tile_cols; ++j)
+            hit(c0 + j, r0 + i);
+      }
+      break;
+  }
+  return count;
+}
+
+// The invariants every plan must hold on device d.
+void check_plan(const TransposePlan& p, int64_t rows, int64_t cols, int e, int in_align,
+                int out_align, const DeviceInfo& d, const std::string& label) {
+  EXPECT_EQ(p.elem_bytes, e) << label;
+  if (rows == 1 || cols == 1) {
+    EXPECT_EQ(p.path, TransposePath::kCopy) << label;
+    return;
+  }
+  EXPECT_NE(p.path, TransposePath::kCopy) << label;
+  // A legal launch that fits the device.
+  EXPECT_GE(p.num_tiles, 1) << label;
+  EXPECT_EQ(static_cast<int64_t>(p.shape.grid.x), std::min<int64_t>(p.num_tiles, INT32_MAX))
+      << label;
+  EXPECT_EQ(p.shape.grid.y * p.shape.grid.z, 1u) << label;
+  EXPECT_EQ(p.shape.block.x, static_cast<unsigned>(kernelkit::detail::kTransposeBlock)) << label;
+  EXPECT_LE(static_cast<int>(p.shape.block.x), d.max_threads_per_block) << label;
+  EXPECT_EQ(p.shape.smem, 0u) << label;
+  EXPECT_FALSE(p.shape.is_cluster()) << label;
+  EXPECT_GT(p.static_smem, 0) << label;
+  EXPECT_LE(p.static_smem, d.smem_per_block) << label;  // static shared memory: <= 48 KiB
+  // One block fits an SM with the register budget of every transpose kernel (<= 64 on sm_90,
+  // <= 85 for the 1-/2-byte thin cols of 6-8 columns).
+  EXPECT_GE(kernelkit::blocks_per_sm(d, p.shape.block.x, 85, p.static_smem), 1) << label;
+  EXPECT_EQ(p.tiles_c * p.tile_cols >= cols, true) << label;
+  switch (p.path) {
+    case TransposePath::kTile: {
+      const int vec = p.chunk_bytes / e;
+      EXPECT_TRUE(p.chunk_bytes == (e == 1 ? 8 : 16) || (p.chunk_bytes == 4 && e <= 2)) << label;
+      EXPECT_EQ(rows % vec, 0) << label;
+      EXPECT_GE(out_align, p.chunk_bytes) << label;
+      if (!p.in_windows) {
+        EXPECT_EQ(cols % vec, 0) << label;
+        EXPECT_GE(in_align, p.chunk_bytes) << label;
+      }
+      if (p.chunk_bytes == 4) {
+        EXPECT_FALSE(p.in_windows) << label;
+        EXPECT_EQ(p.tile_rows, 16 * vec) << label;
+        EXPECT_EQ(p.tile_cols, 16 * vec) << label;
+      }
+      const int a = p.tile_rows / vec, b = p.tile_cols / vec;
+      EXPECT_EQ(a * vec, p.tile_rows) << label;
+      EXPECT_EQ(a & (a - 1), 0) << label;
+      EXPECT_EQ(b & (b - 1), 0) << label;
+      EXPECT_EQ(a * b, 256) << label;
+      EXPECT_EQ(p.static_smem, 256 * vec * p.chunk_bytes) << label;
+      break;
+    }
+    case TransposePath::kThinRows:
+      EXPECT_EQ(p.thin, rows) << label;
+      EXPECT_LE(rows, cols) << label;
+      EXPECT_GE(p.thin, 2) << label;
+      EXPECT_LE(p.thin, kernelkit::kTransposeThinMax) << label;
+      break;
+    case TransposePath::kThinCols:
+      EXPECT_EQ(p.thin, cols) << label;
+      EXPECT_LT(cols, rows) << label;
+      EXPECT_GE(p.thin, 2) << label;
+      EXPECT_LE(p.thin, kernelkit::kTransposeThinMax) << label;
+      if (p.out_aligned) {
+        EXPECT_EQ(rows % (16 / e), 0) << label;
+        EXPECT_GE(out_align, 16) << label;
+      }
+      break;
+    case TransposePath::kShift:
+      EXPECT_EQ(e, 4) << label;
+      break;
+    case TransposePath::kScalar:
+      EXPECT_NE(e, 4) << label;
+      break;
+    case TransposePath::kCopy:
+      break;
+  }
+}
+
+std::vector<std::pair<int64_t, int64_t>> invariant_shapes() {
+  std::vector<std::pair<int64_t, int64_t>> s = {
+      {1, 1},   {1, 7},    {7, 1},    {2, 2},     {2, 3},     {3, 2},    {8, 8},    {8, 9},
+      {9, 8},   {9, 9},    {16, 16},  {17, 33},   {32, 100},  {100, 32}, {12, 200}, {200, 12},
+      {64, 64}, {65, 63},  {96, 200}, {100, 300}, {300, 100}, {128, 8},  {8, 128},  {24, 40},
+      {40, 24}, {3, 4099}, {4099, 3}, {7, 2049},  {2049, 7},  {2, 8192}, {8192, 2}, {256, 260}};
+  std::mt19937 gen(2024);
+  std::uniform_int_distribution<int> small(1, 300);
+  for (int i = 0; i < 40; ++i)
+    s.emplace_back(small(gen), small(gen));
+  return s;
+}
+
+TEST(TransposePlan, InvariantsAndEveryElementWrittenOnce) {
+  const auto devices = kktest::all_devices();
+  for (const auto& [rows, cols] : invariant_shapes()) {
+    for (const int e : {1, 2, 4, 8}) {
+      for (const int in_align : {e, 16}) {
+        for (const int out_align : {e, 16}) {
+          const std::string label = std::to_string(rows) + "x" + std::to_string(cols) + " elem " +
+                                    std::to_string(e) + " align " + std::to_string(in_align) + "/" +
+                                    std::to_string(out_align);
+          const TransposePlan p0 =
+              plan_transpose(rows, cols, e, in_align, out_align, devices[0].info);
+          for (const auto& dev : devices) {
+            const TransposePlan p = plan_transpose(rows, cols, e, in_align, out_align, dev.info);
+            check_plan(p, rows, cols, e, in_align, out_align, dev.info,
+                       std::string(dev.name) + " " + label + " " + path_name(p.path));
+            // The plan does not depend on the device (every kernel fits every GPU).
+            EXPECT_EQ(p.path, p0.path) << dev.name << " " << label;
+            EXPECT_EQ(p.num_tiles, p0.num_tiles) << dev.name << " " << label;
+          }
+          // Every out element written exactly once, for every out phase the alignment allows.
+          const int vec = 16 / e;
+          for (int out_ph = 0; out_ph < (out_align >= 16 ? 1 : vec); ++out_ph) {
+            const auto count = simulate_stores(p0, rows, cols, out_ph);
+            int64_t bad = 0;
+            for (const int c : count)
+              bad += c != 1;
+            EXPECT_EQ(bad, 0) << label << " " << path_name(p0.path) << " out phase " << out_ph;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Every path, forced onto shapes it does not get from the plan, covers out exactly once too
+// (the tests run these on the GPU).
+TEST(TransposePlan, ForcedPathsWriteEveryElementOnce) {
+  for (const auto& [rows, cols] : invariant_shapes()) {
+    if (rows < 2 || cols < 2) continue;
+    for (const int e : {1, 2, 4, 8}) {
+      std::vector<TransposePlan> plans;
+      TransposePlan p;
+      p.elem_bytes = e;
+      const int wide = e == 1 ? 8 : 16;
+      if (rows % (wide / e) == 0) {
+        p.path = TransposePath::kTile;
+        p.chunk_bytes = wide;
+        p.in_windows = true;
+        plans.push_back(p);
+      }
+      if (cols <= kernelkit::kTransposeThinMax) {
+        p = TransposePlan{};
+        p.elem_bytes = e;
+        p.path = TransposePath::kThinCols;
+        p.chunk_bytes = 16;
+        p.thin = static_cast<int>(cols);
+        plans.push_back(p);
+      }
+      if (rows <= kernelkit::kTransposeThinMax) {
+        p = TransposePlan{};
+        p.elem_bytes = e;
+        p.path = TransposePath::kThinRows;
+        p.chunk_bytes = 16;
+        p.thin = static_cast<int>(rows);
+        plans.push_back(p);
+      }
+      p = TransposePlan{};
+      p.elem_bytes = e;
+      p.path = e == 4 ? TransposePath::kShift : TransposePath::kScalar;
+      p.chunk_bytes = e == 4 ? 16 : 0;
+      plans.push_back(p);
+      for (TransposePlan q : plans) {
+        q = kernelkit::detail::finish_transpose_plan(q, rows, cols);
+        for (int out_ph = 0; out_ph < 16 / e; ++out_ph) {
+          const auto count = simulate_stores(q, rows, cols, out_ph);
+          int64_t bad = 0;
+          for (const int c : count)
+            bad += c != 1;
+          EXPECT_EQ(bad, 0) << rows << "x" << cols << " elem " << e << " " << path_name(q.path)
+                            << " out phase " << out_ph;
+        }
+      }
+    }
+  }
+}
+
+// Grids past INT32_MAX tiles stay legal (the kernels stride by gridDim.x).
+TEST(TransposePlan, HugeShapes) {
+  const DeviceInfo d = kktest::h100();
+  const TransposePlan p = plan_transpose(int64_t{1} << 40, 2, 1, 16, 16, d);
+  EXPECT_EQ(p.path, TransposePath::kThinCols);
+  EXPECT_EQ(p.shape.grid.x, static_cast<unsigned>((int64_t{1} << 40) / 8192));
+  const TransposePlan q = plan_transpose(int64_t{1} << 31, int64_t{1} << 24, 4, 16, 16, d);
+  EXPECT_EQ(q.path, TransposePath::kTile);
+  EXPECT_GT(q.num_tiles, INT32_MAX);
+  EXPECT_EQ(q.shape.grid.x, static_cast<unsigned>(INT32_MAX));
+}
+
+TEST(TransposeArgs, Checks) {
+  alignas(16) static float buf[64];
+  using kernelkit::transpose_args_ok;
+  EXPECT_TRUE(transpose_args_ok(buf, buf + 32, 4, 8));
+  EXPECT_TRUE(transpose_args_ok<float>(nullptr, nullptr, 0, 5));
+  EXPECT_TRUE(transpose_args_ok<float>(nullptr, nullptr, 5, 0));
+  EXPECT_FALSE(transpose_args_ok(buf, buf + 32, -1, 8));
+  EXPECT_FALSE(transpose_args_ok(buf, buf + 32, 8, -1));
+  EXPECT_FALSE(transpose_args_ok<float>(nullptr, buf, 4, 8));
+  EXPECT_FALSE(transpose_args_ok<float>(buf, nullptr, 4, 8));
+  EXPECT_FALSE(transpose_args_ok(buf, buf, 4, 8));       // in place
+  EXPECT_FALSE(transpose_args_ok(buf, buf + 31, 4, 8));  // overlap by one element
+  EXPECT_TRUE(transpose_args_ok(buf + 32, buf, 4, 8));   // adjacent
+  EXPECT_FALSE(transpose_args_ok(buf, buf + 32, int64_t{1} << 32, int64_t{1} << 32));
+  EXPECT_FALSE(transpose_args_ok(buf, buf + 32, INT64_MAX / 4 / 2 + 1, 2));
+  // Not aligned to the element's size.
+  const auto* odd = reinterpret_cast<const float*>(reinterpret_cast<const char*>(buf) + 2);
+  EXPECT_FALSE(transpose_args_ok(odd, buf + 32, 2, 2));
+  EXPECT_FALSE(transpose_args_ok(buf, const_cast<float*>(odd) + 40, 2, 2));
+  const auto* half = reinterpret_cast<const __half*>(reinterpret_cast<const char*>(buf) + 1);
+  EXPECT_FALSE(transpose_args_ok(half, reinterpret_cast<const __half*>(buf + 32), 2, 2));
+  EXPECT_TRUE(transpose_args_ok(reinterpret_cast<const __half*>(buf) + 1,
+                                reinterpret_cast<const __half*>(buf + 32), 2, 2));
+  // 8-byte elements must be 8-byte aligned (they move as one 8-byte word).
+  const auto* d4 = reinterpret_cast<const double*>(buf + 1);
+  EXPECT_FALSE(transpose_args_ok(d4, reinterpret_cast<const double*>(buf + 32), 2, 2));
+}
+
+}  // namespace
