@@ -57,15 +57,15 @@ def test_cupy_current_stream_keeps_order():
     cupy.cuda.Device().synchronize()
     s = cupy.cuda.Stream(non_blocking=True)
     with s:
-        _spin(s)
+        _spin()
         x[...] = src
         y = kernelkit.softmax(x)
     s.synchronize()
     np.testing.assert_allclose(cupy.asnumpy(y), np_softmax(h), rtol=1e-5, atol=1e-6)
 
 
-def _spin(stream, seconds=0.1):
-    """Keeps the stream busy for a while (a kernel that spins on the clock)."""
+def _spin(seconds=0.1):
+    """Keeps CuPy's current stream busy for a while (a kernel that spins on the clock)."""
     import cupy
 
     k = cupy.RawKernel(r'''
@@ -73,7 +73,7 @@ def _spin(stream, seconds=0.1):
       long long start = clock64();
       while (clock64() - start < cycles) {}
     }''', "spin")
-    k((1,), (1,), (np.int64(int(seconds * 2e9)),), stream=stream)
+    k((1,), (1,), (np.int64(int(seconds * 2e9)),))
 
 
 @needs_cupy
