@@ -29,7 +29,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // Elements of one case at most in the non-Large tests (the float64 reference runs on the
 // host, and these tests also run under compute-sanitizer): wide rows run with fewer rows.
-constexpr int64_t kMaxCaseElems = int64_t{1} << 18;
+constexpr int64_t kMaxCaseElems = int64_t{1} << 16;
 constexpr int64_t kGuard = 16;  // poisoned elements before and after the output
 
 // float64 reference of one matrix (x as the device sees it, i.e. already rounded to T).

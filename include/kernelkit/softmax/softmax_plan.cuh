@@ -61,11 +61,12 @@ inline constexpr int64_t kSoftmaxSplitMinBytesPerSm = 64 * 1024;
 
 // Blocks per SM that the warp kernel's __launch_bounds__ ask for, so that registers <=
 // 65536 / (blocks x 128), by the floats a lane holds (packs x pack, twice when a lane holds
-// one pack and so two rows): up to 8 floats of 16-byte packs 16 blocks (32 registers), up
-// to 16 floats 10 (48), more 6 (80): what the kernels need without spilling (ptxas, sm_90).
+// one pack and so two rows): up to 8 floats of 16-byte packs 12 blocks (40 registers), up
+// to 16 floats 10 (48), more 6 (80): what the kernels need without spilling (ptxas sm_75 to
+// sm_120; 32 registers spilled 4-8 bytes on sm_100).
 __host__ __device__ constexpr int softmax_warp_min_blocks(int pack, int packs) {
   const int floats = pack * packs * (packs == 1 ? 2 : 1);
-  return (floats <= 8 && pack > 1) ? 16 : (floats <= 16 ? 10 : 6);
+  return (floats <= 8 && pack > 1) ? 12 : (floats <= 16 ? 10 : 6);
 }
 
 // Registers per thread that __launch_bounds__(block, min_blocks_per_sm(block, cap))

@@ -446,8 +446,8 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, kSoftmaxWideBl
     }
   };
 
-  int parity = 0;                // kCluster: which pair slot this row uses
-  Bits* deferred_dst = nullptr;  // kGrid, thread 0: where the last round's 8 bytes go
+  [[maybe_unused]] int parity = 0;  // kCluster: which pair slot this row uses
+  Bits* deferred_dst = nullptr;     // kGrid, thread 0: where the last round's 8 bytes go
   if (a.buffers == 2 && iters > 0) issue(0, buf0);
   for (int64_t it = 0; it < iters; ++it) {
     PackOf<T, Pack>* buf = (a.buffers == 2 && (it & 1)) ? buf1 : buf0;
