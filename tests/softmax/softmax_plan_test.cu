@@ -83,7 +83,7 @@ TEST(SoftmaxPlan, PathsOfTheSweepAndAwkwardShapes) {
       // rows wider than a block: clusters where the build has them, else the grid
       {512, 65536, 4, P::kCluster, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
       {221, 151936, 2, P::kCluster, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
-      {128, 262144, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      {128, 262144, 4, P::kCluster, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
       // 336 rows of 200 KB: 2.5 rounds of one block per SM (72 SMs busy in the last one still
       // pull the copy's rate)
       {336, 100000, 2, P::kBlock, P::kBlock, P::kGrid, P::kGrid, P::kGrid},
@@ -93,7 +93,7 @@ TEST(SoftmaxPlan, PathsOfTheSweepAndAwkwardShapes) {
       // (a row wider than all the GPU's shared memory is read twice: T4 4 MiB, L4 8 MiB)
       {1, 1048576, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kTwoPass},
       {4, 500000, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
-      {32, 250000, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      {32, 250000, 4, P::kCluster, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
       {16, 2097152, 4, P::kGrid, P::kGrid, P::kGrid, P::kTwoPass, P::kTwoPass},
       {16, 2097152, 2, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kTwoPass},
       // a few short rows stay one block (or lane group) per row: too few bytes for a grid

@@ -117,6 +117,11 @@ TYPED_TEST(SoftmaxTest, WidePaths) {
       {8, kSmem, true, false, SoftmaxPath::kCluster, 13, 10007},
       {8, kSmem, true, false, SoftmaxPath::kCluster, 3, kE == 4 ? 10001 : 20011},
       {8, kSmem, true, false, SoftmaxPath::kCluster, 4, 3001 * 4 / kE},
+      // one block per row on 2 SMs, so that each block runs many rows: one buffer (the next
+      // row loads during the write), two buffers (100 KiB: they cost no resident block)
+      {2, kSmem, false, false, SoftmaxPath::kBlock, 37, 2001},
+      {2, kSmem, false, false, SoftmaxPath::kBlock, 37, 1500},
+      {2, 100 * 1024, false, false, SoftmaxPath::kBlock, 37, 1200},
       // the fallback: read twice
       {8, kSmem, false, false, SoftmaxPath::kTwoPass, 7, 10007},
       {8, kSmem, false, false, SoftmaxPath::kTwoPass, 2, 65537},

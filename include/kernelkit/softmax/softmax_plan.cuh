@@ -10,9 +10,9 @@
 //    up to what one block may hold (227 KiB on an H100, 163 KiB A100, 99 KiB L4, 64 KiB T4).
 //    Two row buffers when they fit without losing resident rows: the next row's loads are
 //    in flight while this one is reduced and written.
-//  - kCluster (d.clusters()): rows too wide for one block, many of them: a cluster of 2, 4
-//    or 8 blocks per row, each holding a chunk in shared memory (two buffers); the blocks'
-//    (max, sum) pairs meet through distributed shared memory.
+//  - kCluster (d.clusters()): rows too wide for one block (or too few rows to fill the GPU):
+//    a cluster of 2, 4 or 8 blocks per row, each holding a chunk in shared memory; the
+//    blocks' (max, sum) pairs meet through distributed shared memory.
 //  - kGrid (d.cooperative_launch): few rows of any width, or rows too wide for one block: a
 //    cooperative grid of resident blocks; each round the grid holds rows_per_round rows,
 //    split chunks each, in shared memory; the pairs meet in `out` across a grid barrier.
@@ -200,7 +200,8 @@ inline double softmax_fill(int64_t tasks, int64_t per_round, int64_t width, int6
 
 // kBlock: one block per row, the row in shared memory. The smallest block with at most
 // kSoftmaxPacksPerThread packs a thread (pack 1: 256 or 1024 threads); two buffers when
-// they keep as many buffers per SM and each block gets two rows or more.
+// they cost no resident block and each block gets two rows or more (one buffer also loads
+// the next row during the write, pack by pack; two start it before the write).
 inline bool softmax_plan_block(int64_t rows, int64_t vp, int64_t pack_bytes, const DeviceInfo& d,
                                SoftmaxPlan* p) {
   int block = kSoftmaxWideBlock;
@@ -216,7 +217,7 @@ inline bool softmax_plan_block(int64_t rows, int64_t vp, int64_t pack_bytes, con
   const int b1 = blocks_per_sm(d, block, regs, kSoftmaxScratchBytes + buf);
   if (b1 < 1) return false;
   const int b2 = blocks_per_sm(d, block, regs, kSoftmaxScratchBytes + 2 * buf);
-  const bool two = b2 >= 1 && 2 * b2 >= b1 && rows >= 2 * int64_t{b2} * d.sm_count;
+  const bool two = b2 >= b1 && rows >= 2 * int64_t{b2} * d.sm_count;
   p->path = SoftmaxPath::kBlock;
   p->split = 1;
   p->buffers = two ? 2 : 1;
@@ -231,29 +232,31 @@ inline bool softmax_plan_block(int64_t rows, int64_t vp, int64_t pack_bytes, con
 }
 
 // kCluster (d.clusters(), 16-byte packs): the smallest cluster of 2, 4 or 8 blocks of 1024
-// threads whose chunk fits a block twice (two buffers); the grid is as many clusters as
-// can be resident (at most one per row).
+// threads whose chunk fits a block twice (two buffers: the next row's chunk loads through
+// the cluster barrier), else once; the grid is as many clusters as can be resident (at
+// most one per row).
 inline bool softmax_plan_cluster(int64_t rows, int64_t cols, int64_t pack_bytes,
                                  const DeviceInfo& d, SoftmaxPlan* p) {
   if (!d.clusters() || pack_bytes != kMaxPackBytes) return false;
   const int regs = softmax_regs_bound(d, kSoftmaxWideBlock, 1);
-  for (const int c : {2, 4, 8}) {
+  for (int i = 0; i < 6; ++i) {
+    const int c = 2 << (i % 3), buffers = i < 3 ? 2 : 1;
     if (cols / c < p->pack) continue;
     const int64_t buf = softmax_round_up(softmax_chunk_packs(cols, c, p->pack) * pack_bytes, 16);
-    const int bps = blocks_per_sm(d, kSoftmaxWideBlock, regs, kSoftmaxScratchBytes + 2 * buf);
+    const int bps = blocks_per_sm(d, kSoftmaxWideBlock, regs, kSoftmaxScratchBytes + buffers * buf);
     if (bps < 1) continue;
     const int64_t clusters = int64_t{bps} * d.sm_count / c;
     if (clusters < 1) return false;
     p->path = SoftmaxPath::kCluster;
     p->split = c;
-    p->buffers = 2;
+    p->buffers = buffers;
     p->buffer_bytes = buf;
     p->blocks_per_sm = bps;
     p->fill = softmax_fill(rows, clusters, c, int64_t{bps} * d.sm_count, d.sm_count);
     p->shape.block = dim3(kSoftmaxWideBlock);
     p->shape.grid = dim3(static_cast<unsigned>(std::min(rows, clusters) * c));
     p->shape.cluster = dim3(static_cast<unsigned>(c));
-    p->shape.smem = static_cast<size_t>(kSoftmaxScratchBytes + 2 * buf);
+    p->shape.smem = static_cast<size_t>(kSoftmaxScratchBytes + buffers * buf);
     return true;
   }
   return false;

@@ -321,31 +321,28 @@ struct SoftmaxChunkArgs {
   int64_t rows_per_round, rounds;  // kGrid
 };
 
-// Issues the copies of a span into buf (one commit group): whole packs as cp.async where
-// the hardware has it (sm_80+; __pipeline_memcpy_async copies synchronously below that),
-// the partial end packs element by element. Thread t copies packs t, t + Block, ...: the
-// packs it alone reads and writes in every phase, so no block barrier guards the buffer.
-template <typename T, int Pack, int Block>
-__device__ __forceinline__ void softmax_issue(const SoftmaxSpan<T, Pack>& sp,
-                                              PackOf<T, Pack>* buf) {
-  const int n = sp.packs();
-  for (int v = threadIdx.x; v < n; v += Block) {
-    const int64_t c = sp.first(v);
-    if (c >= 0 && c + Pack <= sp.len) {
-      if constexpr (Pack * sizeof(T) >= 4) {
-        __pipeline_memcpy_async(&buf[v], sp.src + c, Pack * sizeof(T));
-      } else {
-        buf[v] = load_pack<Pack>(sp.src + c, 0);
-      }
+// Issues the copy of pack v of a span into buf[v]: a whole pack as cp.async where the
+// hardware has it (sm_80+; __pipeline_memcpy_async copies synchronously below that), a
+// partial end pack element by element. Thread t copies packs t, t + Block, ...: the packs it
+// alone reads and writes in every phase, so no block barrier guards the buffers. The caller
+// commits the group (__pipeline_commit).
+template <typename T, int Pack>
+__device__ __forceinline__ void softmax_issue_pack(const SoftmaxSpan<T, Pack>& sp,
+                                                   PackOf<T, Pack>* buf, int v) {
+  const int64_t c = sp.first(v);
+  if (c >= 0 && c + Pack <= sp.len) {
+    if constexpr (Pack * sizeof(T) >= 4) {
+      __pipeline_memcpy_async(&buf[v], sp.src + c, Pack * sizeof(T));
     } else {
-      T* e = buf[v].elem;
+      buf[v] = load_pack<Pack>(sp.src + c, 0);
+    }
+  } else {
+    T* e = buf[v].elem;
 #pragma unroll
-      for (int k = 0; k < Pack; ++k) {
-        if (c + k >= 0 && c + k < sp.len) e[k] = sp.src[c + k];
-      }
+    for (int k = 0; k < Pack; ++k) {
+      if (c + k >= 0 && c + k < sp.len) e[k] = sp.src[c + k];
     }
   }
-  __pipeline_commit();
 }
 
 // Pack v of a span from shared memory as floats (elements outside the span: -inf).
@@ -384,7 +381,8 @@ struct SoftmaxTask {
 //    them in the scratch, thread 0 writes them; the last ones after a final barrier.
 // Per iteration: wait for the chunk; each thread's online pair over its packs; the block's
 // pair; (two buffers: issue the next task's chunk into the other buffer, so its loads are in
-// flight through the combine and the write); combine; write the chunk from shared memory.
+// flight through the combine and the write); combine; write the chunk from shared memory
+// (one buffer: issuing the next task's chunk into it pack by pack as the output leaves).
 // Dynamic shared memory: kSoftmaxScratchBytes of scratch, then `buffers` buffers.
 template <typename T, SoftmaxKind Kind, int Pack, int Block, SoftmaxCombine Combine>
 __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, kSoftmaxWideBlock / Block))
@@ -437,23 +435,27 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, kSoftmaxWideBl
     const int64_t end = softmax_chunk_begin(t.chunk + 1, a.split, a.cols, Pack, lead);
     return SoftmaxSpan<T, Pack>(a.in + offset + begin, a.out + offset + begin, end - begin);
   };
-  const auto issue = [&](int64_t it, PackOf<T, Pack>* buf) {
+  // the span of iteration it's task (empty when the task is past the last row)
+  const auto span_of = [&](int64_t it) {
     const SoftmaxTask t = task(it);
-    if (t.active) {
-      softmax_issue<T, Pack, Block>(span(t), buf);
-    } else {
-      __pipeline_commit();
-    }
+    return t.active ? span(t) : SoftmaxSpan<T, Pack>(a.in, a.out, 0);
+  };
+  // issues all of iteration it's chunk into buf as one commit group
+  const auto issue = [&](int64_t it, PackOf<T, Pack>* buf) {
+    const SoftmaxSpan<T, Pack> sp = span_of(it);
+    const int n = sp.packs();
+    for (int v = threadIdx.x; v < n; v += Block)
+      softmax_issue_pack(sp, buf, v);
+    __pipeline_commit();
   };
 
   [[maybe_unused]] int parity = 0;  // kCluster: which pair slot this row uses
   Bits* deferred_dst = nullptr;     // kGrid, thread 0: where the last round's 8 bytes go
-  if (a.buffers == 2 && iters > 0) issue(0, buf0);
+  if (iters > 0) issue(0, buf0);
   for (int64_t it = 0; it < iters; ++it) {
     PackOf<T, Pack>* buf = (a.buffers == 2 && (it & 1)) ? buf1 : buf0;
     const SoftmaxTask t = task(it);
-    if (a.buffers == 1) issue(it, buf0);
-    const SoftmaxSpan<T, Pack> sp = t.active ? span(t) : SoftmaxSpan<T, Pack>(a.in, a.out, 0);
+    const SoftmaxSpan<T, Pack> sp = span_of(it);
     const int n = sp.packs();
     __pipeline_wait_prior(0);  // this thread's copies of this chunk have landed
 
@@ -529,11 +531,17 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, kSoftmaxWideBl
       st = softmax_stats_block_all_reduce<Block, kFast>(q, slots);
       deferred_dst = t.active ? slot : nullptr;
     }
-    // every thread holds the row's max st.m and sum st.s
-    if (t.active) {
-      const float inv = 1.f / st.s;
-      const float log_s = logf(st.s);
-      for (int v = threadIdx.x; v < n; v += Block) {
+    // every thread holds the row's max st.m and sum st.s. Write the chunk; with one buffer,
+    // each pack's slot takes the next task's pack as soon as its output is out (the same
+    // thread read the slot for that output), so the next chunk loads during this write.
+    const bool stream = a.buffers == 1 && it + 1 < iters;
+    const SoftmaxSpan<T, Pack> next =
+        stream ? span_of(it + 1) : SoftmaxSpan<T, Pack>(a.in, a.out, 0);
+    const int n_next = next.packs();
+    const float inv = 1.f / st.s;
+    const float log_s = logf(st.s);
+    for (int v = threadIdx.x; v < (n > n_next ? n : n_next); v += Block) {
+      if (v < n) {
         float x[Pack], y[Pack];
         softmax_from_smem(sp, buf, v, x);
 #pragma unroll
@@ -557,7 +565,9 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, kSoftmaxWideBl
           }
         }
       }
+      if (v < n_next) softmax_issue_pack(next, buf0, v);
     }
+    if (stream) __pipeline_commit();
   }
   if constexpr (Combine == SoftmaxCombine::kCluster) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
