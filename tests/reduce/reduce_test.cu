@@ -352,7 +352,7 @@ TEST_F(DeviceReduceTest, OtherPlans) {
 TEST_F(DeviceReduceTest, DirtyWorkspace) {
   const int64_t n_big = (int64_t{1} << 20) + 7;
   const auto h = kktest::random_vector<float>(n_big, 21, -1, 1);
-  const auto hi = kktest::random_vector<int64_t>(n_big, 22, -1e12, 1e12);
+  const auto hi = kktest::random_vector<int64_t>(n_big + 1, 22, -1e12, 1e12);
   auto d_in = kktest::to_device(h);
   auto d_in_i = kktest::to_device(hi);
   DeviceBuffer<unsigned char> ws(kernelkit::reduce_workspace_bytes<int64_t, int64_t>(n_big));

@@ -51,7 +51,9 @@ inline constexpr bool reduce_op_ok(ReduceOp op) {
   return op == ReduceOp::kSum || op == ReduceOp::kMax || op == ReduceOp::kMin;
 }
 
-namespace detail {
+}  // namespace kernelkit
+
+namespace kernelkit::detail {
 // Blocks of the split kernel resident at once on d (one wave), at most kReduceMaxSplit.
 inline int64_t reduce_wave(const DeviceInfo& d) {
   const int per_sm = blocks_per_sm(d, kReduceBlock, kReduceRegs, 0);
@@ -70,7 +72,9 @@ constexpr int64_t reduce_split_for(int64_t rows, int64_t packs, int64_t wave) {
   const int64_t split = by_wave < by_work ? by_wave : by_work;
   return split < 1 ? 1 : split;
 }
-}  // namespace detail
+}  // namespace kernelkit::detail
+
+namespace kernelkit {
 
 // Bytes of workspace reduce() needs for n elements of T accumulated in Acc: one partial (of
 // compute_t<Acc>) per block the plan may use on any device. 0 for n <= 0.
@@ -172,7 +176,9 @@ cudaError_t launch_reduce(const ReducePlan& p, const T* in, int64_t n, Acc* out,
   });
 }
 
-namespace detail {
+}  // namespace kernelkit
+
+namespace kernelkit::detail {
 // Checks, plan and launch of a reduction with the functor Op.
 template <typename Op, typename T, typename Acc>
 cudaError_t reduce_with(const T* in, int64_t n, Acc* out, Acc init, void* workspace,
@@ -189,7 +195,9 @@ cudaError_t reduce_with(const T* in, int64_t n, Acc* out, Acc init, void* worksp
         return launch_reduce<Op>(p, in, n, out, init, workspace, stream);
       });
 }
-}  // namespace detail
+}  // namespace kernelkit::detail
+
+namespace kernelkit {
 
 // out[0] = op(init, in[0] op in[1] op ... op in[n - 1]), accumulated in compute_t<Acc>.
 // Types: T in {float, double, __half, __nv_bfloat16, int32_t, int64_t} (half and bf16 are

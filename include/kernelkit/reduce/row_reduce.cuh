@@ -73,14 +73,18 @@ struct RowReducePlan {
   LaunchShape combine;       // kSplit: the combine kernel, one block per row
 };
 
-namespace detail {
+}  // namespace kernelkit
+
+namespace kernelkit::detail {
 // Blocks per row a split may use on any device (kReduceMaxSplit blocks in all); 1: none.
 constexpr int64_t row_split_bound(int64_t rows, int64_t cols, int in_bytes) {
   if (rows <= 0 || cols <= 0) return 1;
   const int pack = kMaxPackBytes / in_bytes;
   return reduce_split_for(rows, (cols + pack - 1) / pack, kReduceMaxSplit);
 }
-}  // namespace detail
+}  // namespace kernelkit::detail
+
+namespace kernelkit {
 
 // Bytes of workspace that let every shape split its rows on any device (an upper bound from
 // the shape only): one compute_t<Acc> partial per block of a split row. 0 when no split can
@@ -258,7 +262,9 @@ cudaError_t launch_row_reduce(const RowReducePlan& p, const T* in, int64_t rows,
   });
 }
 
-namespace detail {
+}  // namespace kernelkit
+
+namespace kernelkit::detail {
 // Checks, plan and launch of a row reduction with the functor Op.
 template <typename Op, typename T, typename Acc>
 cudaError_t row_reduce_with(const T* in, int64_t rows, int64_t cols, Acc* out, Acc init,
@@ -278,7 +284,9 @@ cudaError_t row_reduce_with(const T* in, int64_t rows, int64_t cols, Acc* out, A
         return launch_row_reduce<Op>(p, in, rows, cols, out, init, workspace, stream);
       });
 }
-}  // namespace detail
+}  // namespace kernelkit::detail
+
+namespace kernelkit {
 
 // out[r] = op(init, reduction of row r) for r in [0, rows), with workspace_bytes of
 // workspace (row_reduce_workspace_bytes<T, Acc>(rows, cols) lets every shape split; less

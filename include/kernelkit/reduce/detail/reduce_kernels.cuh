@@ -127,8 +127,10 @@ __global__ void __launch_bounds__(kReduceBlock, min_blocks_per_sm(kReduceBlock, 
   const Op op;
   const int64_t items = rows * split;
   for (int64_t w = blockIdx.x; w < items; w += gridDim.x) {
-    const int64_t r = w / split;
-    const int s = static_cast<int>(w - r * split);
+    // (row, share) of item w; split > 1 only for fewer than kReduceMaxSplit items, so a
+    // 32-bit division does (a 64-bit one costs registers the loads need)
+    const int64_t r = split == 1 ? w : static_cast<int>(w) / split;
+    const int s = split == 1 ? 0 : static_cast<int>(w) - static_cast<int>(r) * split;
     C v = reduce_share<Pack, C>(in + r * cols, cols, s, split, op);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     // every load of this block is done: the combine kernel (a programmatic dependent launch)

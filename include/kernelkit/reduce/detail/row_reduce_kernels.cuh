@@ -36,12 +36,12 @@ inline constexpr int kRowShortMaxCols = 8;
 inline constexpr int kRowShortPacks = 8;
 inline constexpr int kRowShortTilePacks = kRowBlock * kRowShortPacks;
 // Resident blocks per SM the short kernel is built for: 4 x 256 threads leave 64 registers
-// for 4-byte types (8 packs in flight take 32; at 48 ptxas spills), 3 leave 85 for 2- and
-// 8-byte types (which spill at 64: 8-element packs complete their edges element by element,
-// 8-byte values take register pairs). 4 x 33 KB of shared memory fit every sm_80+ SM, and
-// 3-4 x 256 x 8 x 16 B = 96-128 KB of loads are in flight per SM.
-template <typename T>
-inline constexpr int kRowShortMinBlocks = sizeof(T) == 4 ? 4 : 3;
+// for 4-byte inputs and sums (8 packs in flight take 32; at 48 ptxas spills), 3 leave 85 for
+// 2- and 8-byte inputs or 8-byte sums (which spill at 64 on some architectures: 8-element
+// packs, register pairs). 4 x 33 KB of shared memory fit every sm_80+ SM, and 3-4 x 256 x 8
+// x 16 B = 96-128 KB of loads are in flight per SM.
+template <typename T, typename C>
+inline constexpr int kRowShortMinBlocks = sizeof(T) == 4 && sizeof(C) == 4 ? 4 : 3;
 // Packs past a tile that a row starting inside it may reach (8 columns, 2-element packs: 4).
 template <int Pack>
 inline constexpr int kRowShortHalo = (kRowShortMaxCols - 2) / Pack + 1;
@@ -58,41 +58,31 @@ inline constexpr int kRowShortHalo = (kRowShortMaxCols - 2) / Pack + 1;
 // Only whole packs inside the matrix are loaded: indices past them are clamped to the last
 // one (a duplicate no row reads), and the two packs the matrix covers only in part (its
 // first when shift > 0, its last when n + shift is not a multiple of Pack) are completed
-// element by element by the thread that stored them.
+// element by element after a barrier, in the (first, last) tiles that hold them.
 template <int Pack, typename T, typename Acc, typename Op>
-__global__ void __launch_bounds__(kRowBlock, min_blocks_per_sm(kRowBlock, kRowShortMinBlocks<T>))
+__global__ void __launch_bounds__(kRowBlock,
+                                  min_blocks_per_sm(kRowBlock,
+                                                    kRowShortMinBlocks<T, compute_t<Acc>>))
     row_reduce_short_kernel(const T* __restrict__ in, int64_t rows, int cols, Acc* __restrict__ out,
                             Acc init) {
   using C = compute_t<Acc>;
   constexpr int kHalo = kRowShortHalo<Pack>;
   constexpr int64_t kTileElems = int64_t{kRowShortTilePacks} * Pack;
   static_assert(kHalo <= kRowBlock, "the halo is loaded by the first threads");
-  __shared__ kernelkit::Pack<T, Pack> tile[kRowShortTilePacks + kHalo];
-  const T* const stage = reinterpret_cast<const T*>(tile);
+  constexpr int kStagePacks = kRowShortTilePacks + kHalo;
+  __shared__ kernelkit::Pack<T, Pack> tile[kStagePacks];
+  T* const stage = reinterpret_cast<T*>(tile);
   const Op op;
   const int shift = static_cast<int>((reinterpret_cast<std::uintptr_t>(in) / sizeof(T)) % Pack);
   const T* __restrict__ base = in - shift;  // aligned to a whole pack
   const int64_t n = rows * cols;
   const int64_t tiles = ceil_div<int64_t>(n + shift, kTileElems);
-  // whole packs inside the matrix: [g_lo, g_hi); the partial ones: g_lo - 1 (if shift > 0)
-  // and g_hi (if n + shift is not a multiple of Pack)
+  // whole packs inside the matrix: [g_lo, g_hi); the partial ones: 0 (if shift > 0) and
+  // g_hi (if n + shift is not a multiple of Pack)
   const int64_t g_lo = shift > 0 ? 1 : 0;
   const int64_t g_hi = (n + shift) / Pack;
   const int64_t g_last = g_hi > g_lo ? g_hi - 1 : -1;  // -1: no whole pack at all
   const bool tail_pack = (n + shift) % Pack != 0;
-  // stores base pack g (clamped into the whole packs) at stage position pos, then completes
-  // it element by element when the matrix covers it only in part
-  const auto stage_pack = [&](int64_t g, int pos, const kernelkit::Pack<T, Pack>& v) {
-    tile[pos] = v;
-    if ((g == 0 && shift > 0) || (g == g_hi && tail_pack)) {
-      T* dst = reinterpret_cast<T*>(&tile[pos]);
-#pragma unroll
-      for (int j = 0; j < Pack; ++j) {
-        const int64_t e = g * Pack + j - shift;
-        if (e >= 0 && e < n) dst[j] = in[e];
-      }
-    }
-  };
   for (int64_t k = blockIdx.x; k < tiles; k += gridDim.x) {
     const int64_t g0 = k * kRowShortTilePacks;
     const int64_t lo = g0 * Pack - shift;  // matrix index of stage element 0
@@ -112,9 +102,22 @@ __global__ void __launch_bounds__(kRowBlock, min_blocks_per_sm(kRowBlock, kRowSh
     __syncthreads();  // the previous tile's rows have been read from shared memory
 #pragma unroll
     for (int q = 0; q < kRowShortPacks; ++q)
-      stage_pack(g0 + q * kRowBlock + threadIdx.x, q * kRowBlock + threadIdx.x, v[q]);
-    if (threadIdx.x < kHalo) {
-      stage_pack(g0 + kRowShortTilePacks + threadIdx.x, kRowShortTilePacks + threadIdx.x, halo);
+      tile[q * kRowBlock + threadIdx.x] = v[q];
+    if (threadIdx.x < kHalo) tile[kRowShortTilePacks + threadIdx.x] = halo;
+    // the partial packs in this stage (the same for the whole block): after the stores
+    // above, their elements inside the matrix one by one
+    const bool head_here = shift > 0 && k == 0;
+    const bool tail_here = tail_pack && g_hi >= g0 && g_hi < g0 + kStagePacks;
+    if (head_here || tail_here) {
+      __syncthreads();
+      if (threadIdx.x < 2 * Pack) {
+        // (when the matrix is within one pack, head and tail are the same pack: once)
+        const bool tail_once = tail_here && !(head_here && g_hi == 0);
+        const int64_t g = threadIdx.x < Pack ? (head_here ? 0 : -1) : (tail_once ? g_hi : -1);
+        const int j = static_cast<int>(threadIdx.x % Pack);
+        const int64_t e = g * Pack + j - shift;  // matrix index
+        if (g >= 0 && e >= 0 && e < n) stage[(g - g0) * Pack + j] = in[e];
+      }
     }
     __syncthreads();
     // rows whose first element (matrix index r * cols) lies in [lo, lo + kTileElems)
@@ -265,12 +268,27 @@ __device__ __forceinline__ C row_partial(const T* row, int64_t cols, int lane, i
           acc[j] = op(acc[j], convert<C>(v[u].elem[j]));
       }
     }
-  }
-  for (; i < packs; i += lanes) {
-    const kernelkit::Pack<T, Pack> v = load_pack<Pack>(body, i);
+    // fewer than kUnroll strides left: predicated loads, which ptxas batches (a plain
+    // remainder loop may wait for each load before the next: one round trip per pack)
 #pragma unroll
-    for (int j = 0; j < Pack; ++j)
-      acc[j] = op(acc[j], convert<C>(v.elem[j]));
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t idx = i + int64_t{u} * lanes;
+      if (idx < packs) {
+        const kernelkit::Pack<T, Pack> v = load_pack<Pack>(body, idx);
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          acc[j] = op(acc[j], convert<C>(v.elem[j]));
+      }
+    }
+  } else {
+    // narrow groups: the plan's width leaves at most kPre packs a lane, nothing is left
+#pragma unroll 1
+    for (; i < packs; i += lanes) {
+      const kernelkit::Pack<T, Pack> v = load_pack<Pack>(body, i);
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        acc[j] = op(acc[j], convert<C>(v.elem[j]));
+    }
   }
   // head and tail: at most Pack - 1 scalars each (more than `lanes` when lanes < Pack)
   const T* tail = body + packs * Pack;
@@ -299,7 +317,8 @@ __device__ __forceinline__ C row_partial(const T* row, int64_t cols, int lane, i
 // lane (the plan picks Width >= packs / kRowPrePacks), so they take kRowGroupRows rows per
 // iteration and load all those packs before reducing any: 4 x 16 B in flight per thread.
 template <int Width, int Pack, typename T, typename Acc, typename Op>
-__global__ void __launch_bounds__(kRowBlock, (kRowGroupMinBlocks<T, Acc, Width>))
+__global__ void __launch_bounds__(kRowBlock,
+                                  min_blocks_per_sm(kRowBlock, kRowGroupMinBlocks<T, Acc, Width>))
     row_reduce_group_kernel(const T* __restrict__ in, int64_t rows, int64_t cols,
                             Acc* __restrict__ out, Acc init) {
   static_assert(Width == 1 || kValidWidth<Width>, "group width: a power of two up to a warp");
