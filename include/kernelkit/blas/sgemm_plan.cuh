@@ -493,7 +493,8 @@ inline SgemmPlan plan_sgemm(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int6
 // and only limits the split of K. Device-independent upper bound, from the shape alone:
 // the tiled path's partial tiles (at most kSgemmMaxSplitBlocks tiles of 128 x 256, and at
 // most kSgemmMaxSplits parts of every tile), the skinny path's partial rows, plus 16 bytes to
-// align the workspace.
+// align the workspace. (The gemv path takes no workspace until gemv's workspace overload is
+// called from launch_sgemm; then this adds gemv_workspace_bytes for m == 1 / n == 1.)
 inline size_t sgemm_workspace_bytes(int64_t m, int64_t n, int64_t k) {
   if (m <= 0 || n <= 0 || k <= 0) return 0;
   const int64_t k_tiles = ceil_div<int64_t>(k, kSgemmBK);

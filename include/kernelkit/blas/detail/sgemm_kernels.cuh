@@ -501,17 +501,18 @@ __global__ void __launch_bounds__(kSgemmReduceBlock)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   cudaGridDependencySynchronize();
 #endif
-  const int64_t quads = int64_t{p.bm} * p.bn / 4;  // per tile
-  const int64_t idx = int64_t{blockIdx.x} * kSgemmReduceBlock + threadIdx.x;
-  const int64_t u = idx / quads, e = idx % quads;
+  // 32-bit index math: at most kSgemmMaxSplitBlocks tiles of 128 x 256 are split
+  const int quads = p.bm * p.bn / 4;  // per tile
+  const int idx = static_cast<int>(blockIdx.x) * kSgemmReduceBlock + static_cast<int>(threadIdx.x);
+  const int u = idx / quads, e = idx % quads;
   if (u >= p.split_tiles) return;
-  const int r = static_cast<int>(e / (p.bn / 4)), c = static_cast<int>(e % (p.bn / 4)) * 4;
+  const int r = e / (p.bn / 4), c = e % (p.bn / 4) * 4;
   int64_t m0, n0;
   sgemm_tile_origin(p.dp_tiles + u, p.tiles_m, p.tiles_n, p.bm, p.bn, &m0, &n0);
   const int64_t row = m0 + r, col = n0 + c;
   if (row >= p.m || col >= p.n) return;
   const int64_t tile_floats = int64_t{p.bm} * p.bn;
-  const float* src = p.ws + u * p.splits * tile_floats + r * p.bn + c;
+  const float* src = p.ws + int64_t{u} * p.splits * tile_floats + r * p.bn + c;
   Pack<float, 4> sum = load_pack<4>(src, 0);
   for (int s = 1; s < p.splits; ++s) {
     const Pack<float, 4> v = load_pack<4>(src + s * tile_floats, 0);

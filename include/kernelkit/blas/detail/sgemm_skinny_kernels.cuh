@@ -8,8 +8,8 @@
 // parts go to the workspace and are added in part order by sgemm_skinny_reduce_kernel.
 //
 // kNContig (B' rows contiguous along n'): a lane owns Vec consecutive columns, a warp
-// 32 Vec; the 8 warps of a block take interleaved eighths of every chunk of K and add their
-// sums through shared memory at the end, 4 rows at a time, in warp order.
+// 32 Vec; warp w of a block takes k 8w .. 8w + 7 of every chunk of K, and the 8 warps add
+// their sums through shared memory at the end, 4 rows at a time, in warp order.
 // kKContig (B' contiguous along k): a lane owns 4 columns and reads Vec consecutive k of
 // each (8 lanes cover 8 Vec k of a column: 128 contiguous bytes for Vec 4); a warp owns 16
 // columns, a block 128; the 8 lanes of a column group add their sums with xor shuffles.
@@ -26,14 +26,13 @@
 
 namespace kernelkit::detail {
 
-// Whether the copies into shared memory are asynchronous (cp.async, sm_80 and up); below
-// sm_80 the staging loop copies one element at a time (unrolled, the plain copies' values
-// and addresses spilled 72-208 bytes beside 128 accumulators on sm_75).
-__host__ __device__ constexpr bool sgemm_async_copies() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-  return false;
+// Divides the ring of loads in flight of the 32-row k kernel with 16-byte loads: with the
+// full ring it spilled 36 bytes on sm_100 and sm_120 (228-250 registers elsewhere, no spill).
+__host__ __device__ constexpr int sgemm_skinny_ring_div() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+  return 2;
 #else
-  return true;
+  return 1;
 #endif
 }
 
@@ -81,15 +80,12 @@ __device__ __forceinline__ void sgemm_skinny_stage_a(float* dst, const SgemmSkin
                                                        : dst + i * (kChunk + kSgemmPad) + pp;
     sgemm_cp_async<4>(d, src, ok ? 4 : 0);
   };
-  if constexpr (sgemm_async_copies()) {
-#pragma unroll
-    for (int t = 0; t < kPerThread; ++t)
-      copy(t);
-  } else {  // plain copies: one element in registers at a time
+  // a rolled loop: unrolled, the copies' addresses (and below sm_80 their values) beside the
+  // accumulators and the ring spilled 8-208 bytes on sm_75 / sm_100 / sm_120; it runs once a
+  // chunk (8 copies against 1024 FFMA a thread for 32 rows)
 #pragma unroll 1
-    for (int t = 0; t < kPerThread; ++t)
-      copy(t);
-  }
+  for (int t = 0; t < kPerThread; ++t)
+    copy(t);
 }
 
 // Vec consecutive elements of B' from src, the first `valid` of them (0..Vec) read, the rest 0.
@@ -125,10 +121,13 @@ __global__ void __launch_bounds__(kSgemmSkinnyThreads,
   const int64_t k_begin = int64_t{blockIdx.y} * p.k_per_split;
   const int64_t k_end = p.k - k_begin < p.k_per_split ? p.k : k_begin + p.k_per_split;
   const int64_t chunks = (k_end - k_begin + kChunk - 1) / kChunk;
-  const float* const bcol = p.B + j0;
-  // row p of B' for this thread (zeros past k_end or n')
-  auto load_b = [&](int64_t k) {
-    return sgemm_skinny_load<Vec>(bcol + k * p.ldb, k < k_end ? valid_cols : 0);
+  // this thread's columns in this warp's first row of the current chunk, and the rows of
+  // this part left from there on
+  const float* brow = p.B + j0 + (k_begin + warp * kPerWarp) * p.ldb;
+  int64_t left = k_end - k_begin - warp * kPerWarp;
+  // row r after brow (zeros past k_end or n')
+  auto load_b = [&](int r) {
+    return sgemm_skinny_load<Vec>(brow + r * p.ldb, r < left ? valid_cols : 0);
   };
 
   float acc[Rows][Vec];
@@ -146,13 +145,12 @@ __global__ void __launch_bounds__(kSgemmSkinnyThreads,
   sgemm_cp_async_commit();
 #pragma unroll
   for (int u = 0; u < kRing; ++u)
-    b[u] = load_b(k_begin + warp * kPerWarp + u);
+    b[u] = load_b(u);
 
   for (int64_t c = 0; c < chunks; ++c) {
     // chunk c of A' has landed, and every thread is done with the buffer chunk c + 1 takes
     sgemm_cp_async_wait(0);
     __syncthreads();
-    const int64_t cur = k_begin + c * kChunk + warp * kPerWarp, next = cur + kChunk;
     if (c + 1 < chunks)
       sgemm_skinny_stage_a<Rows, SgemmSkinnyMode::kNContig>(smem + ((c + 1) & 1) * kChunk * Rows, p,
                                                             k_begin + (c + 1) * kChunk, k_end, tid);
@@ -171,10 +169,11 @@ __global__ void __launch_bounds__(kSgemmSkinnyThreads,
           for (int v = 0; v < Vec; ++v)
             acc[4 * q + r][v] = fmaf(a[r], b[slot].elem[v], acc[4 * q + r][v]);
       }
-      const int u_next = u + kRing;
-      // past k_end: zeros, nothing read
-      b[slot] = load_b(u_next < kPerWarp ? cur + u_next : next + (u_next - kPerWarp));
+      const int u_next = u + kRing;  // in this chunk, else in the next (past k_end: zeros)
+      b[slot] = load_b(u_next < kPerWarp ? u_next : kChunk + u_next - kPerWarp);
     }
+    brow += kChunk * p.ldb;
+    left -= kChunk;
   }
 
   // the 8 warps' sums of the same columns, 4 rows at a time: red[warp][row][column]
@@ -238,7 +237,7 @@ __global__ void __launch_bounds__(kSgemmSkinnyThreads,
   // The ring: b[t % kRing] holds step t of the current chunk until it is used, then step
   // t + kRing (of this chunk or the next). 4-byte loads keep 4 steps (16 loads) in flight
   // instead of 8: with all 8 the 8-row kernel spilled 8 bytes on sm_80 / sm_86.
-  constexpr int kRing = Vec == 1 ? 4 : kSteps;
+  constexpr int kRing = Vec == 1 ? 4 : (Rows > 8 ? kSteps / sgemm_skinny_ring_div() : kSteps);
   Pack<float, Vec> b[kRing][kCols];
   sgemm_skinny_stage_a<Rows, SgemmSkinnyMode::kKContig>(smem, p, k_begin, k_end, tid);
   sgemm_cp_async_commit();
