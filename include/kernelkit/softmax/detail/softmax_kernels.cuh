@@ -458,6 +458,8 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, kSoftmaxWideBl
     const SoftmaxSpan<T, Pack> sp = span_of(it);
     const int n = sp.packs();
     __pipeline_wait_prior(0);  // this thread's copies of this chunk have landed
+    // cp.async.wait_group is no compiler fence: keep the reads of the chunk below it
+    __syncwarp();
 
     SoftmaxStats st = softmax_stats_empty();
     for (int v = threadIdx.x; v < n; v += Block) {
