@@ -25,11 +25,9 @@ enum class Reduce { kSum, kMax, kMin };
 cudaError_t softmax(DType t, bool log, const void* in, void* out, int64_t rows, int64_t cols,
                     cudaStream_t s);
 
-// Workspaces: every op that may take one has a *_workspace_bytes function; the Python layer
-// allocates that many zero-filled bytes with the caller's framework (none when it is 0) and
-// passes them to the op. Today kernelkit's row reductions, gemv and sgemm take no workspace:
-// their *_workspace_bytes return 0 and the ops ignore the (null) workspace. When kernelkit's
-// workspace overloads land, only ops_reduce.cu and ops_blas.cu change.
+// Workspaces: every op that may take one has a *_workspace_bytes function (kernelkit's
+// figure); the Python layer allocates that many zero-filled bytes with the caller's framework
+// (none when it is 0) and passes them to the op.
 
 // out[r] (float) = sum / max / min of row r (in: f32, f16, bf16).
 size_t row_reduce_workspace_bytes(DType t, int64_t rows, int64_t cols);

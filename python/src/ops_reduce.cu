@@ -1,34 +1,35 @@
 // Row-wise and device-wide sum / max / min of f32, f16, bf16 inputs, accumulated in and
 // written as float: 18 instantiations.
 //
-// Workspaces (ops.h): the device-wide reduction takes one; the row reductions take none yet.
-// When kernelkit's row_sum / row_max / row_min gain their workspace overloads
-// (`..., out, workspace, workspace_bytes, stream)` with row_reduce_workspace_bytes<T, Acc>),
-// the lines marked "overloads:" below change, nothing else.
+// Workspaces (ops.h): each op's *_workspace_bytes is kernelkit's figure; the Python layer
+// allocates that many zero-filled bytes (none when 0) with the caller's framework.
 #include "dtype.cuh"
-#include "kernelkit/reduce/device_reduce.cuh"
+#include "kernelkit/reduce/reduce.cuh"
 #include "kernelkit/reduce/row_reduce.cuh"
 
 namespace kkpy {
 
 size_t row_reduce_workspace_bytes(DType t, int64_t rows, int64_t cols) {
-  (void)t, (void)rows, (void)cols;
-  return 0;  // overloads: kernelkit::row_reduce_workspace_bytes<T, float>(rows, cols) for t's T
+  size_t bytes = 0;
+  (void)with_float_type(t, [&](auto tag) {
+    bytes = kernelkit::row_reduce_workspace_bytes<typename decltype(tag)::type, float>(rows, cols);
+    return cudaSuccess;
+  });
+  return bytes;
 }
 
 cudaError_t row_reduce(DType t, Reduce op, const void* in, int64_t rows, int64_t cols, float* out,
                        void* workspace, size_t workspace_bytes, cudaStream_t s) {
-  (void)workspace, (void)workspace_bytes;  // overloads: passed before s in the three calls
   return with_float_type(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = static_cast<const T*>(in);
     return kernelkit::dispatch<Reduce::kSum, Reduce::kMax, Reduce::kMin>(op, [&](auto o) {
       if constexpr (decltype(o)::value == Reduce::kSum)
-        return kernelkit::row_sum(x, rows, cols, out, s);
+        return kernelkit::row_sum(x, rows, cols, out, workspace, workspace_bytes, s);
       if constexpr (decltype(o)::value == Reduce::kMax)
-        return kernelkit::row_max(x, rows, cols, out, s);
+        return kernelkit::row_max(x, rows, cols, out, workspace, workspace_bytes, s);
       if constexpr (decltype(o)::value == Reduce::kMin)
-        return kernelkit::row_min(x, rows, cols, out, s);
+        return kernelkit::row_min(x, rows, cols, out, workspace, workspace_bytes, s);
     });
   });
 }
