@@ -226,16 +226,26 @@ __device__ __forceinline__ int transpose_tile_slot(int r, int j, int b_chunks) {
   }
 }
 
+// Register budget of the tile kernel (blocks per SM): the registers the kernel had before its
+// tile shape became a run-time choice, which the square shapes were measured with (sm_90: f32
+// 40 registers, 6 blocks; f16 64, 4; 1-byte 48, 5; 8-byte 32, 8); without a cap ptxas gave the
+// run-time tile shape 47 (f32) and 57 (1-byte) registers, one block per SM less. Windows: f32 5
+// (48), 1-byte 4 (64). (The f16 and 1-byte caps spill 16 bytes on sm_75 / sm_80.)
+template <typename U, int ChunkBytes, bool Windows>
+inline constexpr int kTransposeTileMinBlocks = ChunkBytes == 4  ? 6
+                                               : sizeof(U) == 8 ? 8
+                                               : sizeof(U) == 4 ? (Windows ? 5 : 6)
+                                               : sizeof(U) == 2 ? 4
+                                                                : (Windows ? 4 : 5);
+
 // in: rows x cols, out: cols x rows; rows a multiple of kVec and out chunk-aligned (so every
 // out row starts on a chunk boundary); without Windows also cols a multiple of kVec and in
 // chunk-aligned. Tiles of (A kVec) x (B kVec) elements, A = 2^a_log2, B = 256 / A, numbered
 // row-band major (t / tiles_c = tile row); one block per tile, grid-stride past the grid.
-//
-// No minimum blocks in the launch bounds: the registers ptxas picks (sm_90: f32 40, 6 blocks
-// per SM; f16 64, 4; 1-byte 48, 5; 8-byte 28; windows 38-64) are what was measured, and a
-// cap set from them spilled on sm_75 / sm_80.
 template <typename U, int ChunkBytes, bool Windows>
-__global__ void __launch_bounds__(kTransposeBlock)
+__global__ void __launch_bounds__(
+    kTransposeBlock,
+    min_blocks_per_sm(kTransposeBlock, kTransposeTileMinBlocks<U, ChunkBytes, Windows>))
     transpose_tile_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows, int64_t cols,
                           int a_log2, int64_t tiles_c, int64_t num_tiles) {
   using G = TransposeTileGeometry<U, ChunkBytes>;
@@ -668,9 +678,10 @@ struct TransposeShiftGeometry {
   }
 };
 
-// 54 registers on sm_90: 4 blocks per SM.
+// No minimum blocks: as measured (54 registers on sm_90, 4 blocks per SM; a 4-block cap made
+// ptxas take 59, the same residency).
 template <typename U>
-__global__ void __launch_bounds__(kTransposeBlock, min_blocks_per_sm(kTransposeBlock, 4))
+__global__ void __launch_bounds__(kTransposeBlock)
     transpose_shift_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows,
                            int64_t cols, int64_t tiles_c, int64_t num_tiles) {
   using G = TransposeShiftGeometry<U>;
