@@ -160,8 +160,9 @@ void check_plan(const SgemmPlan& p, BlasOp oa, BlasOp ob, const Shape& s, const 
   switch (p.path) {
     case SgemmPath::kGemv: {
       EXPECT_TRUE(s.m == 1 || s.n == 1);
-      EXPECT_EQ(p.workspace_used, 0u);
       const auto& g = p.gemv;
+      EXPECT_EQ(p.workspace_used, g.workspace_bytes);  // what gemv may use of it
+      EXPECT_LE(g.workspace_bytes, kernelkit::gemv_workspace_bytes(g.op, g.rows, g.cols));
       EXPECT_EQ(g.rows * g.cols, (s.m == 1 ? s.n : s.m) * s.k);
       // x and y contiguous: a row of C with a row of op(A), or a column with a column of op(B)
       EXPECT_TRUE((s.m == 1 && (oa == BlasOp::N || l.lda == 1)) ||

@@ -13,7 +13,6 @@
 #include "kernelkit/blas/blas.cuh"
 #include "kernelkit/blas/detail/sgemm_kernels.cuh"
 #include "kernelkit/blas/detail/sgemm_skinny_kernels.cuh"
-#include "kernelkit/blas/gemv.cuh"
 #include "kernelkit/blas/sgemm_plan.cuh"
 #include "kernelkit/core/checks.cuh"
 #include "kernelkit/core/device.cuh"
@@ -163,11 +162,12 @@ cudaError_t launch_sgemm(const SgemmPlan& plan, int64_t m, int64_t n, int64_t k,
     return launch(detail::sgemm_scale_kernel<>, plan.shape, stream, m, n, beta, C, ldc);
   }
   if (plan.path == SgemmPath::kGemv) {
-    // TODO(gemv workspace): pass the workspace once gemv takes one (gemv's overload with
-    // workspace / gemv_workspace_bytes is being added by the gemv owner).
     const SgemmGemvPlan& g = plan.gemv;
-    return g.matrix_is_a ? gemv(g.op, g.rows, g.cols, alpha, A, lda, B, beta, C, stream)
-                         : gemv(g.op, g.rows, g.cols, alpha, B, ldb, A, beta, C, stream);
+    void* const gws = g.workspace_bytes > 0 ? workspace : nullptr;
+    return g.matrix_is_a ? gemv(g.op, g.rows, g.cols, alpha, A, lda, B, beta, C, gws,
+                                g.workspace_bytes, stream)
+                         : gemv(g.op, g.rows, g.cols, alpha, B, ldb, A, beta, C, gws,
+                                g.workspace_bytes, stream);
   }
   if (plan.path == SgemmPath::kSkinny)
     return detail::launch_sgemm_skinny(plan, alpha, A, B, beta, C, k, ws, stream);

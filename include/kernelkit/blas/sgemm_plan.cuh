@@ -30,6 +30,7 @@
 #include <cstdint>
 
 #include "kernelkit/blas/blas.cuh"
+#include "kernelkit/blas/gemv.cuh"
 #include "kernelkit/core/device.cuh"
 #include "kernelkit/core/launch.cuh"
 
@@ -147,12 +148,13 @@ struct SgemmSkinnyPlan {
   int64_t k_per_split = 0;  // k of one part, a multiple of kSgemmSkinnyChunk
 };
 
-// The gemv path of a plan: kernelkit::gemv(op, rows, cols, alpha, M, ld, x, beta, y) with
-// M = A (x = B) or M = B (x = A), y = C.
+// The gemv path of a plan: kernelkit::gemv(op, rows, cols, alpha, M, ld, x, beta, y,
+// workspace, workspace_bytes) with M = A (x = B) or M = B (x = A), y = C.
 struct SgemmGemvPlan {
   BlasOp op = BlasOp::N;
   int64_t rows = 0, cols = 0;
   bool matrix_is_a = false;
+  size_t workspace_bytes = 0;  // of the caller's workspace, what gemv may use (gemv plans)
 };
 
 // Everything one call does.
@@ -469,18 +471,21 @@ inline SgemmPlan plan_sgemm(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int6
     p.shape.block = dim3(kSgemmReduceBlock);
     return p;
   }
-  // one row of C: y (n) = op(B)^T x with x = the row of op(A), when x is contiguous
-  if (m == 1 && (op_a == BlasOp::N || lda == 1)) {
+  // one row of C: y (n) = op(B)^T x with x = the row of op(A), when x is contiguous; one
+  // column of C (contiguous: ldc == 1): y (m) = op(A) x with x = the column of op(B)
+  const bool row = m == 1 && (op_a == BlasOp::N || lda == 1);
+  if (row || (n == 1 && ldc == 1 && (op_b == BlasOp::T || ldb == 1))) {
     p.path = SgemmPath::kGemv;
-    p.gemv = op_b == BlasOp::N ? SgemmGemvPlan{BlasOp::T, k, n, false}
-                               : SgemmGemvPlan{BlasOp::N, n, k, false};
-    return p;
-  }
-  // one column of C (contiguous: ldc == 1): y (m) = op(A) x with x = the column of op(B)
-  if (n == 1 && ldc == 1 && (op_b == BlasOp::T || ldb == 1)) {
-    p.path = SgemmPath::kGemv;
-    p.gemv = op_a == BlasOp::N ? SgemmGemvPlan{BlasOp::N, m, k, true}
-                               : SgemmGemvPlan{BlasOp::T, k, m, true};
+    if (row) {
+      p.gemv = op_b == BlasOp::N ? SgemmGemvPlan{BlasOp::T, k, n, false}
+                                 : SgemmGemvPlan{BlasOp::N, n, k, false};
+    } else {
+      p.gemv = op_a == BlasOp::N ? SgemmGemvPlan{BlasOp::N, m, k, true}
+                                 : SgemmGemvPlan{BlasOp::T, k, m, true};
+    }
+    p.gemv.workspace_bytes =
+        std::min(workspace_bytes, gemv_workspace_bytes(p.gemv.op, p.gemv.rows, p.gemv.cols));
+    p.workspace_used = p.gemv.workspace_bytes;
     return p;
   }
   if (std::min(m, n) <= kSgemmSkinnyMaxRows)
@@ -493,17 +498,23 @@ inline SgemmPlan plan_sgemm(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int6
 // and only limits the split of K. Device-independent upper bound, from the shape alone:
 // the tiled path's partial tiles (at most kSgemmMaxSplitBlocks tiles of 128 x 256, and at
 // most kSgemmMaxSplits parts of every tile), the skinny path's partial rows, plus 16 bytes to
-// align the workspace. (The gemv path takes no workspace until gemv's workspace overload is
-// called from launch_sgemm; then this adds gemv_workspace_bytes for m == 1 / n == 1.)
+// align the workspace; for one row or column of C, gemv_workspace_bytes of the gemv calls
+// it may take.
 inline size_t sgemm_workspace_bytes(int64_t m, int64_t n, int64_t k) {
   if (m <= 0 || n <= 0 || k <= 0) return 0;
   const int64_t k_tiles = ceil_div<int64_t>(k, kSgemmBK);
   int64_t bytes = 0;
+  if (m == 1)  // gemv T over B (k x n) or N over B (n x k)
+    bytes = static_cast<int64_t>(
+        std::max(gemv_workspace_bytes(BlasOp::T, k, n), gemv_workspace_bytes(BlasOp::N, n, k)));
+  if (n == 1)  // gemv N over A (m x k) or T over A (k x m)
+    bytes = std::max(bytes, static_cast<int64_t>(std::max(gemv_workspace_bytes(BlasOp::N, m, k),
+                                                          gemv_workspace_bytes(BlasOp::T, k, m))));
   if (std::min(m, n) <= kSgemmSkinnyMaxRows) {
     const int64_t chunks = ceil_div<int64_t>(k, kSgemmSkinnyChunk);
     const int64_t splits =
         std::min<int64_t>(kSgemmSkinnyMaxSplits, chunks / kSgemmSkinnyMinSplitChunks);
-    if (splits >= 2) bytes = 4 * splits * m * n;
+    if (splits >= 2) bytes = std::max(bytes, 4 * splits * m * n);
   } else {
     const int64_t splits = std::min<int64_t>(kSgemmMaxSplits, k_tiles / kSgemmMinSplitKTiles);
     if (splits >= 2) {
