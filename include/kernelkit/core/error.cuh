@@ -1,8 +1,8 @@
 // Error handling for library code: never throw, print or exit; answer with a cudaError_t.
 //
-// After a launch an op returns cudaGetLastError() (written out, not behind a macro). The
-// library never calls cudaGetLastError() to hide an error: the only errors it consumes are
-// the ones its own failed call just recorded (see core/launch.cuh).
+// Every kernel is launched through core launch() (core/launch.cuh), which returns the
+// launch's own status. The library never calls cudaGetLastError() to hide an error: the only
+// errors it consumes are the ones its own failed call just recorded.
 #pragma once
 
 #include <cuda_runtime.h>

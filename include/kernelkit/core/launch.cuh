@@ -37,22 +37,6 @@ inline int grid_size_for(int64_t work_items, int block, const DeviceInfo& d,
   return static_cast<int>(std::clamp<int64_t>(needed, 1, std::min<int64_t>(cap, INT32_MAX)));
 }
 
-// TRANSITIONAL, removed once every op plans from DeviceInfo: the old runtime-query forms.
-inline int grid_size_for(int64_t work_items, int block_size, int sm_count, int max_threads_per_sm,
-                         int waves) {
-  DeviceInfo d;
-  d.sm_count = sm_count;
-  d.max_threads_per_sm = max_threads_per_sm;
-  return grid_size_for(work_items, block_size, d, waves);
-}
-template <int = 0>
-cudaError_t grid_size(int64_t work_items, int block_size, int* grid, int waves = kDefaultWaves) {
-  DeviceInfo d;
-  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
-  *grid = grid_size_for(work_items, block_size, d, waves);
-  return cudaSuccess;
-}
-
 // One block per tile: `tiles` blocks, clamped to [1, INT32_MAX] (a kernel that strides by
 // gridDim.x covers the tiles past the limit). Pure.
 inline int grid_one_block_per_tile(int64_t tiles) {
@@ -184,10 +168,6 @@ inline constexpr cudaError_t kClusterDoesNotFit = cudaErrorInvalidClusterSize;
 template <typename... Params, typename... Args>
 cudaError_t launch(void (*kernel)(Params...), const LaunchShape& shape, cudaStream_t stream,
                    Args&&... args) {
-  if (!shape.is_cluster() && !shape.overlap_previous && !shape.cooperative) {
-    kernel<<<shape.grid, shape.block, shape.smem, stream>>>(std::forward<Args>(args)...);
-    return cudaGetLastError();
-  }
   if (shape.is_cluster()) {
     int clusters = 0;
     KERNELKIT_RETURN_IF_ERROR(cluster_occupancy(kernel, shape, &clusters));
@@ -198,6 +178,9 @@ cudaError_t launch(void (*kernel)(Params...), const LaunchShape& shape, cudaStre
     KERNELKIT_RETURN_IF_ERROR(resident_blocks(kernel, shape, &resident));
     if (int64_t{shape.grid.x} * shape.grid.y * shape.grid.z > resident) return kClusterDoesNotFit;
   }
+  // cudaLaunchKernelEx returns this launch's own status, so a successful call leaves an
+  // error the caller has not read yet where it was (a <<<>>> launch followed by
+  // cudaGetLastError() would return and clear it).
   cudaLaunchAttribute attr[3];
   const cudaLaunchConfig_t config = detail::launch_config(shape, stream, attr);
   const cudaError_t err = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
@@ -205,7 +188,7 @@ cudaError_t launch(void (*kernel)(Params...), const LaunchShape& shape, cudaStre
     (void)cudaGetLastError();  // consume the error this launch just recorded (ours)
     return err == cudaErrorCooperativeLaunchTooLarge ? kClusterDoesNotFit : err;
   }
-  return cudaGetLastError();
+  return cudaSuccess;
 }
 
 // plan(d) -> a plan; launch(plan) -> cudaError_t. Launches the plan made for the device;
