@@ -13,7 +13,7 @@
 #include "kernelkit/block/block_reduce.cuh"
 #include "kernelkit/elementwise/elementwise.cuh"
 #include "kernelkit/elementwise/functors.cuh"
-#include "kernelkit/reduce/device_reduce.cuh"
+#include "kernelkit/reduce/reduce.cuh"
 #include "kernelkit/reduce/row_reduce.cuh"
 #include "kernelkit/softmax/softmax.cuh"
 #include "kernelkit/transpose/transpose.cuh"

@@ -20,6 +20,13 @@ void reduce_ops(const T* in, Acc* out, void* ws, cudaStream_t s) {
   (void)kk::row_max(in, 1, 1, out, s);
   (void)kk::row_min(in, 1, 1, out, s);
   (void)kk::row_reduce(in, 1, 1, out, kk::ReduceOp::kSum, Acc(0), s);
+  (void)kk::sum(in, 1, out, ws, 0, s);
+  (void)kk::max(in, 1, out, ws, 0, s);
+  (void)kk::min(in, 1, out, ws, 0, s);
+  (void)kk::row_sum(in, 1, 1, out, ws, 0, s);
+  (void)kk::row_max(in, 1, 1, out, ws, 0, s);
+  (void)kk::row_min(in, 1, 1, out, ws, 0, s);
+  (void)kk::row_reduce(in, 1, 1, out, kk::ReduceOp::kMax, Acc(0), ws, 0, s);
 }
 
 template <typename T>
@@ -62,5 +69,7 @@ void kernelkit_compile_all_ops(void* p, cudaStream_t s) {
   transpose_op(f, s);
   transpose_op(static_cast<double*>(p), s);
   (void)kk::gemv(kk::BlasOp::N, 1, 1, 1.f, f, 1, f, 0.f, f, s);
+  (void)kk::gemv(kk::BlasOp::T, 1, 1, 1.f, f, 1, f, 0.f, f, p, 0, s);
   (void)kk::sgemm(kk::BlasOp::N, kk::BlasOp::N, 1, 1, 1, 1.f, f, 1, f, 1, 0.f, f, 1, s);
+  (void)kk::sgemm(kk::BlasOp::T, kk::BlasOp::T, 1, 1, 1, 1.f, f, 1, f, 1, 0.f, f, 1, p, 0, s);
 }
