@@ -59,13 +59,48 @@ __device__ __forceinline__ C load_partial(const C* p) {
   }
 }
 
+// Adds to acc (one accumulator per pack lane) the packs of body at i, i + inner, ...,
+// i + (U - 1) * inner, then the same from i + outer, i + 2 outer, ...: every such index below
+// packs. The U loads of a step are all issued before the adds; the last, partial step is
+// written as load-then-add per pack, which ptxas still predicates and batches (a plain
+// remainder loop waits a round trip per pack). The device reduction (inner = the block,
+// outer = the grid's tile stride) and the row reduction (inner = the row's lanes,
+// outer = U x lanes) share it.
+template <int U, int Pack, typename C, typename T, typename Op>
+__device__ __forceinline__ void accumulate_packs(C (&acc)[Pack], const T* __restrict__ body,
+                                                 int64_t i, int64_t packs, int64_t inner,
+                                                 int64_t outer, Op op) {
+#pragma unroll 1
+  for (; i + (U - 1) * inner < packs; i += outer) {
+    kernelkit::Pack<T, Pack> p[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      p[u] = load_pack<Pack>(body, i + u * inner);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+#pragma unroll
+      for (int k = 0; k < Pack; ++k)
+        acc[k] = op(acc[k], convert<C>(p[u].elem[k]));
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const int64_t idx = i + u * inner;
+    if (idx < packs) {
+      const kernelkit::Pack<T, Pack> p = load_pack<Pack>(body, idx);
+#pragma unroll
+      for (int k = 0; k < Pack; ++k)
+        acc[k] = op(acc[k], convert<C>(p.elem[k]));
+    }
+  }
+}
+
 // One thread's share of split s (of `split`) of a row of cols elements: its packs of every
 // tile s + k * split, then (block s == 0) one head and one tail scalar. Returns the thread's
 // partial (the identity when it read nothing).
 template <int Pack, typename C, typename T, typename Op>
 __device__ __forceinline__ C reduce_share(const T* __restrict__ row, int64_t cols, int s, int split,
                                           Op op) {
-  using P = kernelkit::Pack<T, Pack>;
   const int64_t head = pack_head<Pack>(row, cols);
   const T* __restrict__ body = row + head;  // aligned to a whole pack
   const int64_t packs = (cols - head) / Pack;
@@ -75,36 +110,11 @@ __device__ __forceinline__ C reduce_share(const T* __restrict__ row, int64_t col
 #pragma unroll
   for (int k = 0; k < Pack; ++k)
     acc[k] = identity<Op, C>();
-  const int64_t stride = int64_t{split} * kReduceBlock * kReduceUnroll;
-  const int64_t last_full = packs - int64_t{kReduceUnroll - 1} * kReduceBlock;  // i < it: full
-  int64_t i = int64_t{s} * kReduceBlock * kReduceUnroll + threadIdx.x;
-  // full tiles: kReduceUnroll independent 16-byte loads in flight, then the adds
-#pragma unroll 1
-  for (; i < last_full; i += stride) {
-    P p[kReduceUnroll];
-#pragma unroll
-    for (int j = 0; j < kReduceUnroll; ++j)
-      p[j] = load_pack<Pack>(body, i + int64_t{j} * kReduceBlock);
-#pragma unroll
-    for (int j = 0; j < kReduceUnroll; ++j) {
-#pragma unroll
-      for (int k = 0; k < Pack; ++k)
-        acc[k] = op(acc[k], convert<C>(p[j].elem[k]));
-    }
-  }
-  // the one partial tile left. Written as load-then-add per pack: ptxas still predicates
-  // and batches these loads, and (unlike an explicit all-loads-first form) keeps the main
-  // loop's loads ahead of its adds.
-#pragma unroll
-  for (int j = 0; j < kReduceUnroll; ++j) {
-    const int64_t idx = i + int64_t{j} * kReduceBlock;
-    if (idx < packs) {
-      const P p = load_pack<Pack>(body, idx);
-#pragma unroll
-      for (int k = 0; k < Pack; ++k)
-        acc[k] = op(acc[k], convert<C>(p.elem[k]));
-    }
-  }
+  // tiles of kReduceBlock x kReduceUnroll packs, split s taking tiles s, s + split, ...;
+  // thread t of a tile loads packs t + j * kReduceBlock
+  accumulate_packs<kReduceUnroll>(acc, body,
+                                  int64_t{s} * kReduceBlock * kReduceUnroll + threadIdx.x, packs,
+                                  kReduceBlock, int64_t{split} * kReduceBlock * kReduceUnroll, op);
   C v = acc[0];
 #pragma unroll
   for (int k = 1; k < Pack; ++k)

@@ -22,6 +22,7 @@
 #include "kernelkit/core/launch.cuh"
 #include "kernelkit/core/pack.cuh"
 #include "kernelkit/core/types.cuh"
+#include "kernelkit/reduce/detail/reduce_kernels.cuh"
 #include "kernelkit/warp/warp.cuh"
 
 namespace kernelkit::detail {
@@ -256,30 +257,7 @@ __device__ __forceinline__ C row_partial(const T* row, int64_t cols, int lane, i
     i += lanes;
   }
   if constexpr (kUnroll > 1) {
-    for (; i + (kUnroll - 1) * lanes < packs; i += kUnroll * lanes) {
-      kernelkit::Pack<T, Pack> v[kUnroll];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u)
-        v[u] = load_pack<Pack>(body, i + u * lanes);
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-#pragma unroll
-        for (int j = 0; j < Pack; ++j)
-          acc[j] = op(acc[j], convert<C>(v[u].elem[j]));
-      }
-    }
-    // fewer than kUnroll strides left: predicated loads, which ptxas batches (a plain
-    // remainder loop may wait for each load before the next: one round trip per pack)
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int64_t idx = i + int64_t{u} * lanes;
-      if (idx < packs) {
-        const kernelkit::Pack<T, Pack> v = load_pack<Pack>(body, idx);
-#pragma unroll
-        for (int j = 0; j < Pack; ++j)
-          acc[j] = op(acc[j], convert<C>(v.elem[j]));
-      }
-    }
+    accumulate_packs<kUnroll>(acc, body, i, packs, lanes, int64_t{kUnroll} * lanes, op);
   } else {
     // narrow groups: the plan's width leaves at most kPre packs a lane, nothing is left
 #pragma unroll 1
