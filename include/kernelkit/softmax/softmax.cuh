@@ -160,6 +160,23 @@ template <typename T>
 int softmax_offset(const T* p) {
   return static_cast<int>(reinterpret_cast<uintptr_t>(p) % kMaxPackBytes);
 }
+
+// softmax and log_softmax: check, plan for the current device, launch.
+template <typename T>
+cudaError_t run_softmax(SoftmaxKind kind, const T* in, T* out, int64_t rows, int64_t cols,
+                        cudaStream_t stream) {
+  KERNELKIT_REQUIRE(softmax_args_ok(in, out, rows, cols));
+  if (rows == 0 || cols == 0) return cudaSuccess;
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  const int in_offset = softmax_offset(in), out_offset = softmax_offset(out);
+  return plan_and_launch(
+      d,
+      [&](const DeviceInfo& dev) {
+        return plan_softmax(rows, cols, sizeof(T), in_offset, out_offset, dev);
+      },
+      [&](const SoftmaxPlan& p) { return launch_softmax(p, kind, in, out, rows, cols, stream); });
+}
 }  // namespace detail
 
 // out[r][c] = exp(in[r][c] - max_r) / sum_c' exp(in[r][c'] - max_r), computed in float.
@@ -174,19 +191,7 @@ int softmax_offset(const T* p) {
 template <typename T>
 [[nodiscard]] cudaError_t softmax(const T* in, T* out, int64_t rows, int64_t cols,
                                   cudaStream_t stream = nullptr) {
-  KERNELKIT_REQUIRE(softmax_args_ok(in, out, rows, cols));
-  if (rows == 0 || cols == 0) return cudaSuccess;
-  DeviceInfo d;
-  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
-  const int in_offset = detail::softmax_offset(in), out_offset = detail::softmax_offset(out);
-  return plan_and_launch(
-      d,
-      [&](const DeviceInfo& dev) {
-        return plan_softmax(rows, cols, sizeof(T), in_offset, out_offset, dev);
-      },
-      [&](const SoftmaxPlan& p) {
-        return launch_softmax(p, SoftmaxKind::kSoftmax, in, out, rows, cols, stream);
-      });
+  return detail::run_softmax(SoftmaxKind::kSoftmax, in, out, rows, cols, stream);
 }
 
 // out[r][c] = (in[r][c] - max_r) - log(sum_c' exp(in[r][c'] - max_r)) (not log(softmax)).
@@ -194,19 +199,7 @@ template <typename T>
 template <typename T>
 [[nodiscard]] cudaError_t log_softmax(const T* in, T* out, int64_t rows, int64_t cols,
                                       cudaStream_t stream = nullptr) {
-  KERNELKIT_REQUIRE(softmax_args_ok(in, out, rows, cols));
-  if (rows == 0 || cols == 0) return cudaSuccess;
-  DeviceInfo d;
-  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
-  const int in_offset = detail::softmax_offset(in), out_offset = detail::softmax_offset(out);
-  return plan_and_launch(
-      d,
-      [&](const DeviceInfo& dev) {
-        return plan_softmax(rows, cols, sizeof(T), in_offset, out_offset, dev);
-      },
-      [&](const SoftmaxPlan& p) {
-        return launch_softmax(p, SoftmaxKind::kLogSoftmax, in, out, rows, cols, stream);
-      });
+  return detail::run_softmax(SoftmaxKind::kLogSoftmax, in, out, rows, cols, stream);
 }
 
 }  // namespace kernelkit
