@@ -24,59 +24,68 @@ kernelkit::DeviceInfo device(const std::string& name) {
 }
 
 TEST(ReducePlan, ExpectedPlans) {
-  constexpr SplitWrite kOut = SplitWrite::kOut, kCluster = SplitWrite::kCluster,
+  constexpr SplitWrite kOut = SplitWrite::kOut, kGrid = SplitWrite::kGrid,
                        kPartials = SplitWrite::kPartials;
   struct Case {
     const char* device;
+    bool cooperative;  // d.cooperative_launch (false: what plan_and_launch re-plans with)
     int64_t n;
     int in_bytes;
     int split;
     SplitWrite write;
   };
-  // One block when n fits one tile (2048 packs); up to 8 tiles one cluster where clusters
-  // are available (at least 512 packs a block); else one block per 512 packs up to one wave
-  // of 4 blocks of 256 threads per SM: H100 528, A100 432, L4 232, T4 160.
+  // One block when n fits one tile (2048 packs); else one block per tile up to one wave of 4
+  // blocks of 256 threads per SM (H100 528, A100 432, L4 232, T4 160), combined in the same
+  // cooperative launch, or by a second kernel where no cooperative grid can be launched.
   const Case cases[] = {
-      {"H100", 1, 4, 1, kOut},
-      {"H100", 1024, 4, 1, kOut},
-      {"H100", 8192, 4, 1, kOut},
-      {"H100", 8193, 4, 5, kCluster},
-      {"H100", 16384, 4, 8, kCluster},
-      {"H100", 65536, 4, 8, kCluster},
-      {"H100", 65537, 4, 33, kPartials},
-      {"H100", 1048576, 4, 512, kPartials},
-      {"H100", 1000003, 4, 489, kPartials},
-      {"H100", 4194304, 4, 528, kPartials},
-      {"H100", 16777216, 4, 528, kPartials},
-      {"H100", 268435456, 4, 528, kPartials},
-      {"H100", 100000007, 4, 528, kPartials},
-      {"H100", 1048576, 8, 528, kPartials},
-      {"H100", 16777216, 2, 528, kPartials},
-      {"H100", 16384, 2, 1, kOut},
-      {"H100-compute80", 65536, 4, 32, kPartials},
-      {"H100-compute80", 8193, 4, 5, kPartials},
-      {"H100-compute80", 16777216, 4, 528, kPartials},
-      {"A100", 16777216, 4, 432, kPartials},
-      {"A100", 65536, 4, 32, kPartials},
-      {"L4", 16777216, 4, 232, kPartials},
-      {"T4", 16777216, 4, 160, kPartials},
-      {"T4", 1048576, 8, 160, kPartials},
+      {"H100", true, 1, 4, 1, kOut},
+      {"H100", true, 1024, 4, 1, kOut},
+      {"H100", true, 8192, 4, 1, kOut},
+      {"H100", true, 8193, 4, 2, kGrid},
+      {"H100", true, 16384, 4, 2, kGrid},
+      {"H100", true, 65536, 4, 8, kGrid},
+      {"H100", true, 65537, 4, 9, kGrid},
+      {"H100", true, 1048576, 4, 128, kGrid},  // the old library's grid: one tile a block
+      {"H100", true, 1000003, 4, 123, kGrid},
+      {"H100", true, 4194304, 4, 512, kGrid},
+      {"H100", true, 16777216, 4, 528, kGrid},
+      {"H100", true, 268435456, 4, 528, kGrid},
+      {"H100", true, 100000007, 4, 528, kGrid},
+      {"H100", true, 1048576, 8, 256, kGrid},
+      {"H100", true, 16777216, 2, 528, kGrid},
+      {"H100", true, 16384, 2, 1, kOut},
+      {"H100", false, 65536, 4, 8, kPartials},
+      {"H100", false, 1048576, 4, 128, kPartials},
+      {"H100", false, 16777216, 4, 528, kPartials},
+      {"H100-compute80", true, 65536, 4, 8, kGrid},
+      {"H100-compute80", true, 16777216, 4, 528, kGrid},
+      {"H100-compute80", false, 8193, 4, 2, kPartials},
+      {"A100", true, 16777216, 4, 432, kGrid},
+      {"A100", true, 65536, 4, 8, kGrid},
+      {"A100", false, 16777216, 4, 432, kPartials},
+      {"L4", true, 16777216, 4, 232, kGrid},
+      {"T4", true, 16777216, 4, 160, kGrid},
+      {"T4", true, 1048576, 8, 160, kGrid},
+      {"T4", false, 1048576, 8, 160, kPartials},
   };
   for (const auto& c : cases) {
-    const DeviceInfo d = device(c.device);
+    DeviceInfo d = device(c.device);
+    d.cooperative_launch = c.cooperative;
     const ReducePlan p = kernelkit::plan_reduce(c.n, c.in_bytes, 4, SIZE_MAX, d);
-    const std::string label = std::string(c.device) + " n=" + std::to_string(c.n) +
-                              " bytes=" + std::to_string(c.in_bytes);
+    const std::string label = std::string(c.device) + (c.cooperative ? "" : " no-coop") +
+                              " n=" + std::to_string(c.n) + " bytes=" + std::to_string(c.in_bytes);
     EXPECT_EQ(p.split, c.split) << label;
     EXPECT_EQ(p.write, c.write) << label;
     EXPECT_EQ(p.pack, 16 / c.in_bytes) << label;
     EXPECT_EQ(p.unroll, kernelkit::detail::kReduceUnroll) << label;
     EXPECT_EQ(p.shape.grid.x, static_cast<unsigned>(c.split)) << label;
     EXPECT_EQ(p.shape.block.x, 256u) << label;
-    EXPECT_EQ(p.shape.is_cluster(), c.write == kCluster) << label;
-    if (c.write == kCluster) EXPECT_EQ(p.shape.cluster.x, static_cast<unsigned>(c.split)) << label;
+    EXPECT_FALSE(p.shape.is_cluster()) << label;
+    EXPECT_FALSE(p.shape.overlap_previous) << label;
+    EXPECT_EQ(p.shape.cooperative, c.write == kGrid) << label;
     if (c.write == kPartials) {
       EXPECT_EQ(p.combine.grid.x, 1u) << label;
+      EXPECT_EQ(p.combine.block.x, 256u) << label;
       // the combine kernel overlaps the split kernel's tail only where it was compiled with
       // the wait (sm_90 code on an sm_90 device)
       EXPECT_EQ(p.combine.overlap_previous, std::string(c.device) == "H100") << label;
@@ -84,11 +93,6 @@ TEST(ReducePlan, ExpectedPlans) {
       EXPECT_FALSE(p.combine.overlap_previous) << label;
     }
   }
-  // with no room for a cluster the H100 falls back to the split (plan_and_launch re-plans
-  // with cluster_launch off)
-  DeviceInfo no_cluster = kktest::h100();
-  no_cluster.cluster_launch = false;
-  EXPECT_EQ(kernelkit::plan_reduce(65536, 4, 4, SIZE_MAX, no_cluster).write, kPartials);
 }
 
 // How many times the split kernel reads each pack of a row of `packs` packs with `split`
@@ -133,47 +137,54 @@ TEST(ReducePlan, Invariants) {
                                       100000007,
                                       int64_t{1} << 31,
                                       (int64_t{1} << 33) + 5};
-  for (const auto& [name, d] : kktest::all_devices()) {
-    const int64_t wave = kernelkit::detail::reduce_wave(d);
+  for (const auto& [name, dev] : kktest::all_devices()) {
+    const int64_t wave = kernelkit::detail::reduce_wave(dev);
     EXPECT_GE(wave, 1) << name;
     EXPECT_LE(wave, kernelkit::kReduceMaxSplit) << name;
-    EXPECT_EQ(wave, int64_t{d.sm_count} * 4) << name;
-    for (int in_bytes : {1, 2, 4, 8}) {
-      for (int acc_bytes : {4, 8}) {
-        for (int64_t n : sizes) {
-          const std::string label = std::string(name) + " n=" + std::to_string(n) +
-                                    " in=" + std::to_string(in_bytes) +
-                                    " acc=" + std::to_string(acc_bytes);
-          const ReducePlan p = kernelkit::plan_reduce(n, in_bytes, acc_bytes, SIZE_MAX, d);
-          const int64_t packs = (n + p.pack - 1) / p.pack;
-          EXPECT_GE(p.split, 1) << label;
-          EXPECT_LE(p.split, wave) << label;
-          EXPECT_EQ(p.shape.grid.x, static_cast<unsigned>(p.split)) << label;
-          EXPECT_LE(static_cast<int>(p.shape.block.x), d.max_threads_per_block) << label;
-          EXPECT_EQ(p.split == 1, packs <= kernelkit::kReduceTilePacks) << label;
-          EXPECT_EQ(p.write == SplitWrite::kOut, p.split == 1) << label;
-          // a cluster only where the device and the build have them, of at most 8 blocks, for
-          // at most 8 tiles
-          EXPECT_EQ(p.shape.is_cluster(), p.write == SplitWrite::kCluster) << label;
-          if (p.write == SplitWrite::kCluster) {
-            EXPECT_TRUE(d.clusters()) << label;
-            EXPECT_LE(p.split, 8) << label;
-            EXPECT_LE(packs, 8 * kernelkit::kReduceTilePacks) << label;
-            EXPECT_EQ(p.shape.cluster.x, static_cast<unsigned>(p.split)) << label;
-          }
-          // at least 2 packs a thread in every block but the last
-          if (p.split > 1) EXPECT_GT(packs, int64_t{p.split - 1} * 2 * 256) << label;
-          // the workspace bound (device-independent) holds every device's partials
-          const size_t bound = in_bytes == 4 && acc_bytes == 4
-                                   ? kernelkit::reduce_workspace_bytes<float, float>(n)
-                               : in_bytes == 8 && acc_bytes == 8
-                                   ? kernelkit::reduce_workspace_bytes<int64_t, int64_t>(n)
-                                   : 0;
-          if (bound > 0) EXPECT_LE(size_t(p.split) * acc_bytes, bound) << label;
-          // a workspace of the bound's size gives the same plan
-          if (bound > 0) {
-            EXPECT_EQ(kernelkit::plan_reduce(n, in_bytes, acc_bytes, bound, d).split, p.split)
+    EXPECT_EQ(wave, int64_t{dev.sm_count} * 4) << name;
+    for (bool cooperative : {true, false}) {
+      DeviceInfo d = dev;
+      d.cooperative_launch = cooperative;
+      for (int in_bytes : {1, 2, 4, 8}) {
+        for (int acc_bytes : {4, 8}) {
+          for (int64_t n : sizes) {
+            const std::string label =
+                std::string(name) + (cooperative ? "" : " no-coop") + " n=" + std::to_string(n) +
+                " in=" + std::to_string(in_bytes) + " acc=" + std::to_string(acc_bytes);
+            const ReducePlan p = kernelkit::plan_reduce(n, in_bytes, acc_bytes, SIZE_MAX, d);
+            const int64_t packs = (n + p.pack - 1) / p.pack;
+            EXPECT_GE(p.split, 1) << label;
+            EXPECT_LE(p.split, wave) << label;  // one wave: a cooperative grid is resident
+            EXPECT_EQ(p.shape.grid.x, static_cast<unsigned>(p.split)) << label;
+            EXPECT_LE(static_cast<int>(p.shape.block.x), d.max_threads_per_block) << label;
+            EXPECT_EQ(p.split == 1, packs <= kernelkit::kReduceTilePacks) << label;
+            // one block per tile at most: every block reads at least one whole tile
+            EXPECT_LE(int64_t{p.split - 1} * kernelkit::kReduceTilePacks, packs) << label;
+            EXPECT_EQ(p.write == SplitWrite::kOut, p.split == 1) << label;
+            // one launch where the device launches cooperative grids, else a combine kernel
+            if (p.split > 1) {
+              EXPECT_EQ(p.write, cooperative ? SplitWrite::kGrid : SplitWrite::kPartials) << label;
+            }
+            EXPECT_EQ(p.shape.cooperative, p.write == SplitWrite::kGrid) << label;
+            EXPECT_EQ(p.combine.grid.x == 1 && p.combine.block.x == 256,
+                      p.write == SplitWrite::kPartials)
                 << label;
+            // no cluster, no programmatic launch of the reading kernel
+            EXPECT_FALSE(p.shape.is_cluster()) << label;
+            EXPECT_FALSE(p.shape.overlap_previous) << label;
+            if (p.combine.overlap_previous) EXPECT_TRUE(d.cc_major >= 9 && d.code_arch >= 90);
+            // the workspace bound (device-independent) holds every device's partials
+            const size_t bound = in_bytes == 4 && acc_bytes == 4
+                                     ? kernelkit::reduce_workspace_bytes<float, float>(n)
+                                 : in_bytes == 8 && acc_bytes == 8
+                                     ? kernelkit::reduce_workspace_bytes<int64_t, int64_t>(n)
+                                     : 0;
+            if (bound > 0) EXPECT_LE(size_t(p.split) * acc_bytes, bound) << label;
+            // a workspace of the bound's size gives the same plan
+            if (bound > 0) {
+              EXPECT_EQ(kernelkit::plan_reduce(n, in_bytes, acc_bytes, bound, d).split, p.split)
+                  << label;
+            }
           }
         }
       }

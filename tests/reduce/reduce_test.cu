@@ -254,20 +254,30 @@ TEST_F(DeviceReduceTest, WorkspaceReuseAcrossCalls) {
   }
 }
 
-// A captured graph (the split kernel and, on sm_90, the combine kernel as a programmatic
-// dependent launch) replays correctly, each replay from the workspace the last one left.
+// A captured graph replays correctly, each replay from the workspace the last one left:
+// the library's call (on this GPU a cooperative launch), then the same sum through the plan
+// without cooperative grids (the split kernel and the combine kernel, on sm_90 a
+// programmatic dependent launch), into a second output.
 TEST_F(DeviceReduceTest, GraphReplay) {
   const int64_t n = (int64_t{1} << 23) + 17;
   const auto h = kktest::random_vector<int64_t>(n, 11, -1e9, 1e9);
   auto d_in = kktest::to_device(h);
   auto ws = make_workspace<int64_t, int64_t>(n);
-  DeviceBuffer<int64_t> out(1);
+  DeviceBuffer<int64_t> out(2);
+  kernelkit::DeviceInfo no_coop;
+  ASSERT_EQ(kernelkit::current_device_info(&no_coop), cudaSuccess);
+  no_coop.cooperative_launch = false;
+  const auto two_kernels = kernelkit::plan_reduce(n, 8, 8, ws.size(), no_coop);
+  ASSERT_EQ(two_kernels.write, kernelkit::detail::SplitWrite::kPartials);
   cudaStream_t s;
   CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cudaGraph_t graph;
   cudaGraphExec_t exec;
   CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
   ASSERT_EQ(kernelkit::sum(d_in.get(), n, out.get(), ws.get(), ws.size(), s), cudaSuccess);
+  ASSERT_EQ(kernelkit::launch_reduce<kernelkit::Sum>(two_kernels, d_in.get(), n, out.get() + 1,
+                                                     int64_t{0}, ws.get(), s),
+            cudaSuccess);
   CUDA_CHECK(cudaStreamEndCapture(s, &graph));
   CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
   double abs_sum = 0;
@@ -279,7 +289,9 @@ TEST_F(DeviceReduceTest, GraphReplay) {
     out.poison();
     CUDA_CHECK(cudaGraphLaunch(exec, s));
     CUDA_CHECK(cudaStreamSynchronize(s));
-    EXPECT_EQ(out.download()[0], exact) << "replay " << rep << " (ref " << ref << ")";
+    const auto got = out.download();
+    EXPECT_EQ(got[0], exact) << "replay " << rep << " (ref " << ref << ")";
+    EXPECT_EQ(got[1], exact) << "two kernels, replay " << rep;
   }
   CUDA_CHECK(cudaGraphExecDestroy(exec));
   CUDA_CHECK(cudaGraphDestroy(graph));
@@ -288,7 +300,9 @@ TEST_F(DeviceReduceTest, GraphReplay) {
 
 // Plans made for other devices than this one (run here through launch_reduce): a device of
 // 512 SMs (a split of 2048 blocks, the most the workspace bound allows: one full combine
-// chunk), a device of one SM (4 blocks, many tiles each), a T4. f32 and exact int64 sums,
+// chunk; more than this GPU holds at once, so with the combine kernel), a device of one SM
+// (4 blocks, many tiles each, one cooperative launch), a T4 (160 blocks, cooperative), and
+// this device without cooperative launches (the combine kernel). f32 and exact int64 sums,
 // unaligned heads and tails, a dirty workspace. The device's own launch facts (compute
 // capability, compiled architecture) are kept, so a plan never asks for a launch mode this
 // build or GPU lacks.
@@ -331,20 +345,67 @@ void check_plan(const kernelkit::DeviceInfo& dev, const std::vector<int64_t>& si
 TEST_F(DeviceReduceTest, OtherPlans) {
   kernelkit::DeviceInfo here;
   ASSERT_EQ(kernelkit::current_device_info(&here), cudaSuccess);
-  kernelkit::DeviceInfo big = here, one = here, t4 = kktest::t4();
+  kernelkit::DeviceInfo big = here, one = here, t4 = kktest::t4(), no_coop = here;
   big.sm_count = 512;
+  big.cooperative_launch = false;
   one.sm_count = 1;
   t4.cc_major = here.cc_major, t4.cc_minor = here.cc_minor, t4.code_arch = here.code_arch;
   t4.cluster_launch = here.cluster_launch;
+  t4.cooperative_launch = here.cooperative_launch;
+  no_coop.cooperative_launch = false;
   const std::vector<int64_t> sizes = {1, 33, 8193, kPrime, (int64_t{1} << 22) + 5};
   const std::pair<kernelkit::DeviceInfo, const char*> devices[] = {
-      {big, "512 SMs"}, {one, "1 SM"}, {t4, "T4"}};
+      {big, "512 SMs"}, {one, "1 SM"}, {t4, "T4"}, {no_coop, "no cooperative"}};
+  // the plans are the ones meant (so each combine is really run)
+  using kernelkit::detail::SplitWrite;
+  EXPECT_EQ(kernelkit::plan_reduce(kPrime, 4, 4, SIZE_MAX, big).write, SplitWrite::kPartials);
+  EXPECT_EQ(kernelkit::plan_reduce(kPrime, 4, 4, SIZE_MAX, no_coop).write, SplitWrite::kPartials);
+  if (here.cooperative_launch) {
+    EXPECT_EQ(kernelkit::plan_reduce(kPrime, 4, 4, SIZE_MAX, one).write, SplitWrite::kGrid);
+    EXPECT_EQ(kernelkit::plan_reduce(kPrime, 4, 4, SIZE_MAX, t4).write, SplitWrite::kGrid);
+  }
   for (const auto& [dev, name] : devices) {
     check_plan<float>(dev, sizes, -1, 1, name);
     check_plan<int64_t>(dev, sizes, -1099511627776.0, 1099511627776.0, name);
   }
   // 512 SMs at 2^22 + 5 floats: the full 2048-block split
   EXPECT_EQ(kernelkit::plan_reduce((int64_t{1} << 22) + 5, 4, 4, SIZE_MAX, big).split, 2048);
+}
+
+// The one-launch combine (cooperative grid) and the combine kernel add the same partials
+// in the same order: identical bits for the same split, whichever runs (plan_and_launch
+// falls back from one to the other where a cooperative grid cannot be resident).
+TEST_F(DeviceReduceTest, BothCombinesSameBits) {
+  kernelkit::DeviceInfo here;
+  ASSERT_EQ(kernelkit::current_device_info(&here), cudaSuccess);
+  if (!here.cooperative_launch) GTEST_SKIP() << "no cooperative launch on this device";
+  kernelkit::DeviceInfo no_coop = here;
+  no_coop.cooperative_launch = false;
+  for (int64_t n : {int64_t{8193}, kPrime, (int64_t{1} << 24) + 3}) {
+    const auto h = kktest::random_vector<float>(n + 1, 500 + n, -1, 1);
+    auto d_in = kktest::to_device(h);
+    auto ws = make_workspace<float, float>(n);
+    const auto one = kernelkit::plan_reduce(n, 4, 4, ws.size(), here);
+    const auto two = kernelkit::plan_reduce(n, 4, 4, ws.size(), no_coop);
+    ASSERT_EQ(one.write, kernelkit::detail::SplitWrite::kGrid) << n;
+    ASSERT_EQ(two.write, kernelkit::detail::SplitWrite::kPartials) << n;
+    ASSERT_EQ(one.split, two.split) << n;
+    DeviceBuffer<float> out(2);
+    out.poison();
+    ASSERT_EQ(kernelkit::launch_reduce<kernelkit::Sum>(one, d_in.get() + 1, n, out.get(), 0.f,
+                                                       ws.get(), nullptr),
+              cudaSuccess);
+    ASSERT_EQ(kernelkit::launch_reduce<kernelkit::Sum>(two, d_in.get() + 1, n, out.get() + 1, 0.f,
+                                                       ws.get(), nullptr),
+              cudaSuccess);
+    const auto got = out.download();
+    EXPECT_TRUE(kktest::same_bits(std::vector<float>{got[0]}, std::vector<float>{got[1]}))
+        << "n=" << n << ": " << got[0] << " vs " << got[1];
+    double abs_sum = 0;
+    const double ref = reference(h, 1, n, ReduceOp::kSum, 0.f, &abs_sum);
+    EXPECT_TRUE(kktest::check_near(std::vector<float>{got[0]}, {ref}, sum_tolerance<float>(abs_sum),
+                                   "n=" + std::to_string(n)));
+  }
 }
 
 // Every call correct whatever the workspace held: 0xFF bytes, then the leftovers of a

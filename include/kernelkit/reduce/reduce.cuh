@@ -2,15 +2,17 @@
 // compute_t<Acc>. Kernels: detail/reduce_kernels.cuh.
 //
 // How a call runs (plan_reduce): n fits one tile (kReduceBlock x kReduceUnroll packs of 16
-// bytes, 8192 floats): one block reduces it and writes out. Up to kReduceMaxCluster tiles on
-// a Hopper build and GPU: a thread-block cluster of up to 8 blocks, combined through
-// distributed shared memory in the same launch. Larger: `split` blocks (at most one wave of
-// resident blocks, at least 2 packs a thread) each reduce an interleaved share into a
-// partial in the workspace, and a second kernel of one block combines the partials in block
-// order (on sm_90 a programmatic dependent launch, so its launch overlaps the first
-// kernel's tail). Nothing is kept in the workspace between calls: a call is correct whatever
-// the workspace holds. Deterministic: the same input, pointer alignment, n, device and
-// workspace size give the same bits every run. No atomics.
+// bytes, 8192 floats): one block reduces it and writes out. Larger: `split` blocks (one per
+// tile up to one wave of resident blocks) each reduce an interleaved share of whole tiles
+// into a partial in the workspace; the partials are combined in block order in the same
+// launch, by block 0 after the grid barrier of a cooperative launch (one launch, like the
+// old last-block-combines kernel, but the barrier's counter is the driver's, not the
+// workspace's). Where no cooperative grid can be launched (the device has none, or MPS/MIG
+// leaves fewer resident blocks), a second kernel of one block combines them (on sm_90 a
+// programmatic dependent launch). Nothing is kept in the workspace between calls: a call is
+// correct whatever the workspace holds. Deterministic: the same input, pointer alignment, n,
+// device and workspace size give the same bits every run (both combines add in the same
+// order). No atomics on data.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -34,13 +36,10 @@ namespace kernelkit {
 // Most blocks that read one row (and partials a row keeps in the workspace), whatever the
 // device: bounds reduce_workspace_bytes without knowing the device.
 inline constexpr int kReduceMaxSplit = 2048;
-// Packs each block of a split reads at least (2 a thread): small inputs use fewer blocks.
-inline constexpr int64_t kReduceMinPacksPerSplit = 2 * detail::kReduceBlock;
-// Packs one block reduces alone, writing out directly (one tile: one round of loads).
+// Packs of one tile: one round of loads of a block (kReduceUnroll a thread). A block of a
+// split reads whole tiles (the shares interleave by tile), so a split has at most one block
+// per tile; one tile is reduced by one block that writes out directly.
 inline constexpr int64_t kReduceTilePacks = int64_t{detail::kReduceBlock} * detail::kReduceUnroll;
-// Most blocks of a cluster (the portable limit): inputs of up to this many tiles are reduced
-// by one cluster where clusters are available (no second kernel).
-inline constexpr int kReduceMaxCluster = 8;
 
 // The functor of a ReduceOp value.
 template <ReduceOp O>
@@ -63,12 +62,12 @@ inline int64_t reduce_wave(const DeviceInfo& d) {
 
 // Blocks per row for `rows` rows of `packs` packs each: one when a row fits one tile,
 // otherwise as many as one wave of resident blocks gives each row (all rows at once), no
-// more than one per kReduceMinPacksPerSplit packs. `wave` is reduce_wave(d), or
-// kReduceMaxSplit for the device-independent bound.
+// more than one per tile (a block past the row's last tile would read nothing). `wave` is
+// reduce_wave(d), or kReduceMaxSplit for the device-independent bound.
 constexpr int64_t reduce_split_for(int64_t rows, int64_t packs, int64_t wave) {
   if (rows <= 0 || packs <= kReduceTilePacks) return 1;
   const int64_t by_wave = wave / rows;
-  const int64_t by_work = (packs + kReduceMinPacksPerSplit - 1) / kReduceMinPacksPerSplit;
+  const int64_t by_work = (packs + kReduceTilePacks - 1) / kReduceTilePacks;
   const int64_t split = by_wave < by_work ? by_wave : by_work;
   return split < 1 ? 1 : split;
 }
@@ -91,13 +90,13 @@ struct ReducePlan {
   int pack = 1;    // elements of T per 16-byte load (16 / sizeof(T))
   int unroll = 1;  // packs a thread loads per tile, all issued before its adds
   int split = 1;   // blocks that read the input; 1: that block writes out
-  // kOut: split == 1, no workspace used; kCluster: the split blocks are one cluster, block
-  // 0 combines their partials through distributed shared memory in rank order (no
-  // workspace); kPartials: one partial per block in the workspace, combined by the second
-  // kernel in block order.
+  // kOut: split == 1, no workspace used; kGrid (d.cooperative_launch): one partial per block
+  // in the workspace, combined in block order by block 0 after the grid barrier, in the
+  // same (cooperative) launch; kPartials (no cooperative launch): the same partials,
+  // combined in the same order by a second kernel.
   detail::SplitWrite write = detail::SplitWrite::kOut;
-  LaunchShape shape;    // the reading kernel: split blocks of kReduceBlock threads (kCluster:
-                        // shape.cluster = split)
+  LaunchShape shape;    // the reading kernel: split blocks of kReduceBlock threads
+                        // (kGrid: shape.cooperative)
   LaunchShape combine;  // kPartials: one block; a programmatic dependent launch on sm_90+
 };
 
@@ -110,22 +109,20 @@ inline ReducePlan plan_reduce(int64_t n, int in_bytes, int acc_bytes, size_t wor
   p.unroll = detail::kReduceUnroll;
   p.shape.block = dim3(detail::kReduceBlock);
   const int64_t packs = ceil_div<int64_t>(std::max<int64_t>(n, 0), p.pack);
-  if (d.clusters() && packs > kReduceTilePacks && packs <= kReduceTilePacks * kReduceMaxCluster) {
-    // one cluster, at least 2 packs a thread (8 blocks from 8 x 512 packs on)
-    p.split = static_cast<int>(
-        std::min<int64_t>(kReduceMaxCluster, ceil_div<int64_t>(packs, kReduceMinPacksPerSplit)));
-    p.write = detail::SplitWrite::kCluster;
-    p.shape.grid = dim3(static_cast<unsigned>(p.split));
-    p.shape.cluster = dim3(static_cast<unsigned>(p.split));
-    return p;
-  }
   const int64_t room = static_cast<int64_t>(std::min<size_t>(
       workspace_bytes / static_cast<size_t>(std::max(acc_bytes, 1)), kReduceMaxSplit));
   const int64_t split = std::min(detail::reduce_split_for(1, packs, detail::reduce_wave(d)), room);
   p.split = static_cast<int>(std::max<int64_t>(split, 1));
-  p.write = p.split > 1 ? detail::SplitWrite::kPartials : detail::SplitWrite::kOut;
   p.shape.grid = dim3(static_cast<unsigned>(p.split));
-  if (p.split > 1) {
+  if (p.split == 1) {
+    p.write = detail::SplitWrite::kOut;
+  } else if (d.cooperative_launch) {
+    // one launch: the split is at most one wave, so every block is resident at once (core
+    // launch() checks it and plan_and_launch re-plans without cooperative grids if not)
+    p.write = detail::SplitWrite::kGrid;
+    p.shape.cooperative = true;
+  } else {
+    p.write = detail::SplitWrite::kPartials;
     p.combine.grid = dim3(1);
     p.combine.block = dim3(detail::kReduceBlock);
     p.combine.overlap_previous = d.cc_major >= 9 && d.code_arch >= 90;
@@ -161,7 +158,7 @@ cudaError_t launch_reduce(const ReducePlan& p, const T* in, int64_t n, Acc* out,
   constexpr int kPack = kMaxPackSize<T>;
   auto* partials = static_cast<C*>(workspace);
   return dispatch<kPack>(p.pack, [&](auto) {
-    return dispatch<detail::SplitWrite::kOut, detail::SplitWrite::kCluster,
+    return dispatch<detail::SplitWrite::kOut, detail::SplitWrite::kGrid,
                     detail::SplitWrite::kPartials>(p.write, [&](auto w) {
       constexpr detail::SplitWrite kWrite = decltype(w)::value;
       KERNELKIT_RETURN_IF_ERROR(launch(detail::reduce_split_kernel<kPack, kWrite, T, C, Acc, Op>,

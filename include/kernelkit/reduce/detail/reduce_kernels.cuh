@@ -6,16 +6,22 @@
 // kReduceUnroll packs, thread t loading packs t, t + kReduceBlock, ... of it, all issued
 // before any add), block 0 of the row also the scalar head (elements before the first
 // aligned address) and tail. The row's `split` block partials are then combined in block
-// order, by one of three means (SplitWrite):
+// order, by one of four means (SplitWrite):
 //   kOut:      split == 1, the block writes op(init, its partial) to out[r];
-//   kPartials: each block writes its partial to partials[r * split + s], and
-//              reduce_combine_kernel (one block per row) combines them in order s = 0, 1, ...
-//              in a second launch: no state is kept between calls, so the workspace may hold
-//              anything before a call;
+//   kGrid:     a cooperative launch (every block resident): each block writes its partial to
+//              partials[r * split + s] and arrives at the grid barrier (the driver's, not the
+//              workspace's); block r waits for it and combines row r's partials in order
+//              s = 0, 1, ... (combine_partials) in the same launch;
+//   kPartials: as kGrid, but the combine is reduce_combine_kernel (one block per row), a
+//              second launch (a programmatic dependent launch on sm_90): the fallback where a
+//              cooperative grid cannot be launched;
 //   kCluster:  the row's blocks form a thread-block cluster (sm_90+) and block 0 combines
 //              the partials through distributed shared memory in rank order (no workspace).
+// No state is kept in the workspace between calls (kGrid and kPartials write every partial
+// they read in the same call), so the workspace may hold anything before a call.
 // Accumulation is in C = compute_t<Acc>. The order of every operation depends only on
-// (pointer alignment, rows, cols, split), so the same call gives the same bits every run.
+// (pointer alignment, rows, cols, split), and kGrid and kPartials combine in the same order,
+// so the same call gives the same bits every run.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -23,6 +29,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "kernelkit/block/block_reduce.cuh"
 #include "kernelkit/core/device.cuh"
@@ -43,7 +50,7 @@ inline constexpr int kReduceRegs = 65536 / (kReduceBlock * kReduceMinBlocks);
 // kReduceBlock x this many partials of a row).
 inline constexpr int kReduceCombineUnroll = 8;
 
-enum class SplitWrite { kOut, kPartials, kCluster };
+enum class SplitWrite { kOut, kPartials, kCluster, kGrid };
 
 // A load that bypasses L1 (partials written by other SMs).
 template <typename C>
@@ -126,9 +133,31 @@ __device__ __forceinline__ C reduce_share(const T* __restrict__ row, int64_t col
   return v;
 }
 
+// Combines the split partials p[0..split) in order 0, 1, ..., split - 1: thread t takes
+// partials t, t + kReduceBlock, ... (kReduceCombineUnroll loads issued before their adds),
+// then the block tree. The result is valid in thread 0. Every thread of the block calls it.
+template <typename C, typename Op>
+__device__ __forceinline__ C combine_partials(const C* __restrict__ p, int split, Op op) {
+  C v = identity<Op, C>();
+  for (int base = threadIdx.x; base < split; base += kReduceBlock * kReduceCombineUnroll) {
+    C q[kReduceCombineUnroll];
+#pragma unroll
+    for (int k = 0; k < kReduceCombineUnroll; ++k) {
+      const int b = base + k * kReduceBlock;
+      if (b < split) q[k] = load_partial(p + b);
+    }
+#pragma unroll
+    for (int k = 0; k < kReduceCombineUnroll; ++k) {
+      if (base + k * kReduceBlock < split) v = op(v, q[k]);
+    }
+  }
+  return block_reduce<kReduceBlock>(v, op);
+}
+
 // Reduces rows x cols (see the top of this file) with `split` blocks per row; the grid is a
 // multiple of split (kCluster: of the cluster size, which is split) and blocks stride over
-// the rows * split (row, share) items by gridDim.x. partials: rows * split slots (kPartials).
+// the rows * split (row, share) items by gridDim.x. partials: rows * split slots (kPartials,
+// kGrid). kGrid: launched cooperatively (every block resident at once).
 template <int Pack, SplitWrite Write, typename T, typename C, typename Acc, typename Op>
 __global__ void __launch_bounds__(kReduceBlock, min_blocks_per_sm(kReduceBlock, kReduceMinBlocks))
     reduce_split_kernel(const T* __restrict__ in, int64_t rows, int64_t cols, int split,
@@ -153,7 +182,7 @@ __global__ void __launch_bounds__(kReduceBlock, min_blocks_per_sm(kReduceBlock, 
     if constexpr (Write == SplitWrite::kOut) {
       if (threadIdx.x == 0)
         out[r] = convert<Acc>(cols == 0 ? convert<C>(init) : op(convert<C>(init), v));
-    } else if constexpr (Write == SplitWrite::kPartials) {
+    } else if constexpr (Write == SplitWrite::kPartials || Write == SplitWrite::kGrid) {
       if (threadIdx.x == 0) partials[w] = v;
     } else {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -178,12 +207,26 @@ __global__ void __launch_bounds__(kReduceBlock, min_blocks_per_sm(kReduceBlock, 
 #endif
     }
   }
+  if constexpr (Write == SplitWrite::kGrid) {
+    // The grid barrier of the cooperative launch (its counter is the driver's, per launch):
+    // thread 0's partial stores are released by its arrival (after a block barrier). Only
+    // the blocks that combine a row wait; the others leave at once.
+    namespace cg = cooperative_groups;
+    const cg::grid_group grid = cg::this_grid();
+    cg::grid_group::arrival_token token = grid.barrier_arrive();
+    if (blockIdx.x < rows) {                // block-uniform: every thread of the block waits
+      grid.barrier_wait(std::move(token));  // every partial of every row is visible
+      for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+        const C v = combine_partials(partials + r * split, split, op);
+        if (threadIdx.x == 0) out[r] = convert<Acc>(op(convert<C>(init), v));
+      }
+    }
+  }
 }
 
-// Combines split partials per row in order 0, 1, ..., split - 1 (thread t: partials t, t +
-// kReduceBlock, ..., then the block tree) into out[r] = op(init, ...). One block per row
-// (blocks stride over rows). On sm_90+ it may be a programmatic dependent launch: it waits
-// for the split kernel before reading.
+// Combines split partials per row in order 0, 1, ..., split - 1 (combine_partials) into
+// out[r] = op(init, ...). One block per row (blocks stride over rows). On sm_90+ it may be a
+// programmatic dependent launch: it waits for the split kernel before reading.
 template <typename C, typename Acc, typename Op>
 __global__ void __launch_bounds__(kReduceBlock)
     reduce_combine_kernel(const C* __restrict__ partials, int64_t rows, int split,
@@ -193,21 +236,7 @@ __global__ void __launch_bounds__(kReduceBlock)
 #endif
   const Op op;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    const C* p = partials + r * split;
-    C v = identity<Op, C>();
-    for (int base = threadIdx.x; base < split; base += kReduceBlock * kReduceCombineUnroll) {
-      C q[kReduceCombineUnroll];
-#pragma unroll
-      for (int k = 0; k < kReduceCombineUnroll; ++k) {
-        const int b = base + k * kReduceBlock;
-        if (b < split) q[k] = load_partial(p + b);
-      }
-#pragma unroll
-      for (int k = 0; k < kReduceCombineUnroll; ++k) {
-        if (base + k * kReduceBlock < split) v = op(v, q[k]);
-      }
-    }
-    v = block_reduce<kReduceBlock>(v, op);
+    const C v = combine_partials(partials + r * split, split, op);
     if (threadIdx.x == 0) out[r] = convert<Acc>(op(convert<C>(init), v));
   }
 }
