@@ -596,7 +596,8 @@ constexpr int transpose_scalar_smem_bytes(int elem_bytes) {
 // 256 threads as 32 x 8; each thread moves 2 x 8 elements of a 64 x 64 tile; lanes run along
 // in rows on the load and along out rows on the store. Register budget: 6 resident blocks
 // (40 registers), 4 (64) for 8-byte elements, which spill at 40; capping 4-byte elements at 32
-// registers (8 blocks) spilled and took 1.3x as long (NOTES.md, transpose, second round).
+// registers (8 blocks) spilled and took 1.3x as long (bench/NOTES.md "transpose", tried and
+// lost).
 template <typename U>
 __global__ void __launch_bounds__(kTransposeBlock,
                                   min_blocks_per_sm(kTransposeBlock, sizeof(U) == 8 ? 4 : 6))
