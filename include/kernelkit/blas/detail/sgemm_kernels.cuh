@@ -307,7 +307,11 @@ __global__ void __launch_bounds__(SgemmShape<Tile>::kThreads, SgemmShape<Tile>::
   const int a_off = wm + lm * 4;  // + 16 q for quad q along m
   const int b_off = wn + ln * 4;  // + 32 q for quad q along n
 
-  const int64_t k_tiles = (k_len + kBK - 1) / kBK;
+  // k-tile counts and the loop counter in 32 bits (with 64-bit ones ptxas kept them in vector
+  // registers instead of uniform ones and dropped the fragment double buffer of the loop on
+  // sm_90). Safe: a tiled call has more than 32 rows of op(A) in memory, so k < 2^31 * 16.
+  const int k_tiles = static_cast<int>((k_len + kBK - 1) / kBK);
+  const int full_k_tiles = static_cast<int>(k_len / kBK);
   auto stage_a = [&](int s) { return smem + s * Shape::kStageFloats; };
   auto stage_b = [&](int s) { return smem + s * Shape::kStageFloats + kBK * Shape::kStrideA; };
   // the operands from k_begin on (a K-contiguous operand moves along its rows, an
@@ -329,14 +333,15 @@ __global__ void __launch_bounds__(SgemmShape<Tile>::kThreads, SgemmShape<Tile>::
   constexpr int kCopyStep = kBK * 3 / 4;
   // every slot of this thread inside [0, M) x [0, N): whole k-tiles take plain copies
   const bool mn_full = kOverlap && load_a.mn_full() && load_b.mn_full();
-  // k-tile kt of both operands into stage s (the loaders walk the k-tiles in order)
-  auto load = [&](int s, int64_t kt) {
-    if (mn_full && (kt + 1) * kBK <= k_len) {
+  // k-tile kt of both operands into stage s (the loaders walk the k-tiles in order); p.A /
+  // p.B are only the never-read source of zero-filled copies (no register for A, B)
+  auto load = [&](int s, int kt) {
+    if (mn_full && kt < full_k_tiles) {
       load_a.load_full(stage_a(s), p.lda);
       load_b.load_full(stage_b(s), p.ldb);
     } else {
-      load_a.load(stage_a(s), A, p.lda);
-      load_b.load(stage_b(s), B, p.ldb);
+      load_a.load(stage_a(s), p.A, p.lda);
+      load_b.load(stage_b(s), p.B, p.ldb);
     }
   };
 
@@ -388,7 +393,7 @@ __global__ void __launch_bounds__(SgemmShape<Tile>::kThreads, SgemmShape<Tile>::
     sgemm_cp_async_wait(stages - 2);  // tile 0 has landed
     __syncthreads();
     load_frag(0, stage_a(0), stage_b(0), 0);
-    for (int64_t kt = 0; kt < k_tiles; ++kt) {
+    for (int kt = 0; kt < k_tiles; ++kt) {
       const float* as = stage_a(read_stage);
       const float* bs = stage_b(read_stage);
 #pragma unroll
@@ -413,7 +418,7 @@ __global__ void __launch_bounds__(SgemmShape<Tile>::kThreads, SgemmShape<Tile>::
       }
     }
   } else {
-    for (int64_t kt = 0; kt < k_tiles; ++kt) {
+    for (int kt = 0; kt < k_tiles; ++kt) {
       // tile kt has landed (at most stages - 2 younger groups still pending) and every
       // thread is done with the stage about to be overwritten (read in iteration kt - 1)
       sgemm_cp_async_wait(stages - 2);
@@ -433,46 +438,43 @@ __global__ void __launch_bounds__(SgemmShape<Tile>::kThreads, SgemmShape<Tile>::
     }
   }
 
+  // Where the results go: a whole tile to C (alpha, beta, C's bounds); a split part's raw
+  // sums to its slot of the workspace (the whole BM x BN tile with a row stride of BN; rows
+  // and columns past C hold the zeros the copies filled in). One epilogue for both: with a
+  // second one for the parts, ptxas single-buffered fragments of the 128 x 256 main loop on
+  // sm_90 (an FFMA right after the LDS it needs; 4096^3 3017 us against 2777 before).
+  float* out = p.C;
+  int64_t ld = p.ldc, row0 = m0, col0 = n0, rows = p.m, cols = p.n;
+  float alpha = p.alpha, beta = p.beta;
+  bool vec4 = p.c_vec4;
   if (partial) {
-    // raw sums of this part: the whole BM x BN tile (out-of-range rows and columns hold the
-    // zeros the copies filled in), one 16-byte store per quad
     const int64_t r = bid - p.dp_tiles;
     const int64_t slot = (r % p.split_tiles) * p.splits + r / p.split_tiles;
-    float* const out = p.ws + slot * (BM * BN);
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-      float* const row = out + (a_off + (i & 3) + (i >> 2) * 16) * BN + b_off;
-#pragma unroll
-      for (int jq = 0; jq < kQN; ++jq) {
-        Pack<float, 4> v;
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-          v.elem[j] = acc[i][jq * 4 + j];
-        store_pack<4>(row + jq * 32, 0, v);
-      }
-    }
-    return;
+    out = p.ws + slot * (BM * BN);
+    ld = BN, row0 = 0, col0 = 0, rows = BM, cols = BN;
+    alpha = 1.f, beta = 0.f;
+    vec4 = true;
   }
 
-  // epilogue: rows m0 + a_off + 16 q + {0..3}, columns n0 + b_off + 32 q + {0..3}
+  // epilogue: rows row0 + a_off + 16 q + {0..3}, columns col0 + b_off + 32 q + {0..3}
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
-    const int64_t r = m0 + a_off + (i & 3) + (i >> 2) * 16;
-    if (r >= p.m) continue;
-    float* crow = p.C + r * p.ldc;
+    const int64_t r = row0 + a_off + (i & 3) + (i >> 2) * 16;
+    if (r >= rows) continue;
+    float* crow = out + r * ld;
 #pragma unroll
     for (int jq = 0; jq < kQN; ++jq) {
-      const int64_t c = n0 + b_off + jq * 32;
-      if (p.c_vec4 && c + 3 < p.n) {
+      const int64_t c = col0 + b_off + jq * 32;
+      if (vec4 && c + 3 < cols) {
         Pack<float, 4> v;
 #pragma unroll
         for (int j = 0; j < 4; ++j)
           v.elem[j] = acc[i][jq * 4 + j];
-        store_pack<4>(crow + c, 0, axpby<4>(p.alpha, v, p.beta, crow + c));
+        store_pack<4>(crow + c, 0, axpby<4>(alpha, v, beta, crow + c));
       } else {
 #pragma unroll
         for (int j = 0; j < 4; ++j)
-          if (c + j < p.n) crow[c + j] = axpby(p.alpha, acc[i][jq * 4 + j], p.beta, crow + c + j);
+          if (c + j < cols) crow[c + j] = axpby(alpha, acc[i][jq * 4 + j], beta, crow + c + j);
       }
     }
   }
