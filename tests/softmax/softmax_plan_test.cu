@@ -76,7 +76,9 @@ TEST(SoftmaxPlan, PathsOfTheSweepAndAwkwardShapes) {
       {22370, 1500, 2, P::kBlock, P::kBlock, P::kBlock, P::kBlock, P::kBlock},
       {8192, 4096, 4, P::kBlock, P::kBlock, P::kBlock, P::kBlock, P::kBlock},
       {2048, 16384, 4, P::kBlock, P::kBlock, P::kBlock, P::kBlock, P::kGrid},  // T4: 64 KiB
-      {1049, 32000, 4, P::kBlock, P::kBlock, P::kBlock, P::kGrid, P::kGrid},
+      // 128 KB rows, 8 a SM: a cluster of 2 x 64 KB chunks, 3 blocks a SM, where the build
+      // has clusters (one block a SM idles its loads through each reduce)
+      {1049, 32000, 4, P::kCluster, P::kBlock, P::kBlock, P::kGrid, P::kGrid},
       // GPT-2: a 196 KiB f32 row fits an H100 block, not an A100's (163 KiB)
       {4096, 50257, 4, P::kBlock, P::kBlock, P::kGrid, P::kGrid, P::kGrid},
       {4096, 50257, 2, P::kBlock, P::kBlock, P::kBlock, P::kBlock, P::kGrid},
@@ -84,9 +86,10 @@ TEST(SoftmaxPlan, PathsOfTheSweepAndAwkwardShapes) {
       {512, 65536, 4, P::kCluster, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
       {221, 151936, 2, P::kCluster, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
       {128, 262144, 4, P::kCluster, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
-      // 336 rows of 200 KB: 2.5 rounds of one block per SM (72 SMs busy in the last one still
-      // pull the copy's rate)
-      {336, 100000, 2, P::kBlock, P::kBlock, P::kGrid, P::kGrid, P::kGrid},
+      // 336 rows of 200 KB: clusters of 4 x 50 KB (3 blocks a SM) on an H100; without
+      // clusters 2.5 rounds of one block per SM (72 SMs busy in the last one still pull the
+      // copy's rate)
+      {336, 100000, 2, P::kCluster, P::kBlock, P::kGrid, P::kGrid, P::kGrid},
       // 32 rows of 200 KB: one block per row would leave 100 SMs idle; split each row
       {32, 50000, 4, P::kCluster, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
       // few rows of any width
@@ -134,18 +137,42 @@ TEST(SoftmaxPlan, WarpGroupsAndPacks) {
   EXPECT_EQ(p.pack, 1);
   EXPECT_EQ(p.path, SoftmaxPath::kWarp);
   EXPECT_EQ(p.packs, 8);
-  // f32 short rows keep 12 blocks of 128 threads a SM (40 registers), f16 10 (48)
+  // f32 rows up to 16 floats a lane keep 12 blocks of 128 threads a SM (40 registers), f16
+  // 10 (48), 32 floats a lane 8 (64)
   EXPECT_EQ(plan(1048576, 32, 4, d).blocks_per_sm, 12);
+  EXPECT_EQ(plan(67109, 500, 4, d).blocks_per_sm, 12);
   EXPECT_EQ(plan(1048576, 32, 2, d).blocks_per_sm, 10);
+  EXPECT_EQ(plan(33554, 1000, 4, d).blocks_per_sm, 8);
+  EXPECT_EQ(plan(32768, 1024, 2, d).blocks_per_sm, 8);
 }
 
 TEST(SoftmaxPlan, SharedMemoryRowsAndBuffers) {
   const kk::DeviceInfo d = kktest::h100();
-  // 8 KB rows: 128 threads (4 packs each), two buffers (the next row in flight)
+  // 8 KB rows: 128 threads (4 packs each), 12 blocks a SM (40 registers: 1536 threads),
+  // two buffers (the next row in flight)
   SoftmaxPlan p = plan(16384, 2048, 4, d);
   EXPECT_EQ(p.path, SoftmaxPath::kBlock);
   EXPECT_EQ(p.shape.block.x, 128u);
+  EXPECT_EQ(p.blocks_per_sm, 12);
   EXPECT_EQ(p.buffers, 2);
+  // 64 KB rows: 512 threads, 3 blocks a SM
+  p = plan(2048, 16384, 4, d);
+  EXPECT_EQ(p.path, SoftmaxPath::kBlock);
+  EXPECT_EQ(p.shape.block.x, 512u);
+  EXPECT_EQ(p.blocks_per_sm, 3);
+  // 256 KB rows: a cluster of 4 x 64 KB chunks, 3 blocks of 512 a SM, one buffer each
+  p = plan(512, 65536, 4, d);
+  EXPECT_EQ(p.path, SoftmaxPath::kCluster);
+  EXPECT_EQ(p.split, 4);
+  EXPECT_EQ(p.shape.block.x, 512u);
+  EXPECT_EQ(p.blocks_per_sm, 3);
+  EXPECT_EQ(p.buffers, 1);
+  // 1 MiB rows: no cluster of 8 gives 2 blocks a SM: 8 x 128 KiB, one block of 1024
+  p = plan(128, 262144, 4, d);
+  EXPECT_EQ(p.path, SoftmaxPath::kCluster);
+  EXPECT_EQ(p.split, 8);
+  EXPECT_EQ(p.shape.block.x, 1024u);
+  EXPECT_EQ(p.blocks_per_sm, 1);
   // the GPT-2 f32 row (196 KiB): one buffer, one block of 1024 threads per SM
   p = plan(4096, 50257, 4, d);
   EXPECT_EQ(p.path, SoftmaxPath::kBlock);
@@ -265,6 +292,9 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
         if (p.pack == 1) EXPECT_TRUE(block == 256 || block == 1024);
         EXPECT_EQ(p.split, 1);
         EXPECT_LE(int64_t{s.grid.x}, rows);
+      } else if (p.path == SoftmaxPath::kCluster) {
+        EXPECT_TRUE(block == 512 || block == 1024);
+        if (block == 512) EXPECT_GE(p.blocks_per_sm, 2);
       } else {
         EXPECT_EQ(block, 1024);
       }
@@ -277,8 +307,9 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
       EXPECT_EQ(p.buffer_bytes % 16, 0);
       EXPECT_EQ(int64_t(s.smem), kk::detail::kSoftmaxScratchBytes + p.buffers * p.buffer_bytes);
       // the planned residency holds with the kernel's register bound and this smem
-      const int regs = kk::detail::softmax_regs_bound(d, block, 1024 / block);
-      EXPECT_EQ(regs, 64);
+      const int regs =
+          kk::detail::softmax_regs_bound(d, block, kk::detail::kSoftmaxChunkThreadsPerSm / block);
+      EXPECT_EQ(regs, block == 1024 ? 64 : (d.max_threads_per_sm >= 1536 ? 40 : 64));
       EXPECT_GE(kk::blocks_per_sm(d, block, regs, int64_t(s.smem)), p.blocks_per_sm);
       if (p.path == SoftmaxPath::kGrid) {
         // every block resident at once

@@ -117,6 +117,8 @@ TYPED_TEST(SoftmaxTest, WidePaths) {
       {8, kSmem, true, false, SoftmaxPath::kCluster, 13, 10007},
       {8, kSmem, true, false, SoftmaxPath::kCluster, 3, kE == 4 ? 10001 : 20011},
       {8, kSmem, true, false, SoftmaxPath::kCluster, 4, 3001 * 4 / kE},
+      // chunks too big for two blocks of 512 a SM: clusters of 1024-thread blocks
+      {8, kSmem, true, false, SoftmaxPath::kCluster, 3, 20011 * 4 / kE},
       // one block per row on 2 SMs, so that each block runs many rows: one buffer (the next
       // row loads during the write), two buffers (100 KiB: they cost no resident block)
       {2, kSmem, false, false, SoftmaxPath::kBlock, 37, 2001},

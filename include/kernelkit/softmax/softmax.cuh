@@ -136,9 +136,10 @@ cudaError_t launch_softmax(const SoftmaxPlan& p, SoftmaxKind kind, const T* in, 
           if constexpr (kPack == 1) {
             return cudaErrorInvalidValue;  // clusters are planned with 16-byte packs only
           } else {
-            if (block != kSoftmaxWideBlock) return cudaErrorInvalidValue;
-            return softmax_launch_chunk<T, kKind, kPack, kSoftmaxWideBlock,
-                                        SoftmaxCombine::kCluster>(p, in, out, rows, cols, stream);
+            return dispatch<kSoftmaxClusterBlock, kSoftmaxWideBlock>(block, [&](auto b) {
+              return softmax_launch_chunk<T, kKind, kPack, decltype(b)::value,
+                                          SoftmaxCombine::kCluster>(p, in, out, rows, cols, stream);
+            });
           }
         } else if constexpr (kPath == Path::kGrid) {
           if (block != kSoftmaxWideBlock) return cudaErrorInvalidValue;

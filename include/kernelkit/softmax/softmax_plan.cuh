@@ -41,9 +41,21 @@ namespace detail {
 
 inline constexpr int kSoftmaxWarpBlock = 128;  // threads per block of the warp kernel
 inline constexpr int kSoftmaxWarpFloats = 32;  // most floats of one row a lane holds
-// Registers per thread every chunk / two-pass kernel is held to by its __launch_bounds__
-// (min blocks = 1024 / Block), so that the plan knows its occupancy: 1024 threads per SM.
+// Registers per thread the two-pass kernel and the 1024-thread chunk blocks are held to by
+// their __launch_bounds__ (min blocks = 1024 / Block): 1024 threads per SM.
 inline constexpr int kSoftmaxChunkRegs = 64;
+// Threads per SM the chunk kernel's __launch_bounds__ ask for (min blocks = this / Block):
+// 40 registers for blocks of 128..512 threads (12 / 6 / 3 blocks a SM: while one block
+// reduces or waits at a barrier the others keep loads in flight; the old kernels ran
+// 1536-2048 threads a SM and reached the copy's rate on 2-64 KB rows), 64 for 1024.
+inline constexpr int kSoftmaxChunkThreadsPerSm = 1536;
+// Threads of the cluster path's blocks when several fit on an SM (3 at 40 registers).
+inline constexpr int kSoftmaxClusterBlock = 512;
+// kBlock with one row per SM loads nothing while its block reduces and meets the next
+// row only during the write: below this many rows per SM a cluster split with several
+// blocks per SM is preferred (the old cluster kernel's 64 KiB chunks x 3 blocks a SM beat
+// one 128-200 KB row per SM by 8-15 % at 2.5-8 rows per SM).
+inline constexpr int64_t kSoftmaxOneBlockMinRowsPerSm = 16;
 inline constexpr int kSoftmaxWideBlock = 1024;  // threads of the cluster, grid, two-pass blocks
 // Dynamic shared memory before the chunk buffers: the block reduction's slots, the
 // cluster's pair slots, the grid path's deferred output (see softmax_chunk_kernel).
@@ -61,12 +73,13 @@ inline constexpr int64_t kSoftmaxSplitMinBytesPerSm = 64 * 1024;
 
 // Blocks per SM that the warp kernel's __launch_bounds__ ask for, so that registers <=
 // 65536 / (blocks x 128), by the floats a lane holds (packs x pack, twice when a lane holds
-// one pack and so two rows): up to 8 floats of 16-byte packs 12 blocks (40 registers), up
-// to 16 floats 10 (48), more 6 (80): what the kernels need without spilling (ptxas sm_75 to
-// sm_120; 32 registers spilled 4-8 bytes on sm_100).
+// one pack and so two rows): f32 16-byte packs up to 16 floats 12 blocks (40 registers),
+// the others up to 16 floats 10 (48), 32 floats 8 (64): the most blocks that build
+// without spills on sm_90 and sm_100 (2-byte one-pack and two-pack kernels spill 8 bytes
+// at 40 on sm_100). The old kernels (no register bound) ran 12-16 blocks of these.
 __host__ __device__ constexpr int softmax_warp_min_blocks(int pack, int packs) {
   const int floats = pack * packs * (packs == 1 ? 2 : 1);
-  return (floats <= 8 && pack > 1) ? 12 : (floats <= 16 ? 10 : 6);
+  return floats > 16 ? 8 : (pack == 4 ? 12 : 10);
 }
 
 // Registers per thread that __launch_bounds__(block, min_blocks_per_sm(block, cap))
@@ -212,7 +225,7 @@ inline bool softmax_plan_block(int64_t rows, int64_t vp, int64_t pack_bytes, con
     }
   }
   if (p->pack == 1) block = block <= 256 ? 256 : 1024;
-  const int regs = softmax_regs_bound(d, block, kSoftmaxWideBlock / block);
+  const int regs = softmax_regs_bound(d, block, kSoftmaxChunkThreadsPerSm / block);
   const int64_t buf = softmax_round_up(vp * pack_bytes, 16);
   const int b1 = blocks_per_sm(d, block, regs, kSoftmaxScratchBytes + buf);
   if (b1 < 1) return false;
@@ -231,33 +244,47 @@ inline bool softmax_plan_block(int64_t rows, int64_t vp, int64_t pack_bytes, con
   return true;
 }
 
-// kCluster (d.clusters(), 16-byte packs): the smallest cluster of 2, 4 or 8 blocks of 1024
-// threads whose chunk fits a block twice (two buffers: the next row's chunk loads through
-// the cluster barrier), else once; the grid is as many clusters as can be resident (at
-// most one per row).
+// kCluster (d.clusters(), 16-byte packs). First, blocks of kSoftmaxClusterBlock threads
+// several to an SM (at least 3, then at least 2: one block's reduce and barrier overlap
+// the others' loads; the old cluster kernel's 64 KiB chunks x 3 blocks of 512): the
+// smallest cluster of 2, 4 or 8 whose chunk fits that many times, with two buffers where
+// they fit, else one (streamed during the write). Else blocks of
+// 1024 threads, one to an SM: the smallest cluster whose chunk fits a block twice (two
+// buffers: the next row's chunk loads through the cluster barrier), else once. The grid
+// is as many clusters as can be resident (at most one per row).
 inline bool softmax_plan_cluster(int64_t rows, int64_t cols, int64_t pack_bytes,
                                  const DeviceInfo& d, SoftmaxPlan* p) {
   if (!d.clusters() || pack_bytes != kMaxPackBytes) return false;
-  const int regs = softmax_regs_bound(d, kSoftmaxWideBlock, 1);
-  for (int i = 0; i < 6; ++i) {
-    const int c = 2 << (i % 3), buffers = i < 3 ? 2 : 1;
-    if (cols / c < p->pack) continue;
-    const int64_t buf = softmax_round_up(softmax_chunk_packs(cols, c, p->pack) * pack_bytes, 16);
-    const int bps = blocks_per_sm(d, kSoftmaxWideBlock, regs, kSoftmaxScratchBytes + buffers * buf);
-    if (bps < 1) continue;
-    const int64_t clusters = int64_t{bps} * d.sm_count / c;
-    if (clusters < 1) return false;
-    p->path = SoftmaxPath::kCluster;
-    p->split = c;
-    p->buffers = buffers;
-    p->buffer_bytes = buf;
-    p->blocks_per_sm = bps;
-    p->fill = softmax_fill(rows, clusters, c, int64_t{bps} * d.sm_count, d.sm_count);
-    p->shape.block = dim3(kSoftmaxWideBlock);
-    p->shape.grid = dim3(static_cast<unsigned>(std::min(rows, clusters) * c));
-    p->shape.cluster = dim3(static_cast<unsigned>(c));
-    p->shape.smem = static_cast<size_t>(kSoftmaxScratchBytes + buffers * buf);
-    return true;
+  struct Try {
+    int block, min_bps;
+  };
+  for (const Try t :
+       {Try{kSoftmaxClusterBlock, 3}, Try{kSoftmaxClusterBlock, 2}, Try{kSoftmaxWideBlock, 1}}) {
+    const int regs = softmax_regs_bound(d, t.block, kSoftmaxChunkThreadsPerSm / t.block);
+    for (int i = 0; i < 6; ++i) {
+      // several blocks a SM: the smallest cluster first (two buffers, else one); one block
+      // a SM: two buffers first (the smallest cluster), then one
+      const bool by_cluster = t.min_bps > 1;
+      const int c = by_cluster ? 2 << (i / 2) : 2 << (i % 3);
+      const int buffers = by_cluster ? 2 - i % 2 : (i < 3 ? 2 : 1);
+      if (cols / c < p->pack) continue;
+      const int64_t buf = softmax_round_up(softmax_chunk_packs(cols, c, p->pack) * pack_bytes, 16);
+      const int bps = blocks_per_sm(d, t.block, regs, kSoftmaxScratchBytes + buffers * buf);
+      if (bps < t.min_bps) continue;
+      const int64_t clusters = int64_t{bps} * d.sm_count / c;
+      if (clusters < 1) return false;
+      p->path = SoftmaxPath::kCluster;
+      p->split = c;
+      p->buffers = buffers;
+      p->buffer_bytes = buf;
+      p->blocks_per_sm = bps;
+      p->fill = softmax_fill(rows, clusters, c, int64_t{bps} * d.sm_count, d.sm_count);
+      p->shape.block = dim3(static_cast<unsigned>(t.block));
+      p->shape.grid = dim3(static_cast<unsigned>(std::min(rows, clusters) * c));
+      p->shape.cluster = dim3(static_cast<unsigned>(c));
+      p->shape.smem = static_cast<size_t>(kSoftmaxScratchBytes + buffers * buf);
+      return true;
+    }
   }
   return false;
 }
@@ -378,6 +405,12 @@ inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, int 
       if (has_cluster && cluster.fill > 1.1 * best.fill) best = cluster;
       if (has_grid && grid.fill > 1.1 * best.fill) best = grid;
     }
+    // one row per SM and few rows: a cluster with several blocks per SM keeps loads in
+    // flight through each block's reduce
+    if (best.path == SoftmaxPath::kBlock && block.blocks_per_sm == 1 && has_cluster &&
+        cluster.blocks_per_sm >= 2 && big && rows < kSoftmaxOneBlockMinRowsPerSm * d.sm_count &&
+        cluster.fill >= 0.9 * block.fill)
+      best = cluster;
     return best;
   }
   if (has_cluster && (!has_grid || cluster.fill >= grid.fill)) return cluster;

@@ -385,7 +385,8 @@ struct SoftmaxTask {
 // (one buffer: issuing the next task's chunk into it pack by pack as the output leaves).
 // Dynamic shared memory: kSoftmaxScratchBytes of scratch, then `buffers` buffers.
 template <typename T, SoftmaxKind Kind, int Pack, int Block, SoftmaxCombine Combine>
-__global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, kSoftmaxWideBlock / Block))
+__global__ void __launch_bounds__(Block,
+                                  min_blocks_per_sm(Block, kSoftmaxChunkThreadsPerSm / Block))
     softmax_chunk_kernel(const SoftmaxChunkArgs<T> a) {
   static_assert(Block % kWarpSize == 0 && Block <= kSoftmaxWideBlock, "32..1024 threads");
   constexpr bool kFast = kSoftmaxFast<T>;
