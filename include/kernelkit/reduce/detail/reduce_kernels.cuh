@@ -9,8 +9,8 @@
 // order, by one of four means (SplitWrite):
 //   kOut:      split == 1, the block writes op(init, its partial) to out[r];
 //   kGrid:     a cooperative launch (every block resident): each block writes its partial to
-//              partials[r * split + s] and arrives at the grid barrier (the driver's, not the
-//              workspace's); block r waits for it and combines row r's partials in order
+//              partials[r * split + s] and syncs the grid (the driver's barrier, not the
+//              workspace's); then block r combines row r's partials in order
 //              s = 0, 1, ... (combine_partials) in the same launch;
 //   kPartials: as kGrid, but the combine is reduce_combine_kernel (one block per row), a
 //              second launch (a programmatic dependent launch on sm_90): the fallback where a
@@ -209,17 +209,14 @@ __global__ void __launch_bounds__(kReduceBlock, min_blocks_per_sm(kReduceBlock, 
   }
   if constexpr (Write == SplitWrite::kGrid) {
     // The grid barrier of the cooperative launch (its counter is the driver's, per launch):
-    // thread 0's partial stores are released by its arrival (after a block barrier). Only
-    // the blocks that combine a row wait; the others leave at once.
+    // it releases thread 0's partial stores to every block. Every block takes part in the
+    // whole barrier, as documented (the blocks with no row to combine then only leave: the
+    // kernel's end is block 0's combine either way).
     namespace cg = cooperative_groups;
-    const cg::grid_group grid = cg::this_grid();
-    cg::grid_group::arrival_token token = grid.barrier_arrive();
-    if (blockIdx.x < rows) {                // block-uniform: every thread of the block waits
-      grid.barrier_wait(std::move(token));  // every partial of every row is visible
-      for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-        const C v = combine_partials(partials + r * split, split, op);
-        if (threadIdx.x == 0) out[r] = convert<Acc>(op(convert<C>(init), v));
-      }
+    cg::this_grid().sync();  // every partial of every row is visible
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+      const C v = combine_partials(partials + r * split, split, op);
+      if (threadIdx.x == 0) out[r] = convert<Acc>(op(convert<C>(init), v));
     }
   }
 }
