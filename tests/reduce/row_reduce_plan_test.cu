@@ -94,9 +94,8 @@ TEST(RowReducePlan, BenchmarkShapesOnH100) {
     EXPECT_EQ(p.shape.grid.x, c.grid) << label;
     EXPECT_EQ(p.pack, 16 / c.in_bytes) << label;
     EXPECT_FALSE(p.shape.is_cluster()) << label;
-    if (c.path == Path::kSplit) {
-      EXPECT_EQ(p.combine.grid.x, static_cast<unsigned>(c.rows)) << label;
-      EXPECT_TRUE(p.combine.overlap_previous) << label;
+    if (c.path == Path::kSplit) {  // the H100 has cooperative launches: one launch
+      EXPECT_TRUE(p.shape.cooperative) << label;
     }
   }
 }
@@ -250,12 +249,17 @@ TEST(RowReducePlan, Invariants) {
                 EXPECT_LE(static_cast<size_t>(rows * p.split * acc_bytes), ws) << label;
                 EXPECT_LE(rows * p.split, wave) << label;
                 EXPECT_EQ(p.shape.grid.x, rows * p.split) << label;
-                EXPECT_EQ(p.combine.grid.x, rows) << label;
-                EXPECT_EQ(p.combine.overlap_previous, d.cc_major >= 9 && d.code_arch >= 90)
+                // combined after a grid sync where the device has cooperative launches,
+                // else by a second kernel (overlapping the first on sm_90 builds)
+                EXPECT_EQ(p.shape.cooperative, d.cooperative_launch) << label;
+                if (!d.cooperative_launch) EXPECT_EQ(p.combine.grid.x, rows) << label;
+                EXPECT_EQ(p.combine.overlap_previous,
+                          !d.cooperative_launch && d.cc_major >= 9 && d.code_arch >= 90)
                     << label;
                 EXPECT_GT(packs, kernelkit::kReduceTilePacks) << label;
               } else {
                 EXPECT_FALSE(p.combine.overlap_previous) << label;
+                EXPECT_FALSE(p.shape.cooperative) << label;
               }
               if (p.path != Path::kSplit && p.path != Path::kCluster)
                 EXPECT_EQ(p.split, 1) << label;

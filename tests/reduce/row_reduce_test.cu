@@ -427,6 +427,45 @@ TEST_F(RowReduce, SplitRows) {
   }
 }
 
+// The split path's two combines, a grid sync in one cooperative launch (this GPU's plan) and
+// the combine kernel (the plan for a device without cooperative launches), give the same
+// bits, exact on small integers; real values too.
+TEST_F(RowReduce, SplitCombinesAgree) {
+  uint64_t seed = 2400;
+  for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
+           {1, (1 << 22) + 3}, {3, 1000003}, {32, (1 << 16) + 1}}) {
+    for (bool ints : {true, false}) {
+      auto h = ints ? kktest::small_int_vector<float>(rows * cols, ++seed)
+                    : kktest::random_vector<float>(rows * cols, ++seed, -1.0, 1.0);
+      auto d_in = kktest::to_device(h);
+      const size_t bytes = kernelkit::row_reduce_workspace_bytes<float, float>(rows, cols);
+      DeviceBuffer<unsigned char> ws(bytes);
+      kernelkit::DeviceInfo d;
+      ASSERT_EQ(kernelkit::current_device_info(&d), cudaSuccess);
+      std::vector<std::vector<float>> got;
+      for (bool coop : {true, false}) {
+        kernelkit::DeviceInfo dev = d;
+        dev.cooperative_launch = d.cooperative_launch && coop;
+        const auto plan = kernelkit::plan_row_reduce(rows, cols, 4, 4, true, bytes, dev);
+        ASSERT_EQ(plan.path, kernelkit::RowReducePath::kSplit);
+        ASSERT_EQ(plan.shape.cooperative, dev.cooperative_launch);
+        ws.poison();
+        DeviceBuffer<float> d_out(rows);
+        d_out.poison();
+        ASSERT_EQ(kernelkit::launch_row_reduce<kernelkit::Sum>(
+                      plan, d_in.get(), rows, cols, d_out.get(), 0.0f, ws.get(), nullptr),
+                  cudaSuccess);
+        got.push_back(d_out.download());
+        const auto ref = reference(h, rows, cols, ReduceOp::kSum, 0.0);
+        EXPECT_TRUE(check_near(got.back(), ref, ints ? Tolerance::Exact() : Tolerance::Rel(0, 1e-2),
+                               std::to_string(rows) + "x" + std::to_string(cols) +
+                                   (coop ? " grid sync" : " combine kernel")));
+      }
+      EXPECT_TRUE(kktest::same_bits(got[0], got[1])) << rows << "x" << cols;
+    }
+  }
+}
+
 // Half and bf16 inputs summed into float outputs (the benchmark's f16/bf16 shapes, smaller),
 // and into half outputs (accumulated in float, rounded once).
 TEST_F(RowReduce, HalfInputs) {

@@ -14,8 +14,9 @@
 //   - other rows of <= 32 packs: 1..16 lanes per row, 2 rows per group (kGroup);
 //   - <= 512 packs with a wave of rows or more: a warp per row (kGroup, Width 32);
 //   - longer rows: a block per row (kBlock) when the rows fill a wave of blocks; fewer rows
-//     are split over `split` blocks each, whose partials go to the workspace and a second
-//     kernel combines in order (kSplit; one row is the device-wide reduction); without a
+//     are split over `split` blocks each, whose partials go to the workspace and are
+//     combined in order after a grid sync of a cooperative launch, else by a second kernel
+//     (kSplit; one row is the device-wide reduction); without a
 //     workspace, a thread-block cluster per row combines through distributed shared memory
 //     (kCluster, sm_90 builds on sm_90+), else a block per row.
 // Every path reads 16-byte packs (misaligned rows peel a scalar head and tail). Deterministic:
@@ -56,7 +57,8 @@ enum class RowReducePath {
   kGroup,    // <= 512 packs: Width lanes per row (1..16, 2 rows at a time; 32: a warp)
   kBlock,    // a block per row
   kCluster,  // a cluster of `split` blocks per row, combined through DSMEM (sm_90)
-  kSplit,    // `split` blocks per row, partials in the workspace, a combine kernel
+  kSplit,    // `split` blocks per row, partials in the workspace, combined after a grid sync
+             // (shape.cooperative) or by a combine kernel
 };
 
 // What one call does; every decision is here.
@@ -70,7 +72,7 @@ struct RowReducePlan {
   int packs_per_thread = 1;  // 16-byte loads a thread issues before it reduces any
   int split = 1;             // blocks per row: kCluster the cluster size, kSplit > 1, else 1
   LaunchShape shape;         // the reduction kernel (shape.cluster for kCluster)
-  LaunchShape combine;       // kSplit: the combine kernel, one block per row
+  LaunchShape combine;       // kSplit without shape.cooperative: the combine kernel, a block a row
 };
 
 }  // namespace kernelkit
@@ -169,9 +171,15 @@ inline RowReducePlan plan_row_reduce(int64_t rows, int64_t cols, int in_bytes, i
     p.path = RowReducePath::kSplit;
     p.split = static_cast<int>(split);
     p.shape.grid = dim3(static_cast<unsigned>(rows * split));
-    p.combine.grid = dim3(static_cast<unsigned>(rows));
-    p.combine.block = dim3(detail::kReduceBlock);
-    p.combine.overlap_previous = d.cc_major >= 9 && d.code_arch >= 90;
+    if (d.cooperative_launch) {
+      // one cooperative launch: the blocks sync the grid, then block r combines row r (no
+      // second kernel; launch() re-plans without it where the grid cannot be resident)
+      p.shape.cooperative = true;
+    } else {
+      p.combine.grid = dim3(static_cast<unsigned>(rows));
+      p.combine.block = dim3(detail::kReduceBlock);
+      p.combine.overlap_previous = d.cc_major >= 9 && d.code_arch >= 90;
+    }
     return p;
   }
   // Without a workspace: fewer rows than 2 blocks per SM are split over a cluster of up to
@@ -252,6 +260,9 @@ cudaError_t launch_row_reduce(const RowReducePlan& p, const T* in, int64_t rows,
                           p.shape, stream, in, rows, cols, p.split, out, init, no_partials);
           } else {
             C* const partials = static_cast<C*>(workspace);
+            if (p.shape.cooperative)
+              return launch(detail::reduce_split_kernel<kPack, SplitWrite::kGrid, T, C, Acc, Op>,
+                            p.shape, stream, in, rows, cols, p.split, out, init, partials);
             KERNELKIT_RETURN_IF_ERROR(
                 launch(detail::reduce_split_kernel<kPack, SplitWrite::kPartials, T, C, Acc, Op>,
                        p.shape, stream, in, rows, cols, p.split, out, init, partials));
