@@ -95,8 +95,12 @@ class DeviceBuffer {
     return h;
   }
   // Fills every byte with 0xFF: NaN for floating types, -1 for integers.
+  // 0xFF bytes (NaN for floats), in place before the next call on any stream (cudaMemset
+  // runs on the legacy stream, which work on a non-blocking stream does not wait for).
   void poison() {
-    if (n_) CUDA_CHECK(cudaMemset(p_, 0xFF, n_ * sizeof(T)));
+    if (!n_) return;
+    CUDA_CHECK(cudaMemset(p_, 0xFF, n_ * sizeof(T)));
+    CUDA_CHECK(cudaDeviceSynchronize());
   }
 
  private:

@@ -368,8 +368,11 @@ TEST_F(DeviceReduceTest, OtherPlans) {
     check_plan<float>(dev, sizes, -1, 1, name);
     check_plan<int64_t>(dev, sizes, -1099511627776.0, 1099511627776.0, name);
   }
-  // 512 SMs at 2^22 + 5 floats: the full 2048-block split
-  EXPECT_EQ(kernelkit::plan_reduce((int64_t{1} << 22) + 5, 4, 4, SIZE_MAX, big).split, 2048);
+  // 512 SMs at 2^22 + 5 floats (2^20 + 1 packs): more blocks than the device has SMs, one
+  // per tile of packs (none left idle)
+  EXPECT_EQ(
+      kernelkit::plan_reduce((int64_t{1} << 22) + 5, 4, 4, SIZE_MAX, big).split,
+      ((int64_t{1} << 20) + 1 + kernelkit::kReduceTilePacks - 1) / kernelkit::kReduceTilePacks);
 }
 
 // The one-launch combine (cooperative grid) and the combine kernel add the same partials
