@@ -63,7 +63,7 @@ const std::vector<Expected> kTable = {
     {1048576, 32, 4, TransposePath::kTile, 16, false, 0, 128, 32},
     {100, 300000, 4, TransposePath::kTile, 16, false, 0, 128, 32},
     {300000, 100, 4, TransposePath::kTile, 16, false, 0, 32, 128},
-    {1000, 33554, 4, TransposePath::kTile, 16, true, 0, 64, 64},
+    {1000, 33554, 4, TransposePath::kShift, 16, false, 0, 64, 64},
     {4096, 8192, 4, TransposePath::kTile, 16, false, 0, 64, 64},
     {8192, 8192, 4, TransposePath::kTile, 16, false, 0, 64, 64},
     {16385, 4097, 4, TransposePath::kShift, 16, false, 0, 64, 64},
@@ -118,10 +118,13 @@ TEST(TransposePlan, AlignmentPicksThePath) {
   EXPECT_EQ(plan_transpose(1024, 1024, 2, 16, 2, d).path, TransposePath::kScalar);
   EXPECT_EQ(plan_transpose(1024, 1024, 1, 16, 8, d).path, TransposePath::kTile);
   EXPECT_EQ(plan_transpose(1024, 1024, 1, 16, 4, d).chunk_bytes, 4);
-  // in not chunk-aligned: the tile path reads windows.
-  EXPECT_TRUE(plan_transpose(1024, 1024, 4, 4, 16, d).in_windows);
+  // in not chunk-aligned: the tile path reads windows, except for 4-byte elements, which
+  // take the shifted kernel.
+  EXPECT_TRUE(plan_transpose(1024, 1024, 2, 4, 16, d).in_windows);
   EXPECT_FALSE(plan_transpose(1024, 1024, 4, 16, 16, d).in_windows);
-  EXPECT_TRUE(plan_transpose(1024, 1023, 4, 16, 16, d).in_windows);
+  EXPECT_TRUE(plan_transpose(1024, 1023, 2, 16, 16, d).in_windows);
+  EXPECT_EQ(plan_transpose(1024, 1024, 4, 4, 16, d).path, TransposePath::kShift);
+  EXPECT_EQ(plan_transpose(1024, 1023, 4, 16, 16, d).path, TransposePath::kShift);
   // Thin: any alignment; thin cols store directly only into chunk-aligned out rows.
   EXPECT_EQ(plan_transpose(3, 1000, 4, 4, 4, d).path, TransposePath::kThinRows);
   EXPECT_TRUE(plan_transpose(1000, 3, 4, 4, 16, d).out_aligned);

@@ -176,11 +176,14 @@ inline TransposePlan plan_transpose(int64_t rows, int64_t cols, int elem_bytes, 
   }
   const int wide = e == 1 ? 8 : 16;
   const int vec = wide / e;
-  if (rows % vec == 0 && out_align >= wide) {
-    // Every out row starts on a chunk boundary; in rows may not (windows).
+  const bool in_chunks = cols % vec == 0 && in_align >= wide;
+  if (rows % vec == 0 && out_align >= wide && (in_chunks || e != 4)) {
+    // Every out row starts on a chunk boundary; in rows may not (windows). 4-byte elements
+    // with misaligned in rows take the shifted kernel instead: f32 1000 x 33554 ran 100.2 us
+    // there against 108.8 us with windows.
     p.path = TransposePath::kTile;
     p.chunk_bytes = wide;
-    p.in_windows = !(cols % vec == 0 && in_align >= wide);
+    p.in_windows = !in_chunks;
   } else if (e == 4) {
     p.path = TransposePath::kShift;
     p.chunk_bytes = 16;
