@@ -183,6 +183,14 @@ void check_plan(const SgemmPlan& p, BlasOp oa, BlasOp ob, const Shape& s, const 
       EXPECT_GE(k.splits * k.k_per_split, s.k);  // every part of K once, none empty
       EXPECT_LT((k.splits - 1) * k.k_per_split, s.k);
       EXPECT_LE(p.shape.smem, size_t(d.smem_per_block));  // no opt-in needed
+      // two staged chunks of A' fit (kNContig: [p][i] rows of rows + pad floats; kKContig:
+      // [i][p] rows of chunk + pad floats)
+      const int64_t stride = k.mode == kernelkit::SgemmSkinnyMode::kNContig
+                                 ? k.rows + kernelkit::kSgemmPad
+                                 : kernelkit::kSgemmSkinnyChunk + kernelkit::kSgemmPad;
+      const int64_t lines =
+          k.mode == kernelkit::SgemmSkinnyMode::kNContig ? kernelkit::kSgemmSkinnyChunk : k.rows;
+      EXPECT_GE(int64_t(p.shape.smem), 4 * 2 * lines * stride);
       EXPECT_GE(kernelkit::blocks_per_sm(d, kernelkit::kSgemmSkinnyThreads, k.rows > 8 ? 255 : 128,
                                          int64_t(p.shape.smem)),
                 1);

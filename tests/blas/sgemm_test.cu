@@ -511,9 +511,9 @@ TEST_F(SgemmTest, GemvShapes) {
 // At most 32 rows (or columns) of C: the skinny kernels, both orientations, every op
 // combination (both ways of reading B'), 16-byte and 4-byte access, K split or not.
 TEST_F(SgemmTest, SkinnyShapes) {
-  const int64_t shapes[][3] = {{2, 300, 70},    {8, 1000, 777}, {9, 515, 1029},
-                               {32, 333, 2000}, {17, 4100, 64}, {1000, 8, 777},
-                               {515, 32, 1029}, {300, 3, 5000}, {5, 7, 30000}};
+  const int64_t shapes[][3] = {{2, 300, 70},   {8, 1000, 777},  {9, 515, 1029},  {32, 333, 2000},
+                               {17, 4100, 64}, {1000, 8, 777},  {515, 32, 1029}, {300, 3, 5000},
+                               {5, 7, 30000},  {32, 1030, 1100}};
   EXPECT_EQ(library_plan(SgemmCase{BlasOp::N, BlasOp::N, 8, 1000, 777}).path,
             kernelkit::SgemmPath::kSkinny);
   uint64_t seed = 5000;

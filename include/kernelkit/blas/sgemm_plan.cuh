@@ -392,8 +392,9 @@ constexpr int sgemm_skinny_reg_blocks(int rows) {
 inline int64_t sgemm_skinny_smem(int rows, int vec, SgemmSkinnyMode mode) {
   if (mode == SgemmSkinnyMode::kKContig)
     return int64_t{2} * rows * (kSgemmSkinnyChunk + kSgemmPad) * 4;
-  // the staged A' (two chunks), reused by the cross-warp sum: 8 warps x 4 rows x 32 vec columns
-  const int64_t stage = int64_t{2} * kSgemmSkinnyChunk * rows;
+  // the staged A' (two chunks of [p][i], rows of `rows` + kSgemmPad floats), reused by the
+  // cross-warp sum: 8 warps x 4 rows x 32 vec columns
+  const int64_t stage = int64_t{2} * kSgemmSkinnyChunk * (rows + kSgemmPad);
   const int64_t sum = int64_t{8} * 4 * 32 * vec;
   return 4 * std::max(stage, sum);
 }

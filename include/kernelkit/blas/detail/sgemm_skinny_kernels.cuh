@@ -61,23 +61,45 @@ __device__ __forceinline__ void sgemm_skinny_out(const SgemmSkinnyParams& p, int
   }
 }
 
-// Stages A'(0..Rows, k0..k0 + Chunk) into dst: kNContig as dst[p][i] (Rows floats a row),
-// kKContig as dst[i][p] (rows of Chunk + kSgemmPad floats); zeros where i >= m or p >= k_end.
-// Consecutive threads take consecutive p when A' is contiguous along p, else consecutive i.
+// Floats between consecutive staged rows of A': kNContig stages A' as [p][i] (rows of
+// Rows + kSgemmPad floats, 16-byte aligned for the float4 broadcasts), kKContig as [i][p]
+// (rows of Chunk + kSgemmPad floats).
+template <int Rows, SgemmSkinnyMode Mode>
+__host__ __device__ constexpr int sgemm_skinny_stage_stride() {
+  return Mode == SgemmSkinnyMode::kNContig ? Rows + kSgemmPad : kSgemmSkinnyChunk + kSgemmPad;
+}
+
+// Stages A'(0..Rows, k0..k0 + Chunk) into dst (layout: sgemm_skinny_stage_stride); zeros where
+// i >= m or p >= k_end. The 32 lanes of a warp take G consecutive elements along A's contiguous
+// direction (p when a_sp == 1, else i: whole 32-byte sectors or more) times 32 / G along the
+// other: G = 32 where dst is contiguous the same way, G = 8 where dst is transposed to it
+// (the padded rows then spread the 32 lanes over 32 banks; with 32 lanes along p into the
+// [p][i] layout of 32 rows, every lane hit one bank: 32-way conflicts on 8 copies a thread a
+// chunk, as many shared-memory cycles as the chunk's FFMAs).
 template <int Rows, SgemmSkinnyMode Mode>
 __device__ __forceinline__ void sgemm_skinny_stage_a(float* dst, const SgemmSkinnyParams& p,
                                                      int64_t k0, int64_t k_end, int tid) {
   constexpr int kChunk = kSgemmSkinnyChunk;
   constexpr int kPerThread = Rows * kChunk / kSgemmSkinnyThreads;
+  constexpr int kStride = sgemm_skinny_stage_stride<Rows, Mode>();
   const bool p_fast = p.a_sp == 1;
+  // e -> (f, s): f along the contiguous direction (extent F), s along the other
+  const auto split = [](int e, int g, int f_extent, int& f, int& s) {
+    const int lanes_s = 32 / g, rest = e / 32;
+    f = (rest % (f_extent / g)) * g + e % g;
+    s = (rest / (f_extent / g)) * lanes_s + (e / g) % lanes_s;
+  };
   const auto copy = [&](int t) {
     const int e = tid + t * kSgemmSkinnyThreads;
-    const int i = p_fast ? e / kChunk : e % Rows;
-    const int pp = p_fast ? e % kChunk : e / Rows;
+    int i, pp;
+    if (p_fast)
+      split(e, Mode == SgemmSkinnyMode::kNContig ? 8 : 32, kChunk, pp, i);
+    else
+      split(e, Mode == SgemmSkinnyMode::kNContig ? (Rows < 32 ? Rows : 32) : 8, Rows, i, pp);
     const bool ok = i < p.m && k0 + pp < k_end;
     const float* src = ok ? p.A + i * p.a_si + (k0 + pp) * p.a_sp : p.A;
-    float* const d = Mode == SgemmSkinnyMode::kNContig ? dst + pp * Rows + i
-                                                       : dst + i * (kChunk + kSgemmPad) + pp;
+    float* const d =
+        Mode == SgemmSkinnyMode::kNContig ? dst + pp * kStride + i : dst + i * kStride + pp;
     sgemm_cp_async<4>(d, src, ok ? 4 : 0);
   };
   // a rolled loop: unrolled, the copies' addresses (and below sm_80 their values) beside the
@@ -112,6 +134,7 @@ __global__ void __launch_bounds__(kSgemmSkinnyThreads,
   constexpr int kPerWarp = kChunk / kWarps;  // k of a chunk each warp takes (the ring depth)
   constexpr int kCols = 32 * Vec;            // columns of a block
   static_assert(Rows % 4 == 0 && kPerWarp == 8, "rows in quads, 8 loads in flight a thread");
+  constexpr int kStride = sgemm_skinny_stage_stride<Rows, SgemmSkinnyMode::kNContig>();
   extern __shared__ float4 skinny_smem_raw[];
   float* const smem = reinterpret_cast<float*>(skinny_smem_raw);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -152,16 +175,16 @@ __global__ void __launch_bounds__(kSgemmSkinnyThreads,
     sgemm_cp_async_wait(0);
     __syncthreads();
     if (c + 1 < chunks)
-      sgemm_skinny_stage_a<Rows, SgemmSkinnyMode::kNContig>(smem + ((c + 1) & 1) * kChunk * Rows, p,
-                                                            k_begin + (c + 1) * kChunk, k_end, tid);
+      sgemm_skinny_stage_a<Rows, SgemmSkinnyMode::kNContig>(
+          smem + ((c + 1) & 1) * kChunk * kStride, p, k_begin + (c + 1) * kChunk, k_end, tid);
     sgemm_cp_async_commit();
-    const float* const as = smem + (c & 1) * kChunk * Rows + warp * kPerWarp * Rows;
+    const float* const as = smem + (c & 1) * kChunk * kStride + warp * kPerWarp * kStride;
 #pragma unroll
     for (int u = 0; u < kPerWarp; ++u) {
       const int slot = u % kRing;
 #pragma unroll
       for (int q = 0; q < Rows / 4; ++q) {
-        const float4 a4 = *reinterpret_cast<const float4*>(as + u * Rows + 4 * q);  // broadcast
+        const float4 a4 = *reinterpret_cast<const float4*>(as + u * kStride + 4 * q);  // broadcast
         const float a[4] = {a4.x, a4.y, a4.z, a4.w};
 #pragma unroll
         for (int r = 0; r < 4; ++r)
