@@ -1,4 +1,5 @@
-// Softmax kernels (internal): the warp kernel (rows in registers), the chunk kernel (a row,
+// Softmax kernels (internal): the warp kernel (rows in registers), the block-register kernel
+// (a 2-byte row of up to 8192 columns in one block's registers), the chunk kernel (a row,
 // or a chunk of one, in shared memory: one block per row, a cluster per row, or a
 // cooperative grid per round of rows) and the two-pass fallback. softmax_plan.cuh says
 // which one runs; launch_softmax (softmax.cuh) launches it.
@@ -234,12 +235,24 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock,
 #pragma unroll
       for (int p = 0; p < Packs; ++p) {
         const int c = (p * Group + lane) * Pack - head[k];
-        if (c >= 0 && c + Pack <= n) {
+        const bool whole = c >= 0 && c + Pack <= n;
+        if (Packs == 1 && (whole || c >= n || c + Pack <= 0)) {
+          // one pack a lane: a whole pack, or a lane past the row (96 f16 columns on 16
+          // lanes) in one path with a predicated load, so the warp does not also run the
+          // element-wise code below for its idle lanes every row (more packs a lane: no
+          // registers to spare for it)
+          PackOf<T, Pack> raw{};
+          if (whole) raw = load_pack<Pack>(src + c, 0);
+#pragma unroll
+          for (int j = 0; j < Pack; ++j)
+            x[k][p][j] = whole ? convert<float>(raw.elem[j]) : -INFINITY;
+        } else if (whole) {
           const PackOf<T, Pack> raw = load_pack<Pack>(src + c, 0);
 #pragma unroll
           for (int j = 0; j < Pack; ++j)
             x[k][p][j] = convert<float>(raw.elem[j]);
         } else {
+          // a partial end pack, or (more packs a lane) a pack past the row
 #pragma unroll
           for (int j = 0; j < Pack; ++j)
             x[k][p][j] = (c + j >= 0 && c + j < n) ? convert<float>(src[c + j]) : -INFINITY;
@@ -295,11 +308,116 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock,
           for (int j = 0; j < Pack; ++j)
             o.elem[j] = convert<T>(y[j]);
           store_pack<Pack>(dst + c, 0, o);
-        } else {
+        } else if (c + Pack > 0 && c < cols) {  // a partial end pack; idle lanes skip
 #pragma unroll
           for (int j = 0; j < Pack; ++j) {
             if (c + j >= 0 && c + j < cols) dst[c + j] = convert<T>(y[j]);
           }
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// A row in the registers of one block (kBlockRegisters; 2-byte types, 16-byte packs, rows
+// of 1025..8192 columns: the old library's block-register kernel, 0.91-1.0 of the copy).
+// Thread t holds packs t + p * Block (p < 2) of its row's span as loaded (raw: 4
+// registers a pack of 8), all Packs 16-byte loads issued before any is used; packs outside
+// the row hold -inf. Per row: the thread's max, its sum of exp(x - max), one block
+// reduction of the (max, sum) pairs (two barriers), then the row written from registers
+// (exp once more). No shared-memory row, no cp.async: the loads of the next row are in
+// flight in the other resident blocks while this one reduces. Rows b, b + gridDim.x, ...
+// Requires the span of every row to have at most Block x Packs packs.
+// Two 2-byte elements held as one 32-bit word (the register kernel keeps its packs as words:
+// as 16-bit pieces they spill under a 40-register bound), as floats.
+// The empty asm makes each pass convert the words afresh: without it the compiler keeps the
+// first pass's floats for the later ones (twice the registers; 512 x 4 spilled at 64).
+template <typename T>
+__device__ __forceinline__ float2 softmax_word_floats(uint32_t w) {
+  asm("" : "+r"(w));
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
+  } else {
+    static_assert(std::is_same_v<T, __half>, "2-byte types only");
+    __half2 h;
+    memcpy(&h, &w, sizeof(h));
+    return __half22float2(h);
+  }
+}
+
+template <typename T, SoftmaxKind Kind, int Pack, int Block>
+__global__ void __launch_bounds__(Block,
+                                  min_blocks_per_sm(Block,
+                                                    softmax_block_registers_min_blocks(Block)))
+    softmax_block_registers_kernel(const T* in, T* out, int64_t rows, int cols) {
+  constexpr int Packs = kSoftmaxBlockRegisterPacks;
+  static_assert(Block % kWarpSize == 0 && Block <= kSoftmaxWideBlock, "32..1024 threads");
+  static_assert(sizeof(T) == 2 && Pack * sizeof(T) == 16, "2-byte types in 16-byte packs");
+  constexpr bool kFast = kSoftmaxFast<T>;
+  constexpr int kWords = Pack / 2;
+  __shared__ SoftmaxStats slots[Block / kWarpSize + 1];
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const T* src = in + row * cols;
+    T* dst = out + row * cols;
+    const int head = (Pack - static_cast<int>(pack_head<Pack>(src, Pack))) % Pack;
+    uint32_t raw[Packs][kWords];  // -inf outside the row
+#pragma unroll
+    for (int p = 0; p < Packs; ++p) {
+      const int c = (static_cast<int>(threadIdx.x) + p * Block) * Pack - head;
+      PackOf<T, Pack> v;
+      if (c >= 0 && c + Pack <= cols) {
+        v = load_pack<Pack>(src + c, 0);
+      } else {
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          v.elem[j] = convert<T>(-INFINITY);
+        if (c + Pack > 0 && c < cols) {
+#pragma unroll
+          for (int j = 0; j < Pack; ++j) {
+            if (c + j >= 0 && c + j < cols) v.elem[j] = src[c + j];
+          }
+        }
+      }
+      memcpy(raw[p], &v, sizeof(v));
+    }
+    float m = -INFINITY;
+#pragma unroll
+    for (int p = 0; p < Packs; ++p)
+#pragma unroll
+      for (int w = 0; w < kWords; ++w) {
+        const float2 f = softmax_word_floats<T>(raw[p][w]);
+        m = fmaxf(m, fmaxf(f.x, f.y));
+      }
+    const float base = m == -INFINITY ? 0.f : m;
+    float s = 0.f;
+#pragma unroll
+    for (int p = 0; p < Packs; ++p)
+#pragma unroll
+      for (int w = 0; w < kWords; ++w) {
+        const float2 f = softmax_word_floats<T>(raw[p][w]);
+        s += softmax_exp<kFast>(f.x - base) + softmax_exp<kFast>(f.y - base);  // -inf: 0
+      }
+    const SoftmaxStats st = softmax_stats_block_all_reduce<Block, kFast>({m, s}, slots);
+    const float inv = 1.f / st.s;
+    const float log_s = logf(st.s);
+#pragma unroll
+    for (int p = 0; p < Packs; ++p) {
+      const int c = (static_cast<int>(threadIdx.x) + p * Block) * Pack - head;
+      if (c + Pack <= 0 || c >= cols) continue;
+      PackOf<T, Pack> o;
+#pragma unroll
+      for (int w = 0; w < kWords; ++w) {
+        const float2 f = softmax_word_floats<T>(raw[p][w]);
+        o.elem[2 * w] = convert<T>(softmax_out<Kind, kFast>(f.x, st.m, inv, log_s));
+        o.elem[2 * w + 1] = convert<T>(softmax_out<Kind, kFast>(f.y, st.m, inv, log_s));
+      }
+      if (c >= 0 && c + Pack <= cols) {
+        store_pack<Pack>(dst + c, 0, o);
+      } else {
+#pragma unroll
+        for (int j = 0; j < Pack; ++j) {
+          if (c + j >= 0 && c + j < cols) dst[c + j] = o.elem[j];
         }
       }
     }
@@ -352,10 +470,16 @@ __device__ __forceinline__ void softmax_from_smem(const SoftmaxSpan<T, Pack>& sp
                                                   float (&x)[Pack]) {
   const PackOf<T, Pack> raw = buf[v];
   const int64_t c = sp.first(v);
-  const bool whole = c >= 0 && c + Pack <= sp.len;
+  if (c >= 0 && c + Pack <= sp.len) {
+    // whole packs (all but the two ends of a span): a warp-uniform branch, no selects
 #pragma unroll
-  for (int k = 0; k < Pack; ++k)
-    x[k] = (whole || (c + k >= 0 && c + k < sp.len)) ? convert<float>(raw.elem[k]) : -INFINITY;
+    for (int k = 0; k < Pack; ++k)
+      x[k] = convert<float>(raw.elem[k]);
+  } else {
+#pragma unroll
+    for (int k = 0; k < Pack; ++k)
+      x[k] = (c + k >= 0 && c + k < sp.len) ? convert<float>(raw.elem[k]) : -INFINITY;
+  }
 }
 
 // Task of one iteration: which row (and chunk of it) this block holds.
