@@ -30,8 +30,6 @@ const char* path_name(SoftmaxPath p) {
       return "cluster";
     case SoftmaxPath::kGrid:
       return "grid";
-    case SoftmaxPath::kBlockRegisters:
-      return "block_registers";
     default:
       return "two_pass";
   }
@@ -76,16 +74,8 @@ TEST(SoftmaxPlan, PathsOfTheSweepAndAwkwardShapes) {
       // one block per row, the row in shared memory
       {32767, 1025, 4, P::kBlock, P::kBlock, P::kBlock, P::kBlock, P::kBlock},
       {22370, 1500, 4, P::kBlock, P::kBlock, P::kBlock, P::kBlock, P::kBlock},
-      // 2-byte rows of 1025..8192 columns: the row in registers of one block (256 or 512
-      // threads x 2 packs), as the old library
-      {22370, 1500, 2, P::kBlockRegisters, P::kBlockRegisters, P::kBlockRegisters,
-       P::kBlockRegisters, P::kBlockRegisters},
-      {16384, 2048, 2, P::kBlockRegisters, P::kBlockRegisters, P::kBlockRegisters,
-       P::kBlockRegisters, P::kBlockRegisters},
-      {4096, 8192, 2, P::kBlockRegisters, P::kBlockRegisters, P::kBlockRegisters,
-       P::kBlockRegisters, P::kBlockRegisters},
-      {4, 8192, 2, P::kBlockRegisters, P::kBlockRegisters, P::kBlockRegisters, P::kBlockRegisters,
-       P::kBlockRegisters},
+      {22370, 1500, 2, P::kBlock, P::kBlock, P::kBlock, P::kBlock, P::kBlock},
+      {16384, 2048, 2, P::kBlock, P::kBlock, P::kBlock, P::kBlock, P::kBlock},
       {2048, 16384, 2, P::kBlock, P::kBlock, P::kBlock, P::kBlock, P::kBlock},
       {8192, 4096, 4, P::kBlock, P::kBlock, P::kBlock, P::kBlock, P::kBlock},
       {2048, 16384, 4, P::kBlock, P::kBlock, P::kBlock, P::kBlock, P::kGrid},  // T4: 64 KiB
@@ -157,33 +147,6 @@ TEST(SoftmaxPlan, WarpGroupsAndPacks) {
   EXPECT_EQ(plan(1048576, 32, 2, d).blocks_per_sm, 10);
   EXPECT_EQ(plan(33554, 1000, 4, d).blocks_per_sm, 8);
   EXPECT_EQ(plan(32768, 1024, 2, d).blocks_per_sm, 8);
-}
-
-TEST(SoftmaxPlan, BlockRegisterRows) {
-  const kk::DeviceInfo d = kktest::h100();
-  // 2-byte rows spanning <= 512 packs (4096 columns on the pack grid, 4089 any alignment:
-  // widths that are no multiple of 8 start rows at every offset): 256 threads x 2 packs, 48
-  // registers (5 blocks a SM); <= 1024 packs: 512 x 2 at 64 registers (2 a SM); wider:
-  // shared memory
-  for (const int64_t cols : {1025, 1500, 4089, 4096}) {
-    const SoftmaxPlan p = plan(16384, cols, 2, d);
-    EXPECT_EQ(p.path, SoftmaxPath::kBlockRegisters) << cols << ": " << describe(p);
-    EXPECT_EQ(p.shape.block.x, 256u) << cols;
-    EXPECT_EQ(p.blocks_per_sm, 5) << cols;
-  }
-  // a row off the pack grid spans one more pack: 4096 columns from 2 bytes past 16
-  EXPECT_EQ(kk::plan_softmax(16384, 4096, 2, 2, 2, d).shape.block.x, 512u);
-  for (const int64_t cols : {4090, 4097, 8185, 8192}) {
-    const SoftmaxPlan p = plan(4096, cols, 2, d);
-    EXPECT_EQ(p.path, SoftmaxPath::kBlockRegisters) << cols << ": " << describe(p);
-    EXPECT_EQ(p.shape.block.x, 512u) << cols;
-    EXPECT_EQ(p.blocks_per_sm, 2) << cols;
-  }
-  EXPECT_EQ(plan(4096, 8186, 2, d).path, SoftmaxPath::kBlock);
-  EXPECT_EQ(plan(4096, 8193, 2, d).path, SoftmaxPath::kBlock);
-  // f32, and 2-byte rows whose in and out differ in alignment (pack 1): shared memory
-  EXPECT_EQ(plan(16384, 2048, 4, d).path, SoftmaxPath::kBlock);
-  EXPECT_EQ(kk::plan_softmax(16384, 2048, 2, 0, 2, d).path, SoftmaxPath::kBlock);
 }
 
 TEST(SoftmaxPlan, SharedMemoryRowsAndBuffers) {
@@ -321,28 +284,6 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
       const int regs = kk::detail::softmax_regs_bound(
           d, 128, kk::detail::softmax_warp_min_blocks(p.pack, p.packs));
       EXPECT_EQ(p.blocks_per_sm, kk::blocks_per_sm(d, 128, regs, 0));
-      break;
-    }
-    case SoftmaxPath::kBlockRegisters: {
-      EXPECT_EQ(elem, 2);
-      EXPECT_EQ(p.pack, 8);
-      EXPECT_EQ(p.packs, kk::detail::kSoftmaxBlockRegisterPacks);
-      EXPECT_TRUE(s.block.x == 256u || s.block.x == 512u);
-      EXPECT_EQ(s.smem, 0u);
-      EXPECT_FALSE(s.is_cluster());
-      // every row start: its packs fit the block's threads x 2
-      for (int64_t r = 0; r < std::min<int64_t>(rows, p.pack); ++r) {
-        const int64_t mis = ((in_off / elem) + r * cols) % p.pack;
-        EXPECT_LE(span_packs(mis, cols, p.pack), int64_t{s.block.x} * p.packs) << "row " << r;
-      }
-      // the smaller block when it holds the row
-      if (s.block.x == 512u) EXPECT_GT(span_packs(0, cols, p.pack), 256 * p.packs - 1);
-      EXPECT_LE(int64_t{s.grid.x}, rows);
-      const int block = int(s.block.x);
-      const int regs = kk::detail::softmax_regs_bound(
-          d, block, kk::detail::softmax_block_registers_min_blocks(block));
-      EXPECT_EQ(p.blocks_per_sm, kk::blocks_per_sm(d, block, regs, (block / 32 + 1) * 8));
-      EXPECT_GE(p.blocks_per_sm, 1);
       break;
     }
     case SoftmaxPath::kBlock:

@@ -75,12 +75,10 @@ TYPED_TEST(SoftmaxTest, InPlace) {
       EXPECT_TRUE(run_case<TypeParam>(rows_for(37, cols) + 2, cols, log, kInPlace, seed++));
 }
 
-// 2-byte rows of 1025..8192 columns in 16-byte packs: one block per row, the row in
-// registers (256 or 512 threads x 2 packs). The plan's grid lowered to 3 blocks (the kernel
-// strides by gridDim.x), so that each block runs 7-8 rows: the row loop and back-to-back
-// block reductions. Rows off the pack grid (partial head and tail packs), in place. float
-// rows of the same widths stay in shared memory.
-TYPED_TEST(SoftmaxTest, BlockRegisterRows) {
+// One block per row, the row in shared memory, with the plan's grid lowered to 3 blocks (the
+// kernel strides by gridDim.x), so that each block runs 7-8 rows back to back: rows of
+// 1025..8184 columns, off the pack grid (partial head and tail packs), in place.
+TYPED_TEST(SoftmaxTest, BlockRowsLoop) {
   using T = TypeParam;
   const kk::DeviceInfo d = small_device(2, 1 << 30, false, false);
   uint64_t seed = 5000;
@@ -88,9 +86,8 @@ TYPED_TEST(SoftmaxTest, BlockRegisterRows) {
        {int64_t{1025}, int64_t{2049}, int64_t{4096}, int64_t{4097}, int64_t{6007}, int64_t{8184}}) {
     for (const Layout& l : {kAligned, Layout{3, 3, false}, Layout{5, 5, true}}) {
       kk::SoftmaxPlan p = plan_for<T>(23, cols, l, d);
-      const SoftmaxPath want = sizeof(T) == 2 ? SoftmaxPath::kBlockRegisters : SoftmaxPath::kBlock;
-      ASSERT_EQ(int(p.path), int(want)) << cols;
-      if (p.path == SoftmaxPath::kBlockRegisters) p.shape.grid.x = 3;
+      ASSERT_EQ(int(p.path), int(SoftmaxPath::kBlock)) << cols;
+      p.shape.grid.x = 3;  // each block loops over several rows
       for (const bool log : {false, true})
         EXPECT_TRUE(run_case<T>(23, cols, log, l, seed++, Runner{&p}))
             << cols << " block " << p.shape.block.x;
@@ -144,7 +141,6 @@ TYPED_TEST(SoftmaxTest, WidePaths) {
       {8, kSmem, true, false, SoftmaxPath::kCluster, 3, 20011 * 4 / kE},
       // one block per row on 2 SMs, so that each block runs many rows: one buffer (the next
       // row loads during the write), two buffers (100 KiB: they cost no resident block)
-      // (2-byte rows of up to 8192 columns are kBlockRegisters: BlockRegisterRows)
       {2, kE == 4 ? kSmem : 20 * 1024, false, false, SoftmaxPath::kBlock, kE == 4 ? 37 : 9,
        kE == 4 ? 2001 : 9001},
       {2, kE == 4 ? kSmem : 20 * 1024, false, false, SoftmaxPath::kBlock, kE == 4 ? 37 : 9,

@@ -115,23 +115,12 @@ cudaError_t launch_softmax(const SoftmaxPlan& p, SoftmaxKind kind, const T* in, 
     constexpr SoftmaxKind kKind = decltype(k)::value;
     return dispatch<kMax, 1>(p.pack, [&](auto pk) {
       constexpr int kPack = decltype(pk)::value;
-      return dispatch<Path::kWarp, Path::kBlockRegisters, Path::kBlock, Path::kCluster, Path::kGrid,
+      return dispatch<Path::kWarp, Path::kBlock, Path::kCluster, Path::kGrid,
                       Path::kTwoPass>(p.path, [&](auto path) {
         constexpr Path kPath = decltype(path)::value;
         const int block = static_cast<int>(p.shape.block.x);
         if constexpr (kPath == Path::kWarp) {
           return softmax_launch_warp<T, kKind, kPack>(p, in, out, rows, cols, stream);
-        } else if constexpr (kPath == Path::kBlockRegisters) {
-          // planned for 2-byte types in 16-byte packs only (rows of at most 8192 columns)
-          if constexpr (sizeof(T) != 2 || kPack == 1) {
-            return cudaErrorInvalidValue;
-          } else {
-            if (p.packs != kSoftmaxBlockRegisterPacks) return cudaErrorInvalidValue;
-            return dispatch<256, 512>(block, [&](auto b) {
-              return launch(softmax_block_registers_kernel<T, kKind, kPack, decltype(b)::value>,
-                            p.shape, stream, in, out, rows, static_cast<int>(cols));
-            });
-          }
         } else if constexpr (kPath == Path::kBlock) {
           return dispatch<128, 256, 512, 1024>(block, [&](auto b) {
             constexpr int kBlock = decltype(b)::value;

@@ -6,8 +6,6 @@
 // The paths, by row width (the plan's numbers are read from DeviceInfo, never assumed):
 //  - kWarp: the row in registers of a group of 1..32 lanes (several rows per warp when
 //    short, two rows per lane group when a lane holds one pack); up to 32 floats a lane.
-//  - kBlockRegisters: 2-byte types in 16-byte packs, 1025..8192 columns: one block per
-//    row, the row in registers (256 or 512 threads x 2 packs), as the old library.
 //  - kBlock: one block per row, the row in shared memory (read once, written once): any row
 //    up to what one block may hold (227 KiB on an H100, 163 KiB A100, 99 KiB L4, 64 KiB T4).
 //    Two row buffers when they fit without losing resident rows: the next row's loads are
@@ -37,7 +35,7 @@ namespace kernelkit {
 // softmax or log_softmax: the one run-time choice the kernels take besides the plan.
 enum class SoftmaxKind { kSoftmax, kLogSoftmax };
 
-enum class SoftmaxPath { kWarp, kBlock, kCluster, kGrid, kTwoPass, kBlockRegisters };
+enum class SoftmaxPath { kWarp, kBlock, kCluster, kGrid, kTwoPass };
 
 namespace detail {
 
@@ -84,20 +82,6 @@ __host__ __device__ constexpr int softmax_warp_min_blocks(int pack, int packs) {
   return floats > 16 ? 8 : (pack == 4 ? 12 : 10);
 }
 
-// kBlockRegisters (2-byte types, 16-byte packs): the block sizes, the first whose block x
-// 2 packs holds the row's packs: the old library's block-register
-// kernel (256 x 2 up to 4096 columns, 512 x 2 up to 8192). Its 512 x 4 (up to 16384) is
-// left out: with the partial head / tail packs of any row alignment it spills 56 bytes at
-// 64 registers (sm_90 f16); those rows stay kBlock.
-inline constexpr int kSoftmaxBlockRegisterPacks = 2;  // packs a thread holds
-inline constexpr int kSoftmaxBlockRegisterBlocks[] = {256, 512};
-// Blocks per SM its __launch_bounds__ ask for (capped by the architecture's threads per
-// SM): 256 threads 5 (48 registers: 1280 threads a SM), 512 threads 2 (64). Unbounded,
-// ptxas sm_90 takes 53-54 registers; at 40 both spill 12 bytes.
-__host__ __device__ constexpr int softmax_block_registers_min_blocks(int block) {
-  return block <= 256 ? 5 : 2;
-}
-
 // Registers per thread that __launch_bounds__(block, min_blocks_per_sm(block, cap))
 // guarantee on device d (the same rule min_blocks_per_sm applies to the compiled
 // architecture's threads per SM), in the allocation unit of 8.
@@ -139,8 +123,7 @@ struct SoftmaxPlan {
   // inside the vectorized loops), else 1.
   int pack = 1;
   // kWarp: lanes that share one row (1, 2, ..., 32) and packs each lane holds; the lanes of
-  // a group hold group x packs packs, at least the row's. kBlockRegisters: packs a thread
-  // holds (2; group unused).
+  // a group hold group x packs packs, at least the row's.
   int group = 32;
   int packs = 1;
   // Chunk paths: blocks that share one row (1 for kBlock / kTwoPass, the cluster size for
@@ -226,33 +209,6 @@ inline double softmax_fill(int64_t tasks, int64_t per_round, int64_t width, int6
   const double time =
       double(tasks / per_round) * round_time(per_round) + round_time(tasks % per_round);
   return double(tasks) * double(width) / double(slots) / time;
-}
-
-// kBlockRegisters: 2-byte elements in 16-byte packs whose row spans at most 512 x 2 packs
-// (8192 columns): one block per row, the row in registers (softmax_block_registers_kernel).
-// The grid: the rows, at most kDefaultWaves waves of resident blocks.
-inline bool softmax_plan_block_registers(int64_t rows, int64_t vp, int elem_bytes,
-                                         const DeviceInfo& d, SoftmaxPlan* p) {
-  if (elem_bytes != 2 || p->pack * elem_bytes != kMaxPackBytes) return false;
-  for (const int block : kSoftmaxBlockRegisterBlocks) {
-    if (vp > int64_t{block} * kSoftmaxBlockRegisterPacks) continue;
-    const int regs = softmax_regs_bound(d, block, softmax_block_registers_min_blocks(block));
-    const int static_smem = (block / kWarpSize + 1) * 8;
-    const int bps = blocks_per_sm(d, block, regs, static_smem);
-    if (bps < 1) return false;
-    p->path = SoftmaxPath::kBlockRegisters;
-    p->packs = kSoftmaxBlockRegisterPacks;
-    p->split = 1;
-    p->buffers = 0;
-    p->blocks_per_sm = bps;
-    const int64_t slots = int64_t{bps} * d.sm_count;
-    p->fill = softmax_fill(rows, slots, 1, slots, d.sm_count);
-    p->shape.block = dim3(static_cast<unsigned>(block));
-    p->shape.grid =
-        dim3(static_cast<unsigned>(grid_size_for(rows * block, block, d, kDefaultWaves, bps)));
-    return true;
-  }
-  return false;
 }
 
 // kBlock: one block per row, the row in shared memory. The smallest block with at most
@@ -433,7 +389,6 @@ inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, int 
   const int64_t vp = cols % p.pack == 0 ? ceil_div<int64_t>(offset0 + cols, p.pack)
                                         : ceil_div<int64_t>(cols + p.pack - 1, p.pack);
   if (softmax_plan_warp(rows, vp, d, &p)) return p;
-  if (softmax_plan_block_registers(rows, vp, elem_bytes, d, &p)) return p;
   const int64_t pack_bytes = int64_t{p.pack} * elem_bytes;
   SoftmaxPlan block = p, cluster = p, grid = p;
   const bool has_block = softmax_plan_block(rows, vp, pack_bytes, d, &block);
