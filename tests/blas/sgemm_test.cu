@@ -354,7 +354,10 @@ TEST_F(SgemmTest, AlphaZeroDoesNotReadAB) {
 }
 
 TEST_F(SgemmTest, BadArgumentsLeaveCUntouched) {
-  DeviceBuffer<float> a(64 * 64), b(64 * 64), c(64 * 64);
+  // A and B hold values: the valid calls below read them (initcheck)
+  auto a = kktest::to_device(kktest::random_vector<float>(64 * 64, 31));
+  auto b = kktest::to_device(kktest::random_vector<float>(64 * 64, 37));
+  DeviceBuffer<float> c(64 * 64);
   c.poison();
   const auto before = c.download();
   const float *A = a.get(), *B = b.get();
