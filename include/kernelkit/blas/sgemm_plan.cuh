@@ -21,8 +21,8 @@
 //   al., PPoPP 2023) with k-split parts instead of fractional ones. dp_tiles == 0 is plain
 //   split-K (small M x N, long K); splits == 1 is the plain tiled kernel.
 //
-// Numbers the model uses are the H100 measurements of bench/NOTES.md (sgemm sections) and
-// /work/coord/notes/sgemm.md; only their ratios matter for a choice.
+// Numbers the model uses are the H100 measurements of bench/NOTES.md ("sgemm", the plan);
+// only their ratios matter for a choice.
 #pragma once
 
 #include <algorithm>
