@@ -43,8 +43,9 @@ struct TransposePlan {
   int elem_bytes = 0;        // bytes per element (1, 2, 4, 8)
   int chunk_bytes = 0;       // bytes per global access of the chunked paths (16; 8 for the 1-byte
                              // tile; 4 for 1-/2-byte tiles of 4-byte aligned rows); 0 otherwise
-  bool in_windows = false;   // kTile: in rows do not all start on a chunk boundary; each chunk
-                             // is read as a window over the two aligned chunks it straddles
+  bool in_windows = false;   // kTile, 1-, 2- and 8-byte elements: in rows do not all start on a
+                             // chunk boundary; each chunk is read as a window over the two
+                             // aligned chunks it straddles
   bool out_aligned = false;  // kThinCols: every out row starts on a chunk boundary, so chunks
                              // are stored straight from registers (else staged)
   int thin = 0;              // kThinRows / kThinCols: the short side (2..kTransposeThinMax)
@@ -220,9 +221,14 @@ cudaError_t launch_transpose(const TransposePlan& p, const T* in, T* out, int64_
         constexpr int kChunk = decltype(chunk)::value;
         constexpr bool kWide = kChunk == detail::kTransposeWideChunk<U>;
         if constexpr (kWide) {
-          return dispatch<false, true>(p.in_windows, [&](auto windows) {
-            return launch(detail::transpose_tile_kernel<U, kChunk, decltype(windows)::value>,
-                          p.shape, stream, src, dst, rows, cols, a_log2, p.tiles_c, p.num_tiles);
+          return dispatch<false, true>(p.in_windows, [&](auto windows) -> cudaError_t {
+            constexpr bool kWindows = decltype(windows)::value;
+            if constexpr (kWindows && sizeof(U) == 4) {
+              return cudaErrorInvalidValue;  // planned as kShift (plan_transpose)
+            } else {
+              return launch(detail::transpose_tile_kernel<U, kChunk, kWindows>, p.shape, stream,
+                            src, dst, rows, cols, a_log2, p.tiles_c, p.num_tiles);
+            }
           });
         } else if constexpr (kChunk == 4 && sizeof(U) <= 2) {
           if (p.in_windows) return cudaErrorInvalidValue;
