@@ -162,4 +162,20 @@ void check_bad_arguments(const Impls<T>& impls) {
   }
 }
 
+// Every implementation on each shape with pointers one element, 4 bytes and 8 bytes off
+// 16-byte alignment (in, out and both).
+template <typename T>
+void check_misaligned(const Impls<T>& impls,
+                      const std::vector<std::pair<int64_t, int64_t>>& shapes) {
+  constexpr int64_t kOff4 = sizeof(T) >= 4 ? 1 : 4 / sizeof(T);
+  constexpr int64_t kOff8 = sizeof(T) >= 8 ? 1 : 8 / sizeof(T);
+  for (const auto& [rows, cols] : shapes) {
+    check_transpose<T>(impls, rows, cols, 1, 0);
+    check_transpose<T>(impls, rows, cols, 0, 1);
+    check_transpose<T>(impls, rows, cols, 1, 1);
+    check_transpose<T>(impls, rows, cols, kOff4, kOff4);
+    check_transpose<T>(impls, rows, cols, kOff8, 0);
+  }
+}
+
 }  // namespace transpose_test

@@ -53,17 +53,9 @@ TYPED_TEST(TransposeLadder, Shapes) {
 // Pointers one element, 4 bytes or 8 bytes off 16-byte alignment, on shapes that would
 // otherwise take the widest chunks (and thin and tile shapes).
 TYPED_TEST(TransposeLadder, Misaligned) {
-  constexpr int64_t kOff4 = sizeof(TypeParam) >= 4 ? 1 : 4 / sizeof(TypeParam);
-  constexpr int64_t kOff8 = sizeof(TypeParam) >= 8 ? 1 : 8 / sizeof(TypeParam);
-  const auto impls = steps_and_library<TypeParam>();
-  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
-           {136, 264}, {31, 33}, {256, 256}, {1, 100}, {36, 68}, {3, 200}, {200, 3}, {32, 72}}) {
-    check_transpose<TypeParam>(impls, rows, cols, 1, 0);
-    check_transpose<TypeParam>(impls, rows, cols, 0, 1);
-    check_transpose<TypeParam>(impls, rows, cols, 1, 1);
-    check_transpose<TypeParam>(impls, rows, cols, kOff4, kOff4);
-    check_transpose<TypeParam>(impls, rows, cols, kOff8, 0);
-  }
+  transpose_test::check_misaligned<TypeParam>(
+      steps_and_library<TypeParam>(),
+      {{136, 264}, {31, 33}, {256, 256}, {1, 100}, {36, 68}, {3, 200}, {200, 3}, {32, 72}});
 }
 
 TYPED_TEST(TransposeLadder, BadArgumentsWriteNothing) {
