@@ -26,8 +26,8 @@ cudaError_t softmax(DType t, bool log, const void* in, void* out, int64_t rows, 
                     cudaStream_t s);
 
 // Workspaces: every op that may take one has a *_workspace_bytes function (kernelkit's
-// figure); the Python layer allocates that many zero-filled bytes with the caller's framework
-// (none when it is 0) and passes them to the op.
+// figure); the Python layer allocates that many uninitialized bytes with the caller's
+// framework (none when it is 0) and passes them to the op, which is correct whatever they hold.
 
 // out[r] (float) = sum / max / min of row r (in: f32, f16, bf16).
 size_t row_reduce_workspace_bytes(DType t, int64_t rows, int64_t cols);
@@ -35,7 +35,7 @@ cudaError_t row_reduce(DType t, Reduce op, const void* in, int64_t rows, int64_t
                        void* workspace, size_t workspace_bytes, cudaStream_t s);
 
 // out[0] (float) = sum / max / min of in[0..n) (f32, f16, bf16); the workspace holds
-// reduce_workspace_bytes(t, n) bytes, zero-filled before its first use.
+// reduce_workspace_bytes(t, n) bytes, whatever they hold.
 size_t reduce_workspace_bytes(DType t, int64_t n);
 cudaError_t reduce(DType t, Reduce op, const void* in, int64_t n, float* out, void* workspace,
                    size_t workspace_bytes, cudaStream_t s);

@@ -2,7 +2,7 @@
 // written as float: 18 instantiations.
 //
 // Workspaces (ops.h): each op's *_workspace_bytes is kernelkit's figure; the Python layer
-// allocates that many zero-filled bytes (none when 0) with the caller's framework.
+// allocates that many uninitialized bytes (none when 0) with the caller's framework.
 #include "dtype.cuh"
 #include "kernelkit/reduce/reduce.cuh"
 #include "kernelkit/reduce/row_reduce.cuh"
