@@ -202,7 +202,7 @@ TEST(GemvPlan, H100SweepTable) {
       {N, 8, 4194304, GemvPath::kSplitRows, kWs, 132, 0},
       {N, 4194304, 8, GemvPath::kShortRows, kNone, 1, 0},
       {N, 64, 524288, GemvPath::kSplitRows, kWs, 16, 0},
-      {N, 524288, 64, GemvPath::kShortRows, kNone, 1, 0},
+      {N, 524288, 64, GemvPath::kRows, kNone, 1, 8},
       {N, 1024, 32768, GemvPath::kSplitRows, kNone, 1, 0},
       {N, 4096, 4096, GemvPath::kSplitRows, kNone, 1, 0},
       {N, 8192, 8192, GemvPath::kRows, kNone, 1, 32},

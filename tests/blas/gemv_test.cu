@@ -249,13 +249,17 @@ TEST_F(Gemv, EveryPath) {
       {BlasOp::N, 600, 8192, 8192, 0, 0, 0},  // split rows, a block per row
       {BlasOp::N, 100003, 3, 3, 0, 0, 0},     // short rows
       {BlasOp::N, 65537, 8, 8, 1, 0, 0},
-      {BlasOp::N, 4099, 64, 64, 0, 0, 0},
+      {BlasOp::N, 4099, 64, 64, 0, 0, 0},  // aligned: 8-lane groups
+      {BlasOp::N, 4099, 64, 64, 1, 0, 0},  // not aligned: short rows
+      {BlasOp::N, 4099, 33, 36, 0, 0, 0},  // aligned, 33 floats: 4-lane groups
       {BlasOp::N, 20011, 5, 7, 0, 3, 0},
       {BlasOp::N, 10007, 1001, 1001, 0, 0, 0},  // lane groups, a head per row
       {BlasOp::N, 20000, 200, 200, 0, 0, 0},    // 8- and 16-lane groups
       {BlasOp::N, 20000, 100, 100, 0, 0, 0},
       {BlasOp::N, 20000, 40, 100, 0, 0, 0},  // 4-lane groups (wide lda)
       {BlasOp::T, 100003, 3, 3, 0, 0, 0},    // short columns
+      {BlasOp::T, 100003, 3, 3, 0, 1, 0},    // short columns, x read from a pack head
+      {BlasOp::T, 30011, 2, 2, 3, 3, 0},     // short columns, 1024-row tiles
       {BlasOp::T, 65537, 8, 8, 0, 0, 1},
       {BlasOp::T, 4099, 64, 64, 1, 0, 0},
       {BlasOp::T, 3, 1000003, 1000003, 0, 0, 0},  // few rows, 4 row classes

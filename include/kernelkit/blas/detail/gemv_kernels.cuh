@@ -40,8 +40,10 @@ inline constexpr int kGemvWideUnroll = 8;
 // distinct banks for every lda up to 32.
 inline constexpr int kGemvTileFloats = 4096;
 inline constexpr int kGemvTilePadded = kGemvTileFloats + kGemvTileFloats / 32;
-inline constexpr int kGemvShortMaxCols = 64;        // widest row the short kernels take
-inline constexpr int kGemvShortMaxTileRows = 2048;  // BlasOp::T: x of a tile staged beside it
+inline constexpr int kGemvShortMaxCols = 64;  // widest row the short kernels take
+// BlasOp::T: rows of a tile, whose x is staged beside it (one 16-byte load of x per thread:
+// 2048 rows spilled at 32 registers once x was loaded with the tile)
+inline constexpr int kGemvShortMaxTileRows = 1024;
 
 // __launch_bounds__ minimum blocks of the BlasOp::T tile kernels: the wide (Unroll 8,
 // 64-register) kernels run one 1024-thread block per SM; the few-rows kernels (TY == 1, every
@@ -146,31 +148,61 @@ __device__ __forceinline__ float gemv_row_dot(const float* __restrict__ a,
 // Copies the span src[0, len) (len <= kGemvTileFloats) into the padded tile (float w at
 // tile[w + w / 32]) with the whole block: 16-byte loads from the span's first 16-byte
 // boundary on (pack_head), scalar head and tail; each thread issues all of its loads before
-// its stores.
-__device__ __forceinline__ void gemv_load_tile(float* tile, const float* __restrict__ src,
-                                               int len) {
+// its stores. WithX: also the span xsrc[0, xlen) (xlen <= kGemvShortMaxTileRows) into xs[0,
+// xlen) the same way, its loads issued beside the tile's (one memory round trip for both).
+template <bool WithX>
+__device__ __forceinline__ void gemv_load_tile(float* tile, const float* __restrict__ src, int len,
+                                               float* xs, const float* __restrict__ xsrc,
+                                               int xlen) {
   constexpr int kLoads = kGemvTileFloats / kGemvPack / kGemvBlock;
+  constexpr int kXLoads = WithX ? kGemvShortMaxTileRows / kGemvPack / kGemvBlock : 1;
+  const int t = static_cast<int>(threadIdx.x);
   const int head = static_cast<int>(pack_head<kGemvPack>(src, len));
   const int packs = (len - head) / kGemvPack;
   const int tail = head + packs * kGemvPack;
   Pack<float, kGemvPack> v[kLoads] = {};
 #pragma unroll
   for (int u = 0; u < kLoads; ++u) {
-    const int p = static_cast<int>(threadIdx.x) + u * kGemvBlock;
+    const int p = t + u * kGemvBlock;
     if (p < packs) v[u] = load_pack<kGemvPack>(src + head, p);
   }
-  if (static_cast<int>(threadIdx.x) < head) tile[threadIdx.x] = src[threadIdx.x];
-  if (static_cast<int>(threadIdx.x) < len - tail) {
-    const int w = tail + static_cast<int>(threadIdx.x);
+  int xhead = 0, xpacks = 0;
+  Pack<float, kGemvPack> xv[kXLoads] = {};
+  if constexpr (WithX) {
+    xhead = static_cast<int>(pack_head<kGemvPack>(xsrc, xlen));
+    xpacks = (xlen - xhead) / kGemvPack;
+#pragma unroll
+    for (int u = 0; u < kXLoads; ++u) {
+      const int p = t + u * kGemvBlock;
+      if (p < xpacks) xv[u] = load_pack<kGemvPack>(xsrc + xhead, p);
+    }
+    const int xtail = xhead + xpacks * kGemvPack;
+    if (t < xhead) xs[t] = xsrc[t];
+    if (t < xlen - xtail) xs[xtail + t] = xsrc[xtail + t];
+  }
+  if (t < head) tile[t] = src[t];
+  if (t < len - tail) {
+    const int w = tail + t;
     tile[gemv_padded(w)] = src[w];
   }
 #pragma unroll
   for (int u = 0; u < kLoads; ++u) {
-    const int p = static_cast<int>(threadIdx.x) + u * kGemvBlock;
+    const int p = t + u * kGemvBlock;
     if (p < packs) {
 #pragma unroll
       for (int k = 0; k < kGemvPack; ++k)
         tile[gemv_padded(head + p * kGemvPack + k)] = v[u].elem[k];
+    }
+  }
+  if constexpr (WithX) {
+#pragma unroll
+    for (int u = 0; u < kXLoads; ++u) {
+      const int p = t + u * kGemvBlock;
+      if (p < xpacks) {
+#pragma unroll
+        for (int k = 0; k < kGemvPack; ++k)
+          xs[xhead + p * kGemvPack + k] = xv[u].elem[k];
+      }
     }
   }
 }
@@ -336,7 +368,7 @@ __global__ void __launch_bounds__(kGemvBlock, min_blocks_per_sm(kGemvBlock))
     const int64_t r0 = t * tile_rows;
     const int rows = static_cast<int>(m - r0 < tile_rows ? m - r0 : tile_rows);
     __syncthreads();  // the previous tile is read (and xs written)
-    gemv_load_tile(tile, A + r0 * lda, (rows - 1) * ld + cols);
+    gemv_load_tile<false>(tile, A + r0 * lda, (rows - 1) * ld + cols, nullptr, nullptr, 0);
     __syncthreads();
     for (int r = threadIdx.x; r < rows; r += kGemvBlock) {
       float dot = 0.f;
@@ -372,9 +404,7 @@ __global__ void __launch_bounds__(kGemvBlock, min_blocks_per_sm(kGemvBlock))
     const int64_t r0 = t * tile_rows;
     const int rows = static_cast<int>(m - r0 < tile_rows ? m - r0 : tile_rows);
     __syncthreads();  // the previous tile is read
-    gemv_load_tile(tile, A + r0 * lda, (rows - 1) * ld + cols);
-    for (int r = threadIdx.x; r < rows; r += kGemvBlock)
-      xs[r] = x[r0 + r];
+    gemv_load_tile<true>(tile, A + r0 * lda, (rows - 1) * ld + cols, xs, x + r0, rows);
     __syncthreads();
     if (c < cols) {
 #pragma unroll 4
