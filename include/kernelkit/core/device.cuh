@@ -35,12 +35,25 @@
 #define KERNELKIT_ARCH_THREADS_PER_SM 2048
 #endif
 
+// Resident blocks per SM of the architecture being compiled for (device passes; 32 in the
+// host pass): sm_75, sm_86, sm_87 16; sm_89 24; the others 32. ptxas rejects a
+// __launch_bounds__ minimum above it (small blocks: 32 threads x 48 blocks).
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 750 || __CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870)
+#define KERNELKIT_ARCH_BLOCKS_PER_SM 16
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 890
+#define KERNELKIT_ARCH_BLOCKS_PER_SM 24
+#else
+#define KERNELKIT_ARCH_BLOCKS_PER_SM 32
+#endif
+
 namespace kernelkit {
 
 // Blocks of `block` threads that fill an SM of the architecture being compiled for, capped
-// at `cap` (for __launch_bounds__(block, min_blocks_per_sm(block, cap))): always >= 1.
+// at `cap` and at the architecture's resident blocks (for __launch_bounds__(block,
+// min_blocks_per_sm(block, cap))): always >= 1.
 __host__ __device__ constexpr int min_blocks_per_sm(int block, int cap = 32) {
-  const int fill = KERNELKIT_ARCH_THREADS_PER_SM / block;
+  int fill = KERNELKIT_ARCH_THREADS_PER_SM / block;
+  fill = fill < KERNELKIT_ARCH_BLOCKS_PER_SM ? fill : KERNELKIT_ARCH_BLOCKS_PER_SM;
   return fill < 1 ? 1 : (fill < cap ? fill : cap);
 }
 
