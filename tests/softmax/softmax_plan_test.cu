@@ -151,13 +151,27 @@ TEST(SoftmaxPlan, WarpGroupsAndPacks) {
 
 TEST(SoftmaxPlan, SharedMemoryRowsAndBuffers) {
   const kk::DeviceInfo d = kktest::h100();
-  // 8 KB rows: 128 threads (4 packs each), 12 blocks a SM (40 registers: 1536 threads),
-  // two buffers (the next row in flight)
+  // 8 KB rows: 64 threads (8 packs each), 24 blocks a SM (40 registers, smem), one buffer
+  // (two would cost resident blocks)
   SoftmaxPlan p = plan(16384, 2048, 4, d);
   EXPECT_EQ(p.path, SoftmaxPath::kBlock);
-  EXPECT_EQ(p.shape.block.x, 128u);
-  EXPECT_EQ(p.blocks_per_sm, 12);
+  EXPECT_EQ(p.shape.block.x, 64u);
+  EXPECT_EQ(p.blocks_per_sm, 24);
+  EXPECT_EQ(p.buffers, 1);
+  // 3 KB rows (f16 1500, every other row off the 16-byte grid: 189 packs): one warp a row
+  // (6 packs a lane, no barrier), 32 blocks a SM, two buffers
+  p = plan(22370, 1500, 2, d);
+  EXPECT_EQ(p.path, SoftmaxPath::kBlock);
+  EXPECT_EQ(p.shape.block.x, 32u);
+  EXPECT_EQ(p.blocks_per_sm, 32);
   EXPECT_EQ(p.buffers, 2);
+  // 8 KB f16 rows: 64 threads
+  p = plan(8192, 4096, 2, d);
+  EXPECT_EQ(p.shape.block.x, 64u);
+  // a T4 (1024 threads, 16 blocks a SM): 32-thread blocks still fill half of it
+  p = plan(22370, 1500, 2, kktest::t4());
+  EXPECT_EQ(p.shape.block.x, 32u);
+  EXPECT_EQ(p.blocks_per_sm, 16);
   // 64 KB rows: 512 threads, 3 blocks a SM
   p = plan(2048, 16384, 4, d);
   EXPECT_EQ(p.path, SoftmaxPath::kBlock);
@@ -291,8 +305,13 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
     case SoftmaxPath::kGrid: {
       const int block = int(s.block.x);
       if (p.path == SoftmaxPath::kBlock) {
-        EXPECT_TRUE(block == 128 || block == 256 || block == 512 || block == 1024);
+        EXPECT_TRUE(block == 32 || block == 64 || block == 128 || block == 256 || block == 512 ||
+                    block == 1024);
         if (p.pack == 1) EXPECT_TRUE(block == 256 || block == 1024);
+        // at most kSoftmaxPacksPerThread packs a thread where a block size allows it
+        const int64_t vp = int64_t(p.buffer_bytes) / (int64_t{p.pack} * elem);
+        if (vp <= 1024 * kk::detail::kSoftmaxPacksPerThread && p.pack > 1)
+          EXPECT_LE(vp, int64_t{block} * kk::detail::kSoftmaxPacksPerThread);
         EXPECT_EQ(p.split, 1);
         EXPECT_LE(int64_t{s.grid.x}, rows);
       } else if (p.path == SoftmaxPath::kCluster) {
@@ -308,11 +327,17 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
       }
       EXPECT_TRUE(p.buffers == 1 || p.buffers == 2);
       EXPECT_EQ(p.buffer_bytes % 16, 0);
-      EXPECT_EQ(int64_t(s.smem), kk::detail::kSoftmaxScratchBytes + p.buffers * p.buffer_bytes);
+      EXPECT_EQ(int64_t(s.smem),
+                kk::detail::softmax_scratch_bytes(int(s.block.x)) + p.buffers * p.buffer_bytes);
       // the planned residency holds with the kernel's register bound and this smem
       const int regs =
           kk::detail::softmax_regs_bound(d, block, kk::detail::kSoftmaxChunkThreadsPerSm / block);
-      EXPECT_EQ(regs, block == 1024 ? 64 : (d.max_threads_per_sm >= 1536 ? 40 : 64));
+      if (block >= 64) {
+        EXPECT_EQ(regs, block == 1024 ? 64 : (d.max_threads_per_sm >= 1536 ? 40 : 64));
+      } else {
+        // one warp: the SM's resident blocks bound the registers (H100 32 blocks: 64)
+        EXPECT_EQ(regs, std::min(255, d.regs_per_sm / (d.max_blocks_per_sm * 32) / 8 * 8));
+      }
       EXPECT_GE(kk::blocks_per_sm(d, block, regs, int64_t(s.smem)), p.blocks_per_sm);
       if (p.path == SoftmaxPath::kGrid) {
         // every block resident at once

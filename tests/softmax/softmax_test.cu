@@ -95,6 +95,35 @@ TYPED_TEST(SoftmaxTest, BlockRowsLoop) {
   }
 }
 
+// kBlock at every block size the plan can pick (32..1024 threads: 1..8+ packs a thread, one
+// warp without a barrier, 2..32 warps with the one-barrier (max, sum) reduction), with one
+// and two buffers, blocks looping over 7-8 rows each; rows on and off the pack grid
+// (every other row starts mid-pack when cols is not a multiple of it), in place.
+TYPED_TEST(SoftmaxTest, BlockSizesAndBuffers) {
+  using T = TypeParam;
+  const kk::DeviceInfo d = small_device(2, 1 << 30, false, false);
+  uint64_t seed = 6000;
+  for (const int64_t cols : {int64_t{1025}, int64_t{1500}, int64_t{2048}, int64_t{3001}}) {
+    for (const Layout& l : {kAligned, Layout{3, 3, false}, Layout{5, 5, true}}) {
+      const kk::SoftmaxPlan base = plan_for<T>(23, cols, l, d);
+      ASSERT_EQ(int(base.path), int(SoftmaxPath::kBlock)) << cols;
+      for (const int block : {32, 64, 128, 256, 512, 1024}) {
+        for (const int buffers : {1, 2}) {
+          kk::SoftmaxPlan p = base;
+          p.shape.block.x = static_cast<unsigned>(block);
+          p.shape.grid.x = 3;  // each block loops over several rows
+          p.buffers = buffers;
+          p.shape.smem = static_cast<size_t>(kk::detail::softmax_scratch_bytes(block) +
+                                             int64_t{buffers} * p.buffer_bytes);
+          for (const bool log : {false, true})
+            EXPECT_TRUE(run_case<T>(23, cols, log, l, seed++, Runner{&p}))
+                << cols << " block " << block << " buffers " << buffers;
+        }
+      }
+    }
+  }
+}
+
 // The chunk paths at small sizes: a grid in rounds (3 SMs: several rounds, the pairs parked
 // in the output and their bytes written a round later), one round, a cluster per row, and
 // the two-pass fallback; the plan's path is checked, then the output.

@@ -122,10 +122,10 @@ cudaError_t launch_softmax(const SoftmaxPlan& p, SoftmaxKind kind, const T* in, 
         if constexpr (kPath == Path::kWarp) {
           return softmax_launch_warp<T, kKind, kPack>(p, in, out, rows, cols, stream);
         } else if constexpr (kPath == Path::kBlock) {
-          return dispatch<128, 256, 512, 1024>(block, [&](auto b) {
+          return dispatch<32, 64, 128, 256, 512, 1024>(block, [&](auto b) {
             constexpr int kBlock = decltype(b)::value;
             // pack 1 (in / out alignment mismatch) is planned with 256 or 1024 threads
-            if constexpr (kPack == 1 && (kBlock == 128 || kBlock == 512)) {
+            if constexpr (kPack == 1 && kBlock != 256 && kBlock != 1024) {
               return cudaErrorInvalidValue;
             } else {
               return softmax_launch_chunk<T, kKind, kPack, kBlock, SoftmaxCombine::kNone>(

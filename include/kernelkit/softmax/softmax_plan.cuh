@@ -57,10 +57,17 @@ inline constexpr int kSoftmaxClusterBlock = 512;
 // one 128-200 KB row per SM by 8-15 % at 2.5-8 rows per SM).
 inline constexpr int64_t kSoftmaxOneBlockMinRowsPerSm = 16;
 inline constexpr int kSoftmaxWideBlock = 1024;  // threads of the cluster, grid, two-pass blocks
-// Dynamic shared memory before the chunk buffers: the block reduction's slots, the
-// cluster's pair slots, the grid path's deferred output (see softmax_chunk_kernel).
-inline constexpr int kSoftmaxScratchBytes = 512;
-// Packs per thread the kBlock block size aims for (the smallest block giving at most this).
+// Dynamic shared memory the chunk kernel keeps before its buffers, by block size: the
+// block reduction's slots (two sets of one pair a warp), the cluster's two pair slots, the
+// grid path's deferred 8 bytes (see softmax_chunk_kernel); a multiple of 16.
+__host__ __device__ constexpr int softmax_scratch_bytes(int block) {
+  return ((2 * (block / kWarpSize) + 3) * 8 + 15) / 16 * 16;
+}
+// Packs per thread the kBlock block size aims for (the smallest block giving at most this,
+// among those keeping half the SM's threads resident). Every row costs each thread a fixed
+// amount (its span, the pipeline wait, the (max, sum) reduction, a barrier from 64 threads
+// on): few packs a thread let that cost dominate (f16 22370x1500 on 128 threads, 1.5 packs
+// a thread: 60 instructions an element, issue-bound at 0.55 of the copy).
 inline constexpr int kSoftmaxPacksPerThread = 8;
 // Bytes of a (max, sum) pair parked in `out` by the grid path.
 inline constexpr int kSoftmaxPairBytes = 8;
@@ -84,9 +91,9 @@ __host__ __device__ constexpr int softmax_warp_min_blocks(int pack, int packs) {
 
 // Registers per thread that __launch_bounds__(block, min_blocks_per_sm(block, cap))
 // guarantee on device d (the same rule min_blocks_per_sm applies to the compiled
-// architecture's threads per SM), in the allocation unit of 8.
+// architecture's threads and blocks per SM), in the allocation unit of 8.
 constexpr int softmax_regs_bound(const DeviceInfo& d, int block, int cap) {
-  int min_blocks = d.max_threads_per_sm / block;
+  int min_blocks = std::min(d.max_threads_per_sm / block, d.max_blocks_per_sm);
   min_blocks = min_blocks < 1 ? 1 : (min_blocks > cap ? cap : min_blocks);
   const int regs = d.regs_per_sm / (min_blocks * block) / 8 * 8;
   return regs > 255 ? 255 : regs;
@@ -211,25 +218,35 @@ inline double softmax_fill(int64_t tasks, int64_t per_round, int64_t width, int6
   return double(tasks) * double(width) / double(slots) / time;
 }
 
-// kBlock: one block per row, the row in shared memory. The smallest block with at most
-// kSoftmaxPacksPerThread packs a thread (pack 1: 256 or 1024 threads); two buffers when
-// they cost no resident block and each block gets two rows or more (one buffer also loads
-// the next row during the write, pack by pack; two start it before the write).
+// kBlock: one block per row, the row in shared memory. The smallest block (32..1024
+// threads) with at most kSoftmaxPacksPerThread packs a thread whose resident blocks (one
+// buffer) hold at least half the SM's threads; without one, the smallest with at most
+// that many packs a thread (pack 1: 256 or 1024 threads). Two buffers when they cost no
+// resident block and each block gets two rows or more (one buffer also loads the next row
+// during the write, pack by pack; two start it before the write).
 inline bool softmax_plan_block(int64_t rows, int64_t vp, int64_t pack_bytes, const DeviceInfo& d,
                                SoftmaxPlan* p) {
-  int block = kSoftmaxWideBlock;
-  for (const int b : {128, 256, 512, 1024}) {
-    if (ceil_div<int64_t>(vp, b) <= kSoftmaxPacksPerThread) {
+  const int64_t buf = softmax_round_up(vp * pack_bytes, 16);
+  const auto regs_of = [&](int b) {
+    return softmax_regs_bound(d, b, kSoftmaxChunkThreadsPerSm / b);
+  };
+  int block = 0, fallback = kSoftmaxWideBlock;
+  for (const int b : {32, 64, 128, 256, 512, 1024}) {
+    if (ceil_div<int64_t>(vp, b) > kSoftmaxPacksPerThread) continue;
+    fallback = std::min(fallback, b);
+    const int resident = blocks_per_sm(d, b, regs_of(b), softmax_scratch_bytes(b) + buf);
+    if (int64_t{resident} * b >= d.max_threads_per_sm / 2) {
       block = b;
       break;
     }
   }
+  if (block == 0) block = fallback;
   if (p->pack == 1) block = block <= 256 ? 256 : 1024;
-  const int regs = softmax_regs_bound(d, block, kSoftmaxChunkThreadsPerSm / block);
-  const int64_t buf = softmax_round_up(vp * pack_bytes, 16);
-  const int b1 = blocks_per_sm(d, block, regs, kSoftmaxScratchBytes + buf);
+  const int regs = regs_of(block);
+  const int scratch = softmax_scratch_bytes(block);
+  const int b1 = blocks_per_sm(d, block, regs, scratch + buf);
   if (b1 < 1) return false;
-  const int b2 = blocks_per_sm(d, block, regs, kSoftmaxScratchBytes + 2 * buf);
+  const int b2 = blocks_per_sm(d, block, regs, scratch + 2 * buf);
   const bool two = b2 >= b1 && rows >= 2 * int64_t{b2} * d.sm_count;
   p->path = SoftmaxPath::kBlock;
   p->split = 1;
@@ -240,7 +257,7 @@ inline bool softmax_plan_block(int64_t rows, int64_t vp, int64_t pack_bytes, con
   p->fill = softmax_fill(rows, slots, 1, slots, d.sm_count);
   p->shape.block = dim3(block);
   p->shape.grid = dim3(static_cast<unsigned>(std::min(rows, slots)));
-  p->shape.smem = static_cast<size_t>(kSoftmaxScratchBytes + p->buffers * buf);
+  p->shape.smem = static_cast<size_t>(scratch + p->buffers * buf);
   return true;
 }
 
@@ -269,7 +286,8 @@ inline bool softmax_plan_cluster(int64_t rows, int64_t cols, int64_t pack_bytes,
       const int buffers = by_cluster ? 2 - i % 2 : (i < 3 ? 2 : 1);
       if (cols / c < p->pack) continue;
       const int64_t buf = softmax_round_up(softmax_chunk_packs(cols, c, p->pack) * pack_bytes, 16);
-      const int bps = blocks_per_sm(d, t.block, regs, kSoftmaxScratchBytes + buffers * buf);
+      const int scratch = softmax_scratch_bytes(t.block);
+      const int bps = blocks_per_sm(d, t.block, regs, scratch + buffers * buf);
       if (bps < t.min_bps) continue;
       const int64_t clusters = int64_t{bps} * d.sm_count / c;
       if (clusters < 1) return false;
@@ -282,7 +300,7 @@ inline bool softmax_plan_cluster(int64_t rows, int64_t cols, int64_t pack_bytes,
       p->shape.block = dim3(static_cast<unsigned>(t.block));
       p->shape.grid = dim3(static_cast<unsigned>(std::min(rows, clusters) * c));
       p->shape.cluster = dim3(static_cast<unsigned>(c));
-      p->shape.smem = static_cast<size_t>(kSoftmaxScratchBytes + buffers * buf);
+      p->shape.smem = static_cast<size_t>(scratch + buffers * buf);
       return true;
     }
   }
@@ -319,7 +337,8 @@ inline bool softmax_plan_grid(int64_t rows, int64_t cols, int elem_bytes, int64_
   };
   const auto best_for = [&](int buffers) {
     Choice best;
-    const int64_t room = (cap - kSoftmaxScratchBytes) / buffers / 16 * 16 / pack_bytes;
+    const int64_t room =
+        (cap - softmax_scratch_bytes(kSoftmaxWideBlock)) / buffers / 16 * 16 / pack_bytes;
     for (int64_t split = 1; split <= max_split; ++split) {
       if (softmax_chunk_packs(cols, static_cast<int>(split), p->pack) > room) continue;
       const int64_t most = std::min(rows, grid / split);
@@ -353,7 +372,8 @@ inline bool softmax_plan_grid(int64_t rows, int64_t cols, int elem_bytes, int64_
   p->fill = c.fill;
   p->shape.block = dim3(kSoftmaxWideBlock);
   p->shape.grid = dim3(static_cast<unsigned>(c.per_round * c.split));
-  p->shape.smem = static_cast<size_t>(kSoftmaxScratchBytes + buffers * p->buffer_bytes);
+  p->shape.smem =
+      static_cast<size_t>(softmax_scratch_bytes(kSoftmaxWideBlock) + buffers * p->buffer_bytes);
   p->shape.cooperative = true;
   return true;
 }

@@ -42,10 +42,19 @@ inline constexpr bool kSoftmaxFast = is_half_like_v<T>;
 template <typename T, int N>
 using PackOf = ::kernelkit::Pack<T, N>;
 
+// exp(d): expf for float; for the 2-byte types ex2.approx.ftz.f32 of d * log2(e) (FMUL +
+// MUFU.EX2). Inline PTX because __expf is ex2.approx.f32 without ftz, which ptxas wraps in
+// a subnormal-result rescale (FSETP, two predicated FMULs: 6 instructions an exp, read in
+// the sm_90 SASS); Nsight Compute showed the 2-byte mid-row kernels issue-bound (f16
+// 22370x1500: 74 % of issue slots, DRAM 42 %), two exps an element. Results below 2^-126
+// flush to 0: below every f16 output, and within the bf16 tolerance (1e-37 absolute).
+// -inf gives 0, NaN gives NaN.
 template <bool Fast>
 __device__ __forceinline__ float softmax_exp(float d) {
   if constexpr (Fast) {
-    return __expf(d);
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d * 1.4426950408889634f));
+    return r;
   } else {
     return expf(d);
   }
@@ -89,71 +98,85 @@ __device__ __forceinline__ void softmax_stats_add(SoftmaxStats& st, const float 
     st.s += softmax_exp<Fast>(x[k] - base);
 }
 
-// Butterfly over groups of Width lanes: every lane ends with its group's statistics.
+// Butterfly over groups of Width lanes: every lane ends with its group's statistics (the
+// same bits in every lane: each step's partners add / max the same two values). The max
+// first (a shuffle and an FMNMX a step), one rescale of the lane's sum, then the sum: one
+// exp a lane instead of two a step.
 template <int Width, bool Fast>
 __device__ __forceinline__ SoftmaxStats softmax_stats_warp_all_reduce(SoftmaxStats v) {
+  float m = v.m;
 #pragma unroll
-  for (int mask = Width / 2; mask > 0; mask /= 2) {
-    const SoftmaxStats o{__shfl_xor_sync(kFullMask, v.m, mask, Width),
-                         __shfl_xor_sync(kFullMask, v.s, mask, Width)};
-    v = softmax_stats_combine<Fast>(v, o);
-  }
-  return v;
+  for (int mask = Width / 2; mask > 0; mask /= 2)
+    m = fmaxf(m, __shfl_xor_sync(kFullMask, m, mask, Width));
+  // m = -inf: every lane's set is empty or NaN-only; exp(-inf - 0) = 0 keeps a NaN sum NaN
+  float s = v.s * softmax_exp<Fast>(v.m - (m == -INFINITY ? 0.f : m));
+#pragma unroll
+  for (int mask = Width / 2; mask > 0; mask /= 2)
+    s += __shfl_xor_sync(kFullMask, s, mask, Width);
+  return {m, s};
 }
 
-// The block's statistics, in every thread. slots: Block / 32 + 1 entries of shared memory.
-// Two calls may follow each other with no barrier in between (warp 0 reads the slots before
-// the second barrier; the result slot is rewritten only after the next call's first one).
+// The block's statistics, in every thread, after one barrier. slots: 2 x Block / 32 entries
+// of shared memory, `parity` (0 at the first call, then left to this function) picks the
+// set a call writes: a set is written again two calls later, after the next call's barrier,
+// which every warp passes only once it has read this call's set. Every warp combines the
+// warps' pairs in the same order (the same bits in every thread).
 template <int Block, bool Fast>
 __device__ __forceinline__ SoftmaxStats softmax_stats_block_all_reduce(SoftmaxStats v,
-                                                                       SoftmaxStats* slots) {
+                                                                       SoftmaxStats* slots,
+                                                                       int& parity) {
   constexpr int kWarps = Block / kWarpSize;
   v = softmax_stats_warp_all_reduce<kWarpSize, Fast>(v);
   if constexpr (kWarps == 1) {
     return v;
   } else {
     const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
-    if (lane == 0) slots[warp] = v;
+    SoftmaxStats* set = slots + parity * kWarps;
+    parity ^= 1;
+    if (lane == 0) set[warp] = v;
     __syncthreads();
-    if (warp == 0) {
-      SoftmaxStats w = lane < kWarps ? slots[lane] : softmax_stats_empty();
-      w = softmax_stats_warp_all_reduce<kWarpSize, Fast>(w);
-      if (lane == 0) slots[kWarps] = w;
-    }
-    __syncthreads();
-    return slots[kWarps];
+    // each kWarps-lane segment of the warp holds every warp's pair
+    return softmax_stats_warp_all_reduce<kWarps, Fast>(set[lane % kWarps]);
   }
 }
 
 // `len` elements at src (read) / dst (written; same offset within 16 bytes as src) seen as
 // the packs of the aligned array around them.
+// Packs are counted in int (a span's packs: at most 2^31 - 1, i.e. rows of up to 2^31 x
+// Pack elements on the two-pass path; chunks are bounded by shared memory).
 template <typename T, int Pack>
 struct SoftmaxSpan {
   const T* src;
   T* dst;
   int64_t len;
   int head;  // src's offset in elements within its pack
+  int n;     // packs the span touches
+  // packs lo..hi-1 are whole: every pack but a partial head (pack 0) and a partial tail
+  // (pack n - 1), so the per-pack test is one 32-bit compare
+  int lo, hi;
 
-  __device__ __forceinline__ SoftmaxSpan(const T* s, T* d, int64_t n) : src(s), dst(d), len(n) {
+  __device__ __forceinline__ SoftmaxSpan(const T* s, T* d, int64_t len_)
+      : src(s), dst(d), len(len_) {
     head = (Pack - static_cast<int>(pack_head<Pack>(s, Pack))) % Pack;
+    n = len > 0 ? static_cast<int>((head + len + Pack - 1) / Pack) : 0;
+    lo = head == 0 && len >= Pack ? 0 : 1;
+    hi = (head + len) % Pack == 0 ? n : n - 1;
+    if (hi < lo) hi = lo;
   }
-  __device__ __forceinline__ int packs() const {
-    return len > 0 ? static_cast<int>((head + len + Pack - 1) / Pack) : 0;
-  }
+  __device__ __forceinline__ int packs() const { return n; }
   // column (relative to src) of pack v's first element; negative in a partial head pack
-  __device__ __forceinline__ int64_t first(int64_t v) const { return v * Pack - head; }
-  __device__ __forceinline__ bool whole(int64_t v) const {
-    const int64_t c = first(v);
-    return c >= 0 && c + Pack <= len;
+  __device__ __forceinline__ int64_t first(int v) const { return int64_t{v} * Pack - head; }
+  __device__ __forceinline__ bool whole(int v) const {
+    return static_cast<unsigned>(v - lo) < static_cast<unsigned>(hi - lo);
   }
 };
 
 // Pack v of a span as floats; elements outside the span (and packs past its end) are -inf.
 template <typename T, int Pack>
-__device__ __forceinline__ void softmax_load(const SoftmaxSpan<T, Pack>& sp, int64_t v,
+__device__ __forceinline__ void softmax_load(const SoftmaxSpan<T, Pack>& sp, int v,
                                              float (&x)[Pack]) {
   const int64_t c = sp.first(v);
-  if (c >= 0 && c + Pack <= sp.len) {
+  if (sp.whole(v)) {
     const PackOf<T, Pack> raw = load_pack<Pack>(sp.src + c, 0);
 #pragma unroll
     for (int k = 0; k < Pack; ++k)
@@ -167,10 +190,10 @@ __device__ __forceinline__ void softmax_load(const SoftmaxSpan<T, Pack>& sp, int
 
 // Writes y to pack v of a span (only its elements inside the span).
 template <typename T, int Pack>
-__device__ __forceinline__ void softmax_store(const SoftmaxSpan<T, Pack>& sp, int64_t v,
+__device__ __forceinline__ void softmax_store(const SoftmaxSpan<T, Pack>& sp, int v,
                                               const float (&y)[Pack]) {
   const int64_t c = sp.first(v);
-  if (c >= 0 && c + Pack <= sp.len) {
+  if (sp.whole(v)) {
     PackOf<T, Pack> raw;
 #pragma unroll
     for (int k = 0; k < Pack; ++k)
@@ -343,7 +366,7 @@ template <typename T, int Pack>
 __device__ __forceinline__ void softmax_issue_pack(const SoftmaxSpan<T, Pack>& sp,
                                                    PackOf<T, Pack>* buf, int v) {
   const int64_t c = sp.first(v);
-  if (c >= 0 && c + Pack <= sp.len) {
+  if (sp.whole(v)) {
     if constexpr (Pack * sizeof(T) >= 4) {
       __pipeline_memcpy_async(&buf[v], sp.src + c, Pack * sizeof(T));
     } else {
@@ -364,13 +387,13 @@ __device__ __forceinline__ void softmax_from_smem(const SoftmaxSpan<T, Pack>& sp
                                                   const PackOf<T, Pack>* buf, int v,
                                                   float (&x)[Pack]) {
   const PackOf<T, Pack> raw = buf[v];
-  const int64_t c = sp.first(v);
-  if (c >= 0 && c + Pack <= sp.len) {
+  if (sp.whole(v)) {
     // whole packs (all but the two ends of a span): a warp-uniform branch, no selects
 #pragma unroll
     for (int k = 0; k < Pack; ++k)
       x[k] = convert<float>(raw.elem[k]);
   } else {
+    const int64_t c = sp.first(v);
 #pragma unroll
     for (int k = 0; k < Pack; ++k)
       x[k] = (c + k >= 0 && c + k < sp.len) ? convert<float>(raw.elem[k]) : -INFINITY;
@@ -402,7 +425,7 @@ struct SoftmaxTask {
 // pair; (two buffers: issue the next task's chunk into the other buffer, so its loads are in
 // flight through the combine and the write); combine; write the chunk from shared memory
 // (one buffer: issuing the next task's chunk into it pack by pack as the output leaves).
-// Dynamic shared memory: kSoftmaxScratchBytes of scratch, then `buffers` buffers.
+// Dynamic shared memory: softmax_scratch_bytes(Block) of scratch, then `buffers` buffers.
 template <typename T, SoftmaxKind Kind, int Pack, int Block, SoftmaxCombine Combine>
 __global__ void __launch_bounds__(Block,
                                   min_blocks_per_sm(Block, kSoftmaxChunkThreadsPerSm / Block))
@@ -412,16 +435,17 @@ __global__ void __launch_bounds__(Block,
   constexpr int kWarps = Block / kWarpSize;
   using Bits = bits_t<sizeof(T)>;
   constexpr int kSlot = kSoftmaxPairBytes / static_cast<int>(sizeof(T));  // elements of a pair
-  static_assert(
-      (kWarps + 2) * sizeof(SoftmaxStats) + 2 * sizeof(SoftmaxStats) + 8 <= kSoftmaxScratchBytes,
-      "scratch layout");
+  constexpr int kScratch = softmax_scratch_bytes(Block);
+  static_assert((2 * kWarps + 2) * sizeof(SoftmaxStats) + kSoftmaxPairBytes <= kScratch,
+                "scratch layout");
   extern __shared__ float4 softmax_smem[];
   auto* scratch = reinterpret_cast<unsigned char*>(softmax_smem);
-  auto* slots = reinterpret_cast<SoftmaxStats*>(scratch);  // kWarps + 1
-  auto* part = slots + kWarps + 2;                         // kCluster: 2
+  auto* slots = reinterpret_cast<SoftmaxStats*>(scratch);  // 2 x kWarps
+  auto* part = slots + 2 * kWarps;                         // kCluster: 2
   auto* deferred = reinterpret_cast<Bits*>(part + 2);      // kGrid: kSlot
-  auto* buf0 = reinterpret_cast<PackOf<T, Pack>*>(scratch + kSoftmaxScratchBytes);
-  auto* buf1 = reinterpret_cast<PackOf<T, Pack>*>(scratch + kSoftmaxScratchBytes + a.buffer_bytes);
+  auto* buf0 = reinterpret_cast<PackOf<T, Pack>*>(scratch + kScratch);
+  auto* buf1 = reinterpret_cast<PackOf<T, Pack>*>(scratch + kScratch + a.buffer_bytes);
+  int reduce_parity = 0;  // softmax_stats_block_all_reduce's slot set
 
   // the task of iteration `it`; iterations: kNone / kCluster while the row exists, kGrid
   // `rounds` (every block runs every round: the grid barrier needs them all)
@@ -460,9 +484,8 @@ __global__ void __launch_bounds__(Block,
     const SoftmaxTask t = task(it);
     return t.active ? span(t) : SoftmaxSpan<T, Pack>(a.in, a.out, 0);
   };
-  // issues all of iteration it's chunk into buf as one commit group
-  const auto issue = [&](int64_t it, PackOf<T, Pack>* buf) {
-    const SoftmaxSpan<T, Pack> sp = span_of(it);
+  // issues all of a span's packs into buf as one commit group
+  const auto issue = [&](const SoftmaxSpan<T, Pack>& sp, PackOf<T, Pack>* buf) {
     const int n = sp.packs();
     for (int v = threadIdx.x; v < n; v += Block)
       softmax_issue_pack(sp, buf, v);
@@ -471,12 +494,15 @@ __global__ void __launch_bounds__(Block,
 
   [[maybe_unused]] int parity = 0;  // kCluster: which pair slot this row uses
   Bits* deferred_dst = nullptr;     // kGrid, thread 0: where the last round's 8 bytes go
-  if (iters > 0) issue(0, buf0);
+  // each iteration's span is made once, as the previous iteration's `next`
+  SoftmaxSpan<T, Pack> sp = span_of(0);
+  if (iters > 0) issue(sp, buf0);
   for (int64_t it = 0; it < iters; ++it) {
     PackOf<T, Pack>* buf = (a.buffers == 2 && (it & 1)) ? buf1 : buf0;
     const SoftmaxTask t = task(it);
-    const SoftmaxSpan<T, Pack> sp = span_of(it);
     const int n = sp.packs();
+    const SoftmaxSpan<T, Pack> next =
+        it + 1 < iters ? span_of(it + 1) : SoftmaxSpan<T, Pack>(a.in, a.out, 0);
     __pipeline_wait_prior(0);  // this thread's copies of this chunk have landed
     // cp.async.wait_group is no compiler fence: keep the reads of the chunk below it
     __syncwarp();
@@ -487,10 +513,10 @@ __global__ void __launch_bounds__(Block,
       softmax_from_smem(sp, buf, v, x);
       softmax_stats_add<kFast>(st, x);
     }
-    st = softmax_stats_block_all_reduce<Block, kFast>(st, slots);
-    // every thread holds this chunk's pair; every thread is done with the previous
-    // iteration (the reduction's barriers), so the other buffer is free
-    if (a.buffers == 2 && it + 1 < iters) issue(it + 1, (it & 1) ? buf0 : buf1);
+    st = softmax_stats_block_all_reduce<Block, kFast>(st, slots, reduce_parity);
+    // every thread holds this chunk's pair; the other buffer is free: this thread is done
+    // with its own slots there (the only ones it reads, writes or copies into)
+    if (a.buffers == 2 && it + 1 < iters) issue(next, (it & 1) ? buf0 : buf1);
 
     if constexpr (Combine == SoftmaxCombine::kCluster) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -550,16 +576,14 @@ __global__ void __launch_bounds__(Block,
           q = softmax_stats_combine<kFast>(q, pj);
         }
       }
-      st = softmax_stats_block_all_reduce<Block, kFast>(q, slots);
+      st = softmax_stats_block_all_reduce<Block, kFast>(q, slots, reduce_parity);
       deferred_dst = t.active ? slot : nullptr;
     }
     // every thread holds the row's max st.m and sum st.s. Write the chunk; with one buffer,
     // each pack's slot takes the next task's pack as soon as its output is out (the same
     // thread read the slot for that output), so the next chunk loads during this write.
     const bool stream = a.buffers == 1 && it + 1 < iters;
-    const SoftmaxSpan<T, Pack> next =
-        stream ? span_of(it + 1) : SoftmaxSpan<T, Pack>(a.in, a.out, 0);
-    const int n_next = next.packs();
+    const int n_next = stream ? next.packs() : 0;
     const float inv = 1.f / st.s;
     const float log_s = logf(st.s);
     for (int v = threadIdx.x; v < (n > n_next ? n : n_next); v += Block) {
@@ -590,6 +614,7 @@ __global__ void __launch_bounds__(Block,
       if (v < n_next) softmax_issue_pack(next, buf0, v);
     }
     if (stream) __pipeline_commit();
+    sp = next;
   }
   if constexpr (Combine == SoftmaxCombine::kCluster) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -617,7 +642,8 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, kSoftmaxWideBl
     softmax_two_pass_kernel(const T* in, T* out, int64_t rows, int64_t cols) {
   constexpr bool kFast = kSoftmaxFast<T>;
   constexpr int kU = Pack == 1 ? 8 : 4;
-  __shared__ SoftmaxStats slots[Block / kWarpSize + 1];
+  __shared__ SoftmaxStats slots[2 * (Block / kWarpSize)];
+  int reduce_parity = 0;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const SoftmaxSpan<T, Pack> sp(in + row * cols, out + row * cols, cols);
     const int64_t n = sp.packs();
@@ -631,7 +657,7 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, kSoftmaxWideBl
       for (int u = 0; u < kU; ++u)
         softmax_stats_add<kFast>(st, x[u]);
     }
-    st = softmax_stats_block_all_reduce<Block, kFast>(st, slots);
+    st = softmax_stats_block_all_reduce<Block, kFast>(st, slots, reduce_parity);
     const float inv = 1.f / st.s;
     const float log_s = logf(st.s);
     for (int64_t v = threadIdx.x; v < n; v += Block) {
