@@ -36,11 +36,12 @@
 #endif
 
 // Resident blocks per SM of the architecture being compiled for (device passes; 32 in the
-// host pass): sm_75, sm_86, sm_87 16; sm_89 24; the others 32. ptxas rejects a
-// __launch_bounds__ minimum above it (small blocks: 32 threads x 48 blocks).
+// host pass): sm_75, sm_86, sm_87 16; sm_89, sm_120, sm_121 24; the others 32. ptxas
+// rejects a __launch_bounds__ minimum above it (small blocks: 32 threads x 48 blocks).
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 750 || __CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870)
 #define KERNELKIT_ARCH_BLOCKS_PER_SM 16
-#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 890
+#elif defined(__CUDA_ARCH__) && \
+    (__CUDA_ARCH__ == 890 || __CUDA_ARCH__ == 1200 || __CUDA_ARCH__ == 1210)
 #define KERNELKIT_ARCH_BLOCKS_PER_SM 24
 #else
 #define KERNELKIT_ARCH_BLOCKS_PER_SM 32
