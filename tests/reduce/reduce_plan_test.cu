@@ -25,7 +25,7 @@ kernelkit::DeviceInfo device(const std::string& name) {
 
 TEST(ReducePlan, ExpectedPlans) {
   constexpr SplitWrite kOut = SplitWrite::kOut, kGrid = SplitWrite::kGrid,
-                       kPartials = SplitWrite::kPartials;
+                       kPartials = SplitWrite::kPartials, kCluster = SplitWrite::kCluster;
   struct Case {
     const char* device;
     bool cooperative;  // d.cooperative_launch (false: what plan_and_launch re-plans with)
@@ -35,15 +35,22 @@ TEST(ReducePlan, ExpectedPlans) {
     SplitWrite write;
   };
   // One block when n fits one tile (2048 packs); else one block per tile up to one wave of 4
-  // blocks of 256 threads per SM (H100 528, A100 432, L4 232, T4 160), combined in the same
-  // cooperative launch, or by a second kernel where no cooperative grid can be launched.
+  // blocks of 256 threads per SM (H100 528, A100 432, L4 232, T4 160): 2..8 blocks as one
+  // cluster where the kernels have cluster code (H100 sm_90 build), else combined in the
+  // same cooperative launch, or by a second kernel where no cooperative grid can be
+  // launched.
   const Case cases[] = {
       {"H100", true, 1, 4, 1, kOut},
       {"H100", true, 1024, 4, 1, kOut},
       {"H100", true, 8192, 4, 1, kOut},
-      {"H100", true, 8193, 4, 2, kGrid},
-      {"H100", true, 16384, 4, 2, kGrid},
-      {"H100", true, 65536, 4, 8, kGrid},
+      {"H100", true, 8193, 4, 2, kCluster},
+      {"H100", true, 16384, 4, 2, kCluster},
+      {"H100", true, 57345, 4, 8, kCluster},
+      {"H100", true, 65536, 4, 8, kCluster},
+      {"H100", true, 131072, 2, 8, kCluster},
+      {"H100", true, 131073, 2, 9, kGrid},
+      {"H100", true, 32768, 8, 8, kCluster},
+      {"H100", true, 32769, 8, 9, kGrid},
       {"H100", true, 65537, 4, 9, kGrid},
       {"H100", true, 1048576, 4, 128, kGrid},  // the old library's grid: one tile a block
       {"H100", true, 1000003, 4, 123, kGrid},
@@ -54,7 +61,8 @@ TEST(ReducePlan, ExpectedPlans) {
       {"H100", true, 1048576, 8, 256, kGrid},
       {"H100", true, 16777216, 2, 528, kGrid},
       {"H100", true, 16384, 2, 1, kOut},
-      {"H100", false, 65536, 4, 8, kPartials},
+      {"H100", false, 65536, 4, 8, kCluster},
+      {"H100", false, 65537, 4, 9, kPartials},
       {"H100", false, 1048576, 4, 128, kPartials},
       {"H100", false, 16777216, 4, 528, kPartials},
       {"H100-compute80", true, 65536, 4, 8, kGrid},
@@ -80,7 +88,8 @@ TEST(ReducePlan, ExpectedPlans) {
     EXPECT_EQ(p.unroll, kernelkit::detail::kReduceUnroll) << label;
     EXPECT_EQ(p.shape.grid.x, static_cast<unsigned>(c.split)) << label;
     EXPECT_EQ(p.shape.block.x, 256u) << label;
-    EXPECT_FALSE(p.shape.is_cluster()) << label;
+    EXPECT_EQ(p.shape.is_cluster(), c.write == kCluster) << label;
+    if (c.write == kCluster) EXPECT_EQ(p.shape.cluster.x, static_cast<unsigned>(c.split)) << label;
     EXPECT_FALSE(p.shape.overlap_previous) << label;
     EXPECT_EQ(p.shape.cooperative, c.write == kGrid) << label;
     if (c.write == kPartials) {
@@ -92,6 +101,21 @@ TEST(ReducePlan, ExpectedPlans) {
     } else {
       EXPECT_FALSE(p.combine.overlap_previous) << label;
     }
+  }
+}
+
+// The same H100 without cluster launches (what plan_and_launch re-plans with when the
+// cluster cannot be resident): the cooperative grid, the same split.
+TEST(ReducePlan, NoClusterFallback) {
+  DeviceInfo d = kktest::h100();
+  d.cluster_launch = false;
+  for (int64_t n : {8193, 65536}) {
+    const ReducePlan p = kernelkit::plan_reduce(n, 4, 4, SIZE_MAX, d);
+    const ReducePlan c = kernelkit::plan_reduce(n, 4, 4, SIZE_MAX, kktest::h100());
+    EXPECT_EQ(p.write, SplitWrite::kGrid) << n;
+    EXPECT_EQ(c.write, SplitWrite::kCluster) << n;
+    EXPECT_EQ(p.split, c.split) << n;
+    EXPECT_FALSE(p.shape.is_cluster()) << n;
   }
 }
 
@@ -161,16 +185,28 @@ TEST(ReducePlan, Invariants) {
             // one block per tile at most: every block reads at least one whole tile
             EXPECT_LE(int64_t{p.split - 1} * kernelkit::kReduceTilePacks, packs) << label;
             EXPECT_EQ(p.write == SplitWrite::kOut, p.split == 1) << label;
-            // one launch where the device launches cooperative grids, else a combine kernel
+            // one launch: a cluster for a few tiles where the kernels have cluster code, a
+            // cooperative grid where the device launches them; else a combine kernel
+            const bool cluster = d.clusters() && p.split <= kernelkit::detail::kReduceMaxCluster;
             if (p.split > 1) {
-              EXPECT_EQ(p.write, cooperative ? SplitWrite::kGrid : SplitWrite::kPartials) << label;
+              EXPECT_EQ(p.write, cluster       ? SplitWrite::kCluster
+                                 : cooperative ? SplitWrite::kGrid
+                                               : SplitWrite::kPartials)
+                  << label;
             }
             EXPECT_EQ(p.shape.cooperative, p.write == SplitWrite::kGrid) << label;
             EXPECT_EQ(p.combine.grid.x == 1 && p.combine.block.x == 256,
                       p.write == SplitWrite::kPartials)
                 << label;
-            // no cluster, no programmatic launch of the reading kernel
-            EXPECT_FALSE(p.shape.is_cluster()) << label;
+            // a cluster only as the kCluster combine: one cluster of all split blocks, at
+            // most the portable size, never without cluster code
+            EXPECT_EQ(p.shape.is_cluster(), p.write == SplitWrite::kCluster) << label;
+            if (p.shape.is_cluster()) {
+              EXPECT_TRUE(d.clusters()) << label;
+              EXPECT_EQ(p.shape.cluster.x, p.shape.grid.x) << label;
+              EXPECT_LE(p.split, kernelkit::detail::kReduceMaxCluster) << label;
+            }
+            // no programmatic launch of the reading kernel
             EXPECT_FALSE(p.shape.overlap_previous) << label;
             if (p.combine.overlap_previous) EXPECT_TRUE(d.cc_major >= 9 && d.code_arch >= 90);
             // the workspace bound (device-independent) holds every device's partials

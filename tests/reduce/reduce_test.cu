@@ -375,40 +375,74 @@ TEST_F(DeviceReduceTest, OtherPlans) {
       ((int64_t{1} << 20) + 1 + kernelkit::kReduceTilePacks - 1) / kernelkit::kReduceTilePacks);
 }
 
-// The one-launch combine (cooperative grid) and the combine kernel add the same partials
-// in the same order: identical bits for the same split, whichever runs (plan_and_launch
-// falls back from one to the other where a cooperative grid cannot be resident).
-TEST_F(DeviceReduceTest, BothCombinesSameBits) {
+// The three combines (a cluster's shared memory, the cooperative grid's barrier, the
+// combine kernel) add the same partials in the same order: identical bits for the same
+// split, whichever runs (plan_and_launch falls back from one to the next where a cluster or
+// a cooperative grid cannot be resident). Sizes around the cluster's limit (8 tiles of
+// 2048 packs) and the 2^24 grid, misaligned by one element.
+TEST_F(DeviceReduceTest, AllCombinesSameBits) {
   kernelkit::DeviceInfo here;
   ASSERT_EQ(kernelkit::current_device_info(&here), cudaSuccess);
-  if (!here.cooperative_launch) GTEST_SKIP() << "no cooperative launch on this device";
-  kernelkit::DeviceInfo no_coop = here;
-  no_coop.cooperative_launch = false;
-  for (int64_t n : {int64_t{8193}, kPrime, (int64_t{1} << 24) + 3}) {
+  kernelkit::DeviceInfo no_cluster = here, neither = here;
+  no_cluster.cluster_launch = false;
+  neither.cluster_launch = false;
+  neither.cooperative_launch = false;
+  using kernelkit::detail::SplitWrite;
+  for (int64_t n : {int64_t{8193}, int64_t{57345}, int64_t{65536}, int64_t{65537}, kPrime,
+                    (int64_t{1} << 24) + 3}) {
     const auto h = kktest::random_vector<float>(n + 1, 500 + n, -1, 1);
     auto d_in = kktest::to_device(h);
     auto ws = make_workspace<float, float>(n);
-    const auto one = kernelkit::plan_reduce(n, 4, 4, ws.size(), here);
-    const auto two = kernelkit::plan_reduce(n, 4, 4, ws.size(), no_coop);
-    ASSERT_EQ(one.write, kernelkit::detail::SplitWrite::kGrid) << n;
-    ASSERT_EQ(two.write, kernelkit::detail::SplitWrite::kPartials) << n;
-    ASSERT_EQ(one.split, two.split) << n;
-    DeviceBuffer<float> out(2);
+    const kernelkit::ReducePlan plans[] = {kernelkit::plan_reduce(n, 4, 4, ws.size(), here),
+                                           kernelkit::plan_reduce(n, 4, 4, ws.size(), no_cluster),
+                                           kernelkit::plan_reduce(n, 4, 4, ws.size(), neither)};
+    if (here.clusters() && n <= 65536) {
+      EXPECT_EQ(plans[0].write, SplitWrite::kCluster) << n;
+    }
+    if (here.cooperative_launch) EXPECT_EQ(plans[1].write, SplitWrite::kGrid) << n;
+    EXPECT_EQ(plans[2].write, SplitWrite::kPartials) << n;
+    DeviceBuffer<float> out(3);
     out.poison();
-    ASSERT_EQ(kernelkit::launch_reduce<kernelkit::Sum>(one, d_in.get() + 1, n, out.get(), 0.f,
-                                                       ws.get(), nullptr),
-              cudaSuccess);
-    ASSERT_EQ(kernelkit::launch_reduce<kernelkit::Sum>(two, d_in.get() + 1, n, out.get() + 1, 0.f,
-                                                       ws.get(), nullptr),
-              cudaSuccess);
+    for (int k = 0; k < 3; ++k) {
+      ASSERT_EQ(plans[k].split, plans[0].split) << n;
+      ASSERT_EQ(kernelkit::launch_reduce<kernelkit::Sum>(plans[k], d_in.get() + 1, n, out.get() + k,
+                                                         0.f, ws.get(), nullptr),
+                cudaSuccess)
+          << "n=" << n << " plan " << k;
+    }
     const auto got = out.download();
-    EXPECT_TRUE(kktest::same_bits(std::vector<float>{got[0]}, std::vector<float>{got[1]}))
-        << "n=" << n << ": " << got[0] << " vs " << got[1];
+    for (int k = 1; k < 3; ++k) {
+      EXPECT_TRUE(kktest::same_bits(std::vector<float>{got[0]}, std::vector<float>{got[k]}))
+          << "n=" << n << " plan " << k << ": " << got[0] << " vs " << got[k];
+    }
     double abs_sum = 0;
     const double ref = reference(h, 1, n, ReduceOp::kSum, 0.f, &abs_sum);
     EXPECT_TRUE(kktest::check_near(std::vector<float>{got[0]}, {ref}, sum_tolerance<float>(abs_sum),
                                    "n=" + std::to_string(n)));
   }
+}
+
+// Sizes around the cluster path's limit (8 tiles: 65536 f32, 131072 f16, 32768 i64) and
+// around one and two tiles, every op, misaligned, init applied once.
+TEST_F(DeviceReduceTest, ClusterLimit) {
+  const auto hf = kktest::random_vector<float>(65540 + 4, 61, -1, 1);
+  for (int64_t n : {8193, 16384, 16385, 57344, 57345, 65535, 65536, 65537})
+    for (size_t offset : {0, 1, 3})
+      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin})
+        check_reduce<float, float>(hf, offset, n, op, op == ReduceOp::kSum ? 3.f : 0.f,
+                                   std::string("f32 ") + op_name(op) + " n=" + std::to_string(n) +
+                                       " off=" + std::to_string(offset));
+  const auto hh = kktest::random_vector<__half>(131080 + 8, 62, -1, 1);
+  for (int64_t n : {16385, 131071, 131072, 131073})
+    for (size_t offset : {0, 5})
+      check_reduce<__half, float>(hh, offset, n, ReduceOp::kSum, 0.f,
+                                  "f16 n=" + std::to_string(n) + " off=" + std::to_string(offset));
+  const auto hi = kktest::random_vector<int64_t>(32770 + 1, 63, -1099511627776.0, 1099511627776.0);
+  for (int64_t n : {4097, 32767, 32768, 32769})
+    for (size_t offset : {0, 1})
+      check_reduce<int64_t, int64_t>(
+          hi, offset, n, ReduceOp::kSum, int64_t{7},
+          "i64 n=" + std::to_string(n) + " off=" + std::to_string(offset));
 }
 
 // Every call correct whatever the workspace held: 0xFF bytes, then the leftovers of a

@@ -4,15 +4,17 @@
 // How a call runs (plan_reduce): n fits one tile (kReduceBlock x kReduceUnroll packs of 16
 // bytes, 8192 floats): one block reduces it and writes out. Larger: `split` blocks (one per
 // tile up to one wave of resident blocks) each reduce an interleaved share of whole tiles
-// into a partial in the workspace; the partials are combined in block order in the same
-// launch, by block 0 after the grid barrier of a cooperative launch (one launch, like the
-// old last-block-combines kernel, but the barrier's counter is the driver's, not the
-// workspace's). Where no cooperative grid can be launched (the device has none, or MPS/MIG
-// leaves fewer resident blocks), a second kernel of one block combines them (on sm_90 a
-// programmatic dependent launch). Nothing is kept in the workspace between calls: a call is
-// correct whatever the workspace holds. Deterministic: the same input, pointer alignment, n,
-// device and workspace size give the same bits every run (both combines add in the same
-// order). No atomics on data.
+// into a partial. 2..8 tiles (up to 65536 floats) on sm_90 builds: the blocks are one
+// thread-block cluster and the partials meet in block 0's shared memory (one launch, a
+// hardware barrier, no workspace). More tiles: the partials go to the workspace and are
+// combined in block order in the same launch, by block 0 after the grid barrier of a
+// cooperative launch (the barrier's counter is the driver's, not the workspace's). Where no
+// cooperative grid can be launched (the device has none, or MPS/MIG leaves fewer resident
+// blocks), a second kernel of one block combines them (on sm_90 a programmatic dependent
+// launch). Nothing is kept in the workspace between calls: a call is correct whatever the
+// workspace holds. Deterministic: the same input, pointer alignment, n, device and
+// workspace size give the same bits every run (the three combines add the same partials in
+// the same order, so a fallback gives the same bits too). No atomics on data.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -90,13 +92,15 @@ struct ReducePlan {
   int pack = 1;    // elements of T per 16-byte load (16 / sizeof(T))
   int unroll = 1;  // packs a thread loads per tile, all issued before its adds
   int split = 1;   // blocks that read the input; 1: that block writes out
-  // kOut: split == 1, no workspace used; kGrid (d.cooperative_launch): one partial per block
-  // in the workspace, combined in block order by block 0 after the grid barrier, in the
-  // same (cooperative) launch; kPartials (no cooperative launch): the same partials,
-  // combined in the same order by a second kernel.
+  // kOut: split == 1, no workspace used; kCluster (split <= kReduceMaxCluster and
+  // d.clusters()): the split blocks are one cluster, block 0 combines their partials from
+  // its shared memory; kGrid (d.cooperative_launch): one partial per block in the
+  // workspace, combined in block order by block 0 after the grid barrier, in the same
+  // (cooperative) launch; kPartials (neither): the same partials, combined in the same
+  // order by a second kernel.
   detail::SplitWrite write = detail::SplitWrite::kOut;
   LaunchShape shape;    // the reading kernel: split blocks of kReduceBlock threads
-                        // (kGrid: shape.cooperative)
+                        // (kCluster: shape.cluster = split; kGrid: shape.cooperative)
   LaunchShape combine;  // kPartials: one block; a programmatic dependent launch on sm_90+
 };
 
@@ -116,6 +120,12 @@ inline ReducePlan plan_reduce(int64_t n, int in_bytes, int acc_bytes, size_t wor
   p.shape.grid = dim3(static_cast<unsigned>(p.split));
   if (p.split == 1) {
     p.write = detail::SplitWrite::kOut;
+  } else if (d.clusters() && p.split <= detail::kReduceMaxCluster) {
+    // a few tiles: a launch and a combine as short as they get (the cluster barrier is the
+    // SMs', no round trip through L2 and no cooperative launch); launch() checks that the
+    // cluster can be resident and plan_and_launch re-plans without clusters if not
+    p.write = detail::SplitWrite::kCluster;
+    p.shape.cluster = dim3(static_cast<unsigned>(p.split));
   } else if (d.cooperative_launch) {
     // one launch: the split is at most one wave, so every block is resident at once (core
     // launch() checks it and plan_and_launch re-plans without cooperative grids if not)
@@ -158,8 +168,8 @@ cudaError_t launch_reduce(const ReducePlan& p, const T* in, int64_t n, Acc* out,
   constexpr int kPack = kMaxPackSize<T>;
   auto* partials = static_cast<C*>(workspace);
   return dispatch<kPack>(p.pack, [&](auto) {
-    return dispatch<detail::SplitWrite::kOut, detail::SplitWrite::kGrid,
-                    detail::SplitWrite::kPartials>(p.write, [&](auto w) {
+    return dispatch<detail::SplitWrite::kOut, detail::SplitWrite::kCluster,
+                    detail::SplitWrite::kGrid, detail::SplitWrite::kPartials>(p.write, [&](auto w) {
       constexpr detail::SplitWrite kWrite = decltype(w)::value;
       KERNELKIT_RETURN_IF_ERROR(launch(detail::reduce_split_kernel<kPack, kWrite, T, C, Acc, Op>,
                                        p.shape, stream, in, int64_t{1}, n, p.split, out, init,

@@ -189,7 +189,8 @@ inline RowReducePlan plan_row_reduce(int64_t rows, int64_t cols, int in_bytes, i
   if (d.clusters() && rows < target) {
     const int64_t by_fill = ceil_div<int64_t>(target, rows);
     const int64_t by_work = std::max<int64_t>(1, packs / (int64_t{detail::kReduceBlock} * 4));
-    const int64_t cluster = std::min<int64_t>({by_fill, by_work, 8});
+    const int64_t cluster =
+        std::min<int64_t>({by_fill, by_work, int64_t{detail::kReduceMaxCluster}});
     if (cluster >= 2) {
       p.path = RowReducePath::kCluster;
       p.split = static_cast<int>(cluster);

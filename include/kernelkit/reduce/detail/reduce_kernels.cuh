@@ -15,8 +15,12 @@
 //   kPartials: as kGrid, but the combine is reduce_combine_kernel (one block per row), a
 //              second launch (a programmatic dependent launch on sm_90): the fallback where a
 //              cooperative grid cannot be launched;
-//   kCluster:  the row's blocks form a thread-block cluster (sm_90+) and block 0 combines
-//              the partials through distributed shared memory in rank order (no workspace).
+//   kCluster:  the row's blocks form a thread-block cluster of at most kReduceMaxCluster
+//              (sm_90+, one item a block): each block stores its partial into a slot of the
+//              rank-0 block's shared memory and arrives on the cluster barrier; rank 0 alone
+//              waits, then combines the slots exactly as combine_partials combines a row's
+//              partials (one launch, no workspace, no global atomics: the same bits as
+//              kGrid / kPartials for the same split).
 // No state is kept in the workspace between calls (kGrid and kPartials write every partial
 // they read in the same call), so the workspace may hold anything before a call.
 // Accumulation is in C = compute_t<Acc>. The order of every operation depends only on
@@ -49,6 +53,8 @@ inline constexpr int kReduceRegs = 65536 / (kReduceBlock * kReduceMinBlocks);
 // Partials each combine thread loads before it adds them (one L2 round trip for up to
 // kReduceBlock x this many partials of a row).
 inline constexpr int kReduceCombineUnroll = 8;
+// Most blocks of a kCluster row: the portable cluster size (every sm_90+ part schedules it).
+inline constexpr int kReduceMaxCluster = 8;
 
 enum class SplitWrite { kOut, kPartials, kCluster, kGrid };
 
@@ -154,16 +160,58 @@ __device__ __forceinline__ C combine_partials(const C* __restrict__ p, int split
   return block_reduce<kReduceBlock>(v, op);
 }
 
+// kCluster: block `rank` of the 1-D cluster `cluster_id` (grid = rows x split, split <=
+// kReduceMaxCluster, one item a block) reduces share `rank` of row `cluster_id`; the
+// partials meet in the rank-0 block's shared memory and it writes out[row]. One barrier
+// phase to know every block of the cluster has started (arrived at the kernel's start,
+// waited for only before the remote store), one to publish the slots (release / acquire);
+// the other blocks leave without waiting for rank 0. The combine is combine_partials' on
+// the slots (thread t takes slot t, then the block tree): the same bits as kGrid.
+template <int Pack, typename T, typename C, typename Acc, typename Op>
+__device__ __forceinline__ void reduce_row_in_cluster(const T* __restrict__ in, int64_t cols,
+                                                      int split, Acc* __restrict__ out, Acc init,
+                                                      Op op) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  __shared__ C slots[kReduceMaxCluster];
+  __cluster_barrier_arrive_relaxed();  // phase 0: this block has started
+  const cg::cluster_group cluster = cg::this_cluster();
+  const int rank = static_cast<int>(cluster.block_rank());
+  const int64_t r = static_cast<int>(blockIdx.x) / split;  // the cluster's row
+  C v = reduce_share<Pack, C>(in + r * cols, cols, rank, split, op);
+  v = block_reduce<kReduceBlock>(v, op);  // thread 0 holds the block's partial
+  __cluster_barrier_wait();               // phase 0 done: rank 0's shared memory exists
+  if (threadIdx.x == 0) *cluster.map_shared_rank(&slots[rank], 0) = v;
+  __cluster_barrier_arrive();  // phase 1 (release): this block's slot is written
+  if (rank != 0) return;
+  __cluster_barrier_wait();  // (acquire) every slot of the row is written
+  C w = identity<Op, C>();
+  if (static_cast<int>(threadIdx.x) < split) w = op(w, slots[threadIdx.x]);
+  w = block_reduce<kReduceBlock>(w, op);
+  if (threadIdx.x == 0) out[r] = convert<Acc>(op(convert<C>(init), w));
+#else
+  // Unreachable: the plans choose kCluster only when DeviceInfo::clusters() says the
+  // kernels were compiled for sm_90 or later. Loud rather than silently wrong.
+  (void)in, (void)cols, (void)split, (void)out, (void)init, (void)op;
+  __trap();
+#endif
+}
+
 // Reduces rows x cols (see the top of this file) with `split` blocks per row; the grid is a
-// multiple of split (kCluster: of the cluster size, which is split) and blocks stride over
-// the rows * split (row, share) items by gridDim.x. partials: rows * split slots (kPartials,
-// kGrid). kGrid: launched cooperatively (every block resident at once).
+// multiple of split and blocks stride over the rows * split (row, share) items by gridDim.x
+// (kCluster: grid = rows x split in clusters of split, one item a block). partials:
+// rows * split slots (kPartials, kGrid). kGrid: launched cooperatively (every block
+// resident at once).
 template <int Pack, SplitWrite Write, typename T, typename C, typename Acc, typename Op>
 __global__ void __launch_bounds__(kReduceBlock, min_blocks_per_sm(kReduceBlock, kReduceMinBlocks))
     reduce_split_kernel(const T* __restrict__ in, int64_t rows, int64_t cols, int split,
                         Acc* __restrict__ out, Acc init, C* __restrict__ partials) {
   static_assert(std::is_same_v<C, compute_t<Acc>>, "partials are in the compute type of Acc");
   const Op op;
+  if constexpr (Write == SplitWrite::kCluster) {
+    reduce_row_in_cluster<Pack, T, C>(in, cols, split, out, init, op);
+    return;
+  }
   const int64_t items = rows * split;
   for (int64_t w = blockIdx.x; w < items; w += gridDim.x) {
     // (row, share) of item w; split > 1 only for fewer than kReduceMaxSplit items, so a
@@ -182,29 +230,8 @@ __global__ void __launch_bounds__(kReduceBlock, min_blocks_per_sm(kReduceBlock, 
     if constexpr (Write == SplitWrite::kOut) {
       if (threadIdx.x == 0)
         out[r] = convert<Acc>(cols == 0 ? convert<C>(init) : op(convert<C>(init), v));
-    } else if constexpr (Write == SplitWrite::kPartials || Write == SplitWrite::kGrid) {
-      if (threadIdx.x == 0) partials[w] = v;
     } else {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-      // the row's blocks are one cluster; in a 1-D cluster launch block rank = blockIdx.x %
-      // split = s (the grid is a multiple of split)
-      __shared__ C slot;
-      namespace cg = cooperative_groups;
-      const cg::cluster_group cluster = cg::this_cluster();
-      if (threadIdx.x == 0) slot = v;
-      cluster.sync();  // every block's slot holds its partial of row r
-      if (s == 0 && threadIdx.x == 0) {
-        C total = convert<C>(init);
-        for (int b = 0; b < split; ++b)
-          total = op(total, *cluster.map_shared_rank(&slot, b));
-        out[r] = convert<Acc>(total);
-      }
-      cluster.sync();  // block 0 has read every slot: they may be overwritten or freed
-#else
-      // Unreachable: the plans choose kCluster only when DeviceInfo::clusters() says the
-      // kernels were compiled for sm_90 or later. Loud rather than silently wrong.
-      __trap();
-#endif
+      if (threadIdx.x == 0) partials[w] = v;  // kPartials, kGrid
     }
   }
   if constexpr (Write == SplitWrite::kGrid) {
