@@ -124,15 +124,56 @@ TYPED_TEST(SoftmaxTest, BlockSizesAndBuffers) {
   }
 }
 
-// The chunk paths at small sizes: a grid in rounds (3 SMs: several rounds, the pairs parked
-// in the output and their bytes written a round later), one round, a cluster per row, and
-// the two-pass fallback; the plan's path is checked, then the output.
+// The chunk paths at small sizes: a grid in rounds (6 SMs: several rounds, the pairs parked
+// in the output and their bytes written a round later), one round, a cluster per row, one
+// block per row, and the two-pass fallback; the plan's path (and, for aligned rows, its
+// split and buffers where the case names them) is checked, then the output.
 struct WideCase {
   int sms, smem;
   bool clusters, cooperative;
   SoftmaxPath want;  // kCluster falls back to kTwoPass on a GPU without clusters
   int64_t rows, cols;
+  int split = 0, buffers = 0;  // 0: any
 };
+
+// The layouts every wide case runs with.
+constexpr Layout kWideLayouts[] = {kAligned, Layout{3, 3, true}, Layout{1, 0, false}};
+
+// The widths where the plan stops keeping a row in one block on d, asked of the plan itself
+// so that the cases follow its capacity rule (buffer + the block's scratch within the
+// shared memory) as it changes: `fits` is the widest row that every wide layout keeps in
+// one block (as is every width from the warp path's end up to it), `past` the narrowest from
+// which none does (up to twice `fits`: rows on the pack grid hold a few more columns).
+struct BlockLimit {
+  int64_t fits, past;
+};
+template <typename T>
+BlockLimit block_limit(kk::DeviceInfo d) {
+  d.cluster_launch = false;  // past a block: kTwoPass
+  d.cooperative_launch = false;
+  const auto blocks = [&](int64_t cols) {
+    int n = 0;
+    for (const Layout& l : kWideLayouts)
+      n += plan_for<T>(1, cols, l, d).path == SoftmaxPath::kBlock;
+    return n;
+  };
+  BlockLimit b{1024, 0};  // the warp path holds up to 1024 columns
+  while (blocks(b.fits + 1) == 3)
+    ++b.fits;
+  b.past = b.fits + 1;
+  for (int64_t c = b.past; c <= 2 * b.fits; ++c)
+    if (blocks(c) != 0) b.past = c + 1;
+  return b;
+}
+
+// The narrowest width in [lo, hi) whose plan for rows x width (aligned) on d satisfies
+// want(plan), or 0: the cases that need a plan only a window of widths gets.
+template <typename T, typename Want>
+int64_t first_width(const kk::DeviceInfo& d, int64_t rows, int64_t lo, int64_t hi, Want want) {
+  for (int64_t cols = lo; cols < hi; ++cols)
+    if (want(plan_for<T>(rows, cols, kAligned, d))) return cols;
+  return 0;
+}
 
 template <typename T>
 void check_wide(const WideCase& w, const Layout& l, uint64_t seed) {
@@ -141,49 +182,68 @@ void check_wide(const WideCase& w, const Layout& l, uint64_t seed) {
   SoftmaxPath want = w.want;
   if (want == SoftmaxPath::kCluster && !d.clusters()) want = SoftmaxPath::kTwoPass;
   ASSERT_EQ(int(p.path), int(want)) << w.rows << "x" << w.cols << " on " << w.sms << " SMs";
+  if (p.path == w.want && l.in_shift == 0 && l.out_shift == 0 && !l.in_place) {
+    if (w.split) EXPECT_EQ(p.split, w.split) << w.rows << "x" << w.cols;
+    if (w.buffers) EXPECT_EQ(p.buffers, w.buffers) << w.rows << "x" << w.cols;
+  }
   for (const bool log : {false, true})
     EXPECT_TRUE(run_case<T>(w.rows, w.cols, log, l, seed + log, Runner{&p}))
         << "path " << int(p.path) << " split " << p.split << " rounds " << p.rounds << " buffers "
-        << p.buffers;
+        << p.buffers << " block " << p.shape.block.x << " " << w.rows << "x" << w.cols;
 }
 
 TYPED_TEST(SoftmaxTest, WidePaths) {
   using T = TypeParam;
   constexpr int kSmem = 12 * 1024;
-  constexpr int kE = int(sizeof(T));
-  // 12 KiB of shared memory: a block holds rows of 2944 floats / 5888 2-byte elements
+  // widths in units of the widest row one block holds with 12 KiB of shared memory (about
+  // 2900 floats / 5800 2-byte elements), and just past the rows one block holds
+  const BlockLimit b = block_limit<T>(small_device(8, kSmem, false, false));
+  const int64_t w = b.fits;
+  const int64_t two = first_width<T>(
+      small_device(2, 1 << 30, false, false), 129, 1025, 1 << 16,
+      [](const kk::SoftmaxPlan& p) { return p.path == SoftmaxPath::kBlock && p.buffers == 2; });
+  ASSERT_GT(two, 0) << "no width gets two buffers in one block";
+  // a cluster of 4 comes in a window of widths (a chunk of 4 fits a block once, one of 8
+  // not twice); without clusters (or without that window) a width that gets some split
+  const int64_t four = first_width<T>(
+      small_device(8, kSmem, true, false), 4, b.past, 8 * w,
+      [](const kk::SoftmaxPlan& p) { return p.path == SoftmaxPath::kCluster && p.split == 4; });
   const WideCase cases[] = {
       // grid, one round over every block
-      {6, kSmem, false, true, SoftmaxPath::kGrid, 1, 10007},
-      {8, kSmem, false, true, SoftmaxPath::kGrid, 2, 9001},
-      // grid, rounds with two buffers; rounds with one (two do not fit: 60 KB f32 rows)
-      {6, kSmem, false, true, SoftmaxPath::kGrid, 5, 6001},
-      {6, kSmem, false, true, SoftmaxPath::kGrid, 13, 3001 * 4 / kE},
-      {6, kSmem, false, true, SoftmaxPath::kGrid, 5, 15013},
-      // cluster per row (two-pass where the GPU has no clusters) of 4 and 8 blocks (2 only
-      // comes with rows that fit a block: Large_WideSweep)
-      {8, kSmem, true, false, SoftmaxPath::kCluster, 7, 5003 * 4 / kE},
-      {8, kSmem, true, false, SoftmaxPath::kCluster, 13, 10007},
-      {8, kSmem, true, false, SoftmaxPath::kCluster, 3, kE == 4 ? 10001 : 20011},
-      {8, kSmem, true, false, SoftmaxPath::kCluster, 4, 3001 * 4 / kE},
-      // chunks too big for two blocks of 512 a SM: clusters of 1024-thread blocks
-      {8, kSmem, true, false, SoftmaxPath::kCluster, 3, 20011 * 4 / kE},
+      {6, kSmem, false, true, SoftmaxPath::kGrid, 1, 3 * w + 7, 0, 1},
+      {8, kSmem, false, true, SoftmaxPath::kGrid, 2, 3 * w + 1, 0, 1},
+      // grid, rounds with two buffers (just past a block, and twice that); rounds with one
+      // (two do not fit)
+      {6, kSmem, false, true, SoftmaxPath::kGrid, 5, 2 * w + 1, 0, 2},
+      {6, kSmem, false, true, SoftmaxPath::kGrid, 13, b.past, 0, 2},
+      {6, kSmem, false, true, SoftmaxPath::kGrid, 5, 5 * w + 3, 0, 1},
+      // cluster per row (two-pass where the GPU has no clusters): of 4 blocks, and of 8
+      // blocks of 512 threads, just past a block and wider (2 only comes with rows that fit
+      // a block: Large_WideSweep)
+      {8, kSmem, true, false, SoftmaxPath::kCluster, 4, four ? four : 4 * w, four ? 4 : 0, 0},
+      {8, kSmem, true, false, SoftmaxPath::kCluster, 4, b.past + 1, 0, 0},
+      {8, kSmem, true, false, SoftmaxPath::kCluster, 7, w * 17 / 10, 8, 0},
+      {8, kSmem, true, false, SoftmaxPath::kCluster, 13, w * 17 / 5, 8, 0},
+      {8, kSmem, true, false, SoftmaxPath::kCluster, 3, w * 17 / 5 + 1, 8, 0},
+      // chunks too big for two blocks of 512 a SM: clusters of 1024-thread blocks, two
+      // buffers and one
+      {8, kSmem, true, false, SoftmaxPath::kCluster, 3, w * 37 / 10, 8, 2},
+      {8, kSmem, true, false, SoftmaxPath::kCluster, 3, w * 34 / 5, 8, 1},
       // one block per row on 2 SMs, so that each block runs many rows: one buffer (the next
-      // row loads during the write), two buffers (100 KiB: they cost no resident block)
-      {2, kE == 4 ? kSmem : 20 * 1024, false, false, SoftmaxPath::kBlock, kE == 4 ? 37 : 9,
-       kE == 4 ? 2001 : 9001},
-      {2, kE == 4 ? kSmem : 20 * 1024, false, false, SoftmaxPath::kBlock, kE == 4 ? 37 : 9,
-       kE == 4 ? 1500 : 8500},
-      {2, 100 * 1024, false, false, SoftmaxPath::kBlock, kE == 4 ? 37 : 9, kE == 4 ? 1200 : 9001},
+      // row loads during the write) at the widest row and at half of it; two buffers where
+      // they cost no resident block
+      {2, kSmem, false, false, SoftmaxPath::kBlock, 37, w, 1, 1},
+      {2, kSmem, false, false, SoftmaxPath::kBlock, 37, w / 2 + 1, 1, 1},
+      {2, 1 << 30, false, false, SoftmaxPath::kBlock, 129, two, 1, 2},
       // the fallback: read twice
-      {8, kSmem, false, false, SoftmaxPath::kTwoPass, 7, 10007},
-      {8, kSmem, false, false, SoftmaxPath::kTwoPass, 2, 65537},
+      {8, kSmem, false, false, SoftmaxPath::kTwoPass, 7, w * 17 / 5, 1, 0},
+      {8, kSmem, false, false, SoftmaxPath::kTwoPass, 2, 10 * w + 1, 1, 0},
   };
   uint64_t seed = 3000;
-  for (const auto& w : cases) {
-    for (const Layout& l : {kAligned, Layout{3, 3, true}, Layout{1, 0, false}}) {
-      if (w.want == SoftmaxPath::kCluster && l.in_shift != l.out_shift && !l.in_place) continue;
-      check_wide<T>(w, l, seed);
+  for (const auto& c : cases) {
+    for (const Layout& l : kWideLayouts) {
+      if (c.want == SoftmaxPath::kCluster && l.in_shift != l.out_shift && !l.in_place) continue;
+      check_wide<T>(c, l, seed);
       seed += 2;
     }
   }
