@@ -250,6 +250,73 @@ std::vector<int> simulate_stores(const TransposePlan& p, int64_t rows, int64_t c
   return count;
 }
 
+// Host model of transpose_staged_kernel's copy and read back (the kernel's index math): every
+// element a thread reads back must come from a staged chunk the copy wrote, holding that
+// element, inside the tile's shared memory and inside the row's span; in_ph_bytes: the byte
+// phase of the in pointer (a multiple of the element size). Returns the number of failures.
+int64_t simulate_staged(const TransposePlan& p, int64_t rows, int64_t cols, int in_ph_bytes) {
+  const int e = p.elem_bytes, cb = p.chunk_bytes, vec = cb / e;
+  const int a_blocks = p.tile_rows / vec, b_chunks = p.tile_cols / vec;
+  int b_log2 = 0;
+  while ((1 << b_log2) < b_chunks)
+    ++b_log2;
+  const int m_log2 = cb == 16 ? b_log2 : (b_log2 > 0 ? b_log2 - 1 : 0);
+  const int m_chunks = 1 << m_log2, row_chunks = m_chunks + 1;
+  const int64_t smem_chunks = static_cast<int64_t>(p.shape.smem) / 16;
+  const int64_t in_lo = 4096 + in_ph_bytes, in_hi = in_lo + rows * cols * e;
+  int64_t bad = 0;
+  std::vector<int64_t> stage(static_cast<size_t>(smem_chunks));
+  for (int64_t t = 0; t < p.num_tiles; ++t) {
+    const int64_t r0 = (t / p.tiles_c) * p.tile_rows, c0 = (t % p.tiles_c) * p.tile_cols;
+    const int vc = static_cast<int>(std::min<int64_t>(cols - c0, p.tile_cols));
+    std::fill(stage.begin(), stage.end(), -1);
+    const int items = p.tile_rows * row_chunks;
+    for (int f = 0; f < items; ++f) {
+      const bool main = f < p.tile_rows * m_chunks;
+      const int row = main ? f >> m_log2 : f - p.tile_rows * m_chunks;
+      const int j = main ? f & (m_chunks - 1) : m_chunks;
+      const int64_t r = r0 + row;
+      if (r >= rows) continue;
+      const int64_t first = in_lo + (r * cols + c0) * e;
+      const int phase = static_cast<int>(first & 15);
+      if (16 * j >= phase + vc * e) continue;
+      const int64_t g = (first & ~int64_t{15}) + 16 * j;
+      const int64_t idx = row * row_chunks + row / vec + j;
+      if (idx < 0 || idx >= smem_chunks) {
+        ++bad;
+        continue;
+      }
+      bad += stage[static_cast<size_t>(idx)] != -1;  // one copy per chunk
+      stage[static_cast<size_t>(idx)] = g;
+      bad += g + 16 <= in_lo || g >= in_hi;  // every staged chunk holds matrix bytes
+    }
+    for (int a = 0; a < a_blocks; ++a) {
+      const int64_t rf = r0 + int64_t{vec} * a;
+      if (rf >= rows) continue;
+      for (int b = 0; b < b_chunks; ++b)
+        for (int k = 0; k < vec; ++k) {
+          const int row = vec * a + k;
+          const int64_t r = rf + k;
+          const int phase = static_cast<int>((in_lo + (r * cols + c0) * e) & 15);
+          const int x = phase + cb * b;
+          if ((x / cb + 2) * cb > row_chunks * 16) ++bad;  // the window's two units
+          for (int m = 0; m < vec; ++m) {
+            const int64_t c = c0 + int64_t{vec} * b + m;
+            if (c >= cols) continue;
+            const int byte = x + m * e;
+            const int64_t idx = row * row_chunks + row / vec + byte / 16;
+            if (idx >= smem_chunks || stage[static_cast<size_t>(idx)] == -1) {
+              ++bad;
+              continue;
+            }
+            bad += stage[static_cast<size_t>(idx)] + byte % 16 != in_lo + (r * cols + c) * e;
+          }
+        }
+    }
+  }
+  return bad;
+}
+
 // The invariants every plan must hold on device d.
 void check_plan(const TransposePlan& p, int64_t rows, int64_t cols, int e, int in_align,
                 int out_align, const DeviceInfo& d, const std::string& label) {
@@ -266,13 +333,16 @@ void check_plan(const TransposePlan& p, int64_t rows, int64_t cols, int e, int i
   EXPECT_EQ(p.shape.grid.y * p.shape.grid.z, 1u) << label;
   EXPECT_EQ(p.shape.block.x, static_cast<unsigned>(kernelkit::detail::kTransposeBlock)) << label;
   EXPECT_LE(static_cast<int>(p.shape.block.x), d.max_threads_per_block) << label;
-  EXPECT_EQ(p.shape.smem, 0u) << label;
   EXPECT_FALSE(p.shape.is_cluster()) << label;
-  EXPECT_GT(p.static_smem, 0) << label;
-  EXPECT_LE(p.static_smem, d.smem_per_block) << label;  // static shared memory: <= 48 KiB
+  // Static shared memory, or dynamic (the staged kernel's rows), within the 48 KiB a block gets
+  // without opting in.
+  const int64_t smem = p.static_smem + static_cast<int64_t>(p.shape.smem);
+  EXPECT_GT(smem, 0) << label;
+  EXPECT_TRUE(p.static_smem == 0 || p.shape.smem == 0) << label;
+  EXPECT_LE(smem, d.smem_per_block) << label;
   // One block fits an SM with the register budget of every transpose kernel (<= 64 on sm_90,
   // <= 85 for the 1-/2-byte thin cols of 6-8 columns).
-  EXPECT_GE(kernelkit::blocks_per_sm(d, p.shape.block.x, 85, p.static_smem), 1) << label;
+  EXPECT_GE(kernelkit::blocks_per_sm(d, p.shape.block.x, 85, smem), 1) << label;
   EXPECT_EQ(p.tiles_c * p.tile_cols >= cols, true) << label;
   switch (p.path) {
     case TransposePath::kTile: {
@@ -295,7 +365,14 @@ void check_plan(const TransposePlan& p, int64_t rows, int64_t cols, int e, int i
       EXPECT_EQ(a & (a - 1), 0) << label;
       EXPECT_EQ(b & (b - 1), 0) << label;
       EXPECT_EQ(a * b, 256) << label;
-      EXPECT_EQ(p.static_smem, 256 * vec * p.chunk_bytes) << label;
+      if (p.in_windows) {
+        EXPECT_EQ(static_cast<int64_t>(p.shape.smem),
+                  kernelkit::detail::transpose_staged_smem_bytes(e, p.chunk_bytes, a, b))
+            << label;
+      } else {
+        EXPECT_EQ(p.static_smem, 256 * vec * p.chunk_bytes) << label;
+        EXPECT_EQ(p.shape.smem, 0u) << label;
+      }
       break;
     }
     case TransposePath::kThinRows:
@@ -366,9 +443,26 @@ TEST(TransposePlan, InvariantsAndEveryElementWrittenOnce) {
               bad += c != 1;
             EXPECT_EQ(bad, 0) << label << " " << path_name(p0.path) << " out phase " << out_ph;
           }
+          // The staged kernel reads back every element from where its copy put it, for every
+          // in phase the alignment allows.
+          if (p0.path == TransposePath::kTile && p0.in_windows)
+            for (int in_ph = 0; in_ph < (in_align >= 16 ? 1 : 16); in_ph += e)
+              EXPECT_EQ(simulate_staged(p0, rows, cols, in_ph), 0)
+                  << label << " staged, in phase " << in_ph;
         }
       }
     }
+  }
+}
+
+// A forced plan's launch fits (tile shape, shared memory).
+void check_plan_shape(const TransposePlan& p, int64_t rows, int64_t cols) {
+  const std::string label = std::to_string(rows) + "x" + std::to_string(cols) + " elem " +
+                            std::to_string(p.elem_bytes) + " " + path_name(p.path);
+  EXPECT_LE(p.static_smem + static_cast<int64_t>(p.shape.smem), 48 * 1024) << label;
+  if (p.path == TransposePath::kTile) {
+    const int vec = p.chunk_bytes / p.elem_bytes;
+    EXPECT_EQ((p.tile_rows / vec) * (p.tile_cols / vec), 256) << label;
   }
 }
 
@@ -410,7 +504,12 @@ TEST(TransposePlan, ForcedPathsWriteEveryElementOnce) {
       p.chunk_bytes = e == 4 ? 16 : 0;
       plans.push_back(p);
       for (TransposePlan q : plans) {
-        q = kernelkit::detail::finish_transpose_plan(q, rows, cols);
+        q = kernelkit::detail::finish_transpose_plan(q, rows, cols, kktest::h100().smem_per_block);
+        check_plan_shape(q, rows, cols);
+        if (q.path == TransposePath::kTile)
+          for (int in_ph = 0; in_ph < 16; in_ph += e)
+            EXPECT_EQ(simulate_staged(q, rows, cols, in_ph), 0)
+                << rows << "x" << cols << " elem " << e << " staged, in phase " << in_ph;
         for (int out_ph = 0; out_ph < 16 / e; ++out_ph) {
           const auto count = simulate_stores(q, rows, cols, out_ph);
           int64_t bad = 0;

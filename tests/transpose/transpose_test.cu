@@ -103,6 +103,34 @@ TYPED_TEST(TransposeSizeTest, TileShapes) {
   }
 }
 
+// The staged kernel (rows a multiple of kVec, out chunk-aligned, in rows not chunk-aligned:
+// cols not a multiple of kVec or in offset) at many byte phases of in: prime and odd columns,
+// partial tiles both ways, few columns (tall tiles; 2-byte 9..16 columns are shortened to fit
+// shared memory), a few long rows. 4-byte elements take the shifted kernel instead.
+TYPED_TEST(TransposeSizeTest, StagedWindows) {
+  using T = TypeParam;
+  constexpr int64_t kVec = sizeof(T) == 1 ? 8 : 16 / sizeof(T);
+  if (sizeof(T) == 4) GTEST_SKIP() << "4-byte elements take the shifted kernel";
+  const auto impls = library_only<T>();
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {
+      {128, 13},  {1024, 9},   {2048, 13}, {136, 1031},  {256, 17},
+      {24, 3355}, {1000, 333}, {16, 257},  {1000, 4099}, {136, 264}};
+  for (const auto& [rows, cols] : shapes) {
+    for (const int64_t in_off : {0, 1, 2, 5, 8, 15}) {
+      if (in_off >= 16 / static_cast<int64_t>(sizeof(T))) continue;
+      const int e = sizeof(T);
+      const int in_align =
+          kernelkit::pack_size_for(reinterpret_cast<const T*>(256 + in_off * e)) * e;
+      const TransposePlan p =
+          kernelkit::plan_transpose(rows, cols, e, in_align, 16, kktest::h100());
+      const bool staged = cols % kVec != 0 || in_off % kVec != 0;
+      EXPECT_EQ(p.path, TransposePath::kTile) << rows << "x" << cols;
+      EXPECT_EQ(p.in_windows, staged) << rows << "x" << cols << " in_off " << in_off;
+      check_transpose<T>(impls, rows, cols, in_off, 0);
+    }
+  }
+}
+
 // ---- every kernel on shapes the plan sends elsewhere ----------------------------------------
 
 // A plan for `path` (with its chunk, window and store choices) when its kernel can run this
@@ -149,7 +177,7 @@ bool forced_plan(TransposePath path, bool windows, bool out_aligned, int64_t row
       ok = false;
       break;
   }
-  if (ok) *plan = kernelkit::detail::finish_transpose_plan(p, rows, cols);
+  if (ok) *plan = kernelkit::detail::finish_transpose_plan(p, rows, cols, 48 * 1024);
   return ok;
 }
 

@@ -44,8 +44,9 @@ struct TransposePlan {
   int chunk_bytes = 0;       // bytes per global access of the chunked paths (16; 8 for the 1-byte
                              // tile; 4 for 1-/2-byte tiles of 4-byte aligned rows); 0 otherwise
   bool in_windows = false;   // kTile, 1-, 2- and 8-byte elements: in rows do not all start on a
-                             // chunk boundary; each chunk is read as a window over the two
-                             // aligned chunks it straddles
+                             // chunk boundary; the tile's rows are staged in shared memory as
+                             // the aligned 16-byte chunks that cover them, each chunk read back
+                             // as a window (transpose_staged_kernel)
   bool out_aligned = false;  // kThinCols: every out row starts on a chunk boundary, so chunks
                              // are stored straight from registers (else staged)
   int thin = 0;              // kThinRows / kThinCols: the short side (2..kTransposeThinMax)
@@ -54,7 +55,8 @@ struct TransposePlan {
   int64_t tiles_c = 0;       // tiles along cols (tile t covers tile row t / tiles_c)
   int64_t num_tiles = 0;     // tiles in all; one block each, grid-stride past INT32_MAX
   int static_smem = 0;       // static shared memory of the kernel, bytes
-  LaunchShape shape;         // grid, block; no dynamic shared memory, no cluster
+  LaunchShape shape;         // grid, block, dynamic shared memory (the staged kernel's rows;
+                             // within the device's no-opt-in limit); no cluster
 };
 
 namespace detail {
@@ -83,10 +85,13 @@ inline void transpose_tile_shape(int64_t rows_v, int64_t cols_v, int* a, int* b)
 }
 
 // Fills in tile shape, tile counts, shared memory and launch shape of a plan whose path,
-// elem_bytes, chunk_bytes, thin, in_windows and out_aligned are set. Tests use it to run a
+// elem_bytes, chunk_bytes, thin, in_windows and out_aligned are set; smem_limit: the shared
+// memory a block gets without opting in (DeviceInfo::smem_per_block). Tests use it to run a
 // path on shapes the plan would send elsewhere.
-inline TransposePlan finish_transpose_plan(TransposePlan p, int64_t rows, int64_t cols) {
+inline TransposePlan finish_transpose_plan(TransposePlan p, int64_t rows, int64_t cols,
+                                           int smem_limit) {
   const int e = p.elem_bytes;
+  size_t dynamic_smem = 0;
   switch (p.path) {
     case TransposePath::kCopy:
       p.tile_rows = p.tile_cols = 0;
@@ -99,11 +104,22 @@ inline TransposePlan finish_transpose_plan(TransposePlan p, int64_t rows, int64_
       int a = 16, b = 16;
       if (p.chunk_bytes >= 8)
         transpose_tile_shape(rows / vec, ceil_div<int64_t>(cols, vec), &a, &b);
+      if (p.in_windows) {
+        // Staged rows: one 16-byte chunk more per tile row (ceil(b chunk / 16) + 1 a row);
+        // fewer, longer rows where a tall tile would not fit (f16 128 x 2: 50 KiB).
+        while (a > 1 && transpose_staged_smem_bytes(e, p.chunk_bytes, a, b) > smem_limit) {
+          a /= 2;
+          b *= 2;
+        }
+        p.static_smem = 0;
+        dynamic_smem = static_cast<size_t>(transpose_staged_smem_bytes(e, p.chunk_bytes, a, b));
+      } else {
+        p.static_smem = kTransposeBlock * vec * p.chunk_bytes;
+      }
       p.tile_rows = a * vec;
       p.tile_cols = b * vec;
       p.tiles_c = ceil_div<int64_t>(cols, p.tile_cols);
       p.num_tiles = ceil_div<int64_t>(rows, p.tile_rows) * p.tiles_c;
-      p.static_smem = kTransposeBlock * vec * p.chunk_bytes;
       break;
     }
     case TransposePath::kThinRows:
@@ -141,7 +157,7 @@ inline TransposePlan finish_transpose_plan(TransposePlan p, int64_t rows, int64_
   }
   p.shape.grid = dim3(static_cast<unsigned>(grid_one_block_per_tile(p.num_tiles)));
   p.shape.block = dim3(kTransposeBlock);
-  p.shape.smem = 0;
+  p.shape.smem = dynamic_smem;
   return p;
 }
 
@@ -149,18 +165,18 @@ inline TransposePlan finish_transpose_plan(TransposePlan p, int64_t rows, int64_
 
 // The plan for a rows x cols transpose of elem_bytes elements (1, 2, 4, 8; rows, cols >= 1)
 // whose pointers are aligned to in_align and out_align bytes (the largest power of two, at
-// most 16, dividing the address; at least elem_bytes). Pure host code. The choice does not
-// depend on the device today: every kernel takes 256 threads and at most 36.9 KiB of static
-// shared memory, which every supported GPU holds (d is where a device-dependent choice goes).
+// most 16, dividing the address; at least elem_bytes). Pure host code. Every kernel takes 256
+// threads; the staged kernel's tile fits d.smem_per_block (48 KiB on every supported GPU, so
+// the plan is the same on all of them today); the others take at most 36.9 KiB of static
+// shared memory.
 inline TransposePlan plan_transpose(int64_t rows, int64_t cols, int elem_bytes, int in_align,
                                     int out_align, const DeviceInfo& d) {
-  (void)d;
   TransposePlan p;
   p.elem_bytes = elem_bytes;
   const int e = elem_bytes;
   if (rows == 1 || cols == 1) {
     p.path = TransposePath::kCopy;
-    return detail::finish_transpose_plan(p, rows, cols);
+    return detail::finish_transpose_plan(p, rows, cols, d.smem_per_block);
   }
   if (std::min(rows, cols) <= kTransposeThinMax) {
     // A few rows or columns: 16-byte accesses on both sides whatever the alignment.
@@ -173,15 +189,15 @@ inline TransposePlan plan_transpose(int64_t rows, int64_t cols, int elem_bytes, 
       p.thin = static_cast<int>(cols);
       p.out_aligned = rows % (16 / e) == 0 && out_align >= 16;
     }
-    return detail::finish_transpose_plan(p, rows, cols);
+    return detail::finish_transpose_plan(p, rows, cols, d.smem_per_block);
   }
   const int wide = e == 1 ? 8 : 16;
   const int vec = wide / e;
   const bool in_chunks = cols % vec == 0 && in_align >= wide;
   if (rows % vec == 0 && out_align >= wide && (in_chunks || e != 4)) {
-    // Every out row starts on a chunk boundary; in rows may not (windows). 4-byte elements
-    // with misaligned in rows take the shifted kernel instead: f32 1000 x 33554 ran 100.2 us
-    // there against 108.8 us with windows.
+    // Every out row starts on a chunk boundary; in rows may not (staged windows). 4-byte
+    // elements with misaligned in rows take the shifted kernel instead: f32 1000 x 33554 ran
+    // 100.2 us there against 108.8 us with windows read from global memory.
     p.path = TransposePath::kTile;
     p.chunk_bytes = wide;
     p.in_windows = !in_chunks;
@@ -195,7 +211,7 @@ inline TransposePlan plan_transpose(int64_t rows, int64_t cols, int elem_bytes, 
   } else {
     p.path = TransposePath::kScalar;
   }
-  return detail::finish_transpose_plan(p, rows, cols);
+  return detail::finish_transpose_plan(p, rows, cols, d.smem_per_block);
 }
 
 // Launches plan p (made for rows x cols, in and out) on stream; arguments already checked,
@@ -222,18 +238,20 @@ cudaError_t launch_transpose(const TransposePlan& p, const T* in, T* out, int64_
         constexpr bool kWide = kChunk == detail::kTransposeWideChunk<U>;
         if constexpr (kWide) {
           return dispatch<false, true>(p.in_windows, [&](auto windows) -> cudaError_t {
-            constexpr bool kWindows = decltype(windows)::value;
-            if constexpr (kWindows && sizeof(U) == 4) {
-              return cudaErrorInvalidValue;  // planned as kShift (plan_transpose)
+            if constexpr (!decltype(windows)::value) {
+              return launch(detail::transpose_tile_kernel<U, kChunk>, p.shape, stream, src, dst,
+                            rows, cols, a_log2, p.tiles_c, p.num_tiles);
+            } else if constexpr (sizeof(U) != 4) {
+              return launch(detail::transpose_staged_kernel<U, kChunk>, p.shape, stream, src, dst,
+                            rows, cols, a_log2, p.tiles_c, p.num_tiles);
             } else {
-              return launch(detail::transpose_tile_kernel<U, kChunk, kWindows>, p.shape, stream,
-                            src, dst, rows, cols, a_log2, p.tiles_c, p.num_tiles);
+              return cudaErrorInvalidValue;  // planned as kShift (plan_transpose)
             }
           });
         } else if constexpr (kChunk == 4 && sizeof(U) <= 2) {
           if (p.in_windows) return cudaErrorInvalidValue;
-          return launch(detail::transpose_tile_kernel<U, 4, false>, p.shape, stream, src, dst, rows,
-                        cols, a_log2, p.tiles_c, p.num_tiles);
+          return launch(detail::transpose_tile_kernel<U, 4>, p.shape, stream, src, dst, rows, cols,
+                        a_log2, p.tiles_c, p.num_tiles);
         } else {
           return cudaErrorInvalidValue;
         }

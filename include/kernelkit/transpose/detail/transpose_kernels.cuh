@@ -2,16 +2,18 @@
 // size (bits_t: f32 and i32 share the 4-byte kernels), so these never look at values; a
 // chunk (one global access) is held as 32-bit words. plan_transpose (transpose_plan.cuh)
 // picks one kernel per call:
-//  - transpose_tile_kernel<U, ChunkBytes, Windows>: rows a multiple of the chunk's element
-//    count and out chunk-aligned. A tile of (A kVec) x (B kVec) elements, A x B = 256 threads,
+//  - transpose_tile_kernel<U, ChunkBytes>: rows and cols multiples of the chunk's element
+//    count, in and out chunk-aligned. A tile of (A kVec) x (B kVec) elements, A x B = 256 threads,
 //    A and B powers of two chosen by the plan so that the tile follows the matrix (16 x 16
 //    for square shapes; A kVec >= rows for a few rows, B kVec >= cols for a few columns, so
 //    that the block's out rows form one contiguous run). Each thread loads kVec chunks from
 //    kVec rows, and writes the kVec x kVec block it reads back from shared memory as kVec
-//    chunks of out, transposed in registers. Windows: the in rows do not all start on a chunk
-//    boundary (cols not a multiple of kVec or in not chunk-aligned); each chunk is then read
-//    as a window over the two aligned chunks it straddles (the second is the next lane's
-//    first: an L1 hit).
+//    chunks of out, transposed in registers.
+//  - transpose_staged_kernel<U, ChunkBytes> (1-, 2- and 8-byte elements): the same tiles and
+//    stores when only the in rows are not chunk-aligned (cols not a multiple of kVec, or in
+//    offset): the tile's in rows are copied to shared memory as the aligned 16-byte chunks
+//    that cover them (cp.async), and each chunk of the read back is a window over two units of
+//    its staged row.
 //  - transpose_thin_rows_kernel<U, R> (2 <= R <= 8 rows) and transpose_thin_cols_kernel<U, C>
 //    (2 <= C <= 8 columns): 16-byte accesses on both sides for any alignment. A thread holds
 //    all R rows x kVec columns (thin rows) or kVec rows x all C columns (thin cols) in
@@ -24,6 +26,7 @@
 //    one element per access.
 #pragma once
 
+#include <cuda_pipeline_primitives.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -160,6 +163,7 @@ inline constexpr int kTransposeWideChunk = sizeof(U) == 1 ? 8 : 16;
 template <typename U, int ChunkBytes>
 struct TransposeTileGeometry {
   static constexpr int kVec = ChunkBytes / static_cast<int>(sizeof(U));  // elements per chunk
+  static constexpr int kVecLog2 = kVec == 2 ? 1 : kVec == 4 ? 2 : kVec == 8 ? 3 : 4;
   static constexpr int kWords = ChunkBytes / 4;
   static constexpr int kTileChunks = kTransposeBlock * kVec;  // A kVec x B chunks, A B = 256
   static constexpr int kSmemBytes = kTileChunks * ChunkBytes;
@@ -229,23 +233,23 @@ __device__ __forceinline__ int transpose_tile_slot(int r, int j, int b_chunks) {
 // Register budget of the tile kernel (blocks per SM): the registers the kernel had before its
 // tile shape became a run-time choice, which the square shapes were measured with (sm_90: f32
 // 40 registers, 6 blocks; f16 64, 4; 1-byte 48, 5; 8-byte 32, 8); without a cap ptxas gave the
-// run-time tile shape 47 (f32) and 57 (1-byte) registers, one block per SM less. Windows: f32 5
-// (48), 1-byte 4 (64). (The f16 and 1-byte caps spill 16 bytes on sm_75 / sm_80.)
-template <typename U, int ChunkBytes, bool Windows>
+// run-time tile shape 47 (f32) and 57 (1-byte) registers, one block per SM less. (The f16 and
+// 1-byte caps spill 16 bytes on sm_75 / sm_80.)
+template <typename U, int ChunkBytes>
 inline constexpr int kTransposeTileMinBlocks = ChunkBytes == 4  ? 6
                                                : sizeof(U) == 8 ? 8
-                                               : sizeof(U) == 4 ? (Windows ? 5 : 6)
+                                               : sizeof(U) == 4 ? 6
                                                : sizeof(U) == 2 ? 4
-                                                                : (Windows ? 4 : 5);
+                                                                : 5;
 
-// in: rows x cols, out: cols x rows; rows a multiple of kVec and out chunk-aligned (so every
-// out row starts on a chunk boundary); without Windows also cols a multiple of kVec and in
-// chunk-aligned. Tiles of (A kVec) x (B kVec) elements, A = 2^a_log2, B = 256 / A, numbered
-// row-band major (t / tiles_c = tile row); one block per tile, grid-stride past the grid.
-template <typename U, int ChunkBytes, bool Windows>
-__global__ void __launch_bounds__(
-    kTransposeBlock,
-    min_blocks_per_sm(kTransposeBlock, kTransposeTileMinBlocks<U, ChunkBytes, Windows>))
+// in: rows x cols, out: cols x rows; rows and cols multiples of kVec, in and out
+// chunk-aligned (every row of both starts on a chunk boundary). Tiles of (A kVec) x (B kVec)
+// elements, A = 2^a_log2, B = 256 / A, numbered row-band major (t / tiles_c = tile row); one block
+// per tile, grid-stride past the grid.
+template <typename U, int ChunkBytes>
+__global__ void __launch_bounds__(kTransposeBlock,
+                                  min_blocks_per_sm(kTransposeBlock,
+                                                    kTransposeTileMinBlocks<U, ChunkBytes>))
     transpose_tile_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows, int64_t cols,
                           int a_log2, int64_t tiles_c, int64_t num_tiles) {
   using G = TransposeTileGeometry<U, ChunkBytes>;
@@ -261,9 +265,6 @@ __global__ void __launch_bounds__(
   const int a = threadIdx.x & (a_blocks - 1);     // read back: row block (kVec rows)
   const int b = threadIdx.x >> a_log2;            // read back: chunk column
   const int64_t rows_v = rows / kVec;             // chunks per out row
-  const int64_t n = rows * cols;
-  const int in_ph = Windows ? element_phase<U>(in, kVec) : 0;
-  const int cols_m = static_cast<int>(cols & (kVec - 1));
   const Chunk* in_c = reinterpret_cast<const Chunk*>(in);
   Chunk* out_c = reinterpret_cast<Chunk*>(out);
 
@@ -277,15 +278,7 @@ __global__ void __launch_bounds__(
 #pragma unroll
     for (int i = 0; i < kVec; ++i) {
       const int64_t r = r0 + ld_r + a_blocks * i;
-      if (r < rows && c < cols) {
-        if constexpr (Windows) {
-          const int p = (in_ph + static_cast<int>(r & (kVec - 1)) * cols_m) & (kVec - 1);
-          const int valid = cols - c < kVec ? static_cast<int>(cols - c) : kVec;
-          v[i] = load_window<U, kWords>(in, r * cols + c, valid, p, n);
-        } else {
-          v[i] = in_c[(r * cols + c) / kVec];
-        }
-      }
+      if (r < rows && c < cols) v[i] = in_c[(r * cols + c) / kVec];
     }
     __syncthreads();  // the previous tile's reads of `tile` are done
 #pragma unroll
@@ -303,6 +296,130 @@ __global__ void __launch_bounds__(
     // into the next out rows, which follow in memory when the tile spans all rows.
     const int64_t out_chunk = r0 / kVec + a;
     if (r0 + kVec * a < rows) {
+#pragma unroll
+      for (int m = 0; m < kVec; ++m) {
+        const int64_t oc = c0 + kVec * b + m;
+        const Chunk w = transpose_block_column<U, kWords>(v, m);
+        if (oc < cols) out_c[oc * rows_v + out_chunk] = w;
+      }
+    }
+  }
+}
+
+// ---- staged tile kernel (in rows not chunk-aligned) -------------------------------------------
+
+// Shared memory of the staged tile kernel. Tile row R (of A kVec rows, B kVec columns) is held
+// as the aligned 16-byte chunks of in that cover its B ChunkBytes bytes: row_chunks =
+// ceil(B ChunkBytes / 16) + 1 (the bytes start anywhere in the first one), at chunk
+// R row_chunks + R / kVec: one chunk of padding per kVec rows, so that the rows kVec a + k of
+// consecutive a (read back together) start in consecutive bank groups.
+constexpr int transpose_staged_row_chunks(int chunk_bytes, int b_chunks) {
+  return (b_chunks * chunk_bytes + 15) / 16 + 1;
+}
+constexpr int transpose_staged_smem_bytes(int elem_bytes, int chunk_bytes, int a_blocks,
+                                          int b_chunks) {
+  return 16 * (a_blocks * (chunk_bytes / elem_bytes) *
+                   transpose_staged_row_chunks(chunk_bytes, b_chunks) +
+               a_blocks);
+}
+
+// Register budget of the staged kernel (blocks per SM): its loads go straight to shared memory
+// (cp.async on sm_80+), so registers hold only the kVec x kVec block of the read back.
+template <typename U>
+inline constexpr int kTransposeStagedMinBlocks = sizeof(U) == 2 ? 4 : 6;
+
+// in: rows x cols, out: cols x rows; rows a multiple of kVec and out chunk-aligned (every out
+// row starts on a chunk boundary); in rows start anywhere (cols not a multiple of kVec, or in
+// not chunk-aligned). Tiles and out stores as transpose_tile_kernel (A = 2^a_log2 row blocks, B
+// = 256 / A chunks, row-band major, one block per tile). The tile's in rows are copied to shared
+// memory as the aligned 16-byte chunks that cover them (one global access per 16 bytes, no
+// register staging; chunks that cross the start or end of the matrix are read element by
+// element), and each kVec-element chunk of the read back is the window at the row's byte phase
+// over two ChunkBytes units of its staged row. Dynamic shared memory:
+// transpose_staged_smem_bytes.
+template <typename U, int ChunkBytes>
+__global__ void __launch_bounds__(kTransposeBlock,
+                                  min_blocks_per_sm(kTransposeBlock, kTransposeStagedMinBlocks<U>))
+    transpose_staged_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows,
+                            int64_t cols, int a_log2, int64_t tiles_c, int64_t num_tiles) {
+  using G = TransposeTileGeometry<U, ChunkBytes>;
+  constexpr int kVec = G::kVec, kWords = G::kWords, kE = static_cast<int>(sizeof(U));
+  using Chunk = typename G::Chunk;
+  using Raw = TransposeChunk<16>;
+  extern __shared__ Raw transpose_stage[];
+
+  const int b_log2 = 8 - a_log2;
+  const int a_blocks = 1 << a_log2, b_chunks = 1 << b_log2;
+  const int tile_r = a_blocks * kVec, tile_c = b_chunks * kVec;
+  static_assert(ChunkBytes == 8 || ChunkBytes == 16, "staged windows of 8 or 16 bytes");
+  // Per tile row: m_chunks = ceil(B ChunkBytes / 16) aligned chunks (a power of two), then one
+  // more.
+  const int m_log2 = ChunkBytes == 16 ? b_log2 : (b_log2 > 0 ? b_log2 - 1 : 0);
+  const int m_chunks = 1 << m_log2;
+  const int row_chunks = m_chunks + 1;
+  const int items = tile_r * row_chunks;
+  const int a = threadIdx.x & (a_blocks - 1);  // read back: row block (kVec rows)
+  const int b = threadIdx.x >> a_log2;         // read back: chunk column
+  const int64_t rows_v = rows / kVec;          // chunks per out row
+  const uintptr_t in_lo = reinterpret_cast<uintptr_t>(in);
+  const uintptr_t in_hi = in_lo + static_cast<uintptr_t>(rows * cols) * kE;
+  const int row_step = static_cast<int>((cols * kE) & 15);  // byte phase step per row
+  Chunk* out_c = reinterpret_cast<Chunk*>(out);
+
+  for (int64_t t = blockIdx.x; t < num_tiles; t += gridDim.x) {
+    const int64_t r0 = (t / tiles_c) * tile_r, c0 = (t % tiles_c) * tile_c;
+    const int vc = cols - c0 < tile_c ? static_cast<int>(cols - c0) : tile_c;  // columns here
+    __syncthreads();  // the previous tile's reads of the stage are done
+
+    // Copy: item f < tile_r m_chunks is chunk f % m_chunks of tile row f / m_chunks, the others
+    // the last chunk of row f - tile_r m_chunks; consecutive threads copy consecutive chunks.
+    for (int f = threadIdx.x; f < items; f += kTransposeBlock) {
+      const bool main = f < tile_r * m_chunks;
+      const int row = main ? f >> m_log2 : f - tile_r * m_chunks;
+      const int j = main ? f & (m_chunks - 1) : m_chunks;
+      const int64_t r = r0 + row;
+      if (r >= rows) continue;
+      const uintptr_t first = in_lo + static_cast<uintptr_t>(r * cols + c0) * kE;
+      const int phase = static_cast<int>(first & 15);
+      if (16 * j >= phase + vc * kE) continue;  // past the row's columns in this tile
+      const uintptr_t g = (first & ~uintptr_t{15}) + 16 * j;
+      Raw* dst = &transpose_stage[row * row_chunks + (row >> G::kVecLog2) + j];
+      if (g >= in_lo && g + 16 <= in_hi) {
+        __pipeline_memcpy_async(dst, reinterpret_cast<const void*>(g), 16);
+      } else {  // the chunk crosses the start or the end of the matrix
+        U e[16 / kE];
+#pragma unroll
+        for (int i = 0; i < 16 / kE; ++i) {
+          const uintptr_t x = g + static_cast<uintptr_t>(i) * kE;
+          e[i] = x >= in_lo && x < in_hi ? *reinterpret_cast<const U*>(x) : U(0);
+        }
+        memcpy(dst, e, sizeof(e));
+      }
+    }
+    __pipeline_commit();
+    __pipeline_wait_prior(0);  // this thread's copies have landed
+    __syncthreads();           // and every other thread's
+
+    // Read back: thread (a, b) takes the kVec x kVec block of tile rows kVec a .. kVec a + kVec
+    // - 1, columns kVec b ..: v[k].elem[m] = in(r0 + kVec a + k, c0 + kVec b + m), the window at
+    // byte x = phase + ChunkBytes b of the staged row over its ChunkBytes units x / ChunkBytes
+    // and the next. (Columns past cols are read and never stored.)
+    const int64_t rf = r0 + kVec * a;
+    if (rf < rows) {
+      Chunk v[kVec];
+      int phase = static_cast<int>((in_lo + static_cast<uintptr_t>(rf * cols + c0) * kE) & 15);
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        const int row = kVec * a + k;
+        const Chunk* units = reinterpret_cast<const Chunk*>(
+            &transpose_stage[row * row_chunks + (row >> G::kVecLog2)]);
+        const int x = phase + ChunkBytes * b;
+        const int u = x / ChunkBytes;
+        v[k] = chunk_window<U>(units[u], units[u + 1], (x & (ChunkBytes - 1)) / kE);
+        phase = (phase + row_step) & 15;
+      }
+      // Out row c0 + kVec b + m, chunk r0 / kVec + a: as transpose_tile_kernel.
+      const int64_t out_chunk = r0 / kVec + a;
 #pragma unroll
       for (int m = 0; m < kVec; ++m) {
         const int64_t oc = c0 + kVec * b + m;
