@@ -153,6 +153,7 @@ void check_invariants(const GemvPlan& p, BlasOp op, int64_t m, int64_t n, int64_
     EXPECT_LE(p.cols, kd::kGemvShortMaxCols);
     if (p.path == GemvPath::kShortColumns) {
       EXPECT_LE(p.tile_rows, kd::kGemvShortMaxTileRows);
+      EXPECT_EQ(p.tile_rows % (kd::kGemvBlock / p.width), 0);  // whole trips per thread
       EXPECT_GE(p.width, p.cols);
       EXPECT_LT(p.width, 2 * p.cols);
     }
@@ -561,7 +562,7 @@ TEST(GemvPlan, EveryElementReadOnceEveryOutputWrittenOnce) {
       {1, 1},     {1, 7},     {1, 64},    {1, 65},    {1, 5000},   {1, 70000}, {7, 1},
       {70000, 1}, {2, 4100},  {3, 9000},  {5, 3},     {1000, 3},   {4099, 8},  {300, 64},
       {301, 65},  {33, 1000}, {100, 130}, {3, 300},   {64, 2000},  {65, 33},   {2100, 40},
-      {600, 96},  {2500, 64}, {9000, 2},  {40, 4096}, {1500, 100}, {7, 0}};
+      {600, 96},  {2500, 64}, {9000, 2},  {40, 4096}, {1500, 100}, {7, 0},     {41, 4099}};
   std::set<std::string> seen;
   for (const auto& dev :
        {kktest::NamedDevice{"tiny", tiny()}, kktest::NamedDevice{"T4", kktest::t4()}}) {

@@ -262,6 +262,9 @@ TEST_F(Gemv, EveryPath) {
       {BlasOp::T, 30011, 2, 2, 3, 3, 0},     // short columns, 1024-row tiles
       {BlasOp::T, 65537, 8, 8, 0, 0, 1},
       {BlasOp::T, 4099, 64, 64, 1, 0, 0},
+      {BlasOp::T, 100003, 5, 7, 1, 2, 0},  // short columns, lda > n, 576-row tiles, partial last
+      {BlasOp::T, 70001, 1, 4, 3, 1, 0},   // short columns, one column (1 lane, 256 groups)
+      {BlasOp::T, 4099, 33, 40, 2, 3, 0},  // short columns, 64 lanes for 33 columns
       {BlasOp::T, 3, 1000003, 1000003, 0, 0, 0},  // few rows, 4 row classes
       {BlasOp::T, 8, 262144, 262144, 0, 0, 0},    // few rows, aligned
       {BlasOp::T, 64, 65536, 65536, 0, 0, 2},

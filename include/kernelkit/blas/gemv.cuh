@@ -127,7 +127,8 @@ struct GemvPlan {
   // Blocks that share one row (kSplitRows) or one column tile and row class (kColumns); the
   // cluster size with GemvCombine::kCluster. kShortColumns: blocks (one partial row each).
   int splits = 1;
-  int tile_rows = 0;          // kShortRows / kShortColumns: rows staged per tile
+  // kShortRows / kShortColumns: rows staged per tile (kShortColumns: a multiple of 256 / width)
+  int tile_rows = 0;
   int64_t partials = 0;       // floats of workspace written (kWorkspace), partial rows x count
   int combine_cols = 1;       // kWorkspace: outputs per combine block (1 or 32)
   LaunchShape shape;          // the main kernel
@@ -248,15 +249,20 @@ inline void gemv_plan_t(GemvPlan& p, const GemvAlignment& al, const DeviceInfo& 
   if (gemv_short_span(m, n, lda)) {
     // one partial row per block: as many blocks as fill the device once and the workspace holds
     const int per_sm = std::max(1, blocks_per_sm(d, kGemvBlock, 0, kGemvShortColsSmem));
+    // col_lanes threads per row of a column group; tile_rows a multiple of the groups (every
+    // thread the same trips over a whole tile)
+    const int col_lanes = static_cast<int>(std::min<int64_t>(gemv_pow2_floor(2 * n - 1), 64));
+    const int groups = kGemvBlock / col_lanes;
     const int tile_rows = static_cast<int>(
-        std::min<int64_t>(kGemvTileFloats / std::max<int64_t>(lda, 1), kGemvShortMaxTileRows));
+        std::min<int64_t>(kGemvTileFloats / std::max<int64_t>(lda, 1), kGemvShortMaxTileRows) /
+        groups * groups);
     const int64_t tiles = ceil_div<int64_t>(m, tile_rows);
     const int64_t blocks = std::min(
         {tiles, int64_t{per_sm} * d.sm_count, kGemvMaxPartialRows, room / std::max<int64_t>(n, 1)});
     if (blocks >= 1) {
       p.path = GemvPath::kShortColumns;
       p.tile_rows = tile_rows;
-      p.width = static_cast<int>(std::min<int64_t>(gemv_pow2_floor(2 * n - 1), 64));
+      p.width = col_lanes;
       p.splits = static_cast<int>(blocks);
       p.shape.grid = dim3(static_cast<unsigned>(blocks));
       p.shape.block = dim3(kGemvBlock);
@@ -459,8 +465,10 @@ cudaError_t launch_gemv(const GemvPlan& p, float alpha, const float* A, const fl
               return launch(detail::gemv_n_short_kernel<>, p.shape, stream, p.rows, p.cols, alpha,
                             A, p.ld, x, beta, y, p.tile_rows);
             } else if constexpr (kPath == kShortColumns) {
-              return launch(detail::gemv_t_short_kernel<>, p.shape, stream, p.rows, p.cols, A, p.ld,
-                            x, partials, p.tile_rows, p.width);
+              return dispatch_pow2<1, detail::kGemvShortMaxCols>(p.width, [&](auto lanes) {
+                return launch(detail::gemv_t_short_kernel<decltype(lanes)::value>, p.shape, stream,
+                              p.rows, p.cols, A, p.ld, x, partials, p.tile_rows);
+              });
             } else {
               return dispatch<GemvTile::kTile, GemvTile::kFat, GemvTile::kWide32, GemvTile::kWide64,
                               GemvTile::kWide128, GemvTile::kScalar, GemvTile::kScalarFat>(

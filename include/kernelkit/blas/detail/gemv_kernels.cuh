@@ -64,7 +64,8 @@ __host__ __device__ constexpr int gemv_t_smem_bytes(int pack, int tx, int ty) {
 inline constexpr int kGemvShortRowsSmem =
     static_cast<int>(sizeof(float)) * (kGemvTilePadded + kGemvShortMaxCols);
 inline constexpr int kGemvShortColsSmem =
-    static_cast<int>(sizeof(float)) * (kGemvTilePadded + kGemvShortMaxTileRows + kGemvBlock);
+    static_cast<int>(sizeof(float)) *
+    (kGemvTileFloats + kGemvShortMaxTileRows + 2 * kGemvPack + kGemvBlock);
 
 __device__ __forceinline__ int gemv_padded(int w) {
   return w + (w >> 5);
@@ -148,14 +149,10 @@ __device__ __forceinline__ float gemv_row_dot(const float* __restrict__ a,
 // Copies the span src[0, len) (len <= kGemvTileFloats) into the padded tile (float w at
 // tile[w + w / 32]) with the whole block: 16-byte loads from the span's first 16-byte
 // boundary on (pack_head), scalar head and tail; each thread issues all of its loads before
-// its stores. WithX: also the span xsrc[0, xlen) (xlen <= kGemvShortMaxTileRows) into xs[0,
-// xlen) the same way, its loads issued beside the tile's (one memory round trip for both).
-template <bool WithX>
-__device__ __forceinline__ void gemv_load_tile(float* tile, const float* __restrict__ src, int len,
-                                               float* xs, const float* __restrict__ xsrc,
-                                               int xlen) {
+// its stores.
+__device__ __forceinline__ void gemv_load_tile(float* tile, const float* __restrict__ src,
+                                               int len) {
   constexpr int kLoads = kGemvTileFloats / kGemvPack / kGemvBlock;
-  constexpr int kXLoads = WithX ? kGemvShortMaxTileRows / kGemvPack / kGemvBlock : 1;
   const int t = static_cast<int>(threadIdx.x);
   const int head = static_cast<int>(pack_head<kGemvPack>(src, len));
   const int packs = (len - head) / kGemvPack;
@@ -165,20 +162,6 @@ __device__ __forceinline__ void gemv_load_tile(float* tile, const float* __restr
   for (int u = 0; u < kLoads; ++u) {
     const int p = t + u * kGemvBlock;
     if (p < packs) v[u] = load_pack<kGemvPack>(src + head, p);
-  }
-  int xhead = 0, xpacks = 0;
-  Pack<float, kGemvPack> xv[kXLoads] = {};
-  if constexpr (WithX) {
-    xhead = static_cast<int>(pack_head<kGemvPack>(xsrc, xlen));
-    xpacks = (xlen - xhead) / kGemvPack;
-#pragma unroll
-    for (int u = 0; u < kXLoads; ++u) {
-      const int p = t + u * kGemvBlock;
-      if (p < xpacks) xv[u] = load_pack<kGemvPack>(xsrc + xhead, p);
-    }
-    const int xtail = xhead + xpacks * kGemvPack;
-    if (t < xhead) xs[t] = xsrc[t];
-    if (t < xlen - xtail) xs[xtail + t] = xsrc[xtail + t];
   }
   if (t < head) tile[t] = src[t];
   if (t < len - tail) {
@@ -194,17 +177,57 @@ __device__ __forceinline__ void gemv_load_tile(float* tile, const float* __restr
         tile[gemv_padded(head + p * kGemvPack + k)] = v[u].elem[k];
     }
   }
-  if constexpr (WithX) {
-#pragma unroll
-    for (int u = 0; u < kXLoads; ++u) {
-      const int p = t + u * kGemvBlock;
-      if (p < xpacks) {
-#pragma unroll
-        for (int k = 0; k < kGemvPack; ++k)
-          xs[xhead + p * kGemvPack + k] = xv[u].elem[k];
-      }
-    }
+}
+
+// Floats of p past its 16-byte boundary (0..3).
+__device__ __forceinline__ int gemv_phase(const float* p) {
+  return static_cast<int>((reinterpret_cast<std::uintptr_t>(p) / sizeof(float)) % kGemvPack);
+}
+
+// Stages src[0, len) (len <= kGemvTileFloats) at dst[*phase + w] and xsrc[0, xlen) (xlen <=
+// kGemvShortMaxTileRows) at xdst[*xphase + w] with the whole block, unpadded: *phase (0..3)
+// is src's distance past a 16-byte boundary, so its 16-byte packs land on 16-byte words of
+// dst (16-byte aligned, len + 3 floats) and are stored whole; the same for x. The scalar
+// head / tail (threads 0..3; none where the spans start and end 16-byte aligned) first, then
+// each thread issues its 16-byte loads of both spans before its stores: one memory round
+// trip per tile.
+__device__ __forceinline__ void gemv_stage_spans(float* dst, const float* __restrict__ src, int len,
+                                                 int* phase, float* xdst,
+                                                 const float* __restrict__ xsrc, int xlen,
+                                                 int* xphase) {
+  constexpr int kLoads = kGemvTileFloats / kGemvPack / kGemvBlock;
+  constexpr int kXLoads = kGemvShortMaxTileRows / kGemvPack / kGemvBlock;
+  static_assert(kXLoads == 1, "x of a tile is one 16-byte load a thread");
+  const int t = static_cast<int>(threadIdx.x);
+  const int ap = gemv_phase(src), xp = gemv_phase(xsrc);
+  const int head = min((kGemvPack - ap) % kGemvPack, len);
+  const int xhead = min((kGemvPack - xp) % kGemvPack, xlen);
+  const int packs = (len - head) / kGemvPack, xpacks = (xlen - xhead) / kGemvPack;
+  const int tail = head + packs * kGemvPack, xtail = xhead + xpacks * kGemvPack;
+  // scalar edges: at most 3 floats before the first pack and after the last, per span (before
+  // the 16-byte loads: issued after them, their addresses spill at 32 registers); a uniform
+  // branch, so that spans aligned at both ends (the usual tile) skip their address arithmetic
+  if ((head | (len - tail) | xhead | (xlen - xtail)) != 0) {
+    if (t < head) dst[ap + t] = src[t];
+    if (t < len - tail) dst[ap + tail + t] = src[tail + t];
+    if (t < xhead) xdst[xp + t] = xsrc[t];
+    if (t < xlen - xtail) xdst[xp + xtail + t] = xsrc[xtail + t];
   }
+  Pack<float, kGemvPack> v[kLoads] = {}, xv = {};
+#pragma unroll
+  for (int u = 0; u < kLoads; ++u) {
+    if (t + u * kGemvBlock < packs) v[u] = load_pack<kGemvPack>(src + head, t + u * kGemvBlock);
+  }
+  if (t < xpacks) xv = load_pack<kGemvPack>(xsrc + xhead, t);
+    // ap + head is 0 or 4 (or packs == 0): 16-byte aligned stores
+#pragma unroll
+  for (int u = 0; u < kLoads; ++u) {
+    if (t + u * kGemvBlock < packs)
+      store_pack<kGemvPack>(dst + ap + head, t + u * kGemvBlock, v[u]);
+  }
+  if (t < xpacks) store_pack<kGemvPack>(xdst + xp + xhead, t, xv);
+  *phase = ap;
+  *xphase = xp;
 }
 
 // Lets the combine kernel (a programmatic dependent launch) be scheduled once every block of
@@ -368,7 +391,7 @@ __global__ void __launch_bounds__(kGemvBlock, min_blocks_per_sm(kGemvBlock))
     const int64_t r0 = t * tile_rows;
     const int rows = static_cast<int>(m - r0 < tile_rows ? m - r0 : tile_rows);
     __syncthreads();  // the previous tile is read (and xs written)
-    gemv_load_tile<false>(tile, A + r0 * lda, (rows - 1) * ld + cols, nullptr, nullptr, 0);
+    gemv_load_tile(tile, A + r0 * lda, (rows - 1) * ld + cols);
     __syncthreads();
     for (int r = threadIdx.x; r < rows; r += kGemvBlock) {
       float dot = 0.f;
@@ -381,43 +404,61 @@ __global__ void __launch_bounds__(kGemvBlock, min_blocks_per_sm(kGemvBlock))
 }
 
 // BlasOp::T, at most kGemvShortMaxCols columns (lda <= kGemvShortMaxCols): tiles of
-// tile_rows whole rows and their x staged in shared memory (as gemv_n_short_kernel); thread
-// (c, g) = (t % col_lanes, t / col_lanes) adds rows g, g + groups, ... of column c (col_lanes:
-// the power of two >= n). Grid-stride over tiles; at the end the block's column sums (a
-// fixed pairwise tree over the groups) go to partials[blockIdx.x * n + c].
-template <int = 0>
+// tile_rows whole rows and their x staged in shared memory unpadded (gemv_stage_spans: one
+// memory round trip, 16-byte loads and stores); thread (c, g) = (t % ColLanes, t / ColLanes)
+// adds rows g, g + kGroups, ... of column c (ColLanes: the power of two >= n, a template
+// parameter so that x's offsets are immediates). kGroups divides tile_rows: over a whole tile
+// every thread makes tile_rows / kGroups trips. A warp reads rows g .. g + 32 / ColLanes - 1
+// of columns 0 .. ColLanes - 1: with lda == n, at most 32 consecutive floats (no bank
+// conflict). Grid-stride over tiles; at the end the block's column sums (a fixed pairwise
+// tree over the groups) go to partials[blockIdx.x * n + c].
+template <int ColLanes>
 __global__ void __launch_bounds__(kGemvBlock, min_blocks_per_sm(kGemvBlock))
     gemv_t_short_kernel(int64_t m, int64_t n, const float* __restrict__ A, int64_t lda,
-                        const float* __restrict__ x, float* __restrict__ partials, int tile_rows,
-                        int col_lanes) {
-  __shared__ float tile[kGemvTilePadded];
-  __shared__ float xs[kGemvShortMaxTileRows];
+                        const float* __restrict__ x, float* __restrict__ partials, int tile_rows) {
+  static_assert(ColLanes >= 1 && ColLanes <= kGemvShortMaxCols && kGemvBlock % ColLanes == 0,
+                "a power of two up to the widest short row");
+  constexpr int kGroups = kGemvBlock / ColLanes;
+  __shared__ __align__(16) float tile[kGemvTileFloats + kGemvPack];
+  __shared__ __align__(16) float xs[kGemvShortMaxTileRows + kGemvPack];
   __shared__ float red[kGemvBlock];
   const int cols = static_cast<int>(n);
   const int ld = static_cast<int>(lda);
-  const int c = threadIdx.x % col_lanes;
-  const int g = threadIdx.x / col_lanes;
-  const int groups = kGemvBlock / col_lanes;
+  const int c = static_cast<int>(threadIdx.x) % ColLanes;
+  const int g = static_cast<int>(threadIdx.x) / ColLanes;
+  const int full_trips = tile_rows / kGroups;
+  const int a_step = kGroups * ld;
   float acc = 0.f;
   const int64_t tiles = ceil_div<int64_t>(m, tile_rows);
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const int64_t r0 = t * tile_rows;
     const int rows = static_cast<int>(m - r0 < tile_rows ? m - r0 : tile_rows);
     __syncthreads();  // the previous tile is read
-    gemv_load_tile<true>(tile, A + r0 * lda, (rows - 1) * ld + cols, xs, x + r0, rows);
+    int a_phase, x_phase;
+    gemv_stage_spans(tile, A + r0 * lda, (rows - 1) * ld + cols, &a_phase, xs, x + r0, rows,
+                     &x_phase);
     __syncthreads();
     if (c < cols) {
+      const float* pa = tile + a_phase + g * ld + c;
+      const float* px = xs + x_phase + g;
+      if (rows == tile_rows) {
 #pragma unroll 4
-      for (int r = g; r < rows; r += groups)
-        acc = fmaf(tile[gemv_padded(r * ld + c)], xs[r], acc);
+        for (int k = 0; k < full_trips; ++k, pa += a_step)
+          acc = fmaf(*pa, px[k * kGroups], acc);
+      } else {
+        // the last, partial tile (no trip count: no division)
+        for (int r = g; r < rows; r += kGroups, pa += a_step, px += kGroups)
+          acc = fmaf(*pa, *px, acc);
+      }
     }
   }
   gemv_allow_combine();
   red[threadIdx.x] = acc;
-  // red[g * col_lanes + c]: group g's sum of column c; pairwise tree over the groups
-  for (int half = groups / 2; half > 0; half /= 2) {
+  // red[g * ColLanes + c]: group g's sum of column c; pairwise tree over the groups
+#pragma unroll
+  for (int half = kGroups / 2; half > 0; half /= 2) {
     __syncthreads();
-    if (g < half) red[threadIdx.x] += red[threadIdx.x + half * col_lanes];
+    if (g < half) red[threadIdx.x] += red[threadIdx.x + half * ColLanes];
   }
   if (static_cast<int>(threadIdx.x) < cols)
     partials[blockIdx.x * n + threadIdx.x] = red[threadIdx.x];
