@@ -246,8 +246,10 @@ TEST_F(Gemv, EveryPath) {
       {BlasOp::N, 3, 1000003, 1000003, 0, 0, 0},  // split rows
       {BlasOp::N, 8, 262147, 262147, 0, 0, 0},    // split rows, rows not 16-byte aligned
       {BlasOp::N, 64, 65536, 65536, 0, 0, 0},
-      {BlasOp::N, 600, 8192, 8192, 0, 0, 0},  // split rows, a block per row
-      {BlasOp::N, 100003, 3, 3, 0, 0, 0},     // short rows
+      {BlasOp::N, 600, 8192, 8192, 0, 0, 0},   // split rows, a block per row
+      {BlasOp::N, 2001, 4099, 4100, 0, 0, 1},  // a block per pair of rows, odd last row, tail
+      {BlasOp::N, 1600, 8192, 8192, 0, 0, 0},  // a block per pair of rows
+      {BlasOp::N, 100003, 3, 3, 0, 0, 0},      // short rows
       {BlasOp::N, 65537, 8, 8, 1, 0, 0},
       {BlasOp::N, 4099, 64, 64, 0, 0, 0},  // aligned: 8-lane groups
       {BlasOp::N, 4099, 64, 64, 1, 0, 0},  // not aligned: short rows
@@ -298,7 +300,7 @@ TEST_F(Gemv, EveryPath) {
   if (d.sm_count == 132 && d.clusters()) {
     // path/combine[/tile] as the enums' values
     for (const char* want : {"1/0", "2/0", "3/0", "3/1", "3/2", "4/0", "5/0/0", "5/0/1", "5/2/1",
-                             "5/0/2", "5/0/3", "5/0/4", "5/2/0", "5/1/0", "5/0/5", "6/2"})
+                             "5/0/2", "5/0/3", "5/0/4", "5/2/0", "5/1/0", "5/0/5", "6/2", "7/0"})
       EXPECT_TRUE(seen.count(want)) << "no case ran " << want;
   }
 }

@@ -16,7 +16,8 @@
 //     16-byte-loaded span (kShortRows, kShortColumns; the latter writes a partial per block
 //     and needs the workspace; its x is loaded beside the rows).
 //   - N, few long rows (a block per row leaves 3/4 of the device idle): several blocks per
-//     row (kSplitRows): partials in the workspace, else a cluster (sm_90+), else one block.
+//     row (kSplitRows): partials in the workspace, else a cluster (sm_90+), else one block;
+//     aligned rows enough for a block per pair of rows to fill the device: kRowPairs.
 //     Many rows: a group of 4..32 lanes per row (kRows).
 //   - T: blocks own column tiles (kColumns): m <= 64: a thread owns 4 columns over every
 //     row; n in about [SMs/2, SMs] x 32..128 columns: one 1024-thread block per SM, 8 loads
@@ -53,6 +54,7 @@ enum class GemvPath {
   kShortRows,     // N: rows of <= 64 floats staged in shared memory, a thread per row
   kColumns,       // T: blocks own column tiles over their share of the rows
   kShortColumns,  // T: <= 64 columns staged in shared memory, a partial row per block
+  kRowPairs,      // N: a block per pair of long aligned rows (many of them)
 };
 
 // How the sums of blocks that share an output are added.
@@ -226,6 +228,18 @@ inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes
     int64_t want = gemv_wanted_splits(m, kGemvBlock, slots, d);
     want = std::min({want, std::max<int64_t>(1, packs / (4 * kGemvBlock)),
                      std::max<int64_t>(1, kGemvMaxPartialRows / m)});
+    // a block per row: when pairs of aligned rows fill the pair kernel's blocks (5/8 of the
+    // SM's) at least once, a block per pair (twice the loads in flight a thread; 4096 x 4096:
+    // 4096 blocks of one row, 26.3 us against a 21 us copy, DRAM 78 %, 2 round trips a row)
+    const int64_t pair_slots =
+        int64_t{gemv_pairs_blocks(blocks_per_sm(d, kGemvBlock, 0, 0))} * d.sm_count;
+    if (want == 1 && p.aligned && ceil_div<int64_t>(m, 2) >= pair_slots && packs <= INT32_MAX) {
+      p.path = GemvPath::kRowPairs;
+      p.shape.grid =
+          dim3(1, static_cast<unsigned>(std::min<int64_t>(ceil_div<int64_t>(m, 2), 65535)));
+      p.shape.block = dim3(kGemvBlock);
+      return;
+    }
     gemv_plan_split(p, want, 1, workspace_bytes, d);
     p.shape.grid =
         dim3(static_cast<unsigned>(p.splits), static_cast<unsigned>(std::min<int64_t>(m, 65535)));
@@ -436,9 +450,10 @@ cudaError_t launch_gemv(const GemvPlan& p, float alpha, const float* A, const fl
   float* partials = p.combine == GemvCombine::kWorkspace ? static_cast<float*>(workspace) : nullptr;
   constexpr auto kScale = GemvPath::kScale, kCopy = GemvPath::kCopy, kRows = GemvPath::kRows,
                  kSplitRows = GemvPath::kSplitRows, kShortRows = GemvPath::kShortRows,
-                 kColumns = GemvPath::kColumns, kShortColumns = GemvPath::kShortColumns;
+                 kColumns = GemvPath::kColumns, kShortColumns = GemvPath::kShortColumns,
+                 kRowPairs = GemvPath::kRowPairs;
   const cudaError_t err =
-      dispatch<kScale, kCopy, kRows, kSplitRows, kShortRows, kColumns, kShortColumns>(
+      dispatch<kScale, kCopy, kRows, kSplitRows, kShortRows, kColumns, kShortColumns, kRowPairs>(
           p.path, [&](auto path) -> cudaError_t {
             constexpr GemvPath kPath = decltype(path)::value;
             if constexpr (kPath == kScale) {
@@ -461,6 +476,9 @@ cudaError_t launch_gemv(const GemvPlan& p, float alpha, const float* A, const fl
                 return launch(detail::gemv_n_split_kernel<decltype(vec)::value>, p.shape, stream,
                               p.rows, p.cols, alpha, A, p.ld, x, beta, y, partials);
               });
+            } else if constexpr (kPath == kRowPairs) {
+              return launch(detail::gemv_n_row_pairs_kernel<>, p.shape, stream, p.rows, p.cols,
+                            alpha, A, p.ld, x, beta, y);
             } else if constexpr (kPath == kShortRows) {
               return launch(detail::gemv_n_short_kernel<>, p.shape, stream, p.rows, p.cols, alpha,
                             A, p.ld, x, beta, y, p.tile_rows);

@@ -55,6 +55,14 @@ __host__ __device__ constexpr int gemv_t_min_blocks(int threads, int ty, int unr
                                  : min_blocks_per_sm(threads);
 }
 
+// __launch_bounds__ minimum blocks of gemv_n_row_pairs_kernel: 5/8 of the SM's 256-thread
+// blocks (48 registers on sm_90: at 32 its 4 + 2 packs in flight spill; at 40 ptxas issues
+// the sixth load after the first FFMA, a second round trip). The plan reads the same
+// fraction of the device's blocks per SM.
+__host__ __device__ constexpr int gemv_pairs_blocks(int blocks_per_sm) {
+  return blocks_per_sm * 5 / 8 < 1 ? 1 : blocks_per_sm * 5 / 8;
+}
+
 // Static shared memory of gemv_t_kernel<Pack, TX, TY, ...> (the plan's occupancy input).
 __host__ __device__ constexpr int gemv_t_smem_bytes(int pack, int tx, int ty) {
   return ty == 1 ? 0
@@ -368,6 +376,72 @@ __global__ void __launch_bounds__(kGemvBlock, min_blocks_per_sm(kGemvBlock) / (A
       cluster.sync();  // rank 0 is done reading before `part` is rewritten or freed
 #endif
       // (below sm_90 the plan never launches a cluster: DeviceInfo::clusters())
+    }
+  }
+}
+
+// BlasOp::N, many long aligned rows (a block per row would fill the device more than twice):
+// a block per pair of rows r, r + 1 (r = 2 * blockIdx.y, grid-stride by 2 * gridDim.y). Each
+// thread loads 16-byte packs p, p + 256 of both rows and the two packs of x they share: 4
+// loads of A in flight (the block-per-row kernel: 2), one round trip per 2 x 256 packs of a
+// pair instead of one per row; 48 registers on sm_90 (5/8 of the SM's threads: 80 KiB of A
+// in flight an SM against 64). A, lda and x are 16-byte aligned; n < 2^33 (int pack
+// indices). An odd last row is summed as a pair with itself, written once.
+template <int = 0>
+__global__ void __launch_bounds__(kGemvBlock, gemv_pairs_blocks(min_blocks_per_sm(kGemvBlock)))
+    gemv_n_row_pairs_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A,
+                            int64_t lda, const float* __restrict__ x, float beta,
+                            float* __restrict__ y) {
+  constexpr int kUnroll = 2;
+  using F4 = Pack<float, kGemvPack>;
+  const int packs = static_cast<int>(n / kGemvPack);  // plan: n < 2^33
+  const int tail = packs * kGemvPack;
+  const int t = static_cast<int>(threadIdx.x);
+  const F4* xp = reinterpret_cast<const F4*>(x);
+  for (int64_t r = 2 * int64_t{blockIdx.y}; r < m; r += 2 * int64_t{gridDim.y}) {
+    const float* a0 = A + r * lda;
+    const float* a1 = r + 1 < m ? a0 + lda : a0;
+    const F4* p0 = reinterpret_cast<const F4*>(a0);
+    const F4* p1 = reinterpret_cast<const F4*>(a1);
+    float acc0[kUnroll] = {}, acc1[kUnroll] = {};
+    int p = t;
+#pragma unroll 1
+    for (; p + (kUnroll - 1) * kGemvBlock < packs; p += kUnroll * kGemvBlock) {
+      F4 v0[kUnroll], v1[kUnroll], xv[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        v0[u] = p0[p + u * kGemvBlock];
+        v1[u] = p1[p + u * kGemvBlock];
+        xv[u] = xp[p + u * kGemvBlock];
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+        for (int k = 0; k < kGemvPack; ++k) {
+          acc0[u] = fmaf(v0[u].elem[k], xv[u].elem[k], acc0[u]);
+          acc1[u] = fmaf(v1[u].elem[k], xv[u].elem[k], acc1[u]);
+        }
+      }
+    }
+    if (p < packs) {
+      const F4 v0 = p0[p], v1 = p1[p], xv = xp[p];
+#pragma unroll
+      for (int k = 0; k < kGemvPack; ++k) {
+        acc0[0] = fmaf(v0.elem[k], xv.elem[k], acc0[0]);
+        acc1[0] = fmaf(v1.elem[k], xv.elem[k], acc1[0]);
+      }
+    }
+    float d0 = acc0[0] + acc0[1], d1 = acc1[0] + acc1[1];
+    if (t < static_cast<int>(n) - tail) {
+      d0 = fmaf(a0[tail + t], x[tail + t], d0);
+      d1 = fmaf(a1[tail + t], x[tail + t], d1);
+    }
+    d0 = block_reduce<kGemvBlock>(d0, Sum{});
+    d1 = block_reduce<kGemvBlock>(d1, Sum{});
+    // thread 0 holds the dot products of rows r and r + 1
+    if (t == 0) {
+      y[r] = axpby(alpha, d0, beta, y + r);
+      if (r + 1 < m) y[r + 1] = axpby(alpha, d1, beta, y + r + 1);
     }
   }
 }
