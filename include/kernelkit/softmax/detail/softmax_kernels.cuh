@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernelkit/core/device.cuh"
 #include "kernelkit/core/pack.cuh"
@@ -432,6 +433,12 @@ __global__ void __launch_bounds__(Block,
     softmax_chunk_kernel(const SoftmaxChunkArgs<T> a) {
   static_assert(Block % kWarpSize == 0 && Block <= kSoftmaxWideBlock, "32..1024 threads");
   constexpr bool kFast = kSoftmaxFast<T>;
+  // f32 softmax, one block per row: the old library's order (max, then exp once an element
+  // stored over the element, then the output as e / s): one expf an element instead of two
+  // (the online pair's and the output's); 2-byte rows cannot hold a float in their slot,
+  // log_softmax's output has no exp, split rows would need a second combine
+  constexpr bool kExpOnce =
+      std::is_same_v<T, float> && Kind == SoftmaxKind::kSoftmax && Combine == SoftmaxCombine::kNone;
   constexpr int kWarps = Block / kWarpSize;
   using Bits = bits_t<sizeof(T)>;
   constexpr int kSlot = kSoftmaxPairBytes / static_cast<int>(sizeof(T));  // elements of a pair
@@ -508,12 +515,40 @@ __global__ void __launch_bounds__(Block,
     __syncwarp();
 
     SoftmaxStats st = softmax_stats_empty();
-    for (int v = threadIdx.x; v < n; v += Block) {
-      float x[Pack];
-      softmax_from_smem(sp, buf, v, x);
-      softmax_stats_add<kFast>(st, x);
+    if constexpr (kExpOnce) {
+      // the row max, then exp(x - max) once an element, kept in the element's slot (the
+      // same thread reads it back for the output) and summed
+      float m = -INFINITY;
+      for (int v = threadIdx.x; v < n; v += Block) {
+        float x[Pack];
+        softmax_from_smem(sp, buf, v, x);
+#pragma unroll
+        for (int k = 0; k < Pack; ++k)
+          m = fmaxf(m, x[k]);
+      }
+      m = softmax_stats_block_all_reduce<Block, kFast>({m, 0.f}, slots, reduce_parity).m;
+      const float base = m == -INFINITY ? 0.f : m;  // all -inf: every e is 0, s is 0
+      float s = 0.f;
+      for (int v = threadIdx.x; v < n; v += Block) {
+        float x[Pack];
+        softmax_from_smem(sp, buf, v, x);
+        PackOf<T, Pack> e;  // T is float
+#pragma unroll
+        for (int k = 0; k < Pack; ++k) {
+          e.elem[k] = softmax_exp<kFast>(x[k] - base);  // -inf outside the span: 0
+          s += e.elem[k];
+        }
+        buf[v] = e;
+      }
+      st = softmax_stats_block_all_reduce<Block, kFast>({m, s}, slots, reduce_parity);
+    } else {
+      for (int v = threadIdx.x; v < n; v += Block) {
+        float x[Pack];
+        softmax_from_smem(sp, buf, v, x);
+        softmax_stats_add<kFast>(st, x);
+      }
+      st = softmax_stats_block_all_reduce<Block, kFast>(st, slots, reduce_parity);
     }
-    st = softmax_stats_block_all_reduce<Block, kFast>(st, slots, reduce_parity);
     // every thread holds this chunk's pair; the other buffer is free: this thread is done
     // with its own slots there (the only ones it reads, writes or copies into)
     if (a.buffers == 2 && it + 1 < iters) issue(next, (it & 1) ? buf0 : buf1);
@@ -592,7 +627,7 @@ __global__ void __launch_bounds__(Block,
         softmax_from_smem(sp, buf, v, x);
 #pragma unroll
         for (int k = 0; k < Pack; ++k)
-          y[k] = softmax_out<Kind, kFast>(x[k], st.m, inv, log_s);
+          y[k] = kExpOnce ? x[k] * inv : softmax_out<Kind, kFast>(x[k], st.m, inv, log_s);
         const int64_t c = sp.first(v);
         if (Combine != SoftmaxCombine::kGrid || c >= kSlot) {
           softmax_store(sp, v, y);
