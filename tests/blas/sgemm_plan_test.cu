@@ -3,7 +3,8 @@
 // and unaligned operands, with and without a workspace, on every test device and on made-up
 // ones (every C tile covered once, each part of K once, legal grid, shared memory within the
 // device's opt-in, resident blocks, the workspace within what the caller gave and within
-// sgemm_workspace_bytes); sgemm_args_ok.
+// sgemm_workspace_bytes); the pack of op(B) = B^T into the workspace (when it is chosen, and
+// the direct kernel when the workspace is too small or B cannot be packed); sgemm_args_ok.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -121,25 +122,35 @@ TEST(SgemmPlan, H100SweepChoices) {
     if (p0.path == SgemmPath::kTiled) EXPECT_EQ(p0.tiled.splits, 1);
     if (p0.path == SgemmPath::kSkinny) EXPECT_EQ(p0.skinny.splits, 1);
   }
-  // the other op combinations at their sweep shapes keep the NN tile and split
+  // the other op combinations at their sweep shapes keep the NN tile and split; op(B) = B^T
+  // is packed (NT runs NN's copies, TT TN's), with the op-aware workspace bound and the
+  // bound for any ops
   for (const Shape s : {Shape{2048, 2048, 2048}, Shape{3000, 3000, 3000}})
     for (BlasOp oa : {BlasOp::N, BlasOp::T})
-      for (BlasOp ob : {BlasOp::N, BlasOp::T}) {
-        const SgemmPlan p = plan(oa, ob, s, kernelkit::sgemm_workspace_bytes(s.m, s.n, s.k), d);
-        SCOPED_TRACE(str(s));
-        ASSERT_EQ(p.path, SgemmPath::kTiled);
-        EXPECT_EQ(p.tiled.tile, SgemmTile::k128x256);
-        EXPECT_EQ(p.tiled.splits, s.m == 3000 ? 5 : 1);
-      }
+      for (BlasOp ob : {BlasOp::N, BlasOp::T})
+        for (bool op_aware : {false, true}) {
+          const size_t ws = op_aware ? kernelkit::sgemm_workspace_bytes(oa, ob, s.m, s.n, s.k)
+                                     : kernelkit::sgemm_workspace_bytes(s.m, s.n, s.k);
+          const SgemmPlan p = plan(oa, ob, s, ws, d);
+          SCOPED_TRACE(str(s) + (oa == BlasOp::N ? " N" : " T") + (ob == BlasOp::N ? "N" : "T"));
+          ASSERT_EQ(p.path, SgemmPath::kTiled);
+          EXPECT_EQ(p.tiled.tile, SgemmTile::k128x256);
+          EXPECT_EQ(p.tiled.splits, s.m == 3000 ? 5 : 1);
+          EXPECT_EQ(p.tiled.pack_b, ob == BlasOp::T);
+          EXPECT_EQ(p.tiled.load_b, kernelkit::SgemmLoad::kMnVec4);
+          if (p.tiled.pack_b) EXPECT_EQ(p.tiled.pack.path, kernelkit::TransposePath::kTile);
+        }
 }
 
 // Checks every invariant of p for the call it was made for.
 void check_plan(const SgemmPlan& p, BlasOp oa, BlasOp ob, const Shape& s, const Lds& l, size_t ws,
-                const DeviceInfo& d, const std::string& label) {
+                const DeviceInfo& d, const std::string& label, bool al_b16) {
   SCOPED_TRACE(label);
   EXPECT_FALSE(p.shape.is_cluster());
   EXPECT_LE(p.workspace_used, ws);
   EXPECT_LE(p.workspace_used, kernelkit::sgemm_workspace_bytes(s.m, s.n, s.k));
+  EXPECT_LE(p.workspace_used, kernelkit::sgemm_workspace_bytes(oa, ob, s.m, s.n, s.k));
+  if (p.path != SgemmPath::kTiled) EXPECT_FALSE(p.tiled.pack_b);
   if (p.reduce_shape.overlap_previous) EXPECT_TRUE(d.cc_major >= 9 && d.code_arch >= 90);
   const auto legal_grid = [&](const kernelkit::LaunchShape& sh) {
     EXPECT_GE(sh.grid.x, 1u);
@@ -222,13 +233,36 @@ void check_plan(const SgemmPlan& p, BlasOp oa, BlasOp ob, const Shape& s, const 
       EXPECT_EQ(int64_t{p.shape.grid.x}, t.dp_tiles + t.split_tiles * t.splits);
       EXPECT_EQ(int(p.shape.block.x), sh.threads);
       const int64_t k_tiles = kernelkit::ceil_div<int64_t>(s.k, kernelkit::kSgemmBK);
+      // the pack of op(B): B^T stored without padding, n % 4 == 0, within the cap; the
+      // transpose's own plan for B (n x k); the split parts after it, 16-byte aligned
+      size_t pack = 0;
+      if (t.pack_b) {
+        EXPECT_EQ(ob, BlasOp::T);
+        EXPECT_EQ(l.ldb, s.k);
+        EXPECT_EQ(s.n % 4, 0);
+        EXPECT_LE(4 * s.n * s.k, kernelkit::kSgemmMaxPackBytes);
+        pack = t.pack_bytes;
+        EXPECT_EQ(pack % 16, 0u);
+        EXPECT_GE(pack, size_t(4 * s.n * s.k));
+        EXPECT_LT(pack, size_t(4 * s.n * s.k + 16));
+        const auto want = kernelkit::plan_transpose(s.n, s.k, 4, 16, 16, d);
+        if (al_b16) {
+          EXPECT_EQ(t.pack.path, want.path);
+        } else {
+          EXPECT_NE(t.pack.path, kernelkit::TransposePath::kTile);  // 4-byte aligned rows
+        }
+        EXPECT_EQ(t.pack.elem_bytes, 4);
+        EXPECT_EQ(t.load_b, kernelkit::SgemmLoad::kMnVec4);
+      } else {
+        EXPECT_EQ(t.pack_bytes, 0u);
+      }
       if (t.split_tiles > 0) {
         EXPECT_GE(t.splits, 2);
         EXPECT_GE(t.split_k_tiles, kernelkit::kSgemmMinSplitKTiles);
         EXPECT_GE(t.splits * t.split_k_tiles, k_tiles);
         EXPECT_LT((t.splits - 1) * t.split_k_tiles, k_tiles);
         EXPECT_LE(t.split_tiles * t.splits, kernelkit::kSgemmMaxSplitBlocks);
-        EXPECT_EQ(p.workspace_used, size_t(4 * sh.bm * sh.bn * t.split_tiles * t.splits));
+        EXPECT_EQ(p.workspace_used, pack + size_t(4 * sh.bm * sh.bn * t.split_tiles * t.splits));
         // the combine covers every element of the split tiles once
         EXPECT_EQ(int64_t{p.reduce_shape.grid.x} * p.reduce_shape.block.x * 4,
                   t.split_tiles * sh.bm * sh.bn);
@@ -236,7 +270,7 @@ void check_plan(const SgemmPlan& p, BlasOp oa, BlasOp ob, const Shape& s, const 
         if (t.dp_tiles > 0) EXPECT_EQ(t.dp_tiles % (int64_t{t.blocks_per_sm} * d.sm_count), 0);
       } else {
         EXPECT_EQ(t.splits, 1);
-        EXPECT_EQ(p.workspace_used, 0u);
+        EXPECT_EQ(p.workspace_used, pack);
       }
       // shared memory and residency
       EXPECT_GE(t.stages, 2);
@@ -251,9 +285,9 @@ void check_plan(const SgemmPlan& p, BlasOp oa, BlasOp ob, const Shape& s, const 
                 t.blocks_per_sm);
       // load modes and C access from the layout
       EXPECT_EQ(t.load_a == kernelkit::SgemmLoad::kKContig, oa == BlasOp::N);
-      EXPECT_EQ(t.load_b == kernelkit::SgemmLoad::kKContig, ob == BlasOp::T);
+      EXPECT_EQ(t.load_b == kernelkit::SgemmLoad::kKContig, ob == BlasOp::T && !t.pack_b);
       if (t.load_a == kernelkit::SgemmLoad::kMnVec4) EXPECT_EQ(l.lda % 4, 0);
-      if (t.load_b == kernelkit::SgemmLoad::kMnVec4) EXPECT_EQ(l.ldb % 4, 0);
+      if (t.load_b == kernelkit::SgemmLoad::kMnVec4 && !t.pack_b) EXPECT_EQ(l.ldb % 4, 0);
       if (t.c_vec4) EXPECT_EQ(l.ldc % 4, 0);
       break;
     }
@@ -300,7 +334,8 @@ TEST(SgemmPlan, InvariantsSweepOpsAlignmentsDevices) {
                 kernelkit::plan_sgemm(oa, ob, s.m, s.n, s.k, l.lda, l.ldb, l.ldc, al, ws, dev.info);
             check_plan(p, oa, ob, s, l, ws, dev.info,
                        std::string(dev.name) + " " + str(s) + (oa == BlasOp::N ? " N" : " T") +
-                           (ob == BlasOp::N ? "N" : "T") + " variant " + std::to_string(variant));
+                           (ob == BlasOp::N ? "N" : "T") + " variant " + std::to_string(variant),
+                       al.b16);
           }
 }
 
@@ -320,7 +355,7 @@ TEST(SgemmPlan, InvariantsRandomShapes) {
     for (const auto& dev : devices()) {
       const SgemmPlan p =
           kernelkit::plan_sgemm(oa, ob, s.m, s.n, s.k, l.lda, l.ldb, l.ldc, al, ws, dev.info);
-      check_plan(p, oa, ob, s, l, ws, dev.info, std::string(dev.name) + " " + str(s));
+      check_plan(p, oa, ob, s, l, ws, dev.info, std::string(dev.name) + " " + str(s), al.b16);
       if (HasFailure()) return;
     }
   }
@@ -388,6 +423,66 @@ TEST(SgemmPlan, WorkspaceLimitsTheSplit) {
     EXPECT_LE(p.tiled.splits, p_full.tiled.splits);
   }
   EXPECT_GT(plan(BlasOp::N, BlasOp::N, s, full / 8, d).tiled.splits, 1);
+}
+
+// The pack of op(B) = B^T: chosen with a workspace that holds it when the product is big
+// enough to pay for 8 k n bytes; the direct kernel (B read along K) when the workspace is
+// too small, B is padded (ldb > k), n % 4 != 0, the pack would pass kSgemmMaxPackBytes, or
+// the product is too small; never for op_b == N.
+TEST(SgemmPlan, PackOfOpB) {
+  const DeviceInfo h = kktest::h100();
+  const Shape s{2048, 2048, 2048};
+  const size_t pack = size_t(4 * s.n * s.k);
+  const size_t full = kernelkit::sgemm_workspace_bytes(BlasOp::N, BlasOp::T, s.m, s.n, s.k);
+  for (BlasOp oa : {BlasOp::N, BlasOp::T}) {
+    const SgemmPlan p = plan(oa, BlasOp::T, s, full, h);
+    ASSERT_EQ(p.path, SgemmPath::kTiled);
+    EXPECT_TRUE(p.tiled.pack_b);
+    EXPECT_EQ(p.tiled.pack_bytes, pack);
+    EXPECT_EQ(p.workspace_used, pack);
+    EXPECT_EQ(p.tiled.load_b, kernelkit::SgemmLoad::kMnVec4);
+    EXPECT_EQ(p.tiled.pack.path, kernelkit::TransposePath::kTile);
+    // exactly the pack is enough; one byte less, or none: the direct kernel, same tile
+    EXPECT_TRUE(plan(oa, BlasOp::T, s, pack, h).tiled.pack_b);
+    for (size_t ws : {pack - 1, pack / 2, size_t{0}}) {
+      const SgemmPlan q = plan(oa, BlasOp::T, s, ws, h);
+      ASSERT_EQ(q.path, SgemmPath::kTiled);
+      EXPECT_FALSE(q.tiled.pack_b) << ws;
+      EXPECT_EQ(q.tiled.load_b, kernelkit::SgemmLoad::kKContig);
+      EXPECT_EQ(q.tiled.tile, p.tiled.tile);
+      EXPECT_LE(q.workspace_used, ws);
+    }
+    // B misaligned: packed all the same (the transpose takes any alignment; the copy is
+    // 16-byte aligned)
+    const SgemmPlan u = plan(oa, BlasOp::T, s, full, h, {true, false, true});
+    EXPECT_TRUE(u.tiled.pack_b);
+    EXPECT_EQ(u.tiled.load_b, kernelkit::SgemmLoad::kMnVec4);
+    EXPECT_EQ(u.tiled.pack.path, kernelkit::TransposePath::kShift);
+    // B padded: the transpose reads unpadded rows only
+    const Lds l = packed(oa, BlasOp::T, s);
+    const SgemmPlan pad = kernelkit::plan_sgemm(oa, BlasOp::T, s.m, s.n, s.k, l.lda, l.ldb + 4,
+                                                l.ldc, {true, true, true}, full, h);
+    EXPECT_FALSE(pad.tiled.pack_b);
+    // never for op_b == N
+    EXPECT_FALSE(plan(oa, BlasOp::N, s, full, h).tiled.pack_b);
+  }
+  // n % 4 != 0, over the cap, too few rows to pay for the pack
+  for (const Shape q : {Shape{2048, 2046, 2048}, Shape{2048, 8192, 4096}, Shape{64, 2048, 2048},
+                        Shape{40, 4096, 4096}}) {
+    const SgemmPlan p = plan(BlasOp::N, BlasOp::T, q, size_t{1} << 30, h);
+    ASSERT_EQ(p.path, SgemmPath::kTiled) << str(q);
+    EXPECT_FALSE(p.tiled.pack_b) << str(q);
+  }
+  // every test device packs the big NT / TT products (the pack is < 4 % of their time)
+  for (const auto& dev : kktest::all_devices())
+    for (const Shape q :
+         {Shape{2048, 2048, 2048}, Shape{3000, 3000, 3000}, Shape{4096, 1024, 4096}})
+      for (BlasOp oa : {BlasOp::N, BlasOp::T}) {
+        const SgemmPlan p =
+            plan(oa, BlasOp::T, q, kernelkit::sgemm_workspace_bytes(oa, BlasOp::T, q.m, q.n, q.k),
+                 dev.info);
+        EXPECT_TRUE(p.tiled.pack_b) << dev.name << " " << str(q);
+      }
 }
 
 TEST(SgemmPlan, GemvAndSkinnyChoices) {
@@ -463,7 +558,21 @@ TEST(SgemmArgs, RejectsWhatCannotRun) {
 
 TEST(SgemmWorkspace, BoundFromTheShape) {
   EXPECT_EQ(kernelkit::sgemm_workspace_bytes(0, 8, 8), 0u);
-  EXPECT_EQ(kernelkit::sgemm_workspace_bytes(8192, 8192, 32), 0u);  // too short to split
+  // too short to split; with op_b == T the pack of op(B) (1 MiB)
+  EXPECT_EQ(kernelkit::sgemm_workspace_bytes(BlasOp::N, BlasOp::N, 8192, 8192, 32), 0u);
+  EXPECT_EQ(kernelkit::sgemm_workspace_bytes(BlasOp::T, BlasOp::T, 8192, 8192, 32),
+            (size_t{1} << 20) + 16);
+  EXPECT_EQ(kernelkit::sgemm_workspace_bytes(8192, 8192, 32), (size_t{1} << 20) + 16);
+  // the pack only when op_b == T, and at most kSgemmMaxPackBytes
+  for (const Shape s : {Shape{2048, 2048, 2048}, Shape{3000, 3000, 3000}, Shape{33, 4096, 4096},
+                        Shape{8192, 8192, 8192}, Shape{4096, 4098, 1000}})
+    for (BlasOp oa : {BlasOp::N, BlasOp::T}) {
+      const size_t nn = kernelkit::sgemm_workspace_bytes(oa, BlasOp::N, s.m, s.n, s.k);
+      const size_t nt = kernelkit::sgemm_workspace_bytes(oa, BlasOp::T, s.m, s.n, s.k);
+      const bool packs = 4 * s.n * s.k <= kernelkit::kSgemmMaxPackBytes && s.n % 4 == 0;
+      EXPECT_EQ(nt - nn, packs ? size_t(4 * s.n * s.k) : 0u) << str(s);
+      EXPECT_EQ(kernelkit::sgemm_workspace_bytes(s.m, s.n, s.k), nt) << str(s);
+    }
   EXPECT_GT(kernelkit::sgemm_workspace_bytes(256, 256, 262144), 0u);
   EXPECT_LE(kernelkit::sgemm_workspace_bytes(1 << 20, 1 << 20, 1 << 20), size_t{33} << 20);
   EXPECT_LE(kernelkit::sgemm_workspace_bytes(8, 4096, 4096), size_t{9} << 20);

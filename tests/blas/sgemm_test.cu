@@ -5,7 +5,9 @@
 // 2^31 elements of A. Every path of the plan: the tiled kernel with every tile, stage count
 // and split (plain split-K and the split tail, forced through hand-made plans, with a
 // workspace full of 0xFF), the split chosen by the library with a dirty workspace, the gemv
-// path (one row or one column of C), the skinny path (m or n <= 32, both orientations).
+// path (one row or one column of C), the skinny path (m or n <= 32, both orientations), the
+// pack of op(B) = B^T into the workspace (forced with every tile and split, and chosen by the
+// library; the direct kernel when the workspace is short or B cannot be packed).
 // The runner here is shared with sgemm_ladder_test.cu.
 #include <array>
 #include <cmath>
@@ -198,12 +200,14 @@ DeviceBuffer<unsigned char> dirty_bytes(size_t n, int fill) {
   return b;
 }
 
-// The library with a workspace of sgemm_workspace_bytes(m, n, k) bytes that start `skew`
-// bytes into an allocation filled with `fill`.
-sgemm_testing::SgemmCall library_with_workspace(int fill = 0xFF, size_t skew = 0) {
+// The library with a workspace of `bytes` bytes (sgemm_workspace_bytes(m, n, k) when
+// SIZE_MAX) that start `skew` bytes into an allocation filled with `fill`.
+sgemm_testing::SgemmCall library_with_workspace(int fill = 0xFF, size_t skew = 0,
+                                                size_t ws_bytes = SIZE_MAX) {
   return [=](const SgemmCase& c, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
              int64_t ldc) {
-    const size_t bytes = kernelkit::sgemm_workspace_bytes(c.m, c.n, c.k);
+    const size_t bytes =
+        ws_bytes == SIZE_MAX ? kernelkit::sgemm_workspace_bytes(c.m, c.n, c.k) : ws_bytes;
     auto ws = dirty_bytes(bytes + skew + 1, fill);
     const cudaError_t e = kernelkit::sgemm(c.op_a, c.op_b, c.m, c.n, c.k, c.alpha, A, lda, B, ldb,
                                            c.beta, C, ldc, ws.get() + skew, bytes);
@@ -217,10 +221,11 @@ void run_lib_ws(const SgemmCase& c, uint64_t seed, int fill = 0xFF) {
 }
 
 // A tiled plan made by hand on the current device: `tile` (128 x 64 where the load modes
-// allow no other), `stages`, and the last `split_tiles` tiles (all of them when larger than
-// the tile count) computed in `splits` parts of K; launched with a workspace full of 0xFF.
+// allow no other), `stages`, the last `split_tiles` tiles (all of them when larger than the
+// tile count) computed in `splits` parts of K, op(B) packed first where `pack` asks and B
+// allows it; launched with a workspace full of 0xFF.
 sgemm_testing::SgemmCall forced_tiled(kernelkit::SgemmTile tile, int stages, int64_t split_tiles,
-                                      int splits) {
+                                      int splits, bool pack = false) {
   namespace kd = kernelkit::detail;
   return [=](const SgemmCase& c, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
              int64_t ldc) -> cudaError_t {
@@ -228,9 +233,11 @@ sgemm_testing::SgemmCall forced_tiled(kernelkit::SgemmTile tile, int stages, int
     KERNELKIT_RETURN_IF_ERROR(kernelkit::current_device_info(&d));
     const kernelkit::SgemmAlignment al{kd::sgemm_aligned16(A), kd::sgemm_aligned16(B),
                                        kd::sgemm_aligned16(C)};
-    const auto la = kd::sgemm_load_mode(c.op_a == BlasOp::N, lda, al.a16);
-    const auto lb = kd::sgemm_load_mode(c.op_b == BlasOp::T, ldb, al.b16);
     kd::SgemmTiledChoice ch;
+    const auto la = kd::sgemm_load_mode(c.op_a == BlasOp::N, lda, al.a16);
+    ch.pack_b = pack && kd::sgemm_can_pack_b(c.op_b, c.n, c.k, ldb);
+    const auto lb = ch.pack_b ? kd::sgemm_load_mode(false, c.n, true)
+                              : kd::sgemm_load_mode(c.op_b == BlasOp::T, ldb, al.b16);
     ch.tile = kernelkit::sgemm_tile_allowed(tile, la, lb) ? tile : kernelkit::SgemmTile::k128x64;
     const kd::SgemmTileFit fit = kd::sgemm_fit_tile(ch.tile, d);
     ch.fit = {std::min(stages, fit.stages), fit.blocks_per_sm};
@@ -246,7 +253,7 @@ sgemm_testing::SgemmCall forced_tiled(kernelkit::SgemmTile tile, int stages, int
     }
     const int64_t k_used = c.alpha == 0.f ? 0 : c.k;
     kernelkit::SgemmPlan plan =
-        kd::sgemm_tiled_plan(ch, c.op_a, c.op_b, c.m, c.n, lda, ldb, ldc, al, d);
+        kd::sgemm_tiled_plan(ch, c.op_a, c.op_b, c.m, c.n, c.k, lda, ldb, ldc, al, d);
     if (k_used == 0 || c.m == 0 || c.n == 0)  // the library's own plan (kScale / kNone)
       plan = kernelkit::plan_sgemm(c.op_a, c.op_b, c.m, c.n, k_used, lda, ldb, ldc, al, 0, d);
     auto ws = dirty_bytes(plan.workspace_used + 16, 0xFF);
@@ -257,16 +264,19 @@ sgemm_testing::SgemmCall forced_tiled(kernelkit::SgemmTile tile, int stages, int
   };
 }
 
-// The plan the library makes for case c on the current device (aligned operands, ld as in
-// run_call) with a workspace of sgemm_workspace_bytes.
-kernelkit::SgemmPlan library_plan(const SgemmCase& c) {
+// The plan the library makes for case c on the current device (ld as in run_call; operands
+// 16-byte aligned unless c.offset) with a workspace of `ws_bytes` (SIZE_MAX:
+// sgemm_workspace_bytes).
+kernelkit::SgemmPlan library_plan(const SgemmCase& c, size_t ws_bytes = SIZE_MAX) {
   kernelkit::DeviceInfo d;
   CUDA_CHECK(kernelkit::current_device_info(&d));
   const int64_t lda = std::max<int64_t>(1, (c.op_a == BlasOp::N ? c.k : c.m) + c.pad_a);
   const int64_t ldb = std::max<int64_t>(1, (c.op_b == BlasOp::N ? c.n : c.k) + c.pad_b);
   const int64_t ldc = std::max<int64_t>(1, c.n + c.pad_c);
-  return kernelkit::plan_sgemm(c.op_a, c.op_b, c.m, c.n, c.k, lda, ldb, ldc, {true, true, true},
-                               kernelkit::sgemm_workspace_bytes(c.m, c.n, c.k), d);
+  const bool a16 = c.offset % 4 == 0;
+  return kernelkit::plan_sgemm(
+      c.op_a, c.op_b, c.m, c.n, c.k, lda, ldb, ldc, {a16, a16, a16},
+      ws_bytes == SIZE_MAX ? kernelkit::sgemm_workspace_bytes(c.m, c.n, c.k) : ws_bytes, d);
 }
 
 TEST_F(SgemmTest, ShapeSweepAllOps) {
@@ -426,8 +436,9 @@ TEST_F(SgemmTest, BadArgumentsLeaveCUntouched) {
 
 // Every tile, two stage counts, and the three ways of covering the tiles (whole tiles, every
 // tile split in three parts of K, the last two tiles split in four behind whole ones), all
-// op combinations, with partial edge tiles; a padded / offset variant takes the 4-byte
-// copies (128 x 64 only). The workspace starts full of NaN.
+// op combinations, with partial edge tiles, op(B) = B^T read directly and packed; a padded /
+// offset variant takes the 4-byte copies (128 x 64 only; packed: B unpadded but 4-byte
+// aligned, the transpose's shifted kernel). The workspace starts full of NaN.
 TEST_F(SgemmTest, ForcedTiledPlansEveryTileStageAndSplit) {
   using kernelkit::SgemmTile;
   uint64_t seed = 2000;
@@ -436,20 +447,92 @@ TEST_F(SgemmTest, ForcedTiledPlansEveryTileStageAndSplit) {
       for (const auto& split : {std::array<int64_t, 2>{0, 1}, std::array<int64_t, 2>{1 << 20, 3},
                                 std::array<int64_t, 2>{2, 4}})
         for (BlasOp oa : kOps)
-          for (BlasOp ob : kOps) {
-            SgemmCase c{oa, ob, 200, 300, 260};
-            c.beta = 1.f;
-            const std::string name = "forced tile " + std::to_string(int(tile)) + " stages " +
-                                     std::to_string(stages) + " split " + std::to_string(split[0]) +
-                                     "x" + std::to_string(split[1]);
-            const auto call = forced_tiled(tile, stages, split[0], static_cast<int>(split[1]));
-            sgemm_testing::run_call(name, call, any_args, c, seed++);
-            if (stages == 4 && oa == ob) {
-              c.pad_a = 3, c.pad_b = 1, c.pad_c = 2, c.offset = 1, c.small_ints = true,
-              c.beta = 0.f;
-              sgemm_testing::run_call(name + " offset", call, any_args, c, seed++);
+          for (BlasOp ob : kOps)
+            for (bool pack : {false, true}) {
+              if (pack && ob == BlasOp::N) continue;
+              SgemmCase c{oa, ob, 200, 300, 260};
+              c.beta = 1.f;
+              const std::string name = "forced tile " + std::to_string(int(tile)) + " stages " +
+                                       std::to_string(stages) + " split " +
+                                       std::to_string(split[0]) + "x" + std::to_string(split[1]) +
+                                       (pack ? " pack" : "");
+              const auto call =
+                  forced_tiled(tile, stages, split[0], static_cast<int>(split[1]), pack);
+              sgemm_testing::run_call(name, call, any_args, c, seed++);
+              if (stages == 4 && (oa == ob || pack)) {
+                c.pad_a = 3, c.pad_b = pack ? 0 : 1, c.pad_c = 2, c.offset = 1, c.small_ints = true,
+                c.beta = 0.f;
+                sgemm_testing::run_call(name + " offset", call, any_args, c, seed++);
+              }
             }
-          }
+}
+
+// op(B) = B^T packed into the workspace and read directly give the same bits (same tile,
+// stages and split: each element's FFMA chain along K does not depend on how B reached
+// shared memory), for NT and TT, with B 16-byte aligned and not.
+TEST_F(SgemmTest, PackedAndDirectSameBits) {
+  using kernelkit::SgemmTile;
+  const int64_t m = 300, n = 516, k = 333;
+  for (BlasOp oa : kOps)
+    for (int offset : {0, 1})
+      for (const auto& split : {std::array<int64_t, 2>{0, 1}, std::array<int64_t, 2>{2, 3}}) {
+        SgemmCase c{oa, BlasOp::T, m, n, k};
+        const int64_t lda = oa == BlasOp::N ? k : m;
+        auto hA = kktest::random_vector<float>(size_t(m * k) + offset, 41);
+        auto hB = kktest::random_vector<float>(size_t(n * k) + offset, 43);
+        auto dA = kktest::to_device(hA), dB = kktest::to_device(hB);
+        DeviceBuffer<float> c1(size_t(m * n) + offset), c2(size_t(m * n) + offset);
+        c1.poison();
+        c2.poison();
+        const auto split_parts = static_cast<int>(split[1]);
+        for (SgemmTile tile : {SgemmTile::k128x256, SgemmTile::k128x64}) {
+          const auto direct = forced_tiled(tile, 4, split[0], split_parts, false);
+          const auto packed = forced_tiled(tile, 4, split[0], split_parts, true);
+          ASSERT_EQ(direct(c, dA.get() + offset, lda, dB.get() + offset, k, c1.get() + offset, n),
+                    cudaSuccess);
+          ASSERT_EQ(packed(c, dA.get() + offset, lda, dB.get() + offset, k, c2.get() + offset, n),
+                    cudaSuccess);
+          EXPECT_TRUE(kktest::same_bits(c1.download(), c2.download()))
+              << "op " << (oa == BlasOp::N ? "NT" : "TT") << " offset " << offset << " tile "
+              << int(tile) << " split " << split[0];
+        }
+      }
+}
+
+// The library's own pack of op(B) = B^T (NT, TT) at a size where every test device takes it
+// (SgemmPlan.PackOfOpB): with the whole workspace (packed; dirty), one byte short of the pack
+// (the direct kernel), without one; A and C padded and every pointer 4-byte aligned (B's
+// transpose takes the shifted kernel); B padded or n % 4 != 0 (never packed).
+TEST_F(SgemmTest, PackedOpBLibrary) {
+  const int64_t m = 1536, n = 1024, k = 256;
+  const size_t pack = size_t(4 * n * k);
+  uint64_t seed = 2500;
+  for (BlasOp oa : kOps) {
+    SgemmCase c{oa, BlasOp::T, m, n, k};
+    EXPECT_TRUE(library_plan(c).tiled.pack_b);
+    sgemm_testing::run_call("packed", library_with_workspace(0xFF), any_args, c, seed++);
+    EXPECT_FALSE(library_plan(c, pack - 1).tiled.pack_b);
+    sgemm_testing::run_call("short workspace", library_with_workspace(0xFF, 0, pack - 1), any_args,
+                            c, seed++);
+    sgemm_testing::run_call("no workspace", library_with_workspace(0xFF, 0, 0), any_args, c,
+                            seed++);
+    // a workspace that starts 4 bytes into its allocation (aligned up inside: 12 bytes lost,
+    // still enough for the pack and the split)
+    sgemm_testing::run_call("skewed workspace", library_with_workspace(0xFF, 4), any_args, c,
+                            seed++);
+    SgemmCase o = c;
+    o.pad_a = 3, o.pad_c = 1, o.offset = 1, o.alpha = -1.5f, o.beta = 1.f, o.small_ints = true;
+    if (oa == BlasOp::N) EXPECT_TRUE(library_plan(o).tiled.pack_b);  // A along K: unaffected
+    sgemm_testing::run_call("packed, misaligned", library_with_workspace(0xFF), any_args, o,
+                            seed++);
+    SgemmCase pb = c;
+    pb.pad_b = 4, pb.beta = -1.5f;
+    EXPECT_FALSE(library_plan(pb).tiled.pack_b);
+    sgemm_testing::run_call("B padded", library_with_workspace(0xFF), any_args, pb, seed++);
+    SgemmCase odd{oa, BlasOp::T, m, n - 2, k};
+    EXPECT_FALSE(library_plan(odd).tiled.pack_b);
+    sgemm_testing::run_call("n % 4 != 0", library_with_workspace(0xFF), any_args, odd, seed++);
+  }
 }
 
 // The library's own split of K (plain split-K, and the split tail on a grid a little over

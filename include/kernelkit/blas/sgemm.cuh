@@ -19,6 +19,7 @@
 #include "kernelkit/core/dispatch.cuh"
 #include "kernelkit/core/error.cuh"
 #include "kernelkit/core/launch.cuh"
+#include "kernelkit/transpose/transpose.cuh"
 
 namespace kernelkit {
 
@@ -74,6 +75,13 @@ cudaError_t launch_sgemm_tiled(const SgemmPlan& plan, float alpha, const float* 
                                const float* B, int64_t ldb, float beta, float* C, int64_t ldc,
                                int64_t m, int64_t n, int64_t k, float* ws, cudaStream_t stream) {
   const SgemmTiledPlan& t = plan.tiled;
+  if (t.pack_b) {
+    // op(B) = B^T (B: n x k, ldb == k) into the workspace as k x n, ld n; the split parts
+    // follow it (same stream: the kernel below starts after the transpose has finished)
+    KERNELKIT_RETURN_IF_ERROR(launch_transpose(t.pack, B, ws, n, k, stream));
+    B = ws, ldb = n;
+    ws += t.pack_bytes / sizeof(float);
+  }
   SgemmParams p{};
   p.m = m, p.n = n, p.k = k;
   p.alpha = alpha, p.beta = beta;
@@ -182,9 +190,13 @@ cudaError_t launch_sgemm(const SgemmPlan& plan, int64_t m, int64_t n, int64_t k,
 // or B. Accumulation is fp32 FFMA; the same call (shape, pointers' alignment, workspace
 // size, device) gives the same bits every time: split parts of K are added in a fixed order.
 // workspace: optional scratch of workspace_bytes bytes (any alignment, any contents; it must
-// not overlap A, B or C): with sgemm_workspace_bytes(m, n, k) bytes, K may be split where
-// the tiles alone cannot fill the GPU (small M x N, long K; the last partial wave of tiles);
-// with less, only what fits; the form without one never splits. Bad arguments:
+// not overlap A, B or C): with sgemm_workspace_bytes(op_a, op_b, m, n, k) bytes (or
+// sgemm_workspace_bytes(m, n, k), enough for any ops), K may be split where the tiles alone
+// cannot fill the GPU (small M x N, long K; the last partial wave of tiles), and with
+// op_b == T, B may first be transposed into the workspace (when ldb == k, n % 4 == 0, 4 k n
+// <= 64 MiB, and the product is big enough to pay for it: the kernel then reads B with
+// 16-byte copies instead of 4-byte ones along K); with less, only what fits; the form without
+// one never splits or packs. Bad arguments:
 // cudaErrorInvalidValue before any launch, nothing written. m == 0 or n == 0: nothing to do.
 template <int = 0>
 [[nodiscard]] cudaError_t sgemm(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k,
@@ -223,7 +235,7 @@ template <int = 0>
       });
 }
 
-// The same without a workspace: K is never split.
+// The same without a workspace: K is never split, B is read where it is.
 template <int = 0>
 [[nodiscard]] cudaError_t sgemm(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k,
                                 float alpha, const float* A, int64_t lda, const float* B,

@@ -20,6 +20,12 @@
 //   kernel (deterministic): "data-parallel + split tail", the hybrid of stream-K (Osama et
 //   al., PPoPP 2023) with k-split parts instead of fractional ones. dp_tiles == 0 is plain
 //   split-K (small M x N, long K); splits == 1 is the plain tiled kernel.
+//   When op(B) = B^T, the kernel's copies of B run along K (4-byte copies that transpose on
+//   the way in, 16 a thread a k-tile for 128 x 256: NT 2048^3 386.5 us against NN's 357.3).
+//   If the workspace holds it and the model says it pays, B is first transposed once into
+//   the workspace by kernelkit's transpose (op(B) packed k x n, ld n) and the kernel reads
+//   that as an N operand with 16-byte copies (NT runs NN's loads, TT runs TN's), for 8 k n
+//   bytes of extra traffic (2048^2: 33.5 MB, ~12 us).
 //
 // Numbers the model uses are the H100 measurements of bench/NOTES.md ("sgemm", the plan);
 // only their ratios matter for a choice.
@@ -33,6 +39,7 @@
 #include "kernelkit/blas/gemv.cuh"
 #include "kernelkit/core/device.cuh"
 #include "kernelkit/core/launch.cuh"
+#include "kernelkit/transpose/transpose.cuh"
 
 namespace kernelkit {
 
@@ -66,6 +73,8 @@ inline constexpr int kSgemmMaxSplits = 128;
 // Most blocks that compute partial tiles (bounds the workspace: 256 x 128 KiB = 32 MiB).
 inline constexpr int64_t kSgemmMaxSplitBlocks = 256;
 inline constexpr int kSgemmReduceBlock = 256;
+// Most bytes of op(B) packed into the workspace (bounds the workspace: sgemm_workspace_bytes).
+inline constexpr int64_t kSgemmMaxPackBytes = int64_t{64} << 20;
 
 inline constexpr int kSgemmSkinnyMaxRows = 32;  // rows of C (or columns) of the skinny path
 inline constexpr int kSgemmSkinnyThreads = 256;
@@ -130,6 +139,13 @@ struct SgemmTiledPlan {
   int splits = 1;                    // parts of K per split tile (1: no split, no workspace)
   int64_t split_k_tiles = 0;         // k-tiles per part (part s: [s, s + 1) * split_k_tiles)
   int smem_optin = 0;                // dynamic shared memory the kernel opts into (same per device)
+  // op(B) = B^T (B n x k, ldb == k) is first transposed into the workspace's first pack_bytes
+  // bytes (op(B) k x n, ld n, 16-byte aligned; `pack` is the transpose's plan for B as an
+  // n x k matrix) and the kernel reads that copy as an N operand (load_b kMnVec4, n % 4 == 0);
+  // the split parts follow it in the workspace.
+  bool pack_b = false;
+  size_t pack_bytes = 0;  // 4 k n rounded up to 16 (0: no pack)
+  TransposePlan pack;
 };
 
 // The skinny path of a plan: C' (m' x n') = A' (m' x k) B' (k x n') with m' <= rows; C' is
@@ -160,7 +176,7 @@ struct SgemmGemvPlan {
 // Everything one call does.
 struct SgemmPlan {
   SgemmPath path = SgemmPath::kNone;
-  SgemmTiledPlan tiled;       // kTiled
+  SgemmTiledPlan tiled;       // kTiled (its pack of op(B) included)
   SgemmSkinnyPlan skinny;     // kSkinny
   SgemmGemvPlan gemv;         // kGemv
   size_t workspace_used = 0;  // bytes of the workspace the plan writes (0: none)
@@ -192,6 +208,13 @@ inline constexpr double kSgemmFlopsPerByte = 20.0;      // FFMA peak over DRAM b
 inline constexpr double kSgemmBlockLatency = 1500;      // cycles: a block's pipeline fill
 inline constexpr double kSgemmStoreBytesPerCycle = 32;  // an SM's epilogue stores
 inline constexpr double kSgemmLaunchGap = 2000;         // cycles: the combine kernel's start
+// FFMA time of the tiled kernel with B read along K (op(B) = B^T, not packed) over the same
+// plan with 16-byte copies of B: NT / NN 2048^3 386.5 / 357.3 us (1.082), 3000^3 1262 / 1195
+// (1.056); TT / TN 375.5 / 353.7 (1.062), 1220 / 1141.5 (1.069).
+inline constexpr double kSgemmKContigBCost = 1.065;
+// The transpose that packs op(B) moves its bytes at this fraction of the device's DRAM rate
+// (kernelkit transpose f32 4096 x 8192: 0.96 of the copy).
+inline constexpr double kSgemmPackEfficiency = 0.9;
 
 // FP32 FMA lanes per SM: 64 on sm_70, sm_75 and sm_80; 128 on sm_86, sm_89, sm_90, sm_100,
 // sm_120.
@@ -232,15 +255,30 @@ inline double sgemm_waves_time(int64_t blocks, double t_full, double t_one, int 
   return t;
 }
 
-// One candidate of the tiled path: tile, the whole waves kept data-parallel, the split.
+// One candidate of the tiled path: tile, the whole waves kept data-parallel, the split, and
+// how B is read.
 struct SgemmTiledChoice {
   SgemmTile tile = SgemmTile::k128x64;
   SgemmTileFit fit;
   int64_t dp_tiles = 0, split_tiles = 0;
   int splits = 1;
   int64_t split_k_tiles = 0;
+  bool b_kcontig = false;  // the kernel reads B along K (op(B) = B^T, not packed)
+  bool pack_b = false;     // op(B) = B^T is packed into the workspace first (SgemmTiledPlan)
   double time = 0;
 };
+
+// Workspace bytes of op(B) packed k x n (16-byte multiple, so that what follows is aligned).
+inline int64_t sgemm_pack_bytes(int64_t n, int64_t k) {
+  return (4 * n * k + 15) / 16 * 16;
+}
+
+// op(B) can be packed: B^T stored n x k without padding (the transpose reads whole rows), n a
+// multiple of 4 (the packed rows take 16-byte copies), at most kSgemmMaxPackBytes.
+inline bool sgemm_can_pack_b(BlasOp op_b, int64_t n, int64_t k, int64_t ldb) {
+  return op_b == BlasOp::T && ldb == k && n % 4 == 0 && n > 0 && k > 0 &&
+         k <= kSgemmMaxPackBytes / 4 / n;
+}
 
 // Modeled cycles of a candidate on d (fills in c.time).
 inline double sgemm_tiled_time(const SgemmTiledChoice& c, int64_t m, int64_t n, int64_t k,
@@ -252,12 +290,13 @@ inline double sgemm_tiled_time(const SgemmTiledChoice& c, int64_t m, int64_t n, 
   const double tile_bytes = 4.0 * s.bm * s.bn;
   const double overhead = kSgemmBlockLatency + tile_bytes / kSgemmStoreBytesPerCycle;
   // cycles of one block of kt k-tiles with bps blocks sharing its SM, and alone
+  const double copies = c.b_kcontig ? kSgemmKContigBCost : 1.0;
   const auto block_full = [&](int64_t kt) {
-    const double c1 = double(s.bm) * s.bn * kSgemmBK * double(kt) / lanes;
+    const double c1 = double(s.bm) * s.bn * kSgemmBK * double(kt) / lanes * copies;
     return c1 * bps / e.eff_full + (bps > 1 ? 0.25 * overhead : overhead);
   };
   const auto block_one = [&](int64_t kt) {
-    return double(s.bm) * s.bn * kSgemmBK * double(kt) / lanes / e.eff_one + overhead;
+    return double(s.bm) * s.bn * kSgemmBK * double(kt) / lanes * copies / e.eff_one + overhead;
   };
   const int64_t k_tiles = ceil_div<int64_t>(k, kSgemmBK);
   const int64_t slots = int64_t{bps} * d.sm_count;
@@ -277,7 +316,12 @@ inline double sgemm_tiled_time(const SgemmTiledChoice& c, int64_t m, int64_t n, 
   }
   // nothing beats reading A and B once and writing C once
   const double floor_bytes = 4.0 * (double(m) * k + double(k) * n + double(m) * n);
-  return std::max(t, floor_bytes / sgemm_device_bytes_per_cycle(d));
+  t = std::max(t, floor_bytes / sgemm_device_bytes_per_cycle(d));
+  // the pack of op(B): B read and written once, and one more kernel start
+  if (c.pack_b)
+    t += 8.0 * double(n) * double(k) / (sgemm_device_bytes_per_cycle(d) * kSgemmPackEfficiency) +
+         kSgemmLaunchGap;
+  return t;
 }
 
 inline SgemmLoad sgemm_load_mode(bool k_contiguous, int64_t ld, bool aligned16) {
@@ -286,10 +330,11 @@ inline SgemmLoad sgemm_load_mode(bool k_contiguous, int64_t ld, bool aligned16) 
 }
 
 // Fills a tiled plan for the given choice (also used by the ladder's v7 and by tests that
-// force a tile, split or stage count). choice.fit must be the tile's fit on d, or smaller
-// stages with the same or fewer blocks per SM.
+// force a tile, split, stage count or pack). choice.fit must be the tile's fit on d, or
+// smaller stages with the same or fewer blocks per SM; choice.pack_b only where
+// sgemm_can_pack_b holds.
 inline SgemmPlan sgemm_tiled_plan(const SgemmTiledChoice& c, BlasOp op_a, BlasOp op_b, int64_t m,
-                                  int64_t n, int64_t lda, int64_t ldb, int64_t ldc,
+                                  int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
                                   SgemmAlignment al, const DeviceInfo& d) {
   const SgemmTileShape s = sgemm_tile_shape(c.tile);
   SgemmPlan p;
@@ -298,6 +343,14 @@ inline SgemmPlan sgemm_tiled_plan(const SgemmTiledChoice& c, BlasOp op_a, BlasOp
   t.tile = c.tile;
   t.load_a = sgemm_load_mode(op_a == BlasOp::N, lda, al.a16);
   t.load_b = sgemm_load_mode(op_b == BlasOp::T, ldb, al.b16);
+  if (c.pack_b) {
+    // B (n x k) -> the workspace (k x n, 16-byte aligned); 4-byte elements only tell 16-byte
+    // aligned rows from the others (4 stands for 4 or 8)
+    t.pack_b = true;
+    t.pack_bytes = static_cast<size_t>(sgemm_pack_bytes(n, k));
+    t.pack = plan_transpose(n, k, 4, al.b16 ? 16 : 4, 16, d);
+    t.load_b = sgemm_load_mode(false, n, true);
+  }
   t.stages = c.fit.stages;
   t.blocks_per_sm = c.fit.blocks_per_sm;
   t.c_vec4 = ldc % 4 == 0 && al.c16;
@@ -320,67 +373,79 @@ inline SgemmPlan sgemm_tiled_plan(const SgemmTiledChoice& c, BlasOp op_a, BlasOp
     p.reduce_shape.block = dim3(kSgemmReduceBlock);
     p.reduce_shape.overlap_previous = d.cc_major >= 9 && d.code_arch >= 90;
   }
+  p.workspace_used += t.pack_bytes;
   return p;
 }
 
 // The tiled plan with the least modeled time: for every tile the load modes allow, no split;
 // and for every number w of whole data-parallel waves (0: plain split-K; the most there are,
 // and one fewer), the split counts that fill whole waves of the remaining blocks, if the
-// workspace holds their partial tiles.
+// workspace holds their partial tiles. All of it once with B as it is, and, where op(B) can
+// be packed and the workspace holds the pack, once more with the pack (its partial tiles in
+// what the pack leaves of the workspace).
 inline SgemmPlan sgemm_plan_tiled(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k,
                                   int64_t lda, int64_t ldb, int64_t ldc, SgemmAlignment al,
                                   size_t workspace_bytes, const DeviceInfo& d) {
   const SgemmLoad la = sgemm_load_mode(op_a == BlasOp::N, lda, al.a16);
-  const SgemmLoad lb = sgemm_load_mode(op_b == BlasOp::T, ldb, al.b16);
   const int64_t k_tiles = ceil_div<int64_t>(k, kSgemmBK);
+  const bool can_pack = sgemm_can_pack_b(op_b, n, k, ldb) &&
+                        static_cast<uint64_t>(sgemm_pack_bytes(n, k)) <= workspace_bytes;
   SgemmTiledChoice best;
   bool have = false;
   const auto consider = [&](SgemmTiledChoice c) {
     c.time = sgemm_tiled_time(c, m, n, k, d);
     if (!have || c.time < best.time) best = c, have = true;
   };
-  for (SgemmTile t : {SgemmTile::k128x256, SgemmTile::k128x128, SgemmTile::k128x64}) {
-    if (!sgemm_tile_allowed(t, la, lb)) continue;
-    const SgemmTileFit fit = sgemm_fit_tile(t, d);
-    if (fit.blocks_per_sm < 1) continue;
-    const SgemmTileShape s = sgemm_tile_shape(t);
-    const int64_t tiles = ceil_div<int64_t>(m, s.bm) * ceil_div<int64_t>(n, s.bn);
-    SgemmTiledChoice c;
-    c.tile = t;
-    c.fit = fit;
-    c.dp_tiles = tiles;
-    consider(c);
-    const int64_t max_splits = std::min<int64_t>(kSgemmMaxSplits, k_tiles / kSgemmMinSplitKTiles);
-    if (max_splits < 2) continue;
-    const int64_t slots = int64_t{fit.blocks_per_sm} * d.sm_count;
-    const int64_t waves = tiles / slots;
-    const int64_t tile_bytes = 4 * int64_t{s.bm} * s.bn;
-    for (int64_t w : {int64_t{0}, waves - 1, waves}) {
-      if (w < 0) continue;
-      const int64_t dp = w * slots, rest = tiles - dp;
-      if (rest <= 0) continue;
-      // the most parts the workspace holds, and the counts that fill 1..4 waves
-      const int64_t by_ws = static_cast<int64_t>(workspace_bytes / uint64_t(rest * tile_bytes));
-      for (int64_t fill = 0; fill <= 4; ++fill) {
-        const int64_t lo = fill == 0 ? by_ws : fill * slots / rest;
-        const int64_t hi = fill == 0 ? kSgemmMaxSplitBlocks / rest : ceil_div(fill * slots, rest);
-        for (int64_t want : {lo, hi}) {
-          int64_t splits = std::min({want, max_splits, by_ws, kSgemmMaxSplitBlocks / rest});
-          if (splits < 2) continue;
-          const int64_t per = ceil_div<int64_t>(k_tiles, splits);
-          splits = ceil_div<int64_t>(k_tiles, per);  // no empty part
-          if (splits < 2 || rest * splits > kSgemmMaxSplitBlocks) continue;
-          if (static_cast<uint64_t>(rest * splits * tile_bytes) > workspace_bytes) continue;
-          c.dp_tiles = dp;
-          c.split_tiles = rest;
-          c.splits = static_cast<int>(splits);
-          c.split_k_tiles = per;
-          consider(c);
+  for (bool pack : {false, true}) {
+    if (pack && !can_pack) continue;
+    const SgemmLoad lb =
+        pack ? sgemm_load_mode(false, n, true) : sgemm_load_mode(op_b == BlasOp::T, ldb, al.b16);
+    const uint64_t ws = workspace_bytes - (pack ? uint64_t(sgemm_pack_bytes(n, k)) : 0);
+    for (SgemmTile t : {SgemmTile::k128x256, SgemmTile::k128x128, SgemmTile::k128x64}) {
+      if (!sgemm_tile_allowed(t, la, lb)) continue;
+      const SgemmTileFit fit = sgemm_fit_tile(t, d);
+      if (fit.blocks_per_sm < 1) continue;
+      const SgemmTileShape s = sgemm_tile_shape(t);
+      const int64_t tiles = ceil_div<int64_t>(m, s.bm) * ceil_div<int64_t>(n, s.bn);
+      SgemmTiledChoice c;
+      c.tile = t;
+      c.fit = fit;
+      c.dp_tiles = tiles;
+      c.b_kcontig = lb == SgemmLoad::kKContig;
+      c.pack_b = pack;
+      consider(c);
+      const int64_t max_splits = std::min<int64_t>(kSgemmMaxSplits, k_tiles / kSgemmMinSplitKTiles);
+      if (max_splits < 2) continue;
+      const int64_t slots = int64_t{fit.blocks_per_sm} * d.sm_count;
+      const int64_t waves = tiles / slots;
+      const int64_t tile_bytes = 4 * int64_t{s.bm} * s.bn;
+      for (int64_t w : {int64_t{0}, waves - 1, waves}) {
+        if (w < 0) continue;
+        const int64_t dp = w * slots, rest = tiles - dp;
+        if (rest <= 0) continue;
+        // the most parts the workspace holds, and the counts that fill 1..4 waves
+        const int64_t by_ws = static_cast<int64_t>(ws / uint64_t(rest * tile_bytes));
+        for (int64_t fill = 0; fill <= 4; ++fill) {
+          const int64_t lo = fill == 0 ? by_ws : fill * slots / rest;
+          const int64_t hi = fill == 0 ? kSgemmMaxSplitBlocks / rest : ceil_div(fill * slots, rest);
+          for (int64_t want : {lo, hi}) {
+            int64_t splits = std::min({want, max_splits, by_ws, kSgemmMaxSplitBlocks / rest});
+            if (splits < 2) continue;
+            const int64_t per = ceil_div<int64_t>(k_tiles, splits);
+            splits = ceil_div<int64_t>(k_tiles, per);  // no empty part
+            if (splits < 2 || rest * splits > kSgemmMaxSplitBlocks) continue;
+            if (static_cast<uint64_t>(rest * splits * tile_bytes) > ws) continue;
+            c.dp_tiles = dp;
+            c.split_tiles = rest;
+            c.splits = static_cast<int>(splits);
+            c.split_k_tiles = per;
+            consider(c);
+          }
         }
       }
     }
   }
-  return sgemm_tiled_plan(best, op_a, op_b, m, n, lda, ldb, ldc, al, d);
+  return sgemm_tiled_plan(best, op_a, op_b, m, n, k, lda, ldb, ldc, al, d);
 }
 
 // Lane groups of a warp of the kNContig kernel: with 32 rows the lanes split in two halves of
@@ -511,13 +576,15 @@ inline SgemmPlan plan_sgemm(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int6
 }
 
 // Workspace bytes with which sgemm (the overload taking a workspace) can take every plan it
-// would take on any device for an m x n x k problem; a smaller workspace (or none) is valid
-// and only limits the split of K. Device-independent upper bound, from the shape alone:
-// the tiled path's partial tiles (at most kSgemmMaxSplitBlocks tiles of 128 x 256, and at
-// most kSgemmMaxSplits parts of every tile), the skinny path's partial rows, plus 16 bytes to
-// align the workspace; for one row or column of C, gemv_workspace_bytes of the gemv calls
-// it may take.
-inline size_t sgemm_workspace_bytes(int64_t m, int64_t n, int64_t k) {
+// would take on any device for an op_a, op_b, m x n x k problem; a smaller workspace (or
+// none) is valid and only limits the split of K and the pack of op(B). Device-independent
+// upper bound, from the ops and the shape alone: the tiled path's partial tiles (at most
+// kSgemmMaxSplitBlocks tiles of 128 x 256, and at most kSgemmMaxSplits parts of every tile)
+// and, for op_b == T, op(B) packed (when at most kSgemmMaxPackBytes); the skinny path's
+// partial rows; plus 16 bytes to align the workspace; for one row or column of C,
+// gemv_workspace_bytes of the gemv calls it may take.
+inline size_t sgemm_workspace_bytes(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k) {
+  (void)op_a;  // A is never packed
   if (m <= 0 || n <= 0 || k <= 0) return 0;
   const int64_t k_tiles = ceil_div<int64_t>(k, kSgemmBK);
   int64_t bytes = 0;
@@ -539,8 +606,14 @@ inline size_t sgemm_workspace_bytes(int64_t m, int64_t n, int64_t k) {
       const int64_t by_blocks = kSgemmMaxSplitBlocks * 128 * 256;
       bytes = 4 * std::min(by_blocks, splits * std::min(area, by_blocks));
     }
+    if (detail::sgemm_can_pack_b(op_b, n, k, k)) bytes += detail::sgemm_pack_bytes(n, k);
   }
   return bytes > 0 ? static_cast<size_t>(bytes) + 16 : 0;
+}
+
+// The same for any ops (the largest of the four: op_b == T).
+inline size_t sgemm_workspace_bytes(int64_t m, int64_t n, int64_t k) {
+  return sgemm_workspace_bytes(BlasOp::N, BlasOp::T, m, n, k);
 }
 
 }  // namespace kernelkit
