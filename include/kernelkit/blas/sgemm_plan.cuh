@@ -448,26 +448,10 @@ inline SgemmPlan sgemm_plan_tiled(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n
   return sgemm_tiled_plan(best, op_a, op_b, m, n, k, lda, ldb, ldc, al, d);
 }
 
-// Lane groups of a warp of the kNContig kernel: with 32 rows the lanes split in two halves of
-// 16 rows each over the same columns (the two halves read the same B' addresses, which one
-// load instruction fetches once), so a thread keeps 64 accumulators and two blocks fit a SM
-// (16 warps to hide the shared-memory and load latencies; one block of 128 accumulators a
-// thread left 43 % of the issue slots idle at 32 x 4096 x 4096 on the H100).
-__host__ __device__ constexpr int sgemm_skinny_row_groups(int rows) {
-  return rows > 16 ? 2 : 1;
-}
-
-// Resident blocks per SM of the skinny kernels: the kNContig kernel keeps at most 64
-// accumulators a thread (two blocks of 256); the kKContig kernel with 32 rows keeps 128
-// (one block), with 8 rows 32 (two).
-__host__ __device__ constexpr int sgemm_skinny_reg_blocks(int rows, SgemmSkinnyMode mode) {
-  return mode == SgemmSkinnyMode::kNContig || rows <= 8 ? 2 : 1;
-}
-
-// Columns of B' one skinny block covers.
-__host__ __device__ constexpr int sgemm_skinny_cols_per_block(int rows, int vec,
-                                                              SgemmSkinnyMode mode) {
-  return mode == SgemmSkinnyMode::kNContig ? 32 / sgemm_skinny_row_groups(rows) * vec : 8 * 16;
+// Resident blocks per SM of the skinny kernels: 32 rows keep 128 accumulators a thread (one
+// block of 256), 8 rows fit two.
+constexpr int sgemm_skinny_reg_blocks(int rows) {
+  return rows > 8 ? 1 : 2;
 }
 
 inline int64_t sgemm_skinny_smem(int rows, int vec, SgemmSkinnyMode mode) {
@@ -505,13 +489,13 @@ inline SgemmPlan sgemm_plan_skinny(BlasOp op_a, BlasOp op_b, int64_t m, int64_t 
     s.c_si = 1, s.c_sj = ldc;
   }
   s.rows = s.m <= 8 ? 8 : kSgemmSkinnyMaxRows;
-  s.cols_per_block = sgemm_skinny_cols_per_block(s.rows, s.vec, s.mode);
+  s.cols_per_block = s.mode == SgemmSkinnyMode::kNContig ? 32 * s.vec : 8 * 16;
   const int64_t col_blocks = ceil_div<int64_t>(s.n, s.cols_per_block);
   // parts of K: the count with the least waves of resident blocks per part (time ~ waves /
   // parts), a little less for every part (its partials' traffic), each part at least two
   // chunks, the partials within the workspace
   const int64_t chunks = ceil_div<int64_t>(k, kSgemmSkinnyChunk);
-  const int64_t slots = int64_t{sgemm_skinny_reg_blocks(s.rows, s.mode)} * d.sm_count;
+  const int64_t slots = int64_t{sgemm_skinny_reg_blocks(s.rows)} * d.sm_count;
   const int64_t part_bytes = 4 * s.m * s.n;
   const int64_t max_splits =
       std::min({int64_t{kSgemmSkinnyMaxSplits}, chunks / kSgemmSkinnyMinSplitChunks,

@@ -7,12 +7,9 @@
 // as it is consumed: 32 KiB a block). A grid row of blocks covers n'; grid.y splits K, whose
 // parts go to the workspace and are added in part order by sgemm_skinny_reduce_kernel.
 //
-// kNContig (B' rows contiguous along n'): a lane owns Vec consecutive columns, a warp 32 Vec;
-// with 32 rows the warp's two halves of 16 lanes own 16 rows each of the same 16 Vec columns
-// (both halves name the same addresses: one load instruction fetches them once; 64
-// accumulators a thread, two blocks a SM). Warp w of a block takes k 8w .. 8w + 7 of every
-// chunk of K, and the 8 warps add their sums through shared memory at the end, 4 rows of
-// each lane group at a time, in warp order.
+// kNContig (B' rows contiguous along n'): a lane owns Vec consecutive columns, a warp
+// 32 Vec; warp w of a block takes k 8w .. 8w + 7 of every chunk of K, and the 8 warps add
+// their sums through shared memory at the end, 4 rows at a time, in warp order.
 // kKContig (B' contiguous along k): a lane owns 4 columns and reads Vec consecutive k of
 // each (8 lanes cover 8 Vec k of a column: 128 contiguous bytes for Vec 4); a warp owns 16
 // columns, a block 128; the 8 lanes of a column group add their sums with xor shuffles.
@@ -128,86 +125,65 @@ __device__ __forceinline__ Pack<float, Vec> sgemm_skinny_load(const float* src, 
 }
 
 template <int Rows, int Vec>
-__global__ void __launch_bounds__(
-    kSgemmSkinnyThreads,
-    min_blocks_per_sm(kSgemmSkinnyThreads,
-                      sgemm_skinny_reg_blocks(Rows, SgemmSkinnyMode::kNContig)))
+__global__ void __launch_bounds__(kSgemmSkinnyThreads,
+                                  min_blocks_per_sm(kSgemmSkinnyThreads,
+                                                    sgemm_skinny_reg_blocks(Rows)))
     sgemm_skinny_n_kernel(const SgemmSkinnyParams p) {
   constexpr int kChunk = kSgemmSkinnyChunk;
   constexpr int kWarps = kSgemmSkinnyThreads / 32;
   constexpr int kPerWarp = kChunk / kWarps;  // k of a chunk each warp takes (the ring depth)
-  // lane group h = lane / kLanes owns rows h * kThreadRows .. + kThreadRows of the columns of
-  // lane % kLanes (the groups load the same addresses of B')
-  constexpr int kGroups = sgemm_skinny_row_groups(Rows);
-  constexpr int kThreadRows = Rows / kGroups, kLanes = 32 / kGroups;
-  constexpr int kCols = kLanes * Vec;  // columns of a block
-  static_assert(kCols == sgemm_skinny_cols_per_block(Rows, Vec, SgemmSkinnyMode::kNContig),
-                "the plan's columns per block");
-  static_assert(kThreadRows % 4 == 0 && kPerWarp == 8, "rows in quads, 8 loads in flight");
+  constexpr int kCols = 32 * Vec;            // columns of a block
+  static_assert(Rows % 4 == 0 && kPerWarp == 8, "rows in quads, 8 loads in flight a thread");
   constexpr int kStride = sgemm_skinny_stage_stride<Rows, SgemmSkinnyMode::kNContig>();
   extern __shared__ float4 skinny_smem_raw[];
   float* const smem = reinterpret_cast<float*>(skinny_smem_raw);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int group = lane / kLanes;
 
-  // this thread's first column
-  const int64_t j0 = int64_t{blockIdx.x} * kCols + (lane % kLanes) * Vec;
+  const int64_t j0 = int64_t{blockIdx.x} * kCols + lane * Vec;  // this thread's first column
   const int valid_cols = p.n - j0 >= Vec ? Vec : (p.n - j0 > 0 ? int(p.n - j0) : 0);
   const int64_t k_begin = int64_t{blockIdx.y} * p.k_per_split;
   const int64_t k_end = p.k - k_begin < p.k_per_split ? p.k : k_begin + p.k_per_split;
-  // chunks of this part in 32 bits (k < 2^37: A' alone would not fit in memory otherwise)
-  const int chunks = static_cast<int>((k_end - k_begin + kChunk - 1) / kChunk);
-  // The rows of B' this warp reads, in order: 8w .. 8w + 7 of every chunk. bnext: this
-  // thread's columns in the next row to load; bleft: k_end - that row's k (past it: zeros).
-  // (One running pointer: with a 64-bit offset per row of the ring, hoisted by ptxas, the
-  // 32-row kernel spilled.)
-  const float* bnext = p.B + j0 + (k_begin + warp * kPerWarp) * p.ldb;
-  int64_t bleft = k_end - k_begin - warp * kPerWarp;
-  const int64_t jump = int64_t{kChunk - kPerWarp + 1} * p.ldb;  // row 8w + 7 -> the next 8w
-  // loads the next row; `last`: it is the warp's last row of a chunk
-  auto load_b = [&](bool last) {
-    const Pack<float, Vec> v = sgemm_skinny_load<Vec>(bnext, bleft > 0 ? valid_cols : 0);
-    bnext += last ? jump : p.ldb;
-    bleft -= last ? kChunk - kPerWarp + 1 : 1;
-    return v;
+  const int64_t chunks = (k_end - k_begin + kChunk - 1) / kChunk;
+  // this thread's columns in this warp's first row of the current chunk, and the rows of
+  // this part left from there on
+  const float* brow = p.B + j0 + (k_begin + warp * kPerWarp) * p.ldb;
+  int64_t left = k_end - k_begin - warp * kPerWarp;
+  // row r after brow (zeros past k_end or n')
+  auto load_b = [&](int r) {
+    return sgemm_skinny_load<Vec>(brow + r * p.ldb, r < left ? valid_cols : 0);
   };
 
-  float acc[kThreadRows][Vec];
+  float acc[Rows][Vec];
 #pragma unroll
-  for (int i = 0; i < kThreadRows; ++i)
+  for (int i = 0; i < Rows; ++i)
 #pragma unroll
     for (int v = 0; v < Vec; ++v)
       acc[i][v] = 0.f;
 
   // The ring: b[u % kRing] holds row u of this warp's eighth of the current chunk until it
-  // is used, then row u + kRing (of this chunk or the next). With two lane groups (64
-  // accumulators in 128 registers) a ring of 8 spilled 40 bytes on sm_90: 4 rows, 16 KiB of
-  // distinct bytes in flight a block.
-  constexpr int kRing = kGroups > 1 && Vec > 1 ? kPerWarp / 2 : kPerWarp;
-  static_assert(kPerWarp % kRing == 0, "the ring divides a warp's rows of a chunk");
+  // is used, then row u + kRing (of this chunk or the next).
+  constexpr int kRing = kPerWarp;
   Pack<float, Vec> b[kRing];
   sgemm_skinny_stage_a<Rows, SgemmSkinnyMode::kNContig>(smem, p, k_begin, k_end, tid);
   sgemm_cp_async_commit();
 #pragma unroll
   for (int u = 0; u < kRing; ++u)
-    b[u] = load_b(u == kPerWarp - 1);
+    b[u] = load_b(u);
 
-  for (int c = 0; c < chunks; ++c) {
+  for (int64_t c = 0; c < chunks; ++c) {
     // chunk c of A' has landed, and every thread is done with the buffer chunk c + 1 takes
     sgemm_cp_async_wait(0);
     __syncthreads();
     if (c + 1 < chunks)
-      sgemm_skinny_stage_a<Rows, SgemmSkinnyMode::kNContig>(smem + ((c + 1) & 1) * kChunk * kStride,
-                                                            p, k_begin + int64_t{c + 1} * kChunk,
-                                                            k_end, tid);
+      sgemm_skinny_stage_a<Rows, SgemmSkinnyMode::kNContig>(
+          smem + ((c + 1) & 1) * kChunk * kStride, p, k_begin + (c + 1) * kChunk, k_end, tid);
     sgemm_cp_async_commit();
-    const float* const as =
-        smem + (c & 1) * kChunk * kStride + warp * kPerWarp * kStride + group * kThreadRows;
+    const float* const as = smem + (c & 1) * kChunk * kStride + warp * kPerWarp * kStride;
 #pragma unroll
     for (int u = 0; u < kPerWarp; ++u) {
       const int slot = u % kRing;
 #pragma unroll
-      for (int q = 0; q < kThreadRows / 4; ++q) {
+      for (int q = 0; q < Rows / 4; ++q) {
         const float4 a4 = *reinterpret_cast<const float4*>(as + u * kStride + 4 * q);  // broadcast
         const float a[4] = {a4.x, a4.y, a4.z, a4.w};
 #pragma unroll
@@ -216,43 +192,41 @@ __global__ void __launch_bounds__(
           for (int v = 0; v < Vec; ++v)
             acc[4 * q + r][v] = fmaf(a[r], b[slot].elem[v], acc[4 * q + r][v]);
       }
-      // row u + kRing of this chunk, else row u + kRing - 8 of the next (past k_end: zeros)
-      b[slot] = load_b((u + kRing) % kPerWarp == kPerWarp - 1);
+      const int u_next = u + kRing;  // in this chunk, else in the next (past k_end: zeros)
+      b[slot] = load_b(u_next < kPerWarp ? u_next : kChunk + u_next - kPerWarp);
     }
+    brow += kChunk * p.ldb;
+    left -= kChunk;
   }
 
-  // the 8 warps' sums of the same columns, 4 rows of each lane group at a time:
-  // red[warp][r][lane][v] (row group * kThreadRows + 4 g + r, column lane % kLanes)
+  // the 8 warps' sums of the same columns, 4 rows at a time: red[warp][row][column]
   float* const red = smem;
 #pragma unroll
-  for (int g = 0; g < kThreadRows / 4; ++g) {
+  for (int g = 0; g < Rows / 4; ++g) {
     if (4 * g >= p.m) break;
     __syncthreads();  // the staged A' (or the previous group) is no longer read
 #pragma unroll
     for (int r = 0; r < 4; ++r)
 #pragma unroll
       for (int v = 0; v < Vec; ++v)
-        red[(warp * 4 + r) * 32 * Vec + lane * Vec + v] = acc[4 * g + r][v];
+        red[(warp * 4 + r) * kCols + lane * Vec + v] = acc[4 * g + r][v];
     __syncthreads();
-    for (int e = tid; e < 4 * 32 * Vec; e += kSgemmSkinnyThreads) {
-      const int r = e / (32 * Vec), x = e % (32 * Vec);
-      float sum = red[r * 32 * Vec + x];
+    for (int e = tid; e < 4 * kCols; e += kSgemmSkinnyThreads) {
+      const int r = e / kCols, col = e % kCols;
+      float sum = red[r * kCols + col];
 #pragma unroll
       for (int w = 1; w < kWarps; ++w)
-        sum += red[(w * 4 + r) * 32 * Vec + x];
-      const int l = x / Vec;  // the lane that held it
-      const int64_t i = (l / kLanes) * kThreadRows + 4 * g + r;
-      const int64_t j = int64_t{blockIdx.x} * kCols + (l % kLanes) * Vec + x % Vec;
+        sum += red[(w * 4 + r) * kCols + col];
+      const int64_t i = 4 * g + r, j = int64_t{blockIdx.x} * kCols + col;
       if (i < p.m && j < p.n) sgemm_skinny_out(p, i, j, sum);
     }
   }
 }
 
 template <int Rows, int Vec>
-__global__ void __launch_bounds__(
-    kSgemmSkinnyThreads,
-    min_blocks_per_sm(kSgemmSkinnyThreads,
-                      sgemm_skinny_reg_blocks(Rows, SgemmSkinnyMode::kKContig)))
+__global__ void __launch_bounds__(kSgemmSkinnyThreads,
+                                  min_blocks_per_sm(kSgemmSkinnyThreads,
+                                                    sgemm_skinny_reg_blocks(Rows)))
     sgemm_skinny_k_kernel(const SgemmSkinnyParams p) {
   constexpr int kChunk = kSgemmSkinnyChunk;
   constexpr int kStride = kChunk + kSgemmPad;  // staged A' row: lanes 16 bytes apart
