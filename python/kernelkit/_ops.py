@@ -238,7 +238,7 @@ def sgemm(A, B, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0, out=None, 
         require_shape(o, (m, n), op, "out")
         require_no_overlap(o, a, op, "out", "A")
         require_no_overlap(o, b, op, "out", "B")
-    ws = workspace(a, _C.sgemm_workspace_bytes(m, n, k), op)
+    ws = workspace(a, _C.sgemm_workspace_bytes(trans_a, trans_b, m, n, k), op)
     _launch(op, (a, b, o, ws), s, _C.sgemm, a.arg, b.arg, o.arg, _arg(ws), trans_a, trans_b, alpha,
             beta)
     return o.obj

@@ -345,7 +345,7 @@ void py_sgemm(const Array& A, const Array& B, const Array& C, const Array& works
   require_no_overlap(C, A, op, "C", "A");
   require_no_overlap(C, B, op, "C", "B");
   const auto ld = [](const Array& a) { return std::max<int64_t>(1, a.shape(1)); };
-  const auto ws = workspace_of(workspace, sgemm_workspace_bytes(m, n, k), A, op);
+  const auto ws = workspace_of(workspace, sgemm_workspace_bytes(trans_a, trans_b, m, n, k), A, op);
   DeviceGuard g(A);
   check(sgemm(trans_a, trans_b, m, n, k, alpha, ptr<const float>(A), ld(A), ptr<const float>(B),
               ld(B), beta, ptr<float>(C), ld(C), ws.first, ws.second, stream_of(stream)),
@@ -433,7 +433,8 @@ NB_MODULE(_C, m) {
         nb::arg("n"));
   m.def("gemv", &py_gemv, a("A"), a("x"), a("y"), ws, nb::arg("trans"), nb::arg("alpha"),
         nb::arg("beta"), nb::arg("stream"));
-  m.def("sgemm_workspace_bytes", &sgemm_workspace_bytes, nb::arg("m"), nb::arg("n"), nb::arg("k"));
+  m.def("sgemm_workspace_bytes", &sgemm_workspace_bytes, nb::arg("trans_a"), nb::arg("trans_b"),
+        nb::arg("m"), nb::arg("n"), nb::arg("k"));
   m.def("sgemm", &py_sgemm, a("A"), a("B"), a("C"), ws, nb::arg("trans_a"), nb::arg("trans_b"),
         nb::arg("alpha"), nb::arg("beta"), nb::arg("stream"));
   m.def("unary", &py_unary, nb::arg("op"), a("x"), a("out"), nb::arg("stream"));

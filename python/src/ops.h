@@ -49,7 +49,7 @@ size_t gemv_workspace_bytes(bool trans, int64_t m, int64_t n);
 cudaError_t gemv(bool trans, int64_t m, int64_t n, float alpha, const float* A, int64_t lda,
                  const float* x, float beta, float* y, void* workspace, size_t workspace_bytes,
                  cudaStream_t s);
-size_t sgemm_workspace_bytes(int64_t m, int64_t n, int64_t k);
+size_t sgemm_workspace_bytes(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k);
 cudaError_t sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                   const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
                   int64_t ldc, void* workspace, size_t workspace_bytes, cudaStream_t s);

@@ -25,8 +25,8 @@ cudaError_t gemv(bool trans, int64_t m, int64_t n, float alpha, const float* A, 
                          workspace_bytes, s);
 }
 
-size_t sgemm_workspace_bytes(int64_t m, int64_t n, int64_t k) {
-  return kernelkit::sgemm_workspace_bytes(m, n, k);
+size_t sgemm_workspace_bytes(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k) {
+  return kernelkit::sgemm_workspace_bytes(blas_op(trans_a), blas_op(trans_b), m, n, k);
 }
 
 cudaError_t sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,

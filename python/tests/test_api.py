@@ -85,7 +85,12 @@ def test_workspace_bytes_of_every_op():
             assert _C.row_reduce_workspace_bytes(dt, rows, cols) >= 0
     for trans in (False, True):
         assert _C.gemv_workspace_bytes(trans, 8, 1 << 22) >= 0
-    assert _C.sgemm_workspace_bytes(64, 64, 1 << 20) >= 0
+    for trans_a in (False, True):
+        for trans_b in (False, True):
+            assert _C.sgemm_workspace_bytes(trans_a, trans_b, 64, 64, 1 << 20) >= 0
+    # only op(B) = B^T may pack B into the workspace
+    assert _C.sgemm_workspace_bytes(False, True, 2048, 2048, 2048) > \
+        _C.sgemm_workspace_bytes(False, False, 2048, 2048, 2048)
     with pytest.raises(TypeError, match="int8"):
         _C.row_reduce_workspace_bytes("int8", 4, 4)
     with pytest.raises(ValueError, match="rows = -1"):
