@@ -124,10 +124,16 @@ TEST(SoftmaxPlan, WarpGroupsAndPacks) {
   EXPECT_EQ(p.pack, 4);
   EXPECT_EQ(p.group, 8);
   EXPECT_EQ(p.packs, 1);
+  EXPECT_TRUE(p.on_grid);
   // a row starting one element past a boundary spans one more pack: 16 lanes
   p = plan(1048576, 32, 4, d, 4, 4);
   EXPECT_EQ(p.pack, 4);
   EXPECT_EQ(p.group, 16);
+  EXPECT_FALSE(p.on_grid);
+  // widths off the pack grid (500 f16: rows start at 8-byte offsets) take the general kernel
+  EXPECT_FALSE(plan(67109, 500, 2, d).on_grid);
+  EXPECT_TRUE(plan(67109, 500, 4, d).on_grid);
+  EXPECT_TRUE(plan(349525, 96, 2, d).on_grid);
   // 1000 f32 columns = 250 packs -> 32 lanes x 8 packs; 1024 f16 = 128 packs -> 32 x 4
   p = plan(33554, 1000, 4, d);
   EXPECT_EQ(p.group, 32);
@@ -142,9 +148,15 @@ TEST(SoftmaxPlan, WarpGroupsAndPacks) {
   EXPECT_EQ(p.packs, 8);
   // f32 rows up to 16 floats a lane keep 12 blocks of 128 threads a SM (40 registers), f16
   // 10 (48), 32 floats a lane 8 (64)
-  EXPECT_EQ(plan(1048576, 32, 4, d).blocks_per_sm, 12);
+  // (rows on the pack grid with one pack a lane: f32 16 blocks (32 registers), 2-byte 12)
+  EXPECT_EQ(plan(1048576, 32, 4, d, 4, 4).blocks_per_sm, 12);
+  EXPECT_EQ(plan(1048576, 32, 4, d).blocks_per_sm, 16);
   EXPECT_EQ(plan(67109, 500, 4, d).blocks_per_sm, 12);
-  EXPECT_EQ(plan(1048576, 32, 2, d).blocks_per_sm, 10);
+  EXPECT_EQ(plan(67109, 500, 2, d).blocks_per_sm, 10);
+  EXPECT_EQ(plan(1048576, 32, 2, d).blocks_per_sm, 12);
+  EXPECT_EQ(plan(349525, 96, 2, d).blocks_per_sm, 12);
+  EXPECT_EQ(plan(349525, 96, 4, d).blocks_per_sm, 16);
+  EXPECT_EQ(plan(1048576, 33, 2, d).blocks_per_sm, 10);
   EXPECT_EQ(plan(33554, 1000, 4, d).blocks_per_sm, 8);
   EXPECT_EQ(plan(32768, 1024, 2, d).blocks_per_sm, 8);
 }
@@ -296,7 +308,9 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
       EXPECT_LE(int64_t{s.grid.x}, kk::ceil_div<int64_t>(rows, rows_per_block));
       // the kernel's register bound gives the planned residency
       const int regs = kk::detail::softmax_regs_bound(
-          d, 128, kk::detail::softmax_warp_min_blocks(p.pack, p.packs));
+          d, 128, kk::detail::softmax_warp_min_blocks(p.pack, p.packs, p.on_grid));
+      // on the pack grid exactly when every row starts on a 16-byte boundary
+      EXPECT_EQ(p.on_grid, p.pack > 1 && in_off % 16 == 0 && cols % p.pack == 0);
       EXPECT_EQ(p.blocks_per_sm, kk::blocks_per_sm(d, 128, regs, 0));
       break;
     }

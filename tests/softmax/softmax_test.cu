@@ -77,6 +77,33 @@ TYPED_TEST(SoftmaxTest, InPlace) {
 
 // One block per row, the row in shared memory, with the plan's grid lowered to 3 blocks (the
 // kernel strides by gridDim.x), so that each block runs 7-8 rows back to back: rows of
+// The warp path on the pack grid (rows start on 16-byte boundaries, whole packs: one
+// predicated 16-byte load and store a pack) at every lane group and packs a lane the plan
+// picks, and the general kernel at the same widths with rows off the grid (shifted pointers,
+// one element more); the grid shrunk to 3 blocks so every warp loops over rows, and rows
+// that leave the last groups idle; in place.
+TYPED_TEST(SoftmaxTest, WarpRowsOnAndOffThePackGrid) {
+  using T = TypeParam;
+  constexpr int kPack = 16 / sizeof(T);
+  const kk::DeviceInfo d = device();
+  uint64_t seed = 7000;
+  for (const int64_t vp : {1, 2, 3, 4, 8, 12, 16, 17, 32, 33, 64, 100, 128, 200, 256}) {
+    if (vp * kPack > 1024) continue;
+    for (const int64_t cols : {vp * kPack, vp * kPack + 1}) {
+      for (const Layout& l : {kAligned, kInPlace, Layout{3, 3, false}}) {
+        const int64_t rows = rows_for(1001, cols);
+        kk::SoftmaxPlan p = plan_for<T>(rows, cols, l, d);
+        ASSERT_EQ(int(p.path), int(SoftmaxPath::kWarp)) << cols;
+        EXPECT_EQ(p.on_grid, cols % kPack == 0 && l.in_shift == 0) << cols;
+        p.shape.grid.x = 3;
+        for (const bool log : {false, true})
+          EXPECT_TRUE(run_case<T>(rows, cols, log, l, seed++, Runner{&p}))
+              << cols << " group " << p.group << " packs " << p.packs << " on_grid " << p.on_grid;
+      }
+    }
+  }
+}
+
 // 1025..8184 columns, off the pack grid (partial head and tail packs), in place.
 TYPED_TEST(SoftmaxTest, BlockRowsLoop) {
   using T = TypeParam;

@@ -56,29 +56,33 @@ template <typename T, SoftmaxKind Kind, int Pack>
 cudaError_t softmax_launch_warp(const SoftmaxPlan& p, const T* in, T* out, int64_t rows,
                                 int64_t cols64, cudaStream_t stream) {
   const int cols = static_cast<int>(cols64);  // the warp path's rows are at most 1024 wide
-  return dispatch<1, 2, 4, 8, 16, 32>(p.group, [&](auto group) {
-    constexpr int kGroup = decltype(group)::value;
-    if constexpr (kGroup < kWarpSize) {
-      // narrow groups hold one pack a lane, and only with 16-byte packs
-      if constexpr (Pack == 1) {
-        return cudaErrorInvalidValue;
-      } else {
-        if (p.packs != 1) return cudaErrorInvalidValue;
-        return launch(softmax_warp_kernel<T, Kind, Pack, kGroup, 1>, p.shape, stream, in, out, rows,
-                      cols);
-      }
-    } else if constexpr (Pack > 1) {
-      return dispatch_pow2<1, kSoftmaxWarpFloats / Pack>(p.packs, [&](auto packs) {
-        return launch(softmax_warp_kernel<T, Kind, Pack, kWarpSize, decltype(packs)::value>,
-                      p.shape, stream, in, out, rows, cols);
+  if constexpr (Pack == 1) {
+    // in / out at different offsets within 16 bytes: 32 lanes, 1, 8 or 32 elements a lane
+    if (p.group != kWarpSize || p.on_grid) return cudaErrorInvalidValue;
+    return dispatch<1, 8, 32>(p.packs, [&](auto packs) {
+      return launch(softmax_warp_kernel<T, Kind, 1, kWarpSize, decltype(packs)::value, false>,
+                    p.shape, stream, in, out, rows, cols);
+    });
+  } else {
+    return dispatch<false, true>(p.on_grid, [&](auto grid) {
+      constexpr bool kOnGrid = decltype(grid)::value;
+      return dispatch<1, 2, 4, 8, 16, 32>(p.group, [&](auto group) {
+        constexpr int kGroup = decltype(group)::value;
+        if constexpr (kGroup < kWarpSize) {
+          // narrow groups hold one pack a lane
+          if (p.packs != 1) return cudaErrorInvalidValue;
+          return launch(softmax_warp_kernel<T, Kind, Pack, kGroup, 1, kOnGrid>, p.shape, stream, in,
+                        out, rows, cols);
+        } else {
+          return dispatch_pow2<1, kSoftmaxWarpFloats / Pack>(p.packs, [&](auto packs) {
+            return launch(
+                softmax_warp_kernel<T, Kind, Pack, kWarpSize, decltype(packs)::value, kOnGrid>,
+                p.shape, stream, in, out, rows, cols);
+          });
+        }
       });
-    } else {
-      return dispatch<1, 8, 32>(p.packs, [&](auto packs) {
-        return launch(softmax_warp_kernel<T, Kind, 1, kWarpSize, decltype(packs)::value>, p.shape,
-                      stream, in, out, rows, cols);
-      });
-    }
-  });
+    });
+  }
 }
 
 template <typename T, SoftmaxKind Kind, int Pack, int Block, SoftmaxCombine Combine>

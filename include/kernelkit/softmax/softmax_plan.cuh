@@ -83,8 +83,11 @@ inline constexpr int64_t kSoftmaxSplitMinBytesPerSm = 64 * 1024;
 // one pack and so two rows): f32 16-byte packs up to 16 floats 12 blocks (40 registers),
 // the others up to 16 floats 10 (48), 32 floats 8 (64): the most blocks that build
 // without spills on sm_90 and sm_100 (2-byte one-pack and two-pack kernels spill 8 bytes
-// at 40 on sm_100). The old kernels (no register bound) ran 12-16 blocks of these.
-__host__ __device__ constexpr int softmax_warp_min_blocks(int pack, int packs) {
+// at 40 on sm_100). Rows on the pack grid with one pack a lane (no element-wise code):
+// f32 16 blocks (32 registers), 2-byte 12 (40), what they take unbounded on sm_90 / sm_100
+// and what the old library's kernel ran (0.95-0.99 of the copy at 349525x96).
+__host__ __device__ constexpr int softmax_warp_min_blocks(int pack, int packs, bool on_grid) {
+  if (on_grid && packs == 1) return pack == 4 ? 16 : 12;
   const int floats = pack * packs * (packs == 1 ? 2 : 1);
   return floats > 16 ? 8 : (pack == 4 ? 12 : 10);
 }
@@ -133,6 +136,10 @@ struct SoftmaxPlan {
   // a group hold group x packs packs, at least the row's.
   int group = 32;
   int packs = 1;
+  // kWarp: every row starts on a 16-byte boundary and is a whole number of packs (pack > 1,
+  // in 16-byte aligned, cols % pack == 0): a lane's pack is wholly in its row or past it,
+  // so the kernel has no head offset and no element-wise end packs.
+  bool on_grid = false;
   // Chunk paths: blocks that share one row (1 for kBlock / kTwoPass, the cluster size for
   // kCluster, chunks per row for kGrid); chunk j is [softmax_chunk_begin(j), ...(j + 1)).
   int split = 1;
@@ -172,9 +179,11 @@ inline int64_t softmax_round_up(int64_t v, int64_t m) {
 // kWarp when the row fits the lanes of one warp: the narrowest group with one pack a lane,
 // else 32 lanes with the fewest packs a lane (pack > 1: 2, 4 or 8 up to 32 floats; pack 1:
 // 1, 8 or 32 elements, the rare in / out alignment mismatch).
-inline bool softmax_plan_warp(int64_t rows, int64_t vp, const DeviceInfo& d, SoftmaxPlan* p) {
+inline bool softmax_plan_warp(int64_t rows, int64_t vp, bool on_grid, const DeviceInfo& d,
+                              SoftmaxPlan* p) {
   if (vp > int64_t{kWarpSize} * (kSoftmaxWarpFloats / p->pack)) return false;
   p->path = SoftmaxPath::kWarp;
+  p->on_grid = on_grid && p->pack > 1;
   if (p->pack > 1 && vp <= kWarpSize) {
     p->group = static_cast<int>(softmax_pow2_at_least(vp));
     p->packs = 1;
@@ -186,8 +195,8 @@ inline bool softmax_plan_warp(int64_t rows, int64_t vp, const DeviceInfo& d, Sof
   }
   const int rows_per_group = p->packs == 1 ? 2 : 1;
   const int64_t rows_per_block = int64_t{kSoftmaxWarpBlock / p->group} * rows_per_group;
-  const int regs =
-      softmax_regs_bound(d, kSoftmaxWarpBlock, softmax_warp_min_blocks(p->pack, p->packs));
+  const int regs = softmax_regs_bound(d, kSoftmaxWarpBlock,
+                                      softmax_warp_min_blocks(p->pack, p->packs, p->on_grid));
   p->blocks_per_sm = blocks_per_sm(d, kSoftmaxWarpBlock, regs, 0);
   const int64_t blocks = ceil_div(rows, rows_per_block);
   p->shape.block = dim3(kSoftmaxWarpBlock);
@@ -408,7 +417,8 @@ inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, int 
   const int64_t offset0 = (in_mod / elem_bytes) % p.pack;
   const int64_t vp = cols % p.pack == 0 ? ceil_div<int64_t>(offset0 + cols, p.pack)
                                         : ceil_div<int64_t>(cols + p.pack - 1, p.pack);
-  if (softmax_plan_warp(rows, vp, d, &p)) return p;
+  const bool on_grid = in_mod == 0 && cols % p.pack == 0;
+  if (softmax_plan_warp(rows, vp, on_grid, d, &p)) return p;
   const int64_t pack_bytes = int64_t{p.pack} * elem_bytes;
   SoftmaxPlan block = p, cluster = p, grid = p;
   const bool has_block = softmax_plan_block(rows, vp, pack_bytes, d, &block);

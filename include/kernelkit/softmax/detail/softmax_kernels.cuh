@@ -230,14 +230,21 @@ struct FMax {
 // base + k * (32 / Group) + group (k < rows a group): consecutive groups read consecutive
 // rows. The loop is uniform over the warp (every lane runs every shuffle); a group past the
 // last row computes on -inf and stores nothing.
-template <typename T, SoftmaxKind Kind, int Pack, int Group, int Packs>
+// OnGrid (the plan's on_grid): every row starts on a 16-byte boundary and is a whole number
+// of packs, so a lane's pack is wholly in the row or wholly past it: one predicated 16-byte
+// load over -inf bits and one predicated 16-byte store, no head offset, no element-wise
+// code (the old library's kernel, which ran these rows at 0.95-0.99 of the copy with 32
+// registers for f32, 40 for f16). Otherwise rows may start anywhere in a pack: the partial
+// end packs move element by element.
+template <typename T, SoftmaxKind Kind, int Pack, int Group, int Packs, bool OnGrid>
 __global__ void __launch_bounds__(kSoftmaxWarpBlock,
                                   min_blocks_per_sm(kSoftmaxWarpBlock,
-                                                    softmax_warp_min_blocks(Pack, Packs)))
+                                                    softmax_warp_min_blocks(Pack, Packs, OnGrid)))
     softmax_warp_kernel(const T* in, T* out, int64_t rows, int cols) {
   static_assert(Group >= 1 && Group <= kWarpSize && (Group & (Group - 1)) == 0,
                 "a row group is 1, 2, 4, 8, 16 or 32 lanes of one warp");
   static_assert(Pack * Packs <= kSoftmaxWarpFloats, "a lane holds at most 32 floats of a row");
+  static_assert(!OnGrid || Pack > 1, "rows on the pack grid use 16-byte packs");
   constexpr bool kFast = kSoftmaxFast<T>;
   constexpr int kRows = Packs == 1 ? 2 : 1;
   constexpr int kGroups = kWarpSize / Group;
@@ -255,6 +262,22 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock,
       const int64_t row = base + k * kGroups + group;
       const T* src = in + (row < rows ? row : 0) * cols;
       const int n = row < rows ? cols : 0;
+      if constexpr (OnGrid) {
+        head[k] = 0;
+#pragma unroll
+        for (int p = 0; p < Packs; ++p) {
+          const int c = (p * Group + lane) * Pack;
+          PackOf<T, Pack> raw;  // -inf where the pack is past the row (or the row past rows)
+#pragma unroll
+          for (int j = 0; j < Pack; ++j)
+            raw.elem[j] = lowest<T>();
+          if (c < n) raw = load_pack<Pack>(src + c, 0);
+#pragma unroll
+          for (int j = 0; j < Pack; ++j)
+            x[k][p][j] = convert<float>(raw.elem[j]);
+        }
+        continue;
+      }
       head[k] = (Pack - static_cast<int>(pack_head<Pack>(src, Pack))) % Pack;
 #pragma unroll
       for (int p = 0; p < Packs; ++p) {
@@ -326,13 +349,13 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock,
           y[j] = Kind == SoftmaxKind::kSoftmax ? x[k][p][j] * inv : (x[k][p][j] - m[k]) - log_s;
         }
         const int c = (p * Group + lane) * Pack - head[k];
-        if (c >= 0 && c + Pack <= cols) {
+        if (OnGrid ? c < cols : (c >= 0 && c + Pack <= cols)) {
           PackOf<T, Pack> o;
 #pragma unroll
           for (int j = 0; j < Pack; ++j)
             o.elem[j] = convert<T>(y[j]);
           store_pack<Pack>(dst + c, 0, o);
-        } else if (c + Pack > 0 && c < cols) {  // a partial end pack; idle lanes skip
+        } else if (!OnGrid && c + Pack > 0 && c < cols) {  // a partial end pack; idle lanes skip
 #pragma unroll
           for (int j = 0; j < Pack; ++j) {
             if (c + j >= 0 && c + j < cols) dst[c + j] = convert<T>(y[j]);
