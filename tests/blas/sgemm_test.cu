@@ -614,6 +614,86 @@ TEST_F(SgemmTest, SkinnyShapes) {
       }
 }
 
+// The library's plan for case c with plan.skinny.stages replaced by `stages` (0: B' through
+// registers, sgemm_skinny_n_kernel; 2..4, at most what the device holds: the staged kernel)
+// where the plan is the 32-row kNContig kernel with 16-byte B' rows; otherwise the plan as it
+// is. With the workspace (dirty) or none.
+sgemm_testing::SgemmCall forced_skinny_stages(int stages, bool workspace) {
+  namespace kd = kernelkit::detail;
+  return [=](const SgemmCase& c, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
+             int64_t ldc) -> cudaError_t {
+    kernelkit::DeviceInfo d;
+    KERNELKIT_RETURN_IF_ERROR(kernelkit::current_device_info(&d));
+    const kernelkit::SgemmAlignment al{kd::sgemm_aligned16(A), kd::sgemm_aligned16(B),
+                                       kd::sgemm_aligned16(C)};
+    const int64_t k_used = c.alpha == 0.f ? 0 : c.k;
+    const size_t ws_bytes = workspace ? kernelkit::sgemm_workspace_bytes(c.m, c.n, c.k) : 0;
+    kernelkit::SgemmPlan plan =
+        kernelkit::plan_sgemm(c.op_a, c.op_b, c.m, c.n, k_used, lda, ldb, ldc, al, ws_bytes, d);
+    kernelkit::SgemmSkinnyPlan& s = plan.skinny;
+    if (plan.path == kernelkit::SgemmPath::kSkinny &&
+        s.mode == kernelkit::SgemmSkinnyMode::kNContig && s.rows == 32 && s.vec == 4) {
+      const int most = kd::sgemm_skinny_stages(d);
+      EXPECT_EQ(s.stages, most);
+      s.stages = std::min(stages, most);
+      s.smem_optin = most * kd::sgemm_skinny_staged_stage_bytes();  // one opt-in a device
+      plan.shape.smem =
+          static_cast<size_t>(s.stages > 0 ? s.stages * kd::sgemm_skinny_staged_stage_bytes()
+                                           : kd::sgemm_skinny_smem(s.rows, s.vec, s.mode));
+    }
+    auto ws = dirty_bytes(plan.workspace_used + 16, 0xFF);
+    const cudaError_t e = kernelkit::launch_sgemm(plan, c.m, c.n, k_used, c.alpha, A, lda, B, ldb,
+                                                  c.beta, C, ldc, ws.get(), nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return e;
+  };
+}
+
+// The 32-row kNContig path with B' staged in shared memory (sm_80+: the library's choice for
+// m' 9..32 with 16-byte B' rows) at every stage count the device allows and through registers,
+// split and not, every op combination (the skinny shapes that take kNContig: op_b == N, or
+// op_a == T for the transposed ones), against float64; A and C padded (4-byte aligned rows),
+// B padded by 4; the staged and register kernels give the same bits.
+TEST_F(SgemmTest, SkinnyStagedEveryStageAndSplit) {
+  const int64_t shapes[][3] = {{9, 515, 1029}, {17, 4100, 64},  {32, 333, 2000}, {32, 1030, 1100},
+                               {20, 260, 130}, {516, 32, 1029}, {12, 4, 200}};
+  uint64_t seed = 9000;
+  for (BlasOp oa : kOps)
+    for (BlasOp ob : kOps)
+      for (const auto& sh : shapes)
+        for (bool workspace : {false, true}) {
+          SgemmCase c{oa, ob, sh[0], sh[1], sh[2]};
+          c.beta = 0.5f;
+          for (int stages : {0, 2, 3, 4}) {
+            const std::string name =
+                "skinny stages " + std::to_string(stages) + (workspace ? " ws" : " no ws");
+            sgemm_testing::run_call(name, forced_skinny_stages(stages, workspace), any_args, c,
+                                    seed++);
+          }
+          SgemmCase p = c;
+          p.pad_a = 3, p.pad_b = 4, p.pad_c = 2, p.small_ints = true;
+          sgemm_testing::run_call("skinny staged padded", forced_skinny_stages(4, workspace),
+                                  any_args, p, seed++);
+          // same bits, staged and through registers
+          const int64_t lda = oa == BlasOp::N ? c.k : c.m, ldb = ob == BlasOp::N ? c.n : c.k;
+          auto hA = kktest::random_vector<float>(size_t(c.m * c.k), seed++);
+          auto hB = kktest::random_vector<float>(size_t(c.k * c.n), seed++);
+          auto dA = kktest::to_device(hA), dB = kktest::to_device(hB);
+          DeviceBuffer<float> c1(size_t(c.m * c.n)), c2(size_t(c.m * c.n));
+          c1.poison();
+          c2.poison();
+          c.beta = 0.f;
+          ASSERT_EQ(
+              forced_skinny_stages(0, workspace)(c, dA.get(), lda, dB.get(), ldb, c1.get(), c.n),
+              cudaSuccess);
+          ASSERT_EQ(
+              forced_skinny_stages(4, workspace)(c, dA.get(), lda, dB.get(), ldb, c2.get(), c.n),
+              cudaSuccess);
+          EXPECT_TRUE(kktest::same_bits(c1.download(), c2.download()))
+              << c.m << "x" << c.n << "x" << c.k << " ops " << int(oa) << int(ob);
+        }
+}
+
 // alpha and beta on every path (beta == 0 with NaN in C, alpha == 0 with NaN in A).
 TEST_F(SgemmTest, AlphaBetaEveryPath) {
   const int64_t shapes[][3] = {{1, 300, 200},  {8, 300, 200},   {300, 8, 200},
