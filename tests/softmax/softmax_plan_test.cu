@@ -177,9 +177,12 @@ TEST(SoftmaxPlan, SharedMemoryRowsAndBuffers) {
   EXPECT_EQ(p.shape.block.x, 32u);
   EXPECT_EQ(p.blocks_per_sm, 32);
   EXPECT_EQ(p.buffers, 2);
-  // 8 KB f16 rows: 64 threads
-  p = plan(8192, 4096, 2, d);
-  EXPECT_EQ(p.shape.block.x, 64u);
+  // 8 KB f16 rows off the pack grid (2 bytes past a boundary: 513 packs): 128 threads (on
+  // the grid they are held in registers: BlockRegisterRows)
+  p = plan(8192, 4096, 2, d, 2, 2);
+  EXPECT_EQ(p.path, SoftmaxPath::kBlock);
+  EXPECT_FALSE(p.on_grid);
+  EXPECT_EQ(p.shape.block.x, 128u);
   // a T4 (1024 threads, 16 blocks a SM): 32-thread blocks still fill half of it
   p = plan(22370, 1500, 2, kktest::t4());
   EXPECT_EQ(p.shape.block.x, 32u);
@@ -210,6 +213,53 @@ TEST(SoftmaxPlan, SharedMemoryRowsAndBuffers) {
   EXPECT_EQ(p.blocks_per_sm, 1);
   EXPECT_GE(p.buffer_bytes, 50257 * 4);
   EXPECT_LE(p.shape.smem, size_t(d.smem_per_block_optin));
+}
+
+// 2-byte rows on the pack grid up to 16384 columns: one block per row, the row in
+// registers, the register shape holding the row with the most resident blocks (on an H100
+// 32 registers, 2048 threads a SM for 2 packs a thread; 40 registers for 4), one block per
+// row up to 32 waves. f32, rows off the grid and wider rows keep shared memory.
+TEST(SoftmaxPlan, BlockRegisterRows) {
+  const kk::DeviceInfo d = kktest::h100();
+  struct Want {
+    int64_t rows, cols;
+    unsigned block;
+    int packs, bps;
+  };
+  for (const Want w :
+       {Want{16384, 2048, 128, 2, 16}, Want{32767, 1032, 128, 2, 16}, Want{11185, 3000, 256, 2, 8},
+        Want{8192, 4096, 256, 2, 8}, Want{6711, 5000, 512, 2, 4}, Want{4096, 8192, 512, 2, 4},
+        Want{3355, 10000, 512, 4, 3}, Want{2048, 16384, 512, 4, 3}}) {
+    for (const int off : {0, 16 * 7}) {
+      const SoftmaxPlan p = plan(w.rows, w.cols, 2, d, off, off);
+      SCOPED_TRACE(std::to_string(w.rows) + "x" + std::to_string(w.cols) + ": " + describe(p));
+      EXPECT_EQ(p.path, SoftmaxPath::kBlock);
+      EXPECT_TRUE(p.on_grid);
+      EXPECT_EQ(p.shape.block.x, w.block);
+      EXPECT_EQ(p.packs, w.packs);
+      EXPECT_EQ(p.blocks_per_sm, w.bps);
+      EXPECT_EQ(p.buffers, 0);
+      EXPECT_EQ(p.shape.smem, 0u);
+      EXPECT_EQ(int64_t{p.shape.grid.x}, w.rows);  // one block per row (< 32 waves)
+    }
+  }
+  // f32, off the grid (row start, width), past 16384 columns: shared memory
+  EXPECT_FALSE(plan(8192, 4096, 4, d).on_grid);
+  EXPECT_FALSE(plan(8192, 4096, 2, d, 2, 2).on_grid);
+  EXPECT_FALSE(plan(8192, 4100, 2, d).on_grid);
+  EXPECT_FALSE(plan(8192, 4096, 2, d, 0, 16 + 8).on_grid);  // out at another offset: pack 1
+  SoftmaxPlan p = plan(1024, 16392, 2, d);
+  EXPECT_EQ(p.path, SoftmaxPath::kBlock);
+  EXPECT_FALSE(p.on_grid);
+  // many rows: 32 waves of resident blocks, the blocks loop over the rest
+  p = plan(1000000, 2048, 2, d);
+  EXPECT_TRUE(p.on_grid);
+  EXPECT_EQ(int64_t{p.shape.grid.x}, int64_t{16} * d.sm_count * 32);
+  // a T4 (1024 threads a SM, 64 registers at 8 blocks of 128): 128 x 2 still
+  p = plan(16384, 2048, 2, kktest::t4());
+  EXPECT_TRUE(p.on_grid);
+  EXPECT_EQ(p.shape.block.x, 128u);
+  EXPECT_EQ(p.blocks_per_sm, 8);
 }
 
 TEST(SoftmaxPlan, GridRounds) {
@@ -282,6 +332,31 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
   }
   if (p.path == SoftmaxPath::kCluster) EXPECT_TRUE(s.is_cluster());
   EXPECT_EQ(s.cooperative, p.path == SoftmaxPath::kGrid);
+  // 2-byte rows on the pack grid (every row 16-byte aligned) up to 16384 columns: kBlock
+  // in registers, unless a split was preferred
+  const bool grid_rows = elem == 2 && in_off % 16 == 0 && out_off % 16 == 0 && cols % 8 == 0;
+  if (p.path == SoftmaxPath::kBlock) EXPECT_EQ(p.on_grid, grid_rows && cols <= 16384);
+  if (p.path != SoftmaxPath::kWarp && p.path != SoftmaxPath::kBlock) EXPECT_FALSE(p.on_grid);
+  if (p.path == SoftmaxPath::kBlock && p.on_grid) {
+    // one of the instantiated shapes, holding the row, at the residency its bound gives
+    bool known = false;
+    for (const auto r : kk::detail::kSoftmaxRegisterShapes)
+      known = known || (int(s.block.x) == r.block && p.packs == r.packs);
+    EXPECT_TRUE(known);
+    EXPECT_EQ(p.pack, 8);
+    EXPECT_LE(cols / p.pack, int64_t{s.block.x} * p.packs);
+    EXPECT_EQ(p.split, 1);
+    EXPECT_EQ(p.buffers, 0);
+    EXPECT_EQ(s.smem, 0u);
+    EXPECT_LE(int64_t{s.grid.x}, rows);
+    const int block = int(s.block.x);
+    const int regs = kk::detail::softmax_regs_bound(
+        d, block, kk::detail::softmax_registers_min_blocks(block, p.packs));
+    EXPECT_EQ(regs, d.max_threads_per_sm >= 2048 ? (p.packs == 2 ? 32 : 40) : regs);
+    EXPECT_EQ(p.blocks_per_sm,
+              kk::blocks_per_sm(d, block, regs, kk::detail::softmax_registers_smem(block)));
+    return;
+  }
   // rows beyond the element limits of the pair slots etc.: the dispatchable templates
   const int slot = 8 / elem;
   const int64_t pack_bytes = int64_t{p.pack} * elem;

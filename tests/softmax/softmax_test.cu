@@ -93,8 +93,17 @@ TYPED_TEST(SoftmaxTest, WarpRowsOnAndOffThePackGrid) {
       for (const Layout& l : {kAligned, kInPlace, Layout{3, 3, false}}) {
         const int64_t rows = rows_for(1001, cols);
         kk::SoftmaxPlan p = plan_for<T>(rows, cols, l, d);
-        ASSERT_EQ(int(p.path), int(SoftmaxPath::kWarp)) << cols;
-        EXPECT_EQ(p.on_grid, cols % kPack == 0 && l.in_shift == 0) << cols;
+        // a row off the grid spans one pack more when it starts mid-pack: the widest ones
+        // leave the warp's lanes (kBlock then); on the grid, and whenever the worst span
+        // fits, the warp path is the plan's
+        const bool on_grid = cols % kPack == 0 && l.in_shift == 0;
+        const bool fits = (cols + kPack - 1) / kPack <=
+                          int64_t{kk::kWarpSize} * (kk::detail::kSoftmaxWarpFloats / kPack);
+        if (p.path != SoftmaxPath::kWarp) {
+          ASSERT_FALSE(on_grid || fits) << cols << " path " << int(p.path);
+          continue;
+        }
+        EXPECT_EQ(p.on_grid, on_grid) << cols;
         p.shape.grid.x = 3;
         for (const bool log : {false, true})
           EXPECT_TRUE(run_case<T>(rows, cols, log, l, seed++, Runner{&p}))
@@ -132,8 +141,17 @@ TYPED_TEST(SoftmaxTest, BlockSizesAndBuffers) {
   uint64_t seed = 6000;
   for (const int64_t cols : {int64_t{1025}, int64_t{1500}, int64_t{2048}, int64_t{3001}}) {
     for (const Layout& l : {kAligned, Layout{3, 3, false}, Layout{5, 5, true}}) {
-      const kk::SoftmaxPlan base = plan_for<T>(23, cols, l, d);
+      kk::SoftmaxPlan base = plan_for<T>(23, cols, l, d);
       ASSERT_EQ(int(base.path), int(SoftmaxPath::kBlock)) << cols;
+      if (base.on_grid) {
+        // 2-byte rows on the pack grid are planned in registers (BlockRegisterRows); here
+        // the same rows in shared memory
+        base.on_grid = false;
+        base.packs = 1;
+        const int64_t pack = 16 / sizeof(T);
+        ASSERT_TRUE(
+            kk::detail::softmax_plan_block(23, cols / pack, pack * int64_t{sizeof(T)}, d, &base));
+      }
       for (const int block : {32, 64, 128, 256, 512, 1024}) {
         for (const int buffers : {1, 2}) {
           kk::SoftmaxPlan p = base;
@@ -147,6 +165,51 @@ TYPED_TEST(SoftmaxTest, BlockSizesAndBuffers) {
                 << cols << " block " << block << " buffers " << buffers;
         }
       }
+    }
+  }
+}
+
+// 2-byte rows on the pack grid (16-byte aligned, cols a multiple of 8) up to 16384 columns:
+// the row in the registers of one block (kBlock with on_grid), at widths around each
+// register shape's capacity (128 x 2, 256 x 2, 512 x 2, 512 x 4 packs of 8: 2048, 4096,
+// 8192, 16384 columns) and in between, each width on every shape that holds it (threads
+// with packs past the row, and threads with no pack at all), the grid shrunk to 3 so that
+// blocks loop over rows, in place; softmax and log_softmax with -inf / all -inf / NaN rows.
+// f32 rows of the same widths stay in shared memory (on_grid false).
+TYPED_TEST(SoftmaxTest, BlockRegisterRows) {
+  using T = TypeParam;
+  constexpr int64_t kPack = 16 / sizeof(T);
+  const kk::DeviceInfo d = device();
+  uint64_t seed = 8000;
+  for (const int64_t cols : {1032, 1536, 2040, 2048, 2056, 3000, 4088, 4096, 4104, 6000, 8184, 8192,
+                             8200, 12000, 16376, 16384}) {
+    for (const Layout& l : {kAligned, kInPlace}) {
+      const int64_t rows = rows_for(23, cols) + 1;
+      const kk::SoftmaxPlan base = plan_for<T>(rows, cols, l, d);
+      ASSERT_EQ(int(base.path), int(SoftmaxPath::kBlock)) << cols;
+      ASSERT_EQ(base.on_grid, sizeof(T) == 2) << cols;
+      if (!base.on_grid) {
+        for (const bool log : {false, true})
+          EXPECT_TRUE(run_case<T>(rows, cols, log, l, seed++, Runner{&base})) << cols;
+        continue;
+      }
+      int shapes = 0;
+      for (const auto r : kk::detail::kSoftmaxRegisterShapes) {
+        if (cols / kPack > int64_t{r.block} * r.packs) continue;
+        ++shapes;
+        kk::SoftmaxPlan p = base;
+        p.shape.block.x = static_cast<unsigned>(r.block);
+        p.packs = r.packs;
+        p.shape.grid.x = 3;  // each block loops over several rows
+        for (const bool log : {false, true})
+          EXPECT_TRUE(run_case<T>(rows, cols, log, l, seed++, Runner{&p}))
+              << cols << " block " << r.block << " x " << r.packs << " packs";
+      }
+      EXPECT_GE(shapes, 1) << cols;
+      // and the plan's own shape and grid
+      for (const bool log : {false, true})
+        EXPECT_TRUE(run_case<T>(rows, cols, log, l, seed++, Runner{&base}))
+            << cols << " block " << base.shape.block.x << " x " << base.packs << " packs";
     }
   }
 }
@@ -178,18 +241,22 @@ template <typename T>
 BlockLimit block_limit(kk::DeviceInfo d) {
   d.cluster_launch = false;  // past a block: kTwoPass
   d.cooperative_launch = false;
-  const auto blocks = [&](int64_t cols) {
+  // (in_smem: only rows kept in shared memory count; 2-byte rows on the pack grid are held
+  // in registers up to 16384 columns, whatever the shared memory)
+  const auto blocks = [&](int64_t cols, bool in_smem) {
     int n = 0;
-    for (const Layout& l : kWideLayouts)
-      n += plan_for<T>(1, cols, l, d).path == SoftmaxPath::kBlock;
+    for (const Layout& l : kWideLayouts) {
+      const kk::SoftmaxPlan p = plan_for<T>(1, cols, l, d);
+      n += p.path == SoftmaxPath::kBlock && !(in_smem && p.on_grid);
+    }
     return n;
   };
   BlockLimit b{1024, 0};  // the warp path holds up to 1024 columns
-  while (blocks(b.fits + 1) == 3)
+  while (blocks(b.fits + 1, false) == 3)
     ++b.fits;
   b.past = b.fits + 1;
   for (int64_t c = b.past; c <= 2 * b.fits; ++c)
-    if (blocks(c) != 0) b.past = c + 1;
+    if (blocks(c, true) != 0) b.past = c + 1;
   return b;
 }
 
@@ -226,6 +293,12 @@ TYPED_TEST(SoftmaxTest, WidePaths) {
   // 2900 floats / 5800 2-byte elements), and just past the rows one block holds
   const BlockLimit b = block_limit<T>(small_device(8, kSmem, false, false));
   const int64_t w = b.fits;
+  // widths off the pack grid, where the case needs a shared-memory row or a split (2-byte
+  // rows on the grid up to 16384 columns are held in registers): one more column, or for
+  // the widest row one less
+  constexpr int64_t kPack = 16 / sizeof(T);
+  const auto off = [](int64_t c) { return c % kPack == 0 ? c + 1 : c; };
+  const int64_t w_off = w % kPack == 0 ? w - 1 : w;
   const int64_t two = first_width<T>(
       small_device(2, 1 << 30, false, false), 129, 1025, 1 << 16,
       [](const kk::SoftmaxPlan& p) { return p.path == SoftmaxPath::kBlock && p.buffers == 2; });
@@ -242,14 +315,14 @@ TYPED_TEST(SoftmaxTest, WidePaths) {
       // grid, rounds with two buffers (just past a block, and twice that); rounds with one
       // (two do not fit)
       {6, kSmem, false, true, SoftmaxPath::kGrid, 5, 2 * w + 1, 0, 2},
-      {6, kSmem, false, true, SoftmaxPath::kGrid, 13, b.past, 0, 2},
+      {6, kSmem, false, true, SoftmaxPath::kGrid, 13, off(b.past), 0, 2},
       {6, kSmem, false, true, SoftmaxPath::kGrid, 5, 5 * w + 3, 0, 1},
       // cluster per row (two-pass where the GPU has no clusters): of 4 blocks, and of 8
       // blocks of 512 threads, just past a block and wider (2 only comes with rows that fit
       // a block: Large_WideSweep)
       {8, kSmem, true, false, SoftmaxPath::kCluster, 4, four ? four : 4 * w, four ? 4 : 0, 0},
-      {8, kSmem, true, false, SoftmaxPath::kCluster, 4, b.past + 1, 0, 0},
-      {8, kSmem, true, false, SoftmaxPath::kCluster, 7, w * 17 / 10, 8, 0},
+      {8, kSmem, true, false, SoftmaxPath::kCluster, 4, off(b.past + 1), 0, 0},
+      {8, kSmem, true, false, SoftmaxPath::kCluster, 7, off(w * 17 / 10), 8, 0},
       {8, kSmem, true, false, SoftmaxPath::kCluster, 13, w * 17 / 5, 8, 0},
       {8, kSmem, true, false, SoftmaxPath::kCluster, 3, w * 17 / 5 + 1, 8, 0},
       // chunks too big for two blocks of 512 a SM: clusters of 1024-thread blocks, two
@@ -259,8 +332,8 @@ TYPED_TEST(SoftmaxTest, WidePaths) {
       // one block per row on 2 SMs, so that each block runs many rows: one buffer (the next
       // row loads during the write) at the widest row and at half of it; two buffers where
       // they cost no resident block
-      {2, kSmem, false, false, SoftmaxPath::kBlock, 37, w, 1, 1},
-      {2, kSmem, false, false, SoftmaxPath::kBlock, 37, w / 2 + 1, 1, 1},
+      {2, kSmem, false, false, SoftmaxPath::kBlock, 37, w_off, 1, 1},
+      {2, kSmem, false, false, SoftmaxPath::kBlock, 37, off(w / 2 + 1), 1, 1},
       {2, 1 << 30, false, false, SoftmaxPath::kBlock, 129, two, 1, 2},
       // the fallback: read twice
       {8, kSmem, false, false, SoftmaxPath::kTwoPass, 7, w * 17 / 5, 1, 0},

@@ -126,6 +126,25 @@ cudaError_t launch_softmax(const SoftmaxPlan& p, SoftmaxKind kind, const T* in, 
         if constexpr (kPath == Path::kWarp) {
           return softmax_launch_warp<T, kKind, kPack>(p, in, out, rows, cols, stream);
         } else if constexpr (kPath == Path::kBlock) {
+          if (p.on_grid) {
+            // 2-byte rows on the pack grid in registers: kSoftmaxRegisterShapes
+            if constexpr (sizeof(T) != 2 || kPack == 1) {
+              return cudaErrorInvalidValue;
+            } else {
+              return dispatch<128, 256, 512>(block, [&](auto b) {
+                constexpr int kB = decltype(b)::value;
+                return dispatch<2, 4>(p.packs, [&](auto n) {
+                  constexpr int kPacks = decltype(n)::value;
+                  if constexpr (kPacks == 4 && kB != 512) {
+                    return cudaErrorInvalidValue;
+                  } else {
+                    return launch(softmax_block_registers_kernel<T, kKind, kB, kPacks>, p.shape,
+                                  stream, in, out, rows, static_cast<int>(cols));
+                  }
+                });
+              });
+            }
+          }
           return dispatch<32, 64, 128, 256, 512, 1024>(block, [&](auto b) {
             constexpr int kBlock = decltype(b)::value;
             // pack 1 (in / out alignment mismatch) is planned with 256 or 1024 threads

@@ -9,7 +9,9 @@
 //  - kBlock: one block per row, the row in shared memory (read once, written once): any row
 //    up to what one block may hold (227 KiB on an H100, 163 KiB A100, 99 KiB L4, 64 KiB T4).
 //    Two row buffers when they fit without losing resident rows: the next row's loads are
-//    in flight while this one is reduced and written.
+//    in flight while this one is reduced and written. 2-byte rows on the pack grid (16-byte
+//    aligned, whole packs) up to 16384 columns: the row in the block's registers instead
+//    (on_grid; no shared-memory row).
 //  - kCluster (d.clusters()): rows too wide for one block (or too few rows to fill the GPU):
 //    a cluster of 2, 4 or 8 blocks per row, each holding a chunk in shared memory; the
 //    blocks' (max, sum) pairs meet through distributed shared memory.
@@ -92,6 +94,29 @@ __host__ __device__ constexpr int softmax_warp_min_blocks(int pack, int packs, b
   return floats > 16 ? 8 : (pack == 4 ? 12 : 10);
 }
 
+// kBlock on the pack grid, 2-byte types (SoftmaxPlan.on_grid): the row in the registers of
+// one block, Block threads x Packs 16-byte packs a thread (softmax_block_registers_kernel),
+// the old library's block-register kernel for aligned rows only (0.93-0.99 of the copy on
+// f16 rows of 3000..16384). The shapes launch_softmax instantiates, by capacity (block x
+// packs x 8 columns: 2048, 4096, 8192, 16384); the plan takes the one holding the row with
+// the most resident blocks (rows in flight) a SM.
+struct SoftmaxRegisterShape {
+  int block, packs;
+};
+inline constexpr SoftmaxRegisterShape kSoftmaxRegisterShapes[] = {
+    {128, 2}, {256, 2}, {512, 2}, {512, 4}};
+// Blocks per SM the register kernel's __launch_bounds__ ask for (capped by the compiled
+// architecture's threads and blocks per SM): 2 packs a thread all the SM's threads (32
+// registers on sm_80 / 90 / 100, what the old kernel took), 4 packs 1536 threads (40: at
+// 32, log_softmax 512 x 4 spills 4 bytes on sm_80; sm_90 takes 32 unbounded).
+__host__ __device__ constexpr int softmax_registers_min_blocks(int block, int packs) {
+  return (packs <= 2 ? 2048 : 1536) / block;
+}
+// Static shared memory of the register kernel: the block reduction's two slot sets.
+constexpr int softmax_registers_smem(int block) {
+  return 2 * (block / kWarpSize) * 8;
+}
+
 // Registers per thread that __launch_bounds__(block, min_blocks_per_sm(block, cap))
 // guarantee on device d (the same rule min_blocks_per_sm applies to the compiled
 // architecture's threads and blocks per SM), in the allocation unit of 8.
@@ -133,12 +158,15 @@ struct SoftmaxPlan {
   // inside the vectorized loops), else 1.
   int pack = 1;
   // kWarp: lanes that share one row (1, 2, ..., 32) and packs each lane holds; the lanes of
-  // a group hold group x packs packs, at least the row's.
+  // a group hold group x packs packs, at least the row's. kBlock on the grid: packs a thread
+  // holds (group unused).
   int group = 32;
   int packs = 1;
   // kWarp: every row starts on a 16-byte boundary and is a whole number of packs (pack > 1,
   // in 16-byte aligned, cols % pack == 0): a lane's pack is wholly in its row or past it,
-  // so the kernel has no head offset and no element-wise end packs.
+  // so the kernel has no head offset and no element-wise end packs. kBlock (2-byte types):
+  // the same rows held in the registers of the block (shape.block threads x `packs` packs a
+  // thread, no shared-memory row: split 1, buffers 0) instead of in shared memory.
   bool on_grid = false;
   // Chunk paths: blocks that share one row (1 for kBlock / kTwoPass, the cluster size for
   // kCluster, chunks per row for kGrid); chunk j is [softmax_chunk_begin(j), ...(j + 1)).
@@ -267,6 +295,42 @@ inline bool softmax_plan_block(int64_t rows, int64_t vp, int64_t pack_bytes, con
   p->shape.block = dim3(block);
   p->shape.grid = dim3(static_cast<unsigned>(std::min(rows, slots)));
   p->shape.smem = static_cast<size_t>(scratch + p->buffers * buf);
+  return true;
+}
+
+// kBlock for rows on the pack grid of a 2-byte type: one block per row, the row in
+// registers. Among kSoftmaxRegisterShapes that hold the row's vp packs, the one with the
+// most resident blocks a SM (registers from its __launch_bounds__, threads, blocks per SM);
+// on a tie the smaller. The grid: one block per row up to kDefaultWaves waves of resident
+// blocks (a block that ends takes the next row: no rows-per-block imbalance), rows looping
+// past that.
+inline bool softmax_plan_block_registers(int64_t rows, int64_t vp, const DeviceInfo& d,
+                                         SoftmaxPlan* p) {
+  int block = 0, packs = 0, best = 0;
+  for (const SoftmaxRegisterShape r : kSoftmaxRegisterShapes) {
+    if (vp > int64_t{r.block} * r.packs) continue;
+    const int regs = softmax_regs_bound(d, r.block, softmax_registers_min_blocks(r.block, r.packs));
+    const int bps = blocks_per_sm(d, r.block, regs, softmax_registers_smem(r.block));
+    if (bps > best) {
+      block = r.block;
+      packs = r.packs;
+      best = bps;
+    }
+  }
+  if (best < 1) return false;
+  p->path = SoftmaxPath::kBlock;
+  p->on_grid = true;
+  p->packs = packs;
+  p->split = 1;
+  p->buffers = 0;
+  p->buffer_bytes = 0;
+  p->blocks_per_sm = best;
+  const int64_t slots = int64_t{best} * d.sm_count;
+  p->fill = softmax_fill(rows, slots, 1, slots, d.sm_count);
+  p->shape.block = dim3(static_cast<unsigned>(block));
+  p->shape.grid =
+      dim3(static_cast<unsigned>(grid_size_for(rows * block, block, d, kDefaultWaves, best)));
+  p->shape.smem = 0;
   return true;
 }
 
@@ -421,7 +485,11 @@ inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, int 
   if (softmax_plan_warp(rows, vp, on_grid, d, &p)) return p;
   const int64_t pack_bytes = int64_t{p.pack} * elem_bytes;
   SoftmaxPlan block = p, cluster = p, grid = p;
-  const bool has_block = softmax_plan_block(rows, vp, pack_bytes, d, &block);
+  // 2-byte rows on the pack grid in registers (f32 keeps its shared-memory row: its kBlock
+  // computes exp once an element from there)
+  const bool has_block = (on_grid && p.pack > 1 && elem_bytes == 2 &&
+                          softmax_plan_block_registers(rows, vp, d, &block)) ||
+                         softmax_plan_block(rows, vp, pack_bytes, d, &block);
   const bool has_cluster = softmax_plan_cluster(rows, cols, pack_bytes, d, &cluster);
   const bool has_grid = softmax_plan_grid(rows, cols, elem_bytes, pack_bytes, d, &grid);
   if (has_block) {
