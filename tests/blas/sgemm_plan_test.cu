@@ -115,7 +115,6 @@ TEST(SgemmPlan, H100SweepChoices) {
       EXPECT_EQ(p.skinny.splits, e.splits);
       EXPECT_EQ(p.skinny.rows, e.rows);
       EXPECT_EQ(p.skinny.vec, 4);
-      EXPECT_EQ(p.skinny.stages, e.rows == 32 ? 4 : 0);  // 32 rows: B' in 4 smem stages
     }
     // without a workspace nothing is split
     const SgemmPlan p0 = plan(BlasOp::N, BlasOp::N, e.s, 0, d);
@@ -194,22 +193,7 @@ void check_plan(const SgemmPlan& p, BlasOp oa, BlasOp ob, const Shape& s, const 
       EXPECT_EQ(k.k_per_split % kernelkit::kSgemmSkinnyChunk, 0);
       EXPECT_GE(k.splits * k.k_per_split, s.k);  // every part of K once, none empty
       EXPECT_LT((k.splits - 1) * k.k_per_split, s.k);
-      // B' staged in shared memory: the 32-row kNContig kernel with 16-byte B' rows on a
-      // cp.async build, the most stages (2..4) the opt-in shared memory holds; else no opt-in
-      const bool staged = k.mode == kernelkit::SgemmSkinnyMode::kNContig && k.rows == 32 &&
-                          k.vec == 4 && kernelkit::detail::sgemm_skinny_stages(d) > 0;
-      EXPECT_EQ(k.stages, staged ? kernelkit::detail::sgemm_skinny_stages(d) : 0);
-      if (staged) {
-        EXPECT_GE(k.stages, 2);
-        EXPECT_LE(k.stages, kernelkit::kSgemmSkinnyMaxStages);
-        EXPECT_GE(d.code_arch, 80);
-        EXPECT_EQ(p.shape.smem,
-                  size_t(k.stages * kernelkit::detail::sgemm_skinny_staged_stage_bytes()));
-        EXPECT_EQ(size_t(k.smem_optin), p.shape.smem);
-        EXPECT_LE(p.shape.smem, size_t(d.smem_per_block_optin));
-      } else {
-        EXPECT_LE(p.shape.smem, size_t(d.smem_per_block));  // no opt-in needed
-      }
+      EXPECT_LE(p.shape.smem, size_t(d.smem_per_block));  // no opt-in needed
       // two staged chunks of A' fit (kNContig: [p][i] rows of rows + pad floats; kKContig:
       // [i][p] rows of chunk + pad floats)
       const int64_t stride = k.mode == kernelkit::SgemmSkinnyMode::kNContig
@@ -495,42 +479,6 @@ TEST(SgemmPlan, PackOfOpB) {
                  dev.info);
         EXPECT_TRUE(p.tiled.pack_b) << dev.name << " " << str(q);
       }
-}
-
-// Stages of the staged 32-row skinny kernel by device (164 KiB on the H100, 96 KiB of B' in
-// flight an SM); none without cp.async. 32 x 4096 x 4096 NN takes it wherever it exists, with
-// the same grid as the register kernel; 8 rows, 4-byte B' rows and kKContig never do.
-TEST(SgemmPlan, SkinnyStages) {
-  namespace kd = kernelkit::detail;
-  EXPECT_EQ(kd::sgemm_skinny_staged_stage_bytes(), 41984);
-  EXPECT_EQ(kd::sgemm_skinny_stages(kktest::h100()), 4);
-  EXPECT_EQ(kd::sgemm_skinny_stages(kktest::h100_compute80()), 4);
-  EXPECT_EQ(kd::sgemm_skinny_stages(kktest::a100()), 3);
-  EXPECT_EQ(kd::sgemm_skinny_stages(kktest::l4()), 2);
-  EXPECT_EQ(kd::sgemm_skinny_stages(kktest::t4()), 0);
-  for (const auto& dev : kktest::all_devices()) {
-    SCOPED_TRACE(dev.name);
-    const DeviceInfo& d = dev.info;
-    const int most = kd::sgemm_skinny_stages(d);
-    const SgemmPlan p = plan(BlasOp::N, BlasOp::N, Shape{32, 4096, 4096},
-                             kernelkit::sgemm_workspace_bytes(32, 4096, 4096), d);
-    ASSERT_EQ(p.path, SgemmPath::kSkinny);
-    EXPECT_EQ(p.skinny.stages, most);
-    EXPECT_EQ(p.shape.grid.x, 32u);
-    EXPECT_EQ(p.shape.smem, size_t(most > 0 ? most * kd::sgemm_skinny_staged_stage_bytes()
-                                            : kd::sgemm_skinny_smem(
-                                                  32, 4, kernelkit::SgemmSkinnyMode::kNContig)));
-    // 8 rows, B' rows not 16-byte multiples, B' along k: through registers
-    EXPECT_EQ(plan(BlasOp::N, BlasOp::N, Shape{8, 4096, 4096}, 1 << 24, d).skinny.stages, 0);
-    EXPECT_EQ(kernelkit::plan_sgemm(BlasOp::N, BlasOp::N, 32, 4095, 4096, 4096, 4095, 4095,
-                                    {true, true, true}, 1 << 24, d)
-                  .skinny.stages,
-              0);
-    EXPECT_EQ(plan(BlasOp::N, BlasOp::T, Shape{32, 4096, 4096}, 1 << 24, d).skinny.stages, 0);
-    // the transposed form: C^T = B^T A^T takes it when op(A)^T is n-contiguous (op_a == T)
-    EXPECT_EQ(plan(BlasOp::T, BlasOp::N, Shape{4096, 32, 4096}, 1 << 24, d).skinny.stages, most);
-    EXPECT_EQ(plan(BlasOp::N, BlasOp::N, Shape{4096, 32, 4096}, 1 << 24, d).skinny.stages, 0);
-  }
 }
 
 TEST(SgemmPlan, GemvAndSkinnyChoices) {

@@ -121,18 +121,6 @@ cudaError_t launch_sgemm_tiled(const SgemmPlan& plan, float alpha, const float* 
   return launch(sgemm_split_reduce_kernel<>, plan.reduce_shape, stream, r);
 }
 
-// sgemm_skinny_staged_kernel (plan.skinny.stages > 0): opts into its shared memory once.
-template <int = 0>
-cudaError_t launch_sgemm_skinny_staged(const SgemmPlan& plan, const SgemmSkinnyParams& p,
-                                       cudaStream_t stream) {
-  const auto kernel = sgemm_skinny_staged_kernel<>;
-  KERNELKIT_RETURN_IF_ERROR(once_per_kernel(reinterpret_cast<const void*>(kernel), [&] {
-    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                plan.skinny.smem_optin);
-  }));
-  return launch(kernel, plan.shape, stream, p);
-}
-
 template <int = 0>
 cudaError_t launch_sgemm_skinny(const SgemmPlan& plan, float alpha, const float* A, const float* B,
                                 float beta, float* C, int64_t k, float* ws, cudaStream_t stream) {
@@ -147,23 +135,19 @@ cudaError_t launch_sgemm_skinny(const SgemmPlan& plan, float alpha, const float*
   p.C = C, p.c_si = s.c_si, p.c_sj = s.c_sj;
   p.k_per_split = s.k_per_split;
   p.ws = ws;
-  p.stages = s.stages;
   constexpr auto kN = SgemmSkinnyMode::kNContig, kK = SgemmSkinnyMode::kKContig;
-  const cudaError_t err =
-      s.stages > 0
-          ? launch_sgemm_skinny_staged(plan, p, stream)
-          : dispatch<8, kSgemmSkinnyMaxRows>(s.rows, [&](auto rows) {
-              return dispatch<4, 1>(s.vec, [&](auto vec) {
-                return dispatch<kN, kK>(s.mode, [&](auto mode) {
-                  constexpr int kRows = rows.value, kVec = vec.value;
-                  if constexpr (mode.value == kN) {
-                    return launch(sgemm_skinny_n_kernel<kRows, kVec>, plan.shape, stream, p);
-                  } else {
-                    return launch(sgemm_skinny_k_kernel<kRows, kVec>, plan.shape, stream, p);
-                  }
-                });
-              });
-            });
+  const cudaError_t err = dispatch<8, kSgemmSkinnyMaxRows>(s.rows, [&](auto rows) {
+    return dispatch<4, 1>(s.vec, [&](auto vec) {
+      return dispatch<kN, kK>(s.mode, [&](auto mode) {
+        constexpr int kRows = rows.value, kVec = vec.value;
+        if constexpr (mode.value == kN) {
+          return launch(sgemm_skinny_n_kernel<kRows, kVec>, plan.shape, stream, p);
+        } else {
+          return launch(sgemm_skinny_k_kernel<kRows, kVec>, plan.shape, stream, p);
+        }
+      });
+    });
+  });
   if (err != cudaSuccess || s.splits <= 1) return err;
   SgemmSkinnyReduceParams r{};
   r.m = s.m, r.n = s.n, r.alpha = alpha, r.beta = beta;

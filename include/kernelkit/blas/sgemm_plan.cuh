@@ -81,7 +81,6 @@ inline constexpr int kSgemmSkinnyThreads = 256;
 inline constexpr int kSgemmSkinnyChunk = 64;  // k staged in shared memory at a time
 inline constexpr int kSgemmSkinnyMaxSplits = 64;
 inline constexpr int64_t kSgemmSkinnyMinSplitChunks = 2;
-inline constexpr int kSgemmSkinnyMaxStages = 4;  // of sgemm_skinny_staged_kernel
 
 // Compile-time facts of a tile (the kernel's template arguments come from these).
 struct SgemmTileShape {
@@ -163,11 +162,6 @@ struct SgemmSkinnyPlan {
   int64_t cols_per_block = 0;
   int splits = 1;           // grid.y: parts of K (partials in the workspace when > 1)
   int64_t k_per_split = 0;  // k of one part, a multiple of kSgemmSkinnyChunk
-  // kNContig, 32 rows, vec 4 on a cp.async device: shared-memory stages of B' chunks
-  // (sgemm_skinny_staged_kernel, 2..kSgemmSkinnyMaxStages, the most the device's opt-in
-  // shared memory holds); 0: B' is read into registers (sgemm_skinny_n_kernel / _k_kernel)
-  int stages = 0;
-  int smem_optin = 0;  // dynamic shared memory the staged kernel opts into (same per device)
 };
 
 // The gemv path of a plan: kernelkit::gemv(op, rows, cols, alpha, M, ld, x, beta, y,
@@ -470,25 +464,6 @@ inline int64_t sgemm_skinny_smem(int rows, int vec, SgemmSkinnyMode mode) {
   return 4 * std::max(stage, sum);
 }
 
-// Bytes of one stage of sgemm_skinny_staged_kernel: a chunk of A' ([p][i], rows of 32 +
-// kSgemmPad floats) and of B' (64 k x 128 columns).
-__host__ __device__ constexpr int sgemm_skinny_staged_stage_bytes() {
-  return 4 * kSgemmSkinnyChunk * (kSgemmSkinnyMaxRows + kSgemmPad + 128);
-}
-
-// Stages of sgemm_skinny_staged_kernel on d: the most (<= kSgemmSkinnyMaxStages) that fit in
-// a block's opt-in shared memory, at least 2; 0 without cp.async (sm_75 builds) or room.
-// H100 4 (164 KiB, 96 KiB of B' in flight), A100 3, sm_86 / 89 / 120 2.
-inline int sgemm_skinny_stages(const DeviceInfo& d) {
-  if (d.code_arch < 80 || d.arch() < 80) return 0;
-  for (int s = kSgemmSkinnyMaxStages; s >= 2; --s) {
-    const int64_t bytes = int64_t{s} * sgemm_skinny_staged_stage_bytes();
-    if (bytes <= d.smem_per_block_optin && bytes + d.smem_reserved_per_block <= d.smem_per_sm)
-      return s;
-  }
-  return 0;
-}
-
 inline SgemmPlan sgemm_plan_skinny(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k,
                                    int64_t lda, int64_t ldb, int64_t ldc, SgemmAlignment al,
                                    size_t workspace_bytes, const DeviceInfo& d) {
@@ -537,16 +512,6 @@ inline SgemmPlan sgemm_plan_skinny(BlasOp op_a, BlasOp op_b, int64_t m, int64_t 
   p.shape.grid = dim3(grid_one_block_per_tile(col_blocks), static_cast<unsigned>(s.splits));
   p.shape.block = dim3(kSgemmSkinnyThreads);
   p.shape.smem = static_cast<size_t>(sgemm_skinny_smem(s.rows, s.vec, s.mode));
-  // the 32-row kNContig kernel keeps one block a SM: its registers cannot also hold enough
-  // loads of B' in flight (a ring of 8 x 16 bytes a thread, 32 KiB an SM: 52.5 us at 32 x 4096
-  // x 4096 on the H100, DRAM at 41 %); a ring of shared-memory stages can
-  if (s.mode == SgemmSkinnyMode::kNContig && s.rows == kSgemmSkinnyMaxRows && s.vec == 4) {
-    s.stages = sgemm_skinny_stages(d);
-    if (s.stages > 0) {
-      s.smem_optin = s.stages * sgemm_skinny_staged_stage_bytes();
-      p.shape.smem = static_cast<size_t>(s.smem_optin);
-    }
-  }
   if (s.splits > 1) {
     p.workspace_used = static_cast<size_t>(part_bytes * s.splits);
     p.reduce_shape.grid = dim3(grid_size_for(s.m * s.n, kSgemmReduceBlock, d));

@@ -10,11 +10,6 @@
 // kNContig (B' rows contiguous along n'): a lane owns Vec consecutive columns, a warp
 // 32 Vec; warp w of a block takes k 8w .. 8w + 7 of every chunk of K, and the 8 warps add
 // their sums through shared memory at the end, 4 rows at a time, in warp order.
-// kNContig with 32 rows and 16-byte rows of B' on sm_80+ (SgemmSkinnyPlan.stages > 0): B' is
-// not loaded into registers but copied chunk by chunk (64 k x 128 columns, 32 KiB) into a ring
-// of `stages` shared-memory stages with cp.async, beside that chunk's A': stages - 1 chunks
-// (64-96 KiB an SM) are in flight while one is consumed (the register ring held 32 KiB,
-// refilled one row at a time: at one block a SM it did not cover the latency).
 // kKContig (B' contiguous along k): a lane owns 4 columns and reads Vec consecutive k of
 // each (8 lanes cover 8 Vec k of a column: 128 contiguous bytes for Vec 4); a warp owns 16
 // columns, a block 128; the 8 lanes of a column group add their sums with xor shuffles.
@@ -53,7 +48,6 @@ struct SgemmSkinnyParams {
   int64_t c_si, c_sj;
   int64_t k_per_split;  // k of one part (blockIdx.y), a multiple of kSgemmSkinnyChunk
   float* ws;            // gridDim.y > 1: part s of C'(i, j) at ws[(s * m + i) * n + j]
-  int stages;           // sgemm_skinny_staged_kernel: shared-memory stages (2..4)
 };
 
 // Writes v, the sum of this block's part of K for C'(i, j) (in range).
@@ -128,38 +122,6 @@ __device__ __forceinline__ Pack<float, Vec> sgemm_skinny_load(const float* src, 
       v.elem[j] = j < valid ? src[j] : 0.f;
   }
   return v;
-}
-
-// The end of the kNContig kernels: the 8 warps' sums of the same 32 Vec columns of this block,
-// added in warp order through smem (>= 8 x 4 x 32 Vec floats), 4 rows at a time:
-// red[warp][row][column]; then written (sgemm_skinny_out). Starts with a barrier: the caller's
-// last reads of smem may still be in flight.
-template <int Rows, int Vec>
-__device__ __forceinline__ void sgemm_skinny_n_sum(const float (&acc)[Rows][Vec], float* red,
-                                                   const SgemmSkinnyParams& p) {
-  constexpr int kWarps = kSgemmSkinnyThreads / 32;
-  constexpr int kCols = 32 * Vec;
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-#pragma unroll
-  for (int g = 0; g < Rows / 4; ++g) {
-    if (4 * g >= p.m) break;
-    __syncthreads();  // the staged A' (or the previous group) is no longer read
-#pragma unroll
-    for (int r = 0; r < 4; ++r)
-#pragma unroll
-      for (int v = 0; v < Vec; ++v)
-        red[(warp * 4 + r) * kCols + lane * Vec + v] = acc[4 * g + r][v];
-    __syncthreads();
-    for (int e = tid; e < 4 * kCols; e += kSgemmSkinnyThreads) {
-      const int r = e / kCols, col = e % kCols;
-      float sum = red[r * kCols + col];
-#pragma unroll
-      for (int w = 1; w < kWarps; ++w)
-        sum += red[(w * 4 + r) * kCols + col];
-      const int64_t i = 4 * g + r, j = int64_t{blockIdx.x} * kCols + col;
-      if (i < p.m && j < p.n) sgemm_skinny_out(p, i, j, sum);
-    }
-  }
 }
 
 template <int Rows, int Vec>
@@ -237,102 +199,28 @@ __global__ void __launch_bounds__(kSgemmSkinnyThreads,
     left -= kChunk;
   }
 
-  sgemm_skinny_n_sum<Rows, Vec>(acc, smem, p);
-}
-
-// kNContig, 32 rows, Vec 4, B' through shared memory (see the top of the file). Same threads,
-// columns, warp split of each chunk and FFMA order as sgemm_skinny_n_kernel<32, 4> (the same
-// bits); stage s of the ring holds chunk c (c % stages == s): A' as [p][i] (rows of 32 +
-// kSgemmPad floats), then B' as [p][j] (rows of 128 floats; a warp reads a row as 32 LDS.128,
-// conflict-free, and copies one as 32 cp.async of 16 bytes: 512 contiguous bytes).
-template <int = 0>
-__global__ void __launch_bounds__(kSgemmSkinnyThreads,
-                                  min_blocks_per_sm(kSgemmSkinnyThreads,
-                                                    sgemm_skinny_reg_blocks(kSgemmSkinnyMaxRows)))
-    sgemm_skinny_staged_kernel(const SgemmSkinnyParams p) {
-  constexpr int kRows = kSgemmSkinnyMaxRows, kVec = 4;
-  constexpr int kChunk = kSgemmSkinnyChunk;
-  constexpr int kWarps = kSgemmSkinnyThreads / 32;
-  constexpr int kPerWarp = kChunk / kWarps;  // k rows of a chunk each warp uses
-  constexpr int kCols = 32 * kVec;
-  constexpr int kStride = sgemm_skinny_stage_stride<kRows, SgemmSkinnyMode::kNContig>();
-  constexpr int kAFloats = kChunk * kStride;
-  constexpr int kStageFloats = kAFloats + kChunk * kCols;
-  static_assert(kStageFloats * 4 == sgemm_skinny_staged_stage_bytes(), "plan and kernel agree");
-  static_assert(kPerWarp == 8 && (kAFloats * 4) % 16 == 0, "16-byte aligned B' rows");
-  extern __shared__ float4 skinny_smem_raw[];
-  float* const smem = reinterpret_cast<float*>(skinny_smem_raw);
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int stages = p.stages;
-
-  const int64_t j0 = int64_t{blockIdx.x} * kCols + lane * kVec;  // this thread's first column
-  // bytes of this thread's 16-byte piece of a B' row that lie in the matrix (the rest: zeros)
-  const int col_bytes = p.n - j0 >= kVec ? 16 : (p.n - j0 > 0 ? int(p.n - j0) * 4 : 0);
-  const int64_t k_begin = int64_t{blockIdx.y} * p.k_per_split;
-  const int64_t k_end = p.k - k_begin < p.k_per_split ? p.k : k_begin + p.k_per_split;
-  const int64_t chunks = (k_end - k_begin + kChunk - 1) / kChunk;
-
-  // Chunk c into stage st: A' as sgemm_skinny_stage_a; of B', this thread copies column piece
-  // `lane` of rows warp + 8 q (q < 8): rows past k_end are zero-filled, nothing read.
-  const auto copy_chunk = [&](int64_t c, int st) {
-    float* const dst = smem + st * kStageFloats;
-    const int64_t k0 = k_begin + c * kChunk;
-    sgemm_skinny_stage_a<kRows, SgemmSkinnyMode::kNContig>(dst, p, k0, k_end, tid);
-    const int64_t rows_left = k_end - k0 - warp;
-    const float* src = p.B + (k0 + warp) * p.ldb + j0;
-    float* const bdst = dst + kAFloats + warp * kCols + lane * kVec;
+  // the 8 warps' sums of the same columns, 4 rows at a time: red[warp][row][column]
+  float* const red = smem;
 #pragma unroll
-    for (int q = 0; q < kChunk / kWarps; ++q) {
-      const bool ok = kWarps * q < rows_left;
-      sgemm_cp_async<16>(bdst + q * kWarps * kCols, ok ? src : p.B, ok ? col_bytes : 0);
-      src += kWarps * p.ldb;
-    }
-  };
-
-  float acc[kRows][kVec];
+  for (int g = 0; g < Rows / 4; ++g) {
+    if (4 * g >= p.m) break;
+    __syncthreads();  // the staged A' (or the previous group) is no longer read
 #pragma unroll
-  for (int i = 0; i < kRows; ++i)
+    for (int r = 0; r < 4; ++r)
 #pragma unroll
-    for (int v = 0; v < kVec; ++v)
-      acc[i][v] = 0.f;
-
-  // the first stages - 1 chunks (a group each, empty past the last chunk)
-  for (int s = 0; s < stages - 1; ++s) {
-    if (s < chunks) copy_chunk(s, s);
-    sgemm_cp_async_commit();
-  }
-  int read_stage = 0, write_stage = stages - 1;
-#pragma unroll 1
-  for (int64_t c = 0; c < chunks; ++c) {
-    // chunk c has landed, and every thread is done with chunk c - 1, whose stage chunk
-    // c + stages - 1 takes
-    sgemm_cp_async_wait(stages - 2);
+      for (int v = 0; v < Vec; ++v)
+        red[(warp * 4 + r) * kCols + lane * Vec + v] = acc[4 * g + r][v];
     __syncthreads();
-    if (c + stages - 1 < chunks) copy_chunk(c + stages - 1, write_stage);
-    sgemm_cp_async_commit();
-    const float* const as = smem + read_stage * kStageFloats + warp * kPerWarp * kStride;
-    const float* const bs =
-        smem + read_stage * kStageFloats + kAFloats + warp * kPerWarp * kCols + lane * kVec;
+    for (int e = tid; e < 4 * kCols; e += kSgemmSkinnyThreads) {
+      const int r = e / kCols, col = e % kCols;
+      float sum = red[r * kCols + col];
 #pragma unroll
-    for (int u = 0; u < kPerWarp; ++u) {
-      const float4 b4 = *reinterpret_cast<const float4*>(bs + u * kCols);
-      const float b[kVec] = {b4.x, b4.y, b4.z, b4.w};
-#pragma unroll
-      for (int q = 0; q < kRows / 4; ++q) {
-        const float4 a4 = *reinterpret_cast<const float4*>(as + u * kStride + 4 * q);  // broadcast
-        const float a[4] = {a4.x, a4.y, a4.z, a4.w};
-#pragma unroll
-        for (int r = 0; r < 4; ++r)
-#pragma unroll
-          for (int v = 0; v < kVec; ++v)
-            acc[4 * q + r][v] = fmaf(a[r], b[v], acc[4 * q + r][v]);
-      }
+      for (int w = 1; w < kWarps; ++w)
+        sum += red[(w * 4 + r) * kCols + col];
+      const int64_t i = 4 * g + r, j = int64_t{blockIdx.x} * kCols + col;
+      if (i < p.m && j < p.n) sgemm_skinny_out(p, i, j, sum);
     }
-    read_stage = read_stage + 1 == stages ? 0 : read_stage + 1;
-    write_stage = write_stage + 1 == stages ? 0 : write_stage + 1;
   }
-  sgemm_cp_async_wait(0);  // only empty groups are left; the sum reuses stage 0
-  sgemm_skinny_n_sum<kRows, kVec>(acc, smem, p);
 }
 
 template <int Rows, int Vec>
