@@ -146,10 +146,13 @@ inline int64_t gemv_pow2_floor(int64_t v) {
   return p;
 }
 
-// Blocks of `threads` threads (`regs` registers each, 0: what __launch_bounds__ leave at full
-// thread occupancy; `smem` bytes) the whole device holds at once; at least one per SM.
+// Blocks of `threads` threads (`regs` registers each, 0: the full-occupancy kernels, as many
+// as gemv_full_blocks leaves for the code's architecture; `smem` bytes) the whole device holds
+// at once; at least one per SM.
 inline int64_t gemv_slots(const DeviceInfo& d, int threads, int regs, int smem) {
-  return int64_t{std::max(1, blocks_per_sm(d, threads, regs, smem))} * std::max(1, d.sm_count);
+  int blocks = blocks_per_sm(d, threads, regs, smem);
+  if (regs == 0) blocks = gemv_full_blocks(blocks, d.code_arch);
+  return int64_t{std::max(1, blocks)} * std::max(1, d.sm_count);
 }
 
 // Rows of <= 64 floats whose span (lda) is at most 64 floats and at least half used (or at

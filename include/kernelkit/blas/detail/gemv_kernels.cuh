@@ -45,14 +45,31 @@ inline constexpr int kGemvShortMaxCols = 64;  // widest row the short kernels ta
 // 2048 rows spilled at 32 registers once x was loaded with the tile)
 inline constexpr int kGemvShortMaxTileRows = 1024;
 
+// The architecture being compiled (device passes: sm_XY -> XY; 0 in the host pass, where
+// __launch_bounds__ are not used).
+#if defined(__CUDA_ARCH__)
+inline constexpr int kGemvCompiledArch = __CUDA_ARCH__ / 10;
+#else
+inline constexpr int kGemvCompiledArch = 0;
+#endif
+
+// Resident blocks per SM that the full-occupancy 256-thread kernels (gemv_n_split_kernel<true>,
+// gemv_t_kernel<Pack, 16, 16, 4>) are built for, in code of architecture code_arch, on an SM
+// that holds `blocks` of them: all (32 registers), but 6 (40 registers) in sm_80 code, where
+// ptxas spilled both at 32 (28 and 4 bytes; sm_90 and sm_100 code does not). The plan asks
+// the same with d.code_arch.
+__host__ __device__ constexpr int gemv_full_blocks(int blocks, int code_arch) {
+  return code_arch == 80 && blocks > 6 ? 6 : blocks;
+}
+
 // __launch_bounds__ minimum blocks of the BlasOp::T tile kernels: the wide (Unroll 8,
 // 64-register) kernels run one 1024-thread block per SM; the few-rows kernels (TY == 1, every
 // trip predicated) half the SM's threads (they spill at 32 registers on sm_80/86/89/100);
-// the others fill the SM.
+// the others fill the SM (gemv_full_blocks).
 __host__ __device__ constexpr int gemv_t_min_blocks(int threads, int ty, int unroll) {
   return unroll > kGemvColUnroll ? 1
          : ty == 1               ? (min_blocks_per_sm(threads) + 1) / 2
-                                 : min_blocks_per_sm(threads);
+                                 : gemv_full_blocks(min_blocks_per_sm(threads), kGemvCompiledArch);
 }
 
 // __launch_bounds__ minimum blocks of gemv_n_row_pairs_kernel: 5/8 of the SM's 256-thread
@@ -208,8 +225,8 @@ __device__ __forceinline__ void gemv_stage_spans(float* dst, const float* __rest
   static_assert(kXLoads == 1, "x of a tile is one 16-byte load a thread");
   const int t = static_cast<int>(threadIdx.x);
   const int ap = gemv_phase(src), xp = gemv_phase(xsrc);
-  const int head = min((kGemvPack - ap) % kGemvPack, len);
-  const int xhead = min((kGemvPack - xp) % kGemvPack, xlen);
+  const int head = ::min((kGemvPack - ap) % kGemvPack, len);
+  const int xhead = ::min((kGemvPack - xp) % kGemvPack, xlen);
   const int packs = (len - head) / kGemvPack, xpacks = (xlen - xhead) / kGemvPack;
   const int tail = head + packs * kGemvPack, xtail = xhead + xpacks * kGemvPack;
   // scalar edges: at most 3 floats before the first pack and after the last, per span (before
@@ -341,9 +358,13 @@ __global__ void __launch_bounds__(kGemvBlock, min_blocks_per_sm(kGemvBlock) /
 // gridDim.x * 256), grid-stride over rows by gridDim.y. gridDim.x == 1: the block writes
 // y; partials: block s writes partials[s * m + row]; else the gridDim.x blocks are one
 // cluster (sm_90+) and rank 0 adds their sums in rank order through distributed shared
-// memory. Aligned as gemv_n_rows_kernel (the unaligned form at half the SM's threads).
+// memory. Aligned as gemv_n_rows_kernel (the unaligned form at half the SM's threads; the
+// aligned one at gemv_full_blocks).
 template <bool Aligned>
-__global__ void __launch_bounds__(kGemvBlock, min_blocks_per_sm(kGemvBlock) / (Aligned ? 1 : 2))
+__global__ void __launch_bounds__(kGemvBlock, Aligned
+                                                  ? gemv_full_blocks(min_blocks_per_sm(kGemvBlock),
+                                                                     kGemvCompiledArch)
+                                                  : min_blocks_per_sm(kGemvBlock) / 2)
     gemv_n_split_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
                         const float* __restrict__ x, float beta, float* __restrict__ y,
                         float* __restrict__ partials) {
