@@ -40,6 +40,27 @@ namespace kernelkit::detail {
 
 inline constexpr int kTransposeBlock = 256;  // threads of every transpose kernel
 
+// The register budgets below (__launch_bounds__ minimum blocks) were measured on sm_90 and
+// hold there and on sm_100. For the same code ptxas needs a few more registers on sm_75..sm_89
+// and, for other kernels, on sm_120: a kernel that would spill there (-Xptxas -warn-spills)
+// states one block fewer for those architectures, through transpose_arch_blocks.
+// The architecture being compiled (device passes: sm_XY -> XY; 0 in the host pass, where
+// __launch_bounds__ are not used).
+#if defined(__CUDA_ARCH__)
+inline constexpr int kTransposeCompiledArch = __CUDA_ARCH__ / 10;
+#else
+inline constexpr int kTransposeCompiledArch = 0;
+#endif
+
+// Minimum blocks per SM for the architecture being compiled: `hopper` on sm_90 / sm_100 (and
+// the host pass), `ampere` on sm_75..sm_89, `consumer_blackwell` on sm_120 / sm_121.
+constexpr int transpose_arch_blocks(int hopper, int ampere, int consumer_blackwell) {
+  return kTransposeCompiledArch == 0     ? hopper
+         : kTransposeCompiledArch < 90   ? ampere
+         : kTransposeCompiledArch >= 120 ? consumer_blackwell
+                                         : hopper;
+}
+
 // ---- chunks ----------------------------------------------------------------------------------
 
 template <int ChunkBytes>
@@ -233,14 +254,15 @@ __device__ __forceinline__ int transpose_tile_slot(int r, int j, int b_chunks) {
 // Register budget of the tile kernel (blocks per SM): the registers the kernel had before its
 // tile shape became a run-time choice, which the square shapes were measured with (sm_90: f32
 // 40 registers, 6 blocks; f16 64, 4; 1-byte 48, 5; 8-byte 32, 8); without a cap ptxas gave the
-// run-time tile shape 47 (f32) and 57 (1-byte) registers, one block per SM less. (The f16 and
-// 1-byte caps spill 16 bytes on sm_75 / sm_80.)
+// run-time tile shape 47 (f32) and 57 (1-byte) registers, one block per SM less. One block
+// fewer where these spilled 16 bytes (f16 sm_75..89, 1-byte sm_80..89; sm_80 then takes 78
+// and 64 registers) and 8 bytes (f32 sm_120).
 template <typename U, int ChunkBytes>
 inline constexpr int kTransposeTileMinBlocks = ChunkBytes == 4  ? 6
                                                : sizeof(U) == 8 ? 8
-                                               : sizeof(U) == 4 ? 6
-                                               : sizeof(U) == 2 ? 4
-                                                                : 5;
+                                               : sizeof(U) == 4 ? transpose_arch_blocks(6, 6, 5)
+                                               : sizeof(U) == 2 ? transpose_arch_blocks(4, 3, 4)
+                                                                : transpose_arch_blocks(5, 4, 5);
 
 // in: rows x cols, out: cols x rows; rows and cols multiples of kVec, in and out
 // chunk-aligned (every row of both starts on a chunk boundary). Tiles of (A kVec) x (B kVec)
@@ -467,10 +489,19 @@ struct TransposeThinGeometry {
 // Register budget of the thin kernels (blocks per SM): 4 (64 registers; the window loads of
 // unaligned rows hold twice the chunks of aligned ones), 3 (85) for 1- and 2-byte thin cols of
 // 6 to 8 columns, which spilled at 64. 3-4 blocks of 256 threads keep >= 60 KiB of loads in
-// flight per SM.
-inline constexpr int kTransposeThinRowsMinBlocks = 4;
+// flight per SM. One block fewer where these spilled: thin cols of 8 2-byte columns on sm_75..89
+// and of 8 1-byte columns on sm_75 (4-8 bytes at 80 registers; 2 blocks still keep 72 KiB of
+// loads in flight), thin rows of 8 1-byte rows on sm_120 (8 bytes at 64).
+template <typename U, int R>
+inline constexpr int kTransposeThinRowsMinBlocks = sizeof(U) == 1 && R == 8
+                                                       ? transpose_arch_blocks(4, 4, 3)
+                                                       : 4;
 template <typename U, int C>
-inline constexpr int kTransposeThinColsMinBlocks = sizeof(U) <= 2 && C >= 6 ? 3 : 4;
+inline constexpr int kTransposeThinColsMinBlocks =
+    C == 8 && (sizeof(U) == 2 || (sizeof(U) == 1 && kTransposeCompiledArch == 75))
+        ? transpose_arch_blocks(3, 2, 3)
+    : sizeof(U) <= 2 && C >= 6 ? 3
+                               : 4;
 
 // Output element y of a thread's block comes from source element src(y) of its chunks v
 // (source element x is element x % kVec of v[x / kVec]).
@@ -556,7 +587,8 @@ __device__ __forceinline__ void store_staged_run(U* dst, int len, const Pack<uin
 // into the R chunks of its kVec out rows, stages them, and the block writes the run.
 template <typename U, int R>
 __global__ void __launch_bounds__(kTransposeBlock,
-                                  min_blocks_per_sm(kTransposeBlock, kTransposeThinRowsMinBlocks))
+                                  min_blocks_per_sm(kTransposeBlock,
+                                                    kTransposeThinRowsMinBlocks<U, R>))
     transpose_thin_rows_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t cols,
                                int64_t num_tiles) {
   using G = TransposeThinGeometry<U, R>;
@@ -714,10 +746,18 @@ constexpr int transpose_scalar_smem_bytes(int elem_bytes) {
 // in rows on the load and along out rows on the store. Register budget: 6 resident blocks
 // (40 registers), 4 (64) for 8-byte elements, which spill at 40; capping 4-byte elements at 32
 // registers (8 blocks) spilled and took 1.3x as long (bench/NOTES.md "transpose", tried and
-// lost).
+// lost). 2-byte elements on sm_80 and sm_120: 5 (48; they spilled 44-48 bytes at 40).
+template <typename U>
+inline constexpr int kTransposeScalarMinBlocks = sizeof(U) == 8 ? 4
+                                                 : sizeof(U) == 2
+                                                     ? (kTransposeCompiledArch == 80
+                                                            ? 5
+                                                            : transpose_arch_blocks(6, 6, 5))
+                                                     : 6;
+
 template <typename U>
 __global__ void __launch_bounds__(kTransposeBlock,
-                                  min_blocks_per_sm(kTransposeBlock, sizeof(U) == 8 ? 4 : 6))
+                                  min_blocks_per_sm(kTransposeBlock, kTransposeScalarMinBlocks<U>))
     transpose_scalar_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows,
                             int64_t cols, int64_t tiles_c, int64_t num_tiles) {
   constexpr int kTile = kTransposeScalarTile, kRowStep = kTransposeScalarWarpRows;
