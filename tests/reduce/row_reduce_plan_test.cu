@@ -29,6 +29,8 @@ const char* path_name(Path p) {
       return "group";
     case Path::kBlock:
       return "block";
+    case Path::kBlockOnce:
+      return "block once";
     case Path::kCluster:
       return "cluster";
     case Path::kSplit:
@@ -67,7 +69,7 @@ TEST(RowReducePlan, BenchmarkShapesOnH100) {
       {335544, 100, 4, Path::kFlat, 32, 1, 10486},
       {100764, 333, 4, Path::kGroup, 32, 1, 12596},  // a warp per row
       {33554, 1000, 4, Path::kGroup, 32, 1, 4195},
-      {8192, 4096, 4, Path::kBlock, 256, 1, 8192},
+      {8192, 4096, 4, Path::kBlockOnce, 256, 1, 8192},  // 1024 packs: one batch a row
       {3355, 10000, 4, Path::kBlock, 256, 1, 3355},
       {512, 65536, 4, Path::kBlock, 256, 1, 512},  // one wave already: no split
       {32, 1048576, 4, Path::kSplit, 256, 16, 512},
@@ -169,7 +171,13 @@ TEST(RowReducePlan, PathsByShape) {
   EXPECT_NE(plan_f32(1000, 9, d, true, false).path, Path::kShort);
   // rows of up to 512 packs: a warp per row with a wave of rows or more, else a block per row
   EXPECT_EQ(plan_f32(528, 2048, d).path, Path::kGroup);
-  EXPECT_EQ(plan_f32(527, 2048, d).path, Path::kBlock);
+  EXPECT_EQ(plan_f32(527, 2048, d).path, Path::kBlockOnce);
+  // a block per row: rows of <= 1024 packs in one batch of loads (any alignment), longer
+  // rows on the split kernel
+  EXPECT_EQ(plan_f32(8192, 4096, d, true, false).path, Path::kBlockOnce);
+  EXPECT_EQ(plan_f32(8192, 4097, d).path, Path::kBlock);
+  EXPECT_EQ(kernelkit::plan_row_reduce(8192, 8192, 2, 4, true, 0, d).path, Path::kBlockOnce);
+  EXPECT_EQ(kernelkit::plan_row_reduce(8192, 8193, 2, 4, true, 0, d).path, Path::kBlock);
   // long rows
   const auto block = plan_f32(4096, 16384, d);
   EXPECT_EQ(block.path, Path::kBlock);
@@ -299,7 +307,15 @@ TEST(RowReducePlan, Invariants) {
                     EXPECT_GE(rows, wave) << label;
                   }
                   break;
+                case Path::kBlockOnce:
+                  EXPECT_LE(packs, kernelkit::detail::kRowBlockOncePacks) << label;
+                  EXPECT_EQ(p.width, 256) << label;
+                  EXPECT_EQ(p.shape.block.x, 256u) << label;
+                  EXPECT_TRUE(packs > 512 || rows < wave) << label;
+                  break;
                 case Path::kBlock:
+                  EXPECT_GT(packs, kernelkit::detail::kRowBlockOncePacks) << label;
+                  [[fallthrough]];
                 case Path::kCluster:
                 case Path::kSplit:
                   EXPECT_EQ(p.width, 256) << label;
@@ -307,7 +323,7 @@ TEST(RowReducePlan, Invariants) {
                   break;
               }
               // block kernels: every row has its blocks (one block per row, or split each)
-              if (p.path == Path::kBlock) {
+              if (p.path == Path::kBlock || p.path == Path::kBlockOnce) {
                 EXPECT_EQ(int64_t{p.shape.grid.x}, std::min<int64_t>(rows, INT32_MAX)) << label;
               }
             }

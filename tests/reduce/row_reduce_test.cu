@@ -267,6 +267,18 @@ TEST_F(RowReduce, FlatPathLoopsOverTiles) {
   }
 }
 
+// A block per row in one batch of loads (kBlockOnce: rows of <= 1024 packs): both sides of
+// the 1024-pack limit and of 512 packs, with a wave of rows or more, aligned and offset.
+TYPED_TEST(RowReduceTyped, BlockOncePath) {
+  constexpr int64_t P = kernelkit::kMaxPackSize<TypeParam>;
+  uint64_t seed = 2100;
+  for (int64_t cols : {512 * P + 1, 1024 * P - 1, 1024 * P, 1024 * P + 1})
+    for (int offset : {0, 1}) {
+      run_case<TypeParam>(600, cols, ReduceOp::kSum, offset, ++seed);
+      run_case<TypeParam>(600, cols, ReduceOp::kMax, offset, ++seed, Ws::kDirty);
+    }
+}
+
 // More rows than resident blocks * waves on the block-per-row path: blocks loop over rows.
 TEST_F(RowReduce, BlockPathLoopsOverRows) {
   run_case<float>(34003, 2053, ReduceOp::kSum, 1, 904);

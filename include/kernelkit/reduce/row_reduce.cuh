@@ -13,7 +13,9 @@
 //     pack each, 4 rows per group in flight (kFlat);
 //   - other rows of <= 32 packs: 1..16 lanes per row, 2 rows per group (kGroup);
 //   - <= 512 packs with a wave of rows or more: a warp per row (kGroup, Width 32);
-//   - longer rows: a block per row (kBlock) when the rows fill a wave of blocks; fewer rows
+//   - longer rows: a block per row (kBlock; rows of <= 1024 packs kBlockOnce: every
+//     thread's packs of the row in one batch of loads, 5 blocks an SM) when the rows fill
+//     a wave of blocks; fewer rows
 //     are split over `split` blocks each, whose partials go to the workspace and are
 //     combined in order after a grid sync of a cooperative launch, else by a second kernel
 //     (kSplit; one row is the device-wide reduction); without a
@@ -52,13 +54,14 @@
 namespace kernelkit {
 
 enum class RowReducePath {
-  kShort,    // 1..8 columns: shared-memory tiles of the flat matrix, a thread per row
-  kFlat,     // <= 32 whole packs, every row aligned: Width lanes per row, a pack each
-  kGroup,    // <= 512 packs: Width lanes per row (1..16, 2 rows at a time; 32: a warp)
-  kBlock,    // a block per row
-  kCluster,  // a cluster of `split` blocks per row, combined through DSMEM (sm_90)
-  kSplit,    // `split` blocks per row, partials in the workspace, combined after a grid sync
-             // (shape.cooperative) or by a combine kernel
+  kShort,      // 1..8 columns: shared-memory tiles of the flat matrix, a thread per row
+  kFlat,       // <= 32 whole packs, every row aligned: Width lanes per row, a pack each
+  kGroup,      // <= 512 packs: Width lanes per row (1..16, 2 rows at a time; 32: a warp)
+  kBlock,      // a block per row (the split kernel, split 1)
+  kBlockOnce,  // a block per row of <= 1024 packs, loaded in one batch, 5 blocks an SM
+  kCluster,    // a cluster of `split` blocks per row, combined through DSMEM (sm_90)
+  kSplit,      // `split` blocks per row, partials in the workspace, combined after a grid sync
+               // (shape.cooperative) or by a combine kernel
 };
 
 // What one call does; every decision is here.
@@ -66,7 +69,8 @@ struct RowReducePlan {
   RowReducePath path = RowReducePath::kGroup;
   int pack = 1;            // elements of T per 16-byte load (16 / sizeof(T))
   int width = 1;           // threads that share a row: kFlat / kGroup 1..32 lanes; kBlock, kCluster
-                           // and kSplit kReduceBlock (per block of the row); kShort 1
+                           // and kSplit kReduceBlock (per block of the row), kBlockOnce
+                           // kRowBlock; kShort 1
   int rows_per_group = 1;  // rows a group reduces per tile: kShort ~8 P / cols (a thread),
                            // kFlat kRowFlatSteps, narrow kGroup kRowGroupRows, else 1
   int packs_per_thread = 1;  // 16-byte loads a thread issues before it reduces any
@@ -199,8 +203,18 @@ inline RowReducePlan plan_row_reduce(int64_t rows, int64_t cols, int in_bytes, i
       return p;
     }
   }
-  p.path = RowReducePath::kBlock;
   p.shape.grid = dim3(grid_one_block_per_tile(rows));
+  if (packs <= detail::kRowBlockOncePacks) {
+    // the row is one batch of <= 4 loads a thread: a leaner kernel, 5 blocks an SM instead
+    // of the split kernel's 4 (8192x4096 f32 on the split kernel: 47.0 us; the ladder's v3,
+    // 4 loads a thread at 38 registers, 6 blocks an SM: 45.8-46.1)
+    p.path = RowReducePath::kBlockOnce;
+    p.width = kRowBlock;
+    p.packs_per_thread = detail::kRowBlockOnceUnroll;
+    p.shape.block = dim3(kRowBlock);
+    return p;
+  }
+  p.path = RowReducePath::kBlock;
   return p;
 }
 
@@ -237,40 +251,43 @@ cudaError_t launch_row_reduce(const RowReducePlan& p, const T* in, int64_t rows,
   C* const no_partials = nullptr;
   return dispatch<kPack>(p.pack, [&](auto) {
     return dispatch<RowReducePath::kShort, RowReducePath::kFlat, RowReducePath::kGroup,
-                    RowReducePath::kBlock, RowReducePath::kCluster, RowReducePath::kSplit>(
-        p.path, [&](auto path) {
-          constexpr RowReducePath kPath = decltype(path)::value;
-          if constexpr (kPath == RowReducePath::kShort) {
-            return launch(detail::row_reduce_short_kernel<kPack, T, Acc, Op>, p.shape, stream, in,
-                          rows, static_cast<int>(cols), out, init);
-          } else if constexpr (kPath == RowReducePath::kFlat) {
-            return dispatch_pow2<1, kWarpSize>(p.width, [&](auto w) {
-              return launch(detail::row_reduce_flat_kernel<decltype(w)::value, kPack, T, Acc, Op>,
-                            p.shape, stream, in, rows, static_cast<int>(cols / kPack), out, init);
-            });
-          } else if constexpr (kPath == RowReducePath::kGroup) {
-            return dispatch_pow2<1, kWarpSize>(p.width, [&](auto w) {
-              return launch(detail::row_reduce_group_kernel<decltype(w)::value, kPack, T, Acc, Op>,
-                            p.shape, stream, in, rows, cols, out, init);
-            });
-          } else if constexpr (kPath == RowReducePath::kBlock) {
-            return launch(detail::reduce_split_kernel<kPack, SplitWrite::kOut, T, C, Acc, Op>,
-                          p.shape, stream, in, rows, cols, 1, out, init, no_partials);
-          } else if constexpr (kPath == RowReducePath::kCluster) {
-            return launch(detail::reduce_split_kernel<kPack, SplitWrite::kCluster, T, C, Acc, Op>,
-                          p.shape, stream, in, rows, cols, p.split, out, init, no_partials);
-          } else {
-            C* const partials = static_cast<C*>(workspace);
-            if (p.shape.cooperative)
-              return launch(detail::reduce_split_kernel<kPack, SplitWrite::kGrid, T, C, Acc, Op>,
-                            p.shape, stream, in, rows, cols, p.split, out, init, partials);
-            KERNELKIT_RETURN_IF_ERROR(
-                launch(detail::reduce_split_kernel<kPack, SplitWrite::kPartials, T, C, Acc, Op>,
-                       p.shape, stream, in, rows, cols, p.split, out, init, partials));
-            return launch(detail::reduce_combine_kernel<C, Acc, Op>, p.combine, stream,
-                          static_cast<const C*>(partials), rows, p.split, out, init);
-          }
+                    RowReducePath::kBlock, RowReducePath::kBlockOnce, RowReducePath::kCluster,
+                    RowReducePath::kSplit>(p.path, [&](auto path) {
+      constexpr RowReducePath kPath = decltype(path)::value;
+      if constexpr (kPath == RowReducePath::kShort) {
+        return launch(detail::row_reduce_short_kernel<kPack, T, Acc, Op>, p.shape, stream, in, rows,
+                      static_cast<int>(cols), out, init);
+      } else if constexpr (kPath == RowReducePath::kFlat) {
+        return dispatch_pow2<1, kWarpSize>(p.width, [&](auto w) {
+          return launch(detail::row_reduce_flat_kernel<decltype(w)::value, kPack, T, Acc, Op>,
+                        p.shape, stream, in, rows, static_cast<int>(cols / kPack), out, init);
         });
+      } else if constexpr (kPath == RowReducePath::kGroup) {
+        return dispatch_pow2<1, kWarpSize>(p.width, [&](auto w) {
+          return launch(detail::row_reduce_group_kernel<decltype(w)::value, kPack, T, Acc, Op>,
+                        p.shape, stream, in, rows, cols, out, init);
+        });
+      } else if constexpr (kPath == RowReducePath::kBlock) {
+        return launch(detail::reduce_split_kernel<kPack, SplitWrite::kOut, T, C, Acc, Op>, p.shape,
+                      stream, in, rows, cols, 1, out, init, no_partials);
+      } else if constexpr (kPath == RowReducePath::kBlockOnce) {
+        return launch(detail::row_reduce_block_once_kernel<kPack, T, Acc, Op>, p.shape, stream, in,
+                      rows, cols, out, init);
+      } else if constexpr (kPath == RowReducePath::kCluster) {
+        return launch(detail::reduce_split_kernel<kPack, SplitWrite::kCluster, T, C, Acc, Op>,
+                      p.shape, stream, in, rows, cols, p.split, out, init, no_partials);
+      } else {
+        C* const partials = static_cast<C*>(workspace);
+        if (p.shape.cooperative)
+          return launch(detail::reduce_split_kernel<kPack, SplitWrite::kGrid, T, C, Acc, Op>,
+                        p.shape, stream, in, rows, cols, p.split, out, init, partials);
+        KERNELKIT_RETURN_IF_ERROR(
+            launch(detail::reduce_split_kernel<kPack, SplitWrite::kPartials, T, C, Acc, Op>,
+                   p.shape, stream, in, rows, cols, p.split, out, init, partials));
+        return launch(detail::reduce_combine_kernel<C, Acc, Op>, p.combine, stream,
+                      static_cast<const C*>(partials), rows, p.split, out, init);
+      }
+    });
   });
 }
 

@@ -11,6 +11,8 @@
 //     per row, one pack per lane.
 //   row_reduce_group_kernel: everything else up to 512 packs: Width lanes per row (1..32),
 //     each row read as [scalar head | packs | scalar tail].
+//   row_reduce_block_once_kernel: a block per row of <= 1024 packs, each thread's packs of
+//     the row loaded in one batch, 5 blocks an SM.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -18,6 +20,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernelkit/block/block_reduce.cuh"
 #include "kernelkit/core/device.cuh"
 #include "kernelkit/core/launch.cuh"
 #include "kernelkit/core/pack.cuh"
@@ -339,6 +342,58 @@ __global__ void __launch_bounds__(kRowBlock,
       // lane 0 of the group holds the row's reduction
       if (lane == 0 && r < rows) out[r] = convert<Acc>(op(convert<C>(init), v));
     }
+  }
+}
+
+// ---- a block per row, the whole row in one batch of loads --------------------------------
+
+// Packs a thread of kBlockOnce loads per row, all issued before the first add: rows of up
+// to kRowBlockOncePacks = 1024 packs (4096 floats, 8192 halves) are one batch a thread.
+inline constexpr int kRowBlockOnceUnroll = 4;
+inline constexpr int kRowBlockOncePacks = kRowBlock * kRowBlockOnceUnroll;
+// Resident blocks per SM the kernel is built for: 5 x 256 threads (48 registers; at 40 the
+// f32 max / min and i32 sum spill on sm_90 / sm_120). The split kernel it replaces on these
+// rows runs 4 (64 registers for its 8 loads, of which such a row fills at most 4): 64 KB of
+// loads in flight an SM there, 80 KB here.
+inline constexpr int kRowBlockOnceMinBlocks = 5;
+
+// A block per row (blocks stride over rows) for rows of at most kRowBlockOncePacks packs:
+// thread t reads the packs t, t + kRowBlock, ... of the row (<= kRowBlockOnceUnroll, all
+// loaded before any add; longer rows in further batches) and the head / tail scalars t
+// (< Pack each, so kRowBlock threads cover them), then the block tree;
+// thread 0 writes out[r]. Nothing is carried between rows but the block tree's shared slots.
+template <int Pack, typename T, typename Acc, typename Op>
+__global__ void __launch_bounds__(kRowBlock, min_blocks_per_sm(kRowBlock, kRowBlockOnceMinBlocks))
+    row_reduce_block_once_kernel(const T* __restrict__ in, int64_t rows, int64_t cols,
+                                 Acc* __restrict__ out, Acc init) {
+  using C = compute_t<Acc>;
+  const Op op;
+  constexpr int kU = kRowBlockOnceUnroll;
+  const int t = static_cast<int>(threadIdx.x);
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* row = in + r * cols;
+    const int head = static_cast<int>(pack_head<Pack>(row, cols));  // < Pack
+    const int64_t packs = (cols - head) / Pack;
+    const T* body = row + head;
+    // acc[j]: lane j of this thread's packs (Pack independent chains)
+    C acc[Pack];
+#pragma unroll
+    for (int j = 0; j < Pack; ++j)
+      acc[j] = identity<Op, C>();
+    // a row of <= kRowBlockOncePacks packs is one batch of kU loads, issued before its adds
+    accumulate_packs<kU>(acc, body, int64_t{t}, packs, kRowBlock, kRowBlockOncePacks, op);
+    // head and tail scalars (< Pack each): threads t < head and t < tail_count
+    const int tail_count = static_cast<int>(cols - head - packs * Pack);
+    if (t < head) acc[0] = op(acc[0], convert<C>(row[t]));
+    if (t < tail_count) acc[0] = op(acc[0], convert<C>(body[packs * Pack + t]));
+#pragma unroll
+    for (int h = Pack / 2; h > 0; h /= 2) {
+#pragma unroll
+      for (int j = 0; j < h; ++j)
+        acc[j] = op(acc[j], acc[j + h]);
+    }
+    const C v = block_reduce<kRowBlock>(acc[0], op);  // thread 0 holds the row's reduction
+    if (threadIdx.x == 0) out[r] = convert<Acc>(op(convert<C>(init), v));
   }
 }
 
