@@ -97,7 +97,7 @@ TYPED_TEST(SoftmaxTest, WarpRowsOnAndOffThePackGrid) {
         // leave the warp's lanes (kBlock then); on the grid, and whenever the worst span
         // fits, the warp path is the plan's
         const bool on_grid = cols % kPack == 0 && l.in_shift == 0;
-        const bool fits = (cols + kPack - 1) / kPack <=
+        const bool fits = (cols + 2 * (kPack - 1)) / kPack <=
                           int64_t{kk::kWarpSize} * (kk::detail::kSoftmaxWarpFloats / kPack);
         if (p.path != SoftmaxPath::kWarp) {
           ASSERT_FALSE(on_grid || fits) << cols << " path " << int(p.path);
