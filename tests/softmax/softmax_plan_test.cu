@@ -163,9 +163,12 @@ TEST(SoftmaxPlan, WarpGroupsAndPacks) {
 
 TEST(SoftmaxPlan, SharedMemoryRowsAndBuffers) {
   const kk::DeviceInfo d = kktest::h100();
-  // 8 KB rows: 64 threads (8 packs each), 24 blocks a SM (40 registers, smem), one buffer
-  // (two would cost resident blocks)
+  // 8 KB rows in shared memory (f32 2048 on the pack grid is planned in registers:
+  // BlockRegisterRows): 64 threads (8 packs each), 24 blocks a SM (40 registers, smem),
+  // one buffer (two would cost resident blocks)
   SoftmaxPlan p = plan(16384, 2048, 4, d);
+  EXPECT_TRUE(p.on_grid);
+  ASSERT_TRUE(kk::detail::softmax_plan_block(16384, 512, 16, d, &p));
   EXPECT_EQ(p.path, SoftmaxPath::kBlock);
   EXPECT_EQ(p.shape.block.x, 64u);
   EXPECT_EQ(p.blocks_per_sm, 24);
@@ -215,24 +218,30 @@ TEST(SoftmaxPlan, SharedMemoryRowsAndBuffers) {
   EXPECT_LE(p.shape.smem, size_t(d.smem_per_block_optin));
 }
 
-// 2-byte rows on the pack grid up to 16384 columns: one block per row, the row in
-// registers, the register shape holding the row with the most resident blocks (on an H100
-// 32 registers, 2048 threads a SM for 2 packs a thread; 40 registers for 4), one block per
-// row up to 32 waves. f32, rows off the grid and wider rows keep shared memory.
+// Rows on the pack grid up to 16384 2-byte / 8192 f32 columns: one block per row, the row
+// in registers, the register shape holding the row with the most resident blocks (on an
+// H100 32 registers, 2048 threads a SM for 2 packs a thread; 40 registers for 4), one block
+// per row up to 32 waves. Rows off the grid and wider rows keep shared memory.
 TEST(SoftmaxPlan, BlockRegisterRows) {
   const kk::DeviceInfo d = kktest::h100();
   struct Want {
     int64_t rows, cols;
+    int elem_bytes;
     unsigned block;
     int packs, bps;
   };
-  for (const Want w :
-       {Want{16384, 2048, 128, 2, 16}, Want{32767, 1032, 128, 2, 16}, Want{11185, 3000, 256, 2, 8},
-        Want{8192, 4096, 256, 2, 8}, Want{6711, 5000, 512, 2, 4}, Want{4096, 8192, 512, 2, 4},
-        Want{3355, 10000, 512, 4, 3}, Want{2048, 16384, 512, 4, 3}}) {
+  for (const Want w : {Want{16384, 2048, 2, 128, 2, 16}, Want{32767, 1032, 2, 128, 2, 16},
+                       Want{11185, 3000, 2, 256, 2, 8}, Want{8192, 4096, 2, 256, 2, 8},
+                       Want{6711, 5000, 2, 512, 2, 4}, Want{4096, 8192, 2, 512, 2, 4},
+                       Want{3355, 10000, 2, 512, 4, 3}, Want{2048, 16384, 2, 512, 4, 3},
+                       // f32: 4 columns a pack, each shape holds half the columns
+                       Want{22370, 1500, 4, 256, 2, 8}, Want{16384, 2048, 4, 256, 2, 8},
+                       Want{11185, 3000, 4, 512, 2, 4}, Want{8192, 4096, 4, 512, 2, 4},
+                       Want{6711, 5000, 4, 512, 4, 3}, Want{4096, 8192, 4, 512, 4, 3}}) {
     for (const int off : {0, 16 * 7}) {
-      const SoftmaxPlan p = plan(w.rows, w.cols, 2, d, off, off);
-      SCOPED_TRACE(std::to_string(w.rows) + "x" + std::to_string(w.cols) + ": " + describe(p));
+      const SoftmaxPlan p = plan(w.rows, w.cols, w.elem_bytes, d, off, off);
+      SCOPED_TRACE(std::to_string(w.rows) + "x" + std::to_string(w.cols) + " x " +
+                   std::to_string(w.elem_bytes) + " B: " + describe(p));
       EXPECT_EQ(p.path, SoftmaxPath::kBlock);
       EXPECT_TRUE(p.on_grid);
       EXPECT_EQ(p.shape.block.x, w.block);
@@ -243,8 +252,14 @@ TEST(SoftmaxPlan, BlockRegisterRows) {
       EXPECT_EQ(int64_t{p.shape.grid.x}, w.rows);  // one block per row (< 32 waves)
     }
   }
-  // f32, off the grid (row start, width), past 16384 columns: shared memory
-  EXPECT_FALSE(plan(8192, 4096, 4, d).on_grid);
+  // f32 past 8192 columns (and f32 rows of <= 1024 on the grid: kWarp)
+  EXPECT_FALSE(plan(3355, 10000, 4, d).on_grid);
+  EXPECT_FALSE(plan(8192, 8196, 4, d).on_grid);
+  EXPECT_EQ(plan(8192, 8196, 4, d).path, SoftmaxPath::kBlock);
+  EXPECT_EQ(plan(8192, 1024, 4, d).path, SoftmaxPath::kWarp);
+  EXPECT_FALSE(plan(8192, 4098, 4, d).on_grid);        // not a multiple of 4
+  EXPECT_FALSE(plan(8192, 4096, 4, d, 4, 4).on_grid);  // rows start 4 bytes past a boundary
+  // 2-byte rows off the grid (row start, width), past 16384 columns: shared memory
   EXPECT_FALSE(plan(8192, 4096, 2, d, 2, 2).on_grid);
   EXPECT_FALSE(plan(8192, 4100, 2, d).on_grid);
   EXPECT_FALSE(plan(8192, 4096, 2, d, 0, 16 + 8).on_grid);  // out at another offset: pack 1
@@ -332,10 +347,11 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
   }
   if (p.path == SoftmaxPath::kCluster) EXPECT_TRUE(s.is_cluster());
   EXPECT_EQ(s.cooperative, p.path == SoftmaxPath::kGrid);
-  // 2-byte rows on the pack grid (every row 16-byte aligned) up to 16384 columns: kBlock
-  // in registers, unless a split was preferred
-  const bool grid_rows = elem == 2 && in_off % 16 == 0 && out_off % 16 == 0 && cols % 8 == 0;
-  if (p.path == SoftmaxPath::kBlock) EXPECT_EQ(p.on_grid, grid_rows && cols <= 16384);
+  // rows on the pack grid (every row 16-byte aligned) up to 16384 2-byte / 8192 f32
+  // columns: kBlock in registers, unless a split was preferred
+  const bool grid_rows = in_off % 16 == 0 && out_off % 16 == 0 && cols % (16 / elem) == 0;
+  if (p.path == SoftmaxPath::kBlock)
+    EXPECT_EQ(p.on_grid, grid_rows && cols <= (elem == 2 ? 16384 : 8192));
   if (p.path != SoftmaxPath::kWarp && p.path != SoftmaxPath::kBlock) EXPECT_FALSE(p.on_grid);
   if (p.path == SoftmaxPath::kBlock && p.on_grid) {
     // one of the instantiated shapes, holding the row, at the residency its bound gives
@@ -343,7 +359,7 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
     for (const auto r : kk::detail::kSoftmaxRegisterShapes)
       known = known || (int(s.block.x) == r.block && p.packs == r.packs);
     EXPECT_TRUE(known);
-    EXPECT_EQ(p.pack, 8);
+    EXPECT_EQ(p.pack, 16 / elem);
     EXPECT_LE(cols / p.pack, int64_t{s.block.x} * p.packs);
     EXPECT_EQ(p.split, 1);
     EXPECT_EQ(p.buffers, 0);

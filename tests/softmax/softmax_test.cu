@@ -144,7 +144,7 @@ TYPED_TEST(SoftmaxTest, BlockSizesAndBuffers) {
       kk::SoftmaxPlan base = plan_for<T>(23, cols, l, d);
       ASSERT_EQ(int(base.path), int(SoftmaxPath::kBlock)) << cols;
       if (base.on_grid) {
-        // 2-byte rows on the pack grid are planned in registers (BlockRegisterRows); here
+        // rows on the pack grid are planned in registers (BlockRegisterRows); here
         // the same rows in shared memory
         base.on_grid = false;
         base.packs = 1;
@@ -169,25 +169,36 @@ TYPED_TEST(SoftmaxTest, BlockSizesAndBuffers) {
   }
 }
 
-// 2-byte rows on the pack grid (16-byte aligned, cols a multiple of 8) up to 16384 columns:
-// the row in the registers of one block (kBlock with on_grid), at widths around each
-// register shape's capacity (128 x 2, 256 x 2, 512 x 2, 512 x 4 packs of 8: 2048, 4096,
-// 8192, 16384 columns) and in between, each width on every shape that holds it (threads
-// with packs past the row, and threads with no pack at all), the grid shrunk to 3 so that
-// blocks loop over rows, in place; softmax and log_softmax with -inf / all -inf / NaN rows.
-// f32 rows of the same widths stay in shared memory (on_grid false).
+// Rows on the pack grid (16-byte aligned, cols a multiple of the pack) up to 16384 2-byte /
+// 8192 f32 columns: the row in the registers of one block (kBlock with on_grid), at widths
+// around each register shape's capacity (128 x 2, 256 x 2, 512 x 2, 512 x 4 packs: 2048,
+// 4096, 8192, 16384 2-byte columns, half as many f32) and in between, each width on every
+// shape that holds it (threads with packs past the row, and threads with no pack at all),
+// the grid shrunk to 3 so that blocks loop over rows, in place; softmax and log_softmax
+// with -inf / all -inf / NaN rows. f32 rows of <= 1024 columns (planned kWarp) are run on
+// the register shapes too; wider rows than the shapes hold stay in shared memory.
 TYPED_TEST(SoftmaxTest, BlockRegisterRows) {
   using T = TypeParam;
   constexpr int64_t kPack = 16 / sizeof(T);
+  constexpr int64_t kMaxCols = 2048 * kPack;  // 512 x 4 packs
   const kk::DeviceInfo d = device();
   uint64_t seed = 8000;
-  for (const int64_t cols : {1032, 1536, 2040, 2048, 2056, 3000, 4088, 4096, 4104, 6000, 8184, 8192,
-                             8200, 12000, 16376, 16384}) {
+  // the 2-byte widths; f32 takes half of each (the same packs), then a few past 8192
+  for (const int64_t w : {1032, 1536, 2040, 2048, 2056, 3000, 4088, 4096, 4104, 6000, 8184, 8192,
+                          8200, 12000, 16376, 16384, 16392, 24000, 32768}) {
+    const int64_t cols = w * kPack / 8;
+    if (cols > 16384) continue;
     for (const Layout& l : {kAligned, kInPlace}) {
       const int64_t rows = rows_for(23, cols) + 1;
-      const kk::SoftmaxPlan base = plan_for<T>(rows, cols, l, d);
+      kk::SoftmaxPlan base = plan_for<T>(rows, cols, l, d);
+      if (base.path == SoftmaxPath::kWarp) {
+        // f32 rows of <= 1024 columns: the register shapes that hold them
+        ASSERT_TRUE(sizeof(T) == 4 && cols <= 1024) << cols;
+        ASSERT_TRUE(kk::detail::softmax_plan_block_registers(rows, cols / kPack, d, &base));
+        base.pack = static_cast<int>(kPack);
+      }
       ASSERT_EQ(int(base.path), int(SoftmaxPath::kBlock)) << cols;
-      ASSERT_EQ(base.on_grid, sizeof(T) == 2) << cols;
+      ASSERT_EQ(base.on_grid, cols <= kMaxCols) << cols;
       if (!base.on_grid) {
         for (const bool log : {false, true})
           EXPECT_TRUE(run_case<T>(rows, cols, log, l, seed++, Runner{&base})) << cols;
@@ -241,8 +252,8 @@ template <typename T>
 BlockLimit block_limit(kk::DeviceInfo d) {
   d.cluster_launch = false;  // past a block: kTwoPass
   d.cooperative_launch = false;
-  // (in_smem: only rows kept in shared memory count; 2-byte rows on the pack grid are held
-  // in registers up to 16384 columns, whatever the shared memory)
+  // (in_smem: only rows kept in shared memory count; rows on the pack grid are held in
+  // registers up to 16384 2-byte / 8192 f32 columns, whatever the shared memory)
   const auto blocks = [&](int64_t cols, bool in_smem) {
     int n = 0;
     for (const Layout& l : kWideLayouts) {
@@ -293,8 +304,8 @@ TYPED_TEST(SoftmaxTest, WidePaths) {
   // 2900 floats / 5800 2-byte elements), and just past the rows one block holds
   const BlockLimit b = block_limit<T>(small_device(8, kSmem, false, false));
   const int64_t w = b.fits;
-  // widths off the pack grid, where the case needs a shared-memory row or a split (2-byte
-  // rows on the grid up to 16384 columns are held in registers): one more column, or for
+  // widths off the pack grid, where the case needs a shared-memory row or a split (rows on
+  // the grid up to 16384 2-byte / 8192 f32 columns are held in registers): one more column, or for
   // the widest row one less
   constexpr int64_t kPack = 16 / sizeof(T);
   const auto off = [](int64_t c) { return c % kPack == 0 ? c + 1 : c; };

@@ -127,8 +127,8 @@ cudaError_t launch_softmax(const SoftmaxPlan& p, SoftmaxKind kind, const T* in, 
           return softmax_launch_warp<T, kKind, kPack>(p, in, out, rows, cols, stream);
         } else if constexpr (kPath == Path::kBlock) {
           if (p.on_grid) {
-            // 2-byte rows on the pack grid in registers: kSoftmaxRegisterShapes
-            if constexpr (sizeof(T) != 2 || kPack == 1) {
+            // rows on the pack grid in registers: kSoftmaxRegisterShapes
+            if constexpr (kPack == 1) {
               return cudaErrorInvalidValue;
             } else {
               return dispatch<128, 256, 512>(block, [&](auto b) {

@@ -9,9 +9,9 @@
 //  - kBlock: one block per row, the row in shared memory (read once, written once): any row
 //    up to what one block may hold (227 KiB on an H100, 163 KiB A100, 99 KiB L4, 64 KiB T4).
 //    Two row buffers when they fit without losing resident rows: the next row's loads are
-//    in flight while this one is reduced and written. 2-byte rows on the pack grid (16-byte
-//    aligned, whole packs) up to 16384 columns: the row in the block's registers instead
-//    (on_grid; no shared-memory row).
+//    in flight while this one is reduced and written. Rows on the pack grid (16-byte
+//    aligned, whole packs) up to 16384 2-byte / 8192 f32 columns: the row in the block's
+//    registers instead (on_grid; no shared-memory row).
 //  - kCluster (d.clusters()): rows too wide for one block (or too few rows to fill the GPU):
 //    a cluster of 2, 4 or 8 blocks per row, each holding a chunk in shared memory; the
 //    blocks' (max, sum) pairs meet through distributed shared memory.
@@ -94,12 +94,12 @@ __host__ __device__ constexpr int softmax_warp_min_blocks(int pack, int packs, b
   return floats > 16 ? 8 : (pack == 4 ? 12 : 10);
 }
 
-// kBlock on the pack grid, 2-byte types (SoftmaxPlan.on_grid): the row in the registers of
-// one block, Block threads x Packs 16-byte packs a thread (softmax_block_registers_kernel),
-// the old library's block-register kernel for aligned rows only (0.93-0.99 of the copy on
-// f16 rows of 3000..16384). The shapes launch_softmax instantiates, by capacity (block x
-// packs x 8 columns: 2048, 4096, 8192, 16384); the plan takes the one holding the row with
-// the most resident blocks (rows in flight) a SM.
+// kBlock on the pack grid (SoftmaxPlan.on_grid): the row in the registers of one block,
+// Block threads x Packs 16-byte packs a thread (softmax_block_registers_kernel), the old
+// library's block-register kernel for aligned rows only (0.93-0.99 of the copy on f16 rows
+// of 3000..16384). The shapes launch_softmax instantiates, by capacity (block x packs x 8
+// columns of a 2-byte type: 2048, 4096, 8192, 16384; x 4 f32 columns: 1024 .. 8192); the
+// plan takes the one holding the row with the most resident blocks (rows in flight) a SM.
 struct SoftmaxRegisterShape {
   int block, packs;
 };
@@ -164,9 +164,10 @@ struct SoftmaxPlan {
   int packs = 1;
   // kWarp: every row starts on a 16-byte boundary and is a whole number of packs (pack > 1,
   // in 16-byte aligned, cols % pack == 0): a lane's pack is wholly in its row or past it,
-  // so the kernel has no head offset and no element-wise end packs. kBlock (2-byte types):
-  // the same rows held in the registers of the block (shape.block threads x `packs` packs a
-  // thread, no shared-memory row: split 1, buffers 0) instead of in shared memory.
+  // so the kernel has no head offset and no element-wise end packs. kBlock (up to 16384
+  // 2-byte / 8192 f32 columns): the same rows held in the registers of the block (shape.block
+  // threads x `packs` packs a thread, no shared-memory row: split 1, buffers 0) instead of in
+  // shared memory.
   bool on_grid = false;
   // Chunk paths: blocks that share one row (1 for kBlock / kTwoPass, the cluster size for
   // kCluster, chunks per row for kGrid); chunk j is [softmax_chunk_begin(j), ...(j + 1)).
@@ -298,7 +299,7 @@ inline bool softmax_plan_block(int64_t rows, int64_t vp, int64_t pack_bytes, con
   return true;
 }
 
-// kBlock for rows on the pack grid of a 2-byte type: one block per row, the row in
+// kBlock for rows on the pack grid (16-byte packs): one block per row, the row in
 // registers. Among kSoftmaxRegisterShapes that hold the row's vp packs, the one with the
 // most resident blocks a SM (registers from its __launch_bounds__, threads, blocks per SM);
 // on a tie the smaller. The grid: one block per row up to kDefaultWaves waves of resident
@@ -485,11 +486,10 @@ inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, int 
   if (softmax_plan_warp(rows, vp, on_grid, d, &p)) return p;
   const int64_t pack_bytes = int64_t{p.pack} * elem_bytes;
   SoftmaxPlan block = p, cluster = p, grid = p;
-  // 2-byte rows on the pack grid in registers (f32 keeps its shared-memory row: its kBlock
-  // computes exp once an element from there)
-  const bool has_block = (on_grid && p.pack > 1 && elem_bytes == 2 &&
-                          softmax_plan_block_registers(rows, vp, d, &block)) ||
-                         softmax_plan_block(rows, vp, pack_bytes, d, &block);
+  // rows on the pack grid in registers (f32 up to 8192 columns, 2-byte up to 16384)
+  const bool has_block =
+      (on_grid && p.pack > 1 && softmax_plan_block_registers(rows, vp, d, &block)) ||
+      softmax_plan_block(rows, vp, pack_bytes, d, &block);
   const bool has_cluster = softmax_plan_cluster(rows, cols, pack_bytes, d, &cluster);
   const bool has_grid = softmax_plan_grid(rows, cols, elem_bytes, pack_bytes, d, &grid);
   if (has_block) {

@@ -367,13 +367,15 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock,
 }
 
 // ---------------------------------------------------------------------------------------
-// Rows on the pack grid in the registers of one block (kBlock with on_grid; 2-byte types):
-// every row starts on a 16-byte boundary and is a whole number of packs, at most Block x
-// Packs of them. Thread t holds packs t + p * Block (p < Packs) of its row as loaded (4
-// registers a pack), all its 16-byte loads issued before any is used; a pack past the row
-// is skipped in every pass (no element-wise code). Per row: the thread's max and sum of
-// exp(x - max), one block reduction of the (max, sum) pairs (one barrier), the row written
-// from registers (exp again). No shared-memory row: while a block reduces, the other
+// Rows on the pack grid in the registers of one block (kBlock with on_grid): every row
+// starts on a 16-byte boundary and is a whole number of packs, at most Block x Packs of
+// them. Thread t holds packs t + p * Block (p < Packs) of its row as loaded (4 registers a
+// pack), all its 16-byte loads issued before any is used; a pack past the row is skipped in
+// every pass (no element-wise code). Per row, 2-byte types and log_softmax: the thread's
+// max and sum of exp(x - max), one block reduction of the (max, sum) pairs (one barrier),
+// the row written from registers (exp again). f32 softmax: the shared-memory kBlock's order
+// and arithmetic (the row max, exp(x - max) once an element kept over the element, the sum,
+// the output e / s; two barriers). No shared-memory row: while a block reduces, the other
 // resident blocks' loads are in flight (the old library's block-register kernel, 0.93-0.99
 // of the copy at 32-40 registers). Rows b, b + gridDim.x, ...
 template <typename T, SoftmaxKind Kind, int Block, int Packs>
@@ -381,10 +383,11 @@ __global__ void __launch_bounds__(Block,
                                   min_blocks_per_sm(Block,
                                                     softmax_registers_min_blocks(Block, Packs)))
     softmax_block_registers_kernel(const T* in, T* out, int64_t rows, int cols) {
-  static_assert(sizeof(T) == 2, "2-byte types (f32 rows stay in shared memory)");
   static_assert(Block % kWarpSize == 0 && Block <= kSoftmaxWideBlock, "32..1024 threads");
   constexpr int kPack = kMaxPackSize<T>;
   constexpr bool kFast = kSoftmaxFast<T>;
+  // f32 softmax: exp once an element (a float pack holds its exps in place)
+  constexpr bool kExpOnce = std::is_same_v<T, float> && Kind == SoftmaxKind::kSoftmax;
   __shared__ SoftmaxStats slots[2 * (Block / kWarpSize)];
   int reduce_parity = 0;  // softmax_stats_block_all_reduce's slot set
   const int packs = cols / kPack;
@@ -406,43 +409,72 @@ __global__ void __launch_bounds__(Block,
           m = fmaxf(m, convert<float>(raw[p].elem[j]));
       }
     }
-    const float base = m == -INFINITY ? 0.f : m;  // no pack, or all -inf: every exp is 0
-    float s = 0.f;
+    if constexpr (kExpOnce) {
+      m = softmax_stats_block_all_reduce<Block, kFast>({m, 0.f}, slots, reduce_parity).m;
+      const float base = m == -INFINITY ? 0.f : m;  // all -inf: every e is 0, s is 0
+      float s = 0.f;
 #pragma unroll
-    for (int p = 0; p < Packs; ++p) {
-      if (static_cast<int>(threadIdx.x) + p * Block < packs) {
+      for (int p = 0; p < Packs; ++p) {
+        if (static_cast<int>(threadIdx.x) + p * Block < packs) {
 #pragma unroll
-        for (int j = 0; j < kPack; ++j)
-          s += softmax_exp<kFast>(convert<float>(raw[p].elem[j]) - base);
+          for (int j = 0; j < kPack; ++j) {
+            raw[p].elem[j] = softmax_exp<kFast>(raw[p].elem[j] - base);
+            s += raw[p].elem[j];
+          }
+        }
       }
-    }
-    const SoftmaxStats st =
-        softmax_stats_block_all_reduce<Block, kFast>({m, s}, slots, reduce_parity);
-    // every thread holds the row's max st.m and sum st.s. The output converts the packs
-    // afresh: an empty asm makes their words opaque, else the compiler keeps the sum pass's
-    // floats live through the reduction (bf16 512 x 4: 32 floats, spilled 24 bytes at 40
-    // registers on sm_90; no instruction is emitted for it)
+      const SoftmaxStats st =
+          softmax_stats_block_all_reduce<Block, kFast>({m, s}, slots, reduce_parity);
+      const float inv = 1.f / st.s;  // all -inf: 0 x inf = NaN, as the shared-memory kBlock
 #pragma unroll
-    for (int p = 0; p < Packs; ++p) {
-      uint32_t w[kPack / 2];
-      memcpy(w, &raw[p], sizeof(w));
+      for (int p = 0; p < Packs; ++p) {
+        const int v = static_cast<int>(threadIdx.x) + p * Block;
+        if (v < packs) {
 #pragma unroll
-      for (int k = 0; k < kPack / 2; ++k)
-        asm("" : "+r"(w[k]));
-      memcpy(&raw[p], w, sizeof(w));
-    }
-    const float inv = 1.f / st.s;
-    const float log_s = logf(st.s);
+          for (int j = 0; j < kPack; ++j)
+            raw[p].elem[j] *= inv;
+          store_pack<kPack>(dst, v, raw[p]);
+        }
+      }
+    } else {
+      const float base = m == -INFINITY ? 0.f : m;  // no pack, or all -inf: every exp is 0
+      float s = 0.f;
 #pragma unroll
-    for (int p = 0; p < Packs; ++p) {
-      const int v = static_cast<int>(threadIdx.x) + p * Block;
-      if (v < packs) {
-        PackOf<T, kPack> o;
+      for (int p = 0; p < Packs; ++p) {
+        if (static_cast<int>(threadIdx.x) + p * Block < packs) {
 #pragma unroll
-        for (int j = 0; j < kPack; ++j)
-          o.elem[j] = convert<T>(
-              softmax_out<Kind, kFast>(convert<float>(raw[p].elem[j]), st.m, inv, log_s));
-        store_pack<kPack>(dst, v, o);
+          for (int j = 0; j < kPack; ++j)
+            s += softmax_exp<kFast>(convert<float>(raw[p].elem[j]) - base);
+        }
+      }
+      const SoftmaxStats st =
+          softmax_stats_block_all_reduce<Block, kFast>({m, s}, slots, reduce_parity);
+      // every thread holds the row's max st.m and sum st.s. The output converts the packs
+      // afresh: an empty asm makes their words opaque, else the compiler keeps the sum
+      // pass's floats live through the reduction (bf16 512 x 4: 32 floats, spilled 24 bytes
+      // at 40 registers on sm_90; no instruction is emitted for it)
+#pragma unroll
+      for (int p = 0; p < Packs; ++p) {
+        uint32_t w[sizeof(raw[p]) / sizeof(uint32_t)];
+        memcpy(w, &raw[p], sizeof(w));
+#pragma unroll
+        for (int k = 0; k < static_cast<int>(sizeof(w) / sizeof(uint32_t)); ++k)
+          asm("" : "+r"(w[k]));
+        memcpy(&raw[p], w, sizeof(w));
+      }
+      const float inv = 1.f / st.s;
+      const float log_s = logf(st.s);
+#pragma unroll
+      for (int p = 0; p < Packs; ++p) {
+        const int v = static_cast<int>(threadIdx.x) + p * Block;
+        if (v < packs) {
+          PackOf<T, kPack> o;
+#pragma unroll
+          for (int j = 0; j < kPack; ++j)
+            o.elem[j] = convert<T>(
+                softmax_out<Kind, kFast>(convert<float>(raw[p].elem[j]), st.m, inv, log_s));
+          store_pack<kPack>(dst, v, o);
+        }
       }
     }
   }
