@@ -395,6 +395,9 @@ TEST_F(Gemv, BadArgumentsAreRejectedWithoutWriting) {
   DeviceBuffer<float> dA(64 * 64), dx(64), dy(64), dws(256);
   const auto hy = kktest::random_vector<float>(64, 5);
   dy.upload(hy);
+  // A and x hold values: the valid calls at the end read them (initcheck)
+  dA.upload(kktest::random_vector<float>(64 * 64, 6));
+  dx.upload(kktest::random_vector<float>(64, 7));
   float* y = dy.get();
   const float* A = dA.get();
   const float* x = dx.get();
