@@ -399,7 +399,8 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
       EXPECT_LE(int64_t{s.grid.x}, kk::ceil_div<int64_t>(rows, rows_per_block));
       // the kernel's register bound gives the planned residency
       const int regs = kk::detail::softmax_regs_bound(
-          d, 128, kk::detail::softmax_warp_min_blocks(p.pack, p.packs, p.on_grid));
+          d, 128,
+          kk::detail::softmax_warp_min_blocks(p.pack, p.group, p.packs, p.on_grid, d.code_arch));
       // on the pack grid exactly when every row starts on a 16-byte boundary
       EXPECT_EQ(p.on_grid, p.pack > 1 && in_off % 16 == 0 && cols % p.pack == 0);
       EXPECT_EQ(p.blocks_per_sm, kk::blocks_per_sm(d, 128, regs, 0));

@@ -88,8 +88,15 @@ inline constexpr int64_t kSoftmaxSplitMinBytesPerSm = 64 * 1024;
 // at 40 on sm_100). Rows on the pack grid with one pack a lane (no element-wise code):
 // f32 16 blocks (32 registers), 2-byte 12 (40), what they take unbounded on sm_90 / sm_100
 // and what the old library's kernel ran (0.95-0.99 of the copy at 349525x96).
-__host__ __device__ constexpr int softmax_warp_min_blocks(int pack, int packs, bool on_grid) {
+// In sm_100 code (code_arch, the architecture the kernels were compiled for: __CUDA_ARCH__ / 10
+// in the device pass, d.code_arch in the plan) 2-byte rows off the pack grid with one pack a
+// lane in groups of 16 or 32 lanes take 9 blocks (56 registers): at 10 (48) f16 softmax with
+// 32-lane groups spilled 4 bytes there and bf16 with 16-lane groups 8 bytes (the narrower
+// groups and sm_90 code hold 10 without spills and are unchanged).
+__host__ __device__ constexpr int softmax_warp_min_blocks(int pack, int group, int packs,
+                                                          bool on_grid, int code_arch) {
   if (on_grid && packs == 1) return pack == 4 ? 16 : 12;
+  if (code_arch == 100 && pack == 8 && packs == 1 && group >= 16) return 9;
   const int floats = pack * packs * (packs == 1 ? 2 : 1);
   return floats > 16 ? 8 : (pack == 4 ? 12 : 10);
 }
@@ -224,8 +231,9 @@ inline bool softmax_plan_warp(int64_t rows, int64_t vp, bool on_grid, const Devi
   }
   const int rows_per_group = p->packs == 1 ? 2 : 1;
   const int64_t rows_per_block = int64_t{kSoftmaxWarpBlock / p->group} * rows_per_group;
-  const int regs = softmax_regs_bound(d, kSoftmaxWarpBlock,
-                                      softmax_warp_min_blocks(p->pack, p->packs, p->on_grid));
+  const int regs = softmax_regs_bound(
+      d, kSoftmaxWarpBlock,
+      softmax_warp_min_blocks(p->pack, p->group, p->packs, p->on_grid, d.code_arch));
   p->blocks_per_sm = blocks_per_sm(d, kSoftmaxWarpBlock, regs, 0);
   const int64_t blocks = ceil_div(rows, rows_per_block);
   p->shape.block = dim3(kSoftmaxWarpBlock);
