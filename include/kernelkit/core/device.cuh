@@ -49,6 +49,15 @@
 
 namespace kernelkit {
 
+// The architecture being compiled for (device passes: sm_XY -> XY; 0 in the host pass, where
+// __launch_bounds__ are not used). Kernels whose register budget must differ on one
+// architecture (a spill there) name it from this; plans compare DeviceInfo::code_arch.
+#if defined(__CUDA_ARCH__)
+inline constexpr int kCompiledArch = __CUDA_ARCH__ / 10;
+#else
+inline constexpr int kCompiledArch = 0;
+#endif
+
 // Blocks of `block` threads that fill an SM of the architecture being compiled for, capped
 // at `cap` and at the architecture's resident blocks (for __launch_bounds__(block,
 // min_blocks_per_sm(block, cap))): always >= 1.

@@ -45,14 +45,6 @@ inline constexpr int kGemvShortMaxCols = 64;  // widest row the short kernels ta
 // 2048 rows spilled at 32 registers once x was loaded with the tile)
 inline constexpr int kGemvShortMaxTileRows = 1024;
 
-// The architecture being compiled (device passes: sm_XY -> XY; 0 in the host pass, where
-// __launch_bounds__ are not used).
-#if defined(__CUDA_ARCH__)
-inline constexpr int kGemvCompiledArch = __CUDA_ARCH__ / 10;
-#else
-inline constexpr int kGemvCompiledArch = 0;
-#endif
-
 // Resident blocks per SM that the full-occupancy 256-thread kernels (gemv_n_split_kernel<true>,
 // gemv_t_kernel<Pack, 16, 16, 4>) are built for, in code of architecture code_arch, on an SM
 // that holds `blocks` of them: all (32 registers), but 6 (40 registers) in sm_80 code, where
@@ -69,7 +61,7 @@ __host__ __device__ constexpr int gemv_full_blocks(int blocks, int code_arch) {
 __host__ __device__ constexpr int gemv_t_min_blocks(int threads, int ty, int unroll) {
   return unroll > kGemvColUnroll ? 1
          : ty == 1               ? (min_blocks_per_sm(threads) + 1) / 2
-                                 : gemv_full_blocks(min_blocks_per_sm(threads), kGemvCompiledArch);
+                                 : gemv_full_blocks(min_blocks_per_sm(threads), kCompiledArch);
 }
 
 // __launch_bounds__ minimum blocks of gemv_n_row_pairs_kernel: 5/8 of the SM's 256-thread
@@ -363,7 +355,7 @@ __global__ void __launch_bounds__(kGemvBlock, min_blocks_per_sm(kGemvBlock) /
 template <bool Aligned>
 __global__ void __launch_bounds__(kGemvBlock, Aligned
                                                   ? gemv_full_blocks(min_blocks_per_sm(kGemvBlock),
-                                                                     kGemvCompiledArch)
+                                                                     kCompiledArch)
                                                   : min_blocks_per_sm(kGemvBlock) / 2)
     gemv_n_split_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
                         const float* __restrict__ x, float beta, float* __restrict__ y,

@@ -36,14 +36,6 @@
 
 namespace kernelkit::detail {
 
-// The architecture being compiled (device passes: sm_XY -> XY; 0 in the host pass, where
-// __launch_bounds__ are not used): softmax_warp_min_blocks's code_arch.
-#if defined(__CUDA_ARCH__)
-inline constexpr int kSoftmaxCompiledArch = __CUDA_ARCH__ / 10;
-#else
-inline constexpr int kSoftmaxCompiledArch = 0;
-#endif
-
 template <typename T>
 inline constexpr bool kSoftmaxFast = is_half_like_v<T>;
 
@@ -245,10 +237,10 @@ struct FMax {
 // registers for f32, 40 for f16). Otherwise rows may start anywhere in a pack: the partial
 // end packs move element by element.
 template <typename T, SoftmaxKind Kind, int Pack, int Group, int Packs, bool OnGrid>
-__global__ void __launch_bounds__(
-    kSoftmaxWarpBlock,
-    min_blocks_per_sm(kSoftmaxWarpBlock,
-                      softmax_warp_min_blocks(Pack, Group, Packs, OnGrid, kSoftmaxCompiledArch)))
+__global__ void __launch_bounds__(kSoftmaxWarpBlock,
+                                  min_blocks_per_sm(kSoftmaxWarpBlock,
+                                                    softmax_warp_min_blocks(Pack, Group, Packs,
+                                                                            OnGrid, kCompiledArch)))
     softmax_warp_kernel(const T* in, T* out, int64_t rows, int cols) {
   static_assert(Group >= 1 && Group <= kWarpSize && (Group & (Group - 1)) == 0,
                 "a row group is 1, 2, 4, 8, 16 or 32 lanes of one warp");

@@ -44,21 +44,13 @@ inline constexpr int kTransposeBlock = 256;  // threads of every transpose kerne
 // hold there and on sm_100. For the same code ptxas needs a few more registers on sm_75..sm_89
 // and, for other kernels, on sm_120: a kernel that would spill there (-Xptxas -warn-spills)
 // states one block fewer for those architectures, through transpose_arch_blocks.
-// The architecture being compiled (device passes: sm_XY -> XY; 0 in the host pass, where
-// __launch_bounds__ are not used).
-#if defined(__CUDA_ARCH__)
-inline constexpr int kTransposeCompiledArch = __CUDA_ARCH__ / 10;
-#else
-inline constexpr int kTransposeCompiledArch = 0;
-#endif
-
 // Minimum blocks per SM for the architecture being compiled: `hopper` on sm_90 / sm_100 (and
 // the host pass), `ampere` on sm_75..sm_89, `consumer_blackwell` on sm_120 / sm_121.
 constexpr int transpose_arch_blocks(int hopper, int ampere, int consumer_blackwell) {
-  return kTransposeCompiledArch == 0     ? hopper
-         : kTransposeCompiledArch < 90   ? ampere
-         : kTransposeCompiledArch >= 120 ? consumer_blackwell
-                                         : hopper;
+  return kCompiledArch == 0     ? hopper
+         : kCompiledArch < 90   ? ampere
+         : kCompiledArch >= 120 ? consumer_blackwell
+                                : hopper;
 }
 
 // ---- chunks ----------------------------------------------------------------------------------
@@ -497,11 +489,12 @@ inline constexpr int kTransposeThinRowsMinBlocks = sizeof(U) == 1 && R == 8
                                                        ? transpose_arch_blocks(4, 4, 3)
                                                        : 4;
 template <typename U, int C>
-inline constexpr int kTransposeThinColsMinBlocks =
-    C == 8 && (sizeof(U) == 2 || (sizeof(U) == 1 && kTransposeCompiledArch == 75))
-        ? transpose_arch_blocks(3, 2, 3)
-    : sizeof(U) <= 2 && C >= 6 ? 3
-                               : 4;
+inline constexpr int kTransposeThinColsMinBlocks = C == 8 &&
+                                                           (sizeof(U) == 2 ||
+                                                            (sizeof(U) == 1 && kCompiledArch == 75))
+                                                       ? transpose_arch_blocks(3, 2, 3)
+                                                   : sizeof(U) <= 2 && C >= 6 ? 3
+                                                                              : 4;
 
 // Output element y of a thread's block comes from source element src(y) of its chunks v
 // (source element x is element x % kVec of v[x / kVec]).
@@ -750,7 +743,7 @@ constexpr int transpose_scalar_smem_bytes(int elem_bytes) {
 template <typename U>
 inline constexpr int kTransposeScalarMinBlocks = sizeof(U) == 8 ? 4
                                                  : sizeof(U) == 2
-                                                     ? (kTransposeCompiledArch == 80
+                                                     ? (kCompiledArch == 80
                                                             ? 5
                                                             : transpose_arch_blocks(6, 6, 5))
                                                      : 6;
