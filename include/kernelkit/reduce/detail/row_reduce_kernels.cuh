@@ -358,9 +358,9 @@ inline constexpr int kRowBlockOncePacks = kRowBlock * kRowBlockOnceUnroll;
 inline constexpr int kRowBlockOnceMinBlocks = 5;
 
 // A block per row (blocks stride over rows) for rows of at most kRowBlockOncePacks packs:
-// thread t reads the packs t, t + kRowBlock, ... of the row (<= kRowBlockOnceUnroll, all
-// loaded before any add; longer rows in further batches) and the head / tail scalars t
-// (< Pack each, so kRowBlock threads cover them), then the block tree;
+// thread t's share of the row is row_partial's with kRowBlockOnceUnroll loads (the packs t,
+// t + kRowBlock, ..., all loaded before any add; longer rows in further batches) and the
+// head / tail scalars t (< Pack each, so kRowBlock threads cover them), then the block tree;
 // thread 0 writes out[r]. Nothing is carried between rows but the block tree's shared slots.
 template <int Pack, typename T, typename Acc, typename Op>
 __global__ void __launch_bounds__(kRowBlock, min_blocks_per_sm(kRowBlock, kRowBlockOnceMinBlocks))
@@ -368,31 +368,11 @@ __global__ void __launch_bounds__(kRowBlock, min_blocks_per_sm(kRowBlock, kRowBl
                                  Acc* __restrict__ out, Acc init) {
   using C = compute_t<Acc>;
   const Op op;
-  constexpr int kU = kRowBlockOnceUnroll;
   const int t = static_cast<int>(threadIdx.x);
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    const T* row = in + r * cols;
-    const int head = static_cast<int>(pack_head<Pack>(row, cols));  // < Pack
-    const int64_t packs = (cols - head) / Pack;
-    const T* body = row + head;
-    // acc[j]: lane j of this thread's packs (Pack independent chains)
-    C acc[Pack];
-#pragma unroll
-    for (int j = 0; j < Pack; ++j)
-      acc[j] = identity<Op, C>();
-    // a row of <= kRowBlockOncePacks packs is one batch of kU loads, issued before its adds
-    accumulate_packs<kU>(acc, body, int64_t{t}, packs, kRowBlock, kRowBlockOncePacks, op);
-    // head and tail scalars (< Pack each): threads t < head and t < tail_count
-    const int tail_count = static_cast<int>(cols - head - packs * Pack);
-    if (t < head) acc[0] = op(acc[0], convert<C>(row[t]));
-    if (t < tail_count) acc[0] = op(acc[0], convert<C>(body[packs * Pack + t]));
-#pragma unroll
-    for (int h = Pack / 2; h > 0; h /= 2) {
-#pragma unroll
-      for (int j = 0; j < h; ++j)
-        acc[j] = op(acc[j], acc[j + h]);
-    }
-    const C v = block_reduce<kRowBlock>(acc[0], op);  // thread 0 holds the row's reduction
+    const C part =
+        row_partial<Pack, kRowBlockOnceUnroll, 0, C>(in + r * cols, cols, t, kRowBlock, op);
+    const C v = block_reduce<kRowBlock>(part, op);  // thread 0 holds the row's reduction
     if (threadIdx.x == 0) out[r] = convert<Acc>(op(convert<C>(init), v));
   }
 }
