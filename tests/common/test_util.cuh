@@ -60,6 +60,25 @@ class GpuTest : public ::testing::Test {
 // leave them out (--gtest_filter=-*Large*).
 #define KK_LARGE(name) Large_##name
 
+// True in scripts/gpu-check's compute-sanitizer runs (KK_SANITIZE=1 in the environment).
+// Racecheck runs a shared-memory-heavy kernel hundreds of times slower than the GPU, so a
+// sweep that sends the same kernels through many cases thins itself there with
+// sanitize_keep(); the plain test run always checks every case.
+inline bool sanitizer_run() {
+  static const bool on = [] {
+    const char* v = std::getenv("KK_SANITIZE");
+    return v != nullptr && v[0] != '\0' && v[0] != '0';
+  }();
+  return on;
+}
+
+// Whether case `index` of a sweep runs: every case normally, every `stride`-th one (the
+// first included) under the sanitizer. Callers pick a stride that still sends every kernel
+// path through at least one case (say which in a comment).
+inline bool sanitize_keep(int64_t index, int64_t stride) {
+  return !sanitizer_run() || index % stride == 0;
+}
+
 // Owning device buffer.
 template <typename T>
 class DeviceBuffer {
