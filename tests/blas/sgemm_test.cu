@@ -290,6 +290,7 @@ TEST_F(SgemmTest, ShapeSweepAllOps) {
       for (const auto& s : shapes) {
         SgemmCase c{oa, ob, s[0], s[1], s[2]};
         run_lib(c, seed++);
+        if (kktest::sanitizer_run()) continue;  // sanitizer: same kernels as above, other values
         c.small_ints = true;
         run_lib(c, seed++);
       }
@@ -302,6 +303,7 @@ TEST_F(SgemmTest, AlphaBetaAllOps) {
       for (float alpha : {0.f, 1.f, -1.5f})
         for (float beta : {0.f, 1.f, -1.5f})
           for (bool ints : {false, true}) {
+            if (ints && kktest::sanitizer_run()) continue;  // sanitizer: same kernels, other values
             SgemmCase c{oa, ob, 127, 131, 137};
             c.alpha = alpha, c.beta = beta, c.small_ints = ints;
             run_lib(c, seed++);
@@ -329,11 +331,13 @@ TEST_F(SgemmTest, TileShapesEveryDispatchPath) {
   // 195 tiles of 128 x 128, 104 of 128 x 256, one wave each) and 128 x 128 (1000 x 4097:
   // 264 tiles are one wave at two a SM, 136 of 128 x 256 would be two); partial edge tiles
   uint64_t seed = 700;
+  int64_t index = 0;
   for (BlasOp oa : kOps)
     for (BlasOp ob : kOps)
       for (const auto& s :
            {std::array<int64_t, 3>{640, 576, 100}, std::array<int64_t, 3>{1537, 1795, 33},
             std::array<int64_t, 3>{1000, 4097, 33}}) {
+        if (!kktest::sanitize_keep(index++, 2)) continue;  // each shape twice, every op
         SgemmCase c{oa, ob, s[0], s[1], s[2]};
         c.small_ints = true, c.beta = 1.f;
         run_lib(c, seed++);
@@ -441,6 +445,10 @@ TEST_F(SgemmTest, BadArgumentsLeaveCUntouched) {
 // aligned, the transpose's shifted kernel). The workspace starts full of NaN.
 TEST_F(SgemmTest, ForcedTiledPlansEveryTileStageAndSplit) {
   using kernelkit::SgemmTile;
+  // sanitizer: K = 68 (5 k-tiles, the last partial) and every 5th case: each (tile, stages,
+  // split) once, each tile with all six op / pack combinations, all four offset variants
+  const int64_t k = kktest::sanitizer_run() ? 68 : 260;
+  int64_t index = 0;
   uint64_t seed = 2000;
   for (SgemmTile tile : {SgemmTile::k128x256, SgemmTile::k128x128, SgemmTile::k128x64})
     for (int stages : {2, 4})
@@ -450,7 +458,8 @@ TEST_F(SgemmTest, ForcedTiledPlansEveryTileStageAndSplit) {
           for (BlasOp ob : kOps)
             for (bool pack : {false, true}) {
               if (pack && ob == BlasOp::N) continue;
-              SgemmCase c{oa, ob, 200, 300, 260};
+              if (!kktest::sanitize_keep(index++, 5)) continue;
+              SgemmCase c{oa, ob, 200, 300, k};
               c.beta = 1.f;
               const std::string name = "forced tile " + std::to_string(int(tile)) + " stages " +
                                        std::to_string(stages) + " split " +
@@ -472,7 +481,7 @@ TEST_F(SgemmTest, ForcedTiledPlansEveryTileStageAndSplit) {
 // shared memory), for NT and TT, with B 16-byte aligned and not.
 TEST_F(SgemmTest, PackedAndDirectSameBits) {
   using kernelkit::SgemmTile;
-  const int64_t m = 300, n = 516, k = 333;
+  const int64_t m = 300, n = 516, k = kktest::sanitizer_run() ? 68 : 333;  // sanitizer: 5 k-tiles
   for (BlasOp oa : kOps)
     for (int offset : {0, 1})
       for (const auto& split : {std::array<int64_t, 2>{0, 1}, std::array<int64_t, 2>{2, 3}}) {
@@ -486,6 +495,11 @@ TEST_F(SgemmTest, PackedAndDirectSameBits) {
         c2.poison();
         const auto split_parts = static_cast<int>(split[1]);
         for (SgemmTile tile : {SgemmTile::k128x256, SgemmTile::k128x64}) {
+          // sanitizer: half the cases, each of op, offset, split and tile both ways with both
+          // ways of every other one
+          if (kktest::sanitizer_run() &&
+              ((oa == BlasOp::T) + offset + (split[0] > 0) + (tile == SgemmTile::k128x64)) % 2)
+            continue;
           const auto direct = forced_tiled(tile, 4, split[0], split_parts, false);
           const auto packed = forced_tiled(tile, 4, split[0], split_parts, true);
           ASSERT_EQ(direct(c, dA.get() + offset, lda, dB.get() + offset, k, c1.get() + offset, n),
@@ -506,32 +520,41 @@ TEST_F(SgemmTest, PackedAndDirectSameBits) {
 TEST_F(SgemmTest, PackedOpBLibrary) {
   const int64_t m = 1536, n = 1024, k = 256;
   const size_t pack = size_t(4 * n * k);
+  // sanitizer: the packed runs only (NT and TT, and NT misaligned: the shifted transpose);
+  // the direct kernels they fall back to run in ForcedTiledPlansEveryTileStageAndSplit
+  const bool all = !kktest::sanitizer_run();
   uint64_t seed = 2500;
   for (BlasOp oa : kOps) {
     SgemmCase c{oa, BlasOp::T, m, n, k};
     EXPECT_TRUE(library_plan(c).tiled.pack_b);
     sgemm_testing::run_call("packed", library_with_workspace(0xFF), any_args, c, seed++);
     EXPECT_FALSE(library_plan(c, pack - 1).tiled.pack_b);
-    sgemm_testing::run_call("short workspace", library_with_workspace(0xFF, 0, pack - 1), any_args,
-                            c, seed++);
-    sgemm_testing::run_call("no workspace", library_with_workspace(0xFF, 0, 0), any_args, c,
-                            seed++);
+    if (all)
+      sgemm_testing::run_call("short workspace", library_with_workspace(0xFF, 0, pack - 1),
+                              any_args, c, seed++);
+    if (all)
+      sgemm_testing::run_call("no workspace", library_with_workspace(0xFF, 0, 0), any_args, c,
+                              seed++);
     // a workspace that starts 4 bytes into its allocation (aligned up inside: 12 bytes lost,
     // still enough for the pack and the split)
-    sgemm_testing::run_call("skewed workspace", library_with_workspace(0xFF, 4), any_args, c,
-                            seed++);
+    if (all)
+      sgemm_testing::run_call("skewed workspace", library_with_workspace(0xFF, 4), any_args, c,
+                              seed++);
     SgemmCase o = c;
     o.pad_a = 3, o.pad_c = 1, o.offset = 1, o.alpha = -1.5f, o.beta = 1.f, o.small_ints = true;
     if (oa == BlasOp::N) EXPECT_TRUE(library_plan(o).tiled.pack_b);  // A along K: unaffected
-    sgemm_testing::run_call("packed, misaligned", library_with_workspace(0xFF), any_args, o,
-                            seed++);
+    if (all || oa == BlasOp::N)
+      sgemm_testing::run_call("packed, misaligned", library_with_workspace(0xFF), any_args, o,
+                              seed++);
     SgemmCase pb = c;
     pb.pad_b = 4, pb.beta = -1.5f;
     EXPECT_FALSE(library_plan(pb).tiled.pack_b);
-    sgemm_testing::run_call("B padded", library_with_workspace(0xFF), any_args, pb, seed++);
+    if (all)
+      sgemm_testing::run_call("B padded", library_with_workspace(0xFF), any_args, pb, seed++);
     SgemmCase odd{oa, BlasOp::T, m, n - 2, k};
     EXPECT_FALSE(library_plan(odd).tiled.pack_b);
-    sgemm_testing::run_call("n % 4 != 0", library_with_workspace(0xFF), any_args, odd, seed++);
+    if (all)
+      sgemm_testing::run_call("n % 4 != 0", library_with_workspace(0xFF), any_args, odd, seed++);
   }
 }
 
@@ -545,17 +568,22 @@ TEST_F(SgemmTest, WorkspaceSplitDirtyWorkspace) {
     ASSERT_EQ(p.path, kernelkit::SgemmPath::kTiled);
     EXPECT_GT(p.tiled.splits, 1) << "48 x 64 x 8192 must split K on every device";
   }
+  // sanitizer: K / 4 (the H100 still splits every shape, in 5 to 16 parts) and every 3rd
+  // op / shape pair (each op and each shape at least once)
+  const int64_t k_div = kktest::sanitizer_run() ? 4 : 1;
+  int64_t index = 0;
   uint64_t seed = 3000;
   for (BlasOp oa : kOps)
     for (BlasOp ob : kOps)
       for (const auto& s : shapes) {
-        SgemmCase c{oa, ob, s[0], s[1], s[2]};
+        if (!kktest::sanitize_keep(index++, 3)) continue;
+        SgemmCase c{oa, ob, s[0], s[1], s[2] / k_div};
         run_lib_ws(c, seed++);
         c.beta = -1.5f, c.small_ints = true, c.offset = 1, c.pad_c = 3;
         run_lib_ws(c, seed++);
       }
   // same bits whatever the workspace held
-  const int64_t m = 130, n = 200, k = 4096;
+  const int64_t m = 130, n = 200, k = 4096 / k_div;
   auto hA = kktest::random_vector<float>(m * k, 11);
   auto hB = kktest::random_vector<float>(k * n, 12);
   auto dA = kktest::to_device(hA), dB = kktest::to_device(hB);
@@ -602,11 +630,16 @@ TEST_F(SgemmTest, SkinnyShapes) {
                                {5, 7, 30000},  {32, 1030, 1100}};
   EXPECT_EQ(library_plan(SgemmCase{BlasOp::N, BlasOp::N, 8, 1000, 777}).path,
             kernelkit::SgemmPath::kSkinny);
+  // sanitizer: K <= 200 (4 chunks: the workspace runs still split K in two) and the shapes
+  // 2 x 300, 8 x 1000, 9 x 515, 1000 x 8, 515 x 32 (both orientations, 8 and 32 rows, partial)
+  const bool sanitized[] = {true, true, true, false, false, true, true, false, false, false};
+  const bool san = kktest::sanitizer_run();
   uint64_t seed = 5000;
   for (BlasOp oa : kOps)
     for (BlasOp ob : kOps)
       for (const auto& s : shapes) {
-        SgemmCase c{oa, ob, s[0], s[1], s[2]};
+        if (san && !sanitized[&s - shapes]) continue;
+        SgemmCase c{oa, ob, s[0], s[1], san ? std::min<int64_t>(s[2], 200) : s[2]};
         run_lib(c, seed++);
         run_lib_ws(c, seed++);
         c.offset = 1, c.pad_a = 1, c.pad_b = 2, c.pad_c = 3, c.beta = -1.5f, c.small_ints = true;
