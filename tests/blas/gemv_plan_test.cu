@@ -69,7 +69,11 @@ KernelResources resources(const GemvPlan& p) {
     case GemvPath::kShortColumns:
       return {kd::kGemvBlock, 0, kd::kGemvShortColsSmem};
     case GemvPath::kRowPairs:
-      return {kd::kGemvBlock, 48, 1024};  // 5/8 of the SM's threads (48 registers on sm_90)
+      // 5/8 of the SM's threads (48 registers on sm_90); Unroll 4: 3/8 (80)
+      return {kd::kGemvBlock, p.unroll == 4 ? 80 : 48, 1024};
+    case GemvPath::kSplitRows:
+      // row groups: 5/8 of the SM's threads (48 registers) up to 4 rows, half (64) for 8
+      return {kd::kGemvBlock, p.group == 1 ? 0 : p.group <= 4 ? 48 : 64, 1024};
     case GemvPath::kColumns: {
       const auto s = kernelkit::gemv_tile_shape(p.tile);
       return {s.tx * s.ty, s.unroll > kd::kGemvColUnroll ? 64 : 0,
@@ -206,13 +210,13 @@ TEST(GemvPlan, H100SweepTable) {
   const Expect table[] = {
       {N, 1, 33554432, GemvPath::kSplitRows, kWs, 1056, 0},
       {N, 33554432, 1, GemvPath::kCopy, kNone, 1, 0},
-      {N, 3, 8388608, GemvPath::kSplitRows, kWs, 352, 0},
+      {N, 3, 8388608, GemvPath::kSplitRows, kWs, 660, 0},  // a group of 3 rows
       {N, 8388608, 3, GemvPath::kShortRows, kNone, 1, 0},
-      {N, 8, 4194304, GemvPath::kSplitRows, kWs, 132, 0},
+      {N, 8, 4194304, GemvPath::kSplitRows, kWs, 512, 0},  // 8 rows
       {N, 4194304, 8, GemvPath::kShortRows, kNone, 1, 0},
-      {N, 64, 524288, GemvPath::kSplitRows, kWs, 16, 0},
+      {N, 64, 524288, GemvPath::kSplitRows, kWs, 64, 0},  // groups of 8
       {N, 524288, 64, GemvPath::kRows, kNone, 1, 8},
-      {N, 1024, 32768, GemvPath::kSplitRows, kNone, 1, 0},
+      {N, 1024, 32768, GemvPath::kSplitRows, kWs, 4, 0},  // groups of 8
       {N, 4096, 4096, GemvPath::kRowPairs, kNone, 1, 0},
       {N, 8192, 8192, GemvPath::kRows, kNone, 1, 32},
       {N, 14336, 4096, GemvPath::kRows, kNone, 1, 32},
@@ -249,6 +253,23 @@ TEST(GemvPlan, H100SweepTable) {
     if (p.path == GemvPath::kColumns) EXPECT_EQ(int(p.tile), e.width_or_tile);
     EXPECT_TRUE((p.path != GemvPath::kRows && p.path != GemvPath::kSplitRows) || p.aligned);
   }
+  // row groups and the pair kernel's loads a trip
+  const auto group_of = [&](int64_t m, int64_t n) {
+    return plan(BlasOp::N, m, n, n, {}, kernelkit::gemv_workspace_bytes(BlasOp::N, m, n), d).group;
+  };
+  EXPECT_EQ(group_of(1, 33554432), 1);
+  EXPECT_EQ(group_of(3, 8388608), 3);
+  EXPECT_EQ(group_of(8, 4194304), 8);
+  EXPECT_EQ(group_of(64, 524288), 8);
+  EXPECT_EQ(group_of(1024, 32768), 8);
+  EXPECT_EQ(plan(BlasOp::N, 4096, 4096, 4096, {}, 16384, d).unroll, 4);
+  EXPECT_EQ(plan(BlasOp::N, 4096, 14336, 14336, {}, 16384, d).unroll, 2);
+  // without a workspace (or with too little) the rows are not grouped: clusters or one block
+  EXPECT_EQ(plan(BlasOp::N, 3, 8388608, 8388608, {}, 0, d).group, 1);
+  EXPECT_EQ(plan(BlasOp::N, 3, 8388608, 8388608, {}, 0, kktest::a100()).group, 1);
+  // odd lda or misaligned rows: a block per row
+  EXPECT_EQ(plan(BlasOp::N, 3, 8388607, 8388607, {}, 16384, d).group, 1);
+  EXPECT_EQ(plan(BlasOp::N, 3, 8388608, 8388608, {1, 0, 0}, 16384, d).group, 1);
 }
 
 // Without a workspace: thin shapes use clusters on Hopper builds, else run unsplit.
@@ -464,6 +485,23 @@ Model run_model(const GemvPlan& p, const GemvAlignment& al, int64_t span) {
       break;
     }
     case GemvPath::kSplitRows:
+      if (p.group > 1) {
+        // gemv_n_group_kernel: block (s, g) owns rows g * group .. and lanes s * 256 + t
+        EXPECT_TRUE(p.aligned);
+        EXPECT_NE(p.combine, GemvCombine::kCluster);
+        const int64_t groups = (m + p.group - 1) / p.group;
+        for (unsigned by = 0; by < gy; ++by)
+          for (int64_t g = by; g < groups; g += gy)
+            for (int64_t row = g * p.group; row < std::min(m, (g + 1) * p.group); ++row)
+              for (unsigned s = 0; s < gx; ++s) {
+                for (int t = 0; t < kd::kGemvBlock; ++t)
+                  model_row(md, p, al, row * ld, int64_t{s} * kd::kGemvBlock + t,
+                            int64_t{gx} * kd::kGemvBlock);
+                if (gx == 1) out(0, row, false);
+                if (gx > 1) out(s, row, true);
+              }
+        break;
+      }
       for (unsigned by = 0; by < gy; ++by)
         for (int64_t row = by; row < m; row += gy)
           for (unsigned s = 0; s < gx; ++s) {
@@ -580,7 +618,8 @@ TEST(GemvPlan, EveryElementReadOnceEveryOutputWrittenOnce) {
       {1, 1},     {1, 7},     {1, 64},    {1, 65},    {1, 5000},   {1, 70000}, {7, 1},
       {70000, 1}, {2, 4100},  {3, 9000},  {5, 3},     {1000, 3},   {4099, 8},  {300, 64},
       {301, 65},  {33, 1000}, {100, 130}, {3, 300},   {64, 2000},  {65, 33},   {2100, 40},
-      {600, 96},  {2500, 64}, {9000, 2},  {40, 4096}, {1500, 100}, {7, 0},     {41, 4099}};
+      {600, 96},  {2500, 64}, {9000, 2},  {40, 4096}, {1500, 100}, {7, 0},     {41, 4099},
+      {7, 5000},  {12, 4100}, {5, 4097}};
   std::set<std::string> seen;
   for (const auto& dev :
        {kktest::NamedDevice{"tiny", tiny()}, kktest::NamedDevice{"T4", kktest::t4()}}) {
@@ -598,14 +637,15 @@ TEST(GemvPlan, EveryElementReadOnceEveryOutputWrittenOnce) {
               check_invariants(p, op, m, n, lda, al, ws, dev.info, what);
               check_coverage(p, op, m, n, lda, al, what);
               seen.insert(std::to_string(int(p.path)) + "/" + std::to_string(int(p.combine)) +
-                          (p.path == GemvPath::kColumns ? "/" + std::to_string(int(p.tile)) : ""));
+                          (p.path == GemvPath::kColumns ? "/" + std::to_string(int(p.tile)) : "") +
+                          (p.group > 1 ? "/g" : ""));
             }
       }
   }
   // the sweep reaches every path, combine and tile kernel
-  for (const char* want :
-       {"0/0",   "1/0",   "2/0",   "3/0",   "3/1",   "3/2",   "4/0",   "5/0/1", "5/2/1", "5/0/2",
-        "5/0/3", "5/0/4", "5/0/0", "5/1/0", "5/2/0", "5/0/5", "5/1/5", "5/0/6", "6/2",   "7/0"})
+  for (const char* want : {"0/0",   "1/0",   "2/0",   "3/0",   "3/1",   "3/2",   "4/0",
+                           "5/0/1", "5/2/1", "5/0/2", "5/0/3", "5/0/4", "5/0/0", "5/1/0",
+                           "5/2/0", "5/0/5", "5/1/5", "5/0/6", "6/2",   "7/0",   "3/2/g"})
     EXPECT_TRUE(seen.count(want)) << "no plan took " << want;
 }
 

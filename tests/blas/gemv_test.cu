@@ -171,6 +171,8 @@ TEST_F(Gemv, ShapeSweep) {
     for (int64_t m : kDims)
       for (int64_t n : kDims) {
         if (m * n > (int64_t{1} << 26)) continue;  // 65536 x 65536 and 65536 x 4097: too big
+        // sanitizer: at most 2^22 floats (every dim still meets 1 .. 33; EveryPath runs each path)
+        if (kktest::sanitizer_run() && m * n > (int64_t{1} << 22)) continue;
         for (Ws ws : {Ws::kNone, Ws::kFull})
           run_case({op, m, n, n, -0.5f, 1.f, 0, 0, 0, false, ws}, seed++);
       }
@@ -180,11 +182,19 @@ TEST_F(Gemv, AlphaBetaCombinations) {
   uint64_t seed = 200;
   const int64_t shapes[][2] = {{33, 4097}, {4097, 33}, {1024, 65536}, {3, 65536}, {65536, 3},
                                {31, 1024}, {1, 1},     {1, 100003},   {100003, 1}};
+  int64_t index = 0;
   for (BlasOp op : {BlasOp::N, BlasOp::T})
     for (const auto& s : shapes)
       for (float alpha : {0.f, 1.f, -0.5f})
-        for (float beta : {0.f, 1.f, -0.5f})
+        for (float beta : {0.f, 1.f, -0.5f}) {
+          // sanitizer: 3 of the 9 pairs a shape (each alpha and each beta once), turning
+          const int64_t i = index++;
+          if (kktest::sanitizer_run() && (i / 9 + i % 9 / 3 + i % 3) % 3 != 0) {
+            ++seed;
+            continue;
+          }
           run_case({op, s[0], s[1], s[1], alpha, beta, 0, 0, 0, false, Ws::kFull}, seed++);
+        }
 }
 
 TEST_F(Gemv, LeadingDimensionAndMisalignment) {
@@ -192,17 +202,25 @@ TEST_F(Gemv, LeadingDimensionAndMisalignment) {
   const int64_t shapes[][2] = {{33, 1024},  {1024, 33}, {7, 4097},   {4097, 7},    {2, 65536},
                                {65536, 2},  {32, 32},   {3, 100003}, {100003, 3},  {1, 100003},
                                {100003, 1}, {4099, 8},  {8, 40000},  {1500, 4095}, {4095, 1500}};
+  int64_t block = 0;
   for (BlasOp op : {BlasOp::N, BlasOp::T})
     for (const auto& s : shapes)
       for (Ws ws : {Ws::kNone, Ws::kFull}) {
         const int64_t m = s[0], n = s[1];
-        run_case({op, m, n, n + 3, 1.f, -0.5f, 0, 0, 0, false, ws}, seed++);  // odd lda
-        run_case({op, m, n, n + 4, 1.f, -0.5f, 0, 0, 0, false, ws}, seed++);  // still 16-byte rows
-        run_case({op, m, n, n + 2, 1.f, -0.5f, 2, 0, 0, false, ws}, seed++);  // two row classes
-        run_case({op, m, n, n, 1.f, -0.5f, 1, 0, 0, false, ws}, seed++);
-        run_case({op, m, n, n, 1.f, -0.5f, 0, 1, 1, false, ws}, seed++);
-        run_case({op, m, n, n + 1, -0.5f, 0.f, 3, 2, 1, false, ws}, seed++);
-        run_case({op, m, n, n, 1.f, 0.f, 1, 1, 1, false, ws}, seed++);  // equally misaligned
+        // sanitizer: one of the 7 variants per shape and workspace, turning (each runs 8+ times)
+        int variant = 0;
+        const auto run = [&](const Case& c) {
+          if (!kktest::sanitizer_run() || (variant + block) % 7 == 0) run_case(c, seed);
+          ++variant, ++seed;
+        };
+        run({op, m, n, n + 3, 1.f, -0.5f, 0, 0, 0, false, ws});  // odd lda
+        run({op, m, n, n + 4, 1.f, -0.5f, 0, 0, 0, false, ws});  // still 16-byte rows
+        run({op, m, n, n + 2, 1.f, -0.5f, 2, 0, 0, false, ws});  // two row classes
+        run({op, m, n, n, 1.f, -0.5f, 1, 0, 0, false, ws});
+        run({op, m, n, n, 1.f, -0.5f, 0, 1, 1, false, ws});
+        run({op, m, n, n + 1, -0.5f, 0.f, 3, 2, 1, false, ws});
+        run({op, m, n, n, 1.f, 0.f, 1, 1, 1, false, ws});  // equally misaligned
+        ++block;
       }
 }
 
@@ -211,15 +229,20 @@ TEST_F(Gemv, SmallIntegersAreExact) {
   const int64_t shapes[][2] = {{1024, 65536}, {65536, 1024}, {4097, 4097}, {3, 65536},
                                {65536, 3},    {33, 31},      {8192, 8192}, {1, 65536},
                                {65536, 1},    {4096, 4096},  {64, 65536},  {65536, 64}};
+  // sanitizer: no shape over 2^24 floats, and one beta per workspace (-0.5 without, 0 with)
+  const bool san = kktest::sanitizer_run();
   for (BlasOp op : {BlasOp::N, BlasOp::T})
     for (const auto& s : shapes)
       for (Ws ws : {Ws::kNone, Ws::kFull}) {
         Case c{op, s[0], s[1], s[1], 1.f, -0.5f};
         c.small_ints = true;
         c.ws = ws;
-        run_case(c, seed++);
+        const bool big = s[0] * s[1] > (int64_t{1} << 24);
+        if (!san || (!big && ws == Ws::kNone)) run_case(c, seed);
+        ++seed;
         c.beta = 0.f;
-        run_case(c, seed++);
+        if (!san || (!big && ws == Ws::kFull)) run_case(c, seed);
+        ++seed;
       }
 }
 
@@ -246,10 +269,16 @@ TEST_F(Gemv, EveryPath) {
       {BlasOp::N, 3, 1000003, 1000003, 0, 0, 0},  // split rows
       {BlasOp::N, 8, 262147, 262147, 0, 0, 0},    // split rows, rows not 16-byte aligned
       {BlasOp::N, 64, 65536, 65536, 0, 0, 0},
-      {BlasOp::N, 600, 8192, 8192, 0, 0, 0},   // split rows, a block per row
-      {BlasOp::N, 2001, 4099, 4100, 0, 0, 1},  // a block per pair of rows, odd last row, tail
-      {BlasOp::N, 1600, 8192, 8192, 0, 0, 0},  // a block per pair of rows
-      {BlasOp::N, 100003, 3, 3, 0, 0, 0},      // short rows
+      {BlasOp::N, 3, 1000004, 1000004, 0, 0, 0},  // a group of 3 rows sharing x, split
+      {BlasOp::N, 7, 300001, 300004, 0, 0, 0},    // groups of 4 (the last of 3), scalar tail
+      {BlasOp::N, 12, 100004, 100004, 0, 0, 0},   // groups of 8 (the last of 4)
+      {BlasOp::N, 2, 500002, 500004, 0, 0, 0},    // a group of 2 rows, 2-float tail
+      {BlasOp::N, 600, 8192, 8192, 0, 0, 0},      // groups of 8, split
+      {BlasOp::N, 600, 8192, 8192, 0, 1, 0},      // x misaligned: a block per row
+      {BlasOp::N, 1500, 12000, 12000, 0, 0, 0},   // pairs of rows, 2 packs a row a trip
+      {BlasOp::N, 2001, 4099, 4100, 0, 0, 1},     // a block per pair of rows, odd last row, tail
+      {BlasOp::N, 1600, 8192, 8192, 0, 0, 0},     // a block per pair of rows, 4 packs a trip
+      {BlasOp::N, 100003, 3, 3, 0, 0, 0},         // short rows
       {BlasOp::N, 65537, 8, 8, 1, 0, 0},
       {BlasOp::N, 4099, 64, 64, 0, 0, 0},  // aligned: 8-lane groups
       {BlasOp::N, 4099, 64, 64, 1, 0, 0},  // not aligned: short rows
@@ -280,16 +309,39 @@ TEST_F(Gemv, EveryPath) {
       {BlasOp::T, 600, 32767, 32767, 0, 0, 0},  // 4 row classes; without a workspace scalar
       {BlasOp::T, 30001, 501, 501, 0, 0, 0},
   };
+  // sanitizer: of a shape's workspace variants those that plan alike run once, with one beta
+  // (turning with the shape): every path, combine, tile, group and unroll still runs
+  const bool san = kktest::sanitizer_run();
+  kernelkit::DeviceInfo dev;
+  CUDA_CHECK(kernelkit::current_device_info(&dev));
+  std::set<std::string> planned;
   std::set<std::string> seen;
   uint64_t seed = 600;
   for (const Shape& s : shapes)
     for (Ws ws : {Ws::kFull, Ws::kNone, Ws::kSmall})
       for (float beta : {0.f, -0.5f}) {
+        if (san) {  // buffers are 256-byte aligned: the offsets give the alignment
+          const int64_t i = &s - shapes;
+          const Case c{s.op, s.m, s.n, s.lda, -0.75f, beta, 0, 0, 0, false, ws};
+          const GemvPlan q = kernelkit::plan_gemv(s.op, s.m, s.n, s.lda,
+                                                  {s.a_offset % 4, s.x_offset % 4, s.y_offset % 4},
+                                                  ws_bytes_for(c), dev);
+          const std::string key = std::to_string(i) + ":" + std::to_string(int(q.path)) + "/" +
+                                  std::to_string(int(q.combine)) + "/" +
+                                  std::to_string(int(q.tile)) + "/" + std::to_string(q.group) +
+                                  "/" + std::to_string(q.unroll) + "/" + std::to_string(q.width);
+          if (beta != (i % 2 == 0 ? 0.f : -0.5f) || !planned.insert(key).second) {
+            ++seed;
+            continue;
+          }
+        }
         const GemvPlan p = run_case(
             {s.op, s.m, s.n, s.lda, -0.75f, beta, s.a_offset, s.x_offset, s.y_offset, false, ws},
             seed++);
         seen.insert(std::to_string(int(p.path)) + "/" + std::to_string(int(p.combine)) +
-                    (p.path == GemvPath::kColumns ? "/" + std::to_string(int(p.tile)) : ""));
+                    (p.path == GemvPath::kColumns ? "/" + std::to_string(int(p.tile)) : "") +
+                    (p.group > 1 ? "/g" : "") +
+                    (p.path == GemvPath::kRowPairs && p.unroll == 4 ? "/u4" : ""));
       }
   kernelkit::DeviceInfo d;
   CUDA_CHECK(kernelkit::current_device_info(&d));
@@ -299,8 +351,9 @@ TEST_F(Gemv, EveryPath) {
   std::printf("paths run (path/combine[/tile]): %s\n", all.c_str());
   if (d.sm_count == 132 && d.clusters()) {
     // path/combine[/tile] as the enums' values
-    for (const char* want : {"1/0", "2/0", "3/0", "3/1", "3/2", "4/0", "5/0/0", "5/0/1", "5/2/1",
-                             "5/0/2", "5/0/3", "5/0/4", "5/2/0", "5/1/0", "5/0/5", "6/2", "7/0"})
+    for (const char* want :
+         {"1/0", "2/0", "3/0", "3/1", "3/2", "4/0", "5/0/0", "5/0/1", "5/2/1", "5/0/2", "5/0/3",
+          "5/0/4", "5/2/0", "5/1/0", "5/0/5", "6/2", "7/0", "7/0/u4", "3/2/g"})
       EXPECT_TRUE(seen.count(want)) << "no case ran " << want;
   }
 }
@@ -365,6 +418,8 @@ TEST_F(Gemv, Deterministic) {
     for (const auto& s : shapes)
       for (bool with_ws : {false, true}) {
         const int64_t m = s[0], n = s[1];
+        // sanitizer: no shape over 2^24 floats; one repeat (on random workspace bytes)
+        if (kktest::sanitizer_run() && m * n > (int64_t{1} << 24)) continue;
         auto dA = kktest::to_device(kktest::random_vector<float>(m * n, 11));
         auto dx = kktest::to_device(kktest::random_vector<float>(op == BlasOp::N ? n : m, 12));
         DeviceBuffer<float> dy(op == BlasOp::N ? m : n);
@@ -379,7 +434,7 @@ TEST_F(Gemv, Deterministic) {
         ws.poison();
         ASSERT_EQ(call(), cudaSuccess);
         const auto first = dy.download();
-        for (int rep = 0; rep < 3; ++rep) {
+        for (int rep = kktest::sanitizer_run() ? 2 : 0; rep < 3; ++rep) {
           // whatever the workspace held (0xFF, the previous call's partials, random bytes)
           dy.poison();
           if (rep == 2 && ws_bytes > 0)

@@ -17,7 +17,9 @@
 //     and needs the workspace; its x is loaded beside the rows).
 //   - N, few long rows (a block per row leaves 3/4 of the device idle): several blocks per
 //     row (kSplitRows): partials in the workspace, else a cluster (sm_90+), else one block;
-//     aligned rows enough for a block per pair of rows to fill the device: kRowPairs.
+//     aligned rows share each pack of x among a block's group of 2..8 rows (split through
+//     the workspace or not at all); aligned rows enough for a block per pair of rows to fill
+//     the device: kRowPairs (rows of <= 8192 floats: 4 packs of each row a trip).
 //     Many rows: a group of 4..32 lanes per row (kRows).
 //   - T: blocks own column tiles (kColumns): m <= 64: a thread owns 4 columns over every
 //     row; n in about [SMs/2, SMs] x 32..128 columns: one 1024-thread block per SM, 8 loads
@@ -131,6 +133,11 @@ struct GemvPlan {
   int splits = 1;
   // kShortRows / kShortColumns: rows staged per tile (kShortColumns: a multiple of 256 / width)
   int tile_rows = 0;
+  // kSplitRows: rows a block owns (its share of their columns), each pack of x loaded once
+  // for all of them (gemv_n_group_kernel; aligned rows, m >= 2, a split through the
+  // workspace or none); 1: a block per row (gemv_n_split_kernel).
+  int group = 1;
+  int unroll = 2;             // kRowPairs: packs of each row a thread loads a trip (2 or 4)
   int64_t partials = 0;       // floats of workspace written (kWorkspace), partial rows x count
   int combine_cols = 1;       // kWorkspace: outputs per combine block (1 or 32)
   LaunchShape shape;          // the main kernel
@@ -228,26 +235,51 @@ inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes
   const bool few_rows = m * 2 * kWarpSize < d.device_threads() && packs >= 4 * kGemvBlock;
   if (m == 1 || few_rows) {
     p.path = GemvPath::kSplitRows;
-    int64_t want = gemv_wanted_splits(m, kGemvBlock, slots, d);
-    want = std::min({want, std::max<int64_t>(1, packs / (4 * kGemvBlock)),
-                     std::max<int64_t>(1, kGemvMaxPartialRows / m)});
-    // a block per row: when pairs of aligned rows fill the pair kernel's blocks (5/8 of the
-    // SM's) at least once, a block per pair (twice the loads in flight a thread; 4096 x 4096:
-    // 4096 blocks of one row, 26.3 us against a 21 us copy, DRAM 78 %, 2 round trips a row)
+    // a block per pair of rows: when pairs of aligned rows fill the pair kernel's blocks at
+    // least once (4096 x 4096: a block per row ran 26.3 us against a 21 us copy, DRAM 78 %, 2
+    // round trips a row; pairs, 2 packs a row a trip: 25.6). Rows of at most two trips of 4
+    // packs a thread load 4 (4096 floats: the whole pair in one trip).
+    const int unroll = packs <= 2 * 4 * int64_t{kGemvBlock} ? 4 : 2;
     const int64_t pair_slots =
-        int64_t{gemv_pairs_blocks(blocks_per_sm(d, kGemvBlock, 0, 0))} * d.sm_count;
-    if (want == 1 && p.aligned && ceil_div<int64_t>(m, 2) >= pair_slots && packs <= INT32_MAX) {
+        int64_t{gemv_pairs_blocks(blocks_per_sm(d, kGemvBlock, 0, 0), unroll)} * d.sm_count;
+    // aligned rows share x's loads in groups of up to 8 (3 x 8388608: x was read three times,
+    // from L2, 0.89 of the copy against 1.04 for y = A^T x on the same bytes)
+    const auto plan_split = [&](int group) {
+      p.group = group;
+      p.partials = 0;
+      p.combine_shape = LaunchShape{};
+      const int64_t units = ceil_div<int64_t>(m, group);
+      const int64_t unit_slots =
+          group == 1
+              ? slots
+              : int64_t{gemv_group_blocks(blocks_per_sm(d, kGemvBlock, 0, 0), group)} * d.sm_count;
+      int64_t want = gemv_wanted_splits(units, kGemvBlock, unit_slots, d);
+      want = std::min({want, std::max<int64_t>(1, packs / (4 * kGemvBlock)),
+                       std::max<int64_t>(1, kGemvMaxPartialRows / m)});
+      gemv_plan_split(p, want, 1, workspace_bytes, d);
+      p.shape.grid = dim3(static_cast<unsigned>(p.splits),
+                          static_cast<unsigned>(std::min<int64_t>(units, 65535)));
+      p.shape.block = dim3(kGemvBlock);
+      p.shape.cluster = dim3(1, 1, 1);
+      if (p.combine == GemvCombine::kCluster) p.shape.cluster = dim3(p.splits, 1, 1);
+      return want;
+    };
+    const int64_t row_want = plan_split(1);
+    if (row_want == 1 && p.aligned && ceil_div<int64_t>(m, 2) >= pair_slots && packs <= INT32_MAX) {
       p.path = GemvPath::kRowPairs;
+      p.unroll = unroll;
       p.shape.grid =
           dim3(1, static_cast<unsigned>(std::min<int64_t>(ceil_div<int64_t>(m, 2), 65535)));
       p.shape.block = dim3(kGemvBlock);
       return;
     }
-    gemv_plan_split(p, want, 1, workspace_bytes, d);
-    p.shape.grid =
-        dim3(static_cast<unsigned>(p.splits), static_cast<unsigned>(std::min<int64_t>(m, 65535)));
-    p.shape.block = dim3(kGemvBlock);
-    if (p.combine == GemvCombine::kCluster) p.shape.cluster = dim3(p.splits, 1, 1);
+    const int group = !p.aligned || m < 2 ? 1 : m <= 4 ? static_cast<int>(m) : m < 8 ? 4 : 8;
+    if (group == 1) return;
+    const int64_t want = plan_split(group);
+    // groups only where their split goes through the workspace (or none is wanted); else, as
+    // before, a block per row, split through a cluster or not at all
+    if (p.combine == GemvCombine::kCluster || (p.combine == GemvCombine::kNone && want > 1))
+      plan_split(1);
     return;
   }
   p.path = GemvPath::kRows;
@@ -475,13 +507,21 @@ cudaError_t launch_gemv(const GemvPlan& p, float alpha, const float* A, const fl
                 });
               });
             } else if constexpr (kPath == kSplitRows) {
+              if (p.group > 1) {
+                return dispatch<2, 3, 4, detail::kGemvMaxGroupRows>(p.group, [&](auto rows) {
+                  return launch(detail::gemv_n_group_kernel<decltype(rows)::value>, p.shape, stream,
+                                p.rows, p.cols, alpha, A, p.ld, x, beta, y, partials);
+                });
+              }
               return dispatch<false, true>(p.aligned, [&](auto vec) {
                 return launch(detail::gemv_n_split_kernel<decltype(vec)::value>, p.shape, stream,
                               p.rows, p.cols, alpha, A, p.ld, x, beta, y, partials);
               });
             } else if constexpr (kPath == kRowPairs) {
-              return launch(detail::gemv_n_row_pairs_kernel<>, p.shape, stream, p.rows, p.cols,
-                            alpha, A, p.ld, x, beta, y);
+              return dispatch<2, 4>(p.unroll, [&](auto unroll) {
+                return launch(detail::gemv_n_row_pairs_kernel<decltype(unroll)::value>, p.shape,
+                              stream, p.rows, p.cols, alpha, A, p.ld, x, beta, y);
+              });
             } else if constexpr (kPath == kShortRows) {
               return launch(detail::gemv_n_short_kernel<>, p.shape, stream, p.rows, p.cols, alpha,
                             A, p.ld, x, beta, y, p.tile_rows);

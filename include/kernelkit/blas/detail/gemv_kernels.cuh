@@ -68,8 +68,25 @@ __host__ __device__ constexpr int gemv_t_min_blocks(int threads, int ty, int unr
 // blocks (48 registers on sm_90: at 32 its 4 + 2 packs in flight spill; at 40 ptxas issues
 // the sixth load after the first FFMA, a second round trip). The plan reads the same
 // fraction of the device's blocks per SM.
-__host__ __device__ constexpr int gemv_pairs_blocks(int blocks_per_sm) {
-  return blocks_per_sm * 5 / 8 < 1 ? 1 : blocks_per_sm * 5 / 8;
+//
+// Unroll 4 (rows of at most two trips of 4 packs a thread: 4096 x 4096 is one trip): 8 loads of
+// A and 4 of x in flight a thread, 3/8 of the SM's blocks (80 registers on sm_90: at 64 ptxas
+// issued two of the 12 loads after the first FFMA).
+__host__ __device__ constexpr int gemv_pairs_blocks(int blocks_per_sm, int unroll = 2) {
+  return unroll > 2 ? (blocks_per_sm * 3 / 8 < 1 ? 1 : blocks_per_sm * 3 / 8)
+                    : (blocks_per_sm * 5 / 8 < 1 ? 1 : blocks_per_sm * 5 / 8);
+}
+
+// Rows a block of gemv_n_group_kernel shares x's loads among (few long aligned rows).
+inline constexpr int kGemvMaxGroupRows = 8;
+
+// __launch_bounds__ minimum blocks of gemv_n_group_kernel<Rows>: 5/8 of the SM's 256-thread
+// blocks for up to 4 rows (48 registers on sm_90: Rows + 1 loads in flight; at 40 ptxas
+// issued the third row's load after the first FFMA), half for 8 (64 registers: 9 loads).
+// The plan reads the same fraction.
+__host__ __device__ constexpr int gemv_group_blocks(int blocks_per_sm, int rows) {
+  return rows > 4 ? (blocks_per_sm / 2 < 1 ? 1 : blocks_per_sm / 2)
+                  : (blocks_per_sm * 5 / 8 < 1 ? 1 : blocks_per_sm * 5 / 8);
 }
 
 // Static shared memory of gemv_t_kernel<Pack, TX, TY, ...> (the plan's occupancy input).
@@ -395,17 +412,20 @@ __global__ void __launch_bounds__(kGemvBlock, Aligned
 
 // BlasOp::N, many long aligned rows (a block per row would fill the device more than twice):
 // a block per pair of rows r, r + 1 (r = 2 * blockIdx.y, grid-stride by 2 * gridDim.y). Each
-// thread loads 16-byte packs p, p + 256 of both rows and the two packs of x they share: 4
-// loads of A in flight (the block-per-row kernel: 2), one round trip per 2 x 256 packs of a
-// pair instead of one per row; 48 registers on sm_90 (5/8 of the SM's threads: 80 KiB of A
-// in flight an SM against 64). A, lda and x are 16-byte aligned; n < 2^33 (int pack
-// indices). An odd last row is summed as a pair with itself, written once.
-template <int = 0>
-__global__ void __launch_bounds__(kGemvBlock, gemv_pairs_blocks(min_blocks_per_sm(kGemvBlock)))
+// thread loads 16-byte packs p, p + 256, ... (Unroll of them) of both rows and the Unroll
+// packs of x they share: 2 * Unroll loads of A in flight (the block-per-row kernel: 2), one
+// round trip per Unroll x 256 packs of a pair. Unroll 2: 48 registers on sm_90 (5/8 of the
+// SM's threads: 80 KiB of A in flight an SM); Unroll 4: 80 registers, 3/8 of the SM's
+// threads (96 KiB; rows of 4096 floats are one trip). A, lda and x are
+// 16-byte aligned; n < 2^33 (int pack indices). An odd last row is summed as a pair with
+// itself, written once.
+template <int Unroll>
+__global__ void __launch_bounds__(kGemvBlock,
+                                  gemv_pairs_blocks(min_blocks_per_sm(kGemvBlock), Unroll))
     gemv_n_row_pairs_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A,
                             int64_t lda, const float* __restrict__ x, float beta,
                             float* __restrict__ y) {
-  constexpr int kUnroll = 2;
+  static_assert(Unroll == 2 || Unroll == 4, "the plan's two forms");
   using F4 = Pack<float, kGemvPack>;
   const int packs = static_cast<int>(n / kGemvPack);  // plan: n < 2^33
   const int tail = packs * kGemvPack;
@@ -416,19 +436,19 @@ __global__ void __launch_bounds__(kGemvBlock, gemv_pairs_blocks(min_blocks_per_s
     const float* a1 = r + 1 < m ? a0 + lda : a0;
     const F4* p0 = reinterpret_cast<const F4*>(a0);
     const F4* p1 = reinterpret_cast<const F4*>(a1);
-    float acc0[kUnroll] = {}, acc1[kUnroll] = {};
+    float acc0[Unroll] = {}, acc1[Unroll] = {};
     int p = t;
 #pragma unroll 1
-    for (; p + (kUnroll - 1) * kGemvBlock < packs; p += kUnroll * kGemvBlock) {
-      F4 v0[kUnroll], v1[kUnroll], xv[kUnroll];
+    for (; p + (Unroll - 1) * kGemvBlock < packs; p += Unroll * kGemvBlock) {
+      F4 v0[Unroll], v1[Unroll], xv[Unroll];
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
+      for (int u = 0; u < Unroll; ++u) {
         v0[u] = p0[p + u * kGemvBlock];
         v1[u] = p1[p + u * kGemvBlock];
         xv[u] = xp[p + u * kGemvBlock];
       }
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
+      for (int u = 0; u < Unroll; ++u) {
 #pragma unroll
         for (int k = 0; k < kGemvPack; ++k) {
           acc0[u] = fmaf(v0[u].elem[k], xv[u].elem[k], acc0[u]);
@@ -436,7 +456,9 @@ __global__ void __launch_bounds__(kGemvBlock, gemv_pairs_blocks(min_blocks_per_s
         }
       }
     }
-    if (p < packs) {
+    // the last packs (fewer than Unroll a thread)
+#pragma unroll 1
+    for (; p < packs; p += kGemvBlock) {
       const F4 v0 = p0[p], v1 = p1[p], xv = xp[p];
 #pragma unroll
       for (int k = 0; k < kGemvPack; ++k) {
@@ -444,7 +466,12 @@ __global__ void __launch_bounds__(kGemvBlock, gemv_pairs_blocks(min_blocks_per_s
         acc1[0] = fmaf(v1.elem[k], xv.elem[k], acc1[0]);
       }
     }
-    float d0 = acc0[0] + acc0[1], d1 = acc1[0] + acc1[1];
+    float d0 = 0.f, d1 = 0.f;
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) {
+      d0 += acc0[u];
+      d1 += acc1[u];
+    }
     if (t < static_cast<int>(n) - tail) {
       d0 = fmaf(a0[tail + t], x[tail + t], d0);
       d1 = fmaf(a1[tail + t], x[tail + t], d1);
@@ -455,6 +482,76 @@ __global__ void __launch_bounds__(kGemvBlock, gemv_pairs_blocks(min_blocks_per_s
     if (t == 0) {
       y[r] = axpby(alpha, d0, beta, y + r);
       if (r + 1 < m) y[r + 1] = axpby(alpha, d1, beta, y + r + 1);
+    }
+  }
+}
+
+// BlasOp::N, few long aligned rows (2 <= m, a split over the columns wanted): a block per
+// group of Rows consecutive rows and a share of their columns. Block (s, g) reads the
+// 16-byte packs s * 256 + t, stepping by gridDim.x * 256 (as gemv_n_split_kernel), of rows
+// g * Rows .. g * Rows + Rows - 1 (those past m are not loaded), and loads each pack of x once
+// for all of them: Rows loads of A and one of x in flight a thread, and Rows times fewer
+// loads of x than a block per row (x comes from L2 when it does not fit L1: 3 x 8388608
+// read it three times). Grid-stride over groups by gridDim.y. gridDim.x == 1: the block
+// writes y; else partials[s * m + row] (gemv_combine_kernel adds them). A, lda and x are
+// 16-byte aligned.
+template <int Rows>
+__global__ void __launch_bounds__(kGemvBlock,
+                                  gemv_group_blocks(min_blocks_per_sm(kGemvBlock), Rows))
+    gemv_n_group_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
+                        const float* __restrict__ x, float beta, float* __restrict__ y,
+                        float* __restrict__ partials) {
+  static_assert(Rows >= 2 && Rows <= kGemvMaxGroupRows, "the plan's group sizes");
+  using F4 = Pack<float, kGemvPack>;
+  const int64_t packs = n / kGemvPack;
+  const int64_t tail = packs * kGemvPack;
+  const int64_t lane = int64_t{blockIdx.x} * kGemvBlock + threadIdx.x;
+  const int64_t lanes = int64_t{gridDim.x} * kGemvBlock;
+  const int64_t groups = ceil_div<int64_t>(m, Rows);
+  const F4* xp = reinterpret_cast<const F4*>(x);
+  for (int64_t g = blockIdx.y; g < groups; g += gridDim.y) {
+    const int64_t r0 = g * Rows;
+    const int valid = m - r0 < Rows ? static_cast<int>(m - r0) : Rows;
+    const float* a = A + r0 * lda;
+    float acc[Rows] = {};
+#pragma unroll 1
+    for (int64_t p = lane; p < packs; p += lanes) {
+      F4 av[Rows] = {};
+#pragma unroll
+      for (int i = 0; i < Rows; ++i) {
+        if (i < valid) av[i] = load_pack<kGemvPack>(a + i * lda, p);
+      }
+      const F4 xv = xp[p];
+#pragma unroll
+      for (int i = 0; i < Rows; ++i) {
+#pragma unroll
+        for (int k = 0; k < kGemvPack; ++k)
+          acc[i] = fmaf(av[i].elem[k], xv.elem[k], acc[i]);
+      }
+    }
+    if (lane < n - tail) {
+      const float xt = x[tail + lane];
+#pragma unroll
+      for (int i = 0; i < Rows; ++i) {
+        if (i < valid) acc[i] = fmaf(a[i * lda + tail + lane], xt, acc[i]);
+      }
+    }
+    if (g + gridDim.y >= groups && partials != nullptr) gemv_allow_combine();
+#pragma unroll
+    for (int i = 0; i < Rows; ++i)
+      acc[i] = block_reduce<kGemvBlock>(acc[i], Sum{});
+    // thread 0 holds this block's part of rows r0 .. r0 + valid - 1
+    if (threadIdx.x == 0) {
+#pragma unroll
+      for (int i = 0; i < Rows; ++i) {
+        if (i >= valid) continue;
+        const int64_t row = r0 + i;
+        if (gridDim.x == 1) {
+          y[row] = axpby(alpha, acc[i], beta, y + row);
+        } else {
+          partials[blockIdx.x * m + row] = acc[i];
+        }
+      }
     }
   }
 }
