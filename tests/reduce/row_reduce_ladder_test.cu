@@ -84,13 +84,22 @@ TYPED_TEST(RowLadder, Sweep) {
   const std::vector<int64_t> cols_list = {0, 1, 2, 3, 31, 32, 33, 127, 1024, 1025, 4097};
   for (const auto& e : all_steps<TypeParam>()) {
     uint64_t seed = 1;
+    // sanitizer: no 1000 x 4097 and no 7 x 2^20 (a step's kernel is the same at every shape,
+    // and 1000 x 1025, 7 x 4097 and 1 x 2^20 still run; the library's paths run in
+    // row_reduce_test.cu)
+    const bool san = kktest::sanitizer_run();
     for (int64_t rows : {1, 7, 1000})
       for (int64_t cols : cols_list)
-        for (int offset : {0, 1})
-          run_ladder_case<TypeParam>(e, rows, cols, offset, ++seed);
+        for (int offset : {0, 1}) {
+          ++seed;
+          if (!san || rows * cols < 2000000)
+            run_ladder_case<TypeParam>(e, rows, cols, offset, seed);
+        }
     for (int64_t rows : {1, 7})
-      for (int offset : {0, 1})
-        run_ladder_case<TypeParam>(e, rows, int64_t{1} << 20, offset, ++seed);
+      for (int offset : {0, 1}) {
+        ++seed;
+        if (!san || rows == 1) run_ladder_case<TypeParam>(e, rows, int64_t{1} << 20, offset, seed);
+      }
   }
 }
 
