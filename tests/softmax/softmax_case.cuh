@@ -221,12 +221,14 @@ inline kk::DeviceInfo small_device(int sms, int smem, bool clusters, bool cooper
   return d;
 }
 
+// (max_cluster: plan_softmax's; 0 = the device's largest cluster)
 template <typename T>
-kk::SoftmaxPlan plan_for(int64_t rows, int64_t cols, const Layout& l, const kk::DeviceInfo& d) {
+kk::SoftmaxPlan plan_for(int64_t rows, int64_t cols, const Layout& l, const kk::DeviceInfo& d,
+                         int max_cluster = 0) {
   const int in_off = static_cast<int>(((kGuard + l.in_shift) * sizeof(T)) % 16);
   const int out_off =
       static_cast<int>(((kGuard + (l.in_place ? l.in_shift : l.out_shift)) * sizeof(T)) % 16);
-  return kk::plan_softmax(rows, cols, sizeof(T), in_off, out_off, d);
+  return kk::plan_softmax(rows, cols, sizeof(T), in_off, out_off, d, max_cluster);
 }
 
 }  // namespace softmax_test

@@ -93,12 +93,16 @@ TEST(SoftmaxPlan, PathsOfTheSweepAndAwkwardShapes) {
       // clusters 2.5 rounds of one block per SM (72 SMs busy in the last one still pull the
       // copy's rate)
       {336, 100000, 2, P::kCluster, P::kBlock, P::kGrid, P::kGrid, P::kGrid},
-      // 32 rows of 200 KB: one block per row would leave 100 SMs idle; split each row
-      {32, 50000, 4, P::kCluster, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      // 32 rows of 200 KB: one block per row would leave 100 SMs idle; split each row over
+      // a cluster; without clusters one block per row (a grid round costs ~6 us: 32x50000 f32
+      // is 12.8 MB, ~4 us at the copy's rate)
+      {32, 50000, 4, P::kCluster, P::kBlock, P::kGrid, P::kGrid, P::kGrid},
       // few rows of any width
       // (a row wider than all the GPU's shared memory is read twice: T4 4 MiB, L4 8 MiB)
+      // (rows that fit a cluster of 16 where the device allows one: no grid barrier)
       {1, 1048576, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kTwoPass},
-      {4, 500000, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      {1, 1048576, 2, P::kCluster, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      {4, 500000, 4, P::kCluster, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
       {32, 250000, 4, P::kCluster, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
       {16, 2097152, 4, P::kGrid, P::kGrid, P::kGrid, P::kTwoPass, P::kTwoPass},
       {16, 2097152, 2, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kTwoPass},
@@ -202,12 +206,26 @@ TEST(SoftmaxPlan, SharedMemoryRowsAndBuffers) {
   EXPECT_EQ(p.shape.block.x, 512u);
   EXPECT_EQ(p.blocks_per_sm, 3);
   EXPECT_EQ(p.buffers, 1);
-  // 1 MiB rows: no cluster of 8 gives 2 blocks a SM: 8 x 128 KiB, one block of 1024
+  // 1 MiB rows: a cluster of 16 x 64 KiB, 3 blocks of 512 a SM (the old library's shape);
+  // with clusters of at most 8 (a 16 the runtime could not place) 8 x 128 KiB, one block
+  // of 1024 a SM
   p = plan(128, 262144, 4, d);
+  EXPECT_EQ(p.path, SoftmaxPath::kCluster);
+  EXPECT_EQ(p.split, 16);
+  EXPECT_EQ(p.shape.block.x, 512u);
+  EXPECT_EQ(p.blocks_per_sm, 3);
+  p = kk::plan_softmax(128, 262144, 4, 0, 0, d, 8);
   EXPECT_EQ(p.path, SoftmaxPath::kCluster);
   EXPECT_EQ(p.split, 8);
   EXPECT_EQ(p.shape.block.x, 1024u);
   EXPECT_EQ(p.blocks_per_sm, 1);
+  // no cluster of 16 where the architecture has none (sm_120 code: 8 at most)
+  kk::DeviceInfo sm120 = d;
+  sm120.cc_major = 12;
+  sm120.code_arch = 120;
+  EXPECT_EQ(kk::detail::softmax_max_cluster(sm120), 8);
+  EXPECT_EQ(plan(128, 262144, 4, sm120).split, 8);
+  EXPECT_EQ(kk::detail::softmax_max_cluster(kktest::h100_compute80()), 1);
   // the GPT-2 f32 row (196 KiB): one buffer, one block of 1024 threads per SM
   p = plan(4096, 50257, 4, d);
   EXPECT_EQ(p.path, SoftmaxPath::kBlock);
@@ -286,11 +304,18 @@ TEST(SoftmaxPlan, GridRounds) {
   EXPECT_EQ(p.buffers, 1);
   EXPECT_EQ(p.split, d.sm_count);
   EXPECT_TRUE(p.shape.cooperative);
-  // 16 rows of 8 MiB: a row per round across the whole GPU, two buffers
+  // 16 rows of 8 MiB: a row per round across the whole GPU, two buffers (the next round's
+  // chunk loads through this one's statistics, barrier and write)
   p = plan(16, 2097152, 4, d);
   EXPECT_EQ(p.path, SoftmaxPath::kGrid);
   EXPECT_EQ(p.rows_per_round, 1);
   EXPECT_EQ(p.rounds, 16);
+  EXPECT_EQ(p.buffers, 2);
+  // f16: 3 rows of 4 MiB a round, 6 rounds
+  p = plan(16, 2097152, 2, d);
+  EXPECT_EQ(p.path, SoftmaxPath::kGrid);
+  EXPECT_EQ(p.rows_per_round, 3);
+  EXPECT_EQ(p.rounds, 6);
   EXPECT_EQ(p.buffers, 2);
   // without cooperative launches, rows too wide for a block are read twice
   kk::DeviceInfo no_coop = kktest::a100();
@@ -342,7 +367,8 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
   if (s.is_cluster()) {
     EXPECT_TRUE(d.clusters());
     EXPECT_EQ(p.path, SoftmaxPath::kCluster);
-    EXPECT_TRUE(s.cluster.x == 2 || s.cluster.x == 4 || s.cluster.x == 8);
+    EXPECT_TRUE(s.cluster.x == 2 || s.cluster.x == 4 || s.cluster.x == 8 ||
+                (s.cluster.x == 16 && kk::detail::softmax_max_cluster(d) == 16));
     EXPECT_EQ(s.grid.x % s.cluster.x, 0u);
   }
   if (p.path == SoftmaxPath::kCluster) EXPECT_TRUE(s.is_cluster());

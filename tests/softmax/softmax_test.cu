@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,10 +45,13 @@ constexpr int64_t kSweepCols[] = {
 
 TYPED_TEST(SoftmaxTest, SweepMatchesReference) {
   uint64_t seed = 1;
+  int64_t index = 0;
   for (const int64_t cols : kSweepCols) {
     for (const int64_t rows : {int64_t{1}, int64_t{3}, int64_t{37}}) {
       for (const bool log : {false, true})
-        EXPECT_TRUE(run_case<TypeParam>(rows_for(rows, cols), cols, log, kAligned, seed++));
+        // sanitizer: every 5th case (one or two of each width's six, turning through them)
+        if (kktest::sanitize_keep(index++, 5))
+          EXPECT_TRUE(run_case<TypeParam>(rows_for(rows, cols), cols, log, kAligned, seed++));
     }
   }
 }
@@ -56,13 +60,16 @@ TYPED_TEST(SoftmaxTest, SweepMatchesReference) {
 // and tail a row), different offsets (one element at a time), and in place.
 TYPED_TEST(SoftmaxTest, OffsetPointers) {
   uint64_t seed = 200;
+  int64_t index = 0;
   const Layout layouts[] = {{1, 1, false}, {3, 3, false}, {1, 0, false},
                             {0, 2, false}, {1, 1, true},  {5, 5, true}};
   for (const auto& l : layouts) {
     for (const int64_t cols : {int64_t{1}, int64_t{3}, int64_t{8}, int64_t{33}, int64_t{100},
                                int64_t{1000}, int64_t{1025}, int64_t{4097}, int64_t{50257}}) {
       for (const bool log : {false, true})
-        EXPECT_TRUE(run_case<TypeParam>(rows_for(37, cols), cols, log, l, seed++));
+        // sanitizer: every 3rd case (each layout with a third of the widths, turning)
+        if (kktest::sanitize_keep(index++, 3))
+          EXPECT_TRUE(run_case<TypeParam>(rows_for(37, cols), cols, log, l, seed++));
     }
   }
 }
@@ -139,6 +146,9 @@ TYPED_TEST(SoftmaxTest, BlockSizesAndBuffers) {
   using T = TypeParam;
   const kk::DeviceInfo d = small_device(2, 1 << 30, false, false);
   uint64_t seed = 6000;
+  // sanitizer: every 7th case (each block size x buffers x log still runs, on some widths
+  // and layouts)
+  int64_t index = 0;
   for (const int64_t cols : {int64_t{1025}, int64_t{1500}, int64_t{2048}, int64_t{3001}}) {
     for (const Layout& l : {kAligned, Layout{3, 3, false}, Layout{5, 5, true}}) {
       kk::SoftmaxPlan base = plan_for<T>(23, cols, l, d);
@@ -161,8 +171,9 @@ TYPED_TEST(SoftmaxTest, BlockSizesAndBuffers) {
           p.shape.smem = static_cast<size_t>(kk::detail::softmax_scratch_bytes(block) +
                                              int64_t{buffers} * p.buffer_bytes);
           for (const bool log : {false, true})
-            EXPECT_TRUE(run_case<T>(23, cols, log, l, seed++, Runner{&p}))
-                << cols << " block " << block << " buffers " << buffers;
+            if (kktest::sanitize_keep(index++, 7))
+              EXPECT_TRUE(run_case<T>(23, cols, log, l, seed++, Runner{&p}))
+                  << cols << " block " << block << " buffers " << buffers;
         }
       }
     }
@@ -183,12 +194,16 @@ TYPED_TEST(SoftmaxTest, BlockRegisterRows) {
   constexpr int64_t kMaxCols = 2048 * kPack;  // 512 x 4 packs
   const kk::DeviceInfo d = device();
   uint64_t seed = 8000;
+  int64_t width_index = 0;
   // the 2-byte widths; f32 takes half of each (the same packs), then a few past 8192
   for (const int64_t w : {1032, 1536, 2040, 2048, 2056, 3000, 4088, 4096, 4104, 6000, 8184, 8192,
                           8200, 12000, 16376, 16384, 16392, 24000, 32768}) {
     const int64_t cols = w * kPack / 8;
     if (cols > 16384) continue;
+    ++width_index;
     for (const Layout& l : {kAligned, kInPlace}) {
+      // sanitizer: one layout a width, aligned and in place in turn
+      if (!kktest::sanitize_keep(width_index + l.in_place, 2)) continue;
       const int64_t rows = rows_for(23, cols) + 1;
       kk::SoftmaxPlan base = plan_for<T>(rows, cols, l, d);
       if (base.path == SoftmaxPath::kWarp) {
@@ -235,6 +250,7 @@ struct WideCase {
   SoftmaxPath want;  // kCluster falls back to kTwoPass on a GPU without clusters
   int64_t rows, cols;
   int split = 0, buffers = 0;  // 0: any
+  int max_cluster = 0;         // plan_softmax's (0: the device's largest cluster)
 };
 
 // The layouts every wide case runs with.
@@ -274,21 +290,24 @@ BlockLimit block_limit(kk::DeviceInfo d) {
 // The narrowest width in [lo, hi) whose plan for rows x width (aligned) on d satisfies
 // want(plan), or 0: the cases that need a plan only a window of widths gets.
 template <typename T, typename Want>
-int64_t first_width(const kk::DeviceInfo& d, int64_t rows, int64_t lo, int64_t hi, Want want) {
+int64_t first_width(const kk::DeviceInfo& d, int64_t rows, int64_t lo, int64_t hi, Want want,
+                    int max_cluster = 0) {
   for (int64_t cols = lo; cols < hi; ++cols)
-    if (want(plan_for<T>(rows, cols, kAligned, d))) return cols;
+    if (want(plan_for<T>(rows, cols, kAligned, d, max_cluster))) return cols;
   return 0;
 }
 
 template <typename T>
 void check_wide(const WideCase& w, const Layout& l, uint64_t seed) {
   const kk::DeviceInfo d = small_device(w.sms, w.smem, w.clusters, w.cooperative);
-  const kk::SoftmaxPlan p = plan_for<T>(w.rows, w.cols, l, d);
+  const kk::SoftmaxPlan p = plan_for<T>(w.rows, w.cols, l, d, w.max_cluster);
   SoftmaxPath want = w.want;
   if (want == SoftmaxPath::kCluster && !d.clusters()) want = SoftmaxPath::kTwoPass;
   ASSERT_EQ(int(p.path), int(want)) << w.rows << "x" << w.cols << " on " << w.sms << " SMs";
   if (p.path == w.want && l.in_shift == 0 && l.out_shift == 0 && !l.in_place) {
-    if (w.split) EXPECT_EQ(p.split, w.split) << w.rows << "x" << w.cols;
+    // (a cluster of 16 only where the device's architecture launches one)
+    if (w.split && w.split <= std::max(1, kk::detail::softmax_max_cluster(d)))
+      EXPECT_EQ(p.split, w.split) << w.rows << "x" << w.cols;
     if (w.buffers) EXPECT_EQ(p.buffers, w.buffers) << w.rows << "x" << w.cols;
   }
   for (const bool log : {false, true})
@@ -315,10 +334,18 @@ TYPED_TEST(SoftmaxTest, WidePaths) {
       [](const kk::SoftmaxPlan& p) { return p.path == SoftmaxPath::kBlock && p.buffers == 2; });
   ASSERT_GT(two, 0) << "no width gets two buffers in one block";
   // a cluster of 4 comes in a window of widths (a chunk of 4 fits a block once, one of 8
-  // not twice); without clusters (or without that window) a width that gets some split
+  // not twice: with clusters of at most 8); without clusters (or without that window) a
+  // width that gets some split
   const int64_t four = first_width<T>(
       small_device(8, kSmem, true, false), 4, b.past, 8 * w,
-      [](const kk::SoftmaxPlan& p) { return p.path == SoftmaxPath::kCluster && p.split == 4; });
+      [](const kk::SoftmaxPlan& p) { return p.path == SoftmaxPath::kCluster && p.split == 4; }, 8);
+  // clusters of 16 (non-portable; sm_90 / sm_100): the first width that gets one (blocks of
+  // 512; one cluster on the 8 SMs, looping over the rows); without them, a width that gets
+  // some split
+  const int64_t sixteen_at = first_width<T>(
+      small_device(8, kSmem, true, false), 3, b.past, 64 * w,
+      [](const kk::SoftmaxPlan& p) { return p.path == SoftmaxPath::kCluster && p.split == 16; });
+  const int64_t sixteen = sixteen_at ? sixteen_at : 2 * w + 1;
   const WideCase cases[] = {
       // grid, one round over every block
       {6, kSmem, false, true, SoftmaxPath::kGrid, 1, 3 * w + 7, 0, 1},
@@ -331,15 +358,19 @@ TYPED_TEST(SoftmaxTest, WidePaths) {
       // cluster per row (two-pass where the GPU has no clusters): of 4 blocks, and of 8
       // blocks of 512 threads, just past a block and wider (2 only comes with rows that fit
       // a block: Large_WideSweep)
-      {8, kSmem, true, false, SoftmaxPath::kCluster, 4, four ? four : 4 * w, four ? 4 : 0, 0},
-      {8, kSmem, true, false, SoftmaxPath::kCluster, 4, off(b.past + 1), 0, 0},
-      {8, kSmem, true, false, SoftmaxPath::kCluster, 7, off(w * 17 / 10), 8, 0},
-      {8, kSmem, true, false, SoftmaxPath::kCluster, 13, w * 17 / 5, 8, 0},
-      {8, kSmem, true, false, SoftmaxPath::kCluster, 3, w * 17 / 5 + 1, 8, 0},
+      // (clusters of at most 8: the plan after a cluster of 16 did not fit)
+      {8, kSmem, true, false, SoftmaxPath::kCluster, 4, four ? four : 4 * w, four ? 4 : 0, 0, 8},
+      {8, kSmem, true, false, SoftmaxPath::kCluster, 4, off(b.past + 1), 0, 0, 8},
+      {8, kSmem, true, false, SoftmaxPath::kCluster, 7, off(w * 17 / 10), 8, 0, 8},
+      {8, kSmem, true, false, SoftmaxPath::kCluster, 13, w * 17 / 5, 8, 0, 8},
+      {8, kSmem, true, false, SoftmaxPath::kCluster, 3, w * 17 / 5 + 1, 8, 0, 8},
       // chunks too big for two blocks of 512 a SM: clusters of 1024-thread blocks, two
       // buffers and one
-      {8, kSmem, true, false, SoftmaxPath::kCluster, 3, w * 37 / 10, 8, 2},
-      {8, kSmem, true, false, SoftmaxPath::kCluster, 3, w * 34 / 5, 8, 1},
+      {8, kSmem, true, false, SoftmaxPath::kCluster, 3, w * 37 / 10, 8, 2, 8},
+      {8, kSmem, true, false, SoftmaxPath::kCluster, 3, w * 34 / 5, 8, 1, 8},
+      // clusters of 16 (rows looping over the one cluster)
+      {8, kSmem, true, false, SoftmaxPath::kCluster, 3, sixteen, sixteen_at ? 16 : 0, 0},
+      {8, kSmem, true, false, SoftmaxPath::kCluster, 11, off(sixteen + 1), sixteen_at ? 16 : 0, 0},
       // one block per row on 2 SMs, so that each block runs many rows: one buffer (the next
       // row loads during the write) at the widest row and at half of it; two buffers where
       // they cost no resident block
@@ -436,12 +467,27 @@ TYPED_TEST(SoftmaxTest, Deterministic) {
   using T = TypeParam;
   const kk::DeviceInfo grid_dev = small_device(8, 12 * 1024, false, true);
   const kk::DeviceInfo cluster_dev = small_device(8, 12 * 1024, true, false);
-  for (const auto& [rows, cols] :
-       {std::pair<int64_t, int64_t>{8, 1000}, {8, 16384}, {5, 10001}, {3, 6001}}) {
+  const std::pair<int64_t, int64_t> shapes[] = {{8, 1000}, {8, 16384}, {5, 10001}, {3, 6001}};
+  // sanitizer: each device's plan (this one's, the grid device's, the cluster device's) runs
+  // each of its paths once, at the smallest shape that takes it (racecheck ran f32's grid
+  // rounds, 3 shapes, for 190 s)
+  const kk::DeviceInfo devs[] = {device(), grid_dev, cluster_dev};
+  std::map<std::pair<int, int>, int64_t> smallest;  // (device, path) -> rows x cols
+  for (const auto& [rows, cols] : shapes)
+    for (int dv = 0; dv < 3; ++dv) {
+      const int path = int(plan_for<T>(rows, cols, kAligned, devs[dv]).path);
+      if (!smallest.count({dv, path}) || smallest[{dv, path}] > rows * cols)
+        smallest[{dv, path}] = rows * cols;
+    }
+  for (const auto& [rows, cols] : shapes) {
     const auto p_grid = plan_for<T>(rows, cols, kAligned, grid_dev);
     const auto p_cluster = plan_for<T>(rows, cols, kAligned, cluster_dev);
     for (const kk::SoftmaxPlan* p :
          {static_cast<const kk::SoftmaxPlan*>(nullptr), &p_grid, &p_cluster}) {
+      const int dv = p == nullptr ? 0 : p == &p_grid ? 1 : 2;
+      if (kktest::sanitizer_run() &&
+          smallest[{dv, int(plan_for<T>(rows, cols, kAligned, devs[dv]).path)}] != rows * cols)
+        continue;
       auto in = kktest::to_device(make_input<T>(rows, cols, 9, false));
       DeviceBuffer<T> a(rows * cols), b(rows * cols);
       ASSERT_EQ(call<T>(Runner{p}, false, in.get(), a.get(), rows, cols), cudaSuccess);

@@ -38,15 +38,20 @@ bool softmax_args_ok(const T* in, const T* out, int64_t rows, int64_t cols) {
 namespace detail {
 
 // Once per kernel and device: the dynamic shared memory a chunk kernel may ask for (all a
-// block may have; its static shared memory is 0) and the largest shared-memory carveout
-// (every byte is read once: L1 is of no use).
-template <typename Kernel>
+// block may have; its static shared memory is 0), the largest shared-memory carveout
+// (every byte is read once: L1 is of no use) and, for the cluster kernels on devices that
+// the plan gives clusters of 16 (softmax_max_cluster), the non-portable cluster size.
+template <bool Cluster, typename Kernel>
 cudaError_t softmax_chunk_setup(Kernel kernel) {
   return once_per_kernel(reinterpret_cast<const void*>(kernel), [&] {
     DeviceInfo d;
     KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
     KERNELKIT_RETURN_IF_ERROR(cudaFuncSetAttribute(
         kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, d.smem_per_block_optin));
+    if (Cluster && softmax_max_cluster(d) > 8) {
+      KERNELKIT_RETURN_IF_ERROR(
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    }
     return cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                 cudaSharedmemCarveoutMaxShared);
   });
@@ -89,7 +94,7 @@ template <typename T, SoftmaxKind Kind, int Pack, int Block, SoftmaxCombine Comb
 cudaError_t softmax_launch_chunk(const SoftmaxPlan& p, const T* in, T* out, int64_t rows,
                                  int64_t cols, cudaStream_t stream) {
   const auto kernel = softmax_chunk_kernel<T, Kind, Pack, Block, Combine>;
-  KERNELKIT_RETURN_IF_ERROR(softmax_chunk_setup(kernel));
+  KERNELKIT_RETURN_IF_ERROR(softmax_chunk_setup<Combine == SoftmaxCombine::kCluster>(kernel));
   const SoftmaxChunkArgs<T> args{
       in, out, rows, cols, p.split, p.buffers, p.buffer_bytes, p.rows_per_round, p.rounds};
   LaunchShape shape = p.shape;
@@ -194,12 +199,26 @@ cudaError_t run_softmax(SoftmaxKind kind, const T* in, T* out, int64_t rows, int
   DeviceInfo d;
   KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
   const int in_offset = softmax_offset(in), out_offset = softmax_offset(out);
+  // a cluster of 16 (non-portable) that the runtime cannot place: the plan with clusters of
+  // at most 8 next (plan_and_launch then falls back without clusters, then without a
+  // cooperative grid)
+  int max_cluster = 0;
+  const auto launch_plan = [&](const SoftmaxPlan& p) {
+    cudaError_t err = launch_softmax(p, kind, in, out, rows, cols, stream);
+    if (err == kClusterDoesNotFit && p.path == SoftmaxPath::kCluster && p.split > 8) {
+      max_cluster = 8;
+      err =
+          launch_softmax(plan_softmax(rows, cols, sizeof(T), in_offset, out_offset, d, max_cluster),
+                         kind, in, out, rows, cols, stream);
+    }
+    return err;
+  };
   return plan_and_launch(
       d,
       [&](const DeviceInfo& dev) {
-        return plan_softmax(rows, cols, sizeof(T), in_offset, out_offset, dev);
+        return plan_softmax(rows, cols, sizeof(T), in_offset, out_offset, dev, max_cluster);
       },
-      [&](const SoftmaxPlan& p) { return launch_softmax(p, kind, in, out, rows, cols, stream); });
+      launch_plan);
 }
 }  // namespace detail
 

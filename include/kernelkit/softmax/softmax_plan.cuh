@@ -73,9 +73,14 @@ __host__ __device__ constexpr int softmax_scratch_bytes(int block) {
 inline constexpr int kSoftmaxPacksPerThread = 8;
 // Bytes of a (max, sum) pair parked in `out` by the grid path.
 inline constexpr int kSoftmaxPairBytes = 8;
-// What a grid barrier costs, in bytes the GPU would move meanwhile, per SM (~0.7 us at an
-// H100's 23 GB/s a SM): the plan's price of one more kGrid round.
-inline constexpr int64_t kSoftmaxBarrierBytesPerSm = 16 * 1024;
+// What one kGrid round costs beyond its bytes, in bytes the GPU would move meanwhile, per
+// SM: the plan's price of one more round (it decides the split and rows per round, and
+// kGrid against kCluster / kBlock). Measured on an H100 (s3, 02:42): ~6 us a round (f32
+// 16x2097152: 16 rounds of 16 MiB, 11.7 us each against 5.6 at the copy's rate; f16: 6
+// rounds of 24 MiB, 14.1 against 8.4; one round of 8 / 16 MiB: 12.8 / 15.1 us against 2.8 /
+// 5.6): the statistics pass, the grid barrier, the pairs' round trip through L2, the
+// pipeline's drain and ramp. 6 us x 23 GB/s a SM = 136 KiB (was priced 16 KiB, ~0.7 us).
+inline constexpr int64_t kSoftmaxBarrierBytesPerSm = 136 * 1024;
 // Total bytes (in + out) from which splitting rows that fit one block each over several
 // blocks is worth its combine: 64 KiB per SM.
 inline constexpr int64_t kSoftmaxSplitMinBytesPerSm = 64 * 1024;
@@ -343,29 +348,43 @@ inline bool softmax_plan_block_registers(int64_t rows, int64_t vp, const DeviceI
   return true;
 }
 
-// kCluster (d.clusters(), 16-byte packs). First, blocks of kSoftmaxClusterBlock threads
-// several to an SM (at least 3, then at least 2: one block's reduce and barrier overlap
-// the others' loads; the old cluster kernel's 64 KiB chunks x 3 blocks of 512): the
-// smallest cluster of 2, 4 or 8 whose chunk fits that many times, with two buffers where
-// they fit, else one (streamed during the write). Else blocks of
-// 1024 threads, one to an SM: the smallest cluster whose chunk fits a block twice (two
-// buffers: the next row's chunk loads through the cluster barrier), else once. The grid
-// is as many clusters as can be resident (at most one per row).
-inline bool softmax_plan_cluster(int64_t rows, int64_t cols, int64_t pack_bytes,
+// The largest cluster the plan may use on d: 8, the portable size, where clusters run; 16
+// on the architectures that launch the non-portable size (sm_90 / sm_100: up to 16 blocks
+// with cudaFuncAttributeNonPortableClusterSizeAllowed; the old library's f32 128x262144 /
+// 32x250000 ran 16 x 64 KB chunks at 109 / 34 us where 8 x 128 KB take 118 / 43.5).
+// Whether one cluster of 16 is resident (MIG, MPS) is the runtime's answer: launch answers
+// kClusterDoesNotFit and run_softmax plans again with 8.
+constexpr int softmax_max_cluster(const DeviceInfo& d) {
+  if (!d.clusters()) return 1;
+  return d.cc_major == 9 || d.cc_major == 10 ? 16 : 8;
+}
+
+// kCluster (d.clusters(), 16-byte packs, clusters of 2 .. max_cluster blocks). First,
+// blocks of kSoftmaxClusterBlock threads several to an SM (at least 3, then at least 2:
+// one block's reduce and barrier overlap the others' loads; the old cluster kernel's 64 KiB
+// chunks x 3 blocks of 512): the smallest cluster whose chunk fits that many times, with
+// two buffers where they fit, else one (streamed during the write). Else blocks of 1024
+// threads, one to an SM: the smallest cluster whose chunk fits a block twice (two buffers:
+// the next row's chunk loads through the cluster barrier), else once. The grid is as many
+// clusters as can be resident (at most one per row).
+inline bool softmax_plan_cluster(int64_t rows, int64_t cols, int64_t pack_bytes, int max_cluster,
                                  const DeviceInfo& d, SoftmaxPlan* p) {
-  if (!d.clusters() || pack_bytes != kMaxPackBytes) return false;
+  if (!d.clusters() || pack_bytes != kMaxPackBytes || max_cluster < 2) return false;
+  int sizes = 0;  // cluster sizes tried: 2, 4, ..., max_cluster
+  while ((2 << sizes) <= max_cluster && sizes < 4)
+    ++sizes;
   struct Try {
     int block, min_bps;
   };
   for (const Try t :
        {Try{kSoftmaxClusterBlock, 3}, Try{kSoftmaxClusterBlock, 2}, Try{kSoftmaxWideBlock, 1}}) {
     const int regs = softmax_regs_bound(d, t.block, kSoftmaxChunkThreadsPerSm / t.block);
-    for (int i = 0; i < 6; ++i) {
+    for (int i = 0; i < 2 * sizes; ++i) {
       // several blocks a SM: the smallest cluster first (two buffers, else one); one block
       // a SM: two buffers first (the smallest cluster), then one
       const bool by_cluster = t.min_bps > 1;
-      const int c = by_cluster ? 2 << (i / 2) : 2 << (i % 3);
-      const int buffers = by_cluster ? 2 - i % 2 : (i < 3 ? 2 : 1);
+      const int c = by_cluster ? 2 << (i / 2) : 2 << (i % sizes);
+      const int buffers = by_cluster ? 2 - i % 2 : (i < sizes ? 2 : 1);
       if (cols / c < p->pack) continue;
       const int64_t buf = softmax_round_up(softmax_chunk_packs(cols, c, p->pack) * pack_bytes, 16);
       const int scratch = softmax_scratch_bytes(t.block);
@@ -478,8 +497,10 @@ inline void softmax_plan_two_pass(int64_t rows, const DeviceInfo& d, SoftmaxPlan
 // The plan of softmax / log_softmax over a rows x cols matrix (rows, cols >= 1) of
 // elem_bytes-byte elements (4 or 2) whose input and output start at in_offset and
 // out_offset bytes past a 16-byte boundary, on device d. Pure: no CUDA call.
+// max_cluster: the largest cluster to plan (0: softmax_max_cluster(d); run_softmax passes 8
+// after a cluster of 16 did not fit).
 inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, int in_offset,
-                                int out_offset, const DeviceInfo& d) {
+                                int out_offset, const DeviceInfo& d, int max_cluster = 0) {
   using namespace detail;
   SoftmaxPlan p;
   const int max_pack = kMaxPackBytes / elem_bytes;
@@ -498,7 +519,8 @@ inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, int 
   const bool has_block =
       (on_grid && p.pack > 1 && softmax_plan_block_registers(rows, vp, d, &block)) ||
       softmax_plan_block(rows, vp, pack_bytes, d, &block);
-  const bool has_cluster = softmax_plan_cluster(rows, cols, pack_bytes, d, &cluster);
+  const bool has_cluster = softmax_plan_cluster(
+      rows, cols, pack_bytes, max_cluster > 0 ? max_cluster : softmax_max_cluster(d), d, &cluster);
   const bool has_grid = softmax_plan_grid(rows, cols, elem_bytes, pack_bytes, d, &grid);
   if (has_block) {
     // rows that fit a block: one block per row, unless that leaves a tenth of the GPU idle,

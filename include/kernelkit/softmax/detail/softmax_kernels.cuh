@@ -560,10 +560,11 @@ struct SoftmaxTask {
 //    combines them in the same order. The 8 bytes of output a pair sat on are written one
 //    round later (after the next barrier, when every reader is done): their owners leave
 //    them in the scratch, thread 0 writes them; the last ones after a final barrier.
-// Per iteration: wait for the chunk; each thread's online pair over its packs; the block's
-// pair; (two buffers: issue the next task's chunk into the other buffer, so its loads are in
-// flight through the combine and the write); combine; write the chunk from shared memory
-// (one buffer: issuing the next task's chunk into it pack by pack as the output leaves).
+// Per iteration: (two buffers: issue the next task's chunk into the other buffer first, so
+// its loads are in flight through this chunk's statistics, the combine and the write); wait
+// for the chunk; each thread's online pair over its packs; the block's pair; combine; write
+// the chunk from shared memory (one buffer: issuing the next task's chunk into it pack by
+// pack as the output leaves).
 // Dynamic shared memory: softmax_scratch_bytes(Block) of scratch, then `buffers` buffers.
 template <typename T, SoftmaxKind Kind, int Pack, int Block, SoftmaxCombine Combine>
 __global__ void __launch_bounds__(Block,
@@ -648,7 +649,18 @@ __global__ void __launch_bounds__(Block,
     const int n = sp.packs();
     const SoftmaxSpan<T, Pack> next =
         it + 1 < iters ? span_of(it + 1) : SoftmaxSpan<T, Pack>(a.in, a.out, 0);
-    __pipeline_wait_prior(0);  // this thread's copies of this chunk have landed
+    // two buffers: the next task's chunk goes into the other buffer before this one is even
+    // waited for (its loads then overlap this chunk's statistics too: issued after them, a
+    // grid round took ~6 us more than its bytes). The other buffer is free: this thread
+    // is done with its own slots there (the only ones it reads, writes or copies into), the
+    // previous iteration's write read them.
+    const bool early = a.buffers == 2 && it + 1 < iters;
+    if (early) {
+      issue(next, (it & 1) ? buf0 : buf1);
+      __pipeline_wait_prior(1);  // this thread's copies of this chunk have landed
+    } else {
+      __pipeline_wait_prior(0);
+    }
     // cp.async.wait_group is no compiler fence: keep the reads of the chunk below it
     __syncwarp();
 
@@ -687,10 +699,6 @@ __global__ void __launch_bounds__(Block,
       }
       st = softmax_stats_block_all_reduce<Block, kFast>(st, slots, reduce_parity);
     }
-    // every thread holds this chunk's pair; the other buffer is free: this thread is done
-    // with its own slots there (the only ones it reads, writes or copies into)
-    if (a.buffers == 2 && it + 1 < iters) issue(next, (it & 1) ? buf0 : buf1);
-
     if constexpr (Combine == SoftmaxCombine::kCluster) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
       namespace cg = cooperative_groups;
@@ -709,8 +717,11 @@ __global__ void __launch_bounds__(Block,
         case 4:
           st = softmax_stats_warp_all_reduce<4, kFast>(q);
           break;
-        default:
+        case 8:
           st = softmax_stats_warp_all_reduce<8, kFast>(q);
+          break;
+        default:
+          st = softmax_stats_warp_all_reduce<16, kFast>(q);
           break;
       }
       parity ^= 1;
