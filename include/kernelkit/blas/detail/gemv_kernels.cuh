@@ -720,12 +720,35 @@ __global__ void __launch_bounds__(TX* TY, gemv_t_min_blocks(TX* TY, TY, Unroll))
             acc[k] = fmaf(av[u].elem[k], xv[u], acc[k]);
         }
       }
-      for (; i < m; i += step) {
-        const APack av = load_pack<Pack>(A + i * lda + c0, 0);
-        const float xi = x[i];
+      if constexpr (Unroll > kGemvColUnroll) {
+        // the wide kernels (64 registers): the last rows (fewer than Unroll a thread) in one
+        // predicated trip, all of their loads at once (151936 x 4096: 3 rows a thread, which
+        // took 3 round trips of one 16-byte load, 1/8 of the bytes in flight, at the end)
+        if (i < m) {
+          APack av[Unroll] = {};
+          float xv[Unroll] = {};
 #pragma unroll
-        for (int k = 0; k < Pack; ++k)
-          acc[k] = fmaf(av.elem[k], xi, acc[k]);
+          for (int u = 0; u < Unroll; ++u) {
+            if (i + u * step < m) {
+              av[u] = load_pack<Pack>(A + (i + u * step) * lda + c0, 0);
+              xv[u] = x[i + u * step];
+            }
+          }
+#pragma unroll
+          for (int u = 0; u < Unroll; ++u) {
+#pragma unroll
+            for (int k = 0; k < Pack; ++k)
+              acc[k] = fmaf(av[u].elem[k], xv[u], acc[k]);
+          }
+        }
+      } else {
+        for (; i < m; i += step) {
+          const APack av = load_pack<Pack>(A + i * lda + c0, 0);
+          const float xi = x[i];
+#pragma unroll
+          for (int k = 0; k < Pack; ++k)
+            acc[k] = fmaf(av.elem[k], xi, acc[k]);
+        }
       }
     }
   } else if (c0 + Pack > 0 && c0 < n) {
