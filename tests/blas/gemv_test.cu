@@ -605,6 +605,14 @@ TEST_F(Gemv, KK_LARGE(ThinShapesPast2Pow31Elements)) {
     check_large(BlasOp::T, m, n, dA.get(), 2);
   }
   {
+    // three aligned rows of 2^30 + 4: N a group of 3 rows sharing x, split
+    const int64_t m = 3, n = (int64_t{1} << 30) + 4;
+    DeviceBuffer<float> dA(m * n);
+    fill_sparse_kernel<<<4096, 256>>>(dA.get(), m, n);
+    CUDA_CHECK(cudaGetLastError());
+    check_large(BlasOp::N, m, n, dA.get(), 7);
+  }
+  {
     // 2^29 + 3 rows of 4: N short rows, T short columns
     const int64_t m = (int64_t{1} << 29) + 3, n = 4;
     DeviceBuffer<float> dA(m * n);
