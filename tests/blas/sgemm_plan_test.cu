@@ -190,6 +190,8 @@ void check_plan(const SgemmPlan& p, BlasOp oa, BlasOp ob, const Shape& s, const 
       EXPECT_GE(int64_t{p.shape.grid.x} * k.cols_per_block, k.n);  // every column once
       EXPECT_LT(int64_t{p.shape.grid.x - 1} * k.cols_per_block, k.n);
       EXPECT_EQ(int(p.shape.grid.y), k.splits);
+      // the n kernel's cheap A' staging exactly where A' rows run along k
+      EXPECT_EQ(k.a_along_k, k.mode == kernelkit::SgemmSkinnyMode::kNContig && k.a_sp == 1);
       EXPECT_EQ(k.k_per_split % kernelkit::kSgemmSkinnyChunk, 0);
       EXPECT_GE(k.splits * k.k_per_split, s.k);  // every part of K once, none empty
       EXPECT_LT((k.splits - 1) * k.k_per_split, s.k);
@@ -515,6 +517,11 @@ TEST(SgemmPlan, GemvAndSkinnyChoices) {
   EXPECT_EQ(s.skinny.mode, kernelkit::SgemmSkinnyMode::kKContig);
   EXPECT_EQ(s.skinny.c_si, 1);
   EXPECT_EQ(s.skinny.c_sj, 8);
+  // 32 rows NN (A rows along k) and NT / TT with small n (op(B)^T rows along k): the n kernel
+  // with A' staged along k; TN (A' = A^T, rows along m) the general staging
+  EXPECT_TRUE(p(BlasOp::N, BlasOp::N, 32, 4096, 4096, 4096, 4096, 4096).skinny.a_along_k);
+  EXPECT_TRUE(p(BlasOp::T, BlasOp::T, 4096, 32, 4096, 4096, 4096, 32).skinny.a_along_k);
+  EXPECT_FALSE(p(BlasOp::T, BlasOp::N, 32, 4096, 4096, 32, 4096, 4096).skinny.a_along_k);
   // 33 rows: the tiled kernel
   EXPECT_EQ(p(BlasOp::N, BlasOp::N, 33, 4096, 4096, 4096, 4096, 4096).path, SgemmPath::kTiled);
   // k == 0 (or alpha == 0): scale

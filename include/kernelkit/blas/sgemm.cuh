@@ -141,7 +141,9 @@ cudaError_t launch_sgemm_skinny(const SgemmPlan& plan, float alpha, const float*
       return dispatch<kN, kK>(s.mode, [&](auto mode) {
         constexpr int kRows = rows.value, kVec = vec.value;
         if constexpr (mode.value == kN) {
-          return launch(sgemm_skinny_n_kernel<kRows, kVec>, plan.shape, stream, p);
+          return dispatch<false, true>(s.a_along_k, [&](auto along_k) {
+            return launch(sgemm_skinny_n_kernel<kRows, kVec, along_k.value>, plan.shape, stream, p);
+          });
         } else {
           return launch(sgemm_skinny_k_kernel<kRows, kVec>, plan.shape, stream, p);
         }

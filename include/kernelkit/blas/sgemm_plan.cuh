@@ -159,6 +159,9 @@ struct SgemmSkinnyPlan {
   int64_t a_si = 0, a_sp = 0;  // A'(i, p) = A'[i * a_si + p * a_sp]
   int64_t ldb = 0;             // B' leading dimension (see SgemmSkinnyMode)
   int64_t c_si = 0, c_sj = 0;  // C'(i, j) = C[i * c_si + j * c_sj]
+  // kNContig with A' rows contiguous along k (a_sp == 1): the kernel stages A' with the
+  // index math of its copies done once a chunk (sgemm_skinny_stage_a_along_k)
+  bool a_along_k = false;
   int64_t cols_per_block = 0;
   int splits = 1;           // grid.y: parts of K (partials in the workspace when > 1)
   int64_t k_per_split = 0;  // k of one part, a multiple of kSgemmSkinnyChunk
@@ -489,6 +492,7 @@ inline SgemmPlan sgemm_plan_skinny(BlasOp op_a, BlasOp op_b, int64_t m, int64_t 
     s.c_si = 1, s.c_sj = ldc;
   }
   s.rows = s.m <= 8 ? 8 : kSgemmSkinnyMaxRows;
+  s.a_along_k = s.mode == SgemmSkinnyMode::kNContig && s.a_sp == 1;
   s.cols_per_block = s.mode == SgemmSkinnyMode::kNContig ? 32 * s.vec : 8 * 16;
   const int64_t col_blocks = ceil_div<int64_t>(s.n, s.cols_per_block);
   // parts of K: the count with the least waves of resident blocks per part (time ~ waves /

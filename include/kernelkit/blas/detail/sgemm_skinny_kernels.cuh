@@ -18,6 +18,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernelkit/blas/detail/sgemm_kernels.cuh"
 #include "kernelkit/blas/sgemm_plan.cuh"
@@ -110,6 +111,25 @@ __device__ __forceinline__ void sgemm_skinny_stage_a(float* dst, const SgemmSkin
     copy(t);
 }
 
+// sgemm_skinny_stage_a for kNContig when A' rows run along p (a_sp == 1): the same copies
+// (lanes 8 along p, 4 along i; warp w takes p 8w .. 8w + 7, rows lane / 8 + 4 t) with the
+// index math done once: one pointer step a copy instead of the general split of each copy.
+template <int Rows>
+__device__ __forceinline__ void sgemm_skinny_stage_a_along_k(float* dst, const SgemmSkinnyParams& p,
+                                                             int64_t k0, int64_t k_end, int tid) {
+  constexpr int kStride = sgemm_skinny_stage_stride<Rows, SgemmSkinnyMode::kNContig>();
+  static_assert(kSgemmSkinnyThreads / 32 * 8 == kSgemmSkinnyChunk, "8 p a warp");
+  const int pp = tid / 32 * 8 + tid % 8, i0 = tid % 32 / 8;
+  const bool p_ok = k0 + pp < k_end;
+  const float* const src = p.A + i0 * p.a_si + k0 + pp;
+  float* const d = dst + pp * kStride + i0;
+#pragma unroll
+  for (int t = 0; t < Rows / 4; ++t) {
+    const bool ok = p_ok && i0 + 4 * t < p.m;
+    sgemm_cp_async<4>(d + 4 * t, ok ? src + 4 * t * p.a_si : p.A, ok ? 4 : 0);
+  }
+}
+
 // Vec consecutive elements of B' from src, the first `valid` of them (0..Vec) read, the rest 0.
 template <int Vec>
 __device__ __forceinline__ Pack<float, Vec> sgemm_skinny_load(const float* src, int valid) {
@@ -124,7 +144,11 @@ __device__ __forceinline__ Pack<float, Vec> sgemm_skinny_load(const float* src, 
   return v;
 }
 
-template <int Rows, int Vec>
+// AlongK: A' rows run along p (a_sp == 1; plan: a_along_k): its staging takes
+// sgemm_skinny_stage_a_along_k (same copies, cheaper index math). Chunks whose next chunk is
+// whole (and whose block's columns all lie inside n') refill the ring of B' rows with plain
+// 16-byte loads, no per-row bounds.
+template <int Rows, int Vec, bool AlongK>
 __global__ void __launch_bounds__(kSgemmSkinnyThreads,
                                   min_blocks_per_sm(kSgemmSkinnyThreads,
                                                     sgemm_skinny_reg_blocks(Rows)))
@@ -135,22 +159,29 @@ __global__ void __launch_bounds__(kSgemmSkinnyThreads,
   constexpr int kCols = 32 * Vec;            // columns of a block
   static_assert(Rows % 4 == 0 && kPerWarp == 8, "rows in quads, 8 loads in flight a thread");
   constexpr int kStride = sgemm_skinny_stage_stride<Rows, SgemmSkinnyMode::kNContig>();
+  constexpr int kStageFloats = kChunk * kStride;
   extern __shared__ float4 skinny_smem_raw[];
   float* const smem = reinterpret_cast<float*>(skinny_smem_raw);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
 
   const int64_t j0 = int64_t{blockIdx.x} * kCols + lane * Vec;  // this thread's first column
   const int valid_cols = p.n - j0 >= Vec ? Vec : (p.n - j0 > 0 ? int(p.n - j0) : 0);
+  const bool cols_full = (int64_t{blockIdx.x} + 1) * kCols <= p.n;  // the whole block's
   const int64_t k_begin = int64_t{blockIdx.y} * p.k_per_split;
   const int64_t k_end = p.k - k_begin < p.k_per_split ? p.k : k_begin + p.k_per_split;
-  const int64_t chunks = (k_end - k_begin + kChunk - 1) / kChunk;
-  // this thread's columns in this warp's first row of the current chunk, and the rows of
-  // this part left from there on
+  // chunks of this part (32-bit: k_per_split / 64 chunks), the whole ones first
+  const int chunks = static_cast<int>((k_end - k_begin + kChunk - 1) / kChunk);
+  const int whole_chunks = static_cast<int>((k_end - k_begin) / kChunk);
+  // this thread's columns in this warp's first row of the current chunk
   const float* brow = p.B + j0 + (k_begin + warp * kPerWarp) * p.ldb;
-  int64_t left = k_end - k_begin - warp * kPerWarp;
-  // row r after brow (zeros past k_end or n')
-  auto load_b = [&](int r) {
-    return sgemm_skinny_load<Vec>(brow + r * p.ldb, r < left ? valid_cols : 0);
+  // rows of this part from this warp's first row of chunk c on
+  const auto left = [&](int c) { return k_end - k_begin - warp * kPerWarp - int64_t{c} * kChunk; };
+  const auto stage = [&](float* dst, int64_t k0) {
+    if constexpr (AlongK) {
+      sgemm_skinny_stage_a_along_k<Rows>(dst, p, k0, k_end, tid);
+    } else {
+      sgemm_skinny_stage_a<Rows, SgemmSkinnyMode::kNContig>(dst, p, k0, k_end, tid);
+    }
   };
 
   float acc[Rows][Vec];
@@ -160,28 +191,26 @@ __global__ void __launch_bounds__(kSgemmSkinnyThreads,
     for (int v = 0; v < Vec; ++v)
       acc[i][v] = 0.f;
 
-  // The ring: b[u % kRing] holds row u of this warp's eighth of the current chunk until it
-  // is used, then row u + kRing (of this chunk or the next).
-  constexpr int kRing = kPerWarp;
-  Pack<float, Vec> b[kRing];
-  sgemm_skinny_stage_a<Rows, SgemmSkinnyMode::kNContig>(smem, p, k_begin, k_end, tid);
+  // The ring: b[u] holds row u of this warp's eighth of the current chunk until it is used,
+  // then row u of the next chunk (zeros past k_end or n').
+  Pack<float, Vec> b[kPerWarp];
+  stage(smem, k_begin);
   sgemm_cp_async_commit();
 #pragma unroll
-  for (int u = 0; u < kRing; ++u)
-    b[u] = load_b(u);
+  for (int u = 0; u < kPerWarp; ++u)
+    b[u] = sgemm_skinny_load<Vec>(brow + u * p.ldb, u < left(0) ? valid_cols : 0);
 
-  for (int64_t c = 0; c < chunks; ++c) {
-    // chunk c of A' has landed, and every thread is done with the buffer chunk c + 1 takes
-    sgemm_cp_async_wait(0);
-    __syncthreads();
-    if (c + 1 < chunks)
-      sgemm_skinny_stage_a<Rows, SgemmSkinnyMode::kNContig>(
-          smem + ((c + 1) & 1) * kChunk * kStride, p, k_begin + (c + 1) * kChunk, k_end, tid);
-    sgemm_cp_async_commit();
-    const float* const as = smem + (c & 1) * kChunk * kStride + warp * kPerWarp * kStride;
+  // one chunk's FFMAs and the ring's refill with the next chunk's rows (Full: all in range)
+  const auto chunk = [&](const float* as, int c, auto full) {
+    const float* const next = brow + kChunk * p.ldb;
+    const auto refill = [&](int u) {
+      if constexpr (decltype(full)::value)
+        b[u] = load_pack<Vec>(next + u * p.ldb, 0);
+      else
+        b[u] = sgemm_skinny_load<Vec>(next + u * p.ldb, u < left(c + 1) ? valid_cols : 0);
+    };
 #pragma unroll
     for (int u = 0; u < kPerWarp; ++u) {
-      const int slot = u % kRing;
 #pragma unroll
       for (int q = 0; q < Rows / 4; ++q) {
         const float4 a4 = *reinterpret_cast<const float4*>(as + u * kStride + 4 * q);  // broadcast
@@ -190,13 +219,26 @@ __global__ void __launch_bounds__(kSgemmSkinnyThreads,
         for (int r = 0; r < 4; ++r)
 #pragma unroll
           for (int v = 0; v < Vec; ++v)
-            acc[4 * q + r][v] = fmaf(a[r], b[slot].elem[v], acc[4 * q + r][v]);
+            acc[4 * q + r][v] = fmaf(a[r], b[u].elem[v], acc[4 * q + r][v]);
       }
-      const int u_next = u + kRing;  // in this chunk, else in the next (past k_end: zeros)
-      b[slot] = load_b(u_next < kPerWarp ? u_next : kChunk + u_next - kPerWarp);
+      refill(u);
     }
+  };
+
+  for (int c = 0; c < chunks; ++c) {
+    // chunk c of A' has landed, and every thread is done with the buffer chunk c + 1 takes
+    sgemm_cp_async_wait(0);
+    __syncthreads();
+    if (c + 1 < chunks)
+      stage(smem + ((c + 1) & 1) * kStageFloats, k_begin + int64_t{c + 1} * kChunk);
+    sgemm_cp_async_commit();
+    // this warp's k of the chunk: rows 8 warp .. 8 warp + 7 of [p][i]
+    const float* const as = smem + (c & 1) * kStageFloats + warp * kPerWarp * kStride;
+    if (cols_full && c + 1 < whole_chunks)  // block-uniform
+      chunk(as, c, std::true_type{});
+    else
+      chunk(as, c, std::false_type{});
     brow += kChunk * p.ldb;
-    left -= kChunk;
   }
 
   // the 8 warps' sums of the same columns, 4 rows at a time: red[warp][row][column]
