@@ -47,6 +47,7 @@ struct Expected {
   bool windows;
   int thin;
   int tile_rows, tile_cols;
+  bool col_order = false;  // on the H100 (transpose_col_order; it depends on the SM count)
 };
 
 // The benchmark's shapes (goals: TRANSPOSE f32, TRANSPOSE_OTHER f16 / i8 / f64) with 16-byte
@@ -63,7 +64,7 @@ const std::vector<Expected> kTable = {
     {1048576, 32, 4, TransposePath::kTile, 16, false, 0, 128, 32},
     {100, 300000, 4, TransposePath::kTile, 16, false, 0, 128, 32},
     {300000, 100, 4, TransposePath::kTile, 16, false, 0, 32, 128},
-    {1000, 33554, 4, TransposePath::kShift, 16, false, 0, 64, 64},
+    {1000, 33554, 4, TransposePath::kShift, 16, false, 0, 64, 64, true},
     {4096, 8192, 4, TransposePath::kTile, 16, false, 0, 64, 64},
     {8192, 8192, 4, TransposePath::kTile, 16, false, 0, 64, 64},
     {16385, 4097, 4, TransposePath::kShift, 16, false, 0, 64, 64},
@@ -74,20 +75,20 @@ const std::vector<Expected> kTable = {
     {8192, 8192, 2, TransposePath::kTile, 16, false, 0, 128, 128},
     {3, 8388608, 2, TransposePath::kThinRows, 16, false, 3, 3, 4096},
     {8388608, 3, 2, TransposePath::kThinCols, 16, false, 3, 4096, 3},
-    {1000, 33554, 2, TransposePath::kTile, 16, true, 0, 128, 128},
+    {1000, 33554, 2, TransposePath::kTile, 16, true, 0, 128, 128, true},
     {8190, 8190, 2, TransposePath::kTile, 4, false, 0, 32, 32},
     {8191, 8191, 2, TransposePath::kScalar, 0, false, 0, 64, 64},
     // i8
     {8192, 8192, 1, TransposePath::kTile, 8, false, 0, 128, 128},
     {3, 8388608, 1, TransposePath::kThinRows, 16, false, 3, 3, 8192},
     {8388608, 3, 1, TransposePath::kThinCols, 16, false, 3, 8192, 3},
-    {1000, 33554, 1, TransposePath::kTile, 8, true, 0, 128, 128},
+    {1000, 33554, 1, TransposePath::kTile, 8, true, 0, 128, 128, true},
     {1001, 1001, 1, TransposePath::kScalar, 0, false, 0, 64, 64},
     // f64
     {8192, 8192, 8, TransposePath::kTile, 16, false, 0, 32, 32},
     {3, 8388608, 8, TransposePath::kThinRows, 16, false, 3, 3, 1024},
     {8388608, 3, 8, TransposePath::kThinCols, 16, false, 3, 1024, 3},
-    {1000, 33554, 8, TransposePath::kTile, 16, false, 0, 32, 32},
+    {1000, 33554, 8, TransposePath::kTile, 16, false, 0, 32, 32, true},
     {1001, 1000, 8, TransposePath::kScalar, 0, false, 0, 64, 64},
 };
 
@@ -104,6 +105,7 @@ TEST(TransposePlan, BenchmarkShapesOnEveryDevice) {
       EXPECT_EQ(p.thin, e.thin) << label;
       EXPECT_EQ(p.tile_rows, e.tile_rows) << label;
       EXPECT_EQ(p.tile_cols, e.tile_cols) << label;
+      if (dev.info.sm_count == 132) EXPECT_EQ(p.col_order, e.col_order) << label;
     }
   }
 }
@@ -137,6 +139,11 @@ TEST(TransposePlan, AlignmentPicksThePath) {
 }
 
 // ---- host models of the kernels' stores ------------------------------------------------------
+
+// Tile t's tile row and column, as the kernels number them.
+void tile_at(const TransposePlan& p, int64_t t, int64_t* tr, int64_t* tc) {
+  kernelkit::detail::transpose_tile_at(t, p.col_order ? p.tiles_r : p.tiles_c, p.col_order, tr, tc);
+}
 
 // Out elements each plan's kernel writes, counted: out is cols x rows, element (c, r) at
 // c * rows + r. out_ph: element phase of the out pointer (0 <= out_ph < 16 / elem).
@@ -177,7 +184,9 @@ std::vector<int> simulate_stores(const TransposePlan& p, int64_t rows, int64_t c
       const int a_blocks = p.tile_rows / vec, b_chunks = p.tile_cols / vec;
       EXPECT_EQ(a_blocks * b_chunks, kernelkit::detail::kTransposeBlock);
       for (int64_t t = 0; t < p.num_tiles; ++t) {
-        const int64_t r0 = (t / p.tiles_c) * p.tile_rows, c0 = (t % p.tiles_c) * p.tile_cols;
+        int64_t tr, tc;
+        tile_at(p, t, &tr, &tc);
+        const int64_t r0 = tr * p.tile_rows, c0 = tc * p.tile_cols;
         for (int a = 0; a < a_blocks; ++a)
           for (int b = 0; b < b_chunks; ++b) {
             if (r0 + vec * a >= rows) continue;
@@ -224,7 +233,8 @@ std::vector<int> simulate_stores(const TransposePlan& p, int64_t rows, int64_t c
     case TransposePath::kShift: {
       const int vec = 16 / e, tile = p.tile_rows;
       for (int64_t t = 0; t < p.num_tiles; ++t) {
-        const int64_t tr = t / p.tiles_c, tc = t % p.tiles_c;
+        int64_t tr, tc;
+        tile_at(p, t, &tr, &tc);
         for (int cc = 0; cc < tile; ++cc) {
           const int64_t c = tc * tile + cc;
           if (c >= cols) continue;
@@ -240,7 +250,9 @@ std::vector<int> simulate_stores(const TransposePlan& p, int64_t rows, int64_t c
     }
     case TransposePath::kScalar:
       for (int64_t t = 0; t < p.num_tiles; ++t) {
-        const int64_t r0 = (t / p.tiles_c) * p.tile_rows, c0 = (t % p.tiles_c) * p.tile_cols;
+        int64_t tr, tc;
+        tile_at(p, t, &tr, &tc);
+        const int64_t r0 = tr * p.tile_rows, c0 = tc * p.tile_cols;
         for (int i = 0; i < p.tile_rows; ++i)
           for (int j = 0; j < p.tile_cols; ++j)
             hit(c0 + j, r0 + i);
@@ -267,7 +279,9 @@ int64_t simulate_staged(const TransposePlan& p, int64_t rows, int64_t cols, int 
   int64_t bad = 0;
   std::vector<int64_t> stage(static_cast<size_t>(smem_chunks));
   for (int64_t t = 0; t < p.num_tiles; ++t) {
-    const int64_t r0 = (t / p.tiles_c) * p.tile_rows, c0 = (t % p.tiles_c) * p.tile_cols;
+    int64_t tr, tc;
+    tile_at(p, t, &tr, &tc);
+    const int64_t r0 = tr * p.tile_rows, c0 = tc * p.tile_cols;
     const int vc = static_cast<int>(std::min<int64_t>(cols - c0, p.tile_cols));
     std::fill(stage.begin(), stage.end(), -1);
     const int items = p.tile_rows * row_chunks;
@@ -344,6 +358,11 @@ void check_plan(const TransposePlan& p, int64_t rows, int64_t cols, int e, int i
   // <= 85 for the 1-/2-byte thin cols of 6-8 columns).
   EXPECT_GE(kernelkit::blocks_per_sm(d, p.shape.block.x, 85, smem), 1) << label;
   EXPECT_EQ(p.tiles_c * p.tile_cols >= cols, true) << label;
+  EXPECT_EQ(p.tiles_r * p.tiles_c, p.num_tiles) << label;
+  EXPECT_GE(p.tiles_r * p.tile_rows, rows) << label;
+  if (p.path == TransposePath::kThinRows || p.path == TransposePath::kThinCols)
+    EXPECT_FALSE(p.col_order) << label;
+  if (p.col_order) EXPECT_TRUE(p.tiles_r > 1 && p.tiles_c > 1) << label;
   switch (p.path) {
     case TransposePath::kTile: {
       const int vec = p.chunk_bytes / e;
@@ -503,6 +522,13 @@ TEST(TransposePlan, ForcedPathsWriteEveryElementOnce) {
       p.path = e == 4 ? TransposePath::kShift : TransposePath::kScalar;
       p.chunk_bytes = e == 4 ? 16 : 0;
       plans.push_back(p);
+      // The tiled paths in both tile orders.
+      for (size_t i = 0, n = plans.size(); i < n; ++i)
+        if (plans[i].path == TransposePath::kTile || plans[i].path == TransposePath::kShift ||
+            plans[i].path == TransposePath::kScalar) {
+          plans.push_back(plans[i]);
+          plans.back().col_order = true;
+        }
       for (TransposePlan q : plans) {
         q = kernelkit::detail::finish_transpose_plan(q, rows, cols, kktest::h100().smem_per_block);
         check_plan_shape(q, rows, cols);

@@ -52,7 +52,12 @@ struct TransposePlan {
   int thin = 0;              // kThinRows / kThinCols: the short side (2..kTransposeThinMax)
   int tile_rows = 0;         // in rows of a tile (kTile: A kVec, A a power of two)
   int tile_cols = 0;         // in columns of a tile (kTile: B kVec, A B = 256)
-  int64_t tiles_c = 0;       // tiles along cols (tile t covers tile row t / tiles_c)
+  int64_t tiles_c = 0;       // tiles along cols
+  int64_t tiles_r = 0;       // tiles along rows (num_tiles = tiles_r tiles_c; tiled paths)
+  bool col_order = false;    // tiled paths (kTile, kShift, kScalar): tiles numbered down the
+                             // tile columns (tile t: tile row t % tiles_r, tile column
+                             // t / tiles_r) instead of along the tile rows (row t / tiles_c,
+                             // column t % tiles_c); transpose_col_order
   int64_t num_tiles = 0;     // tiles in all; one block each, grid-stride past INT32_MAX
   int static_smem = 0;       // static shared memory of the kernel, bytes
   LaunchShape shape;         // grid, block, dynamic shared memory (the staged kernel's rows;
@@ -95,7 +100,8 @@ inline TransposePlan finish_transpose_plan(TransposePlan p, int64_t rows, int64_
   switch (p.path) {
     case TransposePath::kCopy:
       p.tile_rows = p.tile_cols = 0;
-      p.tiles_c = p.num_tiles = 0;
+      p.tiles_c = p.tiles_r = p.num_tiles = 0;
+      p.col_order = false;
       p.static_smem = 0;
       p.shape = LaunchShape{};
       return p;
@@ -119,7 +125,7 @@ inline TransposePlan finish_transpose_plan(TransposePlan p, int64_t rows, int64_
       p.tile_rows = a * vec;
       p.tile_cols = b * vec;
       p.tiles_c = ceil_div<int64_t>(cols, p.tile_cols);
-      p.num_tiles = ceil_div<int64_t>(rows, p.tile_rows) * p.tiles_c;
+      p.tiles_r = ceil_div<int64_t>(rows, p.tile_rows);
       break;
     }
     case TransposePath::kThinRows:
@@ -130,13 +136,14 @@ inline TransposePlan finish_transpose_plan(TransposePlan p, int64_t rows, int64_
         p.tile_rows = p.thin;
         p.tile_cols = along;
         p.tiles_c = ceil_div<int64_t>(cols, along);
-        p.num_tiles = p.tiles_c;
+        p.tiles_r = 1;
       } else {
         p.tile_rows = along;
         p.tile_cols = p.thin;
         p.tiles_c = 1;
-        p.num_tiles = ceil_div<int64_t>(rows, along);
+        p.tiles_r = ceil_div<int64_t>(rows, along);
       }
+      p.col_order = false;  // (one tile row or column: the same order either way)
       break;
     }
     case TransposePath::kShift: {
@@ -144,21 +151,48 @@ inline TransposePlan finish_transpose_plan(TransposePlan p, int64_t rows, int64_
       using G = TransposeShiftGeometry<uint32_t>;
       p.tile_rows = p.tile_cols = G::kTile;
       p.tiles_c = ceil_div<int64_t>(cols, G::kTile);
-      p.num_tiles = ceil_div<int64_t>(rows + G::kVec - 1, G::kTile) * p.tiles_c;
+      p.tiles_r = ceil_div<int64_t>(rows + G::kVec - 1, G::kTile);
       p.static_smem = G::kSmemBytes;
       break;
     }
     case TransposePath::kScalar:
       p.tile_rows = p.tile_cols = kTransposeScalarTile;
       p.tiles_c = ceil_div<int64_t>(cols, kTransposeScalarTile);
-      p.num_tiles = ceil_div<int64_t>(rows, kTransposeScalarTile) * p.tiles_c;
+      p.tiles_r = ceil_div<int64_t>(rows, kTransposeScalarTile);
       p.static_smem = transpose_scalar_smem_bytes(e);
       break;
   }
+  p.num_tiles = p.tiles_r * p.tiles_c;
   p.shape.grid = dim3(static_cast<unsigned>(grid_one_block_per_tile(p.num_tiles)));
   p.shape.block = dim3(kTransposeBlock);
   p.shape.smem = dynamic_smem;
   return p;
+}
+
+// Whether a tiled plan numbers its tiles down the tile columns (col_order). Resident blocks run
+// about a wave of consecutive tiles at a time (wave: the device's SMs x the most 256-thread
+// blocks an SM holds). In row order a wave reads whole in rows but writes each out row in
+// pieces of tile_rows elements per tile row it spans; in column order it writes whole out rows
+// and reads each in row in pieces of tile_cols per tile column. Row order stays unless the
+// shorter of its two runs is under 2 KiB and column order's is longer: wide matrices of few
+// tile rows (1000 x 33554: row order writes 256-512 bytes of each out row per wave, scattered
+// over all of out; column order writes whole 1-8 KB out rows and reads 8-17 KB runs). Square
+// and tall shapes keep row order (8192 x 8192 f32: 2 KiB runs either way).
+inline bool transpose_col_order(const TransposePlan& p, int64_t rows, int64_t cols,
+                                const DeviceInfo& d) {
+  if (p.tiles_r <= 1 || p.tiles_c <= 1) return false;  // the same order either way
+  const int64_t wave = int64_t{d.sm_count} * std::max(1, d.max_threads_per_sm / kTransposeBlock);
+  const int64_t e = p.elem_bytes;
+  // Contiguous bytes of one row that a wave moves: `tiles` consecutive tiles of `len` elements
+  // each along a row of `whole` elements.
+  auto run = [&](int64_t tiles, int64_t len, int64_t whole) {
+    return std::min(whole, std::max<int64_t>(1, tiles) * len) * e;
+  };
+  const int64_t row_order = std::min(run(wave / p.tiles_c, p.tile_rows, rows),  // out rows
+                                     run(wave, p.tile_cols, cols));             // in rows
+  const int64_t col_order = std::min(run(wave / p.tiles_r, p.tile_cols, cols),  // in rows
+                                     run(wave, p.tile_rows, rows));             // out rows
+  return row_order < 2048 && col_order > row_order;
 }
 
 }  // namespace detail
@@ -211,7 +245,9 @@ inline TransposePlan plan_transpose(int64_t rows, int64_t cols, int elem_bytes, 
   } else {
     p.path = TransposePath::kScalar;
   }
-  return detail::finish_transpose_plan(p, rows, cols, d.smem_per_block);
+  p = detail::finish_transpose_plan(p, rows, cols, d.smem_per_block);
+  p.col_order = detail::transpose_col_order(p, rows, cols, d);
+  return p;
 }
 
 // Launches plan p (made for rows x cols, in and out) on stream; arguments already checked,
@@ -223,6 +259,7 @@ cudaError_t launch_transpose(const TransposePlan& p, const T* in, T* out, int64_
   const U* src = reinterpret_cast<const U*>(in);
   U* dst = reinterpret_cast<U*>(out);
   using Path = TransposePath;
+  const int64_t minor = p.col_order ? p.tiles_r : p.tiles_c;  // tiles per major step
   return dispatch<Path::kCopy, Path::kTile, Path::kThinRows, Path::kThinCols, Path::kShift,
                   Path::kScalar>(p.path, [&](auto path) -> cudaError_t {
     constexpr Path kPath = decltype(path)::value;
@@ -233,28 +270,33 @@ cudaError_t launch_transpose(const TransposePlan& p, const T* in, T* out, int64_
                              cudaMemcpyDefault, stream);
     } else if constexpr (kPath == Path::kTile) {
       const int a_log2 = detail::transpose_log2(p.tile_rows / (p.chunk_bytes / p.elem_bytes));
+      // (the tile order is a template argument here: a run-time one cost the register-capped
+      // tile kernels 4-36 bytes of spills on sm_100)
       return dispatch<4, 8, 16>(p.chunk_bytes, [&](auto chunk) -> cudaError_t {
-        constexpr int kChunk = decltype(chunk)::value;
-        constexpr bool kWide = kChunk == detail::kTransposeWideChunk<U>;
-        if constexpr (kWide) {
-          return dispatch<false, true>(p.in_windows, [&](auto windows) -> cudaError_t {
-            if constexpr (!decltype(windows)::value) {
-              return launch(detail::transpose_tile_kernel<U, kChunk>, p.shape, stream, src, dst,
-                            rows, cols, a_log2, p.tiles_c, p.num_tiles);
-            } else if constexpr (sizeof(U) != 4) {
-              return launch(detail::transpose_staged_kernel<U, kChunk>, p.shape, stream, src, dst,
-                            rows, cols, a_log2, p.tiles_c, p.num_tiles);
-            } else {
-              return cudaErrorInvalidValue;  // planned as kShift (plan_transpose)
-            }
-          });
-        } else if constexpr (kChunk == 4 && sizeof(U) <= 2) {
-          if (p.in_windows) return cudaErrorInvalidValue;
-          return launch(detail::transpose_tile_kernel<U, 4>, p.shape, stream, src, dst, rows, cols,
-                        a_log2, p.tiles_c, p.num_tiles);
-        } else {
-          return cudaErrorInvalidValue;
-        }
+        return dispatch<false, true>(p.col_order, [&](auto order) -> cudaError_t {
+          constexpr int kChunk = decltype(chunk)::value;
+          [[maybe_unused]] constexpr bool kCol = decltype(order)::value;
+          constexpr bool kWide = kChunk == detail::kTransposeWideChunk<U>;
+          if constexpr (kWide) {
+            return dispatch<false, true>(p.in_windows, [&](auto windows) -> cudaError_t {
+              if constexpr (!decltype(windows)::value) {
+                return launch(detail::transpose_tile_kernel<U, kChunk, kCol>, p.shape, stream, src,
+                              dst, rows, cols, a_log2, minor, p.num_tiles);
+              } else if constexpr (sizeof(U) != 4) {
+                return launch(detail::transpose_staged_kernel<U, kChunk, kCol>, p.shape, stream,
+                              src, dst, rows, cols, a_log2, minor, p.num_tiles);
+              } else {
+                return cudaErrorInvalidValue;  // planned as kShift (plan_transpose)
+              }
+            });
+          } else if constexpr (kChunk == 4 && sizeof(U) <= 2) {
+            if (p.in_windows) return cudaErrorInvalidValue;
+            return launch(detail::transpose_tile_kernel<U, 4, kCol>, p.shape, stream, src, dst,
+                          rows, cols, a_log2, minor, p.num_tiles);
+          } else {
+            return cudaErrorInvalidValue;
+          }
+        });
       });
     } else if constexpr (kPath == Path::kThinRows) {
       return dispatch<2, 3, 4, 5, 6, 7, 8>(p.thin, [&](auto r) {
@@ -269,13 +311,13 @@ cudaError_t launch_transpose(const TransposePlan& p, const T* in, T* out, int64_
     } else if constexpr (kPath == Path::kShift) {
       if constexpr (sizeof(U) == 4) {
         return launch(detail::transpose_shift_kernel<U>, p.shape, stream, src, dst, rows, cols,
-                      p.tiles_c, p.num_tiles);
+                      minor, p.col_order, p.num_tiles);
       } else {
         return cudaErrorInvalidValue;
       }
     } else if constexpr (sizeof(U) != 4) {  // (4-byte elements take the shifted kernel)
       return launch(detail::transpose_scalar_kernel<U>, p.shape, stream, src, dst, rows, cols,
-                    p.tiles_c, p.num_tiles);
+                    minor, p.col_order, p.num_tiles);
     } else {
       return cudaErrorInvalidValue;
     }

@@ -165,6 +165,17 @@ __device__ __forceinline__ void store_partial(U* dst, const Pack<uint32_t, W>& w
     if (j < valid) dst[j] = e[j];
 }
 
+// Tile t's tile row and tile column. Tiles are numbered along the tile rows (row order:
+// tiles_minor = tiles per tile row, t / tiles_minor is the tile row) or down the tile columns
+// (col_order: tiles_minor = tiles per tile column, t / tiles_minor is the tile column).
+__host__ __device__ __forceinline__ void transpose_tile_at(int64_t t, int64_t tiles_minor,
+                                                           bool col_order, int64_t* tr,
+                                                           int64_t* tc) {
+  const int64_t major = t / tiles_minor, minor = t - major * tiles_minor;
+  *tr = col_order ? minor : major;
+  *tc = col_order ? major : minor;
+}
+
 // ---- tile kernel -----------------------------------------------------------------------------
 
 // The chunk of the tile kernel: 16 bytes; 8 for 1-byte elements (a 16-byte chunk would hold a
@@ -258,14 +269,14 @@ inline constexpr int kTransposeTileMinBlocks = ChunkBytes == 4  ? 6
 
 // in: rows x cols, out: cols x rows; rows and cols multiples of kVec, in and out
 // chunk-aligned (every row of both starts on a chunk boundary). Tiles of (A kVec) x (B kVec)
-// elements, A = 2^a_log2, B = 256 / A, numbered row-band major (t / tiles_c = tile row); one block
-// per tile, grid-stride past the grid.
-template <typename U, int ChunkBytes>
+// elements, A = 2^a_log2, B = 256 / A, numbered as transpose_tile_at says; one block per tile,
+// grid-stride past the grid.
+template <typename U, int ChunkBytes, bool ColOrder>
 __global__ void __launch_bounds__(kTransposeBlock,
                                   min_blocks_per_sm(kTransposeBlock,
                                                     kTransposeTileMinBlocks<U, ChunkBytes>))
     transpose_tile_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows, int64_t cols,
-                          int a_log2, int64_t tiles_c, int64_t num_tiles) {
+                          int a_log2, int64_t tiles_minor, int64_t num_tiles) {
   using G = TransposeTileGeometry<U, ChunkBytes>;
   constexpr int kVec = G::kVec, kWords = G::kWords;
   using Chunk = typename G::Chunk;
@@ -283,7 +294,9 @@ __global__ void __launch_bounds__(kTransposeBlock,
   Chunk* out_c = reinterpret_cast<Chunk*>(out);
 
   for (int64_t t = blockIdx.x; t < num_tiles; t += gridDim.x) {
-    const int64_t r0 = (t / tiles_c) * tile_r, c0 = (t % tiles_c) * tile_c;
+    int64_t tr, tc;
+    transpose_tile_at(t, tiles_minor, ColOrder, &tr, &tc);
+    const int64_t r0 = tr * tile_r, c0 = tc * tile_c;
 
     // Load: thread reads chunk ld_j of tile rows ld_r + A i; a warp reads 32 consecutive
     // chunks of one tile row (B >= 32) or whole tile rows (B < 32), contiguous in memory.
@@ -351,11 +364,11 @@ inline constexpr int kTransposeStagedMinBlocks = sizeof(U) == 2 ? 4 : 6;
 // element), and each kVec-element chunk of the read back is the window at the row's byte phase
 // over two ChunkBytes units of its staged row. Dynamic shared memory:
 // transpose_staged_smem_bytes.
-template <typename U, int ChunkBytes>
+template <typename U, int ChunkBytes, bool ColOrder>
 __global__ void __launch_bounds__(kTransposeBlock,
                                   min_blocks_per_sm(kTransposeBlock, kTransposeStagedMinBlocks<U>))
     transpose_staged_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows,
-                            int64_t cols, int a_log2, int64_t tiles_c, int64_t num_tiles) {
+                            int64_t cols, int a_log2, int64_t tiles_minor, int64_t num_tiles) {
   using G = TransposeTileGeometry<U, ChunkBytes>;
   constexpr int kVec = G::kVec, kWords = G::kWords, kE = static_cast<int>(sizeof(U));
   using Chunk = typename G::Chunk;
@@ -381,7 +394,9 @@ __global__ void __launch_bounds__(kTransposeBlock,
   Chunk* out_c = reinterpret_cast<Chunk*>(out);
 
   for (int64_t t = blockIdx.x; t < num_tiles; t += gridDim.x) {
-    const int64_t r0 = (t / tiles_c) * tile_r, c0 = (t % tiles_c) * tile_c;
+    int64_t tr, tc;
+    transpose_tile_at(t, tiles_minor, ColOrder, &tr, &tc);
+    const int64_t r0 = tr * tile_r, c0 = tc * tile_c;
     const int vc = cols - c0 < tile_c ? static_cast<int>(cols - c0) : tile_c;  // columns here
     __syncthreads();  // the previous tile's reads of the stage are done
 
@@ -752,14 +767,16 @@ template <typename U>
 __global__ void __launch_bounds__(kTransposeBlock,
                                   min_blocks_per_sm(kTransposeBlock, kTransposeScalarMinBlocks<U>))
     transpose_scalar_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows,
-                            int64_t cols, int64_t tiles_c, int64_t num_tiles) {
+                            int64_t cols, int64_t tiles_minor, bool col_order, int64_t num_tiles) {
   constexpr int kTile = kTransposeScalarTile, kRowStep = kTransposeScalarWarpRows;
   using S = transpose_scalar_smem_t<U>;
   __shared__ S tile[kTile][kTile + 1];
 
   const int x = threadIdx.x % 32, y = threadIdx.x / 32;
   for (int64_t t = blockIdx.x; t < num_tiles; t += gridDim.x) {
-    const int64_t r0 = (t / tiles_c) * kTile, c0 = (t % tiles_c) * kTile;
+    int64_t tr, tc;
+    transpose_tile_at(t, tiles_minor, col_order, &tr, &tc);
+    const int64_t r0 = tr * kTile, c0 = tc * kTile;
 
     U v[kTile / kRowStep][2];
 #pragma unroll
@@ -829,12 +846,16 @@ struct TransposeShiftGeometry {
   }
 };
 
-// No minimum blocks: as measured (54 registers on sm_90, 4 blocks per SM; a 4-block cap made
-// ptxas take 59, the same residency).
+// Register budget of the shifted kernel: 6 blocks per SM (40 registers on sm_90). Its loads go
+// straight to shared memory (cp.async), so registers hold only addresses and the store side's
+// chunk; with loads through registers it took 54 (4 blocks), uncapped now 48 (5).
+inline constexpr int kTransposeShiftMinBlocks = 6;
+
 template <typename U>
-__global__ void __launch_bounds__(kTransposeBlock)
+__global__ void __launch_bounds__(kTransposeBlock,
+                                  min_blocks_per_sm(kTransposeBlock, kTransposeShiftMinBlocks))
     transpose_shift_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows,
-                           int64_t cols, int64_t tiles_c, int64_t num_tiles) {
+                           int64_t cols, int64_t tiles_minor, bool col_order, int64_t num_tiles) {
   using G = TransposeShiftGeometry<U>;
   constexpr int kVec = G::kVec, kTile = G::kTile, kChunks = G::kChunks;
   using P = Pack<U, kVec>;
@@ -848,13 +869,16 @@ __global__ void __launch_bounds__(kTransposeBlock)
   const int cq = threadIdx.x / G::kOutChunks;  // store: first owned out row
 
   for (int64_t t = blockIdx.x; t < num_tiles; t += gridDim.x) {
-    const int64_t tr = t / tiles_c, tc = t % tiles_c;
+    int64_t tr, tc;
+    transpose_tile_at(t, tiles_minor, col_order, &tr, &tc);
     const int64_t rb = tr * kTile - (kVec - 1);  // in row of smem row 0
     const int64_t c0 = tc * kTile;
 
-    // Load: item f = (smem row f / kChunks, chunk f % kChunks); consecutive threads read
-    // consecutive chunks of a row.
-    P v[G::kLoads];
+    __syncthreads();  // the previous tile's reads of `tile` are done
+    // Copy: item f = (smem row f / kChunks, chunk f % kChunks); consecutive threads copy
+    // consecutive chunks of a row straight into shared memory (cp.async on sm_80+: no chunk
+    // held in registers across the barrier); chunks that cross a row's start or end, element by
+    // element.
 #pragma unroll
     for (int m = 0; m < G::kLoads; ++m) {
       const int f = threadIdx.x + kTransposeBlock * m;
@@ -864,27 +888,21 @@ __global__ void __launch_bounds__(kTransposeBlock)
         const int q = (in_ph + static_cast<int>(r & (kVec - 1)) * cols_m) % kVec;
         const int64_t cs = c0 - q + int64_t{kVec} * k;  // first column of the chunk
         const U* p = in + r * cols + cs;
+        U* dst = &tile[G::slot(rho, kVec * k)];
         if (kVec * k >= q + kTile) {
           // q == 0: the last chunk lies wholly in the next tile.
         } else if (cs >= 0 && cs + kVec <= cols) {
-          v[m] = *reinterpret_cast<const P*>(p);
+          __pipeline_memcpy_async(dst, p, sizeof(P));
         } else {
 #pragma unroll
           for (int i = 0; i < kVec; ++i)
-            if (cs + i >= 0 && cs + i < cols) v[m].elem[i] = p[i];
+            if (cs + i >= 0 && cs + i < cols) dst[i] = p[i];
         }
       }
     }
-    __syncthreads();  // the previous tile's reads of `tile` are done
-#pragma unroll
-    for (int m = 0; m < G::kLoads; ++m) {
-      const int f = threadIdx.x + kTransposeBlock * m;
-      if (f < G::kLoadItems) {
-        const int rho = f / kChunks, k = f % kChunks;
-        tile_p[G::slot(rho, kVec * k) / kVec] = v[m];
-      }
-    }
-    __syncthreads();
+    __pipeline_commit();
+    __pipeline_wait_prior(0);  // this thread's copies have landed
+    __syncthreads();           // and every other thread's
 
     // Store: out row c = c0 + cq + kOutRowsPerPass * i, chunk kk: elements r = rs + j, from
     // smem row r - rb, column (c - c0) + q_r.
