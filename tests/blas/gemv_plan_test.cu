@@ -218,12 +218,12 @@ TEST(GemvPlan, H100SweepTable) {
       {N, 524288, 64, GemvPath::kRows, kNone, 1, 8},
       {N, 1024, 32768, GemvPath::kSplitRows, kWs, 4, 0},  // groups of 8
       {N, 4096, 4096, GemvPath::kRowPairs, kNone, 1, 0},
-      {N, 8192, 8192, GemvPath::kRows, kNone, 1, 32},
-      {N, 14336, 4096, GemvPath::kRows, kNone, 1, 32},
+      {N, 8192, 8192, GemvPath::kRowPairs, kNone, 1, 0},
+      {N, 14336, 4096, GemvPath::kRowPairs, kNone, 1, 0},
       {N, 4096, 14336, GemvPath::kRowPairs, kNone, 1, 0},
-      {N, 32000, 4096, GemvPath::kRows, kNone, 1, 32},
-      {N, 50257, 4096, GemvPath::kRows, kNone, 1, 32},
-      {N, 151936, 4096, GemvPath::kRows, kNone, 1, 32},
+      {N, 32000, 4096, GemvPath::kRowPairs, kNone, 1, 0},
+      {N, 50257, 4096, GemvPath::kRowPairs, kNone, 1, 0},
+      {N, 151936, 4096, GemvPath::kRowPairs, kNone, 1, 0},
       {T, 1, 33554432, GemvPath::kCopy, kNone, 1, 0},
       {T, 33554432, 1, GemvPath::kSplitRows, kWs, 1056, 0},
       {T, 3, 8388608, GemvPath::kColumns, kNone, 1, kFat},
@@ -264,6 +264,12 @@ TEST(GemvPlan, H100SweepTable) {
   EXPECT_EQ(group_of(1024, 32768), 8);
   EXPECT_EQ(plan(BlasOp::N, 4096, 4096, 4096, {}, 16384, d).unroll, 4);
   EXPECT_EQ(plan(BlasOp::N, 4096, 14336, 14336, {}, 16384, d).unroll, 2);
+  EXPECT_EQ(plan(BlasOp::N, 8192, 8192, 8192, {}, 16384, d).unroll, 4);
+  EXPECT_EQ(plan(BlasOp::N, 151936, 4096, 4096, {}, 16384, d).unroll, 4);
+  EXPECT_EQ(plan(BlasOp::N, 151936, 4096, 4096, {}, 16384, d).shape.grid.y, 65535u);
+  // many rows: misaligned or narrower than 4096 floats stay on lane groups
+  EXPECT_EQ(plan(BlasOp::N, 14336, 4096, 4096, {0, 1, 0}, 16384, d).path, GemvPath::kRows);
+  EXPECT_EQ(plan(BlasOp::N, 14336, 4092, 4092, {}, 16384, d).path, GemvPath::kRows);
   // without a workspace (or with too little) the rows are not grouped: clusters or one block
   EXPECT_EQ(plan(BlasOp::N, 3, 8388608, 8388608, {}, 0, d).group, 1);
   EXPECT_EQ(plan(BlasOp::N, 3, 8388608, 8388608, {}, 0, kktest::a100()).group, 1);

@@ -276,6 +276,7 @@ TEST_F(Gemv, EveryPath) {
       {BlasOp::N, 600, 8192, 8192, 0, 0, 0},      // groups of 8, split
       {BlasOp::N, 600, 8192, 8192, 0, 1, 0},      // x misaligned: a block per row
       {BlasOp::N, 1500, 12000, 12000, 0, 0, 0},   // pairs of rows, 2 packs a row a trip
+      {BlasOp::N, 9001, 4100, 4100, 0, 0, 0},     // many rows: pairs, odd last row, tail
       {BlasOp::N, 2001, 4099, 4100, 0, 0, 1},     // a block per pair of rows, odd last row, tail
       {BlasOp::N, 1600, 8192, 8192, 0, 0, 0},     // a block per pair of rows, 4 packs a trip
       {BlasOp::N, 100003, 3, 3, 0, 0, 0},         // short rows
@@ -611,6 +612,15 @@ TEST_F(Gemv, KK_LARGE(ThinShapesPast2Pow31Elements)) {
     fill_sparse_kernel<<<4096, 256>>>(dA.get(), m, n);
     CUDA_CHECK(cudaGetLastError());
     check_large(BlasOp::N, m, n, dA.get(), 7);
+  }
+  {
+    // 2^19 + 1 rows of 4096 (2^31 + 4096 elements): N a block per pair of rows, the grid's
+    // 65535 blocks looping over 262145 pairs
+    const int64_t m = (int64_t{1} << 19) + 1, n = 4096;
+    DeviceBuffer<float> dA(m * n);
+    fill_sparse_kernel<<<4096, 256>>>(dA.get(), m, n);
+    CUDA_CHECK(cudaGetLastError());
+    check_large(BlasOp::N, m, n, dA.get(), 8);
   }
   {
     // 2^29 + 3 rows of 4: N short rows, T short columns

@@ -20,7 +20,8 @@
 //     aligned rows share each pack of x among a block's group of 2..8 rows (split through
 //     the workspace or not at all); aligned rows enough for a block per pair of rows to fill
 //     the device: kRowPairs (rows of <= 8192 floats: 4 packs of each row a trip).
-//     Many rows: a group of 4..32 lanes per row (kRows).
+//     Many rows: aligned rows of >= 4096 floats a block per pair of rows (kRowPairs), else a
+//     group of 4..32 lanes per row (kRows).
 //   - T: blocks own column tiles (kColumns): m <= 64: a thread owns 4 columns over every
 //     row; n in about [SMs/2, SMs] x 32..128 columns: one 1024-thread block per SM, 8 loads
 //     in flight, no split; else 64-column tiles of 256 threads, rows split across blocks
@@ -233,15 +234,26 @@ inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes
     return;
   }
   const bool few_rows = m * 2 * kWarpSize < d.device_threads() && packs >= 4 * kGemvBlock;
+  // Rows of at most two trips of 4 packs a thread load 4 of each row a trip in the pair
+  // kernel (4096 floats: the whole pair in one trip), longer ones 2.
+  const int unroll = packs <= 2 * 4 * int64_t{kGemvBlock} ? 4 : 2;
+  const int64_t pair_slots =
+      int64_t{gemv_pairs_blocks(blocks_per_sm(d, kGemvBlock, 0, 0), unroll)} * d.sm_count;
+  const auto plan_pairs = [&] {
+    p.path = GemvPath::kRowPairs;
+    p.group = 1;
+    p.unroll = unroll;
+    p.shape.grid =
+        dim3(1, static_cast<unsigned>(std::min<int64_t>(ceil_div<int64_t>(m, 2), 65535)));
+    p.shape.block = dim3(kGemvBlock);
+  };
+  const bool pairs_fit = p.aligned && m >= 2 && ceil_div<int64_t>(m, 2) >= pair_slots &&
+                         packs >= 4 * kGemvBlock && packs <= INT32_MAX;
   if (m == 1 || few_rows) {
     p.path = GemvPath::kSplitRows;
     // a block per pair of rows: when pairs of aligned rows fill the pair kernel's blocks at
     // least once (4096 x 4096: a block per row ran 26.3 us against a 21 us copy, DRAM 78 %, 2
-    // round trips a row; pairs, 2 packs a row a trip: 25.6). Rows of at most two trips of 4
-    // packs a thread load 4 (4096 floats: the whole pair in one trip).
-    const int unroll = packs <= 2 * 4 * int64_t{kGemvBlock} ? 4 : 2;
-    const int64_t pair_slots =
-        int64_t{gemv_pairs_blocks(blocks_per_sm(d, kGemvBlock, 0, 0), unroll)} * d.sm_count;
+    // round trips a row; pairs, 2 packs a row a trip: 25.6).
     // aligned rows share x's loads in groups of up to 8 (3 x 8388608: x was read three times,
     // from L2, 0.89 of the copy against 1.04 for y = A^T x on the same bytes)
     const auto plan_split = [&](int group) {
@@ -265,12 +277,8 @@ inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes
       return want;
     };
     const int64_t row_want = plan_split(1);
-    if (row_want == 1 && p.aligned && ceil_div<int64_t>(m, 2) >= pair_slots && packs <= INT32_MAX) {
-      p.path = GemvPath::kRowPairs;
-      p.unroll = unroll;
-      p.shape.grid =
-          dim3(1, static_cast<unsigned>(std::min<int64_t>(ceil_div<int64_t>(m, 2), 65535)));
-      p.shape.block = dim3(kGemvBlock);
+    if (row_want == 1 && pairs_fit) {
+      plan_pairs();
       return;
     }
     const int group = !p.aligned || m < 2 ? 1 : m <= 4 ? static_cast<int>(m) : m < 8 ? 4 : 8;
@@ -280,6 +288,13 @@ inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes
     // before, a block per row, split through a cluster or not at all
     if (p.combine == GemvCombine::kCluster || (p.combine == GemvCombine::kNone && want > 1))
       plan_split(1);
+    return;
+  }
+  // many aligned rows of >= 4096 floats: pairs too (4 or 8 loads of A in flight a thread; a
+  // warp per row has 2: 14336 x 4096 and 8192 x 8192 ran 0.920 of the copy on warps, 8 us
+  // over bytes / 3.14 TB/s, where the kernels with 4 loads a thread paid 3-4 us)
+  if (pairs_fit) {
+    plan_pairs();
     return;
   }
   p.path = GemvPath::kRows;
