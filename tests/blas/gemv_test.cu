@@ -187,9 +187,12 @@ TEST_F(Gemv, AlphaBetaCombinations) {
     for (const auto& s : shapes)
       for (float alpha : {0.f, 1.f, -0.5f})
         for (float beta : {0.f, 1.f, -0.5f}) {
-          // sanitizer: 3 of the 9 pairs a shape (each alpha and each beta once), turning
+          // sanitizer: 3 of the 9 pairs a shape (each alpha and each beta once), turning; of
+          // those, 1024 x 65536 (98% of the work) only the one with alpha -0.5
           const int64_t i = index++;
-          if (kktest::sanitizer_run() && (i / 9 + i % 9 / 3 + i % 3) % 3 != 0) {
+          const bool big = s[0] * s[1] > (int64_t{1} << 24);
+          if (kktest::sanitizer_run() &&
+              ((i / 9 + i % 9 / 3 + i % 3) % 3 != 0 || (big && alpha != -0.5f))) {
             ++seed;
             continue;
           }
