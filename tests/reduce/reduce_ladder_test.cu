@@ -62,10 +62,15 @@ void check_entry(const ladder::Step<T>& e, int64_t n, size_t offset) {
 
 template <typename T>
 void sweep_ladder(const std::vector<int64_t>& sizes = kSizes) {
-  for (const auto& e : all_steps<T>())
+  size_t step = 0;
+  for (const auto& e : all_steps<T>()) {
     for (int64_t n : sizes)
       for (size_t offset : {0, 1})
-        check_entry<T>(e, n, offset);
+        // sanitizer: 1000003 (98% of the work) at one offset, turning with the step
+        if (!kktest::sanitizer_run() || n < 100000 || offset == step % 2)
+          check_entry<T>(e, n, offset);
+    ++step;
+  }
 }
 
 class ReduceLadderTest : public kktest::GpuTest {};
