@@ -309,6 +309,8 @@ TEST_F(Gemv, EveryPath) {
       {BlasOp::T, 512, 9000, 9000, 0, 0, 0},    // 128 columns
       {BlasOp::T, 4097, 4095, 4095, 0, 0, 0},   // 4 row classes, split
       {BlasOp::T, 20000, 1000, 1000, 0, 0, 0},  // 64-column tiles, split
+      {BlasOp::T, 40000, 1024, 1024, 0, 0, 0},  // long: a thread's 4 columns over a split
+      {BlasOp::T, 40001, 1500, 1500, 0, 0, 1},  // long, a partial last tile, y misaligned
       {BlasOp::T, 600, 32768, 32768, 0, 0, 0},  // 64-column tiles, no split
       {BlasOp::T, 600, 32767, 32767, 0, 0, 0},  // 4 row classes; without a workspace scalar
       {BlasOp::T, 30001, 501, 501, 0, 0, 0},

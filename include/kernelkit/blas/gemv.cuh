@@ -177,7 +177,9 @@ inline constexpr int64_t kGemvShortRowsMaxAlignedCols = 32;
 inline void gemv_plan_combine(GemvPlan& p, int64_t parts, const DeviceInfo& d) {
   p.combine = GemvCombine::kWorkspace;
   p.partials = parts * p.count;
-  p.combine_cols = parts >= 64 || p.count < 32 ? 1 : 32;
+  // 32 outputs a block (8 threads each) when there are few parts or enough outputs to fill
+  // 64 blocks (T 151936 x 4096 with 132 parts: 128 blocks, not 4096 of one output each)
+  p.combine_cols = p.count >= 32 && (parts < 64 || p.count >= 64 * 32) ? 32 : 1;
   p.combine_shape.block = dim3(kGemvBlock);
   p.combine_shape.grid = dim3(static_cast<unsigned>(
       std::min<int64_t>(ceil_div<int64_t>(p.count, p.combine_cols), INT32_MAX)));
@@ -366,6 +368,25 @@ inline void gemv_plan_t(GemvPlan& p, const GemvAlignment& al, const DeviceInfo& 
     }
     finish(t, packed ? phases : 1);
     return;
+  }
+  if (packed && phases == 1 && m >= 2 * n) {
+    // long matrices: a thread owns 4 columns over its split's rows (kFat: block (c, s) reads
+    // rows s, s + S, ... of the 1024-column tile c), S splits filling the device, partials
+    // combined. The 1024-thread one-wave tiles below ran the n = 4096 LLM shapes at
+    // 0.922-0.967 of the copy (151936 x 4096: 853 us, 0.968x cuBLAS; every block reads 128
+    // bytes of each of 1024 rows a trip), where kFat ran 3 x 8388608 at 1.04 (whole 4 KiB
+    // row segments a block). Not without a workspace (no cluster form).
+    const int64_t fat_slots = gemv_slots(d, kGemvBlock, 64, 0);
+    const int64_t want = fat_slots / tiles_of(GemvTile::kFat);
+    if (want >= 2 && m / want >= 64) {
+      gemv_plan_split(p, want, 1, workspace_bytes, d);
+      if (p.combine == GemvCombine::kWorkspace) {
+        finish(GemvTile::kFat, p.splits);
+        return;
+      }
+      p.combine = GemvCombine::kNone;
+      p.splits = 1;
+    }
   }
   if (packed && phases == 1) {
     // one 1024-thread block per SM owning 32, 64 or 128 columns over every row: no split

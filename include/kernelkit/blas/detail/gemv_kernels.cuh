@@ -866,7 +866,8 @@ __global__ void __launch_bounds__(kGemvBlock)
       const int64_t k = k0 + c;
       float sum = 0.f;
       if (k < count) {
-#pragma unroll 4
+        // (many parts: 16 loads of a thread in flight at once)
+#pragma unroll 16
         for (int z = g; z < parts; z += kGroups)
           sum += partials[z * count + k];
       }
