@@ -169,12 +169,17 @@ void check_misaligned(const Impls<T>& impls,
                       const std::vector<std::pair<int64_t, int64_t>>& shapes) {
   constexpr int64_t kOff4 = sizeof(T) >= 4 ? 1 : 4 / sizeof(T);
   constexpr int64_t kOff8 = sizeof(T) >= 8 ? 1 : 8 / sizeof(T);
+  // sanitizer: every 3rd case (one or two of a shape's five offset pairs, turning)
+  int64_t index = 0;
+  const auto check = [&](int64_t rows, int64_t cols, int64_t in_off, int64_t out_off) {
+    if (kktest::sanitize_keep(index++, 3)) check_transpose<T>(impls, rows, cols, in_off, out_off);
+  };
   for (const auto& [rows, cols] : shapes) {
-    check_transpose<T>(impls, rows, cols, 1, 0);
-    check_transpose<T>(impls, rows, cols, 0, 1);
-    check_transpose<T>(impls, rows, cols, 1, 1);
-    check_transpose<T>(impls, rows, cols, kOff4, kOff4);
-    check_transpose<T>(impls, rows, cols, kOff8, 0);
+    check(rows, cols, 1, 0);
+    check(rows, cols, 0, 1);
+    check(rows, cols, 1, 1);
+    check(rows, cols, kOff4, kOff4);
+    check(rows, cols, kOff8, 0);
   }
 }
 
