@@ -385,9 +385,18 @@ __global__ void __launch_bounds__(kTransposeBlock,
   const int m_chunks = 1 << m_log2;
   const int row_chunks = m_chunks + 1;
   const int items = tile_r * row_chunks;
-  const int a = threadIdx.x & (a_blocks - 1);  // read back: row block (kVec rows)
-  const int b = threadIdx.x >> a_log2;         // read back: chunk column
-  const int64_t rows_v = rows / kVec;          // chunks per out row
+  // Read back: thread (a, b). 8-byte windows (1-byte elements) at A = 16 swap bits 3 and 4 of
+  // the thread index: a half-warp then reads row blocks a = 0..7 (or 8..15) of two chunk
+  // columns instead of a = 0..15 of one. Consecutive row blocks start 146 units of 8 bytes
+  // apart, so row blocks a and a + 8 share banks (2-way conflicts when the rows' byte phases
+  // step by an even count, as for 33554 columns); two columns are one unit apart. A warp still
+  // holds the same 16 row blocks x 2 columns (the same stores).
+  const int x = static_cast<int>(threadIdx.x);
+  const int swap = ChunkBytes == 8 && a_log2 == 4 ? ((x >> 3) ^ (x >> 4)) & 1 : 0;
+  const int tid = x ^ (swap << 3) ^ (swap << 4);
+  const int a = tid & (a_blocks - 1);  // read back: row block (kVec rows)
+  const int b = tid >> a_log2;         // read back: chunk column
+  const int64_t rows_v = rows / kVec;  // chunks per out row
   const uintptr_t in_lo = reinterpret_cast<uintptr_t>(in);
   const uintptr_t in_hi = in_lo + static_cast<uintptr_t>(rows * cols) * kE;
   const int row_step = static_cast<int>((cols * kE) & 15);  // byte phase step per row
