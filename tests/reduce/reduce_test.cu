@@ -553,6 +553,56 @@ TEST_F(DeviceReduceTest, StaleSlotsNeverRead) {
   }
 }
 
+// Overwrites the 16-byte words of ws[0, words) with garbage, again and again, for
+// duration_ns: another call sharing the workspace, against the contract.
+__global__ void scribble_kernel(unsigned long long* ws, int64_t words,
+                                unsigned long long duration_ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  unsigned long long junk = 0x5A5A5A5A5A5A5A5Aull + threadIdx.x;
+  do {
+    for (int64_t i = threadIdx.x; i < 2 * words; i += blockDim.x) {
+      asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(ws + i), "l"(junk) : "memory");
+      junk = junk * 6364136223846793005ull + 1442695040888963407ull;
+    }
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < duration_ns);
+}
+
+// The tagged combine when slots never come (here: a kernel on another stream keeps
+// overwriting the workspace while the call runs): the combining block waits its timeout,
+// computes the missing shares itself and gives the same bits as an undisturbed call; the
+// call never hangs. Whether a slot survives long enough to be seen is up to timing, so
+// both ends of the combine may run; the result must be the same either way.
+TEST_F(DeviceReduceTest, SlotsOverwrittenStillCorrect) {
+  const int64_t n = (int64_t{1} << 21) + 3;  // 257 tiles: 257 blocks, tagged slots
+  const auto h = kktest::random_vector<float>(n, 71, -1, 1);
+  auto d_in = kktest::to_device(h);
+  auto ws = make_workspace<float, float>(n);
+  DeviceBuffer<float> out(2);
+  out.poison();
+  ASSERT_EQ(kernelkit::sum(d_in.get(), n, out.get(), ws.get(), ws.size()), cudaSuccess);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  cudaStream_t s[2];
+  for (auto& st : s)
+    CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  scribble_kernel<<<1, 256, 0, s[0]>>>(reinterpret_cast<unsigned long long*>(ws.get()),
+                                       int64_t(ws.size() / 16), 60'000'000ull);
+  CUDA_CHECK(cudaGetLastError());
+  ASSERT_EQ(kernelkit::sum(d_in.get(), n, out.get() + 1, ws.get(), ws.size(), s[1]), cudaSuccess);
+  for (auto& st : s) {
+    CUDA_CHECK(cudaStreamSynchronize(st));
+    CUDA_CHECK(cudaStreamDestroy(st));
+  }
+  const auto got = out.download();
+  EXPECT_TRUE(kktest::same_bits(std::vector<float>{got[0]}, std::vector<float>{got[1]}))
+      << got[0] << " vs " << got[1];
+  double abs_sum = 0;
+  const double ref = reference(h, 0, n, ReduceOp::kSum, 0.f, &abs_sum);
+  EXPECT_TRUE(kktest::check_near(std::vector<float>{got[1]}, {ref}, sum_tolerance<float>(abs_sum),
+                                 "overwritten slots"));
+}
+
 // Two streams, two workspaces, calls interleaved without synchronization in between.
 TEST_F(DeviceReduceTest, TwoStreamsTwoWorkspaces) {
   const int64_t n = (int64_t{1} << 22) + 3;
