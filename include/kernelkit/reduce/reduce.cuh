@@ -190,7 +190,8 @@ cudaError_t launch_reduce(const ReducePlan& p, const T* in, int64_t n, Acc* out,
   auto* partials = static_cast<C*>(workspace);
   return dispatch<kPack>(p.pack, [&](auto) {
     return dispatch<detail::SplitWrite::kOut, detail::SplitWrite::kCluster,
-                    detail::SplitWrite::kGrid, detail::SplitWrite::kPartials>(p.write, [&](auto w) {
+                    detail::SplitWrite::kTagged, detail::SplitWrite::kGrid,
+                    detail::SplitWrite::kPartials>(p.write, [&](auto w) {
       constexpr detail::SplitWrite kWrite = decltype(w)::value;
       KERNELKIT_RETURN_IF_ERROR(launch(detail::reduce_split_kernel<kPack, kWrite, T, C, Acc, Op>,
                                        p.shape, stream, in, int64_t{1}, n, p.split, out, init,
