@@ -652,9 +652,16 @@ TEST_F(SgemmTest, AlphaBetaEveryPath) {
   const int64_t shapes[][3] = {{1, 300, 200},  {8, 300, 200},   {300, 8, 200},
                                {64, 64, 4096}, {127, 131, 137}, {40, 50, 0}};
   uint64_t seed = 6000;
+  int64_t index = 0;
   for (const auto& s : shapes)
     for (float alpha : {0.f, 1.f, -1.5f})
       for (float beta : {0.f, 1.f, -1.5f}) {
+        // sanitizer: 3 of the 9 pairs a shape (each alpha and each beta once), turning
+        const int64_t i = index++;
+        if (kktest::sanitizer_run() && (i / 9 + i % 9 / 3 + i % 3) % 3 != 0) {
+          ++seed;
+          continue;
+        }
         SgemmCase c{BlasOp::T, BlasOp::N, s[0], s[1], s[2]};
         c.alpha = alpha, c.beta = beta, c.nan_in_a = alpha == 0.f;
         run_lib_ws(c, seed++);
