@@ -354,12 +354,6 @@ TYPED_TEST(SoftmaxTest, WidePaths) {
       small_device(8, kSmem, true, false), 3, b.past, 64 * w,
       [](const kk::SoftmaxPlan& p) { return p.path == SoftmaxPath::kCluster && p.split == 16; });
   const int64_t sixteen = sixteen_at ? sixteen_at : 2 * w + 1;
-  // a cluster of 16 whose chunks pass its blocks' shared memory (at most by a quarter; on
-  // 16 SMs: one block a SM): the first width past 16 blocks' worth that gets one
-  const int64_t overflow_at = first_width<T>(
-      small_device(16, kSmem, true, false), 2, 16 * w + 1, 21 * w,
-      [](const kk::SoftmaxPlan& p) { return p.path == SoftmaxPath::kCluster && p.split == 16; });
-  const int64_t overflow = overflow_at ? overflow_at : 16 * w + 1;
   const WideCase cases[] = {
       // grid, one round over every block
       {6, kSmem, false, true, SoftmaxPath::kGrid, 1, 3 * w + 7, 0, 1},
@@ -382,10 +376,6 @@ TYPED_TEST(SoftmaxTest, WidePaths) {
       // buffers and one
       {8, kSmem, true, false, SoftmaxPath::kCluster, 3, w * 37 / 10, 8, 2, 8},
       {8, kSmem, true, false, SoftmaxPath::kCluster, 3, w * 34 / 5, 8, 1, 8},
-      // clusters of 16 past their shared memory: just past it, and a tenth more
-      {16, kSmem, true, false, SoftmaxPath::kCluster, 2, overflow, overflow_at ? 16 : 0, 1},
-      {16, kSmem, true, false, SoftmaxPath::kCluster, 3, off(overflow * 11 / 10),
-       overflow_at ? 16 : 0, 1},
       // clusters of 16 (rows looping over the one cluster)
       {8, kSmem, true, false, SoftmaxPath::kCluster, 3, sixteen, sixteen_at ? 16 : 0, 0},
       {8, kSmem, true, false, SoftmaxPath::kCluster, 11, off(sixteen + 1), sixteen_at ? 16 : 0, 0},

@@ -81,8 +81,6 @@ inline constexpr int kSoftmaxPairBytes = 8;
 // 5.6): the statistics pass, the grid barrier, the pairs' round trip through L2, the
 // pipeline's drain and ramp. 6 us x 23 GB/s a SM = 136 KiB (was priced 16 KiB, ~0.7 us).
 inline constexpr int64_t kSoftmaxBarrierBytesPerSm = 136 * 1024;
-// kCluster with overflow: the chunk's bytes past the buffer at most buffer / this.
-inline constexpr int64_t kSoftmaxOverflowShare = 4;
 // Total bytes (in + out) from which splitting rows that fit one block each over several
 // blocks is worth its combine: 64 KiB per SM.
 inline constexpr int64_t kSoftmaxSplitMinBytesPerSm = 64 * 1024;
@@ -187,9 +185,7 @@ struct SoftmaxPlan {
   // kCluster, chunks per row for kGrid); chunk j is [softmax_chunk_begin(j), ...(j + 1)).
   int split = 1;
   // Chunk paths: buffers per block (2: the next task's chunk is loaded while this one is
-  // reduced and written) and the bytes of one (a multiple of 16). kCluster with one buffer
-  // may hold less than a chunk (rows up to a quarter wider than the cluster's shared
-  // memory): the packs past it are read from global memory twice.
+  // reduced and written) and the bytes of one (a multiple of 16).
   int buffers = 1;
   int64_t buffer_bytes = 0;
   // kGrid: rows the grid holds at once and rounds (rows_per_round x rounds >= rows); the
@@ -409,38 +405,7 @@ inline bool softmax_plan_cluster(int64_t rows, int64_t cols, int64_t pack_bytes,
       return true;
     }
   }
-  // Rows up to a quarter wider than the largest cluster's shared memory (f16 16x2097152 on an
-  // H100: 256 KiB chunks of 16): one 1024-thread block a SM holding what
-  // its shared memory can (one buffer), the rest of its chunk read from global memory for
-  // the statistics and again (from L2: at most a quarter of the chunk, ~4 MiB over the
-  // GPU) for the output. Reads the input less than twice, and no grid barrier.
-  const int c = max_cluster;
-  if (cols / c < p->pack) return false;
-  const int regs = softmax_regs_bound(d, kSoftmaxWideBlock, 1);
-  const int scratch = softmax_scratch_bytes(kSoftmaxWideBlock);
-  const int64_t room =
-      std::min<int64_t>(d.smem_per_block_optin, d.smem_per_sm - d.smem_reserved_per_block);
-  const int64_t buf = (room - scratch) / pack_bytes * pack_bytes / 16 * 16;
-  const int64_t chunk = softmax_chunk_packs(cols, c, p->pack) * pack_bytes;
-  if (buf < pack_bytes || chunk > buf + buf / kSoftmaxOverflowShare) return false;
-  const int bps = blocks_per_sm(d, kSoftmaxWideBlock, regs, scratch + buf);
-  const int64_t clusters = int64_t{bps} * d.sm_count / c;
-  if (bps < 1 || clusters < 1) return false;
-  // only where the clusters keep the GPU busy: a cluster's SMs do all its row's arithmetic
-  // (f32 1x1048576 on 16 SMs: 64K elements a SM, ~6 us of statistics alone)
-  const double fill = softmax_fill(rows, clusters, c, int64_t{bps} * d.sm_count, d.sm_count);
-  if (fill < 0.9) return false;
-  p->path = SoftmaxPath::kCluster;
-  p->split = c;
-  p->buffers = 1;
-  p->buffer_bytes = buf;
-  p->blocks_per_sm = bps;
-  p->fill = fill;
-  p->shape.block = dim3(static_cast<unsigned>(kSoftmaxWideBlock));
-  p->shape.grid = dim3(static_cast<unsigned>(std::min(rows, clusters) * c));
-  p->shape.cluster = dim3(static_cast<unsigned>(c));
-  p->shape.smem = static_cast<size_t>(scratch + buf);
-  return true;
+  return false;
 }
 
 // kGrid (d.cooperative_launch): a cooperative grid of resident blocks of 1024 threads, each

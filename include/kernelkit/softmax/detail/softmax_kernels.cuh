@@ -23,7 +23,6 @@
 #include <cuda_pipeline_primitives.h>
 #include <cuda_runtime.h>
 
-#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -635,20 +634,6 @@ __global__ void __launch_bounds__(Block,
   auto* buf0 = reinterpret_cast<PackOf<T, Pack>*>(scratch + kScratch);
   auto* buf1 = reinterpret_cast<PackOf<T, Pack>*>(scratch + kScratch + a.buffer_bytes);
   int reduce_parity = 0;  // softmax_stats_block_all_reduce's slot set
-  // kCluster of 1024-thread blocks: the packs a buffer holds. A chunk may span more (rows
-  // wider than the cluster's shared memory, planned with one buffer): its packs from `cap` on stay
-  // in global memory, read for the statistics (kOverflowLoads at a time, before the buffer's packs)
-  // and again, from L2, for the output (reading twice; never three times).
-  constexpr bool kOverflow = Combine == SoftmaxCombine::kCluster && Block == kSoftmaxWideBlock;
-  constexpr int kOverflowLoads = 2;
-  const int cap =
-      kOverflow ? static_cast<int>(a.buffer_bytes / int64_t{sizeof(PackOf<T, Pack>)}) : INT_MAX;
-  // this thread's first pack at or past `cap` (its packs are threadIdx.x + j x Block)
-  const int overflow_first =
-      !kOverflow || cap <= static_cast<int>(threadIdx.x)
-          ? static_cast<int>(threadIdx.x)
-          : static_cast<int>(threadIdx.x) +
-                (cap - static_cast<int>(threadIdx.x) + Block - 1) / Block * Block;
 
   // the task of iteration `it`; iterations: kNone / kCluster while the row exists, kGrid
   // `rounds` (every block runs every round: the grid barrier needs them all)
@@ -689,7 +674,7 @@ __global__ void __launch_bounds__(Block,
   };
   // issues all of a span's packs into buf as kSoftmaxLoadGroups commit groups
   const auto issue = [&](const SoftmaxSpan<T, Pack>& sp, PackOf<T, Pack>* buf) {
-    const int n = sp.packs() < cap ? sp.packs() : cap;
+    const int n = sp.packs();
     int v = threadIdx.x;
 #pragma unroll 1
     for (int g = 0; g < kSoftmaxLoadGroups; ++g) {
@@ -723,7 +708,6 @@ __global__ void __launch_bounds__(Block,
     PackOf<T, Pack>* buf = (a.buffers == 2 && (it & 1)) ? buf1 : buf0;
     const SoftmaxTask t = task(it);
     const int n = sp.packs();
-    const int n_buf = n < cap ? n : cap;  // packs in the buffer (the rest: kOverflow)
     const SoftmaxSpan<T, Pack> next =
         it + 1 < iters ? span_of(it + 1) : SoftmaxSpan<T, Pack>(a.in, a.out, 0);
     // two buffers: the next task's chunk goes into the other buffer before this one is even
@@ -763,19 +747,7 @@ __global__ void __launch_bounds__(Block,
       }
       st = softmax_stats_block_all_reduce<Block, kFast>({m, s}, slots, reduce_parity);
     } else {
-      if constexpr (kOverflow) {
-        // the packs past the buffer first, while the buffer's copies land
-        for (int v = overflow_first; v < n; v += kOverflowLoads * Block) {
-          float x[kOverflowLoads][Pack];
-#pragma unroll
-          for (int u = 0; u < kOverflowLoads; ++u)
-            softmax_load(sp, v + u * Block, x[u]);  // past the end: -inf
-#pragma unroll
-          for (int u = 0; u < kOverflowLoads; ++u)
-            softmax_stats_add<kFast>(st, x[u]);
-        }
-      }
-      for_landed(n_buf, later, [&](int v) {
+      for_landed(n, later, [&](int v) {
         float x[Pack];
         softmax_from_smem(sp, buf, v, x);
         softmax_stats_add<kFast>(st, x);
@@ -850,7 +822,7 @@ __global__ void __launch_bounds__(Block,
     // each pack's slot takes the next task's pack as soon as its output is out (the same
     // thread read the slot for that output), so the next chunk loads during this write.
     const bool stream = a.buffers == 1 && it + 1 < iters;
-    const int n_next = stream ? (next.packs() < cap ? next.packs() : cap) : 0;
+    const int n_next = stream ? next.packs() : 0;
     const float inv = 1.f / st.s;
     const float log_s = logf(st.s);
     // the next chunk's packs committed in its groups (a pack in the group it would get from
@@ -858,8 +830,8 @@ __global__ void __launch_bounds__(Block,
     // pack go with that pack's)
     int g = 0;
     int g_end = threadIdx.x + softmax_group_end<Block>(0, n_next) * Block;
-    for (int v = threadIdx.x; v < (n_buf > n_next ? n_buf : n_next); v += Block) {
-      if (v < n_buf) {
+    for (int v = threadIdx.x; v < (n > n_next ? n : n_next); v += Block) {
+      if (v < n) {
         float x[Pack], y[Pack];
         softmax_from_smem(sp, buf, v, x);
 #pragma unroll
@@ -893,25 +865,6 @@ __global__ void __launch_bounds__(Block,
     if (stream) {
       for (; g < kSoftmaxLoadGroups; ++g)
         __pipeline_commit();
-    }
-    if constexpr (kOverflow) {
-      // the packs past the buffer again (from L2), written
-      for (int v = overflow_first; v < n; v += kOverflowLoads * Block) {
-        float x[kOverflowLoads][Pack];
-#pragma unroll
-        for (int u = 0; u < kOverflowLoads; ++u)
-          softmax_load(sp, v + u * Block, x[u]);
-#pragma unroll
-        for (int u = 0; u < kOverflowLoads; ++u) {
-          if (v + u * Block < n) {
-            float y[Pack];
-#pragma unroll
-            for (int k = 0; k < Pack; ++k)
-              y[k] = softmax_out<Kind, kFast>(x[u][k], st.m, inv, log_s);
-            softmax_store(sp, v + u * Block, y);
-          }
-        }
-      }
     }
     sp = next;
   }
