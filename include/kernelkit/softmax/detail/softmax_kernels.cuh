@@ -539,48 +539,6 @@ __device__ __forceinline__ void softmax_from_smem(const SoftmaxSpan<T, Pack>& sp
   }
 }
 
-// The chunk kernel commits one chunk's loads as kSoftmaxLoadGroups groups, by a thread's
-// iteration (its packs threadIdx.x + j x Block): group g holds the packs below
-// threadIdx.x + softmax_group_end<Block>(g, n) x Block (the same bounds in every thread), so
-// the statistics pass starts on the first group while the later ones land (the chunk was
-// waited for whole: the pass, 1-3 us on 64-128 KB chunks, ran after the last byte landed).
-inline constexpr int kSoftmaxLoadGroups = 4;
-template <int Block>
-__device__ __forceinline__ int softmax_group_end(int g, int n) {
-  const int iters = (n + Block - 1) / Block;
-  return (iters * (g + 1) + kSoftmaxLoadGroups - 1) / kSoftmaxLoadGroups;
-}
-// cp.async.wait_group with a run-time count (0 .. 2 x kSoftmaxLoadGroups - 1).
-__device__ __forceinline__ void softmax_wait_pending(int pending) {
-  static_assert(kSoftmaxLoadGroups == 4, "one case a count");
-  switch (pending) {
-    case 0:
-      __pipeline_wait_prior(0);
-      break;
-    case 1:
-      __pipeline_wait_prior(1);
-      break;
-    case 2:
-      __pipeline_wait_prior(2);
-      break;
-    case 3:
-      __pipeline_wait_prior(3);
-      break;
-    case 4:
-      __pipeline_wait_prior(4);
-      break;
-    case 5:
-      __pipeline_wait_prior(5);
-      break;
-    case 6:
-      __pipeline_wait_prior(6);
-      break;
-    default:
-      __pipeline_wait_prior(7);
-      break;
-  }
-}
-
 // Task of one iteration: which row (and chunk of it) this block holds.
 struct SoftmaxTask {
   int64_t row;
@@ -672,31 +630,12 @@ __global__ void __launch_bounds__(Block,
     const SoftmaxTask t = task(it);
     return t.active ? span(t) : SoftmaxSpan<T, Pack>(a.in, a.out, 0);
   };
-  // issues all of a span's packs into buf as kSoftmaxLoadGroups commit groups
+  // issues all of a span's packs into buf as one commit group
   const auto issue = [&](const SoftmaxSpan<T, Pack>& sp, PackOf<T, Pack>* buf) {
     const int n = sp.packs();
-    int v = threadIdx.x;
-#pragma unroll 1
-    for (int g = 0; g < kSoftmaxLoadGroups; ++g) {
-      const int end = threadIdx.x + softmax_group_end<Block>(g, n) * Block;
-      for (; v < n && v < end; v += Block)
-        softmax_issue_pack(sp, buf, v);
-      __pipeline_commit();
-    }
-  };
-  // this thread's packs of a chunk, group by group, each once its copies have landed
-  // (`later`: groups committed after the chunk's, i.e. the next chunk's)
-  const auto for_landed = [&](int n, int later, auto&& f) {
-    int v = threadIdx.x;
-#pragma unroll 1
-    for (int g = 0; g < kSoftmaxLoadGroups; ++g) {
-      softmax_wait_pending(kSoftmaxLoadGroups - 1 - g + later);
-      // cp.async.wait_group is no compiler fence: keep the reads of the chunk below it
-      __syncwarp();
-      const int end = threadIdx.x + softmax_group_end<Block>(g, n) * Block;
-      for (; v < n && v < end; v += Block)
-        f(v);
-    }
+    for (int v = threadIdx.x; v < n; v += Block)
+      softmax_issue_pack(sp, buf, v);
+    __pipeline_commit();
   };
 
   [[maybe_unused]] int parity = 0;  // kCluster: which pair slot this row uses
@@ -716,21 +655,27 @@ __global__ void __launch_bounds__(Block,
     // is done with its own slots there (the only ones it reads, writes or copies into), the
     // previous iteration's write read them.
     const bool early = a.buffers == 2 && it + 1 < iters;
-    if (early) issue(next, (it & 1) ? buf0 : buf1);
-    const int later = early ? kSoftmaxLoadGroups : 0;
+    if (early) {
+      issue(next, (it & 1) ? buf0 : buf1);
+      __pipeline_wait_prior(1);  // this thread's copies of this chunk have landed
+    } else {
+      __pipeline_wait_prior(0);
+    }
+    // cp.async.wait_group is no compiler fence: keep the reads of the chunk below it
+    __syncwarp();
 
     SoftmaxStats st = softmax_stats_empty();
     if constexpr (kExpOnce) {
       // the row max, then exp(x - max) once an element, kept in the element's slot (the
       // same thread reads it back for the output) and summed
       float m = -INFINITY;
-      for_landed(n, later, [&](int v) {
+      for (int v = threadIdx.x; v < n; v += Block) {
         float x[Pack];
         softmax_from_smem(sp, buf, v, x);
 #pragma unroll
         for (int k = 0; k < Pack; ++k)
           m = fmaxf(m, x[k]);
-      });
+      }
       m = softmax_stats_block_all_reduce<Block, kFast>({m, 0.f}, slots, reduce_parity).m;
       const float base = m == -INFINITY ? 0.f : m;  // all -inf: every e is 0, s is 0
       float s = 0.f;
@@ -747,11 +692,11 @@ __global__ void __launch_bounds__(Block,
       }
       st = softmax_stats_block_all_reduce<Block, kFast>({m, s}, slots, reduce_parity);
     } else {
-      for_landed(n, later, [&](int v) {
+      for (int v = threadIdx.x; v < n; v += Block) {
         float x[Pack];
         softmax_from_smem(sp, buf, v, x);
         softmax_stats_add<kFast>(st, x);
-      });
+      }
       st = softmax_stats_block_all_reduce<Block, kFast>(st, slots, reduce_parity);
     }
     if constexpr (Combine == SoftmaxCombine::kCluster) {
@@ -825,11 +770,6 @@ __global__ void __launch_bounds__(Block,
     const int n_next = stream ? next.packs() : 0;
     const float inv = 1.f / st.s;
     const float log_s = logf(st.s);
-    // the next chunk's packs committed in its groups (a pack in the group it would get from
-    // issue(), or an earlier one: at the start, groups that end before this thread's first
-    // pack go with that pack's)
-    int g = 0;
-    int g_end = threadIdx.x + softmax_group_end<Block>(0, n_next) * Block;
     for (int v = threadIdx.x; v < (n > n_next ? n : n_next); v += Block) {
       if (v < n) {
         float x[Pack], y[Pack];
@@ -856,16 +796,8 @@ __global__ void __launch_bounds__(Block,
         }
       }
       if (v < n_next) softmax_issue_pack(next, buf0, v);
-      while (stream && g < kSoftmaxLoadGroups && v + Block >= g_end) {
-        __pipeline_commit();
-        if (++g < kSoftmaxLoadGroups)
-          g_end = threadIdx.x + softmax_group_end<Block>(g, n_next) * Block;
-      }
     }
-    if (stream) {
-      for (; g < kSoftmaxLoadGroups; ++g)
-        __pipeline_commit();
-    }
+    if (stream) __pipeline_commit();
     sp = next;
   }
   if constexpr (Combine == SoftmaxCombine::kCluster) {
