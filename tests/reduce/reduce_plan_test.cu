@@ -25,12 +25,11 @@ kernelkit::DeviceInfo device(const std::string& name) {
 
 TEST(ReducePlan, ExpectedPlans) {
   constexpr SplitWrite kOut = SplitWrite::kOut, kGrid = SplitWrite::kGrid,
-                       kPartials = SplitWrite::kPartials, kCluster = SplitWrite::kCluster,
-                       kTagged = SplitWrite::kTagged;
+                       kPartials = SplitWrite::kPartials, kCluster = SplitWrite::kCluster;
   struct Case {
     const char* device;
     bool cooperative;  // d.cooperative_launch (false: what plan_and_launch re-plans with)
-    int64_t n;         // negative: -n elements with a workspace of 4 bytes a block (no slots)
+    int64_t n;
     int in_bytes;
     int split;
     SplitWrite write;
@@ -38,8 +37,8 @@ TEST(ReducePlan, ExpectedPlans) {
   // One block when n fits one tile (2048 packs); else one block per tile up to one wave of 4
   // blocks of 256 threads per SM (H100 528, A100 432, L4 232, T4 160): 2..8 blocks as one
   // cluster where the kernels have cluster code (H100 sm_90 build), else combined in the
-  // same launch through tagged slots in the workspace (kTagged; with room for plain partials
-  // only: after the barrier of a cooperative launch, or by a second kernel).
+  // same cooperative launch, or by a second kernel where no cooperative grid can be
+  // launched.
   const Case cases[] = {
       {"H100", true, 1, 4, 1, kOut},
       {"H100", true, 1024, 4, 1, kOut},
@@ -49,44 +48,38 @@ TEST(ReducePlan, ExpectedPlans) {
       {"H100", true, 57345, 4, 8, kCluster},
       {"H100", true, 65536, 4, 8, kCluster},
       {"H100", true, 131072, 2, 8, kCluster},
-      {"H100", true, 131073, 2, 9, kTagged},
+      {"H100", true, 131073, 2, 9, kGrid},
       {"H100", true, 32768, 8, 8, kCluster},
-      {"H100", true, 32769, 8, 9, kTagged},
-      {"H100", true, 65537, 4, 9, kTagged},
-      {"H100", true, 1048576, 4, 128, kTagged},  // the old library's grid: one tile a block
-      {"H100", true, 1000003, 4, 123, kTagged},
-      {"H100", true, 4194304, 4, 512, kTagged},
-      {"H100", true, 16777216, 4, 528, kTagged},
-      {"H100", true, 268435456, 4, 528, kTagged},
-      {"H100", true, 100000007, 4, 528, kTagged},
-      {"H100", true, 1048576, 8, 256, kTagged},
-      {"H100", true, 16777216, 2, 528, kTagged},
+      {"H100", true, 32769, 8, 9, kGrid},
+      {"H100", true, 65537, 4, 9, kGrid},
+      {"H100", true, 1048576, 4, 128, kGrid},  // the old library's grid: one tile a block
+      {"H100", true, 1000003, 4, 123, kGrid},
+      {"H100", true, 4194304, 4, 512, kGrid},
+      {"H100", true, 16777216, 4, 528, kGrid},
+      {"H100", true, 268435456, 4, 528, kGrid},
+      {"H100", true, 100000007, 4, 528, kGrid},
+      {"H100", true, 1048576, 8, 256, kGrid},
+      {"H100", true, 16777216, 2, 528, kGrid},
       {"H100", true, 16384, 2, 1, kOut},
       {"H100", false, 65536, 4, 8, kCluster},
-      {"H100", false, 65537, 4, 9, kTagged},
-      {"H100", false, 1048576, 4, 128, kTagged},
-      {"H100", false, 16777216, 4, 528, kTagged},
-      {"H100-compute80", true, 65536, 4, 8, kTagged},
-      {"H100-compute80", true, 16777216, 4, 528, kTagged},
-      {"H100-compute80", false, 8193, 4, 2, kTagged},
-      {"A100", true, 16777216, 4, 432, kTagged},
-      {"A100", true, 65536, 4, 8, kTagged},
-      {"A100", false, 16777216, 4, 432, kTagged},
-      {"L4", true, 16777216, 4, 232, kTagged},
-      {"T4", true, 16777216, 4, 160, kTagged},
-      {"T4", true, 1048576, 8, 160, kTagged},
-      {"T4", false, 1048576, 8, 160, kTagged},
-      // a workspace with room for plain partials only (plans only: reduce() refuses it)
-      {"H100", true, -16777216, 4, 528, kGrid},
-      {"H100", false, -16777216, 4, 528, kPartials},
-      {"T4", true, -1048576, 8, 160, kGrid},
+      {"H100", false, 65537, 4, 9, kPartials},
+      {"H100", false, 1048576, 4, 128, kPartials},
+      {"H100", false, 16777216, 4, 528, kPartials},
+      {"H100-compute80", true, 65536, 4, 8, kGrid},
+      {"H100-compute80", true, 16777216, 4, 528, kGrid},
+      {"H100-compute80", false, 8193, 4, 2, kPartials},
+      {"A100", true, 16777216, 4, 432, kGrid},
+      {"A100", true, 65536, 4, 8, kGrid},
+      {"A100", false, 16777216, 4, 432, kPartials},
+      {"L4", true, 16777216, 4, 232, kGrid},
+      {"T4", true, 16777216, 4, 160, kGrid},
+      {"T4", true, 1048576, 8, 160, kGrid},
+      {"T4", false, 1048576, 8, 160, kPartials},
   };
   for (const auto& c : cases) {
     DeviceInfo d = device(c.device);
     d.cooperative_launch = c.cooperative;
-    const int64_t n = c.n < 0 ? -c.n : c.n;
-    const size_t ws = c.n < 0 ? size_t(c.split) * 4 : SIZE_MAX;
-    const ReducePlan p = kernelkit::plan_reduce(n, c.in_bytes, 4, ws, d);
+    const ReducePlan p = kernelkit::plan_reduce(c.n, c.in_bytes, 4, SIZE_MAX, d);
     const std::string label = std::string(c.device) + (c.cooperative ? "" : " no-coop") +
                               " n=" + std::to_string(c.n) + " bytes=" + std::to_string(c.in_bytes);
     EXPECT_EQ(p.split, c.split) << label;
@@ -112,14 +105,14 @@ TEST(ReducePlan, ExpectedPlans) {
 }
 
 // The same H100 without cluster launches (what plan_and_launch re-plans with when the
-// cluster cannot be resident): tagged slots, the same split.
+// cluster cannot be resident): the cooperative grid, the same split.
 TEST(ReducePlan, NoClusterFallback) {
   DeviceInfo d = kktest::h100();
   d.cluster_launch = false;
   for (int64_t n : {8193, 65536}) {
     const ReducePlan p = kernelkit::plan_reduce(n, 4, 4, SIZE_MAX, d);
     const ReducePlan c = kernelkit::plan_reduce(n, 4, 4, SIZE_MAX, kktest::h100());
-    EXPECT_EQ(p.write, SplitWrite::kTagged) << n;
+    EXPECT_EQ(p.write, SplitWrite::kGrid) << n;
     EXPECT_EQ(c.write, SplitWrite::kCluster) << n;
     EXPECT_EQ(p.split, c.split) << n;
     EXPECT_FALSE(p.shape.is_cluster()) << n;
@@ -196,9 +189,7 @@ TEST(ReducePlan, Invariants) {
             // cooperative grid where the device launches them; else a combine kernel
             const bool cluster = d.clusters() && p.split <= kernelkit::detail::kReduceMaxCluster;
             if (p.split > 1) {
-              EXPECT_EQ(p.write, cluster ? SplitWrite::kCluster
-                                 : p.split <= kernelkit::detail::kReduceMaxTagged
-                                     ? SplitWrite::kTagged
+              EXPECT_EQ(p.write, cluster       ? SplitWrite::kCluster
                                  : cooperative ? SplitWrite::kGrid
                                                : SplitWrite::kPartials)
                   << label;
@@ -224,9 +215,7 @@ TEST(ReducePlan, Invariants) {
                                  : in_bytes == 8 && acc_bytes == 8
                                      ? kernelkit::reduce_workspace_bytes<int64_t, int64_t>(n)
                                      : 0;
-            if (bound > 0) {
-              EXPECT_LE(size_t(p.split) * sizeof(kernelkit::detail::ReduceSlot), bound) << label;
-            }
+            if (bound > 0) EXPECT_LE(size_t(p.split) * acc_bytes, bound) << label;
             // a workspace of the bound's size gives the same plan
             if (bound > 0) {
               EXPECT_EQ(kernelkit::plan_reduce(n, in_bytes, acc_bytes, bound, d).split, p.split)
@@ -263,24 +252,22 @@ TEST(ReducePlan, WorkspaceBytes) {
   EXPECT_EQ(kernelkit::reduce_workspace_bytes<float>(-3), 0u);
   EXPECT_EQ(kernelkit::reduce_workspace_bytes<float>(0), 0u);
   EXPECT_GT(kernelkit::reduce_workspace_bytes<float>(1), 0u);
-  // one 16-byte tagged slot a block, whatever the types
-  constexpr size_t kSlot = sizeof(kernelkit::detail::ReduceSlot);
-  static_assert(kSlot == 16, "a slot is two 64-bit words");
   EXPECT_LE(kernelkit::reduce_workspace_bytes<float>(int64_t{1} << 40),
-            kernelkit::kReduceMaxSplit * kSlot);
+            kernelkit::kReduceMaxSplit * sizeof(float));
   EXPECT_EQ((kernelkit::reduce_workspace_bytes<__half, float>(int64_t{1} << 28)),
-            kernelkit::kReduceMaxSplit * kSlot);
+            kernelkit::kReduceMaxSplit * sizeof(float));
   EXPECT_EQ((kernelkit::reduce_workspace_bytes<int32_t, int64_t>(int64_t{1} << 28)),
-            kernelkit::kReduceMaxSplit * kSlot);
+            kernelkit::kReduceMaxSplit * sizeof(int64_t));
+  // half accumulates (and keeps partials) in float
   EXPECT_EQ((kernelkit::reduce_workspace_bytes<__half, __half>(int64_t{1} << 28)),
-            kernelkit::kReduceMaxSplit * kSlot);
+            kernelkit::kReduceMaxSplit * sizeof(float));
   const DeviceInfo h100 = kktest::h100();
   for (int64_t n : {int64_t{1}, int64_t{1000}, int64_t{1000003}, int64_t{1} << 24, int64_t{1} << 28,
                     (int64_t{1} << 31) + 1}) {
     const int grid = kernelkit::plan_reduce(n, 4, 4, SIZE_MAX, h100).split;
     EXPECT_GE(grid, 1);
     EXPECT_LE(grid, 132 * kernelkit::detail::kReduceMinBlocks);
-    EXPECT_LE(static_cast<size_t>(grid) * sizeof(kernelkit::detail::ReduceSlot),
+    EXPECT_LE(static_cast<size_t>(grid) * sizeof(float),
               kernelkit::reduce_workspace_bytes<float>(n));
   }
   EXPECT_EQ(kernelkit::plan_reduce(int64_t{1} << 24, 4, 4, SIZE_MAX, h100).split, 528);

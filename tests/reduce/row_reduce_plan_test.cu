@@ -96,9 +96,8 @@ TEST(RowReducePlan, BenchmarkShapesOnH100) {
     EXPECT_EQ(p.shape.grid.x, c.grid) << label;
     EXPECT_EQ(p.pack, 16 / c.in_bytes) << label;
     EXPECT_FALSE(p.shape.is_cluster()) << label;
-    if (c.path == Path::kSplit) {  // room for tagged slots: one plain launch
-      EXPECT_EQ(p.write, kernelkit::detail::SplitWrite::kTagged) << label;
-      EXPECT_FALSE(p.shape.cooperative) << label;
+    if (c.path == Path::kSplit) {  // the H100 has cooperative launches: one launch
+      EXPECT_TRUE(p.shape.cooperative) << label;
     }
   }
 }
@@ -127,26 +126,6 @@ TEST(RowReducePlan, NoWorkspace) {
   EXPECT_EQ(kernelkit::plan_row_reduce(32, 1 << 20, 4, 4, true, 32 * 4, d).path, Path::kCluster);
   EXPECT_EQ(kernelkit::plan_row_reduce(32, 1 << 20, 4, 4, true, 32 * 4 * 3, d).split, 3);
   EXPECT_EQ(kernelkit::plan_row_reduce(32, 1 << 20, 4, 4, true, 32 * 4 * 3, d).path, Path::kSplit);
-  // room for plain partials but not for tagged slots: the cooperative grid (or, without
-  // cooperative launches, the combine kernel); room for the slots: tagged
-  using kernelkit::detail::SplitWrite;
-  const auto plain = kernelkit::plan_row_reduce(32, 1 << 20, 4, 4, true, 32 * 4 * 3, d);
-  EXPECT_EQ(plain.write, SplitWrite::kGrid);
-  EXPECT_TRUE(plain.shape.cooperative);
-  DeviceInfo no_coop = d;
-  no_coop.cooperative_launch = false;
-  const auto second = kernelkit::plan_row_reduce(32, 1 << 20, 4, 4, true, 32 * 4 * 3, no_coop);
-  EXPECT_EQ(second.write, SplitWrite::kPartials);
-  EXPECT_EQ(second.combine.grid.x, 32u);
-  // (a wave of 528 blocks gives 32 rows 16 blocks each)
-  const auto tagged = kernelkit::plan_row_reduce(32, 1 << 20, 4, 4, true, 32 * 16 * 16, d);
-  EXPECT_EQ(tagged.write, SplitWrite::kTagged);
-  EXPECT_EQ(tagged.split, 16);
-  EXPECT_FALSE(tagged.shape.cooperative);
-  // slots for fewer blocks than the plain partials allow: the larger split, plain
-  const auto wider = kernelkit::plan_row_reduce(32, 1 << 20, 4, 4, true, 32 * 16 * 3, d);
-  EXPECT_EQ(wider.write, SplitWrite::kGrid);
-  EXPECT_EQ(wider.split, 12);
 }
 
 // The paths by shape (these were RowReducePlan.PathsByShape of the old choose_row_plan).
@@ -278,22 +257,12 @@ TEST(RowReducePlan, Invariants) {
                 EXPECT_LE(static_cast<size_t>(rows * p.split * acc_bytes), ws) << label;
                 EXPECT_LE(rows * p.split, wave) << label;
                 EXPECT_EQ(p.shape.grid.x, rows * p.split) << label;
-                // tagged slots where the workspace holds them (one plain launch); else
-                // combined after a grid sync where the device has cooperative launches, else
-                // by a second kernel (overlapping the first on sm_90 builds)
-                const bool tagged =
-                    static_cast<size_t>(rows * p.split) * sizeof(kernelkit::detail::ReduceSlot) <=
-                        ws &&
-                    p.split <= kernelkit::detail::kReduceMaxTagged;
-                using kernelkit::detail::SplitWrite;
-                EXPECT_EQ(p.write, tagged                 ? SplitWrite::kTagged
-                                   : d.cooperative_launch ? SplitWrite::kGrid
-                                                          : SplitWrite::kPartials)
-                    << label;
-                EXPECT_EQ(p.shape.cooperative, p.write == SplitWrite::kGrid) << label;
-                if (p.write == SplitWrite::kPartials) EXPECT_EQ(p.combine.grid.x, rows) << label;
+                // combined after a grid sync where the device has cooperative launches,
+                // else by a second kernel (overlapping the first on sm_90 builds)
+                EXPECT_EQ(p.shape.cooperative, d.cooperative_launch) << label;
+                if (!d.cooperative_launch) EXPECT_EQ(p.combine.grid.x, rows) << label;
                 EXPECT_EQ(p.combine.overlap_previous,
-                          p.write == SplitWrite::kPartials && d.cc_major >= 9 && d.code_arch >= 90)
+                          !d.cooperative_launch && d.cc_major >= 9 && d.code_arch >= 90)
                     << label;
                 EXPECT_GT(packs, kernelkit::kReduceTilePacks) << label;
               } else {
@@ -372,10 +341,9 @@ TEST(RowReducePlan, WorkspaceBytes) {
   EXPECT_EQ((kernelkit::row_reduce_workspace_bytes<float, float>(100, 0)), 0u);
   EXPECT_EQ((kernelkit::row_reduce_workspace_bytes<float, float>(1 << 20, 32)), 0u);
   EXPECT_EQ((kernelkit::row_reduce_workspace_bytes<float, float>(4096, 1 << 20)), 0u);
-  // one 16-byte tagged slot a block of a split row
-  EXPECT_EQ((kernelkit::row_reduce_workspace_bytes<float, float>(1, 1 << 25)), 2048u * 16);
-  EXPECT_EQ((kernelkit::row_reduce_workspace_bytes<float, double>(1, 1 << 25)), 2048u * 16);
-  EXPECT_EQ((kernelkit::row_reduce_workspace_bytes<__half, __half>(3, 1 << 25)), 3u * 682 * 16);
+  EXPECT_EQ((kernelkit::row_reduce_workspace_bytes<float, float>(1, 1 << 25)), 2048u * 4);
+  EXPECT_EQ((kernelkit::row_reduce_workspace_bytes<float, double>(1, 1 << 25)), 2048u * 8);
+  EXPECT_EQ((kernelkit::row_reduce_workspace_bytes<__half, __half>(3, 1 << 25)), 3u * 682 * 4);
   for (const auto& [name, d] : kktest::all_devices()) {
     for (int64_t rows : {1, 2, 3, 5, 32, 100, 1000, 2047, 2048}) {
       for (int64_t cols : {1000, 8193, 65536, 1 << 20, (1 << 26) + 1}) {
@@ -385,7 +353,7 @@ TEST(RowReducePlan, WorkspaceBytes) {
         const std::string label =
             std::string(name) + " " + std::to_string(rows) + "x" + std::to_string(cols);
         if (p.path == Path::kSplit)
-          EXPECT_LE(static_cast<size_t>(rows * p.split * 16), bound) << label;
+          EXPECT_LE(static_cast<size_t>(rows * p.split * 4), bound) << label;
         EXPECT_EQ(p.path, q.path) << label;
         EXPECT_EQ(p.split, q.split) << label;
       }

@@ -6,25 +6,20 @@
 // tile up to one wave of resident blocks) each reduce an interleaved share of whole tiles
 // into a partial. 2..8 tiles (up to 65536 floats) on sm_90 builds: the blocks are one
 // thread-block cluster and the partials meet in block 0's shared memory (one launch, a
-// hardware barrier, no workspace). More tiles: each block writes its partial into a slot
-// of the workspace tagged with a value unique to the launch (%gridid and a per-call nonce),
-// and the block of the last share waits for every slot to carry the tag and combines them
-// in block order (one plain launch: no cooperative launch, no grid barrier, no counter).
-// Slots left by an earlier call, or garbage, never carry the tag, so nothing is kept in the
-// workspace between calls and a call is correct whatever the workspace holds; a slot that
-// never comes (a block that cannot be scheduled) is computed by the combining block itself
-// after a timeout (same bits). Plans made for a workspace too small for the slots (not
-// reachable through reduce()) keep the earlier combines: block 0 after the grid barrier of
-// a cooperative launch, or a second kernel of one block. Deterministic: the same input,
-// pointer alignment, n, device and workspace size give the same bits every run (every
-// combine adds the same partials in the same order, so a fallback gives the same bits
-// too). No atomics on data.
+// hardware barrier, no workspace). More tiles: the partials go to the workspace and are
+// combined in block order in the same launch, by block 0 after the grid barrier of a
+// cooperative launch (the barrier's counter is the driver's, not the workspace's). Where no
+// cooperative grid can be launched (the device has none, or MPS/MIG leaves fewer resident
+// blocks), a second kernel of one block combines them (on sm_90 a programmatic dependent
+// launch). Nothing is kept in the workspace between calls: a call is correct whatever the
+// workspace holds. Deterministic: the same input, pointer alignment, n, device and
+// workspace size give the same bits every run (the three combines add the same partials in
+// the same order, so a fallback gives the same bits too). No atomics on data.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -60,12 +55,6 @@ inline constexpr bool reduce_op_ok(ReduceOp op) {
 }  // namespace kernelkit
 
 namespace kernelkit::detail {
-// A value that differs from call to call (mixed into kTagged's launch tag with %gridid).
-inline unsigned long long reduce_nonce() {
-  static std::atomic<unsigned long long> calls{0};
-  return (calls.fetch_add(1, std::memory_order_relaxed) + 1) * 0xBF58476D1CE4E5B9ull;
-}
-
 // Blocks of the split kernel resident at once on d (one wave), at most kReduceMaxSplit.
 inline int64_t reduce_wave(const DeviceInfo& d) {
   const int per_sm = blocks_per_sm(d, kReduceBlock, kReduceRegs, 0);
@@ -88,14 +77,14 @@ constexpr int64_t reduce_split_for(int64_t rows, int64_t packs, int64_t wave) {
 
 namespace kernelkit {
 
-// Bytes of workspace reduce() needs for n elements of T accumulated in Acc: one tagged slot
-// (16 bytes, detail::ReduceSlot) per block the plan may use on any device. 0 for n <= 0.
+// Bytes of workspace reduce() needs for n elements of T accumulated in Acc: one partial (of
+// compute_t<Acc>) per block the plan may use on any device. 0 for n <= 0.
 template <typename T, typename Acc = compute_t<T>>
 constexpr size_t reduce_workspace_bytes(int64_t n) {
   if (n <= 0) return 0;
   const int64_t packs = (n + kMaxPackSize<T> - 1) / kMaxPackSize<T>;
   return static_cast<size_t>(detail::reduce_split_for(1, packs, kReduceMaxSplit)) *
-         sizeof(detail::ReduceSlot);
+         sizeof(compute_t<Acc>);
 }
 
 // What one call does; every decision is here.
@@ -105,12 +94,10 @@ struct ReducePlan {
   int split = 1;   // blocks that read the input; 1: that block writes out
   // kOut: split == 1, no workspace used; kCluster (split <= kReduceMaxCluster and
   // d.clusters()): the split blocks are one cluster, block 0 combines their partials from
-  // its shared memory; kTagged (the workspace holds split tagged slots, always through
-  // reduce(); split <= kReduceMaxTagged): one plain launch, each block writes a slot tagged with
-  // the launch, the last block waits for every tag and combines in block order. With room for plain
-  // partials only (plans made for a smaller workspace): kGrid (d.cooperative_launch): one partial
-  // per block, combined in block order by block 0 after the grid barrier of a cooperative launch;
-  // kPartials (neither): the same partials, combined in the same order by a second kernel.
+  // its shared memory; kGrid (d.cooperative_launch): one partial per block in the
+  // workspace, combined in block order by block 0 after the grid barrier, in the same
+  // (cooperative) launch; kPartials (neither): the same partials, combined in the same
+  // order by a second kernel.
   detail::SplitWrite write = detail::SplitWrite::kOut;
   LaunchShape shape;    // the reading kernel: split blocks of kReduceBlock threads
                         // (kCluster: shape.cluster = split; kGrid: shape.cooperative)
@@ -128,8 +115,6 @@ inline ReducePlan plan_reduce(int64_t n, int in_bytes, int acc_bytes, size_t wor
   const int64_t packs = ceil_div<int64_t>(std::max<int64_t>(n, 0), p.pack);
   const int64_t room = static_cast<int64_t>(std::min<size_t>(
       workspace_bytes / static_cast<size_t>(std::max(acc_bytes, 1)), kReduceMaxSplit));
-  const int64_t slot_room = static_cast<int64_t>(
-      std::min<size_t>(workspace_bytes / sizeof(detail::ReduceSlot), kReduceMaxSplit));
   const int64_t split = std::min(detail::reduce_split_for(1, packs, detail::reduce_wave(d)), room);
   p.split = static_cast<int>(std::max<int64_t>(split, 1));
   p.shape.grid = dim3(static_cast<unsigned>(p.split));
@@ -141,12 +126,6 @@ inline ReducePlan plan_reduce(int64_t n, int in_bytes, int acc_bytes, size_t wor
     // cluster can be resident and plan_and_launch re-plans without clusters if not
     p.write = detail::SplitWrite::kCluster;
     p.shape.cluster = dim3(static_cast<unsigned>(p.split));
-  } else if (p.split <= slot_room && p.split <= detail::kReduceMaxTagged) {
-    // one plain launch, no grid barrier: the blocks publish tagged slots and the last block
-    // combines them as they come (the old counter design's single launch, without the
-    // counter: nothing in the workspace outlives the call). Cooperative launches cost
-    // ~0.5-1 us on the H100 and the barrier another round trip.
-    p.write = detail::SplitWrite::kTagged;
   } else if (d.cooperative_launch) {
     // one launch: the split is at most one wave, so every block is resident at once (core
     // launch() checks it and plan_and_launch re-plans without cooperative grids if not)
@@ -190,12 +169,11 @@ cudaError_t launch_reduce(const ReducePlan& p, const T* in, int64_t n, Acc* out,
   auto* partials = static_cast<C*>(workspace);
   return dispatch<kPack>(p.pack, [&](auto) {
     return dispatch<detail::SplitWrite::kOut, detail::SplitWrite::kCluster,
-                    detail::SplitWrite::kTagged, detail::SplitWrite::kGrid,
-                    detail::SplitWrite::kPartials>(p.write, [&](auto w) {
+                    detail::SplitWrite::kGrid, detail::SplitWrite::kPartials>(p.write, [&](auto w) {
       constexpr detail::SplitWrite kWrite = decltype(w)::value;
       KERNELKIT_RETURN_IF_ERROR(launch(detail::reduce_split_kernel<kPack, kWrite, T, C, Acc, Op>,
                                        p.shape, stream, in, int64_t{1}, n, p.split, out, init,
-                                       workspace, detail::reduce_nonce()));
+                                       partials));
       if constexpr (kWrite == detail::SplitWrite::kPartials) {
         return launch(detail::reduce_combine_kernel<C, Acc, Op>, p.combine, stream,
                       static_cast<const C*>(partials), int64_t{1}, p.split, out, init);

@@ -16,10 +16,9 @@
 //   - longer rows: a block per row (kBlock; rows of <= 1024 packs kBlockOnce: every
 //     thread's packs of the row in one batch of loads, 5 blocks an SM) when the rows fill
 //     a wave of blocks; fewer rows
-//     are split over `split` blocks each, whose partials go to tagged slots of the
-//     workspace that the row's last block combines in order as they come (kSplit, kTagged;
-//     one row is the device-wide reduction; a workspace with room for plain partials only:
-//     after a grid sync of a cooperative launch, else by a second kernel); without a
+//     are split over `split` blocks each, whose partials go to the workspace and are
+//     combined in order after a grid sync of a cooperative launch, else by a second kernel
+//     (kSplit; one row is the device-wide reduction); without a
 //     workspace, a thread-block cluster per row combines through distributed shared memory
 //     (kCluster, sm_90 builds on sm_90+), else a block per row.
 // Every path reads 16-byte packs (misaligned rows peel a scalar head and tail). Deterministic:
@@ -61,8 +60,8 @@ enum class RowReducePath {
   kBlock,      // a block per row (the split kernel, split 1)
   kBlockOnce,  // a block per row of <= 1024 packs, loaded in one batch, 5 blocks an SM
   kCluster,    // a cluster of `split` blocks per row, combined through DSMEM (sm_90)
-  kSplit,      // `split` blocks per row, partials in the workspace (tagged slots combined by
-               // the row's last block, or after a grid sync, or by a combine kernel: `write`)
+  kSplit,      // `split` blocks per row, partials in the workspace, combined after a grid sync
+               // (shape.cooperative) or by a combine kernel
 };
 
 // What one call does; every decision is here.
@@ -76,12 +75,8 @@ struct RowReducePlan {
                            // kFlat kRowFlatSteps, narrow kGroup kRowGroupRows, else 1
   int packs_per_thread = 1;  // 16-byte loads a thread issues before it reduces any
   int split = 1;             // blocks per row: kCluster the cluster size, kSplit > 1, else 1
-  // kSplit's combine: kTagged (the workspace holds rows x split tagged slots: one plain
-  // launch, the block of a row's last share combines the row), else kGrid (a cooperative
-  // launch, shape.cooperative) or kPartials (a combine kernel); kOut otherwise
-  detail::SplitWrite write = detail::SplitWrite::kOut;
-  LaunchShape shape;    // the reduction kernel (shape.cluster for kCluster)
-  LaunchShape combine;  // kSplit without shape.cooperative: the combine kernel, a block a row
+  LaunchShape shape;         // the reduction kernel (shape.cluster for kCluster)
+  LaunchShape combine;       // kSplit without shape.cooperative: the combine kernel, a block a row
 };
 
 }  // namespace kernelkit
@@ -104,7 +99,7 @@ namespace kernelkit {
 template <typename T, typename Acc = compute_t<T>>
 constexpr size_t row_reduce_workspace_bytes(int64_t rows, int64_t cols) {
   const int64_t split = detail::row_split_bound(rows, cols, sizeof(T));
-  return split < 2 ? 0 : static_cast<size_t>(rows * split) * sizeof(detail::ReduceSlot);
+  return split < 2 ? 0 : static_cast<size_t>(rows * split) * sizeof(compute_t<Acc>);
 }
 
 // Pure: the plan for rows x cols elements of in_bytes bytes accumulated in acc_bytes-byte
@@ -180,17 +175,11 @@ inline RowReducePlan plan_row_reduce(int64_t rows, int64_t cols, int in_bytes, i
     p.path = RowReducePath::kSplit;
     p.split = static_cast<int>(split);
     p.shape.grid = dim3(static_cast<unsigned>(rows * split));
-    const size_t slots_bytes = static_cast<size_t>(rows * split) * sizeof(detail::ReduceSlot);
-    if (workspace_bytes >= slots_bytes && split <= detail::kReduceMaxTagged) {
-      // one plain launch, no grid barrier: tagged slots, a row's last block combines it
-      p.write = detail::SplitWrite::kTagged;
-    } else if (d.cooperative_launch) {
-      p.write = detail::SplitWrite::kGrid;
+    if (d.cooperative_launch) {
       // one cooperative launch: the blocks sync the grid, then block r combines row r (no
       // second kernel; launch() re-plans without it where the grid cannot be resident)
       p.shape.cooperative = true;
     } else {
-      p.write = detail::SplitWrite::kPartials;
       p.combine.grid = dim3(static_cast<unsigned>(rows));
       p.combine.block = dim3(detail::kReduceBlock);
       p.combine.overlap_previous = d.cc_major >= 9 && d.code_arch >= 90;
@@ -259,6 +248,7 @@ cudaError_t launch_row_reduce(const RowReducePlan& p, const T* in, int64_t rows,
   using C = compute_t<Acc>;
   using detail::SplitWrite;
   constexpr int kPack = kMaxPackSize<T>;
+  C* const no_partials = nullptr;
   return dispatch<kPack>(p.pack, [&](auto) {
     return dispatch<RowReducePath::kShort, RowReducePath::kFlat, RowReducePath::kGroup,
                     RowReducePath::kBlock, RowReducePath::kBlockOnce, RowReducePath::kCluster,
@@ -279,25 +269,21 @@ cudaError_t launch_row_reduce(const RowReducePlan& p, const T* in, int64_t rows,
         });
       } else if constexpr (kPath == RowReducePath::kBlock) {
         return launch(detail::reduce_split_kernel<kPack, SplitWrite::kOut, T, C, Acc, Op>, p.shape,
-                      stream, in, rows, cols, 1, out, init, nullptr, 0ull);
+                      stream, in, rows, cols, 1, out, init, no_partials);
       } else if constexpr (kPath == RowReducePath::kBlockOnce) {
         return launch(detail::row_reduce_block_once_kernel<kPack, T, Acc, Op>, p.shape, stream, in,
                       rows, cols, out, init);
       } else if constexpr (kPath == RowReducePath::kCluster) {
         return launch(detail::reduce_split_kernel<kPack, SplitWrite::kCluster, T, C, Acc, Op>,
-                      p.shape, stream, in, rows, cols, p.split, out, init, nullptr, 0ull);
+                      p.shape, stream, in, rows, cols, p.split, out, init, no_partials);
       } else {
-        if (p.write == SplitWrite::kTagged)
-          return launch(detail::reduce_split_kernel<kPack, SplitWrite::kTagged, T, C, Acc, Op>,
-                        p.shape, stream, in, rows, cols, p.split, out, init, workspace,
-                        detail::reduce_nonce());
         C* const partials = static_cast<C*>(workspace);
         if (p.shape.cooperative)
           return launch(detail::reduce_split_kernel<kPack, SplitWrite::kGrid, T, C, Acc, Op>,
-                        p.shape, stream, in, rows, cols, p.split, out, init, workspace, 0ull);
+                        p.shape, stream, in, rows, cols, p.split, out, init, partials);
         KERNELKIT_RETURN_IF_ERROR(
             launch(detail::reduce_split_kernel<kPack, SplitWrite::kPartials, T, C, Acc, Op>,
-                   p.shape, stream, in, rows, cols, p.split, out, init, workspace, 0ull));
+                   p.shape, stream, in, rows, cols, p.split, out, init, partials));
         return launch(detail::reduce_combine_kernel<C, Acc, Op>, p.combine, stream,
                       static_cast<const C*>(partials), rows, p.split, out, init);
       }

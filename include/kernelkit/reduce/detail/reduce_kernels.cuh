@@ -15,14 +15,6 @@
 //   kPartials: as kGrid, but the combine is reduce_combine_kernel (one block per row), a
 //              second launch (a programmatic dependent launch on sm_90): the fallback where a
 //              cooperative grid cannot be launched;
-//   kTagged:   each block writes its partial into slot r * split + s of the workspace as a
-//              ReduceSlot (value bits and bits ^ a tag unique to the launch); the block of
-//              the row's last share then re-reads the row's slots until each carries the
-//              tag and combines them in order s = 0, 1, ... (combine_tagged, the same
-//              arithmetic as combine_partials). One plain launch, no grid barrier, no
-//              counter: slots left by an earlier call, or any garbage, never carry this
-//              launch's tag; a slot that never comes (a block that cannot run) is computed
-//              by the combining block itself after a timeout, with the same bits;
 //   kCluster:  the row's blocks form a thread-block cluster of at most kReduceMaxCluster
 //              (sm_90+, one item a block): each block stores its partial into a slot of the
 //              rank-0 block's shared memory and arrives on the cluster barrier; rank 0 alone
@@ -30,11 +22,10 @@
 //              partials (one launch, no workspace, no global atomics: the same bits as
 //              kGrid / kPartials for the same split).
 // No state is kept in the workspace between calls (kGrid and kPartials write every partial
-// they read in the same call; kTagged reads only slots tagged by the same launch), so the
-// workspace may hold anything before a call.
+// they read in the same call), so the workspace may hold anything before a call.
 // Accumulation is in C = compute_t<Acc>. The order of every operation depends only on
-// (pointer alignment, rows, cols, split), and kGrid, kPartials and kTagged combine in the same
-// order, so the same call gives the same bits every run.
+// (pointer alignment, rows, cols, split), and kGrid and kPartials combine in the same order,
+// so the same call gives the same bits every run.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -65,79 +56,7 @@ inline constexpr int kReduceCombineUnroll = 8;
 // Most blocks of a kCluster row: the portable cluster size (every sm_90+ part schedules it).
 inline constexpr int kReduceMaxCluster = 8;
 
-enum class SplitWrite { kOut, kPartials, kCluster, kGrid, kTagged };
-
-// kTagged: slots a combining thread holds; a row of more blocks than kReduceMaxTagged
-// (devices of > 256 SMs) takes another combine (the registers of 8 a thread spill f64).
-inline constexpr int kReduceSlotsPerThread = 4;
-inline constexpr int kReduceMaxTagged = kReduceBlock * kReduceSlotsPerThread;
-// kTagged: how long the combining block waits for a slot before it computes the missing
-// shares itself (ns of %globaltimer; only a preempted, starved or workspace-sharing call
-// gets there, and it still gives the same bits).
-inline constexpr unsigned long long kReduceSlotTimeoutNs = 20'000'000;
-
-// kTagged: one block's partial in the workspace: value bits and check = bits ^ tag, tag
-// unique to the launch (%gridid mixed with a per-call host nonce). A slot counts only when
-// check ^ bits == tag: a slot left by an earlier call, or any garbage, fails (unless it
-// holds this launch's 64-bit tag by chance), and a torn read (the two words are separate
-// single-copy-atomic accesses) either fails or pairs equal bits.
-struct alignas(16) ReduceSlot {
-  unsigned long long bits;
-  unsigned long long check;
-};
-
-__device__ __forceinline__ unsigned long long reduce_launch_tag(unsigned long long nonce) {
-  unsigned long long grid;
-  asm volatile("mov.u64 %0, %%gridid;" : "=l"(grid));
-  // mixed so that all-zero or all-one workspaces never match a small grid id
-  return (grid * 0x9E3779B97F4A7C15ull) ^ nonce ^ 0xD1B54A32D192ED03ull;
-}
-
-__device__ __forceinline__ unsigned long long global_time_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-template <typename C>
-__device__ __forceinline__ unsigned long long to_slot_bits(C v) {
-  static_assert(sizeof(C) == 4 || sizeof(C) == 8, "partials of 4 or 8 bytes");
-  if constexpr (sizeof(C) == 8) {
-    unsigned long long b;
-    memcpy(&b, &v, 8);
-    return b;
-  } else {
-    unsigned int b;
-    memcpy(&b, &v, 4);
-    return b;
-  }
-}
-
-template <typename C>
-__device__ __forceinline__ C from_slot_bits(unsigned long long b) {
-  C v;
-  if constexpr (sizeof(C) == 8) {
-    memcpy(&v, &b, 8);
-  } else {
-    const unsigned int w = static_cast<unsigned int>(b);
-    memcpy(&v, &w, 4);
-  }
-  return v;
-}
-
-__device__ __forceinline__ void store_slot(ReduceSlot* p, unsigned long long bits,
-                                           unsigned long long tag) {
-  asm volatile("st.relaxed.gpu.global.v2.b64 [%0], {%1, %2};" ::"l"(p), "l"(bits), "l"(bits ^ tag)
-               : "memory");
-}
-
-__device__ __forceinline__ void load_slot(const ReduceSlot* p, unsigned long long* bits,
-                                          unsigned long long* check) {
-  asm volatile("ld.relaxed.gpu.global.v2.b64 {%0, %1}, [%2];"
-               : "=l"(*bits), "=l"(*check)
-               : "l"(p)
-               : "memory");
-}
+enum class SplitWrite { kOut, kPartials, kCluster, kGrid };
 
 // A load that bypasses L1 (partials written by other SMs).
 template <typename C>
@@ -241,65 +160,6 @@ __device__ __forceinline__ C combine_partials(const C* __restrict__ p, int split
   return block_reduce<kReduceBlock>(v, op);
 }
 
-// kTagged: the combining block of a row (the block of its last share) gathers the row's
-// `split` slots, re-reading those that do not carry this launch's tag yet, and combines them
-// exactly as combine_partials does (thread t takes slots t, t + kReduceBlock, ... in order,
-// then the block tree): the same bits as kGrid / kPartials. A slot still missing after
-// kReduceSlotTimeoutNs: the block computes every share of the row itself (reduce_share and
-// block_reduce, the owning block's code and thread mapping, so the same bits) and combines
-// those in the same order, so a call never hangs on a block that cannot run. Valid in
-// thread 0. Every thread of the block calls it.
-template <int Pack, typename C, typename T, typename Op>
-__device__ __forceinline__ C combine_tagged(const ReduceSlot* __restrict__ slots, int split,
-                                            unsigned long long tag, const T* __restrict__ row,
-                                            int64_t cols, Op op) {
-  unsigned long long bits[kReduceSlotsPerThread];
-  unsigned long long check[kReduceSlotsPerThread];
-  unsigned missing = 0;
-#pragma unroll
-  for (int k = 0; k < kReduceSlotsPerThread; ++k) {
-    bits[k] = 0;
-    check[k] = 0;
-    if (static_cast<int>(threadIdx.x) + k * kReduceBlock < split) missing |= 1u << k;
-  }
-  // each thread polls its own slots (no barrier a pass: a slot is seen one L2 round trip
-  // after it lands), every missing slot's load issued before any is checked
-  const unsigned long long start = global_time_ns();
-  while (missing != 0) {
-#pragma unroll
-    for (int k = 0; k < kReduceSlotsPerThread; ++k) {
-      if (missing & (1u << k))
-        load_slot(slots + threadIdx.x + k * kReduceBlock, &bits[k], &check[k]);
-    }
-#pragma unroll
-    for (int k = 0; k < kReduceSlotsPerThread; ++k) {
-      if ((missing & (1u << k)) && (bits[k] ^ check[k]) == tag) missing &= ~(1u << k);
-    }
-    if (missing != 0 && global_time_ns() - start > kReduceSlotTimeoutNs) break;
-  }
-  const bool complete = __syncthreads_and(missing == 0) != 0;
-  C v = identity<Op, C>();
-  if (complete) {
-#pragma unroll
-    for (int k = 0; k < kReduceSlotsPerThread; ++k) {
-      if (static_cast<int>(threadIdx.x) + k * kReduceBlock < split)
-        v = op(v, from_slot_bits<C>(bits[k]));
-    }
-  } else {
-    __shared__ C share;
-#pragma unroll 1
-    for (int s = 0; s < split; ++s) {
-      C x = reduce_share<Pack, C>(row, cols, s, split, op);
-      x = block_reduce<kReduceBlock>(x, op);
-      if (threadIdx.x == 0) share = x;
-      __syncthreads();
-      if (s % kReduceBlock == static_cast<int>(threadIdx.x)) v = op(v, share);
-      __syncthreads();
-    }
-  }
-  return block_reduce<kReduceBlock>(v, op);
-}
-
 // kCluster: block `rank` of the 1-D cluster `cluster_id` (grid = rows x split, split <=
 // kReduceMaxCluster, one item a block) reduces share `rank` of row `cluster_id`; the
 // partials meet in the rank-0 block's shared memory and it writes out[row]. One barrier
@@ -345,15 +205,9 @@ __device__ __forceinline__ void reduce_row_in_cluster(const T* __restrict__ in, 
 template <int Pack, SplitWrite Write, typename T, typename C, typename Acc, typename Op>
 __global__ void __launch_bounds__(kReduceBlock, min_blocks_per_sm(kReduceBlock, kReduceMinBlocks))
     reduce_split_kernel(const T* __restrict__ in, int64_t rows, int64_t cols, int split,
-                        Acc* __restrict__ out, Acc init, void* __restrict__ workspace,
-                        unsigned long long nonce) {
+                        Acc* __restrict__ out, Acc init, C* __restrict__ partials) {
   static_assert(std::is_same_v<C, compute_t<Acc>>, "partials are in the compute type of Acc");
   const Op op;
-  C* const partials = static_cast<C*>(workspace);                 // kPartials, kGrid
-  ReduceSlot* const slots = static_cast<ReduceSlot*>(workspace);  // kTagged
-  unsigned long long tag = 0;
-  if constexpr (Write == SplitWrite::kTagged) tag = reduce_launch_tag(nonce);
-  (void)partials, (void)slots, (void)tag;
   if constexpr (Write == SplitWrite::kCluster) {
     reduce_row_in_cluster<Pack, T, C>(in, cols, split, out, init, op);
     return;
@@ -376,16 +230,6 @@ __global__ void __launch_bounds__(kReduceBlock, min_blocks_per_sm(kReduceBlock, 
     if constexpr (Write == SplitWrite::kOut) {
       if (threadIdx.x == 0)
         out[r] = convert<Acc>(cols == 0 ? convert<C>(init) : op(convert<C>(init), v));
-    } else if constexpr (Write == SplitWrite::kTagged) {
-      if (threadIdx.x == 0) store_slot(slots + w, to_slot_bits(v), tag);
-      if (s == split - 1) {
-        // the row's combining block (grid == rows * split: every other share of the row is
-        // another block's, already resident or dispatched before this one)
-        __syncthreads();  // its own slot is visible to all its threads
-        const C total =
-            combine_tagged<Pack, C>(slots + r * split, split, tag, in + r * cols, cols, op);
-        if (threadIdx.x == 0) out[r] = convert<Acc>(op(convert<C>(init), total));
-      }
     } else {
       if (threadIdx.x == 0) partials[w] = v;  // kPartials, kGrid
     }
