@@ -99,10 +99,11 @@ TEST(SoftmaxPlan, PathsOfTheSweepAndAwkwardShapes) {
       {32, 50000, 4, P::kCluster, P::kBlock, P::kGrid, P::kGrid, P::kGrid},
       // few rows of any width
       // (a row wider than all the GPU's shared memory is read twice: T4 4 MiB, L4 8 MiB)
-      // (rows that fit a cluster of 16 where the device allows one: no grid barrier)
       {1, 1048576, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kTwoPass},
-      {1, 1048576, 2, P::kCluster, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
-      {4, 500000, 4, P::kCluster, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      // (a cluster of 16 holds them, but on a few SMs: 16 / 64 of 132)
+      {1, 1048576, 2, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      {4, 500000, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      {4, 500000, 2, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
       {32, 250000, 4, P::kCluster, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
       {16, 2097152, 4, P::kGrid, P::kGrid, P::kGrid, P::kTwoPass, P::kTwoPass},
       {16, 2097152, 2, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kTwoPass},
@@ -134,8 +135,23 @@ TEST(SoftmaxPlan, WarpGroupsAndPacks) {
   EXPECT_EQ(p.pack, 4);
   EXPECT_EQ(p.group, 16);
   EXPECT_FALSE(p.on_grid);
-  // widths off the pack grid (500 f16: rows start at 8-byte offsets) take the general kernel
-  EXPECT_FALSE(plan(67109, 500, 2, d).on_grid);
+  // 500 f16 columns: rows start at 8-byte offsets, off the 16-byte grid but on the 8-byte
+  // one: 8-byte packs on the grid, 125 packs -> 32 lanes x 4 packs; offset by 8 bytes too;
+  // not by 2 bytes (the general kernel, 16-byte packs)
+  p = plan(67109, 500, 2, d);
+  EXPECT_EQ(p.path, SoftmaxPath::kWarp);
+  EXPECT_EQ(p.pack, 4);
+  EXPECT_TRUE(p.on_grid);
+  EXPECT_EQ(p.group, 32);
+  EXPECT_EQ(p.packs, 4);
+  EXPECT_EQ(plan(67109, 500, 2, d, 8, 8).pack, 4);
+  EXPECT_EQ(plan(1000, 504, 2, d, 8, 8).pack, 4);
+  p = plan(67109, 500, 2, d, 2, 2);
+  EXPECT_EQ(p.pack, 8);
+  EXPECT_FALSE(p.on_grid);
+  EXPECT_EQ(plan(67109, 500, 2, d, 8, 0).pack, 1);  // in / out offsets differ
+  EXPECT_EQ(plan(1000, 502, 2, d).pack, 8);         // not a multiple of 4
+  EXPECT_EQ(plan(100, 1028, 2, d).pack, 8);         // too wide for the warp at 8 bytes
   EXPECT_TRUE(plan(67109, 500, 4, d).on_grid);
   EXPECT_TRUE(plan(349525, 96, 2, d).on_grid);
   // 1000 f32 columns = 250 packs -> 32 lanes x 8 packs; 1024 f16 = 128 packs -> 32 x 4
@@ -156,7 +172,8 @@ TEST(SoftmaxPlan, WarpGroupsAndPacks) {
   EXPECT_EQ(plan(1048576, 32, 4, d, 4, 4).blocks_per_sm, 12);
   EXPECT_EQ(plan(1048576, 32, 4, d).blocks_per_sm, 16);
   EXPECT_EQ(plan(67109, 500, 4, d).blocks_per_sm, 12);
-  EXPECT_EQ(plan(67109, 500, 2, d).blocks_per_sm, 10);
+  EXPECT_EQ(plan(67109, 500, 2, d).blocks_per_sm, 12);  // 8-byte packs: 16 floats a lane
+  EXPECT_EQ(plan(67109, 500, 2, d, 2, 2).blocks_per_sm, 10);
   EXPECT_EQ(plan(1048576, 32, 2, d).blocks_per_sm, 12);
   EXPECT_EQ(plan(349525, 96, 2, d).blocks_per_sm, 12);
   EXPECT_EQ(plan(349525, 96, 4, d).blocks_per_sm, 16);
@@ -348,11 +365,22 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
                       int out_off, const kk::DeviceInfo& d, const std::string& what) {
   SCOPED_TRACE(what + ": " + describe(p));
   const int max_pack = 16 / elem;
-  ASSERT_TRUE(p.pack == max_pack || p.pack == 1);
-  if (in_off % 16 == out_off % 16)
+  // 8-byte packs: 2-byte rows of the warp path all starting on an 8-byte boundary, not all
+  // on a 16-byte one
+  const bool half = elem == 2 && in_off % 16 == out_off % 16 && in_off % 8 == 0 &&
+                    cols % (max_pack / 2) == 0 && !(in_off % 16 == 0 && cols % max_pack == 0) &&
+                    cols <= 1024;
+  ASSERT_TRUE(p.pack == max_pack || p.pack == 1 || (half && p.pack == max_pack / 2));
+  if (half)
+    EXPECT_EQ(p.pack, max_pack / 2);
+  else if (in_off % 16 == out_off % 16)
     EXPECT_EQ(p.pack, max_pack);
   else
     EXPECT_EQ(p.pack, 1);
+  if (p.pack == max_pack / 2) {
+    EXPECT_EQ(p.path, SoftmaxPath::kWarp);
+    EXPECT_TRUE(p.on_grid);
+  }
   const auto& s = p.shape;
   // a legal launch
   ASSERT_GE(s.grid.x, 1u);
@@ -427,8 +455,8 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
       const int regs = kk::detail::softmax_regs_bound(
           d, 128,
           kk::detail::softmax_warp_min_blocks(p.pack, p.group, p.packs, p.on_grid, d.code_arch));
-      // on the pack grid exactly when every row starts on a 16-byte boundary
-      EXPECT_EQ(p.on_grid, p.pack > 1 && in_off % 16 == 0 && cols % p.pack == 0);
+      // on the pack grid exactly when every row starts on a pack boundary
+      EXPECT_EQ(p.on_grid, p.pack > 1 && in_off % (p.pack * elem) == 0 && cols % p.pack == 0);
       EXPECT_EQ(p.blocks_per_sm, kk::blocks_per_sm(d, 128, regs, 0));
       break;
     }

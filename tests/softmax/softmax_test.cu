@@ -96,14 +96,20 @@ TYPED_TEST(SoftmaxTest, WarpRowsOnAndOffThePackGrid) {
   uint64_t seed = 7000;
   for (const int64_t vp : {1, 2, 3, 4, 8, 12, 16, 17, 32, 33, 64, 100, 128, 200, 256}) {
     if (vp * kPack > 1024) continue;
-    for (const int64_t cols : {vp * kPack, vp * kPack + 1}) {
+    // (vp * kPack + kPack / 2: 2-byte rows on the 8-byte grid, every other row off the
+    // 16-byte one)
+    for (const int64_t cols : {vp * kPack, vp * kPack + 1, vp * kPack + kPack / 2}) {
+      if (cols > 1024) continue;
       for (const Layout& l : {kAligned, kInPlace, Layout{3, 3, false}}) {
         const int64_t rows = rows_for(1001, cols);
         kk::SoftmaxPlan p = plan_for<T>(rows, cols, l, d);
         // a row off the grid spans one pack more when it starts mid-pack: the widest ones
         // leave the warp's lanes (kBlock then); on the grid, and whenever the worst span
         // fits, the warp path is the plan's
-        const bool on_grid = cols % kPack == 0 && l.in_shift == 0;
+        // (2-byte rows on the 8-byte grid: half packs, on the grid too)
+        const bool half = sizeof(T) == 2 && cols % (kPack / 2) == 0 && cols <= 1024 &&
+                          (kGuard + l.in_shift) % (kPack / 2) == 0;
+        const bool on_grid = (cols % kPack == 0 && l.in_shift == 0) || half;
         const bool fits = (cols + 2 * (kPack - 1)) / kPack <=
                           int64_t{kk::kWarpSize} * (kk::detail::kSoftmaxWarpFloats / kPack);
         if (p.path != SoftmaxPath::kWarp) {

@@ -69,7 +69,7 @@ cudaError_t softmax_launch_warp(const SoftmaxPlan& p, const T* in, T* out, int64
                     p.shape, stream, in, out, rows, cols);
     });
   } else {
-    return dispatch<false, true>(p.on_grid, [&](auto grid) {
+    const auto run = [&](auto grid) {
       constexpr bool kOnGrid = decltype(grid)::value;
       return dispatch<1, 2, 4, 8, 16, 32>(p.group, [&](auto group) {
         constexpr int kGroup = decltype(group)::value;
@@ -86,7 +86,14 @@ cudaError_t softmax_launch_warp(const SoftmaxPlan& p, const T* in, T* out, int64
           });
         }
       });
-    });
+    };
+    if constexpr (Pack < kMaxPackSize<T>) {
+      // 8-byte packs of a 2-byte type: planned on the grid only
+      if (!p.on_grid) return cudaErrorInvalidValue;
+      return run(std::true_type{});
+    } else {
+      return dispatch<false, true>(p.on_grid, run);
+    }
   }
 }
 
@@ -122,6 +129,13 @@ cudaError_t launch_softmax(const SoftmaxPlan& p, SoftmaxKind kind, const T* in, 
   using Path = SoftmaxPath;
   return dispatch<SoftmaxKind::kSoftmax, SoftmaxKind::kLogSoftmax>(kind, [&](auto k) {
     constexpr SoftmaxKind kKind = decltype(k)::value;
+    if constexpr (sizeof(T) == 2) {
+      // 8-byte packs: the warp path on the 8-byte grid only
+      if (p.pack == kMax / 2) {
+        if (p.path != Path::kWarp) return cudaErrorInvalidValue;
+        return softmax_launch_warp<T, kKind, kMax / 2>(p, in, out, rows, cols, stream);
+      }
+    }
     return dispatch<kMax, 1>(p.pack, [&](auto pk) {
       constexpr int kPack = decltype(pk)::value;
       return dispatch<Path::kWarp, Path::kBlock, Path::kCluster, Path::kGrid,

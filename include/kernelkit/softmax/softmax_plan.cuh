@@ -167,19 +167,19 @@ struct SoftmaxPlan {
   SoftmaxPath path = SoftmaxPath::kWarp;
   // Elements per access: 16 / elem_bytes when in and out have the same offset within 16
   // bytes (each row then has one partial pack at its head and one at its tail, handled
-  // inside the vectorized loops), else 1.
+  // inside the vectorized loops), else 1; 8 / elem_bytes (kWarp on the grid, 2-byte types
+  // only) when every row starts on an 8-byte boundary but not every one on a 16-byte one.
   int pack = 1;
   // kWarp: lanes that share one row (1, 2, ..., 32) and packs each lane holds; the lanes of
   // a group hold group x packs packs, at least the row's. kBlock on the grid: packs a thread
   // holds (group unused).
   int group = 32;
   int packs = 1;
-  // kWarp: every row starts on a 16-byte boundary and is a whole number of packs (pack > 1,
-  // in 16-byte aligned, cols % pack == 0): a lane's pack is wholly in its row or past it,
-  // so the kernel has no head offset and no element-wise end packs. kBlock (up to 16384
-  // 2-byte / 8192 f32 columns): the same rows held in the registers of the block (shape.block
-  // threads x `packs` packs a thread, no shared-memory row: split 1, buffers 0) instead of in
-  // shared memory.
+  // kWarp: every row starts on a pack boundary and is a whole number of packs (pack > 1,
+  // in aligned to the pack's bytes, cols % pack == 0): a lane's pack is wholly in its row or past
+  // it, so the kernel has no head offset and no element-wise end packs. kBlock (up to 16384 2-byte
+  // / 8192 f32 columns): the same rows held in the registers of the block (shape.block threads x
+  // `packs` packs a thread, no shared-memory row: split 1, buffers 0) instead of in shared memory.
   bool on_grid = false;
   // Chunk paths: blocks that share one row (1 for kBlock / kTwoPass, the cluster size for
   // kCluster, chunks per row for kGrid); chunk j is [softmax_chunk_begin(j), ...(j + 1)).
@@ -512,6 +512,17 @@ inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, int 
   const int64_t vp = cols % p.pack == 0 ? ceil_div<int64_t>(offset0 + cols, p.pack)
                                         : ceil_div<int64_t>(cols + p.pack - 1, p.pack);
   const bool on_grid = in_mod == 0 && cols % p.pack == 0;
+  // 2-byte rows on the 8-byte grid but not the 16-byte one (f16 67109x500: every other row
+  // starts 8 bytes into a 16-byte pack): the warp path with 8-byte packs on the grid (one
+  // predicated 8-byte load and store a pack, no element-wise end packs) instead of 16-byte
+  // packs with partial end packs (51.6 us against the old library's 49.5 at 67109x500)
+  const int half_pack = max_pack / 2;
+  if (!on_grid && elem_bytes == 2 && in_mod == out_mod && in_mod % (kMaxPackBytes / 2) == 0 &&
+      cols % half_pack == 0) {
+    SoftmaxPlan h = p;
+    h.pack = half_pack;
+    if (softmax_plan_warp(rows, cols / half_pack, true, d, &h)) return h;
+  }
   if (softmax_plan_warp(rows, vp, on_grid, d, &p)) return p;
   const int64_t pack_bytes = int64_t{p.pack} * elem_bytes;
   SoftmaxPlan block = p, cluster = p, grid = p;
@@ -541,7 +552,13 @@ inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, int 
       best = cluster;
     return best;
   }
-  if (has_cluster && (!has_grid || cluster.fill >= grid.fill)) return cluster;
+  // few rows on clusters leave block slots idle, and each busy SM does all of its chunk's
+  // arithmetic (H100: f16 1x1048576 on one cluster of 16, 18.0 us against the grid's 11.3;
+  // 4x500000 on four: f32 20.3 / 15.1, f16 13.3 / 12.0): the grid when the clusters hold
+  // fewer than half the block slots
+  const bool sparse =
+      int64_t{cluster.shape.grid.x} * 2 < int64_t{cluster.blocks_per_sm} * d.sm_count;
+  if (has_cluster && (!has_grid || (cluster.fill >= grid.fill && !sparse))) return cluster;
   if (has_grid) return grid;
   softmax_plan_two_pass(rows, d, &p);
   return p;
