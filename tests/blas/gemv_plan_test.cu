@@ -72,8 +72,8 @@ KernelResources resources(const GemvPlan& p) {
       // 5/8 of the SM's threads (48 registers on sm_90); Unroll 4: 3/8 (80)
       return {kd::kGemvBlock, p.unroll == 4 ? 80 : 48, 1024};
     case GemvPath::kSplitRows:
-      // row groups: 5/8 of the SM's threads (48 registers) up to 4 rows, half (64) for 8
-      return {kd::kGemvBlock, p.group == 1 ? 0 : p.group <= 4 ? 48 : 64, 1024};
+      // row groups: 5/8 of the SM's threads (48 registers)
+      return {kd::kGemvBlock, p.group == 1 ? 0 : 48, 1024};
     case GemvPath::kColumns: {
       const auto s = kernelkit::gemv_tile_shape(p.tile);
       return {s.tx * s.ty, s.unroll > kd::kGemvColUnroll ? 64 : 0,
@@ -214,11 +214,11 @@ TEST(GemvPlan, H100SweepTable) {
       {N, 33554432, 1, GemvPath::kCopy, kNone, 1, 0},
       {N, 3, 8388608, GemvPath::kSplitRows, kWs, 660, 0},  // a group of 3 rows
       {N, 8388608, 3, GemvPath::kShortRows, kNone, 1, 0},
-      {N, 8, 4194304, GemvPath::kSplitRows, kWs, 512, 0},  // 8 rows
+      {N, 8, 4194304, GemvPath::kSplitRows, kWs, 132, 0},
       {N, 4194304, 8, GemvPath::kShortRows, kNone, 1, 0},
-      {N, 64, 524288, GemvPath::kSplitRows, kWs, 64, 0},  // groups of 8
+      {N, 64, 524288, GemvPath::kSplitRows, kWs, 16, 0},
       {N, 524288, 64, GemvPath::kRows, kNone, 1, 8},
-      {N, 1024, 32768, GemvPath::kSplitRows, kWs, 4, 0},  // groups of 8
+      {N, 1024, 32768, GemvPath::kSplitRows, kNone, 1, 0},
       {N, 4096, 4096, GemvPath::kRowPairs, kNone, 1, 0},
       {N, 8192, 8192, GemvPath::kRowPairs, kNone, 1, 0},
       {N, 14336, 4096, GemvPath::kRowPairs, kNone, 1, 0},
@@ -237,7 +237,7 @@ TEST(GemvPlan, H100SweepTable) {
       {T, 1024, 32768, GemvPath::kColumns, kNone, 1, kTile},
       {T, 4096, 4096, GemvPath::kColumns, kNone, 1, kWide32},
       {T, 8192, 8192, GemvPath::kColumns, kNone, 1, kWide64},
-      {T, 14336, 4096, GemvPath::kColumns, kWs, 132, kFat},
+      {T, 14336, 4096, GemvPath::kColumns, kNone, 1, kWide32},
       {T, 4096, 14336, GemvPath::kColumns, kNone, 1, kWide128},
       {T, 32000, 4096, GemvPath::kColumns, kWs, 132, kFat},
       {T, 50257, 4096, GemvPath::kColumns, kWs, 132, kFat},
@@ -261,9 +261,10 @@ TEST(GemvPlan, H100SweepTable) {
   };
   EXPECT_EQ(group_of(1, 33554432), 1);
   EXPECT_EQ(group_of(3, 8388608), 3);
-  EXPECT_EQ(group_of(8, 4194304), 8);
-  EXPECT_EQ(group_of(64, 524288), 8);
-  EXPECT_EQ(group_of(1024, 32768), 8);
+  EXPECT_EQ(group_of(4, 4194304), 4);
+  EXPECT_EQ(group_of(8, 4194304), 1);
+  EXPECT_EQ(group_of(64, 524288), 1);
+  EXPECT_EQ(group_of(1024, 32768), 1);
   EXPECT_EQ(plan(BlasOp::N, 4096, 4096, 4096, {}, 16384, d).unroll, 4);
   EXPECT_EQ(plan(BlasOp::N, 4096, 14336, 14336, {}, 16384, d).unroll, 2);
   EXPECT_EQ(plan(BlasOp::N, 8192, 8192, 8192, {}, 16384, d).unroll, 4);
@@ -272,6 +273,16 @@ TEST(GemvPlan, H100SweepTable) {
   // many rows: misaligned or narrower than 4096 floats stay on lane groups
   EXPECT_EQ(plan(BlasOp::N, 14336, 4096, 4096, {0, 1, 0}, 16384, d).path, GemvPath::kRows);
   EXPECT_EQ(plan(BlasOp::N, 14336, 4092, 4092, {}, 16384, d).path, GemvPath::kRows);
+  // long T matrices: kFat split over the rows (>= 128 rows a block), with the workspace only
+  const GemvPlan fat = plan(BlasOp::T, 70001, 1024, 1024, {}, size_t{4} << 20, d);
+  EXPECT_EQ(fat.tile, GemvTile::kFat);
+  EXPECT_EQ(fat.splits, 528);
+  EXPECT_EQ(fat.combine, GemvCombine::kWorkspace);
+  EXPECT_EQ(fat.combine_cols, 1);  // 528 parts, 1024 outputs: a block an output
+  EXPECT_EQ(plan(BlasOp::T, 151936, 4096, 4096, {}, size_t{4} << 20, d).combine_cols, 32);
+  EXPECT_EQ(plan(BlasOp::T, 40001, 1500, 1500, {}, size_t{4} << 20, d).splits, 264);
+  EXPECT_NE(plan(BlasOp::T, 70001, 1024, 1024, {}, 0, d).tile, GemvTile::kFat);
+  EXPECT_NE(plan(BlasOp::T, 60000, 1024, 1024, {}, size_t{4} << 20, d).tile, GemvTile::kFat);
   // without a workspace (or with too little) the rows are not grouped: clusters or one block
   EXPECT_EQ(plan(BlasOp::N, 3, 8388608, 8388608, {}, 0, d).group, 1);
   EXPECT_EQ(plan(BlasOp::N, 3, 8388608, 8388608, {}, 0, kktest::a100()).group, 1);

@@ -273,11 +273,11 @@ TEST_F(Gemv, EveryPath) {
       {BlasOp::N, 8, 262147, 262147, 0, 0, 0},    // split rows, rows not 16-byte aligned
       {BlasOp::N, 64, 65536, 65536, 0, 0, 0},
       {BlasOp::N, 3, 1000004, 1000004, 0, 0, 0},  // a group of 3 rows sharing x, split
-      {BlasOp::N, 7, 300001, 300004, 0, 0, 0},    // groups of 4 (the last of 3), scalar tail
-      {BlasOp::N, 12, 100004, 100004, 0, 0, 0},   // groups of 8 (the last of 4)
+      {BlasOp::N, 4, 300001, 300004, 0, 0, 0},    // a group of 4 rows, scalar tail
+      {BlasOp::N, 7, 100004, 100004, 0, 0, 0},    // 7 aligned rows: a block per row, split
       {BlasOp::N, 2, 500002, 500004, 0, 0, 0},    // a group of 2 rows, 2-float tail
-      {BlasOp::N, 600, 8192, 8192, 0, 0, 0},      // groups of 8, split
-      {BlasOp::N, 600, 8192, 8192, 0, 1, 0},      // x misaligned: a block per row
+      {BlasOp::N, 600, 8192, 8192, 0, 0, 0},      // a block per row
+      {BlasOp::N, 600, 8192, 8192, 0, 1, 0},      // x misaligned
       {BlasOp::N, 1500, 12000, 12000, 0, 0, 0},   // pairs of rows, 2 packs a row a trip
       {BlasOp::N, 9001, 4100, 4100, 0, 0, 0},     // many rows: pairs, odd last row, tail
       {BlasOp::N, 2001, 4099, 4100, 0, 0, 1},     // a block per pair of rows, odd last row, tail
@@ -309,7 +309,7 @@ TEST_F(Gemv, EveryPath) {
       {BlasOp::T, 512, 9000, 9000, 0, 0, 0},    // 128 columns
       {BlasOp::T, 4097, 4095, 4095, 0, 0, 0},   // 4 row classes, split
       {BlasOp::T, 20000, 1000, 1000, 0, 0, 0},  // 64-column tiles, split
-      {BlasOp::T, 40000, 1024, 1024, 0, 0, 0},  // long: a thread's 4 columns over a split
+      {BlasOp::T, 70001, 1024, 1024, 0, 0, 0},  // long: a thread's 4 columns over a split
       {BlasOp::T, 40001, 1500, 1500, 0, 0, 1},  // long, a partial last tile, y misaligned
       {BlasOp::T, 600, 32768, 32768, 0, 0, 0},  // 64-column tiles, no split
       {BlasOp::T, 600, 32767, 32767, 0, 0, 0},  // 4 row classes; without a workspace scalar

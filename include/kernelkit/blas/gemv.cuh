@@ -17,8 +17,8 @@
 //     and needs the workspace; its x is loaded beside the rows).
 //   - N, few long rows (a block per row leaves 3/4 of the device idle): several blocks per
 //     row (kSplitRows): partials in the workspace, else a cluster (sm_90+), else one block;
-//     aligned rows share each pack of x among a block's group of 2..8 rows (split through
-//     the workspace or not at all); aligned rows enough for a block per pair of rows to fill
+//     2..4 aligned rows share each pack of x in one block (a group; split through the
+//     workspace or not at all); aligned rows enough for a block per pair of rows to fill
 //     the device: kRowPairs (rows of <= 8192 floats: 4 packs of each row a trip).
 //     Many rows: aligned rows of >= 4096 floats a block per pair of rows (kRowPairs), else a
 //     group of 4..32 lanes per row (kRows).
@@ -135,8 +135,8 @@ struct GemvPlan {
   // kShortRows / kShortColumns: rows staged per tile (kShortColumns: a multiple of 256 / width)
   int tile_rows = 0;
   // kSplitRows: rows a block owns (its share of their columns), each pack of x loaded once
-  // for all of them (gemv_n_group_kernel; aligned rows, m >= 2, a split through the
-  // workspace or none); 1: a block per row (gemv_n_split_kernel).
+  // for all of them (gemv_n_group_kernel; 2..4 aligned rows, all of the matrix's, a split
+  // through the workspace or none); 1: a block per row (gemv_n_split_kernel).
   int group = 1;
   int unroll = 2;             // kRowPairs: packs of each row a thread loads a trip (2 or 4)
   int64_t partials = 0;       // floats of workspace written (kWorkspace), partial rows x count
@@ -256,17 +256,16 @@ inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes
     // a block per pair of rows: when pairs of aligned rows fill the pair kernel's blocks at
     // least once (4096 x 4096: a block per row ran 26.3 us against a 21 us copy, DRAM 78 %, 2
     // round trips a row; pairs, 2 packs a row a trip: 25.6).
-    // aligned rows share x's loads in groups of up to 8 (3 x 8388608: x was read three times,
-    // from L2, 0.89 of the copy against 1.04 for y = A^T x on the same bytes)
+    // 2..4 aligned rows share x's loads in one block (3 x 8388608 read x three times, from
+    // L2: 50.6 us; one group of 3, 660 blocks, 5 an SM: 50.1)
     const auto plan_split = [&](int group) {
       p.group = group;
       p.partials = 0;
       p.combine_shape = LaunchShape{};
       const int64_t units = ceil_div<int64_t>(m, group);
       const int64_t unit_slots =
-          group == 1
-              ? slots
-              : int64_t{gemv_group_blocks(blocks_per_sm(d, kGemvBlock, 0, 0), group)} * d.sm_count;
+          group == 1 ? slots
+                     : int64_t{gemv_group_blocks(blocks_per_sm(d, kGemvBlock, 0, 0))} * d.sm_count;
       int64_t want = gemv_wanted_splits(units, kGemvBlock, unit_slots, d);
       want = std::min({want, std::max<int64_t>(1, packs / (4 * kGemvBlock)),
                        std::max<int64_t>(1, kGemvMaxPartialRows / m)});
@@ -283,7 +282,10 @@ inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes
       plan_pairs();
       return;
     }
-    const int group = !p.aligned || m < 2 ? 1 : m <= 4 ? static_cast<int>(m) : m < 8 ? 4 : 8;
+    // (groups of 4 and 8 rows lost on the H100: 8x4194304 55.4 -> 57.9 us, 64x524288 50.3 ->
+    // 52.4, 1024x32768 50.0 -> 50.7, at 512 blocks of 8 rows; 3x8388608 as one group of 3
+    // rows: 50.6 -> 50.1)
+    const int group = p.aligned && m >= 2 && m <= 4 ? static_cast<int>(m) : 1;
     if (group == 1) return;
     const int64_t want = plan_split(group);
     // groups only where their split goes through the workspace (or none is wanted); else, as
@@ -378,7 +380,9 @@ inline void gemv_plan_t(GemvPlan& p, const GemvAlignment& al, const DeviceInfo& 
     // row segments a block). Not without a workspace (no cluster form).
     const int64_t fat_slots = gemv_slots(d, kGemvBlock, 64, 0);
     const int64_t want = fat_slots / tiles_of(GemvTile::kFat);
-    if (want >= 2 && m / want >= 64) {
+    // (>= 128 rows a block: 14336 x 4096, 108 rows a block, ran 84.1 us against 82.5 on the
+    // wide tiles; 32000 x 4096 177.1 against 180.3, 151936 x 4096 810.9 against 853.2)
+    if (want >= 2 && m / want >= 128) {
       gemv_plan_split(p, want, 1, workspace_bytes, d);
       if (p.combine == GemvCombine::kWorkspace) {
         finish(GemvTile::kFat, p.splits);
@@ -544,7 +548,7 @@ cudaError_t launch_gemv(const GemvPlan& p, float alpha, const float* A, const fl
               });
             } else if constexpr (kPath == kSplitRows) {
               if (p.group > 1) {
-                return dispatch<2, 3, 4, detail::kGemvMaxGroupRows>(p.group, [&](auto rows) {
+                return dispatch<2, 3, detail::kGemvMaxGroupRows>(p.group, [&](auto rows) {
                   return launch(detail::gemv_n_group_kernel<decltype(rows)::value>, p.shape, stream,
                                 p.rows, p.cols, alpha, A, p.ld, x, beta, y, partials);
                 });

@@ -78,15 +78,13 @@ __host__ __device__ constexpr int gemv_pairs_blocks(int blocks_per_sm, int unrol
 }
 
 // Rows a block of gemv_n_group_kernel shares x's loads among (few long aligned rows).
-inline constexpr int kGemvMaxGroupRows = 8;
+inline constexpr int kGemvMaxGroupRows = 4;
 
-// __launch_bounds__ minimum blocks of gemv_n_group_kernel<Rows>: 5/8 of the SM's 256-thread
-// blocks for up to 4 rows (48 registers on sm_90: Rows + 1 loads in flight; at 40 ptxas
-// issued the third row's load after the first FFMA), half for 8 (64 registers: 9 loads).
-// The plan reads the same fraction.
-__host__ __device__ constexpr int gemv_group_blocks(int blocks_per_sm, int rows) {
-  return rows > 4 ? (blocks_per_sm / 2 < 1 ? 1 : blocks_per_sm / 2)
-                  : (blocks_per_sm * 5 / 8 < 1 ? 1 : blocks_per_sm * 5 / 8);
+// __launch_bounds__ minimum blocks of gemv_n_group_kernel: 5/8 of the SM's 256-thread blocks
+// (48 registers on sm_90: Rows + 1 loads in flight; at 40 ptxas issued the third row's load
+// after the first FFMA). The plan reads the same fraction.
+__host__ __device__ constexpr int gemv_group_blocks(int blocks_per_sm) {
+  return blocks_per_sm * 5 / 8 < 1 ? 1 : blocks_per_sm * 5 / 8;
 }
 
 // Static shared memory of gemv_t_kernel<Pack, TX, TY, ...> (the plan's occupancy input).
@@ -496,8 +494,7 @@ __global__ void __launch_bounds__(kGemvBlock,
 // writes y; else partials[s * m + row] (gemv_combine_kernel adds them). A, lda and x are
 // 16-byte aligned.
 template <int Rows>
-__global__ void __launch_bounds__(kGemvBlock,
-                                  gemv_group_blocks(min_blocks_per_sm(kGemvBlock), Rows))
+__global__ void __launch_bounds__(kGemvBlock, gemv_group_blocks(min_blocks_per_sm(kGemvBlock)))
     gemv_n_group_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
                         const float* __restrict__ x, float beta, float* __restrict__ y,
                         float* __restrict__ partials) {
