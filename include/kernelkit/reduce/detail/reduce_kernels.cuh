@@ -56,6 +56,17 @@ inline constexpr int kReduceCombineUnroll = 8;
 // Most blocks of a kCluster row: the portable cluster size (every sm_90+ part schedules it).
 inline constexpr int kReduceMaxCluster = 8;
 
+// kGrid with one row: the last block to arrive at the cooperative grid barrier combines
+// (no block waits). It reads the arrival token of cooperative_groups' grid barrier (the
+// barrier word before the block's add, with bit 31 flipping once every block arrived),
+// which is how the CUDA 13 headers implement it (cooperative_groups/details/sync.h, read
+// for 13.0); other toolkits take the full grid.sync() and block 0's combine.
+#if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ == 13
+#define KERNELKIT_REDUCE_LAST_ARRIVER 1
+#else
+#define KERNELKIT_REDUCE_LAST_ARRIVER 0
+#endif
+
 enum class SplitWrite { kOut, kPartials, kCluster, kGrid };
 
 // A load that bypasses L1 (partials written by other SMs).
@@ -235,12 +246,34 @@ __global__ void __launch_bounds__(kReduceBlock, min_blocks_per_sm(kReduceBlock, 
     }
   }
   if constexpr (Write == SplitWrite::kGrid) {
-    // The grid barrier of the cooperative launch (its counter is the driver's, per launch):
-    // it releases thread 0's partial stores to every block. Every block takes part in the
-    // whole barrier, as documented (the blocks with no row to combine then only leave: the
-    // kernel's end is block 0's combine either way).
     namespace cg = cooperative_groups;
-    cg::this_grid().sync();  // every partial of every row is visible
+    const cg::grid_group grid = cg::this_grid();
+#if KERNELKIT_REDUCE_LAST_ARRIVER
+    if (rows == 1) {
+      // One row: the block whose arrival completes the grid barrier combines, nobody waits.
+      // The barrier is the cooperative launch's own (the driver's word, valid per launch: no
+      // state of ours). Its arrival (barrier_arrive: a CTA barrier, then thread 0's
+      // atom.add.release.gpu of 1, block 0's of 2^31 - (blocks - 1)) returns in thread 0 the
+      // word before this block's add; the add that flips bit 31 is the last of the grid, and
+      // exactly one does. That block acquires (fence after the RMW of the release sequence)
+      // every block's partial and combines them in block order (combine_partials: the same
+      // bits as block 0 after a full barrier). Saves the wait: the last block's add and one
+      // partial load instead of its add landing, block 0's poll seeing it and the load.
+      const unsigned int before = grid.barrier_arrive();
+      const unsigned int add =
+          blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1u) : 1u;  // what thread 0 added
+      const bool flipped = threadIdx.x == 0 && ((before ^ (before + add)) & 0x80000000u) != 0;
+      if (flipped) __threadfence();  // acquire: the partials released by every arrival
+      if (!__syncthreads_or(flipped)) return;
+      const C v = combine_partials(partials, split, op);
+      if (threadIdx.x == 0) out[0] = convert<Acc>(op(convert<C>(init), v));
+      return;
+    }
+#endif
+    // Rows > 1: the whole grid barrier; block r then combines row r. It releases thread 0's
+    // partial stores to every block. Every block takes part in the whole barrier (the
+    // blocks with no row to combine then only leave).
+    grid.sync();  // every partial of every row is visible
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
       const C v = combine_partials(partials + r * split, split, op);
       if (threadIdx.x == 0) out[r] = convert<Acc>(op(convert<C>(init), v));
