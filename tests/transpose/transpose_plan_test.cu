@@ -360,7 +360,7 @@ void check_plan(const TransposePlan& p, int64_t rows, int64_t cols, int e, int i
   EXPECT_EQ(p.tiles_c * p.tile_cols >= cols, true) << label;
   EXPECT_EQ(p.tiles_r * p.tiles_c, p.num_tiles) << label;
   EXPECT_GE(p.tiles_r * p.tile_rows, rows) << label;
-  if (p.path == TransposePath::kThinRows || p.path == TransposePath::kThinCols)
+  if (p.path != TransposePath::kTile && p.path != TransposePath::kShift)
     EXPECT_FALSE(p.col_order) << label;
   if (p.col_order) EXPECT_TRUE(p.tiles_r > 1 && p.tiles_c > 1) << label;
   switch (p.path) {
@@ -524,8 +524,7 @@ TEST(TransposePlan, ForcedPathsWriteEveryElementOnce) {
       plans.push_back(p);
       // The tiled paths in both tile orders.
       for (size_t i = 0, n = plans.size(); i < n; ++i)
-        if (plans[i].path == TransposePath::kTile || plans[i].path == TransposePath::kShift ||
-            plans[i].path == TransposePath::kScalar) {
+        if (plans[i].path == TransposePath::kTile || plans[i].path == TransposePath::kShift) {
           plans.push_back(plans[i]);
           plans.back().col_order = true;
         }

@@ -54,7 +54,7 @@ struct TransposePlan {
   int tile_cols = 0;         // in columns of a tile (kTile: B kVec, A B = 256)
   int64_t tiles_c = 0;       // tiles along cols
   int64_t tiles_r = 0;       // tiles along rows (num_tiles = tiles_r tiles_c; tiled paths)
-  bool col_order = false;    // tiled paths (kTile, kShift, kScalar): tiles numbered down the
+  bool col_order = false;    // kTile and kShift: tiles numbered down the
                              // tile columns (tile t: tile row t % tiles_r, tile column
                              // t / tiles_r) instead of along the tile rows (row t / tiles_c,
                              // column t % tiles_c); transpose_col_order
@@ -159,6 +159,7 @@ inline TransposePlan finish_transpose_plan(TransposePlan p, int64_t rows, int64_
       p.tile_rows = p.tile_cols = kTransposeScalarTile;
       p.tiles_c = ceil_div<int64_t>(cols, kTransposeScalarTile);
       p.tiles_r = ceil_div<int64_t>(rows, kTransposeScalarTile);
+      p.col_order = false;  // (row order only: transpose_col_order)
       p.static_smem = transpose_scalar_smem_bytes(e);
       break;
   }
@@ -177,9 +178,12 @@ inline TransposePlan finish_transpose_plan(TransposePlan p, int64_t rows, int64_
 // shorter of its two runs is under 2 KiB and column order's is longer: wide matrices of few
 // tile rows (1000 x 33554: row order writes 256-512 bytes of each out row per wave, scattered
 // over all of out; column order writes whole 1-8 KB out rows and reads 8-17 KB runs). Square
-// and tall shapes keep row order (8192 x 8192 f32: 2 KiB runs either way).
+// and tall shapes keep row order (8192 x 8192 f32: 2 KiB runs either way). The scalar kernel
+// keeps row order (with the other tile index math its register-capped 1- and 2-byte variants
+// spilled on sm_100).
 inline bool transpose_col_order(const TransposePlan& p, int64_t rows, int64_t cols,
                                 const DeviceInfo& d) {
+  if (p.path != TransposePath::kTile && p.path != TransposePath::kShift) return false;
   if (p.tiles_r <= 1 || p.tiles_c <= 1) return false;  // the same order either way
   const int64_t wave = int64_t{d.sm_count} * std::max(1, d.max_threads_per_sm / kTransposeBlock);
   const int64_t e = p.elem_bytes;
@@ -270,8 +274,8 @@ cudaError_t launch_transpose(const TransposePlan& p, const T* in, T* out, int64_
                              cudaMemcpyDefault, stream);
     } else if constexpr (kPath == Path::kTile) {
       const int a_log2 = detail::transpose_log2(p.tile_rows / (p.chunk_bytes / p.elem_bytes));
-      // (the tile order is a template argument here: a run-time one cost the register-capped
-      // tile kernels 4-36 bytes of spills on sm_100)
+      // (the tile order is a template argument of every tiled kernel: a run-time one cost the
+      // register-capped tile kernels 4-36 bytes of spills on sm_100)
       return dispatch<4, 8, 16>(p.chunk_bytes, [&](auto chunk) -> cudaError_t {
         return dispatch<false, true>(p.col_order, [&](auto order) -> cudaError_t {
           constexpr int kChunk = decltype(chunk)::value;
@@ -310,14 +314,17 @@ cudaError_t launch_transpose(const TransposePlan& p, const T* in, T* out, int64_
       });
     } else if constexpr (kPath == Path::kShift) {
       if constexpr (sizeof(U) == 4) {
-        return launch(detail::transpose_shift_kernel<U>, p.shape, stream, src, dst, rows, cols,
-                      minor, p.col_order, p.num_tiles);
+        return dispatch<false, true>(p.col_order, [&](auto order) {
+          return launch(detail::transpose_shift_kernel<U, decltype(order)::value>, p.shape, stream,
+                        src, dst, rows, cols, minor, p.num_tiles);
+        });
       } else {
         return cudaErrorInvalidValue;
       }
-    } else if constexpr (sizeof(U) != 4) {  // (4-byte elements take the shifted kernel)
+    } else if constexpr (sizeof(U) != 4) {            // (4-byte elements take the shifted kernel)
+      if (p.col_order) return cudaErrorInvalidValue;  // (row order only: transpose_col_order)
       return launch(detail::transpose_scalar_kernel<U>, p.shape, stream, src, dst, rows, cols,
-                    minor, p.col_order, p.num_tiles);
+                    p.tiles_c, p.num_tiles);
     } else {
       return cudaErrorInvalidValue;
     }

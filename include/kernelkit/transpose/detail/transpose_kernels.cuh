@@ -171,9 +171,13 @@ __device__ __forceinline__ void store_partial(U* dst, const Pack<uint32_t, W>& w
 __host__ __device__ __forceinline__ void transpose_tile_at(int64_t t, int64_t tiles_minor,
                                                            bool col_order, int64_t* tr,
                                                            int64_t* tc) {
-  const int64_t major = t / tiles_minor, minor = t - major * tiles_minor;
-  *tr = col_order ? minor : major;
-  *tc = col_order ? major : minor;
+  if (col_order) {
+    *tc = t / tiles_minor;
+    *tr = t - *tc * tiles_minor;
+  } else {  // (the form the row-order kernels were measured with)
+    *tr = t / tiles_minor;
+    *tc = t % tiles_minor;
+  }
 }
 
 // ---- tile kernel -----------------------------------------------------------------------------
@@ -776,16 +780,14 @@ template <typename U>
 __global__ void __launch_bounds__(kTransposeBlock,
                                   min_blocks_per_sm(kTransposeBlock, kTransposeScalarMinBlocks<U>))
     transpose_scalar_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows,
-                            int64_t cols, int64_t tiles_minor, bool col_order, int64_t num_tiles) {
+                            int64_t cols, int64_t tiles_c, int64_t num_tiles) {
   constexpr int kTile = kTransposeScalarTile, kRowStep = kTransposeScalarWarpRows;
   using S = transpose_scalar_smem_t<U>;
   __shared__ S tile[kTile][kTile + 1];
 
   const int x = threadIdx.x % 32, y = threadIdx.x / 32;
   for (int64_t t = blockIdx.x; t < num_tiles; t += gridDim.x) {
-    int64_t tr, tc;
-    transpose_tile_at(t, tiles_minor, col_order, &tr, &tc);
-    const int64_t r0 = tr * kTile, c0 = tc * kTile;
+    const int64_t r0 = (t / tiles_c) * kTile, c0 = (t % tiles_c) * kTile;
 
     U v[kTile / kRowStep][2];
 #pragma unroll
@@ -855,16 +857,13 @@ struct TransposeShiftGeometry {
   }
 };
 
-// Register budget of the shifted kernel: 6 blocks per SM (40 registers on sm_90). Its loads go
-// straight to shared memory (cp.async), so registers hold only addresses and the store side's
-// chunk; with loads through registers it took 54 (4 blocks), uncapped now 48 (5).
-inline constexpr int kTransposeShiftMinBlocks = 6;
-
-template <typename U>
-__global__ void __launch_bounds__(kTransposeBlock,
-                                  min_blocks_per_sm(kTransposeBlock, kTransposeShiftMinBlocks))
+// No minimum blocks: as measured (54 registers on sm_90, 4 blocks per SM; a 4-block cap made
+// ptxas take 59, the same residency). Copying the in chunks to shared memory with cp.async
+// instead (40 registers, 6 blocks) made 16385 x 4097 f32 slower on the H100: 209.0 -> 218.5 us.
+template <typename U, bool ColOrder>
+__global__ void __launch_bounds__(kTransposeBlock)
     transpose_shift_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows,
-                           int64_t cols, int64_t tiles_minor, bool col_order, int64_t num_tiles) {
+                           int64_t cols, int64_t tiles_minor, int64_t num_tiles) {
   using G = TransposeShiftGeometry<U>;
   constexpr int kVec = G::kVec, kTile = G::kTile, kChunks = G::kChunks;
   using P = Pack<U, kVec>;
@@ -879,15 +878,13 @@ __global__ void __launch_bounds__(kTransposeBlock,
 
   for (int64_t t = blockIdx.x; t < num_tiles; t += gridDim.x) {
     int64_t tr, tc;
-    transpose_tile_at(t, tiles_minor, col_order, &tr, &tc);
+    transpose_tile_at(t, tiles_minor, ColOrder, &tr, &tc);
     const int64_t rb = tr * kTile - (kVec - 1);  // in row of smem row 0
     const int64_t c0 = tc * kTile;
 
-    __syncthreads();  // the previous tile's reads of `tile` are done
-    // Copy: item f = (smem row f / kChunks, chunk f % kChunks); consecutive threads copy
-    // consecutive chunks of a row straight into shared memory (cp.async on sm_80+: no chunk
-    // held in registers across the barrier); chunks that cross a row's start or end, element by
-    // element.
+    // Load: item f = (smem row f / kChunks, chunk f % kChunks); consecutive threads read
+    // consecutive chunks of a row.
+    P v[G::kLoads];
 #pragma unroll
     for (int m = 0; m < G::kLoads; ++m) {
       const int f = threadIdx.x + kTransposeBlock * m;
@@ -897,21 +894,27 @@ __global__ void __launch_bounds__(kTransposeBlock,
         const int q = (in_ph + static_cast<int>(r & (kVec - 1)) * cols_m) % kVec;
         const int64_t cs = c0 - q + int64_t{kVec} * k;  // first column of the chunk
         const U* p = in + r * cols + cs;
-        U* dst = &tile[G::slot(rho, kVec * k)];
         if (kVec * k >= q + kTile) {
           // q == 0: the last chunk lies wholly in the next tile.
         } else if (cs >= 0 && cs + kVec <= cols) {
-          __pipeline_memcpy_async(dst, p, sizeof(P));
+          v[m] = *reinterpret_cast<const P*>(p);
         } else {
 #pragma unroll
           for (int i = 0; i < kVec; ++i)
-            if (cs + i >= 0 && cs + i < cols) dst[i] = p[i];
+            if (cs + i >= 0 && cs + i < cols) v[m].elem[i] = p[i];
         }
       }
     }
-    __pipeline_commit();
-    __pipeline_wait_prior(0);  // this thread's copies have landed
-    __syncthreads();           // and every other thread's
+    __syncthreads();  // the previous tile's reads of `tile` are done
+#pragma unroll
+    for (int m = 0; m < G::kLoads; ++m) {
+      const int f = threadIdx.x + kTransposeBlock * m;
+      if (f < G::kLoadItems) {
+        const int rho = f / kChunks, k = f % kChunks;
+        tile_p[G::slot(rho, kVec * k) / kVec] = v[m];
+      }
+    }
+    __syncthreads();
 
     // Store: out row c = c0 + cq + kOutRowsPerPass * i, chunk kk: elements r = rs + j, from
     // smem row r - rb, column (c - c0) + q_r.
