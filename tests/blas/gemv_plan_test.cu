@@ -137,7 +137,10 @@ void check_invariants(const GemvPlan& p, BlasOp op, int64_t m, int64_t n, int64_
   // 16-byte loads only where every address they touch is aligned
   if (p.path == GemvPath::kRowPairs) {
     EXPECT_TRUE(p.aligned);
-    EXPECT_EQ(p.combine, GemvCombine::kNone);
+    EXPECT_NE(p.combine, GemvCombine::kCluster);
+    EXPECT_EQ(p.combine == GemvCombine::kWorkspace, p.shape.grid.x > 1);
+    EXPECT_EQ(p.splits, int(p.shape.grid.x));
+    EXPECT_LE(int64_t{p.chunk} + p.cols / 4, int64_t{INT32_MAX});
   }
   if ((p.path == GemvPath::kRows || p.path == GemvPath::kSplitRows ||
        p.path == GemvPath::kRowPairs) &&
@@ -214,11 +217,11 @@ TEST(GemvPlan, H100SweepTable) {
       {N, 33554432, 1, GemvPath::kCopy, kNone, 1, 0},
       {N, 3, 8388608, GemvPath::kSplitRows, kWs, 660, 0},  // a group of 3 rows
       {N, 8388608, 3, GemvPath::kShortRows, kNone, 1, 0},
-      {N, 8, 4194304, GemvPath::kSplitRows, kWs, 132, 0},
+      {N, 8, 4194304, GemvPath::kRowPairs, kWs, 1024, 0},
       {N, 4194304, 8, GemvPath::kShortRows, kNone, 1, 0},
-      {N, 64, 524288, GemvPath::kSplitRows, kWs, 16, 0},
+      {N, 64, 524288, GemvPath::kRowPairs, kWs, 128, 0},
       {N, 524288, 64, GemvPath::kRows, kNone, 1, 8},
-      {N, 1024, 32768, GemvPath::kSplitRows, kNone, 1, 0},
+      {N, 1024, 32768, GemvPath::kRowPairs, kWs, 8, 0},
       {N, 4096, 4096, GemvPath::kRowPairs, kNone, 1, 0},
       {N, 8192, 8192, GemvPath::kRowPairs, kNone, 1, 0},
       {N, 14336, 4096, GemvPath::kRowPairs, kNone, 1, 0},
@@ -339,7 +342,7 @@ TEST(GemvPlan, WorkspaceBytesBound) {
   EXPECT_EQ(kernelkit::gemv_workspace_bytes(BlasOp::N, 8388608, 3), 0u);   // short rows
   EXPECT_EQ(kernelkit::gemv_workspace_bytes(BlasOp::N, 33554432, 1), 0u);  // a copy
   EXPECT_EQ(kernelkit::gemv_workspace_bytes(BlasOp::T, 1, 33554432), 0u);  // a copy
-  EXPECT_EQ(kernelkit::gemv_workspace_bytes(BlasOp::N, 1, 33554432), 16384u);
+  EXPECT_EQ(kernelkit::gemv_workspace_bytes(BlasOp::N, 1, 33554432), 65536u);
   EXPECT_EQ(kernelkit::gemv_workspace_bytes(BlasOp::T, 4096, 4096), size_t{4} << 20);
   EXPECT_EQ(kernelkit::gemv_workspace_bytes(BlasOp::T, 8388608, 3), 4096u * 3 * 4);
 }
@@ -531,16 +534,30 @@ Model run_model(const GemvPlan& p, const GemvAlignment& al, int64_t span) {
             if (gx > 1 && ws) out(s, row, true);
           }
       break;
-    case GemvPath::kRowPairs:
-      // (an odd last row is summed as a pair with itself: read twice, modelled once)
+    case GemvPath::kRowPairs: {
+      // (an odd last row is summed as a pair with itself: read twice, modelled once); block
+      // (s, .) covers packs [s * chunk, (s + 1) * chunk) of its rows, the last one the tail
+      EXPECT_TRUE(p.aligned);
+      const int64_t packs = n / 4;
+      EXPECT_GE(int64_t{p.chunk} * gx, packs);
+      EXPECT_LT(int64_t{p.chunk} * (gx - 1), std::max<int64_t>(packs, 1));
+      EXPECT_EQ(gx > 1, ws);
       for (unsigned by = 0; by < gy; ++by)
         for (int64_t r = 2 * int64_t{by}; r < m; r += 2 * int64_t{gy})
-          for (int64_t row = r; row < std::min(r + 2, m); ++row) {
-            for (int t = 0; t < kd::kGemvBlock; ++t)
-              model_row(md, p, al, row * ld, t, kd::kGemvBlock);
-            out(0, row, false);
-          }
+          for (int64_t row = r; row < std::min(r + 2, m); ++row)
+            for (unsigned sx = 0; sx < gx; ++sx) {
+              const int64_t begin = int64_t{sx} * p.chunk;
+              const int64_t end = std::min(packs, begin + p.chunk);
+              for (int64_t q = begin; q < end; ++q)
+                md.read_pack(row * ld + 4 * q, al.a);
+              if (sx + 1 == gx)
+                for (int64_t e = 4 * packs; e < n; ++e)
+                  md.read(row * ld + e);
+              if (gx == 1) out(0, row, false);
+              if (gx > 1) out(sx, row, true);
+            }
       break;
+    }
     case GemvPath::kShortRows:
     case GemvPath::kShortColumns: {
       const int64_t tiles = (m + p.tile_rows - 1) / p.tile_rows;
@@ -662,9 +679,9 @@ TEST(GemvPlan, EveryElementReadOnceEveryOutputWrittenOnce) {
       }
   }
   // the sweep reaches every path, combine and tile kernel
-  for (const char* want : {"0/0",   "1/0",   "2/0",   "3/0",   "3/1",   "3/2",   "4/0",
-                           "5/0/1", "5/2/1", "5/0/2", "5/0/3", "5/0/4", "5/0/0", "5/1/0",
-                           "5/2/0", "5/0/5", "5/1/5", "5/0/6", "6/2",   "7/0",   "3/2/g"})
+  for (const char* want : {"0/0",   "1/0",   "2/0",   "3/0",   "3/1",   "3/2",   "4/0",   "5/0/1",
+                           "5/2/1", "5/0/2", "5/0/3", "5/0/4", "5/0/0", "5/1/0", "5/2/0", "5/0/5",
+                           "5/1/5", "5/0/6", "6/2",   "7/0",   "3/2/g", "7/2"})
     EXPECT_TRUE(seen.count(want)) << "no plan took " << want;
 }
 

@@ -274,10 +274,11 @@ TEST_F(Gemv, EveryPath) {
       {BlasOp::N, 64, 65536, 65536, 0, 0, 0},
       {BlasOp::N, 3, 1000004, 1000004, 0, 0, 0},  // a group of 3 rows sharing x, split
       {BlasOp::N, 4, 300001, 300004, 0, 0, 0},    // a group of 4 rows, scalar tail
-      {BlasOp::N, 7, 100004, 100004, 0, 0, 0},    // 7 aligned rows: a block per row, split
+      {BlasOp::N, 7, 100004, 100004, 0, 0, 0},    // pairs split over the columns, odd last row
       {BlasOp::N, 2, 500002, 500004, 0, 0, 0},    // a group of 2 rows, 2-float tail
-      {BlasOp::N, 600, 8192, 8192, 0, 0, 0},      // a block per row
-      {BlasOp::N, 600, 8192, 8192, 0, 1, 0},      // x misaligned
+      {BlasOp::N, 9, 70003, 70004, 0, 0, 2},      // pairs split, last chunk short, tail
+      {BlasOp::N, 600, 8192, 8192, 0, 0, 0},      // pairs split in 2 chunks
+      {BlasOp::N, 600, 8192, 8192, 0, 1, 0},      // x misaligned: a block per row
       {BlasOp::N, 1500, 12000, 12000, 0, 0, 0},   // pairs of rows, 2 packs a row a trip
       {BlasOp::N, 9001, 4100, 4100, 0, 0, 0},     // many rows: pairs, odd last row, tail
       {BlasOp::N, 2001, 4099, 4100, 0, 0, 1},     // a block per pair of rows, odd last row, tail
@@ -358,8 +359,8 @@ TEST_F(Gemv, EveryPath) {
   if (d.sm_count == 132 && d.clusters()) {
     // path/combine[/tile] as the enums' values
     for (const char* want :
-         {"1/0", "2/0", "3/0", "3/1", "3/2", "4/0", "5/0/0", "5/0/1", "5/2/1", "5/0/2", "5/0/3",
-          "5/0/4", "5/2/0", "5/1/0", "5/0/5", "6/2", "7/0", "7/0/u4", "3/2/g"})
+         {"1/0",   "2/0",   "3/0",   "3/1",   "3/2",   "4/0", "5/0/0", "5/0/1",  "5/2/1", "5/0/2",
+          "5/0/3", "5/0/4", "5/2/0", "5/1/0", "5/0/5", "6/2", "7/0",   "7/0/u4", "3/2/g", "7/2/u4"})
       EXPECT_TRUE(seen.count(want)) << "no case ran " << want;
   }
 }

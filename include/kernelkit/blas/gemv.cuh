@@ -109,6 +109,7 @@ inline GemvAlignment gemv_alignment(const float* A, const float* x, const float*
 // Caps that bound the workspace a plan asks for, whatever the device.
 inline constexpr int64_t kGemvMaxPartialRows = 4096;           // partial rows of a split
 inline constexpr int64_t kGemvMaxPartials = int64_t{1} << 20;  // floats of partials
+inline constexpr int64_t kGemvMaxRowPartials = 16384;          // BlasOp::N: floats of partials
 
 // What one call runs; every decision is here.
 struct GemvPlan {
@@ -139,6 +140,7 @@ struct GemvPlan {
   // through the workspace or none); 1: a block per row (gemv_n_split_kernel).
   int group = 1;
   int unroll = 2;             // kRowPairs: packs of each row a thread loads a trip (2 or 4)
+  int chunk = 0;              // kRowPairs: packs of each row a block covers (splits > 1)
   int64_t partials = 0;       // floats of workspace written (kWorkspace), partial rows x count
   int combine_cols = 1;       // kWorkspace: outputs per combine block (1 or 32)
   LaunchShape shape;          // the main kernel
@@ -245,6 +247,7 @@ inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes
     p.path = GemvPath::kRowPairs;
     p.group = 1;
     p.unroll = unroll;
+    p.chunk = static_cast<int>(packs);
     p.shape.grid =
         dim3(1, static_cast<unsigned>(std::min<int64_t>(ceil_div<int64_t>(m, 2), 65535)));
     p.shape.block = dim3(kGemvBlock);
@@ -286,7 +289,33 @@ inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes
     // 52.4, 1024x32768 50.0 -> 50.7, at 512 blocks of 8 rows; 3x8388608 as one group of 3
     // rows: 50.6 -> 50.1)
     const int group = p.aligned && m >= 2 && m <= 4 ? static_cast<int>(m) : 1;
-    if (group == 1) return;
+    if (group == 1) {
+      // 5 or more aligned rows: pairs split over the columns, a chunk of 4 packs a thread of
+      // both rows a block (one trip), partials combined. The pair kernel runs bytes / 3.22
+      // TB/s + 4.7 us on the H100 (4096^2 to 151936 x 4096, 05:00 run), where a block per
+      // row split ran + 7-8 us (8x4194304 55.4, 64x524288 50.3, 1024x32768 50.0 us).
+      const int64_t room = static_cast<int64_t>(
+          std::min<size_t>(workspace_bytes / sizeof(float), size_t{kGemvMaxRowPartials}));
+      int64_t chunk = 4 * kGemvBlock;
+      int64_t splits = ceil_div<int64_t>(packs, chunk);
+      while (splits * m > room && splits > 1) {
+        chunk *= 2;
+        splits = ceil_div<int64_t>(packs, chunk);
+      }
+      if (p.aligned && m >= 5 && splits >= 2 && packs + chunk <= INT32_MAX) {
+        p.path = GemvPath::kRowPairs;
+        p.unroll = 4;
+        p.chunk = static_cast<int>(chunk);
+        p.splits = static_cast<int>(splits);
+        gemv_plan_combine(p, splits, d);
+        p.shape.grid =
+            dim3(static_cast<unsigned>(splits),
+                 static_cast<unsigned>(std::min<int64_t>(ceil_div<int64_t>(m, 2), 65535)));
+        p.shape.block = dim3(kGemvBlock);
+        p.shape.cluster = dim3(1, 1, 1);
+      }
+      return;
+    }
     const int64_t want = plan_split(group);
     // groups only where their split goes through the workspace (or none is wanted); else, as
     // before, a block per row, split through a cluster or not at all
@@ -474,7 +503,7 @@ inline size_t gemv_workspace_bytes(BlasOp op, int64_t m, int64_t n) {
     // splits only rows of more than 64 floats: one row, or rows of >= 4096 floats
     const bool may_split =
         m == 1 ? n > detail::kGemvShortMaxCols : n >= 4 * detail::kGemvBlock * detail::kGemvPack;
-    return may_split ? static_cast<size_t>(kGemvMaxPartialRows) * sizeof(float) : 0;
+    return may_split ? static_cast<size_t>(kGemvMaxRowPartials) * sizeof(float) : 0;
   }
   if (m == 1) return 0;  // a scaled copy
   return static_cast<size_t>(std::min(kGemvMaxPartials, kGemvMaxPartialRows * n)) * sizeof(float);
@@ -558,9 +587,15 @@ cudaError_t launch_gemv(const GemvPlan& p, float alpha, const float* A, const fl
                               p.rows, p.cols, alpha, A, p.ld, x, beta, y, partials);
               });
             } else if constexpr (kPath == kRowPairs) {
+              if (partials != nullptr) {
+                // split over the columns: always 4 packs a thread a trip (the plan)
+                return launch(detail::gemv_n_row_pairs_kernel<4, true>, p.shape, stream, p.rows,
+                              p.cols, alpha, A, p.ld, x, beta, y, p.chunk, partials);
+              }
               return dispatch<2, 4>(p.unroll, [&](auto unroll) {
-                return launch(detail::gemv_n_row_pairs_kernel<decltype(unroll)::value>, p.shape,
-                              stream, p.rows, p.cols, alpha, A, p.ld, x, beta, y);
+                return launch(detail::gemv_n_row_pairs_kernel<decltype(unroll)::value, false>,
+                              p.shape, stream, p.rows, p.cols, alpha, A, p.ld, x, beta, y, p.chunk,
+                              partials);
               });
             } else if constexpr (kPath == kShortRows) {
               return launch(detail::gemv_n_short_kernel<>, p.shape, stream, p.rows, p.cols, alpha,

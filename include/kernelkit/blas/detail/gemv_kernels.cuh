@@ -414,20 +414,26 @@ __global__ void __launch_bounds__(kGemvBlock, Aligned
 // packs of x they share: 2 * Unroll loads of A in flight (the block-per-row kernel: 2), one
 // round trip per Unroll x 256 packs of a pair. Unroll 2: 48 registers on sm_90 (5/8 of the
 // SM's threads: 80 KiB of A in flight an SM); Unroll 4: 80 registers, 3/8 of the SM's
-// threads (96 KiB; rows of 4096 floats are one trip). A, lda and x are
-// 16-byte aligned; n < 2^33 (int pack indices). An odd last row is summed as a pair with
-// itself, written once.
-template <int Unroll>
+// threads (96 KiB; rows of 4096 floats are one trip). Split (few long rows, gridDim.x chunks):
+// block (s, .) covers packs [s * chunk, (s + 1) * chunk) of its pair (the last one adds the
+// scalar tail) and writes partials[s * m + row] (gemv_combine_kernel adds them). A, lda and
+// x are 16-byte aligned; packs + chunk < 2^31 (int pack indices). An odd last row is summed
+// as a pair with itself, written once.
+template <int Unroll, bool Split>
 __global__ void __launch_bounds__(kGemvBlock,
                                   gemv_pairs_blocks(min_blocks_per_sm(kGemvBlock), Unroll))
     gemv_n_row_pairs_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A,
                             int64_t lda, const float* __restrict__ x, float beta,
-                            float* __restrict__ y) {
+                            float* __restrict__ y, int chunk, float* __restrict__ partials) {
   static_assert(Unroll == 2 || Unroll == 4, "the plan's two forms");
   using F4 = Pack<float, kGemvPack>;
-  const int packs = static_cast<int>(n / kGemvPack);  // plan: n < 2^33
+  const int packs = static_cast<int>(n / kGemvPack);  // plan: packs + chunk < 2^31
   const int tail = packs * kGemvPack;
   const int t = static_cast<int>(threadIdx.x);
+  // (not Split: one block a pair, chunk and partials unused; 48 registers without spills)
+  const int begin = Split ? static_cast<int>(blockIdx.x) * chunk : 0;
+  const int end = Split && packs - begin > chunk ? begin + chunk : packs;
+  const bool last = !Split || blockIdx.x + 1 == gridDim.x;  // adds the scalar tail
   const F4* xp = reinterpret_cast<const F4*>(x);
   for (int64_t r = 2 * int64_t{blockIdx.y}; r < m; r += 2 * int64_t{gridDim.y}) {
     const float* a0 = A + r * lda;
@@ -435,9 +441,9 @@ __global__ void __launch_bounds__(kGemvBlock,
     const F4* p0 = reinterpret_cast<const F4*>(a0);
     const F4* p1 = reinterpret_cast<const F4*>(a1);
     float acc0[Unroll] = {}, acc1[Unroll] = {};
-    int p = t;
+    int p = begin + t;
 #pragma unroll 1
-    for (; p + (Unroll - 1) * kGemvBlock < packs; p += Unroll * kGemvBlock) {
+    for (; p + (Unroll - 1) * kGemvBlock < end; p += Unroll * kGemvBlock) {
       F4 v0[Unroll], v1[Unroll], xv[Unroll];
 #pragma unroll
       for (int u = 0; u < Unroll; ++u) {
@@ -454,14 +460,25 @@ __global__ void __launch_bounds__(kGemvBlock,
         }
       }
     }
-    // the last packs (fewer than Unroll a thread)
-#pragma unroll 1
-    for (; p < packs; p += kGemvBlock) {
-      const F4 v0 = p0[p], v1 = p1[p], xv = xp[p];
+    // the last packs (fewer than Unroll a thread: at most one for Unroll 2)
+    if constexpr (Unroll == 2) {
+      if (p < end) {
+        const F4 v0 = p0[p], v1 = p1[p], xv = xp[p];
 #pragma unroll
-      for (int k = 0; k < kGemvPack; ++k) {
-        acc0[0] = fmaf(v0.elem[k], xv.elem[k], acc0[0]);
-        acc1[0] = fmaf(v1.elem[k], xv.elem[k], acc1[0]);
+        for (int k = 0; k < kGemvPack; ++k) {
+          acc0[0] = fmaf(v0.elem[k], xv.elem[k], acc0[0]);
+          acc1[0] = fmaf(v1.elem[k], xv.elem[k], acc1[0]);
+        }
+      }
+    } else {
+#pragma unroll 1
+      for (; p < end; p += kGemvBlock) {
+        const F4 v0 = p0[p], v1 = p1[p], xv = xp[p];
+#pragma unroll
+        for (int k = 0; k < kGemvPack; ++k) {
+          acc0[0] = fmaf(v0.elem[k], xv.elem[k], acc0[0]);
+          acc1[0] = fmaf(v1.elem[k], xv.elem[k], acc1[0]);
+        }
       }
     }
     float d0 = 0.f, d1 = 0.f;
@@ -470,16 +487,22 @@ __global__ void __launch_bounds__(kGemvBlock,
       d0 += acc0[u];
       d1 += acc1[u];
     }
-    if (t < static_cast<int>(n) - tail) {
+    if (last && t < static_cast<int>(n) - tail) {
       d0 = fmaf(a0[tail + t], x[tail + t], d0);
       d1 = fmaf(a1[tail + t], x[tail + t], d1);
     }
+    if (Split && r + 2 * int64_t{gridDim.y} >= m) gemv_allow_combine();
     d0 = block_reduce<kGemvBlock>(d0, Sum{});
     d1 = block_reduce<kGemvBlock>(d1, Sum{});
-    // thread 0 holds the dot products of rows r and r + 1
+    // thread 0 holds the dot products (or this chunk's parts) of rows r and r + 1
     if (t == 0) {
-      y[r] = axpby(alpha, d0, beta, y + r);
-      if (r + 1 < m) y[r + 1] = axpby(alpha, d1, beta, y + r + 1);
+      if constexpr (!Split) {
+        y[r] = axpby(alpha, d0, beta, y + r);
+        if (r + 1 < m) y[r + 1] = axpby(alpha, d1, beta, y + r + 1);
+      } else {
+        partials[blockIdx.x * m + r] = d0;
+        if (r + 1 < m) partials[blockIdx.x * m + r + 1] = d1;
+      }
     }
   }
 }
