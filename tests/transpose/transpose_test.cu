@@ -144,7 +144,10 @@ TYPED_TEST(TransposeSizeTest, ColumnOrderOnWideShapes) {
     const int in_align = kernelkit::pack_size_for(reinterpret_cast<const T*>(256 + in_off * e)) * e;
     const TransposePlan p = kernelkit::plan_transpose(rows, cols, e, in_align, 16, kktest::h100());
     EXPECT_TRUE(p.col_order) << rows << "x" << cols << " in_off " << in_off;
-    check_transpose<T>(library_only<T>(), rows, cols, in_off, 0);
+    // sanitizer (8-20M elements a call): one of the two offsets, 2-byte rows the shifted one
+    // (EveryKernelOnEveryShape's column-order cases cover both at smaller sizes)
+    if (kktest::sanitize_keep(in_off + (e == 2), 2))
+      check_transpose<T>(library_only<T>(), rows, cols, in_off, 0);
   }
 }
 
