@@ -11,7 +11,9 @@
 //   kGrid:     a cooperative launch (every block resident): each block writes its partial to
 //              partials[r * split + s] and syncs the grid (the driver's barrier, not the
 //              workspace's); then block r combines row r's partials in order
-//              s = 0, 1, ... (combine_partials) in the same launch;
+//              s = 0, 1, ... (combine_partials) in the same launch (one row, CUDA 13: the
+//              blocks only arrive, and the block whose arrival completes the barrier
+//              combines);
 //   kPartials: as kGrid, but the combine is reduce_combine_kernel (one block per row), a
 //              second launch (a programmatic dependent launch on sm_90): the fallback where a
 //              cooperative grid cannot be launched;
@@ -248,6 +250,7 @@ __global__ void __launch_bounds__(kReduceBlock, min_blocks_per_sm(kReduceBlock, 
   if constexpr (Write == SplitWrite::kGrid) {
     namespace cg = cooperative_groups;
     const cg::grid_group grid = cg::this_grid();
+    int64_t first = blockIdx.x;  // the first row this block combines
 #if KERNELKIT_REDUCE_LAST_ARRIVER
     if (rows == 1) {
       // One row: the block whose arrival completes the grid barrier combines, nobody waits.
@@ -265,16 +268,16 @@ __global__ void __launch_bounds__(kReduceBlock, min_blocks_per_sm(kReduceBlock, 
       const bool flipped = threadIdx.x == 0 && ((before ^ (before + add)) & 0x80000000u) != 0;
       if (flipped) __threadfence();  // acquire: the partials released by every arrival
       if (!__syncthreads_or(flipped)) return;
-      const C v = combine_partials(partials, split, op);
-      if (threadIdx.x == 0) out[0] = convert<Acc>(op(convert<C>(init), v));
-      return;
-    }
+      first = 0;  // this block combines the row
+    } else
 #endif
-    // Rows > 1: the whole grid barrier; block r then combines row r. It releases thread 0's
-    // partial stores to every block. Every block takes part in the whole barrier (the
-    // blocks with no row to combine then only leave).
-    grid.sync();  // every partial of every row is visible
-    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    {
+      // Rows > 1: the whole grid barrier; block r then combines row r. It releases thread
+      // 0's partial stores to every block. Every block takes part in the whole barrier (the
+      // blocks with no row to combine then only leave).
+      grid.sync();  // every partial of every row is visible
+    }
+    for (int64_t r = first; r < rows; r += gridDim.x) {
       const C v = combine_partials(partials + r * split, split, op);
       if (threadIdx.x == 0) out[r] = convert<Acc>(op(convert<C>(init), v));
     }
