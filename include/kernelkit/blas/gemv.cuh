@@ -15,11 +15,11 @@
 //     <= 64, at least half of it used): whole rows staged in shared memory as one
 //     16-byte-loaded span (kShortRows, kShortColumns; the latter writes a partial per block
 //     and needs the workspace; its x is loaded beside the rows).
-//   - N, few long rows (a block per row leaves 3/4 of the device idle): several blocks per
-//     row (kSplitRows): partials in the workspace, else a cluster (sm_90+), else one block;
-//     2..4 aligned rows share each pack of x in one block (a group; split through the
-//     workspace or not at all); aligned rows enough for a block per pair of rows to fill
-//     the device: kRowPairs (rows of <= 8192 floats: 4 packs of each row a trip).
+//   - N, few long rows (a block per row leaves 3/4 of the device idle): aligned rows enough
+//     for a block per pair of rows to fill the device: kRowPairs (rows of <= 8192 floats: 4
+//     packs of each row a trip); other aligned rows: kRowPairs split over the columns
+//     (partials in the workspace); else several blocks per row (kSplitRows): partials in
+//     the workspace, else a cluster (sm_90+), else one block.
 //     Many rows: aligned rows of >= 4096 floats a block per pair of rows (kRowPairs), else a
 //     group of 4..32 lanes per row (kRows).
 //   - T: blocks own column tiles (kColumns): m <= 64: a thread owns 4 columns over every
@@ -135,10 +135,6 @@ struct GemvPlan {
   int splits = 1;
   // kShortRows / kShortColumns: rows staged per tile (kShortColumns: a multiple of 256 / width)
   int tile_rows = 0;
-  // kSplitRows: rows a block owns (its share of their columns), each pack of x loaded once
-  // for all of them (gemv_n_group_kernel; 2..4 aligned rows, all of the matrix's, a split
-  // through the workspace or none); 1: a block per row (gemv_n_split_kernel).
-  int group = 1;
   int unroll = 2;             // kRowPairs: packs of each row a thread loads a trip (2 or 4)
   int chunk = 0;              // kRowPairs: packs of each row a block covers (splits > 1)
   int64_t partials = 0;       // floats of workspace written (kWorkspace), partial rows x count
@@ -245,7 +241,6 @@ inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes
       int64_t{gemv_pairs_blocks(blocks_per_sm(d, kGemvBlock, 0, 0), unroll)} * d.sm_count;
   const auto plan_pairs = [&] {
     p.path = GemvPath::kRowPairs;
-    p.group = 1;
     p.unroll = unroll;
     p.chunk = static_cast<int>(packs);
     p.shape.grid =
@@ -259,68 +254,43 @@ inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes
     // a block per pair of rows: when pairs of aligned rows fill the pair kernel's blocks at
     // least once (4096 x 4096: a block per row ran 26.3 us against a 21 us copy, DRAM 78 %, 2
     // round trips a row; pairs, 2 packs a row a trip: 25.6).
-    // 2..4 aligned rows share x's loads in one block (3 x 8388608 read x three times, from
-    // L2: 50.6 us; one group of 3, 660 blocks, 5 an SM: 50.1)
-    const auto plan_split = [&](int group) {
-      p.group = group;
-      p.partials = 0;
-      p.combine_shape = LaunchShape{};
-      const int64_t units = ceil_div<int64_t>(m, group);
-      const int64_t unit_slots =
-          group == 1 ? slots
-                     : int64_t{gemv_group_blocks(blocks_per_sm(d, kGemvBlock, 0, 0))} * d.sm_count;
-      int64_t want = gemv_wanted_splits(units, kGemvBlock, unit_slots, d);
-      want = std::min({want, std::max<int64_t>(1, packs / (4 * kGemvBlock)),
-                       std::max<int64_t>(1, kGemvMaxPartialRows / m)});
-      gemv_plan_split(p, want, 1, workspace_bytes, d);
-      p.shape.grid = dim3(static_cast<unsigned>(p.splits),
-                          static_cast<unsigned>(std::min<int64_t>(units, 65535)));
-      p.shape.block = dim3(kGemvBlock);
-      p.shape.cluster = dim3(1, 1, 1);
-      if (p.combine == GemvCombine::kCluster) p.shape.cluster = dim3(p.splits, 1, 1);
-      return want;
-    };
-    const int64_t row_want = plan_split(1);
-    if (row_want == 1 && pairs_fit) {
+    int64_t want = gemv_wanted_splits(m, kGemvBlock, slots, d);
+    want = std::min({want, std::max<int64_t>(1, packs / (4 * kGemvBlock)),
+                     std::max<int64_t>(1, kGemvMaxPartialRows / m)});
+    if (want == 1 && pairs_fit) {
       plan_pairs();
       return;
     }
-    // (groups of 4 and 8 rows lost on the H100: 8x4194304 55.4 -> 57.9 us, 64x524288 50.3 ->
-    // 52.4, 1024x32768 50.0 -> 50.7, at 512 blocks of 8 rows; 3x8388608 as one group of 3
-    // rows: 50.6 -> 50.1)
-    const int group = p.aligned && m >= 2 && m <= 4 ? static_cast<int>(m) : 1;
-    if (group == 1) {
-      // 5 or more aligned rows: pairs split over the columns, a chunk of 4 packs a thread of
-      // both rows a block (one trip), partials combined. The pair kernel runs bytes / 3.22
-      // TB/s + 4.7 us on the H100 (4096^2 to 151936 x 4096, 05:00 run), where a block per
-      // row split ran + 7-8 us (8x4194304 55.4, 64x524288 50.3, 1024x32768 50.0 us).
-      const int64_t room = static_cast<int64_t>(
-          std::min<size_t>(workspace_bytes / sizeof(float), size_t{kGemvMaxRowPartials}));
-      int64_t chunk = 4 * kGemvBlock;
-      int64_t splits = ceil_div<int64_t>(packs, chunk);
-      while (splits * m > room && splits > 1) {
-        chunk *= 2;
-        splits = ceil_div<int64_t>(packs, chunk);
-      }
-      if (p.aligned && m >= 5 && splits >= 2 && packs + chunk <= INT32_MAX) {
-        p.path = GemvPath::kRowPairs;
-        p.unroll = 4;
-        p.chunk = static_cast<int>(chunk);
-        p.splits = static_cast<int>(splits);
-        gemv_plan_combine(p, splits, d);
-        p.shape.grid =
-            dim3(static_cast<unsigned>(splits),
-                 static_cast<unsigned>(std::min<int64_t>(ceil_div<int64_t>(m, 2), 65535)));
-        p.shape.block = dim3(kGemvBlock);
-        p.shape.cluster = dim3(1, 1, 1);
-      }
+    // Else aligned rows: pairs split over the columns, a chunk of 4 packs a thread of both
+    // rows a block (one trip), partials combined. The pair kernel runs bytes / 3.22 TB/s +
+    // 4.7 us on the H100 (4096^2 to 151936 x 4096, 05:00 run), where a block per row split
+    // ran + 7-8 us (8x4194304 55.4, 64x524288 50.3, 1024x32768 50.0, 3x8388608 50.6 us; a
+    // block per group of the 3 rows sharing x: 50.1; groups of 8: 55.4 -> 57.9 at 8 rows).
+    const int64_t room = static_cast<int64_t>(
+        std::min<size_t>(workspace_bytes / sizeof(float), size_t{kGemvMaxRowPartials}));
+    int64_t chunk = 4 * kGemvBlock;
+    int64_t chunks = ceil_div<int64_t>(packs, chunk);
+    while (chunks * m > room && chunks > 1) {
+      chunk *= 2;
+      chunks = ceil_div<int64_t>(packs, chunk);
+    }
+    if (p.aligned && m >= 2 && chunks >= 2 && packs + chunk <= INT32_MAX) {
+      p.path = GemvPath::kRowPairs;
+      p.unroll = 4;
+      p.chunk = static_cast<int>(chunk);
+      p.splits = static_cast<int>(chunks);
+      gemv_plan_combine(p, chunks, d);
+      p.shape.grid = dim3(static_cast<unsigned>(chunks),
+                          static_cast<unsigned>(std::min<int64_t>(ceil_div<int64_t>(m, 2), 65535)));
+      p.shape.block = dim3(kGemvBlock);
       return;
     }
-    const int64_t want = plan_split(group);
-    // groups only where their split goes through the workspace (or none is wanted); else, as
-    // before, a block per row, split through a cluster or not at all
-    if (p.combine == GemvCombine::kCluster || (p.combine == GemvCombine::kNone && want > 1))
-      plan_split(1);
+    // a block per row (any alignment), split through the workspace, a cluster or not at all
+    gemv_plan_split(p, want, 1, workspace_bytes, d);
+    p.shape.grid =
+        dim3(static_cast<unsigned>(p.splits), static_cast<unsigned>(std::min<int64_t>(m, 65535)));
+    p.shape.block = dim3(kGemvBlock);
+    if (p.combine == GemvCombine::kCluster) p.shape.cluster = dim3(p.splits, 1, 1);
     return;
   }
   // many aligned rows of >= 4096 floats: pairs too (4 or 8 loads of A in flight a thread; a
@@ -576,12 +546,6 @@ cudaError_t launch_gemv(const GemvPlan& p, float alpha, const float* A, const fl
                 });
               });
             } else if constexpr (kPath == kSplitRows) {
-              if (p.group > 1) {
-                return dispatch<2, 3, detail::kGemvMaxGroupRows>(p.group, [&](auto rows) {
-                  return launch(detail::gemv_n_group_kernel<decltype(rows)::value>, p.shape, stream,
-                                p.rows, p.cols, alpha, A, p.ld, x, beta, y, partials);
-                });
-              }
               return dispatch<false, true>(p.aligned, [&](auto vec) {
                 return launch(detail::gemv_n_split_kernel<decltype(vec)::value>, p.shape, stream,
                               p.rows, p.cols, alpha, A, p.ld, x, beta, y, partials);

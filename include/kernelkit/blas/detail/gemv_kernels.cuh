@@ -77,16 +77,6 @@ __host__ __device__ constexpr int gemv_pairs_blocks(int blocks_per_sm, int unrol
                     : (blocks_per_sm * 5 / 8 < 1 ? 1 : blocks_per_sm * 5 / 8);
 }
 
-// Rows a block of gemv_n_group_kernel shares x's loads among (few long aligned rows).
-inline constexpr int kGemvMaxGroupRows = 4;
-
-// __launch_bounds__ minimum blocks of gemv_n_group_kernel: 5/8 of the SM's 256-thread blocks
-// (48 registers on sm_90: Rows + 1 loads in flight; at 40 ptxas issued the third row's load
-// after the first FFMA). The plan reads the same fraction.
-__host__ __device__ constexpr int gemv_group_blocks(int blocks_per_sm) {
-  return blocks_per_sm * 5 / 8 < 1 ? 1 : blocks_per_sm * 5 / 8;
-}
-
 // Static shared memory of gemv_t_kernel<Pack, TX, TY, ...> (the plan's occupancy input).
 __host__ __device__ constexpr int gemv_t_smem_bytes(int pack, int tx, int ty) {
   return ty == 1 ? 0
@@ -502,75 +492,6 @@ __global__ void __launch_bounds__(kGemvBlock,
       } else {
         partials[blockIdx.x * m + r] = d0;
         if (r + 1 < m) partials[blockIdx.x * m + r + 1] = d1;
-      }
-    }
-  }
-}
-
-// BlasOp::N, few long aligned rows (2 <= m, a split over the columns wanted): a block per
-// group of Rows consecutive rows and a share of their columns. Block (s, g) reads the
-// 16-byte packs s * 256 + t, stepping by gridDim.x * 256 (as gemv_n_split_kernel), of rows
-// g * Rows .. g * Rows + Rows - 1 (those past m are not loaded), and loads each pack of x once
-// for all of them: Rows loads of A and one of x in flight a thread, and Rows times fewer
-// loads of x than a block per row (x comes from L2 when it does not fit L1: 3 x 8388608
-// read it three times). Grid-stride over groups by gridDim.y. gridDim.x == 1: the block
-// writes y; else partials[s * m + row] (gemv_combine_kernel adds them). A, lda and x are
-// 16-byte aligned.
-template <int Rows>
-__global__ void __launch_bounds__(kGemvBlock, gemv_group_blocks(min_blocks_per_sm(kGemvBlock)))
-    gemv_n_group_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
-                        const float* __restrict__ x, float beta, float* __restrict__ y,
-                        float* __restrict__ partials) {
-  static_assert(Rows >= 2 && Rows <= kGemvMaxGroupRows, "the plan's group sizes");
-  using F4 = Pack<float, kGemvPack>;
-  const int64_t packs = n / kGemvPack;
-  const int64_t tail = packs * kGemvPack;
-  const int64_t lane = int64_t{blockIdx.x} * kGemvBlock + threadIdx.x;
-  const int64_t lanes = int64_t{gridDim.x} * kGemvBlock;
-  const int64_t groups = ceil_div<int64_t>(m, Rows);
-  const F4* xp = reinterpret_cast<const F4*>(x);
-  for (int64_t g = blockIdx.y; g < groups; g += gridDim.y) {
-    const int64_t r0 = g * Rows;
-    const int valid = m - r0 < Rows ? static_cast<int>(m - r0) : Rows;
-    const float* a = A + r0 * lda;
-    float acc[Rows] = {};
-#pragma unroll 1
-    for (int64_t p = lane; p < packs; p += lanes) {
-      F4 av[Rows] = {};
-#pragma unroll
-      for (int i = 0; i < Rows; ++i) {
-        if (i < valid) av[i] = load_pack<kGemvPack>(a + i * lda, p);
-      }
-      const F4 xv = xp[p];
-#pragma unroll
-      for (int i = 0; i < Rows; ++i) {
-#pragma unroll
-        for (int k = 0; k < kGemvPack; ++k)
-          acc[i] = fmaf(av[i].elem[k], xv.elem[k], acc[i]);
-      }
-    }
-    if (lane < n - tail) {
-      const float xt = x[tail + lane];
-#pragma unroll
-      for (int i = 0; i < Rows; ++i) {
-        if (i < valid) acc[i] = fmaf(a[i * lda + tail + lane], xt, acc[i]);
-      }
-    }
-    if (g + gridDim.y >= groups && partials != nullptr) gemv_allow_combine();
-#pragma unroll
-    for (int i = 0; i < Rows; ++i)
-      acc[i] = block_reduce<kGemvBlock>(acc[i], Sum{});
-    // thread 0 holds this block's part of rows r0 .. r0 + valid - 1
-    if (threadIdx.x == 0) {
-#pragma unroll
-      for (int i = 0; i < Rows; ++i) {
-        if (i >= valid) continue;
-        const int64_t row = r0 + i;
-        if (gridDim.x == 1) {
-          y[row] = axpby(alpha, acc[i], beta, y + row);
-        } else {
-          partials[blockIdx.x * m + row] = acc[i];
-        }
       }
     }
   }
