@@ -71,6 +71,9 @@ KernelResources resources(const GemvPlan& p) {
     case GemvPath::kRowPairs:
       // 5/8 of the SM's threads (48 registers on sm_90); Unroll 4: 3/8 (80)
       return {kd::kGemvBlock, p.unroll == 4 ? 80 : 48, 1024};
+    case GemvPath::kSplitRows:
+      // row groups: 5/8 of the SM's threads (48 registers)
+      return {kd::kGemvBlock, p.group == 1 ? 0 : 48, 1024};
     case GemvPath::kColumns: {
       const auto s = kernelkit::gemv_tile_shape(p.tile);
       return {s.tx * s.ty, s.unroll > kd::kGemvColUnroll ? 64 : 0,
@@ -134,10 +137,7 @@ void check_invariants(const GemvPlan& p, BlasOp op, int64_t m, int64_t n, int64_
   // 16-byte loads only where every address they touch is aligned
   if (p.path == GemvPath::kRowPairs) {
     EXPECT_TRUE(p.aligned);
-    EXPECT_NE(p.combine, GemvCombine::kCluster);
-    EXPECT_EQ(p.combine == GemvCombine::kWorkspace, p.shape.grid.x > 1);
-    EXPECT_EQ(p.splits, int(p.shape.grid.x));
-    EXPECT_LE(int64_t{p.chunk} + p.cols / 4, int64_t{INT32_MAX});
+    EXPECT_EQ(p.combine, GemvCombine::kNone);
   }
   if ((p.path == GemvPath::kRows || p.path == GemvPath::kSplitRows ||
        p.path == GemvPath::kRowPairs) &&
@@ -212,13 +212,13 @@ TEST(GemvPlan, H100SweepTable) {
   const Expect table[] = {
       {N, 1, 33554432, GemvPath::kSplitRows, kWs, 1056, 0},
       {N, 33554432, 1, GemvPath::kCopy, kNone, 1, 0},
-      {N, 3, 8388608, GemvPath::kRowPairs, kWs, 2048, 0},
+      {N, 3, 8388608, GemvPath::kSplitRows, kWs, 660, 0},  // a group of 3 rows
       {N, 8388608, 3, GemvPath::kShortRows, kNone, 1, 0},
-      {N, 8, 4194304, GemvPath::kRowPairs, kWs, 1024, 0},
+      {N, 8, 4194304, GemvPath::kSplitRows, kWs, 132, 0},
       {N, 4194304, 8, GemvPath::kShortRows, kNone, 1, 0},
-      {N, 64, 524288, GemvPath::kRowPairs, kWs, 128, 0},
+      {N, 64, 524288, GemvPath::kSplitRows, kWs, 16, 0},
       {N, 524288, 64, GemvPath::kRows, kNone, 1, 8},
-      {N, 1024, 32768, GemvPath::kRowPairs, kWs, 8, 0},
+      {N, 1024, 32768, GemvPath::kSplitRows, kNone, 1, 0},
       {N, 4096, 4096, GemvPath::kRowPairs, kNone, 1, 0},
       {N, 8192, 8192, GemvPath::kRowPairs, kNone, 1, 0},
       {N, 14336, 4096, GemvPath::kRowPairs, kNone, 1, 0},
@@ -255,7 +255,16 @@ TEST(GemvPlan, H100SweepTable) {
     if (p.path == GemvPath::kColumns) EXPECT_EQ(int(p.tile), e.width_or_tile);
     EXPECT_TRUE((p.path != GemvPath::kRows && p.path != GemvPath::kSplitRows) || p.aligned);
   }
-  // the pair kernel's loads a trip
+  // row groups and the pair kernel's loads a trip
+  const auto group_of = [&](int64_t m, int64_t n) {
+    return plan(BlasOp::N, m, n, n, {}, kernelkit::gemv_workspace_bytes(BlasOp::N, m, n), d).group;
+  };
+  EXPECT_EQ(group_of(1, 33554432), 1);
+  EXPECT_EQ(group_of(3, 8388608), 3);
+  EXPECT_EQ(group_of(4, 4194304), 4);
+  EXPECT_EQ(group_of(8, 4194304), 1);
+  EXPECT_EQ(group_of(64, 524288), 1);
+  EXPECT_EQ(group_of(1024, 32768), 1);
   EXPECT_EQ(plan(BlasOp::N, 4096, 4096, 4096, {}, 16384, d).unroll, 4);
   EXPECT_EQ(plan(BlasOp::N, 4096, 14336, 14336, {}, 16384, d).unroll, 2);
   EXPECT_EQ(plan(BlasOp::N, 8192, 8192, 8192, {}, 16384, d).unroll, 4);
@@ -274,12 +283,12 @@ TEST(GemvPlan, H100SweepTable) {
   EXPECT_EQ(plan(BlasOp::T, 40001, 1500, 1500, {}, size_t{4} << 20, d).splits, 264);
   EXPECT_NE(plan(BlasOp::T, 70001, 1024, 1024, {}, 0, d).tile, GemvTile::kFat);
   EXPECT_NE(plan(BlasOp::T, 60000, 1024, 1024, {}, size_t{4} << 20, d).tile, GemvTile::kFat);
-  // few rows split over the columns: pairs with the workspace; else a block per row
-  EXPECT_EQ(plan(BlasOp::N, 3, 8388608, 8388608, {}, 65536, d).path, GemvPath::kRowPairs);
-  EXPECT_EQ(plan(BlasOp::N, 3, 8388608, 8388608, {}, 0, d).path, GemvPath::kSplitRows);
-  EXPECT_EQ(plan(BlasOp::N, 3, 8388608, 8388608, {}, 0, kktest::a100()).path, GemvPath::kSplitRows);
-  EXPECT_EQ(plan(BlasOp::N, 3, 8388607, 8388607, {}, 65536, d).path, GemvPath::kSplitRows);
-  EXPECT_EQ(plan(BlasOp::N, 3, 8388608, 8388608, {1, 0, 0}, 65536, d).path, GemvPath::kSplitRows);
+  // without a workspace (or with too little) the rows are not grouped: clusters or one block
+  EXPECT_EQ(plan(BlasOp::N, 3, 8388608, 8388608, {}, 0, d).group, 1);
+  EXPECT_EQ(plan(BlasOp::N, 3, 8388608, 8388608, {}, 0, kktest::a100()).group, 1);
+  // odd lda or misaligned rows: a block per row
+  EXPECT_EQ(plan(BlasOp::N, 3, 8388607, 8388607, {}, 16384, d).group, 1);
+  EXPECT_EQ(plan(BlasOp::N, 3, 8388608, 8388608, {1, 0, 0}, 16384, d).group, 1);
 }
 
 // Without a workspace: thin shapes use clusters on Hopper builds, else run unsplit.
@@ -310,18 +319,9 @@ TEST(GemvPlan, SplitsOnlyWithinTheWorkspace) {
   const DeviceInfo d = kktest::a100();  // no clusters
   const GemvPlan full = plan(BlasOp::N, 3, 8388608, 8388608, {}, 1 << 20, d);
   EXPECT_EQ(full.combine, GemvCombine::kWorkspace);
-  // pairs split over the columns: chunks double until their partials fit (2^21 packs of a
-  // row: 8 chunks of 2^18 for 30 floats)
   const GemvPlan some = plan(BlasOp::N, 3, 8388608, 8388608, {}, 3 * 10 * sizeof(float), d);
-  EXPECT_EQ(some.path, GemvPath::kRowPairs);
   EXPECT_EQ(some.combine, GemvCombine::kWorkspace);
-  EXPECT_EQ(some.splits, 8);
-  EXPECT_EQ(some.chunk, 1 << 18);
-  // a block per row where pairs cannot split (odd lda): as many splits as fit
-  const GemvPlan rows = plan(BlasOp::N, 3, 8388607, 8388607, {}, 3 * 10 * sizeof(float), d);
-  EXPECT_EQ(rows.path, GemvPath::kSplitRows);
-  EXPECT_EQ(rows.combine, GemvCombine::kWorkspace);
-  EXPECT_EQ(rows.splits, 10);
+  EXPECT_EQ(some.splits, 10);
   const GemvPlan none = plan(BlasOp::N, 3, 8388608, 8388608, {}, 3 * sizeof(float), d);
   EXPECT_EQ(none.combine, GemvCombine::kNone);
   EXPECT_EQ(none.splits, 1);
@@ -339,7 +339,7 @@ TEST(GemvPlan, WorkspaceBytesBound) {
   EXPECT_EQ(kernelkit::gemv_workspace_bytes(BlasOp::N, 8388608, 3), 0u);   // short rows
   EXPECT_EQ(kernelkit::gemv_workspace_bytes(BlasOp::N, 33554432, 1), 0u);  // a copy
   EXPECT_EQ(kernelkit::gemv_workspace_bytes(BlasOp::T, 1, 33554432), 0u);  // a copy
-  EXPECT_EQ(kernelkit::gemv_workspace_bytes(BlasOp::N, 1, 33554432), 65536u);
+  EXPECT_EQ(kernelkit::gemv_workspace_bytes(BlasOp::N, 1, 33554432), 16384u);
   EXPECT_EQ(kernelkit::gemv_workspace_bytes(BlasOp::T, 4096, 4096), size_t{4} << 20);
   EXPECT_EQ(kernelkit::gemv_workspace_bytes(BlasOp::T, 8388608, 3), 4096u * 3 * 4);
 }
@@ -504,6 +504,23 @@ Model run_model(const GemvPlan& p, const GemvAlignment& al, int64_t span) {
       break;
     }
     case GemvPath::kSplitRows:
+      if (p.group > 1) {
+        // gemv_n_group_kernel: block (s, g) owns rows g * group .. and lanes s * 256 + t
+        EXPECT_TRUE(p.aligned);
+        EXPECT_NE(p.combine, GemvCombine::kCluster);
+        const int64_t groups = (m + p.group - 1) / p.group;
+        for (unsigned by = 0; by < gy; ++by)
+          for (int64_t g = by; g < groups; g += gy)
+            for (int64_t row = g * p.group; row < std::min(m, (g + 1) * p.group); ++row)
+              for (unsigned s = 0; s < gx; ++s) {
+                for (int t = 0; t < kd::kGemvBlock; ++t)
+                  model_row(md, p, al, row * ld, int64_t{s} * kd::kGemvBlock + t,
+                            int64_t{gx} * kd::kGemvBlock);
+                if (gx == 1) out(0, row, false);
+                if (gx > 1) out(s, row, true);
+              }
+        break;
+      }
       for (unsigned by = 0; by < gy; ++by)
         for (int64_t row = by; row < m; row += gy)
           for (unsigned s = 0; s < gx; ++s) {
@@ -514,30 +531,16 @@ Model run_model(const GemvPlan& p, const GemvAlignment& al, int64_t span) {
             if (gx > 1 && ws) out(s, row, true);
           }
       break;
-    case GemvPath::kRowPairs: {
-      // (an odd last row is summed as a pair with itself: read twice, modelled once); block
-      // (s, .) covers packs [s * chunk, (s + 1) * chunk) of its rows, the last one the tail
-      EXPECT_TRUE(p.aligned);
-      const int64_t packs = n / 4;
-      EXPECT_GE(int64_t{p.chunk} * gx, packs);
-      EXPECT_LT(int64_t{p.chunk} * (gx - 1), std::max<int64_t>(packs, 1));
-      EXPECT_EQ(gx > 1, ws);
+    case GemvPath::kRowPairs:
+      // (an odd last row is summed as a pair with itself: read twice, modelled once)
       for (unsigned by = 0; by < gy; ++by)
         for (int64_t r = 2 * int64_t{by}; r < m; r += 2 * int64_t{gy})
-          for (int64_t row = r; row < std::min(r + 2, m); ++row)
-            for (unsigned sx = 0; sx < gx; ++sx) {
-              const int64_t begin = int64_t{sx} * p.chunk;
-              const int64_t end = std::min(packs, begin + p.chunk);
-              for (int64_t q = begin; q < end; ++q)
-                md.read_pack(row * ld + 4 * q, al.a);
-              if (sx + 1 == gx)
-                for (int64_t e = 4 * packs; e < n; ++e)
-                  md.read(row * ld + e);
-              if (gx == 1) out(0, row, false);
-              if (gx > 1) out(sx, row, true);
-            }
+          for (int64_t row = r; row < std::min(r + 2, m); ++row) {
+            for (int t = 0; t < kd::kGemvBlock; ++t)
+              model_row(md, p, al, row * ld, t, kd::kGemvBlock);
+            out(0, row, false);
+          }
       break;
-    }
     case GemvPath::kShortRows:
     case GemvPath::kShortColumns: {
       const int64_t tiles = (m + p.tile_rows - 1) / p.tile_rows;
@@ -654,14 +657,14 @@ TEST(GemvPlan, EveryElementReadOnceEveryOutputWrittenOnce) {
               check_coverage(p, op, m, n, lda, al, what);
               seen.insert(std::to_string(int(p.path)) + "/" + std::to_string(int(p.combine)) +
                           (p.path == GemvPath::kColumns ? "/" + std::to_string(int(p.tile)) : "") +
-                          "");
+                          (p.group > 1 ? "/g" : ""));
             }
       }
   }
   // the sweep reaches every path, combine and tile kernel
   for (const char* want : {"0/0",   "1/0",   "2/0",   "3/0",   "3/1",   "3/2",   "4/0",
                            "5/0/1", "5/2/1", "5/0/2", "5/0/3", "5/0/4", "5/0/0", "5/1/0",
-                           "5/2/0", "5/0/5", "5/1/5", "5/0/6", "6/2",   "7/0",   "7/2"})
+                           "5/2/0", "5/0/5", "5/1/5", "5/0/6", "6/2",   "7/0",   "3/2/g"})
     EXPECT_TRUE(seen.count(want)) << "no plan took " << want;
 }
 

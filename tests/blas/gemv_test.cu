@@ -272,13 +272,12 @@ TEST_F(Gemv, EveryPath) {
       {BlasOp::N, 3, 1000003, 1000003, 0, 0, 0},  // split rows
       {BlasOp::N, 8, 262147, 262147, 0, 0, 0},    // split rows, rows not 16-byte aligned
       {BlasOp::N, 64, 65536, 65536, 0, 0, 0},
-      {BlasOp::N, 3, 1000004, 1000004, 0, 0, 0},  // pairs split, odd last row
-      {BlasOp::N, 4, 300001, 300004, 0, 0, 0},    // pairs split, scalar tail
-      {BlasOp::N, 7, 100004, 100004, 0, 0, 0},    // pairs split over the columns, odd last row
-      {BlasOp::N, 2, 500002, 500004, 0, 0, 0},    // one pair split, 2-float tail
-      {BlasOp::N, 9, 70003, 70004, 0, 0, 2},      // pairs split, last chunk short, tail
-      {BlasOp::N, 600, 8192, 8192, 0, 0, 0},      // pairs split in 2 chunks
-      {BlasOp::N, 600, 8192, 8192, 0, 1, 0},      // x misaligned: a block per row
+      {BlasOp::N, 3, 1000004, 1000004, 0, 0, 0},  // a group of 3 rows sharing x, split
+      {BlasOp::N, 4, 300001, 300004, 0, 0, 0},    // a group of 4 rows, scalar tail
+      {BlasOp::N, 7, 100004, 100004, 0, 0, 0},    // 7 aligned rows: a block per row, split
+      {BlasOp::N, 2, 500002, 500004, 0, 0, 0},    // a group of 2 rows, 2-float tail
+      {BlasOp::N, 600, 8192, 8192, 0, 0, 0},      // a block per row
+      {BlasOp::N, 600, 8192, 8192, 0, 1, 0},      // x misaligned
       {BlasOp::N, 1500, 12000, 12000, 0, 0, 0},   // pairs of rows, 2 packs a row a trip
       {BlasOp::N, 9001, 4100, 4100, 0, 0, 0},     // many rows: pairs, odd last row, tail
       {BlasOp::N, 2001, 4099, 4100, 0, 0, 1},     // a block per pair of rows, odd last row, tail
@@ -317,7 +316,7 @@ TEST_F(Gemv, EveryPath) {
       {BlasOp::T, 30001, 501, 501, 0, 0, 0},
   };
   // sanitizer: of a shape's workspace variants those that plan alike run once, with one beta
-  // (turning with the shape): every path, combine, tile, split and unroll still runs
+  // (turning with the shape): every path, combine, tile, group and unroll still runs
   const bool san = kktest::sanitizer_run();
   kernelkit::DeviceInfo dev;
   CUDA_CHECK(kernelkit::current_device_info(&dev));
@@ -341,7 +340,7 @@ TEST_F(Gemv, EveryPath) {
                                                   ws_bytes_for(c), dev);
           const std::string key = std::to_string(i) + ":" + std::to_string(int(q.path)) + "/" +
                                   std::to_string(int(q.combine)) + "/" +
-                                  std::to_string(int(q.tile)) + "/" + std::to_string(q.splits > 1) +
+                                  std::to_string(int(q.tile)) + "/" + std::to_string(q.group) +
                                   "/" + std::to_string(q.unroll) + "/" + std::to_string(q.width);
           if (beta != (i % 2 == 0 ? 0.f : -0.5f) || !planned.insert(key).second) {
             ++seed;
@@ -353,6 +352,7 @@ TEST_F(Gemv, EveryPath) {
             seed++);
         seen.insert(std::to_string(int(p.path)) + "/" + std::to_string(int(p.combine)) +
                     (p.path == GemvPath::kColumns ? "/" + std::to_string(int(p.tile)) : "") +
+                    (p.group > 1 ? "/g" : "") +
                     (p.path == GemvPath::kRowPairs && p.unroll == 4 ? "/u4" : ""));
       }
   kernelkit::DeviceInfo d;
@@ -365,7 +365,7 @@ TEST_F(Gemv, EveryPath) {
     // path/combine[/tile] as the enums' values
     for (const char* want :
          {"1/0", "2/0", "3/0", "3/1", "3/2", "4/0", "5/0/0", "5/0/1", "5/2/1", "5/0/2", "5/0/3",
-          "5/0/4", "5/2/0", "5/1/0", "5/0/5", "6/2", "7/0", "7/0/u4", "7/2/u4"})
+          "5/0/4", "5/2/0", "5/1/0", "5/0/5", "6/2", "7/0", "7/0/u4", "3/2/g"})
       EXPECT_TRUE(seen.count(want)) << "no case ran " << want;
   }
 }
@@ -617,7 +617,7 @@ TEST_F(Gemv, KK_LARGE(ThinShapesPast2Pow31Elements)) {
     check_large(BlasOp::T, m, n, dA.get(), 2);
   }
   {
-    // three aligned rows of 2^30 + 4: N pairs split over the columns
+    // three aligned rows of 2^30 + 4: N a group of 3 rows sharing x, split
     const int64_t m = 3, n = (int64_t{1} << 30) + 4;
     DeviceBuffer<float> dA(m * n);
     fill_sparse_kernel<<<4096, 256>>>(dA.get(), m, n);

@@ -15,11 +15,11 @@
 //     <= 64, at least half of it used): whole rows staged in shared memory as one
 //     16-byte-loaded span (kShortRows, kShortColumns; the latter writes a partial per block
 //     and needs the workspace; its x is loaded beside the rows).
-//   - N, few long rows (a block per row leaves 3/4 of the device idle): aligned rows enough
-//     for a block per pair of rows to fill the device: kRowPairs (rows of <= 8192 floats: 4
-//     packs of each row a trip); other aligned rows: kRowPairs split over the columns
-//     (partials in the workspace); else several blocks per row (kSplitRows): partials in
-//     the workspace, else a cluster (sm_90+), else one block.
+//   - N, few long rows (a block per row leaves 3/4 of the device idle): several blocks per
+//     row (kSplitRows): partials in the workspace, else a cluster (sm_90+), else one block;
+//     2..4 aligned rows share each pack of x in one block (a group; split through the
+//     workspace or not at all); aligned rows enough for a block per pair of rows to fill
+//     the device: kRowPairs (rows of <= 8192 floats: 4 packs of each row a trip).
 //     Many rows: aligned rows of >= 4096 floats a block per pair of rows (kRowPairs), else a
 //     group of 4..32 lanes per row (kRows).
 //   - T: blocks own column tiles (kColumns): m <= 64: a thread owns 4 columns over every
@@ -109,7 +109,6 @@ inline GemvAlignment gemv_alignment(const float* A, const float* x, const float*
 // Caps that bound the workspace a plan asks for, whatever the device.
 inline constexpr int64_t kGemvMaxPartialRows = 4096;           // partial rows of a split
 inline constexpr int64_t kGemvMaxPartials = int64_t{1} << 20;  // floats of partials
-inline constexpr int64_t kGemvMaxRowPartials = 16384;          // BlasOp::N: floats of partials
 
 // What one call runs; every decision is here.
 struct GemvPlan {
@@ -135,8 +134,11 @@ struct GemvPlan {
   int splits = 1;
   // kShortRows / kShortColumns: rows staged per tile (kShortColumns: a multiple of 256 / width)
   int tile_rows = 0;
+  // kSplitRows: rows a block owns (its share of their columns), each pack of x loaded once
+  // for all of them (gemv_n_group_kernel; 2..4 aligned rows, all of the matrix's, a split
+  // through the workspace or none); 1: a block per row (gemv_n_split_kernel).
+  int group = 1;
   int unroll = 2;             // kRowPairs: packs of each row a thread loads a trip (2 or 4)
-  int chunk = 0;              // kRowPairs: packs of each row a block covers (splits > 1)
   int64_t partials = 0;       // floats of workspace written (kWorkspace), partial rows x count
   int combine_cols = 1;       // kWorkspace: outputs per combine block (1 or 32)
   LaunchShape shape;          // the main kernel
@@ -241,8 +243,8 @@ inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes
       int64_t{gemv_pairs_blocks(blocks_per_sm(d, kGemvBlock, 0, 0), unroll)} * d.sm_count;
   const auto plan_pairs = [&] {
     p.path = GemvPath::kRowPairs;
+    p.group = 1;
     p.unroll = unroll;
-    p.chunk = static_cast<int>(packs);
     p.shape.grid =
         dim3(1, static_cast<unsigned>(std::min<int64_t>(ceil_div<int64_t>(m, 2), 65535)));
     p.shape.block = dim3(kGemvBlock);
@@ -254,43 +256,42 @@ inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes
     // a block per pair of rows: when pairs of aligned rows fill the pair kernel's blocks at
     // least once (4096 x 4096: a block per row ran 26.3 us against a 21 us copy, DRAM 78 %, 2
     // round trips a row; pairs, 2 packs a row a trip: 25.6).
-    int64_t want = gemv_wanted_splits(m, kGemvBlock, slots, d);
-    want = std::min({want, std::max<int64_t>(1, packs / (4 * kGemvBlock)),
-                     std::max<int64_t>(1, kGemvMaxPartialRows / m)});
-    if (want == 1 && pairs_fit) {
+    // 2..4 aligned rows share x's loads in one block (3 x 8388608 read x three times, from
+    // L2: 50.6 us; one group of 3, 660 blocks, 5 an SM: 50.1)
+    const auto plan_split = [&](int group) {
+      p.group = group;
+      p.partials = 0;
+      p.combine_shape = LaunchShape{};
+      const int64_t units = ceil_div<int64_t>(m, group);
+      const int64_t unit_slots =
+          group == 1 ? slots
+                     : int64_t{gemv_group_blocks(blocks_per_sm(d, kGemvBlock, 0, 0))} * d.sm_count;
+      int64_t want = gemv_wanted_splits(units, kGemvBlock, unit_slots, d);
+      want = std::min({want, std::max<int64_t>(1, packs / (4 * kGemvBlock)),
+                       std::max<int64_t>(1, kGemvMaxPartialRows / m)});
+      gemv_plan_split(p, want, 1, workspace_bytes, d);
+      p.shape.grid = dim3(static_cast<unsigned>(p.splits),
+                          static_cast<unsigned>(std::min<int64_t>(units, 65535)));
+      p.shape.block = dim3(kGemvBlock);
+      p.shape.cluster = dim3(1, 1, 1);
+      if (p.combine == GemvCombine::kCluster) p.shape.cluster = dim3(p.splits, 1, 1);
+      return want;
+    };
+    const int64_t row_want = plan_split(1);
+    if (row_want == 1 && pairs_fit) {
       plan_pairs();
       return;
     }
-    // Else aligned rows: pairs split over the columns, a chunk of 4 packs a thread of both
-    // rows a block (one trip), partials combined. The pair kernel runs bytes / 3.22 TB/s +
-    // 4.7 us on the H100 (4096^2 to 151936 x 4096, 05:00 run), where a block per row split
-    // ran + 7-8 us (8x4194304 55.4, 64x524288 50.3, 1024x32768 50.0, 3x8388608 50.6 us; a
-    // block per group of the 3 rows sharing x: 50.1; groups of 8: 55.4 -> 57.9 at 8 rows).
-    const int64_t room = static_cast<int64_t>(
-        std::min<size_t>(workspace_bytes / sizeof(float), size_t{kGemvMaxRowPartials}));
-    int64_t chunk = 4 * kGemvBlock;
-    int64_t chunks = ceil_div<int64_t>(packs, chunk);
-    while (chunks * m > room && chunks > 1) {
-      chunk *= 2;
-      chunks = ceil_div<int64_t>(packs, chunk);
-    }
-    if (p.aligned && m >= 2 && chunks >= 2 && packs + chunk <= INT32_MAX) {
-      p.path = GemvPath::kRowPairs;
-      p.unroll = 4;
-      p.chunk = static_cast<int>(chunk);
-      p.splits = static_cast<int>(chunks);
-      gemv_plan_combine(p, chunks, d);
-      p.shape.grid = dim3(static_cast<unsigned>(chunks),
-                          static_cast<unsigned>(std::min<int64_t>(ceil_div<int64_t>(m, 2), 65535)));
-      p.shape.block = dim3(kGemvBlock);
-      return;
-    }
-    // a block per row (any alignment), split through the workspace, a cluster or not at all
-    gemv_plan_split(p, want, 1, workspace_bytes, d);
-    p.shape.grid =
-        dim3(static_cast<unsigned>(p.splits), static_cast<unsigned>(std::min<int64_t>(m, 65535)));
-    p.shape.block = dim3(kGemvBlock);
-    if (p.combine == GemvCombine::kCluster) p.shape.cluster = dim3(p.splits, 1, 1);
+    // (groups of 4 and 8 rows lost on the H100: 8x4194304 55.4 -> 57.9 us, 64x524288 50.3 ->
+    // 52.4, 1024x32768 50.0 -> 50.7, at 512 blocks of 8 rows; 3x8388608 as one group of 3
+    // rows: 50.6 -> 50.1)
+    const int group = p.aligned && m >= 2 && m <= 4 ? static_cast<int>(m) : 1;
+    if (group == 1) return;
+    const int64_t want = plan_split(group);
+    // groups only where their split goes through the workspace (or none is wanted); else, as
+    // before, a block per row, split through a cluster or not at all
+    if (p.combine == GemvCombine::kCluster || (p.combine == GemvCombine::kNone && want > 1))
+      plan_split(1);
     return;
   }
   // many aligned rows of >= 4096 floats: pairs too (4 or 8 loads of A in flight a thread; a
@@ -473,7 +474,7 @@ inline size_t gemv_workspace_bytes(BlasOp op, int64_t m, int64_t n) {
     // splits only rows of more than 64 floats: one row, or rows of >= 4096 floats
     const bool may_split =
         m == 1 ? n > detail::kGemvShortMaxCols : n >= 4 * detail::kGemvBlock * detail::kGemvPack;
-    return may_split ? static_cast<size_t>(kGemvMaxRowPartials) * sizeof(float) : 0;
+    return may_split ? static_cast<size_t>(kGemvMaxPartialRows) * sizeof(float) : 0;
   }
   if (m == 1) return 0;  // a scaled copy
   return static_cast<size_t>(std::min(kGemvMaxPartials, kGemvMaxPartialRows * n)) * sizeof(float);
@@ -546,20 +547,20 @@ cudaError_t launch_gemv(const GemvPlan& p, float alpha, const float* A, const fl
                 });
               });
             } else if constexpr (kPath == kSplitRows) {
+              if (p.group > 1) {
+                return dispatch<2, 3, detail::kGemvMaxGroupRows>(p.group, [&](auto rows) {
+                  return launch(detail::gemv_n_group_kernel<decltype(rows)::value>, p.shape, stream,
+                                p.rows, p.cols, alpha, A, p.ld, x, beta, y, partials);
+                });
+              }
               return dispatch<false, true>(p.aligned, [&](auto vec) {
                 return launch(detail::gemv_n_split_kernel<decltype(vec)::value>, p.shape, stream,
                               p.rows, p.cols, alpha, A, p.ld, x, beta, y, partials);
               });
             } else if constexpr (kPath == kRowPairs) {
-              if (partials != nullptr) {
-                // split over the columns: always 4 packs a thread a trip (the plan)
-                return launch(detail::gemv_n_row_pairs_kernel<4, true>, p.shape, stream, p.rows,
-                              p.cols, alpha, A, p.ld, x, beta, y, p.chunk, partials);
-              }
               return dispatch<2, 4>(p.unroll, [&](auto unroll) {
-                return launch(detail::gemv_n_row_pairs_kernel<decltype(unroll)::value, false>,
-                              p.shape, stream, p.rows, p.cols, alpha, A, p.ld, x, beta, y, p.chunk,
-                              partials);
+                return launch(detail::gemv_n_row_pairs_kernel<decltype(unroll)::value>, p.shape,
+                              stream, p.rows, p.cols, alpha, A, p.ld, x, beta, y);
               });
             } else if constexpr (kPath == kShortRows) {
               return launch(detail::gemv_n_short_kernel<>, p.shape, stream, p.rows, p.cols, alpha,

@@ -77,6 +77,16 @@ __host__ __device__ constexpr int gemv_pairs_blocks(int blocks_per_sm, int unrol
                     : (blocks_per_sm * 5 / 8 < 1 ? 1 : blocks_per_sm * 5 / 8);
 }
 
+// Rows a block of gemv_n_group_kernel shares x's loads among (few long aligned rows).
+inline constexpr int kGemvMaxGroupRows = 4;
+
+// __launch_bounds__ minimum blocks of gemv_n_group_kernel: 5/8 of the SM's 256-thread blocks
+// (48 registers on sm_90: Rows + 1 loads in flight; at 40 ptxas issued the third row's load
+// after the first FFMA). The plan reads the same fraction.
+__host__ __device__ constexpr int gemv_group_blocks(int blocks_per_sm) {
+  return blocks_per_sm * 5 / 8 < 1 ? 1 : blocks_per_sm * 5 / 8;
+}
+
 // Static shared memory of gemv_t_kernel<Pack, TX, TY, ...> (the plan's occupancy input).
 __host__ __device__ constexpr int gemv_t_smem_bytes(int pack, int tx, int ty) {
   return ty == 1 ? 0
@@ -404,26 +414,20 @@ __global__ void __launch_bounds__(kGemvBlock, Aligned
 // packs of x they share: 2 * Unroll loads of A in flight (the block-per-row kernel: 2), one
 // round trip per Unroll x 256 packs of a pair. Unroll 2: 48 registers on sm_90 (5/8 of the
 // SM's threads: 80 KiB of A in flight an SM); Unroll 4: 80 registers, 3/8 of the SM's
-// threads (96 KiB; rows of 4096 floats are one trip). Split (few long rows, gridDim.x chunks):
-// block (s, .) covers packs [s * chunk, (s + 1) * chunk) of its pair (the last one adds the
-// scalar tail) and writes partials[s * m + row] (gemv_combine_kernel adds them). A, lda and
-// x are 16-byte aligned; packs + chunk < 2^31 (int pack indices). An odd last row is summed
-// as a pair with itself, written once.
-template <int Unroll, bool Split>
+// threads (96 KiB; rows of 4096 floats are one trip). A, lda and x are
+// 16-byte aligned; n < 2^33 (int pack indices). An odd last row is summed as a pair with
+// itself, written once.
+template <int Unroll>
 __global__ void __launch_bounds__(kGemvBlock,
                                   gemv_pairs_blocks(min_blocks_per_sm(kGemvBlock), Unroll))
     gemv_n_row_pairs_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A,
                             int64_t lda, const float* __restrict__ x, float beta,
-                            float* __restrict__ y, int chunk, float* __restrict__ partials) {
+                            float* __restrict__ y) {
   static_assert(Unroll == 2 || Unroll == 4, "the plan's two forms");
   using F4 = Pack<float, kGemvPack>;
-  const int packs = static_cast<int>(n / kGemvPack);  // plan: packs + chunk < 2^31
+  const int packs = static_cast<int>(n / kGemvPack);  // plan: n < 2^33
   const int tail = packs * kGemvPack;
   const int t = static_cast<int>(threadIdx.x);
-  // (not Split: one block a pair, chunk and partials unused; 48 registers without spills)
-  const int begin = Split ? static_cast<int>(blockIdx.x) * chunk : 0;
-  const int end = Split && packs - begin > chunk ? begin + chunk : packs;
-  const bool last = !Split || blockIdx.x + 1 == gridDim.x;  // adds the scalar tail
   const F4* xp = reinterpret_cast<const F4*>(x);
   for (int64_t r = 2 * int64_t{blockIdx.y}; r < m; r += 2 * int64_t{gridDim.y}) {
     const float* a0 = A + r * lda;
@@ -431,9 +435,9 @@ __global__ void __launch_bounds__(kGemvBlock,
     const F4* p0 = reinterpret_cast<const F4*>(a0);
     const F4* p1 = reinterpret_cast<const F4*>(a1);
     float acc0[Unroll] = {}, acc1[Unroll] = {};
-    int p = begin + t;
+    int p = t;
 #pragma unroll 1
-    for (; p + (Unroll - 1) * kGemvBlock < end; p += Unroll * kGemvBlock) {
+    for (; p + (Unroll - 1) * kGemvBlock < packs; p += Unroll * kGemvBlock) {
       F4 v0[Unroll], v1[Unroll], xv[Unroll];
 #pragma unroll
       for (int u = 0; u < Unroll; ++u) {
@@ -450,25 +454,14 @@ __global__ void __launch_bounds__(kGemvBlock,
         }
       }
     }
-    // the last packs (fewer than Unroll a thread: at most one for Unroll 2)
-    if constexpr (Unroll == 2) {
-      if (p < end) {
-        const F4 v0 = p0[p], v1 = p1[p], xv = xp[p];
-#pragma unroll
-        for (int k = 0; k < kGemvPack; ++k) {
-          acc0[0] = fmaf(v0.elem[k], xv.elem[k], acc0[0]);
-          acc1[0] = fmaf(v1.elem[k], xv.elem[k], acc1[0]);
-        }
-      }
-    } else {
+    // the last packs (fewer than Unroll a thread)
 #pragma unroll 1
-      for (; p < end; p += kGemvBlock) {
-        const F4 v0 = p0[p], v1 = p1[p], xv = xp[p];
+    for (; p < packs; p += kGemvBlock) {
+      const F4 v0 = p0[p], v1 = p1[p], xv = xp[p];
 #pragma unroll
-        for (int k = 0; k < kGemvPack; ++k) {
-          acc0[0] = fmaf(v0.elem[k], xv.elem[k], acc0[0]);
-          acc1[0] = fmaf(v1.elem[k], xv.elem[k], acc1[0]);
-        }
+      for (int k = 0; k < kGemvPack; ++k) {
+        acc0[0] = fmaf(v0.elem[k], xv.elem[k], acc0[0]);
+        acc1[0] = fmaf(v1.elem[k], xv.elem[k], acc1[0]);
       }
     }
     float d0 = 0.f, d1 = 0.f;
@@ -477,21 +470,84 @@ __global__ void __launch_bounds__(kGemvBlock,
       d0 += acc0[u];
       d1 += acc1[u];
     }
-    if (last && t < static_cast<int>(n) - tail) {
+    if (t < static_cast<int>(n) - tail) {
       d0 = fmaf(a0[tail + t], x[tail + t], d0);
       d1 = fmaf(a1[tail + t], x[tail + t], d1);
     }
-    if (Split && r + 2 * int64_t{gridDim.y} >= m) gemv_allow_combine();
     d0 = block_reduce<kGemvBlock>(d0, Sum{});
     d1 = block_reduce<kGemvBlock>(d1, Sum{});
-    // thread 0 holds the dot products (or this chunk's parts) of rows r and r + 1
+    // thread 0 holds the dot products of rows r and r + 1
     if (t == 0) {
-      if constexpr (!Split) {
-        y[r] = axpby(alpha, d0, beta, y + r);
-        if (r + 1 < m) y[r + 1] = axpby(alpha, d1, beta, y + r + 1);
-      } else {
-        partials[blockIdx.x * m + r] = d0;
-        if (r + 1 < m) partials[blockIdx.x * m + r + 1] = d1;
+      y[r] = axpby(alpha, d0, beta, y + r);
+      if (r + 1 < m) y[r + 1] = axpby(alpha, d1, beta, y + r + 1);
+    }
+  }
+}
+
+// BlasOp::N, few long aligned rows (2 <= m, a split over the columns wanted): a block per
+// group of Rows consecutive rows and a share of their columns. Block (s, g) reads the
+// 16-byte packs s * 256 + t, stepping by gridDim.x * 256 (as gemv_n_split_kernel), of rows
+// g * Rows .. g * Rows + Rows - 1 (those past m are not loaded), and loads each pack of x once
+// for all of them: Rows loads of A and one of x in flight a thread, and Rows times fewer
+// loads of x than a block per row (x comes from L2 when it does not fit L1: 3 x 8388608
+// read it three times). Grid-stride over groups by gridDim.y. gridDim.x == 1: the block
+// writes y; else partials[s * m + row] (gemv_combine_kernel adds them). A, lda and x are
+// 16-byte aligned.
+template <int Rows>
+__global__ void __launch_bounds__(kGemvBlock, gemv_group_blocks(min_blocks_per_sm(kGemvBlock)))
+    gemv_n_group_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
+                        const float* __restrict__ x, float beta, float* __restrict__ y,
+                        float* __restrict__ partials) {
+  static_assert(Rows >= 2 && Rows <= kGemvMaxGroupRows, "the plan's group sizes");
+  using F4 = Pack<float, kGemvPack>;
+  const int64_t packs = n / kGemvPack;
+  const int64_t tail = packs * kGemvPack;
+  const int64_t lane = int64_t{blockIdx.x} * kGemvBlock + threadIdx.x;
+  const int64_t lanes = int64_t{gridDim.x} * kGemvBlock;
+  const int64_t groups = ceil_div<int64_t>(m, Rows);
+  const F4* xp = reinterpret_cast<const F4*>(x);
+  for (int64_t g = blockIdx.y; g < groups; g += gridDim.y) {
+    const int64_t r0 = g * Rows;
+    const int valid = m - r0 < Rows ? static_cast<int>(m - r0) : Rows;
+    const float* a = A + r0 * lda;
+    float acc[Rows] = {};
+#pragma unroll 1
+    for (int64_t p = lane; p < packs; p += lanes) {
+      F4 av[Rows] = {};
+#pragma unroll
+      for (int i = 0; i < Rows; ++i) {
+        if (i < valid) av[i] = load_pack<kGemvPack>(a + i * lda, p);
+      }
+      const F4 xv = xp[p];
+#pragma unroll
+      for (int i = 0; i < Rows; ++i) {
+#pragma unroll
+        for (int k = 0; k < kGemvPack; ++k)
+          acc[i] = fmaf(av[i].elem[k], xv.elem[k], acc[i]);
+      }
+    }
+    if (lane < n - tail) {
+      const float xt = x[tail + lane];
+#pragma unroll
+      for (int i = 0; i < Rows; ++i) {
+        if (i < valid) acc[i] = fmaf(a[i * lda + tail + lane], xt, acc[i]);
+      }
+    }
+    if (g + gridDim.y >= groups && partials != nullptr) gemv_allow_combine();
+#pragma unroll
+    for (int i = 0; i < Rows; ++i)
+      acc[i] = block_reduce<kGemvBlock>(acc[i], Sum{});
+    // thread 0 holds this block's part of rows r0 .. r0 + valid - 1
+    if (threadIdx.x == 0) {
+#pragma unroll
+      for (int i = 0; i < Rows; ++i) {
+        if (i >= valid) continue;
+        const int64_t row = r0 + i;
+        if (gridDim.x == 1) {
+          y[row] = axpby(alpha, acc[i], beta, y + row);
+        } else {
+          partials[blockIdx.x * m + row] = acc[i];
+        }
       }
     }
   }
