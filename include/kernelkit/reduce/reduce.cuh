@@ -7,9 +7,8 @@
 // into a partial. 2..8 tiles (up to 65536 floats) on sm_90 builds: the blocks are one
 // thread-block cluster and the partials meet in block 0's shared memory (one launch, a
 // hardware barrier, no workspace). More tiles: the partials go to the workspace and are
-// combined in block order in the same launch, by the last block to arrive at the grid
-// barrier of a cooperative launch (the barrier's counter is the driver's, not the
-// workspace's; no block waits). Where no
+// combined in block order in the same launch, by block 0 after the grid barrier of a
+// cooperative launch (the barrier's counter is the driver's, not the workspace's). Where no
 // cooperative grid can be launched (the device has none, or MPS/MIG leaves fewer resident
 // blocks), a second kernel of one block combines them (on sm_90 a programmatic dependent
 // launch). Nothing is kept in the workspace between calls: a call is correct whatever the
@@ -96,8 +95,8 @@ struct ReducePlan {
   // kOut: split == 1, no workspace used; kCluster (split <= kReduceMaxCluster and
   // d.clusters()): the split blocks are one cluster, block 0 combines their partials from
   // its shared memory; kGrid (d.cooperative_launch): one partial per block in the
-  // workspace, combined in block order by the last block to arrive at the grid barrier,
-  // in the same (cooperative) launch; kPartials (neither): the same partials, combined in the same
+  // workspace, combined in block order by block 0 after the grid barrier, in the same
+  // (cooperative) launch; kPartials (neither): the same partials, combined in the same
   // order by a second kernel.
   detail::SplitWrite write = detail::SplitWrite::kOut;
   LaunchShape shape;    // the reading kernel: split blocks of kReduceBlock threads

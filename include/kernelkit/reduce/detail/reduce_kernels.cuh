@@ -11,9 +11,7 @@
 //   kGrid:     a cooperative launch (every block resident): each block writes its partial to
 //              partials[r * split + s] and syncs the grid (the driver's barrier, not the
 //              workspace's); then block r combines row r's partials in order
-//              s = 0, 1, ... (combine_partials) in the same launch (one row, CUDA 13: the
-//              blocks only arrive, and the block whose arrival completes the barrier
-//              combines);
+//              s = 0, 1, ... (combine_partials) in the same launch;
 //   kPartials: as kGrid, but the combine is reduce_combine_kernel (one block per row), a
 //              second launch (a programmatic dependent launch on sm_90): the fallback where a
 //              cooperative grid cannot be launched;
@@ -57,17 +55,6 @@ inline constexpr int kReduceRegs = 65536 / (kReduceBlock * kReduceMinBlocks);
 inline constexpr int kReduceCombineUnroll = 8;
 // Most blocks of a kCluster row: the portable cluster size (every sm_90+ part schedules it).
 inline constexpr int kReduceMaxCluster = 8;
-
-// kGrid with one row: the last block to arrive at the cooperative grid barrier combines
-// (no block waits). It reads the arrival token of cooperative_groups' grid barrier (the
-// barrier word before the block's add, with bit 31 flipping once every block arrived),
-// which is how the CUDA 13 headers implement it (cooperative_groups/details/sync.h, read
-// for 13.0); other toolkits take the full grid.sync() and block 0's combine.
-#if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ == 13
-#define KERNELKIT_REDUCE_LAST_ARRIVER 1
-#else
-#define KERNELKIT_REDUCE_LAST_ARRIVER 0
-#endif
 
 enum class SplitWrite { kOut, kPartials, kCluster, kGrid };
 
@@ -248,36 +235,13 @@ __global__ void __launch_bounds__(kReduceBlock, min_blocks_per_sm(kReduceBlock, 
     }
   }
   if constexpr (Write == SplitWrite::kGrid) {
+    // The grid barrier of the cooperative launch (its counter is the driver's, per launch):
+    // it releases thread 0's partial stores to every block. Every block takes part in the
+    // whole barrier, as documented (the blocks with no row to combine then only leave: the
+    // kernel's end is block 0's combine either way).
     namespace cg = cooperative_groups;
-    const cg::grid_group grid = cg::this_grid();
-    int64_t first = blockIdx.x;  // the first row this block combines
-#if KERNELKIT_REDUCE_LAST_ARRIVER
-    if (rows == 1) {
-      // One row: the block whose arrival completes the grid barrier combines, nobody waits.
-      // The barrier is the cooperative launch's own (the driver's word, valid per launch: no
-      // state of ours). Its arrival (barrier_arrive: a CTA barrier, then thread 0's
-      // atom.add.release.gpu of 1, block 0's of 2^31 - (blocks - 1)) returns in thread 0 the
-      // word before this block's add; the add that flips bit 31 is the last of the grid, and
-      // exactly one does. That block acquires (fence after the RMW of the release sequence)
-      // every block's partial and combines them in block order (combine_partials: the same
-      // bits as block 0 after a full barrier). Saves the wait: the last block's add and one
-      // partial load instead of its add landing, block 0's poll seeing it and the load.
-      const unsigned int before = grid.barrier_arrive();
-      const unsigned int add =
-          blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1u) : 1u;  // what thread 0 added
-      const bool flipped = threadIdx.x == 0 && ((before ^ (before + add)) & 0x80000000u) != 0;
-      if (flipped) __threadfence();  // acquire: the partials released by every arrival
-      if (!__syncthreads_or(flipped)) return;
-      first = 0;  // this block combines the row
-    } else
-#endif
-    {
-      // Rows > 1: the whole grid barrier; block r then combines row r. It releases thread
-      // 0's partial stores to every block. Every block takes part in the whole barrier (the
-      // blocks with no row to combine then only leave).
-      grid.sync();  // every partial of every row is visible
-    }
-    for (int64_t r = first; r < rows; r += gridDim.x) {
+    cg::this_grid().sync();  // every partial of every row is visible
+    for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
       const C v = combine_partials(partials + r * split, split, op);
       if (threadIdx.x == 0) out[r] = convert<Acc>(op(convert<C>(init), v));
     }
