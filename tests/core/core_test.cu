@@ -209,6 +209,40 @@ TEST(HostCache, IsBoundedAndSafeFromManyThreads) {
   EXPECT_LE(found, 64);
 }
 
+// A plan's cluster past the portable 8 blocks that cannot be placed (MPS, MIG): the plan is
+// made again with clusters of at most 8 before clusters are given up.
+TEST(PlanAndLaunch, ReplansWithPortableClustersFirst) {
+  struct Plan {
+    kk::LaunchShape shape;
+  };
+  const kk::DeviceInfo d = kktest::h100();
+  ASSERT_EQ(d.max_cluster(), 16);
+  std::vector<int> planned_with;  // the device's max_cluster() at each plan
+  auto plan = [&](const kk::DeviceInfo& dev) {
+    planned_with.push_back(dev.max_cluster());
+    Plan p;
+    p.shape.cluster.x = dev.max_cluster();
+    return p;
+  };
+  auto fits_8 = [](const Plan& p) {
+    return p.shape.cluster.x <= 8 ? cudaSuccess : kk::kClusterDoesNotFit;
+  };
+  EXPECT_EQ(kk::plan_and_launch(d, plan, fits_8), cudaSuccess);
+  EXPECT_EQ(planned_with, (std::vector<int>{16, 8}));
+  // nothing fits: 16, then 8, then no cluster
+  planned_with.clear();
+  auto fits_1 = [](const Plan& p) {
+    return p.shape.cluster.x == 1 ? cudaSuccess : kk::kClusterDoesNotFit;
+  };
+  EXPECT_EQ(kk::plan_and_launch(d, plan, fits_1), cudaSuccess);
+  EXPECT_EQ(planned_with, (std::vector<int>{16, 8, 1}));
+  // the portable size everywhere else
+  EXPECT_EQ(kktest::a100().max_cluster(), 1);
+  kk::DeviceInfo sm120 = d;
+  sm120.cc_major = 12;
+  EXPECT_EQ(sm120.max_cluster(), 8);
+}
+
 TEST(PlanAndLaunch, ReplansWithoutClustersWhenNoneFits) {
   kk::DeviceInfo d = kktest::h100();
   std::vector<bool> planned_with;

@@ -231,7 +231,10 @@ TEST(SoftmaxPlan, SharedMemoryRowsAndBuffers) {
   EXPECT_EQ(p.split, 16);
   EXPECT_EQ(p.shape.block.x, 512u);
   EXPECT_EQ(p.blocks_per_sm, 3);
-  p = kk::plan_softmax(128, 262144, 4, 0, 0, d, 8);
+  kk::DeviceInfo portable = d;  // as plan_and_launch plans again
+  portable.nonportable_clusters = false;
+  EXPECT_EQ(portable.max_cluster(), 8);
+  p = kk::plan_softmax(128, 262144, 4, 0, 0, portable);
   EXPECT_EQ(p.path, SoftmaxPath::kCluster);
   EXPECT_EQ(p.split, 8);
   EXPECT_EQ(p.shape.block.x, 1024u);
@@ -240,9 +243,9 @@ TEST(SoftmaxPlan, SharedMemoryRowsAndBuffers) {
   kk::DeviceInfo sm120 = d;
   sm120.cc_major = 12;
   sm120.code_arch = 120;
-  EXPECT_EQ(kk::detail::softmax_max_cluster(sm120), 8);
+  EXPECT_EQ(sm120.max_cluster(), 8);
   EXPECT_EQ(plan(128, 262144, 4, sm120).split, 8);
-  EXPECT_EQ(kk::detail::softmax_max_cluster(kktest::h100_compute80()), 1);
+  EXPECT_EQ(kktest::h100_compute80().max_cluster(), 1);
   // the GPT-2 f32 row (196 KiB): one buffer, one block of 1024 threads per SM
   p = plan(4096, 50257, 4, d);
   EXPECT_EQ(p.path, SoftmaxPath::kBlock);
@@ -396,7 +399,7 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
     EXPECT_TRUE(d.clusters());
     EXPECT_EQ(p.path, SoftmaxPath::kCluster);
     EXPECT_TRUE(s.cluster.x == 2 || s.cluster.x == 4 || s.cluster.x == 8 ||
-                (s.cluster.x == 16 && kk::detail::softmax_max_cluster(d) == 16));
+                (s.cluster.x == 16 && d.max_cluster() == 16));
     EXPECT_EQ(s.grid.x % s.cluster.x, 0u);
   }
   if (p.path == SoftmaxPath::kCluster) EXPECT_TRUE(s.is_cluster());

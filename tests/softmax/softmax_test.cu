@@ -256,7 +256,7 @@ struct WideCase {
   SoftmaxPath want;  // kCluster falls back to kTwoPass on a GPU without clusters
   int64_t rows, cols;
   int split = 0, buffers = 0;  // 0: any
-  int max_cluster = 0;         // plan_softmax's (0: the device's largest cluster)
+  int max_cluster = 0;         // 0: the device's largest cluster; 8: the portable size only
 };
 
 // The layouts every wide case runs with.
@@ -312,7 +312,7 @@ void check_wide(const WideCase& w, const Layout& l, uint64_t seed) {
   ASSERT_EQ(int(p.path), int(want)) << w.rows << "x" << w.cols << " on " << w.sms << " SMs";
   if (p.path == w.want && l.in_shift == 0 && l.out_shift == 0 && !l.in_place) {
     // (a cluster of 16 only where the device's architecture launches one)
-    if (w.split && w.split <= std::max(1, kk::detail::softmax_max_cluster(d)))
+    if (w.split && w.split <= std::max(1, d.max_cluster()))
       EXPECT_EQ(p.split, w.split) << w.rows << "x" << w.cols;
     if (w.buffers) EXPECT_EQ(p.buffers, w.buffers) << w.rows << "x" << w.cols;
   }

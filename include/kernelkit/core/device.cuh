@@ -83,6 +83,10 @@ struct DeviceInfo {
   int smem_reserved_per_block = 0;  // bytes the system keeps per resident block (1 KiB sm_80+)
   int l2_bytes = 0;
   bool cluster_launch = false;  // the device can launch thread-block clusters (sm_90+)
+  // Plans may use clusters past the portable 8 blocks where the architecture has them
+  // (max_cluster()); plan_and_launch clears it when such a cluster cannot be placed (MPS,
+  // MIG, a smaller SM partition) and plans again.
+  bool nonportable_clusters = true;
   // The device can launch cooperative grids (every block resident at once, grid-wide
   // barriers: cooperative_groups::this_grid().sync()).
   bool cooperative_launch = false;
@@ -95,6 +99,12 @@ struct DeviceInfo {
   // Thread-block clusters (and distributed shared memory) may be planned: the device can
   // launch them and the kernels were compiled with their cluster code.
   constexpr bool clusters() const { return cluster_launch && code_arch >= 90; }
+  // The most blocks a planned cluster may have: 16 (the non-portable size) on sm_90 / sm_100,
+  // else the portable 8; 1 without clusters.
+  constexpr int max_cluster() const {
+    if (!clusters()) return 1;
+    return nonportable_clusters && (cc_major == 9 || cc_major == 10) ? 16 : 8;
+  }
   // Resident threads the whole device holds.
   constexpr int64_t device_threads() const { return int64_t{sm_count} * max_threads_per_sm; }
 };

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "kernelkit/core/device.cuh"
@@ -191,14 +192,33 @@ cudaError_t launch(void (*kernel)(Params...), const LaunchShape& shape, cudaStre
   return cudaSuccess;
 }
 
+namespace detail {
+// Blocks in a plan's cluster: its LaunchShape's, or 1 for a plan without one.
+template <typename Plan, typename = void>
+struct PlanCluster {
+  static constexpr unsigned blocks(const Plan&) { return 1; }
+};
+template <typename Plan>
+struct PlanCluster<Plan, std::void_t<decltype(std::declval<const Plan&>().shape.cluster)>> {
+  static constexpr unsigned blocks(const Plan& p) {
+    return p.shape.cluster.x * p.shape.cluster.y * p.shape.cluster.z;
+  }
+};
+}  // namespace detail
+
 // plan(d) -> a plan; launch(plan) -> cudaError_t. Launches the plan made for the device;
-// when it used clusters and none can be resident (kClusterDoesNotFit), plans
-// again for the same device without clusters and launches that; when that still does not
-// fit (a cooperative grid), plans once more without cooperative grids. A valid call always
-// runs.
+// when it does not fit (kClusterDoesNotFit): a cluster past the portable 8 blocks is planned
+// again with at most 8 (d.nonportable_clusters off); then the plan is made again without
+// clusters, then without cooperative grids, each launched. A valid call always runs.
 template <typename PlanFn, typename LaunchFn>
 cudaError_t plan_and_launch(DeviceInfo d, PlanFn&& plan, LaunchFn&& launch_plan) {
-  cudaError_t err = launch_plan(plan(d));
+  const auto first = plan(d);
+  cudaError_t err = launch_plan(first);
+  if (err == kClusterDoesNotFit &&
+      detail::PlanCluster<std::decay_t<decltype(first)>>::blocks(first) > 8) {
+    d.nonportable_clusters = false;
+    err = launch_plan(plan(d));
+  }
   if (err == kClusterDoesNotFit && d.cluster_launch) {
     d.cluster_launch = false;
     err = launch_plan(plan(d));

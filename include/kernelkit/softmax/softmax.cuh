@@ -40,7 +40,7 @@ namespace detail {
 // Once per kernel and device: the dynamic shared memory a chunk kernel may ask for (all a
 // block may have; its static shared memory is 0), the largest shared-memory carveout
 // (every byte is read once: L1 is of no use) and, for the cluster kernels on devices that
-// the plan gives clusters of 16 (softmax_max_cluster), the non-portable cluster size.
+// the plan gives clusters of 16 (DeviceInfo::max_cluster), the non-portable cluster size.
 template <bool Cluster, typename Kernel>
 cudaError_t softmax_chunk_setup(Kernel kernel) {
   return once_per_kernel(reinterpret_cast<const void*>(kernel), [&] {
@@ -48,7 +48,7 @@ cudaError_t softmax_chunk_setup(Kernel kernel) {
     KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
     KERNELKIT_RETURN_IF_ERROR(cudaFuncSetAttribute(
         kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, d.smem_per_block_optin));
-    if (Cluster && softmax_max_cluster(d) > 8) {
+    if (Cluster && d.max_cluster() > 8) {
       KERNELKIT_RETURN_IF_ERROR(
           cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     }
@@ -213,26 +213,12 @@ cudaError_t run_softmax(SoftmaxKind kind, const T* in, T* out, int64_t rows, int
   DeviceInfo d;
   KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
   const int in_offset = softmax_offset(in), out_offset = softmax_offset(out);
-  // a cluster of 16 (non-portable) that the runtime cannot place: the plan with clusters of
-  // at most 8 next (plan_and_launch then falls back without clusters, then without a
-  // cooperative grid)
-  int max_cluster = 0;
-  const auto launch_plan = [&](const SoftmaxPlan& p) {
-    cudaError_t err = launch_softmax(p, kind, in, out, rows, cols, stream);
-    if (err == kClusterDoesNotFit && p.path == SoftmaxPath::kCluster && p.split > 8) {
-      max_cluster = 8;
-      err =
-          launch_softmax(plan_softmax(rows, cols, sizeof(T), in_offset, out_offset, d, max_cluster),
-                         kind, in, out, rows, cols, stream);
-    }
-    return err;
-  };
   return plan_and_launch(
       d,
       [&](const DeviceInfo& dev) {
-        return plan_softmax(rows, cols, sizeof(T), in_offset, out_offset, dev, max_cluster);
+        return plan_softmax(rows, cols, sizeof(T), in_offset, out_offset, dev);
       },
-      launch_plan);
+      [&](const SoftmaxPlan& p) { return launch_softmax(p, kind, in, out, rows, cols, stream); });
 }
 }  // namespace detail
 

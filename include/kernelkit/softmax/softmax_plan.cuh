@@ -348,18 +348,13 @@ inline bool softmax_plan_block_registers(int64_t rows, int64_t vp, const DeviceI
   return true;
 }
 
-// The largest cluster the plan may use on d: 8, the portable size, where clusters run; 16
-// on the architectures that launch the non-portable size (sm_90 / sm_100: up to 16 blocks
-// with cudaFuncAttributeNonPortableClusterSizeAllowed; the old library's f32 128x262144 /
-// 32x250000 ran 16 x 64 KB chunks at 109 / 34 us where 8 x 128 KB take 118 / 43.5).
-// Whether one cluster of 16 is resident (MIG, MPS) is the runtime's answer: launch answers
-// kClusterDoesNotFit and run_softmax plans again with 8.
-constexpr int softmax_max_cluster(const DeviceInfo& d) {
-  if (!d.clusters()) return 1;
-  return d.cc_major == 9 || d.cc_major == 10 ? 16 : 8;
-}
+// Clusters of up to d.max_cluster() blocks: 16 where the architecture launches the
+// non-portable size (sm_90 / sm_100, with cudaFuncAttributeNonPortableClusterSizeAllowed; the
+// old library's f32 128x262144 / 32x250000 ran 16 x 64 KB chunks at 109 / 34 us where 8 x
+// 128 KB take 118 / 43.5). Whether one cluster of 16 is resident (MIG, MPS) is the runtime's
+// answer: launch answers kClusterDoesNotFit and plan_and_launch plans again with 8.
 
-// kCluster (d.clusters(), 16-byte packs, clusters of 2 .. max_cluster blocks). First,
+// kCluster (d.clusters(), 16-byte packs, clusters of 2 .. d.max_cluster() blocks). First,
 // blocks of kSoftmaxClusterBlock threads several to an SM (at least 3, then at least 2:
 // one block's reduce and barrier overlap the others' loads; the old cluster kernel's 64 KiB
 // chunks x 3 blocks of 512): the smallest cluster whose chunk fits that many times, with
@@ -367,8 +362,9 @@ constexpr int softmax_max_cluster(const DeviceInfo& d) {
 // threads, one to an SM: the smallest cluster whose chunk fits a block twice (two buffers:
 // the next row's chunk loads through the cluster barrier), else once. The grid is as many
 // clusters as can be resident (at most one per row).
-inline bool softmax_plan_cluster(int64_t rows, int64_t cols, int64_t pack_bytes, int max_cluster,
+inline bool softmax_plan_cluster(int64_t rows, int64_t cols, int64_t pack_bytes,
                                  const DeviceInfo& d, SoftmaxPlan* p) {
+  const int max_cluster = d.max_cluster();
   if (!d.clusters() || pack_bytes != kMaxPackBytes || max_cluster < 2) return false;
   int sizes = 0;  // cluster sizes tried: 2, 4, ..., max_cluster
   while ((2 << sizes) <= max_cluster && sizes < 4)
@@ -497,10 +493,8 @@ inline void softmax_plan_two_pass(int64_t rows, const DeviceInfo& d, SoftmaxPlan
 // The plan of softmax / log_softmax over a rows x cols matrix (rows, cols >= 1) of
 // elem_bytes-byte elements (4 or 2) whose input and output start at in_offset and
 // out_offset bytes past a 16-byte boundary, on device d. Pure: no CUDA call.
-// max_cluster: the largest cluster to plan (0: softmax_max_cluster(d); run_softmax passes 8
-// after a cluster of 16 did not fit).
 inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, int in_offset,
-                                int out_offset, const DeviceInfo& d, int max_cluster = 0) {
+                                int out_offset, const DeviceInfo& d) {
   using namespace detail;
   SoftmaxPlan p;
   const int max_pack = kMaxPackBytes / elem_bytes;
@@ -530,8 +524,7 @@ inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, int 
   const bool has_block =
       (on_grid && p.pack > 1 && softmax_plan_block_registers(rows, vp, d, &block)) ||
       softmax_plan_block(rows, vp, pack_bytes, d, &block);
-  const bool has_cluster = softmax_plan_cluster(
-      rows, cols, pack_bytes, max_cluster > 0 ? max_cluster : softmax_max_cluster(d), d, &cluster);
+  const bool has_cluster = softmax_plan_cluster(rows, cols, pack_bytes, d, &cluster);
   const bool has_grid = softmax_plan_grid(rows, cols, elem_bytes, pack_bytes, d, &grid);
   if (has_block) {
     // rows that fit a block: one block per row, unless that leaves a tenth of the GPU idle,
