@@ -2,10 +2,12 @@
 #pragma once
 
 #include "kernelkit/core/checks.cuh"
+#include "kernelkit/core/cluster.cuh"
 #include "kernelkit/core/device.cuh"
 #include "kernelkit/core/dispatch.cuh"
 #include "kernelkit/core/epilogue.cuh"
 #include "kernelkit/core/error.cuh"
+#include "kernelkit/core/grid.cuh"
 #include "kernelkit/core/launch.cuh"
 #include "kernelkit/core/pack.cuh"
 #include "kernelkit/core/types.cuh"

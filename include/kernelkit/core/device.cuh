@@ -88,7 +88,7 @@ struct DeviceInfo {
   // MIG, a smaller SM partition) and plans again.
   bool nonportable_clusters = true;
   // The device can launch cooperative grids (every block resident at once, grid-wide
-  // barriers: cooperative_groups::this_grid().sync()).
+  // barriers: grid_sync(), core/grid.cuh).
   bool cooperative_launch = false;
   // The virtual architecture (80, 90, ...) kernelkit's kernels in this program were compiled
   // for, read from a probe kernel's ptxVersion: a build holding only compute_80 PTX that

@@ -57,7 +57,7 @@ struct LaunchShape {
   // it only for kernels compiled with that wait, when d.cc_major >= 9 and d.code_arch >= 90.
   bool overlap_previous = false;
   // Cooperative launch: every block of the grid is resident at once, so the kernel may use
-  // grid-wide barriers (cooperative_groups::this_grid().sync()). Plans set it only when
+  // grid-wide barriers (grid_sync(), core/grid.cuh). Plans set it only when
   // d.cooperative_launch and size the grid to the blocks that fit at once.
   bool cooperative = false;
 

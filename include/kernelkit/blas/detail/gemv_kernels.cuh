@@ -10,11 +10,10 @@
 // workspace size and the device: the same call gives the same bits run after run.
 #pragma once
 
-#include <cooperative_groups.h>
-
 #include <cstdint>
 
 #include "kernelkit/block/block_reduce.cuh"
+#include "kernelkit/core/cluster.cuh"
 #include "kernelkit/core/device.cuh"
 #include "kernelkit/core/epilogue.cuh"
 #include "kernelkit/core/launch.cuh"
@@ -391,17 +390,15 @@ __global__ void __launch_bounds__(kGemvBlock, Aligned
     } else {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
       __shared__ float part;
-      namespace cg = cooperative_groups;
-      cg::cluster_group cluster = cg::this_cluster();
       if (threadIdx.x == 0) part = dot;
-      cluster.sync();  // every rank's part is visible cluster-wide
+      cluster_sync();  // every rank's part is visible cluster-wide
       if (split == 0 && threadIdx.x == 0) {
         float sum = 0.f;
         for (int q = 0; q < splits; ++q)
-          sum += *cluster.map_shared_rank(&part, q);
+          sum += *cluster_map(&part, q);
         y[row] = axpby(alpha, sum, beta, y + row);
       }
-      cluster.sync();  // rank 0 is done reading before `part` is rewritten or freed
+      cluster_sync();  // rank 0 is done reading before `part` is rewritten or freed
 #endif
       // (below sm_90 the plan never launches a cluster: DeviceInfo::clusters())
     }
@@ -816,16 +813,14 @@ __global__ void __launch_bounds__(TX* TY, gemv_t_min_blocks(TX* TY, TY, Unroll))
       if (valid) partials[z * n + j] = sums[threadIdx.x];
     } else {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-      namespace cg = cooperative_groups;
-      cg::cluster_group cluster = cg::this_cluster();
-      cluster.sync();  // every rank's column sums are visible cluster-wide
+      cluster_sync();  // every rank's column sums are visible cluster-wide
       if (z == 0 && valid) {
         float sum = 0.f;
         for (int q = 0; q < static_cast<int>(gridDim.y); ++q)
-          sum += cluster.map_shared_rank(sums, q)[threadIdx.x];
+          sum += cluster_map(sums, q)[threadIdx.x];
         y[j] = axpby(alpha, sum, beta, y + j);
       }
-      cluster.sync();  // rank 0 is done reading before any block of the cluster exits
+      cluster_sync();  // rank 0 is done reading before any block of the cluster exits
 #endif
       // (below sm_90 the plan never launches a cluster: DeviceInfo::clusters())
     }

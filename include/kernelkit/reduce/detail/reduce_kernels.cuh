@@ -28,7 +28,6 @@
 // so the same call gives the same bits every run.
 #pragma once
 
-#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -36,7 +35,9 @@
 #include <utility>
 
 #include "kernelkit/block/block_reduce.cuh"
+#include "kernelkit/core/cluster.cuh"
 #include "kernelkit/core/device.cuh"
+#include "kernelkit/core/grid.cuh"
 #include "kernelkit/core/pack.cuh"
 #include "kernelkit/core/types.cuh"
 
@@ -172,19 +173,17 @@ __device__ __forceinline__ void reduce_row_in_cluster(const T* __restrict__ in, 
                                                       int split, Acc* __restrict__ out, Acc init,
                                                       Op op) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  namespace cg = cooperative_groups;
   __shared__ C slots[kReduceMaxCluster];
-  __cluster_barrier_arrive_relaxed();  // phase 0: this block has started
-  const cg::cluster_group cluster = cg::this_cluster();
-  const int rank = static_cast<int>(cluster.block_rank());
+  cluster_arrive_relaxed();  // phase 0: this block has started
+  const int rank = cluster_rank();
   const int64_t r = static_cast<int>(blockIdx.x) / split;  // the cluster's row
   C v = reduce_share<Pack, C>(in + r * cols, cols, rank, split, op);
   v = block_reduce<kReduceBlock>(v, op);  // thread 0 holds the block's partial
-  __cluster_barrier_wait();               // phase 0 done: rank 0's shared memory exists
-  if (threadIdx.x == 0) *cluster.map_shared_rank(&slots[rank], 0) = v;
-  __cluster_barrier_arrive();  // phase 1 (release): this block's slot is written
+  cluster_wait();                         // phase 0 done: rank 0's shared memory exists
+  if (threadIdx.x == 0) *cluster_map(&slots[rank], 0) = v;
+  cluster_arrive();  // phase 1 (release): this block's slot is written
   if (rank != 0) return;
-  __cluster_barrier_wait();  // (acquire) every slot of the row is written
+  cluster_wait();  // (acquire) every slot of the row is written
   C w = identity<Op, C>();
   if (static_cast<int>(threadIdx.x) < split) w = op(w, slots[threadIdx.x]);
   w = block_reduce<kReduceBlock>(w, op);
@@ -239,8 +238,7 @@ __global__ void __launch_bounds__(kReduceBlock, min_blocks_per_sm(kReduceBlock, 
     // it releases thread 0's partial stores to every block. Every block takes part in the
     // whole barrier, as documented (the blocks with no row to combine then only leave: the
     // kernel's end is block 0's combine either way).
-    namespace cg = cooperative_groups;
-    cg::this_grid().sync();  // every partial of every row is visible
+    grid_sync();  // every partial of every row is visible
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
       const C v = combine_partials(partials + r * split, split, op);
       if (threadIdx.x == 0) out[r] = convert<Acc>(op(convert<C>(init), v));

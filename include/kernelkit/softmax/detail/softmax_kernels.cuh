@@ -19,7 +19,6 @@
 // relative error stays near 2^-21 for the |x - m| < 20 that reach a 2-byte output).
 #pragma once
 
-#include <cooperative_groups.h>
 #include <cuda_pipeline_primitives.h>
 #include <cuda_runtime.h>
 
@@ -28,7 +27,9 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kernelkit/core/cluster.cuh"
 #include "kernelkit/core/device.cuh"
+#include "kernelkit/core/grid.cuh"
 #include "kernelkit/core/pack.cuh"
 #include "kernelkit/core/types.cuh"
 #include "kernelkit/softmax/softmax_plan.cuh"
@@ -701,15 +702,13 @@ __global__ void __launch_bounds__(Block,
     }
     if constexpr (Combine == SoftmaxCombine::kCluster) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-      namespace cg = cooperative_groups;
-      cg::cluster_group cluster = cg::this_cluster();
       if (threadIdx.x == 0) part[parity] = st;
       // release / acquire of every block's part[parity]; part[parity] is written again two
       // rows later, after this block passed the next barrier, i.e. after every block has
       // read this row's pairs
-      cluster.sync();
+      cluster_sync();
       const int lane = threadIdx.x % kWarpSize;
-      const SoftmaxStats q = *cluster.map_shared_rank(&part[parity], lane % a.split);
+      const SoftmaxStats q = *cluster_map(&part[parity], lane % a.split);
       switch (a.split) {
         case 2:
           st = softmax_stats_warp_all_reduce<2, kFast>(q);
@@ -737,7 +736,7 @@ __global__ void __launch_bounds__(Block,
         for (int k = 0; k < kSlot; ++k)
           slot[k] = w[k];
       }
-      cooperative_groups::this_grid().sync();
+      grid_sync();
       // every block's pair of this round is parked; every read of last round's is done
       if (threadIdx.x == 0 && deferred_dst != nullptr) {
 #pragma unroll
@@ -803,11 +802,11 @@ __global__ void __launch_bounds__(Block,
   if constexpr (Combine == SoftmaxCombine::kCluster) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     // no block may exit while another still reads its pair slots
-    cooperative_groups::this_cluster().sync();
+    cluster_sync();
 #endif
   } else if constexpr (Combine == SoftmaxCombine::kGrid) {
     if (iters > 0) {
-      cooperative_groups::this_grid().sync();  // every read of the last round's pairs is done
+      grid_sync();  // every read of the last round's pairs is done
       if (threadIdx.x == 0 && deferred_dst != nullptr) {
 #pragma unroll
         for (int k = 0; k < kSlot; ++k)
