@@ -283,6 +283,21 @@ def chart_groups(cases):
     return groups
 
 
+def label_axes(ax, labels, rotation, ylabel, legend_loc):
+    """One x tick label per position, the y label, a light grid and the legend."""
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, rotation=rotation, ha="right", fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8, loc=legend_loc)
+
+
+def save(plt, fig, path):
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def op_chart(plt, cases, stem, members, path, gpu):
     flops = all(is_flops_op(op) for op, _ in members)
     # panels: one per dtype; x: (op, shape) pairs
@@ -323,18 +338,12 @@ def op_chart(plt, cases, stem, members, path, gpu):
         multi_op = len({op for op, _ in xs}) > 1
         labels = [(op.replace("sgemm_", "").replace(".sum", "") + " " if multi_op else "") + sh
                   for op, sh in xs]
-        ax.set_xticks(range(len(xs)))
-        ax.set_xticklabels(labels, rotation=55, ha="right", fontsize=8)
+        label_axes(ax, labels, 55, "TFLOP/s" if flops else "fraction of the copy", "best")
         ax.set_xlim(-0.5, len(xs) - 0.5)
-        ax.grid(axis="y", alpha=0.3)
-        ax.set_ylabel("TFLOP/s" if flops else "fraction of the copy")
         ax.set_title(f"{dtype}", fontsize=10, loc="left")
-        ax.legend(fontsize=8, loc="best")
     what = "TFLOP/s" if flops else "time of a same-bytes copy / case time"
     fig.suptitle(f"{stem} on {gpu}\n{what}", fontsize=11)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(plt, fig, path)
 
 
 def ladders(cases):
@@ -391,16 +400,11 @@ def ladder_chart(plt, cases, op, d, path, gpu):
                     va="bottom", fontsize=6.5, rotation=90 if len(series) > 2 else 0)
     ax.axhline(1.0, color="k", lw=0.6, ls=":")
     ax.set_ylim(0, top * 1.18)
-    ax.set_xticks(range(len(bars)))
-    ax.set_xticklabels(bars, rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("fraction of cuBLAS's time" if flops else "fraction of the copy")
-    ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
+    label_axes(ax, bars, 30, "fraction of cuBLAS's time" if flops else "fraction of the copy",
+               "upper left")
     what = "cuBLAS time / step time" if flops else "time of a same-bytes copy / step time"
     ax.set_title(f"{op} ladder on {gpu}\n{what}", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(plt, fig, path)
 
 
 def charts(context, cases, outdir):
