@@ -49,19 +49,27 @@ def _arg(ws):
     return None if ws is None else ws.arg
 
 
+def _output(op, out, like, shape, dtype, inputs, in_place=False):
+    """The call's output: a new array of shape and dtype on like's device, or the caller's
+    out= checked for dtype, shape and overlap with each (array, name) of inputs (in_place:
+    out may be exactly one of them)."""
+    if out is None:
+        return empty(like, shape, dtype, op)
+    o = _out(out, like, op)
+    require_dtype(o, dtype, op, "out")
+    require_shape(o, shape, op, "out")
+    for a, name in inputs:
+        require_no_overlap(o, a, op, "out", name, allow_exact=in_place)
+    return o
+
+
 # ---- softmax ---------------------------------------------------------------------------
 
 def _softmax(op, log, x, out, stream):
     a = describe(x, op, "x")
     require_float(a, op, "x")
     s = _stream(a, stream, op)
-    if out is None:
-        o = empty(a, a.shape, a.dtype, op)
-    else:
-        o = _out(out, a, op)
-        require_dtype(o, a.dtype, op, "out")
-        require_shape(o, a.shape, op, "out")
-        require_no_overlap(o, a, op, "out", "x", allow_exact=True)
+    o = _output(op, out, a, a.shape, a.dtype, [(a, "x")], in_place=True)
     _launch(op, (a, o), s, _C.softmax, a.arg, o.arg, log)
     return o.obj
 
@@ -84,13 +92,7 @@ def _row_reduce(op, which, x, out, stream):
     require_float(a, op, "x")
     s = _stream(a, stream, op)
     shape = a.shape[:-1]
-    if out is None:
-        o = empty(a, shape, "float32", op)
-    else:
-        o = _out(out, a, op)
-        require_dtype(o, "float32", op, "out")
-        require_shape(o, shape, op, "out")
-        require_no_overlap(o, a, op, "out", "x")
+    o = _output(op, out, a, shape, "float32", [(a, "x")])
     cols = a.shape[-1] if len(a.shape) else 1
     ws = workspace(a, _C.row_reduce_workspace_bytes(a.dtype, numel(shape), cols), op)
     _launch(op, (a, o, ws), s, _C.row_reduce, a.arg, o.arg, _arg(ws), which)
@@ -161,13 +163,7 @@ def transpose(x, *, out=None, stream=None):
         raise TypeError(f"kernelkit.{op}: x has unsupported dtype {a.dtype}")
     s = _stream(a, stream, op)
     shape = (a.shape[1], a.shape[0])
-    if out is None:
-        o = empty(a, shape, a.dtype, op)
-    else:
-        o = _out(out, a, op)
-        require_dtype(o, a.dtype, op, "out")
-        require_shape(o, shape, op, "out")
-        require_no_overlap(o, a, op, "out", "x")
+    o = _output(op, out, a, shape, a.dtype, [(a, "x")])
     _launch(op, (a, o), s, _C.transpose, a.arg, o.arg)
     return o.obj
 
@@ -195,16 +191,9 @@ def gemv(A, x, *, trans=False, alpha=1.0, beta=0.0, out=None, stream=None):
     require_shape(v, (x_len,), op, "x")
     alpha, beta = _scalars(op, alpha, beta)
     s = _stream(a, stream, op)
-    if out is None:
-        if beta != 0.0:
-            raise ValueError(f"kernelkit.{op}: beta={beta} reads y: pass it as out=")
-        o = empty(a, (y_len,), "float32", op)
-    else:
-        o = _out(out, a, op)
-        require_dtype(o, "float32", op, "out")
-        require_shape(o, (y_len,), op, "out")
-        require_no_overlap(o, a, op, "out", "A")
-        require_no_overlap(o, v, op, "out", "x")
+    if out is None and beta != 0.0:
+        raise ValueError(f"kernelkit.{op}: beta={beta} reads y: pass it as out=")
+    o = _output(op, out, a, (y_len,), "float32", [(a, "A"), (v, "x")])
     ws = workspace(a, _C.gemv_workspace_bytes(trans, m, n), op)
     _launch(op, (a, v, o, ws), s, _C.gemv, a.arg, v.arg, o.arg, _arg(ws), trans, alpha, beta)
     return o.obj
@@ -228,16 +217,9 @@ def sgemm(A, B, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0, out=None, 
                          f"op(B) is {kb} x {n} (A {tuple(a.shape)}, B {tuple(b.shape)})")
     alpha, beta = _scalars(op, alpha, beta)
     s = _stream(a, stream, op)
-    if out is None:
-        if beta != 0.0:
-            raise ValueError(f"kernelkit.{op}: beta={beta} reads C: pass it as out=")
-        o = empty(a, (m, n), "float32", op)
-    else:
-        o = _out(out, a, op)
-        require_dtype(o, "float32", op, "out")
-        require_shape(o, (m, n), op, "out")
-        require_no_overlap(o, a, op, "out", "A")
-        require_no_overlap(o, b, op, "out", "B")
+    if out is None and beta != 0.0:
+        raise ValueError(f"kernelkit.{op}: beta={beta} reads C: pass it as out=")
+    o = _output(op, out, a, (m, n), "float32", [(a, "A"), (b, "B")])
     ws = workspace(a, _C.sgemm_workspace_bytes(trans_a, trans_b, m, n, k), op)
     _launch(op, (a, b, o, ws), s, _C.sgemm, a.arg, b.arg, o.arg, _arg(ws), trans_a, trans_b, alpha,
             beta)
@@ -255,13 +237,7 @@ def _unary(op, which, x, out, stream):
     a = describe(x, op, "x")
     require_float(a, op, "x")
     s = _stream(a, stream, op)
-    if out is None:
-        o = empty(a, a.shape, a.dtype, op)
-    else:
-        o = _out(out, a, op)
-        require_dtype(o, a.dtype, op, "out")
-        require_shape(o, a.shape, op, "out")
-        require_no_overlap(o, a, op, "out", "x", allow_exact=True)
+    o = _output(op, out, a, a.shape, a.dtype, [(a, "x")], in_place=True)
     _launch(op, (a, o), s, _C.unary, which, a.arg, o.arg)
     return o.obj
 
@@ -294,14 +270,7 @@ def _binary(op, which, x, y, out, stream):
         raise ValueError(f"kernelkit.{op}: shapes differ: a {tuple(a.shape)}, b {tuple(b.shape)} "
                          "(no broadcasting)")
     s = _stream(a, stream, op)
-    if out is None:
-        o = empty(a, a.shape, a.dtype, op)
-    else:
-        o = _out(out, a, op)
-        require_dtype(o, a.dtype, op, "out")
-        require_shape(o, a.shape, op, "out")
-        require_no_overlap(o, a, op, "out", "a", allow_exact=True)
-        require_no_overlap(o, b, op, "out", "b", allow_exact=True)
+    o = _output(op, out, a, a.shape, a.dtype, [(a, "a"), (b, "b")], in_place=True)
     _launch(op, (a, b, o), s, _C.binary, which, a.arg, b.arg, o.arg)
     return o.obj
 
@@ -326,14 +295,8 @@ def cast(x, dtype, *, out=None, stream=None):
     if to not in FLOAT_DTYPES:
         raise TypeError(f"kernelkit.{op}: unsupported target dtype {to} (float32, float16, bfloat16)")
     s = _stream(a, stream, op)
-    if out is None:
-        o = empty(a, a.shape, to, op)
-    else:
-        o = _out(out, a, op)
-        require_dtype(o, to, op, "out")
-        require_shape(o, a.shape, op, "out")
-        same_size = (to == "float32") == (a.dtype == "float32")
-        require_no_overlap(o, a, op, "out", "x", allow_exact=same_size)
+    same_size = (to == "float32") == (a.dtype == "float32")
+    o = _output(op, out, a, a.shape, to, [(a, "x")], in_place=same_size)
     _launch(op, (a, o), s, _C.cast, a.arg, o.arg)
     return o.obj
 

@@ -34,55 +34,39 @@ def _scalar(x):
     return x.new_empty((), dtype=torch.float32)
 
 
-@_op("softmax", _same)
-def softmax(x: torch.Tensor) -> torch.Tensor:
-    return _ops.softmax(x)
-
-
-@_op("log_softmax", _same)
-def log_softmax(x: torch.Tensor) -> torch.Tensor:
-    return _ops.log_softmax(x)
-
-
-@_op("row_sum", _rows)
-def row_sum(x: torch.Tensor) -> torch.Tensor:
-    return _ops.row_sum(x)
-
-
-@_op("row_max", _rows)
-def row_max(x: torch.Tensor) -> torch.Tensor:
-    return _ops.row_max(x)
-
-
-@_op("row_min", _rows)
-def row_min(x: torch.Tensor) -> torch.Tensor:
-    return _ops.row_min(x)
-
-
-@_op("sum", _scalar)
-def sum(x: torch.Tensor) -> torch.Tensor:  # noqa: A001
-    return _ops.sum(x)
-
-
-@_op("max", _scalar)
-def max(x: torch.Tensor) -> torch.Tensor:  # noqa: A001
-    return _ops.max(x)
-
-
-@_op("min", _scalar)
-def min(x: torch.Tensor) -> torch.Tensor:  # noqa: A001
-    return _ops.min(x)
-
-
 def _transpose_fake(x):
     if x.dim() != 2:
         raise ValueError(f"kernelkit.transpose: x must be 2-D, got shape {tuple(x.shape)}")
     return x.new_empty((x.shape[1], x.shape[0]))
 
 
-@_op("transpose", _transpose_fake)
-def transpose(x: torch.Tensor) -> torch.Tensor:
-    return _ops.transpose(x)
+def _of_x(name, fake):
+    """kernelkit::name(Tensor x) -> Tensor: the plain function of that name."""
+
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        return getattr(_ops, name)(x)
+
+    return _op(name, fake)(fn)
+
+
+def _of_ab(name, fake):
+    """kernelkit::name(Tensor a, Tensor b) -> Tensor: the plain function of that name."""
+
+    def fn(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return getattr(_ops, name)(a, b)
+
+    return _op(name, fake)(fn)
+
+
+softmax = _of_x("softmax", _same)
+log_softmax = _of_x("log_softmax", _same)
+row_sum = _of_x("row_sum", _rows)
+row_max = _of_x("row_max", _rows)
+row_min = _of_x("row_min", _rows)
+sum = _of_x("sum", _scalar)  # noqa: A001
+max = _of_x("max", _scalar)  # noqa: A001
+min = _of_x("min", _scalar)  # noqa: A001
+transpose = _of_x("transpose", _transpose_fake)
 
 
 def _gemv_fake(A, x, trans=False, alpha=1.0):
@@ -109,19 +93,9 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return _ops.matmul(a, b)
 
 
-@_op("add", _same)
-def add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return _ops.add(a, b)
-
-
-@_op("mul", _same)
-def mul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return _ops.mul(a, b)
-
-
-@_op("relu", _same)
-def relu(x: torch.Tensor) -> torch.Tensor:
-    return _ops.relu(x)
+add = _of_ab("add", _same)
+mul = _of_ab("mul", _same)
+relu = _of_x("relu", _same)
 
 
 @_op("gelu", _same)
@@ -129,9 +103,7 @@ def gelu(x: torch.Tensor, approximate: str = "none") -> torch.Tensor:
     return _ops.gelu(x, approximate=approximate)
 
 
-@_op("sigmoid", _same)
-def sigmoid(x: torch.Tensor) -> torch.Tensor:
-    return _ops.sigmoid(x)
+sigmoid = _of_x("sigmoid", _same)
 
 
 @_op("cast", lambda x, dtype: x.new_empty(x.shape, dtype=dtype))
