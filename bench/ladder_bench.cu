@@ -180,6 +180,22 @@ void require(bool supported, const std::string& name) {
     throw std::runtime_error(name + ": the step's supports() declines the allocated buffers");
 }
 
+// Runs `step` once on these arguments (its fn's, stream left out) after its supports accepts
+// them, and returns the launch the case times; the launch holds `keep` (the arrays behind the
+// pointers) so that they live as long as it does.
+template <typename Step, typename Keep, typename... A>
+kkbench::Launch run_once(const Step& step, const std::string& name, cudaStream_t s, Keep keep,
+                         A... args) {
+  require(step_supports(step, args..., s), name);
+  kkbench::Launch launch = [step, keep, args...](cudaStream_t st) {
+    (void)keep;
+    BENCH_CUDA(step.fn(args..., st));
+  };
+  launch(s);
+  BENCH_CUDA(cudaStreamSynchronize(s));
+  return launch;
+}
+
 // ---- elementwise.add (f32) -----------------------------------------------------------------
 template <typename Step>
 void add_elementwise(const Step& step, bool library, int64_t n) {
@@ -192,14 +208,9 @@ void add_elementwise(const Step& step, bool library, int64_t n) {
                             auto a = kkbench::random_array<float>(size_t(n), 101, -2.0, 2.0);
                             auto b = kkbench::random_array<float>(size_t(n), 102, -2.0, 2.0);
                             auto out = kkbench::poisoned_array<float>(size_t(n));
-                            require(step_supports(step, n, out->p, static_cast<const float*>(a->p),
-                                                  static_cast<const float*>(b->p), s),
-                                    name);
-                            kkbench::Launch launch = [=](cudaStream_t st) {
-                              BENCH_CUDA(step.fn(n, out->p, a->p, b->p, st));
-                            };
-                            launch(s);
-                            BENCH_CUDA(cudaStreamSynchronize(s));
+                            kkbench::Launch launch = run_once(
+                                step, name, s, std::make_tuple(a, b, out), n, out->p,
+                                static_cast<const float*>(a->p), static_cast<const float*>(b->p));
                             kkbench::check_add(name, a->p, b->p, out->p, n, 1e-6);
                             return launch;
                           }});
@@ -222,14 +233,9 @@ void add_reduce(const Step& step, bool library, int64_t n) {
                   auto out = kkbench::poisoned_array<T>(1);
                   auto ws =
                       kkbench::zeroed_workspace(ws_bytes);  // zero once (the library's contract)
-                  require(step_supports(step, static_cast<const T*>(in->p), n, out->p,
-                                        static_cast<void*>(ws->p), ws->n, s),
-                          name);
-                  kkbench::Launch launch = [=](cudaStream_t st) {
-                    BENCH_CUDA(step.fn(in->p, n, out->p, ws->p, ws->n, st));
-                  };
-                  launch(s);
-                  BENCH_CUDA(cudaStreamSynchronize(s));
+                  kkbench::Launch launch = run_once(step, name, s, std::make_tuple(in, out, ws),
+                                                    static_cast<const T*>(in->p), n, out->p,
+                                                    static_cast<void*>(ws->p), ws->n);
                   // v0 adds everything into one float: within 2e-5 of sum |x|
                   kkbench::check_sum(name, in->p, n, out->p, 0.0, library ? 2e-7 : 2e-5);
                   return launch;
@@ -247,14 +253,9 @@ void add_row_reduce(const Step& step, bool library, int64_t rows, int64_t cols) 
   add_step_case(library, {name, bytes, 0, [=](cudaStream_t s) -> kkbench::Launch {
                             auto in = kkbench::random_array<float>(size_t(rows * cols), 42);
                             auto out = kkbench::poisoned_array<float>(size_t(rows));
-                            require(step_supports(step, static_cast<const float*>(in->p), rows,
-                                                  cols, out->p, s),
-                                    name);
-                            kkbench::Launch launch = [=](cudaStream_t st) {
-                              BENCH_CUDA(step.fn(in->p, rows, cols, out->p, st));
-                            };
-                            launch(s);
-                            BENCH_CUDA(cudaStreamSynchronize(s));
+                            kkbench::Launch launch =
+                                run_once(step, name, s, std::make_tuple(in, out),
+                                         static_cast<const float*>(in->p), rows, cols, out->p);
                             kkbench::check_row_sums(name, in->p, out->p, rows, cols);
                             return launch;
                           }});
@@ -268,21 +269,16 @@ void add_softmax(const Step& step, bool library, int64_t rows, int64_t cols) {
   const std::string name =
       kkbench::case_name<float>("softmax", impl_of(step, library), kkbench::dims(rows, cols));
   const double bytes = 2.0 * double(rows) * double(cols) * sizeof(float);
-  add_step_case(library,
-                {name, bytes, 0, [=](cudaStream_t s) -> kkbench::Launch {
-                   auto in = kkbench::random_array<float>(size_t(rows * cols), 11, -8.0, 8.0);
-                   auto out = kkbench::poisoned_array<float>(size_t(rows * cols));
-                   require(
-                       step_supports(step, static_cast<const float*>(in->p), out->p, rows, cols, s),
-                       name);
-                   kkbench::Launch launch = [=](cudaStream_t st) {
-                     BENCH_CUDA(step.fn(in->p, out->p, rows, cols, st));
-                   };
-                   launch(s);
-                   BENCH_CUDA(cudaStreamSynchronize(s));
-                   kkbench::check_softmax(name, in->p, out->p, rows, cols, false);
-                   return launch;
-                 }});
+  add_step_case(library, {name, bytes, 0, [=](cudaStream_t s) -> kkbench::Launch {
+                            auto in =
+                                kkbench::random_array<float>(size_t(rows * cols), 11, -8.0, 8.0);
+                            auto out = kkbench::poisoned_array<float>(size_t(rows * cols));
+                            kkbench::Launch launch =
+                                run_once(step, name, s, std::make_tuple(in, out),
+                                         static_cast<const float*>(in->p), out->p, rows, cols);
+                            kkbench::check_softmax(name, in->p, out->p, rows, cols, false);
+                            return launch;
+                          }});
 }
 
 // ---- transpose (T) -------------------------------------------------------------------------
@@ -292,20 +288,15 @@ void add_transpose(const Step& step, bool library, int64_t rows, int64_t cols) {
   const std::string name =
       kkbench::case_name<T>("transpose", impl_of(step, library), kkbench::dims(rows, cols));
   const double bytes = 2.0 * double(rows) * double(cols) * sizeof(T);
-  add_step_case(library,
-                {name, bytes, 0, [=](cudaStream_t s) -> kkbench::Launch {
-                   auto in = kkbench::random_array<T>(size_t(rows * cols), 42);
-                   auto out = kkbench::poisoned_array<T>(size_t(rows * cols));
-                   require(step_supports(step, static_cast<const T*>(in->p), out->p, rows, cols, s),
-                           name);
-                   kkbench::Launch launch = [=](cudaStream_t st) {
-                     BENCH_CUDA(step.fn(in->p, out->p, rows, cols, st));
-                   };
-                   launch(s);
-                   BENCH_CUDA(cudaStreamSynchronize(s));
-                   kkbench::check_transpose(name, in->p, out->p, rows, cols);
-                   return launch;
-                 }});
+  add_step_case(library, {name, bytes, 0, [=](cudaStream_t s) -> kkbench::Launch {
+                            auto in = kkbench::random_array<T>(size_t(rows * cols), 42);
+                            auto out = kkbench::poisoned_array<T>(size_t(rows * cols));
+                            kkbench::Launch launch =
+                                run_once(step, name, s, std::make_tuple(in, out),
+                                         static_cast<const T*>(in->p), out->p, rows, cols);
+                            kkbench::check_transpose(name, in->p, out->p, rows, cols);
+                            return launch;
+                          }});
 }
 
 // ---- gemv (BlasOp::N, f32) ----------------------------------------------------------------
@@ -322,14 +313,9 @@ void add_gemv(const Step& step, bool library, int64_t m, int64_t n) {
                    auto A = kkbench::random_array<float>(size_t(m * n), 61);
                    auto x = kkbench::random_array<float>(size_t(n), 62);
                    auto y = kkbench::poisoned_array<float>(size_t(m));
-                   require(step_supports(step, m, n, 1.f, static_cast<const float*>(A->p), n,
-                                         static_cast<const float*>(x->p), 0.f, y->p, s),
-                           name);
-                   kkbench::Launch launch = [=](cudaStream_t st) {
-                     BENCH_CUDA(step.fn(m, n, 1.f, A->p, n, x->p, 0.f, y->p, st));
-                   };
-                   launch(s);
-                   BENCH_CUDA(cudaStreamSynchronize(s));
+                   kkbench::Launch launch = run_once(step, name, s, std::make_tuple(A, x, y), m, n,
+                                                     1.f, static_cast<const float*>(A->p), n,
+                                                     static_cast<const float*>(x->p), 0.f, y->p);
                    kkbench::check_gemv(name, BlasOp::N, m, n, A->p, x->p, y->p);
                    return launch;
                  }});
@@ -344,26 +330,19 @@ void add_sgemm(const Step& step, bool library, int64_t m, int64_t n, int64_t k) 
   const std::string name =
       kkbench::case_name<float>("sgemm", impl_of(step, library), kkbench::dims(m, n, k));
   const double bytes = (double(m) * k + double(k) * n + double(m) * n) * sizeof(float);
-  add_step_case(
-      library,
-      {name, bytes, 2.0 * double(m) * double(n) * double(k),
-       [=](cudaStream_t s) -> kkbench::Launch {
-         auto A = kkbench::random_array<float>(size_t(m * k), 71);
-         auto B = kkbench::random_array<float>(size_t(k * n), 72);
-         auto C = kkbench::poisoned_array<float>(size_t(m * n));
-         require(step_supports(step, BlasOp::N, BlasOp::N, m, n, k, 1.f,
-                               static_cast<const float*>(A->p), k, static_cast<const float*>(B->p),
-                               n, 0.f, C->p, n, s),
-                 name);
-         kkbench::Launch launch = [=](cudaStream_t st) {
-           BENCH_CUDA(
-               step.fn(BlasOp::N, BlasOp::N, m, n, k, 1.f, A->p, k, B->p, n, 0.f, C->p, n, st));
-         };
-         launch(s);
-         BENCH_CUDA(cudaStreamSynchronize(s));
-         kkbench::check_sgemm(name, BlasOp::N, BlasOp::N, m, n, k, A->p, k, B->p, n, C->p, n);
-         return launch;
-       }});
+  add_step_case(library, {name, bytes, 2.0 * double(m) * double(n) * double(k),
+                          [=](cudaStream_t s) -> kkbench::Launch {
+                            auto A = kkbench::random_array<float>(size_t(m * k), 71);
+                            auto B = kkbench::random_array<float>(size_t(k * n), 72);
+                            auto C = kkbench::poisoned_array<float>(size_t(m * n));
+                            kkbench::Launch launch =
+                                run_once(step, name, s, std::make_tuple(A, B, C), BlasOp::N,
+                                         BlasOp::N, m, n, k, 1.f, static_cast<const float*>(A->p),
+                                         k, static_cast<const float*>(B->p), n, 0.f, C->p, n);
+                            kkbench::check_sgemm(name, BlasOp::N, BlasOp::N, m, n, k, A->p, k, B->p,
+                                                 n, C->p, n);
+                            return launch;
+                          }});
 }
 
 // Each ladder at a few shapes of its op's sweep: every step, then the library.
