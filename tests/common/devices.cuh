@@ -10,24 +10,41 @@
 
 namespace kktest {
 
-inline kernelkit::DeviceInfo h100() {
+namespace detail {
+// A DeviceInfo from what the GPUs below differ in; they share the rest: 1024 threads and 64 Ki
+// registers per block, 64 Ki registers per SM, 48 KiB of shared memory per block without
+// opting in, cooperative launches, and kernels compiled for the device's own architecture.
+inline kernelkit::DeviceInfo device(int sm_count, int cc_major, int cc_minor,
+                                    int max_threads_per_sm, int max_blocks_per_sm,
+                                    int smem_per_block_optin, int smem_per_sm,
+                                    int smem_reserved_per_block, int l2_bytes,
+                                    bool cluster_launch) {
   kernelkit::DeviceInfo d;
-  d.sm_count = 132;
-  d.cc_major = 9, d.cc_minor = 0;
-  d.max_threads_per_sm = 2048;
+  d.sm_count = sm_count;
+  d.cc_major = cc_major, d.cc_minor = cc_minor;
+  d.max_threads_per_sm = max_threads_per_sm;
   d.max_threads_per_block = 1024;
-  d.max_blocks_per_sm = 32;
+  d.max_blocks_per_sm = max_blocks_per_sm;
   d.regs_per_sm = 65536;
   d.regs_per_block = 65536;
   d.smem_per_block = 49152;
-  d.smem_per_block_optin = 232448;  // 227 KiB
-  d.smem_per_sm = 233472;           // 228 KiB
-  d.smem_reserved_per_block = 1024;
-  d.l2_bytes = 52428800;
-  d.cluster_launch = true;
+  d.smem_per_block_optin = smem_per_block_optin;
+  d.smem_per_sm = smem_per_sm;
+  d.smem_reserved_per_block = smem_reserved_per_block;
+  d.l2_bytes = l2_bytes;
+  d.cluster_launch = cluster_launch;
   d.cooperative_launch = true;
-  d.code_arch = 90;
+  d.code_arch = d.arch();
   return d;
+}
+}  // namespace detail
+
+// 227 KiB of shared memory per block opted in, 228 KiB per SM, 50 MiB of L2, clusters.
+inline kernelkit::DeviceInfo h100() {
+  return detail::device(/*sm_count=*/132, /*cc=*/9, 0, /*max_threads_per_sm=*/2048,
+                        /*max_blocks_per_sm=*/32, /*smem_per_block_optin=*/232448,
+                        /*smem_per_sm=*/233472, /*smem_reserved_per_block=*/1024,
+                        /*l2_bytes=*/52428800, /*cluster_launch=*/true);
 }
 
 inline kernelkit::DeviceInfo h100_compute80() {
@@ -36,64 +53,28 @@ inline kernelkit::DeviceInfo h100_compute80() {
   return d;
 }
 
+// 163 KiB per block opted in, 164 KiB per SM, 40 MiB of L2.
 inline kernelkit::DeviceInfo a100() {
-  kernelkit::DeviceInfo d;
-  d.sm_count = 108;
-  d.cc_major = 8, d.cc_minor = 0;
-  d.max_threads_per_sm = 2048;
-  d.max_threads_per_block = 1024;
-  d.max_blocks_per_sm = 32;
-  d.regs_per_sm = 65536;
-  d.regs_per_block = 65536;
-  d.smem_per_block = 49152;
-  d.smem_per_block_optin = 166912;  // 163 KiB
-  d.smem_per_sm = 167936;           // 164 KiB
-  d.smem_reserved_per_block = 1024;
-  d.l2_bytes = 41943040;
-  d.cluster_launch = false;
-  d.cooperative_launch = true;
-  d.code_arch = 80;
-  return d;
+  return detail::device(/*sm_count=*/108, /*cc=*/8, 0, /*max_threads_per_sm=*/2048,
+                        /*max_blocks_per_sm=*/32, /*smem_per_block_optin=*/166912,
+                        /*smem_per_sm=*/167936, /*smem_reserved_per_block=*/1024,
+                        /*l2_bytes=*/41943040, /*cluster_launch=*/false);
 }
 
+// 99 KiB per block opted in, 100 KiB per SM, 48 MiB of L2.
 inline kernelkit::DeviceInfo l4() {
-  kernelkit::DeviceInfo d;
-  d.sm_count = 58;
-  d.cc_major = 8, d.cc_minor = 9;
-  d.max_threads_per_sm = 1536;
-  d.max_threads_per_block = 1024;
-  d.max_blocks_per_sm = 24;
-  d.regs_per_sm = 65536;
-  d.regs_per_block = 65536;
-  d.smem_per_block = 49152;
-  d.smem_per_block_optin = 101376;  // 99 KiB
-  d.smem_per_sm = 102400;           // 100 KiB
-  d.smem_reserved_per_block = 1024;
-  d.l2_bytes = 50331648;
-  d.cluster_launch = false;
-  d.cooperative_launch = true;
-  d.code_arch = 89;
-  return d;
+  return detail::device(/*sm_count=*/58, /*cc=*/8, 9, /*max_threads_per_sm=*/1536,
+                        /*max_blocks_per_sm=*/24, /*smem_per_block_optin=*/101376,
+                        /*smem_per_sm=*/102400, /*smem_reserved_per_block=*/1024,
+                        /*l2_bytes=*/50331648, /*cluster_launch=*/false);
 }
 
+// 64 KiB per block and per SM, no per-block reserve, 4 MiB of L2.
 inline kernelkit::DeviceInfo t4() {
-  kernelkit::DeviceInfo d;
-  d.sm_count = 40;
-  d.cc_major = 7, d.cc_minor = 5;
-  d.max_threads_per_sm = 1024;
-  d.max_threads_per_block = 1024;
-  d.max_blocks_per_sm = 16;
-  d.regs_per_sm = 65536;
-  d.regs_per_block = 65536;
-  d.smem_per_block = 49152;
-  d.smem_per_block_optin = 65536;
-  d.smem_per_sm = 65536;
-  d.smem_reserved_per_block = 0;
-  d.l2_bytes = 4194304;
-  d.cluster_launch = false;
-  d.cooperative_launch = true;
-  d.code_arch = 75;
-  return d;
+  return detail::device(/*sm_count=*/40, /*cc=*/7, 5, /*max_threads_per_sm=*/1024,
+                        /*max_blocks_per_sm=*/16, /*smem_per_block_optin=*/65536,
+                        /*smem_per_sm=*/65536, /*smem_reserved_per_block=*/0,
+                        /*l2_bytes=*/4194304, /*cluster_launch=*/false);
 }
 
 // Every device above, for loops over devices in plan tests.
