@@ -8,9 +8,11 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/test_util.cuh"
@@ -521,11 +523,17 @@ __global__ void fill_pattern_kernel(float* A, int64_t m, int64_t n) {
   }
 }
 
+// An m x n matrix (lda = n) that `fill` writes on the device.
+DeviceBuffer<float> large_matrix(int64_t m, int64_t n, void (*fill)(float*, int64_t, int64_t)) {
+  DeviceBuffer<float> A(m * n);
+  fill<<<4096, 256>>>(A.get(), m, n);
+  CUDA_CHECK(cudaGetLastError());
+  return A;
+}
+
 TEST_F(Gemv, KK_LARGE(MoreThan2Pow31Elements)) {
   const int64_t m = 32769, n = 65536;  // 2^31 + 2^16 elements, 8 GiB
-  DeviceBuffer<float> dA(m * n);
-  fill_pattern_kernel<<<4096, 256>>>(dA.get(), m, n);
-  CUDA_CHECK(cudaGetLastError());
+  const DeviceBuffer<float> dA = large_matrix(m, n, fill_pattern_kernel);
   for (BlasOp op : {BlasOp::N, BlasOp::T}) {
     const int64_t xs = op == BlasOp::N ? n : m, ys = op == BlasOp::N ? m : n;
     std::vector<float> hx(xs);
@@ -606,51 +614,25 @@ void check_large(BlasOp op, int64_t m, int64_t n, const float* A, uint64_t seed)
                                      std::to_string(n) + " seed " + std::to_string(seed)));
 }
 
+// check_large on an m x n matrix of the sparse pattern, for each (op, seed) of `runs`.
+void check_thin(int64_t m, int64_t n, std::initializer_list<std::pair<BlasOp, uint64_t>> runs) {
+  const DeviceBuffer<float> A = large_matrix(m, n, fill_sparse_kernel);
+  for (const auto& [op, seed] : runs)
+    check_large(op, m, n, A.get(), seed);
+}
+
 TEST_F(Gemv, KK_LARGE(ThinShapesPast2Pow31Elements)) {
-  {
-    // two rows of 2^30 + 5: N splits the rows (dot products), T runs few rows
-    const int64_t m = 2, n = (int64_t{1} << 30) + 5;
-    DeviceBuffer<float> dA(m * n);
-    fill_sparse_kernel<<<4096, 256>>>(dA.get(), m, n);
-    CUDA_CHECK(cudaGetLastError());
-    check_large(BlasOp::N, m, n, dA.get(), 1);
-    check_large(BlasOp::T, m, n, dA.get(), 2);
-  }
-  {
-    // three aligned rows of 2^30 + 4: N a group of 3 rows sharing x, split
-    const int64_t m = 3, n = (int64_t{1} << 30) + 4;
-    DeviceBuffer<float> dA(m * n);
-    fill_sparse_kernel<<<4096, 256>>>(dA.get(), m, n);
-    CUDA_CHECK(cudaGetLastError());
-    check_large(BlasOp::N, m, n, dA.get(), 7);
-  }
-  {
-    // 2^19 + 1 rows of 4096 (2^31 + 4096 elements): N a block per pair of rows, the grid's
-    // 65535 blocks looping over 262145 pairs
-    const int64_t m = (int64_t{1} << 19) + 1, n = 4096;
-    DeviceBuffer<float> dA(m * n);
-    fill_sparse_kernel<<<4096, 256>>>(dA.get(), m, n);
-    CUDA_CHECK(cudaGetLastError());
-    check_large(BlasOp::N, m, n, dA.get(), 8);
-  }
-  {
-    // 2^29 + 3 rows of 4: N short rows, T short columns
-    const int64_t m = (int64_t{1} << 29) + 3, n = 4;
-    DeviceBuffer<float> dA(m * n);
-    fill_sparse_kernel<<<4096, 256>>>(dA.get(), m, n);
-    CUDA_CHECK(cudaGetLastError());
-    check_large(BlasOp::N, m, n, dA.get(), 3);
-    check_large(BlasOp::T, m, n, dA.get(), 4);
-  }
-  {
-    // one column of 2^31 + 7: N a scaled copy, T a dot product
-    const int64_t m = (int64_t{1} << 31) + 7, n = 1;
-    DeviceBuffer<float> dA(m * n);
-    fill_sparse_kernel<<<4096, 256>>>(dA.get(), m, n);
-    CUDA_CHECK(cudaGetLastError());
-    check_large(BlasOp::N, m, n, dA.get(), 5);
-    check_large(BlasOp::T, m, n, dA.get(), 6);
-  }
+  // two rows of 2^30 + 5: N splits the rows (dot products), T runs few rows
+  check_thin(2, (int64_t{1} << 30) + 5, {{BlasOp::N, 1}, {BlasOp::T, 2}});
+  // three aligned rows of 2^30 + 4: N a group of 3 rows sharing x, split
+  check_thin(3, (int64_t{1} << 30) + 4, {{BlasOp::N, 7}});
+  // 2^19 + 1 rows of 4096 (2^31 + 4096 elements): N a block per pair of rows, the grid's
+  // 65535 blocks looping over 262145 pairs
+  check_thin((int64_t{1} << 19) + 1, 4096, {{BlasOp::N, 8}});
+  // 2^29 + 3 rows of 4: N short rows, T short columns
+  check_thin((int64_t{1} << 29) + 3, 4, {{BlasOp::N, 3}, {BlasOp::T, 4}});
+  // one column of 2^31 + 7: N a scaled copy, T a dot product
+  check_thin((int64_t{1} << 31) + 7, 1, {{BlasOp::N, 5}, {BlasOp::T, 6}});
 }
 
 }  // namespace
