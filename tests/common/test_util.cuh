@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -167,6 +168,13 @@ std::vector<T> small_int_vector(size_t n, uint64_t seed, int lo = -8, int hi = 8
 template <typename T>
 double to_double(T x) {
   return kernelkit::convert<double>(x);
+}
+
+// acc op x in float64: the reference's step of a sum, max or min (NaN wins max and min).
+inline double reduce_step(kernelkit::ReduceOp op, double acc, double x) {
+  if (op == kernelkit::ReduceOp::kSum) return acc + x;
+  if (std::isnan(acc) || std::isnan(x)) return std::numeric_limits<double>::quiet_NaN();
+  return op == kernelkit::ReduceOp::kMax ? std::max(acc, x) : std::min(acc, x);
 }
 
 // Type names (f32, bf16, ...): the library's one table.

@@ -39,13 +39,7 @@ double reference(const std::vector<T>& h, size_t offset, int64_t n, ReduceOp op,
   for (int64_t i = 0; i < n; ++i) {
     const double x = kktest::to_double(h[offset + i]);
     *abs_sum += std::fabs(x);
-    if (op == ReduceOp::kSum) {
-      r += x;
-    } else if (std::isnan(r) || std::isnan(x)) {
-      r = std::numeric_limits<double>::quiet_NaN();
-    } else {
-      r = op == ReduceOp::kMax ? std::max(r, x) : std::min(r, x);
-    }
+    r = kktest::reduce_step(op, r, x);
   }
   return r;
 }

@@ -36,16 +36,8 @@ std::vector<double> reference(const std::vector<T>& h, int64_t rows, int64_t col
   std::vector<double> ref(rows);
   for (int64_t r = 0; r < rows; ++r) {
     double acc = init;
-    for (int64_t c = 0; c < cols; ++c) {
-      const double x = kktest::to_double(h[r * cols + c]);
-      if (op == ReduceOp::kSum) {
-        acc += x;
-      } else if (std::isnan(acc) || std::isnan(x)) {
-        acc = std::numeric_limits<double>::quiet_NaN();
-      } else {
-        acc = op == ReduceOp::kMax ? std::max(acc, x) : std::min(acc, x);
-      }
-    }
+    for (int64_t c = 0; c < cols; ++c)
+      acc = kktest::reduce_step(op, acc, kktest::to_double(h[r * cols + c]));
     ref[r] = acc;
   }
   return ref;
