@@ -642,6 +642,38 @@ __global__ void __launch_bounds__(kGemvBlock, min_blocks_per_sm(kGemvBlock))
     partials[blockIdx.x * n + threadIdx.x] = red[threadIdx.x];
 }
 
+// One trip of gemv_t_kernel's aligned loop in two steps, every load issued before the first
+// FMA: gemv_t_load reads this thread's pack (columns c0 ..) of rows i + u * step, u < Unroll,
+// and their x (Predicated: rows at or past m are not read, their av[u], xv[u] keep the
+// caller's zeros); gemv_t_fma adds them into acc row by row. The caller declares av and xv
+// (declared inside one helper, they changed the sm_90 code). FloatPack: kernelkit::Pack under
+// a name that the template parameter Pack does not hide (cudafe's host declarations need it).
+template <int N>
+using FloatPack = Pack<float, N>;
+template <int Pack, int Unroll, bool Predicated>
+__device__ __forceinline__ void gemv_t_load(const float* __restrict__ A, int64_t lda,
+                                            const float* __restrict__ x, int64_t i, int64_t step,
+                                            int64_t m, int64_t c0, FloatPack<Pack> (&av)[Unroll],
+                                            float (&xv)[Unroll]) {
+#pragma unroll
+  for (int u = 0; u < Unroll; ++u) {
+    if (!Predicated || i + u * step < m) {
+      av[u] = load_pack<Pack>(A + (i + u * step) * lda + c0, 0);
+      xv[u] = x[i + u * step];
+    }
+  }
+}
+template <int Pack, int Unroll>
+__device__ __forceinline__ void gemv_t_fma(const FloatPack<Pack> (&av)[Unroll],
+                                           const float (&xv)[Unroll], float (&acc)[Pack]) {
+#pragma unroll
+  for (int u = 0; u < Unroll; ++u) {
+#pragma unroll
+    for (int k = 0; k < Pack; ++k)
+      acc[k] = fmaf(av[u].elem[k], xv[u], acc[k]);
+  }
+}
+
 // BlasOp::T: y[j] = alpha * sum_i A[i][j] x[i] + beta * y[j]. Block (TX x TY threads, tx =
 // t % TX) owns the Pack-float packs blockIdx.x * TX + tx of its rows' aligned packs; thread
 // (tx, ty) adds rows first + k * step (k >= 0) of them, so each row segment of TX * Pack
@@ -684,35 +716,15 @@ __global__ void __launch_bounds__(TX* TY, gemv_t_min_blocks(TX* TY, TY, Unroll))
       for (; i < m; i += Unroll * step) {
         APack av[Unroll] = {};
         float xv[Unroll] = {};
-#pragma unroll
-        for (int u = 0; u < Unroll; ++u) {
-          if (i + u * step < m) {
-            av[u] = load_pack<Pack>(A + (i + u * step) * lda + c0, 0);
-            xv[u] = x[i + u * step];
-          }
-        }
-#pragma unroll
-        for (int u = 0; u < Unroll; ++u) {
-#pragma unroll
-          for (int k = 0; k < Pack; ++k)
-            acc[k] = fmaf(av[u].elem[k], xv[u], acc[k]);
-        }
+        gemv_t_load<Pack, Unroll, true>(A, lda, x, i, step, m, c0, av, xv);
+        gemv_t_fma(av, xv, acc);
       }
     } else {
       for (; i + (Unroll - 1) * step < m; i += Unroll * step) {
         APack av[Unroll];
         float xv[Unroll];
-#pragma unroll
-        for (int u = 0; u < Unroll; ++u) {
-          av[u] = load_pack<Pack>(A + (i + u * step) * lda + c0, 0);
-          xv[u] = x[i + u * step];
-        }
-#pragma unroll
-        for (int u = 0; u < Unroll; ++u) {
-#pragma unroll
-          for (int k = 0; k < Pack; ++k)
-            acc[k] = fmaf(av[u].elem[k], xv[u], acc[k]);
-        }
+        gemv_t_load<Pack, Unroll, false>(A, lda, x, i, step, m, c0, av, xv);
+        gemv_t_fma(av, xv, acc);
       }
       if constexpr (Unroll > kGemvColUnroll) {
         // the wide kernels (64 registers): the last rows (fewer than Unroll a thread) in one
@@ -721,19 +733,8 @@ __global__ void __launch_bounds__(TX* TY, gemv_t_min_blocks(TX* TY, TY, Unroll))
         if (i < m) {
           APack av[Unroll] = {};
           float xv[Unroll] = {};
-#pragma unroll
-          for (int u = 0; u < Unroll; ++u) {
-            if (i + u * step < m) {
-              av[u] = load_pack<Pack>(A + (i + u * step) * lda + c0, 0);
-              xv[u] = x[i + u * step];
-            }
-          }
-#pragma unroll
-          for (int u = 0; u < Unroll; ++u) {
-#pragma unroll
-            for (int k = 0; k < Pack; ++k)
-              acc[k] = fmaf(av[u].elem[k], xv[u], acc[k]);
-          }
+          gemv_t_load<Pack, Unroll, true>(A, lda, x, i, step, m, c0, av, xv);
+          gemv_t_fma(av, xv, acc);
         }
       } else {
         for (; i < m; i += step) {
