@@ -273,6 +273,17 @@ __host__ __device__ __forceinline__ void sgemm_tile_origin(int64_t tile, int64_t
   *n0 = (tile % in_group) / group_m * bn;
 }
 
+// Zeros a register tile of accumulators. A loop of its own, not `= {}` at the declaration:
+// value-initialized, 9 of the sgemm kernels came out of ptxas differently (sm_90).
+template <int M, int N>
+__device__ __forceinline__ void sgemm_zero(float (&acc)[M][N]) {
+#pragma unroll
+  for (int i = 0; i < M; ++i)
+#pragma unroll
+    for (int j = 0; j < N; ++j)
+      acc[i][j] = 0.f;
+}
+
 template <SgemmTile Tile, SgemmLoad LoadA, SgemmLoad LoadB>
 __global__ void __launch_bounds__(SgemmShape<Tile>::kThreads, SgemmShape<Tile>::kMinBlocks)
     sgemm_kernel(const SgemmParams p) {
@@ -346,11 +357,7 @@ __global__ void __launch_bounds__(SgemmShape<Tile>::kThreads, SgemmShape<Tile>::
   };
 
   float acc[TM][TN];
-#pragma unroll
-  for (int i = 0; i < TM; ++i)
-#pragma unroll
-    for (int j = 0; j < TN; ++j)
-      acc[i][j] = 0.f;
+  sgemm_zero(acc);
 
   // one 16-byte LDS per quad: A broadcast within each quarter-warp, B 128 contiguous bytes
   float a[2][TM], b[2][TN];

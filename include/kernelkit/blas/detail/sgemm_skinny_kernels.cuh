@@ -185,11 +185,7 @@ __global__ void __launch_bounds__(kSgemmSkinnyThreads,
   };
 
   float acc[Rows][Vec];
-#pragma unroll
-  for (int i = 0; i < Rows; ++i)
-#pragma unroll
-    for (int v = 0; v < Vec; ++v)
-      acc[i][v] = 0.f;
+  sgemm_zero(acc);
 
   // The ring: b[u] holds row u of this warp's eighth of the current chunk until it is used,
   // then row u of the next chunk (zeros past k_end or n').
@@ -293,11 +289,7 @@ __global__ void __launch_bounds__(kSgemmSkinnyThreads,
   };
 
   float acc[Rows][kCols];
-#pragma unroll
-  for (int i = 0; i < Rows; ++i)
-#pragma unroll
-    for (int c = 0; c < kCols; ++c)
-      acc[i][c] = 0.f;
+  sgemm_zero(acc);
 
   // The ring: b[t % kRing] holds step t of the current chunk until it is used, then step
   // t + kRing (of this chunk or the next). 4-byte loads keep 4 steps (16 loads) in flight
