@@ -33,6 +33,8 @@ const char* path_name(TransposePath p) {
       return "thin_cols";
     case TransposePath::kShift:
       return "shift";
+    case TransposePath::kSector:
+      return "sector";
     case TransposePath::kScalar:
       return "scalar";
   }
@@ -67,8 +69,9 @@ const std::vector<Expected> kTable = {
     {1000, 33554, 4, TransposePath::kShift, 16, false, 0, 64, 64, true},
     {4096, 8192, 4, TransposePath::kTile, 16, false, 0, 64, 64},
     {8192, 8192, 4, TransposePath::kTile, 16, false, 0, 64, 64},
-    {16385, 4097, 4, TransposePath::kShift, 16, false, 0, 64, 64},
-    {8191, 8193, 4, TransposePath::kShift, 16, false, 0, 64, 64},
+    {16385, 4097, 4, TransposePath::kSector, 16, false, 0, 64, 64},
+    {8191, 8193, 4, TransposePath::kSector, 16, false, 0, 64, 64},
+    {1001, 33554, 4, TransposePath::kSector, 16, false, 0, 64, 64, true},
     {1, 1000, 4, TransposePath::kCopy, 0, false, 0, 0, 0},
     {1000, 1, 4, TransposePath::kCopy, 0, false, 0, 0, 0},
     // f16
@@ -113,7 +116,8 @@ TEST(TransposePlan, BenchmarkShapesOnEveryDevice) {
 TEST(TransposePlan, AlignmentPicksThePath) {
   const DeviceInfo d = kktest::h100();
   // out not chunk-aligned: no tile (out rows would not start on chunk boundaries).
-  EXPECT_EQ(plan_transpose(1024, 1024, 4, 16, 4, d).path, TransposePath::kShift);
+  EXPECT_EQ(plan_transpose(1024, 1024, 4, 16, 4, d).path, TransposePath::kSector);
+  EXPECT_EQ(plan_transpose(1024, 1024, 4, 16, 8, d).path, TransposePath::kSector);
   EXPECT_EQ(plan_transpose(1024, 1024, 8, 16, 8, d).path, TransposePath::kScalar);
   EXPECT_EQ(plan_transpose(1024, 1024, 2, 16, 8, d).path, TransposePath::kTile);
   EXPECT_EQ(plan_transpose(1024, 1024, 2, 16, 8, d).chunk_bytes, 4);
@@ -121,12 +125,15 @@ TEST(TransposePlan, AlignmentPicksThePath) {
   EXPECT_EQ(plan_transpose(1024, 1024, 1, 16, 8, d).path, TransposePath::kTile);
   EXPECT_EQ(plan_transpose(1024, 1024, 1, 16, 4, d).chunk_bytes, 4);
   // in not chunk-aligned: the tile path reads windows, except for 4-byte elements, which
-  // take the shifted kernel.
+  // take the shifted kernel (out rows chunk-aligned) or the sector kernel (not).
   EXPECT_TRUE(plan_transpose(1024, 1024, 2, 4, 16, d).in_windows);
   EXPECT_FALSE(plan_transpose(1024, 1024, 4, 16, 16, d).in_windows);
   EXPECT_TRUE(plan_transpose(1024, 1023, 2, 16, 16, d).in_windows);
   EXPECT_EQ(plan_transpose(1024, 1024, 4, 4, 16, d).path, TransposePath::kShift);
   EXPECT_EQ(plan_transpose(1024, 1023, 4, 16, 16, d).path, TransposePath::kShift);
+  EXPECT_EQ(plan_transpose(1023, 1024, 4, 16, 16, d).path, TransposePath::kSector);
+  EXPECT_EQ(plan_transpose(1023, 1023, 4, 4, 16, d).path, TransposePath::kSector);
+  EXPECT_EQ(plan_transpose(1026, 1024, 4, 16, 16, d).path, TransposePath::kSector);
   // Thin: any alignment; thin cols store directly only into chunk-aligned out rows.
   EXPECT_EQ(plan_transpose(3, 1000, 4, 4, 4, d).path, TransposePath::kThinRows);
   EXPECT_TRUE(plan_transpose(1000, 3, 4, 4, 16, d).out_aligned);
@@ -135,7 +142,7 @@ TEST(TransposePlan, AlignmentPicksThePath) {
   // Square-ish small matrices of 8 or fewer rows and columns are thin.
   EXPECT_EQ(plan_transpose(8, 8, 4, 16, 16, d).path, TransposePath::kThinRows);
   EXPECT_EQ(plan_transpose(9, 8, 4, 16, 16, d).path, TransposePath::kThinCols);
-  EXPECT_EQ(plan_transpose(9, 9, 4, 16, 16, d).path, TransposePath::kShift);
+  EXPECT_EQ(plan_transpose(9, 9, 4, 16, 16, d).path, TransposePath::kSector);
 }
 
 // ---- host models of the kernels' stores ------------------------------------------------------
@@ -248,6 +255,29 @@ std::vector<int> simulate_stores(const TransposePlan& p, int64_t rows, int64_t c
       }
       break;
     }
+    case TransposePath::kSector: {
+      // out_ph: element phase of out mod 8 (its 32-byte sector phase).
+      using G = kernelkit::detail::TransposeSectorGeometry;
+      EXPECT_EQ(p.tile_rows, G::kTile);
+      for (int64_t t = 0; t < p.num_tiles; ++t) {
+        int64_t tr, tc;
+        tile_at(p, t, &tr, &tc);
+        for (int cc = 0; cc < G::kTile; ++cc) {
+          const int64_t c = tc * G::kTile + cc;
+          if (c >= cols) continue;
+          const int own = G::out_phase(out_ph, static_cast<int>(rows % 8), cc % 8);
+          EXPECT_EQ((out_ph + c * rows) % 8, own) << "sector phase of out row " << c;
+          for (int kk = 0; kk < G::kOutChunks; ++kk) {
+            const int64_t rs = tr * G::kTile - own + int64_t{G::kVec} * kk;
+            // chunks 16-byte aligned, pairs of them whole 32-byte sectors
+            EXPECT_EQ((out_ph + c * rows + rs) % 8, 4 * (kk % 2)) << "chunk " << kk;
+            for (int j = 0; j < G::kVec; ++j)
+              hit(c, rs + j);
+          }
+        }
+      }
+      break;
+    }
     case TransposePath::kScalar:
       for (int64_t t = 0; t < p.num_tiles; ++t) {
         int64_t tr, tc;
@@ -331,6 +361,68 @@ int64_t simulate_staged(const TransposePlan& p, int64_t rows, int64_t cols, int 
   return bad;
 }
 
+// Host model of transpose_sector_kernel's loads and read back (the kernel's index math): every
+// chunk it loads is aligned and lies in in (or is read element by element at the edges of the
+// matrix), fills one staged slot inside shared memory, and every element a thread stores was
+// staged where it reads it. in_ph: element phase of in (mod 4); out_ph: of out (mod 8).
+// Returns the number of failures.
+int64_t simulate_sector(const TransposePlan& p, int64_t rows, int64_t cols, int in_ph, int out_ph) {
+  using G = kernelkit::detail::TransposeSectorGeometry;
+  const int64_t n = rows * cols;
+  const int cols_m = static_cast<int>(cols % 4);
+  int64_t bad = 0;
+  std::vector<int64_t> words(G::kSmemWords);
+  for (int64_t t = 0; t < p.num_tiles; ++t) {
+    int64_t tr, tc;
+    tile_at(p, t, &tr, &tc);
+    const int64_t c0 = tc * G::kTile;
+    const int64_t base = (tr * G::kTile - G::kHalo) * cols + c0;
+    const bool inside = base - 3 >= 0 && base + (G::kLdRows - 1) * cols + G::kRowWords <= n;
+    std::fill(words.begin(), words.end(), int64_t{-2});  // -2: not staged, -1: outside in
+    const int vc = static_cast<int>(std::min<int64_t>(cols - c0, G::kTile));
+    for (int f = 0; f < G::kLoadItems; ++f) {
+      const int rho = f / G::kChunks, k = f - rho * G::kChunks;
+      if (G::kVec * k >= vc + G::in_phase(in_ph, cols_m, rho)) continue;  // not needed
+      const int64_t g = base + rho * cols - G::in_phase(in_ph, cols_m, rho) + G::kVec * k;
+      bad += ((in_ph + g) % 4 + 4) % 4 != 0;  // an aligned chunk
+      if (inside) bad += g < 0 || g + G::kVec > n;
+      const int w0 = G::slot(rho) + G::kVec * k;
+      if (w0 < 0 || w0 + G::kVec > G::kSmemWords) {
+        ++bad;
+        continue;
+      }
+      for (int j = 0; j < G::kVec; ++j) {
+        bad += words[static_cast<size_t>(w0 + j)] != -2;  // one chunk per slot
+        words[static_cast<size_t>(w0 + j)] = g + j >= 0 && g + j < n ? g + j : -1;
+      }
+    }
+    for (int x = 0; x < 256; ++x) {
+      const int kk = x % G::kOutChunks, cq = x / G::kOutChunks;
+      const int rows_m8 = static_cast<int>(rows % 8);
+      const int own = G::out_phase(out_ph, rows_m8, cq % 8);
+      const int rot = G::read_rotation(in_ph, cols_m, out_ph, rows_m8, cq);
+      const int64_t rs = tr * G::kTile - own + int64_t{G::kVec} * kk;
+      for (int step = 0; step < G::kVec; ++step) {
+        // step `step` reads element j = (step + rot) & 3, which the rotation back puts at j
+        const int j = (step + rot) & 3;
+        EXPECT_EQ(((j - rot) & 3), step);
+        const int rho = G::kHalo - own + G::kVec * kk + j;
+        const int rd = G::slot(rho) + G::in_phase(in_ph, cols_m, rho) + cq;
+        for (int i = 0; i < G::kStores; ++i) {
+          const int64_t c = c0 + cq + G::kOutRowsPerPass * i, r = rs + j;
+          const int w = rd + G::kOutRowsPerPass * i;
+          if (w < 0 || w >= G::kSmemWords) {
+            ++bad;
+            continue;
+          }
+          if (c < cols && r >= 0 && r < rows) bad += words[static_cast<size_t>(w)] != r * cols + c;
+        }
+      }
+    }
+  }
+  return bad;
+}
+
 // The invariants every plan must hold on device d.
 void check_plan(const TransposePlan& p, int64_t rows, int64_t cols, int e, int in_align,
                 int out_align, const DeviceInfo& d, const std::string& label) {
@@ -360,7 +452,8 @@ void check_plan(const TransposePlan& p, int64_t rows, int64_t cols, int e, int i
   EXPECT_EQ(p.tiles_c * p.tile_cols >= cols, true) << label;
   EXPECT_EQ(p.tiles_r * p.tiles_c, p.num_tiles) << label;
   EXPECT_GE(p.tiles_r * p.tile_rows, rows) << label;
-  if (p.path != TransposePath::kTile && p.path != TransposePath::kShift)
+  if (p.path != TransposePath::kTile && p.path != TransposePath::kShift &&
+      p.path != TransposePath::kSector)
     EXPECT_FALSE(p.col_order) << label;
   if (p.col_order) EXPECT_TRUE(p.tiles_r > 1 && p.tiles_c > 1) << label;
   switch (p.path) {
@@ -410,8 +503,17 @@ void check_plan(const TransposePlan& p, int64_t rows, int64_t cols, int e, int i
         EXPECT_GE(out_align, 16) << label;
       }
       break;
-    case TransposePath::kShift:
+    case TransposePath::kShift:  // only the in rows are not chunk-aligned
       EXPECT_EQ(e, 4) << label;
+      EXPECT_EQ(rows % 4, 0) << label;
+      EXPECT_GE(out_align, 16) << label;
+      EXPECT_TRUE(cols % 4 != 0 || in_align < 16) << label;
+      break;
+    case TransposePath::kSector:  // the out rows are not chunk-aligned
+      EXPECT_EQ(e, 4) << label;
+      EXPECT_TRUE(rows % 4 != 0 || out_align < 16) << label;
+      EXPECT_EQ(p.tiles_r, (rows + 7 + 63) / 64) << label;
+      EXPECT_EQ(p.static_smem, kernelkit::detail::TransposeSectorGeometry::kSmemBytes) << label;
       break;
     case TransposePath::kScalar:
       EXPECT_NE(e, 4) << label;
@@ -454,7 +556,8 @@ TEST(TransposePlan, InvariantsAndEveryElementWrittenOnce) {
             EXPECT_EQ(p.num_tiles, p0.num_tiles) << dev.name << " " << label;
           }
           // Every out element written exactly once, for every out phase the alignment allows.
-          const int vec = 16 / e;
+          // (the sector kernel: every phase of out mod 8, its 32-byte sector phase)
+          const int vec = p0.path == TransposePath::kSector ? 8 : 16 / e;
           for (int out_ph = 0; out_ph < (out_align >= 16 ? 1 : vec); ++out_ph) {
             const auto count = simulate_stores(p0, rows, cols, out_ph);
             int64_t bad = 0;
@@ -468,6 +571,11 @@ TEST(TransposePlan, InvariantsAndEveryElementWrittenOnce) {
             for (int in_ph = 0; in_ph < (in_align >= 16 ? 1 : 16); in_ph += e)
               EXPECT_EQ(simulate_staged(p0, rows, cols, in_ph), 0)
                   << label << " staged, in phase " << in_ph;
+          if (p0.path == TransposePath::kSector)
+            for (int in_ph = 0; in_ph < (in_align >= 16 ? 1 : 4); ++in_ph)
+              for (int out_ph = 0; out_ph < 8; out_ph += out_align >= 16 ? 4 : 1)
+                EXPECT_EQ(simulate_sector(p0, rows, cols, in_ph, out_ph), 0)
+                    << label << " sector, in phase " << in_ph << ", out phase " << out_ph;
         }
       }
     }
@@ -522,9 +630,14 @@ TEST(TransposePlan, ForcedPathsWriteEveryElementOnce) {
       p.path = e == 4 ? TransposePath::kShift : TransposePath::kScalar;
       p.chunk_bytes = e == 4 ? 16 : 0;
       plans.push_back(p);
+      if (e == 4) {
+        p.path = TransposePath::kSector;
+        plans.push_back(p);
+      }
       // The tiled paths in both tile orders.
       for (size_t i = 0, n = plans.size(); i < n; ++i)
-        if (plans[i].path == TransposePath::kTile || plans[i].path == TransposePath::kShift) {
+        if (plans[i].path == TransposePath::kTile || plans[i].path == TransposePath::kShift ||
+            plans[i].path == TransposePath::kSector) {
           plans.push_back(plans[i]);
           plans.back().col_order = true;
         }
@@ -535,7 +648,13 @@ TEST(TransposePlan, ForcedPathsWriteEveryElementOnce) {
           for (int in_ph = 0; in_ph < 16; in_ph += e)
             EXPECT_EQ(simulate_staged(q, rows, cols, in_ph), 0)
                 << rows << "x" << cols << " elem " << e << " staged, in phase " << in_ph;
-        for (int out_ph = 0; out_ph < 16 / e; ++out_ph) {
+        if (q.path == TransposePath::kSector)
+          for (int in_ph = 0; in_ph < 4; ++in_ph)
+            for (int out_ph = 0; out_ph < 8; ++out_ph)
+              EXPECT_EQ(simulate_sector(q, rows, cols, in_ph, out_ph), 0)
+                  << rows << "x" << cols << " sector, in phase " << in_ph << ", out phase "
+                  << out_ph << (q.col_order ? ", column order" : "");
+        for (int out_ph = 0; out_ph < (q.path == TransposePath::kSector ? 8 : 16 / e); ++out_ph) {
           const auto count = simulate_stores(q, rows, cols, out_ph);
           int64_t bad = 0;
           for (const int c : count)
@@ -544,6 +663,66 @@ TEST(TransposePlan, ForcedPathsWriteEveryElementOnce) {
                             << " out phase " << out_ph;
         }
       }
+    }
+  }
+}
+
+// The sector kernel's read back: at every step, a warp's 32 word loads (chunks kk = 0..15 of out
+// row groups cq = 2w and 2w + 1) fall into banks with at most 2 distinct words each (the fewest
+// for 16 lanes whose words share a residue mod 4), for every phase of in and out and every
+// rows and cols mod 8 and 4; in order (no rotation) f32 16385 x 4097 would take 4.
+TEST(TransposePlan, SectorReadBackBankConflicts) {
+  using G = kernelkit::detail::TransposeSectorGeometry;
+  int worst_unrotated = 0;
+  for (int in_ph = 0; in_ph < 4; ++in_ph)
+    for (int cols_m = 0; cols_m < 4; ++cols_m)
+      for (int out_ph8 = 0; out_ph8 < 8; ++out_ph8)
+        for (int rows_m8 = 0; rows_m8 < 8; ++rows_m8)
+          for (const bool rotate : {true, false})
+            for (int w = 0; w < 8; ++w)
+              for (int step = 0; step < G::kVec; ++step) {
+                std::vector<std::vector<int>> bank(32);
+                for (int lane = 0; lane < 32; ++lane) {
+                  const int kk = lane % 16, cq = 2 * w + lane / 16;
+                  const int own = G::out_phase(out_ph8, rows_m8, cq % 8);
+                  const int rot =
+                      rotate ? G::read_rotation(in_ph, cols_m, out_ph8, rows_m8, cq) : 0;
+                  const int rho = G::kHalo - own + G::kVec * kk + ((step + rot) & 3);
+                  const int word = G::slot(rho) + G::in_phase(in_ph, cols_m, rho) + cq;
+                  auto& b = bank[static_cast<size_t>(word % 32)];
+                  if (std::find(b.begin(), b.end(), word) == b.end()) b.push_back(word);
+                }
+                size_t most = 0;
+                for (const auto& b : bank)
+                  most = std::max(most, b.size());
+                if (rotate) {
+                  EXPECT_LE(most, 2u) << "in phase " << in_ph << " cols%4 " << cols_m
+                                      << " out phase " << out_ph8 << " rows%8 " << rows_m8;
+                } else if (in_ph == 0 && cols_m == 1 && out_ph8 == 0 && rows_m8 == 1) {
+                  worst_unrotated = std::max(worst_unrotated, static_cast<int>(most));
+                }
+              }
+  EXPECT_EQ(worst_unrotated, 4);  // 16385 x 4097 without the rotation
+}
+
+// The sector kernel's model on larger odd shapes than the invariants' (several tile rows and
+// columns, full and partial tiles, both orders), at every in and out phase.
+TEST(TransposePlan, SectorKernelOnOddShapes) {
+  const DeviceInfo d = kktest::h100();
+  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
+           {2049, 1025}, {1025, 2049}, {131, 4097}, {4097, 67}, {577, 577}, {66, 1000}}) {
+    for (const bool col_order : {false, true}) {
+      TransposePlan p = plan_transpose(rows, cols, 4, 16, 16, d);
+      ASSERT_EQ(p.path, TransposePath::kSector) << rows << "x" << cols;
+      p.col_order = col_order;
+      for (int in_ph = 0; in_ph < 4; ++in_ph)
+        for (int out_ph = 0; out_ph < 8; ++out_ph)
+          EXPECT_EQ(simulate_sector(p, rows, cols, in_ph, out_ph), 0)
+              << rows << "x" << cols << " in phase " << in_ph << ", out phase " << out_ph;
+      int64_t bad = 0;
+      for (const int c : simulate_stores(p, rows, cols, 3))
+        bad += c != 1;
+      EXPECT_EQ(bad, 0) << rows << "x" << cols;
     }
   }
 }
@@ -558,6 +737,12 @@ TEST(TransposePlan, HugeShapes) {
   EXPECT_EQ(q.path, TransposePath::kTile);
   EXPECT_GT(q.num_tiles, INT32_MAX);
   EXPECT_EQ(q.shape.grid.x, static_cast<unsigned>(INT32_MAX));
+  const TransposePlan r = plan_transpose(int64_t{1} << 31, (int64_t{1} << 24) + 1, 4, 16, 16, d);
+  EXPECT_EQ(r.path, TransposePath::kShift);
+  const TransposePlan u = plan_transpose((int64_t{1} << 31) + 1, int64_t{1} << 24, 4, 16, 16, d);
+  EXPECT_EQ(u.path, TransposePath::kSector);
+  EXPECT_GT(u.num_tiles, INT32_MAX);
+  EXPECT_EQ(u.shape.grid.x, static_cast<unsigned>(INT32_MAX));
 }
 
 TEST(TransposeArgs, Checks) {

@@ -1,6 +1,6 @@
 // kernelkit::transpose on the GPU: every element size through every path (copy, tile with and
 // without windows and with every tile shape, thin rows, thin cols with direct and staged
-// stores, shifted, scalar), full and partial tiles, odd and prime shapes, pointers that are
+// stores, shifted, sector, scalar), full and partial tiles, odd and prime shapes, pointers that are
 // element-aligned but not 16-byte aligned, bad arguments (misaligned element pointers,
 // overlap), NaN payloads, streams and graphs, and (Large_) matrices past 2^31 elements.
 #include <cstdint>
@@ -151,6 +151,37 @@ TYPED_TEST(TransposeSizeTest, ColumnOrderOnWideShapes) {
   }
 }
 
+// 4-byte elements whose out rows are not chunk-aligned (the sector kernel; out rows
+// chunk-aligned: the tile or shifted kernel): every shape 1x1 .. 67x67 (partial tiles, every
+// rows and cols mod 8, one tile row with the 7-row halo above it, the edges of the matrix in
+// every tile), with in and out at every phase mod 4 or 8 among the offsets.
+TYPED_TEST(TransposeSizeTest, FourByteSweep) {
+  using T = TypeParam;
+  if (sizeof(T) != 4) GTEST_SKIP() << "4-byte elements";
+  const auto impls = library_only<T>();
+  const std::vector<std::pair<int64_t, int64_t>> offsets = {{0, 0}, {1, 3}, {2, 5}, {3, 6}};
+  int64_t index = 0;
+  for (int64_t rows = 1; rows <= 67; ++rows)
+    for (int64_t cols = 1; cols <= 67; ++cols) {
+      const auto& [in_off, out_off] = offsets[static_cast<size_t>(rows + cols) % offsets.size()];
+      // sanitizer: every 16th shape
+      if (kktest::sanitize_keep(index++, 16))
+        check_transpose<T>(impls, rows, cols, in_off, out_off);
+    }
+  // Larger odd shapes: several tile rows and columns, both tile orders (1001 x 33554: column
+  // order on the H100), every out phase mod 8.
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {
+      {1025, 517}, {517, 1025}, {131, 4097}, {4097, 67}, {1001, 6001}};
+  for (const auto& [rows, cols] : shapes)
+    for (const int64_t out_off : {0, 1, 4, 7})
+      if (kktest::sanitize_keep(out_off, 4))
+        check_transpose<T>(impls, rows, cols, out_off % 3, out_off);
+  const int in_align = kernelkit::pack_size_for(reinterpret_cast<const T*>(260)) * 4;
+  EXPECT_EQ(kernelkit::plan_transpose(1001, 33554, 4, in_align, 16, kktest::h100()).path,
+            TransposePath::kSector);
+  if (!kktest::sanitizer_run()) check_transpose<T>(impls, 1001, 33554, 1, 0);
+}
+
 // ---- every kernel on shapes the plan sends elsewhere ----------------------------------------
 
 // A plan for `path` (with its chunk, window and store choices) when its kernel can run this
@@ -167,8 +198,10 @@ bool forced_plan(TransposePath path, bool windows, bool out_aligned, bool col_or
   p.elem_bytes = e;
   p.col_order = col_order;
   bool ok = rows > 1 && cols > 1;
-  // (column order: the tile and shifted paths only)
-  if (col_order && path != TransposePath::kTile && path != TransposePath::kShift) ok = false;
+  // (column order: the tile, shifted and sector paths only)
+  if (col_order && path != TransposePath::kTile && path != TransposePath::kShift &&
+      path != TransposePath::kSector)
+    ok = false;
   switch (path) {
     case TransposePath::kTile:
       p.chunk_bytes = wide;
@@ -190,11 +223,12 @@ bool forced_plan(TransposePath path, bool windows, bool out_aligned, bool col_or
       ok = ok && rows <= kernelkit::kTransposeThinMax;
       break;
     case TransposePath::kShift:
+    case TransposePath::kSector:
       p.chunk_bytes = 16;
       ok = ok && e == 4;
       break;
     case TransposePath::kScalar:
-      ok = e != 4;  // 4-byte elements always take the shifted kernel instead
+      ok = e != 4;  // 4-byte elements always take the shifted or sector kernel instead
       break;
     case TransposePath::kCopy:
       ok = false;
@@ -231,6 +265,8 @@ TYPED_TEST(TransposeSizeTest, EveryKernelOnEveryShape) {
       {"thin cols staged", TransposePath::kThinCols, false, false, false},
       {"shift", TransposePath::kShift, false, false, false},
       {"shift, column order", TransposePath::kShift, false, false, true},
+      {"sector", TransposePath::kSector, false, false, false},
+      {"sector, column order", TransposePath::kSector, false, false, true},
       {"scalar", TransposePath::kScalar, false, false, false},
   };
   for (const auto& [rows, cols] : transpose_test::kShapes) {
@@ -346,9 +382,17 @@ void check_large(int64_t rows, int64_t cols, TransposePath want) {
 
 class TransposeLargeTest : public kktest::GpuTest {};
 
-// 46349 x 46351 = 2148322499 > 2^31, odd: the shifted-chunk kernel.
+// 46349 x 46351 = 2148322499 > 2^31, odd (out rows not chunk-aligned): the sector kernel;
+// 46348 x 46351 (only the in rows not chunk-aligned): the shifted-chunk kernel.
 TEST_F(TransposeLargeTest, KK_LARGE(FourByteOddPast2e31)) {
-  check_large<uint32_t>(46349, 46351, TransposePath::kShift);
+  check_large<uint32_t>(46349, 46351, TransposePath::kSector);
+  check_large<uint32_t>(46348, 46351, TransposePath::kShift);
+}
+// The benchmark's odd f32 shape, 16385 x 4097 (the sector kernel), every element against the
+// host reference, at out offsets 0 and 1.
+TEST_F(TransposeLargeTest, KK_LARGE(FourByteSectorBenchmarkShape)) {
+  for (const int64_t out_off : {0, 1})
+    check_transpose<float>(library_only<float>(), 16385, 4097, 0, out_off);
 }
 // 48000 x 48000 bytes, multiples of 8: the tile kernel.
 TEST_F(TransposeLargeTest, KK_LARGE(OneBytePast2e31)) {

@@ -30,8 +30,11 @@ enum class TransposePath : int {
               // kVec register blocks whose shape follows the matrix (transpose_tile_kernel)
   kThinRows,  // 2..8 rows: a thread holds all rows of kVec columns (transpose_thin_rows_kernel)
   kThinCols,  // 2..8 columns: a thread holds kVec rows of all columns (transpose_thin_cols_kernel)
-  kShift,  // 4-byte elements, any other shape: shifted 16-byte chunk grids (transpose_shift_kernel)
-  kScalar,  // 1-, 2- and 8-byte elements, any other shape: one element per access
+  kShift,     // 4-byte elements, out rows chunk-aligned, in rows not: shifted 16-byte chunk grids
+              // (transpose_shift_kernel)
+  kSector,    // 4-byte elements, out rows not chunk-aligned: aligned in chunks staged, out rows
+              // written in whole 32-byte sectors (transpose_sector_kernel)
+  kScalar,    // 1-, 2- and 8-byte elements, any other shape: one element per access
 };
 
 // Most rows (columns) the thin paths take.
@@ -54,7 +57,7 @@ struct TransposePlan {
   int tile_cols = 0;         // in columns of a tile (kTile: B kVec, A B = 256)
   int64_t tiles_c = 0;       // tiles along cols
   int64_t tiles_r = 0;       // tiles along rows (num_tiles = tiles_r tiles_c; tiled paths)
-  bool col_order = false;    // kTile and kShift: tiles numbered down the
+  bool col_order = false;    // kTile, kShift and kSector: tiles numbered down the
                              // tile columns (tile t: tile row t % tiles_r, tile column
                              // t / tiles_r) instead of along the tile rows (row t / tiles_c,
                              // column t % tiles_c); transpose_col_order
@@ -155,6 +158,15 @@ inline TransposePlan finish_transpose_plan(TransposePlan p, int64_t rows, int64_
       p.static_smem = G::kSmemBytes;
       break;
     }
+    case TransposePath::kSector: {
+      // Tile rows cover the sector-shifted positions r + s_c < rows + kSector - 1.
+      using G = TransposeSectorGeometry;
+      p.tile_rows = p.tile_cols = G::kTile;
+      p.tiles_c = ceil_div<int64_t>(cols, G::kTile);
+      p.tiles_r = ceil_div<int64_t>(rows + G::kSector - 1, G::kTile);
+      p.static_smem = G::kSmemBytes;
+      break;
+    }
     case TransposePath::kScalar:
       p.tile_rows = p.tile_cols = kTransposeScalarTile;
       p.tiles_c = ceil_div<int64_t>(cols, kTransposeScalarTile);
@@ -183,7 +195,9 @@ inline TransposePlan finish_transpose_plan(TransposePlan p, int64_t rows, int64_
 // spilled on sm_100).
 inline bool transpose_col_order(const TransposePlan& p, int64_t rows, int64_t cols,
                                 const DeviceInfo& d) {
-  if (p.path != TransposePath::kTile && p.path != TransposePath::kShift) return false;
+  if (p.path != TransposePath::kTile && p.path != TransposePath::kShift &&
+      p.path != TransposePath::kSector)
+    return false;
   if (p.tiles_r <= 1 || p.tiles_c <= 1) return false;  // the same order either way
   const int64_t wave = int64_t{d.sm_count} * std::max(1, d.max_threads_per_sm / kTransposeBlock);
   const int64_t e = p.elem_bytes;
@@ -240,7 +254,11 @@ inline TransposePlan plan_transpose(int64_t rows, int64_t cols, int elem_bytes, 
     p.chunk_bytes = wide;
     p.in_windows = !in_chunks;
   } else if (e == 4) {
-    p.path = TransposePath::kShift;
+    // Out rows chunk-aligned (only the in rows are not): the shifted kernel, measured there
+    // (f32 1000 x 33554: 95.1 us, 0.945 of the copy). Out rows not chunk-aligned: the sector
+    // kernel, whose stores fill whole 32-byte sectors (the shifted kernel split a sector between
+    // two blocks at half of its tile edges: f32 16385 x 4097 ran 209 us, 0.85 of the copy).
+    p.path = rows % vec == 0 && out_align >= wide ? TransposePath::kShift : TransposePath::kSector;
     p.chunk_bytes = 16;
   } else if (e <= 2 && rows % (4 / e) == 0 && cols % (4 / e) == 0 && in_align >= 4 &&
              out_align >= 4) {
@@ -265,7 +283,7 @@ cudaError_t launch_transpose(const TransposePlan& p, const T* in, T* out, int64_
   using Path = TransposePath;
   const int64_t minor = p.col_order ? p.tiles_r : p.tiles_c;  // tiles per major step
   return dispatch<Path::kCopy, Path::kTile, Path::kThinRows, Path::kThinCols, Path::kShift,
-                  Path::kScalar>(p.path, [&](auto path) -> cudaError_t {
+                  Path::kSector, Path::kScalar>(p.path, [&](auto path) -> cudaError_t {
     constexpr Path kPath = decltype(path)::value;
     if constexpr (kPath == Path::kCopy) {
       // Same layout on both sides: the copy itself (the benchmark's limit), a memcpy node
@@ -321,7 +339,16 @@ cudaError_t launch_transpose(const TransposePlan& p, const T* in, T* out, int64_
       } else {
         return cudaErrorInvalidValue;
       }
-    } else if constexpr (sizeof(U) != 4) {            // (4-byte elements take the shifted kernel)
+    } else if constexpr (kPath == Path::kSector) {
+      if constexpr (sizeof(U) == 4) {
+        return dispatch<false, true>(p.col_order, [&](auto order) {
+          return launch(detail::transpose_sector_kernel<U, decltype(order)::value>, p.shape, stream,
+                        src, dst, rows, cols, minor, p.num_tiles);
+        });
+      } else {
+        return cudaErrorInvalidValue;
+      }
+    } else if constexpr (sizeof(U) != 4) {  // (4-byte elements take the shifted / sector kernel)
       if (p.col_order) return cudaErrorInvalidValue;  // (row order only: transpose_col_order)
       return launch(detail::transpose_scalar_kernel<U>, p.shape, stream, src, dst, rows, cols,
                     p.tiles_c, p.num_tiles);
@@ -360,7 +387,8 @@ bool transpose_args_ok(const T* in, const T* out, int64_t rows, int64_t cols) {
 // alignment allows: a few (2..8) rows or columns move 16-byte chunks on both sides at any
 // alignment; rows a multiple of 16 / sizeof(T) (8 for 1-byte types) with a 16-byte-aligned
 // out (8-byte for 1-byte types) move 16-byte (8-byte) chunks, in rows at any alignment;
-// other 4-byte shapes move 16-byte chunks on shifted grids; other 1- and 2-byte shapes move
+// other 4-byte shapes move 16-byte chunks on shifted grids (out rows chunk-aligned) or on
+// each out row's 32-byte sector grid (out rows not chunk-aligned); other 1- and 2-byte shapes move
 // 4-byte chunks when rows, cols and pointers allow, single elements otherwise. A matrix with
 // one row or one column is a copy. No allocation, no synchronization; graph-capturable.
 template <typename T>

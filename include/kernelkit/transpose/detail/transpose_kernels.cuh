@@ -20,8 +20,10 @@
 //    registers, which is R (C) whole chunks on each side, permuted at compile time. The side
 //    that is one contiguous run per block (out for thin rows, in for thin cols) goes through
 //    shared memory, so that a warp's accesses are contiguous there too.
-//  - transpose_shift_kernel<U> (4-byte elements, any shape): 16-byte accesses on both sides,
-//    each row's chunk grid shifted by its own phase.
+//  - transpose_shift_kernel<U> (4-byte elements, out rows chunk-aligned, in rows not): 16-byte
+//    accesses on both sides, each row's chunk grid shifted by its own phase.
+//  - transpose_sector_kernel<U> (4-byte elements, out rows not chunk-aligned): 16-byte accesses
+//    on both sides, each out row written in whole 32-byte sectors of its own grid.
 //  - transpose_scalar_kernel<U> (1-, 2-, 8-byte elements whose shape fits none of the above):
 //    one element per access.
 #pragma once
@@ -941,6 +943,195 @@ __global__ void __launch_bounds__(kTransposeBlock)
 #pragma unroll
           for (int j = 0; j < kVec; ++j)
             if (rs + j >= 0 && rs + j < rows) p[j] = w.elem[j];
+        }
+      }
+    }
+  }
+}
+
+// ---- sector kernel (4-byte elements, out rows not chunk-aligned) ------------------------------
+
+// 4-byte elements whose out rows do not all start on a 16-byte boundary (rows not a multiple of
+// 4, or out offset), in rows at any alignment. A block owns out rows [64C, 64C + 64) and, in
+// out row c, the 64 elements r with r + s_c in [64R, 64R + 64), where s_c = (out / 4 + c rows)
+// mod 8 is the row's 32-byte sector phase: its stores are 16 aligned chunks of which every
+// 32-byte sector is whole (no sector is written by two blocks). That needs in rows
+// [64R - 7, 64R + 64) (kLdRows) and columns [64C, 64C + 64): each of those rows is read as
+// the aligned 16-byte chunks that cover its columns (at most kChunks: the windows; halo rows and
+// chunks are read again by the neighbouring tiles, from L2) and stored as they are in shared
+// memory.
+// A thread's 16 out elements are then read back one word each at addresses that are the same
+// for every tile (tile origins are multiples of 64, so every phase depends on the thread only),
+// one base address per element of its chunks. Register loads, no minimum blocks: the shifted
+// kernel's cp.async copy at 6 blocks an SM lost to its register loads at 4 (218.5 against
+// 209.0 us).
+struct TransposeSectorGeometry {
+  static constexpr int kVec = 4;                    // elements per 16-byte chunk
+  static constexpr int kSector = 8;                 // elements per 32-byte sector
+  static constexpr int kTile = 64;                  // owned tile side
+  static constexpr int kHalo = kSector - 1;         // in rows above the tile
+  static constexpr int kLdRows = kTile + kHalo;     // in rows read per tile
+  static constexpr int kChunks = kTile / kVec + 1;  // chunks read per in row
+  static constexpr int kRowWords = kChunks * kVec;  // a staged row, words
+  static constexpr int kLoadItems = kLdRows * kChunks;
+  static constexpr int kLoads = (kLoadItems + kTransposeBlock - 1) / kTransposeBlock;
+  static constexpr int kOutChunks = kTile / kVec;  // chunks per owned out row
+  static constexpr int kOutRowsPerPass = kTransposeBlock / kOutChunks;
+  static constexpr int kStores = kTile / kOutRowsPerPass;
+  // Staged row rho starts at word slot(rho): one chunk of padding per 4 rows, so the rows
+  // 4k + j that a half-warp reads back lie in 8 distinct bank groups (2-way conflicts, the
+  // fewest for 16 lanes whose words share a residue mod 4).
+  static constexpr int kSmemWords = kLdRows * kRowWords + kVec * ((kLdRows + kVec - 1) / kVec);
+  static constexpr int kSmemBytes = kSmemWords * 4;
+  static_assert(kTransposeBlock % kOutChunks == 0 && kTile % kOutRowsPerPass == 0,
+                "every owned out chunk has one thread");
+  __host__ __device__ static constexpr int slot(int rho) {
+    return rho * kRowWords + kVec * (rho / kVec);
+  }
+  // Element phase (mod 4) of the first column of a tile in staged row rho: tile rows start at
+  // 64R - 7, so in row 64R - 7 + rho is rho + 1 mod 4. in_ph: element phase of in (mod 4),
+  // cols_m: cols mod 4. Column c0 + x of the row is word slot(rho) + in_phase(..) + x.
+  __host__ __device__ static constexpr int in_phase(int in_ph, int cols_m, int rho) {
+    return (in_ph + ((rho + 1) & 3) * cols_m) & 3;
+  }
+  // Sector phase of out row c (mod 8): out_ph8: element phase of out mod 8, rows_m8: rows mod 8,
+  // c_m8: c mod 8 (tile columns start at multiples of 64).
+  __host__ __device__ static constexpr int out_phase(int out_ph8, int rows_m8, int c_m8) {
+    return (out_ph8 + c_m8 * rows_m8) & 7;
+  }
+  // Bank residue (word mod 4) of element e of the chunks of the threads of out-row group cq
+  // (the same for all their chunks kk and passes i).
+  __host__ __device__ static constexpr int residue(int in_ph, int cols_m, int out_ph8, int rows_m8,
+                                                   int cq, int e) {
+    return (in_phase(in_ph, cols_m, kHalo - out_phase(out_ph8, rows_m8, cq & 7) + e) + cq) & 3;
+  }
+  // The read back's order: at step j a thread reads element (j + rotation) & 3 of its chunks. A
+  // half-warp's 16 lanes (chunks kk = 0..15 of one out row group) read 16 words of one residue
+  // mod 4 in 8 bank groups: 2-way conflicts. Odd groups rotate so that their residue at every
+  // step differs from the even group's beside them in the warp (which reads in order), else the
+  // warp's two halves would share banks: 4-way (f32 16385 x 4097 in order: every step). A
+  // rotation exists whenever both halves' residues cover all four values (cols odd), and 0 is
+  // right when cols is even (their residues differ by an odd count).
+  __host__ __device__ static constexpr int read_rotation(int in_ph, int cols_m, int out_ph8,
+                                                         int rows_m8, int cq) {
+    int rot = 0;
+    if (cq & 1) {
+      for (int r = kVec - 1; r >= 0; --r) {
+        bool apart = true;
+        for (int j = 0; j < kVec; ++j)
+          apart = apart && residue(in_ph, cols_m, out_ph8, rows_m8, cq, (j + r) & 3) !=
+                               residue(in_ph, cols_m, out_ph8, rows_m8, cq ^ 1, j);
+        if (apart) rot = r;
+      }
+    }
+    return rot;
+  }
+};
+
+// in: rows x cols, out: cols x rows, 4-byte elements, any element-aligned pointers and shape.
+// Tiles as TransposeSectorGeometry says (tiles_r = ceil((rows + 7) / 64), tiles_c =
+// ceil(cols / 64)), numbered as transpose_tile_at says; one block per tile, grid-stride past
+// the grid.
+template <typename U, bool ColOrder>
+__global__ void __launch_bounds__(kTransposeBlock)
+    transpose_sector_kernel(const U* __restrict__ in, U* __restrict__ out, int64_t rows,
+                            int64_t cols, int64_t tiles_minor, int64_t num_tiles) {
+  static_assert(sizeof(U) == 4, "the sector kernel moves 4-byte elements");
+  using G = TransposeSectorGeometry;
+  using Chunk = Pack<uint32_t, 4>;
+  __shared__ Chunk stage[G::kSmemWords / 4];
+  const uint32_t* words = reinterpret_cast<const uint32_t*>(stage);
+
+  const int64_t n = rows * cols;
+  const int in_ph = element_phase<U>(in, 4);
+  const int cols_m = static_cast<int>(cols & 3);
+  // Store: thread (kk, cq) writes chunk kk of out rows c0 + cq + 16 i (i < kStores), which
+  // share their sector phase `own` (c mod 8 = cq mod 8): elements r = 64R - own + 4 kk + e,
+  // staged row rho = 7 - own + 4 kk + e. It reads element e = (j + rot) & 3 at step j, from
+  // word rd[j] + 16 i.
+  const int kk = static_cast<int>(threadIdx.x) % G::kOutChunks;
+  const int cq = static_cast<int>(threadIdx.x) / G::kOutChunks;
+  const int out_ph8 = element_phase<U>(out, 8), rows_m8 = static_cast<int>(rows & 7);
+  const int own = G::out_phase(out_ph8, rows_m8, cq & 7);
+  const int rot = G::read_rotation(in_ph, cols_m, out_ph8, rows_m8, cq);
+  int rd[G::kVec];
+#pragma unroll
+  for (int j = 0; j < G::kVec; ++j) {
+    const int rho = G::kHalo - own + G::kVec * kk + ((j + rot) & 3);
+    rd[j] = G::slot(rho) + G::in_phase(in_ph, cols_m, rho) + cq;
+  }
+
+  for (int64_t t = blockIdx.x; t < num_tiles; t += gridDim.x) {
+    int64_t tr, tc;
+    transpose_tile_at(t, tiles_minor, ColOrder, &tr, &tc);
+    const int64_t c0 = tc * G::kTile;
+    // Element (staged row 0, column c0) of in; it and the chunk starts may lie outside in.
+    const int64_t base = (tr * G::kTile - G::kHalo) * cols + c0;
+
+    // Columns of this tile: chunk k of staged row rho is needed when 4 k < vc + its phase (the
+    // 17th chunk of a row at phase 0 is not; the last tile column needs 1 + (cols - 1) % 64).
+    const int vc = cols - c0 < G::kTile ? static_cast<int>(cols - c0) : G::kTile;
+    // Load: item f = chunk f % kChunks of staged row f / kChunks, the aligned chunk at in
+    // element item(f); consecutive threads read consecutive chunks of a row.
+    auto item = [&](int f) {
+      const int rho = f / G::kChunks, k = f - rho * G::kChunks;
+      return base + rho * cols - G::in_phase(in_ph, cols_m, rho) + G::kVec * k;
+    };
+    auto needed = [&](int f) {
+      const int rho = f / G::kChunks, k = f - rho * G::kChunks;
+      return f < G::kLoadItems && G::kVec * k < vc + G::in_phase(in_ph, cols_m, rho);
+    };
+    auto slot = [](int f) {
+      const int rho = f / G::kChunks;
+      return G::slot(rho) / G::kVec + (f - rho * G::kChunks);
+    };
+    if (base - 3 >= 0 && base + (G::kLdRows - 1) * cols + G::kRowWords <= n) {
+      // Every chunk of the tile lies in [0, n): all loads in flight, no checks.
+      Chunk v[G::kLoads];
+#pragma unroll
+      for (int m = 0; m < G::kLoads; ++m) {
+        const int f = static_cast<int>(threadIdx.x) + kTransposeBlock * m;
+        if (needed(f)) v[m] = *reinterpret_cast<const Chunk*>(in + item(f));
+      }
+      __syncthreads();  // the previous tile's reads of `stage` are done
+#pragma unroll
+      for (int m = 0; m < G::kLoads; ++m) {
+        const int f = static_cast<int>(threadIdx.x) + kTransposeBlock * m;
+        if (needed(f)) stage[slot(f)] = v[m];
+      }
+    } else {  // the edges of the matrix: chunks that cross its start or end element by element
+      __syncthreads();  // the previous tile's reads of `stage` are done
+#pragma unroll 1
+      for (int f = static_cast<int>(threadIdx.x); f < G::kLoadItems; f += kTransposeBlock)
+        if (needed(f)) stage[slot(f)] = load_chunk_clamped<U, 4>(in, item(f), n);
+    }
+    __syncthreads();
+
+    const int64_t rs = tr * G::kTile - own + G::kVec * kk;  // first element of the chunks
+    // (two passes at a time: fully unrolled, the column-order kernel took 74 registers, 3 blocks)
+#pragma unroll 2
+    for (int i = 0; i < G::kStores; ++i) {
+      const int64_t c = c0 + cq + G::kOutRowsPerPass * i;
+      if (c < cols) {
+        uint32_t x[G::kVec], y[G::kVec];  // x[j]: element (j + rot) & 3
+#pragma unroll
+        for (int j = 0; j < G::kVec; ++j)
+          x[j] = words[rd[j] + G::kOutRowsPerPass * i];
+          // w.elem[e] = x[(e - rot) & 3]: rotate by rot & 1, then by rot & 2
+#pragma unroll
+        for (int e = 0; e < G::kVec; ++e)
+          y[e] = (rot & 1) ? x[(e + 3) & 3] : x[e];
+        Chunk w;
+#pragma unroll
+        for (int e = 0; e < G::kVec; ++e)
+          w.elem[e] = (rot & 2) ? y[(e + 2) & 3] : y[e];
+        const int64_t o = c * rows + rs;
+        if (rs >= 0 && rs + G::kVec <= rows) {
+          store_chunk(out + o, w);
+        } else {  // the first or last rows of the matrix
+#pragma unroll
+          for (int j = 0; j < G::kVec; ++j)
+            if (rs + j >= 0 && rs + j < rows) out[o + j] = static_cast<U>(w.elem[j]);
         }
       }
     }
