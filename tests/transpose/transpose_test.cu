@@ -174,7 +174,7 @@ TYPED_TEST(TransposeSizeTest, FourByteSweep) {
       {1025, 517}, {517, 1025}, {131, 4097}, {4097, 67}, {1001, 6001}};
   for (const auto& [rows, cols] : shapes)
     for (const int64_t out_off : {0, 1, 4, 7})
-      if (kktest::sanitize_keep(out_off, 4))
+      if (!kktest::sanitizer_run() || out_off == 1)  // (sanitizer: one offset a shape)
         check_transpose<T>(impls, rows, cols, out_off % 3, out_off);
   const int in_align = kernelkit::pack_size_for(reinterpret_cast<const T*>(260)) * 4;
   EXPECT_EQ(kernelkit::plan_transpose(1001, 33554, 4, in_align, 16, kktest::h100()).path,
