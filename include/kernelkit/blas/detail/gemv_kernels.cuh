@@ -717,7 +717,13 @@ __global__ void __launch_bounds__(TX* TY, gemv_t_min_blocks(TX* TY, TY, Unroll))
         APack av[Unroll] = {};
         float xv[Unroll] = {};
         gemv_t_load<Pack, Unroll, true>(A, lda, x, i, step, m, c0, av, xv);
-        gemv_t_fma(av, xv, acc);
+        // gemv_t_fma written out: called here, it changed this kernel's code on sm_75..sm_89
+#pragma unroll
+        for (int u = 0; u < Unroll; ++u) {
+#pragma unroll
+          for (int k = 0; k < Pack; ++k)
+            acc[k] = fmaf(av[u].elem[k], xv[u], acc[k]);
+        }
       }
     } else {
       for (; i + (Unroll - 1) * step < m; i += Unroll * step) {
