@@ -330,20 +330,13 @@ cudaError_t launch_transpose(const TransposePlan& p, const T* in, T* out, int64_
         return launch(detail::transpose_thin_cols_kernel<U, decltype(c)::value>, p.shape, stream,
                       src, dst, rows, p.out_aligned, p.num_tiles);
       });
-    } else if constexpr (kPath == Path::kShift) {
+    } else if constexpr (kPath == Path::kShift || kPath == Path::kSector) {
       if constexpr (sizeof(U) == 4) {
         return dispatch<false, true>(p.col_order, [&](auto order) {
-          return launch(detail::transpose_shift_kernel<U, decltype(order)::value>, p.shape, stream,
-                        src, dst, rows, cols, minor, p.num_tiles);
-        });
-      } else {
-        return cudaErrorInvalidValue;
-      }
-    } else if constexpr (kPath == Path::kSector) {
-      if constexpr (sizeof(U) == 4) {
-        return dispatch<false, true>(p.col_order, [&](auto order) {
-          return launch(detail::transpose_sector_kernel<U, decltype(order)::value>, p.shape, stream,
-                        src, dst, rows, cols, minor, p.num_tiles);
+          constexpr bool kCol = decltype(order)::value;
+          const auto kernel = kPath == Path::kShift ? detail::transpose_shift_kernel<U, kCol>
+                                                    : detail::transpose_sector_kernel<U, kCol>;
+          return launch(kernel, p.shape, stream, src, dst, rows, cols, minor, p.num_tiles);
         });
       } else {
         return cudaErrorInvalidValue;
