@@ -386,50 +386,6 @@ TEST_F(Gemv, TransposeOneWavePaths) {
   run_case(c, seed++);
 }
 
-// BlasOp::T with 2..64 packed columns and A 16-byte aligned, long enough for the flat span
-// (kFlatColumns: the smallest m this device runs it at, odd, so that n odd leaves a partial
-// last pack): x and y at every alignment, beta 0 on a NaN y and beta != 0, exact small
-// integers; next to it, the same shape with lda > n and with A misaligned (short columns).
-TEST_F(Gemv, TransposeFlatColumns) {
-  kernelkit::DeviceInfo d;
-  CUDA_CHECK(kernelkit::current_device_info(&d));
-  const bool san = kktest::sanitizer_run();
-  uint64_t seed = 700;
-  for (int64_t n : {2, 3, 4, 5, 7, 8, 12, 16, 17, 31, 32, 33, 48, 63, 64}) {
-    if (san && n != 3 && n != 64) continue;
-    // the flat grid on this device, and the fewest rows that give every thread a whole trip
-    const int64_t big = int64_t{1} << 24;
-    const GemvPlan g = kernelkit::plan_gemv(BlasOp::T, big, n, n, {},
-                                            kernelkit::gemv_workspace_bytes(BlasOp::T, big, n), d);
-    // (a device of few SMs may hold fewer blocks than n / gcd(n, 1024): no flat grid there)
-    if (d.sm_count >= 64) ASSERT_EQ(g.path, GemvPath::kFlatColumns) << "n=" << n;
-    if (g.path != GemvPath::kFlatColumns) continue;
-    const int64_t need = int64_t{g.shape.grid.x} * kernelkit::detail::kGemvBlock *
-                         kernelkit::detail::kGemvPack * kernelkit::detail::kGemvFlatUnroll;
-    const int64_t m = (need + n - 1) / n | 1;
-    const int xo = static_cast<int>(n % 4), yo = static_cast<int>(n % 3);
-    for (float beta : {0.f, -0.5f}) {
-      const GemvPlan p =
-          run_case({BlasOp::T, m, n, n, -0.75f, beta, 0, xo, yo, false, Ws::kFull}, seed++);
-      EXPECT_EQ(p.path, GemvPath::kFlatColumns) << "n=" << n;
-      EXPECT_EQ(p.two_rows, n % 4 != 0);
-    }
-    if (san) continue;
-    Case c{BlasOp::T, m, n, n, 1.f, -0.5f, 0, 1, 0, true, Ws::kFull};
-    EXPECT_EQ(run_case(c, seed++).path, GemvPath::kFlatColumns) << "n=" << n;
-    if (n == 3 || n == 8 || n == 64) {
-      // not the flat span: lda > n, A misaligned, no workspace
-      EXPECT_NE(
-          run_case({BlasOp::T, m, n, n + 1, 0.5f, 0.f, 0, 0, 0, false, Ws::kFull}, seed++).path,
-          GemvPath::kFlatColumns);
-      EXPECT_NE(run_case({BlasOp::T, m, n, n, 0.5f, 0.25f, 1, 0, 2, false, Ws::kFull}, seed++).path,
-                GemvPath::kFlatColumns);
-      EXPECT_NE(run_case({BlasOp::T, m, n, n, 0.5f, 0.f, 0, 0, 0, false, Ws::kNone}, seed++).path,
-                GemvPath::kFlatColumns);
-    }
-  }
-}
-
 TEST_F(Gemv, BetaZeroIgnoresNanAndAlphaZeroSkipsMatrix) {
   for (BlasOp op : {BlasOp::N, BlasOp::T}) {
     const int64_t m = 37, n = 1029;
@@ -673,7 +629,7 @@ TEST_F(Gemv, KK_LARGE(ThinShapesPast2Pow31Elements)) {
   // 2^19 + 1 rows of 4096 (2^31 + 4096 elements): N a block per pair of rows, the grid's
   // 65535 blocks looping over 262145 pairs
   check_thin((int64_t{1} << 19) + 1, 4096, {{BlasOp::N, 8}});
-  // 2^29 + 3 rows of 4: N short rows, T the flat span (kFlatColumns)
+  // 2^29 + 3 rows of 4: N short rows, T short columns
   check_thin((int64_t{1} << 29) + 3, 4, {{BlasOp::N, 3}, {BlasOp::T, 4}});
   // one column of 2^31 + 7: N a scaled copy, T a dot product
   check_thin((int64_t{1} << 31) + 7, 1, {{BlasOp::N, 5}, {BlasOp::T, 6}});

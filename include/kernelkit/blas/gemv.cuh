@@ -15,10 +15,6 @@
 //     <= 64, at least half of it used): whole rows staged in shared memory as one
 //     16-byte-loaded span (kShortRows, kShortColumns; the latter writes a partial per block
 //     and needs the workspace; its x is loaded beside the rows).
-//   - T with 2..64 columns, lda == n, A 16-byte aligned, enough floats for a whole trip of
-//     every thread of one wave: the matrix read as one flat span of 16-byte packs from
-//     registers, a thread's columns fixed by the grid (kFlatColumns; a partial row per block
-//     in the workspace). Otherwise (or without room for the partials) the short columns.
 //   - N, few long rows (a block per row leaves 3/4 of the device idle): several blocks per
 //     row (kSplitRows): partials in the workspace, else a cluster (sm_90+), else one block;
 //     2..4 aligned rows share each pack of x in one block (a group; split through the
@@ -41,7 +37,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <numeric>
 
 #include "kernelkit/blas/blas.cuh"
 #include "kernelkit/blas/detail/gemv_kernels.cuh"
@@ -63,7 +58,6 @@ enum class GemvPath {
   kColumns,       // T: blocks own column tiles over their share of the rows
   kShortColumns,  // T: <= 64 columns staged in shared memory, a partial row per block
   kRowPairs,      // N: a block per pair of long aligned rows (many of them)
-  kFlatColumns,   // T: 2..64 packed columns read as one flat span, a partial row per block
 };
 
 // How the sums of blocks that share an output are added.
@@ -145,7 +139,6 @@ struct GemvPlan {
   // through the workspace or none); 1: a block per row (gemv_n_split_kernel).
   int group = 1;
   int unroll = 2;             // kRowPairs: packs of each row a thread loads a trip (2 or 4)
-  bool two_rows = false;      // kFlatColumns: a 16-byte pack may straddle two rows (n % 4 != 0)
   int64_t partials = 0;       // floats of workspace written (kWorkspace), partial rows x count
   int combine_cols = 1;       // kWorkspace: outputs per combine block (1 or 32)
   LaunchShape shape;          // the main kernel
@@ -321,28 +314,6 @@ inline void gemv_plan_t(GemvPlan& p, const GemvAlignment& al, const DeviceInfo& 
   const int64_t m = p.rows, n = p.cols, lda = p.ld;
   const int64_t room = static_cast<int64_t>(
       std::min<size_t>(workspace_bytes / sizeof(float), static_cast<size_t>(kGemvMaxPartials)));
-  if (lda == n && n >= 2 && n <= kGemvShortMaxCols && al.a == 0) {
-    // 2..64 packed columns, A 16-byte aligned: one flat span read from registers (kFlatColumns;
-    // short columns staged each tile in shared memory between two barriers: 8388608 x 3,
-    // 4194304 x 8, 524288 x 64 ran 51.2 / 56.3 / 52.4 us, 0.87-0.90 of the copy). A grid of
-    // whole multiples of n / gcd(n, 1024) blocks (every thread's columns fixed), filling the
-    // device once; only where every thread makes at least one whole trip (H100: m * n >= 528
-    // x 16384 floats), else the short columns below.
-    const int64_t q = n / std::gcd<int64_t>(n, int64_t{kGemvBlock} * kGemvPack);
-    const int64_t slots =
-        int64_t{gemv_t_flat_blocks(blocks_per_sm(d, kGemvBlock, 0, kGemvBlock * 16))} *
-        std::max(1, d.sm_count);
-    const int64_t blocks = std::min({slots, kGemvMaxPartialRows, room / n}) / q * q;
-    if (blocks >= 1 && m * n >= blocks * kGemvBlock * kGemvPack * kGemvFlatUnroll) {
-      p.path = GemvPath::kFlatColumns;
-      p.two_rows = n % kGemvPack != 0;
-      p.splits = static_cast<int>(blocks);
-      p.shape.grid = dim3(static_cast<unsigned>(blocks));
-      p.shape.block = dim3(kGemvBlock);
-      gemv_plan_combine(p, blocks, d);
-      return;
-    }
-  }
   if (gemv_short_span(m, n, lda)) {
     // one partial row per block: as many blocks as fill the device once and the workspace holds
     const int per_sm = std::max(1, blocks_per_sm(d, kGemvBlock, 0, kGemvShortColsSmem));
@@ -555,66 +526,61 @@ cudaError_t launch_gemv(const GemvPlan& p, float alpha, const float* A, const fl
   constexpr auto kScale = GemvPath::kScale, kCopy = GemvPath::kCopy, kRows = GemvPath::kRows,
                  kSplitRows = GemvPath::kSplitRows, kShortRows = GemvPath::kShortRows,
                  kColumns = GemvPath::kColumns, kShortColumns = GemvPath::kShortColumns,
-                 kRowPairs = GemvPath::kRowPairs, kFlatColumns = GemvPath::kFlatColumns;
+                 kRowPairs = GemvPath::kRowPairs;
   const cudaError_t err =
-      dispatch<kScale, kCopy, kRows, kSplitRows, kShortRows, kColumns, kShortColumns, kRowPairs,
-               kFlatColumns>(p.path, [&](auto path) -> cudaError_t {
-        constexpr GemvPath kPath = decltype(path)::value;
-        if constexpr (kPath == kScale) {
-          return launch(detail::gemv_scale_kernel<>, p.shape, stream, p.count, beta, y);
-        } else if constexpr (kPath == kCopy) {
-          return dispatch<false, true>(p.aligned, [&](auto vec) {
-            return launch(detail::gemv_copy_kernel<decltype(vec)::value>, p.shape, stream, p.count,
-                          alpha, A, p.ld, x, beta, y);
-          });
-        } else if constexpr (kPath == kRows) {
-          return dispatch<4, 8, 16, 32>(p.width, [&](auto width) {
-            return dispatch<false, true>(p.aligned, [&](auto vec) {
-              return launch(
-                  detail::gemv_n_rows_kernel<decltype(width)::value, decltype(vec)::value>, p.shape,
-                  stream, p.rows, p.cols, alpha, A, p.ld, x, beta, y);
-            });
-          });
-        } else if constexpr (kPath == kSplitRows) {
-          if (p.group > 1) {
-            return dispatch<2, 3, detail::kGemvMaxGroupRows>(p.group, [&](auto rows) {
-              return launch(detail::gemv_n_group_kernel<decltype(rows)::value>, p.shape, stream,
-                            p.rows, p.cols, alpha, A, p.ld, x, beta, y, partials);
-            });
-          }
-          return dispatch<false, true>(p.aligned, [&](auto vec) {
-            return launch(detail::gemv_n_split_kernel<decltype(vec)::value>, p.shape, stream,
-                          p.rows, p.cols, alpha, A, p.ld, x, beta, y, partials);
-          });
-        } else if constexpr (kPath == kRowPairs) {
-          return dispatch<2, 4>(p.unroll, [&](auto unroll) {
-            return launch(detail::gemv_n_row_pairs_kernel<decltype(unroll)::value>, p.shape, stream,
-                          p.rows, p.cols, alpha, A, p.ld, x, beta, y);
-          });
-        } else if constexpr (kPath == kShortRows) {
-          return launch(detail::gemv_n_short_kernel<>, p.shape, stream, p.rows, p.cols, alpha, A,
-                        p.ld, x, beta, y, p.tile_rows);
-        } else if constexpr (kPath == kFlatColumns) {
-          return dispatch<false, true>(p.two_rows, [&](auto two_rows) {
-            return launch(detail::gemv_t_flat_kernel<decltype(two_rows)::value>, p.shape, stream,
-                          p.rows, p.cols, A, x, partials);
-          });
-        } else if constexpr (kPath == kShortColumns) {
-          return dispatch_pow2<1, detail::kGemvShortMaxCols>(p.width, [&](auto lanes) {
-            return launch(detail::gemv_t_short_kernel<decltype(lanes)::value>, p.shape, stream,
-                          p.rows, p.cols, A, p.ld, x, partials, p.tile_rows);
-          });
-        } else {
-          return dispatch<GemvTile::kTile, GemvTile::kFat, GemvTile::kWide32, GemvTile::kWide64,
-                          GemvTile::kWide128, GemvTile::kScalar, GemvTile::kScalarFat>(
-              p.tile, [&](auto tile) {
-                constexpr GemvTileShape s = gemv_tile_shape(decltype(tile)::value);
-                return launch(detail::gemv_t_kernel<s.pack, s.tx, s.ty, s.unroll>, p.shape, stream,
-                              p.rows, p.cols, alpha, A, p.ld, x, beta, y, partials, p.phases,
-                              p.a_offset);
+      dispatch<kScale, kCopy, kRows, kSplitRows, kShortRows, kColumns, kShortColumns, kRowPairs>(
+          p.path, [&](auto path) -> cudaError_t {
+            constexpr GemvPath kPath = decltype(path)::value;
+            if constexpr (kPath == kScale) {
+              return launch(detail::gemv_scale_kernel<>, p.shape, stream, p.count, beta, y);
+            } else if constexpr (kPath == kCopy) {
+              return dispatch<false, true>(p.aligned, [&](auto vec) {
+                return launch(detail::gemv_copy_kernel<decltype(vec)::value>, p.shape, stream,
+                              p.count, alpha, A, p.ld, x, beta, y);
               });
-        }
-      });
+            } else if constexpr (kPath == kRows) {
+              return dispatch<4, 8, 16, 32>(p.width, [&](auto width) {
+                return dispatch<false, true>(p.aligned, [&](auto vec) {
+                  return launch(
+                      detail::gemv_n_rows_kernel<decltype(width)::value, decltype(vec)::value>,
+                      p.shape, stream, p.rows, p.cols, alpha, A, p.ld, x, beta, y);
+                });
+              });
+            } else if constexpr (kPath == kSplitRows) {
+              if (p.group > 1) {
+                return dispatch<2, 3, detail::kGemvMaxGroupRows>(p.group, [&](auto rows) {
+                  return launch(detail::gemv_n_group_kernel<decltype(rows)::value>, p.shape, stream,
+                                p.rows, p.cols, alpha, A, p.ld, x, beta, y, partials);
+                });
+              }
+              return dispatch<false, true>(p.aligned, [&](auto vec) {
+                return launch(detail::gemv_n_split_kernel<decltype(vec)::value>, p.shape, stream,
+                              p.rows, p.cols, alpha, A, p.ld, x, beta, y, partials);
+              });
+            } else if constexpr (kPath == kRowPairs) {
+              return dispatch<2, 4>(p.unroll, [&](auto unroll) {
+                return launch(detail::gemv_n_row_pairs_kernel<decltype(unroll)::value>, p.shape,
+                              stream, p.rows, p.cols, alpha, A, p.ld, x, beta, y);
+              });
+            } else if constexpr (kPath == kShortRows) {
+              return launch(detail::gemv_n_short_kernel<>, p.shape, stream, p.rows, p.cols, alpha,
+                            A, p.ld, x, beta, y, p.tile_rows);
+            } else if constexpr (kPath == kShortColumns) {
+              return dispatch_pow2<1, detail::kGemvShortMaxCols>(p.width, [&](auto lanes) {
+                return launch(detail::gemv_t_short_kernel<decltype(lanes)::value>, p.shape, stream,
+                              p.rows, p.cols, A, p.ld, x, partials, p.tile_rows);
+              });
+            } else {
+              return dispatch<GemvTile::kTile, GemvTile::kFat, GemvTile::kWide32, GemvTile::kWide64,
+                              GemvTile::kWide128, GemvTile::kScalar, GemvTile::kScalarFat>(
+                  p.tile, [&](auto tile) {
+                    constexpr GemvTileShape s = gemv_tile_shape(decltype(tile)::value);
+                    return launch(detail::gemv_t_kernel<s.pack, s.tx, s.ty, s.unroll>, p.shape,
+                                  stream, p.rows, p.cols, alpha, A, p.ld, x, beta, y, partials,
+                                  p.phases, p.a_offset);
+                  });
+            }
+          });
   if (err != cudaSuccess || partials == nullptr) return err;
   const int parts = static_cast<int>(p.partials / std::max<int64_t>(p.count, 1));
   return dispatch<1, 32>(p.combine_cols, [&](auto cols) {

@@ -86,15 +86,6 @@ __host__ __device__ constexpr int gemv_group_blocks(int blocks_per_sm) {
   return blocks_per_sm * 5 / 8 < 1 ? 1 : blocks_per_sm * 5 / 8;
 }
 
-// gemv_t_flat_kernel: packs of A a thread loads a trip, and the __launch_bounds__ minimum
-// blocks: half the SM's 256-thread blocks (64 registers on sm_90: 4 packs of A and 8 floats
-// of x in flight, all issued before the first FFMA; at 48 registers ptxas issued two of the
-// packs after it, a second round trip a trip). The plan reads the same fraction.
-inline constexpr int kGemvFlatUnroll = 4;
-__host__ __device__ constexpr int gemv_t_flat_blocks(int blocks_per_sm) {
-  return blocks_per_sm / 2 < 1 ? 1 : blocks_per_sm / 2;
-}
-
 // Static shared memory of gemv_t_kernel<Pack, TX, TY, ...> (the plan's occupancy input).
 __host__ __device__ constexpr int gemv_t_smem_bytes(int pack, int tx, int ty) {
   return ty == 1 ? 0
@@ -649,100 +640,6 @@ __global__ void __launch_bounds__(kGemvBlock, min_blocks_per_sm(kGemvBlock))
   }
   if (static_cast<int>(threadIdx.x) < cols)
     partials[blockIdx.x * n + threadIdx.x] = red[threadIdx.x];
-}
-
-// BlasOp::T with 2..64 packed columns (lda == n) and A 16-byte aligned, read as one flat span
-// of m * n floats from registers (no staging): thread g of the grid's T threads reads 16-byte
-// packs g, g + T, g + 2T, ... (kGemvFlatUnroll of them in flight a trip). The plan makes 4T a
-// multiple of n, so element k of every pack of a thread lies in the same column,
-// (4g + k) % n, and the rows advance by 4T / n a pack: acc[k] is that column's sum. A pack
-// straddles at most two rows (TwoRows: n % 4 != 0; else all four lie in one row); x of both
-// is loaded beside it (L1). The partial last pack (m * n % 4 floats) is read by the thread
-// that owns it. Then the block's 1024 sums go to shared memory and are added per column in a
-// fixed order (thread (c, q) adds the ones of column c at q, q + groups, ...; thread c adds
-// the groups in order) into partials[blockIdx.x * n + c]; gemv_combine_kernel adds the blocks.
-template <bool TwoRows>
-__global__ void __launch_bounds__(kGemvBlock, gemv_t_flat_blocks(min_blocks_per_sm(kGemvBlock)))
-    gemv_t_flat_kernel(int64_t m, int64_t n, const float* __restrict__ A,
-                       const float* __restrict__ x, float* __restrict__ partials) {
-  constexpr int kUnroll = kGemvFlatUnroll;
-  constexpr int kSums = kGemvBlock * kGemvPack;
-  __shared__ __align__(16) float red[kSums];
-  const int cols = static_cast<int>(n);
-  const int64_t floats = m * n;
-  const int64_t packs = floats / kGemvPack;
-  const int64_t threads = int64_t{gridDim.x} * kGemvBlock;
-  const int64_t g = blockIdx.x * int64_t{kGemvBlock} + threadIdx.x;
-  const int64_t row_step = threads * kGemvPack / n;  // exact: the plan's grid
-  const int col0 = static_cast<int>(g * kGemvPack % n);
-  int64_t row = g * kGemvPack / n;
-  bool second[kGemvPack];  // element k lies in the next row
-#pragma unroll
-  for (int k = 0; k < kGemvPack; ++k)
-    second[k] = TwoRows && col0 + k >= cols;
-  // this thread's packs straddle two rows (then the next row exists for every whole pack)
-  const bool straddles = second[kGemvPack - 1];
-  float acc[kGemvPack] = {};
-  int64_t p = g;
-  for (; p + (kUnroll - 1) * threads < packs; p += kUnroll * threads, row += kUnroll * row_step) {
-    Pack<float, kGemvPack> av[kUnroll];
-    float x0[kUnroll], x1[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const float* xr = x + row + u * row_step;
-      av[u] = load_pack<kGemvPack>(A, p + u * threads);
-      x0[u] = xr[0];
-      x1[u] = straddles ? xr[1] : x0[u];
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-#pragma unroll
-      for (int k = 0; k < kGemvPack; ++k)
-        acc[k] = fmaf(av[u].elem[k], TwoRows && second[k] ? x1[u] : x0[u], acc[k]);
-    }
-  }
-  for (; p < packs; p += threads, row += row_step) {
-    const Pack<float, kGemvPack> av = load_pack<kGemvPack>(A, p);
-    const float x0 = x[row];
-    const float x1 = straddles ? x[row + 1] : x0;
-#pragma unroll
-    for (int k = 0; k < kGemvPack; ++k)
-      acc[k] = fmaf(av.elem[k], second[k] ? x1 : x0, acc[k]);
-  }
-  if (p == packs) {
-    // the partial last pack, if any: its elements exist, and so do their rows
-#pragma unroll
-    for (int k = 0; k < kGemvPack - 1; ++k) {
-      if (p * kGemvPack + k < floats)
-        acc[k] = fmaf(A[p * kGemvPack + k], x[row + (second[k] ? 1 : 0)], acc[k]);
-    }
-  }
-  gemv_allow_combine();
-  const int t = static_cast<int>(threadIdx.x);
-#pragma unroll
-  for (int k = 0; k < kGemvPack; ++k)
-    red[t * kGemvPack + k] = acc[k];
-  __syncthreads();
-  // red[e] is a sum of column (base + e) % n
-  const int base = static_cast<int>(int64_t{blockIdx.x} * kSums % n);
-  const int groups = kGemvBlock / cols;  // >= 4
-  float s = 0.f;
-  if (t < groups * cols) {
-    const int c = t % cols, q = t / cols;
-    int e = c - base;
-    if (e < 0) e += cols;
-    for (e += q * cols; e < kSums; e += groups * cols)
-      s += red[e];
-  }
-  __syncthreads();  // every thread read its sums
-  red[t] = s;       // red[q * n + c]
-  __syncthreads();
-  if (t < cols) {
-    float total = 0.f;
-    for (int q = 0; q < groups; ++q)
-      total += red[q * cols + t];
-    partials[blockIdx.x * n + t] = total;
-  }
 }
 
 // One trip of gemv_t_kernel's aligned loop in two steps, every load issued before the first
