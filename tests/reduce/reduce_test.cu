@@ -248,8 +248,9 @@ TEST_F(DeviceReduceTest, WorkspaceReuseAcrossCalls) {
   }
 }
 
-// A captured graph replays correctly, each replay from the workspace the last one left:
-// the library's call (on this GPU a cooperative launch), then the same sum through the plan
+// A captured graph replays correctly, each replay from the workspace the last one left and
+// on a new input (a replay runs the same kernel arguments as the one before): the library's
+// call (on this GPU a cooperative launch), then the same sum through the plan
 // without cooperative grids (the split kernel and the combine kernel, on sm_90 a
 // programmatic dependent launch), into a second output.
 TEST_F(DeviceReduceTest, GraphReplay) {
@@ -274,17 +275,22 @@ TEST_F(DeviceReduceTest, GraphReplay) {
             cudaSuccess);
   CUDA_CHECK(cudaStreamEndCapture(s, &graph));
   CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  double abs_sum = 0;
-  const double ref = reference(h, 0, n, ReduceOp::kSum, int64_t{0}, &abs_sum);
-  int64_t exact = 0;
-  for (auto x : h)
-    exact += x;
-  for (int rep = 0; rep < 3; ++rep) {
+  for (int rep = 0; rep < 6; ++rep) {
+    // a new input each replay: the sum changes, so partials left by the replay before would
+    // show
+    std::vector<int64_t> hr = h;
+    for (int64_t i = 0; i < n; i += 997)
+      hr[i] += 1000003 * (rep + 1);
+    CUDA_CHECK(
+        cudaMemcpyAsync(d_in.get(), hr.data(), n * sizeof(int64_t), cudaMemcpyHostToDevice, s));
+    int64_t exact = 0;
+    for (auto x : hr)
+      exact += x;
     out.poison();
     CUDA_CHECK(cudaGraphLaunch(exec, s));
     CUDA_CHECK(cudaStreamSynchronize(s));
     const auto got = out.download();
-    EXPECT_EQ(got[0], exact) << "replay " << rep << " (ref " << ref << ")";
+    EXPECT_EQ(got[0], exact) << "replay " << rep;
     EXPECT_EQ(got[1], exact) << "two kernels, replay " << rep;
   }
   CUDA_CHECK(cudaGraphExecDestroy(exec));
@@ -476,6 +482,51 @@ TEST_F(DeviceReduceTest, DirtyWorkspace) {
           want = std::max(want, hi[1 + i]);
         EXPECT_EQ(out_i.download()[0], want) << label;
       }
+    }
+  }
+}
+
+// One workspace, one stream, calls on inputs whose sums differ by one each time (exact
+// integers): the partials each call combines are its own, never the ones the call before
+// left (same positions, types and split). f32 and i64, a split of a few blocks and of a
+// full wave; the input changes on the stream between calls without a host synchronization.
+TEST_F(DeviceReduceTest, StalePartialsNeverRead) {
+  for (int64_t n : {int64_t{70001}, (int64_t{1} << 22) + 1}) {
+    std::vector<float> hf(n, 1.0f);
+    std::vector<int64_t> hi(n, 3);
+    auto d_f = kktest::to_device(hf);
+    auto d_i = kktest::to_device(hi);
+    auto ws = make_workspace<int64_t, int64_t>(n);
+    constexpr int kCalls = 12;
+    DeviceBuffer<float> out_f(kCalls);
+    DeviceBuffer<int64_t> out_i(kCalls);
+    out_f.poison();
+    out_i.poison();
+    cudaStream_t s;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    std::vector<float> one_f(kCalls);
+    std::vector<int64_t> one_i(kCalls);
+    for (int k = 0; k < kCalls; ++k) {
+      // element k * 37 becomes 2 (f32) / 4 + k (i64): each call's sum is new
+      one_f[k] = 2.0f;
+      one_i[k] = 4 + k;
+      CUDA_CHECK(
+          cudaMemcpyAsync(d_f.get() + k * 37, &one_f[k], sizeof(float), cudaMemcpyHostToDevice, s));
+      CUDA_CHECK(cudaMemcpyAsync(d_i.get() + k * 37, &one_i[k], sizeof(int64_t),
+                                 cudaMemcpyHostToDevice, s));
+      ASSERT_EQ(kernelkit::sum(d_f.get(), n, out_f.get() + k, ws.get(), ws.size(), s), cudaSuccess);
+      ASSERT_EQ(kernelkit::sum(d_i.get(), n, out_i.get() + k, ws.get(), ws.size(), s), cudaSuccess);
+    }
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    CUDA_CHECK(cudaStreamDestroy(s));
+    const auto got_f = out_f.download();
+    const auto got_i = out_i.download();
+    int64_t want_i = 3 * n;
+    for (int k = 0; k < kCalls; ++k) {
+      want_i += (4 + k) - 3;
+      // n + k + 1 ones turned to twos: exact in f32 below 2^24
+      EXPECT_EQ(got_f[k], static_cast<float>(n + k + 1)) << "n=" << n << " call " << k;
+      EXPECT_EQ(got_i[k], want_i) << "n=" << n << " call " << k;
     }
   }
 }
