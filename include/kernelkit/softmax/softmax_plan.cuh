@@ -353,7 +353,7 @@ inline bool softmax_plan_block_registers(int64_t rows, int64_t vp, const DeviceI
 // old library's f32 128x262144 / 32x250000 ran 16 x 64 KB chunks at 109 / 34 us where 8 x
 // 128 KB take 118 / 43.5). Whether one cluster of 16 is resident (MIG, MPS) is the runtime's
 // answer: launch answers kClusterDoesNotFit and plan_and_launch plans again with 8.
-
+//
 // kCluster (d.clusters(), 16-byte packs, clusters of 2 .. d.max_cluster() blocks). First,
 // blocks of kSoftmaxClusterBlock threads several to an SM (at least 3, then at least 2:
 // one block's reduce and barrier overlap the others' loads; the old cluster kernel's 64 KiB

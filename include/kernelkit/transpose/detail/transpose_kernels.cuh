@@ -1113,11 +1113,12 @@ __global__ void __launch_bounds__(kTransposeBlock)
     for (int i = 0; i < G::kStores; ++i) {
       const int64_t c = c0 + cq + G::kOutRowsPerPass * i;
       if (c < cols) {
-        uint32_t x[G::kVec], y[G::kVec];  // x[j]: element (j + rot) & 3
+        // x[j]: element (j + rot) & 3; w.elem[e] = x[(e - rot) & 3]: rotated by rot & 1 into
+        // y, then by rot & 2 into w
+        uint32_t x[G::kVec], y[G::kVec];
 #pragma unroll
         for (int j = 0; j < G::kVec; ++j)
           x[j] = words[rd[j] + G::kOutRowsPerPass * i];
-          // w.elem[e] = x[(e - rot) & 3]: rotate by rot & 1, then by rot & 2
 #pragma unroll
         for (int e = 0; e < G::kVec; ++e)
           y[e] = (rot & 1) ? x[(e + 3) & 3] : x[e];
