@@ -50,32 +50,35 @@ void add_block_case() {
   constexpr int blocks = 132 * 64;
   constexpr int64_t n = int64_t{blocks} * Block;
   const std::string op = All ? "block_all_reduce.sum" : "block_reduce.sum";
-  kkbench::add_case(kkbench::case_name<float>(op, Cub ? "cub" : "kernelkit", std::to_string(Block)),
-                    double(n) * kReps * sizeof(float), 0, [](cudaStream_t s) -> kkbench::Launch {
-                      auto in = kkbench::random_array<float>(n, 7);
-                      auto out = kkbench::poisoned_array<float>(blocks);
-                      auto launch = [in, out](cudaStream_t st) {
-                        if constexpr (Cub) {
-                          cub_block_kernel<Block, All><<<blocks, Block, 0, st>>>(in->p, out->p);
-                        } else {
-                          kk_block_kernel<Block, All><<<blocks, Block, 0, st>>>(in->p, out->p);
-                        }
-                      };
-                      launch(s);
-                      BENCH_CUDA(cudaStreamSynchronize(s));
-                      const auto h_in = in->download();
-                      const auto h_out = out->download();
-                      std::vector<double> got, ref;
-                      for (size_t b : kkbench::sample_indices(blocks, 64)) {
-                        double sum = 0;
-                        for (int t = 0; t < Block; ++t)
-                          sum += h_in[b * Block + t];
-                        ref.push_back(kReps * sum + double(Block) * kReps * (kReps - 1) / 2);
-                        got.push_back(h_out[b]);
-                      }
-                      kkbench::verify("block reduce", got, ref, 1e-4, 1e-2);
-                      return launch;
-                    });
+  kkbench::add_case(
+      kkbench::case_name<float>(op, Cub ? "cub" : "kernelkit", std::to_string(Block)),
+      kkbench::Traffic{double(n) * kReps * sizeof(float), 0}, 0,
+      [](cudaStream_t s) -> kkbench::Launch {
+        auto in = kkbench::random_array<float>(n, 7);
+        auto out = kkbench::poisoned_array<float>(blocks);
+        auto launch = [in, out](cudaStream_t st) {
+          if constexpr (Cub) {
+            cub_block_kernel<Block, All><<<blocks, Block, 0, st>>>(in->p, out->p);
+          } else {
+            kk_block_kernel<Block, All><<<blocks, Block, 0, st>>>(in->p, out->p);
+          }
+        };
+        launch(s);
+        BENCH_CUDA(cudaStreamSynchronize(s));
+        const auto h_in = in->download();
+        const auto h_out = out->download();
+        std::vector<double> got, ref;
+        for (size_t b : kkbench::sample_indices(blocks, 64)) {
+          double sum = 0;
+          for (int t = 0; t < Block; ++t)
+            sum += h_in[b * Block + t];
+          ref.push_back(kReps * sum + double(Block) * kReps * (kReps - 1) / 2);
+          got.push_back(h_out[b]);
+        }
+        kkbench::verify("block reduce", got, ref, 1e-4, 1e-2);
+        return launch;
+      },
+      kkbench::Bound::kCompute);
 }
 
 template <int Block>

@@ -4,9 +4,12 @@
 usage: check_cases.py GOALS_TOOL (CASE_LIST.txt | path/to/kernelkit-bench)
 
 GOALS_TOOL is ../shared/tools/goals (the script that reads the results); the second argument
-is the output of `kernelkit-bench --benchmark_list_tests`, or the executable itself (it is
-then run with that flag). Prints every missing name (each kernelkit case of every sweep and
-its vendor case where the goal has one) and exits 1 if any is missing.
+is the output of `kernelkit-bench --benchmark_list_tests [--kk_seed=N]`, or the executable
+itself (it is then run with that flag). Prints every missing name (each listed kernelkit case
+of every sweep and its vendor case where the goal has one), every sweep with fewer generated
+shapes than its goal asks (a case not among the listed shapes counts as generated) or a
+generated shape without its vendor case, and exits 1 if anything is missing. Sweeps of ops
+the benchmark has no case of yet are named and left out.
 """
 import importlib.machinery
 import importlib.util
@@ -39,19 +42,32 @@ def main(argv):
         return 2
     goals = load_goals(argv[0])
     names = listed(argv[1])
-    wanted = [goals.MEMCPY]
-    for grp, op, dtypes, shapes, copy_each, copy_geo, vendor, _, _ in goals.SWEEPS:
+    wanted, short, absent = [], [], []
+    for grp, op, dtypes, shapes, min_gen, _, _, vendor, _, _ in goals.SWEEPS:
+        if not any(n.startswith(op + "/kernelkit/") for n in names):
+            absent.append(op)
+            continue
         for dt in dtypes:
             for sh in shapes:
                 wanted.append(f"{op}/kernelkit/{dt}/{sh}")
                 if vendor:
                     wanted.append(f"{op}/{vendor}/{dt}/{sh}")
+            prefix = f"{op}/kernelkit/{dt}/"
+            gen = [n[len(prefix):] for n in names if n.startswith(prefix) and n[len(prefix):] not in shapes]
+            if len(gen) < min_gen:
+                short.append(f"{op}/{dt}: {len(gen)} generated < {min_gen}")
+            if vendor:
+                wanted += [f"{op}/{vendor}/{dt}/{sh}" for sh in gen]
     missing = [w for w in wanted if w not in names]
     for m in missing:
         print(f"missing: {m}")
+    for m in short:
+        print(f"short: {m}")
+    if absent:
+        print(f"no cases yet (left out): {', '.join(sorted(set(absent)))}")
     print(f"{len(wanted) - len(missing)} of {len(wanted)} goal cases registered "
           f"({len(names)} cases in all)")
-    return 1 if missing else 0
+    return 1 if missing or short else 0
 
 
 if __name__ == "__main__":

@@ -126,15 +126,15 @@ void check_transpose(const std::string& what, const T* in, const T* out, int64_t
     throw std::runtime_error(what + ": " + std::to_string(wrong) + " elements misplaced");
 }
 
-// ---- gemv: y = op(A) x (alpha 1, beta 0), row-major A (m x n, lda = n), 64 sampled outputs
+// ---- gemv: y = op(A) x (alpha 1, beta 0), row-major A (m x n, lda >= n), 64 sampled outputs
 inline void check_gemv(const std::string& what, kernelkit::BlasOp op, int64_t m, int64_t n,
-                       const float* A, const float* x, const float* y) {
+                       const float* A, int64_t lda, const float* x, const float* y) {
   const bool N = op == kernelkit::BlasOp::N;
   const int64_t inner = N ? n : m, outs = N ? m : n;
   const auto idx = sample_indices(size_t(outs), 64);
   std::vector<Dot> dots;
   for (size_t k : idx)  // row k of A . x, or column k of A . x
-    dots.push_back(N ? Dot{int64_t(k) * n, 1, 0, 1, inner} : Dot{int64_t(k), n, 0, 1, inner});
+    dots.push_back(N ? Dot{int64_t(k) * lda, 1, 0, 1, inner} : Dot{int64_t(k), lda, 0, 1, inner});
   // |a|, |x| <= 1: float summation error stays below inner * eps
   verify(what, to_doubles(gather(y, idx)), dots_f64(A, x, dots), 1e-5, 1.2e-7 * double(inner));
 }

@@ -1,7 +1,8 @@
-// gemv (y = A x) and gemv_t (y = A^T x), f32, row-major A (m x n, lda = n): kernelkit against
-// cublasSgemv (row-major A read as the column-major A^T), over the shapes of issue 14.
-// alpha = 1, beta = 0, so bytes = A + x + y (each read or written once); flops = 2 m n. Each
-// case is verified once at 64 sampled outputs against float64 dot products.
+// gemv (y = A x) and gemv_t (y = A^T x), f32, row-major A (m x n, lda >= n): kernelkit against
+// cublasSgemv (row-major A read as the column-major A^T), over the listed shapes of issue 14
+// (lda = n) and generated ones (bench/shapes.h; "_ldL": lda = L > n). alpha = 1, beta = 0, so
+// bytes = A's m x n elements + x + y (each read or written once); flops = 2 m n. Each case is
+// verified once at 64 sampled outputs against float64 dot products.
 #include <cublas_v2.h>
 
 #include <memory>
@@ -13,6 +14,7 @@
 #include "checks.cuh"
 #include "harness.cuh"
 #include "kernelkit/blas/gemv.cuh"
+#include "shapes.h"
 
 namespace {
 
@@ -50,26 +52,30 @@ cudaError_t kk_gemv(Op op, int64_t m, int64_t n, float alpha, const float* A, in
 
 using kernelkit::BlasOp;
 
-const int64_t kShapes[][2] = {{1, 33554432}, {33554432, 1}, {3, 8388608},  {8388608, 3},
-                              {8, 4194304},  {4194304, 8},  {64, 524288},  {524288, 64},
-                              {1024, 32768}, {4096, 4096},  {8192, 8192},  {14336, 4096},
-                              {4096, 14336}, {32000, 4096}, {50257, 4096}, {151936, 4096}};
+using kkbench::GemvShape;
 
-void add_gemv_case(BlasOp op, bool cublas, int64_t m, int64_t n) {
-  const std::string name = kkbench::case_name<float>(
-      op == BlasOp::N ? "gemv" : "gemv_t", cublas ? "cublas" : "kernelkit", kkbench::dims(m, n));
+const GemvShape kShapes[] = {{1, 33554432}, {33554432, 1}, {3, 8388608},  {8388608, 3},
+                             {8, 4194304},  {4194304, 8},  {64, 524288},  {524288, 64},
+                             {1024, 32768}, {4096, 4096},  {8192, 8192},  {14336, 4096},
+                             {4096, 14336}, {32000, 4096}, {50257, 4096}, {151936, 4096}};
+
+void add_gemv_case(BlasOp op, bool cublas, GemvShape sh) {
+  const int64_t m = sh.m, n = sh.n, lda = sh.lda();
+  const std::string name = kkbench::case_name<float>(op == BlasOp::N ? "gemv" : "gemv_t",
+                                                     cublas ? "cublas" : "kernelkit", sh.name());
   const int64_t xs = op == BlasOp::N ? n : m, ys = op == BlasOp::N ? m : n;
-  const double bytes = (double(m) * double(n) + double(xs + ys)) * sizeof(float);
+  const kkbench::Traffic traffic{(double(m) * double(n) + double(xs)) * sizeof(float),
+                                 double(ys) * sizeof(float)};
   kkbench::add_case(
-      name, bytes, 2.0 * double(m) * double(n), [=](cudaStream_t s) -> kkbench::Launch {
-        auto A = kkbench::random_array<float>(size_t(m * n), 61);
+      name, traffic, 2.0 * double(m) * double(n), [=](cudaStream_t s) -> kkbench::Launch {
+        auto A = kkbench::random_array<float>(size_t((m - 1) * lda + n), 61);
         auto x = kkbench::random_array<float>(size_t(xs), 62);
         auto y = kkbench::poisoned_array<float>(size_t(ys));
         kkbench::Launch launch;
         if (!cublas) {
           auto ws = kkbench::zeroed_workspace(kk_gemv_workspace_bytes(op, m, n));
           launch = [=](cudaStream_t st) {
-            BENCH_CUDA(kk_gemv(op, m, n, 1.f, A->p, n, x->p, 0.f, y->p, ws->p, ws->n, st));
+            BENCH_CUDA(kk_gemv(op, m, n, 1.f, A->p, lda, x->p, 0.f, y->p, ws->p, ws->n, st));
           };
         } else {
           // row-major A (m x n, lda n) is the column-major n x m matrix A^T:
@@ -80,21 +86,29 @@ void add_gemv_case(BlasOp op, bool cublas, int64_t m, int64_t n) {
             const float alpha = 1.f, beta = 0.f;
             BENCH_CUBLAS(cublasSetStream(h, st));
             BENCH_CUBLAS(cublasSgemv(h, cop, static_cast<int>(n), static_cast<int>(m), &alpha, A->p,
-                                     static_cast<int>(n), x->p, 1, &beta, y->p, 1));
+                                     static_cast<int>(lda), x->p, 1, &beta, y->p, 1));
           };
         }
         launch(s);
         BENCH_CUDA(cudaStreamSynchronize(s));
-        kkbench::check_gemv(name, op, m, n, A->p, x->p, y->p);
+        kkbench::check_gemv(name, op, m, n, A->p, lda, x->p, y->p);
         return launch;
       });
 }
 
 KKBENCH_CASES {
   for (BlasOp op : {BlasOp::N, BlasOp::T})
-    for (const auto& sh : kShapes) {
-      add_gemv_case(op, false, sh[0], sh[1]);
-      add_gemv_case(op, true, sh[0], sh[1]);
+    for (const GemvShape& sh : kShapes) {
+      add_gemv_case(op, false, sh);
+      add_gemv_case(op, true, sh);
+    }
+}
+
+KKBENCH_GENERATED("gemv", gen) {
+  for (BlasOp op : {BlasOp::N, BlasOp::T})
+    for (const GemvShape& sh : gen.gemv(24)) {
+      add_gemv_case(op, false, sh);
+      add_gemv_case(op, true, sh);
     }
 }
 

@@ -1,4 +1,7 @@
 #include "harness.cuh"
+#include "shapes.h"
+
+#include <cub/device/device_transform.cuh>
 
 #include <algorithm>
 #include <atomic>
@@ -15,6 +18,16 @@ std::vector<Case>& queued() {
   static std::vector<Case> cases;
   return cases;
 }
+
+struct Generator {
+  const char* stream;
+  void (*generate)(ShapeGen&);
+};
+std::vector<Generator>& generators() {
+  static std::vector<Generator> g;
+  return g;
+}
+bool generating = false;  // cases added now are generated ones
 
 // ---- the timing machinery (one per process, created on first use) ----------------------
 
@@ -52,6 +65,41 @@ __global__ void flush_kernel(const int4* p, int64_t n, int* sink) {
   if (acc == 0x5EED1234) *sink = acc;
 }
 
+// The speed-of-light kernel: reads n_in 16-byte words of `in` and writes n_out of `out`, each
+// once, with streaming (evict-first) loads and stores. A thread handles words i, i + stride,
+// ... (stride = the grid's threads), kUnroll of them in flight before the first store; the
+// grid is one full wave of blocks, or one block per 256 words when fewer fill it. Word i of
+// `out` gets word i of `in` where there is one; loads past n_out are kept by a never-taken
+// store of their xor.
+constexpr int kSolBlock = 256;
+constexpr int kSolUnroll = 4;
+__global__ void __launch_bounds__(kSolBlock)
+    sol_kernel(const int4* __restrict__ in, int64_t n_in, int4* __restrict__ out, int64_t n_out,
+               int* sink) {
+  const int64_t n = n_in > n_out ? n_in : n_out;
+  const int64_t stride = int64_t{gridDim.x} * kSolBlock;
+  int acc = 0;
+  for (int64_t base = blockIdx.x * int64_t{kSolBlock} + threadIdx.x; base < n;
+       base += stride * kSolUnroll) {
+    int4 v[kSolUnroll];
+#pragma unroll
+    for (int u = 0; u < kSolUnroll; ++u) {
+      const int64_t i = base + u * stride;
+      v[u] = i < n_in ? __ldcs(in + i) : make_int4(int(i), 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < kSolUnroll; ++u) {
+      const int64_t i = base + u * stride;
+      if (i < n_out) {
+        __stcs(out + i, v[u]);
+      } else {
+        acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+      }
+    }
+  }
+  if (acc == 0x5EED1234) *sink = acc;
+}
+
 struct Timer {
   cudaEvent_t start = nullptr, stop = nullptr;
   volatile int* flag = nullptr;       // host-mapped: 0 holds the stream, 1 releases it
@@ -61,6 +109,7 @@ struct Timer {
   void* flush = nullptr;  // twice the L2, read before every cold sample
   size_t flush_bytes = 0;
   int flush_blocks = 0;
+  int sol_wave = 0;  // blocks of kSolBlock threads resident on the whole device at once
   int cases_fallen_back = 0;
 
   Timer() {
@@ -80,6 +129,9 @@ struct Timer {
     BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     flush_bytes = std::max<size_t>(2 * size_t(l2), size_t{1} << 20) / 16 * 16;
     flush_blocks = 4 * sms;
+    int per_sm = 0;
+    BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sol_kernel, kSolBlock, 0));
+    sol_wave = per_sm * sms;
     BENCH_CUDA(cudaMalloc(&flush, flush_bytes + 16));  // the last 16 bytes: the sink
     BENCH_CUDA(cudaMemset(flush, 0x5A, flush_bytes + 16));
     BENCH_CUDA(cudaDeviceSynchronize());
@@ -219,11 +271,51 @@ double copy_time(double bytes, cudaStream_t s) {
   return t;
 }
 
+int64_t words16(double bytes) {
+  return static_cast<int64_t>(std::ceil(bytes / 16));
+}
+
+// The launch of the speed-of-light kernel from src (in_words 16-byte words) to dst (out_words).
+Launch sol_launch(Array<int4> src, int64_t in_words, Array<int4> dst, int64_t out_words) {
+  const int64_t n = std::max(in_words, out_words);
+  const int blocks = static_cast<int>(
+      std::max<int64_t>(1, std::min<int64_t>(timer().sol_wave, (n + kSolBlock - 1) / kSolBlock)));
+  int* sink = reinterpret_cast<int*>(static_cast<char*>(timer().flush) + timer().flush_bytes);
+  return [src, dst, in_words, out_words, blocks, sink](cudaStream_t st) {
+    sol_kernel<<<blocks, kSolBlock, 0, st>>>(src->p, in_words, dst->p, out_words, sink);
+    BENCH_CUDA(cudaGetLastError());
+  };
+}
+
+// 16-byte words filled with 0x3C bytes, and an output of them poisoned (0xFF bytes).
+Array<int4> sol_input(int64_t words) {
+  auto a = std::make_shared<DeviceArray<int4>>(size_t(words));
+  if (words) BENCH_CUDA(cudaMemset(a->p, 0x3C, size_t(words) * 16));
+  BENCH_CUDA(cudaDeviceSynchronize());
+  return a;
+}
+
+// The time of the speed-of-light kernel on a case's traffic, measured once per (read,
+// written) pair of 16-byte word counts and run.
+double sol_time(const Traffic& t, cudaStream_t s) {
+  static std::map<std::pair<int64_t, int64_t>, double> times;
+  const auto key = std::make_pair(words16(t.read), words16(t.written));
+  auto it = times.find(key);
+  if (it != times.end()) return it->second;
+  const double sec = measure(sol_launch(sol_input(key.first), key.first,
+                                        poisoned_array<int4>(size_t(key.second)), key.second),
+                             s, Timing::kCold)
+                         .median;
+  times[key] = sec;
+  return sec;
+}
+
 struct Result {
   bool done = false;
   std::string error;
   Measured m;
   double copy = 0;  // seconds; 0: none
+  double sol = 0;   // seconds; 0: none
 };
 
 void run(const Case& c, Result& r) {
@@ -232,17 +324,19 @@ void run(const Case& c, Result& r) {
   try {
     BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     // the same-bytes copy first, on its own buffers, freed before the case allocates
-    const bool has_copy = c.bytes > 0 && copy_half(c.bytes) > 0;
-    if (has_copy && !c.copy_reference) r.copy = copy_time(c.bytes, s);
+    const double bytes = c.traffic.total();
+    const bool has_copy = bytes > 0 && copy_half(bytes) > 0;
+    if (has_copy && !c.copy_reference) r.copy = copy_time(bytes, s);
+    if (bytes > 0 && c.bound == Bound::kMemory) r.sol = sol_time(c.traffic, s);
     {
       Launch launch = c.setup(s);
       BENCH_CUDA(cudaStreamSynchronize(s));
       r.m = measure(launch, s, c.timing);
     }  // the case's buffers are freed here
     if (has_copy && c.copy_reference) {
-      auto it = copy_times().find(copy_half(c.bytes));
-      if (it == copy_times().end()) copy_times()[copy_half(c.bytes)] = r.m.median;
-      r.copy = copy_times()[copy_half(c.bytes)];
+      auto it = copy_times().find(copy_half(bytes));
+      if (it == copy_times().end()) copy_times()[copy_half(bytes)] = r.m.median;
+      r.copy = copy_times()[copy_half(bytes)];
     }
     BENCH_CUDA(cudaDeviceSynchronize());
     BENCH_CUDA(cudaGetLastError());
@@ -258,6 +352,7 @@ void run(const Case& c, Result& r) {
 // order of its issue), the ladder cases last; registration order within those.
 int rank(const std::string& name) {
   static const char* const kOps[] = {"memcpy",
+                                     "sol_check",
                                      "timing",
                                      "elementwise.add",
                                      "elementwise.cast",
@@ -292,10 +387,23 @@ Options& options() {
 }
 
 void add(Case c) {
+  c.generated = generating;
   queued().push_back(std::move(c));
 }
 
-bool register_cases() {
+void add_generator(const char* stream, void (*generate)(ShapeGen&)) {
+  generators().push_back({stream, generate});
+}
+
+bool register_cases(uint64_t seed) {
+  if (options().generated) {
+    generating = true;
+    for (const Generator& g : generators()) {
+      ShapeGen gen(seed, g.stream);
+      g.generate(gen);
+    }
+    generating = false;
+  }
   std::vector<Case> cases = std::move(queued());
   queued().clear();
   std::stable_sort(cases.begin(), cases.end(),
@@ -303,14 +411,15 @@ bool register_cases() {
   std::set<std::string> names;
   bool ok = true;
   for (const Case& c : cases) {
-    if (c.optional) continue;
+    if (c.optional || c.generated) continue;
     if (!names.insert(c.name).second) {
       std::fprintf(stderr, "kernelkit-bench: two cases are named %s\n", c.name.c_str());
       ok = false;
     }
   }
   for (const Case& c : cases) {
-    if (c.optional && !names.insert(c.name).second) continue;
+    // a generated shape that repeats a listed one (or an optional case another has) is run once
+    if ((c.optional || c.generated) && !names.insert(c.name).second) continue;
     auto result = std::make_shared<Result>();
     benchmark::RegisterBenchmark(c.name.c_str(),
                                  [c, result](benchmark::State& st) {
@@ -328,14 +437,20 @@ bool register_cases() {
                                      st.SetIterationTime(t);
                                    st.counters["median_us"] = t * 1e6;
                                    st.counters["samples"] = result->m.samples;
-                                   if (c.bytes > 0) {
-                                     st.counters["bytes"] = c.bytes;
-                                     st.counters["bytes_per_second"] = c.bytes / t;
+                                   const double bytes = c.traffic.total();
+                                   if (bytes > 0) {
+                                     st.counters["bytes"] = bytes;
+                                     st.counters["bytes_per_second"] = bytes / t;
                                    }
                                    if (result->copy > 0) {
                                      st.counters["copy_us"] = result->copy * 1e6;
                                      st.counters["copy_ratio"] = result->copy / t;
                                    }
+                                   if (result->sol > 0) {
+                                     st.counters["sol_us"] = result->sol * 1e6;
+                                     st.counters["sol_ratio"] = result->sol / t;
+                                   }
+                                   if (c.generated) st.counters["generated"] = 1;
                                    if (c.flops > 0) st.counters["flops_per_second"] = c.flops / t;
                                    if (result->m.fell_back) st.counters["timing_fell_back"] = 1;
                                  })
@@ -350,7 +465,7 @@ namespace {
 void add_timing_cases() {
   for (Timing timing : {Timing::kOld, Timing::kCold}) {
     const std::string method = timing == Timing::kOld ? "old" : "cold";
-    Case empty{"timing/" + method + "/empty", 0, 0, [](cudaStream_t) -> Launch {
+    Case empty{"timing/" + method + "/empty", Traffic{}, 0, [](cudaStream_t) -> Launch {
                  return [](cudaStream_t st) {
                    empty_kernel<<<1, 1, 0, st>>>();
                    BENCH_CUDA(cudaGetLastError());
@@ -359,7 +474,8 @@ void add_timing_cases() {
     empty.timing = timing;
     add(empty);
     constexpr int64_t n = int64_t{1} << 24;  // floats
-    Case copy{"timing/" + method + "/memcpy-16777216", 2.0 * n * sizeof(float), 0,
+    Case copy{"timing/" + method + "/memcpy-16777216",
+              Traffic{double(n) * sizeof(float), double(n) * sizeof(float)}, 0,
               [](cudaStream_t) -> Launch {
                 auto src = random_array<float>(n, 5);
                 auto dst = poisoned_array<float>(n);
@@ -373,6 +489,50 @@ void add_timing_cases() {
   }
 }
 const int kTimingCases = (add_timing_cases(), 0);
+
+// The speed-of-light kernel against cudaMemcpyAsync and CUB's DeviceTransform (an identity
+// on 16-byte words) copying the same bytes: sol_check/{sol,cuda,cub}/u8/<bytes copied>. The
+// kernel is the limit only if it is at least as fast as both (report.py says whether it is).
+struct Identity {
+  __device__ int4 operator()(int4 v) const { return v; }
+};
+void add_sol_check_cases() {
+  for (int64_t bytes : {int64_t{64} << 20, int64_t{1} << 30}) {
+    const int64_t words = bytes / 16;
+    const Traffic traffic{double(bytes), double(bytes)};
+    for (const char* impl : {"sol", "cuda", "cub"}) {
+      const std::string name = std::string("sol_check/") + impl + "/u8/" + std::to_string(bytes);
+      const std::string which = impl;
+      add_case(name, traffic, 0, [which, words, bytes, name](cudaStream_t s) -> Launch {
+        auto src = sol_input(words);
+        auto dst = poisoned_array<int4>(size_t(words));
+        Launch launch;
+        if (which == "sol") {
+          launch = sol_launch(src, words, dst, words);
+        } else if (which == "cuda") {
+          launch = [src, dst, bytes](cudaStream_t st) {
+            BENCH_CUDA(
+                cudaMemcpyAsync(dst->p, src->p, size_t(bytes), cudaMemcpyDeviceToDevice, st));
+          };
+        } else {
+          launch = [src, dst, words](cudaStream_t st) {
+            BENCH_CUDA(cub::DeviceTransform::Transform(src->p, dst->p, words, Identity{}, st));
+          };
+        }
+        launch(s);
+        BENCH_CUDA(cudaStreamSynchronize(s));
+        // every sampled word copied (0x3C bytes where the poison was 0xFF)
+        const auto idx = sample_indices(size_t(words), 4096);
+        std::vector<double> got, want(idx.size(), double(0x3C3C3C3C));
+        for (const int4& w : gather(dst->p, idx))
+          got.push_back(w.x == w.y && w.y == w.z && w.z == w.w ? double(w.x) : -1.0);
+        verify(name, got, want, 0.0);
+        return launch;
+      });
+    }
+  }
+}
+const int kSolCheckCases = (add_sol_check_cases(), 0);
 }  // namespace
 
 // ---- verification helpers ---------------------------------------------------------------

@@ -1,16 +1,25 @@
-// The benchmark harness. A case is a name `<op>/<impl>/<dtype>/<shape>`, the fewest bytes it
-// must move (and the flops it does, for gemm/gemv), and a setup function that allocates and
-// fills its inputs, runs and verifies the operation once against a float64 reference, and
-// returns the launch to time. A wrong result throws, and the case is reported as an error.
+// The benchmark harness. A case is a name `<op>/<impl>/<dtype>/<shape>`, the bytes it must
+// move (its inputs read once, its outputs written once), the flops it does (gemm/gemv), and a
+// setup function that allocates and fills its inputs, runs and verifies the operation once
+// against a float64 reference, and returns the launch to time. A wrong result throws, and the
+// case is reported as an error.
 //
 // Timing (harness.cu; bench/NOTES.md "Timing"): cold samples as nvbench takes them. Before
 // each sample the L2 is flushed (a kernel reads twice its size) and a one-thread kernel holds the
 // stream on a host-mapped flag while the host enqueues start event, the launch, stop event;
 // then the host releases the flag. The launch is queued when the GPU reaches it, so a sample
 // is the work's own time (ramp and tail included) without the host's launch latency. A case's
-// time is the median of its samples. Every case with bytes > 0 also gets `copy_ratio`: the
-// time of a device-to-device cudaMemcpyAsync of bytes / 2 (half read, half written), timed
-// the same way in the same run (once per distinct byte count), over the case's time.
+// time is the median of its samples. Two references are timed the same way in the same run,
+// each once per distinct byte count:
+//   - sol_ratio (memory-bound cases): the speed-of-light kernel, which reads exactly the
+//     case's input bytes once and writes exactly its output bytes once (16-byte streaming
+//     loads and stores, one full wave of blocks), over the case's time;
+//   - copy_ratio (every case with bytes): a device-to-device cudaMemcpyAsync of bytes / 2
+//     (half read, half written) over the case's time.
+//
+// Shapes: every op registers its LISTED shapes (KKBENCH_CASES) and its GENERATED ones
+// (KKBENCH_GENERATED, drawn by bench/shapes.h from the run's seed, --kk_seed); a generated
+// case carries the counter generated = 1.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -47,25 +56,48 @@ enum class Timing {
           // synchronize, L2 as the last launch left it; host launch latency inside
 };
 
+// The fewest bytes one launch must move: every input read once, every output written once.
+struct Traffic {
+  double read = 0, written = 0;
+  double total() const { return read + written; }
+};
+
+// Whether a case is held to the speed-of-light kernel (sol_ratio) or is compute-bound (GEMMs,
+// block-level primitives: copy_ratio and flops only).
+enum class Bound { kMemory, kCompute };
+
 struct Case {
   std::string name;  // <op>/<impl>/<dtype>/<shape>
-  double bytes = 0;  // fewest bytes one launch must move (0: no copy_ratio)
+  Traffic traffic;   // bytes one launch must move (0: no sol_ratio or copy_ratio)
   double flops = 0;  // floating-point operations per launch (0: no flops_per_second)
   Setup setup;       // allocates, runs once, verifies (throws when wrong), returns the launch
+  Bound bound = Bound::kMemory;
   Timing timing = Timing::kCold;
   bool optional = false;        // registered only when no other case has this name
   bool copy_reference = false;  // the copy itself: its time also serves as the copy of its bytes
+  bool generated = false;       // drawn by the shape generator (set by the harness)
 };
 
-// Queues a case (cases register at static initialisation; register_cases() hands them to
-// Google Benchmark, memcpy first, the ladder last, duplicates rejected).
+// Queues a case (listed cases register at static initialisation, generated ones when
+// register_cases() runs the generators; register_cases() hands them to Google Benchmark,
+// memcpy first, the ladder last, duplicates rejected).
 void add(Case c);
-inline void add_case(const std::string& name, double bytes, double flops, Setup setup) {
-  add(Case{name, bytes, flops, std::move(setup)});
+inline void add_case(const std::string& name, Traffic traffic, double flops, Setup setup,
+                     Bound bound = Bound::kMemory) {
+  Case c{name, traffic, flops, std::move(setup)};
+  c.bound = bound;
+  add(std::move(c));
 }
-// Registers every queued case with Google Benchmark. Returns false (after printing why) when
-// two non-optional cases share a name.
-bool register_cases();
+
+class ShapeGen;
+// Queues a generator: register_cases() calls it with a ShapeGen seeded from the run's seed
+// and `stream` (so one op's shapes do not depend on another's), and every case it adds is
+// marked generated.
+void add_generator(const char* stream, void (*generate)(ShapeGen&));
+
+// Registers every queued case with Google Benchmark, after running the generators with
+// `seed`. Returns false (after printing why) when two non-optional cases share a name.
+bool register_cases(uint64_t seed);
 
 // Sampling settings (kernelkit-bench --kk_* flags, parsed by main()).
 struct Options {
@@ -74,6 +106,8 @@ struct Options {
   double min_time = 0.1;          // sample until the samples add up to this many seconds (or max)
   Timing timing = Timing::kCold;  // --kk_timing=old times every case the old way (profilers)
   double spin_timeout_s = 1.0;    // the hold kernel gives up after this long
+  uint64_t seed = 1;              // --kk_seed=N|random: the shape generator's seed
+  bool generated = true;          // --kk_generated=false: listed shapes only
 };
 Options& options();
 
@@ -85,6 +119,14 @@ Options& options();
   static const int KKBENCH_CONCAT(kkbench_registered_, __LINE__) = \
       (KKBENCH_CONCAT(kkbench_register_, __LINE__)(), 0);          \
   static void KKBENCH_CONCAT(kkbench_register_, __LINE__)()
+
+// Registers a generator of cases: KKBENCH_GENERATED("softmax", gen) { ... gen.rows(...) ... }
+// (`stream` names the generator's own random stream; see add_generator).
+#define KKBENCH_GENERATED(stream, gen)                                                  \
+  static void KKBENCH_CONCAT(kkbench_generate_, __LINE__)(kkbench::ShapeGen&);          \
+  static const int KKBENCH_CONCAT(kkbench_generator_, __LINE__) =                       \
+      (kkbench::add_generator(stream, KKBENCH_CONCAT(kkbench_generate_, __LINE__)), 0); \
+  static void KKBENCH_CONCAT(kkbench_generate_, __LINE__)(kkbench::ShapeGen & gen)
 
 // Owning device allocation, shared by the setup and the launch closure.
 template <typename T>

@@ -204,7 +204,10 @@ void add_elementwise(const Step& step, bool library, int64_t n) {
     return;
   const std::string name =
       kkbench::case_name<float>("elementwise.add", impl_of(step, library), kkbench::dims(n));
-  add_step_case(library, {name, 3.0 * n * sizeof(float), 0, [=](cudaStream_t s) -> kkbench::Launch {
+  add_step_case(library, {name,
+                          {2.0 * n * sizeof(float), double(n) * sizeof(float)},
+                          0,
+                          [=](cudaStream_t s) -> kkbench::Launch {
                             auto a = kkbench::random_array<float>(size_t(n), 101, -2.0, 2.0);
                             auto b = kkbench::random_array<float>(size_t(n), 102, -2.0, 2.0);
                             auto out = kkbench::poisoned_array<float>(size_t(n));
@@ -226,20 +229,20 @@ void add_reduce(const Step& step, bool library, int64_t n) {
   const std::string name =
       kkbench::case_name<T>("reduce.sum", impl_of(step, library), kkbench::dims(n));
   add_step_case(
-      library, {name, double(n) * sizeof(T) + sizeof(T), 0, [=](cudaStream_t s) -> kkbench::Launch {
-                  constexpr bool integral = std::is_integral_v<T>;
-                  auto in = kkbench::random_array<T>(size_t(n), 2024, integral ? -1e12 : -1.0,
-                                                     integral ? 1e12 : 1.0);
-                  auto out = kkbench::poisoned_array<T>(1);
-                  auto ws =
-                      kkbench::zeroed_workspace(ws_bytes);  // zero once (the library's contract)
-                  kkbench::Launch launch = run_once(step, name, s, std::make_tuple(in, out, ws),
-                                                    static_cast<const T*>(in->p), n, out->p,
-                                                    static_cast<void*>(ws->p), ws->n);
-                  // v0 adds everything into one float: within 2e-5 of sum |x|
-                  kkbench::check_sum(name, in->p, n, out->p, 0.0, library ? 2e-7 : 2e-5);
-                  return launch;
-                }});
+      library,
+      {name, {double(n) * sizeof(T), sizeof(T)}, 0, [=](cudaStream_t s) -> kkbench::Launch {
+         constexpr bool integral = std::is_integral_v<T>;
+         auto in = kkbench::random_array<T>(size_t(n), 2024, integral ? -1e12 : -1.0,
+                                            integral ? 1e12 : 1.0);
+         auto out = kkbench::poisoned_array<T>(1);
+         auto ws = kkbench::zeroed_workspace(ws_bytes);  // zero once (the library's contract)
+         kkbench::Launch launch =
+             run_once(step, name, s, std::make_tuple(in, out, ws), static_cast<const T*>(in->p), n,
+                      out->p, static_cast<void*>(ws->p), ws->n);
+         // v0 adds everything into one float: within 2e-5 of sum |x|
+         kkbench::check_sum(name, in->p, n, out->p, 0.0, library ? 2e-7 : 2e-5);
+         return launch;
+       }});
 }
 
 // ---- row_reduce.sum (f32) ------------------------------------------------------------------
@@ -249,7 +252,8 @@ void add_row_reduce(const Step& step, bool library, int64_t rows, int64_t cols) 
     return;
   const std::string name = kkbench::case_name<float>("row_reduce.sum", impl_of(step, library),
                                                      kkbench::dims(rows, cols));
-  const double bytes = (double(rows) * double(cols) + double(rows)) * sizeof(float);
+  const kkbench::Traffic bytes{double(rows) * double(cols) * sizeof(float),
+                               double(rows) * sizeof(float)};
   add_step_case(library, {name, bytes, 0, [=](cudaStream_t s) -> kkbench::Launch {
                             auto in = kkbench::random_array<float>(size_t(rows * cols), 42);
                             auto out = kkbench::poisoned_array<float>(size_t(rows));
@@ -268,8 +272,8 @@ void add_softmax(const Step& step, bool library, int64_t rows, int64_t cols) {
     return;
   const std::string name =
       kkbench::case_name<float>("softmax", impl_of(step, library), kkbench::dims(rows, cols));
-  const double bytes = 2.0 * double(rows) * double(cols) * sizeof(float);
-  add_step_case(library, {name, bytes, 0, [=](cudaStream_t s) -> kkbench::Launch {
+  const double half = double(rows) * double(cols) * sizeof(float);
+  add_step_case(library, {name, {half, half}, 0, [=](cudaStream_t s) -> kkbench::Launch {
                             auto in =
                                 kkbench::random_array<float>(size_t(rows * cols), 11, -8.0, 8.0);
                             auto out = kkbench::poisoned_array<float>(size_t(rows * cols));
@@ -287,8 +291,8 @@ void add_transpose(const Step& step, bool library, int64_t rows, int64_t cols) {
   if (!step_supports(step, fake<const T>(0), fake<T>(1), rows, cols, cudaStream_t{})) return;
   const std::string name =
       kkbench::case_name<T>("transpose", impl_of(step, library), kkbench::dims(rows, cols));
-  const double bytes = 2.0 * double(rows) * double(cols) * sizeof(T);
-  add_step_case(library, {name, bytes, 0, [=](cudaStream_t s) -> kkbench::Launch {
+  const double half = double(rows) * double(cols) * sizeof(T);
+  add_step_case(library, {name, {half, half}, 0, [=](cudaStream_t s) -> kkbench::Launch {
                             auto in = kkbench::random_array<T>(size_t(rows * cols), 42);
                             auto out = kkbench::poisoned_array<T>(size_t(rows * cols));
                             kkbench::Launch launch =
@@ -307,7 +311,8 @@ void add_gemv(const Step& step, bool library, int64_t m, int64_t n) {
     return;
   const std::string name =
       kkbench::case_name<float>("gemv", impl_of(step, library), kkbench::dims(m, n));
-  const double bytes = (double(m) * double(n) + double(m + n)) * sizeof(float);
+  const kkbench::Traffic bytes{(double(m) * double(n) + double(n)) * sizeof(float),
+                               double(m) * sizeof(float)};
   add_step_case(library,
                 {name, bytes, 2.0 * double(m) * double(n), [=](cudaStream_t s) -> kkbench::Launch {
                    auto A = kkbench::random_array<float>(size_t(m * n), 61);
@@ -316,7 +321,7 @@ void add_gemv(const Step& step, bool library, int64_t m, int64_t n) {
                    kkbench::Launch launch = run_once(step, name, s, std::make_tuple(A, x, y), m, n,
                                                      1.f, static_cast<const float*>(A->p), n,
                                                      static_cast<const float*>(x->p), 0.f, y->p);
-                   kkbench::check_gemv(name, BlasOp::N, m, n, A->p, x->p, y->p);
+                   kkbench::check_gemv(name, BlasOp::N, m, n, A->p, n, x->p, y->p);
                    return launch;
                  }});
 }
@@ -329,7 +334,8 @@ void add_sgemm(const Step& step, bool library, int64_t m, int64_t n, int64_t k) 
     return;
   const std::string name =
       kkbench::case_name<float>("sgemm", impl_of(step, library), kkbench::dims(m, n, k));
-  const double bytes = (double(m) * k + double(k) * n + double(m) * n) * sizeof(float);
+  const kkbench::Traffic bytes{(double(m) * k + double(k) * n) * sizeof(float),
+                               double(m) * n * sizeof(float)};
   add_step_case(library, {name, bytes, 2.0 * double(m) * double(n) * double(k),
                           [=](cudaStream_t s) -> kkbench::Launch {
                             auto A = kkbench::random_array<float>(size_t(m * k), 71);
@@ -342,7 +348,8 @@ void add_sgemm(const Step& step, bool library, int64_t m, int64_t n, int64_t k) 
                             kkbench::check_sgemm(name, BlasOp::N, BlasOp::N, m, n, k, A->p, k, B->p,
                                                  n, C->p, n);
                             return launch;
-                          }});
+                          },
+                          kkbench::Bound::kCompute});
 }
 
 // Each ladder at a few shapes of its op's sweep: every step, then the library.

@@ -1,17 +1,21 @@
 // kernelkit-bench: every registered case, plus the device-to-device copy that every figure
 // is quoted against (the run's headline).
 //   kernelkit-bench [--kk_min_samples=N] [--kk_max_samples=N] [--kk_min_time=SECONDS]
-//                   [--kk_timing=cold|old] [Google Benchmark flags]
+//                   [--kk_timing=cold|old] [--kk_seed=N|random] [--kk_generated=true|false]
+//                   [Google Benchmark flags]
 // Each case is measured once: samples until there are at least kk_min_samples of them and
 // they add up to kk_min_time seconds, or kk_max_samples were taken; its time is their
 // median. --kk_timing=old times every case the previous way (no L2 flush, no stream hold:
 // for profilers that serialize launches). --benchmark_min_time and --benchmark_repetitions
-// do not re-measure (they repeat the measured median).
+// do not re-measure (they repeat the measured median). --kk_seed seeds the shape generator
+// (bench/shapes.h; default 1, `random` draws one), recorded as kk_seed in the context;
+// --kk_generated=false runs the listed shapes only.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -22,7 +26,8 @@ namespace {
 // cudaMemcpyAsync device to device of n floats (bytes = read + write)
 void add_memcpy_case(int64_t n) {
   kkbench::Case c{
-      kkbench::case_name<float>("memcpy", "cuda", kkbench::dims(n)), 2.0 * n * sizeof(float), 0,
+      kkbench::case_name<float>("memcpy", "cuda", kkbench::dims(n)),
+      kkbench::Traffic{double(n) * sizeof(float), double(n) * sizeof(float)}, 0,
       [n](cudaStream_t s) -> kkbench::Launch {
         auto src = kkbench::random_array<float>(n, 1);
         auto dst = kkbench::poisoned_array<float>(n);
@@ -69,6 +74,17 @@ bool parse_flags(int* argc, char** argv) {
     } else if (const char* v = value("--kk_timing")) {
       ok &= std::strcmp(v, "cold") == 0 || std::strcmp(v, "old") == 0;
       o.timing = std::strcmp(v, "old") == 0 ? kkbench::Timing::kOld : kkbench::Timing::kCold;
+    } else if (const char* v = value("--kk_seed")) {
+      if (std::strcmp(v, "random") == 0) {
+        o.seed = (uint64_t{std::random_device{}()} << 32 | std::random_device{}()) % 1000000007;
+      } else {
+        char* end = nullptr;
+        o.seed = std::strtoull(v, &end, 10);
+        ok &= *v != '\0' && *end == '\0';
+      }
+    } else if (const char* v = value("--kk_generated")) {
+      ok &= std::strcmp(v, "true") == 0 || std::strcmp(v, "false") == 0;
+      o.generated = std::strcmp(v, "true") == 0;
     } else if (a.rfind("--kk_", 0) == 0) {
       std::fprintf(stderr, "kernelkit-bench: unknown flag %s\n", argv[i]);
       ok = false;
@@ -96,13 +112,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kernelkit-bench: no CUDA device visible; the benchmark needs a GPU\n");
     return 1;
   }
-  if (!kkbench::register_cases()) return 1;
+  if (!kkbench::register_cases(kkbench::options().seed)) return 1;
   if (!list_only) {
     cudaDeviceProp prop{};
     cudaGetDeviceProperties(&prop, 0);
     benchmark::AddCustomContext("gpu", prop.name);
     benchmark::AddCustomContext("sm_count", std::to_string(prop.multiProcessorCount));
     benchmark::AddCustomContext("l2_bytes", std::to_string(prop.l2CacheSize));
+    benchmark::AddCustomContext("kk_seed", std::to_string(kkbench::options().seed));
     const kkbench::Options& o = kkbench::options();
     benchmark::AddCustomContext(
         "kk_timing", std::string(o.timing == kkbench::Timing::kOld ? "old" : "cold") +

@@ -1,6 +1,7 @@
 // row_reduce.sum over rows x cols matrices: f32 against CUB's DeviceSegmentedReduce::Sum (one
-// block per segment; offsets r * cols), and f16 / bf16 summed into float, over the shapes of
-// issue 14. bytes = rows * cols * sizeof(T) read + rows * sizeof(Acc) written. Each case is
+// block per segment; offsets r * cols), and f16 / bf16 summed into float, over the listed
+// shapes of issue 14 and generated ones (bench/shapes.h). bytes = rows * cols * sizeof(T)
+// read + rows * sizeof(Acc) written. Each case is
 // verified once on sampled rows against float64 sums of those rows.
 #include <cub/device/device_segmented_reduce.cuh>
 
@@ -13,6 +14,7 @@
 
 #include "checks.cuh"
 #include "harness.cuh"
+#include "shapes.h"
 #include "kernelkit/reduce/row_reduce.cuh"
 
 // row_reduce's workspace overload (`row_sum(in, rows, cols, out, workspace, workspace_bytes,
@@ -61,9 +63,7 @@ cudaError_t kk_row_sum(const T* in, I rows, I cols, Acc* out, void* ws, size_t w
   }
 }
 
-struct Shape {
-  int64_t rows, cols;
-};
+using Shape = kkbench::RowsShape;
 
 const Shape kF32Shapes[] = {
     {33554432, 1}, {16777216, 2}, {11184811, 3}, {6710886, 5},  {4194304, 8}, {2097152, 16},
@@ -72,35 +72,33 @@ const Shape kF32Shapes[] = {
 const Shape kHalfShapes[] = {{1048576, 32}, {32768, 1024}, {8192, 4096}, {4, 8388608}};
 
 template <typename T>
-double case_bytes(const Shape& s, size_t acc_bytes) {
-  return double(s.rows) * double(s.cols) * sizeof(T) + double(s.rows) * acc_bytes;
+kkbench::Traffic case_traffic(const Shape& s, size_t acc_bytes) {
+  return {double(s.rows) * double(s.cols) * sizeof(T), double(s.rows) * acc_bytes};
 }
 
 template <typename T, typename Acc>
 void add_kernelkit_case(Shape s) {
-  const std::string name =
-      kkbench::case_name<T>("row_reduce.sum", "kernelkit", kkbench::dims(s.rows, s.cols));
-  kkbench::add_case(name, case_bytes<T>(s, sizeof(Acc)), 0, [s, name](cudaStream_t stream) {
-    auto in = kkbench::random_array<T>(size_t(s.rows * s.cols), 42);
+  const std::string name = kkbench::case_name<T>("row_reduce.sum", "kernelkit", s.name());
+  kkbench::add_case(name, case_traffic<T>(s, sizeof(Acc)), 0, [s, name](cudaStream_t stream) {
+    auto in = kkbench::random_array<T>(size_t(s.rows * s.cols + s.offset), 42);
     auto out = kkbench::poisoned_array<Acc>(size_t(s.rows));
     auto ws = kkbench::zeroed_workspace(kk_row_sum_workspace_bytes<T, Acc>(s.rows, s.cols));
     kkbench::Launch launch = [in, out, ws, s](cudaStream_t st) {
-      BENCH_CUDA(kk_row_sum(in->p, s.rows, s.cols, out->p, ws->p, ws->n, st));
+      BENCH_CUDA(kk_row_sum(in->p + s.offset, s.rows, s.cols, out->p, ws->p, ws->n, st));
     };
     launch(stream);
     BENCH_CUDA(cudaStreamSynchronize(stream));
-    kkbench::check_row_sums(name, in->p, out->p, s.rows, s.cols);
+    kkbench::check_row_sums(name, in->p + s.offset, out->p, s.rows, s.cols);
     return launch;
   });
 }
 
 void add_cub_case(Shape s) {
-  const std::string name =
-      kkbench::case_name<float>("row_reduce.sum", "cub", kkbench::dims(s.rows, s.cols));
-  kkbench::add_case(name, case_bytes<float>(s, sizeof(float)), 0, [s, name](cudaStream_t stream) {
+  const std::string name = kkbench::case_name<float>("row_reduce.sum", "cub", s.name());
+  kkbench::add_case(name, case_traffic<float>(s, sizeof(float)), 0, [s, name](cudaStream_t stream) {
     // segment r is [offsets[r], offsets[r + 1]); every shape here has < 2^31 elements
     if (s.rows * s.cols > INT_MAX) throw std::runtime_error(name + ": int offsets overflow");
-    auto in = kkbench::random_array<float>(size_t(s.rows * s.cols), 42);
+    auto in = kkbench::random_array<float>(size_t(s.rows * s.cols + s.offset), 42);
     auto out = kkbench::poisoned_array<float>(size_t(s.rows));
     std::vector<int> h_offsets(s.rows + 1);
     for (int64_t r = 0; r <= s.rows; ++r)
@@ -119,12 +117,13 @@ void add_cub_case(Shape s) {
     auto temp = kkbench::zeroed_workspace(temp_bytes);
     kkbench::Launch launch = [in, out, offsets, temp, temp_bytes, s](cudaStream_t st) {
       size_t bytes = temp_bytes;
-      BENCH_CUDA(cub::DeviceSegmentedReduce::Sum(
-          temp->p, bytes, in->p, out->p, static_cast<int>(s.rows), offsets->p, offsets->p + 1, st));
+      BENCH_CUDA(cub::DeviceSegmentedReduce::Sum(temp->p, bytes, in->p + s.offset, out->p,
+                                                 static_cast<int>(s.rows), offsets->p,
+                                                 offsets->p + 1, st));
     };
     launch(stream);
     BENCH_CUDA(cudaStreamSynchronize(stream));
-    kkbench::check_row_sums(name, in->p, out->p, s.rows, s.cols);
+    kkbench::check_row_sums(name, in->p + s.offset, out->p, s.rows, s.cols);
     return launch;
   });
 }
@@ -137,6 +136,17 @@ KKBENCH_CASES {
   for (const Shape& s : kHalfShapes)
     add_kernelkit_case<__half, float>(s);
   for (const Shape& s : kHalfShapes)
+    add_kernelkit_case<__nv_bfloat16, float>(s);
+}
+
+KKBENCH_GENERATED("row_reduce", gen) {
+  for (const Shape& s : gen.rows(24, sizeof(float), kkbench::kRowReduceRange)) {
+    add_kernelkit_case<float, float>(s);
+    add_cub_case(s);
+  }
+  for (const Shape& s : gen.rows(12, sizeof(__half), kkbench::kRowReduceRange))
+    add_kernelkit_case<__half, float>(s);
+  for (const Shape& s : gen.rows(12, sizeof(__nv_bfloat16), kkbench::kRowReduceRange))
     add_kernelkit_case<__nv_bfloat16, float>(s);
 }
 

@@ -1,9 +1,11 @@
 // sgemm, f32, row-major, C = op(A) op(B) (alpha = 1, beta = 0): kernelkit against cublasSgemm
 // (CUBLAS_DEFAULT_MATH: TF32 off; row-major C = op(A) op(B) computed as the column-major
-// C^T = op(B)^T op(A)^T, with the same op flags), over the shapes of issue 14 (m x n x k):
-// sgemm (NN) and sgemm_tn / _nt / _tt. bytes = A + B + C once each; flops = 2 m n k
-// (flops_per_second is the figure of merit). Each case is verified once at 64 sampled
-// elements of C against float64 dot products.
+// C^T = op(B)^T op(A)^T, with the same op flags), over the listed shapes of issue 14
+// (m x n x k, leading dimensions the stored row lengths) and generated ones (bench/shapes.h:
+// odd sizes, small M, long K, "_ldAxBxC": padded lda, ldb, ldc): sgemm (NN) and sgemm_tn /
+// _nt / _tt. bytes = A + B + C once each; flops = 2 m n k (flops_per_second is the figure of
+// merit; compute-bound, so no sol_ratio). Each case is verified once at 64 sampled elements
+// of C against float64 dot products.
 #include <cublas_v2.h>
 
 #include <memory>
@@ -15,6 +17,7 @@
 #include "checks.cuh"
 #include "harness.cuh"
 #include "kernelkit/blas/sgemm.cuh"
+#include "shapes.h"
 
 // sgemm's workspace overload (`sgemm(..., C, ldc, workspace, workspace_bytes, stream)` with
 // `sgemm_workspace_bytes(m, n, k)`) is used when the included library has it: an unqualified
@@ -62,76 +65,102 @@ cudaError_t kk_sgemm(kernelkit::BlasOp op_a, kernelkit::BlasOp op_b, I m, I n, I
 
 using kernelkit::BlasOp;
 
-const int64_t kNnShapes[][3] = {
+using kkbench::GemmShape;
+
+const GemmShape kNnShapes[] = {
     {512, 512, 512},     {1000, 1000, 1000},  {1024, 1024, 1024},  {2000, 2000, 2000},
     {2048, 2048, 2048},  {3000, 3000, 3000},  {4096, 4096, 4096},  {6000, 6000, 6000},
     {8192, 8192, 8192},  {4096, 11008, 4096}, {4096, 4096, 11008}, {4096, 14336, 4096},
     {4096, 1024, 4096},  {1, 4096, 4096},     {8, 4096, 4096},     {32, 4096, 4096},
     {128, 4096, 4096},   {1, 14336, 4096},    {8192, 8192, 32},    {8192, 8192, 256},
     {1024, 1024, 32768}, {256, 256, 262144}};
-const int64_t kOpShapes[][3] = {{2048, 2048, 2048}, {3000, 3000, 3000}};
+const GemmShape kOpShapes[] = {{2048, 2048, 2048}, {3000, 3000, 3000}};
 
 std::string op_name(BlasOp a, BlasOp b) {
   if (a == BlasOp::N && b == BlasOp::N) return "sgemm";
   return std::string("sgemm_") + (a == BlasOp::N ? "n" : "t") + (b == BlasOp::N ? "n" : "t");
 }
 
-// Row-major storage: op(A) is m x k (A stored m x k, lda = k, or k x m, lda = m when
-// transposed); op(B) is k x n (B stored k x n, ldb = n, or n x k, ldb = k); C is m x n.
+// Row-major storage: op(A) is m x k (A stored m x k, lda >= k, or k x m, lda >= m when
+// transposed); op(B) is k x n (B stored k x n, ldb >= n, or n x k, ldb >= k); C is m x n,
+// ldc >= n. The shape gives each leading dimension (its stored row length plus a pad).
 struct Layout {
   int64_t lda, ldb, ldc;
+  int64_t a_rows, b_rows;  // stored rows of A and B
 };
-Layout layout(BlasOp a, BlasOp b, int64_t m, int64_t n, int64_t k) {
-  return {a == BlasOp::N ? k : m, b == BlasOp::N ? n : k, n};
+Layout layout(BlasOp a, BlasOp b, const GemmShape& sh) {
+  const bool ta = a == BlasOp::T, tb = b == BlasOp::T;
+  return {sh.lda(ta), sh.ldb(tb), sh.ldc(), ta ? sh.k : sh.m, tb ? sh.n : sh.k};
+}
+// elements spanned by `rows` rows of length `cols` with leading dimension ld
+size_t span(int64_t rows, int64_t cols, int64_t ld) {
+  return size_t((rows - 1) * ld + cols);
 }
 
-void add_sgemm_case(BlasOp op_a, BlasOp op_b, bool cublas, int64_t m, int64_t n, int64_t k) {
+void add_sgemm_case(BlasOp op_a, BlasOp op_b, bool cublas, GemmShape sh) {
+  const int64_t m = sh.m, n = sh.n, k = sh.k;
+  const bool ta = op_a == BlasOp::T, tb = op_b == BlasOp::T;
   const std::string name = kkbench::case_name<float>(
-      op_name(op_a, op_b), cublas ? "cublas" : "kernelkit", kkbench::dims(m, n, k));
-  const double bytes = (double(m) * k + double(k) * n + double(m) * n) * sizeof(float);
+      op_name(op_a, op_b), cublas ? "cublas" : "kernelkit", sh.name(ta, tb));
+  const kkbench::Traffic traffic{(double(m) * k + double(k) * n) * sizeof(float),
+                                 double(m) * n * sizeof(float)};
   const double flops = 2.0 * double(m) * double(n) * double(k);
-  kkbench::add_case(name, bytes, flops, [=](cudaStream_t s) -> kkbench::Launch {
-    const Layout l = layout(op_a, op_b, m, n, k);
-    auto A = kkbench::random_array<float>(size_t(m * k), 71);
-    auto B = kkbench::random_array<float>(size_t(k * n), 72);
-    auto C = kkbench::poisoned_array<float>(size_t(m * n));
-    kkbench::Launch launch;
-    if (!cublas) {
-      auto ws = kkbench::zeroed_workspace(kk_sgemm_workspace_bytes(op_a, op_b, m, n, k));
-      launch = [=](cudaStream_t st) {
-        BENCH_CUDA(kk_sgemm(op_a, op_b, m, n, k, 1.f, A->p, l.lda, B->p, l.ldb, 0.f, C->p, l.ldc,
-                            ws->p, ws->n, st));
-      };
-    } else {
-      // row-major X is the column-major X^T: C^T (n x m) = op(B)^T (n x k) op(A)^T (k x m)
-      launch = [=](cudaStream_t st) {
-        cublasHandle_t h = kkbench::cublas();
-        const float alpha = 1.f, beta = 0.f;
-        BENCH_CUBLAS(cublasSetStream(h, st));
-        BENCH_CUBLAS(cublasSgemm(h, kkbench::cublas_op(op_b), kkbench::cublas_op(op_a),
-                                 static_cast<int>(n), static_cast<int>(m), static_cast<int>(k),
-                                 &alpha, B->p, static_cast<int>(l.ldb), A->p,
-                                 static_cast<int>(l.lda), &beta, C->p, static_cast<int>(l.ldc)));
-      };
-    }
-    launch(s);
-    BENCH_CUDA(cudaStreamSynchronize(s));
-    kkbench::check_sgemm(name, op_a, op_b, m, n, k, A->p, l.lda, B->p, l.ldb, C->p, l.ldc);
-    return launch;
-  });
+  kkbench::add_case(
+      name, traffic, flops,
+      [=](cudaStream_t s) -> kkbench::Launch {
+        const Layout l = layout(op_a, op_b, sh);
+        auto A = kkbench::random_array<float>(span(l.a_rows, ta ? m : k, l.lda), 71);
+        auto B = kkbench::random_array<float>(span(l.b_rows, tb ? k : n, l.ldb), 72);
+        auto C = kkbench::poisoned_array<float>(span(m, n, l.ldc));
+        kkbench::Launch launch;
+        if (!cublas) {
+          auto ws = kkbench::zeroed_workspace(kk_sgemm_workspace_bytes(op_a, op_b, m, n, k));
+          launch = [=](cudaStream_t st) {
+            BENCH_CUDA(kk_sgemm(op_a, op_b, m, n, k, 1.f, A->p, l.lda, B->p, l.ldb, 0.f, C->p,
+                                l.ldc, ws->p, ws->n, st));
+          };
+        } else {
+          // row-major X is the column-major X^T: C^T (n x m) = op(B)^T (n x k) op(A)^T (k x m)
+          launch = [=](cudaStream_t st) {
+            cublasHandle_t h = kkbench::cublas();
+            const float alpha = 1.f, beta = 0.f;
+            BENCH_CUBLAS(cublasSetStream(h, st));
+            BENCH_CUBLAS(cublasSgemm(
+                h, kkbench::cublas_op(op_b), kkbench::cublas_op(op_a), static_cast<int>(n),
+                static_cast<int>(m), static_cast<int>(k), &alpha, B->p, static_cast<int>(l.ldb),
+                A->p, static_cast<int>(l.lda), &beta, C->p, static_cast<int>(l.ldc)));
+          };
+        }
+        launch(s);
+        BENCH_CUDA(cudaStreamSynchronize(s));
+        kkbench::check_sgemm(name, op_a, op_b, m, n, k, A->p, l.lda, B->p, l.ldb, C->p, l.ldc);
+        return launch;
+      },
+      kkbench::Bound::kCompute);
 }
+
+void add_sgemm_cases(BlasOp op_a, BlasOp op_b, const GemmShape& sh) {
+  add_sgemm_case(op_a, op_b, false, sh);
+  add_sgemm_case(op_a, op_b, true, sh);
+}
+
+constexpr std::pair<BlasOp, BlasOp> kOtherOps[] = {
+    {BlasOp::T, BlasOp::N}, {BlasOp::N, BlasOp::T}, {BlasOp::T, BlasOp::T}};
 
 KKBENCH_CASES {
-  for (const auto& sh : kNnShapes) {
-    add_sgemm_case(BlasOp::N, BlasOp::N, false, sh[0], sh[1], sh[2]);
-    add_sgemm_case(BlasOp::N, BlasOp::N, true, sh[0], sh[1], sh[2]);
-  }
-  for (const auto& ops : {std::pair{BlasOp::T, BlasOp::N}, std::pair{BlasOp::N, BlasOp::T},
-                          std::pair{BlasOp::T, BlasOp::T}})
-    for (const auto& sh : kOpShapes) {
-      add_sgemm_case(ops.first, ops.second, false, sh[0], sh[1], sh[2]);
-      add_sgemm_case(ops.first, ops.second, true, sh[0], sh[1], sh[2]);
-    }
+  for (const GemmShape& sh : kNnShapes)
+    add_sgemm_cases(BlasOp::N, BlasOp::N, sh);
+  for (const auto& ops : kOtherOps)
+    for (const GemmShape& sh : kOpShapes)
+      add_sgemm_cases(ops.first, ops.second, sh);
+}
+
+KKBENCH_GENERATED("sgemm", gen) {
+  for (const GemmShape& sh : gen.gemm(48, false, false))
+    add_sgemm_cases(BlasOp::N, BlasOp::N, sh);
+  for (const auto& ops : kOtherOps)
+    for (const GemmShape& sh : gen.gemm(16, ops.first == BlasOp::T, ops.second == BlasOp::T))
+      add_sgemm_cases(ops.first, ops.second, sh);
 }
 
 }  // namespace

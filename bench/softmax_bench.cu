@@ -1,12 +1,13 @@
-// softmax (f32, f16, bf16) and log_softmax (f32, bf16) over the shapes of issue 14 (no
-// baseline). bytes = rows * cols * sizeof(T) read + the same written. Each case is verified
-// once on sampled rows (up to 16, at most ~8M elements read back) against a float64
-// reference.
+// softmax (f32, f16, bf16) and log_softmax (f32, bf16) over the listed shapes of issue 14
+// and generated ones (bench/shapes.h; no baseline). bytes = rows * cols * sizeof(T) read + the
+// same written. Each case is verified once on sampled rows (up to 16, at most ~8M elements
+// read back) against a float64 reference.
 #include <string>
 #include <vector>
 
 #include "checks.cuh"
 #include "harness.cuh"
+#include "shapes.h"
 #include "kernelkit/softmax/softmax.cuh"
 
 namespace {
@@ -22,9 +23,7 @@ cudaError_t kk_log_softmax(const T* in, T* out, int64_t rows, int64_t cols, cuda
   return kernelkit::log_softmax(in, out, rows, cols, s);
 }
 
-struct Shape {
-  int64_t rows, cols;
-};
+using Shape = kkbench::RowsShape;
 
 // rows = round(2^25 / cols) for the first 18, then the awkward ones
 const Shape kSoftmaxShapes[] = {
@@ -37,24 +36,24 @@ const Shape kLogSoftmaxShapes[] = {
 
 template <typename T>
 void add_softmax_case(const Shape& sh, bool log) {
-  const int64_t rows = sh.rows, cols = sh.cols;
-  const std::string name = kkbench::case_name<T>(log ? "log_softmax" : "softmax", "kernelkit",
-                                                 kkbench::dims(rows, cols));
-  const double bytes = 2.0 * double(rows) * double(cols) * sizeof(T);
-  kkbench::add_case(name, bytes, 0, [=](cudaStream_t s) -> kkbench::Launch {
-    const size_t n = static_cast<size_t>(rows * cols);
+  const int64_t rows = sh.rows, cols = sh.cols, off = sh.offset;
+  const std::string name =
+      kkbench::case_name<T>(log ? "log_softmax" : "softmax", "kernelkit", sh.name());
+  const double bytes = double(rows) * double(cols) * sizeof(T);
+  kkbench::add_case(name, {bytes, bytes}, 0, [=](cudaStream_t s) -> kkbench::Launch {
+    const size_t n = static_cast<size_t>(rows * cols + off);
     auto in = kkbench::random_array<T>(n, 11, -8.0, 8.0);
     auto out = kkbench::poisoned_array<T>(n);
     auto launch = [=](cudaStream_t st) {
       if (log) {
-        BENCH_CUDA(kk_log_softmax(in->p, out->p, rows, cols, st));
+        BENCH_CUDA(kk_log_softmax(in->p + off, out->p + off, rows, cols, st));
       } else {
-        BENCH_CUDA(kk_softmax(in->p, out->p, rows, cols, st));
+        BENCH_CUDA(kk_softmax(in->p + off, out->p + off, rows, cols, st));
       }
     };
     launch(s);
     BENCH_CUDA(cudaStreamSynchronize(s));
-    kkbench::check_softmax(name, in->p, out->p, rows, cols, log);
+    kkbench::check_softmax(name, in->p + off, out->p + off, rows, cols, log);
     return launch;
   });
 }
@@ -69,6 +68,19 @@ KKBENCH_CASES {
   for (const Shape& sh : kLogSoftmaxShapes)
     add_softmax_case<float>(sh, true);
   for (const Shape& sh : kLogSoftmaxShapes)
+    add_softmax_case<__nv_bfloat16>(sh, true);
+}
+
+KKBENCH_GENERATED("softmax", gen) {
+  for (const Shape& sh : gen.rows(24, sizeof(float), kkbench::kSoftmaxRange))
+    add_softmax_case<float>(sh, false);
+  for (const Shape& sh : gen.rows(24, sizeof(__half), kkbench::kSoftmaxRange))
+    add_softmax_case<__half>(sh, false);
+  for (const Shape& sh : gen.rows(24, sizeof(__nv_bfloat16), kkbench::kSoftmaxRange))
+    add_softmax_case<__nv_bfloat16>(sh, false);
+  for (const Shape& sh : gen.rows(12, sizeof(float), kkbench::kSoftmaxRange))
+    add_softmax_case<float>(sh, true);
+  for (const Shape& sh : gen.rows(12, sizeof(__nv_bfloat16), kkbench::kSoftmaxRange))
     add_softmax_case<__nv_bfloat16>(sh, true);
 }
 

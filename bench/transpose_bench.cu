@@ -1,7 +1,8 @@
-// transpose over the shapes of issue 14: f32 against cublasSgeam (C = A^T with the row-major
-// <-> column-major mapping), f16 / i8 / f64 (f64 also against cublasDgeam). bytes = rows x
-// cols elements read once + written once. Every case is verified once on the device, every
-// element bit for bit against its source.
+// transpose over the listed shapes of issue 14 and generated ones (bench/shapes.h; "+o": in
+// and out start o elements past an aligned address): f32 against cublasSgeam (C = A^T with
+// the row-major <-> column-major mapping), f16 / i8 / f64 (f64 also against cublasDgeam on
+// the listed shapes). bytes = rows x cols elements read once + written once. Every case is
+// verified once on the device, every element bit for bit against its source.
 #include <cublas_v2.h>
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include "checks.cuh"
 #include "harness.cuh"
 #include "kernelkit/transpose/transpose.cuh"
+#include "shapes.h"
 
 namespace {
 
@@ -23,9 +25,7 @@ cudaError_t kk_transpose(const T* in, T* out, int64_t rows, int64_t cols, cudaSt
   return kernelkit::transpose(in, out, rows, cols, s);
 }
 
-struct Shape {
-  int64_t rows, cols;
-};
+using Shape = kkbench::RowsShape;
 
 const Shape kF32Shapes[] = {{2, 16777216}, {16777216, 2}, {3, 8388608},  {8388608, 3},
                             {7, 4194304},  {4194304, 7},  {32, 1048576}, {1048576, 32},
@@ -37,18 +37,18 @@ using Op = std::function<void(const void* in, void* out, cudaStream_t s)>;
 
 template <typename T>
 void add_transpose_case(const std::string& impl, Shape sh, Op op) {
-  const std::string name =
-      kkbench::case_name<T>("transpose", impl, kkbench::dims(sh.rows, sh.cols));
-  const double bytes = 2.0 * double(sh.rows) * double(sh.cols) * sizeof(T);
-  kkbench::add_case(name, bytes, 0, [=](cudaStream_t s) -> kkbench::Launch {
-    const size_t n = static_cast<size_t>(sh.rows * sh.cols);
+  const std::string name = kkbench::case_name<T>("transpose", impl, sh.name());
+  const double bytes = double(sh.rows) * double(sh.cols) * sizeof(T);
+  kkbench::add_case(name, {bytes, bytes}, 0, [=](cudaStream_t s) -> kkbench::Launch {
+    const size_t n = static_cast<size_t>(sh.rows * sh.cols + sh.offset);
     auto in = std::is_integral_v<T> ? kkbench::random_array<T>(n, 42, -100.0, 100.0)
                                     : kkbench::random_array<T>(n, 42);
     auto out = kkbench::poisoned_array<T>(n);
-    auto launch = [in, out, op](cudaStream_t st) { op(in->p, out->p, st); };
+    const int64_t off = sh.offset;
+    auto launch = [in, out, op, off](cudaStream_t st) { op(in->p + off, out->p + off, st); };
     launch(s);
     BENCH_CUDA(cudaStreamSynchronize(s));
-    kkbench::check_transpose(name, in->p, out->p, sh.rows, sh.cols);
+    kkbench::check_transpose(name, in->p + off, out->p + off, sh.rows, sh.cols);
     return launch;
   });
 }
@@ -94,6 +94,19 @@ KKBENCH_CASES {
     add_transpose_case<double>("kernelkit", sh, library_op<double>(sh));
     add_transpose_case<double>("cublas", sh, cublas_geam<double>(sh));
   }
+}
+
+KKBENCH_GENERATED("transpose", gen) {
+  for (const Shape& sh : gen.rows(24, sizeof(float), kkbench::kTransposeRange)) {
+    add_transpose_case<float>("kernelkit", sh, library_op<float>(sh));
+    add_transpose_case<float>("cublas", sh, cublas_geam<float>(sh));
+  }
+  for (const Shape& sh : gen.rows(12, sizeof(__half), kkbench::kTransposeRange))
+    add_transpose_case<__half>("kernelkit", sh, library_op<__half>(sh));
+  for (const Shape& sh : gen.rows(12, sizeof(int8_t), kkbench::kTransposeRange))
+    add_transpose_case<int8_t>("kernelkit", sh, library_op<int8_t>(sh));
+  for (const Shape& sh : gen.rows(12, sizeof(double), kkbench::kTransposeRange))
+    add_transpose_case<double>("kernelkit", sh, library_op<double>(sh));
 }
 
 }  // namespace
