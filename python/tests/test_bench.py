@@ -188,3 +188,154 @@ def test_list_and_help_need_no_gpu_nor_torch():
     out = subprocess.run([sys.executable, BENCH_PY, "--list", "--ops", "nope"], capture_output=True,
                          text=True, env=env, timeout=60)
     assert out.returncode == 2 and "unknown op" in out.stderr
+
+
+# ---- main() end to end on a stand-in for torch and kernelkit (no GPU, no torch) ---------
+class FakeTensor:
+    """Only a shape: every op returns a new one; nothing is computed."""
+
+    def __init__(self, *shape):
+        self.shape = tuple(shape)
+
+    def _new(self, *shape):
+        return FakeTensor(*shape)
+
+    def sum(self, dim=None, dtype=None):
+        return self._new(*self.shape[:-1]) if dim is not None else self._new()
+
+    def t(self):
+        return self._new(*reversed(self.shape))
+
+    def contiguous(self):
+        return self
+
+    def to(self, dtype):
+        return self._new(*self.shape)
+
+    def float(self):
+        return self
+
+    def abs(self):
+        return self
+
+    def max(self):
+        return self
+
+    def item(self):
+        return 1.0
+
+    def numel(self):
+        return math.prod(self.shape)
+
+    def fill_(self, v):
+        return self
+
+    def __matmul__(self, other):
+        return self._new(self.shape[0], *other.shape[1:])
+
+    def __add__(self, other):
+        return self._new(*self.shape)
+
+
+class FakeEvent:
+    def __init__(self, enable_timing=False):
+        self.t = None
+
+    def record(self):
+        self.t = 0.0
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, other):
+        return 0.25  # ms
+
+
+def fake_torch_modules(compile_calls):
+    import types
+    torch = types.ModuleType("torch")
+    torch.__version__ = "0.0-fake"
+    torch.float32, torch.float16, torch.bfloat16, torch.uint8 = "float32", "float16", "bfloat16", "uint8"
+    torch.cuda = types.SimpleNamespace(
+        is_available=lambda: True, get_device_name=lambda: "NVIDIA H100 80GB HBM3",
+        current_device=lambda: 0, synchronize=lambda: None, empty_cache=lambda: None,
+        get_device_properties=lambda i: types.SimpleNamespace(L2_cache_size=50 << 20),
+        Event=FakeEvent, _sleep=lambda cycles: None)
+    torch.backends = types.SimpleNamespace(cuda=types.SimpleNamespace(matmul=types.SimpleNamespace()),
+                                           cudnn=types.SimpleNamespace())
+    torch.randn = lambda *s, device=None, dtype=None: FakeTensor(*s)
+    torch.empty = lambda *s, device=None, dtype=None: FakeTensor(*s)
+    torch.empty_like = lambda x: x._new(*x.shape)
+    torch.softmax = torch.log_softmax = lambda x, dim: x._new(*x.shape)
+    torch.nn = types.SimpleNamespace(functional=types.SimpleNamespace(gelu=lambda x: x._new(*x.shape)))
+    torch.equal = lambda a, b: a.shape == b.shape
+
+    def assert_close(a, b, **kw):
+        if a.shape != b.shape:
+            raise AssertionError(f"shapes {a.shape} {b.shape}")
+
+    torch.testing = types.SimpleNamespace(assert_close=assert_close)
+
+    def compile(fn, dynamic=None):
+        compile_calls.append(dynamic)
+        return fn
+
+    torch.compile = compile
+    torch.ops = types.SimpleNamespace()
+    dynamo = types.ModuleType("torch._dynamo")
+    dynamo.config = types.SimpleNamespace(recompile_limit=8)
+    torch._dynamo = dynamo
+    kk = types.ModuleType("kernelkit")
+    kk.__version__ = "0.0-fake"
+    same = lambda x, *a, **k: x._new(*x.shape)  # noqa: E731
+    kk.softmax = kk.log_softmax = kk.gelu = kk.add = kk.cast = same
+    kk.row_sum = lambda x: x._new(*x.shape[:-1])
+    kk.sum = lambda x: x._new()
+    kk.transpose = lambda x: x.t()
+    kk.matmul = lambda a, b: a @ b
+
+    def gemv(a, x):
+        raise RuntimeError("kernelkit.gemv: a planted failure\nsecond line")
+
+    kk.gemv = gemv
+    return {"torch": torch, "torch._dynamo": dynamo, "triton": types.ModuleType("triton"), "kernelkit": kk}
+
+
+def test_main_end_to_end_on_a_fake_torch(tmp_path, monkeypatch, capsys):
+    compiles = []
+    for name, mod in fake_torch_modules(compiles).items():
+        monkeypatch.setitem(sys.modules, name, mod)
+    path = tmp_path / "out" / "h100-python.json"
+    rc = bench.main(["--quick", "--seed", "5", "--samples", "3", "--host-calls", "5", "--json", str(path),
+                     "--ops", "softmax,sum,gemv,sgemm,cast,transpose", "--dtypes", "f32,bf16"])
+    assert rc == 0
+    doc = json.loads(path.read_text())
+    want = bench.plan(5, ["softmax", "sum", "gemv", "matmul", "cast", "transpose"], ["f32", "bf16"],
+                      generated=3, listed=1)
+    assert doc["seed"] == 5 and doc["torch"] == "0.0-fake" and doc["gpu"] == "NVIDIA H100 80GB HBM3"
+    assert [(r["op"], r["dtype"], r["shape"], r["generated"]) for r in doc["cases"]] == \
+        [(c["name"], c["dtype"], c["shape"], c["generated"]) for c in want]
+    for r in doc["cases"]:
+        assert r["torch_host_us"] is not None
+        assert r["torch_us"] == 250.0 and r["torch_compile_us"] == 250.0
+        if r["op"] == "gemv":  # the failing op is recorded and the run goes on
+            assert r["kernelkit_us"] is None and "planted failure" in r["error"]
+            assert r["kernelkit_host_us"] is None
+        else:
+            assert r["kernelkit_host_us"] is not None
+            assert r["kernelkit_us"] == 250.0 and "error" not in r, r
+    # one static compile per op and dtype
+    assert compiles == [False] * len({(c["op"], c["dtype"]) for c in want})
+    assert (tmp_path / "out" / "h100-python.md").exists()
+    out = capsys.readouterr().out
+    assert "seed 5" in out and "json:" in out
+
+
+def test_main_stops_at_its_time_budget(tmp_path, monkeypatch):
+    for name, mod in fake_torch_modules([]).items():
+        monkeypatch.setitem(sys.modules, name, mod)
+    path = tmp_path / "x.json"
+    assert bench.main(["--quick", "--max-seconds", "1", "--host-calls", "2", "--json", str(path),
+                       "--ops", "add"]) == 0
+    doc = json.loads(path.read_text())
+    assert doc["cases"] == []
