@@ -34,7 +34,8 @@ Budget. The cases run round-robin over the ops (every op's first case, then ever
 second, ...), so a run cut by --max-seconds (default 240, --quick 90) still has every op;
 the cut is printed. An op that raises is recorded (null time, "error") and the run goes on.
 
-Output: --json (default bench/results/<gpu>-python.json, <gpu> like h100),
+Output: --json (default bench/results/<gpu>-python.json, <gpu> like h100; under $OUT
+when that is set, as scripts/run-bench does),
 {"seed", "gpu", "torch", "cases": [{"op", "dtype", "shape", "generated", "kernelkit_us",
 "torch_us", "torch_compile_us", "kernelkit_host_us", "torch_host_us"}]} (a case that failed
 also has "error"); op names are the C++ benchmark's; --table and --chart (default: beside
@@ -723,7 +724,8 @@ def _parse(argv):
     p.add_argument("--compile-seconds", type=float, default=None,
                    help="torch.compile time budget (default 60%% of --max-seconds)")
     p.add_argument("--no-compile", action="store_true", help="skip torch.compile (torch_compile_us = null)")
-    p.add_argument("--json", help="results JSON (default bench/results/<gpu>-python.json)")
+    p.add_argument("--json", help="results JSON (default $OUT/<gpu>-python.json when OUT is set, "
+                   "else bench/results/<gpu>-python.json)")
     p.add_argument("--table", help="markdown (default: the JSON's path with .md)")
     p.add_argument("--chart", help="chart PNG (default: the JSON's path with .png; needs matplotlib)")
     p.add_argument("--list", action="store_true", help="print the cases and exit (no GPU needed)")
@@ -782,7 +784,8 @@ def main(argv=None):
     torch.backends.cudnn.allow_tf32 = False
     gpu = torch.cuda.get_device_name()
     short = gpu_short_name(gpu)
-    json_path = args.json or os.path.join("bench", "results", f"{short}-python.json")
+    json_path = args.json or os.path.join(os.environ.get("OUT") or os.path.join("bench", "results"),
+                                          f"{short}-python.json")
     stem = os.path.splitext(json_path)[0]
     table_path = args.table or stem + ".md"
     chart_path = args.chart or stem + ".png"
