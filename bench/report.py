@@ -1,26 +1,39 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Turn kernelkit-bench JSON into the results people read: a markdown summary and table,
 one chart per op and one per ladder, and the README's results block. Also merges runs.
 
 usage:
-  report.py RESULTS.json [--md OUT.md] [--charts DIR] [--readme README.md]
+  report.py RESULTS.json [--md OUT.md] [--charts DIR] [--readme README.md] [--python PY.json]
   report.py --merge OLD.json NEW.json [--out MERGED.json] [report options]
 
---md       the summary per op and dtype (geometric mean and worst copy_ratio, and of the
-           vendor ratio), the timing-method figures, errors, and every case in a table.
---charts   DIR/<op>.png: x = the sweep's shapes (in the order the benchmark ran them, which
-           is the issue's), y = fraction of the same-bytes copy (sgemm: TFLOP/s), a series
-           for kernelkit and one per baseline, a panel per dtype; DIR/ladder-<op>.png: each
-           ladder step's fraction of the copy (sgemm: of cuBLAS) at each of its shapes.
-           Needs matplotlib (pip install matplotlib); skipped with a note without it.
+--md       the summary per op and dtype: the geometric mean and the worst of `sol_ratio`
+           over the listed shapes, the generated ones (counter generated = 1) and all, the
+           geometric mean of copy_ratio, and the vendor ratio's geomean and worst; the seed
+           of the generated shapes (context kk_seed); the speed-of-light kernel's check
+           against cudaMemcpyAsync and CUB (cases sol_check/<impl>/u8/<bytes>); the
+           timing-method figures; the Python benchmark's summary; errors; every case.
+           Where a case has no sol_ratio (results from before it existed), its copy_ratio
+           stands in and the "of" column says so.
+--charts   DIR/<op>.png: x = the sweep's shapes (the listed ones in the order the benchmark
+           ran them, then the generated ones by size, marked with * and a hollow marker),
+           y = sol_ratio (where the run has none: copy_ratio; sgemm: TFLOP/s), a series for
+           kernelkit and one per baseline (a baseline's figure is kernelkit's sol_us /
+           copy_us of that shape over the baseline's time), a panel per dtype;
+           DIR/ladder-<op>.png: each ladder step's fraction of SOL (or of the copy; sgemm:
+           of cuBLAS) at each of its shapes. Needs matplotlib; skipped with a note without.
 --readme   replaces the block between <!-- results:begin --> and <!-- results:end --> with
-           the summary and links to the charts (paths relative to the README).
+           the summary, the SOL check, the Python summary and links to the charts (paths
+           relative to the README).
+--python   the Python benchmark's JSON (python -m kernelkit.bench); default: <gpu>-python.json
+           beside RESULTS.json (h100.json -> h100-python.json), when it exists.
 --merge    OLD and NEW are two runs (e.g. NEW re-measured one op with --benchmark_filter):
            the merged file keeps OLD's cases in OLD's order with NEW's replacing those of the
            same name, then NEW's other cases; the context (and the memcpy headline, when NEW
            has it) is NEW's. Written to --out (default: OLD), then reported like RESULTS.json.
-copy_ratio is measured inside each run (the same-bytes copy of that run), so it stays
-comparable across merged runs; the vendor ratio compares two cases, possibly of two runs.
+sol_ratio and copy_ratio are measured inside each run (the SOL kernel and the same-bytes
+copy of that run), so they stay comparable across merged runs; the vendor ratio compares
+two cases, possibly of two runs.
 """
 import json
 import math
@@ -105,11 +118,33 @@ def parts(name):
     return p if len(p) == 4 else None
 
 
+def is_generated(b):
+    return bool(b) and b.get("generated") == 1
+
+
 def vendor_of(cases, op, dtype, shape):
     for base in BASELINES:
         v = cases.get(f"{op}/{base}/{dtype}/{shape}")
         if v is not None:
             return base, v
+    return None, None
+
+
+def limit_ratio(cases, op, impl, dtype, shape):
+    """(ratio, "sol" or "copy") of one case against the limit: its sol_ratio, else its
+    copy_ratio. A case without the counters (a baseline) is set against kernelkit's sol_us
+    (else copy_us) of the same shape: the limit is the shape's, whoever runs it.
+    (None, None) when the case did not run or nothing is known of the limit."""
+    b = cases.get(f"{op}/{impl}/{dtype}/{shape}")
+    if not ok(b):
+        return None, None
+    k = cases.get(f"{op}/kernelkit/{dtype}/{shape}") or {}
+    us = seconds(b) * 1e6
+    for ratio, limit_us, ref in (("sol_ratio", "sol_us", "sol"), ("copy_ratio", "copy_us", "copy")):
+        if b.get(ratio):
+            return b[ratio], ref
+        if k.get(limit_us):
+            return k[limit_us] / us, ref
     return None, None
 
 
@@ -126,11 +161,14 @@ def is_flops_op(op):
 
 
 # ---- the sweep: op -> dtype -> shapes (run order) ------------------------------------------
+NOT_SWEEPS = ("memcpy", "sol_check")  # cases of the run's own references
+
+
 def sweeps(cases):
     ops = {}
     for name, b in cases.items():
         p = parts(name)
-        if not p or p[1].startswith("ladder."):
+        if not p or p[1].startswith("ladder.") or p[0] in NOT_SWEEPS:
             continue
         op, impl, dtype, shape = p
         d = ops.setdefault(op, {}).setdefault(dtype, [])
@@ -143,10 +181,10 @@ def sweeps(cases):
 def summary_rows(cases):
     rows = []
     for op, dtypes in sweeps(cases):
-        if op == "memcpy":
-            continue
         for dtype, shapes in dtypes.items():
-            copy, vend, tflops, errors, missing = [], [], [], [], 0
+            lim = {"listed": [], "generated": [], "all": []}  # (ratio, shape)
+            refs = {"sol": 0, "copy": 0}
+            copy, vend, tflops, errors, missing, generated = [], [], [], [], 0, 0
             vendor = None
             for sh in shapes:
                 k = cases.get(f"{op}/kernelkit/{dtype}/{sh}")
@@ -155,34 +193,93 @@ def summary_rows(cases):
                 if k is None:
                     missing += 1
                     continue
+                generated += is_generated(k)
                 if not ok(k):
                     errors.append(sh)
                     continue
+                if not is_flops_op(op):
+                    r, ref = limit_ratio(cases, op, "kernelkit", dtype, sh)
+                    if r:
+                        refs[ref] += 1
+                        lim["all"].append((r, sh))
+                        lim["generated" if is_generated(k) else "listed"].append((r, sh))
                 if k.get("copy_ratio"):
                     copy.append((k["copy_ratio"], sh))
                 if k.get("flops_per_second") and is_flops_op(op):
                     tflops.append(k["flops_per_second"] / 1e12)
                 if ok(v):
                     vend.append((seconds(v) / seconds(k), sh))
-            rows.append(dict(op=op, dtype=dtype, shapes=len(shapes), copy=copy, vendor=vendor,
-                             vend=vend, tflops=tflops, errors=errors, missing=missing))
+            rows.append(dict(op=op, dtype=dtype, shapes=len(shapes), generated=generated, lim=lim,
+                             refs=refs, copy=copy, vendor=vendor, vend=vend, tflops=tflops,
+                             errors=errors, missing=missing))
     return rows
 
 
+def ref_label(refs):
+    if refs["sol"] and refs["copy"]:
+        return f"SOL (copy for {refs['copy']})"
+    return "SOL" if refs["sol"] else "copy" if refs["copy"] else ""
+
+
+def geo_worst(pairs, with_shape=False):
+    """'geomean / worst' of (ratio, shape) pairs; the worst's shape in brackets."""
+    if not pairs:
+        return ""
+    r, sh = min(pairs)
+    return f"{geomean([p for p, _ in pairs]):.3f} / {r:.3f}" + (f" ({sh})" if with_shape else "")
+
+
 def summary_table(cases):
-    out = ["| op | dtype | shapes | of copy: geomean | worst (shape) | vendor | vs vendor: geomean "
+    out = ["| op | dtype | shapes (gen.) | of | listed: geomean / worst | generated: geomean / worst "
+           "| all: geomean / worst (shape) | of copy: geomean | vendor | vs vendor: geomean "
            "| worst (shape) | TFLOP/s geomean | errors |",
-           "|---|---|---:|---:|---|---|---:|---|---:|---|"]
+           "|---|---|---:|---|---:|---:|---:|---:|---|---:|---|---:|---|"]
     for r in summary_rows(cases):
-        flops = is_flops_op(r["op"])
-        copy_geo = "" if flops else fmt(geomean([c for c, _ in r["copy"]]))
-        worst_c = "" if flops or not r["copy"] else "{:.3f} ({})".format(*min(r["copy"]))
+        lim = r["lim"]
+        copy_geo = "" if is_flops_op(r["op"]) else fmt(geomean([c for c, _ in r["copy"]]))
         vend_geo = fmt(geomean([c for c, _ in r["vend"]]))
         worst_v = "{:.3f} ({})".format(*min(r["vend"])) if r["vend"] else ""
         errs = ", ".join(r["errors"]) + (f" {r['missing']} missing" if r["missing"] else "")
-        out.append(f"| {r['op']} | {r['dtype']} | {r['shapes']} | {copy_geo} | {worst_c} | "
-                   f"{r['vendor'] or ''} | {vend_geo} | {worst_v} | "
-                   f"{fmt(geomean(r['tflops']), 1)} | {errs} |")
+        out.append(f"| {r['op']} | {r['dtype']} | {r['shapes']} ({r['generated']}) | {ref_label(r['refs'])} | "
+                   f"{geo_worst(lim['listed'])} | {geo_worst(lim['generated'])} | "
+                   f"{geo_worst(lim['all'], True)} | {copy_geo} | {r['vendor'] or ''} | {vend_geo} | "
+                   f"{worst_v} | {fmt(geomean(r['tflops']), 1)} | {errs} |")
+    return "\n".join(out) + "\n"
+
+
+SOL_IMPLS = (("sol", "SOL kernel"), ("cuda", "cudaMemcpyAsync"), ("cub", "CUB DeviceTransform"))
+
+
+def sol_check_table(cases):
+    """The speed-of-light kernel against cudaMemcpyAsync and CUB on the same bytes: one row
+    per size, GB/s (time), and whether the SOL kernel is at least as fast as both."""
+    sizes = []
+    for name in cases:
+        p = parts(name)
+        if p and p[0] == "sol_check" and p[3] not in sizes:
+            sizes.append(p[3])
+    if not sizes:
+        return ""
+    out = ["| bytes copied | " + " | ".join(label for _, label in SOL_IMPLS) + " | SOL kernel at least as fast |",
+           "|---:|" + "---:|" * len(SOL_IMPLS) + "---|"]
+    for size in sorted(sizes, key=lambda v: int(v) if v.isdigit() else 0):
+        cells, times = [], {}
+        for impl, _ in SOL_IMPLS:
+            b = cases.get(f"sol_check/{impl}/u8/{size}")
+            if not ok(b):
+                cells.append("error" if b is not None else "")
+                continue
+            times[impl] = seconds(b)
+            gbs = f"{b['bytes_per_second'] / 1e9:.0f} GB/s " if b.get("bytes_per_second") else ""
+            cells.append(f"{gbs}({seconds(b) * 1e6:.1f} us)")
+        others = {i: t for i, t in times.items() if i != "sol"}
+        if "sol" not in times or not others:
+            verdict = "not measured"
+        else:
+            vs = ", ".join(f"{t / times['sol']:.3f}x {i}" for i, t in others.items())
+            verdict = ("yes" if times["sol"] <= min(others.values()) else "**no**") + f" ({vs})"
+        label = f"{size} ({int(size) / 2**20:.0f} MiB)" if size.isdigit() else size
+        out.append(f"| {label} | " + " | ".join(cells) + f" | {verdict} |")
     return "\n".join(out) + "\n"
 
 
@@ -207,11 +304,12 @@ def timing_table(cases):
 
 
 def full_table(cases):
-    out = ["| case | time (us) | GB/s | copy_ratio | vs vendor | TFLOP/s |",
-           "|---|---:|---:|---:|---:|---:|"]
+    out = ["| case | time (us) | GB/s | sol_ratio | copy_ratio | vs vendor | TFLOP/s |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
     for name, b in cases.items():
+        mark = " *" if is_generated(b) else ""
         if b.get("error_occurred"):
-            out.append(f"| {name} | error: {b.get('error_message', '')[:80]} | | | | |")
+            out.append(f"| {name}{mark} | error: {b.get('error_message', '')[:80]} | | | | | |")
             continue
         t = seconds(b)
         bps = b.get("bytes_per_second")
@@ -224,7 +322,8 @@ def full_table(cases):
         fl = b.get("flops_per_second")
         gbs = f"{bps / 1e9:.0f}" if bps else ""
         tf = f"{fl / 1e12:.1f}" if fl else ""
-        out.append(f"| {name} | {t * 1e6:.1f} | {gbs} | {fmt(b.get('copy_ratio'))} | {ratio} | {tf} |")
+        out.append(f"| {name}{mark} | {t * 1e6:.1f} | {gbs} | {fmt(b.get('sol_ratio'))} | "
+                   f"{fmt(b.get('copy_ratio'))} | {ratio} | {tf} |")
     return "\n".join(out) + "\n"
 
 
@@ -236,26 +335,93 @@ def headline(context, cases):
     merged = f" Merged: {context['kk_merged']}." if context.get("kk_merged") else ""
     if context.get("kk_run_seconds"):
         merged += f" The run took {context['kk_run_seconds'] / 60:.1f} min (build excluded)."
-    return (f"Results on {gpu} ({context.get('date', '?')}); {copy}.{merged} Each case's time is "
-            f"the median of cold samples (L2 flushed, launch queued behind a hold: "
-            f"{context.get('kk_timing', '?')}). *of copy*: `copy_ratio`, the time of a "
-            f"device-to-device copy of the case's own bytes (half read, half written), measured "
-            f"the same way in the same run, over the case's time. *vs vendor*: the baseline's "
-            f"time (CUB / cuBLAS) over kernelkit's on the same case. Geometric means and worst "
-            f"over each op's sweep of shapes.\n")
+    generated = sum(is_generated(b) for n, b in cases.items() if "/kernelkit/" in n)
+    seed = (f" Generated shapes: {generated} kernelkit cases drawn with seed {context['kk_seed']} "
+            f"(`scripts/bench --seed {context['kk_seed']}` draws them again), marked * below."
+            if context.get("kk_seed") not in (None, "") else
+            " This run has no kk_seed: no generated shapes." if not generated else
+            f" Generated shapes: {generated} kernelkit cases (seed not recorded), marked * below.")
+    return (f"Results on {gpu} ({context.get('date', '?')}); {copy}.{merged}{seed} Each case's "
+            f"time is the median of cold samples (L2 flushed, launch queued behind a hold: "
+            f"{context.get('kk_timing', '?')}). *of SOL*: `sol_ratio`, the time of the "
+            f"speed-of-light kernel that reads the case's input bytes once and writes its output "
+            f"bytes once, timed the same way in the same run, over the case's time (where a "
+            f"case has none, *of copy* stands in and the *of* column says so). *of copy*: "
+            f"`copy_ratio`, a device-to-device copy of the case's own bytes (half read, half "
+            f"written) over the case's time. *vs vendor*: the baseline's time (CUB / cuBLAS) "
+            f"over kernelkit's on the same case. Geometric means and worst over the listed "
+            f"shapes, the generated ones and all of an op's sweep.\n")
 
 
-def markdown(context, cases):
+# ---- the Python benchmark (python -m kernelkit.bench) ------------------------------------
+def python_path(results_path):
+    """<gpu>-python.json beside RESULTS.json (h100.json or h100.run.json -> h100-python.json)."""
+    stem = os.path.basename(results_path).split(".")[0]
+    return os.path.join(os.path.dirname(results_path), f"{stem}-python.json")
+
+
+def python_summary(py, path):
+    """Per op and dtype of the Python JSON: kernelkit against torch eager and torch.compile
+    (their time over kernelkit's, geomean and worst), and one call's host time."""
+    rows = py.get("cases", [])
+    if not rows:
+        return ""
+    groups = {}
+    for r in rows:
+        groups.setdefault((r.get("op"), r.get("dtype")), []).append(r)
+
+    def speed(rs, field):
+        return [(r[field] / r["kernelkit_us"], r.get("shape", "")) for r in rs
+                if r.get(field) and r.get("kernelkit_us")]
+
+    gen = sum(1 for r in rows if r.get("generated") == 1)
+    errs = sum(1 for r in rows if r.get("error"))
+    out = [f"`{os.path.basename(path)}`: `python -m kernelkit.bench` on {py.get('gpu', '?')}, torch "
+           f"{py.get('torch', '?')}, seed {py.get('seed', '?')}: {len(rows)} cases ({gen} generated"
+           + (f", {errs} with an error" if errs else "") + "). Speedup = torch's GPU time over "
+           "kernelkit's on the same tensors (above 1: kernelkit is faster); host = one call's wall "
+           "time on tiny inputs, GPU idle.\n",
+           "| op | dtype | cases | vs torch eager: geomean / worst | vs torch.compile: geomean / worst "
+           "| host kernelkit (us) | host torch (us) | host: torch / kernelkit (worst) |",
+           "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for (op, dtype), rs in groups.items():
+        host = [(r["torch_host_us"] / r["kernelkit_host_us"], r) for r in rs
+                if r.get("torch_host_us") and r.get("kernelkit_host_us")]
+        worst_host = min(host, key=lambda x: x[0]) if host else None
+        kk_h = worst_host[1]["kernelkit_host_us"] if worst_host else None
+        th_h = worst_host[1]["torch_host_us"] if worst_host else None
+        out.append(f"| {op} | {dtype} | {len(rs)} | {geo_worst(speed(rs, 'torch_us'), True)} | "
+                   f"{geo_worst(speed(rs, 'torch_compile_us'), True)} | {fmt(kk_h, 1)} | {fmt(th_h, 1)} | "
+                   f"{fmt(worst_host[0] if worst_host else None, 2)} |")
+    return "\n".join(out) + "\n"
+
+
+def load_python(path):
+    if not path or not os.path.exists(path):
+        return None
+    try:
+        return load_raw(path)
+    except (OSError, ValueError) as e:
+        print(f"report.py: cannot read {path}: {e}", file=sys.stderr)
+        return None
+
+
+def markdown(context, cases, python=None):
     errors = [(n, b.get("error_message", "")) for n, b in cases.items() if b.get("error_occurred")]
     out = [headline(context, cases), "## Summary per op and dtype\n", summary_table(cases)]
+    sol = sol_check_table(cases)
+    if sol:
+        out += ["\n## The speed-of-light kernel against cudaMemcpyAsync and CUB (same bytes)\n", sol]
     t = timing_table(cases)
     if t:
         out += ["\n## The timing method (bench/NOTES.md \"Timing\")\n", t]
+    if python:
+        out += ["\n## Python: kernelkit against torch eager and torch.compile\n", python_summary(*python)]
     if errors:
         out.append(f"\n## Errors ({len(errors)})\n")
         out += [f"- `{n}`: {msg}" for n, msg in errors]
         out.append("")
-    out += ["\n## Every case\n", full_table(cases)]
+    out += ["\n## Every case (* generated shape)\n", full_table(cases)]
     return "\n".join(out)
 
 
@@ -298,6 +464,19 @@ def save(plt, fig, path):
     plt.close(fig)
 
 
+def panel_shapes(cases, op_shapes, dtype):
+    """A panel's x positions: the listed shapes in run order, then the generated ones by
+    the bytes they move (kernelkit's case says which is which)."""
+    listed, generated = [], []
+    for op, sh in op_shapes:
+        k = cases.get(f"{op}/kernelkit/{dtype}/{sh}")
+        if is_generated(k):
+            generated.append((k.get("bytes") or 0, op, sh))
+        else:
+            listed.append((op, sh))
+    return listed + [(op, sh) for _, op, sh in sorted(generated, key=lambda g: g[0])], len(listed)
+
+
 def op_chart(plt, cases, stem, members, path, gpu):
     flops = all(is_flops_op(op) for op, _ in members)
     # panels: one per dtype; x: (op, shape) pairs
@@ -308,7 +487,10 @@ def op_chart(plt, cases, stem, members, path, gpu):
     n = len(panels)
     width = max(8.0, 2.0 + 0.42 * max(len(v) for v in panels.values()))
     fig, axes = plt.subplots(n, 1, figsize=(width, 3.4 * n + 0.6), squeeze=False)
-    for ax, (dtype, xs) in zip(axes[:, 0], panels.items()):
+    refs = set()
+    for ax, (dtype, op_shapes) in zip(axes[:, 0], panels.items()):
+        xs, n_listed = panel_shapes(cases, op_shapes, dtype)
+        gen = [i >= n_listed for i in range(len(xs))]
         impls = []
         for op, sh in xs:
             for impl in ("kernelkit",) + BASELINES:
@@ -321,27 +503,54 @@ def op_chart(plt, cases, stem, members, path, gpu):
                 b = cases.get(f"{op}/{impl}/{dtype}/{sh}")
                 y = None
                 if ok(b):
-                    y = b.get("flops_per_second", 0) / 1e12 if flops else b.get("copy_ratio")
+                    if flops:
+                        y = b.get("flops_per_second", 0) / 1e12
+                    else:
+                        y, ref = limit_ratio(cases, op, impl, dtype, sh)
+                        refs.add(ref)
                 elif b is not None:
                     errs.append(i)
                 ys.append(float("nan") if y is None else y)
             top = max([top] + [y for y in ys if y == y])
-            style = "-" if impl == "kernelkit" else "--"
-            ax.plot(range(len(xs)), ys, style, marker="o", ms=4, lw=1.6,
-                    color=COLORS.get(impl, None), label=impl)
+            color = COLORS.get(impl, None)
+            ax.plot(range(len(xs)), ys, "-" if impl == "kernelkit" else "--", lw=1.4, color=color,
+                    label=impl)
+            # listed shapes: filled circles; generated: hollow diamonds
+            for is_gen, marker, fill in ((False, "o", color), (True, "D", "white")):
+                idx = [i for i in range(len(xs)) if gen[i] == is_gen]
+                ax.plot(idx, [ys[i] for i in idx], marker, ms=4.5 if is_gen else 4, color=color,
+                        mfc=fill, mew=1.2, ls="none")
             if errs:
                 ax.plot(errs, [0] * len(errs), "x", color="#e31a1c", ms=10, mew=2.5, clip_on=False,
                         label=f"{impl}: error (not timed)")
         if not flops:
             ax.axhline(1.0, color="k", lw=0.6, ls=":")
-        ax.set_ylim(0, top * 1.08)
+        if 0 < n_listed < len(xs):
+            ax.axvline(n_listed - 0.5, color="#888888", lw=0.8, ls="--")
+            ax.text((n_listed + len(xs)) / 2 - 0.5, top * 1.07, "generated", fontsize=7,
+                    color="#555555", va="top", ha="center")
+        if any(gen):
+            ax.plot([], [], "o", color="k", ms=4, label="listed shape")
+            ax.plot([], [], "D", color="k", mfc="white", ms=4.5, label="generated shape")
+        ax.set_ylim(0, top * 1.1)
         multi_op = len({op for op, _ in xs}) > 1
         labels = [(op.replace("sgemm_", "").replace(".sum", "") + " " if multi_op else "") + sh
-                  for op, sh in xs]
-        label_axes(ax, labels, 55, "TFLOP/s" if flops else "fraction of the copy", "best")
+                  + (" *" if g else "") for (op, sh), g in zip(xs, gen)]
+        ylabel = "TFLOP/s" if flops else "of SOL" if refs == {"sol"} else \
+            "fraction of the copy" if refs == {"copy"} else "of SOL (copy where none)"
+        label_axes(ax, labels, 55, ylabel, "best")
+        for lab, g in zip(ax.get_xticklabels(), gen):
+            if g:
+                lab.set_style("italic")
+                lab.set_color("#444444")
         ax.set_xlim(-0.5, len(xs) - 0.5)
         ax.set_title(f"{dtype}", fontsize=10, loc="left")
-    what = "TFLOP/s" if flops else "time of a same-bytes copy / case time"
+    if flops:
+        what = "TFLOP/s"
+    elif refs == {"copy"}:
+        what = "time of a same-bytes copy / case time (no sol_ratio in this run)"
+    else:
+        what = "speed-of-light time / case time (sol_ratio" + ("; copy_ratio where none)" if "copy" in refs else ")")
     fig.suptitle(f"{stem} on {gpu}\n{what}", fontsize=11)
     save(plt, fig, path)
 
@@ -378,6 +587,7 @@ def ladder_chart(plt, cases, op, d, path, gpu):
     w = 0.8 / max(1, len(series))
     cmap = plt.get_cmap("tab10")
     top = 1.0
+    refs = set()
     for s, (dtype, shape) in enumerate(series):
         ys = []
         base, v = vendor_of(cases, op, dtype, shape)
@@ -389,7 +599,8 @@ def ladder_chart(plt, cases, op, d, path, gpu):
                 if flops:
                     y = seconds(v) / seconds(b) if ok(v) else None
                 else:
-                    y = b.get("copy_ratio")
+                    y, ref = limit_ratio(cases, op, impl, dtype, shape)
+                    refs.add(ref)
             ys.append(y)
         xs = [i + (s - (len(series) - 1) / 2) * w for i in range(len(bars))]
         vals = [y if y is not None else 0 for y in ys]
@@ -400,9 +611,11 @@ def ladder_chart(plt, cases, op, d, path, gpu):
                     va="bottom", fontsize=6.5, rotation=90 if len(series) > 2 else 0)
     ax.axhline(1.0, color="k", lw=0.6, ls=":")
     ax.set_ylim(0, top * 1.18)
-    label_axes(ax, bars, 30, "fraction of cuBLAS's time" if flops else "fraction of the copy",
-               "upper left")
-    what = "cuBLAS time / step time" if flops else "time of a same-bytes copy / step time"
+    sol = "sol" in refs
+    label_axes(ax, bars, 30, "fraction of cuBLAS's time" if flops else "of SOL" if sol
+               else "fraction of the copy", "upper left")
+    what = "cuBLAS time / step time" if flops else "speed-of-light time / step time" if sol \
+        else "time of a same-bytes copy / step time"
     ax.set_title(f"{op} ladder on {gpu}\n{what}", fontsize=10)
     save(plt, fig, path)
 
@@ -428,16 +641,21 @@ def charts(context, cases, outdir):
     return made
 
 
-def readme_block(context, cases, links):
+def readme_block(context, cases, links, python=None):
     out = [headline(context, cases), summary_table(cases)]
+    sol = sol_check_table(cases)
+    if sol:
+        out += ["\nThe speed-of-light kernel against cudaMemcpyAsync and CUB on the same bytes:\n", sol]
     t = timing_table(cases)
     if t:
         out += ["\nWhat the timing method changes (bench/NOTES.md \"Timing\"):\n", t]
+    if python:
+        out += ["\n" + python_summary(*python)]
     ops = [(t, p) for t, p in links if not t.endswith(" ladder")]
     lads = [(t[:-len(" ladder")], p) for t, p in links if t.endswith(" ladder")]
     if ops:
-        out.append("\nCharts per op (fraction of the copy across the sweep; sgemm: TFLOP/s): " +
-                   " · ".join(f"[{t}]({p})" for t, p in ops) + "\n")
+        out.append("\nCharts per op (fraction of SOL across the sweep, generated shapes marked; "
+                   "sgemm: TFLOP/s): " + " · ".join(f"[{t}]({p})" for t, p in ops) + "\n")
     if lads:
         out.append("Ladders (what each step buys): " +
                    " · ".join(f"[{t}]({p})" for t, p in lads) + "\n")
@@ -472,7 +690,13 @@ def main(argv):
         print(__doc__)
         return 2
     context, cases = data.get("context", {}), cases_of(data)
-    md = markdown(context, cases)
+    results_path = opts.get("--out", opts["--merge"][0]) if "--merge" in opts else pos[0]
+    py_path = opts.get("--python") or python_path(results_path)
+    py = load_python(py_path)
+    python = (py, py_path) if py else None
+    if python:
+        print(f"report.py: Python results from {py_path}", file=sys.stderr)
+    md = markdown(context, cases, python)
     if "--md" in opts:
         with open(opts["--md"], "w") as f:
             f.write(md)
@@ -492,7 +716,7 @@ def main(argv):
             head, rest = text.split(begin, 1)
             _, tail = rest.split(end, 1)
             with open(opts["--readme"], "w") as f:
-                f.write(head + begin + "\n" + readme_block(context, cases, links) + end + tail)
+                f.write(head + begin + "\n" + readme_block(context, cases, links, python) + end + tail)
         else:
             print(f"report.py: no results markers in {opts['--readme']}", file=sys.stderr)
     return 0
