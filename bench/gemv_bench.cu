@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gemv (y = A x) and gemv_t (y = A^T x), f32, row-major A (m x n, lda = n): kernelkit against
 // cublasSgemv (row-major A read as the column-major A^T), over the shapes of issue 14.
 // alpha = 1, beta = 0, so bytes = A + x + y (each read or written once); flops = 2 m n. Each

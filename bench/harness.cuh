@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The benchmark harness. A case is a name `<op>/<impl>/<dtype>/<shape>`, the fewest bytes it
 // must move (and the flops it does, for gemm/gemv), and a setup function that allocates and
 // fills its inputs, runs and verifies the operation once against a float64 reference, and

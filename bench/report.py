@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Turn kernelkit-bench JSON into the results people read: a markdown summary and table,
 one chart per op and one per ladder, and the README's results block. Also merges runs.
 

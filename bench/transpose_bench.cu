@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // transpose over the shapes of issue 14: f32 against cublasSgeam (C = A^T with the row-major
 // <-> column-major mapping), f16 / i8 / f64 (f64 also against cublasDgeam). bytes = rows x
 // cols elements read once + written once. Every case is verified once on the device, every

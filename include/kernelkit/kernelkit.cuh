@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kernelkit: every public header. Including it and calling nothing compiles no kernel.
 #pragma once
 

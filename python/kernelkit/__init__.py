@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """kernelkit: fast CUDA primitives (softmax, row and device-wide reductions, transpose, gemv,
 sgemm, elementwise) on torch, CuPy and JAX arrays, zero-copy through DLPack, on the caller's
 current stream.

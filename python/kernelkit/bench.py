@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """kernelkit vs PyTorch eager on the benchmark's softmax, row-sum and transpose sweeps.
 
     python -m kernelkit.bench [--chart PATH.png] [--table PATH.md] [--dtype float32]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kernelkit._C: the nanobind extension. Arrays arrive through DLPack (torch, CuPy, JAX, any
 // producer of CUDA DLPack capsules), zero-copy, C-contiguous, never converted: a
 // non-contiguous or CPU array is refused, not copied. Every function takes the stream to

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Tests that need no GPU: the import, the signatures, the error mapping, and every argument
 error both layers raise before any launch (on FakeCudaArray descriptions, numpy arrays, CPU
 torch tensors and plain objects)."""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared BLAS vocabulary of the blas/ module (gemv, sgemm): the operation applied to a
 // row-major matrix operand.
 #pragma once

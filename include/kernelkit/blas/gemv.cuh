@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gemv: y = alpha * op(A) * x + beta * y for a row-major f32 matrix A (m x n, leading
 // dimension lda), op = BlasOp::N or BlasOp::T.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sgemm: C = alpha * op(A) * op(B) + beta * C, fp32 FFMA, row-major.
 //
 // sgemm_args_ok (the checks, shared with the ladder), launch_sgemm (the one place a plan

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What one sgemm call will do: plan_sgemm (pure host code, no CUDA call) turns the shape,
 // the operands' layouts and alignments, the workspace the caller gave and the device's facts
 // into an SgemmPlan, which launch_sgemm (sgemm.cuh) launches.

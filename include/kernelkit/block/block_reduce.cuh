@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Block-level reductions: a warp reduction, one shared-memory slot per warp, then a
 // second warp reduction over the slots in warp 0.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Argument checks every op's <op>_args_ok is built from (host, pure): element alignment
 // and overlap of the byte ranges an op reads and writes.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Thread-block clusters (sm_90 and later): the block's rank in its cluster, the cluster-wide
 // barrier and another block's shared memory, through the CUDA runtime's cluster intrinsics.
 // The one place kernels reach them; the plans launch clusters only for kernels compiled for

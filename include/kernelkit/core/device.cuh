@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What plans know about the GPU: the cached device facts (DeviceInfo), the cached facts of a
 // compiled kernel (KernelFacts), the pure occupancy rule, the per-architecture thread limit
 // that __launch_bounds__ use, and the one host cache every per-device and per-kernel fact

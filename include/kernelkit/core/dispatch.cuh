@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one place a run-time value becomes a template argument: dispatch<V0, V1, ...>(v, f)
 // calls f(std::integral_constant<decltype(Vk), Vk>{}) for the Vk equal to v and returns its
 // result; a v that is none of them returns cudaErrorInvalidValue (a plan never asks for

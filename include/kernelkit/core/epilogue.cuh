@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The alpha/beta epilogue of the BLAS-style ops (gemv, sgemm and their ladders):
 // y = alpha * acc + beta * y, where y is never read when beta == 0 (a NaN in y is then
 // overwritten, as BLAS does).

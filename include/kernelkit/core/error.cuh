@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Error handling for library code: never throw, print or exit; answer with a cudaError_t.
 //
 // Every kernel is launched through core launch() (core/launch.cuh), which returns the

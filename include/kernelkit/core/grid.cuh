@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The grid-wide barrier of a cooperative launch (LaunchShape::cooperative): every block of
 // the grid is resident, and grid_sync() makes each block's writes before it visible to every
 // block after it. Its counter is the driver's, one per launch, so the barrier carries no state

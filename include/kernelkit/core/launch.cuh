@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Launching: the one grid rule (waves of resident blocks, or one block per tile), the
 // launch shape a plan produces, and the one launcher, which also launches thread-block
 // clusters after checking that one can be resident, with the fallback that re-plans

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Vectorized access: an aligned pack of N elements moved as one wide load or store, and
 // the run-time choice of the widest pack every pointer of an operation allows.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scalar type traits shared by every module: the compute type of each storage type,
 // conversions to and from it, and the reduction operators.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The elementwise engine: out[i] = f(a[i], b[i], ...) for i in [0, n), at the copy's speed.
 //
 // A functor F is any copyable object with a __device__ call operator taking one element of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What one elementwise call will do: plan_elementwise (pure host code, no CUDA call) turns
 // the size, the operands' element sizes and addresses, the functor's traits and the device's
 // facts into an EwPlan, which launch_elementwise (elementwise.cuh) launches.

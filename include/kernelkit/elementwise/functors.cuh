@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Functors for the elementwise engine (elementwise.cuh). Each takes elements in their
 // storage type, computes in compute_t (float for __half / __nv_bfloat16, the type itself
 // otherwise; with mixed inputs the common compute type), and returns a compute-type value

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device-wide reduction: out[0] = op(init, in[0], ..., in[n - 1]), accumulated in
 // compute_t<Acc>. Kernels: detail/reduce_kernels.cuh.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Row-wise reduction of a rows x cols row-major matrix: out[r] = op(init, in[r][0], ...,
 // in[r][cols - 1]).
 //

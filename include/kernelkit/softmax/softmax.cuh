@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Softmax and log-softmax over the last dimension of a row-major rows x cols matrix.
 // The plan (every decision) is in softmax_plan.cuh, the kernels in detail/softmax_kernels.cuh;
 // here: the argument checks, launch_softmax (the plan's values become template arguments),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The softmax plan: every decision of one softmax / log_softmax call (path, pack, lanes per
 // row, block size, chunk split, buffers, grid), made by pure host code from the shape, the
 // operands' alignment and the device's facts. Host-tested on shapes x devices

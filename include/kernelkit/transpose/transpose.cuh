@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Matrix transpose: out (cols x rows) = transpose of in (rows x cols), both row-major.
 //
 // The four layers: TransposePlan / plan_transpose (every decision, pure host code),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Warp-level primitives on register values through __shfl_*_sync.
 //
 // Every function here must be called by all 32 lanes of the warp (the mask is the full
