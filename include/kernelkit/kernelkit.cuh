@@ -2,6 +2,7 @@
 // kernelkit: every public header. Including it and calling nothing compiles no kernel.
 #pragma once
 
+#include "kernelkit/version.cuh"
 #include "kernelkit/core/checks.cuh"
 #include "kernelkit/core/cluster.cuh"
 #include "kernelkit/core/device.cuh"
