@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // block_reduce / block_all_reduce against cub::BlockReduce: the same block size, the same
 // data, the same number of reductions. Each block keeps one value per thread in registers
 // and reduces it kReps times (a different value each time), so the reduction itself, not

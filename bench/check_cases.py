@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Check that kernelkit-bench registers every case the goals tool looks up (no GPU needed).
 
 usage: check_cases.py GOALS_TOOL (CASE_LIST.txt | path/to/kernelkit-bench)

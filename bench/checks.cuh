@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one-time checks every case runs before it is timed (library, baseline and ladder cases
 // of an op share them): each compares the case's output with a float64 reference at sampled
 // rows / elements (all of them where that is cheap) and throws std::runtime_error when one is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuBLAS for the baseline cases: a status check that throws (the harness turns it into an
 // error case) and one handle for the whole run, with the default math mode (no TF32). Each
 // launch sets the handle's stream to its own.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // elementwise.add (f32, f16, bf16), elementwise.cast (f32 -> bf16), each against CUB's
 // DeviceTransform on the same functor and data, and elementwise.gelu (bf16), over the listed
 // sizes of issue 14 and generated ones (bench/shapes.h; "+o": every operand starts o elements

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gemv (y = A x) and gemv_t (y = A^T x), f32, row-major A (m x n, lda >= n): kernelkit against
 // cublasSgemv (row-major A read as the column-major A^T), over the listed shapes of issue 14
 // (lda = n) and generated ones (bench/shapes.h; "_ldL": lda = L > n). alpha = 1, beta = 0, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The benchmark harness. A case is a name `<op>/<impl>/<dtype>/<shape>`, the bytes it must
 // move (its inputs read once, its outputs written once), the flops it does (gemm/gemv), and a
 // setup function that allocates and fills its inputs, runs and verifies the operation once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every ladder: each step of `kernelkit::ladder::<op>::kSteps` timed at a few shapes of its
 // op's sweep, named `<op>/ladder.<step name>/<dtype>/<shape>`, verified by the same checks as
 // the library cases. The library (`kLibrary`) is the sweep's own `<op>/kernelkit/...` case at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kernelkit-bench: every registered case, plus the device-to-device copy that every figure
 // is quoted against (the run's headline).
 //   kernelkit-bench [--kk_min_samples=N] [--kk_max_samples=N] [--kk_min_time=SECONDS]

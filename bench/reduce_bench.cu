@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // reduce.sum, device-wide: kernelkit against cub::DeviceReduce::Sum (f32, i64; temp storage
 // allocated in setup, not timed), and f16 / bf16 summed in float (no baseline), over the
 // listed sizes of issue 14 and generated ones (bench/shapes.h). bytes = n * sizeof(T) read +

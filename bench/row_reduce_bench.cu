@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // row_reduce.sum over rows x cols matrices: f32 against CUB's DeviceSegmentedReduce::Sum (one
 // block per segment; offsets r * cols), and f16 / bf16 summed into float, over the listed
 // shapes of issue 14 and generated ones (bench/shapes.h). bytes = rows * cols * sizeof(T)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sgemm, f32, row-major, C = op(A) op(B) (alpha = 1, beta = 0): kernelkit against cublasSgemm
 // (CUBLAS_DEFAULT_MATH: TF32 off; row-major C = op(A) op(B) computed as the column-major
 // C^T = op(B)^T op(A)^T, with the same op flags), over the listed shapes of issue 14

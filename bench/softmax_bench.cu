@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // softmax (f32, f16, bf16) and log_softmax (f32, bf16) over the listed shapes of issue 14
 // and generated ones (bench/shapes.h; no baseline). bytes = rows * cols * sizeof(T) read + the
 // same written. Each case is verified once on sampled rows (up to 16, at most ~8M elements

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // transpose over the listed shapes of issue 14 and generated ones (bench/shapes.h; "+o": in
 // and out start o elements past an aligned address): f32 against cublasSgeam (C = A^T with
 // the row-major <-> column-major mapping), f16 / i8 / f64 (f64 also against cublasDgeam on

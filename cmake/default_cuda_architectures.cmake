@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The default GPU architecture, included before project() by CMakeLists.txt and
 # python/CMakeLists.txt: the visible GPU's when there is one, otherwise Hopper (sm_90).
 # CMAKE_CUDA_ARCHITECTURES given on the command line (-D..., or with pip

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by scripts/test, scripts/bench and scripts/gpu-check: makes sure the tools and
 # libraries kernelkit builds with are present, installing what is missing where it can.
 # shellcheck shell=bash

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sums 1..n with a kernelkit block reduction and prints the result (needs a GPU to run;
 // building it is the packaging check).
 #include <cstdio>

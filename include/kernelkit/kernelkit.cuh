@@ -1,6 +1,15 @@
-// kernelkit: every public header. Including it and calling nothing compiles no kernel.
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// kernelkit: every public header. Including it and calling nothing compiles no kernel.
 #pragma once
 
+/// @namespace kernelkit
+/// Everything public: the host operations (device pointers in, int64_t sizes, the stream
+/// last, a cudaError_t out; cudaErrorInvalidValue for bad arguments, with nothing written),
+/// their plans and launchers, and the warp and block primitives device code calls. Names in
+/// kernelkit::detail are internal.
+
+#include "kernelkit/version.cuh"
 #include "kernelkit/core/checks.cuh"
 #include "kernelkit/core/cluster.cuh"
 #include "kernelkit/core/device.cuh"

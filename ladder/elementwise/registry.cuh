@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The elementwise ladder (f32 add, out = a + b), in order, then the library: name, launcher
 // and whether a step can run on the given arguments (every step runs on every valid call:
 // v1 falls back to v0's kernel for pointers float4 cannot load). Tests and the benchmark

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ladder step 0: one thread per element, one 4-byte load per input and one store per
 // thread; the grid covers n exactly (ceil(n / 256) blocks). Every access is coalesced, but
 // each thread keeps only one load per input in flight and the grid is as large as n.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ladder step 1: four elements per thread through float4 (one 16-byte load per input and
 // one 16-byte store), with the grid, not the block, divided by four: thread i takes
 // elements [4i, 4i + 4), so the grid has ceil(n / 4) threads. The thread whose four

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The gemv ladder (BlasOp::N, y = alpha * A x + beta * y), in order, then the library: name,
 // launcher and whether a step can run on the given pointers. Tests and the benchmark
 // iterate this list. Each step checks its arguments with kernelkit::gemv_args_ok.

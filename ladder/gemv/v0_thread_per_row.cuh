@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gemv ladder, step 0: one thread per row (y = alpha * A x + beta * y, BlasOp::N only).
 // Neighbouring threads read addresses lda floats apart, so every load is its own
 // transaction: the baseline the later steps improve on.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gemv ladder, step 1: one warp per row (the classic sgemv). The 32 lanes read 32
 // consecutive floats of the row (one coalesced 128-byte access), each keeps a partial
 // sum, and a shuffle reduction leaves the row's dot product in lane 0. BlasOp::N only.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gemv ladder, step 2: one warp per row with float4 loads. Each lane reads 16 bytes of A
 // and of x per access (LDG.128), so a warp moves 512 bytes per instruction and needs a
 // quarter of the load instructions of step 1. Needs A, x 16-byte aligned and lda % 4 ==

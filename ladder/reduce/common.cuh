@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared driver of the reduction ladder. Every step has the launcher signature
 //   cudaError_t fn(const T* in, int64_t n, T* out, void* workspace, size_t workspace_bytes,
 //                  cudaStream_t stream)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reduction ladder, step by step, for the tests and the benchmark: every step sums n
 // elements of T into out[0] (T = float or int64_t) with a workspace of workspace_bytes<T>(n)
 // bytes (any contents), and checks its arguments with kernelkit::reduce_args_ok. kLibrary is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ladder step 0: every thread adds its elements straight into out with atomicAdd. Correct
 // but serialised on one address, and for floats not deterministic (the order of the adds
 // changes from run to run).

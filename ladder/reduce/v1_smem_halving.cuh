@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ladder step 1 (Harris's kernel 1): each block loads 256 elements into shared memory and
 // halves them in place with interleaved addressing: at step s, threads whose index is a
 // multiple of 2s add the element s away. Divergent warps (tid % (2s)) and, as the stride

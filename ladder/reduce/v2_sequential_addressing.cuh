@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ladder step 2 (Harris's kernel 3): sequential addressing. At step s the first s threads
 // add the element s away, so active threads are contiguous (whole warps retire together)
 // and consecutive threads touch consecutive banks (no bank conflicts).

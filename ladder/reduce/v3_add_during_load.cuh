@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ladder step 3 (Harris's kernels 4-5, unrolled by 8): each thread adds 8 elements, a
 // block-stride apart (coalesced), while loading, so a block covers 8 x 256 elements and
 // the shared-memory tree runs on 8x fewer values; then sequential addressing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ladder step 4 (Harris's kernels 6-7): the block size is a template parameter so the
 // tree is fully unrolled, the last 32 values are reduced by one warp without
 // __syncthreads, and each thread first adds elements a grid apart (grid = one wave of

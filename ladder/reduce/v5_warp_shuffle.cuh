@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ladder step 5: as step 4, but the block tree is warp shuffles (kernelkit::block_reduce:
 // a shfl_down tree per warp, one shared slot per warp, a shuffle over the slots), so
 // shared memory holds 8 values instead of 256 and there is one __syncthreads.

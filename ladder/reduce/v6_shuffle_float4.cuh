@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ladder step 6: step 5 with 16-byte loads (float4 for f32, two i64): each thread reads
 // packs of kMaxPackSize<T> elements. The unaligned head and the tail (fewer than a pack
 // each) are added by the first threads of block 0, so any pointer and any n work.

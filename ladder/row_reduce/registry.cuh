@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The row-reduction ladder, step by step, for the tests and the benchmark: every step sums
 // each row of a rows x cols f32 matrix (the signature of kernelkit::row_sum without a
 // workspace) and checks its arguments with kernelkit::row_reduce_args_ok. kLibrary is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // row_ladder.v0_warp_per_row: one warp per row, scalar loads. Lane l reads columns
 // l, l + 32, ... (coalesced), then a shuffle reduction puts the row's sum in lane 0.
 // Good for rows of a few hundred elements; wastes lanes on short rows and has too little

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // row_ladder.v1_block_per_row: one 256-thread block per row, scalar loads, then
 // block_reduce. Fills the machine on long rows when there are enough of them; short rows
 // leave most of the block idle and pay two barriers per row. Sum only.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // row_ladder.v2_warp_per_row_packed: v0 with 16-byte pack loads (OneFlow style). Packs
 // are legal only when every row start is aligned: the base pointer aligned to the pack
 // AND cols a multiple of the pack; otherwise this version falls back to P = 1 (the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // row_ladder.v3_block_per_row_packed: v1 with 16-byte pack loads, 4 packs in flight per
 // thread. Packs only when every row start is aligned (base pointer aligned to the pack
 // and cols a multiple of it), otherwise P = 1. Sum only.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // row_ladder.v4_cub_block_reduce: v1 (block per row, scalar loads) with the block
 // reduction done by cub::BlockReduce instead of kernelkit::block_reduce, to compare the
 // two reductions in the same kernel. Sum only.

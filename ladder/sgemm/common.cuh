@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared pieces of the sgemm ladder: the launcher signature, which arguments a step takes,
 // the element accessor for op(A) / op(B) and the store through core's alpha/beta epilogue.
 // Every step computes C = alpha * op(A) op(B) + beta * C, row-major, as kernelkit::sgemm

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sgemm ladder in order, then the library: name, launcher and which arguments a step
 // accepts. Tests and the benchmark iterate this list.
 #pragma once

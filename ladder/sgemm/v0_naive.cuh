@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sgemm ladder v0: one thread per element of C, threadIdx.x along the rows of C, so a warp
 // reads 32 different rows of A and writes 32 different rows of C (uncoalesced).
 #pragma once

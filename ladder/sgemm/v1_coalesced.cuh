@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sgemm ladder v1: one thread per element of C, threadIdx.x along the columns: a warp reads
 // one element of A (broadcast) and 32 consecutive elements of B, and writes 32 consecutive
 // elements of C.

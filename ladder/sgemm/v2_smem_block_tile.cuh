@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sgemm ladder v2: 32 x 32 tiles of op(A) and op(B) staged in shared memory (32 x 32
 // threads, one element of C each); every global element is read once per tile instead of
 // once per thread. Out-of-range elements are staged as zero.

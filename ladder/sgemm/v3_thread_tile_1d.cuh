@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sgemm ladder v3: 64 x 64 block tile, BK = 8, 512 threads, each thread 8 rows of one column
 // of C: one shared B value feeds 8 FMAs (8 accumulators in registers).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sgemm ladder v4: 128 x 128 block tile, BK = 8, 256 threads, each thread an 8 x 8 block of
 // C: per k, 8 values of A and 8 of B from shared memory feed 64 FMAs (outer product).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sgemm ladder v5: v4 with 16-byte global loads and stores, and the A tile stored
 // transposed (As[k][m]) so that a thread reads its 8 values of A, like its 8 of B, with two
 // 16-byte shared loads. Accepts BlasOp::N / BlasOp::N, m and n multiples of 128, k of 8, 16-byte

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sgemm ladder v6: v5 with two shared-memory buffers filled by cp.async: the copy of k-tile
 // t + 1 runs while tile t is computed (one barrier pair per tile). A is transposed on the
 // way in with 4-byte copies, B copied 16 bytes at a time. Same restrictions as v5.

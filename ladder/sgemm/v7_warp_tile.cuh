@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sgemm ladder v7: warp tiling. 128 x 128 x 16 block tile, each warp a 32 x 64 sub-tile and
 // each thread two 4 x 4 quads per direction, so that A and B fragments come from
 // conflict-free 16-byte shared loads (broadcast for A, 128 contiguous bytes for B), padded

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The softmax ladder (f32 softmax over the rows of a rows x cols matrix), in order, then
 // the library: name, launcher and whether a step can run on the given arguments (every
 // step runs on every valid call). Tests and the benchmark iterate this list. Each step

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ladder step 0: softmax as CUDA interview guides write it: three kernels (max, sum of
 // exp, normalize) over each row as one long vector, with atomics combining the blocks.
 // Made correct for any size: grid-stride loops over the columns, rows in chunks of

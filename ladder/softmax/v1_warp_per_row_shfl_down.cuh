@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ladder step 1: one warp per row. Each lane strides over the row (coalesced scalar
 // loads), the warp reduces with shfl_down (result in lane 0) and lane 0 broadcasts it
 // through shared memory. Three passes over the row in global memory (max, sum, write);

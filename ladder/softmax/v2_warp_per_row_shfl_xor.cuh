@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ladder step 2: one warp per row with a butterfly (shfl_xor) all-reduce: every lane ends
 // with the row max and sum, so no shared memory and no __syncwarp. Still three passes over
 // the row in global memory, scalar loads. f32 only. (The library, kLibrary, then keeps the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the transpose ladder steps: the 2D grid they launch. Each step checks its
 // arguments with the library's kernelkit::transpose_args_ok and moves elements as bits_t of
 // their size (one kernel per element size).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The transpose ladder in order (kSteps<T>), each step with the library's signature, then
 // the library itself (kLibrary<T>, never among the steps). Tests run every entry on the same
 // cases; the benchmark times each.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ladder step 0: one thread per element, lanes along the input row. Reads are coalesced;
 // each lane's write lands `rows` elements from its neighbour's, so every store of a warp
 // touches 32 different sectors.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ladder step 1: lanes along the output row instead, so writes are coalesced; the strided
 // reads go through the read-only data cache (__ldg), where the rest of each 32-byte sector
 // fetched for one lane is often still present when the neighbouring columns are read.

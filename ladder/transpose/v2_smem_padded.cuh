@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ladder step 2: a 32 x 32 tile staged through shared memory, read along in rows and
 // written along out rows, so both global sides are coalesced. One column of padding
 // (33 words per row) puts the elements of a tile column in 32 different banks.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """kernelkit: fast CUDA primitives (softmax, row and device-wide reductions, transpose, gemv,
 sgemm, elementwise) on torch, CuPy and JAX arrays, zero-copy through DLPack, on the caller's
 current stream.
@@ -19,7 +20,7 @@ from ._ops import (add, cast, gelu, gemv, log_softmax, matmul, max, min, mul, re
                    row_min, row_sum, sgemm, sigmoid, softmax, sum, transpose)
 from ._ops import __all__ as _ops_all
 
-__version__ = "0.1.0"
+__version__ = _C.__version__  # KERNELKIT_VERSION_STRING of <kernelkit/version.cuh>
 __all__ = list(_ops_all) + ["device_count"]
 
 

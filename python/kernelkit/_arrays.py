@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Framework glue: what an argument is, where it lives, which stream it is used on, and how
 to allocate an output or a workspace beside it with the caller's own framework.
 

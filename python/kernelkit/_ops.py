@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """kernelkit's functions on CUDA arrays (torch, CuPy, JAX, any DLPack + CUDA-array-interface
 producer). Each function checks its arguments, allocates its output (and workspace) with the
 caller's framework unless ``out=`` is given, launches on the caller's current stream (or

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """kernelkit's functions as torch custom ops, torch.ops.kernelkit.<name>, with fake (meta)
 implementations, so that they trace under torch.compile and run inside CUDA graphs. The real
 implementations call the plain functions (torch's current stream, outputs from torch's

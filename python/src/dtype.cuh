@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DType -> C++ element type, through kernelkit's one runtime-to-template helper.
 #pragma once
 

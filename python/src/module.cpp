@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kernelkit._C: the nanobind extension. Arrays arrive through DLPack (torch, CuPy, JAX, any
 // producer of CUDA DLPack capsules), zero-copy, C-contiguous, never converted: a
 // non-contiguous or CPU array is refused, not copied. Every function takes the stream to
@@ -25,6 +26,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernelkit/version.cuh"
 #include "ops.h"
 
 namespace nb = nanobind;
@@ -419,6 +421,7 @@ void py_raise_for(int code, const std::string& op) {
 NB_MODULE(_C, m) {
   using namespace kkpy;
   m.doc() = "kernelkit CUDA ops (low level: use the kernelkit package's functions)";
+  m.attr("__version__") = KERNELKIT_VERSION_STRING;  // kernelkit.__version__
   const auto a = [](const char* name) { return nb::arg(name).noconvert(); };
   m.def("softmax", &py_softmax, a("x"), a("out"), nb::arg("log"), nb::arg("stream"));
   // workspaces: None, or *_workspace_bytes(...) bytes (the Python layer allocates them)

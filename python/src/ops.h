@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host-side entry points of the Python extension: one translation unit per op family
 // (ops_*.cu, compiled by nvcc) instantiates only the kernelkit calls the bindings expose and
 // exports them through these plain declarations, so module.cpp (nanobind, host compiler)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // f32 gemv and sgemm.
 //
 // Workspaces (ops.h): gemv and sgemm split work through one when they are given it

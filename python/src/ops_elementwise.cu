@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The elementwise engine with kernelkit's built-in functors: relu, gelu (erf and tanh
 // forms), sigmoid, add, mul on f32 / f16 / bf16, and cast between any two of those.
 #include "dtype.cuh"

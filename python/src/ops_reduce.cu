@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Row-wise and device-wide sum / max / min of f32, f16, bf16 inputs, accumulated in and
 // written as float: 18 instantiations.
 //

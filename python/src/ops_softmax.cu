@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // softmax / log_softmax for f32, f16, bf16: six instantiations.
 #include "dtype.cuh"
 #include "kernelkit/softmax/softmax.cuh"

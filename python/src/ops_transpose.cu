@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // transpose of any 1-, 2-, 4- or 8-byte element type (bits moved unchanged): four
 // instantiations, on unsigned integers of the element's size.
 #include "kernelkit/core/dispatch.cuh"

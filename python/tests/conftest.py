@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared test helpers.
 
 FakeCudaArray: a CUDA array that is only a description (shape, dtype, a made-up device

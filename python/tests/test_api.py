@@ -1,8 +1,11 @@
+# SPDX-License-Identifier: Apache-2.0
 """Tests that need no GPU: the import, the signatures, the error mapping, and every argument
 error both layers raise before any launch (on FakeCudaArray descriptions, numpy arrays, CPU
 torch tensors and plain objects)."""
 
 import inspect
+import pathlib
+import re
 
 import numpy as np
 import pytest
@@ -42,6 +45,14 @@ def test_import_exports_every_function():
     assert sorted(kernelkit.__all__) == sorted(FUNCS + ["device_count"])
     for name in FUNCS:
         assert callable(getattr(kernelkit, name)), name
+
+
+def test_version_is_the_headers():
+    """kernelkit.__version__ is KERNELKIT_VERSION_STRING of the headers it was built from."""
+    header = pathlib.Path(__file__).resolve().parents[2] / "include/kernelkit/version.cuh"
+    found = re.search(r'^#define KERNELKIT_VERSION_STRING "([^"]+)"$', header.read_text(), re.M)
+    assert found, header
+    assert kernelkit.__version__ == _C.__version__ == found.group(1)
 
 
 def test_device_count_without_raising():

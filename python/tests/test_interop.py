@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """CuPy and JAX arrays in, the same framework's arrays out (zero-copy through DLPack), on
 each framework's stream; skipped where the framework or a GPU is missing."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every function against torch on random data (all dtypes, odd shapes), out= and in place,
 streams (work on a non-default torch stream stays ordered with it), CUDA graph capture and
 replay. References are computed in float64 by torch; tolerances are per dtype."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """torch.ops.kernelkit.*: registration, schemas and fake (meta) implementations (no GPU
 needed), then torch.library.opcheck, torch.compile and CUDA graphs on the GPU."""
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every gemv ladder step (BlasOp::N) and the library under the ladder signature, against a
 // float64 reference with the library's cases: shape sweep, lda > n, misaligned pointers
 // (steps that need alignment must refuse them), alpha/beta values, alpha == 0 reading

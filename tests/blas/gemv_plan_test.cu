@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plan_gemv on the host (no GPU): the issue's sweep shapes x both ops x every device of
 // kktest::all_devices(), with and without a workspace, against the plan invariants (legal
 // grid and block, resident on the device, no cluster without d.clusters(), a workspace split

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kernelkit::gemv against a float64 CPU reference: both ops, with and without a workspace
 // (always dirty: 0xFF bytes), a sweep of shapes, every path of plan_gemv (lane groups,
 // split rows with the workspace, clusters or one block, dot products, scaled copies, short

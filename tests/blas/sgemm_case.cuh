@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sgemm test case shared by sgemm_test.cu (which defines run_call) and
 // sgemm_ladder_test.cu.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every sgemm ladder step and the library under the ladder signature, with the library's
 // cases: shapes (ragged and tile multiples), all four op combinations, alpha/beta values,
 // padded leading dimensions, offset pointers and small-integer (exact) inputs. A step that

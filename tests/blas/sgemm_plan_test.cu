@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plan_sgemm on the host (no GPU): the issue's sweep shapes on an H100 -> the expected path,
 // tile and split; invariants of every plan over the sweep, the four op combinations, aligned
 // and unaligned operands, with and without a workspace, on every test device and on made-up

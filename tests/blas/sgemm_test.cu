@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kernelkit::sgemm against a float64 CPU reference: shape sweep over all four op
 // combinations, padded leading dimensions, pointers offset by one element (4-byte copy
 // paths), alpha/beta in {0, 1, -1.5}, NaN in C with beta == 0, alpha == 0 with NaN in A,

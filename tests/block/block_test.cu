@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // block/ primitives: block_reduce and block_all_reduce for every type and a range of block
 // sizes (including warp counts that are not powers of two), against a CPU reference.
 #include <gtest/gtest.h>

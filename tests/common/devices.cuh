@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DeviceInfo values of the GPUs plan tests run on the host: what current_device_info reads
 // on an H100 SXM, an A100 SXM, an L4 and a T4 (CUDA 12/13 drivers), compiled for their own
 // architecture. h100_compute80() is an H100 running a build that holds only compute_80 PTX:

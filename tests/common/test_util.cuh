@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared test machinery: the GPU fixture, an aborting CUDA check, device buffers, random
 // inputs, poisoning, and the one reference-check helper every test compares through.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compile-only: one instantiation of every public op for every type it supports. Built once
 // per architecture in CI (kernelkit_compile_sm<arch> targets, warnings are errors), so every
 // GPU from Turing up is known to build; nothing here runs.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cmake -DPTX=<file.ptx> -P no_kernels.cmake: fails unless the PTX is a real PTX module
 # (it has a .version line) that defines no kernel (no .entry).
 file(READ "${PTX}" ptx)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of core/: pack-size selection, pack heads, grid sizing, occupancy, the run-time to
 // template dispatch, limits and identities, argument checks, the bounded host cache, the
 // cluster fallback (host), and the device facts and once-per-kernel setup (GPU).

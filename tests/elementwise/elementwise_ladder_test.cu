@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every step of the elementwise ladder (f32 add) and the library through the registry, with
 // the library op's cases: the size sweep, every pointer shifted by one element, each pointer
 // alone shifted, in place, specials, bad arguments, and one size past 2^31 elements (Large_*).

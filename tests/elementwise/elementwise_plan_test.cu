@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plan_elementwise on the host (no GPU): a table of shapes x devices -> expected plans, and
 // invariants over many sizes, operand types, pointer offsets, functors and devices: every
 // element covered exactly once by head + packs + tail (checked by walking the kernel's index

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine itself: functors built on the device by a factory; every path a plan can take
 // (head + packs, one element per access, 1 / 2 / 4 packs per thread, staged, 64- to
 // 256-thread blocks) forced through plans made for other SM counts; pointers at the same and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The elementwise test driver: runs one op over the size sweep, with every pointer one
 // element past a 16-byte boundary (the scalar head, then packs), with each pointer in turn
 // misaligned by one element (one element per access), in place, with NaN / +-inf / extreme

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every functor through the engine, against a float64 reference: the size sweep, each
 // pointer misaligned, in place, NaN / +-inf / extreme inputs (ew_test_util.cuh).
 #include <cmath>

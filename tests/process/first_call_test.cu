@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What happens on an op's first call in a process (issue 16), each case in a fresh process:
 // the test re-runs its own executable with KK_FIRST_CALL_CASE=<case>, so every kernelkit
 // call below is the first of its process (no device facts, kernel attributes or occupancy

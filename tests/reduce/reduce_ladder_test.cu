@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every step of the reduction ladder and kLibrary (ladder/reduce/registry.cuh) with the
 // library's cases: f32 against a float64 reference, i64 exactly, any n, misaligned input, a
 // workspace of workspace_bytes<T>(n) full of 0xFF bytes (no step may need it zeroed).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plan_reduce on the host (no GPU): the expected plan for a table of sizes x devices, and
 // invariants over many sizes, types and devices: a legal grid, every pack read exactly once
 // (the kernel's loop simulated), one wave at most, the workspace bound covering every plan.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kernelkit::reduce / sum / max / min against float64 and exact integer references: every
 // type, sizes around one tile and past 2^31, misaligned inputs, NaN / inf, determinism, a
 // workspace that holds garbage (0xFF bytes) before every call, two streams, graph replay,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every step of the row-reduction ladder and kLibrary (ladder/row_reduce/registry.cuh) with
 // the library's row_sum cases: f32 through the registry, and the same steps instantiated
 // for int64_t; cols in {0, 1, 2, 3, 31, 32, 33, 127, 1024, 1025, 4097, 2^20}, rows in {1, 7,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plan_row_reduce on the host (no GPU): the expected plan for the benchmark's shapes and
 // others on every device, the paths by shape, and invariants over many shapes: a legal
 // grid, no cluster without DeviceInfo::clusters(), a split only with the workspace for its

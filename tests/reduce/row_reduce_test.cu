@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // row_reduce / row_sum / row_max / row_min against float64 (exact integer) references:
 // every type, every path (short rows of 1..8 columns, flat, narrow groups, a warp, a block, a
 // cluster or a split per row), cols in {0, 1, 2, 3, 31, 32, 33, 127, 128, 129, 1024, 1025,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the softmax GPU tests and the ladder test: the float64 reference, tolerances,
 // inputs with special values, and run_case, which runs one call (the public function, a
 // given plan through launch_softmax, or a ladder step) with the output poisoned and checks

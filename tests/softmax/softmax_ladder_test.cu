@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every step of the softmax ladder and the library (kLibrary) through the same cases as the
 // library's own tests: widths around the warp, a prime, pack +- 1; special values; pointers
 // one element off alignment; in place; bad arguments answered with cudaErrorInvalidValue

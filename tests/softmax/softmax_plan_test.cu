@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plan_softmax on the host (no GPU): the expected path for the benchmark's shapes and the
 // awkward ones on an H100, an H100 running a compute_80 build, an A100, an L4 and a T4,
 // then invariants over a grid of shapes x alignments x types x devices: every plan is one

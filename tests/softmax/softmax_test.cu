@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // softmax / log_softmax on the GPU against a float64 reference: every path of the plan
 // (rows in registers, a row in a block's shared memory, a cluster per row, a cooperative
 // grid in rounds, the two-pass fallback), every type, special values (-inf, all -inf rows,

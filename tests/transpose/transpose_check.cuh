@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the transpose tests: the implementations under test, random inputs, and the one
 // check every case goes through (every element against a float64 reference and its bits
 // against a host transpose; nothing written before or past the output).

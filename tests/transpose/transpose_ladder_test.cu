@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every step of the transpose ladder and the library through the registry (kSteps<T>,
 // kLibrary<T>), with the library op's cases: the shape sweep, pointers off 16-byte alignment
 // by one element, 4 and 8 bytes, and bad arguments, for every element size.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plan_transpose on the host (no GPU): the expected plan for the benchmark's shapes on every
 // device, and invariants over many shapes, element sizes, alignments and devices: a legal
 // launch, shared memory within the device's limits, each path's preconditions, and a host

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kernelkit::transpose on the GPU: every element size through every path (copy, tile with and
 // without windows and with every tile shape, thin rows, thin cols with direct and staged
 // stores, shifted, sector, scalar), full and partial tiles, odd and prime shapes, pointers that are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // warp/ primitives: every primitive x type x width against a CPU reference.
 #include <gtest/gtest.h>
 

@@ -1,34 +1,36 @@
-// gemv: y = alpha * op(A) * x + beta * y for a row-major f32 matrix A (m x n, leading
-// dimension lda), op = BlasOp::N or BlasOp::T.
-//
-// The four layers: GemvPlan / plan_gemv (every decision, pure host code), launch_gemv (the
-// plan becomes template arguments through core dispatch<> and runs through core launch()),
-// gemv_args_ok (the argument checks, shared with the gemv ladder), and the public gemv
-// overloads (checks, plan, launch). The kernels are in detail/gemv_kernels.cuh.
-//
-// How each shape runs (plan_gemv; "slots": the 256-thread blocks the device holds at once):
-//   - alpha == 0 or an empty inner dimension: y = beta * y (kScale).
-//   - N with n == 1, T with m == 1: a scaled copy of A's column / row (kCopy).
-//   - N with m == 1, T with n == 1 and lda == 1: a dot product, split over the device
-//     (kSplitRows with one row).
-//   - N with rows of <= 64 floats (<= 32 when 16-byte aligned), T with <= 64 columns (lda
-//     <= 64, at least half of it used): whole rows staged in shared memory as one
-//     16-byte-loaded span (kShortRows, kShortColumns; the latter writes a partial per block
-//     and needs the workspace; its x is loaded beside the rows).
-//   - N, few long rows (a block per row leaves 3/4 of the device idle): several blocks per
-//     row (kSplitRows): partials in the workspace, else a cluster (sm_90+), else one block;
-//     2..4 aligned rows share each pack of x in one block (a group; split through the
-//     workspace or not at all); aligned rows enough for a block per pair of rows to fill
-//     the device: kRowPairs (rows of <= 8192 floats: 4 packs of each row a trip).
-//     Many rows: aligned rows of >= 4096 floats a block per pair of rows (kRowPairs), else a
-//     group of 4..32 lanes per row (kRows).
-//   - T: blocks own column tiles (kColumns): m <= 64: a thread owns 4 columns over every
-//     row; n in about [SMs/2, SMs] x 32..128 columns: one 1024-thread block per SM, 8 loads
-//     in flight, no split; else 64-column tiles of 256 threads, rows split across blocks
-//     when the tiles leave 3/4 of the device idle (workspace, else cluster, else none).
-//     Rows that do not start 16-byte aligned (lda % 4 != 0) are read in 16-byte packs by
-//     row class ("phases": rows of equal alignment) when the workspace holds a partial row
-//     per class; otherwise with scalar loads.
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// gemv: y = alpha * op(A) * x + beta * y for a row-major f32 matrix A (m x n, leading
+/// dimension lda), op = BlasOp::N or BlasOp::T.
+///
+/// The four layers: GemvPlan / plan_gemv (every decision, pure host code), launch_gemv (the
+/// plan becomes template arguments through core dispatch<> and runs through core launch()),
+/// gemv_args_ok (the argument checks, shared with the gemv ladder), and the public gemv
+/// overloads (checks, plan, launch). The kernels are in detail/gemv_kernels.cuh.
+///
+/// How each shape runs (plan_gemv; "slots": the 256-thread blocks the device holds at once):
+///   - alpha == 0 or an empty inner dimension: y = beta * y (kScale).
+///   - N with n == 1, T with m == 1: a scaled copy of A's column / row (kCopy).
+///   - N with m == 1, T with n == 1 and lda == 1: a dot product, split over the device
+///     (kSplitRows with one row).
+///   - N with rows of <= 64 floats (<= 32 when 16-byte aligned), T with <= 64 columns (lda
+///     <= 64, at least half of it used): whole rows staged in shared memory as one
+///     16-byte-loaded span (kShortRows, kShortColumns; the latter writes a partial per block
+///     and needs the workspace; its x is loaded beside the rows).
+///   - N, few long rows (a block per row leaves 3/4 of the device idle): several blocks per
+///     row (kSplitRows): partials in the workspace, else a cluster (sm_90+), else one block;
+///     2..4 aligned rows share each pack of x in one block (a group; split through the
+///     workspace or not at all); aligned rows enough for a block per pair of rows to fill
+///     the device: kRowPairs (rows of <= 8192 floats: 4 packs of each row a trip).
+///     Many rows: aligned rows of >= 4096 floats a block per pair of rows (kRowPairs), else a
+///     group of 4..32 lanes per row (kRows).
+///   - T: blocks own column tiles (kColumns): m <= 64: a thread owns 4 columns over every
+///     row; n in about [SMs/2, SMs] x 32..128 columns: one 1024-thread block per SM, 8 loads
+///     in flight, no split; else 64-column tiles of 256 threads, rows split across blocks
+///     when the tiles leave 3/4 of the device idle (workspace, else cluster, else none).
+///     Rows that do not start 16-byte aligned (lda % 4 != 0) are read in 16-byte packs by
+///     row class ("phases": rows of equal alignment) when the workspace holds a partial row
+///     per class; otherwise with scalar loads.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -48,41 +50,47 @@
 
 namespace kernelkit {
 
-// What kind of work one gemv call launches (see the file comment).
+/// What kind of work one gemv call launches (see the file comment).
 enum class GemvPath {
-  kScale,         // y = beta * y (alpha == 0 or an empty inner dimension): A, x unread
-  kCopy,          // y = alpha * x[0] * (A's column or row) + beta * y
-  kRows,          // N: `width` lanes per row, many rows
-  kSplitRows,     // N: `splits` blocks per row, few long rows (one row: a dot product)
-  kShortRows,     // N: rows of <= 64 floats staged in shared memory, a thread per row
-  kColumns,       // T: blocks own column tiles over their share of the rows
-  kShortColumns,  // T: <= 64 columns staged in shared memory, a partial row per block
-  kRowPairs,      // N: a block per pair of long aligned rows (many of them)
+  kScale,         ///< y = beta * y (alpha == 0 or an empty inner dimension): A, x unread
+  kCopy,          ///< y = alpha * x[0] * (A's column or row) + beta * y
+  kRows,          ///< N: `width` lanes per row, many rows
+  kSplitRows,     ///< N: `splits` blocks per row, few long rows (one row: a dot product)
+  kShortRows,     ///< N: rows of <= 64 floats staged in shared memory, a thread per row
+  kColumns,       ///< T: blocks own column tiles over their share of the rows
+  kShortColumns,  ///< T: <= 64 columns staged in shared memory, a partial row per block
+  kRowPairs,      ///< N: a block per pair of long aligned rows (many of them)
 };
 
-// How the sums of blocks that share an output are added.
+/// How the sums of blocks that share an output are added.
 enum class GemvCombine {
-  kNone,       // one block (or lane group) per output: it writes y
-  kCluster,    // the `splits` blocks are one thread-block cluster: rank 0 adds them (DSMEM)
-  kWorkspace,  // partial rows in the workspace, added by gemv_combine_kernel in row order
+  kNone,       ///< one block (or lane group) per output: it writes y
+  kCluster,    ///< the `splits` blocks are one thread-block cluster: rank 0 adds them (DSMEM)
+  kWorkspace,  ///< partial rows in the workspace, added by gemv_combine_kernel in row order
 };
 
-// BlasOp::T tile kernels: gemv_t_kernel<pack, tx, ty, unroll> (GemvTileShape below).
+/// BlasOp::T tile kernels: gemv_t_kernel<pack, tx, ty, unroll> (GemvTileShape below).
 enum class GemvTile {
-  kTile,       // <4, 16, 16, 4>: 64 columns, 256 threads, rows split across blocks
-  kFat,        // <4, 256, 1, 4>: 1024 columns, a thread owns its 4 over every row (m <= 64)
-  kWide32,     // <4, 8, 128, 8>: 32 columns, 1024 threads, one block per SM
-  kWide64,     // <4, 16, 64, 8>: 64 columns
-  kWide128,    // <4, 32, 32, 8>: 128 columns
-  kScalar,     // <1, 16, 16, 4>: scalar loads (rows not 16-byte aligned, no workspace)
-  kScalarFat,  // <1, 256, 1, 4>
+  kTile,       ///< <4, 16, 16, 4>: 64 columns, 256 threads, rows split across blocks
+  kFat,        ///< <4, 256, 1, 4>: 1024 columns, a thread owns its 4 over every row (m <= 64)
+  kWide32,     ///< <4, 8, 128, 8>: 32 columns, 1024 threads, one block per SM
+  kWide64,     ///< <4, 16, 64, 8>: 64 columns
+  kWide128,    ///< <4, 32, 32, 8>: 128 columns
+  kScalar,     ///< <1, 16, 16, 4>: scalar loads (rows not 16-byte aligned, no workspace)
+  kScalarFat,  ///< <1, 256, 1, 4>
 };
 
+/// gemv_t_kernel's template arguments: floats per load (pack), threads across columns (tx)
+/// and across rows (ty), rows a thread loads before its FMAs (unroll). A block covers
+/// tx x pack columns with tx x ty threads.
 struct GemvTileShape {
+  /// The four template arguments (see GemvTileShape).
+  /// @{
   int pack, tx, ty, unroll;
+  /// @}
 };
 
-// gemv_t_kernel's template arguments per GemvTile, in the enum's order.
+/// gemv_t_kernel's template arguments per GemvTile, in the enum's order.
 inline constexpr GemvTileShape kGemvTileShapes[] = {
     {4, 16, 16, detail::kGemvColUnroll},  {4, 256, 1, detail::kGemvColUnroll},
     {4, 8, 128, detail::kGemvWideUnroll}, {4, 16, 64, detail::kGemvWideUnroll},
@@ -90,15 +98,20 @@ inline constexpr GemvTileShape kGemvTileShapes[] = {
     {1, 256, 1, detail::kGemvColUnroll},
 };
 
+/// The template arguments of tile t (kGemvTileShapes[t]).
 constexpr GemvTileShape gemv_tile_shape(GemvTile t) {
   return kGemvTileShapes[static_cast<int>(t)];
 }
 
-// Where the operands sit: floats past the previous 16-byte boundary (0..3) of A, x and y.
+/// Where the operands sit: floats past the previous 16-byte boundary (0..3) of A, x and y.
 struct GemvAlignment {
+  /// Floats past the previous 16-byte boundary (0..3) of A, x and y.
+  /// @{
   int a = 0, x = 0, y = 0;
+  /// @}
 };
 
+/// The alignment of A, x and y (floats past the previous 16-byte boundary).
 inline GemvAlignment gemv_alignment(const float* A, const float* x, const float* y) {
   const auto off = [](const float* p) {
     return static_cast<int>((reinterpret_cast<std::uintptr_t>(p) / sizeof(float)) % 4);
@@ -106,43 +119,45 @@ inline GemvAlignment gemv_alignment(const float* A, const float* x, const float*
   return {off(A), off(x), off(y)};
 }
 
-// Caps that bound the workspace a plan asks for, whatever the device.
-inline constexpr int64_t kGemvMaxPartialRows = 4096;           // partial rows of a split
-inline constexpr int64_t kGemvMaxPartials = int64_t{1} << 20;  // floats of partials
+/// Caps that bound the workspace a plan asks for, whatever the device.
+inline constexpr int64_t kGemvMaxPartialRows = 4096;           ///< partial rows of a split
+inline constexpr int64_t kGemvMaxPartials = int64_t{1} << 20;  ///< floats of partials
 
-// What one call runs; every decision is here.
+/// What one call runs; every decision is here.
 struct GemvPlan {
-  GemvPath path = GemvPath::kScale;
-  GemvCombine combine = GemvCombine::kNone;
-  // The matrix as the kernels see it: rows x cols, leading dimension ld (kCopy: ld is the
-  // source's stride). The call's own m x n / lda, except BlasOp::T with n == 1 and lda == 1,
-  // planned as BlasOp::N on one row of m floats (a dot product).
+  GemvPath path = GemvPath::kScale;          ///< the kernel family
+  GemvCombine combine = GemvCombine::kNone;  ///< how blocks sharing an output add their sums
+  /// The matrix as the kernels see it: rows x cols, leading dimension ld (kCopy: ld is the
+  /// source's stride). The call's own m x n / lda, except BlasOp::T with n == 1 and lda == 1,
+  /// planned as BlasOp::N on one row of m floats (a dot product).
+  /// @{
   int64_t rows = 0, cols = 0, ld = 1;
-  int64_t count = 0;  // outputs (elements of y)
-  // kRows: lanes per row (4, 8, 16, 32). kShortColumns: lanes per row of a column group
-  // (the power of two >= cols).
+  /// @}
+  int64_t count = 0;  ///< outputs (elements of y)
+  /// kRows: lanes per row (4, 8, 16, 32). kShortColumns: lanes per row of a column group
+  /// (the power of two >= cols).
   int width = 0;
-  GemvTile tile = GemvTile::kTile;  // kColumns: the tile kernel
-  // kRows, kSplitRows: A's rows and x are 16-byte aligned (else each row has a scalar head
-  // and x is read four floats at a time); kCopy: the source (stride 1) and y are equally far
-  // from a 16-byte boundary (16-byte loads and stores).
+  GemvTile tile = GemvTile::kTile;  ///< kColumns: the tile kernel
+  /// kRows, kSplitRows: A's rows and x are 16-byte aligned (else each row has a scalar head
+  /// and x is read four floats at a time); kCopy: the source (stride 1) and y are equally far
+  /// from a 16-byte boundary (16-byte loads and stores).
   bool aligned = false;
-  int a_offset = 0;  // kColumns: A's floats past a 16-byte boundary
-  int phases = 1;    // kColumns: row classes of equal alignment, each its own partial row
-  // Blocks that share one row (kSplitRows) or one column tile and row class (kColumns); the
-  // cluster size with GemvCombine::kCluster. kShortColumns: blocks (one partial row each).
+  int a_offset = 0;  ///< kColumns: A's floats past a 16-byte boundary
+  int phases = 1;    ///< kColumns: row classes of equal alignment, each its own partial row
+  /// Blocks that share one row (kSplitRows) or one column tile and row class (kColumns); the
+  /// cluster size with GemvCombine::kCluster. kShortColumns: blocks (one partial row each).
   int splits = 1;
-  // kShortRows / kShortColumns: rows staged per tile (kShortColumns: a multiple of 256 / width)
+  /// kShortRows / kShortColumns: rows staged per tile (kShortColumns: a multiple of 256 / width)
   int tile_rows = 0;
-  // kSplitRows: rows a block owns (its share of their columns), each pack of x loaded once
-  // for all of them (gemv_n_group_kernel; 2..4 aligned rows, all of the matrix's, a split
-  // through the workspace or none); 1: a block per row (gemv_n_split_kernel).
+  /// kSplitRows: rows a block owns (its share of their columns), each pack of x loaded once
+  /// for all of them (gemv_n_group_kernel; 2..4 aligned rows, all of the matrix's, a split
+  /// through the workspace or none); 1: a block per row (gemv_n_split_kernel).
   int group = 1;
-  int unroll = 2;             // kRowPairs: packs of each row a thread loads a trip (2 or 4)
-  int64_t partials = 0;       // floats of workspace written (kWorkspace), partial rows x count
-  int combine_cols = 1;       // kWorkspace: outputs per combine block (1 or 32)
-  LaunchShape shape;          // the main kernel
-  LaunchShape combine_shape;  // kWorkspace: gemv_combine_kernel
+  int unroll = 2;             ///< kRowPairs: packs of each row a thread loads a trip (2 or 4)
+  int64_t partials = 0;       ///< floats of workspace written (kWorkspace), partial rows x count
+  int combine_cols = 1;       ///< kWorkspace: outputs per combine block (1 or 32)
+  LaunchShape shape;          ///< the main kernel
+  LaunchShape combine_shape;  ///< kWorkspace: gemv_combine_kernel
 };
 
 namespace detail {
@@ -420,12 +435,12 @@ inline void gemv_plan_t(GemvPlan& p, const GemvAlignment& al, const DeviceInfo& 
 
 }  // namespace detail
 
-// The plan of gemv(op, m, n, alpha, A, lda, x, beta, y[, workspace, workspace_bytes]) with
-// operands aligned as `align` and workspace_bytes of workspace, on device d. Pure. An empty
-// inner dimension (n == 0 for N, m == 0 for T; gemv plans alpha == 0 this way) plans y =
-// beta * y. Splits the work across blocks through the workspace only when it holds the
-// partials (at most gemv_workspace_bytes(op, m, n)); clusters only when d.clusters().
-// Preconditions: gemv_args_ok, and at least one output.
+/// The plan of gemv(op, m, n, alpha, A, lda, x, beta, y[, workspace, workspace_bytes]) with
+/// operands aligned as `align` and workspace_bytes of workspace, on device d. Pure. An empty
+/// inner dimension (n == 0 for N, m == 0 for T; gemv plans alpha == 0 this way) plans y =
+/// beta * y. Splits the work across blocks through the workspace only when it holds the
+/// partials (at most gemv_workspace_bytes(op, m, n)); clusters only when d.clusters().
+/// Preconditions: gemv_args_ok, and at least one output.
 inline GemvPlan plan_gemv(BlasOp op, int64_t m, int64_t n, int64_t lda, GemvAlignment align,
                           size_t workspace_bytes, const DeviceInfo& d) {
   GemvPlan p;
@@ -466,8 +481,8 @@ inline GemvPlan plan_gemv(BlasOp op, int64_t m, int64_t n, int64_t lda, GemvAlig
   return p;
 }
 
-// Workspace bytes with which gemv(op, m, n, ...) can split any work it wants to split on any
-// device (a device-independent upper bound from the shape; 0 when no plan ever splits).
+/// Workspace bytes with which gemv(op, m, n, ...) can split any work it wants to split on any
+/// device (a device-independent upper bound from the shape; 0 when no plan ever splits).
 inline size_t gemv_workspace_bytes(BlasOp op, int64_t m, int64_t n) {
   if (m <= 0 || n <= 0) return 0;
   if (op == BlasOp::N) {
@@ -480,11 +495,11 @@ inline size_t gemv_workspace_bytes(BlasOp op, int64_t m, int64_t n) {
   return static_cast<size_t>(std::min(kGemvMaxPartials, kGemvMaxPartialRows * n)) * sizeof(float);
 }
 
-// The argument checks of gemv (and of the gemv ladder's steps): a known op; m, n >= 0; lda
-// >= max(1, n); the matrix's span ((m - 1) * lda + n floats) addressable in bytes; y non-null
-// when there are outputs; A and x non-null when read (alpha != 0, m, n > 0); every pointer
-// aligned to float; y overlapping neither A nor x (when read); the workspace, when
-// workspace_bytes > 0, non-null, aligned to float and overlapping none of A, x, y.
+/// The argument checks of gemv (and of the gemv ladder's steps): a known op; m, n >= 0; lda
+/// >= max(1, n); the matrix's span ((m - 1) * lda + n floats) addressable in bytes; y non-null
+/// when there are outputs; A and x non-null when read (alpha != 0, m, n > 0); every pointer
+/// aligned to float; y overlapping neither A nor x (when read); the workspace, when
+/// workspace_bytes > 0, non-null, aligned to float and overlapping none of A, x, y.
 inline bool gemv_args_ok(BlasOp op, int64_t m, int64_t n, float alpha, const float* A, int64_t lda,
                          const float* x, const float* y, const void* workspace = nullptr,
                          size_t workspace_bytes = 0) {
@@ -516,9 +531,9 @@ inline bool gemv_args_ok(BlasOp op, int64_t m, int64_t n, float alpha, const flo
   return true;
 }
 
-// Runs plan p (from plan_gemv for these operands and workspace) on stream: the main kernel,
-// then, for a workspace split, gemv_combine_kernel. The one place a plan's run-time choices
-// become template arguments (core dispatch<>).
+/// Runs plan p (from plan_gemv for these operands and workspace) on stream: the main kernel,
+/// then, for a workspace split, gemv_combine_kernel. The one place a plan's run-time choices
+/// become template arguments (core dispatch<>).
 template <int = 0>
 cudaError_t launch_gemv(const GemvPlan& p, float alpha, const float* A, const float* x, float beta,
                         float* y, void* workspace, cudaStream_t stream) {
@@ -589,26 +604,41 @@ cudaError_t launch_gemv(const GemvPlan& p, float alpha, const float* A, const fl
   });
 }
 
-// y = alpha * op(A) * x + beta * y, f32.
-//
-// A is m x n, row-major, row i at A + i * lda (lda >= max(1, n)). op == BlasOp::N: x has n
-// elements and y has m; op == BlasOp::T: x has m elements and y has n. Every pointer aligned
-// to float, any further alignment (16-byte loads wherever the rows allow). y must not
-// overlap A or x. beta == 0 never reads y (a NaN in y is overwritten); alpha == 0 (or an
-// empty inner dimension) never reads A or x (they may be null) and sets y = beta * y; with
-// beta == 1 too nothing is launched.
-//
-// workspace: optional device memory of workspace_bytes bytes (aligned to float, overlapping
-// none of A, x, y) in which thin and fat shapes (few long rows, few columns, a dot product)
-// split their work across the device and add the partial sums in a fixed order;
-// gemv_workspace_bytes(op, m, n) is always enough. Whatever it held before is ignored; it is
-// in use until the call's work on `stream` is done. Without one (or with too little) those
-// shapes run with thread-block clusters where the device and build allow, else unsplit:
-// correct, slower.
-//
-// Deterministic: the same call (same shape, alignment, workspace size and device) gives the
-// same bits, run after run. Errors: cudaErrorInvalidValue, before any launch and with nothing
-// written, when gemv_args_ok fails.
+/// y = alpha * op(A) * x + beta * y, f32.
+///
+/// A is m x n, row-major, row i at A + i * lda (lda >= max(1, n)). op == BlasOp::N: x has n
+/// elements and y has m; op == BlasOp::T: x has m elements and y has n. Every pointer aligned
+/// to float, any further alignment (16-byte loads wherever the rows allow). y must not
+/// overlap A or x. beta == 0 never reads y (a NaN in y is overwritten); alpha == 0 (or an
+/// empty inner dimension) never reads A or x (they may be null) and sets y = beta * y; with
+/// beta == 1 too nothing is launched.
+///
+/// workspace: optional device memory of workspace_bytes bytes (aligned to float, overlapping
+/// none of A, x, y) in which thin and fat shapes (few long rows, few columns, a dot product)
+/// split their work across the device and add the partial sums in a fixed order;
+/// gemv_workspace_bytes(op, m, n) is always enough. Whatever it held before is ignored; it is
+/// in use until the call's work on `stream` is done. Without one (or with too little) those
+/// shapes run with thread-block clusters where the device and build allow, else unsplit:
+/// correct, slower.
+///
+/// Deterministic: the same call (same shape, alignment, workspace size and device) gives the
+/// same bits, run after run. Errors: cudaErrorInvalidValue, before any launch and with nothing
+/// written, when gemv_args_ok fails.
+/// @param op BlasOp::N (y = alpha A x + beta y) or BlasOp::T (y = alpha A^T x + beta y)
+/// @param m rows of A (>= 0)
+/// @param n columns of A (>= 0)
+/// @param alpha scale of op(A) x
+/// @param A device pointer to A, row-major with leading dimension lda
+/// @param lda floats from one row of A to the next (>= max(1, n))
+/// @param x device pointer to x (n floats for N, m for T)
+/// @param beta scale of y; 0: y is not read
+/// @param y device pointer to y (m floats for N, n for T), read and written
+/// @param workspace optional device scratch (see above), or null with workspace_bytes 0
+/// @param workspace_bytes bytes of workspace; gemv_workspace_bytes(op, m, n) is enough
+/// @param stream the stream the work is enqueued on (nullptr: the default stream)
+/// @return cudaSuccess once the work is enqueued on stream; cudaErrorInvalidValue, before any
+/// launch and with nothing written, when gemv_args_ok fails; otherwise the error of reading the
+/// device's facts or of the launch.
 template <int = 0>
 [[nodiscard]] cudaError_t gemv(BlasOp op, int64_t m, int64_t n, float alpha, const float* A,
                                int64_t lda, const float* x, float beta, float* y, void* workspace,
@@ -632,7 +662,7 @@ template <int = 0>
       [&](const GemvPlan& p) { return launch_gemv(p, alpha, A, x, beta, y, workspace, stream); });
 }
 
-// The same without a workspace.
+/// The same without a workspace.
 template <int = 0>
 [[nodiscard]] cudaError_t gemv(BlasOp op, int64_t m, int64_t n, float alpha, const float* A,
                                int64_t lda, const float* x, float beta, float* y,

@@ -1,7 +1,9 @@
-// sgemm: C = alpha * op(A) * op(B) + beta * C, fp32 FFMA, row-major.
-//
-// sgemm_args_ok (the checks, shared with the ladder), launch_sgemm (the one place a plan
-// becomes template arguments), the public sgemm overloads. The plan: sgemm_plan.cuh.
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// sgemm: C = alpha * op(A) * op(B) + beta * C, fp32 FFMA, row-major.
+///
+/// sgemm_args_ok (the checks, shared with the ladder), launch_sgemm (the one place a plan
+/// becomes template arguments), the public sgemm overloads. The plan: sgemm_plan.cuh.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -23,10 +25,10 @@
 
 namespace kernelkit {
 
-// Argument checks shared by the library and the ladder: known ops; sizes >= 0; leading
-// dimensions >= the stored row length and >= 1; no int64 overflow in any byte offset; non-null
-// pointers where something is read (A, B when m, n, k > 0) or written (C when m, n > 0), each
-// aligned to a float; C overlapping neither A nor B (byte ranges spanned by the rows).
+/// Argument checks shared by the library and the ladder: known ops; sizes >= 0; leading
+/// dimensions >= the stored row length and >= 1; no int64 overflow in any byte offset; non-null
+/// pointers where something is read (A, B when m, n, k > 0) or written (C when m, n > 0), each
+/// aligned to a float; C overlapping neither A nor B (byte ranges spanned by the rows).
 inline bool sgemm_args_ok(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k, const float* A,
                           int64_t lda, const float* B, int64_t ldb, const float* C, int64_t ldc) {
   if (op_a != BlasOp::N && op_a != BlasOp::T) return false;
@@ -159,8 +161,8 @@ cudaError_t launch_sgemm_skinny(const SgemmPlan& plan, float alpha, const float*
 
 }  // namespace detail
 
-// Launches plan (made by plan_sgemm for these arguments, k the inner size it was made with)
-// on stream. workspace: 16-byte aligned, at least plan.workspace_used bytes.
+/// Launches plan (made by plan_sgemm for these arguments, k the inner size it was made with)
+/// on stream. workspace: 16-byte aligned, at least plan.workspace_used bytes.
 template <int = 0>
 cudaError_t launch_sgemm(const SgemmPlan& plan, int64_t m, int64_t n, int64_t k, float alpha,
                          const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
@@ -184,22 +186,42 @@ cudaError_t launch_sgemm(const SgemmPlan& plan, int64_t m, int64_t n, int64_t k,
   return detail::launch_sgemm_tiled(plan, alpha, A, lda, B, ldb, beta, C, ldc, m, n, k, ws, stream);
 }
 
-// C = alpha * op(A) * op(B) + beta * C, all row-major; C is m x n, op(A) m x k, op(B) k x n.
-// A is stored m x k (BlasOp::N, lda >= k) or k x m (BlasOp::T, lda >= m); B is k x n
-// (BlasOp::N, ldb >= n) or n x k (BlasOp::T, ldb >= k); ldc >= n; every leading dimension
-// >= 1. Any alignment of a float. beta == 0: C is only written (NaN in C does not
-// propagate); alpha == 0 or k == 0: C = beta * C and A, B are not read. C must not overlap A
-// or B. Accumulation is fp32 FFMA; the same call (shape, pointers' alignment, workspace
-// size, device) gives the same bits every time: split parts of K are added in a fixed order.
-// workspace: optional scratch of workspace_bytes bytes (any alignment, any contents; it must
-// not overlap A, B or C): with sgemm_workspace_bytes(op_a, op_b, m, n, k) bytes (or
-// sgemm_workspace_bytes(m, n, k), enough for any ops), K may be split where the tiles alone
-// cannot fill the GPU (small M x N, long K; the last partial wave of tiles), and with
-// op_b == T, B may first be transposed into the workspace (when ldb == k, n % 4 == 0, 4 k n
-// <= 64 MiB, and the product is big enough to pay for it: the kernel then reads B with
-// 16-byte copies instead of 4-byte ones along K); with less, only what fits; the form without
-// one never splits or packs. Bad arguments:
-// cudaErrorInvalidValue before any launch, nothing written. m == 0 or n == 0: nothing to do.
+/// C = alpha * op(A) * op(B) + beta * C, all row-major; C is m x n, op(A) m x k, op(B) k x n.
+/// A is stored m x k (BlasOp::N, lda >= k) or k x m (BlasOp::T, lda >= m); B is k x n
+/// (BlasOp::N, ldb >= n) or n x k (BlasOp::T, ldb >= k); ldc >= n; every leading dimension
+/// >= 1. Any alignment of a float. beta == 0: C is only written (NaN in C does not
+/// propagate); alpha == 0 or k == 0: C = beta * C and A, B are not read. C must not overlap A
+/// or B. Accumulation is fp32 FFMA; the same call (shape, pointers' alignment, workspace
+/// size, device) gives the same bits every time: split parts of K are added in a fixed order.
+/// workspace: optional scratch of workspace_bytes bytes (any alignment, any contents; it must
+/// not overlap A, B or C): with sgemm_workspace_bytes(op_a, op_b, m, n, k) bytes (or
+/// sgemm_workspace_bytes(m, n, k), enough for any ops), K may be split where the tiles alone
+/// cannot fill the GPU (small M x N, long K; the last partial wave of tiles), and with
+/// op_b == T, B may first be transposed into the workspace (when ldb == k, n % 4 == 0, 4 k n
+/// <= 64 MiB, and the product is big enough to pay for it: the kernel then reads B with
+/// 16-byte copies instead of 4-byte ones along K); with less, only what fits; the form without
+/// one never splits or packs. Bad arguments:
+/// cudaErrorInvalidValue before any launch, nothing written. m == 0 or n == 0: nothing to do.
+/// @param op_a BlasOp::N (A stored m x k) or BlasOp::T (A stored k x m)
+/// @param op_b BlasOp::N (B stored k x n) or BlasOp::T (B stored n x k)
+/// @param m rows of C (>= 0)
+/// @param n columns of C (>= 0)
+/// @param k the inner dimension (>= 0)
+/// @param alpha scale of op(A) op(B); 0: A and B are not read
+/// @param A device pointer to A, leading dimension lda
+/// @param lda floats from one row of A to the next
+/// @param B device pointer to B, leading dimension ldb
+/// @param ldb floats from one row of B to the next
+/// @param beta scale of C; 0: C is only written
+/// @param C device pointer to C (m x n, leading dimension ldc), read and written
+/// @param ldc floats from one row of C to the next (>= n)
+/// @param workspace optional device scratch (see above), or null with workspace_bytes 0
+/// @param workspace_bytes bytes of workspace
+/// @param stream the stream the work is enqueued on (nullptr: the default stream)
+/// @return cudaSuccess once the work is enqueued on stream; cudaErrorInvalidValue, before any
+/// launch and with nothing written, when the arguments are bad (sgemm_args_ok, a workspace that is
+/// null with a size or overlaps A, B or C); otherwise the error of reading the
+/// device's facts or of the launch.
 template <int = 0>
 [[nodiscard]] cudaError_t sgemm(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k,
                                 float alpha, const float* A, int64_t lda, const float* B,
@@ -237,7 +259,7 @@ template <int = 0>
       });
 }
 
-// The same without a workspace: K is never split, B is read where it is.
+/// The same without a workspace: K is never split, B is read where it is.
 template <int = 0>
 [[nodiscard]] cudaError_t sgemm(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k,
                                 float alpha, const float* A, int64_t lda, const float* B,

@@ -1,34 +1,36 @@
-// What one sgemm call will do: plan_sgemm (pure host code, no CUDA call) turns the shape,
-// the operands' layouts and alignments, the workspace the caller gave and the device's facts
-// into an SgemmPlan, which launch_sgemm (sgemm.cuh) launches.
-//
-// The paths, in the order the plan tries them:
-// - kNone: m == 0 or n == 0.
-// - kScale: k == 0 (or alpha == 0: the caller passes k = 0): C = beta * C, A and B unread.
-// - kGemv: one row of C (m == 1) or one column (n == 1) whose vectors are contiguous: the
-//   public kernelkit::gemv, reading the matrix operand once.
-// - kSkinny: at most 32 rows (or columns) of C: the batched-gemv kernels. Every element of the
-//   big operand is read once, straight into registers, and used there for all (up to 32)
-//   rows; the small operand is staged in shared memory. Parts of K run in separate blocks
-//   when the columns alone do not fill the GPU and the workspace holds their partial sums.
-// - kTiled: the tiled FFMA kernel (one of three block tiles, a cp.async pipeline of `stages`
-//   shared-memory tiles). Tile, stages and the split of K come from a model of the time on
-//   the device (sgemm_tiled_time): whole waves of resident blocks, the lone last wave, the
-//   prologue/epilogue of each block, the combine pass of split tiles. The tiles that do not
-//   make whole waves (the first `dp_tiles` do) are each computed in `splits` parts of K by
-//   separate blocks, written to the workspace, and combined in a fixed order by a second
-//   kernel (deterministic): "data-parallel + split tail", the hybrid of stream-K (Osama et
-//   al., PPoPP 2023) with k-split parts instead of fractional ones. dp_tiles == 0 is plain
-//   split-K (small M x N, long K); splits == 1 is the plain tiled kernel.
-//   When op(B) = B^T, the kernel's copies of B run along K (4-byte copies that transpose on
-//   the way in, 16 a thread a k-tile for 128 x 256: NT 2048^3 386.5 us against NN's 357.3).
-//   If the workspace holds it and the model says it pays, B is first transposed once into
-//   the workspace by kernelkit's transpose (op(B) packed k x n, ld n) and the kernel reads
-//   that as an N operand with 16-byte copies (NT runs NN's loads, TT runs TN's), for 8 k n
-//   bytes of extra traffic (2048^2: 33.5 MB, ~12 us).
-//
-// Numbers the model uses are the H100 measurements of bench/NOTES.md ("sgemm", the plan);
-// only their ratios matter for a choice.
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// What one sgemm call will do: plan_sgemm (pure host code, no CUDA call) turns the shape,
+/// the operands' layouts and alignments, the workspace the caller gave and the device's facts
+/// into an SgemmPlan, which launch_sgemm (sgemm.cuh) launches.
+///
+/// The paths, in the order the plan tries them:
+/// - kNone: m == 0 or n == 0.
+/// - kScale: k == 0 (or alpha == 0: the caller passes k = 0): C = beta * C, A and B unread.
+/// - kGemv: one row of C (m == 1) or one column (n == 1) whose vectors are contiguous: the
+///   public kernelkit::gemv, reading the matrix operand once.
+/// - kSkinny: at most 32 rows (or columns) of C: the batched-gemv kernels. Every element of the
+///   big operand is read once, straight into registers, and used there for all (up to 32)
+///   rows; the small operand is staged in shared memory. Parts of K run in separate blocks
+///   when the columns alone do not fill the GPU and the workspace holds their partial sums.
+/// - kTiled: the tiled FFMA kernel (one of three block tiles, a cp.async pipeline of `stages`
+///   shared-memory tiles). Tile, stages and the split of K come from a model of the time on
+///   the device (sgemm_tiled_time): whole waves of resident blocks, the lone last wave, the
+///   prologue/epilogue of each block, the combine pass of split tiles. The tiles that do not
+///   make whole waves (the first `dp_tiles` do) are each computed in `splits` parts of K by
+///   separate blocks, written to the workspace, and combined in a fixed order by a second
+///   kernel (deterministic): "data-parallel + split tail", the hybrid of stream-K (Osama et
+///   al., PPoPP 2023) with k-split parts instead of fractional ones. dp_tiles == 0 is plain
+///   split-K (small M x N, long K); splits == 1 is the plain tiled kernel.
+///   When op(B) = B^T, the kernel's copies of B run along K (4-byte copies that transpose on
+///   the way in, 16 a thread a k-tile for 128 x 256: NT 2048^3 386.5 us against NN's 357.3).
+///   If the workspace holds it and the model says it pays, B is first transposed once into
+///   the workspace by kernelkit's transpose (op(B) packed k x n, ld n) and the kernel reads
+///   that as an N operand with 16-byte copies (NT runs NN's loads, TT runs TN's), for 8 k n
+///   bytes of extra traffic (2048^2: 33.5 MB, ~12 us).
+///
+/// Numbers the model uses are the H100 measurements of bench/NOTES.md ("sgemm", the plan);
+/// only their ratios matter for a choice.
 #pragma once
 
 #include <algorithm>
@@ -43,54 +45,86 @@
 
 namespace kernelkit {
 
+/// The kernel family of a call.
 enum class SgemmPath { kNone, kScale, kGemv, kSkinny, kTiled };
+/** @var SgemmPath::kNone
+    Nothing to do (m or n is 0). */
+/** @var SgemmPath::kScale
+    C = beta * C (alpha == 0 or k == 0). */
+/** @var SgemmPath::kGemv
+    One side is a single row or column: a gemv call (SgemmGemvPlan). */
+/** @var SgemmPath::kSkinny
+    Few rows (or columns) of C: the skinny kernels (SgemmSkinnyPlan). */
+/** @var SgemmPath::kTiled
+    The tiled kernel (SgemmTiledPlan). */
 
-// The block tiles of the tiled kernel (rows x columns of C; thread tile in brackets):
-// - k128x256 [16 x 8]: 256 threads, 128 accumulators a thread (<= 255 registers: one block
-//   per SM); the big-shape tile (4096^3 0.953x, 8192^3 0.968x cuBLAS).
-// - k128x128 [8 x 8]: 256 threads, 64 accumulators (<= 128 registers: two blocks per SM):
-//   one block's prologue and epilogue hide under the other's FFMAs (short K, many tiles).
-// - k128x64 [8 x 4]: 256 threads, 32 accumulators, two blocks per SM: small grids (1024^3:
-//   0.961x against 0.931x for 8 x 8 tiles); the only tile of the 4-byte copy paths.
+/// The block tiles of the tiled kernel (rows x columns of C; thread tile in brackets):
+/// - k128x256 [16 x 8]: 256 threads, 128 accumulators a thread (<= 255 registers: one block
+///   per SM); the big-shape tile (4096^3 0.953x, 8192^3 0.968x cuBLAS).
+/// - k128x128 [8 x 8]: 256 threads, 64 accumulators (<= 128 registers: two blocks per SM):
+///   one block's prologue and epilogue hide under the other's FFMAs (short K, many tiles).
+/// - k128x64 [8 x 4]: 256 threads, 32 accumulators, two blocks per SM: small grids (1024^3:
+///   0.961x against 0.931x for 8 x 8 tiles); the only tile of the 4-byte copy paths.
 enum class SgemmTile { k128x256, k128x128, k128x64 };
+/** @var SgemmTile::k128x256
+    128 x 256 block tile, 16 x 8 thread tile (one block per SM). */
+/** @var SgemmTile::k128x128
+    128 x 128 block tile, 8 x 8 thread tile (two blocks per SM). */
+/** @var SgemmTile::k128x64
+    128 x 64 block tile, 8 x 4 thread tile (two blocks per SM). */
 
-// How the tiled kernel copies one operand's tiles into shared memory (detail/sgemm_kernels):
-// kKContig: the operand's rows run along K (A with BlasOp::N, B with BlasOp::T), 4-byte
-// copies that transpose on the way in; kMnVec4 / kMnScalar: its rows run along M (or N),
-// 16-byte copies when the leading dimension and the base pointer allow it, else 4-byte.
+/// How the tiled kernel copies one operand's tiles into shared memory (detail/sgemm_kernels):
+/// kKContig: the operand's rows run along K (A with BlasOp::N, B with BlasOp::T), 4-byte
+/// copies that transpose on the way in; kMnVec4 / kMnScalar: its rows run along M (or N),
+/// 16-byte copies when the leading dimension and the base pointer allow it, else 4-byte.
 enum class SgemmLoad { kKContig, kMnVec4, kMnScalar };
+/** @var SgemmLoad::kKContig
+    The operand's rows run along K: 4-byte copies that transpose on the way in. */
+/** @var SgemmLoad::kMnVec4
+    The operand's rows run along M (or N): 16-byte copies. */
+/** @var SgemmLoad::kMnScalar
+    The operand's rows run along M (or N): 4-byte copies. */
 
-// How the skinny kernels read the big operand B' (k x n'): kNContig: B'(p, j) = B'[p * ldb +
-// j] (a warp reads along a row); kKContig: B'(p, j) = B'[j * ldb + p] (lanes read along k).
+/// How the skinny kernels read the big operand B' (k x n'): kNContig: B'(p, j) = B'[p * ldb +
+/// j] (a warp reads along a row); kKContig: B'(p, j) = B'[j * ldb + p] (lanes read along k).
 enum class SgemmSkinnyMode { kNContig, kKContig };
+/** @var SgemmSkinnyMode::kNContig
+    B'(p, j) = B'[p * ldb + j]: a warp reads along a row. */
+/** @var SgemmSkinnyMode::kKContig
+    B'(p, j) = B'[j * ldb + p]: lanes read along k. */
 
-inline constexpr int kSgemmBK = 16;  // k of one shared-memory tile
-inline constexpr int kSgemmPad = 4;  // floats added to each shared-memory row
-inline constexpr int kSgemmMaxStages = 4;
-// A split part covers at least this many k-tiles (shorter parts are mostly pipeline fill).
+inline constexpr int kSgemmBK = 16;        ///< k of one shared-memory tile
+inline constexpr int kSgemmPad = 4;        ///< floats added to each shared-memory row
+inline constexpr int kSgemmMaxStages = 4;  ///< most shared-memory pipeline stages
+/// A split part covers at least this many k-tiles (shorter parts are mostly pipeline fill).
 inline constexpr int64_t kSgemmMinSplitKTiles = 8;
-inline constexpr int kSgemmMaxSplits = 128;
-// Most blocks that compute partial tiles (bounds the workspace: 256 x 128 KiB = 32 MiB).
+inline constexpr int kSgemmMaxSplits = 128;  ///< most parts K of a split tile is cut into
+/// Most blocks that compute partial tiles (bounds the workspace: 256 x 128 KiB = 32 MiB).
 inline constexpr int64_t kSgemmMaxSplitBlocks = 256;
-inline constexpr int kSgemmReduceBlock = 256;
-// Most bytes of op(B) packed into the workspace (bounds the workspace: sgemm_workspace_bytes).
+inline constexpr int kSgemmReduceBlock = 256;  ///< threads per block of the split-partials combine
+/// Most bytes of op(B) packed into the workspace (bounds the workspace: sgemm_workspace_bytes).
 inline constexpr int64_t kSgemmMaxPackBytes = int64_t{64} << 20;
 
-inline constexpr int kSgemmSkinnyMaxRows = 32;  // rows of C (or columns) of the skinny path
-inline constexpr int kSgemmSkinnyThreads = 256;
-inline constexpr int kSgemmSkinnyChunk = 64;  // k staged in shared memory at a time
-inline constexpr int kSgemmSkinnyMaxSplits = 64;
-inline constexpr int64_t kSgemmSkinnyMinSplitChunks = 2;
+inline constexpr int kSgemmSkinnyMaxRows = 32;    ///< rows of C (or columns) of the skinny path
+inline constexpr int kSgemmSkinnyThreads = 256;   ///< threads per block of the skinny kernels
+inline constexpr int kSgemmSkinnyChunk = 64;      ///< k staged in shared memory at a time
+inline constexpr int kSgemmSkinnyMaxSplits = 64;  ///< most parts K of the skinny path is cut into
+inline constexpr int64_t kSgemmSkinnyMinSplitChunks = 2;  ///< fewest k chunks of a skinny part
 
-// Compile-time facts of a tile (the kernel's template arguments come from these).
+/// Compile-time facts of a tile (the kernel's template arguments come from these).
 struct SgemmTileShape {
-  int bm = 0, bn = 0;  // block tile of C
-  int tm = 0, tn = 0;  // thread tile: whole 4 x 4 quads
-  int threads = 0;
-  int reg_blocks = 0;    // blocks per SM the register budget is built for (__launch_bounds__)
-  bool overlap = false;  // the k-tile boundary overlap loop (128-accumulator tiles)
+  /// @{
+  int bm = 0, bn = 0;  ///< block tile of C
+  /// @}
+  /// @{
+  int tm = 0, tn = 0;  ///< thread tile: whole 4 x 4 quads
+  /// @}
+  int threads = 0;       ///< threads per block
+  int reg_blocks = 0;    ///< blocks per SM the register budget is built for (__launch_bounds__)
+  bool overlap = false;  ///< the k-tile boundary overlap loop (128-accumulator tiles)
 };
 
+/// The compile-time facts of tile t.
 constexpr SgemmTileShape sgemm_tile_shape(SgemmTile t) {
   switch (t) {
     case SgemmTile::k128x256:
@@ -102,89 +136,106 @@ constexpr SgemmTileShape sgemm_tile_shape(SgemmTile t) {
   }
 }
 
-// Registers a thread may use under the tile's launch bounds (64 K registers per SM on every
-// architecture from sm_75 up).
+/// Registers a thread may use under the tile's launch bounds (64 K registers per SM on every
+/// architecture from sm_75 up).
 constexpr int sgemm_tile_regs(SgemmTile t) {
   return sgemm_tile_shape(t).reg_blocks == 1 ? 255 : 128;
 }
 
-// Bytes of one pipeline stage (a BK-deep tile of each operand, padded rows).
+/// Bytes of one pipeline stage (a BK-deep tile of each operand, padded rows).
 constexpr int64_t sgemm_stage_bytes(SgemmTile t) {
   const SgemmTileShape s = sgemm_tile_shape(t);
   return int64_t{kSgemmBK} * (s.bm + kSgemmPad + s.bn + kSgemmPad) * 4;
 }
 
-// The tile/load-mode combinations that are compiled: the 4-byte MN copy paths (unaligned
-// MN-contiguous operands, rare) only with the 128 x 64 tile, to keep the kernel count down.
+/// The tile/load-mode combinations that are compiled: the 4-byte MN copy paths (unaligned
+/// MN-contiguous operands, rare) only with the 128 x 64 tile, to keep the kernel count down.
 constexpr bool sgemm_tile_allowed(SgemmTile t, SgemmLoad a, SgemmLoad b) {
   return t == SgemmTile::k128x64 || (a != SgemmLoad::kMnScalar && b != SgemmLoad::kMnScalar);
 }
 
-// Base addresses of the operands are 16-byte aligned (with ld % 4 == 0 this allows 16-byte
-// access along a row).
+/// Base addresses of the operands are 16-byte aligned (with ld % 4 == 0 this allows 16-byte
+/// access along a row).
 struct SgemmAlignment {
+  /// A, B and C are 16-byte aligned.
+  /// @{
   bool a16 = false, b16 = false, c16 = false;
+  /// @}
 };
 
-// The tiled path of a plan.
+/// The tiled path of a plan.
 struct SgemmTiledPlan {
-  SgemmTile tile = SgemmTile::k128x64;
+  SgemmTile tile = SgemmTile::k128x64;  ///< the block tile
+  /// How the tiles of A and of B are copied into shared memory.
+  /// @{
   SgemmLoad load_a = SgemmLoad::kKContig, load_b = SgemmLoad::kKContig;
-  int stages = 2;                    // shared-memory pipeline depth (2..kSgemmMaxStages)
-  int blocks_per_sm = 1;             // resident blocks per SM at this tile and stage count
-  bool c_vec4 = false;               // 16-byte access to C (ldc % 4 == 0, C 16-byte aligned)
-  int64_t tiles_m = 0, tiles_n = 0;  // tiles of C (ordered in groups of 8 tile-rows)
-  int64_t dp_tiles = 0;              // tiles [0, dp_tiles) are computed whole, one block each
-  int64_t split_tiles = 0;           // tiles [dp_tiles, tiles) are computed in `splits` parts each
-  int splits = 1;                    // parts of K per split tile (1: no split, no workspace)
-  int64_t split_k_tiles = 0;         // k-tiles per part (part s: [s, s + 1) * split_k_tiles)
-  int smem_optin = 0;                // dynamic shared memory the kernel opts into (same per device)
-  // op(B) = B^T (B n x k, ldb == k) is first transposed into the workspace's first pack_bytes
-  // bytes (op(B) k x n, ld n, 16-byte aligned; `pack` is the transpose's plan for B as an
-  // n x k matrix) and the kernel reads that copy as an N operand (load_b kMnVec4, n % 4 == 0);
-  // the split parts follow it in the workspace.
+  /// @}
+  int stages = 2;         ///< shared-memory pipeline depth (2..kSgemmMaxStages)
+  int blocks_per_sm = 1;  ///< resident blocks per SM at this tile and stage count
+  bool c_vec4 = false;    ///< 16-byte access to C (ldc % 4 == 0, C 16-byte aligned)
+  /// @{
+  int64_t tiles_m = 0, tiles_n = 0;  ///< tiles of C (ordered in groups of 8 tile-rows)
+  /// @}
+  int64_t dp_tiles = 0;       ///< tiles [0, dp_tiles) are computed whole, one block each
+  int64_t split_tiles = 0;    ///< tiles [dp_tiles, tiles) are computed in `splits` parts each
+  int splits = 1;             ///< parts of K per split tile (1: no split, no workspace)
+  int64_t split_k_tiles = 0;  ///< k-tiles per part (part s: [s, s + 1) * split_k_tiles)
+  int smem_optin = 0;         ///< dynamic shared memory the kernel opts into (same per device)
+  /// op(B) = B^T (B n x k, ldb == k) is first transposed into the workspace's first pack_bytes
+  /// bytes (op(B) k x n, ld n, 16-byte aligned; `pack` is the transpose's plan for B as an
+  /// n x k matrix) and the kernel reads that copy as an N operand (load_b kMnVec4, n % 4 == 0);
+  /// the split parts follow it in the workspace.
   bool pack_b = false;
-  size_t pack_bytes = 0;  // 4 k n rounded up to 16 (0: no pack)
-  TransposePlan pack;
+  size_t pack_bytes = 0;  ///< 4 k n rounded up to 16 (0: no pack)
+  TransposePlan pack;     ///< the transpose of B into the workspace (pack_b)
 };
 
-// The skinny path of a plan: C' (m' x n') = A' (m' x k) B' (k x n') with m' <= rows; C' is
-// C, or C transposed (computes C^T = op(B)^T op(A)^T when n is the small side).
+/// The skinny path of a plan: C' (m' x n') = A' (m' x k) B' (k x n') with m' <= rows; C' is
+/// C, or C transposed (computes C^T = op(B)^T op(A)^T when n is the small side).
 struct SgemmSkinnyPlan {
-  int rows = 8;  // compile-time row capacity: 8 or 32
-  int vec = 1;   // elements of B' per access along its contiguous direction: 4 or 1
-  SgemmSkinnyMode mode = SgemmSkinnyMode::kNContig;
-  bool transposed = false;     // A' = op(B)^T, B' = op(A)^T, C' = C^T
-  int64_t m = 0, n = 0;        // m' (<= rows), n'
-  int64_t a_si = 0, a_sp = 0;  // A'(i, p) = A'[i * a_si + p * a_sp]
-  int64_t ldb = 0;             // B' leading dimension (see SgemmSkinnyMode)
-  int64_t c_si = 0, c_sj = 0;  // C'(i, j) = C[i * c_si + j * c_sj]
-  // kNContig with A' rows contiguous along k (a_sp == 1): the kernel stages A' with the
-  // index math of its copies done once a chunk (sgemm_skinny_stage_a_along_k)
+  int rows = 8;  ///< compile-time row capacity: 8 or 32
+  int vec = 1;   ///< elements of B' per access along its contiguous direction: 4 or 1
+  SgemmSkinnyMode mode = SgemmSkinnyMode::kNContig;  ///< how B' is read
+  bool transposed = false;                           ///< A' = op(B)^T, B' = op(A)^T, C' = C^T
+  /// @{
+  int64_t m = 0, n = 0;  ///< m' (<= rows), n'
+  /// @}
+  /// @{
+  int64_t a_si = 0, a_sp = 0;  ///< A'(i, p) = A'[i * a_si + p * a_sp]
+  /// @}
+  int64_t ldb = 0;  ///< B' leading dimension (see SgemmSkinnyMode)
+  /// @{
+  int64_t c_si = 0, c_sj = 0;  ///< C'(i, j) = C[i * c_si + j * c_sj]
+  /// @}
+  /// kNContig with A' rows contiguous along k (a_sp == 1): the kernel stages A' with the
+  /// index math of its copies done once a chunk (sgemm_skinny_stage_a_along_k)
   bool a_along_k = false;
-  int64_t cols_per_block = 0;
-  int splits = 1;           // grid.y: parts of K (partials in the workspace when > 1)
-  int64_t k_per_split = 0;  // k of one part, a multiple of kSgemmSkinnyChunk
+  int64_t cols_per_block = 0;  ///< columns of C' a block computes
+  int splits = 1;              ///< grid.y: parts of K (partials in the workspace when > 1)
+  int64_t k_per_split = 0;     ///< k of one part, a multiple of kSgemmSkinnyChunk
 };
 
-// The gemv path of a plan: kernelkit::gemv(op, rows, cols, alpha, M, ld, x, beta, y,
-// workspace, workspace_bytes) with M = A (x = B) or M = B (x = A), y = C.
+/// The gemv path of a plan: kernelkit::gemv(op, rows, cols, alpha, M, ld, x, beta, y,
+/// workspace, workspace_bytes) with M = A (x = B) or M = B (x = A), y = C.
 struct SgemmGemvPlan {
-  BlasOp op = BlasOp::N;
+  BlasOp op = BlasOp::N;  ///< gemv's op
+  /// gemv's m x n: the matrix operand's shape
+  /// @{
   int64_t rows = 0, cols = 0;
-  bool matrix_is_a = false;
-  size_t workspace_bytes = 0;  // of the caller's workspace, what gemv may use (gemv plans)
+  /// @}
+  bool matrix_is_a = false;    ///< the matrix is A and x is B (else the matrix is B and x is A)
+  size_t workspace_bytes = 0;  ///< of the caller's workspace, what gemv may use (gemv plans)
 };
 
-// Everything one call does.
+/// Everything one call does.
 struct SgemmPlan {
-  SgemmPath path = SgemmPath::kNone;
-  SgemmTiledPlan tiled;       // kTiled (its pack of op(B) included)
-  SgemmSkinnyPlan skinny;     // kSkinny
-  SgemmGemvPlan gemv;         // kGemv
-  size_t workspace_used = 0;  // bytes of the workspace the plan writes (0: none)
-  LaunchShape shape;          // the main kernel (kScale, kSkinny, kTiled)
-  LaunchShape reduce_shape;   // the combine of split partials (when splits > 1)
+  SgemmPath path = SgemmPath::kNone;  ///< the kernel family
+  SgemmTiledPlan tiled;               ///< kTiled (its pack of op(B) included)
+  SgemmSkinnyPlan skinny;             ///< kSkinny
+  SgemmGemvPlan gemv;                 ///< kGemv
+  size_t workspace_used = 0;          ///< bytes of the workspace the plan writes (0: none)
+  LaunchShape shape;                  ///< the main kernel (kScale, kSkinny, kTiled)
+  LaunchShape reduce_shape;           ///< the combine of split partials (when splits > 1)
 };
 
 namespace detail {
@@ -527,9 +578,9 @@ inline SgemmPlan sgemm_plan_skinny(BlasOp op_a, BlasOp op_b, int64_t m, int64_t 
 
 }  // namespace detail
 
-// The plan of C = alpha * op(A) op(B) + beta * C on device d. k is the inner size the call
-// computes: 0 when alpha == 0 (A and B are then not read). Arguments as sgemm_args_ok
-// accepts them; workspace_bytes: usable bytes of a 16-byte aligned workspace (0: none). Pure.
+/// The plan of C = alpha * op(A) op(B) + beta * C on device d. k is the inner size the call
+/// computes: 0 when alpha == 0 (A and B are then not read). Arguments as sgemm_args_ok
+/// accepts them; workspace_bytes: usable bytes of a 16-byte aligned workspace (0: none). Pure.
 inline SgemmPlan plan_sgemm(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k, int64_t lda,
                             int64_t ldb, int64_t ldc, SgemmAlignment al, size_t workspace_bytes,
                             const DeviceInfo& d) {
@@ -563,14 +614,14 @@ inline SgemmPlan plan_sgemm(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int6
   return detail::sgemm_plan_tiled(op_a, op_b, m, n, k, lda, ldb, ldc, al, workspace_bytes, d);
 }
 
-// Workspace bytes with which sgemm (the overload taking a workspace) can take every plan it
-// would take on any device for an op_a, op_b, m x n x k problem; a smaller workspace (or
-// none) is valid and only limits the split of K and the pack of op(B). Device-independent
-// upper bound, from the ops and the shape alone: the tiled path's partial tiles (at most
-// kSgemmMaxSplitBlocks tiles of 128 x 256, and at most kSgemmMaxSplits parts of every tile)
-// and, for op_b == T, op(B) packed (when at most kSgemmMaxPackBytes); the skinny path's
-// partial rows; plus 16 bytes to align the workspace; for one row or column of C,
-// gemv_workspace_bytes of the gemv calls it may take.
+/// Workspace bytes with which sgemm (the overload taking a workspace) can take every plan it
+/// would take on any device for an op_a, op_b, m x n x k problem; a smaller workspace (or
+/// none) is valid and only limits the split of K and the pack of op(B). Device-independent
+/// upper bound, from the ops and the shape alone: the tiled path's partial tiles (at most
+/// kSgemmMaxSplitBlocks tiles of 128 x 256, and at most kSgemmMaxSplits parts of every tile)
+/// and, for op_b == T, op(B) packed (when at most kSgemmMaxPackBytes); the skinny path's
+/// partial rows; plus 16 bytes to align the workspace; for one row or column of C,
+/// gemv_workspace_bytes of the gemv calls it may take.
 inline size_t sgemm_workspace_bytes(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k) {
   (void)op_a;  // A is never packed
   if (m <= 0 || n <= 0 || k <= 0) return 0;
@@ -599,7 +650,7 @@ inline size_t sgemm_workspace_bytes(BlasOp op_a, BlasOp op_b, int64_t m, int64_t
   return bytes > 0 ? static_cast<size_t>(bytes) + 16 : 0;
 }
 
-// The same for any ops (the largest of the four: op_b == T).
+/// The same for any ops (the largest of the four: op_b == T).
 inline size_t sgemm_workspace_bytes(int64_t m, int64_t n, int64_t k) {
   return sgemm_workspace_bytes(BlasOp::N, BlasOp::T, m, n, k);
 }

@@ -1,15 +1,19 @@
-// Block-level reductions: a warp reduction, one shared-memory slot per warp, then a
-// second warp reduction over the slots in warp 0.
-//
-// Every thread of the block must call them (they contain __syncthreads). BlockSize is the
-// number of threads of the (one-dimensional) block: a multiple of 32 from 32 to 1024. Two
-// calls may follow each other with no barrier in between, on any types and ops.
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Block-level reductions: a warp reduction, one shared-memory slot per warp, then a
+/// second warp reduction over the slots in warp 0.
+///
+/// Every thread of the block must call them (they contain __syncthreads). BlockSize is the
+/// number of threads of the (one-dimensional) block: a multiple of 32 from 32 to 1024. Two
+/// calls may follow each other with no barrier in between, on any types and ops.
 #pragma once
 
 #include "../warp/warp.cuh"
 
 namespace kernelkit {
 
+/// static_assert that BlockSize is a block size the block primitives take: a multiple of 32
+/// from 32 to 1024.
 #define KERNELKIT_CHECK_BLOCK_SIZE(BlockSize)                                               \
   static_assert(BlockSize >= 32 && BlockSize <= 1024,                                       \
                 "block_reduce: BlockSize must be between 32 and 1024 threads");             \
@@ -43,7 +47,7 @@ __device__ __forceinline__ T block_reduce_to_thread0(T v, Op op, T* slots) {
 }
 }  // namespace detail
 
-// Reduces v over the block. The result is valid in thread 0 only.
+/// Reduces v over the block. The result is valid in thread 0 only.
 template <int BlockSize, typename T, typename Op>
 __device__ __forceinline__ T block_reduce(T v, Op op) {
   KERNELKIT_CHECK_BLOCK_SIZE(BlockSize);
@@ -55,7 +59,7 @@ __device__ __forceinline__ T block_reduce(T v, Op op) {
   return detail::block_reduce_to_thread0<BlockSize>(v, op, slots);
 }
 
-// Reduces v over the block. Every thread receives the result.
+/// Reduces v over the block. Every thread receives the result.
 template <int BlockSize, typename T, typename Op>
 __device__ __forceinline__ T block_all_reduce(T v, Op op) {
   KERNELKIT_CHECK_BLOCK_SIZE(BlockSize);

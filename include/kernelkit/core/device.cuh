@@ -1,10 +1,12 @@
-// What plans know about the GPU: the cached device facts (DeviceInfo), the cached facts of a
-// compiled kernel (KernelFacts), the pure occupancy rule, the per-architecture thread limit
-// that __launch_bounds__ use, and the one host cache every per-device and per-kernel fact
-// goes through.
-//
-// Nothing here assumes a particular GPU: plans read SMs, threads, registers and shared
-// memory from DeviceInfo, and are host-tested with DeviceInfo values of several devices.
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// What plans know about the GPU: the cached device facts (DeviceInfo), the cached facts of a
+/// compiled kernel (KernelFacts), the pure occupancy rule, the per-architecture thread limit
+/// that __launch_bounds__ use, and the one host cache every per-device and per-kernel fact
+/// goes through.
+///
+/// Nothing here assumes a particular GPU: plans read SMs, threads, registers and shared
+/// memory from DeviceInfo, and are host-tested with DeviceInfo values of several devices.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -18,10 +20,11 @@
 
 #include "kernelkit/core/error.cuh"
 
-// Resident threads per SM of the architecture being compiled for (device passes; 2048 in
-// the host pass, where __launch_bounds__ are not used): sm_75 1024; sm_86, sm_87, sm_89,
-// sm_120 and sm_121 1536; sm_80, sm_90, sm_100 and sm_103 2048. Kernels derive their
-// __launch_bounds__ minimum blocks from this, never from one GPU's number.
+/// @def KERNELKIT_ARCH_THREADS_PER_SM
+/// Resident threads per SM of the architecture being compiled for (device passes; 2048 in
+/// the host pass, where __launch_bounds__ are not used): sm_75 1024; sm_86, sm_87, sm_89,
+/// sm_120 and sm_121 1536; sm_80, sm_90, sm_100 and sm_103 2048. Kernels derive their
+/// __launch_bounds__ minimum blocks from this, never from one GPU's number.
 #if defined(__CUDA_ARCH__)
 #if __CUDA_ARCH__ == 750
 #define KERNELKIT_ARCH_THREADS_PER_SM 1024
@@ -35,9 +38,10 @@
 #define KERNELKIT_ARCH_THREADS_PER_SM 2048
 #endif
 
-// Resident blocks per SM of the architecture being compiled for (device passes; 32 in the
-// host pass): sm_75, sm_86, sm_87 16; sm_89, sm_120, sm_121 24; the others 32. ptxas
-// rejects a __launch_bounds__ minimum above it (small blocks: 32 threads x 48 blocks).
+/// @def KERNELKIT_ARCH_BLOCKS_PER_SM
+/// Resident blocks per SM of the architecture being compiled for (device passes; 32 in the
+/// host pass): sm_75, sm_86, sm_87 16; sm_89, sm_120, sm_121 24; the others 32. ptxas
+/// rejects a __launch_bounds__ minimum above it (small blocks: 32 threads x 48 blocks).
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 750 || __CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870)
 #define KERNELKIT_ARCH_BLOCKS_PER_SM 16
 #elif defined(__CUDA_ARCH__) && \
@@ -49,80 +53,83 @@
 
 namespace kernelkit {
 
-// The architecture being compiled for (device passes: sm_XY -> XY; 0 in the host pass, where
-// __launch_bounds__ are not used). Kernels whose register budget must differ on one
-// architecture (a spill there) name it from this; plans compare DeviceInfo::code_arch.
+/// @var kernelkit::kCompiledArch
+/// The architecture being compiled for (device passes: sm_XY -> XY; 0 in the host pass, where
+/// __launch_bounds__ are not used). Kernels whose register budget must differ on one
+/// architecture (a spill there) name it from this; plans compare DeviceInfo::code_arch.
 #if defined(__CUDA_ARCH__)
 inline constexpr int kCompiledArch = __CUDA_ARCH__ / 10;
 #else
 inline constexpr int kCompiledArch = 0;
 #endif
 
-// Blocks of `block` threads that fill an SM of the architecture being compiled for, capped
-// at `cap` and at the architecture's resident blocks (for __launch_bounds__(block,
-// min_blocks_per_sm(block, cap))): always >= 1.
+/// Blocks of `block` threads that fill an SM of the architecture being compiled for, capped
+/// at `cap` and at the architecture's resident blocks (for __launch_bounds__(block,
+/// min_blocks_per_sm(block, cap))): always >= 1.
 __host__ __device__ constexpr int min_blocks_per_sm(int block, int cap = 32) {
   int fill = KERNELKIT_ARCH_THREADS_PER_SM / block;
   fill = fill < KERNELKIT_ARCH_BLOCKS_PER_SM ? fill : KERNELKIT_ARCH_BLOCKS_PER_SM;
   return fill < 1 ? 1 : (fill < cap ? fill : cap);
 }
 
-// The device facts plans decide from, read once per device (current_device_info) or
-// written out for host tests (tests/common/devices.cuh: H100, A100, L4, T4).
+/// The device facts plans decide from, read once per device (current_device_info) or
+/// written out for host tests (tests/common/devices.cuh: H100, A100, L4, T4).
 struct DeviceInfo {
-  int sm_count = 0;
-  int cc_major = 0, cc_minor = 0;
-  int max_threads_per_sm = 0;
-  int max_threads_per_block = 1024;
-  int max_blocks_per_sm = 0;
-  int regs_per_sm = 0;
-  int regs_per_block = 0;
-  int smem_per_block = 0;           // bytes a block gets without opting in (48 KiB)
-  int smem_per_block_optin = 0;     // bytes a block may ask for after opting in
-  int smem_per_sm = 0;              // bytes of shared memory per SM (largest carveout)
-  int smem_reserved_per_block = 0;  // bytes the system keeps per resident block (1 KiB sm_80+)
-  int l2_bytes = 0;
-  bool cluster_launch = false;  // the device can launch thread-block clusters (sm_90+)
-  // Plans may use clusters past the portable 8 blocks where the architecture has them
-  // (max_cluster()); plan_and_launch clears it when such a cluster cannot be placed (MPS,
-  // MIG, a smaller SM partition) and plans again.
+  int sm_count = 0;  ///< streaming multiprocessors
+  /// Compute capability, major: 9 on sm_90 (cc_minor: 0).
+  int cc_major = 0, cc_minor = 0;    ///< compute capability, minor: 0 on sm_90
+  int max_threads_per_sm = 0;        ///< resident threads per SM
+  int max_threads_per_block = 1024;  ///< threads a block may have
+  int max_blocks_per_sm = 0;         ///< resident blocks per SM
+  int regs_per_sm = 0;               ///< 32-bit registers per SM
+  int regs_per_block = 0;            ///< 32-bit registers a block may use
+  int smem_per_block = 0;            ///< bytes a block gets without opting in (48 KiB)
+  int smem_per_block_optin = 0;      ///< bytes a block may ask for after opting in
+  int smem_per_sm = 0;               ///< bytes of shared memory per SM (largest carveout)
+  int smem_reserved_per_block = 0;   ///< bytes the system keeps per resident block (1 KiB sm_80+)
+  int l2_bytes = 0;                  ///< bytes of L2 cache
+  bool cluster_launch = false;       ///< the device can launch thread-block clusters (sm_90+)
+  /// Plans may use clusters past the portable 8 blocks where the architecture has them
+  /// (max_cluster()); plan_and_launch clears it when such a cluster cannot be placed (MPS,
+  /// MIG, a smaller SM partition) and plans again.
   bool nonportable_clusters = true;
-  // The device can launch cooperative grids (every block resident at once, grid-wide
-  // barriers: grid_sync(), core/grid.cuh).
+  /// The device can launch cooperative grids (every block resident at once, grid-wide
+  /// barriers: grid_sync(), core/grid.cuh).
   bool cooperative_launch = false;
-  // The virtual architecture (80, 90, ...) kernelkit's kernels in this program were compiled
-  // for, read from a probe kernel's ptxVersion: a build holding only compute_80 PTX that
-  // the driver compiles for an H100 reports 80, and its kernels hold no cluster code.
+  /// The virtual architecture (80, 90, ...) kernelkit's kernels in this program were compiled
+  /// for, read from a probe kernel's ptxVersion: a build holding only compute_80 PTX that
+  /// the driver compiles for an H100 reports 80, and its kernels hold no cluster code.
   int code_arch = 0;
 
+  /// The compute capability as one number: 90 for sm_90.
   constexpr int arch() const { return cc_major * 10 + cc_minor; }
-  // Thread-block clusters (and distributed shared memory) may be planned: the device can
-  // launch them and the kernels were compiled with their cluster code.
+  /// Thread-block clusters (and distributed shared memory) may be planned: the device can
+  /// launch them and the kernels were compiled with their cluster code.
   constexpr bool clusters() const { return cluster_launch && code_arch >= 90; }
-  // The most blocks a planned cluster may have: 16 (the non-portable size) on sm_90 / sm_100,
-  // else the portable 8; 1 without clusters.
+  /// The most blocks a planned cluster may have: 16 (the non-portable size) on sm_90 / sm_100,
+  /// else the portable 8; 1 without clusters.
   constexpr int max_cluster() const {
     if (!clusters()) return 1;
     return nonportable_clusters && (cc_major == 9 || cc_major == 10) ? 16 : 8;
   }
-  // Resident threads the whole device holds.
+  /// Resident threads the whole device holds.
   constexpr int64_t device_threads() const { return int64_t{sm_count} * max_threads_per_sm; }
 };
 
-// Facts of one compiled kernel on the current device (cudaFuncGetAttributes).
+/// Facts of one compiled kernel on the current device (cudaFuncGetAttributes).
 struct KernelFacts {
-  int regs = 0;         // registers per thread
-  int static_smem = 0;  // bytes of static shared memory
-  int max_threads = 0;  // most threads per block it can launch with
-  int ptx_arch = 0;     // virtual architecture it was compiled from (80, 90, ...)
-  int binary_arch = 0;  // architecture of the machine code that runs
+  int regs = 0;         ///< registers per thread
+  int static_smem = 0;  ///< bytes of static shared memory
+  int max_threads = 0;  ///< most threads per block it can launch with
+  int ptx_arch = 0;     ///< virtual architecture it was compiled from (80, 90, ...)
+  int binary_arch = 0;  ///< architecture of the machine code that runs
 };
 
-// Resident blocks per SM of a kernel with `threads` threads per block, `regs` registers per
-// thread and `smem` bytes of shared memory per block (static + dynamic), by the device's
-// limits on threads, blocks, registers (allocated per warp in units of 256) and shared
-// memory (allocated in units of 128 bytes, plus the per-block reserve). 0 when one block
-// does not fit. Pure: plans use it with the register count their kernels are built for.
+/// Resident blocks per SM of a kernel with `threads` threads per block, `regs` registers per
+/// thread and `smem` bytes of shared memory per block (static + dynamic), by the device's
+/// limits on threads, blocks, registers (allocated per warp in units of 256) and shared
+/// memory (allocated in units of 128 bytes, plus the per-block reserve). 0 when one block
+/// does not fit. Pure: plans use it with the register count their kernels are built for.
 constexpr int blocks_per_sm(const DeviceInfo& d, int threads, int regs, int64_t smem) {
   if (threads <= 0 || threads > d.max_threads_per_block) return 0;
   if (smem > d.smem_per_block_optin) return 0;
@@ -259,8 +266,8 @@ inline HostCache<KernelKey, bool>& kernel_setup_cache() {
 
 }  // namespace detail
 
-// Facts of the current device, read on first use and cached per device (thread-safe). A
-// failed read is returned and not cached: the next call reads again.
+/// Facts of the current device, read on first use and cached per device (thread-safe). A
+/// failed read is returned and not cached: the next call reads again.
 template <int = 0>
 cudaError_t current_device_info(DeviceInfo* out) {
   int device = 0;
@@ -269,8 +276,8 @@ cudaError_t current_device_info(DeviceInfo* out) {
                         [device](DeviceInfo* d) { return detail::read_device_info(device, d); });
 }
 
-// Facts of `kernel` (a __global__ function's address) on the current device, cached per
-// (device, kernel).
+/// Facts of `kernel` (a __global__ function's address) on the current device, cached per
+/// (device, kernel).
 template <int = 0>
 cudaError_t kernel_facts(const void* kernel, KernelFacts* out) {
   int device = 0;
@@ -279,12 +286,12 @@ cudaError_t kernel_facts(const void* kernel, KernelFacts* out) {
                         [kernel](KernelFacts* f) { return detail::read_kernel_facts(kernel, f); });
 }
 
-// Runs setup() (kernel attributes: cudaFuncSetAttribute costs ~0.4 us of host time a call,
-// inside every launch) once per device and kernel. Keyed by the kernel's address, not by a
-// flag per template instantiation: without relocatable device code every translation unit
-// that launches a __global__ template registers its own copy of the kernel, with its own
-// address and attributes. A setup that failed is returned, not recorded, and runs again on
-// the next call (plans only ask for what the device allows, so it does not fail for them).
+/// Runs setup() (kernel attributes: cudaFuncSetAttribute costs ~0.4 us of host time a call,
+/// inside every launch) once per device and kernel. Keyed by the kernel's address, not by a
+/// flag per template instantiation: without relocatable device code every translation unit
+/// that launches a __global__ template registers its own copy of the kernel, with its own
+/// address and attributes. A setup that failed is returned, not recorded, and runs again on
+/// the next call (plans only ask for what the device allows, so it does not fail for them).
 template <typename Setup>
 cudaError_t once_per_kernel(const void* kernel, Setup setup) {
   int device = 0;

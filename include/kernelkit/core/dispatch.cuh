@@ -1,10 +1,12 @@
-// The one place a run-time value becomes a template argument: dispatch<V0, V1, ...>(v, f)
-// calls f(std::integral_constant<decltype(Vk), Vk>{}) for the Vk equal to v and returns its
-// result; a v that is none of them returns cudaErrorInvalidValue (a plan never asks for
-// one). Works for int, bool and enum values alike; launch_<op> functions use it, e.g.
-//   return dispatch<1, 2, 4, 8, 16, 32>(plan.width, [&](auto w) {
-//     return launch(row_kernel<decltype(w)::value, ...>, plan.shape, stream, ...);
-//   });
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The one place a run-time value becomes a template argument: dispatch<V0, V1, ...>(v, f)
+/// calls f(std::integral_constant<decltype(Vk), Vk>{}) for the Vk equal to v and returns its
+/// result; a v that is none of them returns cudaErrorInvalidValue (a plan never asks for
+/// one). Works for int, bool and enum values alike; launch_<op> functions use it, e.g.
+///   return dispatch<1, 2, 4, 8, 16, 32>(plan.width, [&](auto w) {
+///     return launch(row_kernel<decltype(w)::value, ...>, plan.shape, stream, ...);
+///   });
 #pragma once
 
 #include <cuda_runtime.h>
@@ -14,6 +16,8 @@
 
 namespace kernelkit {
 
+/// Calls f(std::integral_constant<decltype(Vk), Vk>{}) for the Vk among Vs equal to v and
+/// returns its result; cudaErrorInvalidValue when v is none of them (see the file comment).
 template <auto... Vs, typename V, typename F>
 cudaError_t dispatch(V v, F&& f) {
   cudaError_t result = cudaErrorInvalidValue;
@@ -21,7 +25,7 @@ cudaError_t dispatch(V v, F&& f) {
   return result;
 }
 
-// dispatch over the powers of two Lo, 2 Lo, ..., Hi.
+/// dispatch over the powers of two Lo, 2 Lo, ..., Hi.
 template <int Lo, int Hi, typename F>
 cudaError_t dispatch_pow2(int v, F&& f) {
   static_assert(Lo >= 1 && Lo <= Hi && (Lo & (Lo - 1)) == 0, "powers of two from Lo to Hi");

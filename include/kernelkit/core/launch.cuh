@@ -1,7 +1,9 @@
-// Launching: the one grid rule (waves of resident blocks, or one block per tile), the
-// launch shape a plan produces, and the one launcher, which also launches thread-block
-// clusters after checking that one can be resident, with the fallback that re-plans
-// without clusters.
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Launching: the one grid rule (waves of resident blocks, or one block per tile), the
+/// launch shape a plan produces, and the one launcher, which also launches thread-block
+/// clusters after checking that one can be resident, with the fallback that re-plans
+/// without clusters.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -17,18 +19,20 @@
 
 namespace kernelkit {
 
-// Ceiling division for non-negative integers.
+/// Ceiling division for non-negative integers.
 template <typename T>
 __host__ __device__ constexpr T ceil_div(T a, T b) {
   return (a + b - 1) / b;
 }
 
+/// Full waves of resident blocks grid_size_for allows by default; grid-stride loops cover
+/// the rest.
 inline constexpr int kDefaultWaves = 32;
 
-// The grid-sizing rule: enough blocks of `block` threads to give each of `work_items` one
-// thread, but no more than `waves` full waves of resident blocks (resident blocks per SM:
-// `blocks_per_sm` when the plan knows it, else what the thread limit allows); grid-stride
-// loops cover the rest. At least one block, at most INT32_MAX. Pure.
+/// The grid-sizing rule: enough blocks of `block` threads to give each of `work_items` one
+/// thread, but no more than `waves` full waves of resident blocks (resident blocks per SM:
+/// `blocks_per_sm` when the plan knows it, else what the thread limit allows); grid-stride
+/// loops cover the rest. At least one block, at most INT32_MAX. Pure.
 inline int grid_size_for(int64_t work_items, int block, const DeviceInfo& d,
                          int waves = kDefaultWaves, int blocks_per_sm = 0) {
   const int64_t needed = ceil_div<int64_t>(std::max<int64_t>(work_items, 1), block);
@@ -38,29 +42,30 @@ inline int grid_size_for(int64_t work_items, int block, const DeviceInfo& d,
   return static_cast<int>(std::clamp<int64_t>(needed, 1, std::min<int64_t>(cap, INT32_MAX)));
 }
 
-// One block per tile: `tiles` blocks, clamped to [1, INT32_MAX] (a kernel that strides by
-// gridDim.x covers the tiles past the limit). Pure.
+/// One block per tile: `tiles` blocks, clamped to [1, INT32_MAX] (a kernel that strides by
+/// gridDim.x covers the tiles past the limit). Pure.
 inline int grid_one_block_per_tile(int64_t tiles) {
   return static_cast<int>(std::clamp<int64_t>(tiles, 1, INT32_MAX));
 }
 
-// How a plan launches one kernel. cluster: the thread-block cluster's dimensions ({1, 1, 1}:
-// no cluster); the grid must be a multiple of it in each dimension.
+/// How a plan launches one kernel. cluster: the thread-block cluster's dimensions ({1, 1, 1}:
+/// no cluster); the grid must be a multiple of it in each dimension.
 struct LaunchShape {
-  dim3 grid{1, 1, 1};
-  dim3 block{1, 1, 1};
-  size_t smem = 0;  // dynamic shared memory, bytes
-  dim3 cluster{1, 1, 1};
-  // Programmatic dependent launch (sm_90+): the kernel may be scheduled while the kernel
-  // before it in the stream is finishing, and must run griddepcontrol.wait
-  // (cudaGridDependencySynchronize) before it touches anything that kernel writes. Plans set
-  // it only for kernels compiled with that wait, when d.cc_major >= 9 and d.code_arch >= 90.
+  dim3 grid{1, 1, 1};     ///< blocks of the grid
+  dim3 block{1, 1, 1};    ///< threads of a block
+  size_t smem = 0;        ///< dynamic shared memory, bytes
+  dim3 cluster{1, 1, 1};  ///< blocks of a cluster ({1, 1, 1}: no cluster)
+  /// Programmatic dependent launch (sm_90+): the kernel may be scheduled while the kernel
+  /// before it in the stream is finishing, and must run griddepcontrol.wait
+  /// (cudaGridDependencySynchronize) before it touches anything that kernel writes. Plans set
+  /// it only for kernels compiled with that wait, when d.cc_major >= 9 and d.code_arch >= 90.
   bool overlap_previous = false;
-  // Cooperative launch: every block of the grid is resident at once, so the kernel may use
-  // grid-wide barriers (grid_sync(), core/grid.cuh). Plans set it only when
-  // d.cooperative_launch and size the grid to the blocks that fit at once.
+  /// Cooperative launch: every block of the grid is resident at once, so the kernel may use
+  /// grid-wide barriers (grid_sync(), core/grid.cuh). Plans set it only when
+  /// d.cooperative_launch and size the grid to the blocks that fit at once.
   bool cooperative = false;
 
+  /// The launch uses a cluster of more than one block.
   constexpr bool is_cluster() const { return cluster.x * cluster.y * cluster.z > 1; }
 };
 
@@ -112,9 +117,9 @@ inline HostCache<BlocksKey, int>& resident_blocks_cache() {
 }
 }  // namespace detail
 
-// Clusters of `kernel` launched with `shape` that can be resident at once on the current
-// device (0: none can; under MPS, MIG or on a part with few SMs per GPC a valid cluster may
-// not fit). Cached per (device, kernel, cluster, block, smem); the cache is bounded.
+/// Clusters of `kernel` launched with `shape` that can be resident at once on the current
+/// device (0: none can; under MPS, MIG or on a part with few SMs per GPC a valid cluster may
+/// not fit). Cached per (device, kernel, cluster, block, smem); the cache is bounded.
 template <typename Kernel>
 cudaError_t cluster_occupancy(Kernel kernel, const LaunchShape& shape, int* clusters) {
   int device = 0;
@@ -134,8 +139,8 @@ cudaError_t cluster_occupancy(Kernel kernel, const LaunchShape& shape, int* clus
   });
 }
 
-// Blocks of `kernel` launched with `shape` that can be resident at once on the current
-// device (runtime occupancy query times the SMs). Cached per (device, kernel, block, smem).
+/// Blocks of `kernel` launched with `shape` that can be resident at once on the current
+/// device (runtime occupancy query times the SMs). Cached per (device, kernel, block, smem).
 template <typename Kernel>
 cudaError_t resident_blocks(Kernel kernel, const LaunchShape& shape, int64_t* blocks) {
   int device = 0;
@@ -155,17 +160,17 @@ cudaError_t resident_blocks(Kernel kernel, const LaunchShape& shape, int64_t* bl
   return cudaSuccess;
 }
 
-// What launch() answers, without launching, for a cluster shape of which no cluster can be
-// resident, or a cooperative grid larger than the blocks that can be resident at once; also
-// what the runtime answers for a cluster it cannot schedule.
+/// What launch() answers, without launching, for a cluster shape of which no cluster can be
+/// resident, or a cooperative grid larger than the blocks that can be resident at once; also
+/// what the runtime answers for a cluster it cannot schedule.
 inline constexpr cudaError_t kClusterDoesNotFit = cudaErrorInvalidClusterSize;
 
-// The launcher of every op: kernel<<<shape>>>(args...) on stream, as a cluster launch when
-// shape.cluster is more than one block, as a programmatic dependent launch when
-// shape.overlap_previous, and as a cooperative launch when shape.cooperative. A cluster
-// launch first checks that one cluster can be resident, a cooperative launch that the whole
-// grid can, and when not returns kClusterDoesNotFit without launching (plan_and_launch then
-// re-plans without clusters, then without cooperative grids). Returns the launch's status.
+/// The launcher of every op: kernel<<<shape>>>(args...) on stream, as a cluster launch when
+/// shape.cluster is more than one block, as a programmatic dependent launch when
+/// shape.overlap_previous, and as a cooperative launch when shape.cooperative. A cluster
+/// launch first checks that one cluster can be resident, a cooperative launch that the whole
+/// grid can, and when not returns kClusterDoesNotFit without launching (plan_and_launch then
+/// re-plans without clusters, then without cooperative grids). Returns the launch's status.
 template <typename... Params, typename... Args>
 cudaError_t launch(void (*kernel)(Params...), const LaunchShape& shape, cudaStream_t stream,
                    Args&&... args) {
@@ -206,10 +211,10 @@ struct PlanCluster<Plan, std::void_t<decltype(std::declval<const Plan&>().shape.
 };
 }  // namespace detail
 
-// plan(d) -> a plan; launch(plan) -> cudaError_t. Launches the plan made for the device;
-// when it does not fit (kClusterDoesNotFit): a cluster past the portable 8 blocks is planned
-// again with at most 8 (d.nonportable_clusters off); then the plan is made again without
-// clusters, then without cooperative grids, each launched. A valid call always runs.
+/// plan(d) -> a plan; launch(plan) -> cudaError_t. Launches the plan made for the device;
+/// when it does not fit (kClusterDoesNotFit): a cluster past the portable 8 blocks is planned
+/// again with at most 8 (d.nonportable_clusters off); then the plan is made again without
+/// clusters, then without cooperative grids, each launched. A valid call always runs.
 template <typename PlanFn, typename LaunchFn>
 cudaError_t plan_and_launch(DeviceInfo d, PlanFn&& plan, LaunchFn&& launch_plan) {
   const auto first = plan(d);

@@ -1,5 +1,7 @@
-// Scalar type traits shared by every module: the compute type of each storage type,
-// conversions to and from it, and the reduction operators.
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Scalar type traits shared by every module: the compute type of each storage type,
+/// conversions to and from it, and the reduction operators.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -9,33 +11,39 @@
 #include <cstdint>
 #include <type_traits>
 
+/// __host__ __device__ __forceinline__: the qualifiers of the small helpers callable from
+/// host and device code.
 #define KERNELKIT_HD __host__ __device__ __forceinline__
 
 namespace kernelkit {
 
-// compute_t<T>: the type arithmetic on T is done in. Half and bf16 compute in float,
-// every other type in itself.
+/// compute_t<T>: the type arithmetic on T is done in. Half and bf16 compute in float,
+/// every other type in itself.
 template <typename T>
 struct compute_type {
-  using type = T;
+  using type = T;  ///< T itself for every type but __half and __nv_bfloat16
 };
+/// __half computes in float.
 template <>
 struct compute_type<__half> {
-  using type = float;
+  using type = float;  ///< float
 };
+/// __nv_bfloat16 computes in float.
 template <>
 struct compute_type<__nv_bfloat16> {
-  using type = float;
+  using type = float;  ///< float
 };
+/// The type arithmetic on T is done in (compute_type<T>::type).
 template <typename T>
 using compute_t = typename compute_type<T>::type;
 
+/// True for __half and __nv_bfloat16, the 16-bit floats that compute in float.
 template <typename T>
 inline constexpr bool is_half_like_v =
     std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
 
-// Converts any supported scalar to To. Half and bf16 go through float; float -> half/bf16
-// rounds to nearest even and overflows to +-inf.
+/// Converts any supported scalar to To. Half and bf16 go through float; float -> half/bf16
+/// rounds to nearest even and overflows to +-inf.
 template <typename To, typename From>
 KERNELKIT_HD To convert(From x) {
   if constexpr (std::is_same_v<To, From>) {
@@ -61,7 +69,7 @@ KERNELKIT_HD To convert(From x) {
   }
 }
 
-// True for a NaN of any floating type; false for integers.
+/// True for a NaN of any floating type; false for integers.
 template <typename T>
 KERNELKIT_HD bool is_nan(T x) {
   if constexpr (std::is_integral_v<T>) {
@@ -73,10 +81,11 @@ KERNELKIT_HD bool is_nan(T x) {
   }
 }
 
-// Reduction operators. Each is a stateless functor usable on host and device; Max and
-// Min propagate NaN (a NaN operand wins, as torch.amax does). For half and bf16 they
-// compare in float and return one of the operands unchanged.
+/// Reduction operators. Each is a stateless functor usable on host and device; Max and
+/// Min propagate NaN (a NaN operand wins, as torch.amax does). For half and bf16 they
+/// compare in float and return one of the operands unchanged.
 struct Sum {
+  /// a + b; half and bf16 are added in float and rounded back.
   template <typename T>
   KERNELKIT_HD T operator()(T a, T b) const {
     if constexpr (is_half_like_v<T>) {
@@ -87,7 +96,9 @@ struct Sum {
   }
 };
 
+/// The larger operand; a NaN operand wins (see Sum).
 struct Max {
+  /// The larger of a and b, or the NaN one.
   template <typename T>
   KERNELKIT_HD T operator()(T a, T b) const {
     if constexpr (is_half_like_v<T>) {
@@ -99,7 +110,9 @@ struct Max {
   }
 };
 
+/// The smaller operand; a NaN operand wins (see Sum).
 struct Min {
+  /// The smaller of a and b, or the NaN one.
   template <typename T>
   KERNELKIT_HD T operator()(T a, T b) const {
     if constexpr (is_half_like_v<T>) {
@@ -111,14 +124,20 @@ struct Min {
   }
 };
 
-// The run-time choice of operator taken by the public reductions.
+/// The run-time choice of operator taken by the public reductions.
 enum class ReduceOp { kSum, kMax, kMin };
+/** @var ReduceOp::kSum
+    Sum. */
+/** @var ReduceOp::kMax
+    Max (NaN wins). */
+/** @var ReduceOp::kMin
+    Min (NaN wins). */
 
-// Limits and identities, host and device, for every supported type (written without
-// std::numeric_limits so that device code needs no --expt-relaxed-constexpr):
-// highest<T>() is +inf for floating types and the largest value for integers, lowest<T>()
-// -inf / the smallest value; identity<Op, T>() is 0 for Sum, lowest for Max, highest for
-// Min (Max(-inf, NaN) is NaN, so a NaN still propagates).
+/// Limits and identities, host and device, for every supported type (written without
+/// std::numeric_limits so that device code needs no --expt-relaxed-constexpr):
+/// highest<T>() is +inf for floating types and the largest value for integers, lowest<T>()
+/// -inf / the smallest value; identity<Op, T>() is 0 for Sum, lowest for Max, highest for
+/// Min (Max(-inf, NaN) is NaN, so a NaN still propagates).
 template <typename T>
 KERNELKIT_HD T highest() {
   if constexpr (std::is_integral_v<T>) {
@@ -131,6 +150,8 @@ KERNELKIT_HD T highest() {
   }
 }
 
+/// The lowest value of T: -inf for floating types, the smallest value for integers (see
+/// highest).
 template <typename T>
 KERNELKIT_HD T lowest() {
   if constexpr (std::is_integral_v<T>) {
@@ -142,6 +163,8 @@ KERNELKIT_HD T lowest() {
   }
 }
 
+/// The identity of Op (Sum, Max or Min) in T: 0, lowest<T>() or highest<T>() (see
+/// highest).
 template <typename Op, typename T>
 KERNELKIT_HD T identity() {
   if constexpr (std::is_same_v<Op, Sum>) {
@@ -154,30 +177,35 @@ KERNELKIT_HD T identity() {
   }
 }
 
-// The unsigned integer of Bytes bytes (1, 2, 4, 8): moves elements as bits.
+/// The unsigned integer of Bytes bytes (1, 2, 4, 8): moves elements as bits.
 template <int Bytes>
 struct BitsOfSize;
 template <>
+/// 1 byte: uint8_t.
 struct BitsOfSize<1> {
-  using type = uint8_t;
+  using type = uint8_t;  ///< uint8_t
 };
 template <>
+/// 2 bytes: uint16_t.
 struct BitsOfSize<2> {
-  using type = uint16_t;
+  using type = uint16_t;  ///< uint16_t
 };
 template <>
+/// 4 bytes: uint32_t.
 struct BitsOfSize<4> {
-  using type = uint32_t;
+  using type = uint32_t;  ///< uint32_t
 };
 template <>
+/// 8 bytes: uint64_t.
 struct BitsOfSize<8> {
-  using type = uint64_t;
+  using type = uint64_t;  ///< uint64_t
 };
+/// BitsOfSize<Bytes>::type.
 template <int Bytes>
 using bits_t = typename BitsOfSize<Bytes>::type;
 
-// The short name of a type, as in benchmark case names and test names: f32, f64, f16,
-// bf16, i8, i32, i64, u8, u32, u64.
+/// The short name of a type, as in benchmark case names and test names: f32, f64, f16,
+/// bf16, i8, i32, i64, u8, u32, u64.
 template <typename T>
 constexpr const char* type_name() {
   if constexpr (std::is_same_v<T, float>)

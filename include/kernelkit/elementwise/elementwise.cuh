@@ -1,35 +1,37 @@
-// The elementwise engine: out[i] = f(a[i], b[i], ...) for i in [0, n), at the copy's speed.
-//
-// A functor F is any copyable object with a __device__ call operator taking one element of
-// each input (in its storage type: float, __half, ...); its result is converted to the
-// output type with kernelkit::convert (round to nearest even, overflow to +-inf). F may
-// also define
-//   __device__ void Apply2(R* out, const A* a, const B* b, ...) const
-// writing two consecutive results from two consecutive elements of each input (paired
-// __half2 / __nv_bfloat162 math); the engine uses it whenever the pack holds an even number
-// of elements. The *_with_factory forms take a factory instead: `factory()` is called on
-// the device, once per thread, and returns the functor (for functors that hold device
-// state or are cheaper to build on the device).
-// F may set `static constexpr int kPacksPerThread` (1, 2 or 4): how many 16-byte packs of
-// each input a thread loads before computing at large n (default 1; 2 with three inputs;
-// costly functors such as gelu ask for 4 so that loads stay in flight behind their math),
-// and `static constexpr bool kStageInputs = true`: with several packs per thread the inputs
-// of a tile are then copied into shared memory with cp.async first (ptxas cannot sink those
-// copies behind the math of the previous pack, as it does with plain loads).
-//
-// Memory access (plan_elementwise, elementwise_plan.cuh): 16-byte packs when every pointer
-// sits at the same offset within a pack, after a scalar head that brings them to a pack
-// boundary; pointers at different offsets take one element per access. The head and the
-// tail (n - head not a multiple of the pack) are done in the same launch. 64-bit indices
-// where 32-bit ones would overflow, so any n >= 0 works.
-//
-// Aliasing: out may be exactly one of the inputs (in place: same address and same element
-// size); any other overlap of out with an input -> cudaErrorInvalidValue. Inputs may alias
-// each other freely.
-// Errors: n < 0, a null pointer with n > 0, a pointer not aligned to its element type, or a
-// partial overlap -> cudaErrorInvalidValue, nothing launched. n == 0 does nothing and
-// returns cudaSuccess. Asynchronous on `stream`; no allocation, no synchronization
-// (capturable in a CUDA graph).
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The elementwise engine: out[i] = f(a[i], b[i], ...) for i in [0, n), at the copy's speed.
+///
+/// A functor F is any copyable object with a __device__ call operator taking one element of
+/// each input (in its storage type: float, __half, ...); its result is converted to the
+/// output type with kernelkit::convert (round to nearest even, overflow to +-inf). F may
+/// also define
+///   __device__ void Apply2(R* out, const A* a, const B* b, ...) const
+/// writing two consecutive results from two consecutive elements of each input (paired
+/// __half2 / __nv_bfloat162 math); the engine uses it whenever the pack holds an even number
+/// of elements. The *_with_factory forms take a factory instead: `factory()` is called on
+/// the device, once per thread, and returns the functor (for functors that hold device
+/// state or are cheaper to build on the device).
+/// F may set `static constexpr int kPacksPerThread` (1, 2 or 4): how many 16-byte packs of
+/// each input a thread loads before computing at large n (default 1; 2 with three inputs;
+/// costly functors such as gelu ask for 4 so that loads stay in flight behind their math),
+/// and `static constexpr bool kStageInputs = true`: with several packs per thread the inputs
+/// of a tile are then copied into shared memory with cp.async first (ptxas cannot sink those
+/// copies behind the math of the previous pack, as it does with plain loads).
+///
+/// Memory access (plan_elementwise, elementwise_plan.cuh): 16-byte packs when every pointer
+/// sits at the same offset within a pack, after a scalar head that brings them to a pack
+/// boundary; pointers at different offsets take one element per access. The head and the
+/// tail (n - head not a multiple of the pack) are done in the same launch. 64-bit indices
+/// where 32-bit ones would overflow, so any n >= 0 works.
+///
+/// Aliasing: out may be exactly one of the inputs (in place: same address and same element
+/// size); any other overlap of out with an input -> cudaErrorInvalidValue. Inputs may alias
+/// each other freely.
+/// Errors: n < 0, a null pointer with n > 0, a pointer not aligned to its element type, or a
+/// partial overlap -> cudaErrorInvalidValue, nothing launched. n == 0 does nothing and
+/// returns cudaSuccess. Asynchronous on `stream`; no allocation, no synchronization
+/// (capturable in a CUDA graph).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -68,7 +70,7 @@ struct EwHasStageInputs<F, std::void_t<decltype(F::kStageInputs)>> : std::true_t
 
 }  // namespace detail
 
-// What functor F asks of the plan: its kPacksPerThread and kStageInputs, where it has them.
+/// What functor F asks of the plan: its kPacksPerThread and kStageInputs, where it has them.
 template <typename F>
 constexpr EwFunctorTraits ew_functor_traits() {
   EwFunctorTraits t;
@@ -77,10 +79,10 @@ constexpr EwFunctorTraits ew_functor_traits() {
   return t;
 }
 
-// The argument checks of every elementwise call (shared with the ladder): n >= 0 and n
-// elements of every operand addressable; for n > 0 no null pointer, every pointer aligned
-// to its element type, and out either disjoint from each input or exactly it (same
-// address, same element size).
+/// The argument checks of every elementwise call (shared with the ladder): n >= 0 and n
+/// elements of every operand addressable; for n > 0 no null pointer, every pointer aligned
+/// to its element type, and out either disjoint from each input or exactly it (same
+/// address, same element size).
 template <typename R, typename... Args>
 bool elementwise_args_ok(int64_t n, const R* out, const Args*... in) {
   if (n < 0) return false;
@@ -93,10 +95,10 @@ bool elementwise_args_ok(int64_t n, const R* out, const Args*... in) {
   return !(partial_overlap(out, out_bytes, in, n * int64_t{sizeof(Args)}) || ...);
 }
 
-// Launches plan p (from plan_elementwise for these operands and Factory's functor): the one
-// place the plan's pack, packs per thread, staging and index width become template
-// arguments. Only the combinations a plan can produce are instantiated; any other answers
-// cudaErrorInvalidValue.
+/// Launches plan p (from plan_elementwise for these operands and Factory's functor): the one
+/// place the plan's pack, packs per thread, staging and index width become template
+/// arguments. Only the combinations a plan can produce are instantiated; any other answers
+/// cudaErrorInvalidValue.
 template <typename Factory, typename R, typename... Args>
 cudaError_t launch_elementwise(const EwPlan& p, Factory factory, cudaStream_t stream, int64_t n,
                                R* out, const Args*... in) {
@@ -125,10 +127,10 @@ cudaError_t launch_elementwise(const EwPlan& p, Factory factory, cudaStream_t st
   });
 }
 
-// out[i] = f(a[i]) for i in [0, n), with the functor built on the device by factory() (a
-// __device__ call operator of a copyable Factory), once per thread. Any storage types the
-// functor and convert<R> accept (float, double, __half, __nv_bfloat16, integers). out == a
-// allowed (same element size).
+/// out[i] = f(a[i]) for i in [0, n), with the functor built on the device by factory() (a
+/// __device__ call operator of a copyable Factory), once per thread. Any storage types the
+/// functor and convert<R> accept (float, double, __half, __nv_bfloat16, integers). out == a
+/// allowed (same element size).
 template <typename Factory, typename R, typename A>
 [[nodiscard]] cudaError_t unary_with_factory(Factory factory, int64_t n, R* out, const A* a,
                                              cudaStream_t stream = nullptr) {
@@ -141,7 +143,7 @@ template <typename Factory, typename R, typename A>
   return launch_elementwise(plan, factory, stream, n, out, a);
 }
 
-// out[i] = f(a[i], b[i]) for i in [0, n), functor from factory(). out may be a or b.
+/// out[i] = f(a[i], b[i]) for i in [0, n), functor from factory(). out may be a or b.
 template <typename Factory, typename R, typename A, typename B>
 [[nodiscard]] cudaError_t binary_with_factory(Factory factory, int64_t n, R* out, const A* a,
                                               const B* b, cudaStream_t stream = nullptr) {
@@ -154,7 +156,7 @@ template <typename Factory, typename R, typename A, typename B>
   return launch_elementwise(plan, factory, stream, n, out, a, b);
 }
 
-// out[i] = f(a[i], b[i], c[i]) for i in [0, n), functor from factory(). out may be a, b or c.
+/// out[i] = f(a[i], b[i], c[i]) for i in [0, n), functor from factory(). out may be a, b or c.
 template <typename Factory, typename R, typename A, typename B, typename C>
 [[nodiscard]] cudaError_t ternary_with_factory(Factory factory, int64_t n, R* out, const A* a,
                                                const B* b, const C* c,
@@ -168,20 +170,53 @@ template <typename Factory, typename R, typename A, typename B, typename C>
   return launch_elementwise(plan, factory, stream, n, out, a, b, c);
 }
 
-// out[i] = f(a[i]) for i in [0, n). Types, aliasing and errors as unary_with_factory.
+/// out[i] = f(a[i]) for i in [0, n). Types, aliasing and errors as unary_with_factory.
+/// @tparam F the functor (see the file comment); f is copied to the device
+/// @param f the functor
+/// @param n elements (>= 0; 0 does nothing)
+/// @param out device pointer to n elements of R, aligned to R
+/// @param a device pointer to n elements of its type, aligned to it
+/// @param stream the stream the work is enqueued on (nullptr: the default stream)
+/// @return cudaSuccess once the work is enqueued on stream; cudaErrorInvalidValue, before any
+/// launch and with nothing written, when elementwise_args_ok fails (negative n, n times the widest
+/// element overflowing int64, a null or misaligned pointer, out partly overlapping an input);
+/// otherwise the error of reading the device's facts or of the launch.
 template <typename F, typename R, typename A>
 [[nodiscard]] cudaError_t unary(F f, int64_t n, R* out, const A* a, cudaStream_t stream = nullptr) {
   return unary_with_factory(detail::EwFunctorFactory<F>{f}, n, out, a, stream);
 }
 
-// out[i] = f(a[i], b[i]) for i in [0, n). out may be a or b.
+/// out[i] = f(a[i], b[i]) for i in [0, n). out may be a or b.
+/// @tparam F the functor (see the file comment); f is copied to the device
+/// @param f the functor
+/// @param n elements (>= 0; 0 does nothing)
+/// @param out device pointer to n elements of R, aligned to R
+/// @param a device pointer to n elements of its type, aligned to it
+/// @param b device pointer to n elements of its type, aligned to it
+/// @param stream the stream the work is enqueued on (nullptr: the default stream)
+/// @return cudaSuccess once the work is enqueued on stream; cudaErrorInvalidValue, before any
+/// launch and with nothing written, when elementwise_args_ok fails (negative n, n times the widest
+/// element overflowing int64, a null or misaligned pointer, out partly overlapping an input);
+/// otherwise the error of reading the device's facts or of the launch.
 template <typename F, typename R, typename A, typename B>
 [[nodiscard]] cudaError_t binary(F f, int64_t n, R* out, const A* a, const B* b,
                                  cudaStream_t stream = nullptr) {
   return binary_with_factory(detail::EwFunctorFactory<F>{f}, n, out, a, b, stream);
 }
 
-// out[i] = f(a[i], b[i], c[i]) for i in [0, n). out may be a, b or c.
+/// out[i] = f(a[i], b[i], c[i]) for i in [0, n). out may be a, b or c.
+/// @tparam F the functor (see the file comment); f is copied to the device
+/// @param f the functor
+/// @param n elements (>= 0; 0 does nothing)
+/// @param out device pointer to n elements of R, aligned to R
+/// @param a device pointer to n elements of its type, aligned to it
+/// @param b device pointer to n elements of its type, aligned to it
+/// @param c device pointer to n elements of its type, aligned to it
+/// @param stream the stream the work is enqueued on (nullptr: the default stream)
+/// @return cudaSuccess once the work is enqueued on stream; cudaErrorInvalidValue, before any
+/// launch and with nothing written, when elementwise_args_ok fails (negative n, n times the widest
+/// element overflowing int64, a null or misaligned pointer, out partly overlapping an input);
+/// otherwise the error of reading the device's facts or of the launch.
 template <typename F, typename R, typename A, typename B, typename C>
 [[nodiscard]] cudaError_t ternary(F f, int64_t n, R* out, const A* a, const B* b, const C* c,
                                   cudaStream_t stream = nullptr) {

@@ -1,19 +1,21 @@
-// What one elementwise call will do: plan_elementwise (pure host code, no CUDA call) turns
-// the size, the operands' element sizes and addresses, the functor's traits and the device's
-// facts into an EwPlan, which launch_elementwise (elementwise.cuh) launches.
-//
-// The decisions, in order:
-// - pack: 16-byte packs (min over the operand types of 16 / sizeof) when every pointer sits
-//   at the same element offset within such a pack; then a scalar head of `head` elements
-//   brings every pointer to a pack boundary. Pointers at different offsets take one element
-//   per access (pack 1), as many elements of each input in flight per thread as a pack holds.
-// - packs per thread: what the functor asks for (kPacksPerThread: costly functors keep
-//   several packs in flight; 1 otherwise, 2 with three inputs), halved while the tiles would
-//   not fill half a wave of resident blocks (small n: spread the work over every SM first).
-// - staging through shared memory (kStageInputs functors, several packs per thread).
-// - block: 256 threads, halved (to 64 at least) while there would be fewer blocks than SMs.
-// - grid: one block per tile (the kernel strides by the grid only past INT32_MAX blocks).
-// - 32-bit indices while every index the kernel forms fits.
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// What one elementwise call will do: plan_elementwise (pure host code, no CUDA call) turns
+/// the size, the operands' element sizes and addresses, the functor's traits and the device's
+/// facts into an EwPlan, which launch_elementwise (elementwise.cuh) launches.
+///
+/// The decisions, in order:
+/// - pack: 16-byte packs (min over the operand types of 16 / sizeof) when every pointer sits
+///   at the same element offset within such a pack; then a scalar head of `head` elements
+///   brings every pointer to a pack boundary. Pointers at different offsets take one element
+///   per access (pack 1), as many elements of each input in flight per thread as a pack holds.
+/// - packs per thread: what the functor asks for (kPacksPerThread: costly functors keep
+///   several packs in flight; 1 otherwise, 2 with three inputs), halved while the tiles would
+///   not fill half a wave of resident blocks (small n: spread the work over every SM first).
+/// - staging through shared memory (kStageInputs functors, several packs per thread).
+/// - block: 256 threads, halved (to 64 at least) while there would be fewer blocks than SMs.
+/// - grid: one block per tile (the kernel strides by the grid only past INT32_MAX blocks).
+/// - 32-bit indices while every index the kernel forms fits.
 #pragma once
 
 #include <algorithm>
@@ -25,32 +27,37 @@
 
 namespace kernelkit {
 
-// Most threads per block the plan launches (the kernel's __launch_bounds__), and fewest.
+/// Most threads per block the plan launches (the kernel's __launch_bounds__), and fewest.
+/// @{
 inline constexpr int kEwMaxBlock = 256;
 inline constexpr int kEwMinBlock = 64;
-// Most packs of each input a thread keeps in flight (powers of two up to this).
+/// @}
+/// Most packs of each input a thread keeps in flight (powers of two up to this).
 inline constexpr int kEwMaxPacksPerThread = 4;
-// Bytes of shared memory per input, pack and thread on the staged path (one slot holds a
-// pack of up to 16 bytes).
+/// Bytes of shared memory per input, pack and thread on the staged path (one slot holds a
+/// pack of up to 16 bytes).
 inline constexpr int kEwSlotBytes = 16;
-// The output and up to three inputs.
+/// The output and up to three inputs.
 inline constexpr int kEwMaxOperands = 4;
 
-// One operand of a call as the plan sees it: its element size and its address (only the
-// address's position within 16 bytes matters).
+/// One operand of a call as the plan sees it: its element size and its address (only the
+/// address's position within 16 bytes matters).
 struct EwOperand {
-  int elem_bytes = 0;
-  std::uintptr_t address = 0;
+  int elem_bytes = 0;          ///< bytes of one element
+  std::uintptr_t address = 0;  ///< the pointer as an integer
 };
 
-// The operands of a call: op[0] is the output, op[1..count) the inputs.
+/// The operands of a call: op[0] is the output, op[1..count) the inputs.
 struct EwOperands {
-  int count = 0;
-  EwOperand op[kEwMaxOperands] = {};
+  int count = 0;                      ///< operands: 1 + the inputs
+  EwOperand op[kEwMaxOperands] = {};  ///< op[0] the output, then the inputs
 
+  /// Inputs of the call.
   constexpr int arity() const { return count - 1; }
 };
 
+/// The operands of a call with output out and inputs in (1 to 3 of them), as plan_elementwise
+/// takes them.
 template <typename R, typename... Args>
 EwOperands ew_operands(const R* out, const Args*... in) {
   static_assert(sizeof...(Args) >= 1 && sizeof...(Args) + 1 <= kEwMaxOperands, "1 to 3 inputs");
@@ -59,14 +66,14 @@ EwOperands ew_operands(const R* out, const Args*... in) {
                      EwOperand{int{sizeof(Args)}, reinterpret_cast<std::uintptr_t>(in)}...}};
 }
 
-// What the functor asks of the engine (elementwise.cuh reads them from F's members).
+/// What the functor asks of the engine (elementwise.cuh reads them from F's members).
 struct EwFunctorTraits {
-  int packs_per_thread = 0;   // F::kPacksPerThread: packs per thread at large n (0: by arity)
-  bool stage_inputs = false;  // F::kStageInputs: stage the inputs through shared memory
+  int packs_per_thread = 0;   ///< F::kPacksPerThread: packs per thread at large n (0: by arity)
+  bool stage_inputs = false;  ///< F::kStageInputs: stage the inputs through shared memory
 };
 
-// Packs per thread the functor asks for: kPacksPerThread, else 1 (2 with three inputs), as
-// a power of two in [1, kEwMaxPacksPerThread]. The most a plan picks for it.
+/// Packs per thread the functor asks for: kPacksPerThread, else 1 (2 with three inputs), as
+/// a power of two in [1, kEwMaxPacksPerThread]. The most a plan picks for it.
 constexpr int ew_max_packs_per_thread(const EwFunctorTraits& f, int arity) {
   int want = f.packs_per_thread > 0 ? f.packs_per_thread : (arity >= 3 ? 2 : 1);
   want = want < kEwMaxPacksPerThread ? want : kEwMaxPacksPerThread;
@@ -76,7 +83,7 @@ constexpr int ew_max_packs_per_thread(const EwFunctorTraits& f, int arity) {
   return ppt;
 }
 
-// The widest pack (elements) of 16 bytes or less that every operand type allows.
+/// The widest pack (elements) of 16 bytes or less that every operand type allows.
 constexpr int ew_max_pack(const EwOperands& ops) {
   int pack = kMaxPackBytes;
   for (int k = 0; k < ops.count; ++k) {
@@ -89,15 +96,15 @@ constexpr int ew_max_pack(const EwOperands& ops) {
   return pow2;
 }
 
-// Elements per thread on the one-element-per-access path: as many as one pack holds, so a
-// thread moves as many bytes as on the packed path.
+/// Elements per thread on the one-element-per-access path: as many as one pack holds, so a
+/// thread moves as many bytes as on the packed path.
 constexpr int ew_unit_packs_per_thread(int max_pack) {
   return max_pack;
 }
 
-// Whether the staged path can run with packs of `pack` elements: the functor asks, a thread
-// has several packs in flight, and every input pack is 4, 8 or 16 bytes (cp.async sizes).
-// Reads only the element sizes of ops.
+/// Whether the staged path can run with packs of `pack` elements: the functor asks, a thread
+/// has several packs in flight, and every input pack is 4, 8 or 16 bytes (cp.async sizes).
+/// Reads only the element sizes of ops.
 constexpr bool ew_stages(const EwFunctorTraits& f, const EwOperands& ops, int pack, int ppt) {
   if (!f.stage_inputs || pack <= 1 || ppt <= 1) return false;
   for (int k = 1; k < ops.count; ++k)
@@ -105,10 +112,10 @@ constexpr bool ew_stages(const EwFunctorTraits& f, const EwOperands& ops, int pa
   return true;
 }
 
-// Whether a plan can ask for `pack` elements per access and `ppt` packs per thread with
-// these operand sizes and functor: the widest pack with a power of two of packs up to the
-// functor's, or one element per access with a pack's worth of elements. launch_elementwise
-// instantiates exactly these kernels. Reads only the element sizes of ops.
+/// Whether a plan can ask for `pack` elements per access and `ppt` packs per thread with
+/// these operand sizes and functor: the widest pack with a power of two of packs up to the
+/// functor's, or one element per access with a pack's worth of elements. launch_elementwise
+/// instantiates exactly these kernels. Reads only the element sizes of ops.
 constexpr bool ew_plannable(const EwFunctorTraits& f, const EwOperands& ops, int pack, int ppt) {
   const int max_pack = ew_max_pack(ops);
   if (pack == 1) return ppt == ew_unit_packs_per_thread(max_pack);
@@ -116,28 +123,28 @@ constexpr bool ew_plannable(const EwFunctorTraits& f, const EwOperands& ops, int
   return ppt <= ew_max_packs_per_thread(f, ops.arity());
 }
 
-// Everything one call does.
+/// Everything one call does.
 struct EwPlan {
-  int pack = 1;              // elements per access: the widest pack, or 1 (pointers at
-                             // different offsets within a pack)
-  int64_t head = 0;          // elements before the first pack boundary of every pointer
-                             // (0 <= head < pack; done one per thread by block 0)
-  int64_t num_packs = 0;     // whole packs after the head
-  int tail = 0;              // elements after the last whole pack (< pack; block 0)
-  int packs_per_thread = 1;  // packs of each input a thread has in flight (tile = block *
-                             // packs_per_thread packs)
-  bool staged = false;       // full tiles' inputs copied through shared memory by cp.async
-  bool index64 = false;      // 64-bit indices (32-bit ones would overflow)
-  LaunchShape shape;         // grid: one block per tile; block; smem: the staging buffer
+  int pack = 1;              ///< elements per access: the widest pack, or 1 (pointers at
+                             ///< different offsets within a pack)
+  int64_t head = 0;          ///< elements before the first pack boundary of every pointer
+                             ///< (0 <= head < pack; done one per thread by block 0)
+  int64_t num_packs = 0;     ///< whole packs after the head
+  int tail = 0;              ///< elements after the last whole pack (< pack; block 0)
+  int packs_per_thread = 1;  ///< packs of each input a thread has in flight (tile = block *
+                             ///< packs_per_thread packs)
+  bool staged = false;       ///< full tiles' inputs copied through shared memory by cp.async
+  bool index64 = false;      ///< 64-bit indices (32-bit ones would overflow)
+  LaunchShape shape;         ///< grid: one block per tile; block; smem: the staging buffer
 };
 
-// Resident blocks of `block` threads per SM with `smem` bytes of shared memory (at least 1).
+/// Resident blocks of `block` threads per SM with `smem` bytes of shared memory (at least 1).
 inline int ew_blocks_per_sm(const DeviceInfo& d, int block, int64_t smem) {
   return std::max(1, blocks_per_sm(d, block, 0, smem));
 }
 
-// The plan of out[i] = f(in[i]...) for i < n on device d. n >= 0; ops: the output and each
-// input (elem_bytes >= 1, addresses aligned to their elements); pure.
+/// The plan of out[i] = f(in[i]...) for i < n on device d. n >= 0; ops: the output and each
+/// input (elem_bytes >= 1, addresses aligned to their elements); pure.
 inline EwPlan plan_elementwise(int64_t n, const EwOperands& ops, const EwFunctorTraits& f,
                                const DeviceInfo& d) {
   EwPlan p;

@@ -1,12 +1,14 @@
-// Functors for the elementwise engine (elementwise.cuh). Each takes elements in their
-// storage type, computes in compute_t (float for __half / __nv_bfloat16, the type itself
-// otherwise; with mixed inputs the common compute type), and returns a compute-type value
-// that the engine rounds to the output type. Functors with a paired hardware path define
-// Apply2 for __half and __nv_bfloat16 (two elements per instruction).
-//
-// NaN propagates as in PyTorch: relu(NaN) = NaN, and every formula below returns NaN for
-// a NaN input. Infinities follow the formula as written (e.g. sigmoid(-inf) = 0,
-// silu(-inf) = -inf / inf = NaN, as PyTorch's x / (1 + exp(-x))).
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Functors for the elementwise engine (elementwise.cuh). Each takes elements in their
+/// storage type, computes in compute_t (float for __half / __nv_bfloat16, the type itself
+/// otherwise; with mixed inputs the common compute type), and returns a compute-type value
+/// that the engine rounds to the output type. Functors with a paired hardware path define
+/// Apply2 for __half and __nv_bfloat16 (two elements per instruction).
+///
+/// NaN propagates as in PyTorch: relu(NaN) = NaN, and every formula below returns NaN for
+/// a NaN input. Infinities follow the formula as written (e.g. sigmoid(-inf) = 0,
+/// silu(-inf) = -inf / inf = NaN, as PyTorch's x / (1 + exp(-x))).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -112,34 +114,39 @@ namespace kernelkit {
 
 // ---- unary -------------------------------------------------------------------------
 
-// x, converted to the output type by the engine (also the cast functor).
+/// x, converted to the output type by the engine (also the cast functor).
 struct Identity {
+  /// x converted to its compute type.
   template <typename T>
   __device__ __forceinline__ compute_t<T> operator()(T x) const {
     return convert<compute_t<T>>(x);
   }
 };
 
-// Conversion between f32, f16, bf16 and f64 (and integers): the engine converts the input
-// to the output type through convert (round to nearest even, overflow to +-inf). Paired
-// float -> half / bf16 conversions use the two-wide hardware instruction.
+/// Conversion between f32, f16, bf16 and f64 (and integers): the engine converts the input
+/// to the output type through convert (round to nearest even, overflow to +-inf). Paired
+/// float -> half / bf16 conversions use the two-wide hardware instruction.
 struct Cast {
+  /// x unchanged; the engine converts it to the output type.
   template <typename T>
   __device__ __forceinline__ T operator()(T x) const {
     return x;
   }
+  /// Two floats to two __half with one paired conversion (round to nearest even).
   __device__ __forceinline__ void Apply2(__half* out, const float* in) const {
     detail::ew_store2(out, __float22half2_rn(make_float2(in[0], in[1])));
   }
+  /// Two floats to two __nv_bfloat16 with one paired conversion (round to nearest even).
   __device__ __forceinline__ void Apply2(__nv_bfloat16* out, const float* in) const {
     detail::ew_store2(out, __float22bfloat162_rn(make_float2(in[0], in[1])));
   }
 };
 
-// alpha * x.
+/// alpha * x.
 template <typename S = float>
 struct Scale {
-  S alpha;
+  S alpha;  ///< the scale
+  /// alpha * x in the common compute type of T and S.
   template <typename T>
   __device__ __forceinline__ detail::ew_common_compute_t<T, S> operator()(T x) const {
     using C = detail::ew_common_compute_t<T, S>;
@@ -147,13 +154,15 @@ struct Scale {
   }
 };
 
-// max(x, 0), NaN for NaN.
+/// max(x, 0), NaN for NaN.
 struct Relu {
+  /// max(x, 0) in the compute type; NaN for NaN.
   template <typename T>
   __device__ __forceinline__ compute_t<T> operator()(T x) const {
     const auto c = convert<compute_t<T>>(x);
     return c < compute_t<T>(0) ? compute_t<T>(0) : c;  // NaN < 0 is false: NaN passes
   }
+  /// Two __half or two __nv_bfloat16 elements at once: max(x, 0) with __hmax2_nan (NaN passes).
   template <typename T, detail::ew_if_half_like<T> = 0>
   __device__ __forceinline__ void Apply2(T* out, const T* in) const {
     const auto zero = detail::ew_vec2_t<T>(convert<T>(0.f), convert<T>(0.f));
@@ -161,8 +170,9 @@ struct Relu {
   }
 };
 
-// 1 / (1 + exp(-x)).
+/// 1 / (1 + exp(-x)).
 struct Sigmoid {
+  /// 1 / (1 + exp(-x)) in the compute type.
   template <typename T>
   __device__ __forceinline__ compute_t<T> operator()(T x) const {
     using C = compute_t<T>;
@@ -170,8 +180,9 @@ struct Sigmoid {
   }
 };
 
-// x * sigmoid(x), computed as x / (1 + exp(-x)).
+/// x * sigmoid(x), computed as x / (1 + exp(-x)).
 struct Silu {
+  /// x / (1 + exp(-x)) in the compute type.
   template <typename T>
   __device__ __forceinline__ compute_t<T> operator()(T x) const {
     using C = compute_t<T>;
@@ -180,29 +191,34 @@ struct Silu {
   }
 };
 
+/// tanh(x) (tanhf / tanh).
 struct Tanh {
+  /// tanh(x) in the compute type.
   template <typename T>
   __device__ __forceinline__ compute_t<T> operator()(T x) const {
     return detail::ew_tanh(convert<compute_t<T>>(x));
   }
 };
 
+/// exp(x) (expf / exp).
 struct Exp {
+  /// exp(x) in the compute type.
   template <typename T>
   __device__ __forceinline__ compute_t<T> operator()(T x) const {
     return detail::ew_exp(convert<compute_t<T>>(x));
   }
 };
 
-// gelu, erf form (PyTorch's default): 0.5 * x * (1 + erf(x / sqrt(2))). float and double
-// inputs evaluate that formula with erff / erf; half and bf16 inputs go through the erfc
-// form (detail::ew_gelu_erfc_form: cheaper, and accurate in the negative tail).
-// 4 packs per thread: ~25 instructions per element, 8 elements per bf16 pack; staged
-// through shared memory so that all 4 packs' loads are in flight before the math (bf16
-// 2^28 on the H100: 0.963 of the copy with plain loads, 0.985 staged; bench/NOTES.md).
+/// gelu, erf form (PyTorch's default): 0.5 * x * (1 + erf(x / sqrt(2))). float and double
+/// inputs evaluate that formula with erff / erf; half and bf16 inputs go through the erfc
+/// form (detail::ew_gelu_erfc_form: cheaper, and accurate in the negative tail).
+/// 4 packs per thread: ~25 instructions per element, 8 elements per bf16 pack; staged
+/// through shared memory so that all 4 packs' loads are in flight before the math (bf16
+/// 2^28 on the H100: 0.963 of the copy with plain loads, 0.985 staged; bench/NOTES.md).
 struct GeluErf {
-  static constexpr int kPacksPerThread = 4;
-  static constexpr bool kStageInputs = true;
+  static constexpr int kPacksPerThread = 4;   ///< 16-byte packs a thread handles (see unary())
+  static constexpr bool kStageInputs = true;  ///< the packs are staged through shared memory
+  /// gelu(x), erf form, in the compute type.
   template <typename T>
   __device__ __forceinline__ compute_t<T> operator()(T x) const {
     using C = compute_t<T>;
@@ -215,9 +231,10 @@ struct GeluErf {
   }
 };
 
-// gelu, tanh form (approximate='tanh'): 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))).
+/// gelu, tanh form (approximate='tanh'): 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))).
 struct GeluTanh {
-  static constexpr int kPacksPerThread = 4;
+  static constexpr int kPacksPerThread = 4;  ///< 16-byte packs a thread handles (see unary())
+  /// gelu(x), tanh form, in the compute type.
   template <typename T>
   __device__ __forceinline__ compute_t<T> operator()(T x) const {
     using C = compute_t<T>;
@@ -229,44 +246,54 @@ struct GeluTanh {
 
 // ---- binary ------------------------------------------------------------------------
 
+/// a + b in the common compute type of the inputs.
 struct Add {
+  /// a + b in the common compute type of A and B.
   template <typename A, typename B>
   __device__ __forceinline__ detail::ew_common_compute_t<A, B> operator()(A a, B b) const {
     using C = detail::ew_common_compute_t<A, B>;
     return convert<C>(a) + convert<C>(b);
   }
+  /// Two __half or two __nv_bfloat16 elements at once: a + b with __hadd2.
   template <typename T, detail::ew_if_half_like<T> = 0>
   __device__ __forceinline__ void Apply2(T* out, const T* a, const T* b) const {
     detail::ew_store2(out, __hadd2(detail::ew_load2(a), detail::ew_load2(b)));
   }
 };
 
+/// a - b in the common compute type of the inputs.
 struct Sub {
+  /// a - b in the common compute type of A and B.
   template <typename A, typename B>
   __device__ __forceinline__ detail::ew_common_compute_t<A, B> operator()(A a, B b) const {
     using C = detail::ew_common_compute_t<A, B>;
     return convert<C>(a) - convert<C>(b);
   }
+  /// Two __half or two __nv_bfloat16 elements at once: a - b with __hsub2.
   template <typename T, detail::ew_if_half_like<T> = 0>
   __device__ __forceinline__ void Apply2(T* out, const T* a, const T* b) const {
     detail::ew_store2(out, __hsub2(detail::ew_load2(a), detail::ew_load2(b)));
   }
 };
 
+/// a * b in the common compute type of the inputs.
 struct Mul {
+  /// a * b in the common compute type of A and B.
   template <typename A, typename B>
   __device__ __forceinline__ detail::ew_common_compute_t<A, B> operator()(A a, B b) const {
     using C = detail::ew_common_compute_t<A, B>;
     return convert<C>(a) * convert<C>(b);
   }
+  /// Two __half or two __nv_bfloat16 elements at once: a * b with __hmul2.
   template <typename T, detail::ew_if_half_like<T> = 0>
   __device__ __forceinline__ void Apply2(T* out, const T* a, const T* b) const {
     detail::ew_store2(out, __hmul2(detail::ew_load2(a), detail::ew_load2(b)));
   }
 };
 
-// a / b (IEEE division in the compute type; half and bf16 divide in float).
+/// a / b (IEEE division in the compute type; half and bf16 divide in float).
 struct Div {
+  /// a / b in the common compute type of A and B.
   template <typename A, typename B>
   __device__ __forceinline__ detail::ew_common_compute_t<A, B> operator()(A a, B b) const {
     using C = detail::ew_common_compute_t<A, B>;
@@ -274,10 +301,12 @@ struct Div {
   }
 };
 
-// alpha * a + beta * b.
+/// alpha * a + beta * b.
 template <typename S = float>
 struct Axpby {
-  S alpha, beta;
+  /// the scale of a (beta: of b)
+  S alpha, beta;  ///< the scale of b
+  /// alpha * a + beta * b in the common compute type of A, B and S.
   template <typename A, typename B>
   __device__ __forceinline__ detail::ew_common_compute_t<A, B, S> operator()(A a, B b) const {
     using C = detail::ew_common_compute_t<A, B, S>;
@@ -287,10 +316,11 @@ struct Axpby {
 
 // ---- ternary -----------------------------------------------------------------------
 
-// a * b + c with one rounding (fused multiply-add in the compute type; the paired half /
-// bf16 path is the hardware's fused __hfma2, also one rounding; bf16 before sm_80 rounds
-// the float fma to bf16, as the scalar path does).
+/// a * b + c with one rounding (fused multiply-add in the compute type; the paired half /
+/// bf16 path is the hardware's fused __hfma2, also one rounding; bf16 before sm_80 rounds
+/// the float fma to bf16, as the scalar path does).
 struct Fma {
+  /// a * b + c, one rounding (fma for floating compute types; a * b + c for integers).
   template <typename A, typename B, typename C>
   __device__ __forceinline__ detail::ew_common_compute_t<A, B, C> operator()(A a, B b, C c) const {
     using T = detail::ew_common_compute_t<A, B, C>;
@@ -300,6 +330,8 @@ struct Fma {
       return convert<T>(a) * convert<T>(b) + convert<T>(c);
     }
   }
+  /// Two __half or two __nv_bfloat16 elements at once: __hfma2 (bf16 before sm_80: fmaf in float,
+  /// rounded to bf16).
   template <typename T, detail::ew_if_half_like<T> = 0>
   __device__ __forceinline__ void Apply2(T* out, const T* a, const T* b, const T* c) const {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800

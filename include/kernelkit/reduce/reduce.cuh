@@ -1,20 +1,22 @@
-// Device-wide reduction: out[0] = op(init, in[0], ..., in[n - 1]), accumulated in
-// compute_t<Acc>. Kernels: detail/reduce_kernels.cuh.
-//
-// How a call runs (plan_reduce): n fits one tile (kReduceBlock x kReduceUnroll packs of 16
-// bytes, 8192 floats): one block reduces it and writes out. Larger: `split` blocks (one per
-// tile up to one wave of resident blocks) each reduce an interleaved share of whole tiles
-// into a partial. 2..8 tiles (up to 65536 floats) on sm_90 builds: the blocks are one
-// thread-block cluster and the partials meet in block 0's shared memory (one launch, a
-// hardware barrier, no workspace). More tiles: the partials go to the workspace and are
-// combined in block order in the same launch, by block 0 after the grid barrier of a
-// cooperative launch (the barrier's counter is the driver's, not the workspace's). Where no
-// cooperative grid can be launched (the device has none, or MPS/MIG leaves fewer resident
-// blocks), a second kernel of one block combines them (on sm_90 a programmatic dependent
-// launch). Nothing is kept in the workspace between calls: a call is correct whatever the
-// workspace holds. Deterministic: the same input, pointer alignment, n, device and
-// workspace size give the same bits every run (the three combines add the same partials in
-// the same order, so a fallback gives the same bits too). No atomics on data.
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Device-wide reduction: out[0] = op(init, in[0], ..., in[n - 1]), accumulated in
+/// compute_t<Acc>. Kernels: detail/reduce_kernels.cuh.
+///
+/// How a call runs (plan_reduce): n fits one tile (kReduceBlock x kReduceUnroll packs of 16
+/// bytes, 8192 floats): one block reduces it and writes out. Larger: `split` blocks (one per
+/// tile up to one wave of resident blocks) each reduce an interleaved share of whole tiles
+/// into a partial. 2..8 tiles (up to 65536 floats) on sm_90 builds: the blocks are one
+/// thread-block cluster and the partials meet in block 0's shared memory (one launch, a
+/// hardware barrier, no workspace). More tiles: the partials go to the workspace and are
+/// combined in block order in the same launch, by block 0 after the grid barrier of a
+/// cooperative launch (the barrier's counter is the driver's, not the workspace's). Where no
+/// cooperative grid can be launched (the device has none, or MPS/MIG leaves fewer resident
+/// blocks), a second kernel of one block combines them (on sm_90 a programmatic dependent
+/// launch). Nothing is kept in the workspace between calls: a call is correct whatever the
+/// workspace holds. Deterministic: the same input, pointer alignment, n, device and
+/// workspace size give the same bits every run (the three combines add the same partials in
+/// the same order, so a fallback gives the same bits too). No atomics on data.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -35,19 +37,20 @@
 
 namespace kernelkit {
 
-// Most blocks that read one row (and partials a row keeps in the workspace), whatever the
-// device: bounds reduce_workspace_bytes without knowing the device.
+/// Most blocks that read one row (and partials a row keeps in the workspace), whatever the
+/// device: bounds reduce_workspace_bytes without knowing the device.
 inline constexpr int kReduceMaxSplit = 2048;
-// Packs of one tile: one round of loads of a block (kReduceUnroll a thread). A block of a
-// split reads whole tiles (the shares interleave by tile), so a split has at most one block
-// per tile; one tile is reduced by one block that writes out directly.
+/// Packs of one tile: one round of loads of a block (kReduceUnroll a thread). A block of a
+/// split reads whole tiles (the shares interleave by tile), so a split has at most one block
+/// per tile; one tile is reduced by one block that writes out directly.
 inline constexpr int64_t kReduceTilePacks = int64_t{detail::kReduceBlock} * detail::kReduceUnroll;
 
-// The functor of a ReduceOp value.
+/// The functor of a ReduceOp value.
 template <ReduceOp O>
 using reduce_functor_t =
     std::conditional_t<O == ReduceOp::kSum, Sum, std::conditional_t<O == ReduceOp::kMax, Max, Min>>;
 
+/// op is one of the ReduceOp values (an unknown value is an argument error).
 inline constexpr bool reduce_op_ok(ReduceOp op) {
   return op == ReduceOp::kSum || op == ReduceOp::kMax || op == ReduceOp::kMin;
 }
@@ -77,8 +80,8 @@ constexpr int64_t reduce_split_for(int64_t rows, int64_t packs, int64_t wave) {
 
 namespace kernelkit {
 
-// Bytes of workspace reduce() needs for n elements of T accumulated in Acc: one partial (of
-// compute_t<Acc>) per block the plan may use on any device. 0 for n <= 0.
+/// Bytes of workspace reduce() needs for n elements of T accumulated in Acc: one partial (of
+/// compute_t<Acc>) per block the plan may use on any device. 0 for n <= 0.
 template <typename T, typename Acc = compute_t<T>>
 constexpr size_t reduce_workspace_bytes(int64_t n) {
   if (n <= 0) return 0;
@@ -87,25 +90,25 @@ constexpr size_t reduce_workspace_bytes(int64_t n) {
          sizeof(compute_t<Acc>);
 }
 
-// What one call does; every decision is here.
+/// What one call does; every decision is here.
 struct ReducePlan {
-  int pack = 1;    // elements of T per 16-byte load (16 / sizeof(T))
-  int unroll = 1;  // packs a thread loads per tile, all issued before its adds
-  int split = 1;   // blocks that read the input; 1: that block writes out
-  // kOut: split == 1, no workspace used; kCluster (split <= kReduceMaxCluster and
-  // d.clusters()): the split blocks are one cluster, block 0 combines their partials from
-  // its shared memory; kGrid (d.cooperative_launch): one partial per block in the
-  // workspace, combined in block order by block 0 after the grid barrier, in the same
-  // (cooperative) launch; kPartials (neither): the same partials, combined in the same
-  // order by a second kernel.
+  int pack = 1;    ///< elements of T per 16-byte load (16 / sizeof(T))
+  int unroll = 1;  ///< packs a thread loads per tile, all issued before its adds
+  int split = 1;   ///< blocks that read the input; 1: that block writes out
+  /// kOut: split == 1, no workspace used; kCluster (split <= kReduceMaxCluster and
+  /// d.clusters()): the split blocks are one cluster, block 0 combines their partials from
+  /// its shared memory; kGrid (d.cooperative_launch): one partial per block in the
+  /// workspace, combined in block order by block 0 after the grid barrier, in the same
+  /// (cooperative) launch; kPartials (neither): the same partials, combined in the same
+  /// order by a second kernel.
   detail::SplitWrite write = detail::SplitWrite::kOut;
-  LaunchShape shape;    // the reading kernel: split blocks of kReduceBlock threads
-                        // (kCluster: shape.cluster = split; kGrid: shape.cooperative)
-  LaunchShape combine;  // kPartials: one block; a programmatic dependent launch on sm_90+
+  LaunchShape shape;    ///< the reading kernel: split blocks of kReduceBlock threads
+                        ///< (kCluster: shape.cluster = split; kGrid: shape.cooperative)
+  LaunchShape combine;  ///< kPartials: one block; a programmatic dependent launch on sm_90+
 };
 
-// Pure: the plan for n elements of in_bytes bytes accumulated in acc_bytes-byte values, with
-// workspace_bytes of workspace, on d.
+/// Pure: the plan for n elements of in_bytes bytes accumulated in acc_bytes-byte values, with
+/// workspace_bytes of workspace, on d.
 inline ReducePlan plan_reduce(int64_t n, int in_bytes, int acc_bytes, size_t workspace_bytes,
                               const DeviceInfo& d) {
   ReducePlan p;
@@ -140,10 +143,10 @@ inline ReducePlan plan_reduce(int64_t n, int in_bytes, int acc_bytes, size_t wor
   return p;
 }
 
-// The argument checks of reduce / sum / max / min (and of the reduce ladder's steps): n >= 0;
-// out non-null and aligned to Acc; for n > 0, in non-null and aligned to T, n * sizeof(T)
-// representable, a workspace of at least reduce_workspace_bytes<T, Acc>(n) bytes aligned to
-// 16 bytes, and no overlap between out, in and the workspace.
+/// The argument checks of reduce / sum / max / min (and of the reduce ladder's steps): n >= 0;
+/// out non-null and aligned to Acc; for n > 0, in non-null and aligned to T, n * sizeof(T)
+/// representable, a workspace of at least reduce_workspace_bytes<T, Acc>(n) bytes aligned to
+/// 16 bytes, and no overlap between out, in and the workspace.
 template <typename T, typename Acc>
 bool reduce_args_ok(const T* in, int64_t n, const Acc* out, const void* workspace,
                     size_t workspace_bytes) {
@@ -160,7 +163,7 @@ bool reduce_args_ok(const T* in, int64_t n, const Acc* out, const void* workspac
          !ranges_overlap(workspace, ws_span, in, in_span);
 }
 
-// Launches plan p with the functor Op (arguments already checked).
+/// Launches plan p with the functor Op (arguments already checked).
 template <typename Op, typename T, typename Acc>
 cudaError_t launch_reduce(const ReducePlan& p, const T* in, int64_t n, Acc* out, Acc init,
                           void* workspace, cudaStream_t stream) {
@@ -206,16 +209,28 @@ cudaError_t reduce_with(const T* in, int64_t n, Acc* out, Acc init, void* worksp
 
 namespace kernelkit {
 
-// out[0] = op(init, in[0] op in[1] op ... op in[n - 1]), accumulated in compute_t<Acc>.
-// Types: T in {float, double, __half, __nv_bfloat16, int32_t, int64_t} (half and bf16 are
-// converted to float); Acc any of those. Max and Min propagate NaN. n == 0 writes init.
-// in: aligned to sizeof(T) (any element offset). workspace: at least
-// reduce_workspace_bytes<T, Acc>(n) bytes of device memory, 16-byte aligned, any contents
-// (nothing is kept in it between calls); calls that may run at the same time need separate
-// workspaces. out must not overlap in or the workspace, nor the workspace in. Asynchronous,
-// no allocation, capturable in a CUDA graph. Returns cudaErrorInvalidValue, before any
-// launch and without writing, for n < 0, an unknown op, a null or misaligned pointer where
-// one is needed, a too-small workspace or an overlap.
+/// out[0] = op(init, in[0] op in[1] op ... op in[n - 1]), accumulated in compute_t<Acc>.
+/// Types: T in {float, double, __half, __nv_bfloat16, int32_t, int64_t} (half and bf16 are
+/// converted to float); Acc any of those. Max and Min propagate NaN. n == 0 writes init.
+/// in: aligned to sizeof(T) (any element offset). workspace: at least
+/// reduce_workspace_bytes<T, Acc>(n) bytes of device memory, 16-byte aligned, any contents
+/// (nothing is kept in it between calls); calls that may run at the same time need separate
+/// workspaces. out must not overlap in or the workspace, nor the workspace in. Asynchronous,
+/// no allocation, capturable in a CUDA graph. Returns cudaErrorInvalidValue, before any
+/// launch and without writing, for n < 0, an unknown op, a null or misaligned pointer where
+/// one is needed, a too-small workspace or an overlap.
+/// @param in device pointer to n elements of T
+/// @param n elements (>= 0)
+/// @param out device pointer to one Acc
+/// @param op kSum, kMax or kMin
+/// @param init the first operand of the reduction (its identity for a plain reduction)
+/// @param workspace device scratch of at least reduce_workspace_bytes<T, Acc>(n) bytes,
+///        16-byte aligned (unused, may be null, when n == 0)
+/// @param workspace_bytes bytes of workspace
+/// @param stream the stream the work is enqueued on (nullptr: the default stream)
+/// @return cudaSuccess once the work is enqueued on stream; cudaErrorInvalidValue, before any
+/// launch and with nothing written, when the arguments are bad (see above); otherwise the error of
+/// reading the device's facts or of the launch.
 template <typename T, typename Acc>
 [[nodiscard]] cudaError_t reduce(const T* in, int64_t n, Acc* out, ReduceOp op, Acc init,
                                  void* workspace, size_t workspace_bytes,
@@ -227,7 +242,7 @@ template <typename T, typename Acc>
   });
 }
 
-// out[0] = sum of in[0..n) (0 for n == 0). Same contract as reduce().
+/// out[0] = sum of in[0..n) (0 for n == 0). Same contract as reduce().
 template <typename T, typename Acc>
 [[nodiscard]] cudaError_t sum(const T* in, int64_t n, Acc* out, void* workspace,
                               size_t workspace_bytes, cudaStream_t stream = nullptr) {
@@ -235,7 +250,7 @@ template <typename T, typename Acc>
                                   stream);
 }
 
-// out[0] = max of in[0..n); NaN wins; -inf (lowest for integers) for n == 0.
+/// out[0] = max of in[0..n); NaN wins; -inf (lowest for integers) for n == 0.
 template <typename T, typename Acc>
 [[nodiscard]] cudaError_t max(const T* in, int64_t n, Acc* out, void* workspace,
                               size_t workspace_bytes, cudaStream_t stream = nullptr) {
@@ -243,7 +258,7 @@ template <typename T, typename Acc>
                                   stream);
 }
 
-// out[0] = min of in[0..n); NaN wins; +inf (highest for integers) for n == 0.
+/// out[0] = min of in[0..n); NaN wins; +inf (highest for integers) for n == 0.
 template <typename T, typename Acc>
 [[nodiscard]] cudaError_t min(const T* in, int64_t n, Acc* out, void* workspace,
                               size_t workspace_bytes, cudaStream_t stream = nullptr) {

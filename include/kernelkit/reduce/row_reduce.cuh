@@ -1,37 +1,39 @@
-// Row-wise reduction of a rows x cols row-major matrix: out[r] = op(init, in[r][0], ...,
-// in[r][cols - 1]).
-//
-// Types: T in {float, double, __half, __nv_bfloat16, int32_t, int64_t}; Acc is the output
-// type, accumulated in compute_t<Acc> (half/bf16 outputs accumulate in float; a half or bf16
-// input with a float output accumulates in float). Max and Min propagate NaN.
-//
-// How a call runs (plan_row_reduce; P = 16 / sizeof(T) elements per 16-byte pack):
-//   - 1..8 columns (unless they are whole aligned packs): the matrix as one flat array of
-//     packs, tiles of 32 KB staged in shared memory, a thread per row (kShort; one column is
-//     a strided copy);
-//   - rows of whole packs, <= 32 of them, all starting aligned: Width lanes per row, one
-//     pack each, 4 rows per group in flight (kFlat);
-//   - other rows of <= 32 packs: 1..16 lanes per row, 2 rows per group (kGroup);
-//   - <= 512 packs with a wave of rows or more: a warp per row (kGroup, Width 32);
-//   - longer rows: a block per row (kBlock; rows of <= 1024 packs kBlockOnce: every
-//     thread's packs of the row in one batch of loads, 5 blocks an SM) when the rows fill
-//     a wave of blocks; fewer rows
-//     are split over `split` blocks each, whose partials go to the workspace and are
-//     combined in order after a grid sync of a cooperative launch, else by a second kernel
-//     (kSplit; one row is the device-wide reduction); without a
-//     workspace, a thread-block cluster per row combines through distributed shared memory
-//     (kCluster, sm_90 builds on sm_90+), else a block per row.
-// Every path reads 16-byte packs (misaligned rows peel a scalar head and tail). Deterministic:
-// the order of the operations depends only on the pointer alignment, the shape, the device
-// and the workspace size.
-//
-// Preconditions: in, out (and the workspace) device pointers aligned to their element (the
-// workspace to 16 bytes); out overlaps neither in nor the workspace, nor the workspace in.
-// rows, cols >= 0, rows * cols representable in int64_t; null pointers only with nothing to
-// read or write. rows == 0 does nothing; cols == 0 writes init to every row. Asynchronous on
-// `stream`, no allocation, graph-capturable; the workspace may hold anything before a call.
-// Returns cudaErrorInvalidValue (before any launch, nothing written) on bad arguments,
-// otherwise the launch status.
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Row-wise reduction of a rows x cols row-major matrix: out[r] = op(init, in[r][0], ...,
+/// in[r][cols - 1]).
+///
+/// Types: T in {float, double, __half, __nv_bfloat16, int32_t, int64_t}; Acc is the output
+/// type, accumulated in compute_t<Acc> (half/bf16 outputs accumulate in float; a half or bf16
+/// input with a float output accumulates in float). Max and Min propagate NaN.
+///
+/// How a call runs (plan_row_reduce; P = 16 / sizeof(T) elements per 16-byte pack):
+///   - 1..8 columns (unless they are whole aligned packs): the matrix as one flat array of
+///     packs, tiles of 32 KB staged in shared memory, a thread per row (kShort; one column is
+///     a strided copy);
+///   - rows of whole packs, <= 32 of them, all starting aligned: Width lanes per row, one
+///     pack each, 4 rows per group in flight (kFlat);
+///   - other rows of <= 32 packs: 1..16 lanes per row, 2 rows per group (kGroup);
+///   - <= 512 packs with a wave of rows or more: a warp per row (kGroup, Width 32);
+///   - longer rows: a block per row (kBlock; rows of <= 1024 packs kBlockOnce: every
+///     thread's packs of the row in one batch of loads, 5 blocks an SM) when the rows fill
+///     a wave of blocks; fewer rows
+///     are split over `split` blocks each, whose partials go to the workspace and are
+///     combined in order after a grid sync of a cooperative launch, else by a second kernel
+///     (kSplit; one row is the device-wide reduction); without a
+///     workspace, a thread-block cluster per row combines through distributed shared memory
+///     (kCluster, sm_90 builds on sm_90+), else a block per row.
+/// Every path reads 16-byte packs (misaligned rows peel a scalar head and tail). Deterministic:
+/// the order of the operations depends only on the pointer alignment, the shape, the device
+/// and the workspace size.
+///
+/// Preconditions: in, out (and the workspace) device pointers aligned to their element (the
+/// workspace to 16 bytes); out overlaps neither in nor the workspace, nor the workspace in.
+/// rows, cols >= 0, rows * cols representable in int64_t; null pointers only with nothing to
+/// read or write. rows == 0 does nothing; cols == 0 writes init to every row. Asynchronous on
+/// `stream`, no allocation, graph-capturable; the workspace may hold anything before a call.
+/// Returns cudaErrorInvalidValue (before any launch, nothing written) on bad arguments,
+/// otherwise the launch status.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -53,30 +55,31 @@
 
 namespace kernelkit {
 
+/// The kernel family of a row reduction, by row width and count.
 enum class RowReducePath {
-  kShort,      // 1..8 columns: shared-memory tiles of the flat matrix, a thread per row
-  kFlat,       // <= 32 whole packs, every row aligned: Width lanes per row, a pack each
-  kGroup,      // <= 512 packs: Width lanes per row (1..16, 2 rows at a time; 32: a warp)
-  kBlock,      // a block per row (the split kernel, split 1)
-  kBlockOnce,  // a block per row of <= 1024 packs, loaded in one batch, 5 blocks an SM
-  kCluster,    // a cluster of `split` blocks per row, combined through DSMEM (sm_90)
-  kSplit,      // `split` blocks per row, partials in the workspace, combined after a grid sync
-               // (shape.cooperative) or by a combine kernel
+  kShort,      ///< 1..8 columns: shared-memory tiles of the flat matrix, a thread per row
+  kFlat,       ///< <= 32 whole packs, every row aligned: Width lanes per row, a pack each
+  kGroup,      ///< <= 512 packs: Width lanes per row (1..16, 2 rows at a time; 32: a warp)
+  kBlock,      ///< a block per row (the split kernel, split 1)
+  kBlockOnce,  ///< a block per row of <= 1024 packs, loaded in one batch, 5 blocks an SM
+  kCluster,    ///< a cluster of `split` blocks per row, combined through DSMEM (sm_90)
+  kSplit,      ///< `split` blocks per row, partials in the workspace, combined after a grid sync
+               ///< (shape.cooperative) or by a combine kernel
 };
 
-// What one call does; every decision is here.
+/// What one call does; every decision is here.
 struct RowReducePlan {
-  RowReducePath path = RowReducePath::kGroup;
-  int pack = 1;            // elements of T per 16-byte load (16 / sizeof(T))
-  int width = 1;           // threads that share a row: kFlat / kGroup 1..32 lanes; kBlock, kCluster
-                           // and kSplit kReduceBlock (per block of the row), kBlockOnce
-                           // kRowBlock; kShort 1
-  int rows_per_group = 1;  // rows a group reduces per tile: kShort ~8 P / cols (a thread),
-                           // kFlat kRowFlatSteps, narrow kGroup kRowGroupRows, else 1
-  int packs_per_thread = 1;  // 16-byte loads a thread issues before it reduces any
-  int split = 1;             // blocks per row: kCluster the cluster size, kSplit > 1, else 1
-  LaunchShape shape;         // the reduction kernel (shape.cluster for kCluster)
-  LaunchShape combine;       // kSplit without shape.cooperative: the combine kernel, a block a row
+  RowReducePath path = RowReducePath::kGroup;  ///< the kernel family
+  int pack = 1;                                ///< elements of T per 16-byte load (16 / sizeof(T))
+  int width = 1;  ///< threads that share a row: kFlat / kGroup 1..32 lanes; kBlock, kCluster
+                  ///< and kSplit kReduceBlock (per block of the row), kBlockOnce
+                  ///< kRowBlock; kShort 1
+  int rows_per_group = 1;    ///< rows a group reduces per tile: kShort ~8 P / cols (a thread),
+                             ///< kFlat kRowFlatSteps, narrow kGroup kRowGroupRows, else 1
+  int packs_per_thread = 1;  ///< 16-byte loads a thread issues before it reduces any
+  int split = 1;             ///< blocks per row: kCluster the cluster size, kSplit > 1, else 1
+  LaunchShape shape;         ///< the reduction kernel (shape.cluster for kCluster)
+  LaunchShape combine;  ///< kSplit without shape.cooperative: the combine kernel, a block a row
 };
 
 }  // namespace kernelkit
@@ -92,18 +95,18 @@ constexpr int64_t row_split_bound(int64_t rows, int64_t cols, int in_bytes) {
 
 namespace kernelkit {
 
-// Bytes of workspace that let every shape split its rows on any device (an upper bound from
-// the shape only): one compute_t<Acc> partial per block of a split row. 0 when no split can
-// help (many rows, short rows). row_reduce runs with less (or none): it splits only when the
-// workspace holds the split's partials.
+/// Bytes of workspace that let every shape split its rows on any device (an upper bound from
+/// the shape only): one compute_t<Acc> partial per block of a split row. 0 when no split can
+/// help (many rows, short rows). row_reduce runs with less (or none): it splits only when the
+/// workspace holds the split's partials.
 template <typename T, typename Acc = compute_t<T>>
 constexpr size_t row_reduce_workspace_bytes(int64_t rows, int64_t cols) {
   const int64_t split = detail::row_split_bound(rows, cols, sizeof(T));
   return split < 2 ? 0 : static_cast<size_t>(rows * split) * sizeof(compute_t<Acc>);
 }
 
-// Pure: the plan for rows x cols elements of in_bytes bytes accumulated in acc_bytes-byte
-// values; in_aligned: the input starts on a 16-byte boundary; workspace_bytes available.
+/// Pure: the plan for rows x cols elements of in_bytes bytes accumulated in acc_bytes-byte
+/// values; in_aligned: the input starts on a 16-byte boundary; workspace_bytes available.
 inline RowReducePlan plan_row_reduce(int64_t rows, int64_t cols, int in_bytes, int acc_bytes,
                                      bool in_aligned, size_t workspace_bytes, const DeviceInfo& d) {
   using detail::kRowBlock;
@@ -218,7 +221,7 @@ inline RowReducePlan plan_row_reduce(int64_t rows, int64_t cols, int in_bytes, i
   return p;
 }
 
-// The argument checks of every entry point (and of the row_reduce ladder's steps).
+/// The argument checks of every entry point (and of the row_reduce ladder's steps).
 template <typename T, typename Acc>
 bool row_reduce_args_ok(const T* in, int64_t rows, int64_t cols, const Acc* out,
                         const void* workspace = nullptr, size_t workspace_bytes = 0) {
@@ -241,7 +244,7 @@ bool row_reduce_args_ok(const T* in, int64_t rows, int64_t cols, const Acc* out,
          !ranges_overlap(workspace, ws_span, in, in_span);
 }
 
-// Launches plan p with the functor Op (arguments already checked).
+/// Launches plan p with the functor Op (arguments already checked).
 template <typename Op, typename T, typename Acc>
 cudaError_t launch_row_reduce(const RowReducePlan& p, const T* in, int64_t rows, int64_t cols,
                               Acc* out, Acc init, void* workspace, cudaStream_t stream) {
@@ -317,10 +320,22 @@ cudaError_t row_reduce_with(const T* in, int64_t rows, int64_t cols, Acc* out, A
 
 namespace kernelkit {
 
-// out[r] = op(init, reduction of row r) for r in [0, rows), with workspace_bytes of
-// workspace (row_reduce_workspace_bytes<T, Acc>(rows, cols) lets every shape split; less
-// or none still runs). See the top of this file. Instantiates all three operators;
-// row_sum / row_max / row_min instantiate one.
+/// out[r] = op(init, reduction of row r) for r in [0, rows), with workspace_bytes of
+/// workspace (row_reduce_workspace_bytes<T, Acc>(rows, cols) lets every shape split; less
+/// or none still runs). See the top of this file. Instantiates all three operators;
+/// row_sum / row_max / row_min instantiate one.
+/// @param in device pointer to the rows x cols matrix of T, row-major, rows contiguous
+/// @param rows rows (>= 0; 0 does nothing)
+/// @param cols columns (>= 0; an empty row gives init)
+/// @param out device pointer to rows values of Acc
+/// @param op kSum, kMax or kMin
+/// @param init the first operand of every row's reduction
+/// @param workspace device scratch, 16-byte aligned, or null with workspace_bytes 0
+/// @param workspace_bytes bytes of workspace
+/// @param stream the stream the work is enqueued on (nullptr: the default stream)
+/// @return cudaSuccess once the work is enqueued on stream; cudaErrorInvalidValue, before any
+/// launch and with nothing written, when row_reduce_args_ok fails or op is unknown; otherwise the
+/// error of reading the device's facts or of the launch.
 template <typename T, typename Acc>
 [[nodiscard]] cudaError_t row_reduce(const T* in, int64_t rows, int64_t cols, Acc* out, ReduceOp op,
                                      Acc init, void* workspace, size_t workspace_bytes,
@@ -332,14 +347,14 @@ template <typename T, typename Acc>
   });
 }
 
-// The same without a workspace.
+/// The same without a workspace.
 template <typename T, typename Acc>
 [[nodiscard]] cudaError_t row_reduce(const T* in, int64_t rows, int64_t cols, Acc* out, ReduceOp op,
                                      Acc init, cudaStream_t stream = nullptr) {
   return row_reduce(in, rows, cols, out, op, init, nullptr, 0, stream);
 }
 
-// out[r] = sum of row r (0 for an empty row).
+/// out[r] = sum of row r (0 for an empty row).
 template <typename T, typename Acc>
 [[nodiscard]] cudaError_t row_sum(const T* in, int64_t rows, int64_t cols, Acc* out,
                                   void* workspace, size_t workspace_bytes,
@@ -347,13 +362,15 @@ template <typename T, typename Acc>
   return detail::row_reduce_with<Sum>(in, rows, cols, out, identity<Sum, Acc>(), workspace,
                                       workspace_bytes, stream);
 }
+/// row_sum without a workspace (a split row then combines in a cooperative grid or
+/// not at all; see row_reduce).
 template <typename T, typename Acc>
 [[nodiscard]] cudaError_t row_sum(const T* in, int64_t rows, int64_t cols, Acc* out,
                                   cudaStream_t stream = nullptr) {
   return row_sum(in, rows, cols, out, nullptr, 0, stream);
 }
 
-// out[r] = max of row r (NaN if the row holds one; -inf / lowest for an empty row).
+/// out[r] = max of row r (NaN if the row holds one; -inf / lowest for an empty row).
 template <typename T, typename Acc>
 [[nodiscard]] cudaError_t row_max(const T* in, int64_t rows, int64_t cols, Acc* out,
                                   void* workspace, size_t workspace_bytes,
@@ -361,13 +378,15 @@ template <typename T, typename Acc>
   return detail::row_reduce_with<Max>(in, rows, cols, out, identity<Max, Acc>(), workspace,
                                       workspace_bytes, stream);
 }
+/// row_max without a workspace (a split row then combines in a cooperative grid or
+/// not at all; see row_reduce).
 template <typename T, typename Acc>
 [[nodiscard]] cudaError_t row_max(const T* in, int64_t rows, int64_t cols, Acc* out,
                                   cudaStream_t stream = nullptr) {
   return row_max(in, rows, cols, out, nullptr, 0, stream);
 }
 
-// out[r] = min of row r (NaN if the row holds one; +inf / highest for an empty row).
+/// out[r] = min of row r (NaN if the row holds one; +inf / highest for an empty row).
 template <typename T, typename Acc>
 [[nodiscard]] cudaError_t row_min(const T* in, int64_t rows, int64_t cols, Acc* out,
                                   void* workspace, size_t workspace_bytes,
@@ -375,6 +394,8 @@ template <typename T, typename Acc>
   return detail::row_reduce_with<Min>(in, rows, cols, out, identity<Min, Acc>(), workspace,
                                       workspace_bytes, stream);
 }
+/// row_min without a workspace (a split row then combines in a cooperative grid or
+/// not at all; see row_reduce).
 template <typename T, typename Acc>
 [[nodiscard]] cudaError_t row_min(const T* in, int64_t rows, int64_t cols, Acc* out,
                                   cudaStream_t stream = nullptr) {

@@ -1,7 +1,9 @@
-// Softmax and log-softmax over the last dimension of a row-major rows x cols matrix.
-// The plan (every decision) is in softmax_plan.cuh, the kernels in detail/softmax_kernels.cuh;
-// here: the argument checks, launch_softmax (the plan's values become template arguments),
-// and the public functions.
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Softmax and log-softmax over the last dimension of a row-major rows x cols matrix.
+/// The plan (every decision) is in softmax_plan.cuh, the kernels in detail/softmax_kernels.cuh;
+/// here: the argument checks, launch_softmax (the plan's values become template arguments),
+/// and the public functions.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -19,9 +21,9 @@
 
 namespace kernelkit {
 
-// The arguments softmax / log_softmax (and the softmax ladder) accept: sizes >= 0; rows *
-// cols * sizeof(T) within int64; when the matrix is not empty, both pointers non-null and
-// aligned to T, and out either exactly in (in place) or not overlapping in at all.
+/// The arguments softmax / log_softmax (and the softmax ladder) accept: sizes >= 0; rows *
+/// cols * sizeof(T) within int64; when the matrix is not empty, both pointers non-null and
+/// aligned to T, and out either exactly in (in place) or not overlapping in at all.
 template <typename T>
 bool softmax_args_ok(const T* in, const T* out, int64_t rows, int64_t cols) {
   static_assert(std::is_same_v<T, float> || is_half_like_v<T>,
@@ -119,8 +121,8 @@ cudaError_t softmax_launch_chunk(const SoftmaxPlan& p, const T* in, T* out, int6
 
 }  // namespace detail
 
-// Launches plan p (made by plan_softmax for these pointers and sizes) of softmax or
-// log_softmax: the one place the plan's values become template arguments.
+/// Launches plan p (made by plan_softmax for these pointers and sizes) of softmax or
+/// log_softmax: the one place the plan's values become template arguments.
 template <typename T>
 cudaError_t launch_softmax(const SoftmaxPlan& p, SoftmaxKind kind, const T* in, T* out,
                            int64_t rows, int64_t cols, cudaStream_t stream) {
@@ -222,23 +224,31 @@ cudaError_t run_softmax(SoftmaxKind kind, const T* in, T* out, int64_t rows, int
 }
 }  // namespace detail
 
-// out[r][c] = exp(in[r][c] - max_r) / sum_c' exp(in[r][c'] - max_r), computed in float.
-// Types: float, __half, __nv_bfloat16 (no float copy of the input). in == out (in place) is
-// allowed; any other overlap is not. Any alignment of in and out to their element; any
-// width. rows * cols may pass 2^31. A row containing NaN, or made only of -inf, becomes NaN;
-// -inf elements of other rows give 0. rows == 0 or cols == 0 does nothing. Returns
-// cudaErrorInvalidValue (before any launch, nothing written) for negative sizes, a null or
-// misaligned pointer with a non-empty matrix, rows * cols * sizeof(T) overflowing int64, or
-// a partial overlap of in and out. Reads the input once (twice only where a cooperative grid
-// cannot be resident and a row does not fit one block's shared memory).
+/// out[r][c] = exp(in[r][c] - max_r) / sum_c' exp(in[r][c'] - max_r), computed in float.
+/// Types: float, __half, __nv_bfloat16 (no float copy of the input). in == out (in place) is
+/// allowed; any other overlap is not. Any alignment of in and out to their element; any
+/// width. rows * cols may pass 2^31. A row containing NaN, or made only of -inf, becomes NaN;
+/// -inf elements of other rows give 0. rows == 0 or cols == 0 does nothing. Returns
+/// cudaErrorInvalidValue (before any launch, nothing written) for negative sizes, a null or
+/// misaligned pointer with a non-empty matrix, rows * cols * sizeof(T) overflowing int64, or
+/// a partial overlap of in and out. Reads the input once (twice only where a cooperative grid
+/// cannot be resident and a row does not fit one block's shared memory).
+/// @param in device pointer to the rows x cols matrix, row-major, rows contiguous
+/// @param out device pointer to rows x cols elements (may be in)
+/// @param rows rows (>= 0)
+/// @param cols columns, the softmax dimension (>= 0)
+/// @param stream the stream the work is enqueued on (nullptr: the default stream)
+/// @return cudaSuccess once the work is enqueued on stream; cudaErrorInvalidValue, before any
+/// launch and with nothing written, when softmax_args_ok fails (see above); otherwise the error of
+/// reading the device's facts or of the launch.
 template <typename T>
 [[nodiscard]] cudaError_t softmax(const T* in, T* out, int64_t rows, int64_t cols,
                                   cudaStream_t stream = nullptr) {
   return detail::run_softmax(SoftmaxKind::kSoftmax, in, out, rows, cols, stream);
 }
 
-// out[r][c] = (in[r][c] - max_r) - log(sum_c' exp(in[r][c'] - max_r)) (not log(softmax)).
-// Same types, aliasing, special values and errors as softmax.
+/// out[r][c] = (in[r][c] - max_r) - log(sum_c' exp(in[r][c'] - max_r)) (not log(softmax)).
+/// Same types, aliasing, special values and errors as softmax.
 template <typename T>
 [[nodiscard]] cudaError_t log_softmax(const T* in, T* out, int64_t rows, int64_t cols,
                                       cudaStream_t stream = nullptr) {

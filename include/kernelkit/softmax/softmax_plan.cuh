@@ -1,27 +1,29 @@
-// The softmax plan: every decision of one softmax / log_softmax call (path, pack, lanes per
-// row, block size, chunk split, buffers, grid), made by pure host code from the shape, the
-// operands' alignment and the device's facts. Host-tested on shapes x devices
-// (tests/softmax/softmax_plan_test.cu).
-//
-// The paths, by row width (the plan's numbers are read from DeviceInfo, never assumed):
-//  - kWarp: the row in registers of a group of 1..32 lanes (several rows per warp when
-//    short, two rows per lane group when a lane holds one pack); up to 32 floats a lane.
-//  - kBlock: one block per row, the row in shared memory (read once, written once): any row
-//    up to what one block may hold (227 KiB on an H100, 163 KiB A100, 99 KiB L4, 64 KiB T4).
-//    Two row buffers when they fit without losing resident rows: the next row's loads are
-//    in flight while this one is reduced and written. Rows on the pack grid (16-byte
-//    aligned, whole packs) up to 16384 2-byte / 8192 f32 columns: the row in the block's
-//    registers instead (on_grid; no shared-memory row).
-//  - kCluster (d.clusters()): rows too wide for one block (or too few rows to fill the GPU):
-//    a cluster of 2, 4 or 8 blocks per row, each holding a chunk in shared memory; the
-//    blocks' (max, sum) pairs meet through distributed shared memory.
-//  - kGrid (d.cooperative_launch): few rows of any width, or rows too wide for one block: a
-//    cooperative grid of resident blocks; each round the grid holds rows_per_round rows,
-//    split chunks each, in shared memory; the pairs meet in `out` across a grid barrier.
-//  - kTwoPass: the fallback when neither fits (a cooperative grid cannot be resident, or a
-//    row is wider than the whole GPU's shared memory): one block per row, an online
-//    (max, sum) pass, then a second read that writes.
-// Every chunk path keeps the chunk on chip between its one read and its one write.
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The softmax plan: every decision of one softmax / log_softmax call (path, pack, lanes per
+/// row, block size, chunk split, buffers, grid), made by pure host code from the shape, the
+/// operands' alignment and the device's facts. Host-tested on shapes x devices
+/// (tests/softmax/softmax_plan_test.cu).
+///
+/// The paths, by row width (the plan's numbers are read from DeviceInfo, never assumed):
+///  - kWarp: the row in registers of a group of 1..32 lanes (several rows per warp when
+///    short, two rows per lane group when a lane holds one pack); up to 32 floats a lane.
+///  - kBlock: one block per row, the row in shared memory (read once, written once): any row
+///    up to what one block may hold (227 KiB on an H100, 163 KiB A100, 99 KiB L4, 64 KiB T4).
+///    Two row buffers when they fit without losing resident rows: the next row's loads are
+///    in flight while this one is reduced and written. Rows on the pack grid (16-byte
+///    aligned, whole packs) up to 16384 2-byte / 8192 f32 columns: the row in the block's
+///    registers instead (on_grid; no shared-memory row).
+///  - kCluster (d.clusters()): rows too wide for one block (or too few rows to fill the GPU):
+///    a cluster of 2, 4 or 8 blocks per row, each holding a chunk in shared memory; the
+///    blocks' (max, sum) pairs meet through distributed shared memory.
+///  - kGrid (d.cooperative_launch): few rows of any width, or rows too wide for one block: a
+///    cooperative grid of resident blocks; each round the grid holds rows_per_round rows,
+///    split chunks each, in shared memory; the pairs meet in `out` across a grid barrier.
+///  - kTwoPass: the fallback when neither fits (a cooperative grid cannot be resident, or a
+///    row is wider than the whole GPU's shared memory): one block per row, an online
+///    (max, sum) pass, then a second read that writes.
+/// Every chunk path keeps the chunk on chip between its one read and its one write.
 #pragma once
 
 #include <algorithm>
@@ -34,10 +36,27 @@
 
 namespace kernelkit {
 
-// softmax or log_softmax: the one run-time choice the kernels take besides the plan.
+/// softmax or log_softmax: the one run-time choice the kernels take besides the plan.
 enum class SoftmaxKind { kSoftmax, kLogSoftmax };
+/** @var SoftmaxKind::kSoftmax
+    exp(x - max) / sum of exp(x - max) over the row. */
+/** @var SoftmaxKind::kLogSoftmax
+    x - max - log(sum of exp(x - max)) over the row. */
 
+/// The kernel family of a call (see the paths in the file comment).
 enum class SoftmaxPath { kWarp, kBlock, kCluster, kGrid, kTwoPass };
+/** @var SoftmaxPath::kWarp
+    The row in registers of a group of 1..32 lanes. */
+/** @var SoftmaxPath::kBlock
+    One block per row, the row in shared memory (or in registers: on_grid). */
+/** @var SoftmaxPath::kCluster
+    A cluster of 2, 4 or 8 blocks per row (sm_90), pairs meeting through distributed shared
+    memory. */
+/** @var SoftmaxPath::kGrid
+    A cooperative grid of resident blocks, a row split in chunks across blocks. */
+/** @var SoftmaxPath::kTwoPass
+    The fallback: one block per row, an online (max, sum) pass, then a second read that
+    writes. */
 
 namespace detail {
 
@@ -162,45 +181,49 @@ constexpr int64_t softmax_chunk_packs(int64_t cols, int split, int pack) {
 
 }  // namespace detail
 
-// What one softmax call does. Fields a path does not use keep their defaults.
+/// What one softmax call does. Fields a path does not use keep their defaults.
 struct SoftmaxPlan {
-  SoftmaxPath path = SoftmaxPath::kWarp;
-  // Elements per access: 16 / elem_bytes when in and out have the same offset within 16
-  // bytes (each row then has one partial pack at its head and one at its tail, handled
-  // inside the vectorized loops), else 1; 8 / elem_bytes (kWarp on the grid, 2-byte types
-  // only) when every row starts on an 8-byte boundary but not every one on a 16-byte one.
+  SoftmaxPath path = SoftmaxPath::kWarp;  ///< the kernel family
+  /// Elements per access: 16 / elem_bytes when in and out have the same offset within 16
+  /// bytes (each row then has one partial pack at its head and one at its tail, handled
+  /// inside the vectorized loops), else 1; 8 / elem_bytes (kWarp on the grid, 2-byte types
+  /// only) when every row starts on an 8-byte boundary but not every one on a 16-byte one.
   int pack = 1;
-  // kWarp: lanes that share one row (1, 2, ..., 32) and packs each lane holds; the lanes of
-  // a group hold group x packs packs, at least the row's. kBlock on the grid: packs a thread
-  // holds (group unused).
+  /// kWarp: lanes that share one row (1, 2, ..., 32) and packs each lane holds; the lanes of
+  /// a group hold group x packs packs, at least the row's. kBlock on the grid: packs a thread
+  /// holds (group unused).
+  /// @{
   int group = 32;
-  int packs = 1;
-  // kWarp: every row starts on a pack boundary and is a whole number of packs (pack > 1,
-  // in aligned to the pack's bytes, cols % pack == 0): a lane's pack is wholly in its row or past
-  // it, so the kernel has no head offset and no element-wise end packs. kBlock (up to 16384 2-byte
-  // / 8192 f32 columns): the same rows held in the registers of the block (shape.block threads x
-  // `packs` packs a thread, no shared-memory row: split 1, buffers 0) instead of in shared memory.
+  /// @}
+  int packs = 1;  ///< see group
+  /// kWarp: every row starts on a pack boundary and is a whole number of packs (pack > 1,
+  /// in aligned to the pack's bytes, cols % pack == 0): a lane's pack is wholly in its row or past
+  /// it, so the kernel has no head offset and no element-wise end packs. kBlock (up to 16384 2-byte
+  /// / 8192 f32 columns): the same rows held in the registers of the block (shape.block threads x
+  /// `packs` packs a thread, no shared-memory row: split 1, buffers 0) instead of in shared memory.
   bool on_grid = false;
-  // Chunk paths: blocks that share one row (1 for kBlock / kTwoPass, the cluster size for
-  // kCluster, chunks per row for kGrid); chunk j is [softmax_chunk_begin(j), ...(j + 1)).
+  /// Chunk paths: blocks that share one row (1 for kBlock / kTwoPass, the cluster size for
+  /// kCluster, chunks per row for kGrid); chunk j is [softmax_chunk_begin(j), ...(j + 1)).
   int split = 1;
-  // Chunk paths: buffers per block (2: the next task's chunk is loaded while this one is
-  // reduced and written) and the bytes of one (a multiple of 16).
+  /// Chunk paths: buffers per block (2: the next task's chunk is loaded while this one is
+  /// reduced and written) and the bytes of one (a multiple of 16).
+  /// @{
   int buffers = 1;
-  int64_t buffer_bytes = 0;
-  // kGrid: rows the grid holds at once and rounds (rows_per_round x rounds >= rows); the
-  // grid has rows_per_round x split busy blocks.
+  /// @}
+  int64_t buffer_bytes = 0;  ///< see buffers
+  /// kGrid: rows the grid holds at once and rounds (rows_per_round x rounds >= rows); the
+  /// grid has rows_per_round x split busy blocks.
   int64_t rows_per_round = 0;
-  int64_t rounds = 0;
-  // Resident blocks per SM the grid is sized for: blocks_per_sm() with the register bound
-  // of the kernel's __launch_bounds__ and the planned shared memory.
+  int64_t rounds = 0;  ///< see rows_per_round
+  /// Resident blocks per SM the grid is sized for: blocks_per_sm() with the register bound
+  /// of the kernel's __launch_bounds__ and the planned shared memory.
   int blocks_per_sm = 0;
-  // How well the chosen path fills the GPU (busy block slots over the slots, over every
-  // round or wave), the figure the choice between the chunk paths compared.
+  /// How well the chosen path fills the GPU (busy block slots over the slots, over every
+  /// round or wave), the figure the choice between the chunk paths compared.
   double fill = 0;
-  // Grid, block, dynamic shared memory, cluster and cooperative flag of the one launch.
-  // kCluster: launch_softmax lowers the grid to the clusters the runtime reports resident
-  // (the plan's estimate does not know how clusters pack into GPCs).
+  /// Grid, block, dynamic shared memory, cluster and cooperative flag of the one launch.
+  /// kCluster: launch_softmax lowers the grid to the clusters the runtime reports resident
+  /// (the plan's estimate does not know how clusters pack into GPCs).
   LaunchShape shape;
 };
 
@@ -490,9 +513,9 @@ inline void softmax_plan_two_pass(int64_t rows, const DeviceInfo& d, SoftmaxPlan
 
 }  // namespace detail
 
-// The plan of softmax / log_softmax over a rows x cols matrix (rows, cols >= 1) of
-// elem_bytes-byte elements (4 or 2) whose input and output start at in_offset and
-// out_offset bytes past a 16-byte boundary, on device d. Pure: no CUDA call.
+/// The plan of softmax / log_softmax over a rows x cols matrix (rows, cols >= 1) of
+/// elem_bytes-byte elements (4 or 2) whose input and output start at in_offset and
+/// out_offset bytes past a 16-byte boundary, on device d. Pure: no CUDA call.
 inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, int in_offset,
                                 int out_offset, const DeviceInfo& d) {
   using namespace detail;

@@ -1,9 +1,11 @@
-// Matrix transpose: out (cols x rows) = transpose of in (rows x cols), both row-major.
-//
-// The four layers: TransposePlan / plan_transpose (every decision, pure host code),
-// launch_transpose (the plan becomes template arguments), transpose_args_ok (the argument
-// checks, shared with the ladder), transpose (the public function). Kernels live in
-// detail/transpose_kernels.cuh.
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Matrix transpose: out (cols x rows) = transpose of in (rows x cols), both row-major.
+///
+/// The four layers: TransposePlan / plan_transpose (every decision, pure host code),
+/// launch_transpose (the plan becomes template arguments), transpose_args_ok (the argument
+/// checks, shared with the ladder), transpose (the public function). Kernels live in
+/// detail/transpose_kernels.cuh.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -23,48 +25,49 @@
 
 namespace kernelkit {
 
-// How a transpose is carried out (one kernel each; detail/transpose_kernels.cuh).
+/// How a transpose is carried out (one kernel each; detail/transpose_kernels.cuh).
 enum class TransposePath : int {
-  kCopy,      // one row or one column: the same bytes in the same order (cudaMemcpyAsync)
-  kTile,      // rows a multiple of the chunk's elements and out chunk-aligned: tiles of kVec x
-              // kVec register blocks whose shape follows the matrix (transpose_tile_kernel)
-  kThinRows,  // 2..8 rows: a thread holds all rows of kVec columns (transpose_thin_rows_kernel)
-  kThinCols,  // 2..8 columns: a thread holds kVec rows of all columns (transpose_thin_cols_kernel)
-  kShift,     // 4-byte elements, out rows chunk-aligned, in rows not: shifted 16-byte chunk grids
-              // (transpose_shift_kernel)
-  kSector,    // 4-byte elements, out rows not chunk-aligned: aligned in chunks staged, out rows
-              // written in whole 32-byte sectors (transpose_sector_kernel)
-  kScalar,    // 1-, 2- and 8-byte elements, any other shape: one element per access
+  kCopy,      ///< one row or one column: the same bytes in the same order (cudaMemcpyAsync)
+  kTile,      ///< rows a multiple of the chunk's elements and out chunk-aligned: tiles of kVec x
+              ///< kVec register blocks whose shape follows the matrix (transpose_tile_kernel)
+  kThinRows,  ///< 2..8 rows: a thread holds all rows of kVec columns (transpose_thin_rows_kernel)
+  kThinCols,  ///< 2..8 columns: a thread holds kVec rows of all columns
+              ///< (transpose_thin_cols_kernel)
+  kShift,     ///< 4-byte elements, out rows chunk-aligned, in rows not: shifted 16-byte chunk grids
+              ///< (transpose_shift_kernel)
+  kSector,    ///< 4-byte elements, out rows not chunk-aligned: aligned in chunks staged, out rows
+              ///< written in whole 32-byte sectors (transpose_sector_kernel)
+  kScalar,    ///< 1-, 2- and 8-byte elements, any other shape: one element per access
 };
 
-// Most rows (columns) the thin paths take.
+/// Most rows (columns) the thin paths take.
 inline constexpr int kTransposeThinMax = 8;
 
-// Everything one transpose call will do.
+/// Everything one transpose call will do.
 struct TransposePlan {
-  TransposePath path = TransposePath::kCopy;
-  int elem_bytes = 0;        // bytes per element (1, 2, 4, 8)
-  int chunk_bytes = 0;       // bytes per global access of the chunked paths (16; 8 for the 1-byte
-                             // tile; 4 for 1-/2-byte tiles of 4-byte aligned rows); 0 otherwise
-  bool in_windows = false;   // kTile, 1-, 2- and 8-byte elements: in rows do not all start on a
-                             // chunk boundary; the tile's rows are staged in shared memory as
-                             // the aligned 16-byte chunks that cover them, each chunk read back
-                             // as a window (transpose_staged_kernel)
-  bool out_aligned = false;  // kThinCols: every out row starts on a chunk boundary, so chunks
-                             // are stored straight from registers (else staged)
-  int thin = 0;              // kThinRows / kThinCols: the short side (2..kTransposeThinMax)
-  int tile_rows = 0;         // in rows of a tile (kTile: A kVec, A a power of two)
-  int tile_cols = 0;         // in columns of a tile (kTile: B kVec, A B = 256)
-  int64_t tiles_c = 0;       // tiles along cols
-  int64_t tiles_r = 0;       // tiles along rows (num_tiles = tiles_r tiles_c; tiled paths)
-  bool col_order = false;    // kTile, kShift and kSector: tiles numbered down the
-                             // tile columns (tile t: tile row t % tiles_r, tile column
-                             // t / tiles_r) instead of along the tile rows (row t / tiles_c,
-                             // column t % tiles_c); transpose_col_order
-  int64_t num_tiles = 0;     // tiles in all; one block each, grid-stride past INT32_MAX
-  int static_smem = 0;       // static shared memory of the kernel, bytes
-  LaunchShape shape;         // grid, block, dynamic shared memory (the staged kernel's rows;
-                             // within the device's no-opt-in limit); no cluster
+  TransposePath path = TransposePath::kCopy;  ///< the kernel family
+  int elem_bytes = 0;                         ///< bytes per element (1, 2, 4, 8)
+  int chunk_bytes = 0;       ///< bytes per global access of the chunked paths (16; 8 for the 1-byte
+                             ///< tile; 4 for 1-/2-byte tiles of 4-byte aligned rows); 0 otherwise
+  bool in_windows = false;   ///< kTile, 1-, 2- and 8-byte elements: in rows do not all start on a
+                             ///< chunk boundary; the tile's rows are staged in shared memory as
+                             ///< the aligned 16-byte chunks that cover them, each chunk read back
+                             ///< as a window (transpose_staged_kernel)
+  bool out_aligned = false;  ///< kThinCols: every out row starts on a chunk boundary, so chunks
+                             ///< are stored straight from registers (else staged)
+  int thin = 0;              ///< kThinRows / kThinCols: the short side (2..kTransposeThinMax)
+  int tile_rows = 0;         ///< in rows of a tile (kTile: A kVec, A a power of two)
+  int tile_cols = 0;         ///< in columns of a tile (kTile: B kVec, A B = 256)
+  int64_t tiles_c = 0;       ///< tiles along cols
+  int64_t tiles_r = 0;       ///< tiles along rows (num_tiles = tiles_r tiles_c; tiled paths)
+  bool col_order = false;    ///< kTile, kShift and kSector: tiles numbered down the
+                             ///< tile columns (tile t: tile row t % tiles_r, tile column
+                             ///< t / tiles_r) instead of along the tile rows (row t / tiles_c,
+                             ///< column t % tiles_c); transpose_col_order
+  int64_t num_tiles = 0;     ///< tiles in all; one block each, grid-stride past INT32_MAX
+  int static_smem = 0;       ///< static shared memory of the kernel, bytes
+  LaunchShape shape;         ///< grid, block, dynamic shared memory (the staged kernel's rows;
+                             ///< within the device's no-opt-in limit); no cluster
 };
 
 namespace detail {
@@ -215,12 +218,12 @@ inline bool transpose_col_order(const TransposePlan& p, int64_t rows, int64_t co
 
 }  // namespace detail
 
-// The plan for a rows x cols transpose of elem_bytes elements (1, 2, 4, 8; rows, cols >= 1)
-// whose pointers are aligned to in_align and out_align bytes (the largest power of two, at
-// most 16, dividing the address; at least elem_bytes). Pure host code. Every kernel takes 256
-// threads; the staged kernel's tile fits d.smem_per_block (48 KiB on every supported GPU, so
-// the plan is the same on all of them today); the others take at most 36.9 KiB of static
-// shared memory.
+/// The plan for a rows x cols transpose of elem_bytes elements (1, 2, 4, 8; rows, cols >= 1)
+/// whose pointers are aligned to in_align and out_align bytes (the largest power of two, at
+/// most 16, dividing the address; at least elem_bytes). Pure host code. Every kernel takes 256
+/// threads; the staged kernel's tile fits d.smem_per_block (48 KiB on every supported GPU, so
+/// the plan is the same on all of them today); the others take at most 36.9 KiB of static
+/// shared memory.
 inline TransposePlan plan_transpose(int64_t rows, int64_t cols, int elem_bytes, int in_align,
                                     int out_align, const DeviceInfo& d) {
   TransposePlan p;
@@ -272,8 +275,8 @@ inline TransposePlan plan_transpose(int64_t rows, int64_t cols, int elem_bytes, 
   return p;
 }
 
-// Launches plan p (made for rows x cols, in and out) on stream; arguments already checked,
-// rows, cols >= 1. Elements move as bits_t of their size.
+/// Launches plan p (made for rows x cols, in and out) on stream; arguments already checked,
+/// rows, cols >= 1. Elements move as bits_t of their size.
 template <typename T>
 cudaError_t launch_transpose(const TransposePlan& p, const T* in, T* out, int64_t rows,
                              int64_t cols, cudaStream_t stream) {
@@ -351,8 +354,8 @@ cudaError_t launch_transpose(const TransposePlan& p, const T* in, T* out, int64_
   });
 }
 
-// The argument checks of transpose (and its ladder): true when a call may go ahead. Empty
-// matrices (rows == 0 or cols == 0) pass whatever the pointers.
+/// The argument checks of transpose (and its ladder): true when a call may go ahead. Empty
+/// matrices (rows == 0 or cols == 0) pass whatever the pointers.
 template <typename T>
 bool transpose_args_ok(const T* in, const T* out, int64_t rows, int64_t cols) {
   if (rows < 0 || cols < 0) return false;
@@ -370,20 +373,28 @@ bool transpose_args_ok(const T* in, const T* out, int64_t rows, int64_t cols) {
   return !ranges_overlap(in, bytes, out, bytes);
 }
 
-// out (cols x rows) = in (rows x cols) transposed: out[c * rows + r] = in[r * cols + c].
-// T: any trivially copyable type of 1, 2, 4 or 8 bytes (float, double, __half,
-// __nv_bfloat16, int8..int64, ...); bits are moved unchanged (NaN payloads included).
-// Preconditions, else cudaErrorInvalidValue before anything is launched or written:
-// rows, cols >= 0; rows * cols * sizeof(T) fits in int64_t; in and out non-null and aligned
-// to sizeof(T) when rows * cols > 0; in and out do not overlap (in-place transpose is not
-// offered). rows == 0 or cols == 0 does nothing. Any shape runs with wide accesses where the
-// alignment allows: a few (2..8) rows or columns move 16-byte chunks on both sides at any
-// alignment; rows a multiple of 16 / sizeof(T) (8 for 1-byte types) with a 16-byte-aligned
-// out (8-byte for 1-byte types) move 16-byte (8-byte) chunks, in rows at any alignment;
-// other 4-byte shapes move 16-byte chunks on shifted grids (out rows chunk-aligned) or on
-// each out row's 32-byte sector grid (out rows not chunk-aligned); other 1- and 2-byte shapes move
-// 4-byte chunks when rows, cols and pointers allow, single elements otherwise. A matrix with
-// one row or one column is a copy. No allocation, no synchronization; graph-capturable.
+/// out (cols x rows) = in (rows x cols) transposed: out[c * rows + r] = in[r * cols + c].
+/// T: any trivially copyable type of 1, 2, 4 or 8 bytes (float, double, __half,
+/// __nv_bfloat16, int8..int64, ...); bits are moved unchanged (NaN payloads included).
+/// Preconditions, else cudaErrorInvalidValue before anything is launched or written:
+/// rows, cols >= 0; rows * cols * sizeof(T) fits in int64_t; in and out non-null and aligned
+/// to sizeof(T) when rows * cols > 0; in and out do not overlap (in-place transpose is not
+/// offered). rows == 0 or cols == 0 does nothing. Any shape runs with wide accesses where the
+/// alignment allows: a few (2..8) rows or columns move 16-byte chunks on both sides at any
+/// alignment; rows a multiple of 16 / sizeof(T) (8 for 1-byte types) with a 16-byte-aligned
+/// out (8-byte for 1-byte types) move 16-byte (8-byte) chunks, in rows at any alignment;
+/// other 4-byte shapes move 16-byte chunks on shifted grids (out rows chunk-aligned) or on
+/// each out row's 32-byte sector grid (out rows not chunk-aligned); other 1- and 2-byte shapes move
+/// 4-byte chunks when rows, cols and pointers allow, single elements otherwise. A matrix with
+/// one row or one column is a copy. No allocation, no synchronization; graph-capturable.
+/// @param in device pointer to the rows x cols matrix, row-major, rows contiguous
+/// @param out device pointer to cols x rows elements, disjoint from in
+/// @param rows rows of in (>= 0)
+/// @param cols columns of in (>= 0)
+/// @param stream the stream the work is enqueued on (nullptr: the default stream)
+/// @return cudaSuccess once the work is enqueued on stream; cudaErrorInvalidValue, before any
+/// launch and with nothing written, when transpose_args_ok fails (the preconditions above);
+/// otherwise the error of reading the device's facts or of the launch.
 template <typename T>
 [[nodiscard]] cudaError_t transpose(const T* in, T* out, int64_t rows, int64_t cols,
                                     cudaStream_t stream = nullptr) {

@@ -1,29 +1,35 @@
-// Warp-level primitives on register values through __shfl_*_sync.
-//
-// Every function here must be called by all 32 lanes of the warp (the mask is the full
-// warp). Width (2, 4, 8, 16 or 32) splits the warp into 32 / Width independent groups of
-// consecutive lanes, as the width argument of __shfl_*_sync does; "lane" below means the
-// lane's index inside its group. Types: int32, int64, float, double, __half, __nv_bfloat16
-// (shuffled as themselves; accumulate half/bf16 in float by converting first, see
-// compute_t). Op is any associative functor (Sum, Max, Min from core/types.cuh or the
-// caller's own).
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Warp-level primitives on register values through __shfl_*_sync.
+///
+/// Every function here must be called by all 32 lanes of the warp (the mask is the full
+/// warp). Width (2, 4, 8, 16 or 32) splits the warp into 32 / Width independent groups of
+/// consecutive lanes, as the width argument of __shfl_*_sync does; "lane" below means the
+/// lane's index inside its group. Types: int32, int64, float, double, __half, __nv_bfloat16
+/// (shuffled as themselves; accumulate half/bf16 in float by converting first, see
+/// compute_t). Op is any associative functor (Sum, Max, Min from core/types.cuh or the
+/// caller's own).
 #pragma once
 
 #include "../core/types.cuh"
 
 namespace kernelkit {
 
+/// Threads of a warp.
 inline constexpr int kWarpSize = 32;
+/// The shuffle mask of every lane of the warp.
 inline constexpr unsigned kFullMask = 0xffffffffu;
 
+/// True for the group widths the warp primitives take: 2, 4, 8, 16 or 32 lanes.
 template <int Width>
 inline constexpr bool kValidWidth =
     Width == 2 || Width == 4 || Width == 8 || Width == 16 || Width == 32;
+/// static_assert that Width is a valid group width (kValidWidth).
 #define KERNELKIT_CHECK_WIDTH(Width) \
   static_assert(kValidWidth<Width>, "Width must be 2, 4, 8, 16 or 32 lanes")
 
-// Tree reduction with shfl_down. The result is in lane 0 of each group; other lanes hold
-// partial results.
+/// Tree reduction with shfl_down. The result is in lane 0 of each group; other lanes hold
+/// partial results.
 template <int Width = kWarpSize, typename T, typename Op>
 __device__ __forceinline__ T warp_reduce(T v, Op op) {
   KERNELKIT_CHECK_WIDTH(Width);
@@ -34,9 +40,9 @@ __device__ __forceinline__ T warp_reduce(T v, Op op) {
   return v;
 }
 
-// Tree reduction over only the first `valid` lanes of each group (0 < valid <= Width):
-// lanes at or past `valid` contribute nothing. The result is in lane 0. Used where the
-// number of values is not a power of two (the per-warp slots of a block reduction).
+/// Tree reduction over only the first `valid` lanes of each group (0 < valid <= Width):
+/// lanes at or past `valid` contribute nothing. The result is in lane 0. Used where the
+/// number of values is not a power of two (the per-warp slots of a block reduction).
 template <int Width = kWarpSize, typename T, typename Op>
 __device__ __forceinline__ T warp_reduce_first(T v, Op op, int valid) {
   KERNELKIT_CHECK_WIDTH(Width);
@@ -49,8 +55,8 @@ __device__ __forceinline__ T warp_reduce_first(T v, Op op, int valid) {
   return v;
 }
 
-// Butterfly (xor) reduction: every lane of each group ends with the group's result. For
-// commutative ops every lane holds the same bits.
+/// Butterfly (xor) reduction: every lane of each group ends with the group's result. For
+/// commutative ops every lane holds the same bits.
 template <int Width = kWarpSize, typename T, typename Op>
 __device__ __forceinline__ T warp_all_reduce(T v, Op op) {
   KERNELKIT_CHECK_WIDTH(Width);
@@ -61,15 +67,15 @@ __device__ __forceinline__ T warp_all_reduce(T v, Op op) {
   return v;
 }
 
-// Every lane of each group receives the value of lane src_lane of its group.
+/// Every lane of each group receives the value of lane src_lane of its group.
 template <int Width = kWarpSize, typename T>
 __device__ __forceinline__ T warp_broadcast(T v, int src_lane) {
   KERNELKIT_CHECK_WIDTH(Width);
   return __shfl_sync(kFullMask, v, src_lane, Width);
 }
 
-// Inclusive scan (Kogge-Stone with shfl_up): lane i of each group receives
-// op(v_0, ..., v_i).
+/// Inclusive scan (Kogge-Stone with shfl_up): lane i of each group receives
+/// op(v_0, ..., v_i).
 template <int Width = kWarpSize, typename T, typename Op>
 __device__ __forceinline__ T warp_inclusive_scan(T v, Op op) {
   KERNELKIT_CHECK_WIDTH(Width);
@@ -82,8 +88,8 @@ __device__ __forceinline__ T warp_inclusive_scan(T v, Op op) {
   return v;
 }
 
-// Exclusive scan: lane i of each group receives op(init, v_0, ..., v_{i-1}); lane 0
-// receives init.
+/// Exclusive scan: lane i of each group receives op(init, v_0, ..., v_{i-1}); lane 0
+/// receives init.
 template <int Width = kWarpSize, typename T, typename Op>
 __device__ __forceinline__ T warp_exclusive_scan(T v, Op op, T init) {
   const T inclusive = warp_inclusive_scan<Width>(v, op);

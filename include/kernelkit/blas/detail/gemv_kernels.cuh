@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GEMV kernels (f32, row-major A with leading dimension lda): y = alpha * op(A) x + beta * y.
 // Every choice (which kernel, its template arguments, grid, splits, phases) is made by
 // plan_gemv in blas/gemv.cuh; these kernels assume the plan's preconditions.

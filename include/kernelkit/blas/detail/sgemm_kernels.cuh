@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tiled sgemm kernels: C = alpha * op(A) op(B) + beta * C, row-major, fp32 FFMA; the
 // combine of split partial tiles; C = beta * C.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The skinny sgemm kernels (batched gemv): C' (m' x n') = alpha * A' B' + beta * C' for
 // m' <= Rows (8 or 32), where C' is C (m small) or C transposed (n small; the plan swaps the
 // operands). B' (k x n') is the big operand: every element is read once, straight from global

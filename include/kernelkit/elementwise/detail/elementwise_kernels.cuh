@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The elementwise kernel: one variadic kernel for every arity, moving packs of up to 16 bytes.
 // The plan (elementwise_plan.cuh) picks every template argument and the launch shape.
 //

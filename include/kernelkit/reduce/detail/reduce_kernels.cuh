@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernels of the device-wide reduction, shared with the row-wise reduction's long rows.
 //
 // Shape: a rows x cols row-major matrix; the device-wide reduction is its one row of n.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernels of the row-wise reduction's short and mid-length rows (long rows use
 // reduce_split_kernel of reduce_kernels.cuh: a block, a cluster or `split` blocks per row).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Softmax kernels (internal): the warp kernel (rows in registers), the block-register kernel
 // (a 2-byte row on the pack grid of up to 16384 columns in one block's registers), the chunk kernel
 // (a row, or a chunk of one, in shared memory: one block per row, a cluster per row, or a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Transpose kernels and their device helpers. Elements are moved as unsigned integers of their
 // size (bits_t: f32 and i32 share the 4-byte kernels), so these never look at values; a
 // chunk (one global access) is held as 32-bit words. plan_transpose (transpose_plan.cuh)
