@@ -1,7 +1,8 @@
-# The default GPU architectures, included before project() by CMakeLists.txt and
-# python/CMakeLists.txt. An explicit choice always wins: CMAKE_CUDA_ARCHITECTURES on the
-# command line (-D..., or with pip -C cmake.define.CMAKE_CUDA_ARCHITECTURES=...) or CMake's
-# own CUDAARCHS environment variable. Otherwise:
+# The default GPU architecture, included before project() by CMakeLists.txt and
+# python/CMakeLists.txt (a list of them where no GPU is visible for the Python package). An
+# explicit choice always wins: CMAKE_CUDA_ARCHITECTURES on the command line (-D..., or with
+# pip -C cmake.define.CMAKE_CUDA_ARCHITECTURES=...) or CMake's CUDAARCHS environment variable.
+# Otherwise:
 #   - a visible GPU: that GPU's architecture (native);
 #   - no GPU: KERNELKIT_ARCHITECTURES_WITHOUT_GPU, which the includer sets first: "90" (the C++
 #     build: tests, benchmark, kernelkit_compiled) or "all" (the Python package: SASS for every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // softmax, sum, gemv and sgemm on float through kernelkit::kernelkit_compiled (the calls link
 // to the library's instantiations), checked on a small input (needs a GPU to run; building and
 // linking it is the packaging check).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The instantiations that kernelkit::kernelkit_compiled (a static library, src/) holds, and,
 // when KERNELKIT_COMPILED is defined (linking kernelkit::kernelkit_compiled defines it), their
 // `extern template` declarations: a translation unit that calls one of these then compiles

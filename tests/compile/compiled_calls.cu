@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compile-only: calls of ops that kernelkit::kernelkit_compiled instantiates, compiled with
 // KERNELKIT_COMPILED defined (as linking that library does). Its PTX must hold no kernel
 // (CompiledCalls.NoKernels, tests/compile/no_kernels.cmake): every call here resolves to an
