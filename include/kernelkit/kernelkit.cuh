@@ -31,3 +31,6 @@
 #include "kernelkit/blas/blas.cuh"
 #include "kernelkit/blas/gemv.cuh"
 #include "kernelkit/blas/sgemm.cuh"
+// Last: the instantiations kernelkit::kernelkit_compiled holds, declared extern when
+// KERNELKIT_COMPILED is defined.
+#include "kernelkit/extern_templates.cuh"

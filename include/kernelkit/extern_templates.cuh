@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+// The instantiations that kernelkit::kernelkit_compiled (a static library, src/) holds, and,
+// when KERNELKIT_COMPILED is defined (linking kernelkit::kernelkit_compiled defines it), their
+// `extern template` declarations: a translation unit that calls one of these then compiles
+// no kernel of it and links the library's copy instead. A call with other types (or another
+// functor) still instantiates the header's template, as without the library.
+//
+// The lists below are the only place the set is written: src/*.cu expand them with `template`,
+// this header with `extern template`, so a declaration cannot drift from its definition.
+// The umbrella header includes this file; a file that includes single op headers includes it
+// as well to get the declarations.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernelkit/blas/gemv.cuh"
+#include "kernelkit/blas/sgemm.cuh"
+#include "kernelkit/elementwise/elementwise.cuh"
+#include "kernelkit/elementwise/functors.cuh"
+#include "kernelkit/reduce/reduce.cuh"
+#include "kernelkit/reduce/row_reduce.cuh"
+#include "kernelkit/softmax/softmax.cuh"
+#include "kernelkit/transpose/transpose.cuh"
+
+// Each KERNELKIT_INSTANTIATE_<MODULE>(KW) expands to declarations inside namespace kernelkit,
+// each prefixed by KW: `template` (explicit instantiation definitions) or `extern template`.
+
+// ---- softmax, log_softmax: float, __half, __nv_bfloat16 -----------------------------------
+#define KERNELKIT_DETAIL_SOFTMAX(KW, T)                                    \
+  KW cudaError_t softmax<T>(const T*, T*, int64_t, int64_t, cudaStream_t); \
+  KW cudaError_t log_softmax<T>(const T*, T*, int64_t, int64_t, cudaStream_t);
+#define KERNELKIT_INSTANTIATE_SOFTMAX(KW) \
+  KERNELKIT_DETAIL_SOFTMAX(KW, float)     \
+  KERNELKIT_DETAIL_SOFTMAX(KW, __half)    \
+  KERNELKIT_DETAIL_SOFTMAX(KW, __nv_bfloat16)
+
+// ---- reductions: (input, output) pairs -------------------------------------------------------
+// Each input with its compute type as the output: f32, f16 and bf16 into float; f64, i32 and
+// i64 into themselves. reduce_workspace_bytes and row_reduce_workspace_bytes are constexpr
+// arithmetic (no kernel) and stay in the header.
+#define KERNELKIT_DETAIL_REDUCE_PAIRS(M, KW) \
+  M(KW, float, float)                        \
+  M(KW, __half, float)                       \
+  M(KW, __nv_bfloat16, float)                \
+  M(KW, double, double)                      \
+  M(KW, int32_t, int32_t)                    \
+  M(KW, int64_t, int64_t)
+
+// reduce, sum, max, min
+#define KERNELKIT_DETAIL_REDUCE(KW, T, Acc)                                            \
+  KW cudaError_t reduce<T, Acc>(const T*, int64_t, Acc*, ReduceOp, Acc, void*, size_t, \
+                                cudaStream_t);                                         \
+  KW cudaError_t sum<T, Acc>(const T*, int64_t, Acc*, void*, size_t, cudaStream_t);    \
+  KW cudaError_t max<T, Acc>(const T*, int64_t, Acc*, void*, size_t, cudaStream_t);    \
+  KW cudaError_t min<T, Acc>(const T*, int64_t, Acc*, void*, size_t, cudaStream_t);
+#define KERNELKIT_INSTANTIATE_REDUCE(KW) KERNELKIT_DETAIL_REDUCE_PAIRS(KERNELKIT_DETAIL_REDUCE, KW)
+
+// row_reduce, row_sum, row_max, row_min: with and without a workspace
+#define KERNELKIT_DETAIL_ROW_REDUCE(KW, T, Acc)                                                  \
+  KW cudaError_t row_reduce<T, Acc>(const T*, int64_t, int64_t, Acc*, ReduceOp, Acc, void*,      \
+                                    size_t, cudaStream_t);                                       \
+  KW cudaError_t row_reduce<T, Acc>(const T*, int64_t, int64_t, Acc*, ReduceOp, Acc,             \
+                                    cudaStream_t);                                               \
+  KW cudaError_t row_sum<T, Acc>(const T*, int64_t, int64_t, Acc*, void*, size_t, cudaStream_t); \
+  KW cudaError_t row_sum<T, Acc>(const T*, int64_t, int64_t, Acc*, cudaStream_t);                \
+  KW cudaError_t row_max<T, Acc>(const T*, int64_t, int64_t, Acc*, void*, size_t, cudaStream_t); \
+  KW cudaError_t row_max<T, Acc>(const T*, int64_t, int64_t, Acc*, cudaStream_t);                \
+  KW cudaError_t row_min<T, Acc>(const T*, int64_t, int64_t, Acc*, void*, size_t, cudaStream_t); \
+  KW cudaError_t row_min<T, Acc>(const T*, int64_t, int64_t, Acc*, cudaStream_t);
+#define KERNELKIT_INSTANTIATE_ROW_REDUCE(KW) \
+  KERNELKIT_DETAIL_REDUCE_PAIRS(KERNELKIT_DETAIL_ROW_REDUCE, KW)
+
+// ---- transpose: the usual element types of 1, 2, 4 and 8 bytes -------------------------------
+// (the kernels depend only on the size, so each size's kernels are compiled once)
+#define KERNELKIT_DETAIL_TRANSPOSE(KW, T) \
+  KW cudaError_t transpose<T>(const T*, T*, int64_t, int64_t, cudaStream_t);
+#define KERNELKIT_INSTANTIATE_TRANSPOSE(KW)     \
+  KERNELKIT_DETAIL_TRANSPOSE(KW, int8_t)        \
+  KERNELKIT_DETAIL_TRANSPOSE(KW, uint8_t)       \
+  KERNELKIT_DETAIL_TRANSPOSE(KW, int16_t)       \
+  KERNELKIT_DETAIL_TRANSPOSE(KW, uint16_t)      \
+  KERNELKIT_DETAIL_TRANSPOSE(KW, __half)        \
+  KERNELKIT_DETAIL_TRANSPOSE(KW, __nv_bfloat16) \
+  KERNELKIT_DETAIL_TRANSPOSE(KW, float)         \
+  KERNELKIT_DETAIL_TRANSPOSE(KW, int32_t)       \
+  KERNELKIT_DETAIL_TRANSPOSE(KW, uint32_t)      \
+  KERNELKIT_DETAIL_TRANSPOSE(KW, double)        \
+  KERNELKIT_DETAIL_TRANSPOSE(KW, int64_t)       \
+  KERNELKIT_DETAIL_TRANSPOSE(KW, uint64_t)
+
+// ---- gemv, sgemm: with and without a workspace -------------------------------------------
+#define KERNELKIT_INSTANTIATE_BLAS(KW)                                                             \
+  KW cudaError_t gemv<0>(BlasOp, int64_t, int64_t, float, const float*, int64_t, const float*,     \
+                         float, float*, void*, size_t, cudaStream_t);                              \
+  KW cudaError_t gemv<0>(BlasOp, int64_t, int64_t, float, const float*, int64_t, const float*,     \
+                         float, float*, cudaStream_t);                                             \
+  KW cudaError_t sgemm<0>(BlasOp, BlasOp, int64_t, int64_t, int64_t, float, const float*, int64_t, \
+                          const float*, int64_t, float, float*, int64_t, void*, size_t,            \
+                          cudaStream_t);                                                           \
+  KW cudaError_t sgemm<0>(BlasOp, BlasOp, int64_t, int64_t, int64_t, float, const float*, int64_t, \
+                          const float*, int64_t, float, float*, int64_t, cudaStream_t);
+
+// ---- elementwise: the functors of functors.cuh on f32, f16 and bf16 --------------------------
+#define KERNELKIT_DETAIL_FLOAT_TYPES(M, KW, F) \
+  M(KW, F, float)                              \
+  M(KW, F, __half)                             \
+  M(KW, F, __nv_bfloat16)
+
+// out and input of one type
+#define KERNELKIT_DETAIL_UNARY(KW, F, T) \
+  KW cudaError_t unary<F, T, T>(F, int64_t, T*, const T*, cudaStream_t);
+#define KERNELKIT_DETAIL_BINARY(KW, F, T) \
+  KW cudaError_t binary<F, T, T, T>(F, int64_t, T*, const T*, const T*, cudaStream_t);
+// Cast between float and the 16-bit types, both ways
+#define KERNELKIT_DETAIL_CAST(KW, R, A) \
+  KW cudaError_t unary<Cast, R, A>(Cast, int64_t, R*, const A*, cudaStream_t);
+
+#define KERNELKIT_INSTANTIATE_UNARY(KW)                                  \
+  KERNELKIT_DETAIL_FLOAT_TYPES(KERNELKIT_DETAIL_UNARY, KW, Identity)     \
+  KERNELKIT_DETAIL_FLOAT_TYPES(KERNELKIT_DETAIL_UNARY, KW, Scale<float>) \
+  KERNELKIT_DETAIL_FLOAT_TYPES(KERNELKIT_DETAIL_UNARY, KW, Relu)         \
+  KERNELKIT_DETAIL_FLOAT_TYPES(KERNELKIT_DETAIL_UNARY, KW, Sigmoid)      \
+  KERNELKIT_DETAIL_FLOAT_TYPES(KERNELKIT_DETAIL_UNARY, KW, Silu)         \
+  KERNELKIT_DETAIL_FLOAT_TYPES(KERNELKIT_DETAIL_UNARY, KW, Tanh)         \
+  KERNELKIT_DETAIL_FLOAT_TYPES(KERNELKIT_DETAIL_UNARY, KW, Exp)          \
+  KERNELKIT_DETAIL_FLOAT_TYPES(KERNELKIT_DETAIL_UNARY, KW, GeluErf)      \
+  KERNELKIT_DETAIL_FLOAT_TYPES(KERNELKIT_DETAIL_UNARY, KW, GeluTanh)     \
+  KERNELKIT_DETAIL_CAST(KW, __half, float)                               \
+  KERNELKIT_DETAIL_CAST(KW, __nv_bfloat16, float)                        \
+  KERNELKIT_DETAIL_CAST(KW, float, __half)                               \
+  KERNELKIT_DETAIL_CAST(KW, float, __nv_bfloat16)
+
+#define KERNELKIT_INSTANTIATE_BINARY(KW)                         \
+  KERNELKIT_DETAIL_FLOAT_TYPES(KERNELKIT_DETAIL_BINARY, KW, Add) \
+  KERNELKIT_DETAIL_FLOAT_TYPES(KERNELKIT_DETAIL_BINARY, KW, Sub) \
+  KERNELKIT_DETAIL_FLOAT_TYPES(KERNELKIT_DETAIL_BINARY, KW, Mul) \
+  KERNELKIT_DETAIL_FLOAT_TYPES(KERNELKIT_DETAIL_BINARY, KW, Div) \
+  KERNELKIT_DETAIL_FLOAT_TYPES(KERNELKIT_DETAIL_BINARY, KW, Axpby<float>)
+
+#if defined(KERNELKIT_COMPILED)
+namespace kernelkit {
+KERNELKIT_INSTANTIATE_SOFTMAX(extern template)
+KERNELKIT_INSTANTIATE_REDUCE(extern template)
+KERNELKIT_INSTANTIATE_ROW_REDUCE(extern template)
+KERNELKIT_INSTANTIATE_TRANSPOSE(extern template)
+KERNELKIT_INSTANTIATE_BLAS(extern template)
+KERNELKIT_INSTANTIATE_UNARY(extern template)
+KERNELKIT_INSTANTIATE_BINARY(extern template)
+}  // namespace kernelkit
+#endif

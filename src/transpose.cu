@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
+// kernelkit::kernelkit_compiled: the explicit instantiations of transpose listed in
+// kernelkit/extern_templates.cuh.
+#include "kernelkit/extern_templates.cuh"
+
+namespace kernelkit {
+KERNELKIT_INSTANTIATE_TRANSPOSE(template)
+}  // namespace kernelkit
