@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The benchmark's shape generator: the one place that says what a GENERATED shape is. Every op
 // draws its generated cases here, from the run's seed (kernelkit-bench --kk_seed=N|random,
 // scripts/bench --seed N|random; the seed is `kk_seed` in the results' context), so no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The benchmark's shape generator (bench/shapes.h), on the host: what it promises about the
 // generated shapes of every family, for many seeds.
 #include <gtest/gtest.h>
