@@ -1,14 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
-// The instantiations that kernelkit::kernelkit_compiled (a static library, src/) holds, and,
-// when KERNELKIT_COMPILED is defined (linking kernelkit::kernelkit_compiled defines it), their
-// `extern template` declarations: a translation unit that calls one of these then compiles
-// no kernel of it and links the library's copy instead. A call with other types (or another
-// functor) still instantiates the header's template, as without the library.
-//
-// The lists below are the only place the set is written: src/*.cu expand them with `template`,
-// this header with `extern template`, so a declaration cannot drift from its definition.
-// The umbrella header includes this file; a file that includes single op headers includes it
-// as well to get the declarations.
+/// @file
+/// The instantiations that kernelkit::kernelkit_compiled (a static library, src/) holds, and,
+/// when `KERNELKIT_COMPILED` is defined, their `extern template` declarations: a translation
+/// unit that calls one of these then compiles no kernel of it and links the library's copy
+/// instead. A call with other types (or another functor) still instantiates the header's
+/// template, as without the library.
+///
+/// `KERNELKIT_COMPILED` is not defined by any header: linking the CMake target
+/// kernelkit::kernelkit_compiled defines it (an INTERFACE compile definition), so a program
+/// that links the library gets the declarations and one that does not stays header-only.
+/// Defining it without linking the library leaves these calls unresolved at link time.
+///
+/// The KERNELKIT_INSTANTIATE_* lists below are the only place the set is written: src/*.cu
+/// expand them with `template`, this header with `extern template`, so a declaration cannot
+/// drift from its definition. Adding an op or a type to the compiled library means adding it
+/// to one of these lists (tests/compile/compiled_calls.cu checks that a call of it then
+/// compiles no kernel). The umbrella header includes this file; a file that includes single
+/// op headers includes it as well to get the declarations. The KERNELKIT_DETAIL_* macros are
+/// the lists' internals.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -29,11 +38,14 @@
 
 // Each KERNELKIT_INSTANTIATE_<MODULE>(KW) expands to declarations inside namespace kernelkit,
 // each prefixed by KW: `template` (explicit instantiation definitions) or `extern template`.
+// Expand one inside `namespace kernelkit { ... }`.
 
 // ---- softmax, log_softmax: float, __half, __nv_bfloat16 -----------------------------------
 #define KERNELKIT_DETAIL_SOFTMAX(KW, T)                                    \
   KW cudaError_t softmax<T>(const T*, T*, int64_t, int64_t, cudaStream_t); \
   KW cudaError_t log_softmax<T>(const T*, T*, int64_t, int64_t, cudaStream_t);
+/// softmax and log_softmax for float, __half and __nv_bfloat16, each declaration prefixed by
+/// KW (`template` or `extern template`).
 #define KERNELKIT_INSTANTIATE_SOFTMAX(KW) \
   KERNELKIT_DETAIL_SOFTMAX(KW, float)     \
   KERNELKIT_DETAIL_SOFTMAX(KW, __half)    \
@@ -58,6 +70,9 @@
   KW cudaError_t sum<T, Acc>(const T*, int64_t, Acc*, void*, size_t, cudaStream_t);    \
   KW cudaError_t max<T, Acc>(const T*, int64_t, Acc*, void*, size_t, cudaStream_t);    \
   KW cudaError_t min<T, Acc>(const T*, int64_t, Acc*, void*, size_t, cudaStream_t);
+/// reduce, sum, max and min for the input/output pairs f32, f16 and bf16 -> float, f64 -> f64,
+/// i32 -> i32 and i64 -> i64, each declaration prefixed by KW (`template` or `extern
+/// template`).
 #define KERNELKIT_INSTANTIATE_REDUCE(KW) KERNELKIT_DETAIL_REDUCE_PAIRS(KERNELKIT_DETAIL_REDUCE, KW)
 
 // row_reduce, row_sum, row_max, row_min: with and without a workspace
@@ -72,6 +87,9 @@
   KW cudaError_t row_max<T, Acc>(const T*, int64_t, int64_t, Acc*, cudaStream_t);                \
   KW cudaError_t row_min<T, Acc>(const T*, int64_t, int64_t, Acc*, void*, size_t, cudaStream_t); \
   KW cudaError_t row_min<T, Acc>(const T*, int64_t, int64_t, Acc*, cudaStream_t);
+/// row_reduce, row_sum, row_max and row_min, with and without a workspace, for the pairs of
+/// KERNELKIT_INSTANTIATE_REDUCE, each declaration prefixed by KW (`template` or `extern
+/// template`).
 #define KERNELKIT_INSTANTIATE_ROW_REDUCE(KW) \
   KERNELKIT_DETAIL_REDUCE_PAIRS(KERNELKIT_DETAIL_ROW_REDUCE, KW)
 
@@ -79,6 +97,9 @@
 // (the kernels depend only on the size, so each size's kernels are compiled once)
 #define KERNELKIT_DETAIL_TRANSPOSE(KW, T) \
   KW cudaError_t transpose<T>(const T*, T*, int64_t, int64_t, cudaStream_t);
+/// transpose for int8_t, uint8_t, int16_t, uint16_t, __half, __nv_bfloat16, float, int32_t,
+/// uint32_t, double, int64_t and uint64_t, each declaration prefixed by KW (`template` or
+/// `extern template`).
 #define KERNELKIT_INSTANTIATE_TRANSPOSE(KW)     \
   KERNELKIT_DETAIL_TRANSPOSE(KW, int8_t)        \
   KERNELKIT_DETAIL_TRANSPOSE(KW, uint8_t)       \
@@ -94,6 +115,8 @@
   KERNELKIT_DETAIL_TRANSPOSE(KW, uint64_t)
 
 // ---- gemv, sgemm: with and without a workspace -------------------------------------------
+/// gemv and sgemm (float), each with and without a workspace, each declaration prefixed by KW
+/// (`template` or `extern template`).
 #define KERNELKIT_INSTANTIATE_BLAS(KW)                                                             \
   KW cudaError_t gemv<0>(BlasOp, int64_t, int64_t, float, const float*, int64_t, const float*,     \
                          float, float*, void*, size_t, cudaStream_t);                              \
@@ -120,6 +143,10 @@
 #define KERNELKIT_DETAIL_CAST(KW, R, A) \
   KW cudaError_t unary<Cast, R, A>(Cast, int64_t, R*, const A*, cudaStream_t);
 
+/// unary with Identity, Scale<float>, Relu, Sigmoid, Silu, Tanh, Exp, GeluErf and GeluTanh on
+/// float, __half and __nv_bfloat16 (output and input of one type), and Cast between float and
+/// each 16-bit type both ways, each declaration prefixed by KW (`template` or `extern
+/// template`).
 #define KERNELKIT_INSTANTIATE_UNARY(KW)                                  \
   KERNELKIT_DETAIL_FLOAT_TYPES(KERNELKIT_DETAIL_UNARY, KW, Identity)     \
   KERNELKIT_DETAIL_FLOAT_TYPES(KERNELKIT_DETAIL_UNARY, KW, Scale<float>) \
@@ -135,6 +162,9 @@
   KERNELKIT_DETAIL_CAST(KW, float, __half)                               \
   KERNELKIT_DETAIL_CAST(KW, float, __nv_bfloat16)
 
+/// binary with Add, Sub, Mul, Div and Axpby<float> on float, __half and __nv_bfloat16 (output
+/// and both inputs of one type), each declaration prefixed by KW (`template` or `extern
+/// template`).
 #define KERNELKIT_INSTANTIATE_BINARY(KW)                         \
   KERNELKIT_DETAIL_FLOAT_TYPES(KERNELKIT_DETAIL_BINARY, KW, Add) \
   KERNELKIT_DETAIL_FLOAT_TYPES(KERNELKIT_DETAIL_BINARY, KW, Sub) \
