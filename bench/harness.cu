@@ -71,17 +71,23 @@ __global__ void flush_kernel(const int4* p, int64_t n, int* sink) {
 // store. Word i of `out` gets word i of `in` where there is one; loads past n_out are kept
 // alive by a never-taken store of their xor. Several ways to cover the words are timed on
 // each traffic and the fastest taken (sol_of): one full wave of blocks striding over all words
-// with streaming (evict-first) accesses, or one block per tile of kSolBlock * Unroll
-// consecutive words with default or streaming accesses. (Measured on the H100, 2026-11-27:
-// the wave and the 4-word tiles alone ran 2.4 % under cudaMemcpyAsync at 1 GiB.)
+// with streaming (evict-first) accesses; one block per tile of kSolBlock * Unroll consecutive
+// words (1, 4 or 8 words a thread); and, for a copy-shaped traffic (as many bytes written as
+// read) on sm_90+, bulk copies through shared memory (sol_bulk_kernel). Measured on the H100
+// (2026-11-27, bench/NOTES.md): no one way is fastest everywhere; 1-word tiles copy 1 GiB in
+// 708 us (cudaMemcpyAsync 710, CUB 717), bulk copies 64 MiB in 42.1 us (43.2, 43.2).
 constexpr int kSolBlock = 256;
 struct SolWay {
   bool grid_stride;  // one wave striding over the words; else one block per tile
   bool streaming;    // __ldcs / __stcs; else default loads and stores
   int unroll;        // words of a thread in flight
+  bool bulk;         // sol_bulk_kernel (the other fields unused)
 };
-constexpr SolWay kSolWays[] = {
-    {true, true, 4}, {false, false, 4}, {false, false, 8}, {false, true, 8}};
+constexpr SolWay kSolWays[] = {{true, true, 4, false},
+                               {false, false, 1, false},
+                               {false, false, 4, false},
+                               {false, true, 8, false},
+                               {false, false, 0, true}};
 
 template <bool GridStride, bool Streaming, int Unroll>
 __global__ void __launch_bounds__(kSolBlock)
@@ -121,8 +127,69 @@ __global__ void __launch_bounds__(kSolBlock)
 using SolKernel = void (*)(const int4*, int64_t, int4*, int64_t, int*);
 SolKernel sol_kernel_of(const SolWay& w) {
   if (w.grid_stride) return sol_kernel<true, true, 4>;
+  if (w.unroll == 1) return sol_kernel<false, false, 1>;
   if (w.unroll == 4) return sol_kernel<false, false, 4>;
-  return w.streaming ? sol_kernel<false, true, 8> : sol_kernel<false, false, 8>;
+  return sol_kernel<false, true, 8>;
+}
+
+// The bulk way (sm_90+): one thread of each block streams chunks of kBulkChunk bytes of `in`
+// to `out` through kBulkStages shared-memory buffers with 1-D bulk copies (TMA): chunk k of
+// the block lands in stage k % kBulkStages (an mbarrier counts its bytes), is stored from
+// there, and the stage is loaded again once that store has read it. bytes: a multiple of 16.
+constexpr int kBulkChunk = 16384, kBulkStages = 4;
+__global__ void __launch_bounds__(32) sol_bulk_kernel(const char* in, char* out, int64_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(128) char stages[];
+  __shared__ __align__(8) uint64_t full[kBulkStages];
+  if (threadIdx.x != 0) return;
+  const uint32_t s0 = static_cast<uint32_t>(__cvta_generic_to_shared(stages));
+  const uint32_t b0 = static_cast<uint32_t>(__cvta_generic_to_shared(full));
+  for (int s = 0; s < kBulkStages; ++s)
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(b0 + 8 * s));
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  const int64_t chunks = (bytes + kBulkChunk - 1) / kBulkChunk;
+  const auto size_of = [&](int64_t c) {
+    return static_cast<uint32_t>(bytes - c * kBulkChunk < kBulkChunk ? bytes - c * kBulkChunk
+                                                                     : kBulkChunk);
+  };
+  const auto load = [&](int64_t k) {  // the block's chunk k into stage k % kBulkStages
+    const int64_t c = blockIdx.x + k * gridDim.x;
+    if (c >= chunks) return;
+    const uint32_t st = static_cast<uint32_t>(k % kBulkStages);
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b0 + 8 * st),
+                 "r"(size_of(c))
+                 : "memory");
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, "
+        "[%3];" ::"r"(s0 + st * kBulkChunk),
+        "l"(in + c * kBulkChunk), "r"(size_of(c)), "r"(b0 + 8 * st)
+        : "memory");
+  };
+  for (int64_t k = 0; k < kBulkStages; ++k)
+    load(k);
+  for (int64_t k = 0; blockIdx.x + k * gridDim.x < chunks; ++k) {
+    const int64_t c = blockIdx.x + k * gridDim.x;
+    const uint32_t st = static_cast<uint32_t>(k % kBulkStages);
+    const uint32_t parity = static_cast<uint32_t>((k / kBulkStages) & 1);
+    uint32_t landed = 0;
+    while (!landed) {
+      asm volatile(
+          "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, "
+          "0, p; }"
+          : "=r"(landed)
+          : "r"(b0 + 8 * st), "r"(parity)
+          : "memory");
+    }
+    asm volatile(
+        "cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(out + c * kBulkChunk),
+        "r"(s0 + st * kBulkChunk), "r"(size_of(c))
+        : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");  // the stage is free again
+    load(k + kBulkStages);
+  }
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#endif
 }
 
 struct Timer {
@@ -134,7 +201,8 @@ struct Timer {
   void* flush = nullptr;  // twice the L2, read before every cold sample
   size_t flush_bytes = 0;
   int flush_blocks = 0;
-  int sol_wave = 0;  // blocks of kSolBlock threads resident on the whole device at once
+  int sol_wave = 0;   // blocks of kSolBlock threads resident on the whole device at once
+  int bulk_wave = 0;  // blocks of sol_bulk_kernel resident at once; 0: no bulk copies here
   int cases_fallen_back = 0;
 
   Timer() {
@@ -158,6 +226,18 @@ struct Timer {
     BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sol_kernel_of(kSolWays[0]),
                                                              kSolBlock, 0));
     sol_wave = per_sm * sms;
+    // bulk copies where the device and the kernel's code are sm_90+
+    int major = 0;
+    cudaFuncAttributes attr{};
+    BENCH_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    BENCH_CUDA(cudaFuncGetAttributes(&attr, sol_bulk_kernel));
+    if (major >= 9 && attr.binaryVersion >= 90) {
+      constexpr int smem = kBulkStages * kBulkChunk;
+      BENCH_CUDA(
+          cudaFuncSetAttribute(sol_bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sol_bulk_kernel, 32, smem));
+      bulk_wave = per_sm * sms;
+    }
     BENCH_CUDA(cudaMalloc(&flush, flush_bytes + 16));  // the last 16 bytes: the sink
     BENCH_CUDA(cudaMemset(flush, 0x5A, flush_bytes + 16));
     BENCH_CUDA(cudaDeviceSynchronize());
@@ -303,10 +383,23 @@ int64_t words16(double bytes) {
   return static_cast<int64_t>(std::ceil(bytes / 16));
 }
 
+// Whether a way can move this traffic here (bulk copies: a copy's traffic on sm_90+).
+bool sol_way_fits(const SolWay& way, int64_t in_words, int64_t out_words) {
+  return !way.bulk || (in_words == out_words && timer().bulk_wave > 0);
+}
+
 // The launch of one way of the speed-of-light kernel from src (in_words 16-byte words) to dst
-// (out_words).
+// (out_words); the way fits the traffic.
 Launch sol_launch(SolWay way, Array<int4> src, int64_t in_words, Array<int4> dst,
                   int64_t out_words) {
+  if (way.bulk) {
+    const int grid = timer().bulk_wave;
+    return [=](cudaStream_t st) {
+      sol_bulk_kernel<<<grid, 32, kBulkStages * kBulkChunk, st>>>(
+          reinterpret_cast<const char*>(src->p), reinterpret_cast<char*>(dst->p), in_words * 16);
+      BENCH_CUDA(cudaGetLastError());
+    };
+  }
   const int64_t n = std::max(in_words, out_words);
   const int64_t per_block = int64_t{kSolBlock} * (way.grid_stride ? 1 : way.unroll);
   int64_t blocks = (n + per_block - 1) / per_block;
@@ -345,6 +438,7 @@ Sol sol_of(const Traffic& t, cudaStream_t s) {
   auto dst = poisoned_array<int4>(size_t(key.second));
   Sol best{0, kSolWays[0]};
   for (const SolWay& way : kSolWays) {
+    if (!sol_way_fits(way, key.first, key.second)) continue;
     const double sec = measure(sol_launch(way, src, key.first, dst, key.second), s, Timing::kCold,
                                1.0 / std::size(kSolWays))
                            .median;
