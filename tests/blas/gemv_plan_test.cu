@@ -3,7 +3,9 @@
 // kktest::all_devices(), with and without a workspace, against the plan invariants (legal
 // grid and block, resident on the device, no cluster without d.clusters(), a workspace split
 // only within the workspace given and within gemv_workspace_bytes, 16-byte loads only on
-// 16-byte aligned addresses); a table of expected H100 plans; and, on many small shapes and
+// 16-byte aligned addresses), and the same invariants over ~5 million inputs (sizes 0 to
+// 2^25 on both sides, padded leading dimensions, misaligned operands, workspaces from none
+// to past the bound); a table of expected H100 plans; and, on many small shapes and
 // a 2-SM device (so that every split rule fires), a model of each kernel's index mapping
 // that checks every element of A is read exactly once, nothing outside it is read, and every
 // output (or partial sum) is written exactly once.
@@ -667,6 +669,44 @@ TEST(GemvPlan, EveryElementReadOnceEveryOutputWrittenOnce) {
                            "5/0/1", "5/2/1", "5/0/2", "5/0/3", "5/0/4", "5/0/0", "5/1/0",
                            "5/2/0", "5/0/5", "5/1/5", "5/0/6", "6/2",   "7/0",   "3/2/g"})
     EXPECT_TRUE(seen.count(want)) << "no plan took " << want;
+}
+
+// The invariants over many shapes x leading dimensions x both ops x every test device (and
+// the 2-SM ones, where every split rule fires) x operand alignments x workspace sizes; and
+// the row-group rule: a group of 2..4 aligned rows (all of the matrix's) only where its split
+// goes through the workspace or it has none, and a cluster only over single rows.
+TEST(GemvPlan, InvariantsOverShapesAlignmentsAndWorkspaces) {
+  const int64_t sizes[] = {0,    1,     2,     3,     4,      5,      7,       8,       16,
+                           31,   32,    33,    63,    64,     65,     100,     127,     128,
+                           255,  256,   1000,  1023,  1024,   1025,   4095,    4096,    4097,
+                           8192, 14336, 32768, 70001, 151936, 524288, 4194304, 8388608, 33554432};
+  const GemvAlignment aligns[] = {{0, 0, 0}, {1, 2, 3}, {0, 0, 1}, {0, 1, 0},
+                                  {1, 0, 0}, {2, 2, 2}, {3, 0, 3}};
+  for (const auto& dev : devices_and_tiny())
+    for (BlasOp op : {BlasOp::N, BlasOp::T})
+      for (int64_t m : sizes)
+        for (int64_t n : sizes) {
+          if ((op == BlasOp::N ? m : n) == 0) continue;  // no output
+          const size_t bound = kernelkit::gemv_workspace_bytes(op, m, n);
+          const size_t workspaces[] = {0, 4, 64, 4096, 16384, bound, bound / 3, size_t{4} << 20};
+          for (int64_t pad : {0, 1, 2, 3, 5})
+            for (const GemvAlignment& al : aligns)
+              for (size_t ws : workspaces) {
+                const int64_t lda = std::max<int64_t>(1, n) + pad;
+                const GemvPlan p = plan(op, m, n, lda, al, ws, dev.info);
+                const std::string what = describe(op, m, n, lda, al, ws, dev.name);
+                check_invariants(p, op, m, n, lda, al, ws, dev.info, what);
+                if (p.path == GemvPath::kSplitRows && p.group > 1) {
+                  EXPECT_EQ(p.group, p.rows) << what;
+                  EXPECT_LE(p.group, 4) << what;
+                  EXPECT_TRUE(p.aligned) << what;
+                  EXPECT_TRUE(p.combine == GemvCombine::kWorkspace ||
+                              (p.combine == GemvCombine::kNone && p.splits == 1))
+                      << what;
+                }
+                if (::testing::Test::HasFailure()) return;  // one input's failures, not millions
+              }
+        }
 }
 
 }  // namespace

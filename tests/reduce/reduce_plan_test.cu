@@ -53,7 +53,7 @@ TEST(ReducePlan, ExpectedPlans) {
       {"H100", true, 32768, 8, 8, kCluster},
       {"H100", true, 32769, 8, 9, kGrid},
       {"H100", true, 65537, 4, 9, kGrid},
-      {"H100", true, 1048576, 4, 128, kGrid},  // the old library's grid: one tile a block
+      {"H100", true, 1048576, 4, 128, kGrid},  // one tile of 256 x 8 packs a block
       {"H100", true, 1000003, 4, 123, kGrid},
       {"H100", true, 4194304, 4, 512, kGrid},
       {"H100", true, 16777216, 4, 528, kGrid},

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// warp/ primitives: every primitive x type x width against a CPU reference.
+// warp/ primitives: every primitive x type x width (1 to 32 lanes) against a CPU reference, and
+// the widths kValidWidth accepts.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,15 +15,22 @@ using kktest::Tolerance;
 
 namespace {
 
-enum class Prim { kReduce, kAllReduce, kBroadcast, kInclusiveScan, kExclusiveScan };
+enum class Prim { kReduce, kAllReduce, kBroadcast, kInclusiveScan, kExclusiveScan, kReduceFirst };
+
+// The group widths: the powers of two from a lane to a warp, nothing else.
+static_assert(kk::kValidWidth<1> && kk::kValidWidth<2> && kk::kValidWidth<4> &&
+              kk::kValidWidth<8> && kk::kValidWidth<16> && kk::kValidWidth<32>);
+static_assert(!kk::kValidWidth<0> && !kk::kValidWidth<-1> && !kk::kValidWidth<3> &&
+              !kk::kValidWidth<6> && !kk::kValidWidth<31> && !kk::kValidWidth<64>);
 
 constexpr int kThreads = 128;  // 4 warps
 constexpr int kBlocks = 3;
 constexpr int kN = kThreads * kBlocks;
 
-// Each thread loads one value as Acc, applies the primitive, stores its lane's result.
+// Each thread loads one value as Acc, applies the primitive, stores its lane's result. arg:
+// src_lane of the broadcast, `valid` of warp_reduce_first.
 template <Prim P, int Width, typename T, typename Acc, typename Op>
-__global__ void warp_prim_kernel(const T* in, Acc* out, int src_lane) {
+__global__ void warp_prim_kernel(const T* in, Acc* out, int arg) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const Acc v = kk::convert<Acc>(in[i]);
   Acc r;
@@ -31,30 +39,34 @@ __global__ void warp_prim_kernel(const T* in, Acc* out, int src_lane) {
   } else if constexpr (P == Prim::kAllReduce) {
     r = kk::warp_all_reduce<Width>(v, Op{});
   } else if constexpr (P == Prim::kBroadcast) {
-    r = kk::warp_broadcast<Width>(v, src_lane);
+    r = kk::warp_broadcast<Width>(v, arg);
   } else if constexpr (P == Prim::kInclusiveScan) {
     r = kk::warp_inclusive_scan<Width>(v, Op{});
-  } else {
+  } else if constexpr (P == Prim::kExclusiveScan) {
     r = kk::warp_exclusive_scan<Width>(v, Op{}, kk::convert<Acc>(3));
+  } else {
+    r = kk::warp_reduce_first<Width>(v, Op{}, arg);
   }
   out[i] = r;
 }
 
 // The same on the host in double: which lanes hold a defined result, and its value.
 template <Prim P, int Width, typename Op>
-std::vector<double> reference(const std::vector<double>& x, int src_lane,
-                              std::vector<bool>* defined) {
+std::vector<double> reference(const std::vector<double>& x, int arg, std::vector<bool>* defined) {
   std::vector<double> ref(x.size(), 0.0);
   defined->assign(x.size(), true);
+  // kReduceFirst: the first `arg` lanes of the group; else all of them
+  const int terms = P == Prim::kReduceFirst ? arg : Width;
   for (size_t g = 0; g < x.size(); g += Width) {
     double acc = x[g];
-    for (int l = 1; l < Width; ++l)
+    for (int l = 1; l < terms; ++l)
       acc = Op{}(acc, x[g + l]);
     double running = 0;
     for (int l = 0; l < Width; ++l) {
       const size_t i = g + l;
       switch (P) {
         case Prim::kReduce:
+        case Prim::kReduceFirst:
           ref[i] = acc;
           (*defined)[i] = (l == 0);
           break;
@@ -62,7 +74,7 @@ std::vector<double> reference(const std::vector<double>& x, int src_lane,
           ref[i] = acc;
           break;
         case Prim::kBroadcast:
-          ref[i] = x[g + src_lane];
+          ref[i] = x[g + arg];
           break;
         case Prim::kInclusiveScan:
           running = l == 0 ? x[i] : Op{}(running, x[i]);
@@ -102,13 +114,13 @@ std::vector<T> inputs(uint64_t seed, bool specials) {
 }
 
 template <Prim P, int Width, typename T, typename Acc, typename Op>
-void check_prim(bool specials, int src_lane = 0) {
+void check_prim(bool specials, int arg = 0) {
   const uint64_t seed = 1000 + Width * 10 + static_cast<int>(P);
   const auto h = inputs<T>(seed, specials);
   auto d_in = kktest::to_device(h);
   DeviceBuffer<Acc> d_out(kN);
   d_out.poison();
-  warp_prim_kernel<P, Width, T, Acc, Op><<<kBlocks, kThreads>>>(d_in.get(), d_out.get(), src_lane);
+  warp_prim_kernel<P, Width, T, Acc, Op><<<kBlocks, kThreads>>>(d_in.get(), d_out.get(), arg);
   CUDA_CHECK(cudaGetLastError());
   auto got = d_out.download();
 
@@ -116,7 +128,7 @@ void check_prim(bool specials, int src_lane = 0) {
   for (int i = 0; i < kN; ++i)
     x[i] = kktest::to_double(kk::convert<Acc>(h[i]));
   std::vector<bool> defined;
-  auto ref = reference<P, Width, Op>(x, src_lane, &defined);
+  auto ref = reference<P, Width, Op>(x, arg, &defined);
   std::vector<Acc> got_def;
   std::vector<double> ref_def;
   for (int i = 0; i < kN; ++i) {
@@ -131,8 +143,8 @@ void check_prim(bool specials, int src_lane = 0) {
     tol = Tolerance::Rel(0, std::is_same_v<Acc, double> ? 1e-13 : 1e-4);
   }
   std::string label = std::string(kktest::type_name<T>()) + " width " + std::to_string(Width) +
-                      " prim " + std::to_string(static_cast<int>(P)) + " seed " +
-                      std::to_string(seed);
+                      " prim " + std::to_string(static_cast<int>(P)) + " arg " +
+                      std::to_string(arg) + " seed " + std::to_string(seed);
   EXPECT_TRUE(kktest::check_near(got_def, ref_def, tol, label));
 }
 
@@ -156,8 +168,16 @@ void check_all_prims() {
   check_prim<Prim::kInclusiveScan, Width, T, Acc, kk::Sum>(false);
   check_prim<Prim::kExclusiveScan, Width, T, Acc, kk::Sum>(false);
   check_prim<Prim::kInclusiveScan, Width, T, T, kk::Max>(true);
+  // the first `valid` lanes: all, all but one, and one
+  check_prim<Prim::kReduceFirst, Width, T, Acc, kk::Sum>(false, Width);
+  check_prim<Prim::kReduceFirst, Width, T, T, kk::Max>(true, Width > 1 ? Width - 1 : 1);
+  check_prim<Prim::kReduceFirst, Width, T, T, kk::Min>(true, 1);
 }
 
+// Width 1: every lane is its own group (the value itself; the exclusive scan: init).
+TYPED_TEST(WarpTest, Width1) {
+  check_all_prims<1, TypeParam>();
+}
 TYPED_TEST(WarpTest, Width2) {
   check_all_prims<2, TypeParam>();
 }

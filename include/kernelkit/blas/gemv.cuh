@@ -208,27 +208,37 @@ inline int64_t gemv_wanted_splits(int64_t units, int threads, int64_t slots, con
   return std::max<int64_t>(1, slots / std::max<int64_t>(units, 1));
 }
 
-// The split of plan p into `want` blocks per unit (units: rows or tiles x phases), combined
-// through the workspace when it holds `phases` x splits partial rows of p.count floats, else a
-// cluster (phases == 1, clusters allowed), else none. Sets splits, combine and the partials.
-inline void gemv_plan_split(GemvPlan& p, int64_t want, int phases, size_t workspace_bytes,
+// How the blocks of one unit of work (a row, a group of rows; a column tile x a row class)
+// share its output.
+struct GemvSplit {
+  int splits = 1;                            // blocks per unit (the cluster size with kCluster)
+  GemvCombine combine = GemvCombine::kNone;  // kNone: splits == 1
+};
+
+// The split of `want` blocks per unit with `phases` row classes and `count` outputs: through
+// the workspace when it holds phases x splits partial rows of count floats (splits >= 2, or
+// any split with phases >= 2), splits = min(want, what fits); else, with phases == 1 and
+// want >= 2 where d.clusters(), a cluster of the power of two <= min(want, 8); else none.
+inline GemvSplit gemv_split(int64_t count, int64_t want, int phases, size_t workspace_bytes,
                             const DeviceInfo& d) {
   const int64_t room = static_cast<int64_t>(
       std::min<size_t>(workspace_bytes / sizeof(float), static_cast<size_t>(kGemvMaxPartials)));
-  const int64_t per_split = int64_t{phases} * std::max<int64_t>(p.count, 1);
+  const int64_t per_split = int64_t{phases} * std::max<int64_t>(count, 1);
   const int64_t fits = std::min(room / per_split, kGemvMaxPartialRows / phases);
   const int64_t splits = std::min(want, fits);
-  if (splits >= 1 && (splits >= 2 || phases >= 2)) {
-    p.splits = static_cast<int>(splits);
-    gemv_plan_combine(p, splits * phases, d);
-    return;
-  }
-  p.combine = GemvCombine::kNone;
-  p.splits = 1;
-  if (phases == 1 && want >= 2 && d.clusters()) {
-    p.splits = static_cast<int>(gemv_pow2_floor(std::min<int64_t>(want, 8)));
-    p.combine = GemvCombine::kCluster;
-  }
+  if (splits >= 1 && (splits >= 2 || phases >= 2))
+    return {static_cast<int>(splits), GemvCombine::kWorkspace};
+  if (phases == 1 && want >= 2 && d.clusters())
+    return {static_cast<int>(gemv_pow2_floor(std::min<int64_t>(want, 8))), GemvCombine::kCluster};
+  return {};
+}
+
+// Plan p splits as s (phases row classes): splits, combine and, through the workspace, the
+// partials and the combine kernel.
+inline void gemv_plan_split(GemvPlan& p, GemvSplit s, int phases, const DeviceInfo& d) {
+  p.splits = s.splits;
+  p.combine = s.combine;
+  if (s.combine == GemvCombine::kWorkspace) gemv_plan_combine(p, int64_t{s.splits} * phases, d);
 }
 
 // BlasOp::N on rows x cols (ld), `aligned` decided by the caller.
@@ -238,8 +248,8 @@ inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes
   // the unaligned kernels run at half the SM's threads (64 registers)
   const int64_t slots = gemv_slots(d, kGemvBlock, p.aligned ? 0 : 64, 0);
   // Short rows compute with a thread per row: tile_rows = 4096 / lda of the 256 threads (64 at
-  // lda = 64). Aligned rows of more than 32 floats go to lane groups instead (524288 x 64:
-  // 50.5 us short rows, 48.0 us with 8-lane groups in the old library).
+  // lda = 64). Aligned rows of more than 32 floats go to lane groups instead (H100, 524288 x
+  // 64: 47.9 us on 8-lane groups, 50.5 us as short rows).
   const bool lane_groups = m > 1 && p.aligned && n > kGemvShortRowsMaxAlignedCols;
   if (gemv_short_span(m, n, p.ld) && !lane_groups) {
     p.path = GemvPath::kShortRows;
@@ -267,46 +277,48 @@ inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes
   const bool pairs_fit = p.aligned && m >= 2 && ceil_div<int64_t>(m, 2) >= pair_slots &&
                          packs >= 4 * kGemvBlock && packs <= INT32_MAX;
   if (m == 1 || few_rows) {
-    p.path = GemvPath::kSplitRows;
-    // a block per pair of rows: when pairs of aligned rows fill the pair kernel's blocks at
-    // least once (4096 x 4096: a block per row ran 26.3 us against a 21 us copy, DRAM 78 %, 2
-    // round trips a row; pairs, 2 packs a row a trip: 25.6).
-    // 2..4 aligned rows share x's loads in one block (3 x 8388608 read x three times, from
-    // L2: 50.6 us; one group of 3, 660 blocks, 5 an SM: 50.1)
-    const auto plan_split = [&](int group) {
-      p.group = group;
-      p.partials = 0;
-      p.combine_shape = LaunchShape{};
+    // Blocks wanted per unit of `group` rows (1: a block per row): enough to fill the device,
+    // each with at least 4 x 256 packs of a row, at most kGemvMaxPartialRows partial rows.
+    const auto wanted_splits = [&](int group) {
       const int64_t units = ceil_div<int64_t>(m, group);
       const int64_t unit_slots =
           group == 1 ? slots
                      : int64_t{gemv_group_blocks(blocks_per_sm(d, kGemvBlock, 0, 0))} * d.sm_count;
-      int64_t want = gemv_wanted_splits(units, kGemvBlock, unit_slots, d);
-      want = std::min({want, std::max<int64_t>(1, packs / (4 * kGemvBlock)),
+      return std::min({gemv_wanted_splits(units, kGemvBlock, unit_slots, d),
+                       std::max<int64_t>(1, packs / (4 * kGemvBlock)),
                        std::max<int64_t>(1, kGemvMaxPartialRows / m)});
-      gemv_plan_split(p, want, 1, workspace_bytes, d);
-      p.shape.grid = dim3(static_cast<unsigned>(p.splits),
-                          static_cast<unsigned>(std::min<int64_t>(units, 65535)));
-      p.shape.block = dim3(kGemvBlock);
-      p.shape.cluster = dim3(1, 1, 1);
-      if (p.combine == GemvCombine::kCluster) p.shape.cluster = dim3(p.splits, 1, 1);
-      return want;
     };
-    const int64_t row_want = plan_split(1);
+    const int64_t row_want = wanted_splits(1);
+    // a block per pair of rows: when pairs of aligned rows fill the pair kernel's blocks at
+    // least once and a block per row wants no split (4096 x 4096: a block per row ran 26.3 us
+    // against a 21 us copy, DRAM 78 %, 2 round trips a row; pairs, 2 packs a row a trip: 25.6).
     if (row_want == 1 && pairs_fit) {
       plan_pairs();
       return;
     }
-    // (groups of 4 and 8 rows lost on the H100: 8x4194304 55.4 -> 57.9 us, 64x524288 50.3 ->
-    // 52.4, 1024x32768 50.0 -> 50.7, at 512 blocks of 8 rows; 3x8388608 as one group of 3
-    // rows: 50.6 -> 50.1)
-    const int group = p.aligned && m >= 2 && m <= 4 ? static_cast<int>(m) : 1;
-    if (group == 1) return;
-    const int64_t want = plan_split(group);
-    // groups only where their split goes through the workspace (or none is wanted); else, as
-    // before, a block per row, split through a cluster or not at all
-    if (p.combine == GemvCombine::kCluster || (p.combine == GemvCombine::kNone && want > 1))
-      plan_split(1);
+    // 2..4 aligned rows share x's loads in one block (3 x 8388608 read x three times, from
+    // L2: 50.6 us; one group of 3, 660 blocks, 5 an SM: 50.1), where the group's split goes
+    // through the workspace or it wants none; otherwise a block per row, split through the
+    // workspace, a cluster or not at all. (Groups of 4 and 8 rows lost on the H100: 8x4194304
+    // 55.4 -> 57.9 us, 64x524288 50.3 -> 52.4, 1024x32768 50.0 -> 50.7, at 512 blocks of 8.)
+    int group = 1;
+    GemvSplit split = gemv_split(p.count, row_want, 1, workspace_bytes, d);
+    if (p.aligned && m >= 2 && m <= 4) {
+      const int64_t group_want = wanted_splits(static_cast<int>(m));
+      const GemvSplit group_split = gemv_split(p.count, group_want, 1, workspace_bytes, d);
+      if (group_want == 1 || group_split.combine == GemvCombine::kWorkspace) {
+        group = static_cast<int>(m);
+        split = group_split;
+      }
+    }
+    const int64_t units = ceil_div<int64_t>(m, group);
+    p.path = GemvPath::kSplitRows;
+    p.group = group;
+    gemv_plan_split(p, split, 1, d);
+    p.shape.grid = dim3(static_cast<unsigned>(split.splits),
+                        static_cast<unsigned>(std::min<int64_t>(units, 65535)));
+    p.shape.block = dim3(kGemvBlock);
+    if (split.combine == GemvCombine::kCluster) p.shape.cluster = dim3(split.splits, 1, 1);
     return;
   }
   // many aligned rows of >= 4096 floats: pairs too (4 or 8 loads of A in flight a thread; a
@@ -398,13 +410,12 @@ inline void gemv_plan_t(GemvPlan& p, const GemvAlignment& al, const DeviceInfo& 
     // (>= 128 rows a block: 14336 x 4096, 108 rows a block, ran 84.1 us against 82.5 on the
     // wide tiles; 32000 x 4096 177.1 against 180.3, 151936 x 4096 810.9 against 853.2)
     if (want >= 2 && m / want >= 128) {
-      gemv_plan_split(p, want, 1, workspace_bytes, d);
-      if (p.combine == GemvCombine::kWorkspace) {
+      const GemvSplit split = gemv_split(p.count, want, 1, workspace_bytes, d);
+      if (split.combine == GemvCombine::kWorkspace) {
+        gemv_plan_split(p, split, 1, d);
         finish(GemvTile::kFat, p.splits);
         return;
       }
-      p.combine = GemvCombine::kNone;
-      p.splits = 1;
     }
   }
   if (packed && phases == 1) {
@@ -429,7 +440,7 @@ inline void gemv_plan_t(GemvPlan& p, const GemvAlignment& al, const DeviceInfo& 
   int64_t want = gemv_wanted_splits(units, s.tx * s.ty, slots, d);
   // at least two trips of the unrolled loop per thread
   want = std::min(want, std::max<int64_t>(1, m / (int64_t{phases} * s.ty * s.unroll * 2)));
-  gemv_plan_split(p, want, phases, workspace_bytes, d);
+  gemv_plan_split(p, gemv_split(p.count, want, phases, workspace_bytes, d), phases, d);
   finish(t, int64_t{p.splits} * (p.combine == GemvCombine::kWorkspace ? phases : 1));
 }
 

@@ -25,6 +25,8 @@
 #include "kernelkit/blas/sgemm_plan.cuh"
 #include "kernelkit/core/device.cuh"
 #include "kernelkit/core/epilogue.cuh"
+#include "kernelkit/core/types.cuh"
+#include "kernelkit/warp/warp.cuh"
 
 namespace kernelkit::detail {
 
@@ -337,18 +339,15 @@ __global__ void __launch_bounds__(kSgemmSkinnyThreads,
     }
   }
 
-  // the 8 k lanes of a column group: xor butterfly (every lane ends with the same bits)
+  // the 8 k lanes of a column group (lanes 8 cg .. 8 cg + 7): every lane ends with the
+  // group's sum, the same bits in each
 #pragma unroll
-  for (int i = 0; i < Rows; ++i)
+  for (int i = 0; i < Rows; ++i) {
 #pragma unroll
-    for (int c = 0; c < kCols; ++c) {
-      float v = acc[i][c];
-      v += __shfl_xor_sync(0xffffffffu, v, 1, 8);
-      v += __shfl_xor_sync(0xffffffffu, v, 2, 8);
-      v += __shfl_xor_sync(0xffffffffu, v, 4, 8);
-      acc[i][c] = v;
-    }
-    // k lane kl writes rows kl, kl + 8, ...
+    for (int c = 0; c < kCols; ++c)
+      acc[i][c] = warp_all_reduce<8>(acc[i][c], Sum{});
+  }
+  // k lane kl writes rows kl, kl + 8, ...
 #pragma unroll
   for (int i = 0; i < Rows; ++i) {
     if ((i & 7) != kl || i >= p.m) continue;

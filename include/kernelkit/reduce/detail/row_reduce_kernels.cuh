@@ -156,7 +156,7 @@ template <int Width, int Pack, typename T, typename Acc, typename Op>
 __global__ void __launch_bounds__(kRowBlock)
     row_reduce_flat_kernel(const T* __restrict__ in, int64_t rows, int k, Acc* __restrict__ out,
                            Acc init) {
-  static_assert(Width == 1 || kValidWidth<Width>, "group width: a power of two up to a warp");
+  KERNELKIT_CHECK_WIDTH(Width);
   using C = compute_t<Acc>;
   const Op op;
   constexpr int kSteps = kRowFlatSteps;
@@ -198,7 +198,7 @@ __global__ void __launch_bounds__(kRowBlock)
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
       C acc = e[s];
-      if constexpr (Width > 1) acc = warp_reduce<Width>(acc, op);
+      acc = warp_reduce<Width>(acc, op);
       // lane 0 of the group holds the row's reduction
       const int64_t r = first + s * kStepRows;
       if (lane == 0 && r < rows) out[r] = convert<Acc>(op(convert<C>(init), acc));
@@ -303,7 +303,7 @@ __global__ void __launch_bounds__(kRowBlock,
                                   min_blocks_per_sm(kRowBlock, kRowGroupMinBlocks<T, Acc, Width>))
     row_reduce_group_kernel(const T* __restrict__ in, int64_t rows, int64_t cols,
                             Acc* __restrict__ out, Acc init) {
-  static_assert(Width == 1 || kValidWidth<Width>, "group width: a power of two up to a warp");
+  KERNELKIT_CHECK_WIDTH(Width);
   using C = compute_t<Acc>;
   const Op op;
   constexpr int kGroups = kRowBlock / Width;
@@ -339,7 +339,7 @@ __global__ void __launch_bounds__(kRowBlock,
       C v = identity<Op, C>();
       if (r < rows)
         v = row_partial<Pack, kUnroll, kPre, C>(in + r * cols, cols, lane, Width, op, pre[k]);
-      if constexpr (Width > 1) v = warp_reduce<Width>(v, op);
+      v = warp_reduce<Width>(v, op);
       // lane 0 of the group holds the row's reduction
       if (lane == 0 && r < rows) out[r] = convert<Acc>(op(convert<C>(init), v));
     }

@@ -101,22 +101,21 @@ __device__ __forceinline__ void softmax_stats_add(SoftmaxStats& st, const float 
     st.s += softmax_exp<Fast>(x[k] - base);
 }
 
+// The max of the rows' values: fmaxf (one FMNMX; it skips NaN, see the file comment).
+struct FMax {
+  __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
 // Butterfly over groups of Width lanes: every lane ends with its group's statistics (the
 // same bits in every lane: each step's partners add / max the same two values). The max
 // first (a shuffle and an FMNMX a step), one rescale of the lane's sum, then the sum: one
 // exp a lane instead of two a step.
 template <int Width, bool Fast>
 __device__ __forceinline__ SoftmaxStats softmax_stats_warp_all_reduce(SoftmaxStats v) {
-  float m = v.m;
-#pragma unroll
-  for (int mask = Width / 2; mask > 0; mask /= 2)
-    m = fmaxf(m, __shfl_xor_sync(kFullMask, m, mask, Width));
+  const float m = warp_all_reduce<Width>(v.m, FMax{});
   // m = -inf: every lane's set is empty or NaN-only; exp(-inf - 0) = 0 keeps a NaN sum NaN
-  float s = v.s * softmax_exp<Fast>(v.m - (m == -INFINITY ? 0.f : m));
-#pragma unroll
-  for (int mask = Width / 2; mask > 0; mask /= 2)
-    s += __shfl_xor_sync(kFullMask, s, mask, Width);
-  return {m, s};
+  const float s = v.s * softmax_exp<Fast>(v.m - (m == -INFINITY ? 0.f : m));
+  return {m, warp_all_reduce<Width>(s, Sum{})};
 }
 
 // The block's statistics, in every thread, after one barrier. slots: 2 x Block / 32 entries
@@ -220,10 +219,6 @@ __device__ __forceinline__ float softmax_out(float x, float m, float inv_s, floa
   }
 }
 
-struct FMax {
-  __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
-};
-
 // ---------------------------------------------------------------------------------------
 // Rows in registers (cols < 2^15: column arithmetic in int). Groups of Group lanes own a row
 // each; lane l holds packs p * Group + l (p < Packs) of it, as floats (-inf outside the
@@ -318,7 +313,7 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock,
 #pragma unroll
         for (int j = 0; j < Pack; ++j)
           m[k] = fmaxf(m[k], x[k][p][j]);
-      if constexpr (Group > 1) m[k] = warp_all_reduce<Group>(m[k], FMax{});
+      m[k] = warp_all_reduce<Group>(m[k], FMax{});
     }
     // every lane of a group holds its rows' max
 #pragma unroll
@@ -333,7 +328,7 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock,
           if constexpr (Kind == SoftmaxKind::kSoftmax) x[k][p][j] = e;
           s[k] += e;
         }
-      if constexpr (Group > 1) s[k] = warp_all_reduce<Group>(s[k], Sum{});
+      s[k] = warp_all_reduce<Group>(s[k], Sum{});
     }
     // every lane of a group holds its rows' sum of exp(x - max)
 #pragma unroll
