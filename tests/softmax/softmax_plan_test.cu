@@ -15,6 +15,7 @@
 
 #include "common/devices.cuh"
 #include "kernelkit/softmax/softmax.cuh"
+#include "softmax/softmax_case.cuh"
 
 namespace kk = kernelkit;
 using kk::SoftmaxPath;
@@ -652,6 +653,19 @@ TEST(SoftmaxConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
   for (size_t i = 0; i < planned.size(); ++i)
     EXPECT_GT(planned[i], 0) << "no shape plans " << describe(kk::kSoftmaxConfigs[i]);
   EXPECT_GT(plans, 100000);
+}
+
+// Every entry has a small case that the GPU tests run (softmax_case.cuh: config_cases), on an
+// H100.
+TEST(SoftmaxConfigs, EveryEntryHasASmallCase) {
+  const auto check = [](const auto& cases, int elem) {
+    const kk::ConfigRange range = kk::softmax_configs_of(elem);
+    ASSERT_EQ(cases.size(), range.end - range.begin);
+    for (size_t i = 0; i < cases.size(); ++i)
+      EXPECT_TRUE(cases[i].found) << describe(kk::kSoftmaxConfigs[range.begin + i]);
+  };
+  check(softmax_test::config_cases<float>(kktest::h100()), 4);
+  check(softmax_test::config_cases<__half>(kktest::h100()), 2);
 }
 
 // ---------------------------------------------------------------------------------------

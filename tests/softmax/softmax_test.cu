@@ -253,6 +253,37 @@ TYPED_TEST(SoftmaxTest, BlockRegisterRows) {
   }
 }
 
+// Every kernel of kSoftmaxConfigs, softmax and log_softmax, on the small case planned for it
+// (config_cases: on this GPU, or on a smaller one like it for the chunk paths); a GPU without
+// clusters skips the cluster entries.
+TYPED_TEST(SoftmaxTest, EveryConfiguration) {
+  using T = TypeParam;
+  const kk::DeviceInfo d = device();
+  const kk::ConfigRange range = kk::softmax_configs_of(sizeof(T));
+  const std::vector<ConfigCase> cases = config_cases<T>(d);
+  uint64_t seed = 9000;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const kk::SoftmaxConfig& c = kk::kSoftmaxConfigs[range.begin + i];
+    const std::string what = "entry " + std::to_string(range.begin + i) + ": path " +
+                             std::to_string(int(c.path)) + " pack " + std::to_string(c.pack) +
+                             " block " + std::to_string(c.block) + " group " +
+                             std::to_string(c.group) + " packs " + std::to_string(c.packs) +
+                             " on_grid " + std::to_string(c.on_grid);
+    if (!cases[i].found) {
+      EXPECT_TRUE(c.path == SoftmaxPath::kCluster && !d.clusters()) << "no case plans " << what;
+      continue;
+    }
+    for (const bool log : {false, true}) {
+      // sanitizer: softmax or log_softmax, turning with the entry
+      if (kktest::sanitize_keep(int64_t(i) + log, 2))
+        EXPECT_TRUE(run_case<T>(cases[i].rows, cases[i].cols, log, cases[i].layout, seed,
+                                Runner{&cases[i].plan}))
+            << what;
+      ++seed;
+    }
+  }
+}
+
 // The chunk paths at small sizes: a grid in rounds (6 SMs: several rounds, the pairs parked
 // in the output and their bytes written a round later), one round, a cluster per row, one
 // block per row, and the two-pass fallback; the plan's path (and, for aligned rows, its
