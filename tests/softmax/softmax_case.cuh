@@ -209,17 +209,20 @@ inline kk::DeviceInfo device() {
   return d;
 }
 
-// A device like this one with `sms` SMs and `smem` bytes of shared memory per SM (and per
-// block), with or without clusters and cooperative launches: plans for it are launchable
+// A device like d (this one: small_device) with `sms` SMs and `smem` bytes of shared memory per SM
+// (and per block), with or without clusters and cooperative launches: plans for it are launchable
 // here and reach the wide paths at small sizes.
-inline kk::DeviceInfo small_device(int sms, int smem, bool clusters, bool cooperative) {
-  kk::DeviceInfo d = device();
+inline kk::DeviceInfo small_device_of(kk::DeviceInfo d, int sms, int smem, bool clusters,
+                                      bool cooperative) {
   d.sm_count = std::min(d.sm_count, sms);
   d.smem_per_block_optin = std::min(d.smem_per_block_optin, smem);
   d.smem_per_sm = d.smem_per_block_optin + d.smem_reserved_per_block;
   d.cluster_launch = d.cluster_launch && clusters;
   d.cooperative_launch = d.cooperative_launch && cooperative;
   return d;
+}
+inline kk::DeviceInfo small_device(int sms, int smem, bool clusters, bool cooperative) {
+  return small_device_of(device(), sms, smem, clusters, cooperative);
 }
 
 // (max_cluster: 0 = the device's largest cluster; 8 = the portable size only, the device as
@@ -232,6 +235,58 @@ kk::SoftmaxPlan plan_for(int64_t rows, int64_t cols, const Layout& l, kk::Device
       static_cast<int>(((kGuard + (l.in_place ? l.in_shift : l.out_shift)) * sizeof(T)) % 16);
   if (max_cluster == 8) d.nonportable_clusters = false;
   return kk::plan_softmax(rows, cols, sizeof(T), in_off, out_off, d);
+}
+
+// One small case for each entry of kSoftmaxConfigs for T: the narrowest, then shortest,
+// matrix (rows x cols <= kMaxCaseElems) whose plan is that entry on base or on a small device
+// like it (for the chunk paths), for some layout; `found` false where none is (entries that
+// need clusters on a device without them). The GPU tests run each plan; the plan tests check
+// that an H100 finds every entry.
+struct ConfigCase {
+  bool found = false;
+  int64_t rows = 0, cols = 0;
+  Layout layout;
+  kk::SoftmaxPlan plan;
+};
+template <typename T>
+std::vector<ConfigCase> config_cases(const kk::DeviceInfo& base) {
+  constexpr int kSmem = 12 * 1024;
+  struct Dev {
+    kk::DeviceInfo d;
+    int max_cluster;
+  };
+  const Dev devices[] = {{base, 0},
+                         {small_device_of(base, 2, 1 << 30, false, false), 0},
+                         {small_device_of(base, 8, kSmem, true, false), 0},
+                         {small_device_of(base, 8, kSmem, true, false), 8},
+                         {small_device_of(base, 6, kSmem, false, true), 0},
+                         {small_device_of(base, 8, kSmem, false, false), 0}};
+  // aligned; off the 16-byte grid; on the 8-byte grid only (2-byte types); in and out at
+  // different offsets within 16 bytes
+  const Layout layouts[] = {kAligned, Layout{1, 1, false}, Layout{4, 4, false},
+                            Layout{1, 0, false}};
+  const int64_t widths[] = {1,     2,     3,     4,     5,     8,     9,     16,   17,
+                            24,    32,    33,    48,    64,    65,    96,    128,  129,
+                            200,   256,   257,   500,   512,   1000,  1024,  1025, 1500,
+                            2048,  2049,  3000,  4096,  4097,  6000,  8192,  8193, 10000,
+                            12000, 16384, 16385, 20000, 24000, 32768, 40000, 65536};
+  const kk::ConfigRange range = kk::softmax_configs_of(sizeof(T));
+  std::vector<ConfigCase> cases(range.end - range.begin);
+  for (const int64_t cols : widths) {
+    for (const int64_t rows : {1, 2, 3, 5, 23, 129}) {
+      if (rows * cols > kMaxCaseElems) continue;
+      for (const Layout& l : layouts) {
+        for (const Dev& dev : devices) {
+          const kk::SoftmaxPlan p = plan_for<T>(rows, cols, l, dev.d, dev.max_cluster);
+          const int i = kk::config_index(kk::kSoftmaxConfigs, kk::softmax_config(p, sizeof(T)),
+                                         range.begin, range.end);
+          if (i < 0 || cases[i - range.begin].found) continue;
+          cases[i - range.begin] = ConfigCase{true, rows, cols, l, p};
+        }
+      }
+    }
+  }
+  return cases;
 }
 
 }  // namespace softmax_test

@@ -9,11 +9,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "common/devices.cuh"
 #include "kernelkit/softmax/softmax.cuh"
+#include "softmax/softmax_case.cuh"
 
 namespace kk = kernelkit;
 using kk::SoftmaxPath;
@@ -368,6 +370,8 @@ int64_t span_packs(int64_t mis, int64_t len, int pack) {
 void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem, int in_off,
                       int out_off, const kk::DeviceInfo& d, const std::string& what) {
   SCOPED_TRACE(what + ": " + describe(p));
+  // a kernel launch_softmax instantiates
+  ASSERT_GE(kk::config_index(kk::kSoftmaxConfigs, kk::softmax_config(p, elem)), 0);
   const int max_pack = 16 / elem;
   // 8-byte packs: 2-byte rows of the warp path all starting on an 8-byte boundary, not all
   // on a 16-byte one
@@ -412,11 +416,8 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
     EXPECT_EQ(p.on_grid, grid_rows && cols <= (elem == 2 ? 16384 : 8192));
   if (p.path != SoftmaxPath::kWarp && p.path != SoftmaxPath::kBlock) EXPECT_FALSE(p.on_grid);
   if (p.path == SoftmaxPath::kBlock && p.on_grid) {
-    // one of the instantiated shapes, holding the row, at the residency its bound gives
-    bool known = false;
-    for (const auto r : kk::detail::kSoftmaxRegisterShapes)
-      known = known || (int(s.block.x) == r.block && p.packs == r.packs);
-    EXPECT_TRUE(known);
+    // a register shape (an entry of the table: below), holding the row, at the residency its
+    // bound gives
     EXPECT_EQ(p.pack, 16 / elem);
     EXPECT_LE(cols / p.pack, int64_t{s.block.x} * p.packs);
     EXPECT_EQ(p.split, 1);
@@ -575,6 +576,96 @@ TEST(SoftmaxPlan, InvariantsOverShapesAlignmentsAndDevices) {
       }
     }
   }
+}
+
+// ---------------------------------------------------------------------------------------
+// The table of kernel configurations.
+
+// The devices the table is planned for: the four GPUs (and an H100 running a compute_80
+// build), each also without cooperative launches, and an H100 with the portable clusters only
+// (as plan_and_launch plans again after a cluster of 16 did not fit).
+std::vector<kktest::NamedDevice> table_devices() {
+  auto devices = kktest::all_devices();
+  for (const auto& d : kktest::all_devices()) {
+    kk::DeviceInfo no_coop = d.info;
+    no_coop.cooperative_launch = false;
+    devices.push_back({d.name, no_coop});
+  }
+  kk::DeviceInfo portable = kktest::h100();
+  portable.nonportable_clusters = false;
+  devices.push_back({"H100-portable-clusters", portable});
+  return devices;
+}
+
+std::string describe(const kk::SoftmaxConfig& c) {
+  return std::string(path_name(c.path)) + " elem_bytes=" + std::to_string(c.elem_bytes) +
+         " pack=" + std::to_string(c.pack) + " block=" + std::to_string(c.block) +
+         " group=" + std::to_string(c.group) + " packs=" + std::to_string(c.packs) +
+         " on_grid=" + std::to_string(c.on_grid);
+}
+
+TEST(SoftmaxConfigs, EachElementSizeTogetherNoDuplicates) {
+  constexpr int n = int(std::size(kk::kSoftmaxConfigs));
+  const kk::ConfigRange f32 = kk::softmax_configs_of(4), f16 = kk::softmax_configs_of(2);
+  EXPECT_EQ(f32.begin, 0u);
+  EXPECT_EQ(f32.end, f16.begin);
+  EXPECT_EQ(f16.end, size_t(n));
+  for (int i = 0; i < n; ++i)
+    EXPECT_EQ(kk::config_index(kk::kSoftmaxConfigs, kk::kSoftmaxConfigs[i]), i)
+        << describe(kk::kSoftmaxConfigs[i]);
+}
+
+// Plans over shapes (odd, prime, tiny, few rows of any width, past 2^31 elements) x devices x
+// alignments x element sizes: each is an entry of kSoftmaxConfigs (what launch_softmax can
+// launch), and every entry is some shape's plan (no kernel is built that no call runs).
+TEST(SoftmaxConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
+  const int64_t sizes[] = {
+      1,      2,       3,       4,       5,       7,        8,           9,      12,     16,
+      17,     31,      32,      33,      48,      63,       64,          65,     96,     127,
+      128,    129,     131,     255,     256,     257,      500,         502,    509,    512,
+      1000,   1021,    1024,    1025,    1028,    1500,     2047,        2048,   2049,   3000,
+      4093,   4096,    4097,    5000,    8191,    8192,     8193,        10007,  16383,  16384,
+      16385,  32000,   32749,   50257,   65536,   65537,    100003,      151936, 262144, 262147,
+      500000, 1048576, 1048583, 2097152, 8388609, 33554432, 2147483659LL};
+  const int offsets[][2] = {{0, 0}, {4, 4}, {2, 2}, {8, 8}, {0, 4}, {2, 6}, {12, 0}, {6, 6}};
+  std::vector<int> planned(std::size(kk::kSoftmaxConfigs), 0);
+  int64_t plans = 0;
+  for (const auto& dev : table_devices()) {
+    for (const int elem : {4, 2}) {
+      for (const int64_t rows : sizes) {
+        for (const int64_t cols : sizes) {
+          if (rows > (int64_t{1} << 40) / cols) continue;
+          for (const auto& off : offsets) {
+            if (off[0] % elem || off[1] % elem) continue;
+            const SoftmaxPlan p = kk::plan_softmax(rows, cols, elem, off[0], off[1], dev.info);
+            const kk::ConfigRange r = kk::softmax_configs_of(elem);
+            const int i =
+                kk::config_index(kk::kSoftmaxConfigs, kk::softmax_config(p, elem), r.begin, r.end);
+            ASSERT_GE(i, 0) << dev.name << " " << rows << "x" << cols << " elem=" << elem
+                            << " offsets=" << off[0] << "," << off[1] << ": " << describe(p);
+            ++planned[i];
+            ++plans;
+          }
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < planned.size(); ++i)
+    EXPECT_GT(planned[i], 0) << "no shape plans " << describe(kk::kSoftmaxConfigs[i]);
+  EXPECT_GT(plans, 100000);
+}
+
+// Every entry has a small case that the GPU tests run (softmax_case.cuh: config_cases), on an
+// H100.
+TEST(SoftmaxConfigs, EveryEntryHasASmallCase) {
+  const auto check = [](const auto& cases, int elem) {
+    const kk::ConfigRange range = kk::softmax_configs_of(elem);
+    ASSERT_EQ(cases.size(), range.end - range.begin);
+    for (size_t i = 0; i < cases.size(); ++i)
+      EXPECT_TRUE(cases[i].found) << describe(kk::kSoftmaxConfigs[range.begin + i]);
+  };
+  check(softmax_test::config_cases<float>(kktest::h100()), 4);
+  check(softmax_test::config_cases<__half>(kktest::h100()), 2);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -145,7 +145,7 @@ TYPED_TEST(SoftmaxTest, BlockRowsLoop) {
   }
 }
 
-// kBlock at every block size the plan can pick (32..1024 threads: 1..8+ packs a thread, one
+// kBlock at every block size of kSoftmaxConfigs (32..1024 threads: 1..8+ packs a thread, one
 // warp without a barrier, 2..32 warps with the one-barrier (max, sum) reduction), with one
 // and two buffers, blocks looping over 7-8 rows each; rows on and off the pack grid
 // (every other row starts mid-pack when cols is not a multiple of it), in place.
@@ -169,7 +169,11 @@ TYPED_TEST(SoftmaxTest, BlockSizesAndBuffers) {
         ASSERT_TRUE(
             kk::detail::softmax_plan_block(23, cols / pack, pack * int64_t{sizeof(T)}, d, &base));
       }
-      for (const int block : {32, 64, 128, 256, 512, 1024}) {
+      for (const kk::SoftmaxConfig& c : kk::kSoftmaxConfigs) {
+        if (c.elem_bytes != int{sizeof(T)} || c.path != SoftmaxPath::kBlock || c.on_grid ||
+            c.pack != base.pack)
+          continue;
+        const int block = c.block;
         for (const int buffers : {1, 2}) {
           kk::SoftmaxPlan p = base;
           p.shape.block.x = static_cast<unsigned>(block);
@@ -189,12 +193,13 @@ TYPED_TEST(SoftmaxTest, BlockSizesAndBuffers) {
 
 // Rows on the pack grid (16-byte aligned, cols a multiple of the pack) up to 16384 2-byte /
 // 8192 f32 columns: the row in the registers of one block (kBlock with on_grid), at widths
-// around each register shape's capacity (128 x 2, 256 x 2, 512 x 2, 512 x 4 packs: 2048,
-// 4096, 8192, 16384 2-byte columns, half as many f32) and in between, each width on every
-// shape that holds it (threads with packs past the row, and threads with no pack at all),
-// the grid shrunk to 3 so that blocks loop over rows, in place; softmax and log_softmax
-// with -inf / all -inf / NaN rows. f32 rows of <= 1024 columns (planned kWarp) are run on
-// the register shapes too; wider rows than the shapes hold stay in shared memory.
+// around each register shape's capacity (the kBlock on_grid entries of kSoftmaxConfigs: 128 x
+// 2, 256 x 2, 512 x 2, 512 x 4 packs: 2048, 4096, 8192, 16384 2-byte columns, half as many
+// f32) and in between, each width on every shape of the table that holds it (threads with packs
+// past the row, and threads with no pack at all), the grid shrunk to 3 so that blocks loop over
+// rows, in place; softmax and log_softmax with -inf / all -inf / NaN rows. f32 rows of <= 1024
+// columns (planned kWarp) are run on the register shapes too; wider rows than the shapes hold stay
+// in shared memory.
 TYPED_TEST(SoftmaxTest, BlockRegisterRows) {
   using T = TypeParam;
   constexpr int64_t kPack = 16 / sizeof(T);
@@ -227,7 +232,8 @@ TYPED_TEST(SoftmaxTest, BlockRegisterRows) {
         continue;
       }
       int shapes = 0;
-      for (const auto r : kk::detail::kSoftmaxRegisterShapes) {
+      for (const kk::SoftmaxConfig& r : kk::kSoftmaxConfigs) {
+        if (r.elem_bytes != int{sizeof(T)} || r.path != SoftmaxPath::kBlock || !r.on_grid) continue;
         if (cols / kPack > int64_t{r.block} * r.packs) continue;
         ++shapes;
         kk::SoftmaxPlan p = base;
@@ -243,6 +249,37 @@ TYPED_TEST(SoftmaxTest, BlockRegisterRows) {
       for (const bool log : {false, true})
         EXPECT_TRUE(run_case<T>(rows, cols, log, l, seed++, Runner{&base}))
             << cols << " block " << base.shape.block.x << " x " << base.packs << " packs";
+    }
+  }
+}
+
+// Every kernel of kSoftmaxConfigs, softmax and log_softmax, on the small case planned for it
+// (config_cases: on this GPU, or on a smaller one like it for the chunk paths); a GPU without
+// clusters skips the cluster entries.
+TYPED_TEST(SoftmaxTest, EveryConfiguration) {
+  using T = TypeParam;
+  const kk::DeviceInfo d = device();
+  const kk::ConfigRange range = kk::softmax_configs_of(sizeof(T));
+  const std::vector<ConfigCase> cases = config_cases<T>(d);
+  uint64_t seed = 9000;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const kk::SoftmaxConfig& c = kk::kSoftmaxConfigs[range.begin + i];
+    const std::string what = "entry " + std::to_string(range.begin + i) + ": path " +
+                             std::to_string(int(c.path)) + " pack " + std::to_string(c.pack) +
+                             " block " + std::to_string(c.block) + " group " +
+                             std::to_string(c.group) + " packs " + std::to_string(c.packs) +
+                             " on_grid " + std::to_string(c.on_grid);
+    if (!cases[i].found) {
+      EXPECT_TRUE(c.path == SoftmaxPath::kCluster && !d.clusters()) << "no case plans " << what;
+      continue;
+    }
+    for (const bool log : {false, true}) {
+      // sanitizer: softmax or log_softmax, turning with the entry
+      if (kktest::sanitize_keep(int64_t(i) + log, 2))
+        EXPECT_TRUE(run_case<T>(cases[i].rows, cases[i].cols, log, cases[i].layout, seed,
+                                Runner{&cases[i].plan}))
+            << what;
+      ++seed;
     }
   }
 }

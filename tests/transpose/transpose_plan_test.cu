@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -428,6 +429,10 @@ int64_t simulate_sector(const TransposePlan& p, int64_t rows, int64_t cols, int 
 void check_plan(const TransposePlan& p, int64_t rows, int64_t cols, int e, int in_align,
                 int out_align, const DeviceInfo& d, const std::string& label) {
   EXPECT_EQ(p.elem_bytes, e) << label;
+  // a kernel launch_transpose instantiates
+  EXPECT_GE(kernelkit::config_index(kernelkit::kTransposeConfigs, kernelkit::transpose_config(p)),
+            0)
+      << label;
   if (rows == 1 || cols == 1) {
     EXPECT_EQ(p.path, TransposePath::kCopy) << label;
     return;
@@ -594,58 +599,38 @@ void check_plan_shape(const TransposePlan& p, int64_t rows, int64_t cols) {
   }
 }
 
-// Every path, forced onto shapes it does not get from the plan, covers out exactly once too
-// (the tests run these on the GPU).
+// Every kernel of kTransposeConfigs, forced onto shapes it does not get from the plan, covers
+// out exactly once too (the tests run these on the GPU): each entry on every shape its kernel
+// takes (tiles: rows a multiple of the chunk's elements, and cols too with aligned in rows;
+// thin paths: that many rows or columns).
 TEST(TransposePlan, ForcedPathsWriteEveryElementOnce) {
   for (const auto& [rows, cols] : invariant_shapes()) {
     if (rows < 2 || cols < 2) continue;
     for (const int e : {1, 2, 4, 8}) {
       std::vector<TransposePlan> plans;
-      TransposePlan p;
-      p.elem_bytes = e;
-      const int wide = e == 1 ? 8 : 16;
-      if (rows % (wide / e) == 0 && e != 4) {  // (4-byte: the shifted kernel, no windows)
-        p.path = TransposePath::kTile;
-        p.chunk_bytes = wide;
-        p.in_windows = true;
-        plans.push_back(p);
-      }
-      if (cols <= kernelkit::kTransposeThinMax) {
-        p = TransposePlan{};
+      for (const kernelkit::TransposeConfig& c : kernelkit::kTransposeConfigs) {
+        if (c.elem_bytes != e || c.path == TransposePath::kCopy) continue;
+        TransposePlan p;
         p.elem_bytes = e;
-        p.path = TransposePath::kThinCols;
-        p.chunk_bytes = 16;
-        p.thin = static_cast<int>(cols);
+        p.path = c.path;
+        p.in_windows = c.in_windows;
+        p.col_order = c.col_order;
+        p.thin = c.thin;
+        p.chunk_bytes = c.path == TransposePath::kTile
+                            ? c.chunk_bytes
+                            : (c.path == TransposePath::kScalar ? 0 : 16);
+        const int vec = c.chunk_bytes / e;
+        if (c.path == TransposePath::kTile &&
+            (rows % vec != 0 || (!c.in_windows && cols % vec != 0)))
+          continue;
+        if (c.path == TransposePath::kThinRows && rows != c.thin) continue;
+        if (c.path == TransposePath::kThinCols && cols != c.thin) continue;
         plans.push_back(p);
       }
-      if (rows <= kernelkit::kTransposeThinMax) {
-        p = TransposePlan{};
-        p.elem_bytes = e;
-        p.path = TransposePath::kThinRows;
-        p.chunk_bytes = 16;
-        p.thin = static_cast<int>(rows);
-        plans.push_back(p);
-      }
-      p = TransposePlan{};
-      p.elem_bytes = e;
-      p.path = e == 4 ? TransposePath::kShift : TransposePath::kScalar;
-      p.chunk_bytes = e == 4 ? 16 : 0;
-      plans.push_back(p);
-      if (e == 4) {
-        p.path = TransposePath::kSector;
-        plans.push_back(p);
-      }
-      // The tiled paths in both tile orders.
-      for (size_t i = 0, n = plans.size(); i < n; ++i)
-        if (plans[i].path == TransposePath::kTile || plans[i].path == TransposePath::kShift ||
-            plans[i].path == TransposePath::kSector) {
-          plans.push_back(plans[i]);
-          plans.back().col_order = true;
-        }
       for (TransposePlan q : plans) {
         q = kernelkit::detail::finish_transpose_plan(q, rows, cols, kktest::h100().smem_per_block);
         check_plan_shape(q, rows, cols);
-        if (q.path == TransposePath::kTile)
+        if (q.path == TransposePath::kTile && q.in_windows)
           for (int in_ph = 0; in_ph < 16; in_ph += e)
             EXPECT_EQ(simulate_staged(q, rows, cols, in_ph), 0)
                 << rows << "x" << cols << " elem " << e << " staged, in phase " << in_ph;
@@ -666,6 +651,69 @@ TEST(TransposePlan, ForcedPathsWriteEveryElementOnce) {
       }
     }
   }
+}
+
+std::string describe(const kernelkit::TransposeConfig& c) {
+  return std::string(path_name(c.path)) + " elem_bytes=" + std::to_string(c.elem_bytes) +
+         " chunk_bytes=" + std::to_string(c.chunk_bytes) +
+         " in_windows=" + std::to_string(c.in_windows) +
+         " col_order=" + std::to_string(c.col_order) + " thin=" + std::to_string(c.thin);
+}
+
+TEST(TransposeConfigs, EachElementSizeTogetherNoDuplicates) {
+  constexpr int n = int(std::size(kernelkit::kTransposeConfigs));
+  size_t next = 0;
+  for (const int e : {1, 2, 4, 8}) {
+    const kernelkit::ConfigRange r = kernelkit::transpose_configs_of(e);
+    EXPECT_EQ(r.begin, next) << e;
+    EXPECT_GT(r.end, r.begin) << e;
+    next = r.end;
+  }
+  EXPECT_EQ(next, size_t(n));
+  for (int i = 0; i < n; ++i)
+    EXPECT_EQ(
+        kernelkit::config_index(kernelkit::kTransposeConfigs, kernelkit::kTransposeConfigs[i]), i)
+        << describe(kernelkit::kTransposeConfigs[i]);
+}
+
+// Plans over shapes (odd, prime, tiny, few rows or columns, past 2^31 elements) x devices x
+// alignments x element sizes: each is an entry of kTransposeConfigs (what launch_transpose can
+// launch), and every entry is some shape's plan (no kernel is built that no call runs).
+TEST(TransposeConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
+  const int64_t sizes[] = {
+      1,     2,     3,      4,      5,       6,        7,           8,    9,    12,    16,
+      17,    24,    31,     32,     33,      40,       63,          64,   65,   96,    100,
+      127,   128,   129,    200,    255,     256,      257,         260,  500,  1000,  1021,
+      1024,  1025,  2048,   2049,   4093,    4096,     4099,        8192, 8193, 16384, 33554,
+      65536, 65537, 100003, 262147, 1048576, 33554432, 2147483659LL};
+  std::vector<int> planned(std::size(kernelkit::kTransposeConfigs), 0);
+  int64_t plans = 0;
+  for (const auto& dev : kktest::all_devices()) {
+    for (const int e : {1, 2, 4, 8}) {
+      const kernelkit::ConfigRange range = kernelkit::transpose_configs_of(e);
+      for (const int64_t rows : sizes) {
+        for (const int64_t cols : sizes) {
+          if (rows > (int64_t{1} << 40) / cols) continue;
+          for (int in_align = e; in_align <= 16; in_align *= 2) {
+            for (int out_align = e; out_align <= 16; out_align *= 2) {
+              const TransposePlan p = plan_transpose(rows, cols, e, in_align, out_align, dev.info);
+              const int i =
+                  kernelkit::config_index(kernelkit::kTransposeConfigs,
+                                          kernelkit::transpose_config(p), range.begin, range.end);
+              ASSERT_GE(i, 0) << dev.name << " " << rows << "x" << cols << " elem " << e
+                              << " align " << in_align << "/" << out_align << " "
+                              << path_name(p.path);
+              ++planned[i];
+              ++plans;
+            }
+          }
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < planned.size(); ++i)
+    EXPECT_GT(planned[i], 0) << "no shape plans " << describe(kernelkit::kTransposeConfigs[i]);
+  EXPECT_GT(plans, 100000);
 }
 
 // The sector kernel's read back: at every step, a warp's 32 word loads (chunks kk = 0..15 of out

@@ -185,58 +185,62 @@ TYPED_TEST(TransposeSizeTest, FourByteSweep) {
 
 // ---- every kernel on shapes the plan sends elsewhere ----------------------------------------
 
-// A plan for `path` (with its chunk, window and store choices) when its kernel can run this
-// call: rows x cols with pointers of element phase in_off / out_off (cudaMalloc aligns to 256).
+// The plan of table entry c (with out_aligned: thin columns stored straight from registers)
+// when its kernel can run this call: rows x cols with pointers of element phase in_off /
+// out_off (cudaMalloc aligns to 256).
 template <typename T>
-bool forced_plan(TransposePath path, bool windows, bool out_aligned, bool col_order, int64_t rows,
-                 int64_t cols, int64_t in_off, int64_t out_off, TransposePlan* plan) {
+bool forced_plan(const kernelkit::TransposeConfig& c, bool out_aligned, int64_t rows, int64_t cols,
+                 int64_t in_off, int64_t out_off, TransposePlan* plan) {
   const int e = sizeof(T);
   const int in_align = kernelkit::pack_size_for(reinterpret_cast<const T*>(256 + in_off * e)) * e;
   const int out_align = kernelkit::pack_size_for(reinterpret_cast<const T*>(256 + out_off * e)) * e;
-  const int wide = e == 1 ? 8 : 16, vec = wide / e;
   TransposePlan p;
-  p.path = path;
+  p.path = c.path;
   p.elem_bytes = e;
-  p.col_order = col_order;
-  bool ok = rows > 1 && cols > 1;
-  // (column order: the tile, shifted and sector paths only)
-  if (col_order && path != TransposePath::kTile && path != TransposePath::kShift &&
-      path != TransposePath::kSector)
-    ok = false;
-  switch (path) {
-    case TransposePath::kTile:
-      p.chunk_bytes = wide;
-      p.in_windows = windows;
-      // (4-byte elements with unaligned in rows go to the shifted kernel: no windows)
-      ok = ok && rows % vec == 0 && out_align >= wide && !(windows && e == 4) &&
-           (windows || (cols % vec == 0 && in_align >= wide));
+  p.in_windows = c.in_windows;
+  p.col_order = c.col_order;
+  p.thin = c.thin;
+  p.chunk_bytes = c.path == TransposePath::kScalar ? 0 : 16;
+  // (the scalar kernel runs any shape, one row or column too)
+  bool ok = c.elem_bytes == e && (c.path == TransposePath::kScalar || (rows > 1 && cols > 1));
+  switch (c.path) {
+    case TransposePath::kTile: {
+      // out rows chunk-aligned; in rows too, or staged as windows
+      const int vec = c.chunk_bytes / e;
+      p.chunk_bytes = c.chunk_bytes;
+      ok = ok && rows % vec == 0 && out_align >= c.chunk_bytes &&
+           (c.in_windows || (cols % vec == 0 && in_align >= c.chunk_bytes));
       break;
+    }
     case TransposePath::kThinCols:
-      p.chunk_bytes = 16;
-      p.thin = static_cast<int>(cols);
       p.out_aligned = out_aligned;
-      ok = ok && cols <= kernelkit::kTransposeThinMax &&
-           (!out_aligned || (rows % (16 / e) == 0 && out_align >= 16));
+      ok = ok && cols == c.thin && (!out_aligned || (rows % (16 / e) == 0 && out_align >= 16));
       break;
     case TransposePath::kThinRows:
-      p.chunk_bytes = 16;
-      p.thin = static_cast<int>(rows);
-      ok = ok && rows <= kernelkit::kTransposeThinMax;
-      break;
-    case TransposePath::kShift:
-    case TransposePath::kSector:
-      p.chunk_bytes = 16;
-      ok = ok && e == 4;
-      break;
-    case TransposePath::kScalar:
-      ok = e != 4;  // 4-byte elements always take the shifted or sector kernel instead
+      ok = ok && rows == c.thin && !out_aligned;
       break;
     case TransposePath::kCopy:
       ok = false;
       break;
+    default:  // shifted, sector, scalar: any shape
+      ok = ok && !out_aligned;
+      break;
   }
   if (ok) *plan = kernelkit::detail::finish_transpose_plan(p, rows, cols, 48 * 1024);
   return ok;
+}
+
+// A forced kernel's name in failure messages.
+std::string forced_name(const kernelkit::TransposeConfig& c, bool out_aligned) {
+  const char* const paths[] = {"copy",  "tile",   "thin rows", "thin cols",
+                               "shift", "sector", "scalar"};
+  std::string name = paths[static_cast<int>(c.path)];
+  if (c.path == TransposePath::kTile) name += " " + std::to_string(c.chunk_bytes) + "-byte chunks";
+  if (c.in_windows) name += "+windows";
+  if (c.thin) name += " " + std::to_string(c.thin);
+  if (c.path == TransposePath::kThinCols) name += out_aligned ? " direct" : " staged";
+  if (c.col_order) name += ", column order";
+  return name;
 }
 
 // The forced plan of the current case (set before each check_transpose call).
@@ -248,38 +252,22 @@ cudaError_t forced_fn(const T* in, T* out, int64_t rows, int64_t cols, cudaStrea
   return kernelkit::launch_transpose(g_forced, in, out, rows, cols, s);
 }
 
-// Every kernel on every shape and phase it can run, not only those the plan sends it.
+// Every kernel of kTransposeConfigs on every shape and phase it can run, not only those the
+// plan sends it.
 TYPED_TEST(TransposeSizeTest, EveryKernelOnEveryShape) {
   using T = TypeParam;
-  struct Forced {
-    const char* name;
-    TransposePath path;
-    bool windows, out_aligned, col_order;
-  };
-  const Forced forced[] = {
-      {"tile", TransposePath::kTile, false, false, false},
-      {"tile, column order", TransposePath::kTile, false, false, true},
-      {"tile+windows", TransposePath::kTile, true, false, false},
-      {"tile+windows, column order", TransposePath::kTile, true, false, true},
-      {"thin rows", TransposePath::kThinRows, false, false, false},
-      {"thin cols direct", TransposePath::kThinCols, false, true, false},
-      {"thin cols staged", TransposePath::kThinCols, false, false, false},
-      {"shift", TransposePath::kShift, false, false, false},
-      {"shift, column order", TransposePath::kShift, false, false, true},
-      {"sector", TransposePath::kSector, false, false, false},
-      {"sector, column order", TransposePath::kSector, false, false, true},
-      {"scalar", TransposePath::kScalar, false, false, false},
-  };
   for (const auto& [rows, cols] : transpose_test::kShapes) {
     // sanitizer: no 1009 x 1013 (2/3 of the work; every kernel still meets ragged shapes such
     // as 257 x 129 and 7 x 4099)
     if (kktest::sanitizer_run() && rows * cols > 500000) continue;
     for (const auto& [in_off, out_off] :
          std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {1, 0}, {0, 1}, {3, 2}})
-      for (const Forced& f : forced)
-        if (forced_plan<T>(f.path, f.windows, f.out_aligned, f.col_order, rows, cols, in_off,
-                           out_off, &g_forced))
-          check_transpose<T>({{f.name, &forced_fn<T>}}, rows, cols, in_off, out_off);
+      for (const kernelkit::TransposeConfig& c : kernelkit::kTransposeConfigs)
+        for (const bool out_aligned : {false, true})
+          if (forced_plan<T>(c, out_aligned, rows, cols, in_off, out_off, &g_forced)) {
+            const std::string name = forced_name(c, out_aligned);
+            check_transpose<T>({{name, &forced_fn<T>}}, rows, cols, in_off, out_off);
+          }
   }
 }
 

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "kernelkit/core/checks.cuh"
+#include "kernelkit/core/config_table.cuh"
 #include "kernelkit/core/device.cuh"
 #include "kernelkit/core/dispatch.cuh"
 #include "kernelkit/core/error.cuh"
@@ -59,46 +60,6 @@ cudaError_t softmax_chunk_setup(Kernel kernel) {
   });
 }
 
-template <typename T, SoftmaxKind Kind, int Pack>
-cudaError_t softmax_launch_warp(const SoftmaxPlan& p, const T* in, T* out, int64_t rows,
-                                int64_t cols64, cudaStream_t stream) {
-  const int cols = static_cast<int>(cols64);  // the warp path's rows are at most 1024 wide
-  if constexpr (Pack == 1) {
-    // in / out at different offsets within 16 bytes: 32 lanes, 1, 8 or 32 elements a lane
-    if (p.group != kWarpSize || p.on_grid) return cudaErrorInvalidValue;
-    return dispatch<1, 8, 32>(p.packs, [&](auto packs) {
-      return launch(softmax_warp_kernel<T, Kind, 1, kWarpSize, decltype(packs)::value, false>,
-                    p.shape, stream, in, out, rows, cols);
-    });
-  } else {
-    const auto run = [&](auto grid) {
-      constexpr bool kOnGrid = decltype(grid)::value;
-      return dispatch<1, 2, 4, 8, 16, 32>(p.group, [&](auto group) {
-        constexpr int kGroup = decltype(group)::value;
-        if constexpr (kGroup < kWarpSize) {
-          // narrow groups hold one pack a lane
-          if (p.packs != 1) return cudaErrorInvalidValue;
-          return launch(softmax_warp_kernel<T, Kind, Pack, kGroup, 1, kOnGrid>, p.shape, stream, in,
-                        out, rows, cols);
-        } else {
-          return dispatch_pow2<1, kSoftmaxWarpFloats / Pack>(p.packs, [&](auto packs) {
-            return launch(
-                softmax_warp_kernel<T, Kind, Pack, kWarpSize, decltype(packs)::value, kOnGrid>,
-                p.shape, stream, in, out, rows, cols);
-          });
-        }
-      });
-    };
-    if constexpr (Pack < kMaxPackSize<T>) {
-      // 8-byte packs of a 2-byte type: planned on the grid only
-      if (!p.on_grid) return cudaErrorInvalidValue;
-      return run(std::true_type{});
-    } else {
-      return dispatch<false, true>(p.on_grid, run);
-    }
-  }
-}
-
 template <typename T, SoftmaxKind Kind, int Pack, int Block, SoftmaxCombine Combine>
 cudaError_t softmax_launch_chunk(const SoftmaxPlan& p, const T* in, T* out, int64_t rows,
                                  int64_t cols, cudaStream_t stream) {
@@ -122,79 +83,39 @@ cudaError_t softmax_launch_chunk(const SoftmaxPlan& p, const T* in, T* out, int6
 }  // namespace detail
 
 /// Launches plan p (made by plan_softmax for these pointers and sizes) of softmax or
-/// log_softmax: the one place the plan's values become template arguments.
+/// log_softmax: the one place the plan's values become template arguments, those of its entry
+/// of kSoftmaxConfigs (softmax_config; any other plan answers cudaErrorInvalidValue).
 template <typename T>
 cudaError_t launch_softmax(const SoftmaxPlan& p, SoftmaxKind kind, const T* in, T* out,
                            int64_t rows, int64_t cols, cudaStream_t stream) {
   using namespace detail;
-  constexpr int kMax = kMaxPackSize<T>;
-  using Path = SoftmaxPath;
+  constexpr ConfigRange kEntries = softmax_configs_of(sizeof(T));
+  const SoftmaxConfig key = softmax_config(p, sizeof(T));
   return dispatch<SoftmaxKind::kSoftmax, SoftmaxKind::kLogSoftmax>(kind, [&](auto k) {
     constexpr SoftmaxKind kKind = decltype(k)::value;
-    if constexpr (sizeof(T) == 2) {
-      // 8-byte packs: the warp path on the 8-byte grid only
-      if (p.pack == kMax / 2) {
-        if (p.path != Path::kWarp) return cudaErrorInvalidValue;
-        return softmax_launch_warp<T, kKind, kMax / 2>(p, in, out, rows, cols, stream);
+    return dispatch_table<kSoftmaxConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
+      constexpr SoftmaxConfig c = kSoftmaxConfigs[decltype(i)::value];
+      if constexpr (c.path == SoftmaxPath::kWarp) {
+        // the warp path's rows are at most 1024 wide
+        return launch(softmax_warp_kernel<T, kKind, c.pack, c.group, c.packs, c.on_grid>, p.shape,
+                      stream, in, out, rows, static_cast<int>(cols));
+      } else if constexpr (c.path == SoftmaxPath::kBlock && c.on_grid) {
+        // the register shapes hold at most 16384 columns
+        return launch(softmax_block_registers_kernel<T, kKind, c.block, c.packs>, p.shape, stream,
+                      in, out, rows, static_cast<int>(cols));
+      } else if constexpr (c.path == SoftmaxPath::kBlock) {
+        return softmax_launch_chunk<T, kKind, c.pack, c.block, SoftmaxCombine::kNone>(
+            p, in, out, rows, cols, stream);
+      } else if constexpr (c.path == SoftmaxPath::kCluster) {
+        return softmax_launch_chunk<T, kKind, c.pack, c.block, SoftmaxCombine::kCluster>(
+            p, in, out, rows, cols, stream);
+      } else if constexpr (c.path == SoftmaxPath::kGrid) {
+        return softmax_launch_chunk<T, kKind, c.pack, c.block, SoftmaxCombine::kGrid>(
+            p, in, out, rows, cols, stream);
+      } else {
+        return launch(softmax_two_pass_kernel<T, kKind, c.pack, c.block>, p.shape, stream, in, out,
+                      rows, cols);
       }
-    }
-    return dispatch<kMax, 1>(p.pack, [&](auto pk) {
-      constexpr int kPack = decltype(pk)::value;
-      return dispatch<Path::kWarp, Path::kBlock, Path::kCluster, Path::kGrid,
-                      Path::kTwoPass>(p.path, [&](auto path) {
-        constexpr Path kPath = decltype(path)::value;
-        const int block = static_cast<int>(p.shape.block.x);
-        if constexpr (kPath == Path::kWarp) {
-          return softmax_launch_warp<T, kKind, kPack>(p, in, out, rows, cols, stream);
-        } else if constexpr (kPath == Path::kBlock) {
-          if (p.on_grid) {
-            // rows on the pack grid in registers: kSoftmaxRegisterShapes
-            if constexpr (kPack == 1) {
-              return cudaErrorInvalidValue;
-            } else {
-              return dispatch<128, 256, 512>(block, [&](auto b) {
-                constexpr int kB = decltype(b)::value;
-                return dispatch<2, 4>(p.packs, [&](auto n) {
-                  constexpr int kPacks = decltype(n)::value;
-                  if constexpr (kPacks == 4 && kB != 512) {
-                    return cudaErrorInvalidValue;
-                  } else {
-                    return launch(softmax_block_registers_kernel<T, kKind, kB, kPacks>, p.shape,
-                                  stream, in, out, rows, static_cast<int>(cols));
-                  }
-                });
-              });
-            }
-          }
-          return dispatch<32, 64, 128, 256, 512, 1024>(block, [&](auto b) {
-            constexpr int kBlock = decltype(b)::value;
-            // pack 1 (in / out alignment mismatch) is planned with 256 or 1024 threads
-            if constexpr (kPack == 1 && kBlock != 256 && kBlock != 1024) {
-              return cudaErrorInvalidValue;
-            } else {
-              return softmax_launch_chunk<T, kKind, kPack, kBlock, SoftmaxCombine::kNone>(
-                  p, in, out, rows, cols, stream);
-            }
-          });
-        } else if constexpr (kPath == Path::kCluster) {
-          if constexpr (kPack == 1) {
-            return cudaErrorInvalidValue;  // clusters are planned with 16-byte packs only
-          } else {
-            return dispatch<kSoftmaxClusterBlock, kSoftmaxWideBlock>(block, [&](auto b) {
-              return softmax_launch_chunk<T, kKind, kPack, decltype(b)::value,
-                                          SoftmaxCombine::kCluster>(p, in, out, rows, cols, stream);
-            });
-          }
-        } else if constexpr (kPath == Path::kGrid) {
-          if (block != kSoftmaxWideBlock) return cudaErrorInvalidValue;
-          return softmax_launch_chunk<T, kKind, kPack, kSoftmaxWideBlock, SoftmaxCombine::kGrid>(
-              p, in, out, rows, cols, stream);
-        } else {
-          if (block != kSoftmaxWideBlock) return cudaErrorInvalidValue;
-          return launch(softmax_two_pass_kernel<T, kKind, kPack, kSoftmaxWideBlock>, p.shape,
-                        stream, in, out, rows, cols);
-        }
-      });
     });
   });
 }

@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernelkit/core/config_table.cuh"
 #include "kernelkit/core/device.cuh"
 #include "kernelkit/core/launch.cuh"
 #include "kernelkit/core/pack.cuh"
@@ -128,14 +129,10 @@ __host__ __device__ constexpr int softmax_warp_min_blocks(int pack, int group, i
 // kBlock on the pack grid (SoftmaxPlan.on_grid): the row in the registers of one block,
 // Block threads x Packs 16-byte packs a thread (softmax_block_registers_kernel), the old
 // library's block-register kernel for aligned rows only (0.93-0.99 of the copy on f16 rows
-// of 3000..16384). The shapes launch_softmax instantiates, by capacity (block x packs x 8
-// columns of a 2-byte type: 2048, 4096, 8192, 16384; x 4 f32 columns: 1024 .. 8192); the
-// plan takes the one holding the row with the most resident blocks (rows in flight) a SM.
-struct SoftmaxRegisterShape {
-  int block, packs;
-};
-inline constexpr SoftmaxRegisterShape kSoftmaxRegisterShapes[] = {
-    {128, 2}, {256, 2}, {512, 2}, {512, 4}};
+// of 3000..16384). Its shapes are the kBlock on_grid entries of kSoftmaxConfigs, by capacity
+// (block x packs x 8 columns of a 2-byte type: 2048, 4096, 8192, 16384; x 4 f32 columns: 1024
+// .. 8192); the plan takes the one holding the row with the most resident blocks (rows in
+// flight) a SM.
 // Blocks per SM the register kernel's __launch_bounds__ ask for (capped by the compiled
 // architecture's threads and blocks per SM): 2 packs a thread all the SM's threads (32
 // registers on sm_80 / 90 / 100, what the old kernel took), 4 packs 1536 threads (40: at
@@ -226,6 +223,167 @@ struct SoftmaxPlan {
   /// (the plan's estimate does not know how clusters pack into GPCs).
   LaunchShape shape;
 };
+
+/// One kernel configuration of softmax: the template arguments launch_softmax gives a kernel
+/// besides the element type and the kind (an entry of kSoftmaxConfigs). Fields a path does not
+/// take are 0 / false.
+struct SoftmaxConfig {
+  int elem_bytes = 0;                     ///< 4: float; 2: __half, __nv_bfloat16
+  SoftmaxPath path = SoftmaxPath::kWarp;  ///< the kernel family
+  int pack = 0;                           ///< elements per access
+  int block = 0;                          ///< threads per block
+  int group = 0;                          ///< kWarp: lanes that share one row
+  int packs = 0;         ///< kWarp: packs a lane holds; kBlock on the grid: packs a thread holds
+  bool on_grid = false;  ///< kWarp, kBlock: every row on the pack grid (kBlock: in registers)
+};
+
+/// Same kernel.
+constexpr bool operator==(const SoftmaxConfig& a, const SoftmaxConfig& b) {
+  return a.elem_bytes == b.elem_bytes && a.path == b.path && a.pack == b.pack &&
+         a.block == b.block && a.group == b.group && a.packs == b.packs && a.on_grid == b.on_grid;
+}
+
+namespace detail {
+constexpr SoftmaxConfig softmax_warp_config(int elem_bytes, int pack, int group, int packs,
+                                            bool on_grid) {
+  return {elem_bytes, SoftmaxPath::kWarp, pack, kSoftmaxWarpBlock, group, packs, on_grid};
+}
+constexpr SoftmaxConfig softmax_registers_config(int elem_bytes, int block, int packs) {
+  return {elem_bytes, SoftmaxPath::kBlock, kMaxPackBytes / elem_bytes, block, 0, packs, true};
+}
+constexpr SoftmaxConfig softmax_chunk_config(int elem_bytes, SoftmaxPath path, int pack,
+                                             int block) {
+  return {elem_bytes, path, pack, block, 0, 0, false};
+}
+}  // namespace detail
+
+/// Every kernel configuration softmax and log_softmax launch, each element size's entries
+/// together (float, then the 2-byte types). plan_softmax returns one of them
+/// (softmax_config), launch_softmax instantiates exactly these, and the plan tests check
+/// that every plan is one and every one is planned for some shape.
+/// - kWarp, 128 threads: one element per access (in and out at different offsets within 16
+///   bytes): 32 lanes holding 1, 8 or 32 elements; 16-byte packs, rows off and on the pack
+///   grid: groups of 1..16 lanes holding one pack, 32 lanes holding 1..32 floats; 2-byte rows
+///   on the 8-byte grid only: 8-byte packs, the same lane shapes, on the grid.
+/// - kBlock on the grid, the row in registers: 128 x 2 (2-byte types), 256 x 2, 512 x 2, 512 x
+///   4 packs. A float row 128 x 2 packs hold (1024 columns) is the warp path's.
+/// - kBlock in shared memory: 32 (2-byte types), 64..1024 threads; one element per access: 256
+///   or 1024. Every float row of the kBlock path spans more than 256 packs (fewer are the warp
+///   path's): more than kSoftmaxPacksPerThread packs a thread of 32.
+/// - kCluster: 512 or 1024 threads, 16-byte packs; kGrid, kTwoPass: 1024 threads, 16-byte
+///   packs or one element per access.
+inline constexpr SoftmaxConfig kSoftmaxConfigs[] = {
+    // float
+    detail::softmax_warp_config(4, 1, 32, 1, false),
+    detail::softmax_warp_config(4, 1, 32, 8, false),
+    detail::softmax_warp_config(4, 1, 32, 32, false),
+    detail::softmax_warp_config(4, 4, 1, 1, false),
+    detail::softmax_warp_config(4, 4, 2, 1, false),
+    detail::softmax_warp_config(4, 4, 4, 1, false),
+    detail::softmax_warp_config(4, 4, 8, 1, false),
+    detail::softmax_warp_config(4, 4, 16, 1, false),
+    detail::softmax_warp_config(4, 4, 32, 1, false),
+    detail::softmax_warp_config(4, 4, 32, 2, false),
+    detail::softmax_warp_config(4, 4, 32, 4, false),
+    detail::softmax_warp_config(4, 4, 32, 8, false),
+    detail::softmax_warp_config(4, 4, 1, 1, true),
+    detail::softmax_warp_config(4, 4, 2, 1, true),
+    detail::softmax_warp_config(4, 4, 4, 1, true),
+    detail::softmax_warp_config(4, 4, 8, 1, true),
+    detail::softmax_warp_config(4, 4, 16, 1, true),
+    detail::softmax_warp_config(4, 4, 32, 1, true),
+    detail::softmax_warp_config(4, 4, 32, 2, true),
+    detail::softmax_warp_config(4, 4, 32, 4, true),
+    detail::softmax_warp_config(4, 4, 32, 8, true),
+    detail::softmax_registers_config(4, 256, 2),
+    detail::softmax_registers_config(4, 512, 2),
+    detail::softmax_registers_config(4, 512, 4),
+    detail::softmax_chunk_config(4, SoftmaxPath::kBlock, 4, 64),
+    detail::softmax_chunk_config(4, SoftmaxPath::kBlock, 4, 128),
+    detail::softmax_chunk_config(4, SoftmaxPath::kBlock, 4, 256),
+    detail::softmax_chunk_config(4, SoftmaxPath::kBlock, 4, 512),
+    detail::softmax_chunk_config(4, SoftmaxPath::kBlock, 4, 1024),
+    detail::softmax_chunk_config(4, SoftmaxPath::kBlock, 1, 256),
+    detail::softmax_chunk_config(4, SoftmaxPath::kBlock, 1, 1024),
+    detail::softmax_chunk_config(4, SoftmaxPath::kCluster, 4, 512),
+    detail::softmax_chunk_config(4, SoftmaxPath::kCluster, 4, 1024),
+    detail::softmax_chunk_config(4, SoftmaxPath::kGrid, 4, 1024),
+    detail::softmax_chunk_config(4, SoftmaxPath::kGrid, 1, 1024),
+    detail::softmax_chunk_config(4, SoftmaxPath::kTwoPass, 4, 1024),
+    detail::softmax_chunk_config(4, SoftmaxPath::kTwoPass, 1, 1024),
+    // __half, __nv_bfloat16
+    detail::softmax_warp_config(2, 1, 32, 1, false),
+    detail::softmax_warp_config(2, 1, 32, 8, false),
+    detail::softmax_warp_config(2, 1, 32, 32, false),
+    detail::softmax_warp_config(2, 8, 1, 1, false),
+    detail::softmax_warp_config(2, 8, 2, 1, false),
+    detail::softmax_warp_config(2, 8, 4, 1, false),
+    detail::softmax_warp_config(2, 8, 8, 1, false),
+    detail::softmax_warp_config(2, 8, 16, 1, false),
+    detail::softmax_warp_config(2, 8, 32, 1, false),
+    detail::softmax_warp_config(2, 8, 32, 2, false),
+    detail::softmax_warp_config(2, 8, 32, 4, false),
+    detail::softmax_warp_config(2, 8, 1, 1, true),
+    detail::softmax_warp_config(2, 8, 2, 1, true),
+    detail::softmax_warp_config(2, 8, 4, 1, true),
+    detail::softmax_warp_config(2, 8, 8, 1, true),
+    detail::softmax_warp_config(2, 8, 16, 1, true),
+    detail::softmax_warp_config(2, 8, 32, 1, true),
+    detail::softmax_warp_config(2, 8, 32, 2, true),
+    detail::softmax_warp_config(2, 8, 32, 4, true),
+    detail::softmax_warp_config(2, 4, 1, 1, true),
+    detail::softmax_warp_config(2, 4, 2, 1, true),
+    detail::softmax_warp_config(2, 4, 4, 1, true),
+    detail::softmax_warp_config(2, 4, 8, 1, true),
+    detail::softmax_warp_config(2, 4, 16, 1, true),
+    detail::softmax_warp_config(2, 4, 32, 1, true),
+    detail::softmax_warp_config(2, 4, 32, 2, true),
+    detail::softmax_warp_config(2, 4, 32, 4, true),
+    detail::softmax_warp_config(2, 4, 32, 8, true),
+    detail::softmax_registers_config(2, 128, 2),
+    detail::softmax_registers_config(2, 256, 2),
+    detail::softmax_registers_config(2, 512, 2),
+    detail::softmax_registers_config(2, 512, 4),
+    detail::softmax_chunk_config(2, SoftmaxPath::kBlock, 8, 32),
+    detail::softmax_chunk_config(2, SoftmaxPath::kBlock, 8, 64),
+    detail::softmax_chunk_config(2, SoftmaxPath::kBlock, 8, 128),
+    detail::softmax_chunk_config(2, SoftmaxPath::kBlock, 8, 256),
+    detail::softmax_chunk_config(2, SoftmaxPath::kBlock, 8, 512),
+    detail::softmax_chunk_config(2, SoftmaxPath::kBlock, 8, 1024),
+    detail::softmax_chunk_config(2, SoftmaxPath::kBlock, 1, 256),
+    detail::softmax_chunk_config(2, SoftmaxPath::kBlock, 1, 1024),
+    detail::softmax_chunk_config(2, SoftmaxPath::kCluster, 8, 512),
+    detail::softmax_chunk_config(2, SoftmaxPath::kCluster, 8, 1024),
+    detail::softmax_chunk_config(2, SoftmaxPath::kGrid, 8, 1024),
+    detail::softmax_chunk_config(2, SoftmaxPath::kGrid, 1, 1024),
+    detail::softmax_chunk_config(2, SoftmaxPath::kTwoPass, 8, 1024),
+    detail::softmax_chunk_config(2, SoftmaxPath::kTwoPass, 1, 1024),
+};
+
+/// The entries of kSoftmaxConfigs for elem_bytes-byte elements: [begin, end).
+constexpr ConfigRange softmax_configs_of(int elem_bytes) {
+  return config_range(kSoftmaxConfigs,
+                      [elem_bytes](const SoftmaxConfig& c) { return c.elem_bytes == elem_bytes; });
+}
+static_assert(softmax_configs_of(4).end - softmax_configs_of(4).begin == 37 &&
+                  softmax_configs_of(2).end - softmax_configs_of(2).begin == 46,
+              "each element size's entries together");
+
+/// The configuration plan p launches with elem_bytes-byte elements: p's fields that become
+/// template arguments, the others 0 / false. An entry of kSoftmaxConfigs for every plan
+/// plan_softmax makes; launch_softmax answers cudaErrorInvalidValue for any other.
+inline SoftmaxConfig softmax_config(const SoftmaxPlan& p, int elem_bytes) {
+  const int block = static_cast<int>(p.shape.block.x);
+  switch (p.path) {
+    case SoftmaxPath::kWarp:
+      return detail::softmax_warp_config(elem_bytes, p.pack, p.group, p.packs, p.on_grid);
+    case SoftmaxPath::kBlock:
+      if (p.on_grid) return {elem_bytes, p.path, p.pack, block, 0, p.packs, true};
+      return detail::softmax_chunk_config(elem_bytes, p.path, p.pack, block);
+    default:
+      return detail::softmax_chunk_config(elem_bytes, p.path, p.pack, block);
+  }
+}
 
 namespace detail {
 
@@ -336,15 +494,16 @@ inline bool softmax_plan_block(int64_t rows, int64_t vp, int64_t pack_bytes, con
 }
 
 // kBlock for rows on the pack grid (16-byte packs): one block per row, the row in
-// registers. Among kSoftmaxRegisterShapes that hold the row's vp packs, the one with the
-// most resident blocks a SM (registers from its __launch_bounds__, threads, blocks per SM);
-// on a tie the smaller. The grid: one block per row up to kDefaultWaves waves of resident
-// blocks (a block that ends takes the next row: no rows-per-block imbalance), rows looping
-// past that.
+// registers. Among the register shapes (kSoftmaxConfigs) that hold the row's vp packs, the one with
+// the most resident blocks a SM (registers from its __launch_bounds__, threads, blocks per SM); on
+// a tie the smaller. The grid: one block per row up to kDefaultWaves waves of resident blocks (a
+// block that ends takes the next row: no rows-per-block imbalance), rows looping past that.
 inline bool softmax_plan_block_registers(int64_t rows, int64_t vp, const DeviceInfo& d,
                                          SoftmaxPlan* p) {
   int block = 0, packs = 0, best = 0;
-  for (const SoftmaxRegisterShape r : kSoftmaxRegisterShapes) {
+  const int elem_bytes = kMaxPackBytes / p->pack;
+  for (const SoftmaxConfig& r : kSoftmaxConfigs) {
+    if (r.elem_bytes != elem_bytes || r.path != SoftmaxPath::kBlock || !r.on_grid) continue;
     if (vp > int64_t{r.block} * r.packs) continue;
     const int regs = softmax_regs_bound(d, r.block, softmax_registers_min_blocks(r.block, r.packs));
     const int bps = blocks_per_sm(d, r.block, regs, softmax_registers_smem(r.block));

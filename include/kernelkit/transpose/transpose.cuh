@@ -15,8 +15,8 @@
 #include <type_traits>
 
 #include "kernelkit/core/checks.cuh"
+#include "kernelkit/core/config_table.cuh"
 #include "kernelkit/core/device.cuh"
-#include "kernelkit/core/dispatch.cuh"
 #include "kernelkit/core/error.cuh"
 #include "kernelkit/core/launch.cuh"
 #include "kernelkit/core/pack.cuh"
@@ -69,6 +69,170 @@ struct TransposePlan {
   LaunchShape shape;         ///< grid, block, dynamic shared memory (the staged kernel's rows;
                              ///< within the device's no-opt-in limit); no cluster
 };
+
+/// One kernel configuration of transpose: the template arguments launch_transpose gives a
+/// kernel besides the element type (an entry of kTransposeConfigs). Fields a path does not
+/// take are 0 / false.
+struct TransposeConfig {
+  int elem_bytes = 0;                         ///< 1, 2, 4, 8
+  TransposePath path = TransposePath::kCopy;  ///< the kernel family
+  int chunk_bytes = 0;                        ///< kTile: bytes per global access (4, 8, 16)
+  bool in_windows = false;                    ///< kTile: in rows staged as windows
+  bool col_order = false;                     ///< kTile, kShift, kSector: tiles down the columns
+  int thin = 0;                               ///< kThinRows, kThinCols: the short side (2..8)
+};
+
+/// Same kernel.
+constexpr bool operator==(const TransposeConfig& a, const TransposeConfig& b) {
+  return a.elem_bytes == b.elem_bytes && a.path == b.path && a.chunk_bytes == b.chunk_bytes &&
+         a.in_windows == b.in_windows && a.col_order == b.col_order && a.thin == b.thin;
+}
+
+namespace detail {
+constexpr TransposeConfig transpose_tile_config(int elem_bytes, int chunk_bytes, bool in_windows,
+                                                bool col_order) {
+  return {elem_bytes, TransposePath::kTile, chunk_bytes, in_windows, col_order, 0};
+}
+constexpr TransposeConfig transpose_thin_rows_config(int elem_bytes, int thin) {
+  return {elem_bytes, TransposePath::kThinRows, 0, false, false, thin};
+}
+constexpr TransposeConfig transpose_thin_cols_config(int elem_bytes, int thin) {
+  return {elem_bytes, TransposePath::kThinCols, 0, false, false, thin};
+}
+constexpr TransposeConfig transpose_path_config(int elem_bytes, TransposePath path,
+                                                bool col_order = false) {
+  return {elem_bytes, path, 0, false, col_order, 0};
+}
+}  // namespace detail
+
+/// Every kernel configuration transpose launches, each element size's entries together.
+/// plan_transpose returns one of them (transpose_config), launch_transpose instantiates
+/// exactly these, and the plan tests check that every plan is one and every one is planned
+/// for some shape. Per element size: the copy; tiles of the widest chunk (8 bytes for 1-byte
+/// elements, else 16) with aligned in rows, and with in rows staged as windows (not 4-byte
+/// elements: they take the shifted kernel); tiles of 4-byte chunks (1- and 2-byte elements);
+/// each in row and column order; 2..8 thin rows and thin columns; 4-byte elements: the
+/// shifted and sector kernels in row and column order; the others: the scalar kernel (row
+/// order).
+inline constexpr TransposeConfig kTransposeConfigs[] = {
+    // 1-byte elements
+    detail::transpose_path_config(1, TransposePath::kCopy),
+    detail::transpose_tile_config(1, 8, false, false),
+    detail::transpose_tile_config(1, 8, false, true),
+    detail::transpose_tile_config(1, 8, true, false),
+    detail::transpose_tile_config(1, 8, true, true),
+    detail::transpose_tile_config(1, 4, false, false),
+    detail::transpose_tile_config(1, 4, false, true),
+    detail::transpose_thin_rows_config(1, 2),
+    detail::transpose_thin_rows_config(1, 3),
+    detail::transpose_thin_rows_config(1, 4),
+    detail::transpose_thin_rows_config(1, 5),
+    detail::transpose_thin_rows_config(1, 6),
+    detail::transpose_thin_rows_config(1, 7),
+    detail::transpose_thin_rows_config(1, 8),
+    detail::transpose_thin_cols_config(1, 2),
+    detail::transpose_thin_cols_config(1, 3),
+    detail::transpose_thin_cols_config(1, 4),
+    detail::transpose_thin_cols_config(1, 5),
+    detail::transpose_thin_cols_config(1, 6),
+    detail::transpose_thin_cols_config(1, 7),
+    detail::transpose_thin_cols_config(1, 8),
+    detail::transpose_path_config(1, TransposePath::kScalar),
+    // 2-byte elements
+    detail::transpose_path_config(2, TransposePath::kCopy),
+    detail::transpose_tile_config(2, 16, false, false),
+    detail::transpose_tile_config(2, 16, false, true),
+    detail::transpose_tile_config(2, 16, true, false),
+    detail::transpose_tile_config(2, 16, true, true),
+    detail::transpose_tile_config(2, 4, false, false),
+    detail::transpose_tile_config(2, 4, false, true),
+    detail::transpose_thin_rows_config(2, 2),
+    detail::transpose_thin_rows_config(2, 3),
+    detail::transpose_thin_rows_config(2, 4),
+    detail::transpose_thin_rows_config(2, 5),
+    detail::transpose_thin_rows_config(2, 6),
+    detail::transpose_thin_rows_config(2, 7),
+    detail::transpose_thin_rows_config(2, 8),
+    detail::transpose_thin_cols_config(2, 2),
+    detail::transpose_thin_cols_config(2, 3),
+    detail::transpose_thin_cols_config(2, 4),
+    detail::transpose_thin_cols_config(2, 5),
+    detail::transpose_thin_cols_config(2, 6),
+    detail::transpose_thin_cols_config(2, 7),
+    detail::transpose_thin_cols_config(2, 8),
+    detail::transpose_path_config(2, TransposePath::kScalar),
+    // 4-byte elements
+    detail::transpose_path_config(4, TransposePath::kCopy),
+    detail::transpose_tile_config(4, 16, false, false),
+    detail::transpose_tile_config(4, 16, false, true),
+    detail::transpose_thin_rows_config(4, 2),
+    detail::transpose_thin_rows_config(4, 3),
+    detail::transpose_thin_rows_config(4, 4),
+    detail::transpose_thin_rows_config(4, 5),
+    detail::transpose_thin_rows_config(4, 6),
+    detail::transpose_thin_rows_config(4, 7),
+    detail::transpose_thin_rows_config(4, 8),
+    detail::transpose_thin_cols_config(4, 2),
+    detail::transpose_thin_cols_config(4, 3),
+    detail::transpose_thin_cols_config(4, 4),
+    detail::transpose_thin_cols_config(4, 5),
+    detail::transpose_thin_cols_config(4, 6),
+    detail::transpose_thin_cols_config(4, 7),
+    detail::transpose_thin_cols_config(4, 8),
+    detail::transpose_path_config(4, TransposePath::kShift, false),
+    detail::transpose_path_config(4, TransposePath::kShift, true),
+    detail::transpose_path_config(4, TransposePath::kSector, false),
+    detail::transpose_path_config(4, TransposePath::kSector, true),
+    // 8-byte elements
+    detail::transpose_path_config(8, TransposePath::kCopy),
+    detail::transpose_tile_config(8, 16, false, false),
+    detail::transpose_tile_config(8, 16, false, true),
+    detail::transpose_tile_config(8, 16, true, false),
+    detail::transpose_tile_config(8, 16, true, true),
+    detail::transpose_thin_rows_config(8, 2),
+    detail::transpose_thin_rows_config(8, 3),
+    detail::transpose_thin_rows_config(8, 4),
+    detail::transpose_thin_rows_config(8, 5),
+    detail::transpose_thin_rows_config(8, 6),
+    detail::transpose_thin_rows_config(8, 7),
+    detail::transpose_thin_rows_config(8, 8),
+    detail::transpose_thin_cols_config(8, 2),
+    detail::transpose_thin_cols_config(8, 3),
+    detail::transpose_thin_cols_config(8, 4),
+    detail::transpose_thin_cols_config(8, 5),
+    detail::transpose_thin_cols_config(8, 6),
+    detail::transpose_thin_cols_config(8, 7),
+    detail::transpose_thin_cols_config(8, 8),
+    detail::transpose_path_config(8, TransposePath::kScalar),
+};
+
+/// The entries of kTransposeConfigs for elem_bytes-byte elements: [begin, end).
+constexpr ConfigRange transpose_configs_of(int elem_bytes) {
+  return config_range(kTransposeConfigs, [elem_bytes](const TransposeConfig& c) {
+    return c.elem_bytes == elem_bytes;
+  });
+}
+static_assert(transpose_configs_of(1).end - transpose_configs_of(1).begin == 22 &&
+                  transpose_configs_of(2).end - transpose_configs_of(2).begin == 22 &&
+                  transpose_configs_of(4).end - transpose_configs_of(4).begin == 21 &&
+                  transpose_configs_of(8).end - transpose_configs_of(8).begin == 20,
+              "each element size's entries together");
+
+/// The configuration plan p launches: p's fields that become template arguments, the others 0
+/// / false. An entry of kTransposeConfigs for every plan plan_transpose makes;
+/// launch_transpose answers cudaErrorInvalidValue for any other.
+inline TransposeConfig transpose_config(const TransposePlan& p) {
+  switch (p.path) {
+    case TransposePath::kTile:
+      return detail::transpose_tile_config(p.elem_bytes, p.chunk_bytes, p.in_windows, p.col_order);
+    case TransposePath::kThinRows:
+      return detail::transpose_thin_rows_config(p.elem_bytes, p.thin);
+    case TransposePath::kThinCols:
+      return detail::transpose_thin_cols_config(p.elem_bytes, p.thin);
+    default:
+      return detail::transpose_path_config(p.elem_bytes, p.path, p.col_order);
+  }
+}
 
 namespace detail {
 
@@ -276,7 +440,9 @@ inline TransposePlan plan_transpose(int64_t rows, int64_t cols, int elem_bytes, 
 }
 
 /// Launches plan p (made for rows x cols, in and out) on stream; arguments already checked,
-/// rows, cols >= 1. Elements move as bits_t of their size.
+/// rows, cols >= 1. Elements move as bits_t of their size. The one place the plan's values
+/// become template arguments, those of its entry of kTransposeConfigs (transpose_config; any
+/// other plan, or one made for another element size, answers cudaErrorInvalidValue).
 template <typename T>
 cudaError_t launch_transpose(const TransposePlan& p, const T* in, T* out, int64_t rows,
                              int64_t cols, cudaStream_t stream) {
@@ -284,74 +450,44 @@ cudaError_t launch_transpose(const TransposePlan& p, const T* in, T* out, int64_
   const U* src = reinterpret_cast<const U*>(in);
   U* dst = reinterpret_cast<U*>(out);
   using Path = TransposePath;
+  constexpr ConfigRange kEntries = transpose_configs_of(sizeof(T));
   const int64_t minor = p.col_order ? p.tiles_r : p.tiles_c;  // tiles per major step
-  return dispatch<Path::kCopy, Path::kTile, Path::kThinRows, Path::kThinCols, Path::kShift,
-                  Path::kSector, Path::kScalar>(p.path, [&](auto path) -> cudaError_t {
-    constexpr Path kPath = decltype(path)::value;
-    if constexpr (kPath == Path::kCopy) {
-      // Same layout on both sides: the copy itself (the benchmark's limit), a memcpy node
-      // when captured in a graph.
-      return cudaMemcpyAsync(dst, src, static_cast<size_t>(rows * cols) * sizeof(U),
-                             cudaMemcpyDefault, stream);
-    } else if constexpr (kPath == Path::kTile) {
-      const int a_log2 = detail::transpose_log2(p.tile_rows / (p.chunk_bytes / p.elem_bytes));
-      // (the tile order is a template argument of every tiled kernel: a run-time one cost the
-      // register-capped tile kernels 4-36 bytes of spills on sm_100)
-      return dispatch<4, 8, 16>(p.chunk_bytes, [&](auto chunk) -> cudaError_t {
-        return dispatch<false, true>(p.col_order, [&](auto order) -> cudaError_t {
-          constexpr int kChunk = decltype(chunk)::value;
-          [[maybe_unused]] constexpr bool kCol = decltype(order)::value;
-          constexpr bool kWide = kChunk == detail::kTransposeWideChunk<U>;
-          if constexpr (kWide) {
-            return dispatch<false, true>(p.in_windows, [&](auto windows) -> cudaError_t {
-              if constexpr (!decltype(windows)::value) {
-                return launch(detail::transpose_tile_kernel<U, kChunk, kCol>, p.shape, stream, src,
-                              dst, rows, cols, a_log2, minor, p.num_tiles);
-              } else if constexpr (sizeof(U) != 4) {
-                return launch(detail::transpose_staged_kernel<U, kChunk, kCol>, p.shape, stream,
-                              src, dst, rows, cols, a_log2, minor, p.num_tiles);
-              } else {
-                return cudaErrorInvalidValue;  // planned as kShift (plan_transpose)
-              }
-            });
-          } else if constexpr (kChunk == 4 && sizeof(U) <= 2) {
-            if (p.in_windows) return cudaErrorInvalidValue;
-            return launch(detail::transpose_tile_kernel<U, 4, kCol>, p.shape, stream, src, dst,
-                          rows, cols, a_log2, minor, p.num_tiles);
+  // (the tile order is a template argument of every tiled kernel: a run-time one cost the
+  // register-capped tile kernels 4-36 bytes of spills on sm_100)
+  return dispatch_table<kTransposeConfigs, kEntries.begin, kEntries.end>(
+      transpose_config(p), [&](auto i) -> cudaError_t {
+        constexpr TransposeConfig c = kTransposeConfigs[decltype(i)::value];
+        if constexpr (c.path == Path::kCopy) {
+          // Same layout on both sides: the copy itself (the benchmark's limit), a memcpy node
+          // when captured in a graph.
+          return cudaMemcpyAsync(dst, src, static_cast<size_t>(rows * cols) * sizeof(U),
+                                 cudaMemcpyDefault, stream);
+        } else if constexpr (c.path == Path::kTile) {
+          const int a_log2 = detail::transpose_log2(p.tile_rows / (c.chunk_bytes / c.elem_bytes));
+          if constexpr (c.in_windows) {
+            return launch(detail::transpose_staged_kernel<U, c.chunk_bytes, c.col_order>, p.shape,
+                          stream, src, dst, rows, cols, a_log2, minor, p.num_tiles);
           } else {
-            return cudaErrorInvalidValue;
+            return launch(detail::transpose_tile_kernel<U, c.chunk_bytes, c.col_order>, p.shape,
+                          stream, src, dst, rows, cols, a_log2, minor, p.num_tiles);
           }
-        });
+        } else if constexpr (c.path == Path::kThinRows) {
+          return launch(detail::transpose_thin_rows_kernel<U, c.thin>, p.shape, stream, src, dst,
+                        cols, p.num_tiles);
+        } else if constexpr (c.path == Path::kThinCols) {
+          return launch(detail::transpose_thin_cols_kernel<U, c.thin>, p.shape, stream, src, dst,
+                        rows, p.out_aligned, p.num_tiles);
+        } else if constexpr (c.path == Path::kShift) {
+          return launch(detail::transpose_shift_kernel<U, c.col_order>, p.shape, stream, src, dst,
+                        rows, cols, minor, p.num_tiles);
+        } else if constexpr (c.path == Path::kSector) {
+          return launch(detail::transpose_sector_kernel<U, c.col_order>, p.shape, stream, src, dst,
+                        rows, cols, minor, p.num_tiles);
+        } else {
+          return launch(detail::transpose_scalar_kernel<U>, p.shape, stream, src, dst, rows, cols,
+                        p.tiles_c, p.num_tiles);
+        }
       });
-    } else if constexpr (kPath == Path::kThinRows) {
-      return dispatch<2, 3, 4, 5, 6, 7, 8>(p.thin, [&](auto r) {
-        return launch(detail::transpose_thin_rows_kernel<U, decltype(r)::value>, p.shape, stream,
-                      src, dst, cols, p.num_tiles);
-      });
-    } else if constexpr (kPath == Path::kThinCols) {
-      return dispatch<2, 3, 4, 5, 6, 7, 8>(p.thin, [&](auto c) {
-        return launch(detail::transpose_thin_cols_kernel<U, decltype(c)::value>, p.shape, stream,
-                      src, dst, rows, p.out_aligned, p.num_tiles);
-      });
-    } else if constexpr (kPath == Path::kShift || kPath == Path::kSector) {
-      if constexpr (sizeof(U) == 4) {
-        return dispatch<false, true>(p.col_order, [&](auto order) {
-          constexpr bool kCol = decltype(order)::value;
-          const auto kernel = kPath == Path::kShift ? detail::transpose_shift_kernel<U, kCol>
-                                                    : detail::transpose_sector_kernel<U, kCol>;
-          return launch(kernel, p.shape, stream, src, dst, rows, cols, minor, p.num_tiles);
-        });
-      } else {
-        return cudaErrorInvalidValue;
-      }
-    } else if constexpr (sizeof(U) != 4) {  // (4-byte elements take the shifted / sector kernel)
-      if (p.col_order) return cudaErrorInvalidValue;  // (row order only: transpose_col_order)
-      return launch(detail::transpose_scalar_kernel<U>, p.shape, stream, src, dst, rows, cols,
-                    p.tiles_c, p.num_tiles);
-    } else {
-      return cudaErrorInvalidValue;
-    }
-  });
 }
 
 /// The argument checks of transpose (and its ladder): true when a call may go ahead. Empty
