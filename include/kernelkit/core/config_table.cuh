@@ -4,10 +4,12 @@
 /// kTable[]` of plain structs (path, block, pack, tile, ...) comparable with ==, one entry per
 /// kernel the op instantiates. The plan's choice is an entry of it; dispatch_table is the
 /// runtime-to-template step for a table, as dispatch (dispatch.cuh) is for a list of values:
+/// @code
 ///   return dispatch_table<kTable, 0, std::size(kTable)>(key, [&](auto i) {
 ///     constexpr Config c = kTable[decltype(i)::value];  // every field a constant expression
 ///     return launch(kernel<c.block, c.pack>, plan.shape, stream, ...);
 ///   });
+/// @endcode
 /// Only the entries [Begin, End) are instantiated (an op whose entries depend on the element
 /// type keeps each type's entries contiguous). A key that is no entry there returns
 /// cudaErrorInvalidValue: a plan never asks for one, and the tests check every plan is an
@@ -33,7 +35,8 @@ constexpr int config_index(const Config (&table)[N], const Config& c, std::size_
 
 /// Entries [begin, end) of a table.
 struct ConfigRange {
-  std::size_t begin = 0, end = 0;  ///< first entry, one past the last
+  std::size_t begin = 0;  ///< the first entry
+  std::size_t end = 0;    ///< one past the last entry
 };
 
 /// The entries of table for which pred holds, when they are contiguous (an empty range
