@@ -226,7 +226,7 @@ TEST(SoftmaxPlan, SharedMemoryRowsAndBuffers) {
   EXPECT_EQ(p.shape.block.x, 512u);
   EXPECT_EQ(p.blocks_per_sm, 3);
   EXPECT_EQ(p.buffers, 1);
-  // 1 MiB rows: a cluster of 16 x 64 KiB, 3 blocks of 512 a SM (the old library's shape);
+  // 1 MiB rows: a cluster of 16 x 64 KiB, 3 blocks of 512 a SM;
   // with clusters of at most 8 (a 16 the runtime could not place) 8 x 128 KiB, one block
   // of 1024 a SM
   p = plan(128, 262144, 4, d);

@@ -112,7 +112,7 @@ inline constexpr int64_t kSoftmaxSplitMinBytesPerSm = 64 * 1024;
 // without spills on sm_90 and sm_100 (2-byte one-pack and two-pack kernels spill 8 bytes
 // at 40 on sm_100). Rows on the pack grid with one pack a lane (no element-wise code):
 // f32 16 blocks (32 registers), 2-byte 12 (40), what they take unbounded on sm_90 / sm_100
-// and what the old library's kernel ran (0.95-0.99 of the copy at 349525x96).
+// (0.95-0.99 of the copy at 349525x96).
 // In sm_100 code (code_arch, the architecture the kernels were compiled for: __CUDA_ARCH__ / 10
 // in the device pass, d.code_arch in the plan) 2-byte rows off the pack grid with one pack a
 // lane in groups of 16 or 32 lanes take 9 blocks (56 registers): at 10 (48) f16 softmax with
@@ -531,9 +531,9 @@ inline bool softmax_plan_block_registers(int64_t rows, int64_t vp, const DeviceI
 }
 
 // Clusters of up to d.max_cluster() blocks: 16 where the architecture launches the
-// non-portable size (sm_90 / sm_100, with cudaFuncAttributeNonPortableClusterSizeAllowed; the
-// old library's f32 128x262144 / 32x250000 ran 16 x 64 KB chunks at 109 / 34 us where 8 x
-// 128 KB take 118 / 43.5). Whether one cluster of 16 is resident (MIG, MPS) is the runtime's
+// non-portable size (sm_90 / sm_100, with cudaFuncAttributeNonPortableClusterSizeAllowed; f32
+// 128x262144 / 32x250000 measured 109 / 34 us in 16 x 64 KB chunks against 118 / 43.5 in
+// 8 x 128 KB). Whether one cluster of 16 is resident (MIG, MPS) is the runtime's
 // answer: launch answers kClusterDoesNotFit and plan_and_launch plans again with 8.
 //
 // kCluster (d.clusters(), 16-byte packs, clusters of 2 .. d.max_cluster() blocks). First,
@@ -691,7 +691,8 @@ inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, int 
   // 2-byte rows on the 8-byte grid but not the 16-byte one (f16 67109x500: every other row
   // starts 8 bytes into a 16-byte pack): the warp path with 8-byte packs on the grid (one
   // predicated 8-byte load and store a pack, no element-wise end packs) instead of 16-byte
-  // packs with partial end packs (51.6 us against the old library's 49.5 at 67109x500)
+  // packs with partial end packs (51.6 us at 67109x500, against 49.5 for a kernel reading
+  // these rows on their 8-byte grid)
   const int half_pack = max_pack / 2;
   if (!on_grid && elem_bytes == 2 && in_mod == out_mod && in_mod % (kMaxPackBytes / 2) == 0 &&
       cols % half_pack == 0) {
