@@ -3,7 +3,8 @@
 // per architecture in CI (kernelkit_compile_sm<arch> targets, warnings are errors), so every
 // GPU from Turing up is known to build; nothing here runs. softmax and transpose instantiate
 // exactly their tables (kSoftmaxConfigs, kTransposeConfigs: each launcher walks its element
-// size's entries), log_softmax the softmax table again.
+// size's entries), log_softmax the softmax table again. reduce instantiates exactly
+// kReduceConfigs (its element type's pack's entries, for each accumulator and operator).
 #include <kernelkit/kernelkit.cuh>
 
 namespace kk = kernelkit;
