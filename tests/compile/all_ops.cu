@@ -3,7 +3,10 @@
 // per architecture in CI (kernelkit_compile_sm<arch> targets, warnings are errors), so every
 // GPU from Turing up is known to build; nothing here runs. softmax and transpose instantiate
 // exactly their tables (kSoftmaxConfigs, kTransposeConfigs: each launcher walks its element
-// size's entries), log_softmax the softmax table again.
+// size's entries), log_softmax the softmax table again. reduce and row_reduce instantiate
+// exactly kReduceConfigs and kRowReduceConfigs (the element type's pack's entries, for each
+// accumulator and operator; row_reduce's kBlock, kCluster and kSplit entries are
+// reduce_split_kernel instances).
 #include <kernelkit/kernelkit.cuh>
 
 namespace kk = kernelkit;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -178,6 +179,13 @@ TEST(ReducePlan, Invariants) {
                 " in=" + std::to_string(in_bytes) + " acc=" + std::to_string(acc_bytes);
             const ReducePlan p = kernelkit::plan_reduce(n, in_bytes, acc_bytes, SIZE_MAX, d);
             const int64_t packs = (n + p.pack - 1) / p.pack;
+            // a kernel launch_reduce instantiates (reduce takes 2-, 4- and 8-byte types)
+            if (in_bytes > 1) {
+              EXPECT_GE(
+                  kernelkit::config_index(kernelkit::kReduceConfigs, kernelkit::reduce_config(p)),
+                  0)
+                  << label;
+            }
             EXPECT_GE(p.split, 1) << label;
             EXPECT_LE(p.split, wave) << label;  // one wave: a cooperative grid is resident
             EXPECT_EQ(p.shape.grid.x, static_cast<unsigned>(p.split)) << label;
@@ -236,6 +244,107 @@ TEST(ReducePlan, Invariants) {
       }
     }
   }
+}
+
+// ---------------------------------------------------------------------------------------
+// The table of kernel configurations.
+
+std::string describe(const kernelkit::ReduceConfig& c) {
+  return "pack=" + std::to_string(c.pack) + " write=" + std::to_string(static_cast<int>(c.write));
+}
+
+TEST(ReduceConfigs, EachPackTogetherNoDuplicates) {
+  constexpr int n = int(std::size(kernelkit::kReduceConfigs));
+  const kernelkit::ConfigRange p8 = kernelkit::reduce_configs_of(8),
+                               p4 = kernelkit::reduce_configs_of(4),
+                               p2 = kernelkit::reduce_configs_of(2);
+  EXPECT_EQ(p8.begin, 0u);
+  EXPECT_EQ(p8.end, p4.begin);
+  EXPECT_EQ(p4.end, p2.begin);
+  EXPECT_EQ(p2.end, size_t(n));
+  for (int i = 0; i < n; ++i)
+    EXPECT_EQ(kernelkit::config_index(kernelkit::kReduceConfigs, kernelkit::kReduceConfigs[i]), i)
+        << describe(kernelkit::kReduceConfigs[i]);
+}
+
+// Plans over sizes (tiny, odd, prime, around the tile and the cluster limit, past 2^31) x
+// devices (the four GPUs and the H100's compute_80 build, each also without cooperative
+// launches and without clusters, as plan_and_launch plans again) x workspace sizes x element
+// and accumulator sizes: each is an entry of its pack's range of kReduceConfigs (what
+// launch_reduce can launch), and every entry is some call's plan. plan_reduce takes no
+// alignment: the kernel peels the input's head itself, whatever its offset.
+TEST(ReduceConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
+  const int64_t sizes[] = {0,
+                           1,
+                           2,
+                           3,
+                           5,
+                           7,
+                           8,
+                           31,
+                           32,
+                           33,
+                           127,
+                           1000,
+                           2047,
+                           4093,
+                           8191,
+                           8192,
+                           8193,
+                           16384,
+                           16387,
+                           32768,
+                           32769,
+                           57345,
+                           65535,
+                           65536,
+                           65537,
+                           99991,
+                           131072,
+                           131073,
+                           262147,
+                           1 << 20,
+                           1000003,
+                           4194305,
+                           1 << 24,
+                           100000007,
+                           268435456,
+                           int64_t{1} << 31,
+                           (int64_t{1} << 31) + 11,
+                           (int64_t{1} << 33) + 5};
+  const size_t workspaces[] = {0, 8, 40, 100, 1000, 4096, 65536, SIZE_MAX};
+  std::vector<kktest::NamedDevice> devices;
+  for (const auto& d : kktest::all_devices()) {
+    devices.push_back(d);
+    kernelkit::DeviceInfo no_coop = d.info, no_cluster = d.info;
+    no_coop.cooperative_launch = false;
+    no_cluster.cluster_launch = false;
+    devices.push_back({d.name, no_coop});
+    devices.push_back({d.name, no_cluster});
+  }
+  std::vector<int> planned(std::size(kernelkit::kReduceConfigs), 0);
+  int64_t plans = 0;
+  for (const auto& dev : devices) {
+    for (int in_bytes : {2, 4, 8}) {
+      const kernelkit::ConfigRange r = kernelkit::reduce_configs_of(16 / in_bytes);
+      for (int acc_bytes : {4, 8}) {
+        for (size_t ws : workspaces) {
+          for (int64_t n : sizes) {
+            const ReducePlan p = kernelkit::plan_reduce(n, in_bytes, acc_bytes, ws, dev.info);
+            const kernelkit::ReduceConfig c = kernelkit::reduce_config(p);
+            const int i = kernelkit::config_index(kernelkit::kReduceConfigs, c, r.begin, r.end);
+            ASSERT_GE(i, 0) << dev.name << " n=" << n << " in=" << in_bytes << " acc=" << acc_bytes
+                            << " ws=" << ws << ": " << describe(c);
+            ++planned[i];
+            ++plans;
+          }
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < planned.size(); ++i)
+    EXPECT_GT(planned[i], 0) << "no call plans " << describe(kernelkit::kReduceConfigs[i]);
+  EXPECT_GT(plans, 10000);
 }
 
 // A smaller workspace than the bound never makes the plan use more partials than it holds;

@@ -5,6 +5,7 @@
 // other plans than the device's, bad arguments.
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -380,47 +381,69 @@ TEST_F(DeviceReduceTest, OtherPlans) {
 // The three combines (a cluster's shared memory, the cooperative grid's barrier, the
 // combine kernel) add the same partials in the same order: identical bits for the same
 // split, whichever runs (plan_and_launch falls back from one to the next where a cluster or
-// a cooperative grid cannot be resident). Sizes around the cluster's limit (8 tiles of
-// 2048 packs) and the 2^24 grid, misaligned by one element.
+// a cooperative grid cannot be resident). Every split entry of float's range of
+// kReduceConfigs runs, planned on this device with what that entry needs and nothing before
+// it in the fallback order (a cluster only up to 8 tiles, and only where this device and
+// build have clusters; a cooperative grid where this device launches one). Sizes around the
+// cluster's limit (8 tiles of 2048 packs) and the 2^24 grid, misaligned by one element.
 TEST_F(DeviceReduceTest, AllCombinesSameBits) {
   kernelkit::DeviceInfo here;
   ASSERT_EQ(kernelkit::current_device_info(&here), cudaSuccess);
-  kernelkit::DeviceInfo no_cluster = here, neither = here;
-  no_cluster.cluster_launch = false;
-  neither.cluster_launch = false;
-  neither.cooperative_launch = false;
   using kernelkit::detail::SplitWrite;
+  const kernelkit::ConfigRange entries = kernelkit::reduce_configs_of(4);
+  std::vector<int> ran(std::size(kernelkit::kReduceConfigs), 0);
   for (int64_t n : {int64_t{8193}, int64_t{57345}, int64_t{65536}, int64_t{65537}, kPrime,
                     (int64_t{1} << 24) + 3}) {
     const auto h = kktest::random_vector<float>(n + 1, 500 + n, -1, 1);
     auto d_in = kktest::to_device(h);
     auto ws = make_workspace<float, float>(n);
-    const kernelkit::ReducePlan plans[] = {kernelkit::plan_reduce(n, 4, 4, ws.size(), here),
-                                           kernelkit::plan_reduce(n, 4, 4, ws.size(), no_cluster),
-                                           kernelkit::plan_reduce(n, 4, 4, ws.size(), neither)};
-    if (here.clusters() && n <= 65536) {
-      EXPECT_EQ(plans[0].write, SplitWrite::kCluster) << n;
-    }
-    if (here.cooperative_launch) EXPECT_EQ(plans[1].write, SplitWrite::kGrid) << n;
-    EXPECT_EQ(plans[2].write, SplitWrite::kPartials) << n;
-    DeviceBuffer<float> out(3);
+    DeviceBuffer<float> out(entries.end - entries.begin);
     out.poison();
-    for (int k = 0; k < 3; ++k) {
-      ASSERT_EQ(plans[k].split, plans[0].split) << n;
-      ASSERT_EQ(kernelkit::launch_reduce<kernelkit::Sum>(plans[k], d_in.get() + 1, n, out.get() + k,
+    std::vector<int> slots;
+    int split = 0;
+    for (size_t i = entries.begin; i < entries.end; ++i) {
+      const kernelkit::ReduceConfig c = kernelkit::kReduceConfigs[i];
+      if (c.write == SplitWrite::kOut) continue;  // one block: no combine
+      kernelkit::DeviceInfo dev = here;
+      dev.cluster_launch = dev.cluster_launch && c.write == SplitWrite::kCluster;
+      dev.cooperative_launch = dev.cooperative_launch && c.write != SplitWrite::kPartials;
+      const auto plan = kernelkit::plan_reduce(n, 4, 4, ws.size(), dev);
+      if (!(kernelkit::reduce_config(plan) == c)) {
+        // only a cluster or a cooperative grid this device or size does not give
+        EXPECT_NE(c.write, SplitWrite::kPartials) << n;
+        if (c.write == SplitWrite::kGrid) EXPECT_FALSE(here.cooperative_launch) << n;
+        if (c.write == SplitWrite::kCluster && here.clusters()) EXPECT_GT(n, 65536) << n;
+        continue;
+      }
+      if (split == 0) split = plan.split;
+      ASSERT_EQ(plan.split, split) << n;
+      const int slot = static_cast<int>(i - entries.begin);
+      ASSERT_EQ(kernelkit::launch_reduce<kernelkit::Sum>(plan, d_in.get() + 1, n, out.get() + slot,
                                                          0.f, ws.get(), nullptr),
                 cudaSuccess)
-          << "n=" << n << " plan " << k;
+          << "n=" << n << " entry " << i;
+      slots.push_back(slot);
+      ++ran[i];
     }
+    ASSERT_FALSE(slots.empty()) << n;
     const auto got = out.download();
-    for (int k = 1; k < 3; ++k) {
-      EXPECT_TRUE(kktest::same_bits(std::vector<float>{got[0]}, std::vector<float>{got[k]}))
-          << "n=" << n << " plan " << k << ": " << got[0] << " vs " << got[k];
+    for (int slot : slots) {
+      EXPECT_TRUE(
+          kktest::same_bits(std::vector<float>{got[slots[0]]}, std::vector<float>{got[slot]}))
+          << "n=" << n << " entry " << entries.begin + slot << ": " << got[slots[0]] << " vs "
+          << got[slot];
     }
     double abs_sum = 0;
     const double ref = reference(h, 1, n, ReduceOp::kSum, 0.f, &abs_sum);
-    EXPECT_TRUE(kktest::check_near(std::vector<float>{got[0]}, {ref}, sum_tolerance<float>(abs_sum),
-                                   "n=" + std::to_string(n)));
+    EXPECT_TRUE(kktest::check_near(std::vector<float>{got[slots[0]]}, {ref},
+                                   sum_tolerance<float>(abs_sum), "n=" + std::to_string(n)));
+  }
+  for (size_t i = entries.begin; i < entries.end; ++i) {
+    const SplitWrite w = kernelkit::kReduceConfigs[i].write;
+    const bool possible = w == SplitWrite::kPartials ||
+                          (w == SplitWrite::kGrid && here.cooperative_launch) ||
+                          (w == SplitWrite::kCluster && here.clusters());
+    if (w != SplitWrite::kOut && possible) EXPECT_GT(ran[i], 0) << "entry " << i << " never ran";
   }
 }
 

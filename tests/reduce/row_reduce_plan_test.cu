@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -238,6 +239,11 @@ TEST(RowReducePlan, Invariants) {
                                         (aligned ? " aligned" : " offset") +
                                         (with_ws ? " ws" : "") + ": " + path_name(p.path);
               const int64_t packs = (cols + pack - 1) / pack;
+              // a kernel launch_row_reduce instantiates
+              EXPECT_GE(kernelkit::config_index(kernelkit::kRowReduceConfigs,
+                                                kernelkit::row_reduce_config(p)),
+                        0)
+                  << label;
               EXPECT_EQ(p.pack, pack) << label;
               // a legal launch
               EXPECT_GE(p.shape.grid.x, 1u) << label;
@@ -337,6 +343,130 @@ TEST(RowReducePlan, Invariants) {
 
 // row_reduce_workspace_bytes: an upper bound from the shape alone that holds every device's
 // split; 0 where no split happens.
+// ---------------------------------------------------------------------------------------
+// The table of kernel configurations.
+
+std::string describe(const kernelkit::RowReduceConfig& c) {
+  return std::string(path_name(c.path)) + " pack=" + std::to_string(c.pack) +
+         " width=" + std::to_string(c.width) +
+         " write=" + std::to_string(static_cast<int>(c.write));
+}
+
+TEST(RowReduceConfigs, EachPackTogetherNoDuplicates) {
+  constexpr int n = int(std::size(kernelkit::kRowReduceConfigs));
+  const kernelkit::ConfigRange p8 = kernelkit::row_reduce_configs_of(8),
+                               p4 = kernelkit::row_reduce_configs_of(4),
+                               p2 = kernelkit::row_reduce_configs_of(2);
+  EXPECT_EQ(p8.begin, 0u);
+  EXPECT_EQ(p8.end, p4.begin);
+  EXPECT_EQ(p4.end, p2.begin);
+  EXPECT_EQ(p2.end, size_t(n));
+  for (int i = 0; i < n; ++i)
+    EXPECT_EQ(
+        kernelkit::config_index(kernelkit::kRowReduceConfigs, kernelkit::kRowReduceConfigs[i]), i)
+        << describe(kernelkit::kRowReduceConfigs[i]);
+}
+
+// Plans over sizes as rows and columns (tiny, odd, prime, around the pack, lane, warp, tile
+// and wave limits, past 2^31 elements) x devices (the four GPUs and the H100's compute_80
+// build, each also without cooperative launches and without clusters, as plan_and_launch
+// plans again) x input aligned or not x workspace sizes (none, a few partials, the bound,
+// unlimited) x element and accumulator sizes: each is an entry of its pack's range of
+// kRowReduceConfigs (what launch_row_reduce can launch), and every entry is some call's plan.
+TEST(RowReduceConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
+  const int64_t sizes[] = {0,
+                           1,
+                           2,
+                           3,
+                           4,
+                           5,
+                           7,
+                           8,
+                           9,
+                           11,
+                           16,
+                           17,
+                           31,
+                           32,
+                           33,
+                           63,
+                           64,
+                           65,
+                           127,
+                           128,
+                           129,
+                           255,
+                           256,
+                           257,
+                           263,
+                           512,
+                           513,
+                           1021,
+                           1024,
+                           1025,
+                           2048,
+                           2053,
+                           4096,
+                           4099,
+                           8192,
+                           8209,
+                           16384,
+                           32768,
+                           65536,
+                           65537,
+                           100003,
+                           1 << 20,
+                           1048583,
+                           1 << 24,
+                           int64_t{1} << 31,
+                           (int64_t{1} << 31) + 11};
+  std::vector<kktest::NamedDevice> devices;
+  for (const auto& d : kktest::all_devices()) {
+    devices.push_back(d);
+    kernelkit::DeviceInfo no_coop = d.info, no_cluster = d.info;
+    no_coop.cooperative_launch = false;
+    no_cluster.cluster_launch = false;
+    devices.push_back({d.name, no_coop});
+    devices.push_back({d.name, no_cluster});
+  }
+  std::vector<int> planned(std::size(kernelkit::kRowReduceConfigs), 0);
+  int64_t plans = 0;
+  for (const auto& dev : devices) {
+    for (int in_bytes : {2, 4, 8}) {
+      const kernelkit::ConfigRange r = kernelkit::row_reduce_configs_of(16 / in_bytes);
+      for (int acc_bytes : {4, 8}) {
+        for (bool aligned : {true, false}) {
+          for (int64_t rows : sizes) {
+            for (int64_t cols : sizes) {
+              if (cols > 0 && rows > (int64_t{1} << 40) / cols) continue;
+              const int64_t bound =
+                  int64_t(kernelkit::detail::row_split_bound(rows, cols, in_bytes)) * rows;
+              const size_t workspaces[] = {0, size_t(acc_bytes) * 2,
+                                           size_t(std::max<int64_t>(bound, 0)) * acc_bytes,
+                                           SIZE_MAX};
+              for (size_t ws : workspaces) {
+                const RowReducePlan p = kernelkit::plan_row_reduce(rows, cols, in_bytes, acc_bytes,
+                                                                   aligned, ws, dev.info);
+                const kernelkit::RowReduceConfig c = kernelkit::row_reduce_config(p);
+                const int i =
+                    kernelkit::config_index(kernelkit::kRowReduceConfigs, c, r.begin, r.end);
+                ASSERT_GE(i, 0) << dev.name << " " << rows << "x" << cols << " in=" << in_bytes
+                                << " acc=" << acc_bytes << (aligned ? " aligned" : " offset")
+                                << " ws=" << ws << ": " << describe(c);
+                ++planned[i];
+                ++plans;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < planned.size(); ++i)
+    EXPECT_GT(planned[i], 0) << "no call plans " << describe(kernelkit::kRowReduceConfigs[i]);
+  EXPECT_GT(plans, 100000);
+}
+
 TEST(RowReducePlan, WorkspaceBytes) {
   EXPECT_EQ((kernelkit::row_reduce_workspace_bytes<float, float>(0, 100)), 0u);
   EXPECT_EQ((kernelkit::row_reduce_workspace_bytes<float, float>(100, 0)), 0u);

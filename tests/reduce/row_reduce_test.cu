@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <tuple>
@@ -441,9 +442,10 @@ TEST_F(RowReduce, SplitRows) {
   }
 }
 
-// The split path's two combines, a grid sync in one cooperative launch (this GPU's plan) and
-// the combine kernel (the plan for a device without cooperative launches), give the same
-// bits, exact on small integers; real values too.
+// The split path's two combines, the float pack's two kSplit entries of kRowReduceConfigs: a
+// grid sync in one cooperative launch (this GPU's plan) and the combine kernel (the plan for
+// a device without cooperative launches), give the same bits, exact on small integers; real
+// values too.
 TEST_F(RowReduce, SplitCombinesAgree) {
   uint64_t seed = 2400;
   for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
@@ -457,12 +459,16 @@ TEST_F(RowReduce, SplitCombinesAgree) {
       kernelkit::DeviceInfo d;
       ASSERT_EQ(kernelkit::current_device_info(&d), cudaSuccess);
       std::vector<std::vector<float>> got;
-      for (bool coop : {true, false}) {
+      const kernelkit::ConfigRange entries = kernelkit::row_reduce_configs_of(4);
+      for (size_t i = entries.begin; i < entries.end; ++i) {
+        const kernelkit::RowReduceConfig c = kernelkit::kRowReduceConfigs[i];
+        if (c.path != kernelkit::RowReducePath::kSplit) continue;
+        const bool coop = c.write == kernelkit::detail::SplitWrite::kGrid;
+        if (coop && !d.cooperative_launch) continue;  // this GPU cannot run it
         kernelkit::DeviceInfo dev = d;
-        dev.cooperative_launch = d.cooperative_launch && coop;
+        dev.cooperative_launch = coop;
         const auto plan = kernelkit::plan_row_reduce(rows, cols, 4, 4, true, bytes, dev);
-        ASSERT_EQ(plan.path, kernelkit::RowReducePath::kSplit);
-        ASSERT_EQ(plan.shape.cooperative, dev.cooperative_launch);
+        ASSERT_TRUE(kernelkit::row_reduce_config(plan) == c) << "entry " << i;
         ws.poison();
         DeviceBuffer<float> d_out(rows);
         d_out.poison();
@@ -475,8 +481,90 @@ TEST_F(RowReduce, SplitCombinesAgree) {
                                std::to_string(rows) + "x" + std::to_string(cols) +
                                    (coop ? " grid sync" : " combine kernel")));
       }
-      EXPECT_TRUE(kktest::same_bits(got[0], got[1])) << rows << "x" << cols;
+      ASSERT_FALSE(got.empty());
+      for (size_t k = 1; k < got.size(); ++k)
+        EXPECT_TRUE(kktest::same_bits(got[0], got[k])) << rows << "x" << cols;
     }
+  }
+}
+
+// Every entry of T's range of kRowReduceConfigs runs: for each, the smallest case (rows x
+// cols from a list, input aligned or one element off, no workspace or the bound's) whose plan
+// on this GPU, or on this GPU without cooperative launches or clusters, is that entry; the
+// plan runs here through launch_row_reduce. A cluster entry is skipped only on a GPU or build
+// without clusters, a cooperative one only on a GPU without cooperative launches.
+TYPED_TEST(RowReduceTyped, EveryConfiguration) {
+  using T = TypeParam;
+  using Acc = AccOf<T>;
+  kernelkit::DeviceInfo here;
+  ASSERT_EQ(kernelkit::current_device_info(&here), cudaSuccess);
+  kernelkit::DeviceInfo no_coop = here, no_cluster = here;
+  no_coop.cooperative_launch = false;
+  no_cluster.cluster_launch = false;
+  const kernelkit::DeviceInfo devices[] = {here, no_cluster, no_coop};
+  const int64_t wave = kernelkit::detail::reduce_wave(here);
+  const int64_t rows_list[] = {1, 2, 3, 7, 33, wave, wave + 1};
+  const int64_t cols_list[] = {0,    1,    2,    3,    4,     8,     16,    17,    32,     40,
+                               64,   100,  128,  200,  256,   300,   512,   600,   1000,   2000,
+                               4096, 5000, 8192, 9000, 16384, 20000, 40000, 65536, 100000, 300000};
+  constexpr int64_t kMaxElems = int64_t{1} << 23;
+  const kernelkit::ConfigRange entries =
+      kernelkit::row_reduce_configs_of(kernelkit::kMaxPackSize<T>);
+  uint64_t seed = 2600;
+  for (size_t i = entries.begin; i < entries.end; ++i) {
+    const kernelkit::RowReduceConfig c = kernelkit::kRowReduceConfigs[i];
+    bool found = false;
+    int64_t best_rows = 0, best_cols = 0;
+    bool best_aligned = true;
+    size_t best_ws = 0;
+    kernelkit::RowReducePlan best;
+    for (const auto& dev : devices)
+      for (int64_t rows : rows_list)
+        for (int64_t cols : cols_list)
+          for (bool aligned : {true, false})
+            for (bool with_ws : {false, true}) {
+              if (rows * cols > kMaxElems) continue;
+              if (found && rows * cols >= best_rows * best_cols) continue;
+              const size_t ws =
+                  with_ws ? kernelkit::row_reduce_workspace_bytes<T, Acc>(rows, cols) : 0;
+              const auto plan =
+                  kernelkit::plan_row_reduce(rows, cols, sizeof(T), sizeof(Acc), aligned, ws, dev);
+              if (!(kernelkit::row_reduce_config(plan) == c)) continue;
+              found = true;
+              best_rows = rows, best_cols = cols, best_aligned = aligned, best_ws = ws;
+              best = plan;
+            }
+    const std::string label = std::string(kktest::type_name<T>()) + " entry " + std::to_string(i) +
+                              " " + std::to_string(best_rows) + "x" + std::to_string(best_cols) +
+                              (best_aligned ? "" : " offset");
+    if (!found) {
+      // only what this GPU or build cannot launch
+      if (c.path == kernelkit::RowReducePath::kCluster) {
+        EXPECT_FALSE(here.clusters()) << label;
+      } else {
+        EXPECT_TRUE(c.write == kernelkit::detail::SplitWrite::kGrid && !here.cooperative_launch)
+            << label;
+      }
+      continue;
+    }
+    const int offset = best_aligned ? 0 : 1;
+    const size_t n = static_cast<size_t>(best_rows * best_cols);
+    auto h = make_input<T>(n + offset, ++seed, ReduceOp::kSum);
+    auto d_in = kktest::to_device(h);
+    h.erase(h.begin(), h.begin() + offset);
+    DeviceBuffer<Acc> d_out(best_rows);
+    d_out.poison();
+    DeviceBuffer<unsigned char> ws(std::max<size_t>(best_ws, 16));
+    ws.poison();
+    ASSERT_EQ(kernelkit::launch_row_reduce<kernelkit::Sum>(best, d_in.get() + offset, best_rows,
+                                                           best_cols, d_out.get(), Acc(0), ws.get(),
+                                                           nullptr),
+              cudaSuccess)
+        << label;
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(check_near(d_out.download(),
+                           reference(h, best_rows, best_cols, ReduceOp::kSum, 0.0),
+                           Tolerance::Exact(), label));
   }
 }
 

@@ -27,6 +27,7 @@
 #include <type_traits>
 
 #include "kernelkit/core/checks.cuh"
+#include "kernelkit/core/config_table.cuh"
 #include "kernelkit/core/device.cuh"
 #include "kernelkit/core/dispatch.cuh"
 #include "kernelkit/core/error.cuh"
@@ -107,6 +108,48 @@ struct ReducePlan {
   LaunchShape combine;  ///< kPartials: one block; a programmatic dependent launch on sm_90+
 };
 
+/// One kernel configuration of reduce: the template arguments launch_reduce gives the split
+/// kernel besides the types and the operator (an entry of kReduceConfigs).
+struct ReduceConfig {
+  int pack = 0;  ///< elements of T per 16-byte load: 8 (2-byte T), 4 (4-byte), 2 (8-byte)
+  /// how the split blocks' partials reach out; kPartials also launches the combine kernel
+  detail::SplitWrite write = detail::SplitWrite::kOut;
+};
+
+/// Same kernels.
+constexpr bool operator==(const ReduceConfig& a, const ReduceConfig& b) {
+  return a.pack == b.pack && a.write == b.write;
+}
+
+/// Every kernel configuration reduce launches, each pack's entries together (2-, 4-, then
+/// 8-byte elements): one block writing out, a cluster, a cooperative grid, partials and a
+/// combine kernel. plan_reduce returns one of them (reduce_config), launch_reduce instantiates
+/// exactly these, and the plan tests check that every plan is one and every one is planned.
+inline constexpr ReduceConfig kReduceConfigs[] = {
+    {8, detail::SplitWrite::kOut},  {8, detail::SplitWrite::kCluster},
+    {8, detail::SplitWrite::kGrid}, {8, detail::SplitWrite::kPartials},
+    {4, detail::SplitWrite::kOut},  {4, detail::SplitWrite::kCluster},
+    {4, detail::SplitWrite::kGrid}, {4, detail::SplitWrite::kPartials},
+    {2, detail::SplitWrite::kOut},  {2, detail::SplitWrite::kCluster},
+    {2, detail::SplitWrite::kGrid}, {2, detail::SplitWrite::kPartials},
+};
+
+/// The entries of kReduceConfigs with this pack: [begin, end).
+constexpr ConfigRange reduce_configs_of(int pack) {
+  return config_range(kReduceConfigs, [pack](const ReduceConfig& c) { return c.pack == pack; });
+}
+static_assert(reduce_configs_of(8).end - reduce_configs_of(8).begin == 4 &&
+                  reduce_configs_of(4).end - reduce_configs_of(4).begin == 4 &&
+                  reduce_configs_of(2).end - reduce_configs_of(2).begin == 4,
+              "each pack's entries together");
+
+/// The configuration plan p launches. An entry of kReduceConfigs for every plan plan_reduce
+/// makes for 2-, 4- and 8-byte elements; launch_reduce answers cudaErrorInvalidValue for any
+/// other.
+inline ReduceConfig reduce_config(const ReducePlan& p) {
+  return {p.pack, p.write};
+}
+
 /// Pure: the plan for n elements of in_bytes bytes accumulated in acc_bytes-byte values, with
 /// workspace_bytes of workspace, on d.
 inline ReducePlan plan_reduce(int64_t n, int in_bytes, int acc_bytes, size_t workspace_bytes,
@@ -163,27 +206,28 @@ bool reduce_args_ok(const T* in, int64_t n, const Acc* out, const void* workspac
          !ranges_overlap(workspace, ws_span, in, in_span);
 }
 
-/// Launches plan p with the functor Op (arguments already checked).
+/// Launches plan p with the functor Op (arguments already checked): the one place the plan's
+/// values become template arguments, those of its entry of kReduceConfigs (reduce_config; any
+/// other plan, or one made for another element size, answers cudaErrorInvalidValue).
 template <typename Op, typename T, typename Acc>
 cudaError_t launch_reduce(const ReducePlan& p, const T* in, int64_t n, Acc* out, Acc init,
                           void* workspace, cudaStream_t stream) {
   using C = compute_t<Acc>;
-  constexpr int kPack = kMaxPackSize<T>;
+  constexpr ConfigRange kEntries = reduce_configs_of(kMaxPackSize<T>);
+  static_assert(kEntries.end > kEntries.begin, "T is a 2-, 4- or 8-byte type");
   auto* partials = static_cast<C*>(workspace);
-  return dispatch<kPack>(p.pack, [&](auto) {
-    return dispatch<detail::SplitWrite::kOut, detail::SplitWrite::kCluster,
-                    detail::SplitWrite::kGrid, detail::SplitWrite::kPartials>(p.write, [&](auto w) {
-      constexpr detail::SplitWrite kWrite = decltype(w)::value;
-      KERNELKIT_RETURN_IF_ERROR(launch(detail::reduce_split_kernel<kPack, kWrite, T, C, Acc, Op>,
-                                       p.shape, stream, in, int64_t{1}, n, p.split, out, init,
-                                       partials));
-      if constexpr (kWrite == detail::SplitWrite::kPartials) {
-        return launch(detail::reduce_combine_kernel<C, Acc, Op>, p.combine, stream,
-                      static_cast<const C*>(partials), int64_t{1}, p.split, out, init);
-      }
-      return cudaSuccess;
-    });
-  });
+  return dispatch_table<kReduceConfigs, kEntries.begin, kEntries.end>(
+      reduce_config(p), [&](auto i) {
+        constexpr ReduceConfig c = kReduceConfigs[decltype(i)::value];
+        KERNELKIT_RETURN_IF_ERROR(
+            launch(detail::reduce_split_kernel<c.pack, c.write, T, C, Acc, Op>, p.shape, stream, in,
+                   int64_t{1}, n, p.split, out, init, partials));
+        if constexpr (c.write == detail::SplitWrite::kPartials) {
+          return launch(detail::reduce_combine_kernel<C, Acc, Op>, p.combine, stream,
+                        static_cast<const C*>(partials), int64_t{1}, p.split, out, init);
+        }
+        return cudaSuccess;
+      });
 }
 
 }  // namespace kernelkit

@@ -43,6 +43,7 @@
 #include <cstdint>
 
 #include "kernelkit/core/checks.cuh"
+#include "kernelkit/core/config_table.cuh"
 #include "kernelkit/core/device.cuh"
 #include "kernelkit/core/dispatch.cuh"
 #include "kernelkit/core/error.cuh"
@@ -81,6 +82,127 @@ struct RowReducePlan {
   LaunchShape shape;         ///< the reduction kernel (shape.cluster for kCluster)
   LaunchShape combine;  ///< kSplit without shape.cooperative: the combine kernel, a block a row
 };
+
+/// One kernel configuration of row_reduce: the template arguments launch_row_reduce gives a
+/// kernel besides the types and the operator (an entry of kRowReduceConfigs). Fields a path
+/// does not take are 0 / kOut.
+struct RowReduceConfig {
+  int pack = 0;  ///< elements of T per 16-byte load: 8 (2-byte T), 4 (4-byte), 2 (8-byte)
+  RowReducePath path = RowReducePath::kGroup;  ///< the kernel family
+  int width = 0;                               ///< kFlat, kGroup: lanes per row (1..32)
+  /// how the blocks of a row combine: kCluster for kCluster; for kSplit kGrid (one
+  /// cooperative launch) or kPartials (and the combine kernel); kOut for the other paths
+  detail::SplitWrite write = detail::SplitWrite::kOut;
+};
+
+/// Same kernels.
+constexpr bool operator==(const RowReduceConfig& a, const RowReduceConfig& b) {
+  return a.pack == b.pack && a.path == b.path && a.width == b.width && a.write == b.write;
+}
+
+namespace detail {
+constexpr RowReduceConfig row_reduce_config_of(int pack, RowReducePath path, int width = 0,
+                                               SplitWrite write = SplitWrite::kOut) {
+  return {pack, path, width, write};
+}
+}  // namespace detail
+
+/// Every kernel configuration row_reduce launches, each pack's entries together (2-, 4-, then
+/// 8-byte elements); per pack: the short kernel; flat and group kernels of 1, 2, 4, 8, 16 and
+/// 32 lanes a row; a block per row (the split kernel writing out, and the one-batch kernel); a
+/// cluster per row; split rows combined in a cooperative grid or by the combine kernel. No
+/// group of 2 lanes for 8-byte elements: its rows (3 or 4 packs, 5..8 columns) are the short
+/// kernel's, or the flat kernel's when they are whole aligned packs. plan_row_reduce returns
+/// one of them (row_reduce_config), launch_row_reduce instantiates exactly these, and the plan
+/// tests check that every plan is one and every one is planned.
+inline constexpr RowReduceConfig kRowReduceConfigs[] = {
+    // 2-byte elements
+    detail::row_reduce_config_of(8, RowReducePath::kShort),
+    detail::row_reduce_config_of(8, RowReducePath::kFlat, 1),
+    detail::row_reduce_config_of(8, RowReducePath::kFlat, 2),
+    detail::row_reduce_config_of(8, RowReducePath::kFlat, 4),
+    detail::row_reduce_config_of(8, RowReducePath::kFlat, 8),
+    detail::row_reduce_config_of(8, RowReducePath::kFlat, 16),
+    detail::row_reduce_config_of(8, RowReducePath::kFlat, 32),
+    detail::row_reduce_config_of(8, RowReducePath::kGroup, 1),
+    detail::row_reduce_config_of(8, RowReducePath::kGroup, 2),
+    detail::row_reduce_config_of(8, RowReducePath::kGroup, 4),
+    detail::row_reduce_config_of(8, RowReducePath::kGroup, 8),
+    detail::row_reduce_config_of(8, RowReducePath::kGroup, 16),
+    detail::row_reduce_config_of(8, RowReducePath::kGroup, 32),
+    detail::row_reduce_config_of(8, RowReducePath::kBlock),
+    detail::row_reduce_config_of(8, RowReducePath::kBlockOnce),
+    detail::row_reduce_config_of(8, RowReducePath::kCluster, 0, detail::SplitWrite::kCluster),
+    detail::row_reduce_config_of(8, RowReducePath::kSplit, 0, detail::SplitWrite::kGrid),
+    detail::row_reduce_config_of(8, RowReducePath::kSplit, 0, detail::SplitWrite::kPartials),
+    // 4-byte elements
+    detail::row_reduce_config_of(4, RowReducePath::kShort),
+    detail::row_reduce_config_of(4, RowReducePath::kFlat, 1),
+    detail::row_reduce_config_of(4, RowReducePath::kFlat, 2),
+    detail::row_reduce_config_of(4, RowReducePath::kFlat, 4),
+    detail::row_reduce_config_of(4, RowReducePath::kFlat, 8),
+    detail::row_reduce_config_of(4, RowReducePath::kFlat, 16),
+    detail::row_reduce_config_of(4, RowReducePath::kFlat, 32),
+    detail::row_reduce_config_of(4, RowReducePath::kGroup, 1),
+    detail::row_reduce_config_of(4, RowReducePath::kGroup, 2),
+    detail::row_reduce_config_of(4, RowReducePath::kGroup, 4),
+    detail::row_reduce_config_of(4, RowReducePath::kGroup, 8),
+    detail::row_reduce_config_of(4, RowReducePath::kGroup, 16),
+    detail::row_reduce_config_of(4, RowReducePath::kGroup, 32),
+    detail::row_reduce_config_of(4, RowReducePath::kBlock),
+    detail::row_reduce_config_of(4, RowReducePath::kBlockOnce),
+    detail::row_reduce_config_of(4, RowReducePath::kCluster, 0, detail::SplitWrite::kCluster),
+    detail::row_reduce_config_of(4, RowReducePath::kSplit, 0, detail::SplitWrite::kGrid),
+    detail::row_reduce_config_of(4, RowReducePath::kSplit, 0, detail::SplitWrite::kPartials),
+    // 8-byte elements
+    detail::row_reduce_config_of(2, RowReducePath::kShort),
+    detail::row_reduce_config_of(2, RowReducePath::kFlat, 1),
+    detail::row_reduce_config_of(2, RowReducePath::kFlat, 2),
+    detail::row_reduce_config_of(2, RowReducePath::kFlat, 4),
+    detail::row_reduce_config_of(2, RowReducePath::kFlat, 8),
+    detail::row_reduce_config_of(2, RowReducePath::kFlat, 16),
+    detail::row_reduce_config_of(2, RowReducePath::kFlat, 32),
+    detail::row_reduce_config_of(2, RowReducePath::kGroup, 1),
+    detail::row_reduce_config_of(2, RowReducePath::kGroup, 4),
+    detail::row_reduce_config_of(2, RowReducePath::kGroup, 8),
+    detail::row_reduce_config_of(2, RowReducePath::kGroup, 16),
+    detail::row_reduce_config_of(2, RowReducePath::kGroup, 32),
+    detail::row_reduce_config_of(2, RowReducePath::kBlock),
+    detail::row_reduce_config_of(2, RowReducePath::kBlockOnce),
+    detail::row_reduce_config_of(2, RowReducePath::kCluster, 0, detail::SplitWrite::kCluster),
+    detail::row_reduce_config_of(2, RowReducePath::kSplit, 0, detail::SplitWrite::kGrid),
+    detail::row_reduce_config_of(2, RowReducePath::kSplit, 0, detail::SplitWrite::kPartials),
+};
+
+/// The entries of kRowReduceConfigs with this pack: [begin, end).
+constexpr ConfigRange row_reduce_configs_of(int pack) {
+  return config_range(kRowReduceConfigs,
+                      [pack](const RowReduceConfig& c) { return c.pack == pack; });
+}
+static_assert(row_reduce_configs_of(8).end - row_reduce_configs_of(8).begin == 18 &&
+                  row_reduce_configs_of(4).end - row_reduce_configs_of(4).begin == 18 &&
+                  row_reduce_configs_of(2).end - row_reduce_configs_of(2).begin == 17,
+              "each pack's entries together");
+
+/// The configuration plan p launches: the lanes per row for kFlat and kGroup, how a row's
+/// blocks combine for kCluster and kSplit (shape.cooperative: kGrid). An entry of
+/// kRowReduceConfigs for every plan plan_row_reduce makes for 2-, 4- and 8-byte elements;
+/// launch_row_reduce answers cudaErrorInvalidValue for any other.
+inline RowReduceConfig row_reduce_config(const RowReducePlan& p) {
+  using detail::SplitWrite;
+  switch (p.path) {
+    case RowReducePath::kFlat:
+    case RowReducePath::kGroup:
+      return detail::row_reduce_config_of(p.pack, p.path, p.width);
+    case RowReducePath::kCluster:
+      return detail::row_reduce_config_of(p.pack, p.path, 0, SplitWrite::kCluster);
+    case RowReducePath::kSplit:
+      return detail::row_reduce_config_of(
+          p.pack, p.path, 0, p.shape.cooperative ? SplitWrite::kGrid : SplitWrite::kPartials);
+    default:
+      return detail::row_reduce_config_of(p.pack, p.path);
+  }
+}
 
 }  // namespace kernelkit
 
@@ -244,54 +366,51 @@ bool row_reduce_args_ok(const T* in, int64_t rows, int64_t cols, const Acc* out,
          !ranges_overlap(workspace, ws_span, in, in_span);
 }
 
-/// Launches plan p with the functor Op (arguments already checked).
+/// Launches plan p with the functor Op (arguments already checked): the one place the plan's
+/// values become template arguments, those of its entry of kRowReduceConfigs
+/// (row_reduce_config; any other plan, or one made for another element size, answers
+/// cudaErrorInvalidValue).
 template <typename Op, typename T, typename Acc>
 cudaError_t launch_row_reduce(const RowReducePlan& p, const T* in, int64_t rows, int64_t cols,
                               Acc* out, Acc init, void* workspace, cudaStream_t stream) {
   using C = compute_t<Acc>;
   using detail::SplitWrite;
-  constexpr int kPack = kMaxPackSize<T>;
+  constexpr ConfigRange kEntries = row_reduce_configs_of(kMaxPackSize<T>);
+  static_assert(kEntries.end > kEntries.begin, "T is a 2-, 4- or 8-byte type");
   C* const no_partials = nullptr;
-  return dispatch<kPack>(p.pack, [&](auto) {
-    return dispatch<RowReducePath::kShort, RowReducePath::kFlat, RowReducePath::kGroup,
-                    RowReducePath::kBlock, RowReducePath::kBlockOnce, RowReducePath::kCluster,
-                    RowReducePath::kSplit>(p.path, [&](auto path) {
-      constexpr RowReducePath kPath = decltype(path)::value;
-      if constexpr (kPath == RowReducePath::kShort) {
-        return launch(detail::row_reduce_short_kernel<kPack, T, Acc, Op>, p.shape, stream, in, rows,
-                      static_cast<int>(cols), out, init);
-      } else if constexpr (kPath == RowReducePath::kFlat) {
-        return dispatch_pow2<1, kWarpSize>(p.width, [&](auto w) {
-          return launch(detail::row_reduce_flat_kernel<decltype(w)::value, kPack, T, Acc, Op>,
-                        p.shape, stream, in, rows, static_cast<int>(cols / kPack), out, init);
-        });
-      } else if constexpr (kPath == RowReducePath::kGroup) {
-        return dispatch_pow2<1, kWarpSize>(p.width, [&](auto w) {
-          return launch(detail::row_reduce_group_kernel<decltype(w)::value, kPack, T, Acc, Op>,
-                        p.shape, stream, in, rows, cols, out, init);
-        });
-      } else if constexpr (kPath == RowReducePath::kBlock) {
-        return launch(detail::reduce_split_kernel<kPack, SplitWrite::kOut, T, C, Acc, Op>, p.shape,
-                      stream, in, rows, cols, 1, out, init, no_partials);
-      } else if constexpr (kPath == RowReducePath::kBlockOnce) {
-        return launch(detail::row_reduce_block_once_kernel<kPack, T, Acc, Op>, p.shape, stream, in,
-                      rows, cols, out, init);
-      } else if constexpr (kPath == RowReducePath::kCluster) {
-        return launch(detail::reduce_split_kernel<kPack, SplitWrite::kCluster, T, C, Acc, Op>,
-                      p.shape, stream, in, rows, cols, p.split, out, init, no_partials);
-      } else {
-        C* const partials = static_cast<C*>(workspace);
-        if (p.shape.cooperative)
-          return launch(detail::reduce_split_kernel<kPack, SplitWrite::kGrid, T, C, Acc, Op>,
+  C* const partials = static_cast<C*>(workspace);
+  return dispatch_table<kRowReduceConfigs, kEntries.begin, kEntries.end>(
+      row_reduce_config(p), [&](auto i) {
+        constexpr RowReduceConfig c = kRowReduceConfigs[decltype(i)::value];
+        if constexpr (c.path == RowReducePath::kShort) {
+          return launch(detail::row_reduce_short_kernel<c.pack, T, Acc, Op>, p.shape, stream, in,
+                        rows, static_cast<int>(cols), out, init);
+        } else if constexpr (c.path == RowReducePath::kFlat) {
+          return launch(detail::row_reduce_flat_kernel<c.width, c.pack, T, Acc, Op>, p.shape,
+                        stream, in, rows, static_cast<int>(cols / c.pack), out, init);
+        } else if constexpr (c.path == RowReducePath::kGroup) {
+          return launch(detail::row_reduce_group_kernel<c.width, c.pack, T, Acc, Op>, p.shape,
+                        stream, in, rows, cols, out, init);
+        } else if constexpr (c.path == RowReducePath::kBlock) {
+          return launch(detail::reduce_split_kernel<c.pack, SplitWrite::kOut, T, C, Acc, Op>,
+                        p.shape, stream, in, rows, cols, 1, out, init, no_partials);
+        } else if constexpr (c.path == RowReducePath::kBlockOnce) {
+          return launch(detail::row_reduce_block_once_kernel<c.pack, T, Acc, Op>, p.shape, stream,
+                        in, rows, cols, out, init);
+        } else if constexpr (c.path == RowReducePath::kCluster) {
+          return launch(detail::reduce_split_kernel<c.pack, SplitWrite::kCluster, T, C, Acc, Op>,
+                        p.shape, stream, in, rows, cols, p.split, out, init, no_partials);
+        } else if constexpr (c.write == SplitWrite::kGrid) {
+          return launch(detail::reduce_split_kernel<c.pack, SplitWrite::kGrid, T, C, Acc, Op>,
                         p.shape, stream, in, rows, cols, p.split, out, init, partials);
-        KERNELKIT_RETURN_IF_ERROR(
-            launch(detail::reduce_split_kernel<kPack, SplitWrite::kPartials, T, C, Acc, Op>,
-                   p.shape, stream, in, rows, cols, p.split, out, init, partials));
-        return launch(detail::reduce_combine_kernel<C, Acc, Op>, p.combine, stream,
-                      static_cast<const C*>(partials), rows, p.split, out, init);
-      }
-    });
-  });
+        } else {
+          KERNELKIT_RETURN_IF_ERROR(
+              launch(detail::reduce_split_kernel<c.pack, SplitWrite::kPartials, T, C, Acc, Op>,
+                     p.shape, stream, in, rows, cols, p.split, out, init, partials));
+          return launch(detail::reduce_combine_kernel<C, Acc, Op>, p.combine, stream,
+                        static_cast<const C*>(partials), rows, p.split, out, init);
+        }
+      });
 }
 
 }  // namespace kernelkit
