@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "blas/gemv_case.cuh"
 #include "common/devices.cuh"
 #include "kernelkit/blas/gemv.cuh"
 
@@ -772,6 +773,25 @@ TEST(GemvConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
   for (size_t i = 0; i < planned.size(); ++i)
     EXPECT_GT(planned[i], 0) << "no input plans " << describe(kernelkit::kGemvConfigs[i]);
   EXPECT_GT(plans, 1000000);
+}
+
+// Gemv.EveryConfiguration (gemv_test.cu) finds a small input for every entry on each device
+// (here: each GPU of the plan tests), whose plan is that entry and keeps the invariants.
+TEST(GemvConfigs, EveryEntryHasASmallCase) {
+  for (const auto& dev : kktest::all_devices()) {
+    const std::vector<gemv_test::ConfigCase> cases = gemv_test::config_cases(dev.info);
+    ASSERT_EQ(cases.size(), std::size(kernelkit::kGemvConfigs));
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const gemv_test::ConfigCase& c = cases[i];
+      ASSERT_TRUE(c.found) << dev.name << ": no case plans "
+                           << describe(kernelkit::kGemvConfigs[i]);
+      EXPECT_EQ(kernelkit::config_index(kernelkit::kGemvConfigs, kernelkit::gemv_config(c.plan)),
+                int(i));
+      EXPECT_LE(c.m * c.n, gemv_test::kMaxCaseFloats);
+      check_invariants(c.plan, c.op, c.m, c.n, c.lda, c.align, c.ws_bytes, c.device,
+                       describe(c.op, c.m, c.n, c.lda, c.align, c.ws_bytes, dev.name));
+    }
+  }
 }
 
 }  // namespace
