@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "blas/sgemm_config_case.cuh"
 #include "common/devices.cuh"
 #include "kernelkit/blas/detail/sgemm_kernels.cuh"
 #include "kernelkit/blas/sgemm.cuh"
@@ -650,6 +651,32 @@ TEST(SgemmConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
   for (size_t i = 0; i < planned.size(); ++i)
     EXPECT_GT(planned[i], 0) << "no input plans " << describe(kernelkit::kSgemmConfigs[i]);
   EXPECT_GT(plans, 1000000);
+}
+
+// SgemmTest.EveryConfiguration (sgemm_test.cu) finds a small call for every entry on each
+// device (here: each GPU of the plan tests), whose plan is that entry and keeps the invariants.
+TEST(SgemmConfigs, EveryEntryHasASmallCase) {
+  for (const auto& dev : kktest::all_devices()) {
+    const std::vector<sgemm_config_test::ConfigCase> cases =
+        sgemm_config_test::config_cases(dev.info);
+    ASSERT_EQ(cases.size(), std::size(kernelkit::kSgemmConfigs));
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const sgemm_config_test::ConfigCase& c = cases[i];
+      ASSERT_TRUE(c.found) << dev.name << ": no case plans "
+                           << describe(kernelkit::kSgemmConfigs[i]);
+      EXPECT_EQ(kernelkit::config_index(kernelkit::kSgemmConfigs, kernelkit::sgemm_config(c.plan)),
+                int(i));
+      EXPECT_LE(c.m * c.n * c.k, sgemm_config_test::kMaxCaseMacs);
+      const Shape s{c.m, c.n, c.k};
+      Lds l = packed(c.op_a, c.op_b, s);
+      l.lda = std::max<int64_t>(1, l.lda + c.pad);
+      l.ldb = std::max<int64_t>(1, l.ldb + c.pad);
+      l.ldc = std::max<int64_t>(1, l.ldc + c.pad);
+      check_plan(c.plan, c.op_a, c.op_b, s, l, c.ws_bytes, c.device,
+                 std::string(dev.name) + " entry " + std::to_string(i) + " " + str(s),
+                 c.offset == 0);
+    }
+  }
 }
 
 }  // namespace
