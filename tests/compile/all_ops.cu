@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Compile-only: one instantiation of every public op for every type it supports. Built once
 // per architecture in CI (kernelkit_compile_sm<arch> targets, warnings are errors), so every
-// GPU from Turing up is known to build; nothing here runs. softmax, transpose, gemv and sgemm
-// instantiate exactly their tables (kSoftmaxConfigs, kTransposeConfigs: each launcher walks
-// its element size's entries; kGemvConfigs: each entry's main kernel and combine kernel;
-// kSgemmConfigs: each entry's kernel, the combines of split partials and, through its pack of
-// op(B), float transpose's entries), log_softmax the softmax table again.
+// GPU from Turing up is known to build; nothing here runs. softmax, transpose, gemv, sgemm and
+// the elementwise calls instantiate exactly their tables (kSoftmaxConfigs, kTransposeConfigs:
+// each launcher walks its element size's entries; kGemvConfigs: each entry's main kernel and
+// combine kernel; kSgemmConfigs: each entry's kernel, the combines of split partials and,
+// through its pack of op(B), float transpose's entries; kEwConfigs: the entries each call's
+// types and functor allow), log_softmax the softmax table again.
 #include <kernelkit/kernelkit.cuh>
 
 namespace kk = kernelkit;
