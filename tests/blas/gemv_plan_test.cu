@@ -13,11 +13,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <numeric>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "blas/gemv_case.cuh"
 #include "common/devices.cuh"
 #include "kernelkit/blas/gemv.cuh"
 
@@ -27,6 +29,7 @@ using kernelkit::BlasOp;
 using kernelkit::DeviceInfo;
 using kernelkit::GemvAlignment;
 using kernelkit::GemvCombine;
+using kernelkit::GemvConfig;
 using kernelkit::GemvPath;
 using kernelkit::GemvPlan;
 using kernelkit::GemvTile;
@@ -91,6 +94,8 @@ KernelResources resources(const GemvPlan& p) {
 void check_invariants(const GemvPlan& p, BlasOp op, int64_t m, int64_t n, int64_t lda,
                       GemvAlignment al, size_t ws, const DeviceInfo& d, const std::string& what) {
   SCOPED_TRACE(what);
+  // a configuration launch_gemv instantiates
+  ASSERT_GE(kernelkit::config_index(kernelkit::kGemvConfigs, kernelkit::gemv_config(p)), 0);
   const int64_t count = op == BlasOp::N ? m : n;
   EXPECT_EQ(p.count, p.path == GemvPath::kSplitRows || p.path == GemvPath::kShortRows
                          ? p.rows  // BlasOp::T with n == 1, lda == 1 is planned as one row
@@ -707,6 +712,86 @@ TEST(GemvPlan, InvariantsOverShapesAlignmentsAndWorkspaces) {
                 if (::testing::Test::HasFailure()) return;  // one input's failures, not millions
               }
         }
+}
+
+// ---------------------------------------------------------------------------------------
+// The table of kernel configurations.
+
+std::string describe(const GemvConfig& c) {
+  return "path=" + std::to_string(int(c.path)) + " aligned=" + std::to_string(c.aligned) +
+         " width=" + std::to_string(c.width) + " group=" + std::to_string(c.group) +
+         " unroll=" + std::to_string(c.unroll) + " tile=" + std::to_string(int(c.tile)) +
+         " combine_cols=" + std::to_string(c.combine_cols);
+}
+
+TEST(GemvConfigs, NoDuplicates) {
+  constexpr int n = int(std::size(kernelkit::kGemvConfigs));
+  for (int i = 0; i < n; ++i)
+    EXPECT_EQ(kernelkit::config_index(kernelkit::kGemvConfigs, kernelkit::kGemvConfigs[i]), i)
+        << describe(kernelkit::kGemvConfigs[i]);
+}
+
+// Plans over shapes (odd, prime, tiny, thin, past 2^31 elements) x both ops x leading
+// dimensions (padded; 4n + 1: few columns read from long misaligned rows) x the devices (and
+// the 2-SM ones, an H100 without clusters) x operand alignments x workspace sizes (none, too
+// small for most splits, 200 and 520 bytes: a few partial rows of a few columns, the bound,
+// more): each is an entry of kGemvConfigs (what launch_gemv can launch), and every entry is some
+// input's plan (no kernel is built that no call runs).
+TEST(GemvConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
+  const int64_t sizes[] = {0,      1,       2,       3,       4,        5,           7,     8,
+                           13,     16,      17,      31,      32,       33,          63,    64,
+                           65,     100,     127,     200,     256,      1000,        1021,  1024,
+                           4095,   4096,    4097,    8192,    14336,    32768,       70001, 151936,
+                           524288, 1000003, 4194304, 8388608, 33554432, 2147483659LL};
+  const GemvAlignment aligns[] = {{0, 0, 0}, {1, 2, 3}, {0, 1, 0}, {3, 0, 3}, {2, 2, 2}};
+  auto devices = devices_and_tiny();
+  DeviceInfo no_clusters = kktest::h100();
+  no_clusters.cluster_launch = false;
+  devices.push_back({"H100-no-clusters", no_clusters});
+  std::vector<int64_t> planned(std::size(kernelkit::kGemvConfigs), 0);
+  int64_t plans = 0;
+  for (const auto& dev : devices)
+    for (BlasOp op : {BlasOp::N, BlasOp::T})
+      for (int64_t m : sizes)
+        for (int64_t n : sizes) {
+          if ((op == BlasOp::N ? m : n) == 0) continue;  // no output
+          if (m > 0 && n > (int64_t{1} << 40) / m) continue;
+          const size_t bound = kernelkit::gemv_workspace_bytes(op, m, n);
+          const size_t workspaces[] = {0, 12, 200, 520, 4096, bound, size_t{4} << 20};
+          for (int64_t lda : {std::max<int64_t>(1, n), n + 1, n + 2, n + 3, 4 * n + 1})
+            for (const GemvAlignment& al : aligns)
+              for (size_t ws : workspaces) {
+                const GemvPlan p = plan(op, m, n, lda, al, ws, dev.info);
+                const int i =
+                    kernelkit::config_index(kernelkit::kGemvConfigs, kernelkit::gemv_config(p));
+                ASSERT_GE(i, 0) << describe(op, m, n, lda, al, ws, dev.name) << ": "
+                                << describe(kernelkit::gemv_config(p));
+                ++planned[i];
+                ++plans;
+              }
+        }
+  for (size_t i = 0; i < planned.size(); ++i)
+    EXPECT_GT(planned[i], 0) << "no input plans " << describe(kernelkit::kGemvConfigs[i]);
+  EXPECT_GT(plans, 1000000);
+}
+
+// Gemv.EveryConfiguration (gemv_test.cu) finds a small input for every entry on each device
+// (here: each GPU of the plan tests), whose plan is that entry and keeps the invariants.
+TEST(GemvConfigs, EveryEntryHasASmallCase) {
+  for (const auto& dev : kktest::all_devices()) {
+    const std::vector<gemv_test::ConfigCase> cases = gemv_test::config_cases(dev.info);
+    ASSERT_EQ(cases.size(), std::size(kernelkit::kGemvConfigs));
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const gemv_test::ConfigCase& c = cases[i];
+      ASSERT_TRUE(c.found) << dev.name << ": no case plans "
+                           << describe(kernelkit::kGemvConfigs[i]);
+      EXPECT_EQ(kernelkit::config_index(kernelkit::kGemvConfigs, kernelkit::gemv_config(c.plan)),
+                int(i));
+      EXPECT_LE(c.m * c.n, gemv_test::kMaxCaseFloats);
+      check_invariants(c.plan, c.op, c.m, c.n, c.lda, c.align, c.ws_bytes, c.device,
+                       describe(c.op, c.m, c.n, c.lda, c.align, c.ws_bytes, dev.name));
+    }
+  }
 }
 
 }  // namespace

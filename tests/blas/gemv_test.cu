@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "blas/gemv_case.cuh"
 #include "common/test_util.cuh"
 #include "kernelkit/blas/gemv.cuh"
 
@@ -62,9 +63,10 @@ Tolerance tolerance_for(int64_t inner, double alpha) {
   return Tolerance{2.0 * (inner + 2) * FLT_EPSILON * std::fabs(alpha) + 1e-30, 4 * FLT_EPSILON, 0};
 }
 
-// The workspace a case passes: none (the overload without one), gemv_workspace_bytes, or
-// too little for most splits (12 bytes). Always filled with 0xFF bytes before the call.
-enum class Ws { kNone, kFull, kSmall };
+// The workspace a case passes: none (the overload without one), gemv_workspace_bytes, too
+// little for most splits (12 bytes), or the case's ws_bytes. Always filled with 0xFF bytes
+// before the call.
+enum class Ws { kNone, kFull, kSmall, kBytes };
 
 struct Case {
   BlasOp op;
@@ -73,10 +75,11 @@ struct Case {
   int a_offset = 0, x_offset = 0, y_offset = 0;  // elements: forces the narrow-pack paths
   bool small_ints = false;                       // exact integer sums
   Ws ws = Ws::kNone;
+  size_t ws_bytes = 0;  // Ws::kBytes
 };
 
 const char* ws_name(Ws w) {
-  return w == Ws::kNone ? "none" : w == Ws::kFull ? "full" : "small";
+  return w == Ws::kNone ? "none" : w == Ws::kFull ? "full" : w == Ws::kSmall ? "small" : "bytes";
 }
 
 std::string label(const Case& c, uint64_t seed) {
@@ -93,6 +96,7 @@ std::string label(const Case& c, uint64_t seed) {
 size_t ws_bytes_for(const Case& c) {
   return c.ws == Ws::kNone    ? 0
          : c.ws == Ws::kSmall ? 12
+         : c.ws == Ws::kBytes ? c.ws_bytes
                               : kernelkit::gemv_workspace_bytes(c.op, c.m, c.n);
 }
 
@@ -109,8 +113,9 @@ GemvPlan plan_on_device(const Case& c, const float* A, const float* x, const flo
 constexpr int kGuard = 5;  // floats after y that must stay untouched
 
 // Runs one case on fresh random inputs with y poisoned (beta == 0) or random, checks it, and
-// returns the plan it ran.
-GemvPlan run_case(const Case& c, uint64_t seed) {
+// returns the plan it ran: gemv's, or `forced` (launched with launch_gemv; a plan for these
+// operands' alignment and workspace, on this GPU or a smaller one like it).
+GemvPlan run_case(const Case& c, uint64_t seed, const GemvPlan* forced = nullptr) {
   const std::string what = label(c, seed);
   const int64_t xs = c.op == BlasOp::N ? c.n : c.m;
   const int64_t ys = c.op == BlasOp::N ? c.m : c.n;
@@ -142,9 +147,11 @@ GemvPlan run_case(const Case& c, uint64_t seed) {
   const float* pA = dA.get() + c.a_offset;
   const float* px = dx.get() + c.x_offset;
   float* py = dy.get() + c.y_offset;
-  const GemvPlan plan = plan_on_device(c, pA, px, py);
+  const GemvPlan plan = forced != nullptr ? *forced : plan_on_device(c, pA, px, py);
   const cudaError_t err =
-      c.ws == Ws::kNone
+      forced != nullptr
+          ? kernelkit::launch_gemv(*forced, c.alpha, pA, px, c.beta, py, ws.get(), nullptr)
+      : c.ws == Ws::kNone
           ? kernelkit::gemv(c.op, c.m, c.n, c.alpha, pA, c.lda, px, c.beta, py)
           : kernelkit::gemv(c.op, c.m, c.n, c.alpha, pA, c.lda, px, c.beta, py, ws.get(), ws_bytes);
   EXPECT_EQ(err, cudaSuccess) << what;
@@ -370,6 +377,29 @@ TEST_F(Gemv, EveryPath) {
          {"1/0", "2/0", "3/0", "3/1", "3/2", "4/0", "5/0/0", "5/0/1", "5/2/1", "5/0/2", "5/0/3",
           "5/0/4", "5/2/0", "5/1/0", "5/0/5", "6/2", "7/0", "7/0/u4", "3/2/g"})
       EXPECT_TRUE(seen.count(want)) << "no case ran " << want;
+  }
+}
+
+// Every configuration of kGemvConfigs, each on the small input planned for it (config_cases:
+// on this GPU, or on one like it with 2 SMs), with beta 0 (y poisoned) and beta != 0 in turn.
+TEST_F(Gemv, EveryConfiguration) {
+  kernelkit::DeviceInfo d;
+  CUDA_CHECK(kernelkit::current_device_info(&d));
+  const std::vector<gemv_test::ConfigCase> cases = gemv_test::config_cases(d);
+  uint64_t seed = 9000;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const gemv_test::ConfigCase& k = cases[i];
+    const kernelkit::GemvConfig& e = kernelkit::kGemvConfigs[i];
+    const std::string what =
+        "entry " + std::to_string(i) + ": path " + std::to_string(int(e.path)) + " aligned " +
+        std::to_string(e.aligned) + " width " + std::to_string(e.width) + " group " +
+        std::to_string(e.group) + " unroll " + std::to_string(e.unroll) + " tile " +
+        std::to_string(int(e.tile)) + " combine_cols " + std::to_string(e.combine_cols);
+    ASSERT_TRUE(k.found) << "no case plans " << what;
+    Case c{k.op,      k.m,       k.n,       k.lda, -0.75f,     i % 2 == 0 ? 0.f : -0.5f,
+           k.align.a, k.align.x, k.align.y, false, Ws::kBytes, k.ws_bytes};
+    SCOPED_TRACE(what);
+    run_case(c, seed++, &k.plan);
   }
 }
 

@@ -9,12 +9,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <iterator>
 #include <random>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "blas/sgemm_config_case.cuh"
 #include "common/devices.cuh"
 #include "kernelkit/blas/detail/sgemm_kernels.cuh"
 #include "kernelkit/blas/sgemm.cuh"
@@ -147,6 +149,8 @@ TEST(SgemmPlan, H100SweepChoices) {
 void check_plan(const SgemmPlan& p, BlasOp oa, BlasOp ob, const Shape& s, const Lds& l, size_t ws,
                 const DeviceInfo& d, const std::string& label, bool al_b16) {
   SCOPED_TRACE(label);
+  // a configuration launch_sgemm instantiates
+  ASSERT_GE(kernelkit::config_index(kernelkit::kSgemmConfigs, kernelkit::sgemm_config(p)), 0);
   EXPECT_FALSE(p.shape.is_cluster());
   EXPECT_LE(p.workspace_used, ws);
   EXPECT_LE(p.workspace_used, kernelkit::sgemm_workspace_bytes(s.m, s.n, s.k));
@@ -580,6 +584,99 @@ TEST(SgemmWorkspace, BoundFromTheShape) {
   EXPECT_GT(kernelkit::sgemm_workspace_bytes(256, 256, 262144), 0u);
   EXPECT_LE(kernelkit::sgemm_workspace_bytes(1 << 20, 1 << 20, 1 << 20), size_t{33} << 20);
   EXPECT_LE(kernelkit::sgemm_workspace_bytes(8, 4096, 4096), size_t{9} << 20);
+}
+
+// ---------------------------------------------------------------------------------------
+// The table of kernel configurations.
+
+std::string describe(const kernelkit::SgemmConfig& c) {
+  return "path=" + std::to_string(int(c.path)) + " tile=" + std::to_string(int(c.tile)) +
+         " load_a=" + std::to_string(int(c.load_a)) + " load_b=" + std::to_string(int(c.load_b)) +
+         " rows=" + std::to_string(c.rows) + " vec=" + std::to_string(c.vec) +
+         " mode=" + std::to_string(int(c.mode)) + " a_along_k=" + std::to_string(c.a_along_k);
+}
+
+TEST(SgemmConfigs, NoDuplicates) {
+  constexpr int n = int(std::size(kernelkit::kSgemmConfigs));
+  for (int i = 0; i < n; ++i)
+    EXPECT_EQ(kernelkit::config_index(kernelkit::kSgemmConfigs, kernelkit::kSgemmConfigs[i]), i)
+        << describe(kernelkit::kSgemmConfigs[i]);
+}
+
+// Plans over shapes (empty, one row or column, skinny, odd, prime, past 2^31 elements of C) x
+// the four ops x leading dimensions (packed, padded by 1 and by 4) x operand alignments x
+// workspace sizes (none, 4 KiB, a third of the bound, the bound) x the devices (and a 2-SM
+// H100, also running sm_75 code: two stages): each is an entry of kSgemmConfigs (what
+// launch_sgemm can launch), and every entry is some input's plan (no kernel is built that no
+// call runs).
+TEST(SgemmConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
+  const int64_t mn[] = {0,   1,   2,   3,    8,    9,    31,   32,   33,     100,         128,
+                        129, 256, 257, 1000, 1024, 2048, 4099, 8192, 100003, 2147483659LL};
+  const int64_t ks[] = {0, 1, 17, 64, 129, 1024, 8192, 1000003};
+  const kernelkit::SgemmAlignment aligns[] = {
+      {true, true, true}, {false, false, false}, {true, false, true}, {false, true, false}};
+  auto devs = devices();
+  DeviceInfo two = kktest::h100();
+  two.sm_count = 2;
+  devs.push_back({"H100-2SM", two});
+  two.code_arch = 75;
+  devs.push_back({"H100-2SM-sm75-code", two});
+  std::vector<int64_t> planned(std::size(kernelkit::kSgemmConfigs), 0);
+  int64_t plans = 0;
+  for (const auto& dev : devs)
+    for (BlasOp oa : {BlasOp::N, BlasOp::T})
+      for (BlasOp ob : {BlasOp::N, BlasOp::T})
+        for (int64_t m : mn)
+          for (int64_t n : mn)
+            for (int64_t k : ks) {
+              if (double(m) * n > 1e12 || double(m) * k > 1e12 || double(n) * k > 1e12) continue;
+              const size_t bound = kernelkit::sgemm_workspace_bytes(oa, ob, m, n, k);
+              for (int64_t pad : {0, 1, 4})
+                for (const auto& al : aligns)
+                  for (size_t ws : {size_t{0}, size_t{4096}, bound / 3, bound}) {
+                    const int64_t lda = std::max<int64_t>(1, (oa == BlasOp::N ? k : m) + pad);
+                    const int64_t ldb = std::max<int64_t>(1, (ob == BlasOp::N ? n : k) + pad);
+                    const int64_t ldc = std::max<int64_t>(1, n + pad);
+                    const SgemmPlan p =
+                        kernelkit::plan_sgemm(oa, ob, m, n, k, lda, ldb, ldc, al, ws, dev.info);
+                    const int i = kernelkit::config_index(kernelkit::kSgemmConfigs,
+                                                          kernelkit::sgemm_config(p));
+                    ASSERT_GE(i, 0) << dev.name << " " << int(oa) << int(ob) << " " << m << "x" << n
+                                    << "x" << k << " pad " << pad << " ws " << ws << ": "
+                                    << describe(kernelkit::sgemm_config(p));
+                    ++planned[i];
+                    ++plans;
+                  }
+            }
+  for (size_t i = 0; i < planned.size(); ++i)
+    EXPECT_GT(planned[i], 0) << "no input plans " << describe(kernelkit::kSgemmConfigs[i]);
+  EXPECT_GT(plans, 1000000);
+}
+
+// SgemmTest.EveryConfiguration (sgemm_test.cu) finds a small call for every entry on each
+// device (here: each GPU of the plan tests), whose plan is that entry and keeps the invariants.
+TEST(SgemmConfigs, EveryEntryHasASmallCase) {
+  for (const auto& dev : kktest::all_devices()) {
+    const std::vector<sgemm_config_test::ConfigCase> cases =
+        sgemm_config_test::config_cases(dev.info);
+    ASSERT_EQ(cases.size(), std::size(kernelkit::kSgemmConfigs));
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const sgemm_config_test::ConfigCase& c = cases[i];
+      ASSERT_TRUE(c.found) << dev.name << ": no case plans "
+                           << describe(kernelkit::kSgemmConfigs[i]);
+      EXPECT_EQ(kernelkit::config_index(kernelkit::kSgemmConfigs, kernelkit::sgemm_config(c.plan)),
+                int(i));
+      EXPECT_LE(c.m * c.n * c.k, sgemm_config_test::kMaxCaseMacs);
+      const Shape s{c.m, c.n, c.k};
+      Lds l = packed(c.op_a, c.op_b, s);
+      l.lda = std::max<int64_t>(1, l.lda + c.pad);
+      l.ldb = std::max<int64_t>(1, l.ldb + c.pad);
+      l.ldc = std::max<int64_t>(1, l.ldc + c.pad);
+      check_plan(c.plan, c.op_a, c.op_b, s, l, c.ws_bytes, c.device,
+                 std::string(dev.name) + " entry " + std::to_string(i) + " " + str(s),
+                 c.offset == 0);
+    }
+  }
 }
 
 }  // namespace

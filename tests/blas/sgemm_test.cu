@@ -26,6 +26,7 @@
 #include "ladder/sgemm/registry.cuh"
 
 #include "blas/sgemm_case.cuh"
+#include "blas/sgemm_config_case.cuh"
 
 namespace sgemm_testing {
 
@@ -437,6 +438,41 @@ TEST_F(SgemmTest, BadArgumentsLeaveCUntouched) {
   for (int i = 0; i < 8; ++i)
     for (int j = 0; j < 8; ++j)
       EXPECT_EQ(after[i * 8 + j], 0.f);
+}
+
+// Every configuration of kSgemmConfigs, each on the small call planned for it
+// (sgemm_config_test::config_cases: on this GPU, or on one like it with 2 SMs), launched with
+// launch_sgemm and a workspace full of NaN; beta 0 (C poisoned) and beta != 0 in turn.
+TEST_F(SgemmTest, EveryConfiguration) {
+  kernelkit::DeviceInfo d;
+  CUDA_CHECK(kernelkit::current_device_info(&d));
+  const std::vector<sgemm_config_test::ConfigCase> cases = sgemm_config_test::config_cases(d);
+  uint64_t seed = 9000;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const sgemm_config_test::ConfigCase& k = cases[i];
+    const kernelkit::SgemmConfig& e = kernelkit::kSgemmConfigs[i];
+    const std::string name =
+        "entry " + std::to_string(i) + ": path " + std::to_string(int(e.path)) + " tile " +
+        std::to_string(int(e.tile)) + " loads " + std::to_string(int(e.load_a)) + "," +
+        std::to_string(int(e.load_b)) + " rows " + std::to_string(e.rows) + " vec " +
+        std::to_string(e.vec) + " mode " + std::to_string(int(e.mode)) + " a_along_k " +
+        std::to_string(e.a_along_k);
+    ASSERT_TRUE(k.found) << "no case plans " << name;
+    SgemmCase c{k.op_a, k.op_b, k.m, k.n, k.k};
+    c.pad_a = c.pad_b = c.pad_c = k.pad;
+    c.offset = k.offset;
+    c.beta = i % 2 == 0 ? 0.f : -0.5f;
+    const kernelkit::SgemmPlan plan = k.plan;
+    const auto call = [plan](const SgemmCase& cc, const float* A, int64_t lda, const float* B,
+                             int64_t ldb, float* C, int64_t ldc) {
+      auto ws = dirty_bytes(plan.workspace_used + 16, 0xFF);
+      const cudaError_t err = kernelkit::launch_sgemm(plan, cc.m, cc.n, cc.k, cc.alpha, A, lda, B,
+                                                      ldb, cc.beta, C, ldc, ws.get(), nullptr);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      return err;
+    };
+    sgemm_testing::run_call(name, call, any_args, c, seed++);
+  }
 }
 
 // Every tile, two stage counts, and the three ways of covering the tiles (whole tiles, every

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Compile-only: one instantiation of every public op for every type it supports. Built once
 // per architecture in CI (kernelkit_compile_sm<arch> targets, warnings are errors), so every
-// GPU from Turing up is known to build; nothing here runs. softmax and transpose instantiate
-// exactly their tables (kSoftmaxConfigs, kTransposeConfigs: each launcher walks its element
-// size's entries), log_softmax the softmax table again. reduce and row_reduce instantiate
-// exactly kReduceConfigs and kRowReduceConfigs (the element type's pack's entries, for each
+// GPU from Turing up is known to build; nothing here runs. Every op instantiates exactly its
+// configuration table: softmax and transpose (kSoftmaxConfigs, kTransposeConfigs: each
+// launcher walks its element size's entries; log_softmax the softmax table again); reduce and
+// row_reduce (kReduceConfigs, kRowReduceConfigs: the element type's pack's entries, for each
 // accumulator and operator; row_reduce's kBlock, kCluster and kSplit entries are
-// reduce_split_kernel instances).
+// reduce_split_kernel instances); gemv (kGemvConfigs: each entry's main kernel and combine
+// kernel); sgemm (kSgemmConfigs: each entry's kernel, the combines of split partials and,
+// through its pack of op(B), float transpose's entries); elementwise (kEwConfigs: the entries
+// each call's types and functor allow).
 #include <kernelkit/kernelkit.cuh>
 
 namespace kk = kernelkit;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -236,7 +237,12 @@ void check_invariants(int64_t n, const EwOperands& ops, const EwFunctorTraits& f
       EXPECT_EQ(at % (std::uintptr_t(p.pack) * ops.op[k].elem_bytes), 0u) << label << " op " << k;
     }
   }
-  // A kernel exists for it, staged exactly when the rule says so.
+  // A kernel exists for it (an entry of kEwConfigs its call can take), staged exactly when the
+  // rule says so.
+  const kernelkit::ConfigRange r = kernelkit::ew_configs_of(f, ops);
+  EXPECT_GE(kernelkit::config_index(kernelkit::kEwConfigs, kernelkit::ew_config(p), r.begin, r.end),
+            0)
+      << label;
   EXPECT_TRUE(kernelkit::ew_plannable(f, ops, p.pack, p.packs_per_thread)) << label;
   EXPECT_EQ(p.staged, kernelkit::ew_stages(f, ops, p.pack, p.packs_per_thread)) << label;
   EXPECT_TRUE(!p.staged || f.stage_inputs) << label;
@@ -389,6 +395,116 @@ TEST(ElementwisePlan, ArgsOk) {
       int64_t{4}, reinterpret_cast<float*>(reinterpret_cast<char*>(buf + 48) + 1), a));
   // n whose byte count overflows.
   EXPECT_FALSE(elementwise_args_ok(INT64_MAX / 2, out, a));
+}
+
+// ---- the table of kernel configurations ----
+
+std::string describe(const kernelkit::EwConfig& c) {
+  return std::string(c.packed ? "packed" : "unit") + " ppt " + std::to_string(c.packs_per_thread) +
+         (c.staged ? " staged" : "") + (c.index64 ? " index64" : "");
+}
+
+// The functors' traits a call can have: packs per thread unset (by arity), 1, 2, 4 or more
+// than the engine keeps, staging asked or not.
+std::vector<EwFunctorTraits> all_traits() {
+  std::vector<EwFunctorTraits> v;
+  for (int ppt : {0, 1, 2, 4, 8})
+    for (bool stage : {false, true})
+      v.push_back(EwFunctorTraits{ppt, stage});
+  return v;
+}
+
+// Every element-size combination of 1 to 3 inputs (1, 2, 4, 8 and 16 bytes).
+std::vector<std::vector<int>> all_elem_bytes() {
+  std::vector<std::vector<int>> v;
+  const int sizes[] = {1, 2, 4, 8, 16};
+  for (int arity = 1; arity <= 3; ++arity)
+    for (int o : sizes)
+      for (int a : sizes)
+        for (int b : sizes)
+          for (int c : sizes) {
+            if ((arity < 2 && b != 1) || (arity < 3 && c != 1)) continue;
+            std::vector<int> e = {o, a, b, c};
+            e.resize(size_t(arity) + 1);
+            v.push_back(e);
+          }
+  return v;
+}
+
+TEST(EwConfigs, NoDuplicates) {
+  constexpr int n = int(std::size(kernelkit::kEwConfigs));
+  for (int i = 0; i < n; ++i)
+    EXPECT_EQ(kernelkit::config_index(kernelkit::kEwConfigs, kernelkit::kEwConfigs[i]), i)
+        << describe(kernelkit::kEwConfigs[i]);
+}
+
+// launch_elementwise instantiates the entries ew_configs_of gives (it static_asserts a
+// non-empty range): for every functor and every element-size combination the entries
+// ew_config_allowed accepts are contiguous, include one element per access with both index
+// widths, and are those of the packs per thread the plan may pick.
+TEST(EwConfigs, EveryCallsEntriesAreContiguous) {
+  for (const EwFunctorTraits& f : all_traits())
+    for (const auto& e : all_elem_bytes()) {
+      const EwOperands ops = operands(e);
+      const std::string what = "ppt " + std::to_string(f.packs_per_thread) + " stage " +
+                               std::to_string(f.stage_inputs) + " arity " +
+                               std::to_string(ops.arity()) + " out " + std::to_string(e[0]);
+      const kernelkit::ConfigRange r = kernelkit::ew_configs_of(f, ops);
+      ASSERT_LT(r.begin, r.end) << what;
+      int allowed = 0;
+      for (const auto& c : kernelkit::kEwConfigs)
+        allowed += kernelkit::ew_config_allowed(f, ops, c);
+      EXPECT_EQ(size_t(allowed), r.end - r.begin) << what;
+      const int max_pack = kernelkit::ew_max_pack(ops);
+      const int packed = max_pack > 1
+                             ? 1 + (kernelkit::ew_max_packs_per_thread(f, ops.arity()) >= 2) +
+                                   (kernelkit::ew_max_packs_per_thread(f, ops.arity()) >= 4)
+                             : 0;
+      EXPECT_EQ(allowed, 2 * (1 + packed)) << what;
+    }
+}
+
+// Plans over sizes (tiny, odd, prime, past 2^31) x element sizes x pointer offsets (all
+// aligned, all one element past, the output alone one element past) x functors x devices (and
+// a 2-SM H100, also with 4 KiB of shared memory a block): each is an entry of kEwConfigs its
+// call can take (what launch_elementwise instantiates for it), and every entry is some call's
+// plan.
+TEST(EwConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
+  const int64_t sizes[] = {
+      0,           1,       2,        3,         7,          8,          17,           32,
+      33,          257,     1000,     1025,      4096,       10007,      65536,        100003,
+      1048576,     4194304, 16777216, 100000007, 1073741823, 1073741900, 2147483647LL, 2147483659LL,
+      8589934597LL};
+  auto devices = kktest::all_devices();
+  DeviceInfo two = kktest::h100();
+  two.sm_count = 2;
+  devices.push_back({"H100-2SM", two});
+  two.smem_per_block = 4096;
+  devices.push_back({"H100-2SM-4KiB", two});
+  std::vector<int64_t> planned(std::size(kernelkit::kEwConfigs), 0);
+  int64_t plans = 0;
+  for (const auto& dev : devices)
+    for (const EwFunctorTraits& f : all_traits())
+      for (const auto& e : all_elem_bytes()) {
+        const kernelkit::ConfigRange r = kernelkit::ew_configs_of(f, operands(e));
+        for (int shift = 0; shift < 3; ++shift) {
+          std::vector<int> off(e.size(), 0);
+          for (size_t k = 0; k < e.size(); ++k)
+            off[k] = shift == 1 || (shift == 2 && k == 0) ? e[k] : 0;
+          const EwOperands ops = operands(e, off);
+          for (int64_t n : sizes) {
+            const EwPlan p = plan_elementwise(n, ops, f, dev.info);
+            const int i = kernelkit::config_index(kernelkit::kEwConfigs, kernelkit::ew_config(p),
+                                                  r.begin, r.end);
+            ASSERT_GE(i, 0) << dev.name << " n=" << n << ": " << describe(p);
+            ++planned[size_t(i)];
+            ++plans;
+          }
+        }
+      }
+  for (size_t i = 0; i < planned.size(); ++i)
+    EXPECT_GT(planned[i], 0) << "no call plans " << describe(kernelkit::kEwConfigs[i]);
+  EXPECT_GT(plans, 1000000);
 }
 
 }  // namespace

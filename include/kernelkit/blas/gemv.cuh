@@ -4,7 +4,8 @@
 /// dimension lda), op = BlasOp::N or BlasOp::T.
 ///
 /// The four layers: GemvPlan / plan_gemv (every decision, pure host code), launch_gemv (the
-/// plan becomes template arguments through core dispatch<> and runs through core launch()),
+/// plan's entry of kGemvConfigs becomes template arguments through core dispatch_table and runs
+/// through core launch()),
 /// gemv_args_ok (the argument checks, shared with the gemv ladder), and the public gemv
 /// overloads (checks, plan, launch). The kernels are in detail/gemv_kernels.cuh.
 ///
@@ -38,13 +39,14 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 
 #include "kernelkit/blas/blas.cuh"
 #include "kernelkit/blas/detail/gemv_kernels.cuh"
 #include "kernelkit/core/checks.cuh"
+#include "kernelkit/core/config_table.cuh"
 #include "kernelkit/core/device.cuh"
-#include "kernelkit/core/dispatch.cuh"
 #include "kernelkit/core/error.cuh"
 #include "kernelkit/core/launch.cuh"
 
@@ -159,6 +161,132 @@ struct GemvPlan {
   LaunchShape shape;          ///< the main kernel
   LaunchShape combine_shape;  ///< kWorkspace: gemv_combine_kernel
 };
+
+/// One kernel configuration of gemv: the template arguments launch_gemv gives its main kernel,
+/// and the combine kernel's, if it launches one (an entry of kGemvConfigs). Fields a path's
+/// kernel does not take are 0 / false.
+struct GemvConfig {
+  GemvPath path = GemvPath::kScale;  ///< the kernel family
+  /// kCopy, kRows, kSplitRows with group 1: 16-byte loads (the kernels' Vec / Aligned)
+  bool aligned = false;
+  int width = 0;   ///< kRows: lanes per row; kShortColumns: lanes per row of a column group
+  int group = 0;   ///< kSplitRows: rows a block owns (1: gemv_n_split_kernel)
+  int unroll = 0;  ///< kRowPairs: packs of each row a thread loads a trip
+  GemvTile tile = GemvTile::kTile;  ///< kColumns: the tile kernel
+  /// Outputs per block of gemv_combine_kernel, launched after the main kernel to add the
+  /// partial rows in the workspace (GemvCombine::kWorkspace); 0: no combine kernel.
+  int combine_cols = 0;
+};
+
+/// Same kernels.
+constexpr bool operator==(const GemvConfig& a, const GemvConfig& b) {
+  return a.path == b.path && a.aligned == b.aligned && a.width == b.width && a.group == b.group &&
+         a.unroll == b.unroll && a.tile == b.tile && a.combine_cols == b.combine_cols;
+}
+
+namespace detail {
+constexpr GemvConfig gemv_path_config(GemvPath path, bool aligned = false, int combine_cols = 0) {
+  return {path, aligned, 0, 0, 0, GemvTile::kTile, combine_cols};
+}
+constexpr GemvConfig gemv_rows_config(int width, bool aligned, int combine_cols = 0) {
+  return {GemvPath::kRows, aligned, width, 0, 0, GemvTile::kTile, combine_cols};
+}
+constexpr GemvConfig gemv_split_config(int group, bool aligned, int combine_cols) {
+  return {GemvPath::kSplitRows, aligned, 0, group, 0, GemvTile::kTile, combine_cols};
+}
+constexpr GemvConfig gemv_pairs_config(int unroll, int combine_cols = 0) {
+  return {GemvPath::kRowPairs, false, 0, 0, unroll, GemvTile::kTile, combine_cols};
+}
+constexpr GemvConfig gemv_short_columns_config(int width, int combine_cols) {
+  return {GemvPath::kShortColumns, false, width, 0, 0, GemvTile::kTile, combine_cols};
+}
+constexpr GemvConfig gemv_columns_config(GemvTile tile, int combine_cols) {
+  return {GemvPath::kColumns, false, 0, 0, 0, tile, combine_cols};
+}
+}  // namespace detail
+
+/// Every kernel configuration gemv launches. plan_gemv's plans are entries of it (gemv_config),
+/// launch_gemv instantiates exactly these, and the plan tests check that every plan is one and
+/// every one is planned for some shape. The combine kernel adds 32 outputs a block only where
+/// there can be 32 of them (not for groups of <= 4 rows, nor for short columns narrower than
+/// 17); the scalar tiles split only through the workspace's rows (or a cluster); the fat tiles
+/// never split without one; the scalar-fat and the one-wave tiles never split.
+inline constexpr GemvConfig kGemvConfigs[] = {
+    detail::gemv_path_config(GemvPath::kScale),
+    detail::gemv_path_config(GemvPath::kCopy, false),
+    detail::gemv_path_config(GemvPath::kCopy, true),
+    // BlasOp::N
+    detail::gemv_rows_config(4, false),
+    detail::gemv_rows_config(4, true),
+    detail::gemv_rows_config(8, false),
+    detail::gemv_rows_config(8, true),
+    detail::gemv_rows_config(16, false),
+    detail::gemv_rows_config(16, true),
+    detail::gemv_rows_config(32, false),
+    detail::gemv_rows_config(32, true),
+    detail::gemv_split_config(1, false, 0),
+    detail::gemv_split_config(1, false, 1),
+    detail::gemv_split_config(1, false, 32),
+    detail::gemv_split_config(1, true, 0),
+    detail::gemv_split_config(1, true, 1),
+    detail::gemv_split_config(1, true, 32),
+    detail::gemv_split_config(2, false, 0),
+    detail::gemv_split_config(2, false, 1),
+    detail::gemv_split_config(3, false, 0),
+    detail::gemv_split_config(3, false, 1),
+    detail::gemv_split_config(detail::kGemvMaxGroupRows, false, 0),
+    detail::gemv_split_config(detail::kGemvMaxGroupRows, false, 1),
+    detail::gemv_pairs_config(2),
+    detail::gemv_pairs_config(4),
+    detail::gemv_path_config(GemvPath::kShortRows),
+    // BlasOp::T
+    detail::gemv_short_columns_config(1, 1),
+    detail::gemv_short_columns_config(2, 1),
+    detail::gemv_short_columns_config(4, 1),
+    detail::gemv_short_columns_config(8, 1),
+    detail::gemv_short_columns_config(16, 1),
+    detail::gemv_short_columns_config(32, 1),
+    detail::gemv_short_columns_config(32, 32),
+    detail::gemv_short_columns_config(detail::kGemvShortMaxCols, 1),
+    detail::gemv_short_columns_config(detail::kGemvShortMaxCols, 32),
+    detail::gemv_columns_config(GemvTile::kTile, 0),
+    detail::gemv_columns_config(GemvTile::kTile, 1),
+    detail::gemv_columns_config(GemvTile::kTile, 32),
+    detail::gemv_columns_config(GemvTile::kFat, 0),
+    detail::gemv_columns_config(GemvTile::kFat, 1),
+    detail::gemv_columns_config(GemvTile::kFat, 32),
+    detail::gemv_columns_config(GemvTile::kWide32, 0),
+    detail::gemv_columns_config(GemvTile::kWide64, 0),
+    detail::gemv_columns_config(GemvTile::kWide128, 0),
+    detail::gemv_columns_config(GemvTile::kScalar, 0),
+    detail::gemv_columns_config(GemvTile::kScalar, 1),
+    detail::gemv_columns_config(GemvTile::kScalar, 32),
+    detail::gemv_columns_config(GemvTile::kScalarFat, 0),
+};
+
+/// The configuration plan p launches: p's fields that become template arguments, the others
+/// 0 / false. An entry of kGemvConfigs for every plan plan_gemv makes; launch_gemv answers
+/// cudaErrorInvalidValue for any other.
+inline GemvConfig gemv_config(const GemvPlan& p) {
+  const int combine_cols = p.combine == GemvCombine::kWorkspace ? p.combine_cols : 0;
+  switch (p.path) {
+    case GemvPath::kRows:
+      return detail::gemv_rows_config(p.width, p.aligned, combine_cols);
+    case GemvPath::kSplitRows:
+      // the group kernel's rows are always aligned: it takes no Aligned argument
+      return detail::gemv_split_config(p.group, p.group == 1 && p.aligned, combine_cols);
+    case GemvPath::kRowPairs:
+      return detail::gemv_pairs_config(p.unroll, combine_cols);
+    case GemvPath::kShortColumns:
+      return detail::gemv_short_columns_config(p.width, combine_cols);
+    case GemvPath::kColumns:
+      return detail::gemv_columns_config(p.tile, combine_cols);
+    case GemvPath::kCopy:
+      return detail::gemv_path_config(p.path, p.aligned, combine_cols);
+    default:  // kScale, kShortRows
+      return detail::gemv_path_config(p.path, false, combine_cols);
+  }
+}
 
 namespace detail {
 
@@ -544,74 +672,53 @@ inline bool gemv_args_ok(BlasOp op, int64_t m, int64_t n, float alpha, const flo
 
 /// Runs plan p (from plan_gemv for these operands and workspace) on stream: the main kernel,
 /// then, for a workspace split, gemv_combine_kernel. The one place a plan's run-time choices
-/// become template arguments (core dispatch<>).
+/// become template arguments: those of its entry of kGemvConfigs (gemv_config; any other plan
+/// answers cudaErrorInvalidValue).
 template <int = 0>
 cudaError_t launch_gemv(const GemvPlan& p, float alpha, const float* A, const float* x, float beta,
                         float* y, void* workspace, cudaStream_t stream) {
-  float* partials = p.combine == GemvCombine::kWorkspace ? static_cast<float*>(workspace) : nullptr;
-  constexpr auto kScale = GemvPath::kScale, kCopy = GemvPath::kCopy, kRows = GemvPath::kRows,
-                 kSplitRows = GemvPath::kSplitRows, kShortRows = GemvPath::kShortRows,
-                 kColumns = GemvPath::kColumns, kShortColumns = GemvPath::kShortColumns,
-                 kRowPairs = GemvPath::kRowPairs;
-  const cudaError_t err =
-      dispatch<kScale, kCopy, kRows, kSplitRows, kShortRows, kColumns, kShortColumns, kRowPairs>(
-          p.path, [&](auto path) -> cudaError_t {
-            constexpr GemvPath kPath = decltype(path)::value;
-            if constexpr (kPath == kScale) {
-              return launch(detail::gemv_scale_kernel<>, p.shape, stream, p.count, beta, y);
-            } else if constexpr (kPath == kCopy) {
-              return dispatch<false, true>(p.aligned, [&](auto vec) {
-                return launch(detail::gemv_copy_kernel<decltype(vec)::value>, p.shape, stream,
-                              p.count, alpha, A, p.ld, x, beta, y);
-              });
-            } else if constexpr (kPath == kRows) {
-              return dispatch<4, 8, 16, 32>(p.width, [&](auto width) {
-                return dispatch<false, true>(p.aligned, [&](auto vec) {
-                  return launch(
-                      detail::gemv_n_rows_kernel<decltype(width)::value, decltype(vec)::value>,
-                      p.shape, stream, p.rows, p.cols, alpha, A, p.ld, x, beta, y);
-                });
-              });
-            } else if constexpr (kPath == kSplitRows) {
-              if (p.group > 1) {
-                return dispatch<2, 3, detail::kGemvMaxGroupRows>(p.group, [&](auto rows) {
-                  return launch(detail::gemv_n_group_kernel<decltype(rows)::value>, p.shape, stream,
-                                p.rows, p.cols, alpha, A, p.ld, x, beta, y, partials);
-                });
-              }
-              return dispatch<false, true>(p.aligned, [&](auto vec) {
-                return launch(detail::gemv_n_split_kernel<decltype(vec)::value>, p.shape, stream,
-                              p.rows, p.cols, alpha, A, p.ld, x, beta, y, partials);
-              });
-            } else if constexpr (kPath == kRowPairs) {
-              return dispatch<2, 4>(p.unroll, [&](auto unroll) {
-                return launch(detail::gemv_n_row_pairs_kernel<decltype(unroll)::value>, p.shape,
-                              stream, p.rows, p.cols, alpha, A, p.ld, x, beta, y);
-              });
-            } else if constexpr (kPath == kShortRows) {
-              return launch(detail::gemv_n_short_kernel<>, p.shape, stream, p.rows, p.cols, alpha,
-                            A, p.ld, x, beta, y, p.tile_rows);
-            } else if constexpr (kPath == kShortColumns) {
-              return dispatch_pow2<1, detail::kGemvShortMaxCols>(p.width, [&](auto lanes) {
-                return launch(detail::gemv_t_short_kernel<decltype(lanes)::value>, p.shape, stream,
-                              p.rows, p.cols, A, p.ld, x, partials, p.tile_rows);
-              });
-            } else {
-              return dispatch<GemvTile::kTile, GemvTile::kFat, GemvTile::kWide32, GemvTile::kWide64,
-                              GemvTile::kWide128, GemvTile::kScalar, GemvTile::kScalarFat>(
-                  p.tile, [&](auto tile) {
-                    constexpr GemvTileShape s = gemv_tile_shape(decltype(tile)::value);
-                    return launch(detail::gemv_t_kernel<s.pack, s.tx, s.ty, s.unroll>, p.shape,
-                                  stream, p.rows, p.cols, alpha, A, p.ld, x, beta, y, partials,
-                                  p.phases, p.a_offset);
-                  });
-            }
-          });
-  if (err != cudaSuccess || partials == nullptr) return err;
-  const int parts = static_cast<int>(p.partials / std::max<int64_t>(p.count, 1));
-  return dispatch<1, 32>(p.combine_cols, [&](auto cols) {
-    return launch(detail::gemv_combine_kernel<decltype(cols)::value>, p.combine_shape, stream,
-                  p.count, parts, static_cast<const float*>(partials), alpha, beta, y);
+  using namespace detail;
+  return dispatch_table<kGemvConfigs, 0, std::size(kGemvConfigs)>(gemv_config(p), [&](auto i) {
+    constexpr GemvConfig c = kGemvConfigs[decltype(i)::value];
+    // the partial rows the combine kernel adds (none without one)
+    float* const partials = c.combine_cols > 0 ? static_cast<float*>(workspace) : nullptr;
+    cudaError_t err = cudaSuccess;
+    if constexpr (c.path == GemvPath::kScale) {
+      err = launch(gemv_scale_kernel<>, p.shape, stream, p.count, beta, y);
+    } else if constexpr (c.path == GemvPath::kCopy) {
+      err =
+          launch(gemv_copy_kernel<c.aligned>, p.shape, stream, p.count, alpha, A, p.ld, x, beta, y);
+    } else if constexpr (c.path == GemvPath::kRows) {
+      err = launch(gemv_n_rows_kernel<c.width, c.aligned>, p.shape, stream, p.rows, p.cols, alpha,
+                   A, p.ld, x, beta, y);
+    } else if constexpr (c.path == GemvPath::kSplitRows && c.group > 1) {
+      err = launch(gemv_n_group_kernel<c.group>, p.shape, stream, p.rows, p.cols, alpha, A, p.ld, x,
+                   beta, y, partials);
+    } else if constexpr (c.path == GemvPath::kSplitRows) {
+      err = launch(gemv_n_split_kernel<c.aligned>, p.shape, stream, p.rows, p.cols, alpha, A, p.ld,
+                   x, beta, y, partials);
+    } else if constexpr (c.path == GemvPath::kRowPairs) {
+      err = launch(gemv_n_row_pairs_kernel<c.unroll>, p.shape, stream, p.rows, p.cols, alpha, A,
+                   p.ld, x, beta, y);
+    } else if constexpr (c.path == GemvPath::kShortRows) {
+      err = launch(gemv_n_short_kernel<>, p.shape, stream, p.rows, p.cols, alpha, A, p.ld, x, beta,
+                   y, p.tile_rows);
+    } else if constexpr (c.path == GemvPath::kShortColumns) {
+      err = launch(gemv_t_short_kernel<c.width>, p.shape, stream, p.rows, p.cols, A, p.ld, x,
+                   partials, p.tile_rows);
+    } else {
+      constexpr GemvTileShape s = gemv_tile_shape(c.tile);
+      err = launch(gemv_t_kernel<s.pack, s.tx, s.ty, s.unroll>, p.shape, stream, p.rows, p.cols,
+                   alpha, A, p.ld, x, beta, y, partials, p.phases, p.a_offset);
+    }
+    if constexpr (c.combine_cols > 0) {
+      if (err != cudaSuccess) return err;
+      const int parts = static_cast<int>(p.partials / std::max<int64_t>(p.count, 1));
+      return launch(gemv_combine_kernel<c.combine_cols>, p.combine_shape, stream, p.count, parts,
+                    static_cast<const float*>(partials), alpha, beta, y);
+    } else {
+      return err;
+    }
   });
 }
 

@@ -3,13 +3,15 @@
 /// sgemm: C = alpha * op(A) * op(B) + beta * C, fp32 FFMA, row-major.
 ///
 /// sgemm_args_ok (the checks, shared with the ladder), launch_sgemm (the one place a plan
-/// becomes template arguments), the public sgemm overloads. The plan: sgemm_plan.cuh.
+/// becomes template arguments: it walks kSgemmConfigs), the public sgemm overloads. The plan
+/// and the table: sgemm_plan.cuh.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 
 #include "kernelkit/blas/blas.cuh"
@@ -17,8 +19,8 @@
 #include "kernelkit/blas/detail/sgemm_skinny_kernels.cuh"
 #include "kernelkit/blas/sgemm_plan.cuh"
 #include "kernelkit/core/checks.cuh"
+#include "kernelkit/core/config_table.cuh"
 #include "kernelkit/core/device.cuh"
-#include "kernelkit/core/dispatch.cuh"
 #include "kernelkit/core/error.cuh"
 #include "kernelkit/core/launch.cuh"
 #include "kernelkit/transpose/transpose.cuh"
@@ -72,7 +74,9 @@ inline SgemmWorkspace sgemm_workspace(void* workspace, size_t workspace_bytes) {
   return {reinterpret_cast<float*>(addr + pad), workspace_bytes - pad};
 }
 
-template <int = 0>
+// The tiled kernel of entry <Tile, LoadA, LoadB> (after the pack of op(B), when the plan has
+// one), then the combine of split partials (when it splits).
+template <SgemmTile Tile, SgemmLoad LoadA, SgemmLoad LoadB>
 cudaError_t launch_sgemm_tiled(const SgemmPlan& plan, float alpha, const float* A, int64_t lda,
                                const float* B, int64_t ldb, float beta, float* C, int64_t ldc,
                                int64_t m, int64_t n, int64_t k, float* ws, cudaStream_t stream) {
@@ -94,25 +98,11 @@ cudaError_t launch_sgemm_tiled(const SgemmPlan& plan, float alpha, const float* 
   p.dp_tiles = t.dp_tiles, p.split_tiles = t.split_tiles, p.splits = t.splits;
   p.split_k_tiles = t.split_k_tiles;
   p.ws = ws;
-  constexpr auto kKC = SgemmLoad::kKContig, kMV = SgemmLoad::kMnVec4, kMS = SgemmLoad::kMnScalar;
-  constexpr auto k256 = SgemmTile::k128x256, k128 = SgemmTile::k128x128;
-  constexpr auto k64 = SgemmTile::k128x64;
-  const cudaError_t err = dispatch<kKC, kMV, kMS>(t.load_a, [&](auto la) {
-    return dispatch<kKC, kMV, kMS>(t.load_b, [&](auto lb) {
-      return dispatch<k256, k128, k64>(t.tile, [&](auto tile) -> cudaError_t {
-        if constexpr (sgemm_tile_allowed(tile.value, la.value, lb.value)) {
-          const auto kernel = sgemm_kernel<tile.value, la.value, lb.value>;
-          KERNELKIT_RETURN_IF_ERROR(once_per_kernel(reinterpret_cast<const void*>(kernel), [&] {
-            return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        t.smem_optin);
-          }));
-          return launch(kernel, plan.shape, stream, p);
-        } else {
-          return cudaErrorInvalidValue;  // a plan never asks for it (sgemm_tile_allowed)
-        }
-      });
-    });
-  });
+  const auto kernel = sgemm_kernel<Tile, LoadA, LoadB>;
+  KERNELKIT_RETURN_IF_ERROR(once_per_kernel(reinterpret_cast<const void*>(kernel), [&] {
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, t.smem_optin);
+  }));
+  const cudaError_t err = launch(kernel, plan.shape, stream, p);
   if (err != cudaSuccess || t.splits <= 1) return err;
   const SgemmTileShape s = sgemm_tile_shape(t.tile);
   SgemmReduceParams r{};
@@ -123,7 +113,9 @@ cudaError_t launch_sgemm_tiled(const SgemmPlan& plan, float alpha, const float* 
   return launch(sgemm_split_reduce_kernel<>, plan.reduce_shape, stream, r);
 }
 
-template <int = 0>
+// The skinny kernel of entry <Rows, Vec, Mode, AlongK>, then the combine of split partials
+// (when it splits).
+template <int Rows, int Vec, SgemmSkinnyMode Mode, bool AlongK>
 cudaError_t launch_sgemm_skinny(const SgemmPlan& plan, float alpha, const float* A, const float* B,
                                 float beta, float* C, int64_t k, float* ws, cudaStream_t stream) {
   const SgemmSkinnyPlan& s = plan.skinny;
@@ -137,21 +129,12 @@ cudaError_t launch_sgemm_skinny(const SgemmPlan& plan, float alpha, const float*
   p.C = C, p.c_si = s.c_si, p.c_sj = s.c_sj;
   p.k_per_split = s.k_per_split;
   p.ws = ws;
-  constexpr auto kN = SgemmSkinnyMode::kNContig, kK = SgemmSkinnyMode::kKContig;
-  const cudaError_t err = dispatch<8, kSgemmSkinnyMaxRows>(s.rows, [&](auto rows) {
-    return dispatch<4, 1>(s.vec, [&](auto vec) {
-      return dispatch<kN, kK>(s.mode, [&](auto mode) {
-        constexpr int kRows = rows.value, kVec = vec.value;
-        if constexpr (mode.value == kN) {
-          return dispatch<false, true>(s.a_along_k, [&](auto along_k) {
-            return launch(sgemm_skinny_n_kernel<kRows, kVec, along_k.value>, plan.shape, stream, p);
-          });
-        } else {
-          return launch(sgemm_skinny_k_kernel<kRows, kVec>, plan.shape, stream, p);
-        }
-      });
-    });
-  });
+  cudaError_t err;
+  if constexpr (Mode == SgemmSkinnyMode::kNContig) {
+    err = launch(sgemm_skinny_n_kernel<Rows, Vec, AlongK>, plan.shape, stream, p);
+  } else {
+    err = launch(sgemm_skinny_k_kernel<Rows, Vec>, plan.shape, stream, p);
+  }
   if (err != cudaSuccess || s.splits <= 1) return err;
   SgemmSkinnyReduceParams r{};
   r.m = s.m, r.n = s.n, r.alpha = alpha, r.beta = beta;
@@ -162,28 +145,38 @@ cudaError_t launch_sgemm_skinny(const SgemmPlan& plan, float alpha, const float*
 }  // namespace detail
 
 /// Launches plan (made by plan_sgemm for these arguments, k the inner size it was made with)
-/// on stream. workspace: 16-byte aligned, at least plan.workspace_used bytes.
+/// on stream. workspace: 16-byte aligned, at least plan.workspace_used bytes. The one place a
+/// plan's run-time choices become template arguments: those of its entry of kSgemmConfigs
+/// (sgemm_config; any other plan answers cudaErrorInvalidValue).
 template <int = 0>
 cudaError_t launch_sgemm(const SgemmPlan& plan, int64_t m, int64_t n, int64_t k, float alpha,
                          const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
                          float* C, int64_t ldc, void* workspace, cudaStream_t stream) {
+  using namespace detail;
   float* const ws = static_cast<float*>(workspace);
-  if (plan.path == SgemmPath::kNone) return cudaSuccess;
-  if (plan.path == SgemmPath::kScale) {
-    if (beta == 1.f) return cudaSuccess;  // C = 1 * C
-    return launch(detail::sgemm_scale_kernel<>, plan.shape, stream, m, n, beta, C, ldc);
-  }
-  if (plan.path == SgemmPath::kGemv) {
-    const SgemmGemvPlan& g = plan.gemv;
-    void* const gws = g.workspace_bytes > 0 ? workspace : nullptr;
-    return g.matrix_is_a ? gemv(g.op, g.rows, g.cols, alpha, A, lda, B, beta, C, gws,
-                                g.workspace_bytes, stream)
-                         : gemv(g.op, g.rows, g.cols, alpha, B, ldb, A, beta, C, gws,
-                                g.workspace_bytes, stream);
-  }
-  if (plan.path == SgemmPath::kSkinny)
-    return detail::launch_sgemm_skinny(plan, alpha, A, B, beta, C, k, ws, stream);
-  return detail::launch_sgemm_tiled(plan, alpha, A, lda, B, ldb, beta, C, ldc, m, n, k, ws, stream);
+  return dispatch_table<kSgemmConfigs, 0, std::size(kSgemmConfigs)>(
+      sgemm_config(plan), [&](auto i) -> cudaError_t {
+        constexpr SgemmConfig c = kSgemmConfigs[decltype(i)::value];
+        if constexpr (c.path == SgemmPath::kNone) {
+          return cudaSuccess;
+        } else if constexpr (c.path == SgemmPath::kScale) {
+          if (beta == 1.f) return cudaSuccess;  // C = 1 * C
+          return launch(sgemm_scale_kernel<>, plan.shape, stream, m, n, beta, C, ldc);
+        } else if constexpr (c.path == SgemmPath::kGemv) {
+          const SgemmGemvPlan& g = plan.gemv;
+          void* const gws = g.workspace_bytes > 0 ? workspace : nullptr;
+          return g.matrix_is_a ? gemv(g.op, g.rows, g.cols, alpha, A, lda, B, beta, C, gws,
+                                      g.workspace_bytes, stream)
+                               : gemv(g.op, g.rows, g.cols, alpha, B, ldb, A, beta, C, gws,
+                                      g.workspace_bytes, stream);
+        } else if constexpr (c.path == SgemmPath::kSkinny) {
+          return launch_sgemm_skinny<c.rows, c.vec, c.mode, c.a_along_k>(plan, alpha, A, B, beta, C,
+                                                                         k, ws, stream);
+        } else {
+          return launch_sgemm_tiled<c.tile, c.load_a, c.load_b>(plan, alpha, A, lda, B, ldb, beta,
+                                                                C, ldc, m, n, k, ws, stream);
+        }
+      });
 }
 
 /// C = alpha * op(A) * op(B) + beta * C, all row-major; C is m x n, op(A) m x k, op(B) k x n.

@@ -39,6 +39,7 @@
 
 #include "kernelkit/blas/blas.cuh"
 #include "kernelkit/blas/gemv.cuh"
+#include "kernelkit/core/config_table.cuh"
 #include "kernelkit/core/device.cuh"
 #include "kernelkit/core/launch.cuh"
 #include "kernelkit/transpose/transpose.cuh"
@@ -148,10 +149,94 @@ constexpr int64_t sgemm_stage_bytes(SgemmTile t) {
   return int64_t{kSgemmBK} * (s.bm + kSgemmPad + s.bn + kSgemmPad) * 4;
 }
 
-/// The tile/load-mode combinations that are compiled: the 4-byte MN copy paths (unaligned
-/// MN-contiguous operands, rare) only with the 128 x 64 tile, to keep the kernel count down.
+/// One kernel configuration of sgemm: the template arguments launch_sgemm gives the path's
+/// kernel (an entry of kSgemmConfigs). Fields a path's kernel does not take keep their
+/// defaults. kNone launches nothing, kGemv calls gemv (whose kernels are gemv's table); the
+/// pack of op(B) (transpose's table) and the combine of split partials (no template
+/// arguments) are run-time choices of a plan, not part of its entry.
+struct SgemmConfig {
+  SgemmPath path = SgemmPath::kNone;       ///< the kernel family
+  SgemmTile tile = SgemmTile::k128x64;     ///< kTiled: the block tile
+  SgemmLoad load_a = SgemmLoad::kKContig;  ///< kTiled: how A's tiles are copied
+  SgemmLoad load_b = SgemmLoad::kKContig;  ///< kTiled: how B's tiles are copied
+  int rows = 0;                            ///< kSkinny: rows of C' a block holds (8 or 32)
+  int vec = 0;                             ///< kSkinny: elements of B' per access (4 or 1)
+  SgemmSkinnyMode mode = SgemmSkinnyMode::kNContig;  ///< kSkinny: how B' is read
+  bool a_along_k = false;  ///< kSkinny with kNContig: A' rows contiguous along k
+};
+
+/// Same kernel.
+constexpr bool operator==(const SgemmConfig& a, const SgemmConfig& b) {
+  return a.path == b.path && a.tile == b.tile && a.load_a == b.load_a && a.load_b == b.load_b &&
+         a.rows == b.rows && a.vec == b.vec && a.mode == b.mode && a.a_along_k == b.a_along_k;
+}
+
+namespace detail {
+constexpr SgemmConfig sgemm_path_config(SgemmPath path) {
+  SgemmConfig c;
+  c.path = path;
+  return c;
+}
+constexpr SgemmConfig sgemm_skinny_config(int rows, int vec, SgemmSkinnyMode mode, bool a_along_k) {
+  SgemmConfig c;
+  c.path = SgemmPath::kSkinny;
+  c.rows = rows, c.vec = vec, c.mode = mode, c.a_along_k = a_along_k;
+  return c;
+}
+constexpr SgemmConfig sgemm_tiled_config(SgemmTile tile, SgemmLoad load_a, SgemmLoad load_b) {
+  SgemmConfig c;
+  c.path = SgemmPath::kTiled;
+  c.tile = tile, c.load_a = load_a, c.load_b = load_b;
+  return c;
+}
+}  // namespace detail
+
+/// Every kernel configuration sgemm launches. plan_sgemm's plans are entries of it
+/// (sgemm_config), launch_sgemm instantiates exactly these, and the plan tests check that every
+/// plan is one and every one is planned for some shape. The skinny kernels: 8 or 32 rows, 4 or
+/// 1 elements of B' an access, B' read along a row (A' staged along k or not) or along k. The
+/// tiled kernel: the 128 x 256 and 128 x 128 tiles with the 16-byte and along-K copies of each
+/// operand, the 128 x 64 tile with every copy: the 4-byte MN copies (unaligned MN-contiguous
+/// operands, rare) only there, to keep the kernel count down.
+inline constexpr SgemmConfig kSgemmConfigs[] = {
+    detail::sgemm_path_config(SgemmPath::kNone),
+    detail::sgemm_path_config(SgemmPath::kScale),
+    detail::sgemm_path_config(SgemmPath::kGemv),
+    detail::sgemm_skinny_config(8, 4, SgemmSkinnyMode::kNContig, false),
+    detail::sgemm_skinny_config(8, 4, SgemmSkinnyMode::kNContig, true),
+    detail::sgemm_skinny_config(8, 1, SgemmSkinnyMode::kNContig, false),
+    detail::sgemm_skinny_config(8, 1, SgemmSkinnyMode::kNContig, true),
+    detail::sgemm_skinny_config(kSgemmSkinnyMaxRows, 4, SgemmSkinnyMode::kNContig, false),
+    detail::sgemm_skinny_config(kSgemmSkinnyMaxRows, 4, SgemmSkinnyMode::kNContig, true),
+    detail::sgemm_skinny_config(kSgemmSkinnyMaxRows, 1, SgemmSkinnyMode::kNContig, false),
+    detail::sgemm_skinny_config(kSgemmSkinnyMaxRows, 1, SgemmSkinnyMode::kNContig, true),
+    detail::sgemm_skinny_config(8, 4, SgemmSkinnyMode::kKContig, false),
+    detail::sgemm_skinny_config(8, 1, SgemmSkinnyMode::kKContig, false),
+    detail::sgemm_skinny_config(kSgemmSkinnyMaxRows, 4, SgemmSkinnyMode::kKContig, false),
+    detail::sgemm_skinny_config(kSgemmSkinnyMaxRows, 1, SgemmSkinnyMode::kKContig, false),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kKContig),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kMnVec4),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnVec4, SgemmLoad::kKContig),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4),
+    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kKContig, SgemmLoad::kKContig),
+    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kKContig, SgemmLoad::kMnVec4),
+    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kMnVec4, SgemmLoad::kKContig),
+    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kKContig, SgemmLoad::kKContig),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kKContig, SgemmLoad::kMnVec4),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kKContig, SgemmLoad::kMnScalar),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnVec4, SgemmLoad::kKContig),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnVec4, SgemmLoad::kMnScalar),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnScalar, SgemmLoad::kKContig),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnScalar, SgemmLoad::kMnScalar),
+};
+
+/// Whether the tiled kernel is compiled for tile t with these copies of A and B: an entry of
+/// kSgemmConfigs (the plan chooses among these).
 constexpr bool sgemm_tile_allowed(SgemmTile t, SgemmLoad a, SgemmLoad b) {
-  return t == SgemmTile::k128x64 || (a != SgemmLoad::kMnScalar && b != SgemmLoad::kMnScalar);
+  return config_index(kSgemmConfigs, detail::sgemm_tiled_config(t, a, b)) >= 0;
 }
 
 /// Base addresses of the operands are 16-byte aligned (with ld % 4 == 0 this allows 16-byte
@@ -237,6 +322,21 @@ struct SgemmPlan {
   LaunchShape shape;                  ///< the main kernel (kScale, kSkinny, kTiled)
   LaunchShape reduce_shape;           ///< the combine of split partials (when splits > 1)
 };
+
+/// The configuration plan p launches: p's fields that become template arguments, the others
+/// their defaults. An entry of kSgemmConfigs for every plan plan_sgemm makes; launch_sgemm
+/// answers cudaErrorInvalidValue for any other.
+inline SgemmConfig sgemm_config(const SgemmPlan& p) {
+  switch (p.path) {
+    case SgemmPath::kSkinny:
+      return detail::sgemm_skinny_config(p.skinny.rows, p.skinny.vec, p.skinny.mode,
+                                         p.skinny.a_along_k);
+    case SgemmPath::kTiled:
+      return detail::sgemm_tiled_config(p.tiled.tile, p.tiled.load_a, p.tiled.load_b);
+    default:
+      return detail::sgemm_path_config(p.path);
+  }
+}
 
 namespace detail {
 

@@ -43,8 +43,8 @@
 #include <utility>
 
 #include "kernelkit/core/checks.cuh"
+#include "kernelkit/core/config_table.cuh"
 #include "kernelkit/core/device.cuh"
-#include "kernelkit/core/dispatch.cuh"
 #include "kernelkit/core/error.cuh"
 #include "kernelkit/core/launch.cuh"
 #include "kernelkit/core/pack.cuh"
@@ -97,7 +97,8 @@ bool elementwise_args_ok(int64_t n, const R* out, const Args*... in) {
 
 /// Launches plan p (from plan_elementwise for these operands and Factory's functor): the one
 /// place the plan's pack, packs per thread, staging and index width become template
-/// arguments. Only the combinations a plan can produce are instantiated; any other answers
+/// arguments, those of its entry of kEwConfigs (ew_config). Only the entries these operand
+/// types and this functor allow are instantiated (ew_configs_of); any other plan answers
 /// cudaErrorInvalidValue.
 template <typename Factory, typename R, typename... Args>
 cudaError_t launch_elementwise(const EwPlan& p, Factory factory, cudaStream_t stream, int64_t n,
@@ -106,24 +107,18 @@ cudaError_t launch_elementwise(const EwPlan& p, Factory factory, cudaStream_t st
   static constexpr EwOperands kOps{
       1 + int{sizeof...(Args)}, {EwOperand{int{sizeof(R)}, 0}, EwOperand{int{sizeof(Args)}, 0}...}};
   static constexpr EwFunctorTraits kTraits = ew_functor_traits<detail::ew_functor_t<Factory>>();
-  return dispatch<ew_max_pack(kOps), 1>(p.pack, [&](auto pack) {
-    constexpr int kPack = decltype(pack)::value;
-    return dispatch<1, 2, 4, 8, 16>(p.packs_per_thread, [&](auto unroll) {
-      constexpr int kUnroll = decltype(unroll)::value;
-      if constexpr (!ew_plannable(kTraits, kOps, kPack, kUnroll)) {
-        return cudaErrorInvalidValue;
-      } else {
-        constexpr bool kStaged = ew_stages(kTraits, kOps, kPack, kUnroll);
-        if (p.staged != kStaged) return cudaErrorInvalidValue;
-        return dispatch<false, true>(p.index64, [&](auto wide) {
-          using Index = std::conditional_t<decltype(wide)::value, int64_t, int32_t>;
-          return launch(
-              detail::elementwise_kernel<kPack, kUnroll, kStaged, Index, Factory, R, Args...>,
-              p.shape, stream, factory, static_cast<Index>(n), static_cast<Index>(p.head), out,
-              in...);
-        });
-      }
-    });
+  static constexpr ConfigRange kEntries = ew_configs_of(kTraits, kOps);
+  static_assert(kEntries.begin < kEntries.end,
+                "the entries of kEwConfigs a call can take are contiguous (and there are some)");
+  constexpr int kMaxPack = ew_max_pack(kOps);
+  return dispatch_table<kEwConfigs, kEntries.begin, kEntries.end>(ew_config(p), [&](auto i) {
+    constexpr EwConfig c = kEwConfigs[decltype(i)::value];
+    constexpr int kPack = c.packed ? kMaxPack : 1;
+    constexpr int kUnroll = c.packed ? c.packs_per_thread : ew_unit_packs_per_thread(kMaxPack);
+    using Index = std::conditional_t<c.index64, int64_t, int32_t>;
+    return launch(detail::elementwise_kernel<kPack, kUnroll, c.staged, Index, Factory, R, Args...>,
+                  p.shape, stream, factory, static_cast<Index>(n), static_cast<Index>(p.head), out,
+                  in...);
   });
 }
 

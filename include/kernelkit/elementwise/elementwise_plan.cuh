@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernelkit/core/config_table.cuh"
 #include "kernelkit/core/device.cuh"
 #include "kernelkit/core/launch.cuh"
 #include "kernelkit/core/pack.cuh"
@@ -114,13 +115,80 @@ constexpr bool ew_stages(const EwFunctorTraits& f, const EwOperands& ops, int pa
 
 /// Whether a plan can ask for `pack` elements per access and `ppt` packs per thread with
 /// these operand sizes and functor: the widest pack with a power of two of packs up to the
-/// functor's, or one element per access with a pack's worth of elements. launch_elementwise
-/// instantiates exactly these kernels. Reads only the element sizes of ops.
+/// functor's, or one element per access with a pack's worth of elements (ew_config_allowed
+/// turns this into entries of kEwConfigs). Reads only the element sizes of ops.
 constexpr bool ew_plannable(const EwFunctorTraits& f, const EwOperands& ops, int pack, int ppt) {
   const int max_pack = ew_max_pack(ops);
   if (pack == 1) return ppt == ew_unit_packs_per_thread(max_pack);
   if (pack != max_pack || ppt < 1 || (ppt & (ppt - 1)) != 0) return false;
   return ppt <= ew_max_packs_per_thread(f, ops.arity());
+}
+
+/// One kernel configuration of the engine: the template arguments launch_elementwise gives
+/// elementwise_kernel besides the functor and the operand types (an entry of kEwConfigs). The
+/// pack is the widest the types allow (packed) or one element (not packed; a thread then
+/// takes a pack's worth of elements).
+struct EwConfig {
+  bool packed = false;       ///< the widest pack, else one element per access
+  int packs_per_thread = 0;  ///< packed: packs of each input a thread has in flight; else 0
+  bool staged = false;       ///< full tiles' inputs copied through shared memory by cp.async
+  bool index64 = false;      ///< 64-bit indices
+};
+
+/// Same kernel (for the same functor and operand types).
+constexpr bool operator==(const EwConfig& a, const EwConfig& b) {
+  return a.packed == b.packed && a.packs_per_thread == b.packs_per_thread && a.staged == b.staged &&
+         a.index64 == b.index64;
+}
+
+namespace detail {
+constexpr EwConfig ew_packed_config(int packs_per_thread, bool staged, bool index64) {
+  return {true, packs_per_thread, staged, index64};
+}
+constexpr EwConfig ew_unit_config(bool index64) {
+  return {false, 0, false, index64};
+}
+}  // namespace detail
+
+/// Every kernel configuration of the engine. A call's kernel takes the entries its element
+/// sizes and functor allow (ew_config_allowed), which are contiguous here for every call
+/// (ew_configs_of): 4 and 2 packs a thread loaded directly (functors that do not stage, or
+/// types cp.async cannot copy in packs), 1 pack, one element per access, then 2 and 4 packs a
+/// thread staged; each with 32- and 64-bit indices. plan_elementwise returns one of the
+/// call's entries (ew_config), launch_elementwise instantiates exactly those, and the plan
+/// tests check that every plan is one and every entry is planned.
+inline constexpr EwConfig kEwConfigs[] = {
+    detail::ew_packed_config(4, false, false),
+    detail::ew_packed_config(4, false, true),
+    detail::ew_packed_config(2, false, false),
+    detail::ew_packed_config(2, false, true),
+    detail::ew_packed_config(1, false, false),
+    detail::ew_packed_config(1, false, true),
+    detail::ew_unit_config(false),
+    detail::ew_unit_config(true),
+    detail::ew_packed_config(2, true, false),
+    detail::ew_packed_config(2, true, true),
+    detail::ew_packed_config(4, true, false),
+    detail::ew_packed_config(4, true, true),
+};
+
+/// Whether a call with these operand element sizes and functor can take entry c: one element
+/// per access always; the widest pack (when wider than one element) with packs per thread the
+/// plan may pick (ew_plannable), staged exactly where ew_stages says. Reads only the element
+/// sizes of ops.
+constexpr bool ew_config_allowed(const EwFunctorTraits& f, const EwOperands& ops,
+                                 const EwConfig& c) {
+  if (!c.packed) return c.packs_per_thread == 0 && !c.staged;
+  const int pack = ew_max_pack(ops);
+  return pack > 1 && ew_plannable(f, ops, pack, c.packs_per_thread) &&
+         c.staged == ew_stages(f, ops, pack, c.packs_per_thread);
+}
+
+/// The entries of kEwConfigs a call with these operand element sizes and functor can take:
+/// [begin, end) (empty if they were not contiguous: launch_elementwise asserts they are).
+constexpr ConfigRange ew_configs_of(const EwFunctorTraits& f, const EwOperands& ops) {
+  return config_range(kEwConfigs,
+                      [f, ops](const EwConfig& c) { return ew_config_allowed(f, ops, c); });
 }
 
 /// Everything one call does.
@@ -137,6 +205,17 @@ struct EwPlan {
   bool index64 = false;      ///< 64-bit indices (32-bit ones would overflow)
   LaunchShape shape;         ///< grid: one block per tile; block; smem: the staging buffer
 };
+
+/// The configuration plan p launches: packed or not, its packs per thread (0 when not
+/// packed), staging and index width. An entry of kEwConfigs that its call's operands and
+/// functor allow (ew_configs_of) for every plan plan_elementwise makes; launch_elementwise
+/// answers cudaErrorInvalidValue for any other.
+inline EwConfig ew_config(const EwPlan& p) {
+  if (p.pack > 1) return detail::ew_packed_config(p.packs_per_thread, p.staged, p.index64);
+  EwConfig c = detail::ew_unit_config(p.index64);
+  c.staged = p.staged;
+  return c;
+}
 
 /// Resident blocks of `block` threads per SM with `smem` bytes of shared memory (at least 1).
 inline int ew_blocks_per_sm(const DeviceInfo& d, int block, int64_t smem) {
