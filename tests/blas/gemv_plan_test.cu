@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "blas/gemv_case.cuh"
+#include "common/config_tables.cuh"
 #include "common/devices.cuh"
 #include "kernelkit/blas/gemv.cuh"
 
@@ -725,10 +726,7 @@ std::string describe(const GemvConfig& c) {
 }
 
 TEST(GemvConfigs, NoDuplicates) {
-  constexpr int n = int(std::size(kernelkit::kGemvConfigs));
-  for (int i = 0; i < n; ++i)
-    EXPECT_EQ(kernelkit::config_index(kernelkit::kGemvConfigs, kernelkit::kGemvConfigs[i]), i)
-        << describe(kernelkit::kGemvConfigs[i]);
+  kktest::expect_distinct_entries(kernelkit::kGemvConfigs, describe);
 }
 
 // Plans over shapes (odd, prime, tiny, thin, past 2^31 elements) x both ops x leading
@@ -748,8 +746,7 @@ TEST(GemvConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
   DeviceInfo no_clusters = kktest::h100();
   no_clusters.cluster_launch = false;
   devices.push_back({"H100-no-clusters", no_clusters});
-  std::vector<int64_t> planned(std::size(kernelkit::kGemvConfigs), 0);
-  int64_t plans = 0;
+  kktest::PlannedEntries planned(kernelkit::kGemvConfigs);
   for (const auto& dev : devices)
     for (BlasOp op : {BlasOp::N, BlasOp::T})
       for (int64_t m : sizes)
@@ -762,17 +759,13 @@ TEST(GemvConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
             for (const GemvAlignment& al : aligns)
               for (size_t ws : workspaces) {
                 const GemvPlan p = plan(op, m, n, lda, al, ws, dev.info);
-                const int i =
-                    kernelkit::config_index(kernelkit::kGemvConfigs, kernelkit::gemv_config(p));
+                const int i = planned.count(kernelkit::gemv_config(p));
                 ASSERT_GE(i, 0) << describe(op, m, n, lda, al, ws, dev.name) << ": "
                                 << describe(kernelkit::gemv_config(p));
-                ++planned[i];
-                ++plans;
               }
         }
-  for (size_t i = 0; i < planned.size(); ++i)
-    EXPECT_GT(planned[i], 0) << "no input plans " << describe(kernelkit::kGemvConfigs[i]);
-  EXPECT_GT(plans, 1000000);
+  planned.expect_every_entry_planned(describe, "no input plans");
+  EXPECT_GT(planned.plans(), 1000000);
 }
 
 // Gemv.EveryConfiguration (gemv_test.cu) finds a small input for every entry on each device

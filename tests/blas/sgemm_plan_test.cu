@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "blas/sgemm_config_case.cuh"
+#include "common/config_tables.cuh"
 #include "common/devices.cuh"
 #include "kernelkit/blas/detail/sgemm_kernels.cuh"
 #include "kernelkit/blas/sgemm.cuh"
@@ -597,10 +598,7 @@ std::string describe(const kernelkit::SgemmConfig& c) {
 }
 
 TEST(SgemmConfigs, NoDuplicates) {
-  constexpr int n = int(std::size(kernelkit::kSgemmConfigs));
-  for (int i = 0; i < n; ++i)
-    EXPECT_EQ(kernelkit::config_index(kernelkit::kSgemmConfigs, kernelkit::kSgemmConfigs[i]), i)
-        << describe(kernelkit::kSgemmConfigs[i]);
+  kktest::expect_distinct_entries(kernelkit::kSgemmConfigs, describe);
 }
 
 // Plans over shapes (empty, one row or column, skinny, odd, prime, past 2^31 elements of C) x
@@ -621,8 +619,7 @@ TEST(SgemmConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
   devs.push_back({"H100-2SM", two});
   two.code_arch = 75;
   devs.push_back({"H100-2SM-sm75-code", two});
-  std::vector<int64_t> planned(std::size(kernelkit::kSgemmConfigs), 0);
-  int64_t plans = 0;
+  kktest::PlannedEntries planned(kernelkit::kSgemmConfigs);
   for (const auto& dev : devs)
     for (BlasOp oa : {BlasOp::N, BlasOp::T})
       for (BlasOp ob : {BlasOp::N, BlasOp::T})
@@ -639,18 +636,14 @@ TEST(SgemmConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
                     const int64_t ldc = std::max<int64_t>(1, n + pad);
                     const SgemmPlan p =
                         kernelkit::plan_sgemm(oa, ob, m, n, k, lda, ldb, ldc, al, ws, dev.info);
-                    const int i = kernelkit::config_index(kernelkit::kSgemmConfigs,
-                                                          kernelkit::sgemm_config(p));
+                    const int i = planned.count(kernelkit::sgemm_config(p));
                     ASSERT_GE(i, 0) << dev.name << " " << int(oa) << int(ob) << " " << m << "x" << n
                                     << "x" << k << " pad " << pad << " ws " << ws << ": "
                                     << describe(kernelkit::sgemm_config(p));
-                    ++planned[i];
-                    ++plans;
                   }
             }
-  for (size_t i = 0; i < planned.size(); ++i)
-    EXPECT_GT(planned[i], 0) << "no input plans " << describe(kernelkit::kSgemmConfigs[i]);
-  EXPECT_GT(plans, 1000000);
+  planned.expect_every_entry_planned(describe, "no input plans");
+  EXPECT_GT(planned.plans(), 1000000);
 }
 
 // SgemmTest.EveryConfiguration (sgemm_test.cu) finds a small call for every entry on each

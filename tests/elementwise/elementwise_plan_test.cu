@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/config_tables.cuh"
 #include "common/devices.cuh"
 #include "kernelkit/elementwise/elementwise.cuh"
 #include "kernelkit/elementwise/functors.cuh"
@@ -432,10 +433,7 @@ std::vector<std::vector<int>> all_elem_bytes() {
 }
 
 TEST(EwConfigs, NoDuplicates) {
-  constexpr int n = int(std::size(kernelkit::kEwConfigs));
-  for (int i = 0; i < n; ++i)
-    EXPECT_EQ(kernelkit::config_index(kernelkit::kEwConfigs, kernelkit::kEwConfigs[i]), i)
-        << describe(kernelkit::kEwConfigs[i]);
+  kktest::expect_distinct_entries(kernelkit::kEwConfigs, describe);
 }
 
 // launch_elementwise instantiates the entries ew_configs_of gives (it static_asserts a
@@ -481,8 +479,7 @@ TEST(EwConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
   devices.push_back({"H100-2SM", two});
   two.smem_per_block = 4096;
   devices.push_back({"H100-2SM-4KiB", two});
-  std::vector<int64_t> planned(std::size(kernelkit::kEwConfigs), 0);
-  int64_t plans = 0;
+  kktest::PlannedEntries planned(kernelkit::kEwConfigs);
   for (const auto& dev : devices)
     for (const EwFunctorTraits& f : all_traits())
       for (const auto& e : all_elem_bytes()) {
@@ -494,17 +491,13 @@ TEST(EwConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
           const EwOperands ops = operands(e, off);
           for (int64_t n : sizes) {
             const EwPlan p = plan_elementwise(n, ops, f, dev.info);
-            const int i = kernelkit::config_index(kernelkit::kEwConfigs, kernelkit::ew_config(p),
-                                                  r.begin, r.end);
+            const int i = planned.count(kernelkit::ew_config(p), r.begin, r.end);
             ASSERT_GE(i, 0) << dev.name << " n=" << n << ": " << describe(p);
-            ++planned[size_t(i)];
-            ++plans;
           }
         }
       }
-  for (size_t i = 0; i < planned.size(); ++i)
-    EXPECT_GT(planned[i], 0) << "no call plans " << describe(kernelkit::kEwConfigs[i]);
-  EXPECT_GT(plans, 1000000);
+  planned.expect_every_entry_planned(describe, "no call plans");
+  EXPECT_GT(planned.plans(), 1000000);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/config_tables.cuh"
 #include "common/devices.cuh"
 #include "kernelkit/reduce/reduce.cuh"
 
@@ -254,17 +255,10 @@ std::string describe(const kernelkit::ReduceConfig& c) {
 }
 
 TEST(ReduceConfigs, EachPackTogetherNoDuplicates) {
-  constexpr int n = int(std::size(kernelkit::kReduceConfigs));
-  const kernelkit::ConfigRange p8 = kernelkit::reduce_configs_of(8),
-                               p4 = kernelkit::reduce_configs_of(4),
-                               p2 = kernelkit::reduce_configs_of(2);
-  EXPECT_EQ(p8.begin, 0u);
-  EXPECT_EQ(p8.end, p4.begin);
-  EXPECT_EQ(p4.end, p2.begin);
-  EXPECT_EQ(p2.end, size_t(n));
-  for (int i = 0; i < n; ++i)
-    EXPECT_EQ(kernelkit::config_index(kernelkit::kReduceConfigs, kernelkit::kReduceConfigs[i]), i)
-        << describe(kernelkit::kReduceConfigs[i]);
+  kktest::expect_ranges_tile(std::size(kernelkit::kReduceConfigs),
+                             {kernelkit::reduce_configs_of(8), kernelkit::reduce_configs_of(4),
+                              kernelkit::reduce_configs_of(2)});
+  kktest::expect_distinct_entries(kernelkit::kReduceConfigs, describe);
 }
 
 // Plans over sizes (tiny, odd, prime, around the tile and the cluster limit, past 2^31) x
@@ -322,8 +316,7 @@ TEST(ReduceConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
     devices.push_back({d.name, no_coop});
     devices.push_back({d.name, no_cluster});
   }
-  std::vector<int> planned(std::size(kernelkit::kReduceConfigs), 0);
-  int64_t plans = 0;
+  kktest::PlannedEntries planned(kernelkit::kReduceConfigs);
   for (const auto& dev : devices) {
     for (int in_bytes : {2, 4, 8}) {
       const kernelkit::ConfigRange r = kernelkit::reduce_configs_of(16 / in_bytes);
@@ -332,19 +325,16 @@ TEST(ReduceConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
           for (int64_t n : sizes) {
             const ReducePlan p = kernelkit::plan_reduce(n, in_bytes, acc_bytes, ws, dev.info);
             const kernelkit::ReduceConfig c = kernelkit::reduce_config(p);
-            const int i = kernelkit::config_index(kernelkit::kReduceConfigs, c, r.begin, r.end);
+            const int i = planned.count(c, r.begin, r.end);
             ASSERT_GE(i, 0) << dev.name << " n=" << n << " in=" << in_bytes << " acc=" << acc_bytes
                             << " ws=" << ws << ": " << describe(c);
-            ++planned[i];
-            ++plans;
           }
         }
       }
     }
   }
-  for (size_t i = 0; i < planned.size(); ++i)
-    EXPECT_GT(planned[i], 0) << "no call plans " << describe(kernelkit::kReduceConfigs[i]);
-  EXPECT_GT(plans, 10000);
+  planned.expect_every_entry_planned(describe, "no call plans");
+  EXPECT_GT(planned.plans(), 10000);
 }
 
 // A smaller workspace than the bound never makes the plan use more partials than it holds;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/config_tables.cuh"
 #include "common/devices.cuh"
 #include "kernelkit/reduce/row_reduce.cuh"
 
@@ -353,18 +354,11 @@ std::string describe(const kernelkit::RowReduceConfig& c) {
 }
 
 TEST(RowReduceConfigs, EachPackTogetherNoDuplicates) {
-  constexpr int n = int(std::size(kernelkit::kRowReduceConfigs));
-  const kernelkit::ConfigRange p8 = kernelkit::row_reduce_configs_of(8),
-                               p4 = kernelkit::row_reduce_configs_of(4),
-                               p2 = kernelkit::row_reduce_configs_of(2);
-  EXPECT_EQ(p8.begin, 0u);
-  EXPECT_EQ(p8.end, p4.begin);
-  EXPECT_EQ(p4.end, p2.begin);
-  EXPECT_EQ(p2.end, size_t(n));
-  for (int i = 0; i < n; ++i)
-    EXPECT_EQ(
-        kernelkit::config_index(kernelkit::kRowReduceConfigs, kernelkit::kRowReduceConfigs[i]), i)
-        << describe(kernelkit::kRowReduceConfigs[i]);
+  kktest::expect_ranges_tile(
+      std::size(kernelkit::kRowReduceConfigs),
+      {kernelkit::row_reduce_configs_of(8), kernelkit::row_reduce_configs_of(4),
+       kernelkit::row_reduce_configs_of(2)});
+  kktest::expect_distinct_entries(kernelkit::kRowReduceConfigs, describe);
 }
 
 // Plans over sizes as rows and columns (tiny, odd, prime, around the pack, lane, warp, tile
@@ -429,8 +423,7 @@ TEST(RowReduceConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
     devices.push_back({d.name, no_coop});
     devices.push_back({d.name, no_cluster});
   }
-  std::vector<int> planned(std::size(kernelkit::kRowReduceConfigs), 0);
-  int64_t plans = 0;
+  kktest::PlannedEntries planned(kernelkit::kRowReduceConfigs);
   for (const auto& dev : devices) {
     for (int in_bytes : {2, 4, 8}) {
       const kernelkit::ConfigRange r = kernelkit::row_reduce_configs_of(16 / in_bytes);
@@ -448,13 +441,10 @@ TEST(RowReduceConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
                 const RowReducePlan p = kernelkit::plan_row_reduce(rows, cols, in_bytes, acc_bytes,
                                                                    aligned, ws, dev.info);
                 const kernelkit::RowReduceConfig c = kernelkit::row_reduce_config(p);
-                const int i =
-                    kernelkit::config_index(kernelkit::kRowReduceConfigs, c, r.begin, r.end);
+                const int i = planned.count(c, r.begin, r.end);
                 ASSERT_GE(i, 0) << dev.name << " " << rows << "x" << cols << " in=" << in_bytes
                                 << " acc=" << acc_bytes << (aligned ? " aligned" : " offset")
                                 << " ws=" << ws << ": " << describe(c);
-                ++planned[i];
-                ++plans;
               }
             }
           }
@@ -462,9 +452,8 @@ TEST(RowReduceConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
       }
     }
   }
-  for (size_t i = 0; i < planned.size(); ++i)
-    EXPECT_GT(planned[i], 0) << "no call plans " << describe(kernelkit::kRowReduceConfigs[i]);
-  EXPECT_GT(plans, 100000);
+  planned.expect_every_entry_planned(describe, "no call plans");
+  EXPECT_GT(planned.plans(), 100000);
 }
 
 TEST(RowReducePlan, WorkspaceBytes) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/config_tables.cuh"
 #include "common/devices.cuh"
 #include "kernelkit/softmax/softmax.cuh"
 #include "softmax/softmax_case.cuh"
@@ -605,14 +606,9 @@ std::string describe(const kk::SoftmaxConfig& c) {
 }
 
 TEST(SoftmaxConfigs, EachElementSizeTogetherNoDuplicates) {
-  constexpr int n = int(std::size(kk::kSoftmaxConfigs));
-  const kk::ConfigRange f32 = kk::softmax_configs_of(4), f16 = kk::softmax_configs_of(2);
-  EXPECT_EQ(f32.begin, 0u);
-  EXPECT_EQ(f32.end, f16.begin);
-  EXPECT_EQ(f16.end, size_t(n));
-  for (int i = 0; i < n; ++i)
-    EXPECT_EQ(kk::config_index(kk::kSoftmaxConfigs, kk::kSoftmaxConfigs[i]), i)
-        << describe(kk::kSoftmaxConfigs[i]);
+  kktest::expect_ranges_tile(std::size(kk::kSoftmaxConfigs),
+                             {kk::softmax_configs_of(4), kk::softmax_configs_of(2)});
+  kktest::expect_distinct_entries(kk::kSoftmaxConfigs, describe);
 }
 
 // Plans over shapes (odd, prime, tiny, few rows of any width, past 2^31 elements) x devices x
@@ -628,8 +624,7 @@ TEST(SoftmaxConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
       16385,  32000,   32749,   50257,   65536,   65537,    100003,      151936, 262144, 262147,
       500000, 1048576, 1048583, 2097152, 8388609, 33554432, 2147483659LL};
   const int offsets[][2] = {{0, 0}, {4, 4}, {2, 2}, {8, 8}, {0, 4}, {2, 6}, {12, 0}, {6, 6}};
-  std::vector<int> planned(std::size(kk::kSoftmaxConfigs), 0);
-  int64_t plans = 0;
+  kktest::PlannedEntries planned(kk::kSoftmaxConfigs);
   for (const auto& dev : table_devices()) {
     for (const int elem : {4, 2}) {
       for (const int64_t rows : sizes) {
@@ -639,20 +634,16 @@ TEST(SoftmaxConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
             if (off[0] % elem || off[1] % elem) continue;
             const SoftmaxPlan p = kk::plan_softmax(rows, cols, elem, off[0], off[1], dev.info);
             const kk::ConfigRange r = kk::softmax_configs_of(elem);
-            const int i =
-                kk::config_index(kk::kSoftmaxConfigs, kk::softmax_config(p, elem), r.begin, r.end);
+            const int i = planned.count(kk::softmax_config(p, elem), r.begin, r.end);
             ASSERT_GE(i, 0) << dev.name << " " << rows << "x" << cols << " elem=" << elem
                             << " offsets=" << off[0] << "," << off[1] << ": " << describe(p);
-            ++planned[i];
-            ++plans;
           }
         }
       }
     }
   }
-  for (size_t i = 0; i < planned.size(); ++i)
-    EXPECT_GT(planned[i], 0) << "no shape plans " << describe(kk::kSoftmaxConfigs[i]);
-  EXPECT_GT(plans, 100000);
+  planned.expect_every_entry_planned(describe, "no shape plans");
+  EXPECT_GT(planned.plans(), 100000);
 }
 
 // Every entry has a small case that the GPU tests run (softmax_case.cuh: config_cases), on an

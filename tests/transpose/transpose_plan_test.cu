@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/config_tables.cuh"
 #include "common/devices.cuh"
 #include "kernelkit/transpose/transpose.cuh"
 
@@ -661,19 +662,11 @@ std::string describe(const kernelkit::TransposeConfig& c) {
 }
 
 TEST(TransposeConfigs, EachElementSizeTogetherNoDuplicates) {
-  constexpr int n = int(std::size(kernelkit::kTransposeConfigs));
-  size_t next = 0;
-  for (const int e : {1, 2, 4, 8}) {
-    const kernelkit::ConfigRange r = kernelkit::transpose_configs_of(e);
-    EXPECT_EQ(r.begin, next) << e;
-    EXPECT_GT(r.end, r.begin) << e;
-    next = r.end;
-  }
-  EXPECT_EQ(next, size_t(n));
-  for (int i = 0; i < n; ++i)
-    EXPECT_EQ(
-        kernelkit::config_index(kernelkit::kTransposeConfigs, kernelkit::kTransposeConfigs[i]), i)
-        << describe(kernelkit::kTransposeConfigs[i]);
+  kktest::expect_ranges_tile(
+      std::size(kernelkit::kTransposeConfigs),
+      {kernelkit::transpose_configs_of(1), kernelkit::transpose_configs_of(2),
+       kernelkit::transpose_configs_of(4), kernelkit::transpose_configs_of(8)});
+  kktest::expect_distinct_entries(kernelkit::kTransposeConfigs, describe);
 }
 
 // Plans over shapes (odd, prime, tiny, few rows or columns, past 2^31 elements) x devices x
@@ -686,8 +679,7 @@ TEST(TransposeConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
       127,   128,   129,    200,    255,     256,      257,         260,  500,  1000,  1021,
       1024,  1025,  2048,   2049,   4093,    4096,     4099,        8192, 8193, 16384, 33554,
       65536, 65537, 100003, 262147, 1048576, 33554432, 2147483659LL};
-  std::vector<int> planned(std::size(kernelkit::kTransposeConfigs), 0);
-  int64_t plans = 0;
+  kktest::PlannedEntries planned(kernelkit::kTransposeConfigs);
   for (const auto& dev : kktest::all_devices()) {
     for (const int e : {1, 2, 4, 8}) {
       const kernelkit::ConfigRange range = kernelkit::transpose_configs_of(e);
@@ -697,23 +689,18 @@ TEST(TransposeConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
           for (int in_align = e; in_align <= 16; in_align *= 2) {
             for (int out_align = e; out_align <= 16; out_align *= 2) {
               const TransposePlan p = plan_transpose(rows, cols, e, in_align, out_align, dev.info);
-              const int i =
-                  kernelkit::config_index(kernelkit::kTransposeConfigs,
-                                          kernelkit::transpose_config(p), range.begin, range.end);
+              const int i = planned.count(kernelkit::transpose_config(p), range.begin, range.end);
               ASSERT_GE(i, 0) << dev.name << " " << rows << "x" << cols << " elem " << e
                               << " align " << in_align << "/" << out_align << " "
                               << path_name(p.path);
-              ++planned[i];
-              ++plans;
             }
           }
         }
       }
     }
   }
-  for (size_t i = 0; i < planned.size(); ++i)
-    EXPECT_GT(planned[i], 0) << "no shape plans " << describe(kernelkit::kTransposeConfigs[i]);
-  EXPECT_GT(plans, 100000);
+  planned.expect_every_entry_planned(describe, "no shape plans");
+  EXPECT_GT(planned.plans(), 100000);
 }
 
 // The sector kernel's read back: at every step, a warp's 32 word loads (chunks kk = 0..15 of out
