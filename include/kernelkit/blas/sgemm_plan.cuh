@@ -502,7 +502,7 @@ inline SgemmPlan sgemm_tiled_plan(const SgemmTiledChoice& c, BlasOp op_a, BlasOp
     // aligned rows from the others (4 stands for 4 or 8)
     t.pack_b = true;
     t.pack_bytes = static_cast<size_t>(sgemm_pack_bytes(n, k));
-    t.pack = plan_transpose(n, k, 4, al.b16 ? 16 : 4, 16, d);
+    t.pack = plan_transpose(n, k, 4, Alignment(al.b16 ? 0 : 4), Alignment(), d);
     t.load_b = sgemm_load_mode(false, n, true);
   }
   t.stages = c.fit.stages;
