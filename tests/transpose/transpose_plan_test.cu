@@ -19,10 +19,13 @@
 
 namespace {
 
+using kernelkit::Alignment;
 using kernelkit::DeviceInfo;
 using kernelkit::plan_transpose;
 using kernelkit::TransposePath;
 using kernelkit::TransposePlan;
+// (Alignment(b) for a power of two b <= 16: an address aligned to b bytes and no more, b bytes
+// past a 16-byte boundary; Alignment(): 16-byte aligned.)
 
 const char* path_name(TransposePath p) {
   switch (p) {
@@ -101,7 +104,8 @@ const std::vector<Expected> kTable = {
 TEST(TransposePlan, BenchmarkShapesOnEveryDevice) {
   for (const auto& dev : kktest::all_devices()) {
     for (const Expected& e : kTable) {
-      const TransposePlan p = plan_transpose(e.rows, e.cols, e.elem, 16, 16, dev.info);
+      const TransposePlan p =
+          plan_transpose(e.rows, e.cols, e.elem, Alignment(), Alignment(), dev.info);
       const std::string label = std::string(dev.name) + " " + std::to_string(e.rows) + "x" +
                                 std::to_string(e.cols) + " elem " + std::to_string(e.elem) + ": " +
                                 path_name(p.path);
@@ -119,33 +123,42 @@ TEST(TransposePlan, BenchmarkShapesOnEveryDevice) {
 TEST(TransposePlan, AlignmentPicksThePath) {
   const DeviceInfo d = kktest::h100();
   // out not chunk-aligned: no tile (out rows would not start on chunk boundaries).
-  EXPECT_EQ(plan_transpose(1024, 1024, 4, 16, 4, d).path, TransposePath::kSector);
-  EXPECT_EQ(plan_transpose(1024, 1024, 4, 16, 8, d).path, TransposePath::kSector);
-  EXPECT_EQ(plan_transpose(1024, 1024, 8, 16, 8, d).path, TransposePath::kScalar);
-  EXPECT_EQ(plan_transpose(1024, 1024, 2, 16, 8, d).path, TransposePath::kTile);
-  EXPECT_EQ(plan_transpose(1024, 1024, 2, 16, 8, d).chunk_bytes, 4);
-  EXPECT_EQ(plan_transpose(1024, 1024, 2, 16, 2, d).path, TransposePath::kScalar);
-  EXPECT_EQ(plan_transpose(1024, 1024, 1, 16, 8, d).path, TransposePath::kTile);
-  EXPECT_EQ(plan_transpose(1024, 1024, 1, 16, 4, d).chunk_bytes, 4);
+  EXPECT_EQ(plan_transpose(1024, 1024, 4, Alignment(), Alignment(4), d).path,
+            TransposePath::kSector);
+  EXPECT_EQ(plan_transpose(1024, 1024, 4, Alignment(), Alignment(8), d).path,
+            TransposePath::kSector);
+  EXPECT_EQ(plan_transpose(1024, 1024, 8, Alignment(), Alignment(8), d).path,
+            TransposePath::kScalar);
+  EXPECT_EQ(plan_transpose(1024, 1024, 2, Alignment(), Alignment(8), d).path, TransposePath::kTile);
+  EXPECT_EQ(plan_transpose(1024, 1024, 2, Alignment(), Alignment(8), d).chunk_bytes, 4);
+  EXPECT_EQ(plan_transpose(1024, 1024, 2, Alignment(), Alignment(2), d).path,
+            TransposePath::kScalar);
+  EXPECT_EQ(plan_transpose(1024, 1024, 1, Alignment(), Alignment(8), d).path, TransposePath::kTile);
+  EXPECT_EQ(plan_transpose(1024, 1024, 1, Alignment(), Alignment(4), d).chunk_bytes, 4);
   // in not chunk-aligned: the tile path reads windows, except for 4-byte elements, which
   // take the shifted kernel (out rows chunk-aligned) or the sector kernel (not).
-  EXPECT_TRUE(plan_transpose(1024, 1024, 2, 4, 16, d).in_windows);
-  EXPECT_FALSE(plan_transpose(1024, 1024, 4, 16, 16, d).in_windows);
-  EXPECT_TRUE(plan_transpose(1024, 1023, 2, 16, 16, d).in_windows);
-  EXPECT_EQ(plan_transpose(1024, 1024, 4, 4, 16, d).path, TransposePath::kShift);
-  EXPECT_EQ(plan_transpose(1024, 1023, 4, 16, 16, d).path, TransposePath::kShift);
-  EXPECT_EQ(plan_transpose(1023, 1024, 4, 16, 16, d).path, TransposePath::kSector);
-  EXPECT_EQ(plan_transpose(1023, 1023, 4, 4, 16, d).path, TransposePath::kSector);
-  EXPECT_EQ(plan_transpose(1026, 1024, 4, 16, 16, d).path, TransposePath::kSector);
+  EXPECT_TRUE(plan_transpose(1024, 1024, 2, Alignment(4), Alignment(), d).in_windows);
+  EXPECT_FALSE(plan_transpose(1024, 1024, 4, Alignment(), Alignment(), d).in_windows);
+  EXPECT_TRUE(plan_transpose(1024, 1023, 2, Alignment(), Alignment(), d).in_windows);
+  EXPECT_EQ(plan_transpose(1024, 1024, 4, Alignment(4), Alignment(), d).path,
+            TransposePath::kShift);
+  EXPECT_EQ(plan_transpose(1024, 1023, 4, Alignment(), Alignment(), d).path, TransposePath::kShift);
+  EXPECT_EQ(plan_transpose(1023, 1024, 4, Alignment(), Alignment(), d).path,
+            TransposePath::kSector);
+  EXPECT_EQ(plan_transpose(1023, 1023, 4, Alignment(4), Alignment(), d).path,
+            TransposePath::kSector);
+  EXPECT_EQ(plan_transpose(1026, 1024, 4, Alignment(), Alignment(), d).path,
+            TransposePath::kSector);
   // Thin: any alignment; thin cols store directly only into chunk-aligned out rows.
-  EXPECT_EQ(plan_transpose(3, 1000, 4, 4, 4, d).path, TransposePath::kThinRows);
-  EXPECT_TRUE(plan_transpose(1000, 3, 4, 4, 16, d).out_aligned);
-  EXPECT_FALSE(plan_transpose(1000, 3, 4, 16, 4, d).out_aligned);
-  EXPECT_FALSE(plan_transpose(1001, 3, 4, 16, 16, d).out_aligned);
+  EXPECT_EQ(plan_transpose(3, 1000, 4, Alignment(4), Alignment(4), d).path,
+            TransposePath::kThinRows);
+  EXPECT_TRUE(plan_transpose(1000, 3, 4, Alignment(4), Alignment(), d).out_aligned);
+  EXPECT_FALSE(plan_transpose(1000, 3, 4, Alignment(), Alignment(4), d).out_aligned);
+  EXPECT_FALSE(plan_transpose(1001, 3, 4, Alignment(), Alignment(), d).out_aligned);
   // Square-ish small matrices of 8 or fewer rows and columns are thin.
-  EXPECT_EQ(plan_transpose(8, 8, 4, 16, 16, d).path, TransposePath::kThinRows);
-  EXPECT_EQ(plan_transpose(9, 8, 4, 16, 16, d).path, TransposePath::kThinCols);
-  EXPECT_EQ(plan_transpose(9, 9, 4, 16, 16, d).path, TransposePath::kSector);
+  EXPECT_EQ(plan_transpose(8, 8, 4, Alignment(), Alignment(), d).path, TransposePath::kThinRows);
+  EXPECT_EQ(plan_transpose(9, 8, 4, Alignment(), Alignment(), d).path, TransposePath::kThinCols);
+  EXPECT_EQ(plan_transpose(9, 9, 4, Alignment(), Alignment(), d).path, TransposePath::kSector);
 }
 
 // ---- host models of the kernels' stores ------------------------------------------------------
@@ -552,10 +565,11 @@ TEST(TransposePlan, InvariantsAndEveryElementWrittenOnce) {
           const std::string label = std::to_string(rows) + "x" + std::to_string(cols) + " elem " +
                                     std::to_string(e) + " align " + std::to_string(in_align) + "/" +
                                     std::to_string(out_align);
-          const TransposePlan p0 =
-              plan_transpose(rows, cols, e, in_align, out_align, devices[0].info);
+          const TransposePlan p0 = plan_transpose(rows, cols, e, Alignment(in_align),
+                                                  Alignment(out_align), devices[0].info);
           for (const auto& dev : devices) {
-            const TransposePlan p = plan_transpose(rows, cols, e, in_align, out_align, dev.info);
+            const TransposePlan p =
+                plan_transpose(rows, cols, e, Alignment(in_align), Alignment(out_align), dev.info);
             check_plan(p, rows, cols, e, in_align, out_align, dev.info,
                        std::string(dev.name) + " " + label + " " + path_name(p.path));
             // The plan does not depend on the device (every kernel fits every GPU).
@@ -688,7 +702,8 @@ TEST(TransposeConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
           if (rows > (int64_t{1} << 40) / cols) continue;
           for (int in_align = e; in_align <= 16; in_align *= 2) {
             for (int out_align = e; out_align <= 16; out_align *= 2) {
-              const TransposePlan p = plan_transpose(rows, cols, e, in_align, out_align, dev.info);
+              const TransposePlan p = plan_transpose(rows, cols, e, Alignment(in_align),
+                                                     Alignment(out_align), dev.info);
               const int i = planned.count(kernelkit::transpose_config(p), range.begin, range.end);
               ASSERT_GE(i, 0) << dev.name << " " << rows << "x" << cols << " elem " << e
                               << " align " << in_align << "/" << out_align << " "
@@ -748,7 +763,7 @@ TEST(TransposePlan, SectorKernelOnOddShapes) {
   for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
            {2049, 1025}, {1025, 2049}, {131, 4097}, {4097, 67}, {577, 577}, {66, 1000}}) {
     for (const bool col_order : {false, true}) {
-      TransposePlan p = plan_transpose(rows, cols, 4, 16, 16, d);
+      TransposePlan p = plan_transpose(rows, cols, 4, Alignment(), Alignment(), d);
       ASSERT_EQ(p.path, TransposePath::kSector) << rows << "x" << cols;
       p.col_order = col_order;
       for (int in_ph = 0; in_ph < 4; ++in_ph)
@@ -766,16 +781,19 @@ TEST(TransposePlan, SectorKernelOnOddShapes) {
 // Grids past INT32_MAX tiles stay legal (the kernels stride by gridDim.x).
 TEST(TransposePlan, HugeShapes) {
   const DeviceInfo d = kktest::h100();
-  const TransposePlan p = plan_transpose(int64_t{1} << 40, 2, 1, 16, 16, d);
+  const TransposePlan p = plan_transpose(int64_t{1} << 40, 2, 1, Alignment(), Alignment(), d);
   EXPECT_EQ(p.path, TransposePath::kThinCols);
   EXPECT_EQ(p.shape.grid.x, static_cast<unsigned>((int64_t{1} << 40) / 8192));
-  const TransposePlan q = plan_transpose(int64_t{1} << 31, int64_t{1} << 24, 4, 16, 16, d);
+  const TransposePlan q =
+      plan_transpose(int64_t{1} << 31, int64_t{1} << 24, 4, Alignment(), Alignment(), d);
   EXPECT_EQ(q.path, TransposePath::kTile);
   EXPECT_GT(q.num_tiles, INT32_MAX);
   EXPECT_EQ(q.shape.grid.x, static_cast<unsigned>(INT32_MAX));
-  const TransposePlan r = plan_transpose(int64_t{1} << 31, (int64_t{1} << 24) + 1, 4, 16, 16, d);
+  const TransposePlan r =
+      plan_transpose(int64_t{1} << 31, (int64_t{1} << 24) + 1, 4, Alignment(), Alignment(), d);
   EXPECT_EQ(r.path, TransposePath::kShift);
-  const TransposePlan u = plan_transpose((int64_t{1} << 31) + 1, int64_t{1} << 24, 4, 16, 16, d);
+  const TransposePlan u =
+      plan_transpose((int64_t{1} << 31) + 1, int64_t{1} << 24, 4, Alignment(), Alignment(), d);
   EXPECT_EQ(u.path, TransposePath::kSector);
   EXPECT_GT(u.num_tiles, INT32_MAX);
   EXPECT_EQ(u.shape.grid.x, static_cast<unsigned>(INT32_MAX));

@@ -236,23 +236,16 @@ inline TransposeConfig transpose_config(const TransposePlan& p) {
 
 namespace detail {
 
-inline int transpose_log2(int v) {
-  int l = 0;
-  while ((1 << l) < v)
-    ++l;
-  return l;
-}
-
 // Tile shape (A row blocks of kVec rows, B chunk columns; A B = 256, powers of two) for
 // rows_v = rows / kVec and cols_v = ceil(cols / kVec): all rows in one tile when they fit in
 // 32 row blocks (then a tile's out rows are one contiguous run and its in rows are read in
 // runs of >= 8 chunks), likewise all columns, else 16 x 16.
 inline void transpose_tile_shape(int64_t rows_v, int64_t cols_v, int* a, int* b) {
   if (rows_v <= 32 && rows_v <= cols_v) {
-    *a = 1 << transpose_log2(static_cast<int>(rows_v));
+    *a = pow2_ceil(static_cast<int>(rows_v));
     *b = kTransposeBlock / *a;
   } else if (cols_v <= 32) {
-    *b = 1 << transpose_log2(static_cast<int>(cols_v));
+    *b = pow2_ceil(static_cast<int>(cols_v));
     *a = kTransposeBlock / *b;
   } else {
     *a = *b = 16;
@@ -383,16 +376,18 @@ inline bool transpose_col_order(const TransposePlan& p, int64_t rows, int64_t co
 }  // namespace detail
 
 /// The plan for a rows x cols transpose of elem_bytes elements (1, 2, 4, 8; rows, cols >= 1)
-/// whose pointers are aligned to in_align and out_align bytes (the largest power of two, at
-/// most 16, dividing the address; at least elem_bytes). Pure host code. Every kernel takes 256
-/// threads; the staged kernel's tile fits d.smem_per_block (48 KiB on every supported GPU, so
-/// the plan is the same on all of them today); the others take at most 36.9 KiB of static
-/// shared memory.
-inline TransposePlan plan_transpose(int64_t rows, int64_t cols, int elem_bytes, int in_align,
-                                    int out_align, const DeviceInfo& d) {
+/// whose pointers sit at `in` and `out` on the 16-byte grid (aligned to their elements). Pure
+/// host code. Every kernel takes 256 threads; the staged kernel's tile fits d.smem_per_block
+/// (48 KiB on every supported GPU, so the plan is the same on all of them today); the others
+/// take at most 36.9 KiB of static shared memory.
+inline TransposePlan plan_transpose(int64_t rows, int64_t cols, int elem_bytes, Alignment in,
+                                    Alignment out, const DeviceInfo& d) {
   TransposePlan p;
   p.elem_bytes = elem_bytes;
   const int e = elem_bytes;
+  // what every in row (cols elements apart) and every out row (rows apart) allows
+  const Alignment in_rows = common_alignment(in, Alignment(cols * e));
+  const Alignment out_rows = common_alignment(out, Alignment(rows * e));
   if (rows == 1 || cols == 1) {
     p.path = TransposePath::kCopy;
     return detail::finish_transpose_plan(p, rows, cols, d.smem_per_block);
@@ -406,14 +401,13 @@ inline TransposePlan plan_transpose(int64_t rows, int64_t cols, int elem_bytes, 
     } else {
       p.path = TransposePath::kThinCols;
       p.thin = static_cast<int>(cols);
-      p.out_aligned = rows % (16 / e) == 0 && out_align >= 16;
+      p.out_aligned = out_rows.fits(16);
     }
     return detail::finish_transpose_plan(p, rows, cols, d.smem_per_block);
   }
   const int wide = e == 1 ? 8 : 16;
-  const int vec = wide / e;
-  const bool in_chunks = cols % vec == 0 && in_align >= wide;
-  if (rows % vec == 0 && out_align >= wide && (in_chunks || e != 4)) {
+  const bool in_chunks = in_rows.fits(wide), out_chunks = out_rows.fits(wide);
+  if (out_chunks && (in_chunks || e != 4)) {
     // Every out row starts on a chunk boundary; in rows may not (staged windows). 4-byte
     // elements with misaligned in rows take the shifted kernel instead: f32 1000 x 33554 ran
     // 100.2 us there against 108.8 us with windows read from global memory.
@@ -425,10 +419,9 @@ inline TransposePlan plan_transpose(int64_t rows, int64_t cols, int elem_bytes, 
     // (f32 1000 x 33554: 95.1 us, 0.945 of the copy). Out rows not chunk-aligned: the sector
     // kernel, whose stores fill whole 32-byte sectors (the shifted kernel split a sector between
     // two blocks at half of its tile edges: f32 16385 x 4097 ran 209 us, 0.85 of the copy).
-    p.path = rows % vec == 0 && out_align >= wide ? TransposePath::kShift : TransposePath::kSector;
+    p.path = out_chunks ? TransposePath::kShift : TransposePath::kSector;
     p.chunk_bytes = 16;
-  } else if (e <= 2 && rows % (4 / e) == 0 && cols % (4 / e) == 0 && in_align >= 4 &&
-             out_align >= 4) {
+  } else if (e <= 2 && common_alignment(in_rows, out_rows).fits(4)) {
     p.path = TransposePath::kTile;
     p.chunk_bytes = 4;
   } else {
@@ -463,7 +456,7 @@ cudaError_t launch_transpose(const TransposePlan& p, const T* in, T* out, int64_
           return cudaMemcpyAsync(dst, src, static_cast<size_t>(rows * cols) * sizeof(U),
                                  cudaMemcpyDefault, stream);
         } else if constexpr (c.path == Path::kTile) {
-          const int a_log2 = detail::transpose_log2(p.tile_rows / (c.chunk_bytes / c.elem_bytes));
+          const int a_log2 = ceil_log2(p.tile_rows / (c.chunk_bytes / c.elem_bytes));
           if constexpr (c.in_windows) {
             return launch(detail::transpose_staged_kernel<U, c.chunk_bytes, c.col_order>, p.shape,
                           stream, src, dst, rows, cols, a_log2, minor, p.num_tiles);
@@ -541,12 +534,11 @@ template <typename T>
   if (rows == 0 || cols == 0) return cudaSuccess;
   DeviceInfo d;
   KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
-  const int in_align = pack_size_for(in) * static_cast<int>(sizeof(T));
-  const int out_align = pack_size_for(out) * static_cast<int>(sizeof(T));
+  const Alignment in_at = alignment_of(in), out_at = alignment_of(out);
   return plan_and_launch(
       d,
       [&](const DeviceInfo& dev) {
-        return plan_transpose(rows, cols, sizeof(T), in_align, out_align, dev);
+        return plan_transpose(rows, cols, sizeof(T), in_at, out_at, dev);
       },
       [&](const TransposePlan& p) { return launch_transpose(p, in, out, rows, cols, stream); });
 }

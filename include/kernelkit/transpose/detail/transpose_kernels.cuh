@@ -348,7 +348,7 @@ __global__ void __launch_bounds__(kTransposeBlock,
 // R row_chunks + R / kVec: one chunk of padding per kVec rows, so that the rows kVec a + k of
 // consecutive a (read back together) start in consecutive bank groups.
 constexpr int transpose_staged_row_chunks(int chunk_bytes, int b_chunks) {
-  return (b_chunks * chunk_bytes + 15) / 16 + 1;
+  return ceil_div(b_chunks * chunk_bytes, 16) + 1;
 }
 constexpr int transpose_staged_smem_bytes(int elem_bytes, int chunk_bytes, int a_blocks,
                                           int b_chunks) {
@@ -669,7 +669,7 @@ __global__ void __launch_bounds__(kTransposeBlock,
   constexpr int kVec = G::kVec, kPer = G::kPer;
   constexpr int kRowChunks = kPer * kTransposeBlock;  // row chunks (kVec rows each) of a tile
   // Aligned chunks a tile's run touches: kSegChunks, one more when in is not chunk-aligned.
-  constexpr int kLoads = (G::kSegChunks + 1 + kTransposeBlock - 1) / kTransposeBlock;
+  constexpr int kLoads = ceil_div(G::kSegChunks + 1, kTransposeBlock);
   __shared__ Chunk stage[G::kStageChunks];
 
   const int64_t n = rows * C;
@@ -681,7 +681,7 @@ __global__ void __launch_bounds__(kTransposeBlock,
     const int len = hv * C;
     // Staged chunk k = the aligned chunk of in at run element k kVec - in_ph (the run starts
     // at r0 C, which has in's phase since r0 is a multiple of kVec).
-    const int num_k = (len + in_ph + kVec - 1) / kVec;
+    const int num_k = ceil_div(len + in_ph, kVec);
     Chunk s[kLoads];
 #pragma unroll
     for (int i = 0; i < kLoads; ++i) {
@@ -845,14 +845,14 @@ struct TransposeShiftGeometry {
   static constexpr int kRowElems = kChunks * kVec;               // smem row, elements
   // Smem row rho starts at rho * kRowElems + kVec * (rho / kVec): one chunk of padding per
   // kVec rows puts the 16 rows 4a + j of a half-warp's column read in 8 bank groups.
-  static constexpr int kSmem = kLdRows * kRowElems + kVec * ((kLdRows + kVec - 1) / kVec);
+  static constexpr int kSmem = kLdRows * kRowElems + round_up(kLdRows, kVec);
   static constexpr int kSmemBytes = kSmem * static_cast<int>(sizeof(U));
   static constexpr int kLoadItems = kLdRows * kChunks;
-  static constexpr int kLoads = (kLoadItems + kTransposeBlock - 1) / kTransposeBlock;
+  static constexpr int kLoads = ceil_div(kLoadItems, kTransposeBlock);
   static constexpr int kOutChunks = kTile / kVec;  // chunks per owned out row
   static constexpr int kOutRowsPerPass = kTransposeBlock / kOutChunks;
   static constexpr int kStores = kTile / kOutRowsPerPass;
-  static_assert(kVec >= 2 && (kVec & (kVec - 1)) == 0, "chunk holds a power of two >= 2");
+  static_assert(kVec >= 2 && is_pow2(kVec), "chunk holds a power of two >= 2");
   static_assert(kTransposeBlock % kOutChunks == 0 && kTile % kOutRowsPerPass == 0,
                 "every owned out chunk has one thread");
   __device__ static __forceinline__ int slot(int rho, int s) {
@@ -975,14 +975,14 @@ struct TransposeSectorGeometry {
   static constexpr int kChunks = kTile / kVec + 1;  // chunks read per in row
   static constexpr int kRowWords = kChunks * kVec;  // a staged row, words
   static constexpr int kLoadItems = kLdRows * kChunks;
-  static constexpr int kLoads = (kLoadItems + kTransposeBlock - 1) / kTransposeBlock;
+  static constexpr int kLoads = ceil_div(kLoadItems, kTransposeBlock);
   static constexpr int kOutChunks = kTile / kVec;  // chunks per owned out row
   static constexpr int kOutRowsPerPass = kTransposeBlock / kOutChunks;
   static constexpr int kStores = kTile / kOutRowsPerPass;
   // Staged row rho starts at word slot(rho): one chunk of padding per 4 rows, so the rows
   // 4k + j that a half-warp reads back lie in 8 distinct bank groups (2-way conflicts, the
   // fewest for 16 lanes whose words share a residue mod 4).
-  static constexpr int kSmemWords = kLdRows * kRowWords + kVec * ((kLdRows + kVec - 1) / kVec);
+  static constexpr int kSmemWords = kLdRows * kRowWords + round_up(kLdRows, kVec);
   static constexpr int kSmemBytes = kSmemWords * 4;
   static_assert(kTransposeBlock % kOutChunks == 0 && kTile % kOutRowsPerPass == 0,
                 "every owned out chunk has one thread");
