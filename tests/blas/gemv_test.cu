@@ -297,6 +297,9 @@ TEST_F(Gemv, EveryPath) {
       {BlasOp::N, 4099, 64, 64, 1, 0, 0},  // not aligned: short rows
       {BlasOp::N, 4099, 33, 36, 0, 0, 0},  // aligned, 33 floats: 4-lane groups
       {BlasOp::N, 20011, 5, 7, 0, 3, 0},
+      {BlasOp::N, 4099, 29, 31, 0, 0, 0},  // short rows, odd lda near 32: one bank a column
+      {BlasOp::N, 4099, 32, 35, 1, 0, 0},
+      {BlasOp::N, 4099, 29, 36, 0, 0, 0},       // even lda: rows start at rotated columns
       {BlasOp::N, 10007, 1001, 1001, 0, 0, 0},  // lane groups, a head per row
       {BlasOp::N, 20000, 200, 200, 0, 0, 0},    // 8- and 16-lane groups
       {BlasOp::N, 20000, 100, 100, 0, 0, 0},

@@ -35,11 +35,9 @@ inline constexpr int kGemvColUnroll = 4;
 inline constexpr int kGemvWideUnroll = 8;
 
 // Short rows (BlasOp::N) and short columns (BlasOp::T): a tile of up to kGemvTileFloats
-// consecutive floats of A (whole rows) is staged in shared memory with one padding float
-// every 32 (float w at w + w / 32), so that threads reading rows lda floats apart hit
-// distinct banks for every lda up to 32.
+// consecutive floats of A (whole rows) is staged in shared memory unpadded, at its own
+// distance past a 16-byte boundary (16-byte loads and stores whatever lda is).
 inline constexpr int kGemvTileFloats = 4096;
-inline constexpr int kGemvTilePadded = kGemvTileFloats + kGemvTileFloats / 32;
 inline constexpr int kGemvShortMaxCols = 64;  // widest row the short kernels take
 // BlasOp::T: rows of a tile, whose x is staged beside it (one 16-byte load of x per thread:
 // 2048 rows spilled at 32 registers once x was loaded with the tile)
@@ -94,14 +92,10 @@ __host__ __device__ constexpr int gemv_t_smem_bytes(int pack, int tx, int ty) {
                        (tx * ty * pack + (tx * ty / (tx * pack)) * tx * pack + tx * pack);
 }
 inline constexpr int kGemvShortRowsSmem =
-    static_cast<int>(sizeof(float)) * (kGemvTilePadded + kGemvShortMaxCols);
+    static_cast<int>(sizeof(float)) * (kGemvTileFloats + kGemvPack + kGemvShortMaxCols);
 inline constexpr int kGemvShortColsSmem =
     static_cast<int>(sizeof(float)) *
     (kGemvTileFloats + kGemvShortMaxTileRows + 2 * kGemvPack + kGemvBlock);
-
-__device__ __forceinline__ int gemv_padded(int w) {
-  return w + (w >> 5);
-}
 
 // ---- device helpers ------------------------------------------------------------------------
 
@@ -178,42 +172,36 @@ __device__ __forceinline__ float gemv_row_dot(const float* __restrict__ a,
   return dot;
 }
 
-// Copies the span src[0, len) (len <= kGemvTileFloats) into the padded tile (float w at
-// tile[w + w / 32]) with the whole block: 16-byte loads from the span's first 16-byte
-// boundary on (pack_head), scalar head and tail; each thread issues all of its loads before
-// its stores.
-__device__ __forceinline__ void gemv_load_tile(float* tile, const float* __restrict__ src,
-                                               int len) {
-  constexpr int kLoads = kGemvTileFloats / kGemvPack / kGemvBlock;
-  const int t = static_cast<int>(threadIdx.x);
-  const int head = static_cast<int>(pack_head<kGemvPack>(src, len));
-  const int packs = (len - head) / kGemvPack;
-  const int tail = head + packs * kGemvPack;
-  Pack<float, kGemvPack> v[kLoads] = {};
-#pragma unroll
-  for (int u = 0; u < kLoads; ++u) {
-    const int p = t + u * kGemvBlock;
-    if (p < packs) v[u] = load_pack<kGemvPack>(src + head, p);
-  }
-  if (t < head) tile[t] = src[t];
-  if (t < len - tail) {
-    const int w = tail + t;
-    tile[gemv_padded(w)] = src[w];
-  }
-#pragma unroll
-  for (int u = 0; u < kLoads; ++u) {
-    const int p = t + u * kGemvBlock;
-    if (p < packs) {
-#pragma unroll
-      for (int k = 0; k < kGemvPack; ++k)
-        tile[gemv_padded(head + p * kGemvPack + k)] = v[u].elem[k];
-    }
-  }
-}
-
 // Floats of p past its 16-byte boundary (0..3).
 __device__ __forceinline__ int gemv_phase(const float* p) {
   return static_cast<int>((reinterpret_cast<std::uintptr_t>(p) / sizeof(float)) % kGemvPack);
+}
+
+// Stages src[0, len) (len <= kGemvTileFloats) at dst[phase + w] with the whole block and
+// returns phase, src's distance past a 16-byte boundary (0..3): its 16-byte packs land on
+// 16-byte words of dst (16-byte aligned, len + 3 floats) and are stored whole. The scalar
+// head and tail first (threads 0..3), then each thread issues all of its 16-byte loads
+// before its stores: one memory round trip.
+__device__ __forceinline__ int gemv_stage_span(float* dst, const float* __restrict__ src, int len) {
+  constexpr int kLoads = kGemvTileFloats / kGemvPack / kGemvBlock;
+  const int t = static_cast<int>(threadIdx.x);
+  const int ap = gemv_phase(src);
+  const int head = ::min((kGemvPack - ap) % kGemvPack, len);
+  const int packs = (len - head) / kGemvPack;
+  const int tail = head + packs * kGemvPack;
+  if (t < head) dst[ap + t] = src[t];
+  if (t < len - tail) dst[ap + tail + t] = src[tail + t];
+  Pack<float, kGemvPack> v[kLoads] = {};
+#pragma unroll
+  for (int u = 0; u < kLoads; ++u) {
+    if (t + u * kGemvBlock < packs) v[u] = load_pack<kGemvPack>(src + head, t + u * kGemvBlock);
+  }
+#pragma unroll
+  for (int u = 0; u < kLoads; ++u) {
+    if (t + u * kGemvBlock < packs)
+      store_pack<kGemvPack>(dst + ap + head, t + u * kGemvBlock, v[u]);
+  }
+  return ap;
 }
 
 // Stages src[0, len) (len <= kGemvTileFloats) at dst[*phase + w] and xsrc[0, xlen) (xlen <=
@@ -553,30 +541,41 @@ __global__ void __launch_bounds__(kGemvBlock, gemv_group_blocks(min_blocks_per_s
 
 // BlasOp::N, rows of at most kGemvShortMaxCols floats (lda <= kGemvShortMaxCols): tiles of
 // tile_rows whole rows (tile_rows * lda <= kGemvTileFloats) are staged in shared memory as
-// one span (gemv_load_tile: 16-byte loads whatever lda is), then thread r of the block
-// computes row r, r + 256, ... of the tile and writes y (coalesced). Grid-stride over tiles.
+// one unpadded span (gemv_stage_span: 16-byte loads and stores whatever lda is), then thread r
+// of the block computes row r, r + 256, ... of the tile and writes y (coalesced). The 32
+// threads of a warp read rows lda floats apart: with an even lda (g = gcd(lda, 32) > 1) the
+// rows r, r + 32 / g, ... would meet in one bank, so thread r starts its row at column
+// (r / (32 / g)) mod n and wraps around: at most 2 addresses a bank (ld 31, 33, 35 ... and the
+// even ones; the tile padded one float in 32 met 31 rows in a bank at lda = 31: 226851 x 29,
+// lda 31, 0.38 of the speed of light). Grid-stride over tiles.
 template <int = 0>
 __global__ void __launch_bounds__(kGemvBlock, min_blocks_per_sm(kGemvBlock))
     gemv_n_short_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
                         const float* __restrict__ x, float beta, float* __restrict__ y,
                         int tile_rows) {
-  __shared__ float tile[kGemvTilePadded];
+  __shared__ __align__(16) float tile[kGemvTileFloats + kGemvPack];
   __shared__ float xs[kGemvShortMaxCols];
   const int cols = static_cast<int>(n);
   const int ld = static_cast<int>(lda);
   if (static_cast<int>(threadIdx.x) < cols) xs[threadIdx.x] = x[threadIdx.x];
+  // rows r and r + (1 << rot_shift) start lda * 2^rot_shift floats apart, a multiple of 32
+  const int rot_shift = 5 - ::min(__ffs(ld) - 1, 5);
   const int64_t tiles = ceil_div<int64_t>(m, tile_rows);
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const int64_t r0 = t * tile_rows;
     const int rows = static_cast<int>(m - r0 < tile_rows ? m - r0 : tile_rows);
     __syncthreads();  // the previous tile is read (and xs written)
-    gemv_load_tile(tile, A + r0 * lda, (rows - 1) * ld + cols);
+    const int phase = gemv_stage_span(tile, A + r0 * lda, (rows - 1) * ld + cols);
     __syncthreads();
     for (int r = threadIdx.x; r < rows; r += kGemvBlock) {
+      const float* row = tile + phase + r * ld;
+      int c = (r >> rot_shift) % cols;
       float dot = 0.f;
 #pragma unroll 4
-      for (int c = 0; c < cols; ++c)
-        dot = fmaf(tile[gemv_padded(r * ld + c)], xs[c], dot);
+      for (int k = 0; k < cols; ++k) {
+        dot = fmaf(row[c], xs[c], dot);
+        c = c + 1 == cols ? 0 : c + 1;
+      }
       y[r0 + r] = axpby(alpha, dot, beta, y + r0 + r);
     }
   }
