@@ -410,10 +410,10 @@ inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes
   const bool pairs_fit = p.aligned && m >= 2 && ceil_div<int64_t>(m, 2) >= pair_slots &&
                          packs >= 4 * kGemvBlock && packs <= INT32_MAX;
   if (m == 1 || few_rows) {
-    // Packs of a row a block reads a trip of its loop: a block per row, 256 x kGemvRowUnroll;
-    // a group of rows, 256 of each.
-    const auto trip_packs = [](int group) {
-      return int64_t{kGemvBlock} * (group == 1 ? kGemvRowUnroll : 1);
+    // Packs of a row a block reads a trip of its loop: a block per row, 256 x 2 (aligned) or
+    // x 4 (gemv_row_unroll); a group of rows, 256 of each.
+    const auto trip_packs = [&](int group) {
+      return int64_t{kGemvBlock} * (group == 1 ? gemv_row_unroll(p.aligned) : 1);
     };
     const auto trips_of = [&](int group) {
       return [&, group](int64_t splits) {
