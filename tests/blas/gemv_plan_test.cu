@@ -296,7 +296,10 @@ TEST(GemvPlan, H100SweepTable) {
   EXPECT_EQ(fat.combine, BlockCombine::kSecondKernel);
   EXPECT_EQ(fat.combine_cols, 1);  // 528 parts, 1024 outputs: a block an output
   EXPECT_EQ(plan(BlasOp::T, 151936, 4096, 4096, {}, size_t{4} << 20, d).combine_cols, 32);
-  EXPECT_EQ(plan(BlasOp::T, 40001, 1500, 1500, {}, size_t{4} << 20, d).splits, 264);
+  EXPECT_EQ(plan(BlasOp::T, 40001, 1800, 1800, {}, size_t{4} << 20, d).splits, 264);
+  // ... only where the 1024-column tiles are 3/4 used: 1500 of 2048 and 192 of 1024 are not
+  EXPECT_NE(plan(BlasOp::T, 40001, 1500, 1500, {}, size_t{4} << 20, d).tile, GemvTile::kFat);
+  EXPECT_EQ(plan(BlasOp::T, 179861, 192, 192, {}, size_t{4} << 20, d).tile, GemvTile::kTile);
   EXPECT_NE(plan(BlasOp::T, 70001, 1024, 1024, {}, 0, d).tile, GemvTile::kFat);
   EXPECT_NE(plan(BlasOp::T, 60000, 1024, 1024, {}, size_t{4} << 20, d).tile, GemvTile::kFat);
   // without a workspace (or with too little) the rows are not grouped: clusters or one block

@@ -325,7 +325,7 @@ TEST_F(Gemv, EveryPath) {
       {BlasOp::T, 4097, 4095, 4095, 0, 0, 0},   // strided tiles, split
       {BlasOp::T, 20000, 1000, 1000, 0, 0, 0},  // 64-column tiles, split
       {BlasOp::T, 70001, 1024, 1024, 0, 0, 0},  // long: a thread's 4 columns over a split
-      {BlasOp::T, 40001, 1500, 1500, 0, 0, 1},  // long, a partial last tile, y misaligned
+      {BlasOp::T, 40001, 1800, 1800, 0, 0, 1},  // long, a partial last tile, y misaligned
       {BlasOp::T, 600, 32768, 32768, 0, 0, 0},  // 64-column tiles, no split
       {BlasOp::T, 600, 32767, 32767, 0, 0, 0},  // strided tiles, a cluster of 2
       {BlasOp::T, 30001, 501, 501, 0, 0, 0},

@@ -520,6 +520,8 @@ inline void gemv_plan_t(GemvPlan& p, const GemvAlignment& al, const DeviceInfo& 
   // the speed of light and 8011 x 4878 (lda 4883) at 0.53; without room for the classes,
   // 16-column scalar tiles ran 555 x 592049 at 0.69 and 3 x 6937363 at 0.50.)
   const bool packed = lda % kGemvPack == 0;
+  constexpr int64_t kFatCols =
+      int64_t{gemv_tile_shape(GemvTile::kFat).tx} * gemv_tile_shape(GemvTile::kFat).pack;
   const auto tiles_of = [&](GemvTile t) {
     const GemvTileShape s = gemv_tile_shape(t);
     return ceil_div<int64_t>(n + (s.strided ? 0 : a_floats), int64_t{s.tx} * s.pack);
@@ -551,13 +553,15 @@ inline void gemv_plan_t(GemvPlan& p, const GemvAlignment& al, const DeviceInfo& 
         t, std::min(gemv_wanted_splits(tiles_of(t), slots), std::max<int64_t>(1, m / s.unroll)));
     return;
   }
-  if (packed && m >= 2 * n) {
+  if (packed && m >= 2 * n && 4 * n >= 3 * tiles_of(GemvTile::kFat) * kFatCols) {
     // long matrices: a thread owns 4 columns over its split's rows (kFat: block (c, s) reads
     // rows s, s + S, ... of the 1024-column tile c), S splits filling the device, partials
     // combined. The 1024-thread one-wave tiles below ran the n = 4096 LLM shapes at
     // 0.922-0.967 of the copy (151936 x 4096: 853 us, 0.968x cuBLAS; every block reads 128
     // bytes of each of 1024 rows a trip), where kFat ran 3 x 8388608 at 1.04 (whole 4 KiB
-    // row segments a block). Through the workspace only (as measured).
+    // row segments a block). Through the workspace only (as measured), and only where the
+    // 1024-column tiles are 3/4 used at least (179861 x 192 ran 0.84 of the speed of light
+    // with 48 of every block's 256 threads holding a column).
     const GemvTileShape s = gemv_tile_shape(GemvTile::kFat);
     const int64_t fat_slots = gemv_slots(d, kGemvBlock, 64, gemv_t_smem_bytes(s.pack, s.tx, s.ty));
     const int64_t want = fat_slots / tiles_of(GemvTile::kFat);
