@@ -18,18 +18,18 @@
 ///     <= 64, at least half of it used): whole rows staged in shared memory as one
 ///     16-byte-loaded span (kShortRows, kShortColumns; the latter writes a partial per block
 ///     and needs the workspace; its x is loaded beside the rows).
-///   - N, few long rows (a block per row leaves 3/4 of the device idle): several blocks per
-///     row (kSplitRows): partials in the workspace, else a cluster (sm_90+), else one block;
-///     2..4 aligned rows share each pack of x in one block (a group; split through the
-///     workspace or not at all); aligned rows enough for a block per pair of rows to fill
-///     the device: kRowPairs (rows of <= 8192 floats: 4 packs of each row a trip).
+///   - N, few long rows (fewer than the device's slots): several blocks per row
+///     (kSplitRows, see Splits below); 2..4 aligned rows share each pack of x in one block
+///     (a group, split through the workspace); aligned rows enough for a block per pair of
+///     rows to fill the device: kRowPairs (rows of <= 8192 floats: 4 packs of each row a trip).
 ///     Many rows: aligned rows of >= 4096 floats a block per pair of rows (kRowPairs), else a
 ///     group of 4..32 lanes per row (kRows).
 ///   - T: blocks own column tiles (kColumns): m <= 64: a thread owns 4 columns over its
 ///     split's rows; n in about [SMs/2, SMs] x 32..128 columns: one 1024-thread block per SM,
-///     8 loads in flight, no split; else 64-column tiles of 256 threads. Rows that do not
-///     all start equally far past a 16-byte boundary (lda % 4 != 0) are read with scalar
-///     loads, a warp across 128 consecutive bytes of a row (the strided tiles).
+///     8 loads in flight, no split; long matrices (m >= 2n): 1024-column tiles split over the
+///     rows through the workspace where 3/4 used; else 64-column tiles of 256 threads. Rows
+///     that do not all start equally far past a 16-byte boundary (lda % 4 != 0) are read
+///     with scalar loads, a warp across 128 consecutive bytes of a row (the strided tiles).
 ///   - Splits (blocks sharing a row, or a column tile's rows): as many as fill the device's
 ///     resident blocks once, each at least a trip of its loop; one launch (a cluster of up
 ///     to d.max_cluster() blocks) where that costs at most one more trip a thread than the
