@@ -348,22 +348,34 @@ inline GemvSplit gemv_workspace_split(int64_t count, int64_t want, size_t worksp
 }
 
 // The split of `want` blocks per unit with `count` outputs; trips(s): the trips of its loop a
-// thread of the unit makes with s blocks per unit. One launch where that costs at most one
-// trip more: a cluster of the power of two <= min(want, d.max_cluster()) blocks (sm_90 builds,
-// 16 where the architecture has non-portable clusters) when its trips are at most one more
-// than those of the workspace's split, because the combine kernel's launch costs about a
-// memory round trip itself (reduce f32, H100: a second, PDL kernel +1.0-1.6 us; 2..8 tiles
-// as a cluster 6.46 -> 5.34 us at 65536). Else the workspace's split, else the cluster (any
-// size it has), else none.
+// thread of the unit makes with s blocks per unit. Each choice is priced in trips: none,
+// trips(1); a cluster of the power of two <= min(want, d.max_cluster()) blocks (16 where the
+// architecture has non-portable clusters), trips + 2 (the cluster's barrier and the rank-0
+// sums through DSMEM), and past the portable 8 blocks an eighth more of its trips; the
+// workspace's split, trips + 3 (the combine kernel's launch costs about a memory round trip
+// more: reduce f32, H100: a second, PDL kernel +1.0-1.6 us; 2..8 tiles as a cluster 6.46 ->
+// 5.34 us at 65536). The cheapest wins; ties go to none, then to the cluster. (Measured on
+// the H100, seed 2, against splits priced at their trips alone: clusters of 16 lost to the
+// workspace's 16 at equal trips, 64 x 524288 52.5 -> 59.7 us (16 trips), 33 x 1480995 73.5 ->
+// 92.3; clusters of 2 lost to no split at 2 trips against 3 or 4, 286 x 4352 6.85 -> 7.62,
+// 15 x 68672 T 6.18 -> 7.94.)
 template <typename Trips>
 GemvSplit gemv_split(int64_t count, int64_t want, Trips trips, size_t workspace_bytes,
                      const DeviceInfo& d) {
   if (want < 2) return {};
-  const GemvSplit ws = gemv_workspace_split(count, want, workspace_bytes);
+  constexpr int kPortableCluster = 8;
+  GemvSplit best;
+  int64_t best_cost = trips(1);
   const int64_t cluster = pow2_floor(std::min<int64_t>(want, d.max_cluster()));
-  if (cluster >= 2 && (ws.splits < 2 || trips(cluster) <= trips(ws.splits) + 1))
-    return {static_cast<int>(cluster), BlockCombine::kCluster};
-  return ws;
+  if (cluster >= 2) {
+    const int64_t t = trips(cluster);
+    const int64_t cost = t + 2 + (cluster > kPortableCluster ? ceil_div<int64_t>(t, 8) : 0);
+    if (cost < best_cost)
+      best = {static_cast<int>(cluster), BlockCombine::kCluster}, best_cost = cost;
+  }
+  const GemvSplit ws = gemv_workspace_split(count, want, workspace_bytes);
+  if (ws.splits >= 2 && trips(ws.splits) + 3 < best_cost) best = ws;
+  return best;
 }
 
 // Plan p splits as s: splits, combine and, through the workspace, the partials and the
@@ -410,10 +422,10 @@ inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes
   const bool pairs_fit = p.aligned && m >= 2 && ceil_div<int64_t>(m, 2) >= pair_slots &&
                          packs >= 4 * kGemvBlock && packs <= INT32_MAX;
   if (m == 1 || few_rows) {
-    // Packs of a row a block reads a trip of its loop: a block per row, 256 x 2 (aligned) or
-    // x 4 (gemv_row_unroll); a group of rows, 256 of each.
-    const auto trip_packs = [&](int group) {
-      return int64_t{kGemvBlock} * (group == 1 ? gemv_row_unroll(p.aligned) : 1);
+    // Packs of a row a block reads a trip of its loop: a block per row, 256 x kGemvRowUnroll;
+    // a group of rows, 256 of each.
+    const auto trip_packs = [](int group) {
+      return int64_t{kGemvBlock} * (group == 1 ? kGemvRowUnroll : 1);
     };
     const auto trips_of = [&](int group) {
       return [&, group](int64_t splits) {
@@ -614,7 +626,7 @@ inline GemvPlan plan_gemv(BlasOp op, int64_t m, int64_t n, int64_t lda, GemvAlig
   p.rows = m, p.cols = n, p.ld = lda;
   p.count = n_op ? m : n;
   const int64_t inner = n_op ? n : m;
-  if (inner == 0) {
+  if (inner == 0 || p.count == 0) {  // (no outputs: nothing to read either)
     p.path = GemvPath::kScale;
     p.shape.grid = dim3(grid_size_for(p.count, detail::kGemvBlock, d));
     p.shape.block = dim3(detail::kGemvBlock);

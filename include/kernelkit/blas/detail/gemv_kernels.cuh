@@ -30,13 +30,7 @@ inline constexpr int kGemvWideBlock = 1024;  // BlasOp::T one-wave kernels: one 
 // Independent 16-byte loads of A a thread issues before its FMAs: BlasOp::N loads as many
 // of x beside them; BlasOp::T at 32 registers keeps ~2 of its 4 in flight (the SASS issues
 // the third load after the first FFMA), the wide BlasOp::T kernels (64 registers) all 8.
-// BlasOp::N: 2 in the kernels at 32 registers (aligned rows, a warp or a block per row), 4
-// in those at half the SM's threads (64 registers: unaligned rows, narrower lane groups),
-// the same bytes in flight an SM (2 there ran 332805 x 487 at 0.86 of the speed of light).
 inline constexpr int kGemvRowUnroll = 2;
-__host__ __device__ constexpr int gemv_row_unroll(bool full_occupancy) {
-  return full_occupancy ? kGemvRowUnroll : 2 * kGemvRowUnroll;
-}
 inline constexpr int kGemvColUnroll = 4;
 inline constexpr int kGemvWideUnroll = 8;
 
@@ -147,32 +141,13 @@ __device__ __forceinline__ float gemv_dot_packs(const float* __restrict__ a,
         acc[u] = fmaf(av[u].elem[k], xv[u].elem[k], acc[u]);
     }
   }
-  // the last packs (fewer than Unroll a thread). Unroll 2 (32 registers): one at a time (a
-  // predicated trip spilled on sm_100); more: one predicated trip, all loads at once.
-  if constexpr (Unroll <= kGemvRowUnroll) {
 #pragma unroll 1
-    for (; p < packs; p += step) {
-      const Pack<float, kGemvPack> av = load_pack<kGemvPack>(a, p);
-      const Pack<float, kGemvPack> xv = gemv_load_x<XVec>(x, p);
+  for (; p < packs; p += step) {
+    const Pack<float, kGemvPack> av = load_pack<kGemvPack>(a, p);
+    const Pack<float, kGemvPack> xv = gemv_load_x<XVec>(x, p);
 #pragma unroll
-      for (int k = 0; k < kGemvPack; ++k)
-        acc[0] = fmaf(av.elem[k], xv.elem[k], acc[0]);
-    }
-  } else if (p < packs) {
-    Pack<float, kGemvPack> av[Unroll] = {}, xv[Unroll] = {};
-#pragma unroll
-    for (int u = 0; u < Unroll; ++u) {
-      if (p + u * step < packs) {
-        av[u] = load_pack<kGemvPack>(a, p + u * step);
-        xv[u] = gemv_load_x<XVec>(x, p + u * step);
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < Unroll; ++u) {
-#pragma unroll
-      for (int k = 0; k < kGemvPack; ++k)
-        acc[u] = fmaf(av[u].elem[k], xv[u].elem[k], acc[u]);
-    }
+    for (int k = 0; k < kGemvPack; ++k)
+      acc[0] = fmaf(av.elem[k], xv.elem[k], acc[0]);
   }
   float sum = 0.f;
 #pragma unroll
@@ -368,9 +343,7 @@ __global__ void __launch_bounds__(kGemvBlock, min_blocks_per_sm(kGemvBlock) /
   for (int64_t base = warp * kRowsPerWarp; base < m; base += warp_stride * kRowsPerWarp) {
     const int64_t row = base + group;
     float dot = 0.f;
-    if (row < m)
-      dot = gemv_row_dot<Aligned, gemv_row_unroll(Aligned && Width == kWarpSize)>(A + row * lda, x,
-                                                                                  n, lane, Width);
+    if (row < m) dot = gemv_row_dot<Aligned, kGemvRowUnroll>(A + row * lda, x, n, lane, Width);
     dot = warp_reduce<Width>(dot, Sum{});
     // lane 0 of each group holds its row's dot product
     if (lane == 0 && row < m) y[row] = axpby(alpha, dot, beta, y + row);
@@ -397,7 +370,7 @@ __global__ void __launch_bounds__(kGemvBlock, Aligned
   const int64_t lane = int64_t{split} * kGemvBlock + threadIdx.x;
   const int64_t lanes = int64_t{splits} * kGemvBlock;
   for (int64_t row = blockIdx.y; row < m; row += gridDim.y) {
-    float dot = gemv_row_dot<Aligned, gemv_row_unroll(Aligned)>(A + row * lda, x, n, lane, lanes);
+    float dot = gemv_row_dot<Aligned, kGemvRowUnroll>(A + row * lda, x, n, lane, lanes);
     if (row + gridDim.y >= m && partials != nullptr) gemv_allow_combine();
     dot = block_reduce<kGemvBlock>(dot, Sum{});
     // thread 0 holds this block's part of row `row`
