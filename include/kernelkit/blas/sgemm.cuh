@@ -88,7 +88,12 @@ cudaError_t launch_sgemm_tiled(const SgemmPlan& plan, float alpha, const float* 
   p.m = m, p.n = n, p.k = k;
   p.alpha = alpha, p.beta = beta;
   p.A = A, p.lda = lda, p.B = B, p.ldb = ldb, p.C = C, p.ldc = ldc;
+  if (t.trans_c) {  // C^T = op(B)^T op(A)^T: the kernel's A is B, its B is A
+    p.m = n, p.n = m;
+    p.A = B, p.lda = ldb, p.B = A, p.ldb = lda;
+  }
   p.c_vec4 = t.c_vec4;
+  p.c_trans = t.trans_c;
   p.stages = t.stages;
   p.tiles_m = t.tiles_m, p.tiles_n = t.tiles_n;
   p.dp_tiles = t.dp_tiles, p.split_tiles = t.split_tiles, p.splits = t.splits;
@@ -103,6 +108,7 @@ cudaError_t launch_sgemm_tiled(const SgemmPlan& plan, float alpha, const float* 
   const SgemmTileShape s = sgemm_tile_shape(t.tile);
   SgemmReduceParams r{};
   r.m = m, r.n = n, r.alpha = alpha, r.beta = beta, r.C = C, r.ldc = ldc, r.c_vec4 = t.c_vec4;
+  r.c_trans = t.trans_c;
   r.ws = ws, r.splits = t.splits, r.bm = s.bm, r.bn = s.bn;
   r.tiles_m = t.tiles_m, r.tiles_n = t.tiles_n, r.dp_tiles = t.dp_tiles;
   r.split_tiles = t.split_tiles;
