@@ -226,6 +226,12 @@ struct SgemmTileLoader {
         const float* src = ok ? ptr + i * kSlotStep * ld : X;
         sgemm_cp_async<4>(dst + smem + i * kSlotStep * kStride, src, ok ? 4 : 0);
       }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+      // without cp.async the copies are loads into registers and stores: at most 4 loads in
+      // flight (all of a k-tile's 12-20 hoisted beside 64 accumulators spilled 24-36 bytes
+      // in the 128 x 128 and 64 x 256 kernels with 4-byte copies of A and B along K, sm_75)
+      if (i % 4 == 3) asm volatile("" ::: "memory");
+#endif
     }
     advance(ld);
   }
