@@ -93,13 +93,15 @@ cudaError_t launch_sgemm_tiled(const SgemmPlan& plan, float alpha, const float* 
     p.A = B, p.lda = ldb, p.B = A, p.ldb = lda;
   }
   p.c_vec4 = t.c_vec4;
-  p.c_trans = t.trans_c;
   p.stages = t.stages;
   p.tiles_m = t.tiles_m, p.tiles_n = t.tiles_n;
   p.dp_tiles = t.dp_tiles, p.split_tiles = t.split_tiles, p.splits = t.splits;
   p.split_k_tiles = t.split_k_tiles;
   p.ws = ws;
-  const auto kernel = sgemm_kernel<Tile, LoadA, LoadB>;
+  // C or C^T: two instantiations of the entry (detail/sgemm_kernels: a run-time flag slowed
+  // the kernels that compute C)
+  const auto kernel =
+      t.trans_c ? sgemm_kernel<Tile, LoadA, LoadB, true> : sgemm_kernel<Tile, LoadA, LoadB, false>;
   KERNELKIT_RETURN_IF_ERROR(once_per_kernel(reinterpret_cast<const void*>(kernel), [&] {
     return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, t.smem_optin);
   }));
