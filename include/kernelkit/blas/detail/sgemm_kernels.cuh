@@ -480,15 +480,16 @@ __global__ void __launch_bounds__(SgemmShape<Tile>::kThreads, SgemmShape<Tile>::
     // C^T: column col0 + b_off + 32 jq + j of the kernel's C is a row of C, and the 4
     // consecutive rows of a quad are 4 consecutive elements of it
 #pragma unroll
-    for (int jq = 0; jq < kQN; ++jq) {
+    for (int q = 0; q < kQM; ++q) {
+      const int64_t r = row0 + a_off + q * 16;
+      if (r >= rows) continue;
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int64_t c = col0 + b_off + jq * 32 + j;
-        if (c >= cols) continue;
-        float* ccol = out + c * ld;
+      for (int jq = 0; jq < kQN; ++jq) {
 #pragma unroll
-        for (int q = 0; q < kQM; ++q) {
-          const int64_t r = row0 + a_off + q * 16;
+        for (int j = 0; j < 4; ++j) {
+          const int64_t c = col0 + b_off + jq * 32 + j;
+          if (c >= cols) continue;
+          float* ccol = out + c * ld;
           if (vec4 && r + 3 < rows) {
             Pack<float, 4> v;
 #pragma unroll
@@ -504,28 +505,27 @@ __global__ void __launch_bounds__(SgemmShape<Tile>::kThreads, SgemmShape<Tile>::
         }
       }
     }
-    return;
-  }
-
-  // epilogue: rows row0 + a_off + 16 q + {0..3}, columns col0 + b_off + 32 q + {0..3}
+  } else {
+    // epilogue: rows row0 + a_off + 16 q + {0..3}, columns col0 + b_off + 32 q + {0..3}
 #pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const int64_t r = row0 + a_off + (i & 3) + (i >> 2) * 16;
-    if (r >= rows) continue;
-    float* crow = out + r * ld;
+    for (int i = 0; i < TM; ++i) {
+      const int64_t r = row0 + a_off + (i & 3) + (i >> 2) * 16;
+      if (r >= rows) continue;
+      float* crow = out + r * ld;
 #pragma unroll
-    for (int jq = 0; jq < kQN; ++jq) {
-      const int64_t c = col0 + b_off + jq * 32;
-      if (vec4 && c + 3 < cols) {
-        Pack<float, 4> v;
+      for (int jq = 0; jq < kQN; ++jq) {
+        const int64_t c = col0 + b_off + jq * 32;
+        if (vec4 && c + 3 < cols) {
+          Pack<float, 4> v;
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
-          v.elem[j] = acc[i][jq * 4 + j];
-        store_pack<4>(crow + c, 0, axpby<4>(alpha, v, beta, crow + c));
-      } else {
+          for (int j = 0; j < 4; ++j)
+            v.elem[j] = acc[i][jq * 4 + j];
+          store_pack<4>(crow + c, 0, axpby<4>(alpha, v, beta, crow + c));
+        } else {
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
-          if (c + j < cols) crow[c + j] = axpby(alpha, acc[i][jq * 4 + j], beta, crow + c + j);
+          for (int j = 0; j < 4; ++j)
+            if (c + j < cols) crow[c + j] = axpby(alpha, acc[i][jq * 4 + j], beta, crow + c + j);
+        }
       }
     }
   }
