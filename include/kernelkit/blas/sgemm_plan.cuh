@@ -16,7 +16,8 @@
 /// - kTiled: the tiled FFMA kernel (one of five block tiles, a cp.async pipeline of `stages`
 ///   shared-memory tiles). Tile, stages, the split of K and whether the kernel computes C or
 ///   C^T = op(B)^T op(A)^T come from a model of the time on the device (sgemm_tiled_time):
-///   whole waves of resident blocks, the lone last wave, the prologue/epilogue of each block,
+///   whole waves of resident blocks, the lone last wave, the prologue/epilogue of each block
+///   (4-byte stores to an unaligned C and C^T's stores dearer),
 ///   the combine pass of split tiles, the 4-byte copies of an operand read along K or not
 ///   16-byte aligned. Few rows of C (33..256) take the 64-row tiles, few columns the same
 ///   tiles on C^T (the kernel's rows are C's columns); a small grid splits K until it fills
@@ -413,8 +414,16 @@ constexpr SgemmTileModel sgemm_tile_model(SgemmTile t) {
 }
 inline constexpr double kSgemmFlopsPerByte = 20.0;      // FFMA peak over DRAM bandwidth (H100 ~20)
 inline constexpr double kSgemmBlockLatency = 1500;      // cycles: a block's pipeline fill
-inline constexpr double kSgemmStoreBytesPerCycle = 32;  // an SM's epilogue stores
-inline constexpr double kSgemmLaunchGap = 2000;         // cycles: the combine kernel's start
+inline constexpr double kSgemmStoreBytesPerCycle = 32;  // an SM's epilogue, 16-byte stores
+// The epilogue's 4-byte stores (C not 16-byte aligned along its rows: c_vec4 false) take this
+// many times the 16-byte ones' cycles a byte (4 times the instructions), and C^T's this many
+// times more (a warp's store touches 8 rows of C, not 4). Fitted on the H100, 128 x 256, 11
+// k-tiles, 4-byte copies of both operands: TT 17963x22165x163 (C, 4-byte stores) 86 k cycles a
+// wave, NN 14274x490x176 on C^T (4-byte stores) 114 k: 4 x and 2 x (16-byte stores at 32
+// bytes a cycle: 4 k of a 128 x 256 tile, 82 and 98 k modeled).
+inline constexpr double kSgemmScalarStoreCost = 4;
+inline constexpr double kSgemmTransStoreCost = 2;
+inline constexpr double kSgemmLaunchGap = 2000;  // cycles: the combine kernel's start
 // What one 4-byte copy of op(B) costs beyond the 16-byte copies of the same bytes, in FFMA
 // issue slots of its thread: B read along K (op(B) = B^T, not packed) against 16-byte copies,
 // 128 x 256 (12 more copies a thread a k-tile, 2048 FFMA): NT / NN 2048^3 386.5 / 357.3 us
@@ -486,6 +495,7 @@ struct SgemmTiledChoice {
   SgemmLoad load_b = SgemmLoad::kMnVec4;  // how the kernel copies its B (op(B), or op(A)^T)
   bool pack_b = false;   // op(B) = B^T is packed into the workspace first (SgemmTiledPlan)
   bool trans_c = false;  // the kernel computes C^T = op(B)^T op(A)^T (SgemmTiledPlan)
+  bool c_vec4 = true;    // 16-byte stores to C (SgemmTiledPlan::c_vec4)
   double time = 0;
 };
 
@@ -510,14 +520,18 @@ inline double sgemm_tiled_time(const SgemmTiledChoice& c, int64_t m, int64_t n, 
   const int lanes = sgemm_fma_lanes(d);
   const int bps = c.fit.blocks_per_sm;
   const double tile_bytes = 4.0 * s.bm * s.bn;
-  const double overhead = kSgemmBlockLatency + tile_bytes / kSgemmStoreBytesPerCycle;
+  // a block's fill and stores: a whole tile's to C, a split part's to the workspace (16-byte)
+  const double trans_cost = c.trans_c ? kSgemmTransStoreCost : 1.0;
+  const double store = tile_bytes / kSgemmStoreBytesPerCycle * trans_cost;
+  const double overhead_c = kSgemmBlockLatency + store * (c.c_vec4 ? 1.0 : kSgemmScalarStoreCost);
+  const double overhead_ws = kSgemmBlockLatency + store;
   // cycles of one block of kt k-tiles with bps blocks sharing its SM, and alone
   const double copies = sgemm_copy_factor(c.tile, c.load_b);
-  const auto block_full = [&](int64_t kt) {
+  const auto block_full = [&](int64_t kt, double overhead) {
     const double c1 = double(s.bm) * s.bn * kSgemmBK * double(kt) / lanes * copies;
     return c1 * bps / e.eff_full + (bps > 1 ? 0.25 * overhead : overhead);
   };
-  const auto block_one = [&](int64_t kt) {
+  const auto block_one = [&](int64_t kt, double overhead) {
     return double(s.bm) * s.bn * kSgemmBK * double(kt) / lanes * copies / e.eff_one + overhead;
   };
   const int64_t k_tiles = ceil_div<int64_t>(k, kSgemmBK);
@@ -525,14 +539,14 @@ inline double sgemm_tiled_time(const SgemmTiledChoice& c, int64_t m, int64_t n, 
   double t = 0;
   if (c.dp_tiles > 0) {
     t += c.dp_tiles % slots == 0 && c.split_tiles > 0
-             ? double(c.dp_tiles / slots) * block_full(k_tiles)
-             : sgemm_waves_time(c.dp_tiles, block_full(k_tiles), block_one(k_tiles), bps,
-                                d.sm_count);
+             ? double(c.dp_tiles / slots) * block_full(k_tiles, overhead_c)
+             : sgemm_waves_time(c.dp_tiles, block_full(k_tiles, overhead_c),
+                                block_one(k_tiles, overhead_c), bps, d.sm_count);
   }
   if (c.split_tiles > 0) {
     const int64_t blocks = c.split_tiles * c.splits;
-    t += sgemm_waves_time(blocks, block_full(c.split_k_tiles), block_one(c.split_k_tiles), bps,
-                          d.sm_count);
+    t += sgemm_waves_time(blocks, block_full(c.split_k_tiles, overhead_ws),
+                          block_one(c.split_k_tiles, overhead_ws), bps, d.sm_count);
     const double bytes = tile_bytes * double(blocks + c.split_tiles);
     t += bytes / sgemm_device_bytes_per_cycle(d) + kSgemmLaunchGap;
   }
@@ -619,6 +633,7 @@ inline SgemmPlan sgemm_plan_tiled(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n
   const SgemmLoad la = sgemm_load_mode(op_a == BlasOp::N, lda, al.a.fits(16));
   const SgemmLoad lb = sgemm_load_mode(op_b == BlasOp::T, ldb, al.b.fits(16));
   const int64_t k_tiles = ceil_div<int64_t>(k, kSgemmBK);
+  const bool c_vec4 = ldc % 4 == 0 && al.c.fits(16);  // as sgemm_tiled_plan sets it
   const bool can_pack = sgemm_can_pack_b(op_b, n, k, ldb) &&
                         static_cast<uint64_t>(sgemm_pack_bytes(n, k)) <= workspace_bytes;
   SgemmTiledChoice best;
@@ -649,6 +664,7 @@ inline SgemmPlan sgemm_plan_tiled(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n
       c.load_b = kb;
       c.pack_b = pack;
       c.trans_c = trans;
+      c.c_vec4 = c_vec4;
       consider(c);
       const int64_t max_splits = std::min<int64_t>(kSgemmMaxSplits, k_tiles / kSgemmMinSplitKTiles);
       const int64_t max_tail_splits =
