@@ -229,7 +229,7 @@ void check_plan(const SgemmPlan& p, BlasOp oa, BlasOp ob, const Shape& s, const 
       const auto& t = p.tiled;
       legal_grid(p.shape);
       EXPECT_GT(std::min(s.m, s.n), kernelkit::kSgemmSkinnyMaxRows);
-      EXPECT_TRUE(kernelkit::sgemm_tile_allowed(t.tile, t.load_a, t.load_b));
+      EXPECT_TRUE(kernelkit::sgemm_tile_allowed(t.tile, t.load_a, t.load_b, t.trans_c));
       const auto sh = kernelkit::sgemm_tile_shape(t.tile);
       // the kernel's C: C, or C^T (n x m)
       const int64_t km = t.trans_c ? s.n : s.m, kn = t.trans_c ? s.m : s.n;
@@ -666,8 +666,9 @@ TEST(SgemmWorkspace, BoundFromTheShape) {
 std::string describe(const kernelkit::SgemmConfig& c) {
   return "path=" + std::to_string(int(c.path)) + " tile=" + std::to_string(int(c.tile)) +
          " load_a=" + std::to_string(int(c.load_a)) + " load_b=" + std::to_string(int(c.load_b)) +
-         " rows=" + std::to_string(c.rows) + " vec=" + std::to_string(c.vec) +
-         " mode=" + std::to_string(int(c.mode)) + " a_along_k=" + std::to_string(c.a_along_k);
+         " trans_c=" + std::to_string(c.trans_c) + " rows=" + std::to_string(c.rows) +
+         " vec=" + std::to_string(c.vec) + " mode=" + std::to_string(int(c.mode)) +
+         " a_along_k=" + std::to_string(c.a_along_k);
 }
 
 TEST(SgemmConfigs, NoDuplicates) {
@@ -681,8 +682,10 @@ TEST(SgemmConfigs, NoDuplicates) {
 // launch_sgemm can launch), and every entry is some input's plan (no kernel is built that no
 // call runs).
 TEST(SgemmConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
-  const int64_t mn[] = {0,   1,   2,   3,    8,    9,    31,   32,   33,     100,         128,
-                        129, 256, 257, 1000, 1024, 2048, 4099, 8192, 100003, 2147483659LL};
+  // 64: one 64-wide tile of C^T (few rows or columns of C: the 64 x 256 and 128 x 64 C^T
+  // entries with 16-byte copies of the kernel's A)
+  const int64_t mn[] = {0,   1,   2,   3,   8,    9,    31,   32,   33,   64,     100,
+                        128, 129, 256, 257, 1000, 1024, 2048, 4099, 8192, 100003, 2147483659LL};
   const int64_t ks[] = {0, 1, 17, 64, 129, 1024, 8192, 1000003};
   const kernelkit::SgemmAlignment aligns[] = {{},
                                               {Alignment(4), Alignment(8), Alignment(12)},

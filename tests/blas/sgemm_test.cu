@@ -243,8 +243,8 @@ sgemm_testing::SgemmCall forced_tiled(kernelkit::SgemmTile tile, int stages, int
                               : kd::sgemm_load_mode(c.op_b == BlasOp::T, ldb, al.b.fits(16));
     // the kernel's copies: (la, lb), or (lb, la) computing C^T
     const auto allowed = [&](kernelkit::SgemmTile t, bool tr) {
-      return tr ? !ch.pack_b && kernelkit::sgemm_tile_allowed(t, lb, la)
-                : kernelkit::sgemm_tile_allowed(t, la, lb);
+      return tr ? !ch.pack_b && kernelkit::sgemm_tile_allowed(t, lb, la, true)
+                : kernelkit::sgemm_tile_allowed(t, la, lb, false);
     };
     ch.tile = allowed(tile, trans) || allowed(tile, !trans) ? tile : kernelkit::SgemmTile::k128x64;
     ch.trans_c = allowed(ch.tile, trans) ? trans : !trans;
@@ -463,9 +463,9 @@ TEST_F(SgemmTest, EveryConfiguration) {
     const std::string name =
         "entry " + std::to_string(i) + ": path " + std::to_string(int(e.path)) + " tile " +
         std::to_string(int(e.tile)) + " loads " + std::to_string(int(e.load_a)) + "," +
-        std::to_string(int(e.load_b)) + " rows " + std::to_string(e.rows) + " vec " +
-        std::to_string(e.vec) + " mode " + std::to_string(int(e.mode)) + " a_along_k " +
-        std::to_string(e.a_along_k);
+        std::to_string(int(e.load_b)) + " trans_c " + std::to_string(e.trans_c) + " rows " +
+        std::to_string(e.rows) + " vec " + std::to_string(e.vec) + " mode " +
+        std::to_string(int(e.mode)) + " a_along_k " + std::to_string(e.a_along_k);
     ASSERT_TRUE(k.found) << "no case plans " << name;
     SgemmCase c{k.op_a, k.op_b, k.m, k.n, k.k};
     c.pad_a = c.pad_b = c.pad_c = k.pad;

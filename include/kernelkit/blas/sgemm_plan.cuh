@@ -189,8 +189,9 @@ struct SgemmConfig {
   SgemmTile tile = SgemmTile::k128x64;     ///< kTiled: the block tile
   SgemmLoad load_a = SgemmLoad::kKContig;  ///< kTiled: how A's tiles are copied
   SgemmLoad load_b = SgemmLoad::kKContig;  ///< kTiled: how B's tiles are copied
-  int rows = 0;                            ///< kSkinny: rows of C' a block holds (8 or 32)
-  int vec = 0;                             ///< kSkinny: elements of B' per access (4 or 1)
+  bool trans_c = false;  ///< kTiled: the kernel computes C^T (SgemmTiledPlan::trans_c)
+  int rows = 0;          ///< kSkinny: rows of C' a block holds (8 or 32)
+  int vec = 0;           ///< kSkinny: elements of B' per access (4 or 1)
   SgemmSkinnyMode mode = SgemmSkinnyMode::kNContig;  ///< kSkinny: how B' is read
   bool a_along_k = false;  ///< kSkinny with kNContig: A' rows contiguous along k
 };
@@ -198,7 +199,8 @@ struct SgemmConfig {
 /// Same kernel.
 constexpr bool operator==(const SgemmConfig& a, const SgemmConfig& b) {
   return a.path == b.path && a.tile == b.tile && a.load_a == b.load_a && a.load_b == b.load_b &&
-         a.rows == b.rows && a.vec == b.vec && a.mode == b.mode && a.a_along_k == b.a_along_k;
+         a.trans_c == b.trans_c && a.rows == b.rows && a.vec == b.vec && a.mode == b.mode &&
+         a.a_along_k == b.a_along_k;
 }
 
 namespace detail {
@@ -213,10 +215,11 @@ constexpr SgemmConfig sgemm_skinny_config(int rows, int vec, SgemmSkinnyMode mod
   c.rows = rows, c.vec = vec, c.mode = mode, c.a_along_k = a_along_k;
   return c;
 }
-constexpr SgemmConfig sgemm_tiled_config(SgemmTile tile, SgemmLoad load_a, SgemmLoad load_b) {
+constexpr SgemmConfig sgemm_tiled_config(SgemmTile tile, SgemmLoad load_a, SgemmLoad load_b,
+                                         bool trans_c) {
   SgemmConfig c;
   c.path = SgemmPath::kTiled;
-  c.tile = tile, c.load_a = load_a, c.load_b = load_b;
+  c.tile = tile, c.load_a = load_a, c.load_b = load_b, c.trans_c = trans_c;
   return c;
 }
 }  // namespace detail
@@ -225,13 +228,17 @@ constexpr SgemmConfig sgemm_tiled_config(SgemmTile tile, SgemmLoad load_a, Sgemm
 /// (sgemm_config), launch_sgemm instantiates exactly these, and the plan tests check that every
 /// plan is one and every one is planned for some shape. The skinny kernels: 8 or 32 rows, 4 or
 /// 1 elements of B' an access, B' read along a row (A' staged along k or not) or along k. The
-/// tiled kernel: a tile with the copies (A's, B's) it is built for. Any call can run on C or
-/// on C^T with the two copies swapped, so each tile keeps the pairs whose use the time model
-/// shows (over the generated shapes of bench/shapes.h, H100: an entry stays where the next-best
-/// plan is >= 3 % slower on the calls that take it): 128 x 256 and 128 x 64 without the
-/// 16-byte A / along-K B pair (C^T covers it), 128 x 128 with A along K or 4-byte, 64 x 256
-/// with every pair (few rows and few columns of C, every op combination, aligned or not),
-/// 64 x 128 for NN only.
+/// tiled kernel: a tile with the copies (the kernel's A's, B's) it is built for, computing C or
+/// C^T (an instantiation each: C^T is a template argument). Any call can run on C or on C^T
+/// with the two copies swapped, so each tile keeps the pairs whose use the time model shows
+/// (over the generated shapes of bench/shapes.h, H100: an entry stays where the next-best plan
+/// is >= 3 % slower on the calls that take it): 128 x 256 and 128 x 64 without the 16-byte A /
+/// along-K B pair (C^T covers it), 128 x 128 with A along K or 4-byte, 64 x 256 with every
+/// pair (few rows and few columns of C, every op combination, aligned or not), 64 x 128 for NN
+/// only. Each pair is listed with C and with C^T, the C^T entry being the one some plan takes
+/// (plan_sgemm over the plan tests' shapes and devices), save 128 x 128 with both copies along
+/// K: its C^T is the same kernel on a square tile with the slower transposed stores, never
+/// chosen over C.
 inline constexpr SgemmConfig kSgemmConfigs[] = {
     detail::sgemm_path_config(SgemmPath::kNone),
     detail::sgemm_path_config(SgemmPath::kScale),
@@ -248,39 +255,83 @@ inline constexpr SgemmConfig kSgemmConfigs[] = {
     detail::sgemm_skinny_config(8, 1, SgemmSkinnyMode::kKContig, false),
     detail::sgemm_skinny_config(kSgemmSkinnyMaxRows, 4, SgemmSkinnyMode::kKContig, false),
     detail::sgemm_skinny_config(kSgemmSkinnyMaxRows, 1, SgemmSkinnyMode::kKContig, false),
-    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kKContig),
-    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kMnVec4),
-    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4),
-    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnScalar, SgemmLoad::kKContig),
-    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4),
-    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnScalar, SgemmLoad::kMnScalar),
-    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kKContig, SgemmLoad::kKContig),
-    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kKContig, SgemmLoad::kMnVec4),
-    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kMnScalar, SgemmLoad::kKContig),
-    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4),
-    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kKContig, SgemmLoad::kKContig),
-    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kKContig, SgemmLoad::kMnVec4),
-    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kKContig, SgemmLoad::kMnScalar),
-    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4),
-    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnScalar, SgemmLoad::kKContig),
-    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4),
-    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnScalar, SgemmLoad::kMnScalar),
-    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kKContig, SgemmLoad::kKContig),
-    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kKContig, SgemmLoad::kMnVec4),
-    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kKContig, SgemmLoad::kMnScalar),
-    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnVec4, SgemmLoad::kKContig),
-    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4),
-    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnVec4, SgemmLoad::kMnScalar),
-    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnScalar, SgemmLoad::kKContig),
-    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4),
-    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnScalar, SgemmLoad::kMnScalar),
-    detail::sgemm_tiled_config(SgemmTile::k64x128, SgemmLoad::kKContig, SgemmLoad::kMnVec4),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kKContig,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kKContig, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kMnVec4, false),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4, false),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnScalar, SgemmLoad::kKContig,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnScalar, SgemmLoad::kKContig,
+                               true),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnScalar, SgemmLoad::kMnScalar,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnScalar, SgemmLoad::kMnScalar,
+                               true),
+    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kKContig, SgemmLoad::kKContig,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kKContig, SgemmLoad::kMnVec4, false),
+    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kKContig, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kMnScalar, SgemmLoad::kKContig,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kMnScalar, SgemmLoad::kKContig,
+                               true),
+    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kKContig, SgemmLoad::kKContig, false),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kKContig, SgemmLoad::kKContig, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kKContig, SgemmLoad::kMnVec4, false),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kKContig, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kKContig, SgemmLoad::kMnScalar,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kKContig, SgemmLoad::kMnScalar, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4, false),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnScalar, SgemmLoad::kKContig,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnScalar, SgemmLoad::kKContig, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4, false),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnScalar, SgemmLoad::kMnScalar,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnScalar, SgemmLoad::kMnScalar,
+                               true),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kKContig, SgemmLoad::kKContig, false),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kKContig, SgemmLoad::kKContig, true),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kKContig, SgemmLoad::kMnVec4, false),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kKContig, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kKContig, SgemmLoad::kMnScalar,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kKContig, SgemmLoad::kMnScalar, true),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnVec4, SgemmLoad::kKContig, false),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnVec4, SgemmLoad::kKContig, true),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4, false),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnVec4, SgemmLoad::kMnScalar, false),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnVec4, SgemmLoad::kMnScalar, true),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnScalar, SgemmLoad::kKContig,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnScalar, SgemmLoad::kKContig, true),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4, false),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnScalar, SgemmLoad::kMnScalar,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnScalar, SgemmLoad::kMnScalar,
+                               true),
+    detail::sgemm_tiled_config(SgemmTile::k64x128, SgemmLoad::kKContig, SgemmLoad::kMnVec4, false),
+    detail::sgemm_tiled_config(SgemmTile::k64x128, SgemmLoad::kKContig, SgemmLoad::kMnVec4, true),
 };
 
-/// Whether the tiled kernel is compiled for tile t with these copies of A and B: an entry of
-/// kSgemmConfigs (the plan chooses among these).
-constexpr bool sgemm_tile_allowed(SgemmTile t, SgemmLoad a, SgemmLoad b) {
-  return config_index(kSgemmConfigs, detail::sgemm_tiled_config(t, a, b)) >= 0;
+/// Whether the tiled kernel is compiled for tile t with these copies of its A and B, computing
+/// C (trans_c false) or C^T: an entry of kSgemmConfigs (the plan chooses among these).
+constexpr bool sgemm_tile_allowed(SgemmTile t, SgemmLoad a, SgemmLoad b, bool trans_c) {
+  return config_index(kSgemmConfigs, detail::sgemm_tiled_config(t, a, b, trans_c)) >= 0;
 }
 
 /// Where the operands sit on the 16-byte grid: the core Alignment of A, B and C (a 16-byte
@@ -380,7 +431,8 @@ inline SgemmConfig sgemm_config(const SgemmPlan& p) {
       return detail::sgemm_skinny_config(p.skinny.rows, p.skinny.vec, p.skinny.mode,
                                          p.skinny.a_along_k);
     case SgemmPath::kTiled:
-      return detail::sgemm_tiled_config(p.tiled.tile, p.tiled.load_a, p.tiled.load_b);
+      return detail::sgemm_tiled_config(p.tiled.tile, p.tiled.load_a, p.tiled.load_b,
+                                        p.tiled.trans_c);
     default:
       return detail::sgemm_path_config(p.path);
   }
@@ -652,7 +704,7 @@ inline SgemmPlan sgemm_plan_tiled(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n
     };
     for (SgemmTile t : {SgemmTile::k128x256, SgemmTile::k128x128, SgemmTile::k128x64,
                         SgemmTile::k64x256, SgemmTile::k64x128}) {
-      if (!sgemm_tile_allowed(t, ka, kb)) continue;
+      if (!sgemm_tile_allowed(t, ka, kb, trans)) continue;
       const SgemmTileFit fit = sgemm_fit_tile(t, d);
       if (fit.blocks_per_sm < 1) continue;
       const SgemmTileShape s = sgemm_tile_shape(t);
