@@ -461,7 +461,7 @@ TEST(SgemmPlan, PackOfOpB) {
     const SgemmPlan u = plan(oa, BlasOp::T, s, full, h, {true, false, true});
     EXPECT_TRUE(u.tiled.pack_b);
     EXPECT_EQ(u.tiled.load_b, kernelkit::SgemmLoad::kMnVec4);
-    EXPECT_EQ(u.tiled.pack.path, kernelkit::TransposePath::kShift);
+    EXPECT_EQ(u.tiled.pack.path, kernelkit::TransposePath::kGather);
     // B padded: the transpose reads unpadded rows only
     const Lds l = packed(oa, BlasOp::T, s);
     const SgemmPlan pad = kernelkit::plan_sgemm(oa, BlasOp::T, s.m, s.n, s.k, l.lda, l.ldb + 4,
