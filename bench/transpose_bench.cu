@@ -130,6 +130,12 @@ KKBENCH_CASES {
       add_transpose_case<int8_t>("kernelkit.gather", sh, gather_op<int8_t>(sh));
       add_transpose_case<double>("kernelkit.gather", sh, gather_op<double>(sh));
     }
+  // Small thin shapes (the thin kernels' tiles give them 1.3 waves of blocks): the same shapes
+  // as seed 2's generated f32 5x132379, f16 8x352263 and i8 5x816271, whose library cases run
+  // the thin kernels in the same run.
+  add_transpose_case<float>("kernelkit.gather", {5, 132379}, gather_op<float>({5, 132379}));
+  add_transpose_case<__half>("kernelkit.gather", {8, 352263}, gather_op<__half>({8, 352263}));
+  add_transpose_case<int8_t>("kernelkit.gather", {5, 816271}, gather_op<int8_t>({5, 816271}));
 }
 
 KKBENCH_GENERATED("transpose", gen) {

@@ -137,8 +137,10 @@ TYPED_TEST(TransposeSizeTest, GatherSweep) {
   int64_t index = 0;
   for (int64_t rows = 1; rows <= 67; ++rows)
     for (int64_t cols = 1; cols <= 67; ++cols) {
-      const auto& [in_off, out_off] = offsets[static_cast<size_t>(rows + cols) % offsets.size()];
-      // sanitizer: every 16th shape
+      // 4-byte elements: every shape; the others every other one (rows + cols even: every
+      // row and column count still, with each offset pair); sanitizer: every 16th of those
+      if (e != 4 && (rows + cols) % 2 != 0) continue;
+      const auto& [in_off, out_off] = offsets[static_cast<size_t>(index % 4)];
       if (kktest::sanitize_keep(index++, 16))
         check_transpose<T>(impls, rows, cols, in_off % (16 / e), out_off);
     }

@@ -293,7 +293,7 @@ inline void transpose_gather_tiles(TransposePlan* p, int64_t rows, int64_t cols,
 
 // Fills in tile shape, tile counts, shared memory and launch shape of a plan whose path,
 // elem_bytes, chunk_bytes, thin, out_aligned and flat_out (and gather.flat_in) are set; the tile
-// order is row order (transpose_order sets another). Tests use it to run a path on shapes the
+// order is row order (transpose_set_order sets another). Tests use it to run a path on shapes the
 // plan would send elsewhere.
 inline TransposePlan finish_transpose_plan(TransposePlan p, int64_t rows, int64_t cols,
                                            const DeviceInfo& d) {
