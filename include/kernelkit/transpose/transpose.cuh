@@ -5,7 +5,7 @@
 /// The four layers: TransposePlan / plan_transpose (every decision, pure host code),
 /// launch_transpose (the plan becomes template arguments), transpose_args_ok (the argument
 /// checks, shared with the ladder), transpose (the public function). Kernels live in
-/// detail/transpose_kernels.cuh and detail/transpose_gather.cuh.
+/// detail/transpose_kernels.cuh and detail/transpose_gather_kernels.cuh.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -21,13 +21,13 @@
 #include "kernelkit/core/launch.cuh"
 #include "kernelkit/core/pack.cuh"
 #include "kernelkit/core/types.cuh"
-#include "kernelkit/transpose/detail/transpose_gather.cuh"
+#include "kernelkit/transpose/detail/transpose_gather_kernels.cuh"
 #include "kernelkit/transpose/detail/transpose_kernels.cuh"
 
 namespace kernelkit {
 
 /// How a transpose is carried out (one kernel each; detail/transpose_kernels.cuh,
-/// detail/transpose_gather.cuh).
+/// detail/transpose_gather_kernels.cuh).
 enum class TransposePath : int {
   kCopy,      ///< one row or one column, large: the same bytes in the same order
               ///< (cudaMemcpyAsync)
@@ -49,23 +49,23 @@ inline constexpr int kTransposeThinMax = 8;
 struct TransposePlan {
   TransposePath path = TransposePath::kCopy;  ///< the kernel family
   int elem_bytes = 0;                         ///< bytes per element (1, 2, 4, 8)
-  int chunk_bytes = 0;          ///< bytes per global access: kTile 16 (8 for 1-byte elements);
-                                ///< thin and gather 16; 0 for the copy
-  bool out_aligned = false;     ///< kThinCols: every out row starts on a chunk boundary, so chunks
-                                ///< are stored straight from registers (else staged)
-  int thin = 0;                 ///< kThinRows / kThinCols: the short side (2..kTransposeThinMax)
-  bool flat_out = false;        ///< kGather: all rows in every tile, out written as one run a tile
-                                ///< (few rows; else tiles of out rows; transpose_gather.cuh)
-  int tile_rows = 0;            ///< in rows a tile owns (kTile: A kVec, A a power of two)
-  int tile_cols = 0;            ///< in columns a tile owns (kTile: B kVec, A B = 256)
-  int64_t tiles_c = 0;          ///< tiles along cols
-  int64_t tiles_r = 0;          ///< tiles along rows (num_tiles = tiles_r tiles_c; tiled paths)
-  bool col_order = false;       ///< kTile and kGather (tiles of out rows): tiles numbered down the
-                                ///< tile columns (tile t: tile row t % tiles_r, tile column
-                                ///< t / tiles_r) instead of along the tile rows (row t / tiles_c,
-                                ///< column t % tiles_c); transpose_col_order
-  int64_t num_tiles = 0;        ///< tiles in all; one block each, grid-stride past INT32_MAX
-  int static_smem = 0;          ///< static shared memory of the kernel, bytes
+  int chunk_bytes = 0;       ///< bytes per global access: kTile 16 (8 for 1-byte elements);
+                             ///< thin and gather 16; 0 for the copy
+  bool out_aligned = false;  ///< kThinCols: every out row starts on a chunk boundary, so chunks
+                             ///< are stored straight from registers (else staged)
+  int thin = 0;              ///< kThinRows / kThinCols: the short side (2..kTransposeThinMax)
+  bool flat_out = false;     ///< kGather: all rows in every tile, out written as one run a tile
+                             ///< (few rows; else tiles of out rows; transpose_gather_kernels.cuh)
+  int tile_rows = 0;         ///< in rows a tile owns (kTile: A kVec, A a power of two)
+  int tile_cols = 0;         ///< in columns a tile owns (kTile: B kVec, A B = 256)
+  int64_t tiles_c = 0;       ///< tiles along cols
+  int64_t tiles_r = 0;       ///< tiles along rows (num_tiles = tiles_r tiles_c; tiled paths)
+  bool col_order = false;    ///< kTile and kGather (tiles of out rows): tiles numbered down the
+                             ///< tile columns (tile t: tile row t % tiles_r, tile column
+                             ///< t / tiles_r) instead of along the tile rows (row t / tiles_c,
+                             ///< column t % tiles_c); transpose_col_order
+  int64_t num_tiles = 0;     ///< tiles in all; one block each, grid-stride past INT32_MAX
+  int static_smem = 0;       ///< static shared memory of the kernel, bytes
   TransposeGatherShape gather;  ///< kGather: the kernel's numbers (its argument)
   LaunchShape shape;            ///< grid, block, dynamic shared memory (the gather kernel's stage;
                                 ///< within the device's no-opt-in limit); no cluster

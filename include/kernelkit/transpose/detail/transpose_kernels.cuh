@@ -16,7 +16,7 @@
 //    registers, which is R (C) whole chunks on each side, permuted at compile time. The side
 //    that is one contiguous run per block (out for thin rows, in for thin cols) goes through
 //    shared memory, so that a warp's accesses are contiguous there too.
-//  - transpose_gather_kernel<U, FlatOut> (detail/transpose_gather.cuh): any other shape and
+//  - transpose_gather_kernel<U, FlatOut> (detail/transpose_gather_kernels.cuh): any other shape and
 //    alignment.
 #pragma once
 
