@@ -113,45 +113,88 @@ constexpr TransposeConfig transpose_copy_config(int elem_bytes) {
 /// for some shape. Per element size: the copy; tiles of 16-byte chunks (8-byte for 1-byte
 /// elements) in row and column order; 2..8 thin rows and thin columns; the gather kernel by
 /// tiles of out rows and by runs of flat out.
-#define KERNELKIT_TRANSPOSE_THIN_CONFIGS(E)                                               \
-  detail::transpose_thin_rows_config(E, 2), detail::transpose_thin_rows_config(E, 3),     \
-      detail::transpose_thin_rows_config(E, 4), detail::transpose_thin_rows_config(E, 5), \
-      detail::transpose_thin_rows_config(E, 6), detail::transpose_thin_rows_config(E, 7), \
-      detail::transpose_thin_rows_config(E, 8), detail::transpose_thin_cols_config(E, 2), \
-      detail::transpose_thin_cols_config(E, 3), detail::transpose_thin_cols_config(E, 4), \
-      detail::transpose_thin_cols_config(E, 5), detail::transpose_thin_cols_config(E, 6), \
-      detail::transpose_thin_cols_config(E, 7), detail::transpose_thin_cols_config(E, 8)
 inline constexpr TransposeConfig kTransposeConfigs[] = {
     // 1-byte elements
     detail::transpose_copy_config(1),
     detail::transpose_tile_config(1, 8, false),
     detail::transpose_tile_config(1, 8, true),
-    KERNELKIT_TRANSPOSE_THIN_CONFIGS(1),
+    detail::transpose_thin_rows_config(1, 2),
+    detail::transpose_thin_rows_config(1, 3),
+    detail::transpose_thin_rows_config(1, 4),
+    detail::transpose_thin_rows_config(1, 5),
+    detail::transpose_thin_rows_config(1, 6),
+    detail::transpose_thin_rows_config(1, 7),
+    detail::transpose_thin_rows_config(1, 8),
+    detail::transpose_thin_cols_config(1, 2),
+    detail::transpose_thin_cols_config(1, 3),
+    detail::transpose_thin_cols_config(1, 4),
+    detail::transpose_thin_cols_config(1, 5),
+    detail::transpose_thin_cols_config(1, 6),
+    detail::transpose_thin_cols_config(1, 7),
+    detail::transpose_thin_cols_config(1, 8),
     detail::transpose_gather_config(1, false),
     detail::transpose_gather_config(1, true),
     // 2-byte elements
     detail::transpose_copy_config(2),
     detail::transpose_tile_config(2, 16, false),
     detail::transpose_tile_config(2, 16, true),
-    KERNELKIT_TRANSPOSE_THIN_CONFIGS(2),
+    detail::transpose_thin_rows_config(2, 2),
+    detail::transpose_thin_rows_config(2, 3),
+    detail::transpose_thin_rows_config(2, 4),
+    detail::transpose_thin_rows_config(2, 5),
+    detail::transpose_thin_rows_config(2, 6),
+    detail::transpose_thin_rows_config(2, 7),
+    detail::transpose_thin_rows_config(2, 8),
+    detail::transpose_thin_cols_config(2, 2),
+    detail::transpose_thin_cols_config(2, 3),
+    detail::transpose_thin_cols_config(2, 4),
+    detail::transpose_thin_cols_config(2, 5),
+    detail::transpose_thin_cols_config(2, 6),
+    detail::transpose_thin_cols_config(2, 7),
+    detail::transpose_thin_cols_config(2, 8),
     detail::transpose_gather_config(2, false),
     detail::transpose_gather_config(2, true),
     // 4-byte elements
     detail::transpose_copy_config(4),
     detail::transpose_tile_config(4, 16, false),
     detail::transpose_tile_config(4, 16, true),
-    KERNELKIT_TRANSPOSE_THIN_CONFIGS(4),
+    detail::transpose_thin_rows_config(4, 2),
+    detail::transpose_thin_rows_config(4, 3),
+    detail::transpose_thin_rows_config(4, 4),
+    detail::transpose_thin_rows_config(4, 5),
+    detail::transpose_thin_rows_config(4, 6),
+    detail::transpose_thin_rows_config(4, 7),
+    detail::transpose_thin_rows_config(4, 8),
+    detail::transpose_thin_cols_config(4, 2),
+    detail::transpose_thin_cols_config(4, 3),
+    detail::transpose_thin_cols_config(4, 4),
+    detail::transpose_thin_cols_config(4, 5),
+    detail::transpose_thin_cols_config(4, 6),
+    detail::transpose_thin_cols_config(4, 7),
+    detail::transpose_thin_cols_config(4, 8),
     detail::transpose_gather_config(4, false),
     detail::transpose_gather_config(4, true),
     // 8-byte elements
     detail::transpose_copy_config(8),
     detail::transpose_tile_config(8, 16, false),
     detail::transpose_tile_config(8, 16, true),
-    KERNELKIT_TRANSPOSE_THIN_CONFIGS(8),
+    detail::transpose_thin_rows_config(8, 2),
+    detail::transpose_thin_rows_config(8, 3),
+    detail::transpose_thin_rows_config(8, 4),
+    detail::transpose_thin_rows_config(8, 5),
+    detail::transpose_thin_rows_config(8, 6),
+    detail::transpose_thin_rows_config(8, 7),
+    detail::transpose_thin_rows_config(8, 8),
+    detail::transpose_thin_cols_config(8, 2),
+    detail::transpose_thin_cols_config(8, 3),
+    detail::transpose_thin_cols_config(8, 4),
+    detail::transpose_thin_cols_config(8, 5),
+    detail::transpose_thin_cols_config(8, 6),
+    detail::transpose_thin_cols_config(8, 7),
+    detail::transpose_thin_cols_config(8, 8),
     detail::transpose_gather_config(8, false),
     detail::transpose_gather_config(8, true),
 };
-#undef KERNELKIT_TRANSPOSE_THIN_CONFIGS
 
 /// The entries of kTransposeConfigs for elem_bytes-byte elements: [begin, end).
 constexpr ConfigRange transpose_configs_of(int elem_bytes) {
