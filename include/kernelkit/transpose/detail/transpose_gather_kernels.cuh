@@ -185,13 +185,17 @@ struct TransposeGatherTile {
 };
 
 // Register budget (blocks per SM) of the gather kernel: its loads are cp.async (no registers),
-// so registers hold a chunk's element offsets and elements. Flat runs: 6 blocks (40 registers),
-// 5 (48) for 1-byte elements on sm_120 (28 bytes of spills at 40) and 2-byte ones on
-// sm_80..sm_89 (4); tiles of out rows: 5 (at 40 ptxas spilled 4-20 bytes for one element size
-// or another on sm_80..sm_90, 1-byte ones on every architecture).
+// so registers hold a chunk's element offsets and elements. 6 blocks (40 registers) for flat
+// runs of 2-, 4- and 8-byte elements (5 for 2-byte ones on sm_80..sm_89: 4 bytes of spills at
+// 40), 5 (48) for tiles of out rows and 1-byte flat runs (which spilled 4-72 bytes at 40 on
+// sm_80..sm_100), 4 (64) for 1-byte tiles of out rows (24-40 bytes at 48); 1-byte elements on
+// sm_100..sm_11x: 3 (80; 12-24 bytes at 48 and 64).
+inline constexpr bool kTransposeGatherBlackwell = kCompiledArch >= 100 && kCompiledArch < 120;
 template <typename U, bool FlatOut>
-inline constexpr int kTransposeGatherMinBlocks = !FlatOut         ? 5
-                                                 : sizeof(U) == 1 ? transpose_arch_blocks(6, 6, 5)
+inline constexpr int kTransposeGatherMinBlocks = sizeof(U) == 1   ? (kTransposeGatherBlackwell ? 3
+                                                                     : FlatOut                 ? 5
+                                                                                               : 4)
+                                                 : !FlatOut       ? 5
                                                  : sizeof(U) == 2 ? transpose_arch_blocks(6, 5, 6)
                                                                   : 6;
 
@@ -300,24 +304,64 @@ class TransposeGatherThread {
       const int64_t origin = T.rb * g.cols * kE - key_;
       const int b_lo = key_ + static_cast<int>((r_lo - T.rb) * g.cols * kE);
       const int b_hi = key_ + static_cast<int>((r_hi - T.rb) * g.cols * kE);
-      for (int j = b_lo / 16 + tid_; 16 * j < b_hi; j += kTransposeBlock)
-        copy_chunk(in, in_bytes, origin + 16 * j, smem + transpose_gather_run_at(16 * j, g.cols));
+      // chunks [j_lo, j_hi): inside in but at the ends of the matrix (then element by element);
+      // chunk j at slot j + q, q = j / cols its spare chunks before it (even cols), stepped
+      const int j_lo = b_lo >> 4, j_hi = (b_hi + 15) >> 4;
+      const int group = (g.cols & 1) ? 1 << 30 : static_cast<int>(g.cols);
+      int j = j_lo + tid_, q = j / group, rem = j - q * group;
+      const int dq = kTransposeBlock / group, dr = kTransposeBlock - dq * group;
+      const bool inside = origin + 16 * j_lo >= 0 && origin + 16 * int64_t{j_hi} <= in_bytes;
+      for (; j < j_hi; j += kTransposeBlock) {
+        if (inside) {
+          copy16(in, origin + 16 * j, smem + 16 * (j + q));
+        } else {
+          copy_chunk(in, in_bytes, origin + 16 * j, smem + 16 * (j + q));
+        }
+        q += dq;
+        rem += dr;
+        if (rem >= group) {
+          rem -= group;
+          ++q;
+        }
+      }
       return;
     }
-    // Row by row, `lanes` threads a row (the fewest power of two >= its chunks, at most 32).
+    // Row by row, 2^lanes threads a row (the fewest power of two >= its chunks, at most 32):
+    // the rows whose chunks lie inside in, then (tiles at the ends of the matrix) the others,
+    // element by element where a chunk crosses the start or the end of in.
     const int chunks = (T.width * kE + 15) / 16 + 1;
-    const int lanes = chunks > 16 ? 32 : chunks > 8 ? 16 : chunks > 4 ? 8 : 4;
+    const int lanes = chunks > 16 ? 5 : chunks > 8 ? 4 : chunks > 4 ? 3 : 2;
+    const int lane = tid_ & ((1 << lanes) - 1);
     const int x_lo = T.c_lo < 0 ? static_cast<int>(-T.c_lo) : 0;  // first column in in
     const int x_hi = g.cols - T.c_lo < T.width ? static_cast<int>(g.cols - T.c_lo) : T.width;
-    for (int rho = tid_ / lanes; rho < g.staged_rows; rho += kTransposeBlock / lanes) {
+    bool edges = false;  // some row's chunks cross the start or the end of in
+    for (int rho = tid_ >> lanes; rho < g.staged_rows; rho += kTransposeBlock >> lanes) {
       const int64_t r = T.rb + rho;
       if (r < 0 || r >= g.rows) continue;
       const int64_t first = (r * g.cols + T.c_lo) * kE;  // in's byte of staged (rho, 0)
       const int ph = static_cast<int>((in_ph_ + first) & 15);
+      const int j_lo = (ph + x_lo * kE) >> 4, j_hi = (ph + x_hi * kE + 15) >> 4;
+      const int64_t origin = first - ph;
+      if (origin + 16 * j_lo < 0 || origin + 16 * j_hi > in_bytes) {
+        edges = true;
+        continue;
+      }
       unsigned char* row = smem + 16 * transpose_gather_row_slot(rho, g);
-      const int b_lo = ph + x_lo * kE, b_hi = ph + x_hi * kE;
-      for (int j = b_lo / 16 + tid_ % lanes; 16 * j < b_hi; j += lanes)
-        copy_chunk(in, in_bytes, first - ph + 16 * j, row + 16 * j);
+      for (int j = j_lo + lane; j < j_hi; j += 1 << lanes)
+        copy16(in, origin + 16 * j, row + 16 * j);
+    }
+    if (!edges) return;
+    for (int rho = tid_ >> lanes; rho < g.staged_rows; rho += kTransposeBlock >> lanes) {
+      const int64_t r = T.rb + rho;
+      if (r < 0 || r >= g.rows) continue;
+      const int64_t first = (r * g.cols + T.c_lo) * kE;
+      const int ph = static_cast<int>((in_ph_ + first) & 15);
+      const int j_lo = (ph + x_lo * kE) >> 4, j_hi = (ph + x_hi * kE + 15) >> 4;
+      const int64_t origin = first - ph;
+      if (origin + 16 * j_lo >= 0 && origin + 16 * j_hi <= in_bytes) continue;  // done above
+      unsigned char* row = smem + 16 * transpose_gather_row_slot(rho, g);
+      for (int j = j_lo + lane; j < j_hi; j += 1 << lanes)
+        copy_chunk(in, in_bytes, origin + 16 * j, row + 16 * j);
     }
   }
 
@@ -351,16 +395,22 @@ class TransposeGatherThread {
            static_cast<int>((key_ + rho * g.cols * kE) & 15);
   }
 
+  // The aligned 16-byte chunk at byte offset off of in, which lies inside in, to dst.
+  __host__ __device__ static void copy16(const U* in, int64_t off, unsigned char* dst) {
+    const unsigned char* src = reinterpret_cast<const unsigned char*>(in) + off;
+#if !defined(__CUDA_ARCH__)
+    if (transpose_gather_read_hook) transpose_gather_read_hook(src, 16);
+#endif
+    transpose_copy16(dst, src);
+  }
+
   // The aligned 16-byte chunk at byte offset off of in (off a multiple of 16 past in's own
   // phase; it may start before in or end past it) to dst.
   __host__ __device__ static void copy_chunk(const U* in, int64_t in_bytes, int64_t off,
                                              unsigned char* dst) {
     const unsigned char* src = reinterpret_cast<const unsigned char*>(in);
     if (off >= 0 && off + 16 <= in_bytes) {
-#if !defined(__CUDA_ARCH__)
-      if (transpose_gather_read_hook) transpose_gather_read_hook(src + off, 16);
-#endif
-      transpose_copy16(dst, src + off);
+      copy16(in, off, dst);
     } else {
 #pragma unroll
       for (int i = 0; i < kVec; ++i) {
