@@ -259,8 +259,10 @@ inline int64_t transpose_wave(const DeviceInfo& d) {
 
 // The gather kernel's tiles (kGather; p.flat_out and p.elem_bytes set; p.gather.flat_in asks for
 // one staged run in tiles of out rows, taken when cols <= 64). A tile owns about 16 KiB of out
-// (four passes of its 256 threads over 16-byte chunks), fewer passes where the matrix would not
-// give every block of a wave a tile:
+// (four passes of its 256 threads over 16-byte chunks), fewer where the waves of tiles the
+// device runs at once (its SMs x the blocks an SM holds of the kernel: registers, threads,
+// shared memory of a four-pass tile) would then take less time (a small matrix, or one a little
+// past a whole number of waves):
 //  - flat (few rows): G = 256 / rows threads' worth of periods (kVec columns of all rows) a pass,
 //    tile_c = kVec G passes, G passes even (tile_c a multiple of a sector);
 //  - tiles of out rows, one staged run (cols <= 64): kk_threads = 256 / cols chunks along each
@@ -269,25 +271,16 @@ inline int64_t transpose_wave(const DeviceInfo& d) {
 //    elements: the sector halo, kSec - 1 rows, stays under an eighth of it for 2-byte ones),
 //    kk_threads = tile_r / kVec, cq_threads = 256 / kk_threads out rows a pass, tile_c =
 //    cq_threads passes (64 f32, 32 f64, 64 f16, 128 1-byte: a staged row of 128-256 bytes).
-inline void transpose_gather_tiles(TransposePlan* p, int64_t rows, int64_t cols,
-                                   const DeviceInfo& d) {
-  const int e = p->elem_bytes, vec = 16 / e, sec = 32 / e;
-  const int64_t wave = transpose_wave(d);
+inline TransposeGatherShape transpose_gather_geometry(int e, bool flat_out, bool flat_in,
+                                                      int64_t rows, int64_t cols, int passes) {
+  const int vec = 16 / e, sec = 32 / e;
   TransposeGatherShape g;
   g.rows = rows;
   g.cols = cols;
-  int passes = 4;
-  if (p->flat_out) {
+  if (flat_out) {
     const int r = static_cast<int>(rows);
-    const int per = kTransposeBlock / r;  // G
-    // tile tc owns flat out [tc tile_c rows - s, ...), s < sec: the last tile ends past it
-    auto tiles = [&](int n) {
-      return ceil_div<int64_t>(rows * cols + sec - 1, int64_t{vec} * per * n * rows);
-    };
-    while (passes > 1 && (per * (passes / 2)) % 2 == 0 && 2 * tiles(passes) <= wave)
-      passes /= 2;
     g.tile_r = r;
-    g.tile_c = vec * per * passes;
+    g.tile_c = vec * (kTransposeBlock / r) * passes;
     g.staged_rows = r;
     const int h_max = (sec - 1 + r - 1) / r;  // staged columns left of a tile
     g.pitch = transpose_gather_pitch(g.tile_c + h_max, e);
@@ -295,39 +288,71 @@ inline void transpose_gather_tiles(TransposePlan* p, int64_t rows, int64_t cols,
     // simple rules over the row slots, the fewest bank conflicts: 2.3-2.7-way on average over
     // 9..256 rows, 5-way at worst; the plan tests' bank model)
     g.pad_shift = transpose_log2(vec);
-    p->tiles_r = 1;
-    p->tiles_c = tiles(passes);
+  } else if (flat_in) {
+    const int c = static_cast<int>(cols);
+    g.kk_threads = kTransposeBlock / c;
+    g.cq_threads = c;
+    g.flat_in = true;
+    g.tile_r = vec * g.kk_threads * passes;
+    g.tile_c = c;
+    g.pitch = 0;  // (one run)
   } else {
-    if (p->gather.flat_in && cols <= 64) {
-      const int c = static_cast<int>(cols);
-      g.kk_threads = kTransposeBlock / c;
-      g.cq_threads = c;
-      auto tile_r = [&](int n) { return vec * g.kk_threads * n; };
-      auto tiles = [&](int n) { return ceil_div<int64_t>(rows + sec - 1, tile_r(n)); };
-      while (passes > 1 && (g.kk_threads * (passes / 2)) % 2 == 0 && 2 * tiles(passes) <= wave)
-        passes /= 2;
-      g.flat_in = true;
-      g.tile_r = tile_r(passes);
-      g.tile_c = c;
-      g.pitch = 0;  // (one run)
-    } else {
-      g.tile_r = e <= 2 ? 128 : 64;
-      g.kk_threads = g.tile_r / vec;
-      g.cq_threads = kTransposeBlock / g.kk_threads;
-      auto tiles = [&](int n) {
-        return ceil_div<int64_t>(rows + sec - 1, g.tile_r) *
-               ceil_div<int64_t>(cols, int64_t{g.cq_threads} * n);
-      };
-      while (passes > 1 && 2 * tiles(passes) <= wave)
-        passes /= 2;
-      g.tile_c = g.cq_threads * passes;
-      g.pitch = transpose_gather_pitch(g.tile_c, e);
-      g.pad_shift = transpose_log2(vec);
-    }
-    g.staged_rows = g.tile_r + sec - 1;
-    p->tiles_r = ceil_div<int64_t>(rows + sec - 1, g.tile_r);
-    p->tiles_c = ceil_div<int64_t>(cols, g.tile_c);
+    g.tile_r = e <= 2 ? 128 : 64;
+    g.kk_threads = g.tile_r / vec;
+    g.cq_threads = kTransposeBlock / g.kk_threads;
+    g.tile_c = g.cq_threads * passes;
+    g.pitch = transpose_gather_pitch(g.tile_c, e);
+    g.pad_shift = transpose_log2(vec);
   }
+  if (!flat_out) g.staged_rows = g.tile_r + sec - 1;
+  return g;
+}
+
+inline void transpose_gather_tiles(TransposePlan* p, int64_t rows, int64_t cols,
+                                   const DeviceInfo& d) {
+  const int e = p->elem_bytes, sec = 32 / e;
+  const bool flat_out = p->flat_out, flat_in = !flat_out && p->gather.flat_in && cols <= 64;
+  auto tiles_of = [&](const TransposeGatherShape& g, int64_t* tr, int64_t* tc) {
+    if (flat_out) {
+      // tile tc owns flat out [tc tile_c rows - s, ...), s < sec: the last tile ends past it
+      *tr = 1;
+      *tc = ceil_div<int64_t>(rows * cols + sec - 1, int64_t{g.tile_c} * rows);
+    } else {
+      *tr = ceil_div<int64_t>(rows + sec - 1, g.tile_r);
+      *tc = ceil_div<int64_t>(cols, g.tile_c);
+    }
+  };
+  // a pass count the mode takes: flat runs (one staged run) need G (kk_threads) x passes even,
+  // tile_c (tile_r) a multiple of a sector
+  const int per = flat_out  ? kTransposeBlock / static_cast<int>(rows)
+                  : flat_in ? kTransposeBlock / static_cast<int>(cols)
+                            : 2;
+  TransposeGatherShape g = transpose_gather_geometry(e, flat_out, flat_in, rows, cols, 4);
+  const int64_t smem = transpose_gather_smem_bytes(g, e) + d.smem_reserved_per_block;
+  const int64_t per_sm = std::max<int64_t>(
+      1, std::min<int64_t>({transpose_gather_blocks(e, flat_out),
+                            d.max_threads_per_sm / kTransposeBlock, d.smem_per_sm / smem}));
+  const int64_t resident = int64_t{d.sm_count} * per_sm;
+  // The time of p passes a tile, in passes: the waves of tiles the device runs x (p + 1), the
+  // one for a tile's start (its loads' latency, its barriers): four passes for large matrices,
+  // fewer where that takes fewer waves' worth of time (ties: the larger tiles).
+  int64_t tr = 1, tc = 1, best = INT64_MAX;
+  for (int passes = 4; passes >= 1; passes /= 2) {
+    if ((per * passes) % 2 != 0) break;
+    const TransposeGatherShape q =
+        transpose_gather_geometry(e, flat_out, flat_in, rows, cols, passes);
+    int64_t qr, qc;
+    tiles_of(q, &qr, &qc);
+    const int64_t cost = ceil_div<int64_t>(qr * qc, resident) * (passes + 1);
+    if (cost < best) {
+      best = cost;
+      g = q;
+      tr = qr;
+      tc = qc;
+    }
+  }
+  p->tiles_r = tr;
+  p->tiles_c = tc;
   p->tile_rows = g.tile_r;
   p->tile_cols = g.tile_c;
   p->gather = g;

@@ -191,13 +191,15 @@ struct TransposeGatherTile {
 // sm_80..sm_100), 4 (64) for 1-byte tiles of out rows (24-40 bytes at 48); 1-byte elements on
 // sm_100..sm_11x: 3 (80; 12-24 bytes at 48 and 64).
 inline constexpr bool kTransposeGatherBlackwell = kCompiledArch >= 100 && kCompiledArch < 120;
+// The budget on sm_90 (and the plan's estimate of the blocks an SM holds).
+constexpr int transpose_gather_blocks(int elem_bytes, bool flat_out) {
+  return elem_bytes == 1 ? (flat_out ? 5 : 4) : !flat_out ? 5 : 6;
+}
 template <typename U, bool FlatOut>
-inline constexpr int kTransposeGatherMinBlocks = sizeof(U) == 1   ? (kTransposeGatherBlackwell ? 3
-                                                                     : FlatOut                 ? 5
-                                                                                               : 4)
-                                                 : !FlatOut       ? 5
-                                                 : sizeof(U) == 2 ? transpose_arch_blocks(6, 5, 6)
-                                                                  : 6;
+inline constexpr int kTransposeGatherMinBlocks = sizeof(U) == 1 && kTransposeGatherBlackwell ? 3
+                                                 : sizeof(U) == 2 && FlatOut
+                                                     ? transpose_arch_blocks(6, 5, 6)
+                                                     : transpose_gather_blocks(sizeof(U), FlatOut);
 
 // One thread of the gather kernel: its place in the block's layouts and the shared-memory
 // addresses of its first chunk's elements (made once: every tile stages the same pattern,
