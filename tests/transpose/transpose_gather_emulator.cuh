@@ -10,8 +10,9 @@
 //  - nothing a tile stores was read from shared memory it did not stage (the run is repeated
 //    with two shared-memory poisons), and the stage stays inside the plan's shared memory;
 //  - in is never read past its end or before its start (every global load is checked through
-//    transpose_gather_read_hook; the matrix is also placed against an inaccessible page, where a
-//    stray read faults).
+//    transpose_gather_hook; the matrix is also placed against an inaccessible page, where a
+//    stray read faults), and every global access is aligned to its size (16-byte cp.async and
+//    stores).
 #pragma once
 
 #include <sys/mman.h>
@@ -133,13 +134,14 @@ int64_t run_gather(const kernelkit::TransposePlan& p, int64_t rows, int64_t cols
     return lo / rows != hi / rows;
   };
   static thread_local const unsigned char *read_lo, *read_hi;
-  static thread_local int64_t stray_reads;
+  static thread_local int64_t stray_reads, misaligned;
   read_lo = reinterpret_cast<const unsigned char*>(in);
   read_hi = read_lo + bytes;
-  stray_reads = 0;
-  kernelkit::detail::transpose_gather_read_hook = [](const void* q, int k) {
+  stray_reads = misaligned = 0;
+  kernelkit::detail::transpose_gather_hook = [](const void* q, int k, bool store) {
     const auto* b = static_cast<const unsigned char*>(q);
-    stray_reads += b < read_lo || b + k > read_hi;
+    if (!store) stray_reads += b < read_lo || b + k > read_hi;
+    misaligned += reinterpret_cast<uintptr_t>(q) % static_cast<uintptr_t>(k) != 0;
   };
   auto run = [&](auto flat_tag, unsigned char smem_poison, bool record) {
     constexpr bool kFlat = decltype(flat_tag)::value;
@@ -222,8 +224,9 @@ int64_t run_gather(const kernelkit::TransposePlan& p, int64_t rows, int64_t cols
   } else {
     run(std::false_type{}, 0xFF, false);
   }
-  kernelkit::detail::transpose_gather_read_hook = nullptr;
+  kernelkit::detail::transpose_gather_hook = nullptr;
   if (stray_reads) fail(std::to_string(stray_reads) + " loads outside in");
+  if (misaligned) fail(std::to_string(misaligned) + " accesses not aligned to their size");
   if (memcmp(first.data(), out, bytes) != 0) fail("out depends on unstaged shared memory");
   for (unsigned char* b = out_buf.lo(); b < out_buf.hi(); b += kE) {
     if (b >= reinterpret_cast<unsigned char*>(out) && b < reinterpret_cast<unsigned char*>(out + n))

@@ -65,9 +65,10 @@ namespace detail {
 
 // ---- host-callable device primitives ---------------------------------------------------------
 
-// Host runs of the kernel's code (the plan tests' emulator) may watch every read of in: called
-// with the address and the bytes of each global load (host only; never set by the library).
-inline thread_local void (*transpose_gather_read_hook)(const void* p, int bytes) = nullptr;
+// Host runs of the kernel's code (the plan tests' emulator) may watch its global accesses:
+// called with the address and the bytes of each load of in and of each 16-byte store to out
+// (store true) (host only; never set by the library).
+inline thread_local void (*transpose_gather_hook)(const void* p, int bytes, bool store) = nullptr;
 
 // __byte_perm (the host form: the plan tests run the gather kernel's code on the host).
 __host__ __device__ __forceinline__ uint32_t transpose_prmt(uint32_t x, uint32_t y, uint32_t s) {
@@ -99,6 +100,7 @@ __host__ __device__ __forceinline__ void transpose_store16(void* p, const Pack<u
   memcpy(&x, &w, sizeof(x));
   __stwb(reinterpret_cast<uint4*>(p), x);
 #else
+  if (transpose_gather_hook) transpose_gather_hook(p, 16, true);
   memcpy(p, &w, sizeof(w));
 #endif
 }
@@ -401,7 +403,7 @@ class TransposeGatherThread {
   __host__ __device__ static void copy16(const U* in, int64_t off, unsigned char* dst) {
     const unsigned char* src = reinterpret_cast<const unsigned char*>(in) + off;
 #if !defined(__CUDA_ARCH__)
-    if (transpose_gather_read_hook) transpose_gather_read_hook(src, 16);
+    if (transpose_gather_hook) transpose_gather_hook(src, 16, false);
 #endif
     transpose_copy16(dst, src);
   }
@@ -419,7 +421,7 @@ class TransposeGatherThread {
         const int64_t b = off + int64_t{i} * kE;
         if (b >= 0 && b < in_bytes) {
 #if !defined(__CUDA_ARCH__)
-          if (transpose_gather_read_hook) transpose_gather_read_hook(src + b, kE);
+          if (transpose_gather_hook) transpose_gather_hook(src + b, kE, false);
 #endif
           *reinterpret_cast<U*>(dst + i * kE) = *reinterpret_cast<const U*>(src + b);
         }
