@@ -18,6 +18,7 @@
 #include "kernelkit/core/error.cuh"
 #include "kernelkit/core/grid.cuh"
 #include "kernelkit/core/launch.cuh"
+#include "kernelkit/core/math.cuh"
 #include "kernelkit/core/pack.cuh"
 #include "kernelkit/core/types.cuh"
 #include "kernelkit/warp/warp.cuh"

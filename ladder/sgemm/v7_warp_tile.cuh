@@ -36,7 +36,7 @@ inline cudaError_t v7_warp_tile(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, 
   c.tile = SgemmTile::k128x128;
   c.fit = {2, 1};  // two stages (double buffering)
   c.dp_tiles = ceil_div<int64_t>(m, 128) * ceil_div<int64_t>(n, 128);  // every tile whole
-  const SgemmAlignment al{aligned16(A), aligned16(B), aligned16(C)};
+  const SgemmAlignment al{alignment_of(A), alignment_of(B), alignment_of(C)};
   const SgemmPlan plan = kd::sgemm_tiled_plan(c, op_a, op_b, m, n, k, lda, ldb, ldc, al, d);
   const int64_t k_used = alpha == 0.f ? 0 : k;  // alpha == 0: C = beta * C, A and B unread
   return kernelkit::launch_sgemm(plan, m, n, k_used, alpha, A, lda, B, ldb, beta, C, ldc, nullptr,

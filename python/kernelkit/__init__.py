@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """kernelkit: fast CUDA primitives (softmax, row and device-wide reductions, transpose, gemv,
-sgemm, elementwise) on torch, CuPy and JAX arrays, zero-copy through DLPack, on the caller's
-current stream.
+sgemm, elementwise) on torch, CuPy and JAX arrays, zero-copy (kernelkit works on the arrays'
+own device memory), on the caller's current stream.
 
     import torch, kernelkit
     x = torch.randn(4096, 50257, device="cuda", dtype=torch.bfloat16)
@@ -15,13 +15,11 @@ When torch is installed, ``import kernelkit`` imports it and registers the funct
 
 import os as _os
 
-from . import _C
-from ._ops import (add, cast, gelu, gemv, log_softmax, matmul, max, min, mul, relu, row_max,
-                   row_min, row_sum, sgemm, sigmoid, softmax, sum, transpose)
-from ._ops import __all__ as _ops_all
+from . import _C, _ops
+from ._ops import *  # noqa: F401,F403  every function of _ops.__all__, the package's op list
 
 __version__ = _C.__version__  # KERNELKIT_VERSION_STRING of <kernelkit/version.cuh>
-__all__ = list(_ops_all) + ["device_count"]
+__all__ = _ops.__all__ + ["device_count"]
 
 
 def device_count():

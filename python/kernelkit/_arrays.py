@@ -3,10 +3,14 @@
 to allocate an output or a workspace beside it with the caller's own framework.
 
 Supported arrays: torch.Tensor, cupy.ndarray, jax.Array, and any other object with
-``__cuda_array_interface__`` (shape, dtype, pointer) and ``__dlpack__`` (the call itself):
-such objects need ``out=``, since kernelkit cannot allocate in their framework.
-No framework is imported here: an object can only be a torch tensor if torch is already
-imported (``sys.modules``), and so on.
+``__cuda_array_interface__`` (shape, dtype, pointer, strides) and ``__dlpack_device__`` (which
+device holds it): such objects need ``out=``, since kernelkit cannot allocate in their
+framework. No framework is imported here: an object can only be a torch tensor if torch is
+already imported (``sys.modules``), and so on.
+
+The checks below (``require_*``) and those of ``describe`` are the package's one argument
+check: kernelkit._C checks nothing and takes device addresses, so every array reaches it
+described here, as CUDA memory, C-contiguous, of a known dtype.
 """
 
 import sys
@@ -22,7 +26,7 @@ _TYPESTR = {
     "i1": "int8", "i2": "int16", "i4": "int32", "i8": "int64",
     "u1": "uint8", "u2": "uint16", "u4": "uint32", "u8": "uint64", "b1": "bool",
 }
-_ITEMSIZE = {
+ITEMSIZE = {  # every dtype kernelkit knows, and its size in bytes
     "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "int16": 2,
     "int32": 4, "int64": 8, "uint8": 1, "uint16": 2, "uint32": 4, "uint64": 8, "bool": 1,
 }
@@ -33,14 +37,13 @@ _DTYPE_ALIASES = {
 
 
 class Arr:
-    """One described array argument. ``arg`` is what goes to the extension (a torch tensor
-    is detached there)."""
+    """One described array argument: the caller's object, its framework, shape, dtype name,
+    device address (``ptr``, what the extension gets), size in bytes and CUDA ordinal."""
 
-    __slots__ = ("obj", "arg", "fw", "shape", "dtype", "ptr", "nbytes", "device")
+    __slots__ = ("obj", "fw", "shape", "dtype", "ptr", "nbytes", "device")
 
-    def __init__(self, obj, arg, fw, shape, dtype, ptr, nbytes, device):
+    def __init__(self, obj, fw, shape, dtype, ptr, nbytes, device):
         self.obj = obj
-        self.arg = arg
         self.fw = fw
         self.shape = shape
         self.dtype = dtype
@@ -80,14 +83,14 @@ def describe(x, op, name):
         if not x.is_contiguous():
             raise ValueError(_err(op, f"{name} is not contiguous (shape {tuple(x.shape)}, strides "
                                       f"{x.stride()}); pass {name}.contiguous()"))
-        return Arr(x, x.detach() if x.requires_grad else x, "torch", x.shape, torch_dtype_name(x.dtype),
-                   x.data_ptr(), x.nbytes, x.get_device())
+        return Arr(x, "torch", x.shape, torch_dtype_name(x.dtype), x.data_ptr(), x.nbytes,
+                   x.get_device())
     cupy = sys.modules.get("cupy")
     if cupy is not None and isinstance(x, cupy.ndarray):
         if not x.flags.c_contiguous:
             raise ValueError(_err(op, f"{name} is not C-contiguous (shape {x.shape}, strides "
                                       f"{x.strides}); pass cupy.ascontiguousarray({name})"))
-        return Arr(x, x, "cupy", tuple(x.shape), x.dtype.name, x.data.ptr, x.nbytes, x.device.id)
+        return Arr(x, "cupy", tuple(x.shape), x.dtype.name, x.data.ptr, x.nbytes, x.device.id)
     jax = sys.modules.get("jax")
     if jax is not None and isinstance(x, jax.Array):
         devices = x.devices()
@@ -99,7 +102,7 @@ def describe(x, op, name):
             raise TypeError(_err(op, f"{name} is a JAX array on {d.platform} ({d}); kernelkit "
                                      "needs arrays on a CUDA GPU"))
         hw = getattr(d, "local_hardware_id", None)  # the CUDA ordinal (d.id is global)
-        return Arr(x, x, "jax", tuple(x.shape), x.dtype.name, x.unsafe_buffer_pointer(), x.nbytes,
+        return Arr(x, "jax", tuple(x.shape), x.dtype.name, x.unsafe_buffer_pointer(), x.nbytes,
                    d.id if hw is None else hw)
     return _describe_generic(x, op, name)
 
@@ -113,17 +116,17 @@ def _describe_generic(x, op, name):
             raise TypeError(_err(op, f"{name} ({kind}) is not in CUDA device memory (DLPack device "
                                      f"type {int(dev_type)}); kernelkit needs CUDA arrays"))
     cai = getattr(x, "__cuda_array_interface__", None)
-    if cai is None or dl_device is None or not hasattr(x, "__dlpack__"):
+    if cai is None or dl_device is None:
         raise TypeError(_err(op, f"{name} must be a CUDA array (torch.Tensor, cupy.ndarray, "
                                  "jax.Array, or an object with __cuda_array_interface__ and "
-                                 f"__dlpack__), got {kind}"))
+                                 f"__dlpack_device__), got {kind}"))
     shape = tuple(int(d) for d in cai["shape"])
     dtype = _TYPESTR.get(cai["typestr"][1:], cai["typestr"])
     itemsize = int(cai["typestr"][2:]) if cai["typestr"][2:].isdigit() else 0
     strides = cai.get("strides")
     if strides is not None and not _c_contiguous(shape, strides, itemsize):
         raise ValueError(_err(op, f"{name} is not C-contiguous (shape {shape}, strides {tuple(strides)})"))
-    return Arr(x, x, "generic", shape, dtype, int(cai["data"][0]), numel(shape) * itemsize,
+    return Arr(x, "generic", shape, dtype, int(cai["data"][0]), numel(shape) * itemsize,
                int(dev_id))
 
 
@@ -153,7 +156,7 @@ def dtype_name(dtype, op):
                 name = getattr(getattr(dtype, "dtype", None), "name", None)  # jnp.float32
             if not isinstance(name, str):
                 name = getattr(dtype, "__name__", None)  # numpy.float32, ml_dtypes.bfloat16
-    if name not in _ITEMSIZE:
+    if name not in ITEMSIZE:
         raise TypeError(_err(op, f"unknown dtype {dtype!r}"))
     return name
 
@@ -216,19 +219,18 @@ def _alloc(like, shape, dtype, op, what):
     fw = like.fw
     if fw == "torch":
         torch = sys.modules["torch"]
-        x = like.arg
-        t = x.new_empty(shape, dtype=getattr(torch, dtype))
-        return Arr(t, t, "torch", t.shape, dtype, t.data_ptr(), t.nbytes, like.device)
+        t = like.obj.new_empty(shape, dtype=getattr(torch, dtype))
+        return Arr(t, "torch", t.shape, dtype, t.data_ptr(), t.nbytes, like.device)
     if fw == "cupy":
         cupy = sys.modules["cupy"]
         with cupy.cuda.Device(like.device):
             c = cupy.empty(shape, dtype=dtype)
-        return Arr(c, c, "cupy", shape, dtype, c.data.ptr, c.nbytes, like.device)
+        return Arr(c, "cupy", shape, dtype, c.data.ptr, c.nbytes, like.device)
     if fw == "jax":
         jnp = sys.modules["jax"].numpy
         (d,) = like.obj.devices()
         j = jnp.zeros(shape, dtype=getattr(jnp, dtype), device=d)  # JAX has no uninitialized arrays
-        return Arr(j, j, "jax", shape, dtype, j.unsafe_buffer_pointer(), j.nbytes, like.device)
+        return Arr(j, "jax", shape, dtype, j.unsafe_buffer_pointer(), j.nbytes, like.device)
     kind = f"{type(like.obj).__module__}.{type(like.obj).__qualname__}"
     hint = "pass out=" if what == "an output" else "use torch, CuPy or JAX arrays"
     raise TypeError(_err(op, f"cannot allocate {what} beside a {kind}: {hint}"))

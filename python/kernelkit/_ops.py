@@ -1,16 +1,23 @@
 # SPDX-License-Identifier: Apache-2.0
-"""kernelkit's functions on CUDA arrays (torch, CuPy, JAX, any DLPack + CUDA-array-interface
-producer). Each function checks its arguments, allocates its output (and workspace) with the
+"""kernelkit's functions on CUDA arrays (torch, CuPy, JAX, any producer of
+__cuda_array_interface__ and __dlpack_device__). Each function checks its arguments, allocates its output (and workspace) with the
 caller's framework unless ``out=`` is given, launches on the caller's current stream (or
 ``stream=``) and returns an array of the caller's type. Nothing is copied: a non-contiguous
 input is a ValueError. Errors: TypeError for a CPU array or an unsupported dtype, ValueError
 for shapes, devices and overlap, RuntimeError for a CUDA error (cudaGetErrorString's text).
+
+The checks here (with those of _arrays) are the package's only argument checks: kernelkit._C
+takes device addresses and sizes, checks nothing, and turns kernelkit's own answer
+(cudaErrorInvalidValue, a CUDA error) into ValueError / RuntimeError.
+
+__all__ is the package's list of functions: kernelkit exports it, torch.ops.kernelkit
+registers it (_torch_ops), the tests check every name of it.
 """
 
 from . import _C
-from ._arrays import (FLOAT_DTYPES, describe, numel, dtype_name, empty, current_stream, require_dtype,
-                      require_float, require_ndim, require_no_overlap, require_same_device,
-                      require_shape, stream_handle, workspace)
+from ._arrays import (FLOAT_DTYPES, ITEMSIZE, current_stream, describe, dtype_name, empty, numel,
+                      require_dtype, require_float, require_ndim, require_no_overlap,
+                      require_same_device, require_shape, stream_handle, workspace)
 
 __all__ = [
     "softmax", "log_softmax", "row_sum", "row_max", "row_min", "sum", "max", "min", "transpose",
@@ -33,21 +40,29 @@ def _out(out, a, op):
 
 
 def _launch(op, arrs, s, fn, *args):
-    """fn(*args, s) after the device check; JAX arrays are made ready first and the stream
-    synchronized after (JAX orders its own work on its own streams). arrs: every array the
-    call touches (a workspace that is None is left out)."""
+    """fn(*args, device, s) after the device check, on the arrays' device; JAX arrays are made
+    ready first and the stream synchronized after (JAX orders its own work on its own
+    streams). arrs: every array the call touches (a workspace that is None is left out)."""
     arrs = [a for a in arrs if a is not None]
     require_same_device(arrs, op)
+    device = arrs[0].device
     jax = [a.obj for a in arrs if a.fw == "jax"]
     for j in jax:
         j.block_until_ready()
-    fn(*args, s)
+    fn(*args, device, s)
     if jax:
-        _C.synchronize(s)
+        _C.synchronize(device, s)
 
 
-def _arg(ws):
-    return None if ws is None else ws.arg
+def _ws(ws):
+    """(address, bytes) of a workspace; (0, 0) for none."""
+    return (0, 0) if ws is None else (ws.ptr, ws.nbytes)
+
+
+def _rows_cols(shape):
+    """shape as rows x cols: cols = the last dimension (1 for a 0-d array), rows = the
+    product of the others (so that cols == 0 keeps its rows)."""
+    return numel(shape[:-1]), (shape[-1] if len(shape) else 1)
 
 
 def _output(op, out, like, shape, dtype, inputs, in_place=False):
@@ -71,7 +86,7 @@ def _softmax(op, log, x, out, stream):
     require_float(a, op, "x")
     s = _stream(a, stream, op)
     o = _output(op, out, a, a.shape, a.dtype, [(a, "x")], in_place=True)
-    _launch(op, (a, o), s, _C.softmax, a.arg, o.arg, log)
+    _launch(op, (a, o), s, _C.softmax, a.dtype, log, a.ptr, o.ptr, *_rows_cols(a.shape))
     return o.obj
 
 
@@ -92,11 +107,10 @@ def _row_reduce(op, which, x, out, stream):
     a = describe(x, op, "x")
     require_float(a, op, "x")
     s = _stream(a, stream, op)
-    shape = a.shape[:-1]
-    o = _output(op, out, a, shape, "float32", [(a, "x")])
-    cols = a.shape[-1] if len(a.shape) else 1
-    ws = workspace(a, _C.row_reduce_workspace_bytes(a.dtype, numel(shape), cols), op)
-    _launch(op, (a, o, ws), s, _C.row_reduce, a.arg, o.arg, _arg(ws), which)
+    o = _output(op, out, a, a.shape[:-1], "float32", [(a, "x")])
+    rows, cols = _rows_cols(a.shape)
+    ws = workspace(a, _C.row_reduce_workspace_bytes(a.dtype, rows, cols), op)
+    _launch(op, (a, o, ws), s, _C.row_reduce, a.dtype, which, a.ptr, rows, cols, o.ptr, *_ws(ws))
     return o.obj
 
 
@@ -130,8 +144,9 @@ def _reduce(op, which, x, out, stream):
         if o.nbytes != 4:
             raise ValueError(f"kernelkit.{op}: out has shape {tuple(o.shape)}, expected one element")
         require_no_overlap(o, a, op, "out", "x")
-    ws = workspace(a, _C.reduce_workspace_bytes(a.dtype, numel(a.shape)), op)
-    _launch(op, (a, o, ws), s, _C.reduce, a.arg, o.arg, _arg(ws), which)
+    n = numel(a.shape)
+    ws = workspace(a, _C.reduce_workspace_bytes(a.dtype, n), op)
+    _launch(op, (a, o, ws), s, _C.reduce, a.dtype, which, a.ptr, n, o.ptr, *_ws(ws))
     return o.obj
 
 
@@ -159,13 +174,12 @@ def transpose(x, *, out=None, stream=None):
     op = "transpose"
     a = describe(x, op, "x")
     require_ndim(a, 2, op, "x")
-    if a.dtype not in ("float32", "float16", "bfloat16", "float64", "int8", "uint8", "int16",
-                       "uint16", "int32", "uint32", "int64", "uint64", "bool"):
+    if a.dtype not in ITEMSIZE:
         raise TypeError(f"kernelkit.{op}: x has unsupported dtype {a.dtype}")
     s = _stream(a, stream, op)
-    shape = (a.shape[1], a.shape[0])
-    o = _output(op, out, a, shape, a.dtype, [(a, "x")])
-    _launch(op, (a, o), s, _C.transpose, a.arg, o.arg)
+    rows, cols = a.shape
+    o = _output(op, out, a, (cols, rows), a.dtype, [(a, "x")])
+    _launch(op, (a, o), s, _C.transpose, ITEMSIZE[a.dtype], a.ptr, o.ptr, rows, cols)
     return o.obj
 
 
@@ -196,7 +210,8 @@ def gemv(A, x, *, trans=False, alpha=1.0, beta=0.0, out=None, stream=None):
         raise ValueError(f"kernelkit.{op}: beta={beta} reads y: pass it as out=")
     o = _output(op, out, a, (y_len,), "float32", [(a, "A"), (v, "x")])
     ws = workspace(a, _C.gemv_workspace_bytes(trans, m, n), op)
-    _launch(op, (a, v, o, ws), s, _C.gemv, a.arg, v.arg, o.arg, _arg(ws), trans, alpha, beta)
+    _launch(op, (a, v, o, ws), s, _C.gemv, trans, m, n, alpha, a.ptr, n or 1, v.ptr,
+            beta, o.ptr, *_ws(ws))
     return o.obj
 
 
@@ -222,8 +237,9 @@ def sgemm(A, B, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0, out=None, 
         raise ValueError(f"kernelkit.{op}: beta={beta} reads C: pass it as out=")
     o = _output(op, out, a, (m, n), "float32", [(a, "A"), (b, "B")])
     ws = workspace(a, _C.sgemm_workspace_bytes(trans_a, trans_b, m, n, k), op)
-    _launch(op, (a, b, o, ws), s, _C.sgemm, a.arg, b.arg, o.arg, _arg(ws), trans_a, trans_b, alpha,
-            beta)
+    # row-major and contiguous: each leading dimension is the row length (1 for an empty row)
+    _launch(op, (a, b, o, ws), s, _C.sgemm, trans_a, trans_b, m, n, k, alpha, a.ptr,
+            a.shape[1] or 1, b.ptr, b.shape[1] or 1, beta, o.ptr, n or 1, *_ws(ws))
     return o.obj
 
 
@@ -239,7 +255,7 @@ def _unary(op, which, x, out, stream):
     require_float(a, op, "x")
     s = _stream(a, stream, op)
     o = _output(op, out, a, a.shape, a.dtype, [(a, "x")], in_place=True)
-    _launch(op, (a, o), s, _C.unary, which, a.arg, o.arg)
+    _launch(op, (a, o), s, _C.unary, which, a.dtype, numel(a.shape), o.ptr, a.ptr)
     return o.obj
 
 
@@ -272,7 +288,7 @@ def _binary(op, which, x, y, out, stream):
                          "(no broadcasting)")
     s = _stream(a, stream, op)
     o = _output(op, out, a, a.shape, a.dtype, [(a, "a"), (b, "b")], in_place=True)
-    _launch(op, (a, b, o), s, _C.binary, which, a.arg, b.arg, o.arg)
+    _launch(op, (a, b, o), s, _C.binary, which, a.dtype, numel(a.shape), o.ptr, a.ptr, b.ptr)
     return o.obj
 
 
@@ -298,6 +314,6 @@ def cast(x, dtype, *, out=None, stream=None):
     s = _stream(a, stream, op)
     same_size = (to == "float32") == (a.dtype == "float32")
     o = _output(op, out, a, a.shape, to, [(a, "x")], in_place=same_size)
-    _launch(op, (a, o), s, _C.cast, a.arg, o.arg)
+    _launch(op, (a, o), s, _C.cast, a.dtype, to, numel(a.shape), o.ptr, a.ptr)
     return o.obj
 

@@ -58,39 +58,68 @@ TORCH_DTYPE = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
 
 
 # ---- the ops -------------------------------------------------------------------------------
-# key (kernelkit's function): name (the C++ benchmark's op name), dtypes ("f32-bf16": a
-# cast from f32 to bf16), kind (what the generator draws: "rows" = rows x cols, "matrix"
-# = rows x cols of two free sides, "n" = elements, "gemm" = m x n x k), cols (the width
-# range of "rows" draws), decode (draw decode shapes), listed (per dtype group: "f32" or
-# "half"), tiny (the host-time shape).
+# One entry per op, everything the benchmark knows of it. The key is kernelkit's function
+# (kernelkit.<key> is what is timed). name: the C++ benchmark's op name; dtypes ("f32-bf16":
+# a cast from f32 to bf16); kind (what the generator draws: "rows" = rows x cols, "matrix" =
+# rows x cols of two free sides, "n" = elements, "gemm" = m x n x k); cols (the width range of
+# "rows" draws); decode (draw decode shapes); listed (per dtype group: "f32" or "half"); tiny
+# (the host-time shape); inputs(rand, d, to): the call's arguments for the shape's dimensions
+# d (rand(*shape): a random tensor of the input dtype; to: the torch dtype of the output;
+# default: one tensor of shape d); torch(torch, *inputs): torch's own op, which kernelkit is
+# checked and timed against; exact: the result must equal torch's bit for bit; moved(d, size,
+# out_size): the fewest bytes the case must move (read once, write once; element sizes in
+# bytes), GB/s in the table; flops(d): for the table's TFLOP/s instead.
+def _two_passes(d, size, out_size):  # read x, write an output of its shape and type
+    return 2 * math.prod(d) * size
+
+
 OPS = {
     "softmax": dict(name="softmax", dtypes=("f32", "f16", "bf16"), kind="rows", cols=(16, 1 << 18),
                     decode=True, tiny="8x64",
                     listed={"f32": ["4096x50257", "32768x1024", "16x2097152"],
-                            "half": ["4096x50257", "32768x1024", "16x2097152"]}),
+                            "half": ["4096x50257", "32768x1024", "16x2097152"]},
+                    torch=lambda torch, x: torch.softmax(x, -1), moved=_two_passes),
     "log_softmax": dict(name="log_softmax", dtypes=("f32", "f16", "bf16"), kind="rows",
                         cols=(16, 1 << 18), decode=True, tiny="8x64",
                         listed={"f32": ["32768x1024", "4096x50257"],
-                                "half": ["32768x1024", "4096x50257"]}),
+                                "half": ["32768x1024", "4096x50257"]},
+                        torch=lambda torch, x: torch.log_softmax(x, -1), moved=_two_passes),
     "row_sum": dict(name="row_reduce.sum", dtypes=("f32", "bf16"), kind="rows", cols=(1, 1 << 20),
                     decode=True, tiny="8x64",
                     listed={"f32": ["33554432x1", "32768x1024", "1x33554432"],
-                            "half": ["32768x1024", "4x8388608"]}),
+                            "half": ["32768x1024", "4x8388608"]},
+                    torch=lambda torch, x: x.sum(-1, dtype=torch.float32),
+                    moved=lambda d, size, _: math.prod(d) * size + math.prod(d[:-1]) * 4),
     "sum": dict(name="reduce.sum", dtypes=("f32", "bf16"), kind="n", tiny="64",
-                listed={"f32": ["67108864", "100000007"], "half": ["16777216", "268435456"]}),
+                listed={"f32": ["67108864", "100000007"], "half": ["16777216", "268435456"]},
+                torch=lambda torch, x: x.sum(dtype=torch.float32),
+                moved=lambda d, size, _: math.prod(d) * size + 4),
     "transpose": dict(name="transpose", dtypes=("f32", "bf16"), kind="matrix", tiny="8x8",
                       listed={"f32": ["8192x8192", "16385x4097", "8388608x3"],
-                              "half": ["8192x8192", "1000x33554"]}),
+                              "half": ["8192x8192", "1000x33554"]},
+                      torch=lambda torch, x: x.t().contiguous(), exact=True, moved=_two_passes),
     "gemv": dict(name="gemv", dtypes=("f32",), kind="matrix", tiny="8x8",
-                 listed={"f32": ["4096x4096", "14336x4096", "524288x64"]}),
+                 listed={"f32": ["4096x4096", "14336x4096", "524288x64"]},
+                 inputs=lambda rand, d, to: (rand(*d), rand(d[1])),  # A (m x k), x (k)
+                 torch=lambda torch, a, x: a @ x,
+                 moved=lambda d, size, _: 4 * (d[0] * d[1] + d[1] + d[0])),
     "matmul": dict(name="sgemm", dtypes=("f32",), kind="gemm", tiny="8x8x8",
-                   listed={"f32": ["1024x1024x1024", "4096x4096x4096", "8x4096x4096"]}),
+                   listed={"f32": ["1024x1024x1024", "4096x4096x4096", "8x4096x4096"]},
+                   inputs=lambda rand, d, to: (rand(d[0], d[2]), rand(d[2], d[1])),  # m x k, k x n
+                   torch=lambda torch, a, b: a @ b,
+                   moved=lambda d, size, _: 4 * (d[0] * d[2] + d[2] * d[1] + d[0] * d[1]),
+                   flops=lambda d: 2 * d[0] * d[1] * d[2]),
     "add": dict(name="elementwise.add", dtypes=("f32", "bf16"), kind="n", tiny="64",
-                listed={"f32": ["16777216", "268435456"], "half": ["16777216", "268435456"]}),
+                listed={"f32": ["16777216", "268435456"], "half": ["16777216", "268435456"]},
+                inputs=lambda rand, d, to: (rand(*d), rand(*d)), torch=lambda torch, a, b: a + b,
+                moved=lambda d, size, _: 3 * math.prod(d) * size),
     "gelu": dict(name="elementwise.gelu", dtypes=("f32", "bf16"), kind="n", tiny="64",
-                 listed={"f32": ["16777216", "268435456"], "half": ["16777216", "268435456"]}),
+                 listed={"f32": ["16777216", "268435456"], "half": ["16777216", "268435456"]},
+                 torch=lambda torch, x: torch.nn.functional.gelu(x), moved=_two_passes),
     "cast": dict(name="elementwise.cast", dtypes=("f32-bf16",), kind="n", tiny="64",
-                 listed={"f32": ["16777216", "268435456"]}),
+                 listed={"f32": ["16777216", "268435456"]},
+                 inputs=lambda rand, d, to: (rand(*d), to), torch=lambda torch, x, to: x.to(to),
+                 exact=True, moved=lambda d, size, out_size: math.prod(d) * (size + out_size)),
 }
 # --ops also takes the C++ names
 OP_ALIASES = {spec["name"]: key for key, spec in OPS.items()}
@@ -100,6 +129,11 @@ DTYPE_ALIASES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
 def in_dtype(dtype):
     """The input's dtype of a case dtype ("f32-bf16" reads f32)."""
     return dtype.split("-")[0]
+
+
+def out_dtype(dtype):
+    """The output's dtype of a case dtype ("f32-bf16" writes bf16; "f32" writes f32)."""
+    return dtype.split("-")[-1]
 
 
 def dims(shape):
@@ -118,30 +152,13 @@ def input_bytes(op, shape, dtype):
 
 def moved_bytes(op, shape, dtype):
     """The fewest bytes the case must move (read once, write once): GB/s in the table."""
-    d = dims(shape)
-    size = ITEMSIZE[in_dtype(dtype)]
-    n = math.prod(d)
-    if op in ("softmax", "log_softmax", "transpose", "gelu"):
-        return 2 * n * size
-    if op == "row_sum":
-        return n * size + (n // d[-1]) * 4
-    if op == "sum":
-        return n * size + 4
-    if op == "add":
-        return 3 * n * size
-    if op == "cast":
-        return n * size + n * ITEMSIZE[dtype.split("-")[1]]
-    if op == "gemv":
-        m, k = d
-        return 4 * (m * k + k + m)
-    return input_bytes(op, shape, dtype)  # matmul
+    return OPS[op]["moved"](dims(shape), ITEMSIZE[in_dtype(dtype)], ITEMSIZE[out_dtype(dtype)])
 
 
 def flops(op, shape):
-    if op == "matmul":
-        m, n, k = dims(shape)
-        return 2 * m * n * k
-    return None
+    """The case's floating-point operations, for the ops that count them (None for others)."""
+    f = OPS[op].get("flops")
+    return f(dims(shape)) if f else None
 
 
 # ---- the shape generator -------------------------------------------------------------------
@@ -437,52 +454,26 @@ def chart(doc, path, title):
 
 # ---- the measurement (needs torch and a GPU) -----------------------------------------------
 def _tensors(torch, op, shape, dtype):
-    """The case's inputs: a tuple of CUDA tensors."""
+    """The case's inputs (OPS[op]["inputs"]): CUDA tensors of the input dtype, and for cast
+    the torch dtype it casts to."""
     dt = getattr(torch, TORCH_DTYPE[in_dtype(dtype)])
-    d = dims(shape)
+    to = getattr(torch, TORCH_DTYPE[out_dtype(dtype)])
 
     def rand(*s):
         return torch.randn(*s, device="cuda", dtype=dt)
 
-    if op == "gemv":
-        return rand(*d), rand(d[1])
-    if op == "matmul":
-        m, n, k = d
-        return rand(m, k), rand(k, n)
-    if op == "add":
-        return rand(*d), rand(*d)
-    return (rand(*d),)
+    inputs = OPS[op].get("inputs", lambda rand, d, to: (rand(*d),))
+    return inputs(rand, dims(shape), to)
 
 
-def _functions(torch, kernelkit, op, dtype):
-    """(kernelkit's call, torch's own op) on the case's inputs."""
-    f32 = torch.float32
-    if op == "softmax":
-        return kernelkit.softmax, lambda x: torch.softmax(x, -1)
-    if op == "log_softmax":
-        return kernelkit.log_softmax, lambda x: torch.log_softmax(x, -1)
-    if op == "row_sum":
-        return kernelkit.row_sum, lambda x: x.sum(-1, dtype=f32)
-    if op == "sum":
-        return kernelkit.sum, lambda x: x.sum(dtype=f32)
-    if op == "transpose":
-        return kernelkit.transpose, lambda x: x.t().contiguous()
-    if op == "gemv":
-        return kernelkit.gemv, lambda a, x: a @ x
-    if op == "matmul":
-        return kernelkit.matmul, lambda a, b: a @ b
-    if op == "add":
-        return kernelkit.add, lambda a, b: a + b
-    if op == "gelu":
-        return kernelkit.gelu, torch.nn.functional.gelu
-    if op == "cast":
-        to = getattr(torch, TORCH_DTYPE[dtype.split("-")[1]])
-        return (lambda x: kernelkit.cast(x, to)), (lambda x: x.to(to))
-    raise KeyError(op)
+def _functions(torch, kernelkit, op):
+    """(kernelkit's function, torch's own op), both called with the case's inputs."""
+    ref = OPS[op]["torch"]
+    return getattr(kernelkit, op), lambda *args: ref(torch, *args)
 
 
 def _check(torch, op, got, want):
-    if op in ("transpose", "cast"):
+    if OPS[op].get("exact"):
         if not torch.equal(got, want):
             raise AssertionError(f"{op} differs from torch")
         return
@@ -650,7 +641,7 @@ def run_case(torch, kernelkit, timer, compiler, case):
     except Exception as e:  # noqa: BLE001 (out of memory, ...)
         case["error"] = f"inputs: {_short_error(e)}"
         return
-    kk, th = _functions(torch, kernelkit, op, dtype)
+    kk, th = _functions(torch, kernelkit, op)
     want = None
     try:
         want = th(*args)
@@ -691,7 +682,7 @@ def measure_host(torch, kernelkit, op, dtype, calls):
     except Exception as e:  # noqa: BLE001
         print(f"  host time of {op}/{dtype}: inputs: {_short_error(e)}", flush=True)
         return None, None
-    kk, th = _functions(torch, kernelkit, op, dtype)
+    kk, th = _functions(torch, kernelkit, op)
     result = []
     for fn in (kk, th):
         try:

@@ -2,9 +2,10 @@
 // The host-side entry points of the Python extension: one translation unit per op family
 // (ops_*.cu, compiled by nvcc) instantiates only the kernelkit calls the bindings expose and
 // exports them through these plain declarations, so module.cpp (nanobind, host compiler)
-// never includes a CUDA kernel. Every function returns kernelkit's cudaError_t unchanged;
-// dtype codes outside a function's list return cudaErrorInvalidValue (module.cpp checks
-// them first).
+// never includes a CUDA kernel. Every function returns kernelkit's cudaError_t unchanged,
+// and checks nothing of its own: kernelkit's argument check answers cudaErrorInvalidValue,
+// and so does a DType, Unary, Binary or Reduce value outside a function's list (the
+// dispatch of kernelkit/core/dispatch.cuh). The Python layer checks every argument first.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -14,9 +15,9 @@
 
 namespace kkpy {
 
-// The element types the bindings know. Float types are the op types; the integer codes
-// only name element sizes for transpose (bits are moved unchanged).
-enum class DType { kF32, kF16, kBF16, kF64, kI8, kI16, kI32, kI64 };
+// The element types of the float ops (transpose takes an element size instead: bits are
+// moved unchanged). kOther: a type no op takes (cudaErrorInvalidValue, 0 workspace bytes).
+enum class DType { kF32, kF16, kBF16, kOther };
 
 enum class Unary { kRelu, kGelu, kGeluTanh, kSigmoid };
 enum class Binary { kAdd, kMul };

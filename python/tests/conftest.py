@@ -2,13 +2,13 @@
 """Shared test helpers.
 
 FakeCudaArray: a CUDA array that is only a description (shape, dtype, a made-up device
-address). It speaks __cuda_array_interface__ (what kernelkit's Python checks read) and
-__dlpack__ (a real DLPack capsule built with ctypes, device kDLCUDA, that the extension
-accepts), so the argument checks of both layers run without a GPU. Nothing may ever launch
-on one: on a machine with a GPU the tests that would reach a launch with it are skipped.
+address). It speaks __cuda_array_interface__ and __dlpack_device__, what kernelkit's Python
+layer reads, so the package's argument checks run without a GPU, and the `calls` fixture
+records the device addresses and sizes that would reach the extension. Nothing may ever
+launch on one: on a machine with a GPU the tests that would reach a launch with it are
+skipped.
 """
 
-import ctypes
 import importlib.util
 import os
 
@@ -32,49 +32,11 @@ needs_torch_gpu = pytest.mark.skipif(not (HAS_TORCH and HAS_GPU),
 no_gpu_only = pytest.mark.skipif(
     HAS_GPU, reason="runs a call past every check on a fake device address: only without a GPU")
 
-
-# ---- a DLPack producer in ctypes ------------------------------------------------------
-
-class _DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class _DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class _DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
-                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
-
-
-class _DLManagedTensor(ctypes.Structure):
-    pass
-
-
-_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(_DLManagedTensor))
-_DLManagedTensor._fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p),
-                             ("deleter", _DELETER)]
-
-_LIVE = {}  # address of a managed tensor -> the ctypes objects it points into
-
-
-@_DELETER
-def _delete(p):
-    _LIVE.pop(ctypes.addressof(p.contents), None)
-
-
-_capsule_new = ctypes.pythonapi.PyCapsule_New
-_capsule_new.restype = ctypes.py_object
-_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-_CAPSULE_NAME = ctypes.c_char_p(b"dltensor")
-
-# dtype name -> (DLPack code, bits, __cuda_array_interface__ typestr)
-_DL = {
-    "float32": (2, 32, "<f4"), "float16": (2, 16, "<f2"), "bfloat16": (4, 16, "<V2"),
-    "float64": (2, 64, "<f8"), "int8": (0, 8, "|i1"), "int32": (0, 32, "<i4"),
-    "int64": (0, 64, "<i8"), "uint8": (1, 8, "|u1"),
+# dtype name -> __cuda_array_interface__ typestr (bfloat16 has none: a generic producer
+# cannot offer it, "<V2" stands for it)
+_TYPESTR = {
+    "float32": "<f4", "float16": "<f2", "bfloat16": "<V2", "float64": "<f8", "int8": "|i1",
+    "int32": "<i4", "int64": "<i8", "uint8": "|u1",
 }
 
 
@@ -91,7 +53,7 @@ class FakeCudaArray:
 
     @property
     def itemsize(self):
-        return _DL[self.dtype][1] // 8
+        return int(_TYPESTR[self.dtype][2:])
 
     @property
     def nbytes(self):
@@ -102,40 +64,32 @@ class FakeCudaArray:
 
     @property
     def __cuda_array_interface__(self):
-        return {"shape": self.shape, "typestr": _DL[self.dtype][2], "data": (self.ptr, False),
+        return {"shape": self.shape, "typestr": _TYPESTR[self.dtype], "data": (self.ptr, False),
                 "strides": self.strides, "version": 3}
 
     def __dlpack_device__(self):
         return (2, self.device)
 
     def __dlpack__(self, stream=None, max_version=None, **kwargs):
+        """Counted, never served: kernelkit reads an array's description and never exports
+        (or copies) it."""
         self.dlpack_calls += 1
-        code, bits, _ = _DL[self.dtype]
-        mt = _DLManagedTensor()
-        nd = len(self.shape)
-        shape = (ctypes.c_int64 * max(nd, 1))(*self.shape)
-        strides = None
-        if self.strides is not None:
-            strides = (ctypes.c_int64 * max(nd, 1))(*[s // self.itemsize for s in self.strides])
-        t = mt.dl_tensor
-        t.data = self.ptr
-        t.device = _DLDevice(2, self.device)
-        t.ndim = nd
-        t.dtype = _DLDataType(code, bits, 1)
-        t.shape = shape
-        t.strides = strides if strides is not None else ctypes.POINTER(ctypes.c_int64)()
-        t.byte_offset = 0
-        mt.deleter = _delete
-        _LIVE[ctypes.addressof(mt)] = (mt, shape, strides)
-        return _capsule_new(ctypes.addressof(mt), _CAPSULE_NAME, None)
+        raise BufferError("a FakeCudaArray has no memory to export")
 
 
 def fake(shape, dtype="float32", **kw):
     return FakeCudaArray(shape, dtype, **kw)
 
 
-LAUNCHERS = ("softmax", "row_reduce", "reduce", "transpose", "gemv", "sgemm", "unary", "binary",
-             "cast", "synchronize")
+# The extension's functions that launch nothing: every other one is replaced by the
+# recorder of `calls` (so a new op's launcher is recorded without being listed here).
+QUERIES = ("device_count", "_raise_for")
+
+
+def launchers():
+    return [name for name, f in vars(_C).items()
+            if callable(f) and not name.startswith("__") and name not in QUERIES
+            and not name.endswith("_workspace_bytes")]
 
 
 @pytest.fixture
@@ -143,7 +97,7 @@ def calls(monkeypatch):
     """Replaces every launching function of the extension with a recorder: a test can see
     what would have been launched, and the checks' tests prove nothing was."""
     log = []
-    for name in LAUNCHERS:
+    for name in launchers():
         monkeypatch.setattr(_C, name, lambda *a, _n=name: log.append((_n, a)))
     return log
 

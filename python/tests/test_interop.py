@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""CuPy and JAX arrays in, the same framework's arrays out (zero-copy through DLPack), on
-each framework's stream; skipped where the framework or a GPU is missing."""
+"""CuPy and JAX arrays in, the same framework's arrays out (zero-copy: kernelkit works on
+their device memory), on each framework's stream; skipped where the framework or a GPU is
+missing."""
 
 import pytest
 

@@ -138,26 +138,33 @@ def test_reductions_deterministic_and_out():
 @pytest.mark.parametrize("name", ["row_sum", "gemv", "sgemm", "sum"])
 def test_workspace_plumbing(name, monkeypatch):
     """Whatever bytes the extension asks for reach it from torch's allocator, uninitialized:
-    the op is right whatever they hold (here a 0xA5 fill)."""
-    from kernelkit import _C
+    the op is right whatever they hold (here a 0xA5 fill), and the launch gets exactly that
+    workspace's address and size."""
+    from kernelkit import _C, _ops
 
     base = {"row_sum": "row_reduce", "gemv": "gemv", "sgemm": "sgemm", "sum": "reduce"}[name]
     launch = getattr(_C, base)
     orig = getattr(_C, f"{base}_workspace_bytes")
-    asked, seen = [], []
+    alloc = _ops.workspace
+    asked, made, seen = [], [], []
 
     def more(*args):  # 4 KiB more than the op asks for (today's ops may ask for none)
         asked.append(orig(*args) + 4096)
         return asked[-1]
 
-    monkeypatch.setattr(_C, f"{base}_workspace_bytes", more)
+    def filled(like, nbytes, op):
+        ws = alloc(like, nbytes, op)
+        assert isinstance(ws.obj, torch.Tensor) and ws.obj.dtype == torch.uint8
+        ws.obj.fill_(0xA5)
+        made.append((ws.ptr, ws.obj.numel()))
+        return ws
 
-    def spy(*args):
-        ws = next(a for a in args if isinstance(a, torch.Tensor) and a.dtype == torch.uint8)
-        ws.fill_(0xA5)
-        seen.append(ws.numel())
+    def spy(*args):  # ..., workspace, workspace_bytes, device, stream
+        seen.append(tuple(args[-4:-2]))
         return launch(*args)
 
+    monkeypatch.setattr(_C, f"{base}_workspace_bytes", more)
+    monkeypatch.setattr(_ops, "workspace", filled)
     monkeypatch.setattr(_C, base, spy)
     A = rand((64, 256), torch.float32)
     x = rand((256,), torch.float32, seed=SEED + 1).double()
@@ -171,7 +178,7 @@ def test_workspace_plumbing(name, monkeypatch):
         got, want, mag = kernelkit.sgemm(A, B.float()), A64 @ B, A64.abs() @ B.abs()
     else:
         got, want, mag = kernelkit.sum(A), A64.sum(), A64.abs().sum()
-    assert seen == asked
+    assert [n for _, n in made] == asked and seen == made
     sum_close(got, want, mag, what=f"{name} with a 0xA5 workspace")
 
 

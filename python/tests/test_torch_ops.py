@@ -13,44 +13,53 @@ if HAS_TORCH:
 
     import kernelkit
 
-NAMES = ["softmax", "log_softmax", "row_sum", "row_max", "row_min", "sum", "max", "min",
-         "transpose", "gemv", "sgemm", "matmul", "add", "mul", "relu", "gelu", "sigmoid", "cast"]
+# One call of every function: (name, args, kwargs, expected output shape, dtype). args(t)
+# makes the tensors with t(*shape, dtype=..., seed=...) on the test's device (meta or cuda);
+# dtypes are torch's names. test_every_function_is_registered checks that these cover every
+# function of the package (a new op needs its line here).
+SAMPLES = [
+    ("softmax", lambda t: (t(3, 5, 33, dtype="bfloat16"),), {}, (3, 5, 33), "bfloat16"),
+    ("log_softmax", lambda t: (t(7, 100),), {}, (7, 100), "float32"),
+    ("row_sum", lambda t: (t(6, 40, dtype="float16"),), {}, (6,), "float32"),
+    ("row_max", lambda t: (t(2, 3, 9),), {}, (2, 3), "float32"),
+    ("row_min", lambda t: (t(5, 17, dtype="bfloat16"),), {}, (5,), "float32"),
+    ("sum", lambda t: (t(1000),), {}, (), "float32"),
+    ("max", lambda t: (t(10, 10, dtype="bfloat16"),), {}, (), "float32"),
+    ("min", lambda t: (t(77),), {}, (), "float32"),
+    ("transpose", lambda t: (t(9, 4),), {}, (4, 9), "float32"),
+    ("gemv", lambda t: (t(6, 4), t(4, seed=1)), {}, (6,), "float32"),
+    ("gemv", lambda t: (t(6, 4), t(6, seed=1)), {"trans": True, "alpha": 2.0}, (4,), "float32"),
+    ("sgemm", lambda t: (t(5, 3), t(4, 5, seed=1)), {"trans_a": True, "trans_b": True}, (3, 4),
+     "float32"),
+    ("matmul", lambda t: (t(5, 3), t(3, 2, seed=1)), {}, (5, 2), "float32"),
+    ("add", lambda t: (t(8, dtype="bfloat16"), t(8, dtype="bfloat16", seed=1)), {}, (8,), "bfloat16"),
+    ("mul", lambda t: (t(3, 3), t(3, 3, seed=1)), {}, (3, 3), "float32"),
+    ("relu", lambda t: (t(11, dtype="float16"),), {}, (11,), "float16"),
+    ("gelu", lambda t: (t(11),), {"approximate": "tanh"}, (11,), "float32"),
+    ("sigmoid", lambda t: (t(4, 4, dtype="bfloat16"),), {}, (4, 4), "bfloat16"),
+    ("cast", lambda t: (t(6), torch.bfloat16), {}, (6,), "bfloat16"),
+]
 
 
-def samples(device):
-    """(name, args, kwargs, expected output shape, dtype) for every op."""
-    f32, bf16 = torch.float32, torch.bfloat16
+def sample(case, device):
+    """(name, args, kwargs, expected output shape, torch dtype) of SAMPLES[case] on device."""
+    name, args, kwargs, shape, dtype = SAMPLES[case]
 
-    def t(*shape, dtype=f32, seed=0):
+    def t(*shape, dtype="float32", seed=0):
         g = torch.Generator(device="cpu").manual_seed(seed)
-        return torch.randn(shape, generator=g).to(device=device, dtype=dtype)
+        return torch.randn(shape, generator=g).to(device=device, dtype=getattr(torch, dtype))
 
-    return [
-        ("softmax", (t(3, 5, 33, dtype=bf16),), {}, (3, 5, 33), bf16),
-        ("log_softmax", (t(7, 100),), {}, (7, 100), f32),
-        ("row_sum", (t(6, 40, dtype=torch.float16),), {}, (6,), f32),
-        ("row_max", (t(2, 3, 9),), {}, (2, 3), f32),
-        ("row_min", (t(5, 17, dtype=bf16),), {}, (5,), f32),
-        ("sum", (t(1000),), {}, (), f32),
-        ("max", (t(10, 10, dtype=bf16),), {}, (), f32),
-        ("min", (t(77),), {}, (), f32),
-        ("transpose", (t(9, 4),), {}, (4, 9), f32),
-        ("gemv", (t(6, 4), t(4, seed=1)), {}, (6,), f32),
-        ("gemv", (t(6, 4), t(6, seed=1)), {"trans": True, "alpha": 2.0}, (4,), f32),
-        ("sgemm", (t(5, 3), t(4, 5, seed=1)), {"trans_a": True, "trans_b": True}, (3, 4), f32),
-        ("matmul", (t(5, 3), t(3, 2, seed=1)), {}, (5, 2), f32),
-        ("add", (t(8, dtype=bf16), t(8, dtype=bf16, seed=1)), {}, (8,), bf16),
-        ("mul", (t(3, 3), t(3, 3, seed=1)), {}, (3, 3), f32),
-        ("relu", (t(11, dtype=torch.float16),), {}, (11,), torch.float16),
-        ("gelu", (t(11),), {"approximate": "tanh"}, (11,), f32),
-        ("sigmoid", (t(4, 4, dtype=bf16),), {}, (4, 4), bf16),
-        ("cast", (t(6), torch.bfloat16), {}, (6,), bf16),
-    ]
+    return name, args(t), kwargs, shape, getattr(torch, dtype)
+
+
+CASES = pytest.mark.parametrize("case", range(len(SAMPLES)), ids=lambda i: SAMPLES[i][0])
 
 
 def test_every_function_is_registered():
     assert kernelkit.torch_ops_registered
-    for name in NAMES:
+    names = [n for n in kernelkit.__all__ if n != "device_count"]
+    assert sorted({s[0] for s in SAMPLES}) == sorted(names)
+    for name in names:
         op = getattr(torch.ops.kernelkit, name)
         assert op.default._schema.name == f"kernelkit::{name}"
 
@@ -63,9 +72,9 @@ def test_schemas():
     assert s("gelu") == "kernelkit::gelu(Tensor x, str approximate=\"none\") -> Tensor"
 
 
-@pytest.mark.parametrize("case", range(19))
+@CASES
 def test_fake_implementations_on_meta(case):
-    name, args, kwargs, shape, dtype = samples("meta")[case]
+    name, args, kwargs, shape, dtype = sample(case, "meta")
     out = getattr(torch.ops.kernelkit, name)(*args, **kwargs)
     assert out.device.type == "meta" and tuple(out.shape) == shape and out.dtype == dtype
     assert out.is_contiguous()
@@ -90,9 +99,9 @@ def test_cpu_tensors_are_refused_by_the_real_implementation():
 # ---- on the GPU ------------------------------------------------------------------------
 
 @needs_torch_gpu
-@pytest.mark.parametrize("case", range(19))
+@CASES
 def test_opcheck(case):
-    name, args, kwargs, shape, dtype = samples("cuda")[case]
+    name, args, kwargs, shape, dtype = sample(case, "cuda")
     op = getattr(torch.ops.kernelkit, name)
     out = op(*args, **kwargs)
     assert tuple(out.shape) == shape and out.dtype == dtype and out.is_cuda
@@ -101,7 +110,8 @@ def test_opcheck(case):
 
 @needs_torch_gpu
 def test_matches_the_plain_functions():
-    for name, args, kwargs, _, _ in samples("cuda"):
+    for case in range(len(SAMPLES)):
+        name, args, kwargs, _, _ = sample(case, "cuda")
         a = getattr(torch.ops.kernelkit, name)(*args, **kwargs)
         b = getattr(kernelkit, name)(*args, **kwargs)
         assert torch.equal(a, b), name

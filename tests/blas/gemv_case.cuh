@@ -16,13 +16,24 @@ namespace gemv_test {
 // Most floats of A a case holds.
 inline constexpr int64_t kMaxCaseFloats = int64_t{1} << 20;
 
+// Where a test puts A, x and y: floats past a 16-byte boundary (0..3).
+struct FloatOffsets {
+  int a = 0, x = 0, y = 0;
+};
+
+// The GemvAlignment of operands at those offsets.
+inline kernelkit::GemvAlignment alignment(const FloatOffsets& o) {
+  const auto at = [](int floats) { return kernelkit::Alignment(int64_t{floats} * 4); };
+  return {at(o.a), at(o.x), at(o.y)};
+}
+
 // An input whose plan is one entry of kGemvConfigs. Its operands are `align` floats past a
 // 16-byte boundary; its workspace holds ws_bytes.
 struct ConfigCase {
   bool found = false;
   kernelkit::BlasOp op = kernelkit::BlasOp::N;
   int64_t m = 0, n = 0, lda = 1;
-  kernelkit::GemvAlignment align;
+  FloatOffsets align;
   size_t ws_bytes = 0;
   kernelkit::GemvPlan plan;
   kernelkit::DeviceInfo device;  // the device it was planned for
@@ -45,7 +56,7 @@ inline std::vector<ConfigCase> config_cases(const kernelkit::DeviceInfo& base) {
                            17,   32,    33,    48,    64,     65,     100,    128,
                            200,  256,   512,   1000,  1024,   2048,   4096,   4097,
                            8192, 16384, 32768, 65536, 131072, 262144, 1048576};
-  const kernelkit::GemvAlignment aligns[] = {{0, 0, 0}, {1, 2, 3}, {0, 1, 0}, {3, 0, 3}};
+  const FloatOffsets aligns[] = {{0, 0, 0}, {1, 2, 3}, {0, 1, 0}, {3, 0, 3}};
   struct Shape {
     int64_t m, n;
   };
@@ -61,10 +72,11 @@ inline std::vector<ConfigCase> config_cases(const kernelkit::DeviceInfo& base) {
       if ((op == BlasOp::N ? s.m : s.n) == 0) continue;  // no output: nothing planned
       const size_t bound = kernelkit::gemv_workspace_bytes(op, s.m, s.n);
       for (const int64_t lda : {std::max<int64_t>(1, s.n), s.n + 1, s.n + 2, 4 * s.n + 1})
-        for (const kernelkit::GemvAlignment& al : aligns)
+        for (const FloatOffsets& al : aligns)
           for (const size_t ws : {size_t{0}, size_t{12}, size_t{200}, size_t{520}, bound})
             for (const kernelkit::DeviceInfo& d : devices) {
-              const kernelkit::GemvPlan p = kernelkit::plan_gemv(op, s.m, s.n, lda, al, ws, d);
+              const kernelkit::GemvPlan p =
+                  kernelkit::plan_gemv(op, s.m, s.n, lda, alignment(al), ws, d);
               const int i =
                   kernelkit::config_index(kernelkit::kGemvConfigs, kernelkit::gemv_config(p));
               if (i < 0 || cases[i].found) continue;

@@ -26,10 +26,10 @@
 
 namespace {
 
+using gemv_test::FloatOffsets;
 using kernelkit::BlasOp;
+using kernelkit::BlockCombine;
 using kernelkit::DeviceInfo;
-using kernelkit::GemvAlignment;
-using kernelkit::GemvCombine;
 using kernelkit::GemvConfig;
 using kernelkit::GemvPath;
 using kernelkit::GemvPlan;
@@ -57,7 +57,7 @@ std::vector<kktest::NamedDevice> devices_and_tiny() {
   return v;
 }
 
-std::string describe(BlasOp op, int64_t m, int64_t n, int64_t lda, GemvAlignment al, size_t ws,
+std::string describe(BlasOp op, int64_t m, int64_t n, int64_t lda, FloatOffsets al, size_t ws,
                      const char* dev) {
   return std::string(dev) + (op == BlasOp::N ? " N " : " T ") + std::to_string(m) + "x" +
          std::to_string(n) + " lda=" + std::to_string(lda) + " al=" + std::to_string(al.a) + "," +
@@ -93,7 +93,7 @@ KernelResources resources(const GemvPlan& p) {
 
 // The invariants every plan keeps.
 void check_invariants(const GemvPlan& p, BlasOp op, int64_t m, int64_t n, int64_t lda,
-                      GemvAlignment al, size_t ws, const DeviceInfo& d, const std::string& what) {
+                      FloatOffsets al, size_t ws, const DeviceInfo& d, const std::string& what) {
   SCOPED_TRACE(what);
   // a configuration launch_gemv instantiates
   ASSERT_GE(kernelkit::config_index(kernelkit::kGemvConfigs, kernelkit::gemv_config(p)), 0);
@@ -116,18 +116,18 @@ void check_invariants(const GemvPlan& p, BlasOp op, int64_t m, int64_t n, int64_
   // clusters only where allowed, of a portable size that divides the grid
   if (s.is_cluster()) {
     EXPECT_TRUE(d.clusters());
-    EXPECT_EQ(p.combine, GemvCombine::kCluster);
+    EXPECT_EQ(p.combine, BlockCombine::kCluster);
     const unsigned c = s.cluster.x * s.cluster.y * s.cluster.z;
     EXPECT_LE(c, 8u);
     EXPECT_EQ(s.grid.x % s.cluster.x, 0u);
     EXPECT_EQ(s.grid.y % s.cluster.y, 0u);
     EXPECT_EQ(int(c), p.splits);
   } else {
-    EXPECT_NE(p.combine, GemvCombine::kCluster);
+    EXPECT_NE(p.combine, BlockCombine::kCluster);
   }
   if (!d.clusters()) EXPECT_FALSE(s.is_cluster());
   // a workspace split only within the workspace given and the documented bound
-  if (p.combine == GemvCombine::kWorkspace) {
+  if (p.combine == BlockCombine::kSecondKernel) {
     EXPECT_GT(ws, 0u);
     EXPECT_GT(p.partials, 0);
     EXPECT_LE(size_t(p.partials) * sizeof(float), ws);
@@ -141,12 +141,12 @@ void check_invariants(const GemvPlan& p, BlasOp op, int64_t m, int64_t n, int64_
   } else {
     EXPECT_EQ(p.partials, 0);
   }
-  if (ws == 0) EXPECT_NE(p.combine, GemvCombine::kWorkspace);
-  if (p.path == GemvPath::kShortColumns) EXPECT_EQ(p.combine, GemvCombine::kWorkspace);
+  if (ws == 0) EXPECT_NE(p.combine, BlockCombine::kSecondKernel);
+  if (p.path == GemvPath::kShortColumns) EXPECT_EQ(p.combine, BlockCombine::kSecondKernel);
   // 16-byte loads only where every address they touch is aligned
   if (p.path == GemvPath::kRowPairs) {
     EXPECT_TRUE(p.aligned);
-    EXPECT_EQ(p.combine, GemvCombine::kNone);
+    EXPECT_EQ(p.combine, BlockCombine::kNone);
   }
   if ((p.path == GemvPath::kRows || p.path == GemvPath::kSplitRows ||
        p.path == GemvPath::kRowPairs) &&
@@ -162,10 +162,11 @@ void check_invariants(const GemvPlan& p, BlasOp op, int64_t m, int64_t n, int64_
   if (p.path == GemvPath::kColumns) {
     const auto t = kernelkit::gemv_tile_shape(p.tile);
     EXPECT_EQ(t.pack == 4 ? 4 / std::gcd<int64_t>(lda % 4 == 0 ? 4 : lda % 4, 4) : 1, p.phases);
-    if (p.phases > 1) EXPECT_EQ(p.combine, GemvCombine::kWorkspace);
+    if (p.phases > 1) EXPECT_EQ(p.combine, BlockCombine::kSecondKernel);
     // a thread over every row (m <= 64), or over its split's rows of a long matrix
     if (t.ty == 1)
-      EXPECT_TRUE(m <= 64 || (p.combine == GemvCombine::kWorkspace && p.splits >= 2 && m >= 2 * n));
+      EXPECT_TRUE(m <= 64 ||
+                  (p.combine == BlockCombine::kSecondKernel && p.splits >= 2 && m >= 2 * n));
   }
   if (p.path == GemvPath::kRows) {
     EXPECT_TRUE(p.width == 4 || p.width == 8 || p.width == 16 || p.width == 32);
@@ -183,9 +184,9 @@ void check_invariants(const GemvPlan& p, BlasOp op, int64_t m, int64_t n, int64_
   }
 }
 
-GemvPlan plan(BlasOp op, int64_t m, int64_t n, int64_t lda, GemvAlignment al, size_t ws,
+GemvPlan plan(BlasOp op, int64_t m, int64_t n, int64_t lda, FloatOffsets al, size_t ws,
               const DeviceInfo& d) {
-  return kernelkit::plan_gemv(op, m, n, lda, al, ws, d);
+  return kernelkit::plan_gemv(op, m, n, lda, gemv_test::alignment(al), ws, d);
 }
 
 TEST(GemvPlan, SweepShapesOnEveryDevice) {
@@ -195,7 +196,7 @@ TEST(GemvPlan, SweepShapesOnEveryDevice) {
         for (bool with_ws : {false, true}) {
           const int64_t m = sh[0], n = sh[1];
           const size_t ws = with_ws ? kernelkit::gemv_workspace_bytes(op, m, n) : 0;
-          for (GemvAlignment al : {GemvAlignment{0, 0, 0}, GemvAlignment{1, 2, 3}}) {
+          for (FloatOffsets al : {FloatOffsets{0, 0, 0}, FloatOffsets{1, 2, 3}}) {
             const GemvPlan p = plan(op, m, n, n, al, ws, dev.info);
             check_invariants(p, op, m, n, n, al, ws, dev.info,
                              describe(op, m, n, n, al, ws, dev.name));
@@ -209,12 +210,12 @@ TEST(GemvPlan, H100SweepTable) {
     BlasOp op;
     int64_t m, n;
     GemvPath path;
-    GemvCombine combine;
+    BlockCombine combine;
     int splits;         // blocks per row (N) / per tile and phase (T); kShortColumns: blocks
     int width_or_tile;  // kRows: width; kColumns: static_cast<int>(GemvTile)
   };
   constexpr auto N = BlasOp::N, T = BlasOp::T;
-  constexpr auto kNone = GemvCombine::kNone, kWs = GemvCombine::kWorkspace;
+  constexpr auto kNone = BlockCombine::kNone, kWs = BlockCombine::kSecondKernel;
   const int kWide32 = int(GemvTile::kWide32), kWide64 = int(GemvTile::kWide64),
             kWide128 = int(GemvTile::kWide128), kTile = int(GemvTile::kTile),
             kFat = int(GemvTile::kFat);
@@ -286,7 +287,7 @@ TEST(GemvPlan, H100SweepTable) {
   const GemvPlan fat = plan(BlasOp::T, 70001, 1024, 1024, {}, size_t{4} << 20, d);
   EXPECT_EQ(fat.tile, GemvTile::kFat);
   EXPECT_EQ(fat.splits, 528);
-  EXPECT_EQ(fat.combine, GemvCombine::kWorkspace);
+  EXPECT_EQ(fat.combine, BlockCombine::kSecondKernel);
   EXPECT_EQ(fat.combine_cols, 1);  // 528 parts, 1024 outputs: a block an output
   EXPECT_EQ(plan(BlasOp::T, 151936, 4096, 4096, {}, size_t{4} << 20, d).combine_cols, 32);
   EXPECT_EQ(plan(BlasOp::T, 40001, 1500, 1500, {}, size_t{4} << 20, d).splits, 264);
@@ -308,10 +309,10 @@ TEST(GemvPlan, NoWorkspaceUsesClustersOnlyWhereAllowed) {
     const GemvPlan t64 = plan(BlasOp::T, 524288, 64, 64, {}, 0, dev.info);
     for (const GemvPlan* p : {&n3, &t64}) {
       if (dev.info.clusters()) {
-        EXPECT_EQ(p->combine, GemvCombine::kCluster);
+        EXPECT_EQ(p->combine, BlockCombine::kCluster);
         EXPECT_EQ(p->splits, 8);
       } else {
-        EXPECT_EQ(p->combine, GemvCombine::kNone);
+        EXPECT_EQ(p->combine, BlockCombine::kNone);
         EXPECT_EQ(p->splits, 1);
         EXPECT_FALSE(p->shape.is_cluster());
       }
@@ -327,12 +328,12 @@ TEST(GemvPlan, NoWorkspaceUsesClustersOnlyWhereAllowed) {
 TEST(GemvPlan, SplitsOnlyWithinTheWorkspace) {
   const DeviceInfo d = kktest::a100();  // no clusters
   const GemvPlan full = plan(BlasOp::N, 3, 8388608, 8388608, {}, 1 << 20, d);
-  EXPECT_EQ(full.combine, GemvCombine::kWorkspace);
+  EXPECT_EQ(full.combine, BlockCombine::kSecondKernel);
   const GemvPlan some = plan(BlasOp::N, 3, 8388608, 8388608, {}, 3 * 10 * sizeof(float), d);
-  EXPECT_EQ(some.combine, GemvCombine::kWorkspace);
+  EXPECT_EQ(some.combine, BlockCombine::kSecondKernel);
   EXPECT_EQ(some.splits, 10);
   const GemvPlan none = plan(BlasOp::N, 3, 8388608, 8388608, {}, 3 * sizeof(float), d);
-  EXPECT_EQ(none.combine, GemvCombine::kNone);
+  EXPECT_EQ(none.combine, BlockCombine::kNone);
   EXPECT_EQ(none.splits, 1);
   // odd lda, BlasOp::T: 16-byte loads by row class only with room for a partial row each
   const GemvPlan phases = plan(BlasOp::T, 4097, 4095, 4095, {}, 1 << 22, d);
@@ -437,7 +438,7 @@ int64_t head_of(int64_t elem_offset, int64_t len) {
 }
 
 // The thread `lane` of `lanes` sharing a row starting at element e0 of A (gemv_row_dot).
-void model_row(Model& md, const GemvPlan& p, const GemvAlignment& al, int64_t e0, int64_t lane,
+void model_row(Model& md, const GemvPlan& p, const FloatOffsets& al, int64_t e0, int64_t lane,
                int64_t lanes) {
   const int64_t n = p.cols;
   const int64_t head = p.aligned ? 0 : head_of(al.a + e0, n);
@@ -449,7 +450,7 @@ void model_row(Model& md, const GemvPlan& p, const GemvAlignment& al, int64_t e0
   if (lane < n - tail) md.read(e0 + tail + lane);
 }
 
-void model_tile_load(Model& md, const GemvAlignment& al, int64_t e0, int64_t len) {
+void model_tile_load(Model& md, const FloatOffsets& al, int64_t e0, int64_t len) {
   ASSERT_LE(len, kd::kGemvTileFloats);
   const int64_t head = head_of(al.a + e0, len);
   const int64_t packs = (len - head) / 4;
@@ -461,7 +462,7 @@ void model_tile_load(Model& md, const GemvAlignment& al, int64_t e0, int64_t len
     md.read(e0 + e);
 }
 
-Model run_model(const GemvPlan& p, const GemvAlignment& al, int64_t span) {
+Model run_model(const GemvPlan& p, const FloatOffsets& al, int64_t span) {
   Model md;
   md.span = span;
   md.a_reads.assign(span, 0);
@@ -480,7 +481,7 @@ Model run_model(const GemvPlan& p, const GemvAlignment& al, int64_t span) {
   };
   const int64_t m = p.rows, n = p.cols, ld = p.ld;
   const unsigned gx = p.shape.grid.x, gy = p.shape.grid.y;
-  const bool ws = p.combine == GemvCombine::kWorkspace;
+  const bool ws = p.combine == BlockCombine::kSecondKernel;
   switch (p.path) {
     case GemvPath::kScale:
       for (int64_t k = 0; k < p.count; ++k)
@@ -516,7 +517,7 @@ Model run_model(const GemvPlan& p, const GemvAlignment& al, int64_t span) {
       if (p.group > 1) {
         // gemv_n_group_kernel: block (s, g) owns rows g * group .. and lanes s * 256 + t
         EXPECT_TRUE(p.aligned);
-        EXPECT_NE(p.combine, GemvCombine::kCluster);
+        EXPECT_NE(p.combine, BlockCombine::kCluster);
         const int64_t groups = (m + p.group - 1) / p.group;
         for (unsigned by = 0; by < gy; ++by)
           for (int64_t g = by; g < groups; g += gy)
@@ -617,7 +618,7 @@ Model run_model(const GemvPlan& p, const GemvAlignment& al, int64_t span) {
 }
 
 void check_coverage(const GemvPlan& p, BlasOp op, int64_t m, int64_t n, int64_t lda,
-                    GemvAlignment al, const std::string& what) {
+                    FloatOffsets al, const std::string& what) {
   SCOPED_TRACE(what);
   const bool reads = p.path != GemvPath::kScale;
   const int64_t span = reads ? (m - 1) * lda + n : 0;
@@ -656,8 +657,8 @@ TEST(GemvPlan, EveryElementReadOnceEveryOutputWrittenOnce) {
         const int64_t m = dm[0], n = dm[1];
         if ((op == BlasOp::N ? m : n) == 0) continue;  // no outputs: gemv plans nothing
         for (int64_t lda : {std::max<int64_t>(n, 1), n + 1, n + 2, n + 4})
-          for (GemvAlignment al :
-               {GemvAlignment{0, 0, 0}, GemvAlignment{1, 0, 2}, GemvAlignment{3, 3, 0}})
+          for (FloatOffsets al :
+               {FloatOffsets{0, 0, 0}, FloatOffsets{1, 0, 2}, FloatOffsets{3, 3, 0}})
             for (size_t ws : {size_t{0}, kernelkit::gemv_workspace_bytes(op, m, n),
                               size_t{5 * sizeof(float)}}) {
               const GemvPlan p = plan(op, m, n, lda, al, ws, dev.info);
@@ -671,9 +672,9 @@ TEST(GemvPlan, EveryElementReadOnceEveryOutputWrittenOnce) {
       }
   }
   // the sweep reaches every path, combine and tile kernel
-  for (const char* want : {"0/0",   "1/0",   "2/0",   "3/0",   "3/1",   "3/2",   "4/0",
-                           "5/0/1", "5/2/1", "5/0/2", "5/0/3", "5/0/4", "5/0/0", "5/1/0",
-                           "5/2/0", "5/0/5", "5/1/5", "5/0/6", "6/2",   "7/0",   "3/2/g"})
+  for (const char* want : {"0/0",   "1/0",   "2/0",   "3/0",   "3/1",   "3/3",   "4/0",
+                           "5/0/1", "5/3/1", "5/0/2", "5/0/3", "5/0/4", "5/0/0", "5/1/0",
+                           "5/3/0", "5/0/5", "5/1/5", "5/0/6", "6/3",   "7/0",   "3/3/g"})
     EXPECT_TRUE(seen.count(want)) << "no plan took " << want;
 }
 
@@ -686,8 +687,8 @@ TEST(GemvPlan, InvariantsOverShapesAlignmentsAndWorkspaces) {
                            31,   32,    33,    63,    64,     65,     100,     127,     128,
                            255,  256,   1000,  1023,  1024,   1025,   4095,    4096,    4097,
                            8192, 14336, 32768, 70001, 151936, 524288, 4194304, 8388608, 33554432};
-  const GemvAlignment aligns[] = {{0, 0, 0}, {1, 2, 3}, {0, 0, 1}, {0, 1, 0},
-                                  {1, 0, 0}, {2, 2, 2}, {3, 0, 3}};
+  const FloatOffsets aligns[] = {{0, 0, 0}, {1, 2, 3}, {0, 0, 1}, {0, 1, 0},
+                                 {1, 0, 0}, {2, 2, 2}, {3, 0, 3}};
   for (const auto& dev : devices_and_tiny())
     for (BlasOp op : {BlasOp::N, BlasOp::T})
       for (int64_t m : sizes)
@@ -696,7 +697,7 @@ TEST(GemvPlan, InvariantsOverShapesAlignmentsAndWorkspaces) {
           const size_t bound = kernelkit::gemv_workspace_bytes(op, m, n);
           const size_t workspaces[] = {0, 4, 64, 4096, 16384, bound, bound / 3, size_t{4} << 20};
           for (int64_t pad : {0, 1, 2, 3, 5})
-            for (const GemvAlignment& al : aligns)
+            for (const FloatOffsets& al : aligns)
               for (size_t ws : workspaces) {
                 const int64_t lda = std::max<int64_t>(1, n) + pad;
                 const GemvPlan p = plan(op, m, n, lda, al, ws, dev.info);
@@ -706,8 +707,8 @@ TEST(GemvPlan, InvariantsOverShapesAlignmentsAndWorkspaces) {
                   EXPECT_EQ(p.group, p.rows) << what;
                   EXPECT_LE(p.group, 4) << what;
                   EXPECT_TRUE(p.aligned) << what;
-                  EXPECT_TRUE(p.combine == GemvCombine::kWorkspace ||
-                              (p.combine == GemvCombine::kNone && p.splits == 1))
+                  EXPECT_TRUE(p.combine == BlockCombine::kSecondKernel ||
+                              (p.combine == BlockCombine::kNone && p.splits == 1))
                       << what;
                 }
                 if (::testing::Test::HasFailure()) return;  // one input's failures, not millions
@@ -741,7 +742,7 @@ TEST(GemvConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
                            65,     100,     127,     200,     256,      1000,        1021,  1024,
                            4095,   4096,    4097,    8192,    14336,    32768,       70001, 151936,
                            524288, 1000003, 4194304, 8388608, 33554432, 2147483659LL};
-  const GemvAlignment aligns[] = {{0, 0, 0}, {1, 2, 3}, {0, 1, 0}, {3, 0, 3}, {2, 2, 2}};
+  const FloatOffsets aligns[] = {{0, 0, 0}, {1, 2, 3}, {0, 1, 0}, {3, 0, 3}, {2, 2, 2}};
   auto devices = devices_and_tiny();
   DeviceInfo no_clusters = kktest::h100();
   no_clusters.cluster_launch = false;
@@ -756,7 +757,7 @@ TEST(GemvConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
           const size_t bound = kernelkit::gemv_workspace_bytes(op, m, n);
           const size_t workspaces[] = {0, 12, 200, 520, 4096, bound, size_t{4} << 20};
           for (int64_t lda : {std::max<int64_t>(1, n), n + 1, n + 2, n + 3, 4 * n + 1})
-            for (const GemvAlignment& al : aligns)
+            for (const FloatOffsets& al : aligns)
               for (size_t ws : workspaces) {
                 const GemvPlan p = plan(op, m, n, lda, al, ws, dev.info);
                 const int i = planned.count(kernelkit::gemv_config(p));

@@ -62,8 +62,8 @@ inline std::vector<ConfigCase> config_cases(const kernelkit::DeviceInfo& base) {
             const int64_t lda = std::max<int64_t>(1, (oa == BlasOp::N ? s.k : s.m) + pad);
             const int64_t ldb = std::max<int64_t>(1, (ob == BlasOp::N ? s.n : s.k) + pad);
             const int64_t ldc = std::max<int64_t>(1, s.n + pad);
-            const bool a16 = offset == 0;
-            const kernelkit::SgemmAlignment al{a16, a16, a16};
+            const kernelkit::Alignment at(int64_t{4} * offset);
+            const kernelkit::SgemmAlignment al{at, at, at};
             const size_t bound = kernelkit::sgemm_workspace_bytes(oa, ob, s.m, s.n, s.k);
             for (const size_t ws : {size_t{0}, bound})
               for (const kernelkit::DeviceInfo& d : devices) {

@@ -25,6 +25,7 @@
 
 namespace {
 
+using kernelkit::Alignment;
 using kernelkit::BlasOp;
 using kernelkit::DeviceInfo;
 using kernelkit::SgemmPath;
@@ -60,7 +61,7 @@ Lds packed(BlasOp oa, BlasOp ob, const Shape& s) {
 }
 
 SgemmPlan plan(BlasOp oa, BlasOp ob, const Shape& s, size_t ws, const DeviceInfo& d,
-               kernelkit::SgemmAlignment al = {true, true, true}) {
+               kernelkit::SgemmAlignment al = {}) {
   const Lds l = packed(oa, ob, s);
   return kernelkit::plan_sgemm(oa, ob, s.m, s.n, s.k, l.lda, l.ldb, l.ldc, al, ws, d);
 }
@@ -249,7 +250,8 @@ void check_plan(const SgemmPlan& p, BlasOp oa, BlasOp ob, const Shape& s, const 
         EXPECT_EQ(pack % 16, 0u);
         EXPECT_GE(pack, size_t(4 * s.n * s.k));
         EXPECT_LT(pack, size_t(4 * s.n * s.k + 16));
-        const auto want = kernelkit::plan_transpose(s.n, s.k, 4, 16, 16, d);
+        const auto want = kernelkit::plan_transpose(s.n, s.k, 4, kernelkit::Alignment(),
+                                                    kernelkit::Alignment(), d);
         if (al_b16) {
           EXPECT_EQ(t.pack.path, want.path);
         } else {
@@ -326,12 +328,12 @@ TEST(SgemmPlan, InvariantsSweepOpsAlignmentsDevices) {
             // 0: packed, aligned, full workspace; 1: no workspace; 2: padded by 1, unaligned,
             // half the workspace
             Lds l = packed(oa, ob, s);
-            kernelkit::SgemmAlignment al{true, true, true};
+            kernelkit::SgemmAlignment al{};
             size_t ws = kernelkit::sgemm_workspace_bytes(s.m, s.n, s.k);
             if (variant == 1) ws = 0;
             if (variant == 2) {
               l.lda += 1, l.ldb += 1, l.ldc += 1;
-              al = {false, false, false};
+              al = {Alignment(4), Alignment(4), Alignment(4)};
               ws /= 2;
             }
             const SgemmPlan p =
@@ -339,7 +341,7 @@ TEST(SgemmPlan, InvariantsSweepOpsAlignmentsDevices) {
             check_plan(p, oa, ob, s, l, ws, dev.info,
                        std::string(dev.name) + " " + str(s) + (oa == BlasOp::N ? " N" : " T") +
                            (ob == BlasOp::N ? "N" : "T") + " variant " + std::to_string(variant),
-                       al.b16);
+                       al.b.fits(16));
           }
 }
 
@@ -353,13 +355,17 @@ TEST(SgemmPlan, InvariantsRandomShapes) {
     const BlasOp oa = gen() & 1 ? BlasOp::T : BlasOp::N, ob = gen() & 1 ? BlasOp::T : BlasOp::N;
     Lds l = packed(oa, ob, s);
     l.lda += int64_t(gen() % 3), l.ldb += int64_t(gen() % 3), l.ldc += int64_t(gen() % 3);
-    const kernelkit::SgemmAlignment al{bool(gen() & 1), bool(gen() & 1), bool(gen() & 1)};
+    // A, B and C at random offsets of a float within 16 bytes
+    const kernelkit::SgemmAlignment al{Alignment(4 * int64_t(gen() % 4)),
+                                       Alignment(4 * int64_t(gen() % 4)),
+                                       Alignment(4 * int64_t(gen() % 4))};
     const size_t full = kernelkit::sgemm_workspace_bytes(s.m, s.n, s.k);
     const size_t ws = gen() % 3 == 0 ? 0 : (gen() % 2 ? full : size_t(gen() % (full + 1)));
     for (const auto& dev : devices()) {
       const SgemmPlan p =
           kernelkit::plan_sgemm(oa, ob, s.m, s.n, s.k, l.lda, l.ldb, l.ldc, al, ws, dev.info);
-      check_plan(p, oa, ob, s, l, ws, dev.info, std::string(dev.name) + " " + str(s), al.b16);
+      check_plan(p, oa, ob, s, l, ws, dev.info, std::string(dev.name) + " " + str(s),
+                 al.b.fits(16));
       if (HasFailure()) return;
     }
   }
@@ -458,14 +464,14 @@ TEST(SgemmPlan, PackOfOpB) {
     }
     // B misaligned: packed all the same (the transpose takes any alignment; the copy is
     // 16-byte aligned)
-    const SgemmPlan u = plan(oa, BlasOp::T, s, full, h, {true, false, true});
+    const SgemmPlan u = plan(oa, BlasOp::T, s, full, h, {Alignment(), Alignment(4), Alignment()});
     EXPECT_TRUE(u.tiled.pack_b);
     EXPECT_EQ(u.tiled.load_b, kernelkit::SgemmLoad::kMnVec4);
     EXPECT_EQ(u.tiled.pack.path, kernelkit::TransposePath::kGather);
     // B padded: the transpose reads unpadded rows only
     const Lds l = packed(oa, BlasOp::T, s);
-    const SgemmPlan pad = kernelkit::plan_sgemm(oa, BlasOp::T, s.m, s.n, s.k, l.lda, l.ldb + 4,
-                                                l.ldc, {true, true, true}, full, h);
+    const SgemmPlan pad =
+        kernelkit::plan_sgemm(oa, BlasOp::T, s.m, s.n, s.k, l.lda, l.ldb + 4, l.ldc, {}, full, h);
     EXPECT_FALSE(pad.tiled.pack_b);
     // never for op_b == N
     EXPECT_FALSE(plan(oa, BlasOp::N, s, full, h).tiled.pack_b);
@@ -493,7 +499,7 @@ TEST(SgemmPlan, GemvAndSkinnyChoices) {
   const DeviceInfo d = kktest::h100();
   const auto p = [&](BlasOp oa, BlasOp ob, int64_t m, int64_t n, int64_t k, int64_t lda,
                      int64_t ldb, int64_t ldc) {
-    return kernelkit::plan_sgemm(oa, ob, m, n, k, lda, ldb, ldc, {true, true, true}, 0, d);
+    return kernelkit::plan_sgemm(oa, ob, m, n, k, lda, ldb, ldc, {}, 0, d);
   };
   // one row of C: x = the row of op(A); op(B) N -> gemv T over B (k x n), T -> gemv N over B
   auto g = p(BlasOp::N, BlasOp::N, 1, 300, 200, 200, 300, 300);
@@ -611,8 +617,10 @@ TEST(SgemmConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
   const int64_t mn[] = {0,   1,   2,   3,    8,    9,    31,   32,   33,     100,         128,
                         129, 256, 257, 1000, 1024, 2048, 4099, 8192, 100003, 2147483659LL};
   const int64_t ks[] = {0, 1, 17, 64, 129, 1024, 8192, 1000003};
-  const kernelkit::SgemmAlignment aligns[] = {
-      {true, true, true}, {false, false, false}, {true, false, true}, {false, true, false}};
+  const kernelkit::SgemmAlignment aligns[] = {{},
+                                              {Alignment(4), Alignment(8), Alignment(12)},
+                                              {Alignment(), Alignment(8), Alignment()},
+                                              {Alignment(12), Alignment(), Alignment(4)}};
   auto devs = devices();
   DeviceInfo two = kktest::h100();
   two.sm_count = 2;

@@ -233,13 +233,13 @@ sgemm_testing::SgemmCall forced_tiled(kernelkit::SgemmTile tile, int stages, int
              int64_t ldc) -> cudaError_t {
     kernelkit::DeviceInfo d;
     KERNELKIT_RETURN_IF_ERROR(kernelkit::current_device_info(&d));
-    const kernelkit::SgemmAlignment al{kd::sgemm_aligned16(A), kd::sgemm_aligned16(B),
-                                       kd::sgemm_aligned16(C)};
+    const kernelkit::SgemmAlignment al{kernelkit::alignment_of(A), kernelkit::alignment_of(B),
+                                       kernelkit::alignment_of(C)};
     kd::SgemmTiledChoice ch;
-    const auto la = kd::sgemm_load_mode(c.op_a == BlasOp::N, lda, al.a16);
+    const auto la = kd::sgemm_load_mode(c.op_a == BlasOp::N, lda, al.a.fits(16));
     ch.pack_b = pack && kd::sgemm_can_pack_b(c.op_b, c.n, c.k, ldb);
     const auto lb = ch.pack_b ? kd::sgemm_load_mode(false, c.n, true)
-                              : kd::sgemm_load_mode(c.op_b == BlasOp::T, ldb, al.b16);
+                              : kd::sgemm_load_mode(c.op_b == BlasOp::T, ldb, al.b.fits(16));
     ch.tile = kernelkit::sgemm_tile_allowed(tile, la, lb) ? tile : kernelkit::SgemmTile::k128x64;
     const kd::SgemmTileFit fit = kd::sgemm_fit_tile(ch.tile, d);
     ch.fit = {std::min(stages, fit.stages), fit.blocks_per_sm};
@@ -275,9 +275,9 @@ kernelkit::SgemmPlan library_plan(const SgemmCase& c, size_t ws_bytes = SIZE_MAX
   const int64_t lda = std::max<int64_t>(1, (c.op_a == BlasOp::N ? c.k : c.m) + c.pad_a);
   const int64_t ldb = std::max<int64_t>(1, (c.op_b == BlasOp::N ? c.n : c.k) + c.pad_b);
   const int64_t ldc = std::max<int64_t>(1, c.n + c.pad_c);
-  const bool a16 = c.offset % 4 == 0;
+  const kernelkit::Alignment at(int64_t{4} * c.offset);  // (buffers are 256-byte aligned)
   return kernelkit::plan_sgemm(
-      c.op_a, c.op_b, c.m, c.n, c.k, lda, ldb, ldc, {a16, a16, a16},
+      c.op_a, c.op_b, c.m, c.n, c.k, lda, ldb, ldc, {at, at, at},
       ws_bytes == SIZE_MAX ? kernelkit::sgemm_workspace_bytes(c.m, c.n, c.k) : ws_bytes, d);
 }
 

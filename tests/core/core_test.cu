@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests of core/: pack-size selection, pack heads, grid sizing, occupancy, the run-time to
-// template dispatch, limits and identities, argument checks, the bounded host cache, the
-// cluster fallback (host), and the device facts and once-per-kernel setup (GPU).
+// Tests of core/: pack-size selection, pack heads, operand alignment, the integer helpers,
+// grid sizing, occupancy, the run-time to template dispatch, limits and identities, argument
+// checks, the bounded host cache, the cluster fallback (host), and the device facts and
+// once-per-kernel setup (GPU).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +17,7 @@
 #include "kernelkit/core/checks.cuh"
 #include "kernelkit/core/dispatch.cuh"
 #include "kernelkit/core/launch.cuh"
+#include "kernelkit/core/math.cuh"
 #include "kernelkit/core/pack.cuh"
 #include "kernelkit/core/types.cuh"
 
@@ -150,6 +152,63 @@ TEST(Pack, HeadCountsElementsBeforeTheFirstAlignedPack) {
   EXPECT_EQ((kk::pack_head<8>(at_byte<__half>(2), 100)), 7);
   EXPECT_EQ((kk::pack_head<2>(at_byte<double>(8), 100)), 1);
   EXPECT_EQ((kk::pack_head<1>(at_byte<double>(8), 100)), 0);
+}
+
+TEST(Pack, AlignmentIsTheOffsetWithinSixteenBytes) {
+  EXPECT_EQ(kk::alignment_of(at_byte<float>(0)), kk::Alignment());
+  EXPECT_EQ(kk::alignment_of(at_byte<float>(36)).offset, 4);
+  EXPECT_EQ(kk::alignment_of(at_byte<__half>(14)).offset, 14);
+  EXPECT_EQ(kk::Alignment(16 * 7 + 6).offset, 6);
+  EXPECT_EQ(kk::Alignment(-4).offset, 12);  // 4 bytes before a boundary
+  EXPECT_NE(kk::Alignment(4), kk::Alignment(12));
+  // the packs an operand allows from its start
+  for (int offset = 0; offset < 16; ++offset)
+    for (int bytes = 1; bytes <= 16; bytes *= 2)
+      EXPECT_EQ(kk::Alignment(offset).fits(bytes), offset % bytes == 0) << offset << " " << bytes;
+  EXPECT_EQ(kk::Alignment(12).elements(4), 3);
+  EXPECT_EQ(kk::Alignment(12).elements(8), 1);
+  EXPECT_EQ(kk::Alignment(0).elements(2), 0);
+}
+
+TEST(Pack, CommonAlignmentFitsWhatEveryOperandFits) {
+  for (int a = 0; a < 16; ++a)
+    for (int b = 0; b < 16; ++b)
+      for (int c = 0; c < 16; c += 3) {
+        const kk::Alignment all =
+            kk::common_alignment(kk::Alignment(a), kk::Alignment(b), kk::Alignment(c));
+        for (int bytes = 1; bytes <= 16; bytes *= 2)
+          EXPECT_EQ(all.fits(bytes), a % bytes == 0 && b % bytes == 0 && c % bytes == 0)
+              << a << " " << b << " " << c << " " << bytes;
+      }
+  // a 16-byte aligned base with rows of 1000 floats (4000 bytes): every row 16-byte aligned;
+  // rows of 1001 floats: 4-byte aligned only
+  EXPECT_TRUE(kk::common_alignment(kk::Alignment(), kk::Alignment(4000)).fits(16));
+  EXPECT_FALSE(kk::common_alignment(kk::Alignment(), kk::Alignment(4004)).fits(8));
+  EXPECT_EQ(kk::common_alignment(kk::Alignment(8)), kk::Alignment(8));
+  EXPECT_EQ(kk::common_alignment(kk::Alignment(12), kk::Alignment(8)), kk::Alignment(4));
+}
+
+TEST(Math, CeilDivRoundUpAndPowersOfTwo) {
+  static_assert(kk::ceil_div(7, 2) == 4 && kk::ceil_div(8, 2) == 4 && kk::ceil_div(0, 5) == 0);
+  static_assert(kk::round_up(17, 16) == 32 && kk::round_up(32, 16) == 32 &&
+                kk::round_up(0, 16) == 0);
+  static_assert(kk::round_up<int64_t>(int64_t{1} << 40, 128) == int64_t{1} << 40);
+  static_assert(kk::is_pow2(1) && kk::is_pow2(64) && !kk::is_pow2(0) && !kk::is_pow2(12) &&
+                !kk::is_pow2(-4));
+  static_assert(kk::ceil_log2(1) == 0 && kk::ceil_log2(2) == 1 && kk::ceil_log2(5) == 3 &&
+                kk::ceil_log2(0) == 0);
+  for (int64_t v = -2; v <= 4100; ++v) {
+    int64_t up = 1, down = 1;
+    while (up < v)
+      up *= 2;
+    while (down * 2 <= v)
+      down *= 2;
+    EXPECT_EQ(kk::pow2_ceil(v), up) << v;
+    EXPECT_EQ(kk::pow2_floor(v), down) << v;
+    EXPECT_EQ(kk::is_pow2(v), v >= 1 && up == v) << v;
+  }
+  EXPECT_EQ(kk::pow2_floor(int64_t{1} << 62), int64_t{1} << 62);
+  EXPECT_EQ(kk::pow2_floor(std::numeric_limits<int64_t>::max()), int64_t{1} << 62);
 }
 
 TEST(Types, LimitsAndIdentities) {

@@ -26,13 +26,13 @@ using kernelkit::EwPlan;
 using kernelkit::plan_elementwise;
 
 // Operands of a call: element sizes (output first) and each pointer's byte offset from a
-// 256-byte aligned base (as cudaMalloc returns).
+// 256-byte aligned base (as cudaMalloc returns): its alignment.
 EwOperands operands(std::vector<int> elem_bytes, std::vector<int> offsets = {}) {
   EwOperands ops;
   ops.count = static_cast<int>(elem_bytes.size());
   for (int k = 0; k < ops.count; ++k) {
     const int off = k < static_cast<int>(offsets.size()) ? offsets[k] : 0;
-    ops.op[k] = EwOperand{elem_bytes[k], std::uintptr_t{0x7f0000000000} + 0x100000 * k + off};
+    ops.op[k] = EwOperand{elem_bytes[k], kernelkit::Alignment(off)};
   }
   return ops;
 }
@@ -222,8 +222,8 @@ void check_invariants(int64_t n, const EwOperands& ops, const EwFunctorTraits& f
   bool same = true;
   for (int k = 0; k < ops.count; ++k) {
     ASSERT_LE(p.pack * ops.op[k].elem_bytes, 16) << label;
-    same = same && (ops.op[k].address / ops.op[k].elem_bytes) % max_pack ==
-                       (ops.op[0].address / ops.op[0].elem_bytes) % max_pack;
+    same = same && (ops.op[k].align.offset / ops.op[k].elem_bytes) % max_pack ==
+                       (ops.op[0].align.offset / ops.op[0].elem_bytes) % max_pack;
   }
   EXPECT_EQ(p.pack, same ? max_pack : 1) << label;
   // Head, packs and tail partition [0, n).
@@ -234,8 +234,8 @@ void check_invariants(int64_t n, const EwOperands& ops, const EwFunctorTraits& f
   // Every pointer is aligned to a whole pack where the packs start.
   if (p.num_packs > 0) {
     for (int k = 0; k < ops.count; ++k) {
-      const auto at = ops.op[k].address + std::uintptr_t(p.head) * ops.op[k].elem_bytes;
-      EXPECT_EQ(at % (std::uintptr_t(p.pack) * ops.op[k].elem_bytes), 0u) << label << " op " << k;
+      const int64_t at = ops.op[k].align.offset + p.head * ops.op[k].elem_bytes;
+      EXPECT_EQ(at % (int64_t{p.pack} * ops.op[k].elem_bytes), 0) << label << " op " << k;
     }
   }
   // A kernel exists for it (an entry of kEwConfigs its call can take), staged exactly when the

@@ -15,9 +15,9 @@
 
 namespace {
 
+using kernelkit::BlockCombine;
 using kernelkit::DeviceInfo;
 using kernelkit::ReducePlan;
-using kernelkit::detail::SplitWrite;
 
 kernelkit::DeviceInfo device(const std::string& name) {
   for (const auto& d : kktest::all_devices())
@@ -27,15 +27,16 @@ kernelkit::DeviceInfo device(const std::string& name) {
 }
 
 TEST(ReducePlan, ExpectedPlans) {
-  constexpr SplitWrite kOut = SplitWrite::kOut, kGrid = SplitWrite::kGrid,
-                       kPartials = SplitWrite::kPartials, kCluster = SplitWrite::kCluster;
+  constexpr BlockCombine kNone = BlockCombine::kNone, kGrid = BlockCombine::kGrid,
+                         kSecondKernel = BlockCombine::kSecondKernel,
+                         kCluster = BlockCombine::kCluster;
   struct Case {
     const char* device;
     bool cooperative;  // d.cooperative_launch (false: what plan_and_launch re-plans with)
     int64_t n;
     int in_bytes;
     int split;
-    SplitWrite write;
+    BlockCombine combine;
   };
   // One block when n fits one tile (2048 packs); else one block per tile up to one wave of 4
   // blocks of 256 threads per SM (H100 528, A100 432, L4 232, T4 160): 2..8 blocks as one
@@ -43,9 +44,9 @@ TEST(ReducePlan, ExpectedPlans) {
   // same cooperative launch, or by a second kernel where no cooperative grid can be
   // launched.
   const Case cases[] = {
-      {"H100", true, 1, 4, 1, kOut},
-      {"H100", true, 1024, 4, 1, kOut},
-      {"H100", true, 8192, 4, 1, kOut},
+      {"H100", true, 1, 4, 1, kNone},
+      {"H100", true, 1024, 4, 1, kNone},
+      {"H100", true, 8192, 4, 1, kNone},
       {"H100", true, 8193, 4, 2, kCluster},
       {"H100", true, 16384, 4, 2, kCluster},
       {"H100", true, 57345, 4, 8, kCluster},
@@ -63,21 +64,21 @@ TEST(ReducePlan, ExpectedPlans) {
       {"H100", true, 100000007, 4, 528, kGrid},
       {"H100", true, 1048576, 8, 256, kGrid},
       {"H100", true, 16777216, 2, 528, kGrid},
-      {"H100", true, 16384, 2, 1, kOut},
+      {"H100", true, 16384, 2, 1, kNone},
       {"H100", false, 65536, 4, 8, kCluster},
-      {"H100", false, 65537, 4, 9, kPartials},
-      {"H100", false, 1048576, 4, 128, kPartials},
-      {"H100", false, 16777216, 4, 528, kPartials},
+      {"H100", false, 65537, 4, 9, kSecondKernel},
+      {"H100", false, 1048576, 4, 128, kSecondKernel},
+      {"H100", false, 16777216, 4, 528, kSecondKernel},
       {"H100-compute80", true, 65536, 4, 8, kGrid},
       {"H100-compute80", true, 16777216, 4, 528, kGrid},
-      {"H100-compute80", false, 8193, 4, 2, kPartials},
+      {"H100-compute80", false, 8193, 4, 2, kSecondKernel},
       {"A100", true, 16777216, 4, 432, kGrid},
       {"A100", true, 65536, 4, 8, kGrid},
-      {"A100", false, 16777216, 4, 432, kPartials},
+      {"A100", false, 16777216, 4, 432, kSecondKernel},
       {"L4", true, 16777216, 4, 232, kGrid},
       {"T4", true, 16777216, 4, 160, kGrid},
       {"T4", true, 1048576, 8, 160, kGrid},
-      {"T4", false, 1048576, 8, 160, kPartials},
+      {"T4", false, 1048576, 8, 160, kSecondKernel},
   };
   for (const auto& c : cases) {
     DeviceInfo d = device(c.device);
@@ -86,23 +87,24 @@ TEST(ReducePlan, ExpectedPlans) {
     const std::string label = std::string(c.device) + (c.cooperative ? "" : " no-coop") +
                               " n=" + std::to_string(c.n) + " bytes=" + std::to_string(c.in_bytes);
     EXPECT_EQ(p.split, c.split) << label;
-    EXPECT_EQ(p.write, c.write) << label;
+    EXPECT_EQ(p.combine, c.combine) << label;
     EXPECT_EQ(p.pack, 16 / c.in_bytes) << label;
     EXPECT_EQ(p.unroll, kernelkit::detail::kReduceUnroll) << label;
     EXPECT_EQ(p.shape.grid.x, static_cast<unsigned>(c.split)) << label;
     EXPECT_EQ(p.shape.block.x, 256u) << label;
-    EXPECT_EQ(p.shape.is_cluster(), c.write == kCluster) << label;
-    if (c.write == kCluster) EXPECT_EQ(p.shape.cluster.x, static_cast<unsigned>(c.split)) << label;
+    EXPECT_EQ(p.shape.is_cluster(), c.combine == kCluster) << label;
+    if (c.combine == kCluster)
+      EXPECT_EQ(p.shape.cluster.x, static_cast<unsigned>(c.split)) << label;
     EXPECT_FALSE(p.shape.overlap_previous) << label;
-    EXPECT_EQ(p.shape.cooperative, c.write == kGrid) << label;
-    if (c.write == kPartials) {
-      EXPECT_EQ(p.combine.grid.x, 1u) << label;
-      EXPECT_EQ(p.combine.block.x, 256u) << label;
+    EXPECT_EQ(p.shape.cooperative, c.combine == kGrid) << label;
+    if (c.combine == kSecondKernel) {
+      EXPECT_EQ(p.combine_shape.grid.x, 1u) << label;
+      EXPECT_EQ(p.combine_shape.block.x, 256u) << label;
       // the combine kernel overlaps the split kernel's tail only where it was compiled with
       // the wait (sm_90 code on an sm_90 device)
-      EXPECT_EQ(p.combine.overlap_previous, std::string(c.device) == "H100") << label;
+      EXPECT_EQ(p.combine_shape.overlap_previous, std::string(c.device) == "H100") << label;
     } else {
-      EXPECT_FALSE(p.combine.overlap_previous) << label;
+      EXPECT_FALSE(p.combine_shape.overlap_previous) << label;
     }
   }
 }
@@ -115,8 +117,8 @@ TEST(ReducePlan, NoClusterFallback) {
   for (int64_t n : {8193, 65536}) {
     const ReducePlan p = kernelkit::plan_reduce(n, 4, 4, SIZE_MAX, d);
     const ReducePlan c = kernelkit::plan_reduce(n, 4, 4, SIZE_MAX, kktest::h100());
-    EXPECT_EQ(p.write, SplitWrite::kGrid) << n;
-    EXPECT_EQ(c.write, SplitWrite::kCluster) << n;
+    EXPECT_EQ(p.combine, BlockCombine::kGrid) << n;
+    EXPECT_EQ(c.combine, BlockCombine::kCluster) << n;
     EXPECT_EQ(p.split, c.split) << n;
     EXPECT_FALSE(p.shape.is_cluster()) << n;
   }
@@ -194,23 +196,23 @@ TEST(ReducePlan, Invariants) {
             EXPECT_EQ(p.split == 1, packs <= kernelkit::kReduceTilePacks) << label;
             // one block per tile at most: every block reads at least one whole tile
             EXPECT_LE(int64_t{p.split - 1} * kernelkit::kReduceTilePacks, packs) << label;
-            EXPECT_EQ(p.write == SplitWrite::kOut, p.split == 1) << label;
+            EXPECT_EQ(p.combine == BlockCombine::kNone, p.split == 1) << label;
             // one launch: a cluster for a few tiles where the kernels have cluster code, a
             // cooperative grid where the device launches them; else a combine kernel
             const bool cluster = d.clusters() && p.split <= kernelkit::detail::kReduceMaxCluster;
             if (p.split > 1) {
-              EXPECT_EQ(p.write, cluster       ? SplitWrite::kCluster
-                                 : cooperative ? SplitWrite::kGrid
-                                               : SplitWrite::kPartials)
+              EXPECT_EQ(p.combine, cluster       ? BlockCombine::kCluster
+                                   : cooperative ? BlockCombine::kGrid
+                                                 : BlockCombine::kSecondKernel)
                   << label;
             }
-            EXPECT_EQ(p.shape.cooperative, p.write == SplitWrite::kGrid) << label;
-            EXPECT_EQ(p.combine.grid.x == 1 && p.combine.block.x == 256,
-                      p.write == SplitWrite::kPartials)
+            EXPECT_EQ(p.shape.cooperative, p.combine == BlockCombine::kGrid) << label;
+            EXPECT_EQ(p.combine_shape.grid.x == 1 && p.combine_shape.block.x == 256,
+                      p.combine == BlockCombine::kSecondKernel)
                 << label;
             // a cluster only as the kCluster combine: one cluster of all split blocks, at
             // most the portable size, never without cluster code
-            EXPECT_EQ(p.shape.is_cluster(), p.write == SplitWrite::kCluster) << label;
+            EXPECT_EQ(p.shape.is_cluster(), p.combine == BlockCombine::kCluster) << label;
             if (p.shape.is_cluster()) {
               EXPECT_TRUE(d.clusters()) << label;
               EXPECT_EQ(p.shape.cluster.x, p.shape.grid.x) << label;
@@ -218,7 +220,7 @@ TEST(ReducePlan, Invariants) {
             }
             // no programmatic launch of the reading kernel
             EXPECT_FALSE(p.shape.overlap_previous) << label;
-            if (p.combine.overlap_previous) EXPECT_TRUE(d.cc_major >= 9 && d.code_arch >= 90);
+            if (p.combine_shape.overlap_previous) EXPECT_TRUE(d.cc_major >= 9 && d.code_arch >= 90);
             // the workspace bound (device-independent) holds every device's partials
             const size_t bound = in_bytes == 4 && acc_bytes == 4
                                      ? kernelkit::reduce_workspace_bytes<float, float>(n)
@@ -251,7 +253,8 @@ TEST(ReducePlan, Invariants) {
 // The table of kernel configurations.
 
 std::string describe(const kernelkit::ReduceConfig& c) {
-  return "pack=" + std::to_string(c.pack) + " write=" + std::to_string(static_cast<int>(c.write));
+  return "pack=" + std::to_string(c.pack) +
+         " combine=" + std::to_string(static_cast<int>(c.combine));
 }
 
 TEST(ReduceConfigs, EachPackTogetherNoDuplicates) {

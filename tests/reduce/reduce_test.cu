@@ -265,7 +265,7 @@ TEST_F(DeviceReduceTest, GraphReplay) {
   ASSERT_EQ(kernelkit::current_device_info(&no_coop), cudaSuccess);
   no_coop.cooperative_launch = false;
   const auto two_kernels = kernelkit::plan_reduce(n, 8, 8, ws.size(), no_coop);
-  ASSERT_EQ(two_kernels.write, kernelkit::detail::SplitWrite::kPartials);
+  ASSERT_EQ(two_kernels.combine, kernelkit::BlockCombine::kSecondKernel);
   cudaStream_t s;
   CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cudaGraph_t graph;
@@ -360,12 +360,14 @@ TEST_F(DeviceReduceTest, OtherPlans) {
   const std::pair<kernelkit::DeviceInfo, const char*> devices[] = {
       {big, "512 SMs"}, {one, "1 SM"}, {t4, "T4"}, {no_coop, "no cooperative"}};
   // the plans are the ones meant (so each combine is really run)
-  using kernelkit::detail::SplitWrite;
-  EXPECT_EQ(kernelkit::plan_reduce(kPrime, 4, 4, SIZE_MAX, big).write, SplitWrite::kPartials);
-  EXPECT_EQ(kernelkit::plan_reduce(kPrime, 4, 4, SIZE_MAX, no_coop).write, SplitWrite::kPartials);
+  using kernelkit::BlockCombine;
+  EXPECT_EQ(kernelkit::plan_reduce(kPrime, 4, 4, SIZE_MAX, big).combine,
+            BlockCombine::kSecondKernel);
+  EXPECT_EQ(kernelkit::plan_reduce(kPrime, 4, 4, SIZE_MAX, no_coop).combine,
+            BlockCombine::kSecondKernel);
   if (here.cooperative_launch) {
-    EXPECT_EQ(kernelkit::plan_reduce(kPrime, 4, 4, SIZE_MAX, one).write, SplitWrite::kGrid);
-    EXPECT_EQ(kernelkit::plan_reduce(kPrime, 4, 4, SIZE_MAX, t4).write, SplitWrite::kGrid);
+    EXPECT_EQ(kernelkit::plan_reduce(kPrime, 4, 4, SIZE_MAX, one).combine, BlockCombine::kGrid);
+    EXPECT_EQ(kernelkit::plan_reduce(kPrime, 4, 4, SIZE_MAX, t4).combine, BlockCombine::kGrid);
   }
   for (const auto& [dev, name] : devices) {
     check_plan<float>(dev, sizes, -1, 1, name);
@@ -389,7 +391,7 @@ TEST_F(DeviceReduceTest, OtherPlans) {
 TEST_F(DeviceReduceTest, AllCombinesSameBits) {
   kernelkit::DeviceInfo here;
   ASSERT_EQ(kernelkit::current_device_info(&here), cudaSuccess);
-  using kernelkit::detail::SplitWrite;
+  using kernelkit::BlockCombine;
   const kernelkit::ConfigRange entries = kernelkit::reduce_configs_of(4);
   std::vector<int> ran(std::size(kernelkit::kReduceConfigs), 0);
   for (int64_t n : {int64_t{8193}, int64_t{57345}, int64_t{65536}, int64_t{65537}, kPrime,
@@ -403,16 +405,16 @@ TEST_F(DeviceReduceTest, AllCombinesSameBits) {
     int split = 0;
     for (size_t i = entries.begin; i < entries.end; ++i) {
       const kernelkit::ReduceConfig c = kernelkit::kReduceConfigs[i];
-      if (c.write == SplitWrite::kOut) continue;  // one block: no combine
+      if (c.combine == BlockCombine::kNone) continue;  // one block: no combine
       kernelkit::DeviceInfo dev = here;
-      dev.cluster_launch = dev.cluster_launch && c.write == SplitWrite::kCluster;
-      dev.cooperative_launch = dev.cooperative_launch && c.write != SplitWrite::kPartials;
+      dev.cluster_launch = dev.cluster_launch && c.combine == BlockCombine::kCluster;
+      dev.cooperative_launch = dev.cooperative_launch && c.combine != BlockCombine::kSecondKernel;
       const auto plan = kernelkit::plan_reduce(n, 4, 4, ws.size(), dev);
       if (!(kernelkit::reduce_config(plan) == c)) {
         // only a cluster or a cooperative grid this device or size does not give
-        EXPECT_NE(c.write, SplitWrite::kPartials) << n;
-        if (c.write == SplitWrite::kGrid) EXPECT_FALSE(here.cooperative_launch) << n;
-        if (c.write == SplitWrite::kCluster && here.clusters()) EXPECT_GT(n, 65536) << n;
+        EXPECT_NE(c.combine, BlockCombine::kSecondKernel) << n;
+        if (c.combine == BlockCombine::kGrid) EXPECT_FALSE(here.cooperative_launch) << n;
+        if (c.combine == BlockCombine::kCluster && here.clusters()) EXPECT_GT(n, 65536) << n;
         continue;
       }
       if (split == 0) split = plan.split;
@@ -439,11 +441,11 @@ TEST_F(DeviceReduceTest, AllCombinesSameBits) {
                                    sum_tolerance<float>(abs_sum), "n=" + std::to_string(n)));
   }
   for (size_t i = entries.begin; i < entries.end; ++i) {
-    const SplitWrite w = kernelkit::kReduceConfigs[i].write;
-    const bool possible = w == SplitWrite::kPartials ||
-                          (w == SplitWrite::kGrid && here.cooperative_launch) ||
-                          (w == SplitWrite::kCluster && here.clusters());
-    if (w != SplitWrite::kOut && possible) EXPECT_GT(ran[i], 0) << "entry " << i << " never ran";
+    const BlockCombine w = kernelkit::kReduceConfigs[i].combine;
+    const bool possible = w == BlockCombine::kSecondKernel ||
+                          (w == BlockCombine::kGrid && here.cooperative_launch) ||
+                          (w == BlockCombine::kCluster && here.clusters());
+    if (w != BlockCombine::kNone && possible) EXPECT_GT(ran[i], 0) << "entry " << i << " never ran";
   }
 }
 

@@ -42,11 +42,16 @@ const char* path_name(Path p) {
   return "?";
 }
 
+// An input on the 16-byte grid (aligned) or one element of in_bytes past it.
+kernelkit::Alignment input_at(bool aligned, int in_bytes) {
+  return aligned ? kernelkit::Alignment() : kernelkit::Alignment(in_bytes);
+}
+
 // f32 in, f32 sums, aligned input, with or without a workspace
 RowReducePlan plan_f32(int64_t rows, int64_t cols, const DeviceInfo& d, bool workspace = true,
                        bool aligned = true) {
   return kernelkit::plan_row_reduce(
-      rows, cols, 4, 4, aligned,
+      rows, cols, 4, 4, input_at(aligned, 4),
       workspace ? kernelkit::row_reduce_workspace_bytes<float>(rows, cols) : 0, d);
 }
 
@@ -87,7 +92,7 @@ TEST(RowReducePlan, BenchmarkShapesOnH100) {
   const DeviceInfo d = kktest::h100();
   for (const auto& c : cases) {
     const auto p = kernelkit::plan_row_reduce(
-        c.rows, c.cols, c.in_bytes, 4, true,
+        c.rows, c.cols, c.in_bytes, 4, kernelkit::Alignment(),
         c.in_bytes == 4 ? kernelkit::row_reduce_workspace_bytes<float, float>(c.rows, c.cols)
                         : kernelkit::row_reduce_workspace_bytes<__half, float>(c.rows, c.cols),
         d);
@@ -126,9 +131,14 @@ TEST(RowReducePlan, NoWorkspace) {
   }
   // a workspace too small for two partials a row: no split
   const auto d = kktest::h100();
-  EXPECT_EQ(kernelkit::plan_row_reduce(32, 1 << 20, 4, 4, true, 32 * 4, d).path, Path::kCluster);
-  EXPECT_EQ(kernelkit::plan_row_reduce(32, 1 << 20, 4, 4, true, 32 * 4 * 3, d).split, 3);
-  EXPECT_EQ(kernelkit::plan_row_reduce(32, 1 << 20, 4, 4, true, 32 * 4 * 3, d).path, Path::kSplit);
+  EXPECT_EQ(kernelkit::plan_row_reduce(32, 1 << 20, 4, 4, kernelkit::Alignment(), 32 * 4, d).path,
+            Path::kCluster);
+  EXPECT_EQ(
+      kernelkit::plan_row_reduce(32, 1 << 20, 4, 4, kernelkit::Alignment(), 32 * 4 * 3, d).split,
+      3);
+  EXPECT_EQ(
+      kernelkit::plan_row_reduce(32, 1 << 20, 4, 4, kernelkit::Alignment(), 32 * 4 * 3, d).path,
+      Path::kSplit);
 }
 
 // The paths by shape (these were RowReducePlan.PathsByShape of the old choose_row_plan).
@@ -179,8 +189,10 @@ TEST(RowReducePlan, PathsByShape) {
   // rows on the split kernel
   EXPECT_EQ(plan_f32(8192, 4096, d, true, false).path, Path::kBlockOnce);
   EXPECT_EQ(plan_f32(8192, 4097, d).path, Path::kBlock);
-  EXPECT_EQ(kernelkit::plan_row_reduce(8192, 8192, 2, 4, true, 0, d).path, Path::kBlockOnce);
-  EXPECT_EQ(kernelkit::plan_row_reduce(8192, 8193, 2, 4, true, 0, d).path, Path::kBlock);
+  EXPECT_EQ(kernelkit::plan_row_reduce(8192, 8192, 2, 4, kernelkit::Alignment(), 0, d).path,
+            Path::kBlockOnce);
+  EXPECT_EQ(kernelkit::plan_row_reduce(8192, 8193, 2, 4, kernelkit::Alignment(), 0, d).path,
+            Path::kBlock);
   // long rows
   const auto block = plan_f32(4096, 16384, d);
   EXPECT_EQ(block.path, Path::kBlock);
@@ -233,8 +245,8 @@ TEST(RowReducePlan, Invariants) {
                              : kernelkit::row_reduce_workspace_bytes<double, double>(rows, cols))
                       : 0;
               const int acc_bytes = in_bytes == 8 ? 8 : 4;
-              const auto p =
-                  kernelkit::plan_row_reduce(rows, cols, in_bytes, acc_bytes, aligned, ws, d);
+              const auto p = kernelkit::plan_row_reduce(rows, cols, in_bytes, acc_bytes,
+                                                        input_at(aligned, in_bytes), ws, d);
               const std::string label = std::string(name) + " " + std::to_string(rows) + "x" +
                                         std::to_string(cols) + " in " + std::to_string(in_bytes) +
                                         (aligned ? " aligned" : " offset") +
@@ -268,13 +280,13 @@ TEST(RowReducePlan, Invariants) {
                 // combined after a grid sync where the device has cooperative launches,
                 // else by a second kernel (overlapping the first on sm_90 builds)
                 EXPECT_EQ(p.shape.cooperative, d.cooperative_launch) << label;
-                if (!d.cooperative_launch) EXPECT_EQ(p.combine.grid.x, rows) << label;
-                EXPECT_EQ(p.combine.overlap_previous,
+                if (!d.cooperative_launch) EXPECT_EQ(p.combine_shape.grid.x, rows) << label;
+                EXPECT_EQ(p.combine_shape.overlap_previous,
                           !d.cooperative_launch && d.cc_major >= 9 && d.code_arch >= 90)
                     << label;
                 EXPECT_GT(packs, kernelkit::kReduceTilePacks) << label;
               } else {
-                EXPECT_FALSE(p.combine.overlap_previous) << label;
+                EXPECT_FALSE(p.combine_shape.overlap_previous) << label;
                 EXPECT_FALSE(p.shape.cooperative) << label;
               }
               if (p.path != Path::kSplit && p.path != Path::kCluster)
@@ -350,7 +362,7 @@ TEST(RowReducePlan, Invariants) {
 std::string describe(const kernelkit::RowReduceConfig& c) {
   return std::string(path_name(c.path)) + " pack=" + std::to_string(c.pack) +
          " width=" + std::to_string(c.width) +
-         " write=" + std::to_string(static_cast<int>(c.write));
+         " combine=" + std::to_string(static_cast<int>(c.combine));
 }
 
 TEST(RowReduceConfigs, EachPackTogetherNoDuplicates) {
@@ -438,8 +450,8 @@ TEST(RowReduceConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
                                            size_t(std::max<int64_t>(bound, 0)) * acc_bytes,
                                            SIZE_MAX};
               for (size_t ws : workspaces) {
-                const RowReducePlan p = kernelkit::plan_row_reduce(rows, cols, in_bytes, acc_bytes,
-                                                                   aligned, ws, dev.info);
+                const RowReducePlan p = kernelkit::plan_row_reduce(
+                    rows, cols, in_bytes, acc_bytes, input_at(aligned, in_bytes), ws, dev.info);
                 const kernelkit::RowReduceConfig c = kernelkit::row_reduce_config(p);
                 const int i = planned.count(c, r.begin, r.end);
                 ASSERT_GE(i, 0) << dev.name << " " << rows << "x" << cols << " in=" << in_bytes
@@ -468,8 +480,10 @@ TEST(RowReducePlan, WorkspaceBytes) {
     for (int64_t rows : {1, 2, 3, 5, 32, 100, 1000, 2047, 2048}) {
       for (int64_t cols : {1000, 8193, 65536, 1 << 20, (1 << 26) + 1}) {
         const size_t bound = kernelkit::row_reduce_workspace_bytes<float, float>(rows, cols);
-        const auto p = kernelkit::plan_row_reduce(rows, cols, 4, 4, true, SIZE_MAX, d);
-        const auto q = kernelkit::plan_row_reduce(rows, cols, 4, 4, true, bound, d);
+        const auto p =
+            kernelkit::plan_row_reduce(rows, cols, 4, 4, kernelkit::Alignment(), SIZE_MAX, d);
+        const auto q =
+            kernelkit::plan_row_reduce(rows, cols, 4, 4, kernelkit::Alignment(), bound, d);
         const std::string label =
             std::string(name) + " " + std::to_string(rows) + "x" + std::to_string(cols);
         if (p.path == Path::kSplit)

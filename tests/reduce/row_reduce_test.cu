@@ -246,7 +246,8 @@ void run_small_grid(int64_t rows, int64_t cols, unsigned grid, uint64_t seed, in
   d_out.poison();
   kernelkit::DeviceInfo d;
   ASSERT_EQ(kernelkit::current_device_info(&d), cudaSuccess);
-  auto plan = kernelkit::plan_row_reduce(rows, cols, 4, 4, offset == 0, 0, d);
+  auto plan = kernelkit::plan_row_reduce(rows, cols, 4, 4,
+                                         kernelkit::alignment_of(d_in.get() + offset), 0, d);
   if (plan.path == kernelkit::RowReducePath::kCluster) return;  // its grid is fixed by rows
   plan.shape.grid.x = grid;
   ASSERT_EQ(kernelkit::launch_row_reduce<kernelkit::Sum>(plan, d_in.get() + offset, rows, cols,
@@ -463,11 +464,12 @@ TEST_F(RowReduce, SplitCombinesAgree) {
       for (size_t i = entries.begin; i < entries.end; ++i) {
         const kernelkit::RowReduceConfig c = kernelkit::kRowReduceConfigs[i];
         if (c.path != kernelkit::RowReducePath::kSplit) continue;
-        const bool coop = c.write == kernelkit::detail::SplitWrite::kGrid;
+        const bool coop = c.combine == kernelkit::BlockCombine::kGrid;
         if (coop && !d.cooperative_launch) continue;  // this GPU cannot run it
         kernelkit::DeviceInfo dev = d;
         dev.cooperative_launch = coop;
-        const auto plan = kernelkit::plan_row_reduce(rows, cols, 4, 4, true, bytes, dev);
+        const auto plan =
+            kernelkit::plan_row_reduce(rows, cols, 4, 4, kernelkit::Alignment(), bytes, dev);
         ASSERT_TRUE(kernelkit::row_reduce_config(plan) == c) << "entry " << i;
         ws.poison();
         DeviceBuffer<float> d_out(rows);
@@ -527,8 +529,10 @@ TYPED_TEST(RowReduceTyped, EveryConfiguration) {
               if (found && rows * cols >= best_rows * best_cols) continue;
               const size_t ws =
                   with_ws ? kernelkit::row_reduce_workspace_bytes<T, Acc>(rows, cols) : 0;
+              const kernelkit::Alignment at =
+                  aligned ? kernelkit::Alignment() : kernelkit::Alignment(sizeof(T));
               const auto plan =
-                  kernelkit::plan_row_reduce(rows, cols, sizeof(T), sizeof(Acc), aligned, ws, dev);
+                  kernelkit::plan_row_reduce(rows, cols, sizeof(T), sizeof(Acc), at, ws, dev);
               if (!(kernelkit::row_reduce_config(plan) == c)) continue;
               found = true;
               best_rows = rows, best_cols = cols, best_aligned = aligned, best_ws = ws;
@@ -542,7 +546,7 @@ TYPED_TEST(RowReduceTyped, EveryConfiguration) {
       if (c.path == kernelkit::RowReducePath::kCluster) {
         EXPECT_FALSE(here.clusters()) << label;
       } else {
-        EXPECT_TRUE(c.write == kernelkit::detail::SplitWrite::kGrid && !here.cooperative_launch)
+        EXPECT_TRUE(c.combine == kernelkit::BlockCombine::kGrid && !here.cooperative_launch)
             << label;
       }
       continue;

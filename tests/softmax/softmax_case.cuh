@@ -234,7 +234,7 @@ kk::SoftmaxPlan plan_for(int64_t rows, int64_t cols, const Layout& l, kk::Device
   const int out_off =
       static_cast<int>(((kGuard + (l.in_place ? l.in_shift : l.out_shift)) * sizeof(T)) % 16);
   if (max_cluster == 8) d.nonportable_clusters = false;
-  return kk::plan_softmax(rows, cols, sizeof(T), in_off, out_off, d);
+  return kk::plan_softmax(rows, cols, sizeof(T), kk::Alignment(in_off), kk::Alignment(out_off), d);
 }
 
 // One small case for each entry of kSoftmaxConfigs for T: the narrowest, then shortest,

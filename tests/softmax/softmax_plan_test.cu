@@ -53,7 +53,7 @@ std::string describe(const SoftmaxPlan& p) {
 
 SoftmaxPlan plan(int64_t rows, int64_t cols, int elem, const kk::DeviceInfo& d, int in_off = 0,
                  int out_off = 0) {
-  return kk::plan_softmax(rows, cols, elem, in_off, out_off, d);
+  return kk::plan_softmax(rows, cols, elem, kk::Alignment(in_off), kk::Alignment(out_off), d);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -238,7 +238,7 @@ TEST(SoftmaxPlan, SharedMemoryRowsAndBuffers) {
   kk::DeviceInfo portable = d;  // as plan_and_launch plans again
   portable.nonportable_clusters = false;
   EXPECT_EQ(portable.max_cluster(), 8);
-  p = kk::plan_softmax(128, 262144, 4, 0, 0, portable);
+  p = kk::plan_softmax(128, 262144, 4, kk::Alignment(), kk::Alignment(), portable);
   EXPECT_EQ(p.path, SoftmaxPath::kCluster);
   EXPECT_EQ(p.split, 8);
   EXPECT_EQ(p.shape.block.x, 1024u);
@@ -565,7 +565,8 @@ TEST(SoftmaxPlan, InvariantsOverShapesAlignmentsAndDevices) {
           if (rows * cols > (int64_t{1} << 34)) continue;
           for (const auto& off : offsets) {
             if (off[0] % elem || off[1] % elem) continue;
-            const SoftmaxPlan p = kk::plan_softmax(rows, cols, elem, off[0], off[1], dev.info);
+            const SoftmaxPlan p = kk::plan_softmax(rows, cols, elem, kk::Alignment(off[0]),
+                                                   kk::Alignment(off[1]), dev.info);
             check_invariants(p, rows, cols, elem, off[0], off[1], dev.info,
                              std::string(dev.name) + " " + std::to_string(rows) + "x" +
                                  std::to_string(cols) + " elem=" + std::to_string(elem) +
@@ -632,7 +633,8 @@ TEST(SoftmaxConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
           if (rows > (int64_t{1} << 40) / cols) continue;
           for (const auto& off : offsets) {
             if (off[0] % elem || off[1] % elem) continue;
-            const SoftmaxPlan p = kk::plan_softmax(rows, cols, elem, off[0], off[1], dev.info);
+            const SoftmaxPlan p = kk::plan_softmax(rows, cols, elem, kk::Alignment(off[0]),
+                                                   kk::Alignment(off[1]), dev.info);
             const kk::ConfigRange r = kk::softmax_configs_of(elem);
             const int i = planned.count(kk::softmax_config(p, elem), r.begin, r.end);
             ASSERT_GE(i, 0) << dev.name << " " << rows << "x" << cols << " elem=" << elem

@@ -23,10 +23,13 @@
 
 namespace {
 
+using kernelkit::Alignment;
 using kernelkit::DeviceInfo;
 using kernelkit::plan_transpose;
 using kernelkit::TransposePath;
 using kernelkit::TransposePlan;
+// (Alignment(b) for a power of two b <= 16: an address aligned to b bytes and no more, b bytes
+// past a 16-byte boundary; Alignment(): 16-byte aligned.)
 
 const char* path_name(TransposePath p) {
   switch (p) {
@@ -42,14 +45,6 @@ const char* path_name(TransposePath p) {
       return "gather";
   }
   return "?";
-}
-
-// The byte alignment of a pointer `off` elements of e bytes past a 256-byte boundary.
-int align_of(int64_t off, int e) {
-  int a = 16;
-  while (a > e && (off * e) % a != 0)
-    a /= 2;
-  return a;
 }
 
 struct Expected {
@@ -118,7 +113,8 @@ const std::vector<Expected> kTable = {
 TEST(TransposePlan, BenchmarkShapesOnEveryDevice) {
   for (const auto& dev : kktest::all_devices()) {
     for (const Expected& e : kTable) {
-      const TransposePlan p = plan_transpose(e.rows, e.cols, e.elem, 16, 16, dev.info);
+      const TransposePlan p =
+          plan_transpose(e.rows, e.cols, e.elem, Alignment(), Alignment(), dev.info);
       const std::string label = std::string(dev.name) + " " + std::to_string(e.rows) + "x" +
                                 std::to_string(e.cols) + " elem " + std::to_string(e.elem) + ": " +
                                 path_name(p.path);
@@ -139,27 +135,41 @@ TEST(TransposePlan, AlignmentPicksThePath) {
   // tiles need rows and cols multiples of the chunk's elements and both pointers chunk-aligned
   for (const int e : {1, 2, 4, 8}) {
     const int wide = e == 1 ? 8 : 16;
-    EXPECT_EQ(plan_transpose(1024, 1024, e, wide, wide, d).path, TransposePath::kTile) << e;
-    EXPECT_EQ(plan_transpose(1024, 1024, e, 16, 16, d).chunk_bytes, wide) << e;
+    EXPECT_EQ(plan_transpose(1024, 1024, e, Alignment(wide), Alignment(wide), d).path,
+              TransposePath::kTile)
+        << e;
+    EXPECT_EQ(plan_transpose(1024, 1024, e, Alignment(16), Alignment(16), d).chunk_bytes, wide)
+        << e;
     if (e < wide) {
-      EXPECT_EQ(plan_transpose(1024, 1024, e, wide / 2, 16, d).path, TransposePath::kGather) << e;
-      EXPECT_EQ(plan_transpose(1024, 1024, e, 16, wide / 2, d).path, TransposePath::kGather) << e;
+      EXPECT_EQ(plan_transpose(1024, 1024, e, Alignment(wide / 2), Alignment(16), d).path,
+                TransposePath::kGather)
+          << e;
+      EXPECT_EQ(plan_transpose(1024, 1024, e, Alignment(16), Alignment(wide / 2), d).path,
+                TransposePath::kGather)
+          << e;
     }
-    EXPECT_EQ(plan_transpose(1024, 1023, e, 16, 16, d).path, TransposePath::kGather) << e;
-    EXPECT_EQ(plan_transpose(1023, 1024, e, 16, 16, d).path, TransposePath::kGather) << e;
-    EXPECT_EQ(plan_transpose(1026, 1024, e, 16, 16, d).path,
+    EXPECT_EQ(plan_transpose(1024, 1023, e, Alignment(16), Alignment(16), d).path,
+              TransposePath::kGather)
+        << e;
+    EXPECT_EQ(plan_transpose(1023, 1024, e, Alignment(16), Alignment(16), d).path,
+              TransposePath::kGather)
+        << e;
+    EXPECT_EQ(plan_transpose(1026, 1024, e, Alignment(16), Alignment(16), d).path,
               1026 % (wide / e) == 0 ? TransposePath::kTile : TransposePath::kGather)
         << e;
   }
   // Thin: any alignment; thin cols store directly only into chunk-aligned out rows.
-  EXPECT_EQ(plan_transpose(3, 1000, 4, 4, 4, d).path, TransposePath::kThinRows);
-  EXPECT_TRUE(plan_transpose(1000, 3, 4, 4, 16, d).out_aligned);
-  EXPECT_FALSE(plan_transpose(1000, 3, 4, 16, 4, d).out_aligned);
-  EXPECT_FALSE(plan_transpose(1001, 3, 4, 16, 16, d).out_aligned);
+  EXPECT_EQ(plan_transpose(3, 1000, 4, Alignment(4), Alignment(4), d).path,
+            TransposePath::kThinRows);
+  EXPECT_TRUE(plan_transpose(1000, 3, 4, Alignment(4), Alignment(), d).out_aligned);
+  EXPECT_FALSE(plan_transpose(1000, 3, 4, Alignment(), Alignment(4), d).out_aligned);
+  EXPECT_FALSE(plan_transpose(1001, 3, 4, Alignment(), Alignment(), d).out_aligned);
   // Square-ish small matrices of 8 or fewer rows and columns are thin.
-  EXPECT_EQ(plan_transpose(8, 8, 4, 16, 16, d).path, TransposePath::kThinRows);
-  EXPECT_EQ(plan_transpose(9, 8, 4, 16, 16, d).path, TransposePath::kThinCols);
-  EXPECT_EQ(plan_transpose(9, 9, 4, 16, 16, d).path, TransposePath::kGather);
+  EXPECT_EQ(plan_transpose(8, 8, 4, Alignment(16), Alignment(16), d).path,
+            TransposePath::kThinRows);
+  EXPECT_EQ(plan_transpose(9, 8, 4, Alignment(16), Alignment(16), d).path,
+            TransposePath::kThinCols);
+  EXPECT_EQ(plan_transpose(9, 9, 4, Alignment(16), Alignment(16), d).path, TransposePath::kGather);
 }
 
 // The gather kernel's two ways to cut out and its staging follow the shape: out written as one
@@ -173,7 +183,7 @@ TEST(TransposePlan, GatherModesFollowTheShape) {
       const std::string label = std::string(dev.name) + " elem " + std::to_string(e);
       for (const int64_t rows :
            std::vector<int64_t>{9, 64, 127, 128, 129, 256 / e, 256 / e + 1, 300}) {
-        const TransposePlan p = plan_transpose(rows, 100003, e, e, e, d);
+        const TransposePlan p = plan_transpose(rows, 100003, e, Alignment(e), Alignment(e), d);
         ASSERT_EQ(p.path, TransposePath::kGather) << label << " rows " << rows;
         EXPECT_EQ(p.flat_out, rows <= 128 || rows * e <= 256) << label << " rows " << rows;
         if (p.flat_out) {
@@ -182,7 +192,7 @@ TEST(TransposePlan, GatherModesFollowTheShape) {
         }
       }
       for (const int64_t cols : std::vector<int64_t>{9, 33, 63, 64, 65, 100}) {
-        const TransposePlan p = plan_transpose(1000003, cols, e, e, e, d);
+        const TransposePlan p = plan_transpose(1000003, cols, e, Alignment(e), Alignment(e), d);
         ASSERT_EQ(p.path, TransposePath::kGather) << label << " cols " << cols;
         EXPECT_FALSE(p.flat_out) << label;
         EXPECT_EQ(p.gather.flat_in, cols <= 64) << label << " cols " << cols;
@@ -192,10 +202,16 @@ TEST(TransposePlan, GatherModesFollowTheShape) {
         }
       }
       const int64_t big = kernelkit::transpose_copy_min_bytes(d) / e;
-      EXPECT_EQ(plan_transpose(1, big, e, e, e, d).path, TransposePath::kCopy) << label;
-      EXPECT_EQ(plan_transpose(big, 1, e, e, e, d).path, TransposePath::kCopy) << label;
-      EXPECT_EQ(plan_transpose(1, big - 1, e, e, e, d).path, TransposePath::kGather) << label;
-      EXPECT_EQ(plan_transpose(big - 1, 1, e, e, e, d).path, TransposePath::kGather) << label;
+      EXPECT_EQ(plan_transpose(1, big, e, Alignment(e), Alignment(e), d).path, TransposePath::kCopy)
+          << label;
+      EXPECT_EQ(plan_transpose(big, 1, e, Alignment(e), Alignment(e), d).path, TransposePath::kCopy)
+          << label;
+      EXPECT_EQ(plan_transpose(1, big - 1, e, Alignment(e), Alignment(e), d).path,
+                TransposePath::kGather)
+          << label;
+      EXPECT_EQ(plan_transpose(big - 1, 1, e, Alignment(e), Alignment(e), d).path,
+                TransposePath::kGather)
+          << label;
     }
   }
 }
@@ -215,9 +231,9 @@ int gather_passes(const TransposePlan& p) {
 // tiles at four: two waves of 5 against three of 3), f64 1x299772 one (586 tiles, one wave).
 TEST(TransposePlan, GatherTilesFollowTheDevice) {
   const DeviceInfo h = kktest::h100();
-  EXPECT_EQ(gather_passes(plan_transpose(2169, 746, 4, 16, 16, h)), 4);
-  EXPECT_EQ(gather_passes(plan_transpose(3619, 853, 4, 16, 16, h)), 2);
-  EXPECT_EQ(gather_passes(plan_transpose(1, 299772, 8, 16, 16, h)), 1);
+  EXPECT_EQ(gather_passes(plan_transpose(2169, 746, 4, Alignment(16), Alignment(16), h)), 4);
+  EXPECT_EQ(gather_passes(plan_transpose(3619, 853, 4, Alignment(16), Alignment(16), h)), 2);
+  EXPECT_EQ(gather_passes(plan_transpose(1, 299772, 8, Alignment(16), Alignment(16), h)), 1);
   for (const auto& dev : kktest::all_devices()) {
     for (const int e : {1, 2, 4, 8}) {
       for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{2169, 746},
@@ -229,7 +245,7 @@ TEST(TransposePlan, GatherTilesFollowTheDevice) {
                                                                                {1, 299772},
                                                                                {40000, 40001},
                                                                                {13, 50000017}}) {
-        const TransposePlan p = plan_transpose(rows, cols, e, e, e, dev.info);
+        const TransposePlan p = plan_transpose(rows, cols, e, Alignment(e), Alignment(e), dev.info);
         const std::string label = std::string(dev.name) + " " + std::to_string(rows) + "x" +
                                   std::to_string(cols) + " elem " + std::to_string(e);
         ASSERT_EQ(p.path, TransposePath::kGather) << label;
@@ -467,7 +483,7 @@ TEST(TransposeGather, PlannedShapesOnEveryDevice) {
       for (const int e : {1, 2, 4, 8}) {
         const int off = static_cast<int>((rows + cols) % (16 / e));
         const TransposePlan p =
-            plan_transpose(rows, cols, e, align_of(off, e), align_of(off + 1, e), dev.info);
+            plan_transpose(rows, cols, e, Alignment(off * e), Alignment((off + 1) * e), dev.info);
         if (p.path != TransposePath::kGather) continue;
         const transpose_emu::Placement at{off, off + 1, 0};
         std::string what;
@@ -490,7 +506,7 @@ TEST(TransposeGather, LargerOddShapes) {
                                                                            {10001, 47},
                                                                            {13, 50001}}) {
     for (const int e : {1, 2, 4, 8}) {
-      TransposePlan p = plan_transpose(rows, cols, e, e, e, d);
+      TransposePlan p = plan_transpose(rows, cols, e, Alignment(e), Alignment(e), d);
       ASSERT_EQ(p.path, TransposePath::kGather);
       for (const bool col_order : {false, true}) {
         if (col_order && (p.tiles_r <= 1 || p.tiles_c <= 1)) continue;
@@ -575,7 +591,7 @@ TEST(TransposeGather, BankConflicts) {
     double sum = 0, worst = 0;
     int n = 0;
     for (const auto& [rows, cols] : shapes) {
-      const TransposePlan p = plan_transpose(rows, cols, e, e, e, d);
+      const TransposePlan p = plan_transpose(rows, cols, e, Alignment(e), Alignment(e), d);
       if (p.path != TransposePath::kGather) continue;
       for (int in_ph = 0; in_ph < 16; in_ph += 8)
         for (int out_sec = 0; out_sec < 32 / e; out_sec += 5) {
@@ -736,10 +752,11 @@ TEST(TransposePlan, InvariantsAndEveryElementWrittenOnce) {
           const std::string label = std::to_string(rows) + "x" + std::to_string(cols) + " elem " +
                                     std::to_string(e) + " align " + std::to_string(in_align) + "/" +
                                     std::to_string(out_align);
-          const TransposePlan p0 =
-              plan_transpose(rows, cols, e, in_align, out_align, devices[0].info);
+          const TransposePlan p0 = plan_transpose(rows, cols, e, Alignment(in_align),
+                                                  Alignment(out_align), devices[0].info);
           for (const auto& dev : devices) {
-            const TransposePlan p = plan_transpose(rows, cols, e, in_align, out_align, dev.info);
+            const TransposePlan p =
+                plan_transpose(rows, cols, e, Alignment(in_align), Alignment(out_align), dev.info);
             check_plan(p, rows, cols, e, in_align, out_align, dev.info,
                        std::string(dev.name) + " " + label + " " + path_name(p.path));
             // The path does not depend on the device (every kernel fits every GPU; the gather
@@ -845,7 +862,8 @@ TEST(TransposeConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
           if (rows > (int64_t{1} << 40) / cols) continue;
           for (int in_align = e; in_align <= 16; in_align *= 2) {
             for (int out_align = e; out_align <= 16; out_align *= 2) {
-              const TransposePlan p = plan_transpose(rows, cols, e, in_align, out_align, dev.info);
+              const TransposePlan p = plan_transpose(rows, cols, e, Alignment(in_align),
+                                                     Alignment(out_align), dev.info);
               const int i = planned.count(kernelkit::transpose_config(p), range.begin, range.end);
               ASSERT_GE(i, 0) << dev.name << " " << rows << "x" << cols << " elem " << e
                               << " align " << in_align << "/" << out_align << " "
@@ -863,10 +881,11 @@ TEST(TransposeConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
 // Grids past INT32_MAX tiles stay legal (the kernels stride by gridDim.x).
 TEST(TransposePlan, HugeShapes) {
   const DeviceInfo d = kktest::h100();
-  const TransposePlan p = plan_transpose(int64_t{1} << 40, 2, 1, 16, 16, d);
+  const TransposePlan p = plan_transpose(int64_t{1} << 40, 2, 1, Alignment(), Alignment(), d);
   EXPECT_EQ(p.path, TransposePath::kThinCols);
   EXPECT_EQ(p.shape.grid.x, static_cast<unsigned>((int64_t{1} << 40) / 8192));
-  const TransposePlan q = plan_transpose(int64_t{1} << 31, int64_t{1} << 24, 4, 16, 16, d);
+  const TransposePlan q =
+      plan_transpose(int64_t{1} << 31, int64_t{1} << 24, 4, Alignment(), Alignment(), d);
   EXPECT_EQ(q.path, TransposePath::kTile);
   EXPECT_GT(q.num_tiles, INT32_MAX);
   EXPECT_EQ(q.shape.grid.x, static_cast<unsigned>(INT32_MAX));
@@ -875,7 +894,7 @@ TEST(TransposePlan, HugeShapes) {
                                                 {(int64_t{1} << 31) + 1, int64_t{1} << 24},
                                                 {int64_t{1} << 40, 11},
                                                 {13, int64_t{1} << 40}}) {
-    const TransposePlan u = plan_transpose(rows, cols, 4, 16, 16, d);
+    const TransposePlan u = plan_transpose(rows, cols, 4, Alignment(16), Alignment(16), d);
     EXPECT_EQ(u.path, TransposePath::kGather) << rows << "x" << cols;
     EXPECT_EQ(u.gather.rows, rows);
     EXPECT_EQ(u.gather.cols, cols);

@@ -115,8 +115,9 @@ TYPED_TEST(TransposeSizeTest, ColumnOrderOnWideShapes) {
   // each out row; an odd column count.
   const int64_t rows = 1000, cols = 20003;
   for (const int64_t in_off : {0, 1}) {
-    const int in_align = kernelkit::pack_size_for(reinterpret_cast<const T*>(256 + in_off * e)) * e;
-    const TransposePlan p = kernelkit::plan_transpose(rows, cols, e, in_align, 16, kktest::h100());
+    const auto in_at = kernelkit::alignment_of(reinterpret_cast<const T*>(256 + in_off * e));
+    const TransposePlan p =
+        kernelkit::plan_transpose(rows, cols, e, in_at, kernelkit::Alignment(), kktest::h100());
     EXPECT_EQ(p.path, TransposePath::kGather);
     EXPECT_TRUE(p.col_order) << rows << "x" << cols << " in_off " << in_off;
     // sanitizer (20M elements a call): one of the two offsets
@@ -151,9 +152,10 @@ TYPED_TEST(TransposeSizeTest, GatherSweep) {
     for (const int64_t out_off : {0, 1, 4, 7})
       if (!kktest::sanitizer_run() || out_off == 1)  // (sanitizer: one offset a shape)
         check_transpose<T>(impls, rows, cols, out_off % 3, out_off);
-  const int in_align = kernelkit::pack_size_for(reinterpret_cast<const T*>(256 + e)) * e;
-  EXPECT_EQ(kernelkit::plan_transpose(1001, 33554, e, in_align, 16, kktest::h100()).path,
-            TransposePath::kGather);
+  const auto in_at = kernelkit::alignment_of(reinterpret_cast<const T*>(256 + e));
+  EXPECT_EQ(
+      kernelkit::plan_transpose(1001, 33554, e, in_at, kernelkit::Alignment(), kktest::h100()).path,
+      TransposePath::kGather);
   if (!kktest::sanitizer_run()) check_transpose<T>(impls, 1001, 33554, 1, 0);
 }
 
@@ -328,8 +330,8 @@ void check_large(int64_t rows, int64_t cols, TransposePath want) {
   const int64_t n = rows * cols;
   ASSERT_GT(n, int64_t{1} << 31);
   // The path follows from shape and alignment (cudaMalloc's pointers are 256-byte aligned).
-  const TransposePlan plan =
-      kernelkit::plan_transpose(rows, cols, sizeof(U), 16, 16, kktest::h100());
+  const TransposePlan plan = kernelkit::plan_transpose(
+      rows, cols, sizeof(U), kernelkit::Alignment(), kernelkit::Alignment(), kktest::h100());
   ASSERT_EQ(static_cast<int>(plan.path), static_cast<int>(want));
   size_t free_bytes = 0, total = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));

@@ -49,6 +49,8 @@
 #include "kernelkit/core/device.cuh"
 #include "kernelkit/core/error.cuh"
 #include "kernelkit/core/launch.cuh"
+#include "kernelkit/core/math.cuh"
+#include "kernelkit/core/pack.cuh"
 
 namespace kernelkit {
 
@@ -62,13 +64,6 @@ enum class GemvPath {
   kColumns,       ///< T: blocks own column tiles over their share of the rows
   kShortColumns,  ///< T: <= 64 columns staged in shared memory, a partial row per block
   kRowPairs,      ///< N: a block per pair of long aligned rows (many of them)
-};
-
-/// How the sums of blocks that share an output are added.
-enum class GemvCombine {
-  kNone,       ///< one block (or lane group) per output: it writes y
-  kCluster,    ///< the `splits` blocks are one thread-block cluster: rank 0 adds them (DSMEM)
-  kWorkspace,  ///< partial rows in the workspace, added by gemv_combine_kernel in row order
 };
 
 /// BlasOp::T tile kernels: gemv_t_kernel<pack, tx, ty, unroll> (GemvTileShape below).
@@ -105,20 +100,17 @@ constexpr GemvTileShape gemv_tile_shape(GemvTile t) {
   return kGemvTileShapes[static_cast<int>(t)];
 }
 
-/// Where the operands sit: floats past the previous 16-byte boundary (0..3) of A, x and y.
+/// Where the operands sit on the 16-byte grid: the core Alignment of A, x and y.
 struct GemvAlignment {
-  /// Floats past the previous 16-byte boundary (0..3) of A, x and y.
+  /// The alignment of A, x and y.
   /// @{
-  int a = 0, x = 0, y = 0;
+  Alignment a, x, y;
   /// @}
 };
 
-/// The alignment of A, x and y (floats past the previous 16-byte boundary).
+/// The alignment of A, x and y.
 inline GemvAlignment gemv_alignment(const float* A, const float* x, const float* y) {
-  const auto off = [](const float* p) {
-    return static_cast<int>((reinterpret_cast<std::uintptr_t>(p) / sizeof(float)) % 4);
-  };
-  return {off(A), off(x), off(y)};
+  return {alignment_of(A), alignment_of(x), alignment_of(y)};
 }
 
 /// Caps that bound the workspace a plan asks for, whatever the device.
@@ -127,8 +119,12 @@ inline constexpr int64_t kGemvMaxPartials = int64_t{1} << 20;  ///< floats of pa
 
 /// What one call runs; every decision is here.
 struct GemvPlan {
-  GemvPath path = GemvPath::kScale;          ///< the kernel family
-  GemvCombine combine = GemvCombine::kNone;  ///< how blocks sharing an output add their sums
+  GemvPath path = GemvPath::kScale;  ///< the kernel family
+  /// How blocks sharing an output add their sums (BlockCombine): kNone, one block (or lane
+  /// group) per output, it writes y; kCluster, the `splits` blocks are one thread-block
+  /// cluster, rank 0 adds them (DSMEM); kSecondKernel, partial rows in the workspace, added by
+  /// gemv_combine_kernel in row order.
+  BlockCombine combine = BlockCombine::kNone;
   /// The matrix as the kernels see it: rows x cols, leading dimension ld (kCopy: ld is the
   /// source's stride). The call's own m x n / lda, except BlasOp::T with n == 1 and lda == 1,
   /// planned as BlasOp::N on one row of m floats (a dot product).
@@ -147,7 +143,7 @@ struct GemvPlan {
   int a_offset = 0;  ///< kColumns: A's floats past a 16-byte boundary
   int phases = 1;    ///< kColumns: row classes of equal alignment, each its own partial row
   /// Blocks that share one row (kSplitRows) or one column tile and row class (kColumns); the
-  /// cluster size with GemvCombine::kCluster. kShortColumns: blocks (one partial row each).
+  /// cluster size with BlockCombine::kCluster. kShortColumns: blocks (one partial row each).
   int splits = 1;
   /// kShortRows / kShortColumns: rows staged per tile (kShortColumns: a multiple of 256 / width)
   int tile_rows = 0;
@@ -156,10 +152,10 @@ struct GemvPlan {
   /// through the workspace or none); 1: a block per row (gemv_n_split_kernel).
   int group = 1;
   int unroll = 2;             ///< kRowPairs: packs of each row a thread loads a trip (2 or 4)
-  int64_t partials = 0;       ///< floats of workspace written (kWorkspace), partial rows x count
-  int combine_cols = 1;       ///< kWorkspace: outputs per combine block (1 or 32)
+  int64_t partials = 0;       ///< floats of workspace written (kSecondKernel), partial rows x count
+  int combine_cols = 1;       ///< kSecondKernel: outputs per combine block (1 or 32)
   LaunchShape shape;          ///< the main kernel
-  LaunchShape combine_shape;  ///< kWorkspace: gemv_combine_kernel
+  LaunchShape combine_shape;  ///< kSecondKernel: gemv_combine_kernel
 };
 
 /// One kernel configuration of gemv: the template arguments launch_gemv gives its main kernel,
@@ -174,7 +170,7 @@ struct GemvConfig {
   int unroll = 0;  ///< kRowPairs: packs of each row a thread loads a trip
   GemvTile tile = GemvTile::kTile;  ///< kColumns: the tile kernel
   /// Outputs per block of gemv_combine_kernel, launched after the main kernel to add the
-  /// partial rows in the workspace (GemvCombine::kWorkspace); 0: no combine kernel.
+  /// partial rows in the workspace (BlockCombine::kSecondKernel); 0: no combine kernel.
   int combine_cols = 0;
 };
 
@@ -268,7 +264,7 @@ inline constexpr GemvConfig kGemvConfigs[] = {
 /// 0 / false. An entry of kGemvConfigs for every plan plan_gemv makes; launch_gemv answers
 /// cudaErrorInvalidValue for any other.
 inline GemvConfig gemv_config(const GemvPlan& p) {
-  const int combine_cols = p.combine == GemvCombine::kWorkspace ? p.combine_cols : 0;
+  const int combine_cols = p.combine == BlockCombine::kSecondKernel ? p.combine_cols : 0;
   switch (p.path) {
     case GemvPath::kRows:
       return detail::gemv_rows_config(p.width, p.aligned, combine_cols);
@@ -289,13 +285,6 @@ inline GemvConfig gemv_config(const GemvPlan& p) {
 }
 
 namespace detail {
-
-inline int64_t gemv_pow2_floor(int64_t v) {
-  int64_t p = 1;
-  while (p * 2 <= v)
-    p *= 2;
-  return p;
-}
 
 // Blocks of `threads` threads (`regs` registers each, 0: the full-occupancy kernels, as many
 // as gemv_full_blocks leaves for the code's architecture; `smem` bytes) the whole device holds
@@ -318,7 +307,7 @@ inline bool gemv_short_span(int64_t m, int64_t n, int64_t lda) {
 inline constexpr int64_t kGemvShortRowsMaxAlignedCols = 32;
 
 inline void gemv_plan_combine(GemvPlan& p, int64_t parts, const DeviceInfo& d) {
-  p.combine = GemvCombine::kWorkspace;
+  p.combine = BlockCombine::kSecondKernel;
   p.partials = parts * p.count;
   // 32 outputs a block (8 threads each) when there are few parts or enough outputs to fill
   // 64 blocks (T 151936 x 4096 with 132 parts: 128 blocks, not 4096 of one output each)
@@ -339,8 +328,8 @@ inline int64_t gemv_wanted_splits(int64_t units, int threads, int64_t slots, con
 // How the blocks of one unit of work (a row, a group of rows; a column tile x a row class)
 // share its output.
 struct GemvSplit {
-  int splits = 1;                            // blocks per unit (the cluster size with kCluster)
-  GemvCombine combine = GemvCombine::kNone;  // kNone: splits == 1
+  int splits = 1;                              // blocks per unit (the cluster size with kCluster)
+  BlockCombine combine = BlockCombine::kNone;  // kNone: splits == 1
 };
 
 // The split of `want` blocks per unit with `phases` row classes and `count` outputs: through
@@ -355,9 +344,9 @@ inline GemvSplit gemv_split(int64_t count, int64_t want, int phases, size_t work
   const int64_t fits = std::min(room / per_split, kGemvMaxPartialRows / phases);
   const int64_t splits = std::min(want, fits);
   if (splits >= 1 && (splits >= 2 || phases >= 2))
-    return {static_cast<int>(splits), GemvCombine::kWorkspace};
+    return {static_cast<int>(splits), BlockCombine::kSecondKernel};
   if (phases == 1 && want >= 2 && d.clusters())
-    return {static_cast<int>(gemv_pow2_floor(std::min<int64_t>(want, 8))), GemvCombine::kCluster};
+    return {static_cast<int>(pow2_floor(std::min<int64_t>(want, 8))), BlockCombine::kCluster};
   return {};
 }
 
@@ -366,7 +355,7 @@ inline GemvSplit gemv_split(int64_t count, int64_t want, int phases, size_t work
 inline void gemv_plan_split(GemvPlan& p, GemvSplit s, int phases, const DeviceInfo& d) {
   p.splits = s.splits;
   p.combine = s.combine;
-  if (s.combine == GemvCombine::kWorkspace) gemv_plan_combine(p, int64_t{s.splits} * phases, d);
+  if (s.combine == BlockCombine::kSecondKernel) gemv_plan_combine(p, int64_t{s.splits} * phases, d);
 }
 
 // BlasOp::N on rows x cols (ld), `aligned` decided by the caller.
@@ -434,7 +423,7 @@ inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes
     if (p.aligned && m >= 2 && m <= 4) {
       const int64_t group_want = wanted_splits(static_cast<int>(m));
       const GemvSplit group_split = gemv_split(p.count, group_want, 1, workspace_bytes, d);
-      if (group_want == 1 || group_split.combine == GemvCombine::kWorkspace) {
+      if (group_want == 1 || group_split.combine == BlockCombine::kSecondKernel) {
         group = static_cast<int>(m);
         split = group_split;
       }
@@ -446,7 +435,7 @@ inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes
     p.shape.grid = dim3(static_cast<unsigned>(split.splits),
                         static_cast<unsigned>(std::min<int64_t>(units, 65535)));
     p.shape.block = dim3(kGemvBlock);
-    if (split.combine == GemvCombine::kCluster) p.shape.cluster = dim3(split.splits, 1, 1);
+    if (split.combine == BlockCombine::kCluster) p.shape.cluster = dim3(split.splits, 1, 1);
     return;
   }
   // many aligned rows of >= 4096 floats: pairs too (4 or 8 loads of A in flight a thread; a
@@ -474,7 +463,7 @@ inline void gemv_plan_t(GemvPlan& p, const GemvAlignment& al, const DeviceInfo& 
     const int per_sm = std::max(1, blocks_per_sm(d, kGemvBlock, 0, kGemvShortColsSmem));
     // col_lanes threads per row of a column group; tile_rows a multiple of the groups (every
     // thread the same trips over a whole tile)
-    const int col_lanes = static_cast<int>(std::min<int64_t>(gemv_pow2_floor(2 * n - 1), 64));
+    const int col_lanes = static_cast<int>(std::min<int64_t>(pow2_ceil(n), 64));
     const int groups = kGemvBlock / col_lanes;
     const int tile_rows = static_cast<int>(
         std::min<int64_t>(kGemvTileFloats / std::max<int64_t>(lda, 1), kGemvShortMaxTileRows) /
@@ -494,13 +483,14 @@ inline void gemv_plan_t(GemvPlan& p, const GemvAlignment& al, const DeviceInfo& 
     }
   }
   p.path = GemvPath::kColumns;
-  p.a_offset = al.a;
+  const int a_floats = al.a.elements(sizeof(float));  // A's floats past a 16-byte boundary
+  p.a_offset = a_floats;
   const int rem = static_cast<int>(lda % 4);
   int phases = rem == 0 ? 1 : rem == 2 ? 2 : 4;
   // the largest distance past a 16-byte boundary at which a row class starts
   int max_shift = 0;
   for (int q = 0; q < phases; ++q)
-    max_shift = std::max(max_shift, (al.a + q * rem) % 4);
+    max_shift = std::max(max_shift, (a_floats + q * rem) % 4);
   // row classes need a partial row each: else scalar loads
   const bool packed = phases == 1 || phases * n <= room;
   if (!packed) phases = 1;
@@ -515,7 +505,7 @@ inline void gemv_plan_t(GemvPlan& p, const GemvAlignment& al, const DeviceInfo& 
     p.shape.grid =
         dim3(static_cast<unsigned>(tiles_of(t)), static_cast<unsigned>(splits_times_phases));
     p.shape.block = dim3(s.tx * s.ty);
-    if (p.combine == GemvCombine::kCluster) p.shape.cluster = dim3(1, p.splits, 1);
+    if (p.combine == BlockCombine::kCluster) p.shape.cluster = dim3(1, p.splits, 1);
   };
   if (m <= 64) {
     // few rows: a thread owns its 4 columns over every row
@@ -539,7 +529,7 @@ inline void gemv_plan_t(GemvPlan& p, const GemvAlignment& al, const DeviceInfo& 
     // wide tiles; 32000 x 4096 177.1 against 180.3, 151936 x 4096 810.9 against 853.2)
     if (want >= 2 && m / want >= 128) {
       const GemvSplit split = gemv_split(p.count, want, 1, workspace_bytes, d);
-      if (split.combine == GemvCombine::kWorkspace) {
+      if (split.combine == BlockCombine::kSecondKernel) {
         gemv_plan_split(p, split, 1, d);
         finish(GemvTile::kFat, p.splits);
         return;
@@ -569,7 +559,7 @@ inline void gemv_plan_t(GemvPlan& p, const GemvAlignment& al, const DeviceInfo& 
   // at least two trips of the unrolled loop per thread
   want = std::min(want, std::max<int64_t>(1, m / (int64_t{phases} * s.ty * s.unroll * 2)));
   gemv_plan_split(p, gemv_split(p.count, want, phases, workspace_bytes, d), phases, d);
-  finish(t, int64_t{p.splits} * (p.combine == GemvCombine::kWorkspace ? phases : 1));
+  finish(t, int64_t{p.splits} * (p.combine == BlockCombine::kSecondKernel ? phases : 1));
 }
 
 }  // namespace detail
@@ -606,13 +596,15 @@ inline GemvPlan plan_gemv(BlasOp op, int64_t m, int64_t n, int64_t lda, GemvAlig
     // A's only column is contiguous: the dot product of one row of m floats with x
     p.rows = 1, p.cols = m, p.ld = m;
     p.count = 1;
-    p.aligned = align.a == 0 && align.x == 0;
+    p.aligned = common_alignment(align.a, align.x).fits(16);
     detail::gemv_plan_n(p, d, workspace_bytes);
     return p;
   }
   if (n_op) {
     if (m == 1) p.ld = n;  // one row: its span is n
-    p.aligned = (m == 1 || lda % 4 == 0) && align.a == 0 && align.x == 0;
+    // every row of A and x on the 16-byte grid (one row: no stride between rows)
+    const Alignment stride = m == 1 ? Alignment() : Alignment(lda * int64_t{sizeof(float)});
+    p.aligned = common_alignment(align.a, align.x, stride).fits(16);
     detail::gemv_plan_n(p, d, workspace_bytes);
   } else {
     detail::gemv_plan_t(p, align, d, workspace_bytes);

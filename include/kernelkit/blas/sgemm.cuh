@@ -57,10 +57,6 @@ inline bool sgemm_args_ok(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_
 
 namespace detail {
 
-inline bool sgemm_aligned16(const void* p) {
-  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
-}
-
 // The caller's workspace rounded up to 16 bytes, and the bytes left after that.
 struct SgemmWorkspace {
   float* ptr = nullptr;
@@ -240,8 +236,7 @@ template <int = 0>
   KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
   const detail::SgemmWorkspace ws = detail::sgemm_workspace(workspace, workspace_bytes);
   const int64_t k_used = alpha == 0.f ? 0 : k;  // alpha == 0: A and B are not read
-  const SgemmAlignment al{detail::sgemm_aligned16(A), detail::sgemm_aligned16(B),
-                          detail::sgemm_aligned16(C)};
+  const SgemmAlignment al{alignment_of(A), alignment_of(B), alignment_of(C)};
   return plan_and_launch(
       d,
       [&](const DeviceInfo& dev) {

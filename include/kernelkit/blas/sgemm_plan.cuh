@@ -239,12 +239,12 @@ constexpr bool sgemm_tile_allowed(SgemmTile t, SgemmLoad a, SgemmLoad b) {
   return config_index(kSgemmConfigs, detail::sgemm_tiled_config(t, a, b)) >= 0;
 }
 
-/// Base addresses of the operands are 16-byte aligned (with ld % 4 == 0 this allows 16-byte
-/// access along a row).
+/// Where the operands sit on the 16-byte grid: the core Alignment of A, B and C (a 16-byte
+/// aligned base with ld % 4 == 0 allows 16-byte access along a row).
 struct SgemmAlignment {
-  /// A, B and C are 16-byte aligned.
+  /// The alignment of A, B and C.
   /// @{
-  bool a16 = false, b16 = false, c16 = false;
+  Alignment a, b, c;
   /// @}
 };
 
@@ -424,7 +424,7 @@ struct SgemmTiledChoice {
 
 // Workspace bytes of op(B) packed k x n (16-byte multiple, so that what follows is aligned).
 inline int64_t sgemm_pack_bytes(int64_t n, int64_t k) {
-  return (4 * n * k + 15) / 16 * 16;
+  return round_up<int64_t>(4 * n * k, 16);
 }
 
 // op(B) can be packed: B^T stored n x k without padding (the transpose reads whole rows), n a
@@ -495,19 +495,18 @@ inline SgemmPlan sgemm_tiled_plan(const SgemmTiledChoice& c, BlasOp op_a, BlasOp
   p.path = SgemmPath::kTiled;
   SgemmTiledPlan& t = p.tiled;
   t.tile = c.tile;
-  t.load_a = sgemm_load_mode(op_a == BlasOp::N, lda, al.a16);
-  t.load_b = sgemm_load_mode(op_b == BlasOp::T, ldb, al.b16);
+  t.load_a = sgemm_load_mode(op_a == BlasOp::N, lda, al.a.fits(16));
+  t.load_b = sgemm_load_mode(op_b == BlasOp::T, ldb, al.b.fits(16));
   if (c.pack_b) {
-    // B (n x k) -> the workspace (k x n, 16-byte aligned); 4-byte elements only tell 16-byte
-    // aligned rows from the others (4 stands for 4 or 8)
+    // B (n x k) -> the workspace (k x n, 16-byte aligned)
     t.pack_b = true;
     t.pack_bytes = static_cast<size_t>(sgemm_pack_bytes(n, k));
-    t.pack = plan_transpose(n, k, 4, al.b16 ? 16 : 4, 16, d);
+    t.pack = plan_transpose(n, k, 4, al.b, Alignment(), d);
     t.load_b = sgemm_load_mode(false, n, true);
   }
   t.stages = c.fit.stages;
   t.blocks_per_sm = c.fit.blocks_per_sm;
-  t.c_vec4 = ldc % 4 == 0 && al.c16;
+  t.c_vec4 = ldc % 4 == 0 && al.c.fits(16);
   t.tiles_m = ceil_div<int64_t>(m, s.bm);
   t.tiles_n = ceil_div<int64_t>(n, s.bn);
   t.dp_tiles = c.dp_tiles;
@@ -540,7 +539,7 @@ inline SgemmPlan sgemm_tiled_plan(const SgemmTiledChoice& c, BlasOp op_a, BlasOp
 inline SgemmPlan sgemm_plan_tiled(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k,
                                   int64_t lda, int64_t ldb, int64_t ldc, SgemmAlignment al,
                                   size_t workspace_bytes, const DeviceInfo& d) {
-  const SgemmLoad la = sgemm_load_mode(op_a == BlasOp::N, lda, al.a16);
+  const SgemmLoad la = sgemm_load_mode(op_a == BlasOp::N, lda, al.a.fits(16));
   const int64_t k_tiles = ceil_div<int64_t>(k, kSgemmBK);
   const bool can_pack = sgemm_can_pack_b(op_b, n, k, ldb) &&
                         static_cast<uint64_t>(sgemm_pack_bytes(n, k)) <= workspace_bytes;
@@ -552,8 +551,8 @@ inline SgemmPlan sgemm_plan_tiled(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n
   };
   for (bool pack : {false, true}) {
     if (pack && !can_pack) continue;
-    const SgemmLoad lb =
-        pack ? sgemm_load_mode(false, n, true) : sgemm_load_mode(op_b == BlasOp::T, ldb, al.b16);
+    const SgemmLoad lb = pack ? sgemm_load_mode(false, n, true)
+                              : sgemm_load_mode(op_b == BlasOp::T, ldb, al.b.fits(16));
     const uint64_t ws = workspace_bytes - (pack ? uint64_t(sgemm_pack_bytes(n, k)) : 0);
     for (SgemmTile t : {SgemmTile::k128x256, SgemmTile::k128x128, SgemmTile::k128x64}) {
       if (!sgemm_tile_allowed(t, la, lb)) continue;
@@ -631,7 +630,7 @@ inline SgemmPlan sgemm_plan_skinny(BlasOp op_a, BlasOp op_b, int64_t m, int64_t 
     s.a_sp = op_a == BlasOp::N ? 1 : lda;
     s.mode = op_b == BlasOp::N ? SgemmSkinnyMode::kNContig : SgemmSkinnyMode::kKContig;
     s.ldb = ldb;
-    s.vec = ldb % 4 == 0 && al.b16 ? 4 : 1;
+    s.vec = ldb % 4 == 0 && al.b.fits(16) ? 4 : 1;
     s.c_si = ldc, s.c_sj = 1;
   } else {  // A' = op(B)^T (n x k), B' = op(A)^T (k x m), C' = C^T
     s.m = n, s.n = m;
@@ -639,7 +638,7 @@ inline SgemmPlan sgemm_plan_skinny(BlasOp op_a, BlasOp op_b, int64_t m, int64_t 
     s.a_sp = op_b == BlasOp::N ? ldb : 1;
     s.mode = op_a == BlasOp::N ? SgemmSkinnyMode::kKContig : SgemmSkinnyMode::kNContig;
     s.ldb = lda;
-    s.vec = lda % 4 == 0 && al.a16 ? 4 : 1;
+    s.vec = lda % 4 == 0 && al.a.fits(16) ? 4 : 1;
     s.c_si = 1, s.c_sj = ldc;
   }
   s.rows = s.m <= 8 ? 8 : kSgemmSkinnyMaxRows;
@@ -741,7 +740,7 @@ inline size_t sgemm_workspace_bytes(BlasOp op_a, BlasOp op_b, int64_t m, int64_t
   } else {
     const int64_t splits = std::min<int64_t>(kSgemmMaxSplits, k_tiles / kSgemmMinSplitKTiles);
     if (splits >= 2) {
-      const int64_t area = ceil_div<int64_t>(m, 128) * 128 * (ceil_div<int64_t>(n, 256) * 256);
+      const int64_t area = round_up<int64_t>(m, 128) * round_up<int64_t>(n, 256);
       const int64_t by_blocks = kSgemmMaxSplitBlocks * 128 * 256;
       bytes = 4 * std::min(by_blocks, splits * std::min(area, by_blocks));
     }

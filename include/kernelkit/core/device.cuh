@@ -19,6 +19,7 @@
 #include <tuple>
 
 #include "kernelkit/core/error.cuh"
+#include "kernelkit/core/math.cuh"
 
 /// @def KERNELKIT_ARCH_THREADS_PER_SM
 /// Resident threads per SM of the architecture being compiled for (device passes; 2048 in
@@ -133,17 +134,17 @@ struct KernelFacts {
 constexpr int blocks_per_sm(const DeviceInfo& d, int threads, int regs, int64_t smem) {
   if (threads <= 0 || threads > d.max_threads_per_block) return 0;
   if (smem > d.smem_per_block_optin) return 0;
-  const int warps = (threads + 31) / 32;
+  const int warps = ceil_div(threads, 32);
   int blocks = d.max_blocks_per_sm;
   const int by_threads = d.max_threads_per_sm / (warps * 32);
   blocks = by_threads < blocks ? by_threads : blocks;
   if (regs > 0) {
-    const int per_warp = ((regs * 32 + 255) / 256) * 256;
+    const int per_warp = round_up(regs * 32, 256);
     if (int64_t{per_warp} * warps > d.regs_per_block) return 0;
     const int by_regs = (d.regs_per_sm / per_warp) / warps;
     blocks = by_regs < blocks ? by_regs : blocks;
   }
-  const int64_t per_block = ((smem + 127) / 128) * 128 + d.smem_reserved_per_block;
+  const int64_t per_block = round_up<int64_t>(smem, 128) + d.smem_reserved_per_block;
   if (per_block > 0) {
     const int64_t by_smem = d.smem_per_sm / per_block;
     blocks = by_smem < blocks ? static_cast<int>(by_smem) : blocks;

@@ -14,6 +14,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "kernelkit/core/math.cuh"
+
 namespace kernelkit {
 
 /// Calls f(std::integral_constant<decltype(Vk), Vk>{}) for the Vk among Vs equal to v and
@@ -28,7 +30,7 @@ cudaError_t dispatch(V v, F&& f) {
 /// dispatch over the powers of two Lo, 2 Lo, ..., Hi.
 template <int Lo, int Hi, typename F>
 cudaError_t dispatch_pow2(int v, F&& f) {
-  static_assert(Lo >= 1 && Lo <= Hi && (Lo & (Lo - 1)) == 0, "powers of two from Lo to Hi");
+  static_assert(is_pow2(Lo) && Lo <= Hi, "powers of two from Lo to Hi");
   if (v == Lo) return f(std::integral_constant<int, Lo>{});
   if constexpr (Lo < Hi) {
     return dispatch_pow2<Lo * 2, Hi>(v, std::forward<F>(f));

@@ -16,14 +16,9 @@
 
 #include "kernelkit/core/device.cuh"
 #include "kernelkit/core/error.cuh"
+#include "kernelkit/core/math.cuh"
 
 namespace kernelkit {
-
-/// Ceiling division for non-negative integers.
-template <typename T>
-__host__ __device__ constexpr T ceil_div(T a, T b) {
-  return (a + b - 1) / b;
-}
 
 /// Full waves of resident blocks grid_size_for allows by default; grid-stride loops cover
 /// the rest.
@@ -67,6 +62,19 @@ struct LaunchShape {
 
   /// The launch uses a cluster of more than one block.
   constexpr bool is_cluster() const { return cluster.x * cluster.y * cluster.z > 1; }
+};
+
+/// How the blocks that share one output (a row, a column tile, the whole input) combine their
+/// parts of it. Each op plans a subset of these, listed where it names them: reduce all four,
+/// row_reduce kNone, kCluster, kGrid and kSecondKernel by path, gemv kNone, kCluster and
+/// kSecondKernel, softmax's chunk kernel kNone, kCluster and kGrid.
+enum class BlockCombine {
+  kNone,          ///< one block per output: it writes the output itself
+  kCluster,       ///< the blocks are one thread-block cluster (LaunchShape::cluster): their
+                  ///< parts meet in distributed shared memory
+  kGrid,          ///< a cooperative grid (LaunchShape::cooperative): parts parked in global
+                  ///< memory meet after a grid barrier, in the same launch
+  kSecondKernel,  ///< parts in the workspace, combined by a second kernel launched after the first
 };
 
 namespace detail {

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// Vectorized access: an aligned pack of N elements moved as one wide load or store, and
-/// the run-time choice of the widest pack every pointer of an operation allows.
+/// Vectorized access: an aligned pack of N elements moved as one wide load or store, where
+/// an operand sits on the grid of 16-byte packs (Alignment, what every plan knows of its
+/// operands' addresses), and the run-time choice of the widest pack every pointer of an
+/// operation allows.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "kernelkit/core/math.cuh"
 #include "types.cuh"
 
 namespace kernelkit {
@@ -14,11 +17,59 @@ namespace kernelkit {
 /// Bytes of the widest pack: one 16-byte load or store.
 inline constexpr int kMaxPackBytes = 16;
 
+/// Where an operand sits on the grid of 16-byte packs: the bytes from the previous 16-byte
+/// boundary to its address. The one description of operand alignment every plan takes
+/// (alignment_of reads it from a pointer; host tests write it out): which packs an operand
+/// allows from its start (fits), how many elements precede it in its pack (elements), and
+/// whether two operands sit at the same place in their packs (==). common_alignment() gives what a
+/// set of operands, or an operand and the byte stride of its rows, all allow.
+struct Alignment {
+  int offset = 0;  ///< bytes past the previous 16-byte boundary, 0..15
+
+  /// On the 16-byte grid (offset 0).
+  constexpr Alignment() = default;
+  /// An address `bytes` past a 16-byte boundary (any integer; taken modulo 16). Also stands
+  /// for a byte stride in common_alignment(): every multiple of it.
+  constexpr explicit Alignment(int64_t bytes)
+      : offset(static_cast<int>((bytes % kMaxPackBytes + kMaxPackBytes) % kMaxPackBytes)) {}
+
+  /// Packs of pack_bytes bytes (a power of two, at most 16) start at the operand's address.
+  constexpr bool fits(int pack_bytes) const { return offset % pack_bytes == 0; }
+  /// Elements of elem_bytes bytes (a power of two) between the previous 16-byte boundary and
+  /// the operand (element-aligned).
+  constexpr int elements(int elem_bytes) const { return offset / elem_bytes; }
+};
+
+/// Same place within a 16-byte pack.
+constexpr bool operator==(Alignment a, Alignment b) {
+  return a.offset == b.offset;
+}
+/// Different places within a 16-byte pack.
+constexpr bool operator!=(Alignment a, Alignment b) {
+  return !(a == b);
+}
+
+/// What every one of a, b, ... allows: common_alignment(a, b, ...).fits(n) exactly when each of
+/// them fits(n). Its offset is the largest power of two (at most 8) they all are multiples of, or
+/// 0 when each is on the 16-byte grid. With Alignment(stride_bytes) among them: every row of
+/// that stride too.
+template <typename... More>
+constexpr Alignment common_alignment(Alignment a, More... more) {
+  int bits = a.offset;
+  ((bits |= more.offset), ...);
+  return Alignment(bits & -bits);
+}
+
+/// The alignment of address p (host code: plans take it, kernels get their own pointers).
+inline Alignment alignment_of(const void* p) {
+  return Alignment(static_cast<int64_t>(reinterpret_cast<std::uintptr_t>(p) % kMaxPackBytes));
+}
+
 /// N elements of T, aligned to their total size so that a load or store of the whole pack
 /// compiles to one instruction (up to 16 bytes).
 template <typename T, int N>
 struct alignas(sizeof(T) * N) Pack {
-  static_assert(N >= 1 && (N & (N - 1)) == 0, "pack size must be a power of two");
+  static_assert(is_pow2(N), "pack size must be a power of two");
   static_assert(sizeof(T) * N <= kMaxPackBytes, "a pack is at most 16 bytes");
   T elem[N];  ///< the elements, in address order
 };
@@ -62,7 +113,7 @@ constexpr int pack_size_for(const Ts*... ptrs) {
 /// an array that does not start aligned. p must be aligned to sizeof(T). Host and device.
 template <int P, typename T>
 KERNELKIT_HD int64_t pack_head(const T* p, int64_t n) {
-  static_assert(P >= 1 && (P & (P - 1)) == 0, "pack size must be a power of two");
+  static_assert(is_pow2(P), "pack size must be a power of two");
   const auto elem = static_cast<int64_t>(reinterpret_cast<std::uintptr_t>(p) / sizeof(T));
   const int64_t head = (P - elem % P) % P;
   return head < n ? head : n;

@@ -105,7 +105,8 @@ cudaError_t launch_elementwise(const EwPlan& p, Factory factory, cudaStream_t st
                                R* out, const Args*... in) {
   // The operands' element sizes and the functor's traits, as the plan saw them.
   static constexpr EwOperands kOps{
-      1 + int{sizeof...(Args)}, {EwOperand{int{sizeof(R)}, 0}, EwOperand{int{sizeof(Args)}, 0}...}};
+      1 + int{sizeof...(Args)},
+      {EwOperand{int{sizeof(R)}, Alignment()}, EwOperand{int{sizeof(Args)}, Alignment()}...}};
   static constexpr EwFunctorTraits kTraits = ew_functor_traits<detail::ew_functor_t<Factory>>();
   static constexpr ConfigRange kEntries = ew_configs_of(kTraits, kOps);
   static_assert(kEntries.begin < kEntries.end,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// What one elementwise call will do: plan_elementwise (pure host code, no CUDA call) turns
-/// the size, the operands' element sizes and addresses, the functor's traits and the device's
+/// the size, the operands' element sizes and alignments, the functor's traits and the device's
 /// facts into an EwPlan, which launch_elementwise (elementwise.cuh) launches.
 ///
 /// The decisions, in order:
@@ -41,11 +41,11 @@ inline constexpr int kEwSlotBytes = 16;
 /// The output and up to three inputs.
 inline constexpr int kEwMaxOperands = 4;
 
-/// One operand of a call as the plan sees it: its element size and its address (only the
-/// address's position within 16 bytes matters).
+/// One operand of a call as the plan sees it: its element size and where it sits on the
+/// 16-byte grid.
 struct EwOperand {
-  int elem_bytes = 0;          ///< bytes of one element
-  std::uintptr_t address = 0;  ///< the pointer as an integer
+  int elem_bytes = 0;  ///< bytes of one element
+  Alignment align;     ///< the pointer's alignment
 };
 
 /// The operands of a call: op[0] is the output, op[1..count) the inputs.
@@ -63,8 +63,8 @@ template <typename R, typename... Args>
 EwOperands ew_operands(const R* out, const Args*... in) {
   static_assert(sizeof...(Args) >= 1 && sizeof...(Args) + 1 <= kEwMaxOperands, "1 to 3 inputs");
   return EwOperands{1 + int{sizeof...(Args)},
-                    {EwOperand{int{sizeof(R)}, reinterpret_cast<std::uintptr_t>(out)},
-                     EwOperand{int{sizeof(Args)}, reinterpret_cast<std::uintptr_t>(in)}...}};
+                    {EwOperand{int{sizeof(R)}, alignment_of(out)},
+                     EwOperand{int{sizeof(Args)}, alignment_of(in)}...}};
 }
 
 /// What the functor asks of the engine (elementwise.cuh reads them from F's members).
@@ -78,10 +78,7 @@ struct EwFunctorTraits {
 constexpr int ew_max_packs_per_thread(const EwFunctorTraits& f, int arity) {
   int want = f.packs_per_thread > 0 ? f.packs_per_thread : (arity >= 3 ? 2 : 1);
   want = want < kEwMaxPacksPerThread ? want : kEwMaxPacksPerThread;
-  int ppt = 1;
-  while (ppt * 2 <= want)
-    ppt *= 2;
-  return ppt;
+  return pow2_floor(want);
 }
 
 /// The widest pack (elements) of 16 bytes or less that every operand type allows.
@@ -91,10 +88,7 @@ constexpr int ew_max_pack(const EwOperands& ops) {
     const int p = ops.op[k].elem_bytes > 0 ? kMaxPackBytes / ops.op[k].elem_bytes : 1;
     pack = p < pack ? p : pack;
   }
-  int pow2 = 1;
-  while (pow2 * 2 <= pack)
-    pow2 *= 2;
-  return pow2;
+  return pow2_floor(pack);
 }
 
 /// Elements per thread on the one-element-per-access path: as many as one pack holds, so a
@@ -120,7 +114,7 @@ constexpr bool ew_stages(const EwFunctorTraits& f, const EwOperands& ops, int pa
 constexpr bool ew_plannable(const EwFunctorTraits& f, const EwOperands& ops, int pack, int ppt) {
   const int max_pack = ew_max_pack(ops);
   if (pack == 1) return ppt == ew_unit_packs_per_thread(max_pack);
-  if (pack != max_pack || ppt < 1 || (ppt & (ppt - 1)) != 0) return false;
+  if (pack != max_pack || !is_pow2(ppt)) return false;
   return ppt <= ew_max_packs_per_thread(f, ops.arity());
 }
 
@@ -223,7 +217,8 @@ inline int ew_blocks_per_sm(const DeviceInfo& d, int block, int64_t smem) {
 }
 
 /// The plan of out[i] = f(in[i]...) for i < n on device d. n >= 0; ops: the output and each
-/// input (elem_bytes >= 1, addresses aligned to their elements); pure.
+/// input (elem_bytes >= 1, a power of two where a 16-byte pack holds several; pointers aligned
+/// to their elements); pure.
 inline EwPlan plan_elementwise(int64_t n, const EwOperands& ops, const EwFunctorTraits& f,
                                const DeviceInfo& d) {
   EwPlan p;
@@ -234,8 +229,7 @@ inline EwPlan plan_elementwise(int64_t n, const EwOperands& ops, const EwFunctor
   bool same_offset = true;
   const auto offset_of = [&](int k) {
     const EwOperand& o = ops.op[k];
-    return static_cast<int64_t>((o.address / static_cast<std::uintptr_t>(o.elem_bytes)) %
-                                static_cast<std::uintptr_t>(max_pack));
+    return static_cast<int64_t>(o.align.elements(o.elem_bytes) % max_pack);
   };
   for (int k = 1; k < ops.count; ++k)
     same_offset = same_offset && offset_of(k) == offset_of(0);

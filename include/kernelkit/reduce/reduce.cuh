@@ -73,7 +73,7 @@ inline int64_t reduce_wave(const DeviceInfo& d) {
 constexpr int64_t reduce_split_for(int64_t rows, int64_t packs, int64_t wave) {
   if (rows <= 0 || packs <= kReduceTilePacks) return 1;
   const int64_t by_wave = wave / rows;
-  const int64_t by_work = (packs + kReduceTilePacks - 1) / kReduceTilePacks;
+  const int64_t by_work = ceil_div(packs, kReduceTilePacks);
   const int64_t split = by_wave < by_work ? by_wave : by_work;
   return split < 1 ? 1 : split;
 }
@@ -86,7 +86,7 @@ namespace kernelkit {
 template <typename T, typename Acc = compute_t<T>>
 constexpr size_t reduce_workspace_bytes(int64_t n) {
   if (n <= 0) return 0;
-  const int64_t packs = (n + kMaxPackSize<T> - 1) / kMaxPackSize<T>;
+  const int64_t packs = ceil_div<int64_t>(n, kMaxPackSize<T>);
   return static_cast<size_t>(detail::reduce_split_for(1, packs, kReduceMaxSplit)) *
          sizeof(compute_t<Acc>);
 }
@@ -96,29 +96,30 @@ struct ReducePlan {
   int pack = 1;    ///< elements of T per 16-byte load (16 / sizeof(T))
   int unroll = 1;  ///< packs a thread loads per tile, all issued before its adds
   int split = 1;   ///< blocks that read the input; 1: that block writes out
-  /// kOut: split == 1, no workspace used; kCluster (split <= kReduceMaxCluster and
-  /// d.clusters()): the split blocks are one cluster, block 0 combines their partials from
-  /// its shared memory; kGrid (d.cooperative_launch): one partial per block in the
-  /// workspace, combined in block order by block 0 after the grid barrier, in the same
-  /// (cooperative) launch; kPartials (neither): the same partials, combined in the same
-  /// order by a second kernel.
-  detail::SplitWrite write = detail::SplitWrite::kOut;
-  LaunchShape shape;    ///< the reading kernel: split blocks of kReduceBlock threads
-                        ///< (kCluster: shape.cluster = split; kGrid: shape.cooperative)
-  LaunchShape combine;  ///< kPartials: one block; a programmatic dependent launch on sm_90+
+  /// How the split blocks' partials reach out (all four BlockCombine values): kNone: split
+  /// == 1, no workspace used; kCluster (split <= kReduceMaxCluster and d.clusters()): the
+  /// split blocks are one cluster, block 0 combines their partials from its shared memory;
+  /// kGrid (d.cooperative_launch): one partial per block in the workspace, combined in block
+  /// order by block 0 after the grid barrier, in the same (cooperative) launch; kSecondKernel
+  /// (neither): the same partials, combined in the same order by a second kernel.
+  BlockCombine combine = BlockCombine::kNone;
+  LaunchShape shape;          ///< the reading kernel: split blocks of kReduceBlock threads
+                              ///< (kCluster: shape.cluster = split; kGrid: shape.cooperative)
+  LaunchShape combine_shape;  ///< kSecondKernel: one block; a programmatic dependent launch on
+                              ///< sm_90+
 };
 
 /// One kernel configuration of reduce: the template arguments launch_reduce gives the split
 /// kernel besides the types and the operator (an entry of kReduceConfigs).
 struct ReduceConfig {
   int pack = 0;  ///< elements of T per 16-byte load: 8 (2-byte T), 4 (4-byte), 2 (8-byte)
-  /// how the split blocks' partials reach out; kPartials also launches the combine kernel
-  detail::SplitWrite write = detail::SplitWrite::kOut;
+  /// how the split blocks' partials reach out; kSecondKernel also launches the combine kernel
+  BlockCombine combine = BlockCombine::kNone;
 };
 
 /// Same kernels.
 constexpr bool operator==(const ReduceConfig& a, const ReduceConfig& b) {
-  return a.pack == b.pack && a.write == b.write;
+  return a.pack == b.pack && a.combine == b.combine;
 }
 
 /// Every kernel configuration reduce launches, each pack's entries together (2-, 4-, then
@@ -126,12 +127,12 @@ constexpr bool operator==(const ReduceConfig& a, const ReduceConfig& b) {
 /// combine kernel. plan_reduce returns one of them (reduce_config), launch_reduce instantiates
 /// exactly these, and the plan tests check that every plan is one and every one is planned.
 inline constexpr ReduceConfig kReduceConfigs[] = {
-    {8, detail::SplitWrite::kOut},  {8, detail::SplitWrite::kCluster},
-    {8, detail::SplitWrite::kGrid}, {8, detail::SplitWrite::kPartials},
-    {4, detail::SplitWrite::kOut},  {4, detail::SplitWrite::kCluster},
-    {4, detail::SplitWrite::kGrid}, {4, detail::SplitWrite::kPartials},
-    {2, detail::SplitWrite::kOut},  {2, detail::SplitWrite::kCluster},
-    {2, detail::SplitWrite::kGrid}, {2, detail::SplitWrite::kPartials},
+    {8, BlockCombine::kNone}, {8, BlockCombine::kCluster},
+    {8, BlockCombine::kGrid}, {8, BlockCombine::kSecondKernel},
+    {4, BlockCombine::kNone}, {4, BlockCombine::kCluster},
+    {4, BlockCombine::kGrid}, {4, BlockCombine::kSecondKernel},
+    {2, BlockCombine::kNone}, {2, BlockCombine::kCluster},
+    {2, BlockCombine::kGrid}, {2, BlockCombine::kSecondKernel},
 };
 
 /// The entries of kReduceConfigs with this pack: [begin, end).
@@ -147,7 +148,7 @@ static_assert(reduce_configs_of(8).end - reduce_configs_of(8).begin == 4 &&
 /// makes for 2-, 4- and 8-byte elements; launch_reduce answers cudaErrorInvalidValue for any
 /// other.
 inline ReduceConfig reduce_config(const ReducePlan& p) {
-  return {p.pack, p.write};
+  return {p.pack, p.combine};
 }
 
 /// Pure: the plan for n elements of in_bytes bytes accumulated in acc_bytes-byte values, with
@@ -165,23 +166,23 @@ inline ReducePlan plan_reduce(int64_t n, int in_bytes, int acc_bytes, size_t wor
   p.split = static_cast<int>(std::max<int64_t>(split, 1));
   p.shape.grid = dim3(static_cast<unsigned>(p.split));
   if (p.split == 1) {
-    p.write = detail::SplitWrite::kOut;
+    p.combine = BlockCombine::kNone;
   } else if (d.clusters() && p.split <= detail::kReduceMaxCluster) {
     // a few tiles: a launch and a combine as short as they get (the cluster barrier is the
     // SMs', no round trip through L2 and no cooperative launch); launch() checks that the
     // cluster can be resident and plan_and_launch re-plans without clusters if not
-    p.write = detail::SplitWrite::kCluster;
+    p.combine = BlockCombine::kCluster;
     p.shape.cluster = dim3(static_cast<unsigned>(p.split));
   } else if (d.cooperative_launch) {
     // one launch: the split is at most one wave, so every block is resident at once (core
     // launch() checks it and plan_and_launch re-plans without cooperative grids if not)
-    p.write = detail::SplitWrite::kGrid;
+    p.combine = BlockCombine::kGrid;
     p.shape.cooperative = true;
   } else {
-    p.write = detail::SplitWrite::kPartials;
-    p.combine.grid = dim3(1);
-    p.combine.block = dim3(detail::kReduceBlock);
-    p.combine.overlap_previous = d.cc_major >= 9 && d.code_arch >= 90;
+    p.combine = BlockCombine::kSecondKernel;
+    p.combine_shape.grid = dim3(1);
+    p.combine_shape.block = dim3(detail::kReduceBlock);
+    p.combine_shape.overlap_previous = d.cc_major >= 9 && d.code_arch >= 90;
   }
   return p;
 }
@@ -197,7 +198,7 @@ bool reduce_args_ok(const T* in, int64_t n, const Acc* out, const void* workspac
   if (n == 0) return true;  // writes init; neither in nor the workspace is touched
   if (in == nullptr || !is_element_aligned(in)) return false;
   if (n > INT64_MAX / static_cast<int64_t>(sizeof(T))) return false;
-  if (workspace == nullptr || reinterpret_cast<std::uintptr_t>(workspace) % 16 != 0) return false;
+  if (workspace == nullptr || !alignment_of(workspace).fits(16)) return false;
   if (workspace_bytes < reduce_workspace_bytes<T, Acc>(n)) return false;
   const int64_t in_span = n * static_cast<int64_t>(sizeof(T));
   const int64_t ws_span = static_cast<int64_t>(std::min<size_t>(workspace_bytes, INT64_MAX));
@@ -220,10 +221,10 @@ cudaError_t launch_reduce(const ReducePlan& p, const T* in, int64_t n, Acc* out,
       reduce_config(p), [&](auto i) {
         constexpr ReduceConfig c = kReduceConfigs[decltype(i)::value];
         KERNELKIT_RETURN_IF_ERROR(
-            launch(detail::reduce_split_kernel<c.pack, c.write, T, C, Acc, Op>, p.shape, stream, in,
-                   int64_t{1}, n, p.split, out, init, partials));
-        if constexpr (c.write == detail::SplitWrite::kPartials) {
-          return launch(detail::reduce_combine_kernel<C, Acc, Op>, p.combine, stream,
+            launch(detail::reduce_split_kernel<c.pack, c.combine, T, C, Acc, Op>, p.shape, stream,
+                   in, int64_t{1}, n, p.split, out, init, partials));
+        if constexpr (c.combine == BlockCombine::kSecondKernel) {
+          return launch(detail::reduce_combine_kernel<C, Acc, Op>, p.combine_shape, stream,
                         static_cast<const C*>(partials), int64_t{1}, p.split, out, init);
         }
         return cudaSuccess;

@@ -80,30 +80,31 @@ struct RowReducePlan {
   int packs_per_thread = 1;  ///< 16-byte loads a thread issues before it reduces any
   int split = 1;             ///< blocks per row: kCluster the cluster size, kSplit > 1, else 1
   LaunchShape shape;         ///< the reduction kernel (shape.cluster for kCluster)
-  LaunchShape combine;  ///< kSplit without shape.cooperative: the combine kernel, a block a row
+  /// kSplit without shape.cooperative: the combine kernel, a block a row
+  LaunchShape combine_shape;
 };
 
 /// One kernel configuration of row_reduce: the template arguments launch_row_reduce gives a
 /// kernel besides the types and the operator (an entry of kRowReduceConfigs). Fields a path
-/// does not take are 0 / kOut.
+/// does not take are 0 / kNone.
 struct RowReduceConfig {
   int pack = 0;  ///< elements of T per 16-byte load: 8 (2-byte T), 4 (4-byte), 2 (8-byte)
   RowReducePath path = RowReducePath::kGroup;  ///< the kernel family
   int width = 0;                               ///< kFlat, kGroup: lanes per row (1..32)
-  /// how the blocks of a row combine: kCluster for kCluster; for kSplit kGrid (one
-  /// cooperative launch) or kPartials (and the combine kernel); kOut for the other paths
-  detail::SplitWrite write = detail::SplitWrite::kOut;
+  /// how the blocks of a row combine (BlockCombine): kCluster for kCluster; for kSplit kGrid
+  /// (one cooperative launch) or kSecondKernel (the combine kernel); kNone for the other paths
+  BlockCombine combine = BlockCombine::kNone;
 };
 
 /// Same kernels.
 constexpr bool operator==(const RowReduceConfig& a, const RowReduceConfig& b) {
-  return a.pack == b.pack && a.path == b.path && a.width == b.width && a.write == b.write;
+  return a.pack == b.pack && a.path == b.path && a.width == b.width && a.combine == b.combine;
 }
 
 namespace detail {
 constexpr RowReduceConfig row_reduce_config_of(int pack, RowReducePath path, int width = 0,
-                                               SplitWrite write = SplitWrite::kOut) {
-  return {pack, path, width, write};
+                                               BlockCombine combine = BlockCombine::kNone) {
+  return {pack, path, width, combine};
 }
 }  // namespace detail
 
@@ -132,9 +133,9 @@ inline constexpr RowReduceConfig kRowReduceConfigs[] = {
     detail::row_reduce_config_of(8, RowReducePath::kGroup, 32),
     detail::row_reduce_config_of(8, RowReducePath::kBlock),
     detail::row_reduce_config_of(8, RowReducePath::kBlockOnce),
-    detail::row_reduce_config_of(8, RowReducePath::kCluster, 0, detail::SplitWrite::kCluster),
-    detail::row_reduce_config_of(8, RowReducePath::kSplit, 0, detail::SplitWrite::kGrid),
-    detail::row_reduce_config_of(8, RowReducePath::kSplit, 0, detail::SplitWrite::kPartials),
+    detail::row_reduce_config_of(8, RowReducePath::kCluster, 0, BlockCombine::kCluster),
+    detail::row_reduce_config_of(8, RowReducePath::kSplit, 0, BlockCombine::kGrid),
+    detail::row_reduce_config_of(8, RowReducePath::kSplit, 0, BlockCombine::kSecondKernel),
     // 4-byte elements
     detail::row_reduce_config_of(4, RowReducePath::kShort),
     detail::row_reduce_config_of(4, RowReducePath::kFlat, 1),
@@ -151,9 +152,9 @@ inline constexpr RowReduceConfig kRowReduceConfigs[] = {
     detail::row_reduce_config_of(4, RowReducePath::kGroup, 32),
     detail::row_reduce_config_of(4, RowReducePath::kBlock),
     detail::row_reduce_config_of(4, RowReducePath::kBlockOnce),
-    detail::row_reduce_config_of(4, RowReducePath::kCluster, 0, detail::SplitWrite::kCluster),
-    detail::row_reduce_config_of(4, RowReducePath::kSplit, 0, detail::SplitWrite::kGrid),
-    detail::row_reduce_config_of(4, RowReducePath::kSplit, 0, detail::SplitWrite::kPartials),
+    detail::row_reduce_config_of(4, RowReducePath::kCluster, 0, BlockCombine::kCluster),
+    detail::row_reduce_config_of(4, RowReducePath::kSplit, 0, BlockCombine::kGrid),
+    detail::row_reduce_config_of(4, RowReducePath::kSplit, 0, BlockCombine::kSecondKernel),
     // 8-byte elements
     detail::row_reduce_config_of(2, RowReducePath::kShort),
     detail::row_reduce_config_of(2, RowReducePath::kFlat, 1),
@@ -169,9 +170,9 @@ inline constexpr RowReduceConfig kRowReduceConfigs[] = {
     detail::row_reduce_config_of(2, RowReducePath::kGroup, 32),
     detail::row_reduce_config_of(2, RowReducePath::kBlock),
     detail::row_reduce_config_of(2, RowReducePath::kBlockOnce),
-    detail::row_reduce_config_of(2, RowReducePath::kCluster, 0, detail::SplitWrite::kCluster),
-    detail::row_reduce_config_of(2, RowReducePath::kSplit, 0, detail::SplitWrite::kGrid),
-    detail::row_reduce_config_of(2, RowReducePath::kSplit, 0, detail::SplitWrite::kPartials),
+    detail::row_reduce_config_of(2, RowReducePath::kCluster, 0, BlockCombine::kCluster),
+    detail::row_reduce_config_of(2, RowReducePath::kSplit, 0, BlockCombine::kGrid),
+    detail::row_reduce_config_of(2, RowReducePath::kSplit, 0, BlockCombine::kSecondKernel),
 };
 
 /// The entries of kRowReduceConfigs with this pack: [begin, end).
@@ -189,16 +190,16 @@ static_assert(row_reduce_configs_of(8).end - row_reduce_configs_of(8).begin == 1
 /// kRowReduceConfigs for every plan plan_row_reduce makes for 2-, 4- and 8-byte elements;
 /// launch_row_reduce answers cudaErrorInvalidValue for any other.
 inline RowReduceConfig row_reduce_config(const RowReducePlan& p) {
-  using detail::SplitWrite;
   switch (p.path) {
     case RowReducePath::kFlat:
     case RowReducePath::kGroup:
       return detail::row_reduce_config_of(p.pack, p.path, p.width);
     case RowReducePath::kCluster:
-      return detail::row_reduce_config_of(p.pack, p.path, 0, SplitWrite::kCluster);
+      return detail::row_reduce_config_of(p.pack, p.path, 0, BlockCombine::kCluster);
     case RowReducePath::kSplit:
       return detail::row_reduce_config_of(
-          p.pack, p.path, 0, p.shape.cooperative ? SplitWrite::kGrid : SplitWrite::kPartials);
+          p.pack, p.path, 0,
+          p.shape.cooperative ? BlockCombine::kGrid : BlockCombine::kSecondKernel);
     default:
       return detail::row_reduce_config_of(p.pack, p.path);
   }
@@ -211,7 +212,7 @@ namespace kernelkit::detail {
 constexpr int64_t row_split_bound(int64_t rows, int64_t cols, int in_bytes) {
   if (rows <= 0 || cols <= 0) return 1;
   const int pack = kMaxPackBytes / in_bytes;
-  return reduce_split_for(rows, (cols + pack - 1) / pack, kReduceMaxSplit);
+  return reduce_split_for(rows, ceil_div<int64_t>(cols, pack), kReduceMaxSplit);
 }
 }  // namespace kernelkit::detail
 
@@ -228,12 +229,15 @@ constexpr size_t row_reduce_workspace_bytes(int64_t rows, int64_t cols) {
 }
 
 /// Pure: the plan for rows x cols elements of in_bytes bytes accumulated in acc_bytes-byte
-/// values; in_aligned: the input starts on a 16-byte boundary; workspace_bytes available.
+/// values, the input at `in` on the 16-byte grid, with workspace_bytes of workspace.
 inline RowReducePlan plan_row_reduce(int64_t rows, int64_t cols, int in_bytes, int acc_bytes,
-                                     bool in_aligned, size_t workspace_bytes, const DeviceInfo& d) {
+                                     Alignment in, size_t workspace_bytes, const DeviceInfo& d) {
   using detail::kRowBlock;
   RowReducePlan p;
   const int pack = std::max(1, kMaxPackBytes / std::max(in_bytes, 1));
+  const bool in_aligned = in.fits(kMaxPackBytes);
+  // every row starts on a 16-byte boundary (rows of whole packs)
+  const bool rows_aligned = common_alignment(in, Alignment(cols * in_bytes)).fits(kMaxPackBytes);
   p.pack = pack;
   p.shape.block = dim3(kRowBlock);
   if (rows <= 0) return p;  // nothing to launch
@@ -246,7 +250,7 @@ inline RowReducePlan plan_row_reduce(int64_t rows, int64_t cols, int in_bytes, i
     p.shape.grid = dim3(grid_size_for(ceil_div<int64_t>(rows, p.rows_per_group), kRowBlock, d));
     return p;
   }
-  if (cols <= detail::kRowShortMaxCols && !(in_aligned && cols % pack == 0)) {
+  if (cols <= detail::kRowShortMaxCols && !rows_aligned) {
     p.path = RowReducePath::kShort;
     p.packs_per_thread = detail::kRowShortPacks;
     p.rows_per_group =
@@ -258,10 +262,9 @@ inline RowReducePlan plan_row_reduce(int64_t rows, int64_t cols, int in_bytes, i
     p.shape.grid = dim3(grid_one_block_per_tile(ceil_div<int64_t>(span, tile_elems)));
     return p;
   }
-  if (in_aligned && cols % pack == 0 && packs <= kWarpSize) {
+  if (rows_aligned && packs <= kWarpSize) {
     p.path = RowReducePath::kFlat;
-    while (p.width < packs)
-      p.width *= 2;
+    p.width = static_cast<int>(pow2_ceil(packs));
     p.rows_per_group = detail::kRowFlatSteps;
     p.packs_per_thread = detail::kRowFlatSteps;
     const int64_t tile_rows = int64_t{kRowBlock / p.width} * detail::kRowFlatSteps;
@@ -271,8 +274,7 @@ inline RowReducePlan plan_row_reduce(int64_t rows, int64_t cols, int in_bytes, i
   if (packs <= int64_t{detail::kRowPrePacks} * (kWarpSize / 2)) {
     // 1..16 lanes, kRowPrePacks packs each, kRowGroupRows rows at a time
     p.path = RowReducePath::kGroup;
-    while (p.width < kWarpSize / 2 && p.width * detail::kRowPrePacks < packs)
-      p.width *= 2;
+    p.width = static_cast<int>(pow2_ceil(ceil_div<int64_t>(packs, detail::kRowPrePacks)));
     p.rows_per_group = detail::kRowGroupRows;
     p.packs_per_thread = detail::kRowPrePacks * detail::kRowGroupRows;
     const int64_t groups = ceil_div<int64_t>(rows, detail::kRowGroupRows);
@@ -305,9 +307,9 @@ inline RowReducePlan plan_row_reduce(int64_t rows, int64_t cols, int in_bytes, i
       // second kernel; launch() re-plans without it where the grid cannot be resident)
       p.shape.cooperative = true;
     } else {
-      p.combine.grid = dim3(static_cast<unsigned>(rows));
-      p.combine.block = dim3(detail::kReduceBlock);
-      p.combine.overlap_previous = d.cc_major >= 9 && d.code_arch >= 90;
+      p.combine_shape.grid = dim3(static_cast<unsigned>(rows));
+      p.combine_shape.block = dim3(detail::kReduceBlock);
+      p.combine_shape.overlap_previous = d.cc_major >= 9 && d.code_arch >= 90;
     }
     return p;
   }
@@ -352,8 +354,7 @@ bool row_reduce_args_ok(const T* in, int64_t rows, int64_t cols, const Acc* out,
   if (rows == 0) return true;  // nothing read or written
   if (out == nullptr || !is_element_aligned(out)) return false;
   if (rows > INT64_MAX / static_cast<int64_t>(sizeof(Acc))) return false;
-  if (workspace_bytes > 0 &&
-      (workspace == nullptr || reinterpret_cast<std::uintptr_t>(workspace) % 16 != 0))
+  if (workspace_bytes > 0 && (workspace == nullptr || !alignment_of(workspace).fits(16)))
     return false;
   const int64_t out_span = rows * static_cast<int64_t>(sizeof(Acc));
   const int64_t ws_span = static_cast<int64_t>(std::min<size_t>(workspace_bytes, INT64_MAX));
@@ -374,7 +375,6 @@ template <typename Op, typename T, typename Acc>
 cudaError_t launch_row_reduce(const RowReducePlan& p, const T* in, int64_t rows, int64_t cols,
                               Acc* out, Acc init, void* workspace, cudaStream_t stream) {
   using C = compute_t<Acc>;
-  using detail::SplitWrite;
   constexpr ConfigRange kEntries = row_reduce_configs_of(kMaxPackSize<T>);
   static_assert(kEntries.end > kEntries.begin, "T is a 2-, 4- or 8-byte type");
   C* const no_partials = nullptr;
@@ -392,22 +392,22 @@ cudaError_t launch_row_reduce(const RowReducePlan& p, const T* in, int64_t rows,
           return launch(detail::row_reduce_group_kernel<c.width, c.pack, T, Acc, Op>, p.shape,
                         stream, in, rows, cols, out, init);
         } else if constexpr (c.path == RowReducePath::kBlock) {
-          return launch(detail::reduce_split_kernel<c.pack, SplitWrite::kOut, T, C, Acc, Op>,
+          return launch(detail::reduce_split_kernel<c.pack, BlockCombine::kNone, T, C, Acc, Op>,
                         p.shape, stream, in, rows, cols, 1, out, init, no_partials);
         } else if constexpr (c.path == RowReducePath::kBlockOnce) {
           return launch(detail::row_reduce_block_once_kernel<c.pack, T, Acc, Op>, p.shape, stream,
                         in, rows, cols, out, init);
         } else if constexpr (c.path == RowReducePath::kCluster) {
-          return launch(detail::reduce_split_kernel<c.pack, SplitWrite::kCluster, T, C, Acc, Op>,
+          return launch(detail::reduce_split_kernel<c.pack, BlockCombine::kCluster, T, C, Acc, Op>,
                         p.shape, stream, in, rows, cols, p.split, out, init, no_partials);
-        } else if constexpr (c.write == SplitWrite::kGrid) {
-          return launch(detail::reduce_split_kernel<c.pack, SplitWrite::kGrid, T, C, Acc, Op>,
+        } else if constexpr (c.combine == BlockCombine::kGrid) {
+          return launch(detail::reduce_split_kernel<c.pack, BlockCombine::kGrid, T, C, Acc, Op>,
                         p.shape, stream, in, rows, cols, p.split, out, init, partials);
         } else {
-          KERNELKIT_RETURN_IF_ERROR(
-              launch(detail::reduce_split_kernel<c.pack, SplitWrite::kPartials, T, C, Acc, Op>,
-                     p.shape, stream, in, rows, cols, p.split, out, init, partials));
-          return launch(detail::reduce_combine_kernel<C, Acc, Op>, p.combine, stream,
+          KERNELKIT_RETURN_IF_ERROR(launch(
+              detail::reduce_split_kernel<c.pack, BlockCombine::kSecondKernel, T, C, Acc, Op>,
+              p.shape, stream, in, rows, cols, p.split, out, init, partials));
+          return launch(detail::reduce_combine_kernel<C, Acc, Op>, p.combine_shape, stream,
                         static_cast<const C*>(partials), rows, p.split, out, init);
         }
       });
@@ -424,11 +424,11 @@ cudaError_t row_reduce_with(const T* in, int64_t rows, int64_t cols, Acc* out, A
   if (rows == 0) return cudaSuccess;
   DeviceInfo d;
   KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
-  const bool aligned = pack_size_for(in) == kMaxPackSize<T>;
+  const Alignment in_at = alignment_of(in);
   return plan_and_launch(
       d,
       [&](const DeviceInfo& dev) {
-        return plan_row_reduce(rows, cols, sizeof(T), sizeof(compute_t<Acc>), aligned,
+        return plan_row_reduce(rows, cols, sizeof(T), sizeof(compute_t<Acc>), in_at,
                                workspace_bytes, dev);
       },
       [&](const RowReducePlan& p) {

@@ -60,15 +60,15 @@ cudaError_t softmax_chunk_setup(Kernel kernel) {
   });
 }
 
-template <typename T, SoftmaxKind Kind, int Pack, int Block, SoftmaxCombine Combine>
+template <typename T, SoftmaxKind Kind, int Pack, int Block, BlockCombine Combine>
 cudaError_t softmax_launch_chunk(const SoftmaxPlan& p, const T* in, T* out, int64_t rows,
                                  int64_t cols, cudaStream_t stream) {
   const auto kernel = softmax_chunk_kernel<T, Kind, Pack, Block, Combine>;
-  KERNELKIT_RETURN_IF_ERROR(softmax_chunk_setup<Combine == SoftmaxCombine::kCluster>(kernel));
+  KERNELKIT_RETURN_IF_ERROR(softmax_chunk_setup<Combine == BlockCombine::kCluster>(kernel));
   const SoftmaxChunkArgs<T> args{
       in, out, rows, cols, p.split, p.buffers, p.buffer_bytes, p.rows_per_round, p.rounds};
   LaunchShape shape = p.shape;
-  if constexpr (Combine == SoftmaxCombine::kCluster) {
+  if constexpr (Combine == BlockCombine::kCluster) {
     // no more clusters than the runtime says can be resident (the row loop strides by the
     // grid, so fewer clusters cover every row)
     int clusters = 0;
@@ -104,13 +104,13 @@ cudaError_t launch_softmax(const SoftmaxPlan& p, SoftmaxKind kind, const T* in, 
         return launch(softmax_block_registers_kernel<T, kKind, c.block, c.packs>, p.shape, stream,
                       in, out, rows, static_cast<int>(cols));
       } else if constexpr (c.path == SoftmaxPath::kBlock) {
-        return softmax_launch_chunk<T, kKind, c.pack, c.block, SoftmaxCombine::kNone>(
+        return softmax_launch_chunk<T, kKind, c.pack, c.block, BlockCombine::kNone>(
             p, in, out, rows, cols, stream);
       } else if constexpr (c.path == SoftmaxPath::kCluster) {
-        return softmax_launch_chunk<T, kKind, c.pack, c.block, SoftmaxCombine::kCluster>(
+        return softmax_launch_chunk<T, kKind, c.pack, c.block, BlockCombine::kCluster>(
             p, in, out, rows, cols, stream);
       } else if constexpr (c.path == SoftmaxPath::kGrid) {
-        return softmax_launch_chunk<T, kKind, c.pack, c.block, SoftmaxCombine::kGrid>(
+        return softmax_launch_chunk<T, kKind, c.pack, c.block, BlockCombine::kGrid>(
             p, in, out, rows, cols, stream);
       } else {
         return launch(softmax_two_pass_kernel<T, kKind, c.pack, c.block>, p.shape, stream, in, out,
@@ -121,12 +121,6 @@ cudaError_t launch_softmax(const SoftmaxPlan& p, SoftmaxKind kind, const T* in, 
 }
 
 namespace detail {
-// in's or out's offset in bytes within 16 bytes (the plan's alignment input).
-template <typename T>
-int softmax_offset(const T* p) {
-  return static_cast<int>(reinterpret_cast<uintptr_t>(p) % kMaxPackBytes);
-}
-
 // softmax and log_softmax: check, plan for the current device, launch.
 template <typename T>
 cudaError_t run_softmax(SoftmaxKind kind, const T* in, T* out, int64_t rows, int64_t cols,
@@ -135,11 +129,11 @@ cudaError_t run_softmax(SoftmaxKind kind, const T* in, T* out, int64_t rows, int
   if (rows == 0 || cols == 0) return cudaSuccess;
   DeviceInfo d;
   KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
-  const int in_offset = softmax_offset(in), out_offset = softmax_offset(out);
+  const Alignment in_at = alignment_of(in), out_at = alignment_of(out);
   return plan_and_launch(
       d,
       [&](const DeviceInfo& dev) {
-        return plan_softmax(rows, cols, sizeof(T), in_offset, out_offset, dev);
+        return plan_softmax(rows, cols, sizeof(T), in_at, out_at, dev);
       },
       [&](const SoftmaxPlan& p) { return launch_softmax(p, kind, in, out, rows, cols, stream); });
 }

@@ -387,17 +387,6 @@ inline SoftmaxConfig softmax_config(const SoftmaxPlan& p, int elem_bytes) {
 
 namespace detail {
 
-inline int64_t softmax_pow2_at_least(int64_t v) {
-  int64_t p = 1;
-  while (p < v)
-    p *= 2;
-  return p;
-}
-
-inline int64_t softmax_round_up(int64_t v, int64_t m) {
-  return ceil_div(v, m) * m;
-}
-
 // kWarp when the row fits the lanes of one warp: the narrowest group with one pack a lane,
 // else 32 lanes with the fewest packs a lane (pack > 1: 2, 4 or 8 up to 32 floats; pack 1:
 // 1, 8 or 32 elements, the rare in / out alignment mismatch).
@@ -407,13 +396,13 @@ inline bool softmax_plan_warp(int64_t rows, int64_t vp, bool on_grid, const Devi
   p->path = SoftmaxPath::kWarp;
   p->on_grid = on_grid && p->pack > 1;
   if (p->pack > 1 && vp <= kWarpSize) {
-    p->group = static_cast<int>(softmax_pow2_at_least(vp));
+    p->group = static_cast<int>(pow2_ceil(vp));
     p->packs = 1;
   } else {
     const int64_t need = ceil_div<int64_t>(vp, kWarpSize);
     p->group = kWarpSize;
-    p->packs = p->pack > 1 ? static_cast<int>(softmax_pow2_at_least(need))
-                           : (need <= 1 ? 1 : (need <= 8 ? 8 : 32));
+    p->packs =
+        p->pack > 1 ? static_cast<int>(pow2_ceil(need)) : (need <= 1 ? 1 : (need <= 8 ? 8 : 32));
   }
   const int rows_per_group = p->packs == 1 ? 2 : 1;
   const int64_t rows_per_block = int64_t{kSoftmaxWarpBlock / p->group} * rows_per_group;
@@ -458,7 +447,7 @@ inline double softmax_fill(int64_t tasks, int64_t per_round, int64_t width, int6
 // during the write, pack by pack; two start it before the write).
 inline bool softmax_plan_block(int64_t rows, int64_t vp, int64_t pack_bytes, const DeviceInfo& d,
                                SoftmaxPlan* p) {
-  const int64_t buf = softmax_round_up(vp * pack_bytes, 16);
+  const int64_t buf = round_up<int64_t>(vp * pack_bytes, 16);
   const auto regs_of = [&](int b) {
     return softmax_regs_bound(d, b, kSoftmaxChunkThreadsPerSm / b);
   };
@@ -564,7 +553,7 @@ inline bool softmax_plan_cluster(int64_t rows, int64_t cols, int64_t pack_bytes,
       const int c = by_cluster ? 2 << (i / 2) : 2 << (i % sizes);
       const int buffers = by_cluster ? 2 - i % 2 : (i < sizes ? 2 : 1);
       if (cols / c < p->pack) continue;
-      const int64_t buf = softmax_round_up(softmax_chunk_packs(cols, c, p->pack) * pack_bytes, 16);
+      const int64_t buf = round_up<int64_t>(softmax_chunk_packs(cols, c, p->pack) * pack_bytes, 16);
       const int scratch = softmax_scratch_bytes(t.block);
       const int bps = blocks_per_sm(d, t.block, regs, scratch + buffers * buf);
       if (bps < t.min_bps) continue;
@@ -644,7 +633,8 @@ inline bool softmax_plan_grid(int64_t rows, int64_t cols, int elem_bytes, int64_
   p->path = SoftmaxPath::kGrid;
   p->split = static_cast<int>(c.split);
   p->buffers = buffers;
-  p->buffer_bytes = softmax_round_up(softmax_chunk_packs(cols, p->split, p->pack) * pack_bytes, 16);
+  p->buffer_bytes =
+      round_up<int64_t>(softmax_chunk_packs(cols, p->split, p->pack) * pack_bytes, 16);
   p->rows_per_round = c.per_round;
   p->rounds = c.rounds;
   p->blocks_per_sm = bps;
@@ -673,28 +663,27 @@ inline void softmax_plan_two_pass(int64_t rows, const DeviceInfo& d, SoftmaxPlan
 }  // namespace detail
 
 /// The plan of softmax / log_softmax over a rows x cols matrix (rows, cols >= 1) of
-/// elem_bytes-byte elements (4 or 2) whose input and output start at in_offset and
-/// out_offset bytes past a 16-byte boundary, on device d. Pure: no CUDA call.
-inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, int in_offset,
-                                int out_offset, const DeviceInfo& d) {
+/// elem_bytes-byte elements (4 or 2) whose input and output sit at `in` and `out` on the
+/// 16-byte grid, on device d. Pure: no CUDA call.
+inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, Alignment in,
+                                Alignment out, const DeviceInfo& d) {
   using namespace detail;
   SoftmaxPlan p;
   const int max_pack = kMaxPackBytes / elem_bytes;
-  const int in_mod = in_offset % kMaxPackBytes, out_mod = out_offset % kMaxPackBytes;
-  p.pack = in_mod == out_mod ? max_pack : 1;
+  p.pack = in == out ? max_pack : 1;
   // packs a row spans: rows start at one offset when cols is a multiple of the pack, else
   // at any
-  const int64_t offset0 = (in_mod / elem_bytes) % p.pack;
+  const int64_t offset0 = in.elements(elem_bytes) % p.pack;
   const int64_t vp = cols % p.pack == 0 ? ceil_div<int64_t>(offset0 + cols, p.pack)
                                         : ceil_div<int64_t>(cols + p.pack - 1, p.pack);
-  const bool on_grid = in_mod == 0 && cols % p.pack == 0;
+  const bool on_grid = in.fits(kMaxPackBytes) && cols % p.pack == 0;
   // 2-byte rows on the 8-byte grid but not the 16-byte one (f16 67109x500: every other row
   // starts 8 bytes into a 16-byte pack): the warp path with 8-byte packs on the grid (one
   // predicated 8-byte load and store a pack, no element-wise end packs) instead of 16-byte
   // packs with partial end packs (51.6 us at 67109x500, against 49.5 for a kernel reading
   // these rows on their 8-byte grid)
   const int half_pack = max_pack / 2;
-  if (!on_grid && elem_bytes == 2 && in_mod == out_mod && in_mod % (kMaxPackBytes / 2) == 0 &&
+  if (!on_grid && elem_bytes == 2 && in == out && in.fits(kMaxPackBytes / 2) &&
       cols % half_pack == 0) {
     SoftmaxPlan h = p;
     h.pack = half_pack;

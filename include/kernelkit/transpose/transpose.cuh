@@ -228,23 +228,16 @@ inline TransposeConfig transpose_config(const TransposePlan& p) {
 
 namespace detail {
 
-inline int transpose_log2(int v) {
-  int l = 0;
-  while ((1 << l) < v)
-    ++l;
-  return l;
-}
-
 // Tile shape (A row blocks of kVec rows, B chunk columns; A B = 256, powers of two) for
 // rows_v = rows / kVec and cols_v = ceil(cols / kVec): all rows in one tile when they fit in
 // 32 row blocks (then a tile's out rows are one contiguous run and its in rows are read in
 // runs of >= 8 chunks), likewise all columns, else 16 x 16.
 inline void transpose_tile_shape(int64_t rows_v, int64_t cols_v, int* a, int* b) {
   if (rows_v <= 32 && rows_v <= cols_v) {
-    *a = 1 << transpose_log2(static_cast<int>(rows_v));
+    *a = pow2_ceil(static_cast<int>(rows_v));
     *b = kTransposeBlock / *a;
   } else if (cols_v <= 32) {
-    *b = 1 << transpose_log2(static_cast<int>(cols_v));
+    *b = pow2_ceil(static_cast<int>(cols_v));
     *a = kTransposeBlock / *b;
   } else {
     *a = *b = 16;
@@ -287,7 +280,7 @@ inline TransposeGatherShape transpose_gather_geometry(int e, bool flat_out, bool
     // A warp's lanes gather from rows kVec apart (mod rows): one spare slot every kVec rows (of
     // simple rules over the row slots, the fewest bank conflicts: 2.3-2.7-way on average over
     // 9..256 rows, 5-way at worst; the plan tests' bank model)
-    g.pad_shift = transpose_log2(vec);
+    g.pad_shift = ceil_log2(vec);
   } else if (flat_in) {
     const int c = static_cast<int>(cols);
     g.kk_threads = kTransposeBlock / c;
@@ -302,7 +295,7 @@ inline TransposeGatherShape transpose_gather_geometry(int e, bool flat_out, bool
     g.cq_threads = kTransposeBlock / g.kk_threads;
     g.tile_c = g.cq_threads * passes;
     g.pitch = transpose_gather_pitch(g.tile_c, e);
-    g.pad_shift = transpose_log2(vec);
+    g.pad_shift = ceil_log2(vec);
   }
   if (!flat_out) g.staged_rows = g.tile_r + sec - 1;
   return g;
@@ -473,15 +466,18 @@ inline int64_t transpose_copy_min_bytes(const DeviceInfo& d) {
 }
 
 /// The plan for a rows x cols transpose of elem_bytes elements (1, 2, 4, 8; rows, cols >= 1)
-/// whose pointers are aligned to in_align and out_align bytes (the largest power of two, at
-/// most 16, dividing the address; at least elem_bytes). Pure host code. Every kernel takes 256
-/// threads and at most 48 KiB of shared memory (d.smem_per_block, no opt-in); the gather
-/// kernel's tiles follow the device's wave on small matrices.
-inline TransposePlan plan_transpose(int64_t rows, int64_t cols, int elem_bytes, int in_align,
-                                    int out_align, const DeviceInfo& d) {
+/// whose pointers sit at `in` and `out` on the 16-byte grid (aligned to their elements). Pure
+/// host code. Every kernel takes 256 threads and at most 48 KiB of shared memory
+/// (d.smem_per_block, no opt-in); the gather kernel's tiles follow the device's wave on small
+/// matrices.
+inline TransposePlan plan_transpose(int64_t rows, int64_t cols, int elem_bytes, Alignment in,
+                                    Alignment out, const DeviceInfo& d) {
   TransposePlan p;
   p.elem_bytes = elem_bytes;
   const int e = elem_bytes;
+  // what every in row (cols elements apart) and every out row (rows apart) allows
+  const Alignment in_rows = common_alignment(in, Alignment(cols * e));
+  const Alignment out_rows = common_alignment(out, Alignment(rows * e));
   if (rows == 1 || cols == 1) {
     p.path = rows * cols * e >= transpose_copy_min_bytes(d) ? TransposePath::kCopy
                                                             : TransposePath::kGather;
@@ -493,12 +489,12 @@ inline TransposePlan plan_transpose(int64_t rows, int64_t cols, int elem_bytes, 
     } else {
       p.path = TransposePath::kThinCols;
       p.thin = static_cast<int>(cols);
-      p.out_aligned = rows % (16 / e) == 0 && out_align >= 16;
+      p.out_aligned = out_rows.fits(16);
     }
   } else {
+    // tiles: every in row and every out row starts on a chunk boundary
     const int wide = e == 1 ? 8 : 16;
-    const int vec = wide / e;
-    if (rows % vec == 0 && cols % vec == 0 && in_align >= wide && out_align >= wide) {
+    if (in_rows.fits(wide) && out_rows.fits(wide)) {
       p.path = TransposePath::kTile;
       p.chunk_bytes = wide;
     } else {
@@ -541,7 +537,7 @@ cudaError_t launch_transpose(const TransposePlan& p, const T* in, T* out, int64_
           return cudaMemcpyAsync(dst, src, static_cast<size_t>(rows * cols) * sizeof(U),
                                  cudaMemcpyDefault, stream);
         } else if constexpr (c.path == Path::kTile) {
-          const int a_log2 = detail::transpose_log2(p.tile_rows / (c.chunk_bytes / c.elem_bytes));
+          const int a_log2 = ceil_log2(p.tile_rows / (c.chunk_bytes / c.elem_bytes));
           return launch(detail::transpose_tile_kernel<U, c.chunk_bytes, c.col_order>, p.shape,
                         stream, src, dst, rows, cols, a_log2, minor, p.num_tiles);
         } else if constexpr (c.path == Path::kThinRows) {
@@ -608,12 +604,11 @@ template <typename T>
   if (rows == 0 || cols == 0) return cudaSuccess;
   DeviceInfo d;
   KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
-  const int in_align = pack_size_for(in) * static_cast<int>(sizeof(T));
-  const int out_align = pack_size_for(out) * static_cast<int>(sizeof(T));
+  const Alignment in_at = alignment_of(in), out_at = alignment_of(out);
   return plan_and_launch(
       d,
       [&](const DeviceInfo& dev) {
-        return plan_transpose(rows, cols, sizeof(T), in_align, out_align, dev);
+        return plan_transpose(rows, cols, sizeof(T), in_at, out_at, dev);
       },
       [&](const TransposePlan& p) { return launch_transpose(p, in, out, rows, cols, stream); });
 }

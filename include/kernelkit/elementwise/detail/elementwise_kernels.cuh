@@ -225,7 +225,7 @@ template <int Pack, int Unroll, bool Staged, typename Index, typename Factory, t
           typename... Args>
 __global__ void __launch_bounds__(kEwMaxBlock)
     elementwise_kernel(Factory factory, Index n, Index head, R* out, const Args*... in) {
-  static_assert(Pack >= 1 && (Pack & (Pack - 1)) == 0, "pack size must be a power of two");
+  static_assert(is_pow2(Pack), "pack size must be a power of two");
   static_assert(Unroll >= 1, "at least one pack per thread and tile");
   static_assert(!Staged || (Pack > 1 && ((sizeof(kernelkit::Pack<Args, Pack>) >= 4) && ...)),
                 "staging copies whole packs of 4, 8 or 16 bytes");

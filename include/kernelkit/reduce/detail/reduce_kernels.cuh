@@ -7,25 +7,25 @@
 // kReduceUnroll packs, thread t loading packs t, t + kReduceBlock, ... of it, all issued
 // before any add), block 0 of the row also the scalar head (elements before the first
 // aligned address) and tail. The row's `split` block partials are then combined in block
-// order, by one of four means (SplitWrite):
-//   kOut:      split == 1, the block writes op(init, its partial) to out[r];
-//   kGrid:     a cooperative launch (every block resident): each block writes its partial to
-//              partials[r * split + s] and syncs the grid (the driver's barrier, not the
-//              workspace's); then block r combines row r's partials in order
-//              s = 0, 1, ... (combine_partials) in the same launch;
-//   kPartials: as kGrid, but the combine is reduce_combine_kernel (one block per row), a
-//              second launch (a programmatic dependent launch on sm_90): the fallback where a
-//              cooperative grid cannot be launched;
-//   kCluster:  the row's blocks form a thread-block cluster of at most kReduceMaxCluster
-//              (sm_90+, one item a block): each block stores its partial into a slot of the
-//              rank-0 block's shared memory and arrives on the cluster barrier; rank 0 alone
-//              waits, then combines the slots exactly as combine_partials combines a row's
-//              partials (one launch, no workspace, no global atomics: the same bits as
-//              kGrid / kPartials for the same split).
-// No state is kept in the workspace between calls (kGrid and kPartials write every partial
+// order, by one of the four ways of core BlockCombine:
+//   kNone:         split == 1, the block writes op(init, its partial) to out[r];
+//   kGrid:         a cooperative launch (every block resident): each block writes its partial
+//                  to partials[r * split + s] and syncs the grid (the driver's barrier, not the
+//                  workspace's); then block r combines row r's partials in order
+//                  s = 0, 1, ... (combine_partials) in the same launch;
+//   kSecondKernel: as kGrid, but the combine is reduce_combine_kernel (one block per row), a
+//                  second launch (a programmatic dependent launch on sm_90): the fallback
+//                  where a cooperative grid cannot be launched;
+//   kCluster:      the row's blocks form a thread-block cluster of at most kReduceMaxCluster
+//                  (sm_90+, one item a block): each block stores its partial into a slot of
+//                  the rank-0 block's shared memory and arrives on the cluster barrier; rank 0
+//                  alone waits, then combines the slots exactly as combine_partials combines a
+//                  row's partials (one launch, no workspace, no global atomics: the same bits
+//                  as kGrid / kSecondKernel for the same split).
+// No state is kept in the workspace between calls (kGrid and kSecondKernel write every partial
 // they read in the same call), so the workspace may hold anything before a call.
 // Accumulation is in C = compute_t<Acc>. The order of every operation depends only on
-// (pointer alignment, rows, cols, split), and kGrid and kPartials combine in the same order,
+// (pointer alignment, rows, cols, split), and kGrid and kSecondKernel combine in the same order,
 // so the same call gives the same bits every run.
 #pragma once
 
@@ -39,6 +39,7 @@
 #include "kernelkit/core/cluster.cuh"
 #include "kernelkit/core/device.cuh"
 #include "kernelkit/core/grid.cuh"
+#include "kernelkit/core/launch.cuh"
 #include "kernelkit/core/pack.cuh"
 #include "kernelkit/core/types.cuh"
 
@@ -57,8 +58,6 @@ inline constexpr int kReduceRegs = 65536 / (kReduceBlock * kReduceMinBlocks);
 inline constexpr int kReduceCombineUnroll = 8;
 // Most blocks of a kCluster row: the portable cluster size (every sm_90+ part schedules it).
 inline constexpr int kReduceMaxCluster = 8;
-
-enum class SplitWrite { kOut, kPartials, kCluster, kGrid };
 
 // A load that bypasses L1 (partials written by other SMs).
 template <typename C>
@@ -200,15 +199,15 @@ __device__ __forceinline__ void reduce_row_in_cluster(const T* __restrict__ in, 
 // Reduces rows x cols (see the top of this file) with `split` blocks per row; the grid is a
 // multiple of split and blocks stride over the rows * split (row, share) items by gridDim.x
 // (kCluster: grid = rows x split in clusters of split, one item a block). partials:
-// rows * split slots (kPartials, kGrid). kGrid: launched cooperatively (every block
+// rows * split slots (kSecondKernel, kGrid). kGrid: launched cooperatively (every block
 // resident at once).
-template <int Pack, SplitWrite Write, typename T, typename C, typename Acc, typename Op>
+template <int Pack, BlockCombine Combine, typename T, typename C, typename Acc, typename Op>
 __global__ void __launch_bounds__(kReduceBlock, min_blocks_per_sm(kReduceBlock, kReduceMinBlocks))
     reduce_split_kernel(const T* __restrict__ in, int64_t rows, int64_t cols, int split,
                         Acc* __restrict__ out, Acc init, C* __restrict__ partials) {
   static_assert(std::is_same_v<C, compute_t<Acc>>, "partials are in the compute type of Acc");
   const Op op;
-  if constexpr (Write == SplitWrite::kCluster) {
+  if constexpr (Combine == BlockCombine::kCluster) {
     reduce_row_in_cluster<Pack, T, C>(in, cols, split, out, init, op);
     return;
   }
@@ -222,19 +221,19 @@ __global__ void __launch_bounds__(kReduceBlock, min_blocks_per_sm(kReduceBlock, 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     // every load of this block is done: the combine kernel (a programmatic dependent launch)
     // may be scheduled once every block got here; it waits for this grid before reading
-    if constexpr (Write == SplitWrite::kPartials) {
+    if constexpr (Combine == BlockCombine::kSecondKernel) {
       if (w + gridDim.x >= items) cudaTriggerProgrammaticLaunchCompletion();
     }
 #endif
     v = block_reduce<kReduceBlock>(v, op);  // thread 0 holds the block's partial
-    if constexpr (Write == SplitWrite::kOut) {
+    if constexpr (Combine == BlockCombine::kNone) {
       if (threadIdx.x == 0)
         out[r] = convert<Acc>(cols == 0 ? convert<C>(init) : op(convert<C>(init), v));
     } else {
-      if (threadIdx.x == 0) partials[w] = v;  // kPartials, kGrid
+      if (threadIdx.x == 0) partials[w] = v;  // kSecondKernel, kGrid
     }
   }
-  if constexpr (Write == SplitWrite::kGrid) {
+  if constexpr (Combine == BlockCombine::kGrid) {
     // The grid barrier of the cooperative launch (its counter is the driver's, per launch):
     // it releases thread 0's partial stores to every block. Every block takes part in the
     // whole barrier, as documented (the blocks with no row to combine then only leave: the

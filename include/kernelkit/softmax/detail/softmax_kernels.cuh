@@ -480,7 +480,7 @@ __global__ void __launch_bounds__(Block,
 
 // ---------------------------------------------------------------------------------------
 // Chunks in shared memory.
-enum class SoftmaxCombine { kNone, kCluster, kGrid };
+// (the chunk kernel's Combine: core BlockCombine kNone, kCluster or kGrid)
 
 template <typename T>
 struct SoftmaxChunkArgs {
@@ -563,7 +563,7 @@ struct SoftmaxTask {
 // the chunk from shared memory (one buffer: issuing the next task's chunk into it pack by
 // pack as the output leaves).
 // Dynamic shared memory: softmax_scratch_bytes(Block) of scratch, then `buffers` buffers.
-template <typename T, SoftmaxKind Kind, int Pack, int Block, SoftmaxCombine Combine>
+template <typename T, SoftmaxKind Kind, int Pack, int Block, BlockCombine Combine>
 __global__ void __launch_bounds__(Block,
                                   min_blocks_per_sm(Block, kSoftmaxChunkThreadsPerSm / Block))
     softmax_chunk_kernel(const SoftmaxChunkArgs<T> a) {
@@ -574,7 +574,7 @@ __global__ void __launch_bounds__(Block,
   // (the online pair's and the output's); 2-byte rows cannot hold a float in their slot,
   // log_softmax's output has no exp, split rows would need a second combine
   constexpr bool kExpOnce =
-      std::is_same_v<T, float> && Kind == SoftmaxKind::kSoftmax && Combine == SoftmaxCombine::kNone;
+      std::is_same_v<T, float> && Kind == SoftmaxKind::kSoftmax && Combine == BlockCombine::kNone;
   constexpr int kWarps = Block / kWarpSize;
   using Bits = bits_t<sizeof(T)>;
   constexpr int kSlot = kSoftmaxPairBytes / static_cast<int>(sizeof(T));  // elements of a pair
@@ -594,10 +594,10 @@ __global__ void __launch_bounds__(Block,
   // `rounds` (every block runs every round: the grid barrier needs them all)
   int64_t first = 0, step = 1, iters = 0;
   int chunk = 0;
-  if constexpr (Combine == SoftmaxCombine::kNone) {
+  if constexpr (Combine == BlockCombine::kNone) {
     first = blockIdx.x;
     step = gridDim.x;
-  } else if constexpr (Combine == SoftmaxCombine::kCluster) {
+  } else if constexpr (Combine == BlockCombine::kCluster) {
     first = blockIdx.x / a.split;
     step = gridDim.x / a.split;
     chunk = static_cast<int>(blockIdx.x % a.split);
@@ -606,7 +606,7 @@ __global__ void __launch_bounds__(Block,
     step = a.rows_per_round;
     chunk = static_cast<int>(blockIdx.x % a.split);
   }
-  if constexpr (Combine == SoftmaxCombine::kGrid) {
+  if constexpr (Combine == BlockCombine::kGrid) {
     iters = a.rounds;
   } else {
     iters = first < a.rows ? (a.rows - first + step - 1) / step : 0;
@@ -696,7 +696,7 @@ __global__ void __launch_bounds__(Block,
       }
       st = softmax_stats_block_all_reduce<Block, kFast>(st, slots, reduce_parity);
     }
-    if constexpr (Combine == SoftmaxCombine::kCluster) {
+    if constexpr (Combine == BlockCombine::kCluster) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
       if (threadIdx.x == 0) part[parity] = st;
       // release / acquire of every block's part[parity]; part[parity] is written again two
@@ -723,7 +723,7 @@ __global__ void __launch_bounds__(Block,
 #else
       __trap();  // plans pick clusters only for kernels compiled with them (d.clusters())
 #endif
-    } else if constexpr (Combine == SoftmaxCombine::kGrid) {
+    } else if constexpr (Combine == BlockCombine::kGrid) {
       Bits* slot = reinterpret_cast<Bits*>(sp.dst);
       if (threadIdx.x == 0 && t.active) {
         Bits w[kSlot];
@@ -773,7 +773,7 @@ __global__ void __launch_bounds__(Block,
         for (int k = 0; k < Pack; ++k)
           y[k] = kExpOnce ? x[k] * inv : softmax_out<Kind, kFast>(x[k], st.m, inv, log_s);
         const int64_t c = sp.first(v);
-        if (Combine != SoftmaxCombine::kGrid || c >= kSlot) {
+        if (Combine != BlockCombine::kGrid || c >= kSlot) {
           softmax_store(sp, v, y);
         } else {
           // the pair's 8 bytes: kept in the scratch until the next barrier
@@ -795,12 +795,12 @@ __global__ void __launch_bounds__(Block,
     if (stream) __pipeline_commit();
     sp = next;
   }
-  if constexpr (Combine == SoftmaxCombine::kCluster) {
+  if constexpr (Combine == BlockCombine::kCluster) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     // no block may exit while another still reads its pair slots
     cluster_sync();
 #endif
-  } else if constexpr (Combine == SoftmaxCombine::kGrid) {
+  } else if constexpr (Combine == BlockCombine::kGrid) {
     if (iters > 0) {
       grid_sync();  // every read of the last round's pairs is done
       if (threadIdx.x == 0 && deferred_dst != nullptr) {

@@ -511,7 +511,7 @@ __global__ void __launch_bounds__(kTransposeBlock,
   constexpr int kVec = G::kVec, kPer = G::kPer;
   constexpr int kRowChunks = kPer * kTransposeBlock;  // row chunks (kVec rows each) of a tile
   // Aligned chunks a tile's run touches: kSegChunks, one more when in is not chunk-aligned.
-  constexpr int kLoads = (G::kSegChunks + 1 + kTransposeBlock - 1) / kTransposeBlock;
+  constexpr int kLoads = ceil_div(G::kSegChunks + 1, kTransposeBlock);
   __shared__ Chunk stage[G::kStageChunks];
 
   const int64_t n = rows * C;
@@ -523,7 +523,7 @@ __global__ void __launch_bounds__(kTransposeBlock,
     const int len = hv * C;
     // Staged chunk k = the aligned chunk of in at run element k kVec - in_ph (the run starts
     // at r0 C, which has in's phase since r0 is a multiple of kVec).
-    const int num_k = (len + in_ph + kVec - 1) / kVec;
+    const int num_k = ceil_div(len + in_ph, kVec);
     Chunk s[kLoads];
 #pragma unroll
     for (int i = 0; i < kLoads; ++i) {

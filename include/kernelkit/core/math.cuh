@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The integer helpers of every plan and launcher: ceiling division, rounding up to a
+/// multiple, and powers of two. Host and device, constexpr; written once here.
+#pragma once
+
+namespace kernelkit {
+
+/// Ceiling division for non-negative integers (b > 0).
+template <typename T>
+__host__ __device__ constexpr T ceil_div(T a, T b) {
+  return (a + b - 1) / b;
+}
+
+/// a rounded up to a multiple of m (a >= 0, m > 0).
+template <typename T>
+__host__ __device__ constexpr T round_up(T a, T m) {
+  return ceil_div(a, m) * m;
+}
+
+/// v is a power of two (1, 2, 4, ...).
+template <typename T>
+__host__ __device__ constexpr bool is_pow2(T v) {
+  return v > 0 && (v & (v - 1)) == 0;
+}
+
+/// The smallest l with 2^l >= v (0 for v <= 1): log2 of v when v is a power of two.
+template <typename T>
+__host__ __device__ constexpr int ceil_log2(T v) {
+  int l = 0;
+  while ((T{1} << l) < v)
+    ++l;
+  return l;
+}
+
+/// The smallest power of two >= v (1 for v <= 1).
+template <typename T>
+__host__ __device__ constexpr T pow2_ceil(T v) {
+  return T{1} << ceil_log2(v);
+}
+
+/// The largest power of two <= v (1 for v <= 1).
+template <typename T>
+__host__ __device__ constexpr T pow2_floor(T v) {
+  T p = 1;
+  while (p <= v / 2)
+    p *= 2;
+  return p;
+}
+
+}  // namespace kernelkit
