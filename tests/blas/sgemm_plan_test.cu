@@ -483,7 +483,7 @@ TEST(SgemmPlan, PackOfOpB) {
         plan(BlasOp::N, BlasOp::T, s, full, h, {Alignment(), Alignment(4), Alignment()});
     EXPECT_TRUE(u.tiled.pack_b);
     EXPECT_EQ(u.tiled.load_b, kernelkit::SgemmLoad::kMnVec4);
-    EXPECT_EQ(u.tiled.pack.path, kernelkit::TransposePath::kShift);
+    EXPECT_EQ(u.tiled.pack.path, kernelkit::TransposePath::kGather);
   }
   // TT: C^T with any workspace, B aligned or not
   for (size_t ws : {full, pack - 1, size_t{0}})

@@ -564,10 +564,10 @@ TEST_F(SgemmTest, PackedAndDirectSameBits) {
       }
 }
 
-// The library's own pack of op(B) = B^T (NT, TT) at a size where every test device takes it
-// (SgemmPlan.PackOfOpB): with the whole workspace (packed; dirty), one byte short of the pack
-// (the direct kernel), without one; A and C padded and every pointer 4-byte aligned (B's
-// transpose takes the shifted kernel); B padded or n % 4 != 0 (never packed).
+// The library's own pack of op(B) = B^T (NT; TT computes C^T instead) at a size where every
+// test device takes it (SgemmPlan.PackOfOpB): with the whole workspace (packed; dirty), one byte
+// short of the pack (the direct kernel), without one; A and C padded and every pointer 4-byte
+// aligned (B's transpose takes the shifted kernel); B padded or n % 4 != 0 (never packed).
 TEST_F(SgemmTest, PackedOpBLibrary) {
   const int64_t m = 1536, n = 1024, k = 256;
   const size_t pack = size_t(4 * n * k);
@@ -577,7 +577,11 @@ TEST_F(SgemmTest, PackedOpBLibrary) {
   uint64_t seed = 2500;
   for (BlasOp oa : kOps) {
     SgemmCase c{oa, BlasOp::T, m, n, k};
-    EXPECT_TRUE(library_plan(c).tiled.pack_b);
+    // NT packs op(B); TT computes C^T = B A (both operands then along K: nothing to pack)
+    if (oa == BlasOp::N)
+      EXPECT_TRUE(library_plan(c).tiled.pack_b);
+    else
+      EXPECT_TRUE(library_plan(c).tiled.trans_c && !library_plan(c).tiled.pack_b);
     sgemm_testing::run_call("packed", library_with_workspace(0xFF), any_args, c, seed++);
     EXPECT_FALSE(library_plan(c, pack - 1).tiled.pack_b);
     if (all)
