@@ -275,7 +275,7 @@ inline TransposeGatherShape transpose_gather_geometry(int e, bool flat_out, bool
     g.tile_r = r;
     g.tile_c = vec * (kTransposeBlock / r) * passes;
     g.staged_rows = r;
-    const int h_max = (sec - 1 + r - 1) / r;  // staged columns left of a tile
+    const int h_max = ceil_div(sec - 1, r);  // staged columns left of a tile
     g.pitch = transpose_gather_pitch(g.tile_c + h_max, e);
     // A warp's lanes gather from rows kVec apart (mod rows): one spare slot every kVec rows (of
     // simple rules over the row slots, the fewest bank conflicts: 2.3-2.7-way on average over

@@ -228,7 +228,7 @@ class TransposeGatherThread {
       u_ = tid % r_n;
       p0_ = tid / r_n;
       active_ = p0_ < kTransposeBlock / r_n;
-      h_ = out_sec == 0 ? 0 : (out_sec + r_n - 1) / r_n;
+      h_ = out_sec == 0 ? 0 : ceil_div(out_sec, r_n);
       key_ = static_cast<int>((in_ph - int64_t{h_} * kE) & 15);  // phase of in(0, c0 - h)
       // Element j of chunk u: flat index kVec u + j - s of the tile's run, i.e. staged column
       // x and row r with x rows + r = kVec u + j - s + h rows (>= 0).
