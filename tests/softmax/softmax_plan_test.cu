@@ -101,16 +101,22 @@ TEST(SoftmaxPlan, PathsOfTheSweepAndAwkwardShapes) {
       // a cluster; without clusters one block per row (a grid round costs ~6 us: 32x50000 f32
       // is 12.8 MB, ~4 us at the copy's rate)
       {32, 50000, 4, P::kCluster, P::kBlock, P::kGrid, P::kGrid, P::kGrid},
-      // few rows of any width
-      // (a row wider than all the GPU's shared memory is read twice: T4 4 MiB, L4 8 MiB)
-      {1, 1048576, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kTwoPass},
+      // few rows of any width (on a T4 a 4 MiB row is wider than all its shared memory: the
+      // grid keeps what fits and reads the rest twice)
+      {1, 1048576, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
       // (a cluster of 16 holds them, but on a few SMs: 16 / 64 of 132)
       {1, 1048576, 2, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
       {4, 500000, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
       {4, 500000, 2, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
       {32, 250000, 4, P::kCluster, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
-      {16, 2097152, 4, P::kGrid, P::kGrid, P::kGrid, P::kTwoPass, P::kTwoPass},
-      {16, 2097152, 2, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kTwoPass},
+      {16, 2097152, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      {16, 2097152, 2, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      // rows wider than every device's shared memory (an H100 holds ~30 MB): the grid, every
+      // SM on the rows, never one block per row (issue 30: 1x26413760 f32 took 5.8 ms)
+      {1, 26413760, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      {3, 149601689, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      {2, 67084672, 2, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      {9, 24720211, 2, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
       // a few short rows stay one block (or lane group) per row: too few bytes for a grid
       {4, 8192, 4, P::kBlock, P::kBlock, P::kBlock, P::kBlock, P::kBlock},
       {1, 1, 4, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
@@ -328,24 +334,82 @@ TEST(SoftmaxPlan, GridRounds) {
   EXPECT_EQ(p.buffers, 1);
   EXPECT_EQ(p.split, d.sm_count);
   EXPECT_TRUE(p.shape.cooperative);
-  // 16 rows of 8 MiB: a row per round across the whole GPU, two buffers (the next round's
-  // chunk loads through this one's statistics, barrier and write)
+  // 16 rows of 8 MiB: chunks that fit take 16 rounds of a row (two buffers), ~6 us each;
+  // chunks of 33 a row, a little past one buffer (1/8 of each read twice), take 4 rounds of 4
+  // rows: fewer rounds win
   p = plan(16, 2097152, 4, d);
   EXPECT_EQ(p.path, SoftmaxPath::kGrid);
-  EXPECT_EQ(p.rows_per_round, 1);
-  EXPECT_EQ(p.rounds, 16);
-  EXPECT_EQ(p.buffers, 2);
-  // f16: 3 rows of 4 MiB a round, 6 rounds
+  EXPECT_EQ(p.rows_per_round, 4);
+  EXPECT_EQ(p.rounds, 4);
+  EXPECT_EQ(p.split, 33);
+  EXPECT_EQ(p.buffers, 1);
+  EXPECT_GT(kk::detail::softmax_chunk_packs(2097152, p.split, 4) * 16, p.buffer_bytes);
+  EXPECT_GT(p.fill, 0.7);
+  // f16: 8 rows of 4 MiB a round, 2 rounds
   p = plan(16, 2097152, 2, d);
   EXPECT_EQ(p.path, SoftmaxPath::kGrid);
-  EXPECT_EQ(p.rows_per_round, 3);
-  EXPECT_EQ(p.rounds, 6);
-  EXPECT_EQ(p.buffers, 2);
+  EXPECT_EQ(p.rows_per_round, 8);
+  EXPECT_EQ(p.rounds, 2);
+  EXPECT_EQ(p.buffers, 1);
+  // rows that fit the grid in one round stay wholly on chip: 4 x 1048576 f32
+  p = plan(4, 1048576, 4, d);
+  EXPECT_EQ(p.path, SoftmaxPath::kGrid);
+  EXPECT_EQ(p.rounds, 1);
+  EXPECT_GE(p.buffer_bytes, kk::detail::softmax_chunk_packs(1048576, p.split, 4) * 16);
   // without cooperative launches, rows too wide for a block are read twice
   kk::DeviceInfo no_coop = kktest::a100();
   no_coop.cooperative_launch = false;
   EXPECT_EQ(plan(1, 1048576, 4, no_coop).path, SoftmaxPath::kTwoPass);
   EXPECT_EQ(plan(4096, 50257, 4, no_coop).path, SoftmaxPath::kTwoPass);
+}
+
+// The shared memory of one kGrid block (its SM's share, as softmax_plan_grid gives it):
+// a chunk past its buffer has one buffer of all of it.
+int64_t grid_share(const kk::DeviceInfo& d, int blocks_per_sm) {
+  const int64_t cap = d.smem_per_sm / blocks_per_sm - d.smem_reserved_per_block;
+  return std::min<int64_t>(cap / 128 * 128, d.smem_per_block_optin);
+}
+
+// Rows wider than the grid's shared memory (issue 30; an H100 holds ~30 MB): every SM on
+// them, each chunk keeping one buffer of its block's whole share on chip and reading the rest
+// twice, on every device with cooperative launches; the estimate near the 2/3 of the copy's
+// rate that reading most of a row twice leaves. They were planned one block per row
+// (kTwoPass: f32 1x26413760 5.8 ms on an H100, 0.01 of the speed of light).
+TEST(SoftmaxPlan, RowsPastTheGridsSharedMemory) {
+  struct Shape {
+    int64_t rows, cols;
+    int elem;
+  };
+  const Shape shapes[] = {{1, 26413760, 4}, {3, 149601689, 4}, {2, 67084672, 2}, {5, 20051951, 2},
+                          {7, 55327529, 2}, {9, 24720211, 2},  {1, 223858069, 2}};
+  for (const auto& dev : kktest::all_devices()) {
+    const kk::DeviceInfo& d = dev.info;
+    for (const Shape& sh : shapes) {
+      for (const int off : {0, sh.elem}) {
+        const SoftmaxPlan p = plan(sh.rows, sh.cols, sh.elem, d, off, off);
+        SCOPED_TRACE(std::string(dev.name) + " " + std::to_string(sh.rows) + "x" +
+                     std::to_string(sh.cols) + " elem=" + std::to_string(sh.elem) +
+                     " offset=" + std::to_string(off) + ": " + describe(p));
+        ASSERT_EQ(p.path, SoftmaxPath::kGrid);
+        EXPECT_EQ(p.buffers, 1);
+        EXPECT_EQ(int64_t(p.shape.smem),
+                  kk::detail::softmax_scratch_bytes(1024) +
+                      (grid_share(d, p.blocks_per_sm) - kk::detail::softmax_scratch_bytes(1024)) /
+                          16 * 16);
+        EXPECT_GT(kk::detail::softmax_chunk_packs(sh.cols, p.split, p.pack) * p.pack * sh.elem,
+                  p.buffer_bytes);
+        // (nearly) every SM busy: at least 3 in 4 block slots (a T4 runs 7 rows on 7 x 5 of
+        // its 40 SMs in one round rather than 7 rounds)
+        EXPECT_GE(4 * int64_t{p.shape.grid.x}, 3 * int64_t{p.blocks_per_sm} * d.sm_count);
+        EXPECT_GT(p.fill, 0.6);
+        EXPECT_LT(p.fill, 0.8);
+      }
+    }
+  }
+  // without cooperative launches: read twice, one block per row
+  kk::DeviceInfo no_coop = kktest::h100();
+  no_coop.cooperative_launch = false;
+  EXPECT_EQ(plan(1, 26413760, 4, no_coop).path, SoftmaxPath::kTwoPass);
 }
 
 TEST(SoftmaxPlan, NoClusterWithoutClusterCode) {
@@ -526,7 +590,21 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
           ASSERT_EQ(b, prev);
           ASSERT_GE(e, b) << "chunk " << j;
           if (j > 0 && p.pack > 1) EXPECT_EQ((mis + b) % p.pack, 0) << "chunk " << j;
-          EXPECT_LE(span_packs((mis + b) % p.pack, e - b, p.pack), capacity) << "chunk " << j;
+          const int64_t packs = span_packs((mis + b) % p.pack, e - b, p.pack);
+          if (p.path == SoftmaxPath::kGrid && packs > capacity) {
+            // a chunk past its buffer (a row wider than the grid's shared memory, or fewer
+            // rounds): one buffer of the block's whole share, holding the chunk's head (its
+            // parked pair's elements) and enough packs that the rest is whole packs but one
+            EXPECT_EQ(p.buffers, 1) << "chunk " << j;
+            EXPECT_EQ(int64_t(s.smem), kk::detail::softmax_scratch_bytes(block) +
+                                           (grid_share(d, p.blocks_per_sm) -
+                                            kk::detail::softmax_scratch_bytes(block)) /
+                                               16 * 16)
+                << "chunk " << j;
+            EXPECT_GE(capacity, kk::detail::kSoftmaxGridMinPacks) << "chunk " << j;
+          } else {
+            EXPECT_LE(packs, capacity) << "chunk " << j;
+          }
           if (p.path == SoftmaxPath::kGrid) EXPECT_GE(e - b, slot) << "chunk " << j;
           prev = e;
         }

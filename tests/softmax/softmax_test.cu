@@ -19,6 +19,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "common/test_util.cuh"
@@ -295,6 +296,7 @@ struct WideCase {
   int64_t rows, cols;
   int split = 0, buffers = 0;  // 0: any
   int max_cluster = 0;         // 0: the device's largest cluster; 8: the portable size only
+  bool past = false;           // kGrid: chunks longer than their buffer (part read twice)
 };
 
 // The layouts every wide case runs with.
@@ -354,6 +356,8 @@ void check_wide(const WideCase& w, const Layout& l, uint64_t seed) {
       EXPECT_EQ(p.split, w.split) << w.rows << "x" << w.cols;
     if (w.buffers) EXPECT_EQ(p.buffers, w.buffers) << w.rows << "x" << w.cols;
   }
+  if (w.past)
+    EXPECT_GT(w.cols / p.split * int64_t{sizeof(T)}, p.buffer_bytes) << w.rows << "x" << w.cols;
   for (const bool log : {false, true})
     // sanitizer: softmax or log_softmax, turning with the seed (WidePaths passes every other)
     if (kktest::sanitize_keep(seed / 2 + log, 2))
@@ -393,14 +397,20 @@ TYPED_TEST(SoftmaxTest, WidePaths) {
       [](const kk::SoftmaxPlan& p) { return p.path == SoftmaxPath::kCluster && p.split == 16; });
   const int64_t sixteen = sixteen_at ? sixteen_at : 2 * w + 1;
   const WideCase cases[] = {
-      // grid, one round over every block
+      // grid, one round over every block, chunks that fit their buffer
       {6, kSmem, false, true, SoftmaxPath::kGrid, 1, 3 * w + 7, 0, 1},
       {8, kSmem, false, true, SoftmaxPath::kGrid, 2, 3 * w + 1, 0, 1},
-      // grid, rounds with two buffers (just past a block, and twice that); rounds with one
-      // (two do not fit)
-      {6, kSmem, false, true, SoftmaxPath::kGrid, 5, 2 * w + 1, 0, 2},
-      {6, kSmem, false, true, SoftmaxPath::kGrid, 13, off(b.past), 0, 2},
-      {6, kSmem, false, true, SoftmaxPath::kGrid, 5, 5 * w + 3, 0, 1},
+      // grid, chunks longer than their buffer (one buffer's worth on chip, the rest read
+      // twice): a row wider than the grid's shared memory in one round; rows just past a
+      // block, twice that and five times, in rounds (13 rows: the next round's buffer loads
+      // during the write); most of every chunk read twice, in rounds
+      // (two buffers are no longer planned for the grid: fewer rounds of chunks past the
+      // buffer beat them)
+      {6, kSmem, false, true, SoftmaxPath::kGrid, 1, 8 * w + 3, 0, 1, 0, true},
+      {6, kSmem, false, true, SoftmaxPath::kGrid, 13, off(b.past), 0, 1, 0, true},
+      {6, kSmem, false, true, SoftmaxPath::kGrid, 5, 2 * w + 1, 0, 1, 0, true},
+      {6, kSmem, false, true, SoftmaxPath::kGrid, 5, 5 * w + 3, 0, 1, 0, true},
+      {2, kSmem, false, true, SoftmaxPath::kGrid, 3, 4 * w + 5, 0, 1, 0, true},
       // cluster per row (two-pass where the GPU has no clusters): of 4 blocks, and of 8
       // blocks of 512 threads, just past a block and wider (2 only comes with rows that fit
       // a block: Large_WideSweep)
@@ -619,6 +629,23 @@ TYPED_TEST(SoftmaxTest, Large_WideSweep) {
         EXPECT_TRUE(run_case<TypeParam>(rows, cols, log, Layout{1, 1, false}, seed++));
       }
     }
+  }
+}
+
+// Rows wider than this GPU's shared memory (issue 30: an H100 holds ~30 MB): the grid keeps
+// a buffer's worth of each chunk on chip and reads the rest twice. The benchmark's f32
+// 1 x 26413760 (planned one block per row before, 5.8 ms), and two rows of 20 M, log_softmax,
+// in place, off the pack grid.
+TYPED_TEST(SoftmaxTest, Large_RowsPastSharedMemory) {
+  using T = TypeParam;
+  const kk::DeviceInfo d = device();
+  uint64_t seed = 6500;
+  for (const auto& [rows, cols, log, layout] :
+       {std::tuple<int64_t, int64_t, bool, Layout>{1, 26413760, false, kAligned},
+        {2, 20051951, true, Layout{3, 3, true}}}) {
+    const kk::SoftmaxPlan p = plan_for<T>(rows, cols, layout, d);
+    if (d.cooperative_launch) EXPECT_EQ(int(p.path), int(SoftmaxPath::kGrid));
+    EXPECT_TRUE(run_case<T>(rows, cols, log, layout, seed++));
   }
 }
 

@@ -146,8 +146,9 @@ cudaError_t run_softmax(SoftmaxKind kind, const T* in, T* out, int64_t rows, int
 /// -inf elements of other rows give 0. rows == 0 or cols == 0 does nothing. Returns
 /// cudaErrorInvalidValue (before any launch, nothing written) for negative sizes, a null or
 /// misaligned pointer with a non-empty matrix, rows * cols * sizeof(T) overflowing int64, or
-/// a partial overlap of in and out. Reads the input once (twice only where a cooperative grid
-/// cannot be resident and a row does not fit one block's shared memory).
+/// a partial overlap of in and out. Reads the input once, except where a row does not fit the
+/// GPU's shared memory (part of it is read twice) or one block's while no cooperative grid can
+/// be resident (read twice).
 /// @param in device pointer to the rows x cols matrix, row-major, rows contiguous
 /// @param out device pointer to rows x cols elements (may be in)
 /// @param rows rows (>= 0)

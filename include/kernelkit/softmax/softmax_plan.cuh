@@ -20,10 +20,12 @@
 ///  - kGrid (d.cooperative_launch): few rows of any width, or rows too wide for one block: a
 ///    cooperative grid of resident blocks; each round the grid holds rows_per_round rows,
 ///    split chunks each, in shared memory; the pairs meet in `out` across a grid barrier.
-///  - kTwoPass: the fallback when neither fits (a cooperative grid cannot be resident, or a
-///    row is wider than the whole GPU's shared memory): one block per row, an online
-///    (max, sum) pass, then a second read that writes.
-/// Every chunk path keeps the chunk on chip between its one read and its one write.
+///    Rows wider than the grid's shared memory (~30 MB on an H100) keep a buffer's worth of
+///    each chunk on chip and read the rest twice, every SM busy.
+///  - kTwoPass: the fallback where no cooperative grid can be resident: one block per row,
+///    an online (max, sum) pass, then a second read that writes.
+/// Every chunk path keeps the chunk on chip between its one read and its one write (kGrid:
+/// the part of it that fits).
 #pragma once
 
 #include <algorithm>
@@ -81,7 +83,7 @@ inline constexpr int64_t kSoftmaxOneBlockMinRowsPerSm = 16;
 inline constexpr int kSoftmaxWideBlock = 1024;  // threads of the cluster, grid, two-pass blocks
 // Dynamic shared memory the chunk kernel keeps before its buffers, by block size: the
 // block reduction's slots (two sets of one pair a warp), the cluster's two pair slots, the
-// grid path's deferred 8 bytes (see softmax_chunk_kernel); a multiple of 16.
+// grid path's deferred 8 bytes and their address (see softmax_chunk_kernel); a multiple of 16.
 __host__ __device__ constexpr int softmax_scratch_bytes(int block) {
   return ((2 * (block / kWarpSize) + 3) * 8 + 15) / 16 * 16;
 }
@@ -101,6 +103,9 @@ inline constexpr int kSoftmaxPairBytes = 8;
 // 5.6): the statistics pass, the grid barrier, the pairs' round trip through L2, the
 // pipeline's drain and ramp. 6 us x 23 GB/s a SM = 136 KiB (was priced 16 KiB, ~0.7 us).
 inline constexpr int64_t kSoftmaxBarrierBytesPerSm = 136 * 1024;
+// kGrid: the fewest packs a block's buffer holds (the chunk's head, its parked pair's
+// elements included, is always on chip).
+inline constexpr int64_t kSoftmaxGridMinPacks = 8;
 // Total bytes (in + out) from which splitting rows that fit one block each over several
 // blocks is worth its combine: 64 KiB per SM.
 inline constexpr int64_t kSoftmaxSplitMinBytesPerSm = 64 * 1024;
@@ -576,15 +581,22 @@ inline bool softmax_plan_cluster(int64_t rows, int64_t cols, int64_t pack_bytes,
 }
 
 // kGrid (d.cooperative_launch): a cooperative grid of resident blocks of 1024 threads, each
-// with its SM's share of shared memory. Rows run in rounds of rows_per_round rows, each row
-// over `split` blocks (chunks): one round with one buffer when every row fits the grid at
-// once, else two buffers (the next round's chunk loads while this one is combined and
-// written; one buffer where two do not fit). The split is the one with the least estimated
-// time among those whose chunk fits a buffer (the largest on a tie): the bytes at the
-// rounds' rates (softmax_fill; rows spread evenly over the rounds), plus a grid barrier a
-// round, priced at what the GPU moves meanwhile (kSoftmaxBarrierBytesPerSm a SM). fill is
-// the resulting share of the copy's rate. Every chunk holds a parked pair (at least pack + 8 bytes
-// of elements).
+// with its SM's share of shared memory in one buffer. Rows run in rounds of rows_per_round
+// rows, each row over `split` blocks (chunks); with rounds, the next round's chunk loads into
+// the buffer as this one's output leaves. A chunk longer than the buffer keeps its first
+// buffer's worth on chip; the rest is read through registers for the statistics and read
+// again at the write (softmax_chunk_kernel): rows wider than the grid's shared memory (an
+// H100 holds ~30 MB), or fewer rounds for a little more reading. The split is the one with
+// the least estimated time (the largest on a tie): the bytes, and the bytes read again, at
+// the rounds' rates (softmax_fill; rows spread evenly over the rounds), plus a grid barrier a
+// round, priced at what the GPU moves meanwhile (kSoftmaxBarrierBytesPerSm a SM). fill is the
+// resulting share of the copy's rate (below 2/3 where most of a row is read twice). Every
+// chunk holds a parked pair (at least pack + 8 bytes of elements) within the part kept on
+// chip (kSoftmaxGridMinPacks packs).
+// (Two buffers, the next round's chunk loading through this one's statistics and barrier,
+// were planned for rounds of chunks that fit until chunks past the buffer came, at ~6 us a
+// round: f32 16x2097152 16 rounds 159.5 us; no shape of the plan tests' devices got them
+// since, every such shape taking fewer rounds of longer chunks.)
 inline bool softmax_plan_grid(int64_t rows, int64_t cols, int elem_bytes, int64_t pack_bytes,
                               const DeviceInfo& d, SoftmaxPlan* p) {
   if (!d.cooperative_launch) return false;
@@ -603,46 +615,42 @@ inline bool softmax_plan_grid(int64_t rows, int64_t cols, int elem_bytes, int64_
     int64_t split = 0, per_round = 0, rounds = 0;
     double fill = -1;
   };
-  const auto best_for = [&](int buffers) {
+  const int64_t room = (cap - softmax_scratch_bytes(kSoftmaxWideBlock)) / 16 * 16 / pack_bytes;
+  if (room < kSoftmaxGridMinPacks) return false;
+  // the best split whose chunks are longer than the buffer (over), or fit it
+  const auto best_for = [&](bool over) {
     Choice best;
-    const int64_t room =
-        (cap - softmax_scratch_bytes(kSoftmaxWideBlock)) / buffers / 16 * 16 / pack_bytes;
     for (int64_t split = 1; split <= max_split; ++split) {
-      if (softmax_chunk_packs(cols, static_cast<int>(split), p->pack) > room) continue;
+      const int64_t past = softmax_chunk_packs(cols, static_cast<int>(split), p->pack) - room;
+      if ((past > 0) != over) continue;
       const int64_t most = std::min(rows, grid / split);
       const int64_t rounds = ceil_div(rows, most);
       const int64_t per_round = ceil_div(rows, rounds);
       const double busy = softmax_fill(rows, per_round, split, grid, d.sm_count);
-      const double fill = bytes / (bytes / busy + double(rounds) * barrier);
+      const double again =
+          over ? double(rows) * double(split) * double(past) * double(pack_bytes) : 0.0;
+      const double fill = bytes / ((bytes + again) / busy + double(rounds) * barrier);
       // on a tie the larger split: more SMs share the latency of a round
       if (fill > best.fill - 1e-9) best = {split, per_round, rounds, fill};
     }
     return best;
   };
-  const Choice one = best_for(1);
-  Choice c = one;
-  int buffers = 1;
-  if (one.fill < 0 || one.rounds > 1) {
-    const Choice two = best_for(2);
-    if (two.fill >= 0) {
-      c = two;
-      buffers = 2;
-    }
-  }
+  Choice c = best_for(false);
+  const Choice over = best_for(true);
+  if (over.fill > c.fill) c = over;
   if (c.fill < 0) return false;
   p->path = SoftmaxPath::kGrid;
   p->split = static_cast<int>(c.split);
-  p->buffers = buffers;
-  p->buffer_bytes =
-      round_up<int64_t>(softmax_chunk_packs(cols, p->split, p->pack) * pack_bytes, 16);
+  p->buffers = 1;
+  p->buffer_bytes = round_up<int64_t>(
+      std::min(softmax_chunk_packs(cols, p->split, p->pack), room) * pack_bytes, 16);
   p->rows_per_round = c.per_round;
   p->rounds = c.rounds;
   p->blocks_per_sm = bps;
   p->fill = c.fill;
   p->shape.block = dim3(kSoftmaxWideBlock);
   p->shape.grid = dim3(static_cast<unsigned>(c.per_round * c.split));
-  p->shape.smem =
-      static_cast<size_t>(softmax_scratch_bytes(kSoftmaxWideBlock) + buffers * p->buffer_bytes);
+  p->shape.smem = static_cast<size_t>(softmax_scratch_bytes(kSoftmaxWideBlock) + p->buffer_bytes);
   p->shape.cooperative = true;
   return true;
 }

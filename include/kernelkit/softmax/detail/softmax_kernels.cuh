@@ -536,6 +536,86 @@ __device__ __forceinline__ void softmax_from_smem(const SoftmaxSpan<T, Pack>& sp
   }
 }
 
+// kGrid chunks longer than their buffer (rows wider than the grid's shared memory): packs
+// [from, n) of a span are read through registers, kU whole packs a thread in flight (loaded
+// as 16-byte words, converted where used: the kernel has 64 registers), into the thread's
+// statistics; a partial last pack by the block's last thread...
+// (the write holds 8 2-byte outputs a pack too: 2 packs in flight there, 4 spill in bf16)
+template <int Pack>
+inline constexpr int kSoftmaxStreamU = Pack == 1 ? 8 : 4;
+template <int Pack>
+inline constexpr int kSoftmaxStreamWriteU = Pack == 8 ? 2 : kSoftmaxStreamU<Pack>;
+
+template <bool Fast, int Block, typename T, int Pack>
+__device__ __forceinline__ void softmax_stream_stats(const SoftmaxSpan<T, Pack>& sp, int from,
+                                                     SoftmaxStats& st) {
+  constexpr int kU = kSoftmaxStreamU<Pack>;
+  const int n = sp.packs();
+  if (from >= n) return;
+  const int whole = sp.hi > from ? sp.hi : from;  // [from, whole): whole packs (from >= lo)
+  for (int v0 = from + static_cast<int>(threadIdx.x); v0 < whole; v0 += kU * Block) {
+    PackOf<T, Pack> raw[kU];  // all kU loads issued before any is used
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+#pragma unroll
+      for (int k = 0; k < Pack; ++k)
+        raw[u].elem[k] = lowest<T>();
+      if (v0 + u * Block < whole) raw[u] = load_pack<Pack>(sp.src + sp.first(v0 + u * Block), 0);
+    }
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      float x[Pack];
+#pragma unroll
+      for (int k = 0; k < Pack; ++k)
+        x[k] = convert<float>(raw[u].elem[k]);
+      softmax_stats_add<Fast>(st, x);
+    }
+  }
+  if (whole < n && threadIdx.x == Block - 1) {
+    float x[Pack];
+    softmax_load(sp, whole, x);
+    softmax_stats_add<Fast>(st, x);
+  }
+}
+
+// ... and read again once the row's (m, s) is known, and written: the last packs first (the
+// statistics read them last, so they are the likeliest to still be in L2).
+template <SoftmaxKind Kind, bool Fast, int Block, typename T, int Pack>
+__device__ __forceinline__ void softmax_stream_write(const SoftmaxSpan<T, Pack>& sp, int from,
+                                                     float m, float inv_s, float log_s) {
+  constexpr int kU = kSoftmaxStreamWriteU<Pack>;
+  const int n = sp.packs();
+  if (from >= n) return;
+  const int whole = sp.hi > from ? sp.hi : from;
+  if (whole < n && threadIdx.x == Block - 1) {
+    float x[Pack], y[Pack];
+    softmax_load(sp, whole, x);
+#pragma unroll
+    for (int k = 0; k < Pack; ++k)
+      y[k] = softmax_out<Kind, Fast>(x[k], m, inv_s, log_s);
+    softmax_store(sp, whole, y);
+  }
+  for (int v0 = whole - 1 - static_cast<int>(threadIdx.x); v0 >= from; v0 -= kU * Block) {
+    PackOf<T, Pack> raw[kU];
+    const T* src = sp.src + sp.first(v0);
+    T* dst = sp.dst + sp.first(v0);
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+      if (u == 0 || v0 - u * Block >= from) raw[u] = load_pack<Pack>(src, -int64_t{u} * Block);
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      if (u == 0 || v0 - u * Block >= from) {
+        // the output over the input, converted before the store (half the registers of floats)
+#pragma unroll
+        for (int k = 0; k < Pack; ++k)
+          raw[u].elem[k] =
+              convert<T>(softmax_out<Kind, Fast>(convert<float>(raw[u].elem[k]), m, inv_s, log_s));
+        store_pack<Pack>(dst, -int64_t{u} * Block, raw[u]);
+      }
+    }
+  }
+}
+
 // Task of one iteration: which row (and chunk of it) this block holds.
 struct SoftmaxTask {
   int64_t row;
@@ -557,6 +637,9 @@ struct SoftmaxTask {
 //    combines them in the same order. The 8 bytes of output a pair sat on are written one
 //    round later (after the next barrier, when every reader is done): their owners leave
 //    them in the scratch, thread 0 writes them; the last ones after a final barrier.
+//    A chunk longer than the buffer keeps its first buffer_bytes on chip; the rest is read
+//    through registers for the statistics (while the buffer's copies are in flight) and
+//    again at the write, before the buffer's part (softmax_stream_stats / _write).
 // Per iteration: (two buffers: issue the next task's chunk into the other buffer first, so
 // its loads are in flight through this chunk's statistics, the combine and the write); wait
 // for the chunk; each thread's online pair over its packs; the block's pair; combine; write
@@ -579,13 +662,17 @@ __global__ void __launch_bounds__(Block,
   using Bits = bits_t<sizeof(T)>;
   constexpr int kSlot = kSoftmaxPairBytes / static_cast<int>(sizeof(T));  // elements of a pair
   constexpr int kScratch = softmax_scratch_bytes(Block);
-  static_assert((2 * kWarps + 2) * sizeof(SoftmaxStats) + kSoftmaxPairBytes <= kScratch,
-                "scratch layout");
+  static_assert(
+      (2 * kWarps + 2) * sizeof(SoftmaxStats) + kSoftmaxPairBytes + sizeof(void*) <= kScratch,
+      "scratch layout");
   extern __shared__ float4 softmax_smem[];
   auto* scratch = reinterpret_cast<unsigned char*>(softmax_smem);
   auto* slots = reinterpret_cast<SoftmaxStats*>(scratch);  // 2 x kWarps
   auto* part = slots + 2 * kWarps;                         // kCluster: 2
   auto* deferred = reinterpret_cast<Bits*>(part + 2);      // kGrid: kSlot
+  // kGrid, thread 0: where the last round's 8 bytes go (in shared memory, not in a register
+  // kept through every round)
+  auto* deferred_dst = reinterpret_cast<Bits**>(scratch + kScratch - sizeof(Bits*));
   auto* buf0 = reinterpret_cast<PackOf<T, Pack>*>(scratch + kScratch);
   auto* buf1 = reinterpret_cast<PackOf<T, Pack>*>(scratch + kScratch + a.buffer_bytes);
   int reduce_parity = 0;  // softmax_stats_block_all_reduce's slot set
@@ -627,33 +714,52 @@ __global__ void __launch_bounds__(Block,
     const SoftmaxTask t = task(it);
     return t.active ? span(t) : SoftmaxSpan<T, Pack>(a.in, a.out, 0);
   };
-  // issues all of a span's packs into buf as one commit group
+  // the packs of a span kept in shared memory: all but a kGrid chunk's past its buffer
+  const auto held_of = [&](const SoftmaxSpan<T, Pack>& sp) {
+    if constexpr (Combine == BlockCombine::kGrid) {
+      const int cap = static_cast<int>(a.buffer_bytes / int64_t{sizeof(PackOf<T, Pack>)});
+      return sp.packs() < cap ? sp.packs() : cap;
+    } else {
+      return sp.packs();
+    }
+  };
+  // issues a span's packs held in shared memory into buf as one commit group
   const auto issue = [&](const SoftmaxSpan<T, Pack>& sp, PackOf<T, Pack>* buf) {
-    const int n = sp.packs();
+    const int n = held_of(sp);
     for (int v = threadIdx.x; v < n; v += Block)
       softmax_issue_pack(sp, buf, v);
     __pipeline_commit();
   };
 
   [[maybe_unused]] int parity = 0;  // kCluster: which pair slot this row uses
-  Bits* deferred_dst = nullptr;     // kGrid, thread 0: where the last round's 8 bytes go
+  if (Combine == BlockCombine::kGrid && threadIdx.x == 0) *deferred_dst = nullptr;
   // each iteration's span is made once, as the previous iteration's `next`
   SoftmaxSpan<T, Pack> sp = span_of(0);
   if (iters > 0) issue(sp, buf0);
   for (int64_t it = 0; it < iters; ++it) {
     PackOf<T, Pack>* buf = (a.buffers == 2 && (it & 1)) ? buf1 : buf0;
     const SoftmaxTask t = task(it);
-    const int n = sp.packs();
-    const SoftmaxSpan<T, Pack> next =
-        it + 1 < iters ? span_of(it + 1) : SoftmaxSpan<T, Pack>(a.in, a.out, 0);
+    const int n = held_of(sp);  // packs in shared memory (kGrid: sp.packs() - n streamed)
+    const auto next_span = [&] {
+      return it + 1 < iters ? span_of(it + 1) : SoftmaxSpan<T, Pack>(a.in, a.out, 0);
+    };
+    // the next task's span; kGrid makes it only for the write (not live through the loads
+    // of the packs past the buffer)
+    const SoftmaxSpan<T, Pack> next_early =
+        Combine == BlockCombine::kGrid ? SoftmaxSpan<T, Pack>(a.in, a.out, 0) : next_span();
     // two buffers: the next task's chunk goes into the other buffer before this one is even
     // waited for (its loads then overlap this chunk's statistics too: issued after them, a
     // grid round took ~6 us more than its bytes). The other buffer is free: this thread
     // is done with its own slots there (the only ones it reads, writes or copies into), the
     // previous iteration's write read them.
     const bool early = a.buffers == 2 && it + 1 < iters;
+    SoftmaxStats st = softmax_stats_empty();
+    if constexpr (Combine == BlockCombine::kGrid) {
+      // the packs past the buffer, while the buffer's copies are in flight (one buffer)
+      softmax_stream_stats<kFast, Block>(sp, n, st);
+    }
     if (early) {
-      issue(next, (it & 1) ? buf0 : buf1);
+      issue(Combine == BlockCombine::kGrid ? next_span() : next_early, (it & 1) ? buf0 : buf1);
       __pipeline_wait_prior(1);  // this thread's copies of this chunk have landed
     } else {
       __pipeline_wait_prior(0);
@@ -661,7 +767,6 @@ __global__ void __launch_bounds__(Block,
     // cp.async.wait_group is no compiler fence: keep the reads of the chunk below it
     __syncwarp();
 
-    SoftmaxStats st = softmax_stats_empty();
     if constexpr (kExpOnce) {
       // the row max, then exp(x - max) once an element, kept in the element's slot (the
       // same thread reads it back for the output) and summed
@@ -734,10 +839,10 @@ __global__ void __launch_bounds__(Block,
       }
       grid_sync();
       // every block's pair of this round is parked; every read of last round's is done
-      if (threadIdx.x == 0 && deferred_dst != nullptr) {
+      if (threadIdx.x == 0 && *deferred_dst != nullptr) {
 #pragma unroll
         for (int k = 0; k < kSlot; ++k)
-          deferred_dst[k] = deferred[k];
+          (*deferred_dst)[k] = deferred[k];
       }
       SoftmaxStats q = softmax_stats_empty();
       if (t.active) {
@@ -756,15 +861,20 @@ __global__ void __launch_bounds__(Block,
         }
       }
       st = softmax_stats_block_all_reduce<Block, kFast>(q, slots, reduce_parity);
-      deferred_dst = t.active ? slot : nullptr;
+      if (threadIdx.x == 0) *deferred_dst = t.active ? slot : nullptr;
     }
     // every thread holds the row's max st.m and sum st.s. Write the chunk; with one buffer,
     // each pack's slot takes the next task's pack as soon as its output is out (the same
     // thread read the slot for that output), so the next chunk loads during this write.
-    const bool stream = a.buffers == 1 && it + 1 < iters;
-    const int n_next = stream ? next.packs() : 0;
     const float inv = 1.f / st.s;
     const float log_s = logf(st.s);
+    if constexpr (Combine == BlockCombine::kGrid) {
+      // the packs past the buffer first (their reads follow the statistics' closest)
+      softmax_stream_write<Kind, kFast, Block>(sp, n, st.m, inv, log_s);
+    }
+    const SoftmaxSpan<T, Pack> next = Combine == BlockCombine::kGrid ? next_span() : next_early;
+    const bool stream = a.buffers == 1 && it + 1 < iters;
+    const int n_next = stream ? held_of(next) : 0;
     for (int v = threadIdx.x; v < (n > n_next ? n : n_next); v += Block) {
       if (v < n) {
         float x[Pack], y[Pack];
@@ -803,10 +913,10 @@ __global__ void __launch_bounds__(Block,
   } else if constexpr (Combine == BlockCombine::kGrid) {
     if (iters > 0) {
       grid_sync();  // every read of the last round's pairs is done
-      if (threadIdx.x == 0 && deferred_dst != nullptr) {
+      if (threadIdx.x == 0 && *deferred_dst != nullptr) {
 #pragma unroll
         for (int k = 0; k < kSlot; ++k)
-          deferred_dst[k] = deferred[k];
+          (*deferred_dst)[k] = deferred[k];
       }
     }
   }
