@@ -26,6 +26,8 @@ namespace {
 
 const char* path_name(SoftmaxPath p) {
   switch (p) {
+    case SoftmaxPath::kTile:
+      return "tile";
     case SoftmaxPath::kWarp:
       return "warp";
     case SoftmaxPath::kBlock:
@@ -119,7 +121,19 @@ TEST(SoftmaxPlan, PathsOfTheSweepAndAwkwardShapes) {
       {9, 24720211, 2, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
       // a few short rows stay one block (or lane group) per row: too few bytes for a grid
       {4, 8192, 4, P::kBlock, P::kBlock, P::kBlock, P::kBlock, P::kBlock},
-      {1, 1, 4, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
+      {1, 4, 4, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
+      // short rows off the pack grid (a width that is not a multiple of the pack): tiles of
+      // rows through shared memory (issue 30: bf16 2682433x2 0.15 of the speed of light on
+      // the warp path, every row's packs partial)
+      {1, 1, 4, P::kTile, P::kTile, P::kTile, P::kTile, P::kTile},
+      {2682433, 2, 2, P::kTile, P::kTile, P::kTile, P::kTile, P::kTile},
+      {3858350, 3, 2, P::kTile, P::kTile, P::kTile, P::kTile, P::kTile},
+      {15798023, 5, 2, P::kTile, P::kTile, P::kTile, P::kTile, P::kTile},
+      {343264, 65, 4, P::kTile, P::kTile, P::kTile, P::kTile, P::kTile},
+      {142857, 210, 2, P::kTile, P::kTile, P::kTile, P::kTile, P::kTile},
+      // (wider: the warp path, 32 lanes of several packs)
+      {566593, 137, 4, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
+      {100000, 250, 2, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
   };
   for (const auto& e : table) {
     const SoftmaxPath want[] = {e.h100, e.h100_c80, e.a100, e.l4, e.t4};
@@ -140,10 +154,13 @@ TEST(SoftmaxPlan, WarpGroupsAndPacks) {
   EXPECT_EQ(p.group, 8);
   EXPECT_EQ(p.packs, 1);
   EXPECT_TRUE(p.on_grid);
-  // a row starting one element past a boundary spans one more pack: 16 lanes
+  // a row starting one element past a boundary spans one more pack, partial at both ends:
+  // the tile path, 2 lanes of 16 floats a row
   p = plan(1048576, 32, 4, d, 4, 4);
+  EXPECT_EQ(p.path, SoftmaxPath::kTile);
   EXPECT_EQ(p.pack, 4);
-  EXPECT_EQ(p.group, 16);
+  EXPECT_EQ(p.group, 2);
+  EXPECT_EQ(p.packs, 16);
   EXPECT_FALSE(p.on_grid);
   // 500 f16 columns: rows start at 8-byte offsets, off the 16-byte grid but on the 8-byte
   // one: 8-byte packs on the grid, 125 packs -> 32 lanes x 4 packs; offset by 8 bytes too;
@@ -179,7 +196,6 @@ TEST(SoftmaxPlan, WarpGroupsAndPacks) {
   // f32 rows up to 16 floats a lane keep 12 blocks of 128 threads a SM (40 registers), f16
   // 10 (48), 32 floats a lane 8 (64)
   // (rows on the pack grid with one pack a lane: f32 16 blocks (32 registers), 2-byte 12)
-  EXPECT_EQ(plan(1048576, 32, 4, d, 4, 4).blocks_per_sm, 12);
   EXPECT_EQ(plan(1048576, 32, 4, d).blocks_per_sm, 16);
   EXPECT_EQ(plan(67109, 500, 4, d).blocks_per_sm, 12);
   EXPECT_EQ(plan(67109, 500, 2, d).blocks_per_sm, 12);  // 8-byte packs: 16 floats a lane
@@ -187,9 +203,55 @@ TEST(SoftmaxPlan, WarpGroupsAndPacks) {
   EXPECT_EQ(plan(1048576, 32, 2, d).blocks_per_sm, 12);
   EXPECT_EQ(plan(349525, 96, 2, d).blocks_per_sm, 12);
   EXPECT_EQ(plan(349525, 96, 4, d).blocks_per_sm, 16);
-  EXPECT_EQ(plan(1048576, 33, 2, d).blocks_per_sm, 10);
+  EXPECT_EQ(plan(100000, 301, 2, d).blocks_per_sm, 10);  // off the grid: 39 packs, 2 a lane
   EXPECT_EQ(plan(33554, 1000, 4, d).blocks_per_sm, 8);
   EXPECT_EQ(plan(32768, 1024, 2, d).blocks_per_sm, 8);
+}
+
+// Short rows off the pack grid (a row spanning at most 32 packs: up to 125 f32 / 249 2-byte
+// columns): the tile path, the fewest lanes a row (1, 2, 4, 8, 16) holding at most 16 elements
+// a lane, one lane holding the fewest of 4, 8, 16; tiles of ~8 KB, a whole number of the
+// block's rows at once; two buffers. Rows on the grid, wider rows, and in / out at different
+// offsets keep the warp path.
+TEST(SoftmaxPlan, TileRows) {
+  const kk::DeviceInfo d = kktest::h100();
+  struct Want {
+    int64_t cols;
+    int elem, group, per;
+  };
+  for (const Want w :
+       {Want{1, 4, 1, 4}, Want{2, 2, 1, 4}, Want{4, 2, 1, 4}, Want{5, 2, 1, 8}, Want{8, 4, 1, 8},
+        Want{9, 4, 1, 16}, Want{16, 4, 1, 16}, Want{17, 4, 2, 16}, Want{32, 2, 2, 16},
+        Want{33, 2, 4, 16}, Want{64, 2, 4, 16}, Want{65, 4, 8, 16}, Want{125, 4, 8, 16},
+        Want{129, 2, 16, 16}, Want{249, 2, 16, 16}}) {
+    for (const int off : {w.elem, 3 * w.elem}) {
+      const SoftmaxPlan p = plan(100000, w.cols, w.elem, d, off, off);
+      SCOPED_TRACE(std::to_string(w.cols) + " x " + std::to_string(w.elem) + " B +" +
+                   std::to_string(off) + ": " + describe(p));
+      ASSERT_EQ(p.path, SoftmaxPath::kTile);
+      EXPECT_EQ(p.pack, 16 / w.elem);
+      EXPECT_EQ(p.group, w.group);
+      EXPECT_EQ(p.packs, w.per);
+      EXPECT_EQ(p.buffers, 2);
+      EXPECT_EQ(int64_t(p.shape.smem), 2 * p.buffer_bytes);
+      const int64_t unit = 128 / w.group;
+      EXPECT_EQ(p.rows_per_round % unit, 0);
+      EXPECT_TRUE(p.rows_per_round * w.cols * w.elem <= kk::detail::kSoftmaxTileBytes ||
+                  p.rows_per_round == unit);
+      EXPECT_GT((p.rows_per_round + unit) * w.cols * w.elem, kk::detail::kSoftmaxTileBytes);
+      EXPECT_EQ(p.blocks_per_sm, w.per > 8 ? 8 : 12);  // registers: 64 / 40
+    }
+  }
+  // a 33rd pack (f32 126 columns, 2-byte 250, off the grid): the warp path, 2 packs a lane
+  EXPECT_EQ(plan(100000, 126, 4, d, 4, 4).path, SoftmaxPath::kWarp);
+  EXPECT_EQ(plan(100000, 250, 2, d, 2, 2).path, SoftmaxPath::kWarp);
+  // rows on the grid; in and out at different offsets within 16 bytes
+  EXPECT_EQ(plan(100000, 32, 4, d).path, SoftmaxPath::kWarp);
+  EXPECT_EQ(plan(100000, 5, 4, d, 0, 4).path, SoftmaxPath::kWarp);
+  // few rows: one block per tile
+  const SoftmaxPlan p = plan(1000, 5, 2, d, 2, 2);
+  EXPECT_EQ(p.path, SoftmaxPath::kTile);
+  EXPECT_EQ(int64_t{p.shape.grid.x}, kk::ceil_div<int64_t>(1000, p.rows_per_round));
 }
 
 TEST(SoftmaxPlan, SharedMemoryRowsAndBuffers) {
@@ -497,6 +559,40 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
               kk::blocks_per_sm(d, block, regs, kk::detail::softmax_registers_smem(block)));
     return;
   }
+  if (p.path == SoftmaxPath::kTile) {
+    // short rows off the pack grid: at most 32 packs a row, a group of the fewest lanes (of
+    // 1..16) holding 16 elements a lane at most, tiles of whole numbers of the block's rows
+    EXPECT_EQ(p.pack, max_pack);
+    EXPECT_FALSE(p.on_grid);
+    EXPECT_FALSE(in_off % 16 == 0 && cols % max_pack == 0);
+    for (int64_t r = 0; r < std::min<int64_t>(rows, p.pack); ++r) {
+      const int64_t mis = ((in_off / elem) + r * cols) % p.pack;
+      EXPECT_LE(span_packs(mis, cols, p.pack), 32) << "row " << r;
+    }
+    EXPECT_EQ(s.block.x, 128u);
+    EXPECT_TRUE(p.group == 1 || p.group == 2 || p.group == 4 || p.group == 8 || p.group == 16);
+    EXPECT_TRUE(p.packs == 4 || p.packs == 8 || p.packs == 16);
+    EXPECT_GE(int64_t{p.group} * p.packs, cols);
+    if (p.group > 1) {
+      EXPECT_EQ(p.packs, 16);
+      EXPECT_LT(int64_t{p.group} * 8, cols);
+    } else if (p.packs > 4) {
+      EXPECT_LT(p.packs / 2, cols);
+    }
+    const int64_t unit = 128 / p.group;
+    EXPECT_GE(p.rows_per_round, unit);
+    EXPECT_EQ(p.rows_per_round % unit, 0);
+    EXPECT_EQ(p.buffers, 2);
+    EXPECT_EQ(int64_t(s.smem), 2 * p.buffer_bytes);
+    EXPECT_EQ(p.buffer_bytes % 16, 0);
+    // a tile's span, any alignment, fits a buffer
+    EXPECT_LE(span_packs(p.pack - 1, p.rows_per_round * cols, p.pack) * 16, p.buffer_bytes);
+    EXPECT_LE(int64_t{s.grid.x}, kk::ceil_div(rows, p.rows_per_round));
+    const int regs =
+        kk::detail::softmax_regs_bound(d, 128, kk::detail::softmax_tile_min_blocks(p.packs));
+    EXPECT_EQ(p.blocks_per_sm, kk::blocks_per_sm(d, 128, regs, int64_t(s.smem)));
+    return;
+  }
   // rows beyond the element limits of the pair slots etc.: the dispatchable templates
   const int slot = 8 / elem;
   const int64_t pack_bytes = int64_t{p.pack} * elem;
@@ -504,6 +600,8 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
     case SoftmaxPath::kWarp: {
       EXPECT_EQ(s.block.x, 128u);
       EXPECT_EQ(s.smem, 0u);
+      // rows off the pack grid of at most 32 packs: the tile path
+      if (p.pack > 1 && !p.on_grid) EXPECT_GE(p.packs, 2);
       if (p.group < 32) {
         EXPECT_GT(p.pack, 1);
         EXPECT_EQ(p.packs, 1);
@@ -616,6 +714,8 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
       EXPECT_EQ(s.block.x, 1024u);
       EXPECT_EQ(s.smem, 0u);
       EXPECT_LE(int64_t{s.grid.x}, rows);
+      break;
+    case SoftmaxPath::kTile:
       break;
   }
 }

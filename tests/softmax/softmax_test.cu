@@ -89,8 +89,9 @@ TYPED_TEST(SoftmaxTest, InPlace) {
 // The warp path on the pack grid (rows start on 16-byte boundaries, whole packs: one
 // predicated 16-byte load and store a pack) at every lane group and packs a lane the plan
 // picks, and the general kernel at the same widths with rows off the grid (shifted pointers,
-// one element more); the grid shrunk to 3 blocks so every warp loops over rows, and rows
-// that leave the last groups idle; in place.
+// one element more; rows of at most 32 packs off the grid are the tile path's: TileRows);
+// the grid shrunk to 3 blocks so every warp loops over rows, and rows that leave the last
+// groups idle; in place.
 TYPED_TEST(SoftmaxTest, WarpRowsOnAndOffThePackGrid) {
   using T = TypeParam;
   constexpr int kPack = 16 / sizeof(T);
@@ -114,6 +115,11 @@ TYPED_TEST(SoftmaxTest, WarpRowsOnAndOffThePackGrid) {
         const bool on_grid = (cols % kPack == 0 && l.in_shift == 0) || half;
         const bool fits = (cols + 2 * (kPack - 1)) / kPack <=
                           int64_t{kk::kWarpSize} * (kk::detail::kSoftmaxWarpFloats / kPack);
+        if (p.path == SoftmaxPath::kTile) {
+          ASSERT_FALSE(on_grid) << cols;
+          ASSERT_LE((cols + 2 * (kPack - 1)) / kPack, 32) << cols;
+          continue;
+        }
         if (p.path != SoftmaxPath::kWarp) {
           ASSERT_FALSE(on_grid || fits) << cols << " path " << int(p.path);
           continue;
@@ -123,6 +129,40 @@ TYPED_TEST(SoftmaxTest, WarpRowsOnAndOffThePackGrid) {
         for (const bool log : {false, true})
           EXPECT_TRUE(run_case<T>(rows, cols, log, l, seed++, Runner{&p}))
               << cols << " group " << p.group << " packs " << p.packs << " on_grid " << p.on_grid;
+      }
+    }
+  }
+}
+
+// Short rows off the pack grid (the tile path: rows of at most 32 packs staged through shared
+// memory as 16-byte packs of the flat array, a row in 1..16 lanes): every lane group and
+// elements a lane, widths around each one's capacity, rows starting mid-pack (the same offset
+// every row, or a different one row by row), in place; tiles whose last one is partial, and the
+// grid shrunk to 3 blocks so that blocks loop over tiles (both buffers); softmax and
+// log_softmax with -inf / all -inf / NaN rows.
+TYPED_TEST(SoftmaxTest, TileRows) {
+  using T = TypeParam;
+  constexpr int64_t kPack = 16 / sizeof(T);
+  const kk::DeviceInfo d = device();
+  uint64_t seed = 7500;
+  int64_t index = 0;
+  for (const int64_t cols : {1,  2,  3,  4,  5,   7,   8,   9,   13,  16,  17,  31,  32, 33,
+                             47, 63, 64, 65, 100, 120, 125, 128, 129, 200, 240, 248, 249}) {
+    for (const Layout& l : {kAligned, Layout{3, 3, false}, Layout{1, 1, true}}) {
+      if (cols % kPack == 0 && l.in_shift == 0) continue;  // on the pack grid: kWarp
+      const int64_t rows = rows_for(3001, cols);
+      kk::SoftmaxPlan p = plan_for<T>(rows, cols, l, d);
+      if ((cols + 2 * (kPack - 1)) / kPack > 32 && p.path != SoftmaxPath::kTile) continue;
+      ASSERT_EQ(int(p.path), int(SoftmaxPath::kTile)) << cols << " +" << l.in_shift;
+      for (const bool shrink : {false, true}) {
+        kk::SoftmaxPlan q = p;
+        if (shrink) q.shape.grid.x = std::min(3u, q.shape.grid.x);
+        for (const bool log : {false, true})
+          // sanitizer: every 3rd case
+          if (kktest::sanitize_keep(index++, 3))
+            EXPECT_TRUE(run_case<T>(rows, cols, log, l, seed++, Runner{&q}))
+                << cols << " group " << q.group << " per " << q.packs << " tile "
+                << q.rows_per_round << " grid " << q.shape.grid.x;
       }
     }
   }

@@ -95,7 +95,13 @@ cudaError_t launch_softmax(const SoftmaxPlan& p, SoftmaxKind kind, const T* in, 
     constexpr SoftmaxKind kKind = decltype(k)::value;
     return dispatch_table<kSoftmaxConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
       constexpr SoftmaxConfig c = kSoftmaxConfigs[decltype(i)::value];
-      if constexpr (c.path == SoftmaxPath::kWarp) {
+      if constexpr (c.path == SoftmaxPath::kTile) {
+        // rows of at most 256 columns, tiles of ~8 KB
+        const auto kernel = softmax_tile_kernel<T, kKind, c.group, c.packs>;
+        KERNELKIT_RETURN_IF_ERROR(softmax_chunk_setup<false>(kernel));
+        return launch(kernel, p.shape, stream, in, out, rows, static_cast<int>(cols),
+                      static_cast<int>(p.rows_per_round), p.buffer_bytes);
+      } else if constexpr (c.path == SoftmaxPath::kWarp) {
         // the warp path's rows are at most 1024 wide
         return launch(softmax_warp_kernel<T, kKind, c.pack, c.group, c.packs, c.on_grid>, p.shape,
                       stream, in, out, rows, static_cast<int>(cols));

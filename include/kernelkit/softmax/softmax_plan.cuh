@@ -6,6 +6,10 @@
 /// (tests/softmax/softmax_plan_test.cu).
 ///
 /// The paths, by row width (the plan's numbers are read from DeviceInfo, never assumed):
+///  - kTile: short rows off the pack grid (a row spanning at most 32 packs, up to 256
+///    columns): tiles of consecutive rows copied into shared memory as 16-byte packs of the
+///    flat array (no per-row partial packs), each row then in the registers of a group of
+///    1..8 lanes, written back and copied out the same way.
 ///  - kWarp: the row in registers of a group of 1..32 lanes (several rows per warp when
 ///    short, two rows per lane group when a lane holds one pack); up to 32 floats a lane.
 ///  - kBlock: one block per row, the row in shared memory (read once, written once): any row
@@ -47,7 +51,7 @@ enum class SoftmaxKind { kSoftmax, kLogSoftmax };
     x - max - log(sum of exp(x - max)) over the row. */
 
 /// The kernel family of a call (see the paths in the file comment).
-enum class SoftmaxPath { kWarp, kBlock, kCluster, kGrid, kTwoPass };
+enum class SoftmaxPath { kWarp, kBlock, kCluster, kGrid, kTwoPass, kTile };
 /** @var SoftmaxPath::kWarp
     The row in registers of a group of 1..32 lanes. */
 /** @var SoftmaxPath::kBlock
@@ -60,10 +64,17 @@ enum class SoftmaxPath { kWarp, kBlock, kCluster, kGrid, kTwoPass };
 /** @var SoftmaxPath::kTwoPass
     The fallback: one block per row, an online (max, sum) pass, then a second read that
     writes. */
+/** @var SoftmaxPath::kTile
+    Short rows off the pack grid: tiles of rows staged in shared memory through 16-byte copies
+    of the flat array, a row in the registers of a group of 1..8 lanes. */
 
 namespace detail {
 
 inline constexpr int kSoftmaxWarpBlock = 128;  // threads per block of the warp kernel
+inline constexpr int kSoftmaxTileBlock = 128;  // threads per block of the tile kernel
+// Bytes of rows one tile of the tile kernel holds (two tiles a block: the next one loads while
+// this one is worked on): ~8 KB, 100+ KB in flight a SM at 12+ resident blocks.
+inline constexpr int64_t kSoftmaxTileBytes = 8 * 1024;
 inline constexpr int kSoftmaxWarpFloats = 32;  // most floats of one row a lane holds
 // Registers per thread the two-pass kernel and the 1024-thread chunk blocks are held to by
 // their __launch_bounds__ (min blocks = 1024 / Block): 1024 threads per SM.
@@ -131,6 +142,13 @@ __host__ __device__ constexpr int softmax_warp_min_blocks(int pack, int group, i
   return floats > 16 ? 8 : (pack == 4 ? 12 : 10);
 }
 
+// Blocks per SM that the tile kernel's __launch_bounds__ ask for, by the elements of a row a
+// lane holds (Per): 16 floats 8 blocks of 128 threads (64 registers), up to 8 12 (40). (At 48
+// registers 16 floats a lane spilled 4-24 bytes on sm_80..sm_120, 32 floats 48-80 at 64.)
+__host__ __device__ constexpr int softmax_tile_min_blocks(int per) {
+  return per > 8 ? 8 : 12;
+}
+
 // kBlock on the pack grid (SoftmaxPlan.on_grid): the row in the registers of one block,
 // Block threads x Packs 16-byte packs a thread (softmax_block_registers_kernel), the old
 // library's block-register kernel for aligned rows only (0.93-0.99 of the copy on f16 rows
@@ -193,7 +211,8 @@ struct SoftmaxPlan {
   int pack = 1;
   /// kWarp: lanes that share one row (1, 2, ..., 32) and packs each lane holds; the lanes of
   /// a group hold group x packs packs, at least the row's. kBlock on the grid: packs a thread
-  /// holds (group unused).
+  /// holds (group unused). kTile: lanes that share one row (1, 2, 4, 8, 16) and elements of it
+  /// each lane holds (4, 8 or 16: group x packs >= cols).
   /// @{
   int group = 32;
   /// @}
@@ -208,13 +227,13 @@ struct SoftmaxPlan {
   /// kCluster, chunks per row for kGrid); chunk j is [softmax_chunk_begin(j), ...(j + 1)).
   int split = 1;
   /// Chunk paths: buffers per block (2: the next task's chunk is loaded while this one is
-  /// reduced and written) and the bytes of one (a multiple of 16).
+  /// reduced and written) and the bytes of one (a multiple of 16). kTile: 2 buffers of a tile.
   /// @{
   int buffers = 1;
   /// @}
   int64_t buffer_bytes = 0;  ///< see buffers
   /// kGrid: rows the grid holds at once and rounds (rows_per_round x rounds >= rows); the
-  /// grid has rows_per_round x split busy blocks.
+  /// grid has rows_per_round x split busy blocks. kTile: rows of one tile (rounds unused).
   int64_t rows_per_round = 0;
   int64_t rounds = 0;  ///< see rows_per_round
   /// Resident blocks per SM the grid is sized for: blocks_per_sm() with the register bound
@@ -260,16 +279,24 @@ constexpr SoftmaxConfig softmax_chunk_config(int elem_bytes, SoftmaxPath path, i
                                              int block) {
   return {elem_bytes, path, pack, block, 0, 0, false};
 }
+constexpr SoftmaxConfig softmax_tile_config(int elem_bytes, int group, int per) {
+  return {elem_bytes, SoftmaxPath::kTile, kMaxPackBytes / elem_bytes, kSoftmaxTileBlock, group, per,
+          false};
+}
 }  // namespace detail
 
 /// Every kernel configuration softmax and log_softmax launch, each element size's entries
 /// together (float, then the 2-byte types). plan_softmax returns one of them
 /// (softmax_config), launch_softmax instantiates exactly these, and the plan tests check
 /// that every plan is one and every one is planned for some shape.
+/// - kTile, 128 threads, 16-byte packs: a row in 1 lane holding up to 4, 8 or 16 elements, or
+///   in 2, 4, 8 or 16 lanes (16: 2-byte types only, f32 rows of 32 packs are at most 125
+///   columns) holding up to 16 each.
 /// - kWarp, 128 threads: one element per access (in and out at different offsets within 16
-///   bytes): 32 lanes holding 1, 8 or 32 elements; 16-byte packs, rows off and on the pack
-///   grid: groups of 1..16 lanes holding one pack, 32 lanes holding 1..32 floats; 2-byte rows
-///   on the 8-byte grid only: 8-byte packs, the same lane shapes, on the grid.
+///   bytes): 32 lanes holding 1, 8 or 32 elements; 16-byte packs, rows on the pack grid:
+///   groups of 1..32 lanes holding one pack, 32 lanes holding 2..32 floats; off the grid
+///   (more than 32 packs: kTile below) 32 lanes holding 8..32 floats; 2-byte rows on the 8-byte
+///   grid only: 8-byte packs, the same lane shapes, on the grid.
 /// - kBlock on the grid, the row in registers: 128 x 2 (2-byte types), 256 x 2, 512 x 2, 512 x
 ///   4 packs. A float row 128 x 2 packs hold (1024 columns) is the warp path's.
 /// - kBlock in shared memory: 32 (2-byte types), 64..1024 threads; one element per access: 256
@@ -279,15 +306,15 @@ constexpr SoftmaxConfig softmax_chunk_config(int elem_bytes, SoftmaxPath path, i
 ///   packs or one element per access.
 inline constexpr SoftmaxConfig kSoftmaxConfigs[] = {
     // float
+    detail::softmax_tile_config(4, 1, 4),
+    detail::softmax_tile_config(4, 1, 8),
+    detail::softmax_tile_config(4, 1, 16),
+    detail::softmax_tile_config(4, 2, 16),
+    detail::softmax_tile_config(4, 4, 16),
+    detail::softmax_tile_config(4, 8, 16),
     detail::softmax_warp_config(4, 1, 32, 1, false),
     detail::softmax_warp_config(4, 1, 32, 8, false),
     detail::softmax_warp_config(4, 1, 32, 32, false),
-    detail::softmax_warp_config(4, 4, 1, 1, false),
-    detail::softmax_warp_config(4, 4, 2, 1, false),
-    detail::softmax_warp_config(4, 4, 4, 1, false),
-    detail::softmax_warp_config(4, 4, 8, 1, false),
-    detail::softmax_warp_config(4, 4, 16, 1, false),
-    detail::softmax_warp_config(4, 4, 32, 1, false),
     detail::softmax_warp_config(4, 4, 32, 2, false),
     detail::softmax_warp_config(4, 4, 32, 4, false),
     detail::softmax_warp_config(4, 4, 32, 8, false),
@@ -317,15 +344,16 @@ inline constexpr SoftmaxConfig kSoftmaxConfigs[] = {
     detail::softmax_chunk_config(4, SoftmaxPath::kTwoPass, 4, 1024),
     detail::softmax_chunk_config(4, SoftmaxPath::kTwoPass, 1, 1024),
     // __half, __nv_bfloat16
+    detail::softmax_tile_config(2, 1, 4),
+    detail::softmax_tile_config(2, 1, 8),
+    detail::softmax_tile_config(2, 1, 16),
+    detail::softmax_tile_config(2, 2, 16),
+    detail::softmax_tile_config(2, 4, 16),
+    detail::softmax_tile_config(2, 8, 16),
+    detail::softmax_tile_config(2, 16, 16),
     detail::softmax_warp_config(2, 1, 32, 1, false),
     detail::softmax_warp_config(2, 1, 32, 8, false),
     detail::softmax_warp_config(2, 1, 32, 32, false),
-    detail::softmax_warp_config(2, 8, 1, 1, false),
-    detail::softmax_warp_config(2, 8, 2, 1, false),
-    detail::softmax_warp_config(2, 8, 4, 1, false),
-    detail::softmax_warp_config(2, 8, 8, 1, false),
-    detail::softmax_warp_config(2, 8, 16, 1, false),
-    detail::softmax_warp_config(2, 8, 32, 1, false),
     detail::softmax_warp_config(2, 8, 32, 2, false),
     detail::softmax_warp_config(2, 8, 32, 4, false),
     detail::softmax_warp_config(2, 8, 1, 1, true),
@@ -371,7 +399,7 @@ constexpr ConfigRange softmax_configs_of(int elem_bytes) {
                       [elem_bytes](const SoftmaxConfig& c) { return c.elem_bytes == elem_bytes; });
 }
 static_assert(softmax_configs_of(4).end - softmax_configs_of(4).begin == 37 &&
-                  softmax_configs_of(2).end - softmax_configs_of(2).begin == 46,
+                  softmax_configs_of(2).end - softmax_configs_of(2).begin == 47,
               "each element size's entries together");
 
 /// The configuration plan p launches with elem_bytes-byte elements: p's fields that become
@@ -385,6 +413,8 @@ inline SoftmaxConfig softmax_config(const SoftmaxPlan& p, int elem_bytes) {
     case SoftmaxPath::kBlock:
       if (p.on_grid) return {elem_bytes, p.path, p.pack, block, 0, p.packs, true};
       return detail::softmax_chunk_config(elem_bytes, p.path, p.pack, block);
+    case SoftmaxPath::kTile:
+      return {elem_bytes, p.path, p.pack, block, p.group, p.packs, false};
     default:
       return detail::softmax_chunk_config(elem_bytes, p.path, p.pack, block);
   }
@@ -442,6 +472,57 @@ inline double softmax_fill(int64_t tasks, int64_t per_round, int64_t width, int6
   const double time =
       double(tasks / per_round) * round_time(per_round) + round_time(tasks % per_round);
   return double(tasks) * double(width) / double(slots) / time;
+}
+
+// kTile: rows off the pack grid whose span the warp path would hold one pack a lane (at most
+// 32 packs), 16-byte packs (in and out at the same offset within 16 bytes). There every row
+// has partial end packs moved element by element, and short rows are mostly those (2-byte
+// 2682433x2: 0.15 of the speed of light, 3858350x3 0.19, 765422x14 0.32; f32 343264x65 0.62).
+// A tile of rows_per_round consecutive rows is one span of the flat array: whole 16-byte
+// packs but its two ends. The row's lanes: the fewest of 1, 2, 4, 8, 16 that hold it 16
+// elements a lane at most; one lane holds 4, 8 or 16 (the fewest that hold the row). A tile
+// holds kSoftmaxTileBytes of rows, a whole number of the block's rows at once (128 / group),
+// at least one; two buffers a block. The grid: one block per tile up to the resident blocks,
+// which loop over the rest.
+inline bool softmax_plan_tile(int64_t rows, int64_t cols, int elem_bytes, const DeviceInfo& d,
+                              SoftmaxPlan* p) {
+  constexpr int kPer = 16;  // most elements a lane holds
+  int group = 1;
+  while (group < 16 && int64_t{group} * kPer < cols)
+    group *= 2;
+  if (int64_t{group} * kPer < cols) return false;
+  int per = kPer;
+  if (group == 1) {
+    per = 4;
+    while (per < cols)
+      per *= 2;
+  }
+  const int64_t unit = kSoftmaxTileBlock / group;  // rows the block works on at once
+  const int64_t row_bytes = cols * elem_bytes;
+  const int64_t tile_rows = std::max<int64_t>(1, kSoftmaxTileBytes / row_bytes / unit) * unit;
+  const int64_t pack_bytes = int64_t{p->pack} * elem_bytes;
+  const int64_t buf =
+      round_up<int64_t>(softmax_chunk_packs(tile_rows * cols, 1, p->pack) * pack_bytes, 16);
+  const int regs = softmax_regs_bound(d, kSoftmaxTileBlock, softmax_tile_min_blocks(per));
+  const int bps = blocks_per_sm(d, kSoftmaxTileBlock, regs, 2 * buf);
+  if (bps < 1) return false;
+  p->path = SoftmaxPath::kTile;
+  p->on_grid = false;
+  p->group = group;
+  p->packs = per;
+  p->split = 1;
+  p->buffers = 2;
+  p->buffer_bytes = buf;
+  p->rows_per_round = tile_rows;
+  p->rounds = 0;
+  p->blocks_per_sm = bps;
+  const int64_t tiles = ceil_div(rows, tile_rows);
+  const int64_t slots = int64_t{bps} * d.sm_count;
+  p->fill = softmax_fill(tiles, slots, 1, slots, d.sm_count);
+  p->shape.block = dim3(kSoftmaxTileBlock);
+  p->shape.grid = dim3(static_cast<unsigned>(std::min(tiles, slots)));
+  p->shape.smem = static_cast<size_t>(2 * buf);
+  return true;
 }
 
 // kBlock: one block per row, the row in shared memory. The smallest block (32..1024
@@ -696,6 +777,11 @@ inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, Alig
     SoftmaxPlan h = p;
     h.pack = half_pack;
     if (softmax_plan_warp(rows, cols / half_pack, true, d, &h)) return h;
+  }
+  // short rows off the pack grid: tiles of rows through shared memory
+  if (!on_grid && p.pack > 1 && vp <= kWarpSize) {
+    SoftmaxPlan t = p;
+    if (softmax_plan_tile(rows, cols, elem_bytes, d, &t)) return t;
   }
   if (softmax_plan_warp(rows, vp, on_grid, d, &p)) return p;
   const int64_t pack_bytes = int64_t{p.pack} * elem_bytes;

@@ -536,6 +536,121 @@ __device__ __forceinline__ void softmax_from_smem(const SoftmaxSpan<T, Pack>& sp
   }
 }
 
+// ---------------------------------------------------------------------------------------
+// Short rows off the pack grid (kTile): tiles of tile_rows consecutive rows, each tile one span
+// of the flat array, copied into shared memory as whole 16-byte packs (cp.async; its two end
+// packs element by element), then each row in the registers of a group of Group lanes: lane l
+// holds the row's elements l, l + Group, ... (Per at most; -inf past the row), read from and
+// written back to shared memory, and the tile copied out as packs. Two buffers: the next tile
+// loads while this one is worked on and written. Rows of a warp start at different elements
+// (rotated by their index in the warp, an element's position (q + rot) mod cols), so that a
+// warp's shared-memory accesses fall in different banks whatever the row's width. The loop
+// over a tile's rows is uniform over the warp (groups past the tile's last row compute on
+// -inf and store nothing): the shuffles need every lane. Tiles b, b + gridDim.x, ...
+template <typename T, SoftmaxKind Kind, int Group, int Per>
+__global__ void __launch_bounds__(kSoftmaxTileBlock,
+                                  min_blocks_per_sm(kSoftmaxTileBlock,
+                                                    softmax_tile_min_blocks(Per)))
+    softmax_tile_kernel(const T* in, T* out, int64_t rows, int cols, int tile_rows,
+                        int64_t buffer_bytes) {
+  static_assert(Group >= 1 && Group <= kWarpSize && (Group & (Group - 1)) == 0, "lane groups");
+  constexpr int kPack = kMaxPackSize<T>;
+  constexpr bool kFast = kSoftmaxFast<T>;
+  constexpr int kGroups = kWarpSize / Group;  // rows of a warp at once
+  using Span = SoftmaxSpan<T, kPack>;
+  using P = PackOf<T, kPack>;
+  extern __shared__ float4 softmax_smem[];
+  P* const buf0 = reinterpret_cast<P*>(softmax_smem);
+  P* const buf1 =
+      reinterpret_cast<P*>(reinterpret_cast<unsigned char*>(softmax_smem) + buffer_bytes);
+  const int lane = threadIdx.x % Group;
+  const int group = (threadIdx.x % kWarpSize) / Group;
+  const int rot = group % cols;
+  const int first_row = (threadIdx.x / kWarpSize) * kGroups;  // the warp's first row
+  const int64_t tiles = (rows + tile_rows - 1) / tile_rows;
+  const auto span_of = [&](int64_t tile) {
+    if (tile >= tiles) return Span(in, out, 0);
+    const int64_t r0 = tile * tile_rows;
+    const int64_t n = rows - r0 < tile_rows ? rows - r0 : tile_rows;
+    return Span(in + r0 * cols, out + r0 * cols, n * cols);
+  };
+  // every pack of a span into buf, one commit group (thread t: packs t, t + block, ...)
+  const auto issue = [&](const Span& sp, P* buf) {
+    const int n = sp.packs();
+    for (int v = threadIdx.x; v < n; v += kSoftmaxTileBlock)
+      softmax_issue_pack(sp, buf, v);
+    __pipeline_commit();
+  };
+
+  Span sp = span_of(blockIdx.x);
+  issue(sp, buf0);
+  for (int64_t tile = blockIdx.x, it = 0; tile < tiles; tile += gridDim.x, ++it) {
+    P* const buf = (it & 1) ? buf1 : buf0;
+    // the next tile into the other buffer: this thread's packs there were last read by its
+    // own copy-out (its span is made again at the end: not kept live through the rows)
+    issue(span_of(tile + gridDim.x), (it & 1) ? buf0 : buf1);
+    __pipeline_wait_prior(1);
+    __syncthreads();  // every thread's copies of this tile have landed
+    T* const e = reinterpret_cast<T*>(buf) + sp.head;  // element 0 of the tile
+    const int n_rows = static_cast<int>(sp.len / cols);
+    for (int r0 = first_row; r0 < n_rows; r0 += kSoftmaxTileBlock / Group) {
+      const int r = r0 + group;
+      const int n = r < n_rows ? cols : 0;  // past the tile's rows: no element
+      T* const row = e + r * cols;
+      float x[Per];
+      // element q = lane + k x Group of the row sits at (q + rot) mod cols (q, rot < cols)
+#pragma unroll
+      for (int k = 0; k < Per; ++k) {
+        const int q = lane + k * Group;
+        const int pos = q + rot - (q + rot >= cols ? cols : 0);
+        x[k] = q < n ? convert<float>(row[pos]) : -INFINITY;
+      }
+      float m = -INFINITY;
+#pragma unroll
+      for (int k = 0; k < Per; ++k)
+        m = fmaxf(m, x[k]);
+      m = warp_all_reduce<Group>(m, FMax{});
+      const float base = m == -INFINITY ? 0.f : m;
+      float s = 0.f;
+#pragma unroll
+      for (int k = 0; k < Per; ++k) {
+        const float ek = softmax_exp<kFast>(x[k] - base);  // -inf padding: 0
+        if constexpr (Kind == SoftmaxKind::kSoftmax) x[k] = ek;
+        s += ek;
+      }
+      s = warp_all_reduce<Group>(s, Sum{});
+      const float inv = 1.f / s;
+      const float log_s = logf(s);
+      // the positions made afresh from an opaque copy of rot (else the loads' are kept live
+      // through the reductions: Per registers, spilled at 64 in f32 on sm_90)
+      int rot2 = rot;
+      asm("" : "+r"(rot2));
+#pragma unroll
+      for (int k = 0; k < Per; ++k) {
+        const int q = lane + k * Group;
+        const int pos = q + rot2 - (q + rot2 >= cols ? cols : 0);
+        // softmax: x holds e = exp(x - base); e / s is NaN for an all -inf row (0 / 0)
+        if (q < n)
+          row[pos] = convert<T>(Kind == SoftmaxKind::kSoftmax ? x[k] * inv : (x[k] - m) - log_s);
+      }
+    }
+    __syncthreads();  // the tile's outputs are in the buffer
+    const int n = sp.packs();
+    for (int v = threadIdx.x; v < n; v += kSoftmaxTileBlock) {
+      const P o = buf[v];
+      const int64_t c = sp.first(v);
+      if (sp.whole(v)) {
+        store_pack<kPack>(sp.dst + c, 0, o);
+      } else {
+#pragma unroll
+        for (int k = 0; k < kPack; ++k)
+          if (c + k >= 0 && c + k < sp.len) sp.dst[c + k] = o.elem[k];
+      }
+    }
+    sp = span_of(tile + gridDim.x);
+  }
+}
+
 // kGrid chunks longer than their buffer (rows wider than the grid's shared memory): packs
 // [from, n) of a span are read through registers, kU whole packs a thread in flight (loaded
 // as 16-byte words, converted where used: the kernel has 64 registers), into the thread's
