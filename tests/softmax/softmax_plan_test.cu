@@ -119,8 +119,10 @@ TEST(SoftmaxPlan, PathsOfTheSweepAndAwkwardShapes) {
       {3, 149601689, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
       {2, 67084672, 2, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
       {9, 24720211, 2, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
-      // a few short rows stay one block (or lane group) per row: too few bytes for a grid
-      {4, 8192, 4, P::kBlock, P::kBlock, P::kBlock, P::kBlock, P::kBlock},
+      // a few short rows stay one block (or lane group) per row where there are no clusters:
+      // a grid round costs more than the row; with clusters, a cluster of 16 a row (512
+      // elements a block and a cluster barrier against 8192 on one SM)
+      {4, 8192, 4, P::kCluster, P::kBlock, P::kBlock, P::kBlock, P::kBlock},
       {1, 4, 4, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
       // short rows off the pack grid (a width that is not a multiple of the pack): tiles of
       // rows through shared memory (issue 30: bf16 2682433x2 0.15 of the speed of light on
@@ -472,6 +474,52 @@ TEST(SoftmaxPlan, RowsPastTheGridsSharedMemory) {
   kk::DeviceInfo no_coop = kktest::h100();
   no_coop.cooperative_launch = false;
   EXPECT_EQ(plan(1, 26413760, 4, no_coop).path, SoftmaxPath::kTwoPass);
+}
+
+// Few rows, too few to fill the SMs, however few their bytes (issue 30's decode widths: f32
+// 13x57751 took 18 us on 13 SMs, 0.30 of the speed of light): a cluster a row, as large as
+// takes work off the busiest SM (every SM a block where the rows allow), where the busiest
+// SM's elements and the cluster barrier are fewer than one block's row or the grid round's.
+// (The cluster size: the smallest that fits 3 blocks a SM, then larger ones while the rows
+// leave SMs without a block and they take work off the busiest SM.)
+TEST(SoftmaxPlan, FewRowsSpreadOverTheSMs) {
+  const kk::DeviceInfo d = kktest::h100();
+  struct Want {
+    int64_t rows, cols;
+    int elem, offset, split;
+  };
+  for (const Want w :
+       {Want{13, 57751, 4, 0, 8}, Want{12, 52101, 4, 5, 8}, Want{2, 51840, 4, 7, 16},
+        Want{11, 50773, 4, 5, 8}, Want{9, 84011, 2, 0, 8}, Want{3, 79939, 2, 7, 16},
+        Want{1, 53299, 2, 4, 16}, Want{7, 160381, 4, 0, 16}, Want{2, 129193, 4, 0, 16}}) {
+    const SoftmaxPlan p =
+        plan(w.rows, w.cols, w.elem, d, w.offset * w.elem % 16, w.offset * w.elem % 16);
+    SCOPED_TRACE(std::to_string(w.rows) + "x" + std::to_string(w.cols) + ": " + describe(p));
+    EXPECT_EQ(p.path, SoftmaxPath::kCluster);
+    EXPECT_EQ(p.split, w.split);
+    // (13 x 8 blocks leave 28 SMs idle, but 13 x 16 put two half chunks on 76 SMs: no less
+    // work on the busiest)
+    if (p.split < d.max_cluster())
+      EXPECT_LE(kk::detail::softmax_sm_work(w.rows, p.split, kk::ceil_div<int64_t>(w.cols, p.split),
+                                            d.sm_count),
+                kk::detail::softmax_sm_work(
+                    w.rows, 2 * p.split, kk::ceil_div<int64_t>(w.cols, 2 * p.split), d.sm_count));
+    // without clusters: one block a row (fits) or the grid (not)
+    const SoftmaxPlan q = plan(w.rows, w.cols, w.elem, kktest::h100_compute80(),
+                               w.offset * w.elem % 16, w.offset * w.elem % 16);
+    EXPECT_TRUE(q.path == SoftmaxPath::kBlock || q.path == SoftmaxPath::kGrid) << describe(q);
+  }
+  // a row of 1M on one cluster would leave its 16 SMs 65K elements each: one grid round (f16
+  // 1x1048576 measured 18.0 us on a cluster, 11.3 on the grid); 4 rows of 500000 likewise
+  // (f32 20.3 / 15.1 us)
+  EXPECT_EQ(plan(1, 1048576, 2, d).path, SoftmaxPath::kGrid);
+  EXPECT_EQ(plan(4, 500000, 4, d).path, SoftmaxPath::kGrid);
+  EXPECT_EQ(plan(4, 500000, 2, d).path, SoftmaxPath::kGrid);
+  // rows enough to fill the SMs keep the smallest cluster that fits (3 blocks a SM)
+  EXPECT_EQ(plan(512, 65536, 4, d).split, 4);
+  EXPECT_EQ(plan(336, 100000, 2, d).split, 4);
+  // short rows stay one block: 1 x 2000 f32 (2000 elements against 125 and the barrier)
+  EXPECT_EQ(plan(1, 2000, 4, d, 4, 4).path, SoftmaxPath::kBlock);
 }
 
 TEST(SoftmaxPlan, NoClusterWithoutClusterCode) {

@@ -91,6 +91,12 @@ inline constexpr int kSoftmaxClusterBlock = 512;
 // blocks per SM is preferred (the old cluster kernel's 64 KiB chunks x 3 blocks a SM beat
 // one 128-200 KB row per SM by 8-15 % at 2.5-8 rows per SM).
 inline constexpr int64_t kSoftmaxOneBlockMinRowsPerSm = 16;
+// Few rows (too few to fill the SMs): the plan compares the elements the busiest SM works
+// through (softmax_sm_work), at ~2K elements a us an SM (one 1024-thread block, f32: 13x57751
+// on 13 SMs 18.0 us, the grid's rounds below), with what a combine costs in that unit: a
+// cluster barrier and DSMEM exchange ~1 us, a grid round ~6 us (kSoftmaxBarrierBytesPerSm).
+inline constexpr int64_t kSoftmaxClusterSyncElems = 2048;
+inline constexpr int64_t kSoftmaxGridRoundElems = 12288;
 inline constexpr int kSoftmaxWideBlock = 1024;  // threads of the cluster, grid, two-pass blocks
 // Dynamic shared memory the chunk kernel keeps before its buffers, by block size: the
 // block reduction's slots (two sets of one pair a warp), the cluster's two pair slots, the
@@ -605,6 +611,12 @@ inline bool softmax_plan_block_registers(int64_t rows, int64_t vp, const DeviceI
   return true;
 }
 
+// Elements the busiest SM works through when `tasks` tasks (rows) of `width` blocks each, of
+// `chunk` elements a block, spread evenly over the SMs.
+inline int64_t softmax_sm_work(int64_t tasks, int64_t width, int64_t chunk, int sm_count) {
+  return ceil_div<int64_t>(tasks * width, sm_count) * chunk;
+}
+
 // Clusters of up to d.max_cluster() blocks: 16 where the architecture launches the
 // non-portable size (sm_90 / sm_100, with cudaFuncAttributeNonPortableClusterSizeAllowed; f32
 // 128x262144 / 32x250000 measured 109 / 34 us in 16 x 64 KB chunks against 118 / 43.5 in
@@ -632,6 +644,9 @@ inline bool softmax_plan_cluster(int64_t rows, int64_t cols, int64_t pack_bytes,
   for (const Try t :
        {Try{kSoftmaxClusterBlock, 3}, Try{kSoftmaxClusterBlock, 2}, Try{kSoftmaxWideBlock, 1}}) {
     const int regs = softmax_regs_bound(d, t.block, kSoftmaxChunkThreadsPerSm / t.block);
+    const int scratch = softmax_scratch_bytes(t.block);
+    int best_c = 0, best_buffers = 0, best_bps = 0;
+    int64_t best_buf = 0, best_work = 0;
     for (int i = 0; i < 2 * sizes; ++i) {
       // several blocks a SM: the smallest cluster first (two buffers, else one); one block
       // a SM: two buffers first (the smallest cluster), then one
@@ -640,23 +655,29 @@ inline bool softmax_plan_cluster(int64_t rows, int64_t cols, int64_t pack_bytes,
       const int buffers = by_cluster ? 2 - i % 2 : (i < sizes ? 2 : 1);
       if (cols / c < p->pack) continue;
       const int64_t buf = round_up<int64_t>(softmax_chunk_packs(cols, c, p->pack) * pack_bytes, 16);
-      const int scratch = softmax_scratch_bytes(t.block);
       const int bps = blocks_per_sm(d, t.block, regs, scratch + buffers * buf);
       if (bps < t.min_bps) continue;
-      const int64_t clusters = int64_t{bps} * d.sm_count / c;
-      if (clusters < 1) return false;
-      p->path = SoftmaxPath::kCluster;
-      p->split = c;
-      p->buffers = buffers;
-      p->buffer_bytes = buf;
-      p->blocks_per_sm = bps;
-      p->fill = softmax_fill(rows, clusters, c, int64_t{bps} * d.sm_count, d.sm_count);
-      p->shape.block = dim3(static_cast<unsigned>(t.block));
-      p->shape.grid = dim3(static_cast<unsigned>(std::min(rows, clusters) * c));
-      p->shape.cluster = dim3(static_cast<unsigned>(c));
-      p->shape.smem = static_cast<size_t>(scratch + buffers * buf);
-      return true;
+      if (int64_t{bps} * d.sm_count / c < 1) return false;
+      // the first that fits; while its rows leave SMs without a block, a larger cluster that
+      // takes work off the busiest SM
+      const int64_t work = softmax_sm_work(rows, c, ceil_div<int64_t>(cols, c), d.sm_count);
+      if (best_c == 0 || (rows * best_c < d.sm_count && work < best_work)) {
+        best_c = c, best_buffers = buffers, best_bps = bps, best_buf = buf, best_work = work;
+      }
     }
+    if (best_c == 0) continue;
+    const int64_t clusters = int64_t{best_bps} * d.sm_count / best_c;
+    p->path = SoftmaxPath::kCluster;
+    p->split = best_c;
+    p->buffers = best_buffers;
+    p->buffer_bytes = best_buf;
+    p->blocks_per_sm = best_bps;
+    p->fill = softmax_fill(rows, clusters, best_c, int64_t{best_bps} * d.sm_count, d.sm_count);
+    p->shape.block = dim3(static_cast<unsigned>(t.block));
+    p->shape.grid = dim3(static_cast<unsigned>(std::min(rows, clusters) * best_c));
+    p->shape.cluster = dim3(static_cast<unsigned>(best_c));
+    p->shape.smem = static_cast<size_t>(scratch + best_buffers * best_buf);
+    return true;
   }
   return false;
 }
@@ -809,6 +830,14 @@ inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, Alig
         cluster.blocks_per_sm >= 2 && big && rows < kSoftmaxOneBlockMinRowsPerSm * d.sm_count &&
         cluster.fill >= 0.9 * block.fill)
       best = cluster;
+    // too few rows to fill the SMs, however few the bytes (decode: 13x57751 f32, 6 MB, took
+    // 18 us on 13 SMs, 0.30 of the speed of light): a cluster a row where the busiest SM's
+    // elements and the cluster barrier are fewer than one block's row
+    if (best.path == SoftmaxPath::kBlock && has_cluster && block.fill < 0.9 &&
+        softmax_sm_work(rows, cluster.split, ceil_div<int64_t>(cols, cluster.split), d.sm_count) +
+                kSoftmaxClusterSyncElems <
+            softmax_sm_work(rows, 1, cols, d.sm_count))
+      best = cluster;
     return best;
   }
   // few rows on clusters leave block slots idle, and each busy SM does all of its chunk's
@@ -818,6 +847,16 @@ inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, Alig
   const bool sparse =
       int64_t{cluster.shape.grid.x} * 2 < int64_t{cluster.blocks_per_sm} * d.sm_count;
   if (has_cluster && (!has_grid || (cluster.fill >= grid.fill && !sparse))) return cluster;
+  // ... unless the busiest SM's elements and the cluster barrier are fewer than those of the
+  // grid's rounds and their barriers (f32 7x160381: clusters of 16 on 112 SMs, 10K elements
+  // each, against a round of 8.9K; f16 1x1048576 keeps the grid: 65K against 8K)
+  if (has_cluster && has_grid &&
+      softmax_sm_work(rows, cluster.split, ceil_div<int64_t>(cols, cluster.split), d.sm_count) +
+              kSoftmaxClusterSyncElems <
+          grid.rounds * (softmax_sm_work(grid.rows_per_round, grid.split,
+                                         ceil_div<int64_t>(cols, grid.split), d.sm_count) +
+                         kSoftmaxGridRoundElems))
+    return cluster;
   if (has_grid) return grid;
   softmax_plan_two_pass(rows, d, &p);
   return p;
