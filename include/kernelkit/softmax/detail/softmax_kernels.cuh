@@ -83,22 +83,53 @@ __device__ __forceinline__ SoftmaxStats softmax_stats_combine(SoftmaxStats a, So
   return {m, a.s * softmax_exp<Fast>(a.m - base) + b.s * softmax_exp<Fast>(b.m - base)};
 }
 
-// Adds K values to st: one rescale of the running sum when the max grows.
+// Adds K values to st: one rescale of the running sum (and of c) when the max grows.
+// f32 (!Fast): the K terms summed pairwise, then added with Neumaier's compensation: c gathers
+// each addition's rounding error (exact in float), softmax_stats_settle adds it back. A
+// thread's sum of thousands of terms (rows of 10^7..10^9 over the grid; a whole row on the
+// two-pass path) otherwise loses small terms once it is large (issue 30: an f32 row of 60 M
+// 5.3e-5 off on one block). 2-byte types (outputs within 2^-8..2^-11): added one by one, c
+// unused.
 template <bool Fast, int K>
-__device__ __forceinline__ void softmax_stats_add(SoftmaxStats& st, const float (&x)[K]) {
+__device__ __forceinline__ void softmax_stats_add(SoftmaxStats& st, float& c, const float (&x)[K]) {
   float pm = x[0];
 #pragma unroll
   for (int k = 1; k < K; ++k)
     pm = fmaxf(pm, x[k]);
   const float m = fmaxf(st.m, pm);
   if (m != st.m) {
-    st.s *= softmax_exp<Fast>(st.m - m);  // st.m = -inf: 0 (a NaN sum stays NaN)
+    const float r = softmax_exp<Fast>(st.m - m);  // st.m = -inf: 0 (a NaN sum stays NaN)
+    st.s *= r;
+    if constexpr (!Fast) c *= r;
     st.m = m;
   }
   const float base = m == -INFINITY ? 0.f : m;
+  if constexpr (Fast) {
 #pragma unroll
-  for (int k = 0; k < K; ++k)
-    st.s += softmax_exp<Fast>(x[k] - base);
+    for (int k = 0; k < K; ++k)
+      st.s += softmax_exp<Fast>(x[k] - base);
+  } else {
+    float e[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      e[k] = softmax_exp<Fast>(x[k] - base);
+#pragma unroll
+    for (int w = 1; w < K; w *= 2)
+#pragma unroll
+      for (int k = 0; k + w < K; k += 2 * w)
+        e[k] += e[k + w];
+    // terms and sums are >= 0 (or NaN): the larger of the two is the one whose low bits
+    // the addition keeps
+    const float t = st.s + e[0];
+    c += st.s >= e[0] ? (st.s - t) + e[0] : (e[0] - t) + st.s;
+    st.s = t;
+  }
+}
+
+// The thread's sum with its compensation added back (see softmax_stats_add).
+template <bool Fast>
+__device__ __forceinline__ void softmax_stats_settle(SoftmaxStats& st, float c) {
+  if constexpr (!Fast) st.s += c;
 }
 
 // The max of the rows' values: fmaxf (one FMNMX; it skips NaN, see the file comment).
@@ -663,7 +694,7 @@ inline constexpr int kSoftmaxStreamWriteU = Pack == 8 ? 2 : kSoftmaxStreamU<Pack
 
 template <bool Fast, int Block, typename T, int Pack>
 __device__ __forceinline__ void softmax_stream_stats(const SoftmaxSpan<T, Pack>& sp, int from,
-                                                     SoftmaxStats& st) {
+                                                     SoftmaxStats& st, float& c) {
   constexpr int kU = kSoftmaxStreamU<Pack>;
   const int n = sp.packs();
   if (from >= n) return;
@@ -683,13 +714,13 @@ __device__ __forceinline__ void softmax_stream_stats(const SoftmaxSpan<T, Pack>&
 #pragma unroll
       for (int k = 0; k < Pack; ++k)
         x[k] = convert<float>(raw[u].elem[k]);
-      softmax_stats_add<Fast>(st, x);
+      softmax_stats_add<Fast>(st, c, x);
     }
   }
   if (whole < n && threadIdx.x == Block - 1) {
     float x[Pack];
     softmax_load(sp, whole, x);
-    softmax_stats_add<Fast>(st, x);
+    softmax_stats_add<Fast>(st, c, x);
   }
 }
 
@@ -869,9 +900,10 @@ __global__ void __launch_bounds__(Block,
     // previous iteration's write read them.
     const bool early = a.buffers == 2 && it + 1 < iters;
     SoftmaxStats st = softmax_stats_empty();
+    float comp = 0.f;  // st.s's compensation (f32; softmax_stats_add)
     if constexpr (Combine == BlockCombine::kGrid) {
       // the packs past the buffer, while the buffer's copies are in flight (one buffer)
-      softmax_stream_stats<kFast, Block>(sp, n, st);
+      softmax_stream_stats<kFast, Block>(sp, n, st, comp);
     }
     if (early) {
       issue(Combine == BlockCombine::kGrid ? next_span() : next_early, (it & 1) ? buf0 : buf1);
@@ -912,8 +944,9 @@ __global__ void __launch_bounds__(Block,
       for (int v = threadIdx.x; v < n; v += Block) {
         float x[Pack];
         softmax_from_smem(sp, buf, v, x);
-        softmax_stats_add<kFast>(st, x);
+        softmax_stats_add<kFast>(st, comp, x);
       }
+      softmax_stats_settle<kFast>(st, comp);
       st = softmax_stats_block_all_reduce<Block, kFast>(st, slots, reduce_parity);
     }
     if constexpr (Combine == BlockCombine::kCluster) {
@@ -1052,6 +1085,7 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, kSoftmaxWideBl
     const SoftmaxSpan<T, Pack> sp(in + row * cols, out + row * cols, cols);
     const int64_t n = sp.packs();
     SoftmaxStats st = softmax_stats_empty();
+    float comp = 0.f;  // st.s's compensation (f32; softmax_stats_add)
     for (int64_t v0 = threadIdx.x; v0 < n; v0 += int64_t{kU} * Block) {
       float x[kU][Pack];  // kU loads issued before any is used
 #pragma unroll
@@ -1059,8 +1093,9 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, kSoftmaxWideBl
         softmax_load(sp, v0 + int64_t{u} * Block, x[u]);  // past the end: -inf
 #pragma unroll
       for (int u = 0; u < kU; ++u)
-        softmax_stats_add<kFast>(st, x[u]);
+        softmax_stats_add<kFast>(st, comp, x[u]);
     }
+    softmax_stats_settle<kFast>(st, comp);
     st = softmax_stats_block_all_reduce<Block, kFast>(st, slots, reduce_parity);
     const float inv = 1.f / st.s;
     const float log_s = logf(st.s);
