@@ -131,8 +131,8 @@ TEST(SoftmaxPlan, PathsOfTheSweepAndAwkwardShapes) {
       {2682433, 2, 2, P::kTile, P::kTile, P::kTile, P::kTile, P::kTile},
       {3858350, 3, 2, P::kTile, P::kTile, P::kTile, P::kTile, P::kTile},
       {15798023, 5, 2, P::kTile, P::kTile, P::kTile, P::kTile, P::kTile},
-      {343264, 65, 4, P::kTile, P::kTile, P::kTile, P::kTile, P::kTile},
-      {142857, 210, 2, P::kTile, P::kTile, P::kTile, P::kTile, P::kTile},
+      {343264, 65, 4, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
+      {142857, 210, 2, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
       // (wider: the warp path, 32 lanes of several packs)
       {566593, 137, 4, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
       {100000, 250, 2, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
@@ -210,11 +210,11 @@ TEST(SoftmaxPlan, WarpGroupsAndPacks) {
   EXPECT_EQ(plan(32768, 1024, 2, d).blocks_per_sm, 8);
 }
 
-// Short rows off the pack grid (a row spanning at most 32 packs: up to 125 f32 / 249 2-byte
-// columns): the tile path, the fewest lanes a row (1, 2, 4, 8, 16) holding at most 16 elements
-// a lane, one lane holding the fewest of 4, 8, 16; tiles of ~8 KB, a whole number of the
-// block's rows at once; two buffers. Rows on the grid, wider rows, and in / out at different
-// offsets keep the warp path.
+// Short rows off the pack grid (a row spanning at most 16 packs: up to 61 f32 / 121 2-byte
+// columns): the tile path, the fewest lanes a row
+// (1, 2, 4, 8, 16) holding at most 16 elements a lane, one lane holding the fewest of 4, 8, 16;
+// tiles of ~8 KB, a whole number of the block's rows at once; two buffers. Rows on the grid, wider
+// rows, and in / out at different offsets keep the warp path.
 TEST(SoftmaxPlan, TileRows) {
   const kk::DeviceInfo d = kktest::h100();
   struct Want {
@@ -224,10 +224,10 @@ TEST(SoftmaxPlan, TileRows) {
   for (const Want w :
        {Want{1, 4, 1, 4}, Want{2, 2, 1, 4}, Want{4, 2, 1, 4}, Want{5, 2, 1, 8}, Want{8, 4, 1, 8},
         Want{9, 4, 1, 16}, Want{16, 4, 1, 16}, Want{17, 4, 2, 16}, Want{32, 2, 2, 16},
-        Want{33, 2, 4, 16}, Want{64, 2, 4, 16}, Want{65, 4, 8, 16}, Want{125, 4, 8, 16},
-        Want{129, 2, 16, 16}, Want{249, 2, 16, 16}}) {
+        Want{33, 2, 4, 16}, Want{64, 2, 4, 16}, Want{33, 4, 4, 16}, Want{61, 4, 4, 16},
+        Want{65, 2, 8, 16}, Want{121, 2, 8, 16}}) {
     for (const int off : {w.elem, 3 * w.elem}) {
-      const SoftmaxPlan p = plan(100000, w.cols, w.elem, d, off, off);
+      const SoftmaxPlan p = plan(2000000, w.cols, w.elem, d, off, off);
       SCOPED_TRACE(std::to_string(w.cols) + " x " + std::to_string(w.elem) + " B +" +
                    std::to_string(off) + ": " + describe(p));
       ASSERT_EQ(p.path, SoftmaxPath::kTile);
@@ -244,13 +244,27 @@ TEST(SoftmaxPlan, TileRows) {
       EXPECT_EQ(p.blocks_per_sm, w.per > 8 ? 8 : 12);  // registers: 64 / 40
     }
   }
-  // a 33rd pack (f32 126 columns, 2-byte 250, off the grid): the warp path, 2 packs a lane
-  EXPECT_EQ(plan(100000, 126, 4, d, 4, 4).path, SoftmaxPath::kWarp);
-  EXPECT_EQ(plan(100000, 250, 2, d, 2, 2).path, SoftmaxPath::kWarp);
+  // a 17th pack (f32 62 columns, 2-byte 122, off the grid): the warp path, one pack a lane
+  // (tiles of 16 lanes measured slower: 2-byte 142857x210 72.2 us against 61.0, 32437x163 20.4
+  // against 17.3); a 33rd (f32 126, 2-byte 250): 2 packs a lane
+  for (const int64_t cols : {62, 125}) {
+    const SoftmaxPlan w = plan(2000000, cols, 4, d, 4, 4);
+    EXPECT_EQ(w.path, SoftmaxPath::kWarp);
+    EXPECT_EQ(w.group, 32);
+    EXPECT_EQ(w.packs, 1);
+  }
+  for (const int64_t cols : {122, 210, 249}) {
+    const SoftmaxPlan w = plan(2000000, cols, 2, d, 2, 2);
+    EXPECT_EQ(w.path, SoftmaxPath::kWarp);
+    EXPECT_EQ(w.group, 32);
+    EXPECT_EQ(w.packs, 1);
+  }
+  EXPECT_EQ(plan(100000, 126, 4, d, 4, 4).packs, 2);
+  EXPECT_EQ(plan(100000, 250, 2, d, 2, 2).packs, 2);
   // rows on the grid; in and out at different offsets within 16 bytes
   EXPECT_EQ(plan(100000, 32, 4, d).path, SoftmaxPath::kWarp);
   EXPECT_EQ(plan(100000, 5, 4, d, 0, 4).path, SoftmaxPath::kWarp);
-  // few rows: one block per tile
+  // few rows of at most 2 packs: one block per tile
   const SoftmaxPlan p = plan(1000, 5, 2, d, 2, 2);
   EXPECT_EQ(p.path, SoftmaxPath::kTile);
   EXPECT_EQ(int64_t{p.shape.grid.x}, kk::ceil_div<int64_t>(1000, p.rows_per_round));
@@ -480,8 +494,8 @@ TEST(SoftmaxPlan, RowsPastTheGridsSharedMemory) {
 // 13x57751 took 18 us on 13 SMs, 0.30 of the speed of light): a cluster a row, as large as
 // takes work off the busiest SM (every SM a block where the rows allow), where the busiest
 // SM's elements and the cluster barrier are fewer than one block's row or the grid round's.
-// (The cluster size: the smallest that fits 3 blocks a SM, then larger ones while the rows
-// leave SMs without a block and they take work off the busiest SM.)
+// (The cluster size: the smallest that fits 3 blocks a SM, then larger ones that take work off
+// the busiest SM while every block of the rows still has an SM of its own.)
 TEST(SoftmaxPlan, FewRowsSpreadOverTheSMs) {
   const kk::DeviceInfo d = kktest::h100();
   struct Want {
@@ -491,7 +505,8 @@ TEST(SoftmaxPlan, FewRowsSpreadOverTheSMs) {
   for (const Want w :
        {Want{13, 57751, 4, 0, 8}, Want{12, 52101, 4, 5, 8}, Want{2, 51840, 4, 7, 16},
         Want{11, 50773, 4, 5, 8}, Want{9, 84011, 2, 0, 8}, Want{3, 79939, 2, 7, 16},
-        Want{1, 53299, 2, 4, 16}, Want{7, 160381, 4, 0, 16}, Want{2, 129193, 4, 0, 16}}) {
+        Want{1, 53299, 2, 4, 16}, Want{7, 160381, 4, 0, 16}, Want{13, 201037, 2, 0, 8},
+        Want{23, 93047, 2, 3, 4}, Want{23, 119296, 2, 1, 4}}) {
     const SoftmaxPlan p =
         plan(w.rows, w.cols, w.elem, d, w.offset * w.elem % 16, w.offset * w.elem % 16);
     SCOPED_TRACE(std::to_string(w.rows) + "x" + std::to_string(w.cols) + ": " + describe(p));
@@ -515,6 +530,14 @@ TEST(SoftmaxPlan, FewRowsSpreadOverTheSMs) {
   EXPECT_EQ(plan(1, 1048576, 2, d).path, SoftmaxPath::kGrid);
   EXPECT_EQ(plan(4, 500000, 4, d).path, SoftmaxPath::kGrid);
   EXPECT_EQ(plan(4, 500000, 2, d).path, SoftmaxPath::kGrid);
+  // rows of bytes that a grid round (16 KB more than a cluster barrier) pays for, and rows
+  // whose clusters would share SMs: the grid (H100 f32 2x129193 10.24 us against a cluster of
+  // 16 10.66, 3x189229+3 10.91 against 11.87, log 5x320759 14.14 against 14.98, f16
+  // 22x116416+3 12.77 against 18.46 on 352 blocks in clusters of 16)
+  EXPECT_EQ(plan(2, 129193, 4, d).path, SoftmaxPath::kGrid);
+  EXPECT_EQ(plan(3, 189229, 4, d, 12, 12).path, SoftmaxPath::kGrid);
+  EXPECT_EQ(plan(5, 320759, 4, d).path, SoftmaxPath::kGrid);
+  EXPECT_EQ(plan(22, 116416, 2, d, 6, 6).path, SoftmaxPath::kGrid);
   // rows enough to fill the SMs keep the smallest cluster that fits (3 blocks a SM)
   EXPECT_EQ(plan(512, 65536, 4, d).split, 4);
   EXPECT_EQ(plan(336, 100000, 2, d).split, 4);
@@ -608,17 +631,17 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
     return;
   }
   if (p.path == SoftmaxPath::kTile) {
-    // short rows off the pack grid: at most 32 packs a row, a group of the fewest lanes (of
-    // 1..16) holding 16 elements a lane at most, tiles of whole numbers of the block's rows
+    // short rows off the pack grid: at most 16 packs a row, a group of the fewest lanes (of
+    // 1..8) holding 16 elements a lane at most, tiles of whole numbers of the block's rows
     EXPECT_EQ(p.pack, max_pack);
     EXPECT_FALSE(p.on_grid);
     EXPECT_FALSE(in_off % 16 == 0 && cols % max_pack == 0);
     for (int64_t r = 0; r < std::min<int64_t>(rows, p.pack); ++r) {
       const int64_t mis = ((in_off / elem) + r * cols) % p.pack;
-      EXPECT_LE(span_packs(mis, cols, p.pack), 32) << "row " << r;
+      EXPECT_LE(span_packs(mis, cols, p.pack), kk::detail::kSoftmaxTileMaxPacks) << "row " << r;
     }
     EXPECT_EQ(s.block.x, 128u);
-    EXPECT_TRUE(p.group == 1 || p.group == 2 || p.group == 4 || p.group == 8 || p.group == 16);
+    EXPECT_TRUE(p.group == 1 || p.group == 2 || p.group == 4 || p.group == 8);
     EXPECT_TRUE(p.packs == 4 || p.packs == 8 || p.packs == 16);
     EXPECT_GE(int64_t{p.group} * p.packs, cols);
     if (p.group > 1) {
@@ -648,8 +671,8 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
     case SoftmaxPath::kWarp: {
       EXPECT_EQ(s.block.x, 128u);
       EXPECT_EQ(s.smem, 0u);
-      // rows off the pack grid of at most 32 packs: the tile path
-      if (p.pack > 1 && !p.on_grid) EXPECT_GE(p.packs, 2);
+      // rows off the pack grid of at most 16 packs: the tile path
+      if (p.pack > 1 && !p.on_grid) EXPECT_EQ(p.group, 32);
       if (p.group < 32) {
         EXPECT_GT(p.pack, 1);
         EXPECT_EQ(p.packs, 1);

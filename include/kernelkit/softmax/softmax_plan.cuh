@@ -6,10 +6,11 @@
 /// (tests/softmax/softmax_plan_test.cu).
 ///
 /// The paths, by row width (the plan's numbers are read from DeviceInfo, never assumed):
-///  - kTile: short rows off the pack grid (a row spanning at most 32 packs, up to 256
-///    columns): tiles of consecutive rows copied into shared memory as 16-byte packs of the
-///    flat array (no per-row partial packs), each row then in the registers of a group of
-///    1..8 lanes, written back and copied out the same way.
+///  - kTile: short rows off the pack grid (a row spanning at most 16 packs, up to 61 f32 /
+///    121 2-byte columns): tiles of
+///    consecutive rows copied into shared memory as 16-byte packs of the flat array (no per-row
+///    partial packs), each row then in the registers of a group of 1..8 lanes, written back and
+///    copied out the same way.
 ///  - kWarp: the row in registers of a group of 1..32 lanes (several rows per warp when
 ///    short, two rows per lane group when a lane holds one pack); up to 32 floats a lane.
 ///  - kBlock: one block per row, the row in shared memory (read once, written once): any row
@@ -91,12 +92,19 @@ inline constexpr int kSoftmaxClusterBlock = 512;
 // blocks per SM is preferred (the old cluster kernel's 64 KiB chunks x 3 blocks a SM beat
 // one 128-200 KB row per SM by 8-15 % at 2.5-8 rows per SM).
 inline constexpr int64_t kSoftmaxOneBlockMinRowsPerSm = 16;
-// Few rows (too few to fill the SMs): the plan compares the elements the busiest SM works
-// through (softmax_sm_work), at ~2K elements a us an SM (one 1024-thread block, f32: 13x57751
-// on 13 SMs 18.0 us, the grid's rounds below), with what a combine costs in that unit: a
-// cluster barrier and DSMEM exchange ~1 us, a grid round ~6 us (kSoftmaxBarrierBytesPerSm).
-inline constexpr int64_t kSoftmaxClusterSyncElems = 2048;
-inline constexpr int64_t kSoftmaxGridRoundElems = 12288;
+// Few rows (too few to fill the SMs): the plan compares the bytes the busiest SM works
+// through (softmax_sm_work x element bytes), at ~11 KB a us an SM (one block a SM, H100
+// seed-2 run of issue 30: f32 clusters of 8-20K elements a block 7.8 us + 1 us per 11.2 KB,
+// the grid 9.5 us + 1 us per 10.8 KB), with what a combine costs in that unit: a cluster
+// barrier and DSMEM exchange 8 KB (~1 us), a grid round 16 KB (~1.5 us) more than that
+// (fitted: 19 KB; f32 2x129193 grid 10.24 us against a cluster of 16 10.66, 3x189229 10.91
+// against 11.87, f16 13x201037 a cluster of 8 11.90 against the grid's 12.86).
+inline constexpr int64_t kSoftmaxClusterSyncBytes = 8 * 1024;
+inline constexpr int64_t kSoftmaxGridRoundBytes = 24 * 1024;
+// kTile: rows spanning at most this many packs (wider ones: 2-byte 142857x210 72.2 us on
+// tiles of 16 lanes against 61.0 on the warp path, 32437x163 20.4 against 17.3; the rows of at
+// most 9 packs measured won 5-48 %)
+inline constexpr int64_t kSoftmaxTileMaxPacks = 16;
 inline constexpr int kSoftmaxWideBlock = 1024;  // threads of the cluster, grid, two-pass blocks
 // Dynamic shared memory the chunk kernel keeps before its buffers, by block size: the
 // block reduction's slots (two sets of one pair a warp), the cluster's two pair slots, the
@@ -296,12 +304,13 @@ constexpr SoftmaxConfig softmax_tile_config(int elem_bytes, int group, int per) 
 /// (softmax_config), launch_softmax instantiates exactly these, and the plan tests check
 /// that every plan is one and every one is planned for some shape.
 /// - kTile, 128 threads, 16-byte packs: a row in 1 lane holding up to 4, 8 or 16 elements, or
-///   in 2, 4, 8 or 16 lanes (16: 2-byte types only, f32 rows of 32 packs are at most 125
-///   columns) holding up to 16 each.
+///   in 2, 4 or 8 lanes (8: 2-byte types only, f32 rows of 16 packs are at most 61 columns)
+///   holding up to 16 each.
 /// - kWarp, 128 threads: one element per access (in and out at different offsets within 16
 ///   bytes): 32 lanes holding 1, 8 or 32 elements; 16-byte packs, rows on the pack grid:
 ///   groups of 1..32 lanes holding one pack, 32 lanes holding 2..32 floats; off the grid
-///   (more than 32 packs: kTile below) 32 lanes holding 8..32 floats; 2-byte rows on the 8-byte
+///   (rows of more than 16 packs: kTile below) 32 lanes holding 1..32 floats, 32 lanes holding
+///   8..32 floats; 2-byte rows on the 8-byte
 ///   grid only: 8-byte packs, the same lane shapes, on the grid.
 /// - kBlock on the grid, the row in registers: 128 x 2 (2-byte types), 256 x 2, 512 x 2, 512 x
 ///   4 packs. A float row 128 x 2 packs hold (1024 columns) is the warp path's.
@@ -317,10 +326,10 @@ inline constexpr SoftmaxConfig kSoftmaxConfigs[] = {
     detail::softmax_tile_config(4, 1, 16),
     detail::softmax_tile_config(4, 2, 16),
     detail::softmax_tile_config(4, 4, 16),
-    detail::softmax_tile_config(4, 8, 16),
     detail::softmax_warp_config(4, 1, 32, 1, false),
     detail::softmax_warp_config(4, 1, 32, 8, false),
     detail::softmax_warp_config(4, 1, 32, 32, false),
+    detail::softmax_warp_config(4, 4, 32, 1, false),
     detail::softmax_warp_config(4, 4, 32, 2, false),
     detail::softmax_warp_config(4, 4, 32, 4, false),
     detail::softmax_warp_config(4, 4, 32, 8, false),
@@ -356,10 +365,10 @@ inline constexpr SoftmaxConfig kSoftmaxConfigs[] = {
     detail::softmax_tile_config(2, 2, 16),
     detail::softmax_tile_config(2, 4, 16),
     detail::softmax_tile_config(2, 8, 16),
-    detail::softmax_tile_config(2, 16, 16),
     detail::softmax_warp_config(2, 1, 32, 1, false),
     detail::softmax_warp_config(2, 1, 32, 8, false),
     detail::softmax_warp_config(2, 1, 32, 32, false),
+    detail::softmax_warp_config(2, 8, 32, 1, false),
     detail::softmax_warp_config(2, 8, 32, 2, false),
     detail::softmax_warp_config(2, 8, 32, 4, false),
     detail::softmax_warp_config(2, 8, 1, 1, true),
@@ -480,12 +489,12 @@ inline double softmax_fill(int64_t tasks, int64_t per_round, int64_t width, int6
   return double(tasks) * double(width) / double(slots) / time;
 }
 
-// kTile: rows off the pack grid whose span the warp path would hold one pack a lane (at most
-// 32 packs), 16-byte packs (in and out at the same offset within 16 bytes). There every row
-// has partial end packs moved element by element, and short rows are mostly those (2-byte
-// 2682433x2: 0.15 of the speed of light, 3858350x3 0.19, 765422x14 0.32; f32 343264x65 0.62).
-// A tile of rows_per_round consecutive rows is one span of the flat array: whole 16-byte
-// packs but its two ends. The row's lanes: the fewest of 1, 2, 4, 8, 16 that hold it 16
+// kTile: rows off the pack grid whose span the warp path would hold one pack a lane (the plan
+// asks it for at most kSoftmaxTileMaxPacks), 16-byte packs (in and out at the same offset within 16
+// bytes). There every row has partial end packs moved element by element, and short rows are mostly
+// those (2-byte 2682433x2: 0.15 of the speed of light, 3858350x3 0.19, 765422x14 0.32; f32
+// 343264x65 0.62). A tile of rows_per_round consecutive rows is one span of the flat array: whole
+// 16-byte packs but its two ends. The row's lanes: the fewest of 1, 2, 4, 8, 16 that hold it 16
 // elements a lane at most; one lane holds 4, 8 or 16 (the fewest that hold the row). A tile
 // holds kSoftmaxTileBytes of rows, a whole number of the block's rows at once (128 / group),
 // at least one; two buffers a block. The grid: one block per tile up to the resident blocks,
@@ -658,10 +667,12 @@ inline bool softmax_plan_cluster(int64_t rows, int64_t cols, int64_t pack_bytes,
       const int bps = blocks_per_sm(d, t.block, regs, scratch + buffers * buf);
       if (bps < t.min_bps) continue;
       if (int64_t{bps} * d.sm_count / c < 1) return false;
-      // the first that fits; while its rows leave SMs without a block, a larger cluster that
-      // takes work off the busiest SM
+      // the first that fits; then a larger cluster that takes work off the busiest SM while
+      // its rows still give every block an SM of its own (past that the blocks share SMs, and
+      // clusters of 16 at several blocks a SM pack into the GPCs short of the slots: f16
+      // 22x116416+3 on 352 blocks in clusters of 16 took 18.5 us, the grid 12.8)
       const int64_t work = softmax_sm_work(rows, c, ceil_div<int64_t>(cols, c), d.sm_count);
-      if (best_c == 0 || (rows * best_c < d.sm_count && work < best_work)) {
+      if (best_c == 0 || (rows * c <= d.sm_count && work < best_work)) {
         best_c = c, best_buffers = buffers, best_bps = bps, best_buf = buf, best_work = work;
       }
     }
@@ -800,7 +811,8 @@ inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, Alig
     if (softmax_plan_warp(rows, cols / half_pack, true, d, &h)) return h;
   }
   // short rows off the pack grid: tiles of rows through shared memory
-  if (!on_grid && p.pack > 1 && vp <= kWarpSize) {
+  // (at most kSoftmaxTileMaxPacks packs)
+  if (!on_grid && p.pack > 1 && vp <= kSoftmaxTileMaxPacks) {
     SoftmaxPlan t = p;
     if (softmax_plan_tile(rows, cols, elem_bytes, d, &t)) return t;
   }
@@ -834,9 +846,10 @@ inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, Alig
     // 18 us on 13 SMs, 0.30 of the speed of light): a cluster a row where the busiest SM's
     // elements and the cluster barrier are fewer than one block's row
     if (best.path == SoftmaxPath::kBlock && has_cluster && block.fill < 0.9 &&
-        softmax_sm_work(rows, cluster.split, ceil_div<int64_t>(cols, cluster.split), d.sm_count) +
-                kSoftmaxClusterSyncElems <
-            softmax_sm_work(rows, 1, cols, d.sm_count))
+        softmax_sm_work(rows, cluster.split, ceil_div<int64_t>(cols, cluster.split), d.sm_count) *
+                    elem_bytes +
+                kSoftmaxClusterSyncBytes <
+            softmax_sm_work(rows, 1, cols, d.sm_count) * elem_bytes)
       best = cluster;
     return best;
   }
@@ -851,11 +864,13 @@ inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, Alig
   // grid's rounds and their barriers (f32 7x160381: clusters of 16 on 112 SMs, 10K elements
   // each, against a round of 8.9K; f16 1x1048576 keeps the grid: 65K against 8K)
   if (has_cluster && has_grid &&
-      softmax_sm_work(rows, cluster.split, ceil_div<int64_t>(cols, cluster.split), d.sm_count) +
-              kSoftmaxClusterSyncElems <
+      softmax_sm_work(rows, cluster.split, ceil_div<int64_t>(cols, cluster.split), d.sm_count) *
+                  elem_bytes +
+              kSoftmaxClusterSyncBytes <
           grid.rounds * (softmax_sm_work(grid.rows_per_round, grid.split,
-                                         ceil_div<int64_t>(cols, grid.split), d.sm_count) +
-                         kSoftmaxGridRoundElems))
+                                         ceil_div<int64_t>(cols, grid.split), d.sm_count) *
+                             elem_bytes +
+                         kSoftmaxGridRoundBytes))
     return cluster;
   if (has_grid) return grid;
   softmax_plan_two_pass(rows, d, &p);
