@@ -134,26 +134,40 @@ TYPED_TEST(SoftmaxTest, WarpRowsOnAndOffThePackGrid) {
   }
 }
 
-// Short rows off the pack grid (the tile path: rows of at most 32 packs staged through shared
-// memory as 16-byte packs of the flat array, a row in 1..16 lanes): every lane group and
-// elements a lane, widths around each one's capacity, rows starting mid-pack (the same offset
-// every row, or a different one row by row), in place; tiles whose last one is partial, and the
-// grid shrunk to 3 blocks so that blocks loop over tiles (both buffers); softmax and
-// log_softmax with -inf / all -inf / NaN rows.
+// Short rows off the pack grid (the tile path: rows of at most kSoftmaxTileMaxPacks packs
+// staged through shared memory as 16-byte packs of the flat array, a row in 1..8 lanes): every
+// tile entry of kSoftmaxConfigs (each lane group and elements a lane), widths around each one's
+// capacity, rows starting mid-pack (the same offset every row, or a different one row by row),
+// in place; tiles whose last one is partial, and the grid shrunk to 3 blocks so that blocks
+// loop over tiles (both buffers); softmax and log_softmax with -inf / all -inf / NaN rows.
+// Wider rows, and 2-byte rows on the 8-byte grid (the warp path's 8-byte packs), are not tiles.
 TYPED_TEST(SoftmaxTest, TileRows) {
   using T = TypeParam;
   constexpr int64_t kPack = 16 / sizeof(T);
   const kk::DeviceInfo d = device();
   uint64_t seed = 7500;
   int64_t index = 0;
+  const kk::ConfigRange range = kk::softmax_configs_of(sizeof(T));
+  std::vector<int> runs(range.end - range.begin, 0);  // tile cases run, by entry
   for (const int64_t cols : {1,  2,  3,  4,  5,   7,   8,   9,   13,  16,  17,  31,  32, 33,
                              47, 63, 64, 65, 100, 120, 125, 128, 129, 200, 240, 248, 249}) {
     for (const Layout& l : {kAligned, Layout{3, 3, false}, Layout{1, 1, true}}) {
       if (cols % kPack == 0 && l.in_shift == 0) continue;  // on the pack grid: kWarp
       const int64_t rows = rows_for(3001, cols);
       kk::SoftmaxPlan p = plan_for<T>(rows, cols, l, d);
-      if ((cols + 2 * (kPack - 1)) / kPack > 32 && p.path != SoftmaxPath::kTile) continue;
+      // packs a row spans (off the grid), and 2-byte rows on the 8-byte grid (every row
+      // starting on an 8-byte boundary, whole 8-byte packs): the plan's rule for kTile
+      const int64_t offset = (kGuard + l.in_shift) % kPack;  // elements into its pack
+      const bool grid8 = sizeof(T) == 2 && offset % (kPack / 2) == 0 && cols % (kPack / 2) == 0;
+      if ((cols + 2 * (kPack - 1)) / kPack > kk::detail::kSoftmaxTileMaxPacks || grid8) {
+        EXPECT_NE(int(p.path), int(SoftmaxPath::kTile)) << cols << " +" << l.in_shift;
+        continue;
+      }
       ASSERT_EQ(int(p.path), int(SoftmaxPath::kTile)) << cols << " +" << l.in_shift;
+      const int entry = kk::config_index(kk::kSoftmaxConfigs, kk::softmax_config(p, sizeof(T)),
+                                         range.begin, range.end);
+      ASSERT_GE(entry, 0) << cols;
+      ++runs[entry - range.begin];
       for (const bool shrink : {false, true}) {
         kk::SoftmaxPlan q = p;
         if (shrink) q.shape.grid.x = std::min(3u, q.shape.grid.x);
@@ -166,6 +180,12 @@ TYPED_TEST(SoftmaxTest, TileRows) {
       }
     }
   }
+  // every tile kernel of the table ran
+  for (int i = range.begin; i < range.end; ++i)
+    if (kk::kSoftmaxConfigs[i].path == SoftmaxPath::kTile)
+      EXPECT_GE(runs[i - range.begin], 1)
+          << "tile entry " << i << " group " << kk::kSoftmaxConfigs[i].group << " per "
+          << kk::kSoftmaxConfigs[i].packs << " not run";
 }
 
 // 1025..8184 columns, off the pack grid (partial head and tail packs), in place.
@@ -240,12 +260,16 @@ TYPED_TEST(SoftmaxTest, BlockSizesAndBuffers) {
 // past the row, and threads with no pack at all), the grid shrunk to 3 so that blocks loop over
 // rows, in place; softmax and log_softmax with -inf / all -inf / NaN rows. f32 rows of <= 1024
 // columns (planned kWarp) are run on the register shapes too; wider rows than the shapes hold stay
-// in shared memory.
+// in shared memory. Planned for this GPU without clusters and cooperative launch: here the ~22
+// rows a case holds would go to clusters (too few rows to fill the SMs: FewRowsSpreadOverTheSMs
+// in the plan tests), and kBlock is what such a GPU plans for them.
 TYPED_TEST(SoftmaxTest, BlockRegisterRows) {
   using T = TypeParam;
   constexpr int64_t kPack = 16 / sizeof(T);
   constexpr int64_t kMaxCols = 2048 * kPack;  // 512 x 4 packs
-  const kk::DeviceInfo d = device();
+  const kk::DeviceInfo gpu = device();
+  const kk::DeviceInfo d =
+      small_device_of(gpu, gpu.sm_count, gpu.smem_per_block_optin, false, false);
   uint64_t seed = 8000;
   int64_t width_index = 0;
   // the 2-byte widths; f32 takes half of each (the same packs), then a few past 8192
