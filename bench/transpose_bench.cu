@@ -2,8 +2,9 @@
 // transpose over the listed shapes of issue 14 and generated ones (bench/shapes.h; "+o": in
 // and out start o elements past an aligned address): f32 against cublasSgeam (C = A^T with
 // the row-major <-> column-major mapping), f16 / i8 / f64 (f64 also against cublasDgeam on
-// the listed shapes). bytes = rows x cols elements read once + written once. Every case is
-// verified once on the device, every element bit for bit against its source.
+// the listed shapes); and the gather kernel forced onto the listed shapes the thin and tile
+// kernels take (impl kernelkit.gather). bytes = rows x cols elements read once + written once.
+// Every case is verified once on the device, every element bit for bit against its source.
 #include <cublas_v2.h>
 
 #include <cstdint>
@@ -61,6 +62,29 @@ Op library_op(Shape sh) {
   };
 }
 
+// The gather kernel forced onto a shape the plan sends to another kernel (impl
+// "kernelkit.gather", outside the goals): whether the tile and thin kernels keep their place, 3 %
+// ahead of it on their shapes (bench/NOTES.md, transpose). Its mode and tiles as the plan would
+// choose them for the shape (cudaMalloc'd buffers: aligned).
+template <typename T>
+Op gather_op(Shape sh) {
+  return [sh](const void* in, void* out, cudaStream_t st) {
+    kernelkit::DeviceInfo d;
+    BENCH_CUDA(kernelkit::current_device_info(&d));
+    kernelkit::TransposePlan p;
+    p.path = kernelkit::TransposePath::kGather;
+    p.elem_bytes = sizeof(T);
+    p.chunk_bytes = 16;
+    p.flat_out = kernelkit::detail::transpose_gather_flat_out(sh.rows, sizeof(T));
+    p.gather.flat_in = sh.cols <= 64;
+    p = kernelkit::detail::finish_transpose_plan(p, sh.rows, sh.cols, d);
+    kernelkit::detail::transpose_set_order(
+        &p, kernelkit::detail::transpose_col_order(p, sh.rows, sh.cols, d));
+    BENCH_CUDA(kernelkit::launch_transpose(p, static_cast<const T*>(in), static_cast<T*>(out),
+                                           sh.rows, sh.cols, st));
+  };
+}
+
 // Row-major in (rows x cols) is column-major A (cols x rows, lda = cols); row-major out
 // (cols x rows) is column-major C (rows x cols, ldc = rows); C = 1 * A^T + 0 * C (B = C,
 // ldb = ldc, transb = N: cuBLAS's documented in-place form, B unread with beta = 0).
@@ -95,6 +119,23 @@ KKBENCH_CASES {
     add_transpose_case<double>("kernelkit", sh, library_op<double>(sh));
     add_transpose_case<double>("cublas", sh, cublas_geam<double>(sh));
   }
+  // The gather kernel on the thin kernels' shapes (2, 3, 7 rows or columns) and the tile
+  // kernel's (squares, 32 / 100 rows or columns).
+  for (const Shape& sh : kF32Shapes)
+    if (sh.rows != 1000 && sh.rows != 16385 && sh.rows != 4096)
+      add_transpose_case<float>("kernelkit.gather", sh, gather_op<float>(sh));
+  for (const Shape& sh : kOtherShapes)
+    if (sh.rows != 1000) {
+      add_transpose_case<__half>("kernelkit.gather", sh, gather_op<__half>(sh));
+      add_transpose_case<int8_t>("kernelkit.gather", sh, gather_op<int8_t>(sh));
+      add_transpose_case<double>("kernelkit.gather", sh, gather_op<double>(sh));
+    }
+  // Small thin shapes (the thin kernels' tiles give them 1.3 waves of blocks): the same shapes
+  // as seed 2's generated f32 5x132379, f16 8x352263 and i8 5x816271, whose library cases run
+  // the thin kernels in the same run.
+  add_transpose_case<float>("kernelkit.gather", {5, 132379}, gather_op<float>({5, 132379}));
+  add_transpose_case<__half>("kernelkit.gather", {8, 352263}, gather_op<__half>({8, 352263}));
+  add_transpose_case<int8_t>("kernelkit.gather", {5, 816271}, gather_op<int8_t>({5, 816271}));
 }
 
 KKBENCH_GENERATED("transpose", gen) {

@@ -41,7 +41,8 @@ struct ConfigCase {
 
 // For each entry of kGemvConfigs, the first input (ops, then the smallest A, then the
 // layouts, workspaces and devices in order) whose plan is that entry on base, or on base with
-// 2 SMs (small shapes take the split and one-wave rules there), with or without clusters;
+// 2 SMs (small shapes take the split and one-wave rules there), with or without clusters
+// (also base without clusters: where base would take a cluster, the workspace's split);
 // `found` false where none is (cluster-free entries are found on every device; a GPU
 // without clusters finds no cluster plans, which are of the same kernels). The plans are for
 // alpha != 0: launchable on base's GPU.
@@ -51,7 +52,9 @@ inline std::vector<ConfigCase> config_cases(const kernelkit::DeviceInfo& base) {
   two.sm_count = std::min(base.sm_count, 2);
   kernelkit::DeviceInfo two_no_clusters = two;
   two_no_clusters.cluster_launch = false;
-  const kernelkit::DeviceInfo devices[] = {base, two, two_no_clusters};
+  kernelkit::DeviceInfo base_no_clusters = base;
+  base_no_clusters.cluster_launch = false;
+  const kernelkit::DeviceInfo devices[] = {base, two, two_no_clusters, base_no_clusters};
   const int64_t sizes[] = {0,    1,     2,     3,     4,      5,      8,      16,
                            17,   32,    33,    48,    64,     65,     100,    128,
                            200,  256,   512,   1000,  1024,   2048,   4096,   4097,
@@ -71,7 +74,8 @@ inline std::vector<ConfigCase> config_cases(const kernelkit::DeviceInfo& base) {
     for (const Shape& s : shapes) {
       if ((op == BlasOp::N ? s.m : s.n) == 0) continue;  // no output: nothing planned
       const size_t bound = kernelkit::gemv_workspace_bytes(op, s.m, s.n);
-      for (const int64_t lda : {std::max<int64_t>(1, s.n), s.n + 1, s.n + 2, 4 * s.n + 1})
+      for (const int64_t lda :
+           {std::max<int64_t>(1, s.n), s.n + 1, s.n + 2, 4 * s.n + 1, 4 * s.n + 4})
         for (const FloatOffsets& al : aligns)
           for (const size_t ws : {size_t{0}, size_t{12}, size_t{200}, size_t{520}, bound})
             for (const kernelkit::DeviceInfo& d : devices) {

@@ -82,8 +82,9 @@ KernelResources resources(const GemvPlan& p) {
       // row groups: 5/8 of the SM's threads (48 registers)
       return {kd::kGemvBlock, p.group == 1 ? 0 : 48, 1024};
     case GemvPath::kColumns: {
+      // the wide, few-row and strided tiles: 64 registers
       const auto s = kernelkit::gemv_tile_shape(p.tile);
-      return {s.tx * s.ty, s.unroll > kd::kGemvColUnroll ? 64 : 0,
+      return {s.tx * s.ty, s.unroll > kd::kGemvColUnroll || s.ty == 1 || s.strided ? 64 : 0,
               kd::gemv_t_smem_bytes(s.pack, s.tx, s.ty)};
     }
     default:
@@ -113,12 +114,13 @@ void check_invariants(const GemvPlan& p, BlasOp op, int64_t m, int64_t n, int64_
   EXPECT_LE(r.threads, d.max_threads_per_block);
   EXPECT_GE(kernelkit::blocks_per_sm(d, r.threads, r.regs, r.smem), 1);
   EXPECT_EQ(s.smem, 0u);
-  // clusters only where allowed, of a portable size that divides the grid
+  // clusters only where allowed, of a power of two the device allows that divides the grid
   if (s.is_cluster()) {
     EXPECT_TRUE(d.clusters());
     EXPECT_EQ(p.combine, BlockCombine::kCluster);
     const unsigned c = s.cluster.x * s.cluster.y * s.cluster.z;
-    EXPECT_LE(c, 8u);
+    EXPECT_LE(c, unsigned(d.max_cluster()));
+    EXPECT_EQ(c & (c - 1), 0u);
     EXPECT_EQ(s.grid.x % s.cluster.x, 0u);
     EXPECT_EQ(s.grid.y % s.cluster.y, 0u);
     EXPECT_EQ(int(c), p.splits);
@@ -161,12 +163,15 @@ void check_invariants(const GemvPlan& p, BlasOp op, int64_t m, int64_t n, int64_
   }
   if (p.path == GemvPath::kColumns) {
     const auto t = kernelkit::gemv_tile_shape(p.tile);
-    EXPECT_EQ(t.pack == 4 ? 4 / std::gcd<int64_t>(lda % 4 == 0 ? 4 : lda % 4, 4) : 1, p.phases);
-    if (p.phases > 1) EXPECT_EQ(p.combine, BlockCombine::kSecondKernel);
-    // a thread over every row (m <= 64), or over its split's rows of a long matrix
+    // 16-byte packs exactly where every row is as far past a boundary as A; else scalar loads
+    EXPECT_EQ(t.strided, lda % 4 != 0);
+    // a thread over its split's rows: few rows (m <= 64), or a long matrix split through the
+    // workspace
     if (t.ty == 1)
       EXPECT_TRUE(m <= 64 ||
                   (p.combine == BlockCombine::kSecondKernel && p.splits >= 2 && m >= 2 * n));
+    // every block of a split at least a trip of its loop (few rows: one; tiles: two)
+    if (p.splits > 1) EXPECT_GE(m, int64_t{p.splits} * t.ty * t.unroll * (t.ty == 1 ? 1 : 2));
   }
   if (p.path == GemvPath::kRows) {
     EXPECT_TRUE(p.width == 4 || p.width == 8 || p.width == 16 || p.width == 32);
@@ -215,7 +220,8 @@ TEST(GemvPlan, H100SweepTable) {
     int width_or_tile;  // kRows: width; kColumns: static_cast<int>(GemvTile)
   };
   constexpr auto N = BlasOp::N, T = BlasOp::T;
-  constexpr auto kNone = BlockCombine::kNone, kWs = BlockCombine::kSecondKernel;
+  constexpr auto kNone = BlockCombine::kNone, kWs = BlockCombine::kSecondKernel,
+                 kCl = BlockCombine::kCluster;
   const int kWide32 = int(GemvTile::kWide32), kWide64 = int(GemvTile::kWide64),
             kWide128 = int(GemvTile::kWide128), kTile = int(GemvTile::kTile),
             kFat = int(GemvTile::kFat);
@@ -226,7 +232,7 @@ TEST(GemvPlan, H100SweepTable) {
       {N, 8388608, 3, GemvPath::kShortRows, kNone, 1, 0},
       {N, 8, 4194304, GemvPath::kSplitRows, kWs, 132, 0},
       {N, 4194304, 8, GemvPath::kShortRows, kNone, 1, 0},
-      {N, 64, 524288, GemvPath::kSplitRows, kWs, 16, 0},
+      {N, 64, 524288, GemvPath::kSplitRows, kWs, 16, 0},  // a cluster of 16 lost: 52.5 -> 59.7 us
       {N, 524288, 64, GemvPath::kRows, kNone, 1, 8},
       {N, 1024, 32768, GemvPath::kSplitRows, kNone, 1, 0},
       {N, 4096, 4096, GemvPath::kRowPairs, kNone, 1, 0},
@@ -244,7 +250,7 @@ TEST(GemvPlan, H100SweepTable) {
       {T, 4194304, 8, GemvPath::kShortColumns, kWs, 1056, 0},
       {T, 64, 524288, GemvPath::kColumns, kNone, 1, kFat},
       {T, 524288, 64, GemvPath::kShortColumns, kWs, 1056, 0},
-      {T, 1024, 32768, GemvPath::kColumns, kNone, 1, kTile},
+      {T, 1024, 32768, GemvPath::kColumns, kCl, 2, kTile},  // 512 tiles: 2 a tile fill the SMs
       {T, 4096, 4096, GemvPath::kColumns, kNone, 1, kWide32},
       {T, 8192, 8192, GemvPath::kColumns, kNone, 1, kWide64},
       {T, 14336, 4096, GemvPath::kColumns, kNone, 1, kWide32},
@@ -290,7 +296,10 @@ TEST(GemvPlan, H100SweepTable) {
   EXPECT_EQ(fat.combine, BlockCombine::kSecondKernel);
   EXPECT_EQ(fat.combine_cols, 1);  // 528 parts, 1024 outputs: a block an output
   EXPECT_EQ(plan(BlasOp::T, 151936, 4096, 4096, {}, size_t{4} << 20, d).combine_cols, 32);
-  EXPECT_EQ(plan(BlasOp::T, 40001, 1500, 1500, {}, size_t{4} << 20, d).splits, 264);
+  EXPECT_EQ(plan(BlasOp::T, 40001, 1800, 1800, {}, size_t{4} << 20, d).splits, 264);
+  // ... only where the 1024-column tiles are 3/4 used: 1500 of 2048 and 192 of 1024 are not
+  EXPECT_NE(plan(BlasOp::T, 40001, 1500, 1500, {}, size_t{4} << 20, d).tile, GemvTile::kFat);
+  EXPECT_EQ(plan(BlasOp::T, 179861, 192, 192, {}, size_t{4} << 20, d).tile, GemvTile::kTile);
   EXPECT_NE(plan(BlasOp::T, 70001, 1024, 1024, {}, 0, d).tile, GemvTile::kFat);
   EXPECT_NE(plan(BlasOp::T, 60000, 1024, 1024, {}, size_t{4} << 20, d).tile, GemvTile::kFat);
   // without a workspace (or with too little) the rows are not grouped: clusters or one block
@@ -301,7 +310,8 @@ TEST(GemvPlan, H100SweepTable) {
   EXPECT_EQ(plan(BlasOp::N, 3, 8388608, 8388608, {1, 0, 0}, 16384, d).group, 1);
 }
 
-// Without a workspace: thin shapes use clusters on Hopper builds, else run unsplit.
+// Without a workspace: thin shapes use clusters on Hopper builds (16 blocks: the non-portable
+// size; 8 where plan_and_launch found none of 16 fits), else run unsplit.
 TEST(GemvPlan, NoWorkspaceUsesClustersOnlyWhereAllowed) {
   for (const auto& dev : kktest::all_devices()) {
     SCOPED_TRACE(dev.name);
@@ -310,7 +320,7 @@ TEST(GemvPlan, NoWorkspaceUsesClustersOnlyWhereAllowed) {
     for (const GemvPlan* p : {&n3, &t64}) {
       if (dev.info.clusters()) {
         EXPECT_EQ(p->combine, BlockCombine::kCluster);
-        EXPECT_EQ(p->splits, 8);
+        EXPECT_EQ(p->splits, dev.info.max_cluster());
       } else {
         EXPECT_EQ(p->combine, BlockCombine::kNone);
         EXPECT_EQ(p->splits, 1);
@@ -318,6 +328,9 @@ TEST(GemvPlan, NoWorkspaceUsesClustersOnlyWhereAllowed) {
       }
     }
   }
+  DeviceInfo portable = kktest::h100();
+  portable.nonportable_clusters = false;
+  EXPECT_EQ(plan(BlasOp::N, 3, 8388608, 8388608, {}, 0, portable).splits, 8);
   // the compute_80 build on an H100 (issue 16): no cluster
   const GemvPlan p = plan(BlasOp::N, 1, 1 << 22, 1 << 22, {}, 0, kktest::h100_compute80());
   EXPECT_FALSE(p.shape.is_cluster());
@@ -335,13 +348,14 @@ TEST(GemvPlan, SplitsOnlyWithinTheWorkspace) {
   const GemvPlan none = plan(BlasOp::N, 3, 8388608, 8388608, {}, 3 * sizeof(float), d);
   EXPECT_EQ(none.combine, BlockCombine::kNone);
   EXPECT_EQ(none.splits, 1);
-  // odd lda, BlasOp::T: 16-byte loads by row class only with room for a partial row each
-  const GemvPlan phases = plan(BlasOp::T, 4097, 4095, 4095, {}, 1 << 22, d);
-  EXPECT_EQ(phases.tile, GemvTile::kTile);
-  EXPECT_EQ(phases.phases, 4);
-  const GemvPlan scalar = plan(BlasOp::T, 4097, 4095, 4095, {}, 0, d);
-  EXPECT_EQ(scalar.tile, GemvTile::kScalar);
-  EXPECT_EQ(scalar.phases, 1);
+  // odd lda, BlasOp::T: the strided tiles, with a workspace or without (no partial row per
+  // class of rows any more)
+  for (size_t ws : {size_t{1} << 22, size_t{0}}) {
+    EXPECT_EQ(plan(BlasOp::T, 4097, 4095, 4095, {}, ws, d).tile, GemvTile::kStrided);
+    EXPECT_EQ(plan(BlasOp::T, 33, 4095, 4095, {}, ws, d).tile, GemvTile::kStridedFat);
+  }
+  EXPECT_EQ(plan(BlasOp::T, 4097, 4095, 4095, {}, 1 << 22, d).combine, BlockCombine::kSecondKernel);
+  EXPECT_EQ(plan(BlasOp::T, 4097, 4095, 4095, {}, 0, d).combine, BlockCombine::kNone);
 }
 
 TEST(GemvPlan, WorkspaceBytesBound) {
@@ -362,6 +376,28 @@ TEST(GemvPlan, EmptyInnerDimensionScales) {
     const GemvPlan t = plan(BlasOp::T, 0, 77, 77, {}, 0, dev.info);
     EXPECT_EQ(t.path, GemvPath::kScale);
     EXPECT_EQ(t.count, 77);
+  }
+}
+
+// No outputs (m == 0 for N, n == 0 for T) with a non-empty inner dimension: the empty plan, not
+// a division by zero tiles (T 65 x 0 with lda 4 crashed the long-matrix rule), for every
+// workspace and device; both ops, short and long inner dimensions.
+TEST(GemvPlan, NoOutputsIsTheEmptyPlan) {
+  const kernelkit::Alignment odd(4);
+  for (const auto& dev : kktest::all_devices()) {
+    for (const size_t ws : {size_t{0}, size_t{1} << 22}) {
+      for (const int64_t inner : {1, 2, 3, 64, 65, 4096, 179861}) {
+        const GemvPlan t =
+            kernelkit::plan_gemv(BlasOp::T, inner, 0, 4, {odd, odd, odd}, ws, dev.info);
+        EXPECT_EQ(t.path, GemvPath::kScale) << dev.name << " T " << inner;
+        EXPECT_EQ(t.count, 0);
+        const GemvPlan t2 = kernelkit::plan_gemv(BlasOp::T, inner, 0, 1, {}, ws, dev.info);
+        EXPECT_EQ(t2.path, GemvPath::kScale) << dev.name << " T lda 1 " << inner;
+        const GemvPlan n = kernelkit::plan_gemv(BlasOp::N, 0, inner, inner, {}, ws, dev.info);
+        EXPECT_EQ(n.path, GemvPath::kScale) << dev.name << " N " << inner;
+        EXPECT_EQ(n.count, 0);
+      }
+    }
   }
 }
 
@@ -572,21 +608,28 @@ Model run_model(const GemvPlan& p, const FloatOffsets& al, int64_t span) {
     case GemvPath::kColumns: {
       const auto s = kernelkit::gemv_tile_shape(p.tile);
       const int kcols = s.tx * s.pack;
-      const int phases = p.phases;
-      const int splits = int(gy) / phases;
+      const int splits = int(gy);
       for (unsigned bx = 0; bx < gx; ++bx)
-        for (unsigned z = 0; z < gy; ++z) {
-          const int phase = int(z) % phases, split = int(z) / phases;
-          const int shift = s.pack == 1 ? 0 : (p.a_offset + phase * int(ld % 4)) % 4;
+        for (int split = 0; split < splits; ++split) {
+          const int shift = s.strided ? 0 : p.a_offset;
           const int64_t col0 = int64_t{bx} * kcols - shift;
           for (int ty = 0; ty < s.ty; ++ty)
             for (int tx = 0; tx < s.tx; ++tx) {
-              const int64_t c0 = col0 + int64_t{tx} * s.pack;
-              const bool full = c0 >= 0 && c0 + s.pack <= n;
-              const int64_t step = int64_t{phases} * splits * s.ty;
-              for (int64_t i = phase + int64_t{phases} * (int64_t{split} * s.ty + ty); i < m;
-                   i += step) {
-                if (full && s.pack == 4) {
+              const int64_t step = int64_t{splits} * s.ty;
+              for (int64_t i = int64_t{split} * s.ty + ty; i < m; i += step) {
+                if (s.strided) {
+                  // columns col0 + tx + k * tx_count, a column past n read as column n - 1
+                  // (counted once: the kernel reads it for a column it never writes)
+                  for (int k = 0; k < s.pack; ++k) {
+                    const int64_t j = col0 + tx + int64_t{k} * s.tx;
+                    if (j < n) md.read(i * ld + j);
+                    if (j >= n && (i * ld + n - 1 < 0 || i * ld + n - 1 >= md.span))
+                      md.out_of_range = true;
+                  }
+                  continue;
+                }
+                const int64_t c0 = col0 + int64_t{tx} * s.pack;
+                if (c0 >= 0 && c0 + s.pack <= n) {
                   md.read_pack(i * ld + c0, p.a_offset);
                 } else {
                   for (int k = 0; k < s.pack; ++k)
@@ -601,8 +644,8 @@ Model run_model(const GemvPlan& p, const FloatOffsets& al, int64_t span) {
             if (gy == 1)
               out(0, j, false);
             else if (ws)
-              out(z, j, true);
-            else if (z == 0)
+              out(split, j, true);
+            else if (split == 0)
               out(0, j, false);  // cluster rank 0
           }
         }
@@ -648,7 +691,7 @@ TEST(GemvPlan, EveryElementReadOnceEveryOutputWrittenOnce) {
       {70000, 1}, {2, 4100},  {3, 9000},  {5, 3},     {1000, 3},   {4099, 8},  {300, 64},
       {301, 65},  {33, 1000}, {100, 130}, {3, 300},   {64, 2000},  {65, 33},   {2100, 40},
       {600, 96},  {2500, 64}, {9000, 2},  {40, 4096}, {1500, 100}, {7, 0},     {41, 4099},
-      {7, 5000},  {12, 4100}, {5, 4097}};
+      {7, 5000},  {12, 4100}, {5, 4097},  {500, 130}};
   std::set<std::string> seen;
   for (const auto& dev :
        {kktest::NamedDevice{"tiny", tiny()}, kktest::NamedDevice{"T4", kktest::t4()}}) {
@@ -672,16 +715,17 @@ TEST(GemvPlan, EveryElementReadOnceEveryOutputWrittenOnce) {
       }
   }
   // the sweep reaches every path, combine and tile kernel
-  for (const char* want : {"0/0",   "1/0",   "2/0",   "3/0",   "3/1",   "3/3",   "4/0",
-                           "5/0/1", "5/3/1", "5/0/2", "5/0/3", "5/0/4", "5/0/0", "5/1/0",
-                           "5/3/0", "5/0/5", "5/1/5", "5/0/6", "6/3",   "7/0",   "3/3/g"})
+  for (const char* want :
+       {"0/0",   "1/0",   "2/0",   "3/0",   "3/1",   "3/3",   "4/0",   "5/0/1", "5/1/1",
+        "5/3/1", "5/0/2", "5/0/3", "5/0/4", "5/0/0", "5/1/0", "5/3/0", "5/0/5", "5/1/5",
+        "5/3/5", "5/0/6", "5/1/6", "5/3/6", "6/3",   "7/0",   "3/3/g"})
     EXPECT_TRUE(seen.count(want)) << "no plan took " << want;
 }
 
 // The invariants over many shapes x leading dimensions x both ops x every test device (and
 // the 2-SM ones, where every split rule fires) x operand alignments x workspace sizes; and
 // the row-group rule: a group of 2..4 aligned rows (all of the matrix's) only where its split
-// goes through the workspace or it has none, and a cluster only over single rows.
+// goes through the workspace, and a cluster only over single rows.
 TEST(GemvPlan, InvariantsOverShapesAlignmentsAndWorkspaces) {
   const int64_t sizes[] = {0,    1,     2,     3,     4,      5,      7,       8,       16,
                            31,   32,    33,    63,    64,     65,     100,     127,     128,
@@ -707,9 +751,7 @@ TEST(GemvPlan, InvariantsOverShapesAlignmentsAndWorkspaces) {
                   EXPECT_EQ(p.group, p.rows) << what;
                   EXPECT_LE(p.group, 4) << what;
                   EXPECT_TRUE(p.aligned) << what;
-                  EXPECT_TRUE(p.combine == BlockCombine::kSecondKernel ||
-                              (p.combine == BlockCombine::kNone && p.splits == 1))
-                      << what;
+                  EXPECT_EQ(p.combine, BlockCombine::kSecondKernel) << what;
                 }
                 if (::testing::Test::HasFailure()) return;  // one input's failures, not millions
               }

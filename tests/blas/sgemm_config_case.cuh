@@ -40,7 +40,9 @@ inline std::vector<ConfigCase> config_cases(const kernelkit::DeviceInfo& base) {
   kernelkit::DeviceInfo two = base;
   two.sm_count = std::min(base.sm_count, 2);
   const kernelkit::DeviceInfo devices[] = {base, two};
-  const int64_t mn[] = {0, 1, 2, 5, 8, 9, 31, 33, 64, 100, 129, 257, 300, 513, 1000, 2048};
+  // 101: an odd m a 128-row tile covers (TN 101x300x129 on 2 SMs is the smallest 128 x 256
+  // call with 4-byte copies of A and 16-byte ones of B since 4-byte stores count in the plan)
+  const int64_t mn[] = {0, 1, 2, 5, 8, 9, 31, 33, 64, 100, 101, 129, 257, 300, 513, 1000, 2048};
   const int64_t ks[] = {0, 1, 17, 64, 129, 300, 1024, 4096};
   struct Shape {
     int64_t m, n, k;

@@ -82,7 +82,7 @@ TEST(SgemmPlan, H100SweepChoices) {
   constexpr auto k256 = SgemmTile::k128x256, k128 = SgemmTile::k128x128;
   constexpr auto k64 = SgemmTile::k128x64;
   const Expected table[] = {
-      {{512, 512, 512}, kT, k64, 32, 4, 0},      // 32 tiles, split-K 4: 128 blocks
+      {{512, 512, 512}, kT, k64, 32, 8, 0},      // 32 tiles, split-K 8: 256 blocks
       {{1000, 1000, 1000}, kT, k256, 32, 4, 0},  // 32 big tiles x 4 parts: one wave
       {{1024, 1024, 1024}, kT, k256, 32, 4, 0},
       {{2000, 2000, 2000}, kT, k256, 0, 1, 0},  // 128 tiles: one wave
@@ -127,9 +127,9 @@ TEST(SgemmPlan, H100SweepChoices) {
     if (p0.path == SgemmPath::kTiled) EXPECT_EQ(p0.tiled.splits, 1);
     if (p0.path == SgemmPath::kSkinny) EXPECT_EQ(p0.skinny.splits, 1);
   }
-  // the other op combinations at their sweep shapes keep the NN tile and split; op(B) = B^T
-  // is packed (NT runs NN's copies, TT TN's), with the op-aware workspace bound and the
-  // bound for any ops
+  // the other op combinations at their sweep shapes keep the NN tile and split; NT packs
+  // op(B) = B^T (and runs NN's copies), TT computes C^T = B A (NN's copies, no pack), with the
+  // op-aware workspace bound and the bound for any ops
   for (const Shape s : {Shape{2048, 2048, 2048}, Shape{3000, 3000, 3000}})
     for (BlasOp oa : {BlasOp::N, BlasOp::T})
       for (BlasOp ob : {BlasOp::N, BlasOp::T})
@@ -141,7 +141,9 @@ TEST(SgemmPlan, H100SweepChoices) {
           ASSERT_EQ(p.path, SgemmPath::kTiled);
           EXPECT_EQ(p.tiled.tile, SgemmTile::k128x256);
           EXPECT_EQ(p.tiled.splits, s.m == 3000 ? 5 : 1);
-          EXPECT_EQ(p.tiled.pack_b, ob == BlasOp::T);
+          const bool tt = oa == BlasOp::T && ob == BlasOp::T;
+          EXPECT_EQ(p.tiled.pack_b, ob == BlasOp::T && !tt);
+          EXPECT_EQ(p.tiled.trans_c, tt);
           EXPECT_EQ(p.tiled.load_b, kernelkit::SgemmLoad::kMnVec4);
           if (p.tiled.pack_b) EXPECT_EQ(p.tiled.pack.path, kernelkit::TransposePath::kTile);
         }
@@ -227,10 +229,13 @@ void check_plan(const SgemmPlan& p, BlasOp oa, BlasOp ob, const Shape& s, const 
       const auto& t = p.tiled;
       legal_grid(p.shape);
       EXPECT_GT(std::min(s.m, s.n), kernelkit::kSgemmSkinnyMaxRows);
-      EXPECT_TRUE(kernelkit::sgemm_tile_allowed(t.tile, t.load_a, t.load_b));
+      EXPECT_TRUE(kernelkit::sgemm_tile_allowed(t.tile, t.load_a, t.load_b, t.trans_c));
       const auto sh = kernelkit::sgemm_tile_shape(t.tile);
-      EXPECT_EQ(t.tiles_m, kernelkit::ceil_div<int64_t>(s.m, sh.bm));
-      EXPECT_EQ(t.tiles_n, kernelkit::ceil_div<int64_t>(s.n, sh.bn));
+      // the kernel's C: C, or C^T (n x m)
+      const int64_t km = t.trans_c ? s.n : s.m, kn = t.trans_c ? s.m : s.n;
+      EXPECT_EQ(t.tiles_m, kernelkit::ceil_div<int64_t>(km, sh.bm));
+      EXPECT_EQ(t.tiles_n, kernelkit::ceil_div<int64_t>(kn, sh.bn));
+      if (t.trans_c) EXPECT_FALSE(t.pack_b);
       const int64_t tiles = t.tiles_m * t.tiles_n;
       // every tile once: whole, or in `splits` parts that cover K once
       EXPECT_EQ(t.dp_tiles + t.split_tiles, tiles);
@@ -264,10 +269,14 @@ void check_plan(const SgemmPlan& p, BlasOp oa, BlasOp ob, const Shape& s, const 
       }
       if (t.split_tiles > 0) {
         EXPECT_GE(t.splits, 2);
-        EXPECT_GE(t.split_k_tiles, kernelkit::kSgemmMinSplitKTiles);
+        EXPECT_GE(t.split_k_tiles, t.dp_tiles > 0 ? kernelkit::kSgemmMinTailSplitKTiles
+                                                  : kernelkit::kSgemmMinSplitKTiles);
         EXPECT_GE(t.splits * t.split_k_tiles, k_tiles);
         EXPECT_LT((t.splits - 1) * t.split_k_tiles, k_tiles);
-        EXPECT_LE(t.split_tiles * t.splits, kernelkit::kSgemmMaxSplitBlocks);
+        EXPECT_LE(4 * sh.bm * sh.bn * t.split_tiles * t.splits, kernelkit::kSgemmMaxSplitBytes);
+        if (t.dp_tiles > 0)  // the tail behind whole waves fills at most kSgemmMaxTailWaves
+          EXPECT_LE(t.split_tiles * t.splits,
+                    kernelkit::kSgemmMaxTailWaves * t.blocks_per_sm * d.sm_count);
         EXPECT_EQ(p.workspace_used, pack + size_t(4 * sh.bm * sh.bn * t.split_tiles * t.splits));
         // the combine covers every element of the split tiles once
         EXPECT_EQ(int64_t{p.reduce_shape.grid.x} * p.reduce_shape.block.x * 4,
@@ -289,11 +298,14 @@ void check_plan(const SgemmPlan& p, BlasOp oa, BlasOp ob, const Shape& s, const 
       EXPECT_GE(kernelkit::blocks_per_sm(d, sh.threads, kernelkit::sgemm_tile_regs(t.tile),
                                          int64_t(p.shape.smem)),
                 t.blocks_per_sm);
-      // load modes and C access from the layout
-      EXPECT_EQ(t.load_a == kernelkit::SgemmLoad::kKContig, oa == BlasOp::N);
-      EXPECT_EQ(t.load_b == kernelkit::SgemmLoad::kKContig, ob == BlasOp::T && !t.pack_b);
-      if (t.load_a == kernelkit::SgemmLoad::kMnVec4) EXPECT_EQ(l.lda % 4, 0);
-      if (t.load_b == kernelkit::SgemmLoad::kMnVec4 && !t.pack_b) EXPECT_EQ(l.ldb % 4, 0);
+      // load modes and C access from the layout (with C^T the kernel's A is op(B)^T, read
+      // as op(B) is, and its B op(A)^T)
+      const auto load_of_a = t.trans_c ? t.load_b : t.load_a;
+      const auto load_of_b = t.trans_c ? t.load_a : t.load_b;
+      EXPECT_EQ(load_of_a == kernelkit::SgemmLoad::kKContig, oa == BlasOp::N);
+      EXPECT_EQ(load_of_b == kernelkit::SgemmLoad::kKContig, ob == BlasOp::T && !t.pack_b);
+      if (load_of_a == kernelkit::SgemmLoad::kMnVec4) EXPECT_EQ(l.lda % 4, 0);
+      if (load_of_b == kernelkit::SgemmLoad::kMnVec4 && !t.pack_b) EXPECT_EQ(l.ldb % 4, 0);
       if (t.c_vec4) EXPECT_EQ(l.ldc % 4, 0);
       break;
     }
@@ -375,7 +387,7 @@ TEST(SgemmPlan, InvariantsRandomShapes) {
 // (the grouped order is a permutation), every (split tile, part) once.
 TEST(SgemmPlan, BlocksCoverEveryTileAndPartOnce) {
   for (const Shape s : {Shape{3000, 3000, 3000}, Shape{1000, 1000, 1000}, Shape{300, 4000, 999},
-                        Shape{2500, 130, 5000}}) {
+                        Shape{2500, 130, 5000}, Shape{57, 5127, 2705}, Shape{5911, 137, 645}}) {
     const DeviceInfo d = kktest::h100();
     const SgemmPlan p =
         plan(BlasOp::N, BlasOp::N, s, kernelkit::sgemm_workspace_bytes(s.m, s.n, s.k), d);
@@ -386,7 +398,8 @@ TEST(SgemmPlan, BlocksCoverEveryTileAndPartOnce) {
     for (int64_t tile = 0; tile < t.tiles_m * t.tiles_n; ++tile) {
       int64_t m0 = -1, n0 = -1;
       kernelkit::detail::sgemm_tile_origin(tile, t.tiles_m, t.tiles_n, sh.bm, sh.bn, &m0, &n0);
-      EXPECT_TRUE(m0 >= 0 && m0 < s.m && n0 >= 0 && n0 < s.n) << str(s);
+      const int64_t km = t.trans_c ? s.n : s.m, kn = t.trans_c ? s.m : s.n;  // the kernel's C
+      EXPECT_TRUE(m0 >= 0 && m0 < km && n0 >= 0 && n0 < kn) << str(s);
       origins.insert({m0, n0});
     }
     EXPECT_EQ(int64_t(origins.size()), t.tiles_m * t.tiles_n) << str(s);
@@ -438,24 +451,26 @@ TEST(SgemmPlan, WorkspaceLimitsTheSplit) {
 // The pack of op(B) = B^T: chosen with a workspace that holds it when the product is big
 // enough to pay for 8 k n bytes; the direct kernel (B read along K) when the workspace is
 // too small, B is padded (ldb > k), n % 4 != 0, the pack would pass kSgemmMaxPackBytes, or
-// the product is too small; never for op_b == N.
+// the product is too small; never for op_b == N. TT computes C^T = B A instead (the kernel
+// reads B along K as NN reads A, and A with 16-byte copies): no pack, no workspace needed.
 TEST(SgemmPlan, PackOfOpB) {
   const DeviceInfo h = kktest::h100();
   const Shape s{2048, 2048, 2048};
   const size_t pack = size_t(4 * s.n * s.k);
   const size_t full = kernelkit::sgemm_workspace_bytes(BlasOp::N, BlasOp::T, s.m, s.n, s.k);
-  for (BlasOp oa : {BlasOp::N, BlasOp::T}) {
-    const SgemmPlan p = plan(oa, BlasOp::T, s, full, h);
+  {
+    const SgemmPlan p = plan(BlasOp::N, BlasOp::T, s, full, h);
     ASSERT_EQ(p.path, SgemmPath::kTiled);
     EXPECT_TRUE(p.tiled.pack_b);
+    EXPECT_FALSE(p.tiled.trans_c);
     EXPECT_EQ(p.tiled.pack_bytes, pack);
     EXPECT_EQ(p.workspace_used, pack);
     EXPECT_EQ(p.tiled.load_b, kernelkit::SgemmLoad::kMnVec4);
     EXPECT_EQ(p.tiled.pack.path, kernelkit::TransposePath::kTile);
     // exactly the pack is enough; one byte less, or none: the direct kernel, same tile
-    EXPECT_TRUE(plan(oa, BlasOp::T, s, pack, h).tiled.pack_b);
+    EXPECT_TRUE(plan(BlasOp::N, BlasOp::T, s, pack, h).tiled.pack_b);
     for (size_t ws : {pack - 1, pack / 2, size_t{0}}) {
-      const SgemmPlan q = plan(oa, BlasOp::T, s, ws, h);
+      const SgemmPlan q = plan(BlasOp::N, BlasOp::T, s, ws, h);
       ASSERT_EQ(q.path, SgemmPath::kTiled);
       EXPECT_FALSE(q.tiled.pack_b) << ws;
       EXPECT_EQ(q.tiled.load_b, kernelkit::SgemmLoad::kKContig);
@@ -464,10 +479,24 @@ TEST(SgemmPlan, PackOfOpB) {
     }
     // B misaligned: packed all the same (the transpose takes any alignment; the copy is
     // 16-byte aligned)
-    const SgemmPlan u = plan(oa, BlasOp::T, s, full, h, {Alignment(), Alignment(4), Alignment()});
+    const SgemmPlan u =
+        plan(BlasOp::N, BlasOp::T, s, full, h, {Alignment(), Alignment(4), Alignment()});
     EXPECT_TRUE(u.tiled.pack_b);
     EXPECT_EQ(u.tiled.load_b, kernelkit::SgemmLoad::kMnVec4);
-    EXPECT_EQ(u.tiled.pack.path, kernelkit::TransposePath::kShift);
+    EXPECT_EQ(u.tiled.pack.path, kernelkit::TransposePath::kGather);
+  }
+  // TT: C^T with any workspace, B aligned or not
+  for (size_t ws : {full, pack - 1, size_t{0}})
+    for (Alignment b : {Alignment(), Alignment(4)}) {
+      const SgemmPlan t = plan(BlasOp::T, BlasOp::T, s, ws, h, {Alignment(), b, Alignment()});
+      ASSERT_EQ(t.path, SgemmPath::kTiled);
+      EXPECT_FALSE(t.tiled.pack_b);
+      EXPECT_TRUE(t.tiled.trans_c);
+      EXPECT_EQ(t.tiled.load_a, kernelkit::SgemmLoad::kKContig);  // B, along K
+      EXPECT_EQ(t.tiled.load_b, kernelkit::SgemmLoad::kMnVec4);   // A, 16-byte copies
+      EXPECT_EQ(t.workspace_used, 0u);
+    }
+  for (BlasOp oa : {BlasOp::N, BlasOp::T}) {
     // B padded: the transpose reads unpadded rows only
     const Lds l = packed(oa, BlasOp::T, s);
     const SgemmPlan pad =
@@ -483,7 +512,8 @@ TEST(SgemmPlan, PackOfOpB) {
     ASSERT_EQ(p.path, SgemmPath::kTiled) << str(q);
     EXPECT_FALSE(p.tiled.pack_b) << str(q);
   }
-  // every test device packs the big NT / TT products (the pack is < 4 % of their time)
+  // every test device reads op(B) of the big NT / TT products with 16-byte copies: packed
+  // (NT; the pack is < 4 % of their time) or as C^T (TT)
   for (const auto& dev : kktest::all_devices())
     for (const Shape q :
          {Shape{2048, 2048, 2048}, Shape{3000, 3000, 3000}, Shape{4096, 1024, 4096}})
@@ -491,8 +521,44 @@ TEST(SgemmPlan, PackOfOpB) {
         const SgemmPlan p =
             plan(oa, BlasOp::T, q, kernelkit::sgemm_workspace_bytes(oa, BlasOp::T, q.m, q.n, q.k),
                  dev.info);
-        EXPECT_TRUE(p.tiled.pack_b) << dev.name << " " << str(q);
+        EXPECT_TRUE(oa == BlasOp::N ? p.tiled.pack_b : p.tiled.trans_c)
+            << dev.name << " " << str(q);
+        EXPECT_EQ(p.tiled.load_b, kernelkit::SgemmLoad::kMnVec4) << dev.name << " " << str(q);
       }
+}
+
+// Every M from 2 to 256 (and every N, the same problem transposed) against wide, deep
+// operands, each op combination, aligned and not, on every test device: a valid plan; on the
+// tiled path, the rows of the kernel's C (C's columns when it computes C^T) padded by less
+// than a 64-row tile, and blocks for at least 90 % of the SMs.
+TEST(SgemmPlan, EverySmallMFillsTheGpu) {
+  for (const auto& dev : kktest::all_devices())
+    for (int64_t m = 2; m <= 256; ++m)
+      for (const int64_t nk : {4096, 5127})
+        for (BlasOp oa : {BlasOp::N, BlasOp::T})
+          for (BlasOp ob : {BlasOp::N, BlasOp::T})
+            for (bool small_n : {false, true}) {
+              const Shape s = small_n ? Shape{nk, m, nk} : Shape{m, nk, nk};
+              const Lds l = packed(oa, ob, s);
+              const Alignment at(nk % 4 == 0 ? 0 : 4);
+              const kernelkit::SgemmAlignment al{at, at, at};
+              const size_t ws = kernelkit::sgemm_workspace_bytes(s.m, s.n, s.k);
+              const SgemmPlan p = kernelkit::plan_sgemm(oa, ob, s.m, s.n, s.k, l.lda, l.ldb, l.ldc,
+                                                        al, ws, dev.info);
+              const std::string label = std::string(dev.name) + " " + str(s) +
+                                        (oa == BlasOp::N ? " N" : " T") +
+                                        (ob == BlasOp::N ? "N" : "T");
+              check_plan(p, oa, ob, s, l, ws, dev.info, label, al.b.fits(16));
+              if (p.path != SgemmPath::kTiled) continue;
+              const auto& t = p.tiled;
+              const auto sh = kernelkit::sgemm_tile_shape(t.tile);
+              const int64_t rows = t.trans_c ? s.n : s.m, cols = t.trans_c ? s.m : s.n;
+              if (rows <= 256) EXPECT_LT(t.tiles_m * sh.bm - rows, 64) << label;
+              if (cols <= 256) EXPECT_LT(t.tiles_n * sh.bn - cols, 256) << label;
+              // (128 x 256 tiles split 16 x 8 leave 4 of 132 SMs idle: 16 x 9 would be 2 waves)
+              EXPECT_GE(10 * int64_t{p.shape.grid.x}, 9 * dev.info.sm_count) << label;
+              if (HasFailure()) return;
+            }
 }
 
 TEST(SgemmPlan, GemvAndSkinnyChoices) {
@@ -589,7 +655,8 @@ TEST(SgemmWorkspace, BoundFromTheShape) {
       EXPECT_EQ(kernelkit::sgemm_workspace_bytes(s.m, s.n, s.k), nt) << str(s);
     }
   EXPECT_GT(kernelkit::sgemm_workspace_bytes(256, 256, 262144), 0u);
-  EXPECT_LE(kernelkit::sgemm_workspace_bytes(1 << 20, 1 << 20, 1 << 20), size_t{33} << 20);
+  EXPECT_LE(kernelkit::sgemm_workspace_bytes(1 << 20, 1 << 20, 1 << 20),
+            size_t(kernelkit::kSgemmMaxSplitBytes) + 16);
   EXPECT_LE(kernelkit::sgemm_workspace_bytes(8, 4096, 4096), size_t{9} << 20);
 }
 
@@ -599,8 +666,9 @@ TEST(SgemmWorkspace, BoundFromTheShape) {
 std::string describe(const kernelkit::SgemmConfig& c) {
   return "path=" + std::to_string(int(c.path)) + " tile=" + std::to_string(int(c.tile)) +
          " load_a=" + std::to_string(int(c.load_a)) + " load_b=" + std::to_string(int(c.load_b)) +
-         " rows=" + std::to_string(c.rows) + " vec=" + std::to_string(c.vec) +
-         " mode=" + std::to_string(int(c.mode)) + " a_along_k=" + std::to_string(c.a_along_k);
+         " trans_c=" + std::to_string(c.trans_c) + " rows=" + std::to_string(c.rows) +
+         " vec=" + std::to_string(c.vec) + " mode=" + std::to_string(int(c.mode)) +
+         " a_along_k=" + std::to_string(c.a_along_k);
 }
 
 TEST(SgemmConfigs, NoDuplicates) {
@@ -614,8 +682,10 @@ TEST(SgemmConfigs, NoDuplicates) {
 // launch_sgemm can launch), and every entry is some input's plan (no kernel is built that no
 // call runs).
 TEST(SgemmConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
-  const int64_t mn[] = {0,   1,   2,   3,    8,    9,    31,   32,   33,     100,         128,
-                        129, 256, 257, 1000, 1024, 2048, 4099, 8192, 100003, 2147483659LL};
+  // 64: one 64-wide tile of C^T (few rows or columns of C: the 64 x 256 and 128 x 64 C^T
+  // entries with 16-byte copies of the kernel's A)
+  const int64_t mn[] = {0,   1,   2,   3,   8,    9,    31,   32,   33,   64,     100,
+                        128, 129, 256, 257, 1000, 1024, 2048, 4099, 8192, 100003, 2147483659LL};
   const int64_t ks[] = {0, 1, 17, 64, 129, 1024, 8192, 1000003};
   const kernelkit::SgemmAlignment aligns[] = {{},
                                               {Alignment(4), Alignment(8), Alignment(12)},

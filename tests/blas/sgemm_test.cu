@@ -223,11 +223,12 @@ void run_lib_ws(const SgemmCase& c, uint64_t seed, int fill = 0xFF) {
 }
 
 // A tiled plan made by hand on the current device: `tile` (128 x 64 where the load modes
-// allow no other), `stages`, the last `split_tiles` tiles (all of them when larger than the
-// tile count) computed in `splits` parts of K, op(B) packed first where `pack` asks and B
-// allows it; launched with a workspace full of 0xFF.
+// allow no other), computing C^T = op(B)^T op(A)^T where `trans` asks or where the table has
+// the tile only with the two copy modes swapped, `stages`, the last `split_tiles` tiles (all
+// of them when larger than the tile count) computed in `splits` parts of K, op(B) packed first
+// where `pack` asks and B allows it (not with C^T); launched with a workspace full of 0xFF.
 sgemm_testing::SgemmCall forced_tiled(kernelkit::SgemmTile tile, int stages, int64_t split_tiles,
-                                      int splits, bool pack = false) {
+                                      int splits, bool pack = false, bool trans = false) {
   namespace kd = kernelkit::detail;
   return [=](const SgemmCase& c, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
              int64_t ldc) -> cudaError_t {
@@ -237,15 +238,23 @@ sgemm_testing::SgemmCall forced_tiled(kernelkit::SgemmTile tile, int stages, int
                                        kernelkit::alignment_of(C)};
     kd::SgemmTiledChoice ch;
     const auto la = kd::sgemm_load_mode(c.op_a == BlasOp::N, lda, al.a.fits(16));
-    ch.pack_b = pack && kd::sgemm_can_pack_b(c.op_b, c.n, c.k, ldb);
+    ch.pack_b = pack && !trans && kd::sgemm_can_pack_b(c.op_b, c.n, c.k, ldb);
     const auto lb = ch.pack_b ? kd::sgemm_load_mode(false, c.n, true)
                               : kd::sgemm_load_mode(c.op_b == BlasOp::T, ldb, al.b.fits(16));
-    ch.tile = kernelkit::sgemm_tile_allowed(tile, la, lb) ? tile : kernelkit::SgemmTile::k128x64;
+    // the kernel's copies: (la, lb), or (lb, la) computing C^T
+    const auto allowed = [&](kernelkit::SgemmTile t, bool tr) {
+      return tr ? !ch.pack_b && kernelkit::sgemm_tile_allowed(t, lb, la, true)
+                : kernelkit::sgemm_tile_allowed(t, la, lb, false);
+    };
+    ch.tile = allowed(tile, trans) || allowed(tile, !trans) ? tile : kernelkit::SgemmTile::k128x64;
+    ch.trans_c = allowed(ch.tile, trans) ? trans : !trans;
+    ch.load_b = ch.trans_c ? la : lb;
     const kd::SgemmTileFit fit = kd::sgemm_fit_tile(ch.tile, d);
     ch.fit = {std::min(stages, fit.stages), fit.blocks_per_sm};
     const auto s = kernelkit::sgemm_tile_shape(ch.tile);
+    const int64_t km = ch.trans_c ? c.n : c.m, kn = ch.trans_c ? c.m : c.n;
     const int64_t tiles =
-        kernelkit::ceil_div<int64_t>(c.m, s.bm) * kernelkit::ceil_div<int64_t>(c.n, s.bn);
+        kernelkit::ceil_div<int64_t>(km, s.bm) * kernelkit::ceil_div<int64_t>(kn, s.bn);
     const int64_t k_tiles = kernelkit::ceil_div<int64_t>(c.k, kernelkit::kSgemmBK);
     ch.split_tiles = splits > 1 && k_tiles >= 2 ? std::min(split_tiles, tiles) : 0;
     ch.dp_tiles = tiles - ch.split_tiles;
@@ -454,9 +463,9 @@ TEST_F(SgemmTest, EveryConfiguration) {
     const std::string name =
         "entry " + std::to_string(i) + ": path " + std::to_string(int(e.path)) + " tile " +
         std::to_string(int(e.tile)) + " loads " + std::to_string(int(e.load_a)) + "," +
-        std::to_string(int(e.load_b)) + " rows " + std::to_string(e.rows) + " vec " +
-        std::to_string(e.vec) + " mode " + std::to_string(int(e.mode)) + " a_along_k " +
-        std::to_string(e.a_along_k);
+        std::to_string(int(e.load_b)) + " trans_c " + std::to_string(e.trans_c) + " rows " +
+        std::to_string(e.rows) + " vec " + std::to_string(e.vec) + " mode " +
+        std::to_string(int(e.mode)) + " a_along_k " + std::to_string(e.a_along_k);
     ASSERT_TRUE(k.found) << "no case plans " << name;
     SgemmCase c{k.op_a, k.op_b, k.m, k.n, k.k};
     c.pad_a = c.pad_b = c.pad_c = k.pad;
@@ -477,35 +486,39 @@ TEST_F(SgemmTest, EveryConfiguration) {
 
 // Every tile, two stage counts, and the three ways of covering the tiles (whole tiles, every
 // tile split in three parts of K, the last two tiles split in four behind whole ones), all
-// op combinations, with partial edge tiles, op(B) = B^T read directly and packed; a padded /
-// offset variant takes the 4-byte copies (128 x 64 only; packed: B unpadded but 4-byte
-// aligned, the transpose's shifted kernel). The workspace starts full of NaN.
+// op combinations, with partial edge tiles, op(B) = B^T read directly and packed, C and C^T
+// computed (the kernel's A op(B)^T, its B op(A)^T; where the table has a tile only one way
+// round, the other); a padded / offset variant takes the 4-byte copies (packed: B unpadded
+// but 4-byte aligned, the transpose's shifted kernel). The workspace starts full of NaN.
 TEST_F(SgemmTest, ForcedTiledPlansEveryTileStageAndSplit) {
   using kernelkit::SgemmTile;
   // sanitizer: K = 68 (5 k-tiles, the last partial) and every 5th case: each (tile, stages,
-  // split) once, each tile with all six op / pack combinations, all four offset variants
+  // split) once, each tile with all op / pack / C^T combinations, all offset variants
   const int64_t k = kktest::sanitizer_run() ? 68 : 260;
   int64_t index = 0;
   uint64_t seed = 2000;
-  for (SgemmTile tile : {SgemmTile::k128x256, SgemmTile::k128x128, SgemmTile::k128x64})
+  for (SgemmTile tile : {SgemmTile::k128x256, SgemmTile::k128x128, SgemmTile::k128x64,
+                         SgemmTile::k64x256, SgemmTile::k64x128})
     for (int stages : {2, 4})
       for (const auto& split : {std::array<int64_t, 2>{0, 1}, std::array<int64_t, 2>{1 << 20, 3},
                                 std::array<int64_t, 2>{2, 4}})
         for (BlasOp oa : kOps)
           for (BlasOp ob : kOps)
-            for (bool pack : {false, true}) {
+            for (int variant = 0; variant < 3; ++variant) {  // as is, op(B) packed, C^T
+              const bool pack = variant == 1, trans = variant == 2;
               if (pack && ob == BlasOp::N) continue;
+              if (trans && stages == 2) continue;
               if (!kktest::sanitize_keep(index++, 5)) continue;
               SgemmCase c{oa, ob, 200, 300, k};
               c.beta = 1.f;
               const std::string name = "forced tile " + std::to_string(int(tile)) + " stages " +
                                        std::to_string(stages) + " split " +
                                        std::to_string(split[0]) + "x" + std::to_string(split[1]) +
-                                       (pack ? " pack" : "");
+                                       (pack ? " pack" : "") + (trans ? " C^T" : "");
               const auto call =
-                  forced_tiled(tile, stages, split[0], static_cast<int>(split[1]), pack);
+                  forced_tiled(tile, stages, split[0], static_cast<int>(split[1]), pack, trans);
               sgemm_testing::run_call(name, call, any_args, c, seed++);
-              if (stages == 4 && (oa == ob || pack)) {
+              if (stages == 4 && (oa == ob || pack || trans)) {
                 c.pad_a = 3, c.pad_b = pack ? 0 : 1, c.pad_c = 2, c.offset = 1, c.small_ints = true,
                 c.beta = 0.f;
                 sgemm_testing::run_call(name + " offset", call, any_args, c, seed++);
@@ -515,13 +528,14 @@ TEST_F(SgemmTest, ForcedTiledPlansEveryTileStageAndSplit) {
 
 // op(B) = B^T packed into the workspace and read directly give the same bits (same tile,
 // stages and split: each element's FFMA chain along K does not depend on how B reached
-// shared memory), for NT and TT, with B 16-byte aligned and not.
+// shared memory, nor on which operand is the kernel's A: TT read directly computes C^T), for
+// NT and TT, with B 16-byte aligned and not, every tile whole or split in the same parts.
 TEST_F(SgemmTest, PackedAndDirectSameBits) {
   using kernelkit::SgemmTile;
   const int64_t m = 300, n = 516, k = kktest::sanitizer_run() ? 68 : 333;  // sanitizer: 5 k-tiles
   for (BlasOp oa : kOps)
     for (int offset : {0, 1})
-      for (const auto& split : {std::array<int64_t, 2>{0, 1}, std::array<int64_t, 2>{2, 3}}) {
+      for (const auto& split : {std::array<int64_t, 2>{0, 1}, std::array<int64_t, 2>{1 << 20, 3}}) {
         SgemmCase c{oa, BlasOp::T, m, n, k};
         const int64_t lda = oa == BlasOp::N ? k : m;
         auto hA = kktest::random_vector<float>(size_t(m * k) + offset, 41);
@@ -550,10 +564,10 @@ TEST_F(SgemmTest, PackedAndDirectSameBits) {
       }
 }
 
-// The library's own pack of op(B) = B^T (NT, TT) at a size where every test device takes it
-// (SgemmPlan.PackOfOpB): with the whole workspace (packed; dirty), one byte short of the pack
-// (the direct kernel), without one; A and C padded and every pointer 4-byte aligned (B's
-// transpose takes the shifted kernel); B padded or n % 4 != 0 (never packed).
+// The library's own pack of op(B) = B^T (NT; TT computes C^T instead) at a size where every
+// test device takes it (SgemmPlan.PackOfOpB): with the whole workspace (packed; dirty), one byte
+// short of the pack (the direct kernel), without one; A and C padded and every pointer 4-byte
+// aligned (B's transpose takes the shifted kernel); B padded or n % 4 != 0 (never packed).
 TEST_F(SgemmTest, PackedOpBLibrary) {
   const int64_t m = 1536, n = 1024, k = 256;
   const size_t pack = size_t(4 * n * k);
@@ -563,7 +577,11 @@ TEST_F(SgemmTest, PackedOpBLibrary) {
   uint64_t seed = 2500;
   for (BlasOp oa : kOps) {
     SgemmCase c{oa, BlasOp::T, m, n, k};
-    EXPECT_TRUE(library_plan(c).tiled.pack_b);
+    // NT packs op(B); TT computes C^T = B A (both operands then along K: nothing to pack)
+    if (oa == BlasOp::N)
+      EXPECT_TRUE(library_plan(c).tiled.pack_b);
+    else
+      EXPECT_TRUE(library_plan(c).tiled.trans_c && !library_plan(c).tiled.pack_b);
     sgemm_testing::run_call("packed", library_with_workspace(0xFF), any_args, c, seed++);
     EXPECT_FALSE(library_plan(c, pack - 1).tiled.pack_b);
     if (all)
@@ -682,6 +700,60 @@ TEST_F(SgemmTest, SkinnyShapes) {
         c.offset = 1, c.pad_a = 1, c.pad_b = 2, c.pad_c = 3, c.beta = -1.5f, c.small_ints = true;
         run_lib_ws(c, seed++);
       }
+}
+
+// Every M from 1 to 256 (and every N: the same problems transposed) against a few N and K,
+// every op combination, with the library's workspace (dirty): gemv, skinny and every tile
+// height of the tiled path, whole or split, on C or C^T. Odd N and K (4-byte copies, partial
+// tiles), a padded / offset variant of each, beta != 0 on every other case.
+TEST_F(SgemmTest, EverySmallM) {
+  // sanitizer: every 9th M, K <= 200
+  const bool san = kktest::sanitizer_run();
+  uint64_t seed = 6000;
+  int64_t index = 0;
+  for (BlasOp oa : kOps)
+    for (BlasOp ob : kOps)
+      for (int64_t m = 1; m <= 256; ++m) {
+        if (!kktest::sanitize_keep(index++, 9)) continue;
+        const bool small_n = m % 2 == 0;  // even M: the problem with N = M instead
+        SgemmCase c = small_n ? SgemmCase{oa, ob, 131, m, 77} : SgemmCase{oa, ob, m, 131, 77};
+        c.beta = m % 4 < 2 ? 0.f : 1.f;
+        run_lib_ws(c, seed++);
+        if (m % 8 == 3) {  // long K: split; padded, 4-byte aligned
+          const int64_t k = san ? 200 : 1029;
+          c = small_n ? SgemmCase{oa, ob, 520, m, k} : SgemmCase{oa, ob, m, 520, k};
+          c.pad_a = 1, c.pad_b = 3, c.pad_c = 2, c.offset = m % 16 == 3, c.beta = -1.5f;
+          run_lib_ws(c, seed++);
+        }
+      }
+}
+
+// Odd and padded sizes where the 64-row tiles, C^T and the 4-byte copies of every tile meet:
+// a few dozen to a few hundred rows (or columns) against wide, deep or odd operands, every op
+// combination, ld a few elements past the row, pointers 4-byte aligned, with and without a
+// workspace, beta 0 and != 0 (in-place C).
+TEST_F(SgemmTest, OddAndPaddedThinShapes) {
+  const int64_t shapes[][3] = {{57, 1029, 515},  {1029, 57, 515},  {131, 2053, 777},
+                               {2053, 131, 777}, {61, 1061, 2711}, {35, 579, 4099},
+                               {153, 169, 163},  {513, 379, 184},  {1256, 1153, 201},
+                               {64, 4096, 260},  {4096, 64, 260},  {100, 100, 100}};
+  // sanitizer: K <= 200 and every third case
+  const bool san = kktest::sanitizer_run();
+  uint64_t seed = 6500;
+  int64_t index = 0;
+  for (BlasOp oa : kOps)
+    for (BlasOp ob : kOps)
+      for (const auto& s : shapes)
+        for (int variant = 0; variant < 3; ++variant) {
+          if (!kktest::sanitize_keep(index++, 3)) continue;
+          SgemmCase c{oa, ob, s[0], s[1], san ? std::min<int64_t>(s[2], 200) : s[2]};
+          if (variant > 0) c.pad_a = 1 + variant, c.pad_b = 3, c.pad_c = 2 * variant - 1;
+          c.offset = variant == 2;
+          c.beta = variant == 0 ? 0.f : -1.5f;
+          c.small_ints = variant == 1;
+          run_lib_ws(c, seed++);
+          if (variant == 1) run_lib(c, seed++);  // no workspace: no split, no pack
+        }
 }
 
 // alpha and beta on every path (beta == 0 with NaN in C, alpha == 0 with NaN in A).

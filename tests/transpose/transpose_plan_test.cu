@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // plan_transpose on the host (no GPU): the expected plan for the benchmark's shapes on every
 // device, and invariants over many shapes, element sizes, alignments and devices: a legal
-// launch, shared memory within the device's limits, each path's preconditions, and a host
-// model of each kernel's stores that must write every out element exactly once.
+// launch, shared memory within the device's limits, each path's preconditions, a host model of
+// the tile, thin and copy kernels' stores that must write every out element exactly once, and
+// the gather kernel's own code run on the host (transpose_gather_emulator.cuh: every element,
+// sector ownership, staged reads, loads inside in) and its shared-memory bank conflicts.
 // transpose_args_ok's checks are host-pure too.
 #include <gtest/gtest.h>
 
@@ -11,11 +13,13 @@
 #include <iterator>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/config_tables.cuh"
 #include "common/devices.cuh"
 #include "kernelkit/transpose/transpose.cuh"
+#include "transpose/transpose_gather_emulator.cuh"
 
 namespace {
 
@@ -37,12 +41,8 @@ const char* path_name(TransposePath p) {
       return "thin_rows";
     case TransposePath::kThinCols:
       return "thin_cols";
-    case TransposePath::kShift:
-      return "shift";
-    case TransposePath::kSector:
-      return "sector";
-    case TransposePath::kScalar:
-      return "scalar";
+    case TransposePath::kGather:
+      return "gather";
   }
   return "?";
 }
@@ -52,53 +52,62 @@ struct Expected {
   int elem;
   TransposePath path;
   int chunk;
-  bool windows;
   int thin;
   int tile_rows, tile_cols;
+  bool flat_out = false, flat_in = false;  // kGather
   bool col_order = false;  // on the H100 (transpose_col_order; it depends on the SM count)
 };
 
 // The benchmark's shapes (goals: TRANSPOSE f32, TRANSPOSE_OTHER f16 / i8 / f64) with 16-byte
-// aligned pointers, and a few others. The same plan on every device.
+// aligned pointers, and a few others. The same plan on every device (these are large enough
+// that the gather kernel's tiles keep their full size everywhere).
 const std::vector<Expected> kTable = {
     // f32
-    {2, 16777216, 4, TransposePath::kThinRows, 16, false, 2, 2, 2048},
-    {16777216, 2, 4, TransposePath::kThinCols, 16, false, 2, 2048, 2},
-    {3, 8388608, 4, TransposePath::kThinRows, 16, false, 3, 3, 2048},
-    {8388608, 3, 4, TransposePath::kThinCols, 16, false, 3, 2048, 3},
-    {7, 4194304, 4, TransposePath::kThinRows, 16, false, 7, 7, 1024},
-    {4194304, 7, 4, TransposePath::kThinCols, 16, false, 7, 1024, 7},
-    {32, 1048576, 4, TransposePath::kTile, 16, false, 0, 32, 128},
-    {1048576, 32, 4, TransposePath::kTile, 16, false, 0, 128, 32},
-    {100, 300000, 4, TransposePath::kTile, 16, false, 0, 128, 32},
-    {300000, 100, 4, TransposePath::kTile, 16, false, 0, 32, 128},
-    {1000, 33554, 4, TransposePath::kShift, 16, false, 0, 64, 64, true},
-    {4096, 8192, 4, TransposePath::kTile, 16, false, 0, 64, 64},
-    {8192, 8192, 4, TransposePath::kTile, 16, false, 0, 64, 64},
-    {16385, 4097, 4, TransposePath::kSector, 16, false, 0, 64, 64},
-    {8191, 8193, 4, TransposePath::kSector, 16, false, 0, 64, 64},
-    {1001, 33554, 4, TransposePath::kSector, 16, false, 0, 64, 64, true},
-    {1, 1000, 4, TransposePath::kCopy, 0, false, 0, 0, 0},
-    {1000, 1, 4, TransposePath::kCopy, 0, false, 0, 0, 0},
+    {2, 16777216, 4, TransposePath::kThinRows, 16, 2, 2, 2048},
+    {16777216, 2, 4, TransposePath::kThinCols, 16, 2, 2048, 2},
+    {3, 8388608, 4, TransposePath::kThinRows, 16, 3, 3, 2048},
+    {8388608, 3, 4, TransposePath::kThinCols, 16, 3, 2048, 3},
+    {7, 4194304, 4, TransposePath::kThinRows, 16, 7, 7, 1024},
+    {4194304, 7, 4, TransposePath::kThinCols, 16, 7, 1024, 7},
+    {32, 1048576, 4, TransposePath::kTile, 16, 0, 32, 128},
+    {1048576, 32, 4, TransposePath::kTile, 16, 0, 128, 32},
+    {100, 300000, 4, TransposePath::kTile, 16, 0, 128, 32},
+    {300000, 100, 4, TransposePath::kTile, 16, 0, 32, 128},
+    {1000, 33554, 4, TransposePath::kGather, 16, 0, 64, 64, false, false, true},
+    {4096, 8192, 4, TransposePath::kTile, 16, 0, 64, 64},
+    {8192, 8192, 4, TransposePath::kTile, 16, 0, 64, 64},
+    {16385, 4097, 4, TransposePath::kGather, 16, 0, 64, 64},
+    {8191, 8193, 4, TransposePath::kGather, 16, 0, 64, 64},
+    {1001, 33554, 4, TransposePath::kGather, 16, 0, 64, 64, false, false, true},
+    {1, 1 << 28, 4, TransposePath::kCopy, 0, 0, 0, 0},
+    {1 << 28, 1, 4, TransposePath::kCopy, 0, 0, 0, 0},
+    // the benchmark's generated shapes that fell to 0.2-0.5 of the speed of light before the
+    // gather kernel (thin sides of 9..95 elements, odd sides)
+    {11, 8284541, 4, TransposePath::kGather, 16, 0, 11, 368, true},
+    {42324981, 11, 4, TransposePath::kGather, 16, 0, 368, 11, false, true},
+    {360578, 16, 4, TransposePath::kGather, 16, 0, 256, 16, false, true},
+    {81, 1075968, 4, TransposePath::kGather, 16, 0, 81, 48, true},
     // f16
-    {8192, 8192, 2, TransposePath::kTile, 16, false, 0, 128, 128},
-    {3, 8388608, 2, TransposePath::kThinRows, 16, false, 3, 3, 4096},
-    {8388608, 3, 2, TransposePath::kThinCols, 16, false, 3, 4096, 3},
-    {1000, 33554, 2, TransposePath::kTile, 16, true, 0, 128, 128, true},
-    {8190, 8190, 2, TransposePath::kTile, 4, false, 0, 32, 32},
-    {8191, 8191, 2, TransposePath::kScalar, 0, false, 0, 64, 64},
+    {8192, 8192, 2, TransposePath::kTile, 16, 0, 128, 128},
+    {3, 8388608, 2, TransposePath::kThinRows, 16, 3, 3, 4096},
+    {8388608, 3, 2, TransposePath::kThinCols, 16, 3, 4096, 3},
+    {1000, 33554, 2, TransposePath::kGather, 16, 0, 128, 64, false, false, true},
+    {2549, 280811, 2, TransposePath::kGather, 16, 0, 128, 64, false, false, true},
+    {95, 3261799, 2, TransposePath::kGather, 16, 0, 95, 64, true},
     // i8
-    {8192, 8192, 1, TransposePath::kTile, 8, false, 0, 128, 128},
-    {3, 8388608, 1, TransposePath::kThinRows, 16, false, 3, 3, 8192},
-    {8388608, 3, 1, TransposePath::kThinCols, 16, false, 3, 8192, 3},
-    {1000, 33554, 1, TransposePath::kTile, 8, true, 0, 128, 128, true},
-    {1001, 1001, 1, TransposePath::kScalar, 0, false, 0, 64, 64},
+    {8192, 8192, 1, TransposePath::kTile, 8, 0, 128, 128},
+    {3, 8388608, 1, TransposePath::kThinRows, 16, 3, 3, 8192},
+    {8388608, 3, 1, TransposePath::kThinCols, 16, 3, 8192, 3},
+    {1000, 33554, 1, TransposePath::kGather, 16, 0, 128, 128, false, false, true},
+    {15, 7039169, 1, TransposePath::kGather, 16, 0, 15, 1088, true},
+    {265, 1291313, 1, TransposePath::kGather, 16, 0, 128, 128, false, false, true},
     // f64
-    {8192, 8192, 8, TransposePath::kTile, 16, false, 0, 32, 32},
-    {3, 8388608, 8, TransposePath::kThinRows, 16, false, 3, 3, 1024},
-    {8388608, 3, 8, TransposePath::kThinCols, 16, false, 3, 1024, 3},
-    {1000, 33554, 8, TransposePath::kTile, 16, false, 0, 32, 32, true},
-    {1001, 1000, 8, TransposePath::kScalar, 0, false, 0, 64, 64},
+    {8192, 8192, 8, TransposePath::kTile, 16, 0, 32, 32},
+    {3, 8388608, 8, TransposePath::kThinRows, 16, 3, 3, 1024},
+    {8388608, 3, 8, TransposePath::kThinCols, 16, 3, 1024, 3},
+    {1000, 33554, 8, TransposePath::kTile, 16, 0, 32, 32, false, false, true},
+    {4675, 27439, 8, TransposePath::kGather, 16, 0, 64, 32, false, false, true},
+    {9, 4630597, 8, TransposePath::kGather, 16, 0, 9, 224, true},
 };
 
 TEST(TransposePlan, BenchmarkShapesOnEveryDevice) {
@@ -111,10 +120,11 @@ TEST(TransposePlan, BenchmarkShapesOnEveryDevice) {
                                 path_name(p.path);
       EXPECT_EQ(p.path, e.path) << label << " (want " << path_name(e.path) << ")";
       EXPECT_EQ(p.chunk_bytes, e.chunk) << label;
-      EXPECT_EQ(p.in_windows, e.windows) << label;
       EXPECT_EQ(p.thin, e.thin) << label;
       EXPECT_EQ(p.tile_rows, e.tile_rows) << label;
       EXPECT_EQ(p.tile_cols, e.tile_cols) << label;
+      EXPECT_EQ(p.flat_out, e.flat_out) << label;
+      EXPECT_EQ(p.gather.flat_in, e.flat_in) << label;
       if (dev.info.sm_count == 132) EXPECT_EQ(p.col_order, e.col_order) << label;
     }
   }
@@ -122,33 +132,32 @@ TEST(TransposePlan, BenchmarkShapesOnEveryDevice) {
 
 TEST(TransposePlan, AlignmentPicksThePath) {
   const DeviceInfo d = kktest::h100();
-  // out not chunk-aligned: no tile (out rows would not start on chunk boundaries).
-  EXPECT_EQ(plan_transpose(1024, 1024, 4, Alignment(), Alignment(4), d).path,
-            TransposePath::kSector);
-  EXPECT_EQ(plan_transpose(1024, 1024, 4, Alignment(), Alignment(8), d).path,
-            TransposePath::kSector);
-  EXPECT_EQ(plan_transpose(1024, 1024, 8, Alignment(), Alignment(8), d).path,
-            TransposePath::kScalar);
-  EXPECT_EQ(plan_transpose(1024, 1024, 2, Alignment(), Alignment(8), d).path, TransposePath::kTile);
-  EXPECT_EQ(plan_transpose(1024, 1024, 2, Alignment(), Alignment(8), d).chunk_bytes, 4);
-  EXPECT_EQ(plan_transpose(1024, 1024, 2, Alignment(), Alignment(2), d).path,
-            TransposePath::kScalar);
-  EXPECT_EQ(plan_transpose(1024, 1024, 1, Alignment(), Alignment(8), d).path, TransposePath::kTile);
-  EXPECT_EQ(plan_transpose(1024, 1024, 1, Alignment(), Alignment(4), d).chunk_bytes, 4);
-  // in not chunk-aligned: the tile path reads windows, except for 4-byte elements, which
-  // take the shifted kernel (out rows chunk-aligned) or the sector kernel (not).
-  EXPECT_TRUE(plan_transpose(1024, 1024, 2, Alignment(4), Alignment(), d).in_windows);
-  EXPECT_FALSE(plan_transpose(1024, 1024, 4, Alignment(), Alignment(), d).in_windows);
-  EXPECT_TRUE(plan_transpose(1024, 1023, 2, Alignment(), Alignment(), d).in_windows);
-  EXPECT_EQ(plan_transpose(1024, 1024, 4, Alignment(4), Alignment(), d).path,
-            TransposePath::kShift);
-  EXPECT_EQ(plan_transpose(1024, 1023, 4, Alignment(), Alignment(), d).path, TransposePath::kShift);
-  EXPECT_EQ(plan_transpose(1023, 1024, 4, Alignment(), Alignment(), d).path,
-            TransposePath::kSector);
-  EXPECT_EQ(plan_transpose(1023, 1023, 4, Alignment(4), Alignment(), d).path,
-            TransposePath::kSector);
-  EXPECT_EQ(plan_transpose(1026, 1024, 4, Alignment(), Alignment(), d).path,
-            TransposePath::kSector);
+  // tiles need rows and cols multiples of the chunk's elements and both pointers chunk-aligned
+  for (const int e : {1, 2, 4, 8}) {
+    const int wide = e == 1 ? 8 : 16;
+    EXPECT_EQ(plan_transpose(1024, 1024, e, Alignment(wide), Alignment(wide), d).path,
+              TransposePath::kTile)
+        << e;
+    EXPECT_EQ(plan_transpose(1024, 1024, e, Alignment(16), Alignment(16), d).chunk_bytes, wide)
+        << e;
+    if (e < wide) {
+      EXPECT_EQ(plan_transpose(1024, 1024, e, Alignment(wide / 2), Alignment(16), d).path,
+                TransposePath::kGather)
+          << e;
+      EXPECT_EQ(plan_transpose(1024, 1024, e, Alignment(16), Alignment(wide / 2), d).path,
+                TransposePath::kGather)
+          << e;
+    }
+    EXPECT_EQ(plan_transpose(1024, 1023, e, Alignment(16), Alignment(16), d).path,
+              TransposePath::kGather)
+        << e;
+    EXPECT_EQ(plan_transpose(1023, 1024, e, Alignment(16), Alignment(16), d).path,
+              TransposePath::kGather)
+        << e;
+    EXPECT_EQ(plan_transpose(1026, 1024, e, Alignment(16), Alignment(16), d).path,
+              1026 % (wide / e) == 0 ? TransposePath::kTile : TransposePath::kGather)
+        << e;
+  }
   // Thin: any alignment; thin cols store directly only into chunk-aligned out rows.
   EXPECT_EQ(plan_transpose(3, 1000, 4, Alignment(4), Alignment(4), d).path,
             TransposePath::kThinRows);
@@ -156,9 +165,96 @@ TEST(TransposePlan, AlignmentPicksThePath) {
   EXPECT_FALSE(plan_transpose(1000, 3, 4, Alignment(), Alignment(4), d).out_aligned);
   EXPECT_FALSE(plan_transpose(1001, 3, 4, Alignment(), Alignment(), d).out_aligned);
   // Square-ish small matrices of 8 or fewer rows and columns are thin.
-  EXPECT_EQ(plan_transpose(8, 8, 4, Alignment(), Alignment(), d).path, TransposePath::kThinRows);
-  EXPECT_EQ(plan_transpose(9, 8, 4, Alignment(), Alignment(), d).path, TransposePath::kThinCols);
-  EXPECT_EQ(plan_transpose(9, 9, 4, Alignment(), Alignment(), d).path, TransposePath::kSector);
+  EXPECT_EQ(plan_transpose(8, 8, 4, Alignment(16), Alignment(16), d).path,
+            TransposePath::kThinRows);
+  EXPECT_EQ(plan_transpose(9, 8, 4, Alignment(16), Alignment(16), d).path,
+            TransposePath::kThinCols);
+  EXPECT_EQ(plan_transpose(9, 9, 4, Alignment(16), Alignment(16), d).path, TransposePath::kGather);
+}
+
+// The gather kernel's two ways to cut out and its staging follow the shape: out written as one
+// run a tile for out rows of at most 256 bytes or at most 128 rows; in staged as one run a tile
+// for at most 64 columns; one row or one column is a copy from four times the L2 on (below it
+// the gather kernel copies).
+TEST(TransposePlan, GatherModesFollowTheShape) {
+  for (const auto& dev : kktest::all_devices()) {
+    const DeviceInfo& d = dev.info;
+    for (const int e : {1, 2, 4, 8}) {
+      const std::string label = std::string(dev.name) + " elem " + std::to_string(e);
+      for (const int64_t rows :
+           std::vector<int64_t>{9, 64, 127, 128, 129, 256 / e, 256 / e + 1, 300}) {
+        const TransposePlan p = plan_transpose(rows, 100003, e, Alignment(e), Alignment(e), d);
+        ASSERT_EQ(p.path, TransposePath::kGather) << label << " rows " << rows;
+        EXPECT_EQ(p.flat_out, rows <= 128 || rows * e <= 256) << label << " rows " << rows;
+        if (p.flat_out) {
+          EXPECT_EQ(p.tiles_r, 1) << label;
+          EXPECT_EQ(p.tile_rows, rows) << label;
+        }
+      }
+      for (const int64_t cols : std::vector<int64_t>{9, 33, 63, 64, 65, 100}) {
+        const TransposePlan p = plan_transpose(1000003, cols, e, Alignment(e), Alignment(e), d);
+        ASSERT_EQ(p.path, TransposePath::kGather) << label << " cols " << cols;
+        EXPECT_FALSE(p.flat_out) << label;
+        EXPECT_EQ(p.gather.flat_in, cols <= 64) << label << " cols " << cols;
+        if (p.gather.flat_in) {
+          EXPECT_EQ(p.tiles_c, 1) << label;
+          EXPECT_EQ(p.tile_cols, cols) << label;
+        }
+      }
+      const int64_t big = kernelkit::transpose_copy_min_bytes(d) / e;
+      EXPECT_EQ(plan_transpose(1, big, e, Alignment(e), Alignment(e), d).path, TransposePath::kCopy)
+          << label;
+      EXPECT_EQ(plan_transpose(big, 1, e, Alignment(e), Alignment(e), d).path, TransposePath::kCopy)
+          << label;
+      EXPECT_EQ(plan_transpose(1, big - 1, e, Alignment(e), Alignment(e), d).path,
+                TransposePath::kGather)
+          << label;
+      EXPECT_EQ(plan_transpose(big - 1, 1, e, Alignment(e), Alignment(e), d).path,
+                TransposePath::kGather)
+          << label;
+    }
+  }
+}
+
+// The gather kernel's passes a tile (p = 4, 2, 1) on device d.
+int gather_passes(const TransposePlan& p) {
+  const kernelkit::TransposeGatherShape& g = p.gather;
+  const int vec = 16 / p.elem_bytes;
+  return p.flat_out  ? g.tile_c / (vec * (256 / static_cast<int>(g.rows)))
+         : g.flat_in ? g.tile_r / (vec * g.kk_threads)
+                     : g.tile_c / g.cq_threads;
+}
+
+// The gather kernel's tiles take four passes of the block on large matrices, fewer where the
+// waves of tiles the device runs at once, times (passes + 1), come to less: on the H100 (132
+// SMs x 5-6 blocks) f32 2169x746 keeps four (408 tiles, one wave), f32 3619x853 takes two (798
+// tiles at four: two waves of 5 against three of 3), f64 1x299772 one (586 tiles, one wave).
+TEST(TransposePlan, GatherTilesFollowTheDevice) {
+  const DeviceInfo h = kktest::h100();
+  EXPECT_EQ(gather_passes(plan_transpose(2169, 746, 4, Alignment(16), Alignment(16), h)), 4);
+  EXPECT_EQ(gather_passes(plan_transpose(3619, 853, 4, Alignment(16), Alignment(16), h)), 2);
+  EXPECT_EQ(gather_passes(plan_transpose(1, 299772, 8, Alignment(16), Alignment(16), h)), 1);
+  for (const auto& dev : kktest::all_devices()) {
+    for (const int e : {1, 2, 4, 8}) {
+      for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{2169, 746},
+                                                                               {18137, 63},
+                                                                               {11, 132379},
+                                                                               {1001, 1001},
+                                                                               {333, 555},
+                                                                               {3619, 853},
+                                                                               {1, 299772},
+                                                                               {40000, 40001},
+                                                                               {13, 50000017}}) {
+        const TransposePlan p = plan_transpose(rows, cols, e, Alignment(e), Alignment(e), dev.info);
+        const std::string label = std::string(dev.name) + " " + std::to_string(rows) + "x" +
+                                  std::to_string(cols) + " elem " + std::to_string(e);
+        ASSERT_EQ(p.path, TransposePath::kGather) << label;
+        const int passes = gather_passes(p);
+        EXPECT_TRUE(passes == 1 || passes == 2 || passes == 4) << label << " " << passes;
+        if (rows * cols * e >= (int64_t{64} << 20)) EXPECT_EQ(passes, 4) << label;
+      }
+    }
+  }
 }
 
 // ---- host models of the kernels' stores ------------------------------------------------------
@@ -253,190 +349,264 @@ std::vector<int> simulate_stores(const TransposePlan& p, int64_t rows, int64_t c
       }
       break;
     }
-    case TransposePath::kShift: {
-      const int vec = 16 / e, tile = p.tile_rows;
-      for (int64_t t = 0; t < p.num_tiles; ++t) {
-        int64_t tr, tc;
-        tile_at(p, t, &tr, &tc);
-        for (int cc = 0; cc < tile; ++cc) {
-          const int64_t c = tc * tile + cc;
-          if (c >= cols) continue;
-          const int po = static_cast<int>((out_ph + c * rows) % vec);
-          for (int kk = 0; kk < tile / vec; ++kk) {
-            const int64_t rs = tr * tile + int64_t{vec} * kk - po;
-            for (int j = 0; j < vec; ++j)
-              hit(c, rs + j);
-          }
-        }
-      }
-      break;
-    }
-    case TransposePath::kSector: {
-      // out_ph: element phase of out mod 8 (its 32-byte sector phase).
-      using G = kernelkit::detail::TransposeSectorGeometry;
-      EXPECT_EQ(p.tile_rows, G::kTile);
-      for (int64_t t = 0; t < p.num_tiles; ++t) {
-        int64_t tr, tc;
-        tile_at(p, t, &tr, &tc);
-        for (int cc = 0; cc < G::kTile; ++cc) {
-          const int64_t c = tc * G::kTile + cc;
-          if (c >= cols) continue;
-          const int own = G::out_phase(out_ph, static_cast<int>(rows % 8), cc % 8);
-          EXPECT_EQ((out_ph + c * rows) % 8, own) << "sector phase of out row " << c;
-          for (int kk = 0; kk < G::kOutChunks; ++kk) {
-            const int64_t rs = tr * G::kTile - own + int64_t{G::kVec} * kk;
-            // chunks 16-byte aligned, pairs of them whole 32-byte sectors
-            EXPECT_EQ((out_ph + c * rows + rs) % 8, 4 * (kk % 2)) << "chunk " << kk;
-            for (int j = 0; j < G::kVec; ++j)
-              hit(c, rs + j);
-          }
-        }
-      }
-      break;
-    }
-    case TransposePath::kScalar:
-      for (int64_t t = 0; t < p.num_tiles; ++t) {
-        int64_t tr, tc;
-        tile_at(p, t, &tr, &tc);
-        const int64_t r0 = tr * p.tile_rows, c0 = tc * p.tile_cols;
-        for (int i = 0; i < p.tile_rows; ++i)
-          for (int j = 0; j < p.tile_cols; ++j)
-            hit(c0 + j, r0 + i);
-      }
+    case TransposePath::kGather:
+      ADD_FAILURE() << "the gather kernel's stores are checked by running it (transpose_emu)";
       break;
   }
   return count;
 }
 
-// Host model of transpose_staged_kernel's copy and read back (the kernel's index math): every
-// element a thread reads back must come from a staged chunk the copy wrote, holding that
-// element, inside the tile's shared memory and inside the row's span; in_ph_bytes: the byte
-// phase of the in pointer (a multiple of the element size). Returns the number of failures.
-int64_t simulate_staged(const TransposePlan& p, int64_t rows, int64_t cols, int in_ph_bytes) {
-  const int e = p.elem_bytes, cb = p.chunk_bytes, vec = cb / e;
-  const int a_blocks = p.tile_rows / vec, b_chunks = p.tile_cols / vec;
-  int b_log2 = 0;
-  while ((1 << b_log2) < b_chunks)
-    ++b_log2;
-  const int m_log2 = cb == 16 ? b_log2 : (b_log2 > 0 ? b_log2 - 1 : 0);
-  const int m_chunks = 1 << m_log2, row_chunks = m_chunks + 1;
-  const int64_t smem_chunks = static_cast<int64_t>(p.shape.smem) / 16;
-  const int64_t in_lo = 4096 + in_ph_bytes, in_hi = in_lo + rows * cols * e;
-  int64_t bad = 0;
-  std::vector<int64_t> stage(static_cast<size_t>(smem_chunks));
-  for (int64_t t = 0; t < p.num_tiles; ++t) {
-    int64_t tr, tc;
-    tile_at(p, t, &tr, &tc);
-    const int64_t r0 = tr * p.tile_rows, c0 = tc * p.tile_cols;
-    const int vc = static_cast<int>(std::min<int64_t>(cols - c0, p.tile_cols));
-    std::fill(stage.begin(), stage.end(), -1);
-    const int items = p.tile_rows * row_chunks;
-    for (int f = 0; f < items; ++f) {
-      const bool main = f < p.tile_rows * m_chunks;
-      const int row = main ? f >> m_log2 : f - p.tile_rows * m_chunks;
-      const int j = main ? f & (m_chunks - 1) : m_chunks;
-      const int64_t r = r0 + row;
-      if (r >= rows) continue;
-      const int64_t first = in_lo + (r * cols + c0) * e;
-      const int phase = static_cast<int>(first & 15);
-      if (16 * j >= phase + vc * e) continue;
-      const int64_t g = (first & ~int64_t{15}) + 16 * j;
-      const int64_t idx = row * row_chunks + row / vec + j;
-      if (idx < 0 || idx >= smem_chunks) {
-        ++bad;
-        continue;
-      }
-      bad += stage[static_cast<size_t>(idx)] != -1;  // one copy per chunk
-      stage[static_cast<size_t>(idx)] = g;
-      bad += g + 16 <= in_lo || g >= in_hi;  // every staged chunk holds matrix bytes
-    }
-    for (int a = 0; a < a_blocks; ++a) {
-      const int64_t rf = r0 + int64_t{vec} * a;
-      if (rf >= rows) continue;
-      for (int b = 0; b < b_chunks; ++b)
-        for (int k = 0; k < vec; ++k) {
-          const int row = vec * a + k;
-          const int64_t r = rf + k;
-          const int phase = static_cast<int>((in_lo + (r * cols + c0) * e) & 15);
-          const int x = phase + cb * b;
-          if ((x / cb + 2) * cb > row_chunks * 16) ++bad;  // the window's two units
-          for (int m = 0; m < vec; ++m) {
-            const int64_t c = c0 + int64_t{vec} * b + m;
-            if (c >= cols) continue;
-            const int byte = x + m * e;
-            const int64_t idx = row * row_chunks + row / vec + byte / 16;
-            if (idx >= smem_chunks || stage[static_cast<size_t>(idx)] == -1) {
-              ++bad;
-              continue;
-            }
-            bad += stage[static_cast<size_t>(idx)] + byte % 16 != in_lo + (r * cols + c) * e;
-          }
-        }
-    }
-  }
-  return bad;
+// ---- the gather kernel on the host -----------------------------------------------------------
+
+// A gather plan forced onto rows x cols (its mode and tile order as asked, its tiles as the
+// plan would size them on d), or false when the mode cannot take the shape: flat out needs at
+// most 256 rows (a tile's threads take whole periods of all rows) and its tile within the
+// device's shared memory, one run (flat in) at most 64 columns.
+bool gather_plan(int e, int64_t rows, int64_t cols, bool flat_out, bool flat_in, bool col_order,
+                 const DeviceInfo& d, TransposePlan* plan) {
+  if (flat_out && rows > 256) return false;
+  if (flat_in && (flat_out || cols > 64)) return false;
+  TransposePlan p;
+  p.path = TransposePath::kGather;
+  p.elem_bytes = e;
+  p.chunk_bytes = 16;
+  p.flat_out = flat_out;
+  p.gather.flat_in = flat_in;
+  p = kernelkit::detail::finish_transpose_plan(p, rows, cols, d);
+  if (static_cast<int64_t>(p.shape.smem) > d.smem_per_block) return false;
+  kernelkit::detail::transpose_set_order(&p, col_order && p.tiles_r > 1 && p.tiles_c > 1);
+  *plan = p;
+  return true;
 }
 
-// Host model of transpose_sector_kernel's loads and read back (the kernel's index math): every
-// chunk it loads is aligned and lies in in (or is read element by element at the edges of the
-// matrix), fills one staged slot inside shared memory, and every element a thread stores was
-// staged where it reads it. in_ph: element phase of in (mod 4); out_ph: of out (mod 8).
-// Returns the number of failures.
-int64_t simulate_sector(const TransposePlan& p, int64_t rows, int64_t cols, int in_ph, int out_ph) {
-  using G = kernelkit::detail::TransposeSectorGeometry;
-  const int64_t n = rows * cols;
-  const int cols_m = static_cast<int>(cols % 4);
-  int64_t bad = 0;
-  std::vector<int64_t> words(G::kSmemWords);
-  for (int64_t t = 0; t < p.num_tiles; ++t) {
-    int64_t tr, tc;
-    tile_at(p, t, &tr, &tc);
-    const int64_t c0 = tc * G::kTile;
-    const int64_t base = (tr * G::kTile - G::kHalo) * cols + c0;
-    const bool inside = base - 3 >= 0 && base + (G::kLdRows - 1) * cols + G::kRowWords <= n;
-    std::fill(words.begin(), words.end(), int64_t{-2});  // -2: not staged, -1: outside in
-    const int vc = static_cast<int>(std::min<int64_t>(cols - c0, G::kTile));
-    for (int f = 0; f < G::kLoadItems; ++f) {
-      const int rho = f / G::kChunks, k = f - rho * G::kChunks;
-      if (G::kVec * k >= vc + G::in_phase(in_ph, cols_m, rho)) continue;  // not needed
-      const int64_t g = base + rho * cols - G::in_phase(in_ph, cols_m, rho) + G::kVec * k;
-      bad += ((in_ph + g) % 4 + 4) % 4 != 0;  // an aligned chunk
-      if (inside) bad += g < 0 || g + G::kVec > n;
-      const int w0 = G::slot(rho) + G::kVec * k;
-      if (w0 < 0 || w0 + G::kVec > G::kSmemWords) {
-        ++bad;
-        continue;
-      }
-      for (int j = 0; j < G::kVec; ++j) {
-        bad += words[static_cast<size_t>(w0 + j)] != -2;  // one chunk per slot
-        words[static_cast<size_t>(w0 + j)] = g + j >= 0 && g + j < n ? g + j : -1;
-      }
-    }
-    for (int x = 0; x < 256; ++x) {
-      const int kk = x % G::kOutChunks, cq = x / G::kOutChunks;
-      const int rows_m8 = static_cast<int>(rows % 8);
-      const int own = G::out_phase(out_ph, rows_m8, cq % 8);
-      const int rot = G::read_rotation(in_ph, cols_m, out_ph, rows_m8, cq);
-      const int64_t rs = tr * G::kTile - own + int64_t{G::kVec} * kk;
-      for (int step = 0; step < G::kVec; ++step) {
-        // step `step` reads element j = (step + rot) & 3, which the rotation back puts at j
-        const int j = (step + rot) & 3;
-        EXPECT_EQ(((j - rot) & 3), step);
-        const int rho = G::kHalo - own + G::kVec * kk + j;
-        const int rd = G::slot(rho) + G::in_phase(in_ph, cols_m, rho) + cq;
-        for (int i = 0; i < G::kStores; ++i) {
-          const int64_t c = c0 + cq + G::kOutRowsPerPass * i, r = rs + j;
-          const int w = rd + G::kOutRowsPerPass * i;
-          if (w < 0 || w >= G::kSmemWords) {
-            ++bad;
-            continue;
+// Runs plan p on the host for an element size of e bytes; the number of failures (the first
+// one described in *what).
+int64_t emulate(const TransposePlan& p, int64_t rows, int64_t cols,
+                const transpose_emu::Placement& at, std::string* what) {
+  const uint64_t seed = 1000003ull * rows + 7919ull * cols + 31ull * at.in_off + at.out_off;
+  switch (p.elem_bytes) {
+    case 1:
+      return transpose_emu::run_gather<uint8_t>(p, rows, cols, at, seed, what);
+    case 2:
+      return transpose_emu::run_gather<uint16_t>(p, rows, cols, at, seed, what);
+    case 4:
+      return transpose_emu::run_gather<uint32_t>(p, rows, cols, at, seed, what);
+    default:
+      return transpose_emu::run_gather<uint64_t>(p, rows, cols, at, seed, what);
+  }
+}
+
+std::string describe_run(const TransposePlan& p, int64_t rows, int64_t cols,
+                         const transpose_emu::Placement& at) {
+  return std::to_string(rows) + "x" + std::to_string(cols) + " elem " +
+         std::to_string(p.elem_bytes) + (p.flat_out ? " flat out" : " rows") +
+         (p.gather.flat_in ? " flat in" : "") + (p.col_order ? " col order" : "") + " tile " +
+         std::to_string(p.tile_rows) + "x" + std::to_string(p.tile_cols) + " in_off " +
+         std::to_string(at.in_off) + " out_off " + std::to_string(at.out_off) +
+         (at.in_guard == 1   ? " in against the next page"
+          : at.in_guard == 2 ? " in after a page"
+                             : "");
+}
+
+// Small and odd shapes: 1..9 and a few more, thin sides of every kind, prime sides, partial
+// tiles both ways, several tiles, one row / one column.
+std::vector<std::pair<int64_t, int64_t>> gather_shapes() {
+  std::vector<std::pair<int64_t, int64_t>> s = {
+      {1, 1},     {1, 7},     {7, 1},     {1, 100},   {100, 1},  {1, 1000}, {1000, 1},
+      {2, 2},     {3, 5},     {9, 9},     {11, 300},  {17, 33},  {33, 17},  {64, 64},
+      {65, 63},   {100, 300}, {300, 100}, {129, 70},  {200, 12}, {12, 200}, {255, 257},
+      {31, 4099}, {4099, 31}, {130, 520}, {520, 130}, {256, 77}, {2, 3001}, {3001, 2}};
+  std::mt19937 gen(2025);
+  std::uniform_int_distribution<int> small(1, 400);
+  for (int i = 0; i < 10; ++i)
+    s.emplace_back(small(gen), small(gen));
+  return s;
+}
+
+// Every mode of the gather kernel (tiles of out rows with rows staged one by one or as one run,
+// flat out; both tile orders) on every shape above, every element size, in and out at mixed
+// phases and against guard pages, with the tiles it gets on the H100 and on the T4 (the
+// smallest wave: the smallest tiles).
+TEST(TransposeGather, EveryModeOnOddShapesAndPhases) {
+  int64_t runs = 0;
+  for (const DeviceInfo& d : {kktest::h100(), kktest::t4()}) {
+    for (const auto& [rows, cols] : gather_shapes()) {
+      for (const int e : {1, 2, 4, 8}) {
+        const int vec = 16 / e, sec = 32 / e;
+        for (int mode = 0; mode < 3; ++mode) {
+          for (int k = 0; k < 4; ++k) {
+            TransposePlan p;
+            if (d.sm_count != 132 && k != 1) continue;  // (the T4: one placement)
+            if (!gather_plan(e, rows, cols, mode == 0, mode == 2, k & 1, d, &p)) continue;
+            transpose_emu::Placement at;
+            at.in_guard = k == 2 ? 2 : k == 3 ? 1 : 0;
+            at.in_off = at.in_guard == 2 ? 0 : static_cast<int>((k * 5 + rows) % vec);
+            at.out_off = static_cast<int>((k * 7 + cols) % sec);
+            std::string what;
+            EXPECT_EQ(emulate(p, rows, cols, at, &what), 0)
+                << describe_run(p, rows, cols, at) << ": " << what;
+            ++runs;
           }
-          if (c < cols && r >= 0 && r < rows) bad += words[static_cast<size_t>(w)] != r * cols + c;
         }
       }
     }
   }
-  return bad;
+  EXPECT_GT(runs, 700);
+}
+
+// Every in phase and every out sector phase on a few shapes of each mode.
+TEST(TransposeGather, EveryPhase) {
+  const DeviceInfo d = kktest::h100();
+  for (const int e : {1, 2, 4, 8}) {
+    const int vec = 16 / e, sec = 32 / e;
+    for (const auto& [rows, cols, mode] : std::vector<std::tuple<int64_t, int64_t, int>>{
+             {37, 201, 0}, {201, 37, 2}, {201, 103, 1}, {2, 377, 0}}) {
+      TransposePlan p;
+      ASSERT_TRUE(gather_plan(e, rows, cols, mode == 0, mode == 2, false, d, &p));
+      for (int in_off = 0; in_off < vec; ++in_off)
+        for (int out_off = 0; out_off < sec; ++out_off) {
+          const transpose_emu::Placement at{in_off, out_off, 0};
+          std::string what;
+          EXPECT_EQ(emulate(p, rows, cols, at, &what), 0)
+              << describe_run(p, rows, cols, at) << ": " << what;
+        }
+    }
+  }
+}
+
+// The plan's own gather plans on every device, for the shapes of the invariants below.
+std::vector<std::pair<int64_t, int64_t>> invariant_shapes();
+
+TEST(TransposeGather, PlannedShapesOnEveryDevice) {
+  for (const auto& dev : kktest::all_devices()) {
+    for (const auto& [rows, cols] : invariant_shapes()) {
+      for (const int e : {1, 2, 4, 8}) {
+        const int off = static_cast<int>((rows + cols) % (16 / e));
+        const TransposePlan p =
+            plan_transpose(rows, cols, e, Alignment(off * e), Alignment((off + 1) * e), dev.info);
+        if (p.path != TransposePath::kGather) continue;
+        const transpose_emu::Placement at{off, off + 1, 0};
+        std::string what;
+        EXPECT_EQ(emulate(p, rows, cols, at, &what), 0)
+            << dev.name << " " << describe_run(p, rows, cols, at) << ": " << what;
+      }
+    }
+  }
+}
+
+// Larger odd shapes: several tiles of each mode, partial tiles, both tile orders.
+TEST(TransposeGather, LargerOddShapes) {
+  const DeviceInfo d = kktest::h100();
+  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{2049, 1025},
+                                                                           {1025, 2049},
+                                                                           {131, 4097},
+                                                                           {4097, 67},
+                                                                           {577, 577},
+                                                                           {66, 10001},
+                                                                           {10001, 47},
+                                                                           {13, 50001}}) {
+    for (const int e : {1, 2, 4, 8}) {
+      TransposePlan p = plan_transpose(rows, cols, e, Alignment(e), Alignment(e), d);
+      ASSERT_EQ(p.path, TransposePath::kGather);
+      for (const bool col_order : {false, true}) {
+        if (col_order && (p.tiles_r <= 1 || p.tiles_c <= 1)) continue;
+        kernelkit::detail::transpose_set_order(&p, col_order);
+        const transpose_emu::Placement at{static_cast<int>(cols % (16 / e)),
+                                          static_cast<int>(rows % (32 / e)), 0};
+        std::string what;
+        EXPECT_EQ(emulate(p, rows, cols, at, &what), 0)
+            << describe_run(p, rows, cols, at) << ": " << what;
+      }
+    }
+  }
+}
+
+// The gather's shared-memory bank conflicts: at every gather load of the first pass, the most
+// distinct 32-bit words a warp's lanes read in one bank (1: conflict-free; 8-byte loads take
+// two at least, counted as one), averaged over the loads, for in and out phases. The staging
+// layout (one spare chunk every kVec staged rows, or every kVec rows of a run of an even column
+// count) keeps the mean over shapes of every class under 3 and each under 6; 1-byte gathers (16
+// loads a chunk) take 64 shared-memory wavefronts a warp's 512 bytes at 4, what the speed of
+// light allows.
+template <typename U, bool Flat>
+double gather_wavefronts_of(const TransposePlan& p, int in_ph, int out_sec) {
+  constexpr int kVec = 16 / sizeof(U), kWords = sizeof(U) >= 4 ? sizeof(U) / 4 : 1;
+  constexpr int kBlock = kernelkit::detail::kTransposeBlock;
+  std::vector<kernelkit::detail::TransposeGatherThread<U, Flat>> th;
+  th.reserve(kBlock);
+  for (int t = 0; t < kBlock; ++t)
+    th.emplace_back(p.gather, in_ph, out_sec, t);
+  double total = 0;
+  int loads = 0;
+  for (int w = 0; w < kBlock / 32; ++w)
+    for (int j = 0; j < kVec; ++j) {
+      int words[32 * kWords], n = 0;  // the distinct words the warp reads
+      for (int l = 0; l < 32; ++l) {
+        const auto& x = th[static_cast<size_t>(32 * w + l)];
+        if (!x.active()) continue;
+        for (int b = 0; b < kWords; ++b) {
+          const int word = x.at(j) / 4 + b;
+          if (std::find(words, words + n, word) == words + n) words[n++] = word;
+        }
+      }
+      if (n == 0) continue;
+      int per_bank[32] = {};
+      for (int i = 0; i < n; ++i)
+        ++per_bank[words[i] % 32];
+      total += *std::max_element(per_bank, per_bank + 32);
+      ++loads;
+    }
+  return loads ? total / loads : 0;
+}
+
+double gather_wavefronts(const TransposePlan& p, int in_ph, int out_sec) {
+  switch (p.elem_bytes) {
+    case 1:
+      return p.flat_out ? gather_wavefronts_of<uint8_t, true>(p, in_ph, out_sec)
+                        : gather_wavefronts_of<uint8_t, false>(p, in_ph, out_sec);
+    case 2:
+      return p.flat_out ? gather_wavefronts_of<uint16_t, true>(p, in_ph, out_sec)
+                        : gather_wavefronts_of<uint16_t, false>(p, in_ph, out_sec);
+    case 4:
+      return p.flat_out ? gather_wavefronts_of<uint32_t, true>(p, in_ph, out_sec)
+                        : gather_wavefronts_of<uint32_t, false>(p, in_ph, out_sec);
+    default:
+      return p.flat_out ? gather_wavefronts_of<uint64_t, true>(p, in_ph, out_sec)
+                        : gather_wavefronts_of<uint64_t, false>(p, in_ph, out_sec);
+  }
+}
+
+TEST(TransposeGather, BankConflicts) {
+  const DeviceInfo d = kktest::h100();
+  // rows and cols at residues that matter (mod 32 and mod 16), each mode
+  std::vector<std::pair<int64_t, int64_t>> shapes;
+  for (int64_t m = 0; m < 32; m += 3)
+    for (int64_t c = 0; c < 16; c += 5) {
+      shapes.emplace_back(4096 + m, 8192 + c);       // tiles of out rows, rows staged one by one
+      shapes.emplace_back(1000003 + m, 16 + 3 * c);  // one staged run
+      shapes.emplace_back(9 + m, 1000003 + c);       // flat out
+      shapes.emplace_back(100 + m, 1000003 + c);     // flat out, more rows
+    }
+  for (const int e : {1, 2, 4, 8}) {
+    double sum = 0, worst = 0;
+    int n = 0;
+    for (const auto& [rows, cols] : shapes) {
+      const TransposePlan p = plan_transpose(rows, cols, e, Alignment(e), Alignment(e), d);
+      if (p.path != TransposePath::kGather) continue;
+      for (int in_ph = 0; in_ph < 16; in_ph += 8)
+        for (int out_sec = 0; out_sec < 32 / e; out_sec += 5) {
+          // (in units of the fewest: two for 8-byte loads)
+          const double w = gather_wavefronts(p, in_ph, out_sec) / (e == 8 ? 2 : 1);
+          worst = std::max(worst, w);
+          sum += w;
+          ++n;
+          EXPECT_LE(w, 6.0) << rows << "x" << cols << " elem " << e << " in phase " << in_ph
+                            << " out phase " << out_sec;
+        }
+    }
+    EXPECT_LE(sum / n, 3.0) << "elem " << e;
+    EXPECT_GT(worst, 1.0) << "elem " << e;  // (the model sees conflicts where there are some)
+  }
 }
 
 // The invariants every plan must hold on device d.
@@ -447,11 +617,11 @@ void check_plan(const TransposePlan& p, int64_t rows, int64_t cols, int e, int i
   EXPECT_GE(kernelkit::config_index(kernelkit::kTransposeConfigs, kernelkit::transpose_config(p)),
             0)
       << label;
-  if (rows == 1 || cols == 1) {
-    EXPECT_EQ(p.path, TransposePath::kCopy) << label;
+  if (p.path == TransposePath::kCopy) {
+    EXPECT_TRUE(rows == 1 || cols == 1) << label;
+    EXPECT_GE(rows * cols * e, kernelkit::transpose_copy_min_bytes(d)) << label;
     return;
   }
-  EXPECT_NE(p.path, TransposePath::kCopy) << label;
   // A legal launch that fits the device.
   EXPECT_GE(p.num_tiles, 1) << label;
   EXPECT_EQ(static_cast<int64_t>(p.shape.grid.x), std::min<int64_t>(p.num_tiles, INT32_MAX))
@@ -460,8 +630,8 @@ void check_plan(const TransposePlan& p, int64_t rows, int64_t cols, int e, int i
   EXPECT_EQ(p.shape.block.x, static_cast<unsigned>(kernelkit::detail::kTransposeBlock)) << label;
   EXPECT_LE(static_cast<int>(p.shape.block.x), d.max_threads_per_block) << label;
   EXPECT_FALSE(p.shape.is_cluster()) << label;
-  // Static shared memory, or dynamic (the staged kernel's rows), within the 48 KiB a block gets
-  // without opting in.
+  // Static shared memory, or dynamic (the gather kernel's stage), within the 48 KiB a block
+  // gets without opting in.
   const int64_t smem = p.static_smem + static_cast<int64_t>(p.shape.smem);
   EXPECT_GT(smem, 0) << label;
   EXPECT_TRUE(p.static_smem == 0 || p.shape.smem == 0) << label;
@@ -469,42 +639,27 @@ void check_plan(const TransposePlan& p, int64_t rows, int64_t cols, int e, int i
   // One block fits an SM with the register budget of every transpose kernel (<= 64 on sm_90,
   // <= 85 for the 1-/2-byte thin cols of 6-8 columns).
   EXPECT_GE(kernelkit::blocks_per_sm(d, p.shape.block.x, 85, smem), 1) << label;
-  EXPECT_EQ(p.tiles_c * p.tile_cols >= cols, true) << label;
   EXPECT_EQ(p.tiles_r * p.tiles_c, p.num_tiles) << label;
-  EXPECT_GE(p.tiles_r * p.tile_rows, rows) << label;
-  if (p.path != TransposePath::kTile && p.path != TransposePath::kShift &&
-      p.path != TransposePath::kSector)
+  if (p.path != TransposePath::kTile && !(p.path == TransposePath::kGather && !p.flat_out))
     EXPECT_FALSE(p.col_order) << label;
   if (p.col_order) EXPECT_TRUE(p.tiles_r > 1 && p.tiles_c > 1) << label;
   switch (p.path) {
     case TransposePath::kTile: {
       const int vec = p.chunk_bytes / e;
-      EXPECT_TRUE(p.chunk_bytes == (e == 1 ? 8 : 16) || (p.chunk_bytes == 4 && e <= 2)) << label;
+      EXPECT_EQ(p.chunk_bytes, e == 1 ? 8 : 16) << label;
       EXPECT_EQ(rows % vec, 0) << label;
+      EXPECT_EQ(cols % vec, 0) << label;
       EXPECT_GE(out_align, p.chunk_bytes) << label;
-      if (!p.in_windows) {
-        EXPECT_EQ(cols % vec, 0) << label;
-        EXPECT_GE(in_align, p.chunk_bytes) << label;
-      }
-      if (e == 4) EXPECT_FALSE(p.in_windows) << label;  // the shifted kernel instead
-      if (p.chunk_bytes == 4) {
-        EXPECT_FALSE(p.in_windows) << label;
-        EXPECT_EQ(p.tile_rows, 16 * vec) << label;
-        EXPECT_EQ(p.tile_cols, 16 * vec) << label;
-      }
+      EXPECT_GE(in_align, p.chunk_bytes) << label;
+      EXPECT_GE(p.tiles_c * p.tile_cols, cols) << label;
+      EXPECT_GE(p.tiles_r * p.tile_rows, rows) << label;
       const int a = p.tile_rows / vec, b = p.tile_cols / vec;
       EXPECT_EQ(a * vec, p.tile_rows) << label;
       EXPECT_EQ(a & (a - 1), 0) << label;
       EXPECT_EQ(b & (b - 1), 0) << label;
       EXPECT_EQ(a * b, 256) << label;
-      if (p.in_windows) {
-        EXPECT_EQ(static_cast<int64_t>(p.shape.smem),
-                  kernelkit::detail::transpose_staged_smem_bytes(e, p.chunk_bytes, a, b))
-            << label;
-      } else {
-        EXPECT_EQ(p.static_smem, 256 * vec * p.chunk_bytes) << label;
-        EXPECT_EQ(p.shape.smem, 0u) << label;
-      }
+      EXPECT_EQ(p.static_smem, 256 * vec * p.chunk_bytes) << label;
+      EXPECT_EQ(p.shape.smem, 0u) << label;
       break;
     }
     case TransposePath::kThinRows:
@@ -523,21 +678,53 @@ void check_plan(const TransposePlan& p, int64_t rows, int64_t cols, int e, int i
         EXPECT_GE(out_align, 16) << label;
       }
       break;
-    case TransposePath::kShift:  // only the in rows are not chunk-aligned
-      EXPECT_EQ(e, 4) << label;
-      EXPECT_EQ(rows % 4, 0) << label;
-      EXPECT_GE(out_align, 16) << label;
-      EXPECT_TRUE(cols % 4 != 0 || in_align < 16) << label;
+    case TransposePath::kGather: {
+      // not a shape another path takes
+      EXPECT_TRUE(rows == 1 || cols == 1 || std::min(rows, cols) > kernelkit::kTransposeThinMax)
+          << label;
+      const int wide = e == 1 ? 8 : 16, vec = 16 / e, sec = 32 / e;
+      EXPECT_FALSE(rows % (wide / e) == 0 && cols % (wide / e) == 0 && in_align >= wide &&
+                   out_align >= wide && rows > 1 && cols > 1)
+          << label;
+      const kernelkit::TransposeGatherShape& g = p.gather;
+      EXPECT_EQ(g.rows, rows) << label;
+      EXPECT_EQ(g.cols, cols) << label;
+      EXPECT_EQ(g.num_tiles, p.num_tiles) << label;
+      EXPECT_EQ(g.col_order, p.col_order) << label;
+      EXPECT_EQ(g.tiles_minor, p.col_order ? p.tiles_r : p.tiles_c) << label;
+      EXPECT_EQ(static_cast<int64_t>(p.shape.smem),
+                kernelkit::detail::transpose_gather_smem_bytes(g, e))
+          << label;
+      if (p.flat_out) {
+        // every tile all rows; whole sectors of the run: tile_c a multiple of kSec, and
+        // every thread's periods whole passes
+        EXPECT_EQ(g.tile_r, rows) << label;
+        EXPECT_LE(rows, 256) << label;
+        EXPECT_EQ(g.tile_c % sec, 0) << label;
+        EXPECT_EQ(g.tile_c % (vec * (256 / rows)), 0) << label;
+        EXPECT_EQ(p.tiles_r, 1) << label;
+        EXPECT_GE(p.tiles_c * g.tile_c * rows, rows * cols + sec - 1) << label;
+      } else {
+        EXPECT_EQ(g.tile_r % sec, 0) << label;  // tile rows on sector boundaries
+        EXPECT_EQ(g.staged_rows, g.tile_r + sec - 1) << label;
+        EXPECT_GE(p.tiles_r * g.tile_r, rows + sec - 1) << label;
+        EXPECT_EQ(g.tile_r % (vec * g.kk_threads), 0) << label;
+        EXPECT_LE(g.kk_threads * g.cq_threads, 256) << label;
+        if (g.flat_in) {
+          EXPECT_LE(cols, 64) << label;
+          EXPECT_EQ(g.tile_c, cols) << label;
+          EXPECT_EQ(g.cq_threads, cols) << label;
+          EXPECT_EQ(p.tiles_c, 1) << label;
+        } else {
+          // a thread's out rows share their sector phase: cq_threads a multiple of kSec
+          EXPECT_EQ(g.cq_threads % sec, 0) << label;
+          EXPECT_EQ(g.tile_c % g.cq_threads, 0) << label;
+          EXPECT_EQ(g.kk_threads * vec, g.tile_r) << label;
+          EXPECT_GE(p.tiles_c * g.tile_c, cols) << label;
+        }
+      }
       break;
-    case TransposePath::kSector:  // the out rows are not chunk-aligned
-      EXPECT_EQ(e, 4) << label;
-      EXPECT_TRUE(rows % 4 != 0 || out_align < 16) << label;
-      EXPECT_EQ(p.tiles_r, (rows + 7 + 63) / 64) << label;
-      EXPECT_EQ(p.static_smem, kernelkit::detail::TransposeSectorGeometry::kSmemBytes) << label;
-      break;
-    case TransposePath::kScalar:
-      EXPECT_NE(e, 4) << label;
-      break;
+    }
     case TransposePath::kCopy:
       break;
   }
@@ -572,13 +759,15 @@ TEST(TransposePlan, InvariantsAndEveryElementWrittenOnce) {
                 plan_transpose(rows, cols, e, Alignment(in_align), Alignment(out_align), dev.info);
             check_plan(p, rows, cols, e, in_align, out_align, dev.info,
                        std::string(dev.name) + " " + label + " " + path_name(p.path));
-            // The plan does not depend on the device (every kernel fits every GPU).
+            // The path does not depend on the device (every kernel fits every GPU; the gather
+            // kernel's tiles follow its wave).
             EXPECT_EQ(p.path, p0.path) << dev.name << " " << label;
-            EXPECT_EQ(p.num_tiles, p0.num_tiles) << dev.name << " " << label;
+            EXPECT_EQ(p.flat_out, p0.flat_out) << dev.name << " " << label;
           }
-          // Every out element written exactly once, for every out phase the alignment allows.
-          // (the sector kernel: every phase of out mod 8, its 32-byte sector phase)
-          const int vec = p0.path == TransposePath::kSector ? 8 : 16 / e;
+          // Every out element written exactly once, for every out phase the alignment allows
+          // (the gather kernel: its own code, TransposeGather above).
+          if (p0.path == TransposePath::kGather) continue;
+          const int vec = 16 / e;
           for (int out_ph = 0; out_ph < (out_align >= 16 ? 1 : vec); ++out_ph) {
             const auto count = simulate_stores(p0, rows, cols, out_ph);
             int64_t bad = 0;
@@ -586,17 +775,6 @@ TEST(TransposePlan, InvariantsAndEveryElementWrittenOnce) {
               bad += c != 1;
             EXPECT_EQ(bad, 0) << label << " " << path_name(p0.path) << " out phase " << out_ph;
           }
-          // The staged kernel reads back every element from where its copy put it, for every
-          // in phase the alignment allows.
-          if (p0.path == TransposePath::kTile && p0.in_windows)
-            for (int in_ph = 0; in_ph < (in_align >= 16 ? 1 : 16); in_ph += e)
-              EXPECT_EQ(simulate_staged(p0, rows, cols, in_ph), 0)
-                  << label << " staged, in phase " << in_ph;
-          if (p0.path == TransposePath::kSector)
-            for (int in_ph = 0; in_ph < (in_align >= 16 ? 1 : 4); ++in_ph)
-              for (int out_ph = 0; out_ph < 8; out_ph += out_align >= 16 ? 4 : 1)
-                EXPECT_EQ(simulate_sector(p0, rows, cols, in_ph, out_ph), 0)
-                    << label << " sector, in phase " << in_ph << ", out phase " << out_ph;
         }
       }
     }
@@ -614,53 +792,35 @@ void check_plan_shape(const TransposePlan& p, int64_t rows, int64_t cols) {
   }
 }
 
-// Every kernel of kTransposeConfigs, forced onto shapes it does not get from the plan, covers
-// out exactly once too (the tests run these on the GPU): each entry on every shape its kernel
-// takes (tiles: rows a multiple of the chunk's elements, and cols too with aligned in rows;
-// thin paths: that many rows or columns).
+// Every tile and thin kernel of kTransposeConfigs, forced onto shapes it does not get from the
+// plan, covers out exactly once too (the tests run these on the GPU): each entry on every shape
+// its kernel takes (tiles: rows and cols multiples of the chunk's elements; thin paths: that
+// many rows or columns). (The gather kernel on forced modes: TransposeGather above.)
 TEST(TransposePlan, ForcedPathsWriteEveryElementOnce) {
   for (const auto& [rows, cols] : invariant_shapes()) {
     if (rows < 2 || cols < 2) continue;
     for (const int e : {1, 2, 4, 8}) {
-      std::vector<TransposePlan> plans;
       for (const kernelkit::TransposeConfig& c : kernelkit::kTransposeConfigs) {
-        if (c.elem_bytes != e || c.path == TransposePath::kCopy) continue;
+        if (c.elem_bytes != e || c.path == TransposePath::kCopy || c.path == TransposePath::kGather)
+          continue;
         TransposePlan p;
         p.elem_bytes = e;
         p.path = c.path;
-        p.in_windows = c.in_windows;
-        p.col_order = c.col_order;
         p.thin = c.thin;
-        p.chunk_bytes = c.path == TransposePath::kTile
-                            ? c.chunk_bytes
-                            : (c.path == TransposePath::kScalar ? 0 : 16);
+        p.chunk_bytes = c.path == TransposePath::kTile ? c.chunk_bytes : 16;
         const int vec = c.chunk_bytes / e;
-        if (c.path == TransposePath::kTile &&
-            (rows % vec != 0 || (!c.in_windows && cols % vec != 0)))
-          continue;
+        if (c.path == TransposePath::kTile && (rows % vec != 0 || cols % vec != 0)) continue;
         if (c.path == TransposePath::kThinRows && rows != c.thin) continue;
         if (c.path == TransposePath::kThinCols && cols != c.thin) continue;
-        plans.push_back(p);
-      }
-      for (TransposePlan q : plans) {
-        q = kernelkit::detail::finish_transpose_plan(q, rows, cols, kktest::h100().smem_per_block);
-        check_plan_shape(q, rows, cols);
-        if (q.path == TransposePath::kTile && q.in_windows)
-          for (int in_ph = 0; in_ph < 16; in_ph += e)
-            EXPECT_EQ(simulate_staged(q, rows, cols, in_ph), 0)
-                << rows << "x" << cols << " elem " << e << " staged, in phase " << in_ph;
-        if (q.path == TransposePath::kSector)
-          for (int in_ph = 0; in_ph < 4; ++in_ph)
-            for (int out_ph = 0; out_ph < 8; ++out_ph)
-              EXPECT_EQ(simulate_sector(q, rows, cols, in_ph, out_ph), 0)
-                  << rows << "x" << cols << " sector, in phase " << in_ph << ", out phase "
-                  << out_ph << (q.col_order ? ", column order" : "");
-        for (int out_ph = 0; out_ph < (q.path == TransposePath::kSector ? 8 : 16 / e); ++out_ph) {
-          const auto count = simulate_stores(q, rows, cols, out_ph);
+        p = kernelkit::detail::finish_transpose_plan(p, rows, cols, kktest::h100());
+        kernelkit::detail::transpose_set_order(&p, c.col_order);
+        check_plan_shape(p, rows, cols);
+        for (int out_ph = 0; out_ph < 16 / e; ++out_ph) {
+          const auto count = simulate_stores(p, rows, cols, out_ph);
           int64_t bad = 0;
-          for (const int c : count)
-            bad += c != 1;
-          EXPECT_EQ(bad, 0) << rows << "x" << cols << " elem " << e << " " << path_name(q.path)
+          for (const int n : count)
+            bad += n != 1;
+          EXPECT_EQ(bad, 0) << rows << "x" << cols << " elem " << e << " " << path_name(p.path)
                             << " out phase " << out_ph;
         }
       }
@@ -671,8 +831,8 @@ TEST(TransposePlan, ForcedPathsWriteEveryElementOnce) {
 std::string describe(const kernelkit::TransposeConfig& c) {
   return std::string(path_name(c.path)) + " elem_bytes=" + std::to_string(c.elem_bytes) +
          " chunk_bytes=" + std::to_string(c.chunk_bytes) +
-         " in_windows=" + std::to_string(c.in_windows) +
-         " col_order=" + std::to_string(c.col_order) + " thin=" + std::to_string(c.thin);
+         " col_order=" + std::to_string(c.col_order) + " thin=" + std::to_string(c.thin) +
+         " flat_out=" + std::to_string(c.flat_out);
 }
 
 TEST(TransposeConfigs, EachElementSizeTogetherNoDuplicates) {
@@ -718,66 +878,6 @@ TEST(TransposeConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
   EXPECT_GT(planned.plans(), 100000);
 }
 
-// The sector kernel's read back: at every step, a warp's 32 word loads (chunks kk = 0..15 of out
-// row groups cq = 2w and 2w + 1) fall into banks with at most 2 distinct words each (the fewest
-// for 16 lanes whose words share a residue mod 4), for every phase of in and out and every
-// rows and cols mod 8 and 4; in order (no rotation) f32 16385 x 4097 would take 4.
-TEST(TransposePlan, SectorReadBackBankConflicts) {
-  using G = kernelkit::detail::TransposeSectorGeometry;
-  int worst_unrotated = 0;
-  for (int in_ph = 0; in_ph < 4; ++in_ph)
-    for (int cols_m = 0; cols_m < 4; ++cols_m)
-      for (int out_ph8 = 0; out_ph8 < 8; ++out_ph8)
-        for (int rows_m8 = 0; rows_m8 < 8; ++rows_m8)
-          for (const bool rotate : {true, false})
-            for (int w = 0; w < 8; ++w)
-              for (int step = 0; step < G::kVec; ++step) {
-                std::vector<std::vector<int>> bank(32);
-                for (int lane = 0; lane < 32; ++lane) {
-                  const int kk = lane % 16, cq = 2 * w + lane / 16;
-                  const int own = G::out_phase(out_ph8, rows_m8, cq % 8);
-                  const int rot =
-                      rotate ? G::read_rotation(in_ph, cols_m, out_ph8, rows_m8, cq) : 0;
-                  const int rho = G::kHalo - own + G::kVec * kk + ((step + rot) & 3);
-                  const int word = G::slot(rho) + G::in_phase(in_ph, cols_m, rho) + cq;
-                  auto& b = bank[static_cast<size_t>(word % 32)];
-                  if (std::find(b.begin(), b.end(), word) == b.end()) b.push_back(word);
-                }
-                size_t most = 0;
-                for (const auto& b : bank)
-                  most = std::max(most, b.size());
-                if (rotate) {
-                  EXPECT_LE(most, 2u) << "in phase " << in_ph << " cols%4 " << cols_m
-                                      << " out phase " << out_ph8 << " rows%8 " << rows_m8;
-                } else if (in_ph == 0 && cols_m == 1 && out_ph8 == 0 && rows_m8 == 1) {
-                  worst_unrotated = std::max(worst_unrotated, static_cast<int>(most));
-                }
-              }
-  EXPECT_EQ(worst_unrotated, 4);  // 16385 x 4097 without the rotation
-}
-
-// The sector kernel's model on larger odd shapes than the invariants' (several tile rows and
-// columns, full and partial tiles, both orders), at every in and out phase.
-TEST(TransposePlan, SectorKernelOnOddShapes) {
-  const DeviceInfo d = kktest::h100();
-  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
-           {2049, 1025}, {1025, 2049}, {131, 4097}, {4097, 67}, {577, 577}, {66, 1000}}) {
-    for (const bool col_order : {false, true}) {
-      TransposePlan p = plan_transpose(rows, cols, 4, Alignment(), Alignment(), d);
-      ASSERT_EQ(p.path, TransposePath::kSector) << rows << "x" << cols;
-      p.col_order = col_order;
-      for (int in_ph = 0; in_ph < 4; ++in_ph)
-        for (int out_ph = 0; out_ph < 8; ++out_ph)
-          EXPECT_EQ(simulate_sector(p, rows, cols, in_ph, out_ph), 0)
-              << rows << "x" << cols << " in phase " << in_ph << ", out phase " << out_ph;
-      int64_t bad = 0;
-      for (const int c : simulate_stores(p, rows, cols, 3))
-        bad += c != 1;
-      EXPECT_EQ(bad, 0) << rows << "x" << cols;
-    }
-  }
-}
-
 // Grids past INT32_MAX tiles stay legal (the kernels stride by gridDim.x).
 TEST(TransposePlan, HugeShapes) {
   const DeviceInfo d = kktest::h100();
@@ -789,14 +889,18 @@ TEST(TransposePlan, HugeShapes) {
   EXPECT_EQ(q.path, TransposePath::kTile);
   EXPECT_GT(q.num_tiles, INT32_MAX);
   EXPECT_EQ(q.shape.grid.x, static_cast<unsigned>(INT32_MAX));
-  const TransposePlan r =
-      plan_transpose(int64_t{1} << 31, (int64_t{1} << 24) + 1, 4, Alignment(), Alignment(), d);
-  EXPECT_EQ(r.path, TransposePath::kShift);
-  const TransposePlan u =
-      plan_transpose((int64_t{1} << 31) + 1, int64_t{1} << 24, 4, Alignment(), Alignment(), d);
-  EXPECT_EQ(u.path, TransposePath::kSector);
-  EXPECT_GT(u.num_tiles, INT32_MAX);
-  EXPECT_EQ(u.shape.grid.x, static_cast<unsigned>(INT32_MAX));
+  for (const auto& [rows, cols] :
+       std::vector<std::pair<int64_t, int64_t>>{{int64_t{1} << 31, (int64_t{1} << 24) + 1},
+                                                {(int64_t{1} << 31) + 1, int64_t{1} << 24},
+                                                {int64_t{1} << 40, 11},
+                                                {13, int64_t{1} << 40}}) {
+    const TransposePlan u = plan_transpose(rows, cols, 4, Alignment(16), Alignment(16), d);
+    EXPECT_EQ(u.path, TransposePath::kGather) << rows << "x" << cols;
+    EXPECT_EQ(u.gather.rows, rows);
+    EXPECT_EQ(u.gather.cols, cols);
+    EXPECT_GT(u.num_tiles, INT32_MAX / 64) << rows << "x" << cols;
+    EXPECT_EQ(u.shape.grid.x, static_cast<unsigned>(std::min<int64_t>(u.num_tiles, INT32_MAX)));
+  }
 }
 
 TEST(TransposeArgs, Checks) {

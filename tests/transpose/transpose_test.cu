@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// kernelkit::transpose on the GPU: every element size through every path (copy, tile with and
-// without windows and with every tile shape, thin rows, thin cols with direct and staged
-// stores, shifted, sector, scalar), full and partial tiles, odd and prime shapes, pointers that are
-// element-aligned but not 16-byte aligned, bad arguments (misaligned element pointers,
-// overlap), NaN payloads, streams and graphs, and (Large_) matrices past 2^31 elements.
+// kernelkit::transpose on the GPU: every element size through every path (copy, tile with every
+// tile shape, thin rows, thin cols with direct and staged stores, the gather kernel's tiles of
+// out rows with rows staged one by one and as one run and its flat runs of out), full and
+// partial tiles, odd and prime shapes, pointers that are element-aligned but not 16-byte
+// aligned, bad arguments (misaligned element pointers, overlap), NaN payloads, streams and
+// graphs, and (Large_) matrices past 2^31 elements.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -86,8 +87,8 @@ TYPED_TEST(TransposeSizeTest, ThinShapes) {
 }
 
 // The tile path with the tile shapes the plan picks for a few rows or columns (all rows or all
-// columns in one tile) and with windows (in rows not chunk-aligned: cols not a multiple of
-// kVec, or in offset; 4-byte elements take the shifted kernel there).
+// columns in one tile); with in offset or cols not a multiple of kVec the same shapes take the
+// gather kernel.
 TYPED_TEST(TransposeSizeTest, TileShapes) {
   constexpr int64_t kVec = sizeof(TypeParam) == 1 ? 8 : 16 / sizeof(TypeParam);
   const auto impls = library_only<TypeParam>();
@@ -104,93 +105,69 @@ TYPED_TEST(TransposeSizeTest, TileShapes) {
   }
 }
 
-// The staged kernel (rows a multiple of kVec, out chunk-aligned, in rows not chunk-aligned:
-// cols not a multiple of kVec or in offset) at many byte phases of in: prime and odd columns,
-// partial tiles both ways, few columns (tall tiles; 2-byte 9..16 columns are shortened to fit
-// shared memory), a few long rows. 4-byte elements take the shifted kernel instead.
-TYPED_TEST(TransposeSizeTest, StagedWindows) {
-  using T = TypeParam;
-  constexpr int64_t kVec = sizeof(T) == 1 ? 8 : 16 / sizeof(T);
-  if (sizeof(T) == 4) GTEST_SKIP() << "4-byte elements take the shifted kernel";
-  const auto impls = library_only<T>();
-  const std::vector<std::pair<int64_t, int64_t>> shapes = {
-      {128, 13},  {1024, 9},   {2048, 13}, {136, 1031},  {256, 17},
-      {24, 3355}, {1000, 333}, {16, 257},  {1000, 4099}, {136, 264}};
-  for (const auto& [rows, cols] : shapes) {
-    for (const int64_t in_off : {0, 1, 2, 5, 8, 15}) {
-      if (in_off >= 16 / static_cast<int64_t>(sizeof(T))) continue;
-      const int e = sizeof(T);
-      const auto in_at = kernelkit::alignment_of(reinterpret_cast<const T*>(256 + in_off * e));
-      const TransposePlan p =
-          kernelkit::plan_transpose(rows, cols, e, in_at, kernelkit::Alignment(), kktest::h100());
-      const bool staged = cols % kVec != 0 || in_off % kVec != 0;
-      EXPECT_EQ(p.path, TransposePath::kTile) << rows << "x" << cols;
-      EXPECT_EQ(p.in_windows, staged) << rows << "x" << cols << " in_off " << in_off;
-      check_transpose<T>(impls, rows, cols, in_off, 0);
-    }
-  }
-}
-
 // Wide matrices of few tile rows, where the plan numbers tiles down the tile columns
-// (transpose_col_order): the plan's own path and order, with in offset (windows / shifted).
+// (transpose_col_order): the gather kernel's tiles of out rows in column order, in aligned and
+// offset.
 TYPED_TEST(TransposeSizeTest, ColumnOrderOnWideShapes) {
   using T = TypeParam;
   const int e = sizeof(T);
   // 1000 rows (1000 - 8000 bytes an out row), more tile columns than a wave spans in 2 KiB of
-  // each out row; odd columns (windows, shifted grids).
-  const int64_t rows = 1000;
-  const int64_t cols = e == 8 ? 8197 : 20003;
+  // each out row; an odd column count.
+  const int64_t rows = 1000, cols = 20003;
   for (const int64_t in_off : {0, 1}) {
     const auto in_at = kernelkit::alignment_of(reinterpret_cast<const T*>(256 + in_off * e));
     const TransposePlan p =
         kernelkit::plan_transpose(rows, cols, e, in_at, kernelkit::Alignment(), kktest::h100());
+    EXPECT_EQ(p.path, TransposePath::kGather);
     EXPECT_TRUE(p.col_order) << rows << "x" << cols << " in_off " << in_off;
-    // sanitizer (8-20M elements a call): one of the two offsets, 2-byte rows the shifted one
-    // (EveryKernelOnEveryShape's column-order cases cover both at smaller sizes)
+    // sanitizer (20M elements a call): one of the two offsets
     if (kktest::sanitize_keep(in_off + (e == 2), 2))
       check_transpose<T>(library_only<T>(), rows, cols, in_off, 0);
   }
 }
 
-// 4-byte elements whose out rows are not chunk-aligned (the sector kernel; out rows
-// chunk-aligned: the tile or shifted kernel): every shape 1x1 .. 67x67 (partial tiles, every
-// rows and cols mod 8, one tile row with the 7-row halo above it, the edges of the matrix in
-// every tile), with in and out at every phase mod 4 or 8 among the offsets.
-TYPED_TEST(TransposeSizeTest, FourByteSweep) {
+// The gather kernel (any shape the tile and thin paths do not take): every shape 1x1 .. 67x67
+// (partial tiles, every rows and cols mod a sector, thin sides of 9..67 in both modes of the
+// kernel, one row and one column), with in and out at mixed phases, and larger odd shapes of
+// every mode: several tiles both ways, both tile orders, every out phase mod 4.
+TYPED_TEST(TransposeSizeTest, GatherSweep) {
   using T = TypeParam;
-  if (sizeof(T) != 4) GTEST_SKIP() << "4-byte elements";
+  const int e = sizeof(T);
   const auto impls = library_only<T>();
   const std::vector<std::pair<int64_t, int64_t>> offsets = {{0, 0}, {1, 3}, {2, 5}, {3, 6}};
   int64_t index = 0;
   for (int64_t rows = 1; rows <= 67; ++rows)
     for (int64_t cols = 1; cols <= 67; ++cols) {
-      const auto& [in_off, out_off] = offsets[static_cast<size_t>(rows + cols) % offsets.size()];
-      // sanitizer: every 16th shape
+      // 4-byte elements: every shape; the others every other one (rows + cols even: every
+      // row and column count still, with each offset pair); sanitizer: every 16th of those
+      if (e != 4 && (rows + cols) % 2 != 0) continue;
+      const auto& [in_off, out_off] = offsets[static_cast<size_t>(index % 4)];
       if (kktest::sanitize_keep(index++, 16))
-        check_transpose<T>(impls, rows, cols, in_off, out_off);
+        check_transpose<T>(impls, rows, cols, in_off % (16 / e), out_off);
     }
-  // Larger odd shapes: several tile rows and columns, both tile orders (1001 x 33554: column
-  // order on the H100), every out phase mod 8.
   const std::vector<std::pair<int64_t, int64_t>> shapes = {
-      {1025, 517}, {517, 1025}, {131, 4097}, {4097, 67}, {1001, 6001}};
+      {1025, 517}, {517, 1025}, {131, 4097}, {4097, 67},  {1001, 6001},
+      {13, 50001}, {50001, 47}, {129, 3001}, {3001, 129}, {255, 1001}};
   for (const auto& [rows, cols] : shapes)
     for (const int64_t out_off : {0, 1, 4, 7})
       if (!kktest::sanitizer_run() || out_off == 1)  // (sanitizer: one offset a shape)
         check_transpose<T>(impls, rows, cols, out_off % 3, out_off);
-  const auto in_at = kernelkit::alignment_of(reinterpret_cast<const T*>(260));
+  const auto in_at = kernelkit::alignment_of(reinterpret_cast<const T*>(256 + e));
   EXPECT_EQ(
-      kernelkit::plan_transpose(1001, 33554, 4, in_at, kernelkit::Alignment(), kktest::h100()).path,
-      TransposePath::kSector);
+      kernelkit::plan_transpose(1001, 33554, e, in_at, kernelkit::Alignment(), kktest::h100()).path,
+      TransposePath::kGather);
   if (!kktest::sanitizer_run()) check_transpose<T>(impls, 1001, 33554, 1, 0);
 }
 
 // ---- every kernel on shapes the plan sends elsewhere ----------------------------------------
 
-// The plan of table entry c (with out_aligned: thin columns stored straight from registers)
-// when its kernel can run this call: rows x cols with pointers of element phase in_off /
-// out_off (cudaMalloc aligns to 256).
+// The plan of table entry c in variant v when its kernel can run this call: rows x cols with
+// pointers of element phase in_off / out_off (cudaMalloc aligns to 256). Variants: thin cols
+// staged (0) or stored straight from registers (1); the gather kernel's tiles of out rows with
+// rows staged one by one (0), the same in column order (1), with one staged run (2, at most 64
+// columns); every other entry variant 0 only.
 template <typename T>
-bool forced_plan(const kernelkit::TransposeConfig& c, bool out_aligned, int64_t rows, int64_t cols,
+bool forced_plan(const kernelkit::TransposeConfig& c, int v, int64_t rows, int64_t cols,
                  int64_t in_off, int64_t out_off, TransposePlan* plan) {
   const int e = sizeof(T);
   const int in_align = kernelkit::pack_size_for(reinterpret_cast<const T*>(256 + in_off * e)) * e;
@@ -198,49 +175,54 @@ bool forced_plan(const kernelkit::TransposeConfig& c, bool out_aligned, int64_t 
   TransposePlan p;
   p.path = c.path;
   p.elem_bytes = e;
-  p.in_windows = c.in_windows;
-  p.col_order = c.col_order;
   p.thin = c.thin;
-  p.chunk_bytes = c.path == TransposePath::kScalar ? 0 : 16;
-  // (the scalar kernel runs any shape, one row or column too)
-  bool ok = c.elem_bytes == e && (c.path == TransposePath::kScalar || (rows > 1 && cols > 1));
+  p.flat_out = c.flat_out;
+  p.chunk_bytes = 16;
+  // (the gather kernel runs any shape, one row or column too)
+  bool ok = c.elem_bytes == e && (c.path == TransposePath::kGather || (rows > 1 && cols > 1));
   switch (c.path) {
     case TransposePath::kTile: {
-      // out rows chunk-aligned; in rows too, or staged as windows
       const int vec = c.chunk_bytes / e;
       p.chunk_bytes = c.chunk_bytes;
-      ok = ok && rows % vec == 0 && out_align >= c.chunk_bytes &&
-           (c.in_windows || (cols % vec == 0 && in_align >= c.chunk_bytes));
+      ok = ok && v == 0 && rows % vec == 0 && cols % vec == 0 && out_align >= c.chunk_bytes &&
+           in_align >= c.chunk_bytes;
       break;
     }
     case TransposePath::kThinCols:
-      p.out_aligned = out_aligned;
-      ok = ok && cols == c.thin && (!out_aligned || (rows % (16 / e) == 0 && out_align >= 16));
+      p.out_aligned = v == 1;
+      ok = ok && v <= 1 && cols == c.thin && (v == 0 || (rows % (16 / e) == 0 && out_align >= 16));
       break;
     case TransposePath::kThinRows:
-      ok = ok && rows == c.thin && !out_aligned;
+      ok = ok && v == 0 && rows == c.thin;
+      break;
+    case TransposePath::kGather:
+      p.gather.flat_in = v == 2;
+      ok = ok && (c.flat_out ? v == 0 && rows <= 256 : v <= 1 || cols <= 64);
       break;
     case TransposePath::kCopy:
       ok = false;
       break;
-    default:  // shifted, sector, scalar: any shape
-      ok = ok && !out_aligned;
-      break;
   }
-  if (ok) *plan = kernelkit::detail::finish_transpose_plan(p, rows, cols, 48 * 1024);
-  return ok;
+  if (!ok) return false;
+  p = kernelkit::detail::finish_transpose_plan(p, rows, cols, kktest::h100());
+  const bool col_order = c.path == TransposePath::kTile ? c.col_order : v == 1;
+  if (col_order && c.path != TransposePath::kTile && (p.tiles_r <= 1 || p.tiles_c <= 1))
+    return false;  // (one tile row or column: the same as row order)
+  kernelkit::detail::transpose_set_order(&p, col_order);
+  *plan = p;
+  return true;
 }
 
 // A forced kernel's name in failure messages.
-std::string forced_name(const kernelkit::TransposeConfig& c, bool out_aligned) {
-  const char* const paths[] = {"copy",  "tile",   "thin rows", "thin cols",
-                               "shift", "sector", "scalar"};
+std::string forced_name(const kernelkit::TransposeConfig& c, int v) {
+  const char* const paths[] = {"copy", "tile", "thin rows", "thin cols", "gather"};
   std::string name = paths[static_cast<int>(c.path)];
   if (c.path == TransposePath::kTile) name += " " + std::to_string(c.chunk_bytes) + "-byte chunks";
-  if (c.in_windows) name += "+windows";
   if (c.thin) name += " " + std::to_string(c.thin);
-  if (c.path == TransposePath::kThinCols) name += out_aligned ? " direct" : " staged";
-  if (c.col_order) name += ", column order";
+  if (c.path == TransposePath::kThinCols) name += v == 1 ? " direct" : " staged";
+  if (c.path == TransposePath::kGather)
+    name += c.flat_out ? " flat out" : v == 2 ? " rows, one run" : " rows";
+  if (c.col_order || (c.path == TransposePath::kGather && v == 1)) name += ", column order";
   return name;
 }
 
@@ -264,18 +246,16 @@ TYPED_TEST(TransposeSizeTest, EveryKernelOnEveryShape) {
     for (const auto& [in_off, out_off] :
          std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {1, 0}, {0, 1}, {3, 2}})
       for (const kernelkit::TransposeConfig& c : kernelkit::kTransposeConfigs)
-        for (const bool out_aligned : {false, true})
-          if (forced_plan<T>(c, out_aligned, rows, cols, in_off, out_off, &g_forced)) {
-            const std::string name = forced_name(c, out_aligned);
-            check_transpose<T>({{name, &forced_fn<T>}}, rows, cols, in_off, out_off);
-          }
+        for (int v = 0; v < 3; ++v)
+          if (forced_plan<T>(c, v, rows, cols, in_off, out_off, &g_forced))
+            check_transpose<T>({{forced_name(c, v), &forced_fn<T>}}, rows, cols, in_off, out_off);
   }
 }
 
 // ---- streams and graphs ----------------------------------------------------------------------
 
 // On a created stream and inside a captured CUDA graph (no hidden sync or allocation), for
-// the tile, thin, shifted and copy paths; the graph is replayed twice.
+// the tile, thin and gather paths; the graph is replayed twice.
 TEST_F(TransposeStreamTest, StreamAndGraphCapture) {
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -372,15 +352,15 @@ void check_large(int64_t rows, int64_t cols, TransposePath want) {
 
 class TransposeLargeTest : public kktest::GpuTest {};
 
-// 46349 x 46351 = 2148322499 > 2^31, odd (out rows not chunk-aligned): the sector kernel;
-// 46348 x 46351 (only the in rows not chunk-aligned): the shifted-chunk kernel.
+// 46349 x 46351 = 2148322499 > 2^31, odd, and 46348 x 46351 (only the in rows not
+// chunk-aligned): the gather kernel's tiles of out rows.
 TEST_F(TransposeLargeTest, KK_LARGE(FourByteOddPast2e31)) {
-  check_large<uint32_t>(46349, 46351, TransposePath::kSector);
-  check_large<uint32_t>(46348, 46351, TransposePath::kShift);
+  check_large<uint32_t>(46349, 46351, TransposePath::kGather);
+  check_large<uint32_t>(46348, 46351, TransposePath::kGather);
 }
-// The benchmark's odd f32 shape, 16385 x 4097 (the sector kernel), every element against the
+// The benchmark's odd f32 shape, 16385 x 4097 (the gather kernel), every element against the
 // host reference, at out offsets 0 and 1.
-TEST_F(TransposeLargeTest, KK_LARGE(FourByteSectorBenchmarkShape)) {
+TEST_F(TransposeLargeTest, KK_LARGE(FourByteGatherBenchmarkShape)) {
   for (const int64_t out_off : {0, 1})
     check_transpose<float>(library_only<float>(), 16385, 4097, 0, out_off);
 }
@@ -392,9 +372,12 @@ TEST_F(TransposeLargeTest, KK_LARGE(OneBytePast2e31)) {
 TEST_F(TransposeLargeTest, KK_LARGE(TwoBytePast2e31)) {
   check_large<uint16_t>(40000, 56000, TransposePath::kTile);
 }
-// 1000 x 2147484 bytes: rows a multiple of 8, in rows unaligned: the tile kernel's windows.
-TEST_F(TransposeLargeTest, KK_LARGE(TileWindowsPast2e31)) {
-  check_large<uint8_t>(1000, 2147484, TransposePath::kTile);
+// 1000 x 2147484 bytes: in rows not chunk-aligned: the gather kernel's tiles of out rows;
+// 9 x 238609295 bytes: its flat runs of out; 2147483659 x 11 bytes: one staged run a tile.
+TEST_F(TransposeLargeTest, KK_LARGE(GatherPast2e31)) {
+  check_large<uint8_t>(1000, 2147484, TransposePath::kGather);
+  check_large<uint8_t>(9, 238609295, TransposePath::kGather);
+  check_large<uint8_t>(2147483659LL, 11, TransposePath::kGather);
 }
 // 3 x 715827883 bytes (rows unaligned): thin rows.
 TEST_F(TransposeLargeTest, KK_LARGE(ThinRowsPast2e31)) {

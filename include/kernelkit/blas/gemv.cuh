@@ -18,20 +18,23 @@
 ///     <= 64, at least half of it used): whole rows staged in shared memory as one
 ///     16-byte-loaded span (kShortRows, kShortColumns; the latter writes a partial per block
 ///     and needs the workspace; its x is loaded beside the rows).
-///   - N, few long rows (a block per row leaves 3/4 of the device idle): several blocks per
-///     row (kSplitRows): partials in the workspace, else a cluster (sm_90+), else one block;
-///     2..4 aligned rows share each pack of x in one block (a group; split through the
-///     workspace or not at all); aligned rows enough for a block per pair of rows to fill
-///     the device: kRowPairs (rows of <= 8192 floats: 4 packs of each row a trip).
+///   - N, few long rows (fewer than the device's slots): several blocks per row
+///     (kSplitRows, see Splits below); 2..4 aligned rows share each pack of x in one block
+///     (a group, split through the workspace); aligned rows enough for a block per pair of
+///     rows to fill the device: kRowPairs (rows of <= 8192 floats: 4 packs of each row a trip).
 ///     Many rows: aligned rows of >= 4096 floats a block per pair of rows (kRowPairs), else a
 ///     group of 4..32 lanes per row (kRows).
-///   - T: blocks own column tiles (kColumns): m <= 64: a thread owns 4 columns over every
-///     row; n in about [SMs/2, SMs] x 32..128 columns: one 1024-thread block per SM, 8 loads
-///     in flight, no split; else 64-column tiles of 256 threads, rows split across blocks
-///     when the tiles leave 3/4 of the device idle (workspace, else cluster, else none).
-///     Rows that do not start 16-byte aligned (lda % 4 != 0) are read in 16-byte packs by
-///     row class ("phases": rows of equal alignment) when the workspace holds a partial row
-///     per class; otherwise with scalar loads.
+///   - T: blocks own column tiles (kColumns): m <= 64: a thread owns 4 columns over its
+///     split's rows; n in about [SMs/2, SMs] x 32..128 columns: one 1024-thread block per SM,
+///     8 loads in flight, no split; long matrices (m >= 2n): 1024-column tiles split over the
+///     rows through the workspace where 3/4 used; else 64-column tiles of 256 threads. Rows
+///     that do not all start equally far past a 16-byte boundary (lda % 4 != 0) are read
+///     with scalar loads, a warp across 128 consecutive bytes of a row (the strided tiles).
+///   - Splits (blocks sharing a row, or a column tile's rows): as many as fill the device's
+///     resident blocks once, each at least a trip of its loop; then the cheapest of none, a
+///     cluster (up to d.max_cluster() blocks) and the workspace with a combine kernel, each
+///     priced in trips of a thread's loop: a cluster 2 more (and an eighth more past 8
+///     blocks), the workspace 3 more (gemv_split; measured on the H100).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -41,6 +44,7 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <utility>
 
 #include "kernelkit/blas/blas.cuh"
 #include "kernelkit/blas/detail/gemv_kernels.cuh"
@@ -66,33 +70,35 @@ enum class GemvPath {
   kRowPairs,      ///< N: a block per pair of long aligned rows (many of them)
 };
 
-/// BlasOp::T tile kernels: gemv_t_kernel<pack, tx, ty, unroll> (GemvTileShape below).
+/// BlasOp::T tile kernels: gemv_t_kernel<pack, tx, ty, unroll, strided> (GemvTileShape below).
 enum class GemvTile {
-  kTile,       ///< <4, 16, 16, 4>: 64 columns, 256 threads, rows split across blocks
-  kFat,        ///< <4, 256, 1, 4>: 1024 columns, a thread owns its 4 over every row (m <= 64)
-  kWide32,     ///< <4, 8, 128, 8>: 32 columns, 1024 threads, one block per SM
-  kWide64,     ///< <4, 16, 64, 8>: 64 columns
-  kWide128,    ///< <4, 32, 32, 8>: 128 columns
-  kScalar,     ///< <1, 16, 16, 4>: scalar loads (rows not 16-byte aligned, no workspace)
-  kScalarFat,  ///< <1, 256, 1, 4>
+  kTile,        ///< <4, 16, 16, 4>: 64 columns, 256 threads, rows split across blocks
+  kFat,         ///< <4, 256, 1, 4>: 1024 columns, a thread owns its 4 over its split's rows
+  kWide32,      ///< <4, 8, 128, 8>: 32 columns, 1024 threads, one block per SM
+  kWide64,      ///< <4, 16, 64, 8>: 64 columns
+  kWide128,     ///< <4, 32, 32, 8>: 128 columns
+  kStrided,     ///< <4, 32, 8, 4> strided: 128 columns, scalar loads (lda % 4 != 0)
+  kStridedFat,  ///< <4, 256, 1, 4> strided: 1024 columns, scalar loads (m <= 64)
 };
 
-/// gemv_t_kernel's template arguments: floats per load (pack), threads across columns (tx)
-/// and across rows (ty), rows a thread loads before its FMAs (unroll). A block covers
-/// tx x pack columns with tx x ty threads.
+/// gemv_t_kernel's template arguments: columns per thread (pack), threads across columns (tx)
+/// and across rows (ty), rows a thread loads before its FMAs (unroll), and whether a thread's
+/// columns are tx, tx + TX, ... read with scalar loads (strided) or one 16-byte pack. A block
+/// covers tx x pack columns with tx x ty threads.
 struct GemvTileShape {
-  /// The four template arguments (see GemvTileShape).
+  /// The template arguments (see GemvTileShape).
   /// @{
   int pack, tx, ty, unroll;
+  bool strided = false;
   /// @}
 };
 
 /// gemv_t_kernel's template arguments per GemvTile, in the enum's order.
 inline constexpr GemvTileShape kGemvTileShapes[] = {
-    {4, 16, 16, detail::kGemvColUnroll},  {4, 256, 1, detail::kGemvColUnroll},
-    {4, 8, 128, detail::kGemvWideUnroll}, {4, 16, 64, detail::kGemvWideUnroll},
-    {4, 32, 32, detail::kGemvWideUnroll}, {1, 16, 16, detail::kGemvColUnroll},
-    {1, 256, 1, detail::kGemvColUnroll},
+    {4, 16, 16, detail::kGemvColUnroll},       {4, 256, 1, detail::kGemvColUnroll},
+    {4, 8, 128, detail::kGemvWideUnroll},      {4, 16, 64, detail::kGemvWideUnroll},
+    {4, 32, 32, detail::kGemvWideUnroll},      {4, 32, 8, detail::kGemvColUnroll, true},
+    {4, 256, 1, detail::kGemvColUnroll, true},
 };
 
 /// The template arguments of tile t (kGemvTileShapes[t]).
@@ -141,9 +147,8 @@ struct GemvPlan {
   /// from a 16-byte boundary (16-byte loads and stores).
   bool aligned = false;
   int a_offset = 0;  ///< kColumns: A's floats past a 16-byte boundary
-  int phases = 1;    ///< kColumns: row classes of equal alignment, each its own partial row
-  /// Blocks that share one row (kSplitRows) or one column tile and row class (kColumns); the
-  /// cluster size with BlockCombine::kCluster. kShortColumns: blocks (one partial row each).
+  /// Blocks that share one row (kSplitRows) or one column tile (kColumns); the cluster size
+  /// with BlockCombine::kCluster. kShortColumns: blocks (one partial row each).
   int splits = 1;
   /// kShortRows / kShortColumns: rows staged per tile (kShortColumns: a multiple of 256 / width)
   int tile_rows = 0;
@@ -205,8 +210,7 @@ constexpr GemvConfig gemv_columns_config(GemvTile tile, int combine_cols) {
 /// launch_gemv instantiates exactly these, and the plan tests check that every plan is one and
 /// every one is planned for some shape. The combine kernel adds 32 outputs a block only where
 /// there can be 32 of them (not for groups of <= 4 rows, nor for short columns narrower than
-/// 17); the scalar tiles split only through the workspace's rows (or a cluster); the fat tiles
-/// never split without one; the scalar-fat and the one-wave tiles never split.
+/// 17); row groups always split (through the workspace); the one-wave tiles never split.
 inline constexpr GemvConfig kGemvConfigs[] = {
     detail::gemv_path_config(GemvPath::kScale),
     detail::gemv_path_config(GemvPath::kCopy, false),
@@ -226,11 +230,8 @@ inline constexpr GemvConfig kGemvConfigs[] = {
     detail::gemv_split_config(1, true, 0),
     detail::gemv_split_config(1, true, 1),
     detail::gemv_split_config(1, true, 32),
-    detail::gemv_split_config(2, false, 0),
     detail::gemv_split_config(2, false, 1),
-    detail::gemv_split_config(3, false, 0),
     detail::gemv_split_config(3, false, 1),
-    detail::gemv_split_config(detail::kGemvMaxGroupRows, false, 0),
     detail::gemv_split_config(detail::kGemvMaxGroupRows, false, 1),
     detail::gemv_pairs_config(2),
     detail::gemv_pairs_config(4),
@@ -254,10 +255,12 @@ inline constexpr GemvConfig kGemvConfigs[] = {
     detail::gemv_columns_config(GemvTile::kWide32, 0),
     detail::gemv_columns_config(GemvTile::kWide64, 0),
     detail::gemv_columns_config(GemvTile::kWide128, 0),
-    detail::gemv_columns_config(GemvTile::kScalar, 0),
-    detail::gemv_columns_config(GemvTile::kScalar, 1),
-    detail::gemv_columns_config(GemvTile::kScalar, 32),
-    detail::gemv_columns_config(GemvTile::kScalarFat, 0),
+    detail::gemv_columns_config(GemvTile::kStrided, 0),
+    detail::gemv_columns_config(GemvTile::kStrided, 1),
+    detail::gemv_columns_config(GemvTile::kStrided, 32),
+    detail::gemv_columns_config(GemvTile::kStridedFat, 0),
+    detail::gemv_columns_config(GemvTile::kStridedFat, 1),
+    detail::gemv_columns_config(GemvTile::kStridedFat, 32),
 };
 
 /// The configuration plan p launches: p's fields that become template arguments, the others
@@ -318,44 +321,69 @@ inline void gemv_plan_combine(GemvPlan& p, int64_t parts, const DeviceInfo& d) {
   p.combine_shape.overlap_previous = d.cc_major >= 9 && d.code_arch >= 90;
 }
 
-// Splits of `units` independent pieces of work (rows; tiles x phases) so that the blocks
-// fill the device: none when units blocks already keep a quarter of its threads busy.
-inline int64_t gemv_wanted_splits(int64_t units, int threads, int64_t slots, const DeviceInfo& d) {
-  if (units * threads * 4 >= d.device_threads()) return 1;
+// Splits of `units` independent pieces of work (rows, row groups, column tiles) so that their
+// blocks fill the device's `slots` resident blocks once: none when the units already do.
+// (A quarter of the device's threads was the old line: 363 x 463296, a block per row, 2.75
+// blocks an SM, ran 0.80 of the speed of light; 8011 x 4878 T, 308 tiles, 0.53.)
+inline int64_t gemv_wanted_splits(int64_t units, int64_t slots) {
+  if (units >= slots) return 1;
   return std::max<int64_t>(1, slots / std::max<int64_t>(units, 1));
 }
 
-// How the blocks of one unit of work (a row, a group of rows; a column tile x a row class)
-// share its output.
+// How the blocks of one unit of work (a row, a group of rows, a column tile) share its output.
 struct GemvSplit {
   int splits = 1;                              // blocks per unit (the cluster size with kCluster)
   BlockCombine combine = BlockCombine::kNone;  // kNone: splits == 1
 };
 
-// The split of `want` blocks per unit with `phases` row classes and `count` outputs: through
-// the workspace when it holds phases x splits partial rows of count floats (splits >= 2, or
-// any split with phases >= 2), splits = min(want, what fits); else, with phases == 1 and
-// want >= 2 where d.clusters(), a cluster of the power of two <= min(want, 8); else none.
-inline GemvSplit gemv_split(int64_t count, int64_t want, int phases, size_t workspace_bytes,
-                            const DeviceInfo& d) {
+// The split of `want` >= 2 blocks per unit through the workspace: min(want, the partial rows
+// of count floats it holds, kGemvMaxPartialRows) when that is at least 2; else none.
+inline GemvSplit gemv_workspace_split(int64_t count, int64_t want, size_t workspace_bytes) {
   const int64_t room = static_cast<int64_t>(
       std::min<size_t>(workspace_bytes / sizeof(float), static_cast<size_t>(kGemvMaxPartials)));
-  const int64_t per_split = int64_t{phases} * std::max<int64_t>(count, 1);
-  const int64_t fits = std::min(room / per_split, kGemvMaxPartialRows / phases);
+  const int64_t fits = std::min(room / std::max<int64_t>(count, 1), kGemvMaxPartialRows);
   const int64_t splits = std::min(want, fits);
-  if (splits >= 1 && (splits >= 2 || phases >= 2))
-    return {static_cast<int>(splits), BlockCombine::kSecondKernel};
-  if (phases == 1 && want >= 2 && d.clusters())
-    return {static_cast<int>(pow2_floor(std::min<int64_t>(want, 8))), BlockCombine::kCluster};
-  return {};
+  if (splits < 2) return {};
+  return {static_cast<int>(splits), BlockCombine::kSecondKernel};
 }
 
-// Plan p splits as s (phases row classes): splits, combine and, through the workspace, the
-// partials and the combine kernel.
-inline void gemv_plan_split(GemvPlan& p, GemvSplit s, int phases, const DeviceInfo& d) {
+// The split of `want` blocks per unit with `count` outputs; trips(s): the trips of its loop a
+// thread of the unit makes with s blocks per unit. Each choice is priced in trips: none,
+// trips(1); a cluster of the power of two <= min(want, d.max_cluster()) blocks (16 where the
+// architecture has non-portable clusters), trips + 2 (the cluster's barrier and the rank-0
+// sums through DSMEM), and past the portable 8 blocks an eighth more of its trips; the
+// workspace's split, trips + 3 (the combine kernel's launch costs about a memory round trip
+// more: reduce f32, H100: a second, PDL kernel +1.0-1.6 us; 2..8 tiles as a cluster 6.46 ->
+// 5.34 us at 65536). The cheapest wins; ties go to none, then to the cluster. (Measured on
+// the H100, seed 2, against splits priced at their trips alone: clusters of 16 lost to the
+// workspace's 16 at equal trips, 64 x 524288 52.5 -> 59.7 us (16 trips), 33 x 1480995 73.5 ->
+// 92.3; clusters of 2 lost to no split at 2 trips against 3 or 4, 286 x 4352 6.85 -> 7.62,
+// 15 x 68672 T 6.18 -> 7.94.)
+template <typename Trips>
+GemvSplit gemv_split(int64_t count, int64_t want, Trips trips, size_t workspace_bytes,
+                     const DeviceInfo& d) {
+  if (want < 2) return {};
+  constexpr int kPortableCluster = 8;
+  GemvSplit best;
+  int64_t best_cost = trips(1);
+  const int64_t cluster = pow2_floor(std::min<int64_t>(want, d.max_cluster()));
+  if (cluster >= 2) {
+    const int64_t t = trips(cluster);
+    const int64_t cost = t + 2 + (cluster > kPortableCluster ? ceil_div<int64_t>(t, 8) : 0);
+    if (cost < best_cost)
+      best = {static_cast<int>(cluster), BlockCombine::kCluster}, best_cost = cost;
+  }
+  const GemvSplit ws = gemv_workspace_split(count, want, workspace_bytes);
+  if (ws.splits >= 2 && trips(ws.splits) + 3 < best_cost) best = ws;
+  return best;
+}
+
+// Plan p splits as s: splits, combine and, through the workspace, the partials and the
+// combine kernel.
+inline void gemv_plan_split(GemvPlan& p, GemvSplit s, const DeviceInfo& d) {
   p.splits = s.splits;
   p.combine = s.combine;
-  if (s.combine == BlockCombine::kSecondKernel) gemv_plan_combine(p, int64_t{s.splits} * phases, d);
+  if (s.combine == BlockCombine::kSecondKernel) gemv_plan_combine(p, s.splits, d);
 }
 
 // BlasOp::N on rows x cols (ld), `aligned` decided by the caller.
@@ -394,15 +422,27 @@ inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes
   const bool pairs_fit = p.aligned && m >= 2 && ceil_div<int64_t>(m, 2) >= pair_slots &&
                          packs >= 4 * kGemvBlock && packs <= INT32_MAX;
   if (m == 1 || few_rows) {
+    // Packs of a row a block reads a trip of its loop: a block per row, 256 x kGemvRowUnroll;
+    // a group of rows, 256 of each.
+    const auto trip_packs = [](int group) {
+      return int64_t{kGemvBlock} * (group == 1 ? kGemvRowUnroll : 1);
+    };
+    const auto trips_of = [&](int group) {
+      return [&, group](int64_t splits) {
+        return ceil_div<int64_t>(std::max<int64_t>(packs, 1), splits * trip_packs(group));
+      };
+    };
     // Blocks wanted per unit of `group` rows (1: a block per row): enough to fill the device,
-    // each with at least 4 x 256 packs of a row, at most kGemvMaxPartialRows partial rows.
+    // each at least one trip of its loop (the old line, 4 x 256 packs a block, gave 3 x 216128
+    // 52 blocks of 4 round trips each: 0.52 of the speed of light), at most
+    // kGemvMaxPartialRows partial rows.
     const auto wanted_splits = [&](int group) {
       const int64_t units = ceil_div<int64_t>(m, group);
       const int64_t unit_slots =
           group == 1 ? slots
                      : int64_t{gemv_group_blocks(blocks_per_sm(d, kGemvBlock, 0, 0))} * d.sm_count;
-      return std::min({gemv_wanted_splits(units, kGemvBlock, unit_slots, d),
-                       std::max<int64_t>(1, packs / (4 * kGemvBlock)),
+      return std::min({gemv_wanted_splits(units, unit_slots),
+                       std::max<int64_t>(1, packs / trip_packs(group)),
                        std::max<int64_t>(1, kGemvMaxPartialRows / m)});
     };
     const int64_t row_want = wanted_splits(1);
@@ -415,14 +455,15 @@ inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes
     }
     // 2..4 aligned rows share x's loads in one block (3 x 8388608 read x three times, from
     // L2: 50.6 us; one group of 3, 660 blocks, 5 an SM: 50.1), where the group's split goes
-    // through the workspace or it wants none; otherwise a block per row, split through the
-    // workspace, a cluster or not at all. (Groups of 4 and 8 rows lost on the H100: 8x4194304
-    // 55.4 -> 57.9 us, 64x524288 50.3 -> 52.4, 1024x32768 50.0 -> 50.7, at 512 blocks of 8.)
+    // through the workspace or it wants none (the group kernel has no cluster form);
+    // otherwise a block per row, split through a cluster, the workspace or not at all.
+    // (Groups of 4 and 8 rows lost on the H100: 8x4194304 55.4 -> 57.9 us, 64x524288 50.3 ->
+    // 52.4, 1024x32768 50.0 -> 50.7, at 512 blocks of 8.)
     int group = 1;
-    GemvSplit split = gemv_split(p.count, row_want, 1, workspace_bytes, d);
+    GemvSplit split = gemv_split(p.count, row_want, trips_of(1), workspace_bytes, d);
     if (p.aligned && m >= 2 && m <= 4) {
       const int64_t group_want = wanted_splits(static_cast<int>(m));
-      const GemvSplit group_split = gemv_split(p.count, group_want, 1, workspace_bytes, d);
+      const GemvSplit group_split = gemv_workspace_split(p.count, group_want, workspace_bytes);
       if (group_want == 1 || group_split.combine == BlockCombine::kSecondKernel) {
         group = static_cast<int>(m);
         split = group_split;
@@ -431,7 +472,7 @@ inline void gemv_plan_n(GemvPlan& p, const DeviceInfo& d, size_t workspace_bytes
     const int64_t units = ceil_div<int64_t>(m, group);
     p.path = GemvPath::kSplitRows;
     p.group = group;
-    gemv_plan_split(p, split, 1, d);
+    gemv_plan_split(p, split, d);
     p.shape.grid = dim3(static_cast<unsigned>(split.splits),
                         static_cast<unsigned>(std::min<int64_t>(units, 65535)));
     p.shape.block = dim3(kGemvBlock);
@@ -485,58 +526,69 @@ inline void gemv_plan_t(GemvPlan& p, const GemvAlignment& al, const DeviceInfo& 
   p.path = GemvPath::kColumns;
   const int a_floats = al.a.elements(sizeof(float));  // A's floats past a 16-byte boundary
   p.a_offset = a_floats;
-  const int rem = static_cast<int>(lda % 4);
-  int phases = rem == 0 ? 1 : rem == 2 ? 2 : 4;
-  // the largest distance past a 16-byte boundary at which a row class starts
-  int max_shift = 0;
-  for (int q = 0; q < phases; ++q)
-    max_shift = std::max(max_shift, (a_floats + q * rem) % 4);
-  // row classes need a partial row each: else scalar loads
-  const bool packed = phases == 1 || phases * n <= room;
-  if (!packed) phases = 1;
+  // Every row as far past a 16-byte boundary as A (lda % 4 == 0): 16-byte packs. Otherwise
+  // the strided tiles' scalar loads, a warp across 128 consecutive bytes of a row. (Packs by
+  // row class, a partial row per class through the workspace, ran 444619 x 1061 at 0.71 of
+  // the speed of light and 8011 x 4878 (lda 4883) at 0.53; without room for the classes,
+  // 16-column scalar tiles ran 555 x 592049 at 0.69 and 3 x 6937363 at 0.50.)
+  const bool packed = lda % kGemvPack == 0;
+  constexpr int64_t kFatCols =
+      int64_t{gemv_tile_shape(GemvTile::kFat).tx} * gemv_tile_shape(GemvTile::kFat).pack;
   const auto tiles_of = [&](GemvTile t) {
     const GemvTileShape s = gemv_tile_shape(t);
-    return ceil_div<int64_t>(n + (s.pack > 1 ? max_shift : 0), int64_t{s.tx} * s.pack);
+    return ceil_div<int64_t>(n + (s.strided ? 0 : a_floats), int64_t{s.tx} * s.pack);
   };
-  const auto finish = [&](GemvTile t, int64_t splits_times_phases) {
+  const auto finish = [&](GemvTile t) {
     const GemvTileShape s = gemv_tile_shape(t);
     p.tile = t;
-    p.phases = s.pack > 1 ? phases : 1;
-    p.shape.grid =
-        dim3(static_cast<unsigned>(tiles_of(t)), static_cast<unsigned>(splits_times_phases));
+    p.shape.grid = dim3(static_cast<unsigned>(tiles_of(t)), static_cast<unsigned>(p.splits));
     p.shape.block = dim3(s.tx * s.ty);
     if (p.combine == BlockCombine::kCluster) p.shape.cluster = dim3(1, p.splits, 1);
   };
+  // the tiles of t, their rows split `want` ways (a trip of the loop: ty x unroll rows)
+  const auto split_rows = [&](GemvTile t, int64_t want) {
+    const GemvTileShape s = gemv_tile_shape(t);
+    const auto trips = [&](int64_t splits) {
+      return ceil_div<int64_t>(m, splits * s.ty * s.unroll);
+    };
+    gemv_plan_split(p, gemv_split(p.count, want, trips, workspace_bytes, d), d);
+    finish(t);
+  };
   if (m <= 64) {
-    // few rows: a thread owns its 4 columns over every row
-    const GemvTile t = packed ? GemvTile::kFat : GemvTile::kScalarFat;
-    if (packed && phases > 1) {
-      gemv_plan_combine(p, phases, d);
-    }
-    finish(t, packed ? phases : 1);
+    // few rows: a thread owns its 4 columns over its split's rows; the rows split while the
+    // tiles leave resident blocks idle, each block a whole trip (4 rows) at least (54 x 7677
+    // ran 8 blocks of 14 trips: 0.49 of the speed of light)
+    const GemvTile t = packed ? GemvTile::kFat : GemvTile::kStridedFat;
+    const GemvTileShape s = gemv_tile_shape(t);
+    const int64_t slots = gemv_slots(d, s.tx * s.ty, 64, gemv_t_smem_bytes(s.pack, s.tx, s.ty));
+    split_rows(
+        t, std::min(gemv_wanted_splits(tiles_of(t), slots), std::max<int64_t>(1, m / s.unroll)));
     return;
   }
-  if (packed && phases == 1 && m >= 2 * n) {
+  if (packed && m >= 2 * n && 4 * n >= 3 * tiles_of(GemvTile::kFat) * kFatCols) {
     // long matrices: a thread owns 4 columns over its split's rows (kFat: block (c, s) reads
     // rows s, s + S, ... of the 1024-column tile c), S splits filling the device, partials
     // combined. The 1024-thread one-wave tiles below ran the n = 4096 LLM shapes at
     // 0.922-0.967 of the copy (151936 x 4096: 853 us, 0.968x cuBLAS; every block reads 128
     // bytes of each of 1024 rows a trip), where kFat ran 3 x 8388608 at 1.04 (whole 4 KiB
-    // row segments a block). Not without a workspace (no cluster form).
-    const int64_t fat_slots = gemv_slots(d, kGemvBlock, 64, 0);
+    // row segments a block). Through the workspace only (as measured), and only where the
+    // 1024-column tiles are 3/4 used at least (179861 x 192 ran 0.84 of the speed of light
+    // with 48 of every block's 256 threads holding a column).
+    const GemvTileShape s = gemv_tile_shape(GemvTile::kFat);
+    const int64_t fat_slots = gemv_slots(d, kGemvBlock, 64, gemv_t_smem_bytes(s.pack, s.tx, s.ty));
     const int64_t want = fat_slots / tiles_of(GemvTile::kFat);
     // (>= 128 rows a block: 14336 x 4096, 108 rows a block, ran 84.1 us against 82.5 on the
     // wide tiles; 32000 x 4096 177.1 against 180.3, 151936 x 4096 810.9 against 853.2)
     if (want >= 2 && m / want >= 128) {
-      const GemvSplit split = gemv_split(p.count, want, 1, workspace_bytes, d);
+      const GemvSplit split = gemv_workspace_split(p.count, want, workspace_bytes);
       if (split.combine == BlockCombine::kSecondKernel) {
-        gemv_plan_split(p, split, 1, d);
-        finish(GemvTile::kFat, p.splits);
+        gemv_plan_split(p, split, d);
+        finish(GemvTile::kFat);
         return;
       }
     }
   }
-  if (packed && phases == 1) {
+  if (packed) {
     // one 1024-thread block per SM owning 32, 64 or 128 columns over every row: no split
     const int64_t per_sm =
         std::max(1, blocks_per_sm(d, kGemvWideBlock, 64, detail::gemv_t_smem_bytes(4, 8, 128)));
@@ -545,21 +597,18 @@ inline void gemv_plan_t(GemvPlan& p, const GemvAlignment& al, const DeviceInfo& 
       const int64_t blocks = tiles_of(t);
       if (blocks <= per_sm * d.sm_count && blocks * 2 >= d.sm_count &&
           m >= int64_t{s.ty} * s.unroll * 2) {
-        finish(t, 1);
+        finish(t);
         return;
       }
     }
   }
-  const GemvTile t = packed ? GemvTile::kTile : GemvTile::kScalar;
+  // column tiles, their rows split to fill the device, each block two trips at least
+  const GemvTile t = packed ? GemvTile::kTile : GemvTile::kStrided;
   const GemvTileShape s = gemv_tile_shape(t);
   const int64_t slots =
-      gemv_slots(d, s.tx * s.ty, 0, detail::gemv_t_smem_bytes(s.pack, s.tx, s.ty));
-  const int64_t units = tiles_of(t) * phases;
-  int64_t want = gemv_wanted_splits(units, s.tx * s.ty, slots, d);
-  // at least two trips of the unrolled loop per thread
-  want = std::min(want, std::max<int64_t>(1, m / (int64_t{phases} * s.ty * s.unroll * 2)));
-  gemv_plan_split(p, gemv_split(p.count, want, phases, workspace_bytes, d), phases, d);
-  finish(t, int64_t{p.splits} * (p.combine == BlockCombine::kSecondKernel ? phases : 1));
+      gemv_slots(d, s.tx * s.ty, s.strided ? 64 : 0, detail::gemv_t_smem_bytes(s.pack, s.tx, s.ty));
+  split_rows(t, std::min(gemv_wanted_splits(tiles_of(t), slots),
+                         std::max<int64_t>(1, m / (int64_t{s.ty} * s.unroll * 2))));
 }
 
 }  // namespace detail
@@ -577,7 +626,7 @@ inline GemvPlan plan_gemv(BlasOp op, int64_t m, int64_t n, int64_t lda, GemvAlig
   p.rows = m, p.cols = n, p.ld = lda;
   p.count = n_op ? m : n;
   const int64_t inner = n_op ? n : m;
-  if (inner == 0) {
+  if (inner == 0 || p.count == 0) {  // (no outputs: nothing to read either)
     p.path = GemvPath::kScale;
     p.shape.grid = dim3(grid_size_for(p.count, detail::kGemvBlock, d));
     p.shape.block = dim3(detail::kGemvBlock);
@@ -662,6 +711,21 @@ inline bool gemv_args_ok(BlasOp op, int64_t m, int64_t n, float alpha, const flo
   return true;
 }
 
+namespace detail {
+// core launch() of a gemv kernel; a cluster past the portable 8 blocks (plans ask for one only
+// where d.max_cluster() allows it: sm_90, sm_100) first allows it, once per kernel.
+template <typename... Params, typename... Args>
+cudaError_t gemv_launch(void (*kernel)(Params...), const LaunchShape& shape, cudaStream_t stream,
+                        Args&&... args) {
+  if (shape.cluster.x * shape.cluster.y * shape.cluster.z > 8) {
+    KERNELKIT_RETURN_IF_ERROR(once_per_kernel(reinterpret_cast<const void*>(kernel), [&] {
+      return cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+    }));
+  }
+  return launch(kernel, shape, stream, std::forward<Args>(args)...);
+}
+}  // namespace detail
+
 /// Runs plan p (from plan_gemv for these operands and workspace) on stream: the main kernel,
 /// then, for a workspace split, gemv_combine_kernel. The one place a plan's run-time choices
 /// become template arguments: those of its entry of kGemvConfigs (gemv_config; any other plan
@@ -687,8 +751,8 @@ cudaError_t launch_gemv(const GemvPlan& p, float alpha, const float* A, const fl
       err = launch(gemv_n_group_kernel<c.group>, p.shape, stream, p.rows, p.cols, alpha, A, p.ld, x,
                    beta, y, partials);
     } else if constexpr (c.path == GemvPath::kSplitRows) {
-      err = launch(gemv_n_split_kernel<c.aligned>, p.shape, stream, p.rows, p.cols, alpha, A, p.ld,
-                   x, beta, y, partials);
+      err = gemv_launch(gemv_n_split_kernel<c.aligned>, p.shape, stream, p.rows, p.cols, alpha, A,
+                        p.ld, x, beta, y, partials);
     } else if constexpr (c.path == GemvPath::kRowPairs) {
       err = launch(gemv_n_row_pairs_kernel<c.unroll>, p.shape, stream, p.rows, p.cols, alpha, A,
                    p.ld, x, beta, y);
@@ -700,8 +764,8 @@ cudaError_t launch_gemv(const GemvPlan& p, float alpha, const float* A, const fl
                    partials, p.tile_rows);
     } else {
       constexpr GemvTileShape s = gemv_tile_shape(c.tile);
-      err = launch(gemv_t_kernel<s.pack, s.tx, s.ty, s.unroll>, p.shape, stream, p.rows, p.cols,
-                   alpha, A, p.ld, x, beta, y, partials, p.phases, p.a_offset);
+      err = gemv_launch(gemv_t_kernel<s.pack, s.tx, s.ty, s.unroll, s.strided>, p.shape, stream,
+                        p.rows, p.cols, alpha, A, p.ld, x, beta, y, partials, p.a_offset);
     }
     if constexpr (c.combine_cols > 0) {
       if (err != cudaSuccess) return err;

@@ -70,9 +70,9 @@ inline SgemmWorkspace sgemm_workspace(void* workspace, size_t workspace_bytes) {
   return {reinterpret_cast<float*>(addr + pad), workspace_bytes - pad};
 }
 
-// The tiled kernel of entry <Tile, LoadA, LoadB> (after the pack of op(B), when the plan has
-// one), then the combine of split partials (when it splits).
-template <SgemmTile Tile, SgemmLoad LoadA, SgemmLoad LoadB>
+// The tiled kernel of entry <Tile, LoadA, LoadB, TransC> (after the pack of op(B), when the plan
+// has one), then the combine of split partials (when it splits).
+template <SgemmTile Tile, SgemmLoad LoadA, SgemmLoad LoadB, bool TransC>
 cudaError_t launch_sgemm_tiled(const SgemmPlan& plan, float alpha, const float* A, int64_t lda,
                                const float* B, int64_t ldb, float beta, float* C, int64_t ldc,
                                int64_t m, int64_t n, int64_t k, float* ws, cudaStream_t stream) {
@@ -88,13 +88,19 @@ cudaError_t launch_sgemm_tiled(const SgemmPlan& plan, float alpha, const float* 
   p.m = m, p.n = n, p.k = k;
   p.alpha = alpha, p.beta = beta;
   p.A = A, p.lda = lda, p.B = B, p.ldb = ldb, p.C = C, p.ldc = ldc;
+  if (TransC) {  // C^T = op(B)^T op(A)^T: the kernel's A is B, its B is A
+    p.m = n, p.n = m;
+    p.A = B, p.lda = ldb, p.B = A, p.ldb = lda;
+  }
   p.c_vec4 = t.c_vec4;
   p.stages = t.stages;
   p.tiles_m = t.tiles_m, p.tiles_n = t.tiles_n;
   p.dp_tiles = t.dp_tiles, p.split_tiles = t.split_tiles, p.splits = t.splits;
   p.split_k_tiles = t.split_k_tiles;
   p.ws = ws;
-  const auto kernel = sgemm_kernel<Tile, LoadA, LoadB>;
+  // C or C^T is the entry's (a template argument: a run-time flag slowed the kernels that
+  // compute C, detail/sgemm_kernels)
+  const auto kernel = sgemm_kernel<Tile, LoadA, LoadB, TransC>;
   KERNELKIT_RETURN_IF_ERROR(once_per_kernel(reinterpret_cast<const void*>(kernel), [&] {
     return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, t.smem_optin);
   }));
@@ -103,6 +109,7 @@ cudaError_t launch_sgemm_tiled(const SgemmPlan& plan, float alpha, const float* 
   const SgemmTileShape s = sgemm_tile_shape(t.tile);
   SgemmReduceParams r{};
   r.m = m, r.n = n, r.alpha = alpha, r.beta = beta, r.C = C, r.ldc = ldc, r.c_vec4 = t.c_vec4;
+  r.c_trans = TransC;
   r.ws = ws, r.splits = t.splits, r.bm = s.bm, r.bn = s.bn;
   r.tiles_m = t.tiles_m, r.tiles_n = t.tiles_n, r.dp_tiles = t.dp_tiles;
   r.split_tiles = t.split_tiles;
@@ -169,8 +176,8 @@ cudaError_t launch_sgemm(const SgemmPlan& plan, int64_t m, int64_t n, int64_t k,
           return launch_sgemm_skinny<c.rows, c.vec, c.mode, c.a_along_k>(plan, alpha, A, B, beta, C,
                                                                          k, ws, stream);
         } else {
-          return launch_sgemm_tiled<c.tile, c.load_a, c.load_b>(plan, alpha, A, lda, B, ldb, beta,
-                                                                C, ldc, m, n, k, ws, stream);
+          return launch_sgemm_tiled<c.tile, c.load_a, c.load_b, c.trans_c>(
+              plan, alpha, A, lda, B, ldb, beta, C, ldc, m, n, k, ws, stream);
         }
       });
 }

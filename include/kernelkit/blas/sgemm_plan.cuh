@@ -13,10 +13,16 @@
 ///   big operand is read once, straight into registers, and used there for all (up to 32)
 ///   rows; the small operand is staged in shared memory. Parts of K run in separate blocks
 ///   when the columns alone do not fill the GPU and the workspace holds their partial sums.
-/// - kTiled: the tiled FFMA kernel (one of three block tiles, a cp.async pipeline of `stages`
-///   shared-memory tiles). Tile, stages and the split of K come from a model of the time on
-///   the device (sgemm_tiled_time): whole waves of resident blocks, the lone last wave, the
-///   prologue/epilogue of each block, the combine pass of split tiles. The tiles that do not
+/// - kTiled: the tiled FFMA kernel (one of five block tiles, a cp.async pipeline of `stages`
+///   shared-memory tiles). Tile, stages, the split of K and whether the kernel computes C or
+///   C^T = op(B)^T op(A)^T come from a model of the time on the device (sgemm_tiled_time):
+///   whole waves of resident blocks, the lone last wave, the prologue/epilogue of each block
+///   (4-byte stores to an unaligned C and C^T's stores dearer),
+///   the combine pass of split tiles, the 4-byte copies of an operand read along K or not
+///   16-byte aligned. Few rows of C (33..256) take the 64-row tiles, few columns the same
+///   tiles on C^T (the kernel's rows are C's columns); a small grid splits K until it fills
+///   the GPU; unaligned operands (odd k or n, odd ld, offset pointers) keep every tile with
+///   4-byte cp.async copies of the unaligned operand. The tiles that do not
 ///   make whole waves (the first `dp_tiles` do) are each computed in `splits` parts of K by
 ///   separate blocks, written to the workspace, and combined in a fixed order by a second
 ///   kernel (deterministic): "data-parallel + split tail", the hybrid of stream-K (Osama et
@@ -27,7 +33,8 @@
 ///   If the workspace holds it and the model says it pays, B is first transposed once into
 ///   the workspace by kernelkit's transpose (op(B) packed k x n, ld n) and the kernel reads
 ///   that as an N operand with 16-byte copies (NT runs NN's loads, TT runs TN's), for 8 k n
-///   bytes of extra traffic (2048^2: 33.5 MB, ~12 us).
+///   bytes of extra traffic (2048^2: 33.5 MB, ~12 us). TT may instead compute C^T, which
+///   reads B along K as NN reads A and A with 16-byte copies, with no pack.
 ///
 /// Numbers the model uses are the H100 measurements of bench/NOTES.md ("sgemm", the plan);
 /// only their ratios matter for a choice.
@@ -36,6 +43,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "kernelkit/blas/blas.cuh"
 #include "kernelkit/blas/gemv.cuh"
@@ -65,14 +73,23 @@ enum class SgemmPath { kNone, kScale, kGemv, kSkinny, kTiled };
 /// - k128x128 [8 x 8]: 256 threads, 64 accumulators (<= 128 registers: two blocks per SM):
 ///   one block's prologue and epilogue hide under the other's FFMAs (short K, many tiles).
 /// - k128x64 [8 x 4]: 256 threads, 32 accumulators, two blocks per SM: small grids (1024^3:
-///   0.961x against 0.931x for 8 x 8 tiles); the only tile of the 4-byte copy paths.
-enum class SgemmTile { k128x256, k128x128, k128x64 };
+///   0.961x against 0.931x for 8 x 8 tiles).
+/// - k64x256 [8 x 8]: 256 threads, 64 accumulators, two blocks per SM: few rows of C (33..64,
+///   or 129..192 in three tile rows) against a wide op(B): a 128-row tile would compute up to
+///   half its rows past C.
+/// - k64x128 [8 x 4]: 256 threads, 32 accumulators, two blocks per SM: the same for small
+///   grids.
+enum class SgemmTile { k128x256, k128x128, k128x64, k64x256, k64x128 };
 /** @var SgemmTile::k128x256
     128 x 256 block tile, 16 x 8 thread tile (one block per SM). */
 /** @var SgemmTile::k128x128
     128 x 128 block tile, 8 x 8 thread tile (two blocks per SM). */
 /** @var SgemmTile::k128x64
     128 x 64 block tile, 8 x 4 thread tile (two blocks per SM). */
+/** @var SgemmTile::k64x256
+    64 x 256 block tile, 8 x 8 thread tile (two blocks per SM). */
+/** @var SgemmTile::k64x128
+    64 x 128 block tile, 8 x 4 thread tile (two blocks per SM). */
 
 /// How the tiled kernel copies one operand's tiles into shared memory (detail/sgemm_kernels):
 /// kKContig: the operand's rows run along K (A with BlasOp::N, B with BlasOp::T), 4-byte
@@ -97,11 +114,20 @@ enum class SgemmSkinnyMode { kNContig, kKContig };
 inline constexpr int kSgemmBK = 16;        ///< k of one shared-memory tile
 inline constexpr int kSgemmPad = 4;        ///< floats added to each shared-memory row
 inline constexpr int kSgemmMaxStages = 4;  ///< most shared-memory pipeline stages
-/// A split part covers at least this many k-tiles (shorter parts are mostly pipeline fill).
-inline constexpr int64_t kSgemmMinSplitKTiles = 8;
+/// A part of plain split-K (no whole tiles beside it: grids smaller than the GPU) covers at
+/// least this many k-tiles: a block's pipeline fill (4 stages) and epilogue are then under half
+/// its time, and a small grid's few long blocks become more, shorter ones.
+inline constexpr int64_t kSgemmMinSplitKTiles = 4;
+/// A part of the split tail behind whole waves covers at least this many k-tiles (the tail's
+/// measured splits: 3000^3 0.78x -> 1.08x cuBLAS with parts of 8 or more; shorter ones only add
+/// partial tiles to the workspace traffic of these big products).
+inline constexpr int64_t kSgemmMinTailSplitKTiles = 8;
+/// The parts of the split tail behind whole waves fill at most this many waves of resident
+/// blocks (the measured tails, 3000^3 .. 8192^3, ran in 1.5..2 waves).
+inline constexpr int64_t kSgemmMaxTailWaves = 2;
 inline constexpr int kSgemmMaxSplits = 128;  ///< most parts K of a split tile is cut into
-/// Most blocks that compute partial tiles (bounds the workspace: 256 x 128 KiB = 32 MiB).
-inline constexpr int64_t kSgemmMaxSplitBlocks = 256;
+/// Most bytes of partial tiles of a split (bounds the workspace).
+inline constexpr int64_t kSgemmMaxSplitBytes = int64_t{64} << 20;
 inline constexpr int kSgemmReduceBlock = 256;  ///< threads per block of the split-partials combine
 /// Most bytes of op(B) packed into the workspace (bounds the workspace: sgemm_workspace_bytes).
 inline constexpr int64_t kSgemmMaxPackBytes = int64_t{64} << 20;
@@ -132,6 +158,10 @@ constexpr SgemmTileShape sgemm_tile_shape(SgemmTile t) {
       return {128, 256, 16, 8, 256, 1, true};
     case SgemmTile::k128x128:
       return {128, 128, 8, 8, 256, 2, false};
+    case SgemmTile::k64x256:
+      return {64, 256, 8, 8, 256, 2, false};
+    case SgemmTile::k64x128:
+      return {64, 128, 8, 4, 256, 2, false};
     default:
       return {128, 64, 8, 4, 256, 2, false};
   }
@@ -159,8 +189,9 @@ struct SgemmConfig {
   SgemmTile tile = SgemmTile::k128x64;     ///< kTiled: the block tile
   SgemmLoad load_a = SgemmLoad::kKContig;  ///< kTiled: how A's tiles are copied
   SgemmLoad load_b = SgemmLoad::kKContig;  ///< kTiled: how B's tiles are copied
-  int rows = 0;                            ///< kSkinny: rows of C' a block holds (8 or 32)
-  int vec = 0;                             ///< kSkinny: elements of B' per access (4 or 1)
+  bool trans_c = false;  ///< kTiled: the kernel computes C^T (SgemmTiledPlan::trans_c)
+  int rows = 0;          ///< kSkinny: rows of C' a block holds (8 or 32)
+  int vec = 0;           ///< kSkinny: elements of B' per access (4 or 1)
   SgemmSkinnyMode mode = SgemmSkinnyMode::kNContig;  ///< kSkinny: how B' is read
   bool a_along_k = false;  ///< kSkinny with kNContig: A' rows contiguous along k
 };
@@ -168,7 +199,8 @@ struct SgemmConfig {
 /// Same kernel.
 constexpr bool operator==(const SgemmConfig& a, const SgemmConfig& b) {
   return a.path == b.path && a.tile == b.tile && a.load_a == b.load_a && a.load_b == b.load_b &&
-         a.rows == b.rows && a.vec == b.vec && a.mode == b.mode && a.a_along_k == b.a_along_k;
+         a.trans_c == b.trans_c && a.rows == b.rows && a.vec == b.vec && a.mode == b.mode &&
+         a.a_along_k == b.a_along_k;
 }
 
 namespace detail {
@@ -183,10 +215,11 @@ constexpr SgemmConfig sgemm_skinny_config(int rows, int vec, SgemmSkinnyMode mod
   c.rows = rows, c.vec = vec, c.mode = mode, c.a_along_k = a_along_k;
   return c;
 }
-constexpr SgemmConfig sgemm_tiled_config(SgemmTile tile, SgemmLoad load_a, SgemmLoad load_b) {
+constexpr SgemmConfig sgemm_tiled_config(SgemmTile tile, SgemmLoad load_a, SgemmLoad load_b,
+                                         bool trans_c) {
   SgemmConfig c;
   c.path = SgemmPath::kTiled;
-  c.tile = tile, c.load_a = load_a, c.load_b = load_b;
+  c.tile = tile, c.load_a = load_a, c.load_b = load_b, c.trans_c = trans_c;
   return c;
 }
 }  // namespace detail
@@ -195,9 +228,17 @@ constexpr SgemmConfig sgemm_tiled_config(SgemmTile tile, SgemmLoad load_a, Sgemm
 /// (sgemm_config), launch_sgemm instantiates exactly these, and the plan tests check that every
 /// plan is one and every one is planned for some shape. The skinny kernels: 8 or 32 rows, 4 or
 /// 1 elements of B' an access, B' read along a row (A' staged along k or not) or along k. The
-/// tiled kernel: the 128 x 256 and 128 x 128 tiles with the 16-byte and along-K copies of each
-/// operand, the 128 x 64 tile with every copy: the 4-byte MN copies (unaligned MN-contiguous
-/// operands, rare) only there, to keep the kernel count down.
+/// tiled kernel: a tile with the copies (the kernel's A's, B's) it is built for, computing C or
+/// C^T (an instantiation each: C^T is a template argument). Any call can run on C or on C^T
+/// with the two copies swapped, so each tile keeps the pairs whose use the time model shows
+/// (over the generated shapes of bench/shapes.h, H100: an entry stays where the next-best plan
+/// is >= 3 % slower on the calls that take it): 128 x 256 and 128 x 64 without the 16-byte A /
+/// along-K B pair (C^T covers it), 128 x 128 with A along K or 4-byte, 64 x 256 with every
+/// pair (few rows and few columns of C, every op combination, aligned or not), 64 x 128 for NN
+/// only. Each pair is listed with C and with C^T, the C^T entry being the one some plan takes
+/// (plan_sgemm over the plan tests' shapes and devices), save 128 x 128 with both copies along
+/// K: its C^T is the same kernel on a square tile with the slower transposed stores, never
+/// chosen over C.
 inline constexpr SgemmConfig kSgemmConfigs[] = {
     detail::sgemm_path_config(SgemmPath::kNone),
     detail::sgemm_path_config(SgemmPath::kScale),
@@ -214,29 +255,83 @@ inline constexpr SgemmConfig kSgemmConfigs[] = {
     detail::sgemm_skinny_config(8, 1, SgemmSkinnyMode::kKContig, false),
     detail::sgemm_skinny_config(kSgemmSkinnyMaxRows, 4, SgemmSkinnyMode::kKContig, false),
     detail::sgemm_skinny_config(kSgemmSkinnyMaxRows, 1, SgemmSkinnyMode::kKContig, false),
-    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kKContig),
-    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kMnVec4),
-    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnVec4, SgemmLoad::kKContig),
-    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4),
-    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kKContig, SgemmLoad::kKContig),
-    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kKContig, SgemmLoad::kMnVec4),
-    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kMnVec4, SgemmLoad::kKContig),
-    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4),
-    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kKContig, SgemmLoad::kKContig),
-    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kKContig, SgemmLoad::kMnVec4),
-    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kKContig, SgemmLoad::kMnScalar),
-    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnVec4, SgemmLoad::kKContig),
-    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4),
-    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnVec4, SgemmLoad::kMnScalar),
-    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnScalar, SgemmLoad::kKContig),
-    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4),
-    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnScalar, SgemmLoad::kMnScalar),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kKContig,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kKContig, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kMnVec4, false),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4, false),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnScalar, SgemmLoad::kKContig,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnScalar, SgemmLoad::kKContig,
+                               true),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnScalar, SgemmLoad::kMnScalar,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnScalar, SgemmLoad::kMnScalar,
+                               true),
+    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kKContig, SgemmLoad::kKContig,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kKContig, SgemmLoad::kMnVec4, false),
+    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kKContig, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kMnScalar, SgemmLoad::kKContig,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kMnScalar, SgemmLoad::kKContig,
+                               true),
+    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kKContig, SgemmLoad::kKContig, false),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kKContig, SgemmLoad::kKContig, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kKContig, SgemmLoad::kMnVec4, false),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kKContig, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kKContig, SgemmLoad::kMnScalar,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kKContig, SgemmLoad::kMnScalar, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4, false),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnScalar, SgemmLoad::kKContig,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnScalar, SgemmLoad::kKContig, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4, false),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnScalar, SgemmLoad::kMnScalar,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k128x64, SgemmLoad::kMnScalar, SgemmLoad::kMnScalar,
+                               true),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kKContig, SgemmLoad::kKContig, false),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kKContig, SgemmLoad::kKContig, true),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kKContig, SgemmLoad::kMnVec4, false),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kKContig, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kKContig, SgemmLoad::kMnScalar,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kKContig, SgemmLoad::kMnScalar, true),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnVec4, SgemmLoad::kKContig, false),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnVec4, SgemmLoad::kKContig, true),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4, false),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnVec4, SgemmLoad::kMnScalar, false),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnVec4, SgemmLoad::kMnScalar, true),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnScalar, SgemmLoad::kKContig,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnScalar, SgemmLoad::kKContig, true),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4, false),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnScalar, SgemmLoad::kMnScalar,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k64x256, SgemmLoad::kMnScalar, SgemmLoad::kMnScalar,
+                               true),
+    detail::sgemm_tiled_config(SgemmTile::k64x128, SgemmLoad::kKContig, SgemmLoad::kMnVec4, false),
+    detail::sgemm_tiled_config(SgemmTile::k64x128, SgemmLoad::kKContig, SgemmLoad::kMnVec4, true),
 };
 
-/// Whether the tiled kernel is compiled for tile t with these copies of A and B: an entry of
-/// kSgemmConfigs (the plan chooses among these).
-constexpr bool sgemm_tile_allowed(SgemmTile t, SgemmLoad a, SgemmLoad b) {
-  return config_index(kSgemmConfigs, detail::sgemm_tiled_config(t, a, b)) >= 0;
+/// Whether the tiled kernel is compiled for tile t with these copies of its A and B, computing
+/// C (trans_c false) or C^T: an entry of kSgemmConfigs (the plan chooses among these).
+constexpr bool sgemm_tile_allowed(SgemmTile t, SgemmLoad a, SgemmLoad b, bool trans_c) {
+  return config_index(kSgemmConfigs, detail::sgemm_tiled_config(t, a, b, trans_c)) >= 0;
 }
 
 /// Where the operands sit on the 16-byte grid: the core Alignment of A, B and C (a 16-byte
@@ -273,6 +368,10 @@ struct SgemmTiledPlan {
   bool pack_b = false;
   size_t pack_bytes = 0;  ///< 4 k n rounded up to 16 (0: no pack)
   TransposePlan pack;     ///< the transpose of B into the workspace (pack_b)
+  /// The kernel computes C^T (n x m) = op(B)^T op(A)^T: its A is op(B)^T, its B op(A)^T
+  /// (load_a is B's copy mode, load_b A's), tiles_m x tiles_n tile C^T, and the results go
+  /// to C transposed. Few columns of C then take the tiles made for few rows.
+  bool trans_c = false;
 };
 
 /// The skinny path of a plan: C' (m' x n') = A' (m' x k) B' (k x n') with m' <= rows; C' is
@@ -332,7 +431,8 @@ inline SgemmConfig sgemm_config(const SgemmPlan& p) {
       return detail::sgemm_skinny_config(p.skinny.rows, p.skinny.vec, p.skinny.mode,
                                          p.skinny.a_along_k);
     case SgemmPath::kTiled:
-      return detail::sgemm_tiled_config(p.tiled.tile, p.tiled.load_a, p.tiled.load_b);
+      return detail::sgemm_tiled_config(p.tiled.tile, p.tiled.load_a, p.tiled.load_b,
+                                        p.tiled.trans_c);
     default:
       return detail::sgemm_path_config(p.path);
   }
@@ -344,7 +444,9 @@ namespace detail {
 // Fraction of the SM's FFMA peak each tile reaches, all its resident blocks busy (full) or
 // alone on the SM (one): from the H100 runs (128 x 256: 49.4-50.1 TFLOP/s of 66.9 at 4096^3 and
 // 8192^3; 128 x 128 8 x 8: 44.2 at two a SM; 128 x 64 8 x 4: 36.7 over two waves at 2048^3,
-// 29.6 at one block a SM at 1024^3).
+// 29.6 at one block a SM at 1024^3). The 64-row tiles run the same warp tiles and fragment
+// loads as the 128-row tile of their thread tile, with a few more copies a k-tile (64 x 256:
+// 5120 floats a block for the 4096 of 128 x 128): a little below it.
 struct SgemmTileModel {
   double eff_full, eff_one;
 };
@@ -354,18 +456,34 @@ constexpr SgemmTileModel sgemm_tile_model(SgemmTile t) {
       return {0.75, 0.75};
     case SgemmTile::k128x128:
       return {0.68, 0.55};
+    case SgemmTile::k64x256:
+      return {0.66, 0.54};
+    case SgemmTile::k64x128:
+      return {0.56, 0.45};
     default:
       return {0.57, 0.46};
   }
 }
 inline constexpr double kSgemmFlopsPerByte = 20.0;      // FFMA peak over DRAM bandwidth (H100 ~20)
 inline constexpr double kSgemmBlockLatency = 1500;      // cycles: a block's pipeline fill
-inline constexpr double kSgemmStoreBytesPerCycle = 32;  // an SM's epilogue stores
-inline constexpr double kSgemmLaunchGap = 2000;         // cycles: the combine kernel's start
-// FFMA time of the tiled kernel with B read along K (op(B) = B^T, not packed) over the same
-// plan with 16-byte copies of B: NT / NN 2048^3 386.5 / 357.3 us (1.082), 3000^3 1262 / 1195
-// (1.056); TT / TN 375.5 / 353.7 (1.062), 1220 / 1141.5 (1.069).
-inline constexpr double kSgemmKContigBCost = 1.065;
+inline constexpr double kSgemmStoreBytesPerCycle = 32;  // an SM's epilogue, 16-byte stores
+// The epilogue's 4-byte stores (C not 16-byte aligned along its rows: c_vec4 false) take this
+// many times the 16-byte ones' cycles a byte (4 times the instructions), and C^T's this many
+// times more (a warp's store touches 8 rows of C, not 4). Fitted on the H100, 128 x 256, 11
+// k-tiles, 4-byte copies of both operands: TT 17963x22165x163 (C, 4-byte stores) 86 k cycles a
+// wave, NN 14274x490x176 on C^T (4-byte stores) 114 k: 4 x and 2 x (16-byte stores at 32
+// bytes a cycle: 4 k of a 128 x 256 tile, 82 and 98 k modeled).
+inline constexpr double kSgemmScalarStoreCost = 4;
+inline constexpr double kSgemmTransStoreCost = 2;
+inline constexpr double kSgemmLaunchGap = 2000;  // cycles: the combine kernel's start
+// What one 4-byte copy of op(B) costs beyond the 16-byte copies of the same bytes, in FFMA
+// issue slots of its thread: B read along K (op(B) = B^T, not packed) against 16-byte copies,
+// 128 x 256 (12 more copies a thread a k-tile, 2048 FFMA): NT / NN 2048^3 386.5 / 357.3 us
+// (1.082), 3000^3 1262 / 1195 (1.056); TT / TN 375.5 / 353.7 (1.062), 1220 / 1141.5 (1.069):
+// 1.065 = 1 + 12 * 11 / 2048. The 4-byte copies of an unaligned op(B) row (kMnScalar) are as
+// many. A's copies count nothing: along K (the NN baseline of the efficiencies) and 4-byte
+// along M are as many, 16-byte ones fewer.
+inline constexpr double kSgemmCopyCost = 11;
 // The transpose that packs op(B) moves its bytes at this fraction of the device's DRAM rate
 // (kernelkit transpose f32 4096 x 8192: 0.96 of the copy).
 inline constexpr double kSgemmPackEfficiency = 0.9;
@@ -379,6 +497,15 @@ constexpr int sgemm_fma_lanes(const DeviceInfo& d) {
 // DRAM bytes per cycle of the whole device (the assumed balance).
 inline double sgemm_device_bytes_per_cycle(const DeviceInfo& d) {
   return double(d.sm_count) * sgemm_fma_lanes(d) * 2.0 / kSgemmFlopsPerByte;
+}
+
+// The time of a k-tile with op(B) copied in `lb` over the same with 16-byte copies.
+constexpr double sgemm_copy_factor(SgemmTile t, SgemmLoad lb) {
+  if (lb == SgemmLoad::kMnVec4) return 1.0;
+  const SgemmTileShape s = sgemm_tile_shape(t);
+  const double copies = double(kSgemmBK) * s.bn / s.threads;  // 4-byte copies a thread
+  const double ffma = double(kSgemmBK) * s.tm * s.tn;
+  return 1.0 + kSgemmCopyCost * copies * 3 / 4 / ffma;
 }
 
 // Stages and resident blocks of a tile on d: the most blocks per SM up to what its register
@@ -409,16 +536,18 @@ inline double sgemm_waves_time(int64_t blocks, double t_full, double t_one, int 
   return t;
 }
 
-// One candidate of the tiled path: tile, the whole waves kept data-parallel, the split, and
-// how B is read.
+// One candidate of the tiled path: tile, the whole waves kept data-parallel, the split, how
+// A and B are copied, and whether it computes C^T.
 struct SgemmTiledChoice {
   SgemmTile tile = SgemmTile::k128x64;
   SgemmTileFit fit;
   int64_t dp_tiles = 0, split_tiles = 0;
   int splits = 1;
   int64_t split_k_tiles = 0;
-  bool b_kcontig = false;  // the kernel reads B along K (op(B) = B^T, not packed)
-  bool pack_b = false;     // op(B) = B^T is packed into the workspace first (SgemmTiledPlan)
+  SgemmLoad load_b = SgemmLoad::kMnVec4;  // how the kernel copies its B (op(B), or op(A)^T)
+  bool pack_b = false;   // op(B) = B^T is packed into the workspace first (SgemmTiledPlan)
+  bool trans_c = false;  // the kernel computes C^T = op(B)^T op(A)^T (SgemmTiledPlan)
+  bool c_vec4 = true;    // 16-byte stores to C (SgemmTiledPlan::c_vec4)
   double time = 0;
 };
 
@@ -434,7 +563,8 @@ inline bool sgemm_can_pack_b(BlasOp op_b, int64_t n, int64_t k, int64_t ldb) {
          k <= kSgemmMaxPackBytes / 4 / n;
 }
 
-// Modeled cycles of a candidate on d (fills in c.time).
+// Modeled cycles of a candidate on d for the kernel's m x n x k (n x m x k when it computes
+// C^T).
 inline double sgemm_tiled_time(const SgemmTiledChoice& c, int64_t m, int64_t n, int64_t k,
                                const DeviceInfo& d) {
   const SgemmTileShape s = sgemm_tile_shape(c.tile);
@@ -442,14 +572,18 @@ inline double sgemm_tiled_time(const SgemmTiledChoice& c, int64_t m, int64_t n, 
   const int lanes = sgemm_fma_lanes(d);
   const int bps = c.fit.blocks_per_sm;
   const double tile_bytes = 4.0 * s.bm * s.bn;
-  const double overhead = kSgemmBlockLatency + tile_bytes / kSgemmStoreBytesPerCycle;
+  // a block's fill and stores: a whole tile's to C, a split part's to the workspace (16-byte)
+  const double trans_cost = c.trans_c ? kSgemmTransStoreCost : 1.0;
+  const double store = tile_bytes / kSgemmStoreBytesPerCycle * trans_cost;
+  const double overhead_c = kSgemmBlockLatency + store * (c.c_vec4 ? 1.0 : kSgemmScalarStoreCost);
+  const double overhead_ws = kSgemmBlockLatency + store;
   // cycles of one block of kt k-tiles with bps blocks sharing its SM, and alone
-  const double copies = c.b_kcontig ? kSgemmKContigBCost : 1.0;
-  const auto block_full = [&](int64_t kt) {
+  const double copies = sgemm_copy_factor(c.tile, c.load_b);
+  const auto block_full = [&](int64_t kt, double overhead) {
     const double c1 = double(s.bm) * s.bn * kSgemmBK * double(kt) / lanes * copies;
     return c1 * bps / e.eff_full + (bps > 1 ? 0.25 * overhead : overhead);
   };
-  const auto block_one = [&](int64_t kt) {
+  const auto block_one = [&](int64_t kt, double overhead) {
     return double(s.bm) * s.bn * kSgemmBK * double(kt) / lanes * copies / e.eff_one + overhead;
   };
   const int64_t k_tiles = ceil_div<int64_t>(k, kSgemmBK);
@@ -457,14 +591,14 @@ inline double sgemm_tiled_time(const SgemmTiledChoice& c, int64_t m, int64_t n, 
   double t = 0;
   if (c.dp_tiles > 0) {
     t += c.dp_tiles % slots == 0 && c.split_tiles > 0
-             ? double(c.dp_tiles / slots) * block_full(k_tiles)
-             : sgemm_waves_time(c.dp_tiles, block_full(k_tiles), block_one(k_tiles), bps,
-                                d.sm_count);
+             ? double(c.dp_tiles / slots) * block_full(k_tiles, overhead_c)
+             : sgemm_waves_time(c.dp_tiles, block_full(k_tiles, overhead_c),
+                                block_one(k_tiles, overhead_c), bps, d.sm_count);
   }
   if (c.split_tiles > 0) {
     const int64_t blocks = c.split_tiles * c.splits;
-    t += sgemm_waves_time(blocks, block_full(c.split_k_tiles), block_one(c.split_k_tiles), bps,
-                          d.sm_count);
+    t += sgemm_waves_time(blocks, block_full(c.split_k_tiles, overhead_ws),
+                          block_one(c.split_k_tiles, overhead_ws), bps, d.sm_count);
     const double bytes = tile_bytes * double(blocks + c.split_tiles);
     t += bytes / sgemm_device_bytes_per_cycle(d) + kSgemmLaunchGap;
   }
@@ -484,9 +618,10 @@ inline SgemmLoad sgemm_load_mode(bool k_contiguous, int64_t ld, bool aligned16) 
 }
 
 // Fills a tiled plan for the given choice (also used by the ladder's v7 and by tests that
-// force a tile, split, stage count or pack). choice.fit must be the tile's fit on d, or
+// force a tile, split, stage count, pack or C^T). choice.fit must be the tile's fit on d, or
 // smaller stages with the same or fewer blocks per SM; choice.pack_b only where
-// sgemm_can_pack_b holds.
+// sgemm_can_pack_b holds, and not with trans_c. The choice's split counts tiles of the
+// kernel's C (C^T with trans_c).
 inline SgemmPlan sgemm_tiled_plan(const SgemmTiledChoice& c, BlasOp op_a, BlasOp op_b, int64_t m,
                                   int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
                                   SgemmAlignment al, const DeviceInfo& d) {
@@ -497,12 +632,19 @@ inline SgemmPlan sgemm_tiled_plan(const SgemmTiledChoice& c, BlasOp op_a, BlasOp
   t.tile = c.tile;
   t.load_a = sgemm_load_mode(op_a == BlasOp::N, lda, al.a.fits(16));
   t.load_b = sgemm_load_mode(op_b == BlasOp::T, ldb, al.b.fits(16));
-  if (c.pack_b) {
+  if (c.pack_b && !c.trans_c) {
     // B (n x k) -> the workspace (k x n, 16-byte aligned)
     t.pack_b = true;
     t.pack_bytes = static_cast<size_t>(sgemm_pack_bytes(n, k));
     t.pack = plan_transpose(n, k, 4, al.b, Alignment(), d);
     t.load_b = sgemm_load_mode(false, n, true);
+  }
+  if (c.trans_c) {
+    // C^T (n x m) = op(B)^T op(A)^T: the kernel's A is op(B)^T, read as op(B) was (rows
+    // along K where op(B)'s run along K), its B is op(A)^T, read as op(A) was
+    t.trans_c = true;
+    std::swap(t.load_a, t.load_b);
+    std::swap(m, n);
   }
   t.stages = c.fit.stages;
   t.blocks_per_sm = c.fit.blocks_per_sm;
@@ -533,61 +675,73 @@ inline SgemmPlan sgemm_tiled_plan(const SgemmTiledChoice& c, BlasOp op_a, BlasOp
 // The tiled plan with the least modeled time: for every tile the load modes allow, no split;
 // and for every number w of whole data-parallel waves (0: plain split-K; the most there are,
 // and one fewer), the split counts that fill whole waves of the remaining blocks, if the
-// workspace holds their partial tiles. All of it once with B as it is, and, where op(B) can
-// be packed and the workspace holds the pack, once more with the pack (its partial tiles in
-// what the pack leaves of the workspace).
+// workspace holds their partial tiles. All of it once with B as it is, where op(B) can be
+// packed and the workspace holds the pack, once more with the pack (its partial tiles in
+// what the pack leaves of the workspace), and once computing C^T = op(B)^T op(A)^T (the
+// kernel's rows are C's columns: few columns take the 64-row tiles).
 inline SgemmPlan sgemm_plan_tiled(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k,
                                   int64_t lda, int64_t ldb, int64_t ldc, SgemmAlignment al,
                                   size_t workspace_bytes, const DeviceInfo& d) {
   const SgemmLoad la = sgemm_load_mode(op_a == BlasOp::N, lda, al.a.fits(16));
+  const SgemmLoad lb = sgemm_load_mode(op_b == BlasOp::T, ldb, al.b.fits(16));
   const int64_t k_tiles = ceil_div<int64_t>(k, kSgemmBK);
+  const bool c_vec4 = ldc % 4 == 0 && al.c.fits(16);  // as sgemm_tiled_plan sets it
   const bool can_pack = sgemm_can_pack_b(op_b, n, k, ldb) &&
                         static_cast<uint64_t>(sgemm_pack_bytes(n, k)) <= workspace_bytes;
   SgemmTiledChoice best;
   bool have = false;
-  const auto consider = [&](SgemmTiledChoice c) {
-    c.time = sgemm_tiled_time(c, m, n, k, d);
-    if (!have || c.time < best.time) best = c, have = true;
-  };
-  for (bool pack : {false, true}) {
+  for (int variant = 0; variant < 3; ++variant) {
+    const bool pack = variant == 1, trans = variant == 2;
     if (pack && !can_pack) continue;
-    const SgemmLoad lb = pack ? sgemm_load_mode(false, n, true)
-                              : sgemm_load_mode(op_b == BlasOp::T, ldb, al.b.fits(16));
+    // the kernel's m x n and copies of its A and B
+    const int64_t km = trans ? n : m, kn = trans ? m : n;
+    const SgemmLoad ka = trans ? lb : la;
+    const SgemmLoad kb = pack ? sgemm_load_mode(false, n, true) : (trans ? la : lb);
     const uint64_t ws = workspace_bytes - (pack ? uint64_t(sgemm_pack_bytes(n, k)) : 0);
-    for (SgemmTile t : {SgemmTile::k128x256, SgemmTile::k128x128, SgemmTile::k128x64}) {
-      if (!sgemm_tile_allowed(t, la, lb)) continue;
+    const auto consider = [&](SgemmTiledChoice c) {
+      c.time = sgemm_tiled_time(c, km, kn, k, d);
+      if (!have || c.time < best.time) best = c, have = true;
+    };
+    for (SgemmTile t : {SgemmTile::k128x256, SgemmTile::k128x128, SgemmTile::k128x64,
+                        SgemmTile::k64x256, SgemmTile::k64x128}) {
+      if (!sgemm_tile_allowed(t, ka, kb, trans)) continue;
       const SgemmTileFit fit = sgemm_fit_tile(t, d);
       if (fit.blocks_per_sm < 1) continue;
       const SgemmTileShape s = sgemm_tile_shape(t);
-      const int64_t tiles = ceil_div<int64_t>(m, s.bm) * ceil_div<int64_t>(n, s.bn);
+      const int64_t tiles = ceil_div<int64_t>(km, s.bm) * ceil_div<int64_t>(kn, s.bn);
       SgemmTiledChoice c;
       c.tile = t;
       c.fit = fit;
       c.dp_tiles = tiles;
-      c.b_kcontig = lb == SgemmLoad::kKContig;
+      c.load_b = kb;
       c.pack_b = pack;
+      c.trans_c = trans;
+      c.c_vec4 = c_vec4;
       consider(c);
       const int64_t max_splits = std::min<int64_t>(kSgemmMaxSplits, k_tiles / kSgemmMinSplitKTiles);
+      const int64_t max_tail_splits =
+          std::min<int64_t>(kSgemmMaxSplits, k_tiles / kSgemmMinTailSplitKTiles);
       if (max_splits < 2) continue;
       const int64_t slots = int64_t{fit.blocks_per_sm} * d.sm_count;
       const int64_t waves = tiles / slots;
       const int64_t tile_bytes = 4 * int64_t{s.bm} * s.bn;
+      const uint64_t ws_split = std::min<uint64_t>(ws, uint64_t(kSgemmMaxSplitBytes));
       for (int64_t w : {int64_t{0}, waves - 1, waves}) {
         if (w < 0) continue;
         const int64_t dp = w * slots, rest = tiles - dp;
         if (rest <= 0) continue;
         // the most parts the workspace holds, and the counts that fill 1..4 waves
-        const int64_t by_ws = static_cast<int64_t>(ws / uint64_t(rest * tile_bytes));
+        const int64_t by_ws = static_cast<int64_t>(ws_split / uint64_t(rest * tile_bytes));
         for (int64_t fill = 0; fill <= 4; ++fill) {
           const int64_t lo = fill == 0 ? by_ws : fill * slots / rest;
-          const int64_t hi = fill == 0 ? kSgemmMaxSplitBlocks / rest : ceil_div(fill * slots, rest);
+          const int64_t hi = fill == 0 ? by_ws : ceil_div(fill * slots, rest);
           for (int64_t want : {lo, hi}) {
-            int64_t splits = std::min({want, max_splits, by_ws, kSgemmMaxSplitBlocks / rest});
+            int64_t splits = std::min({want, dp > 0 ? max_tail_splits : max_splits, by_ws});
             if (splits < 2) continue;
             const int64_t per = ceil_div<int64_t>(k_tiles, splits);
             splits = ceil_div<int64_t>(k_tiles, per);  // no empty part
-            if (splits < 2 || rest * splits > kSgemmMaxSplitBlocks) continue;
-            if (static_cast<uint64_t>(rest * splits * tile_bytes) > ws) continue;
+            if (splits < 2 || (dp > 0 && rest * splits > kSgemmMaxTailWaves * slots)) continue;
+            if (static_cast<uint64_t>(rest * splits * tile_bytes) > ws_split) continue;
             c.dp_tiles = dp;
             c.split_tiles = rest;
             c.splits = static_cast<int>(splits);
@@ -717,7 +871,7 @@ inline SgemmPlan plan_sgemm(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int6
 /// would take on any device for an op_a, op_b, m x n x k problem; a smaller workspace (or
 /// none) is valid and only limits the split of K and the pack of op(B). Device-independent
 /// upper bound, from the ops and the shape alone: the tiled path's partial tiles (at most
-/// kSgemmMaxSplitBlocks tiles of 128 x 256, and at most kSgemmMaxSplits parts of every tile)
+/// kSgemmMaxSplitBytes, and at most kSgemmMaxSplits parts of every tile)
 /// and, for op_b == T, op(B) packed (when at most kSgemmMaxPackBytes); the skinny path's
 /// partial rows; plus 16 bytes to align the workspace; for one row or column of C,
 /// gemv_workspace_bytes of the gemv calls it may take.
@@ -739,10 +893,9 @@ inline size_t sgemm_workspace_bytes(BlasOp op_a, BlasOp op_b, int64_t m, int64_t
     if (splits >= 2) bytes = std::max(bytes, 4 * splits * m * n);
   } else {
     const int64_t splits = std::min<int64_t>(kSgemmMaxSplits, k_tiles / kSgemmMinSplitKTiles);
-    if (splits >= 2) {
-      const int64_t area = round_up<int64_t>(m, 128) * round_up<int64_t>(n, 256);
-      const int64_t by_blocks = kSgemmMaxSplitBlocks * 128 * 256;
-      bytes = 4 * std::min(by_blocks, splits * std::min(area, by_blocks));
+    if (splits >= 2) {  // C (or C^T) padded to whole tiles of any shape
+      const int64_t area = round_up<int64_t>(m, 256) * round_up<int64_t>(n, 256);
+      bytes = std::min(kSgemmMaxSplitBytes, 4 * splits * std::min(area, kSgemmMaxSplitBytes));
     }
     if (detail::sgemm_can_pack_b(op_b, n, k, k)) bytes += detail::sgemm_pack_bytes(n, k);
   }

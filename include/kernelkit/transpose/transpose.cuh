@@ -5,7 +5,7 @@
 /// The four layers: TransposePlan / plan_transpose (every decision, pure host code),
 /// launch_transpose (the plan becomes template arguments), transpose_args_ok (the argument
 /// checks, shared with the ladder), transpose (the public function). Kernels live in
-/// detail/transpose_kernels.cuh.
+/// detail/transpose_kernels.cuh and detail/transpose_gather_kernels.cuh.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -21,23 +21,25 @@
 #include "kernelkit/core/launch.cuh"
 #include "kernelkit/core/pack.cuh"
 #include "kernelkit/core/types.cuh"
+#include "kernelkit/transpose/detail/transpose_gather_kernels.cuh"
 #include "kernelkit/transpose/detail/transpose_kernels.cuh"
 
 namespace kernelkit {
 
-/// How a transpose is carried out (one kernel each; detail/transpose_kernels.cuh).
+/// How a transpose is carried out (one kernel each; detail/transpose_kernels.cuh,
+/// detail/transpose_gather_kernels.cuh).
 enum class TransposePath : int {
-  kCopy,      ///< one row or one column: the same bytes in the same order (cudaMemcpyAsync)
-  kTile,      ///< rows a multiple of the chunk's elements and out chunk-aligned: tiles of kVec x
-              ///< kVec register blocks whose shape follows the matrix (transpose_tile_kernel)
+  kCopy,      ///< one row or one column, large: the same bytes in the same order
+              ///< (cudaMemcpyAsync)
+  kTile,      ///< rows and cols multiples of the chunk's elements, in and out chunk-aligned:
+              ///< tiles of kVec x kVec register blocks whose shape follows the matrix
+              ///< (transpose_tile_kernel)
   kThinRows,  ///< 2..8 rows: a thread holds all rows of kVec columns (transpose_thin_rows_kernel)
   kThinCols,  ///< 2..8 columns: a thread holds kVec rows of all columns
               ///< (transpose_thin_cols_kernel)
-  kShift,     ///< 4-byte elements, out rows chunk-aligned, in rows not: shifted 16-byte chunk grids
-              ///< (transpose_shift_kernel)
-  kSector,    ///< 4-byte elements, out rows not chunk-aligned: aligned in chunks staged, out rows
-              ///< written in whole 32-byte sectors (transpose_sector_kernel)
-  kScalar,    ///< 1-, 2- and 8-byte elements, any other shape: one element per access
+  kGather,    ///< any other shape and alignment: in staged as the aligned chunks that cover it,
+              ///< out written in whole sectors of chunks gathered element by element
+              ///< (transpose_gather_kernel)
 };
 
 /// Most rows (columns) the thin paths take.
@@ -47,27 +49,26 @@ inline constexpr int kTransposeThinMax = 8;
 struct TransposePlan {
   TransposePath path = TransposePath::kCopy;  ///< the kernel family
   int elem_bytes = 0;                         ///< bytes per element (1, 2, 4, 8)
-  int chunk_bytes = 0;       ///< bytes per global access of the chunked paths (16; 8 for the 1-byte
-                             ///< tile; 4 for 1-/2-byte tiles of 4-byte aligned rows); 0 otherwise
-  bool in_windows = false;   ///< kTile, 1-, 2- and 8-byte elements: in rows do not all start on a
-                             ///< chunk boundary; the tile's rows are staged in shared memory as
-                             ///< the aligned 16-byte chunks that cover them, each chunk read back
-                             ///< as a window (transpose_staged_kernel)
+  int chunk_bytes = 0;       ///< bytes per global access: kTile 16 (8 for 1-byte elements);
+                             ///< thin and gather 16; 0 for the copy
   bool out_aligned = false;  ///< kThinCols: every out row starts on a chunk boundary, so chunks
                              ///< are stored straight from registers (else staged)
   int thin = 0;              ///< kThinRows / kThinCols: the short side (2..kTransposeThinMax)
-  int tile_rows = 0;         ///< in rows of a tile (kTile: A kVec, A a power of two)
-  int tile_cols = 0;         ///< in columns of a tile (kTile: B kVec, A B = 256)
+  bool flat_out = false;     ///< kGather: all rows in every tile, out written as one run a tile
+                             ///< (few rows; else tiles of out rows; transpose_gather_kernels.cuh)
+  int tile_rows = 0;         ///< in rows a tile owns (kTile: A kVec, A a power of two)
+  int tile_cols = 0;         ///< in columns a tile owns (kTile: B kVec, A B = 256)
   int64_t tiles_c = 0;       ///< tiles along cols
   int64_t tiles_r = 0;       ///< tiles along rows (num_tiles = tiles_r tiles_c; tiled paths)
-  bool col_order = false;    ///< kTile, kShift and kSector: tiles numbered down the
+  bool col_order = false;    ///< kTile and kGather (tiles of out rows): tiles numbered down the
                              ///< tile columns (tile t: tile row t % tiles_r, tile column
                              ///< t / tiles_r) instead of along the tile rows (row t / tiles_c,
                              ///< column t % tiles_c); transpose_col_order
   int64_t num_tiles = 0;     ///< tiles in all; one block each, grid-stride past INT32_MAX
   int static_smem = 0;       ///< static shared memory of the kernel, bytes
-  LaunchShape shape;         ///< grid, block, dynamic shared memory (the staged kernel's rows;
-                             ///< within the device's no-opt-in limit); no cluster
+  TransposeGatherShape gather;  ///< kGather: the kernel's numbers (its argument)
+  LaunchShape shape;            ///< grid, block, dynamic shared memory (the gather kernel's stage;
+                                ///< within the device's no-opt-in limit); no cluster
 };
 
 /// One kernel configuration of transpose: the template arguments launch_transpose gives a
@@ -76,53 +77,47 @@ struct TransposePlan {
 struct TransposeConfig {
   int elem_bytes = 0;                         ///< 1, 2, 4, 8
   TransposePath path = TransposePath::kCopy;  ///< the kernel family
-  int chunk_bytes = 0;                        ///< kTile: bytes per global access (4, 8, 16)
-  bool in_windows = false;                    ///< kTile: in rows staged as windows
-  bool col_order = false;                     ///< kTile, kShift, kSector: tiles down the columns
+  int chunk_bytes = 0;                        ///< kTile: bytes per global access (8, 16)
+  bool col_order = false;                     ///< kTile: tiles down the columns
   int thin = 0;                               ///< kThinRows, kThinCols: the short side (2..8)
+  bool flat_out = false;                      ///< kGather: out written as one run a tile
 };
 
 /// Same kernel.
 constexpr bool operator==(const TransposeConfig& a, const TransposeConfig& b) {
   return a.elem_bytes == b.elem_bytes && a.path == b.path && a.chunk_bytes == b.chunk_bytes &&
-         a.in_windows == b.in_windows && a.col_order == b.col_order && a.thin == b.thin;
+         a.col_order == b.col_order && a.thin == b.thin && a.flat_out == b.flat_out;
 }
 
 namespace detail {
-constexpr TransposeConfig transpose_tile_config(int elem_bytes, int chunk_bytes, bool in_windows,
-                                                bool col_order) {
-  return {elem_bytes, TransposePath::kTile, chunk_bytes, in_windows, col_order, 0};
+constexpr TransposeConfig transpose_tile_config(int elem_bytes, int chunk_bytes, bool col_order) {
+  return {elem_bytes, TransposePath::kTile, chunk_bytes, col_order, 0, false};
 }
 constexpr TransposeConfig transpose_thin_rows_config(int elem_bytes, int thin) {
-  return {elem_bytes, TransposePath::kThinRows, 0, false, false, thin};
+  return {elem_bytes, TransposePath::kThinRows, 0, false, thin, false};
 }
 constexpr TransposeConfig transpose_thin_cols_config(int elem_bytes, int thin) {
-  return {elem_bytes, TransposePath::kThinCols, 0, false, false, thin};
+  return {elem_bytes, TransposePath::kThinCols, 0, false, thin, false};
 }
-constexpr TransposeConfig transpose_path_config(int elem_bytes, TransposePath path,
-                                                bool col_order = false) {
-  return {elem_bytes, path, 0, false, col_order, 0};
+constexpr TransposeConfig transpose_gather_config(int elem_bytes, bool flat_out) {
+  return {elem_bytes, TransposePath::kGather, 0, false, 0, flat_out};
+}
+constexpr TransposeConfig transpose_copy_config(int elem_bytes) {
+  return {elem_bytes, TransposePath::kCopy, 0, false, 0, false};
 }
 }  // namespace detail
 
 /// Every kernel configuration transpose launches, each element size's entries together.
 /// plan_transpose returns one of them (transpose_config), launch_transpose instantiates
 /// exactly these, and the plan tests check that every plan is one and every one is planned
-/// for some shape. Per element size: the copy; tiles of the widest chunk (8 bytes for 1-byte
-/// elements, else 16) with aligned in rows, and with in rows staged as windows (not 4-byte
-/// elements: they take the shifted kernel); tiles of 4-byte chunks (1- and 2-byte elements);
-/// each in row and column order; 2..8 thin rows and thin columns; 4-byte elements: the
-/// shifted and sector kernels in row and column order; the others: the scalar kernel (row
-/// order).
+/// for some shape. Per element size: the copy; tiles of 16-byte chunks (8-byte for 1-byte
+/// elements) in row and column order; 2..8 thin rows and thin columns; the gather kernel by
+/// tiles of out rows and by runs of flat out.
 inline constexpr TransposeConfig kTransposeConfigs[] = {
     // 1-byte elements
-    detail::transpose_path_config(1, TransposePath::kCopy),
-    detail::transpose_tile_config(1, 8, false, false),
-    detail::transpose_tile_config(1, 8, false, true),
-    detail::transpose_tile_config(1, 8, true, false),
-    detail::transpose_tile_config(1, 8, true, true),
-    detail::transpose_tile_config(1, 4, false, false),
-    detail::transpose_tile_config(1, 4, false, true),
+    detail::transpose_copy_config(1),
+    detail::transpose_tile_config(1, 8, false),
+    detail::transpose_tile_config(1, 8, true),
     detail::transpose_thin_rows_config(1, 2),
     detail::transpose_thin_rows_config(1, 3),
     detail::transpose_thin_rows_config(1, 4),
@@ -137,15 +132,12 @@ inline constexpr TransposeConfig kTransposeConfigs[] = {
     detail::transpose_thin_cols_config(1, 6),
     detail::transpose_thin_cols_config(1, 7),
     detail::transpose_thin_cols_config(1, 8),
-    detail::transpose_path_config(1, TransposePath::kScalar),
+    detail::transpose_gather_config(1, false),
+    detail::transpose_gather_config(1, true),
     // 2-byte elements
-    detail::transpose_path_config(2, TransposePath::kCopy),
-    detail::transpose_tile_config(2, 16, false, false),
-    detail::transpose_tile_config(2, 16, false, true),
-    detail::transpose_tile_config(2, 16, true, false),
-    detail::transpose_tile_config(2, 16, true, true),
-    detail::transpose_tile_config(2, 4, false, false),
-    detail::transpose_tile_config(2, 4, false, true),
+    detail::transpose_copy_config(2),
+    detail::transpose_tile_config(2, 16, false),
+    detail::transpose_tile_config(2, 16, true),
     detail::transpose_thin_rows_config(2, 2),
     detail::transpose_thin_rows_config(2, 3),
     detail::transpose_thin_rows_config(2, 4),
@@ -160,11 +152,12 @@ inline constexpr TransposeConfig kTransposeConfigs[] = {
     detail::transpose_thin_cols_config(2, 6),
     detail::transpose_thin_cols_config(2, 7),
     detail::transpose_thin_cols_config(2, 8),
-    detail::transpose_path_config(2, TransposePath::kScalar),
+    detail::transpose_gather_config(2, false),
+    detail::transpose_gather_config(2, true),
     // 4-byte elements
-    detail::transpose_path_config(4, TransposePath::kCopy),
-    detail::transpose_tile_config(4, 16, false, false),
-    detail::transpose_tile_config(4, 16, false, true),
+    detail::transpose_copy_config(4),
+    detail::transpose_tile_config(4, 16, false),
+    detail::transpose_tile_config(4, 16, true),
     detail::transpose_thin_rows_config(4, 2),
     detail::transpose_thin_rows_config(4, 3),
     detail::transpose_thin_rows_config(4, 4),
@@ -179,16 +172,12 @@ inline constexpr TransposeConfig kTransposeConfigs[] = {
     detail::transpose_thin_cols_config(4, 6),
     detail::transpose_thin_cols_config(4, 7),
     detail::transpose_thin_cols_config(4, 8),
-    detail::transpose_path_config(4, TransposePath::kShift, false),
-    detail::transpose_path_config(4, TransposePath::kShift, true),
-    detail::transpose_path_config(4, TransposePath::kSector, false),
-    detail::transpose_path_config(4, TransposePath::kSector, true),
+    detail::transpose_gather_config(4, false),
+    detail::transpose_gather_config(4, true),
     // 8-byte elements
-    detail::transpose_path_config(8, TransposePath::kCopy),
-    detail::transpose_tile_config(8, 16, false, false),
-    detail::transpose_tile_config(8, 16, false, true),
-    detail::transpose_tile_config(8, 16, true, false),
-    detail::transpose_tile_config(8, 16, true, true),
+    detail::transpose_copy_config(8),
+    detail::transpose_tile_config(8, 16, false),
+    detail::transpose_tile_config(8, 16, true),
     detail::transpose_thin_rows_config(8, 2),
     detail::transpose_thin_rows_config(8, 3),
     detail::transpose_thin_rows_config(8, 4),
@@ -203,7 +192,8 @@ inline constexpr TransposeConfig kTransposeConfigs[] = {
     detail::transpose_thin_cols_config(8, 6),
     detail::transpose_thin_cols_config(8, 7),
     detail::transpose_thin_cols_config(8, 8),
-    detail::transpose_path_config(8, TransposePath::kScalar),
+    detail::transpose_gather_config(8, false),
+    detail::transpose_gather_config(8, true),
 };
 
 /// The entries of kTransposeConfigs for elem_bytes-byte elements: [begin, end).
@@ -212,10 +202,10 @@ constexpr ConfigRange transpose_configs_of(int elem_bytes) {
     return c.elem_bytes == elem_bytes;
   });
 }
-static_assert(transpose_configs_of(1).end - transpose_configs_of(1).begin == 22 &&
-                  transpose_configs_of(2).end - transpose_configs_of(2).begin == 22 &&
-                  transpose_configs_of(4).end - transpose_configs_of(4).begin == 21 &&
-                  transpose_configs_of(8).end - transpose_configs_of(8).begin == 20,
+static_assert(transpose_configs_of(1).end - transpose_configs_of(1).begin == 19 &&
+                  transpose_configs_of(2).end - transpose_configs_of(2).begin == 19 &&
+                  transpose_configs_of(4).end - transpose_configs_of(4).begin == 19 &&
+                  transpose_configs_of(8).end - transpose_configs_of(8).begin == 19,
               "each element size's entries together");
 
 /// The configuration plan p launches: p's fields that become template arguments, the others 0
@@ -224,13 +214,15 @@ static_assert(transpose_configs_of(1).end - transpose_configs_of(1).begin == 22 
 inline TransposeConfig transpose_config(const TransposePlan& p) {
   switch (p.path) {
     case TransposePath::kTile:
-      return detail::transpose_tile_config(p.elem_bytes, p.chunk_bytes, p.in_windows, p.col_order);
+      return detail::transpose_tile_config(p.elem_bytes, p.chunk_bytes, p.col_order);
     case TransposePath::kThinRows:
       return detail::transpose_thin_rows_config(p.elem_bytes, p.thin);
     case TransposePath::kThinCols:
       return detail::transpose_thin_cols_config(p.elem_bytes, p.thin);
+    case TransposePath::kGather:
+      return detail::transpose_gather_config(p.elem_bytes, p.flat_out);
     default:
-      return detail::transpose_path_config(p.elem_bytes, p.path, p.col_order);
+      return detail::transpose_copy_config(p.elem_bytes);
   }
 }
 
@@ -252,39 +244,135 @@ inline void transpose_tile_shape(int64_t rows_v, int64_t cols_v, int* a, int* b)
   }
 }
 
+// Tiles the device holds at once: its SMs x the most 256-thread blocks an SM holds (the wave of
+// the tiled kernels).
+inline int64_t transpose_wave(const DeviceInfo& d) {
+  return int64_t{d.sm_count} * std::max(1, d.max_threads_per_sm / kTransposeBlock);
+}
+
+// The gather kernel's tiles (kGather; p.flat_out and p.elem_bytes set; p.gather.flat_in asks for
+// one staged run in tiles of out rows, taken when cols <= 64). A tile owns about 16 KiB of out
+// (four passes of its 256 threads over 16-byte chunks), fewer where the waves of tiles the
+// device runs at once (its SMs x the blocks an SM holds of the kernel: registers, threads,
+// shared memory of a four-pass tile) would then take less time (a small matrix, or one a little
+// past a whole number of waves):
+//  - flat (few rows): G = 256 / rows threads' worth of periods (kVec columns of all rows) a pass,
+//    tile_c = kVec G passes, G passes even (tile_c a multiple of a sector);
+//  - tiles of out rows, one staged run (cols <= 64): kk_threads = 256 / cols chunks along each
+//    out row a pass, all cols out rows, tile_r = kVec kk_threads passes (kk_threads passes even);
+//  - tiles of out rows, rows staged one by one: tile_r = 64 rows (128 for 1- and 2-byte
+//    elements: the sector halo, kSec - 1 rows, stays under an eighth of it for 2-byte ones),
+//    kk_threads = tile_r / kVec, cq_threads = 256 / kk_threads out rows a pass, tile_c =
+//    cq_threads passes (64 f32, 32 f64, 64 f16, 128 1-byte: a staged row of 128-256 bytes).
+inline TransposeGatherShape transpose_gather_geometry(int e, bool flat_out, bool flat_in,
+                                                      int64_t rows, int64_t cols, int passes) {
+  const int vec = 16 / e, sec = 32 / e;
+  TransposeGatherShape g;
+  g.rows = rows;
+  g.cols = cols;
+  if (flat_out) {
+    const int r = static_cast<int>(rows);
+    g.tile_r = r;
+    g.tile_c = vec * (kTransposeBlock / r) * passes;
+    g.staged_rows = r;
+    const int h_max = (sec - 1 + r - 1) / r;  // staged columns left of a tile
+    g.pitch = transpose_gather_pitch(g.tile_c + h_max, e);
+    // A warp's lanes gather from rows kVec apart (mod rows): one spare slot every kVec rows (of
+    // simple rules over the row slots, the fewest bank conflicts: 2.3-2.7-way on average over
+    // 9..256 rows, 5-way at worst; the plan tests' bank model)
+    g.pad_shift = ceil_log2(vec);
+  } else if (flat_in) {
+    const int c = static_cast<int>(cols);
+    g.kk_threads = kTransposeBlock / c;
+    g.cq_threads = c;
+    g.flat_in = true;
+    g.tile_r = vec * g.kk_threads * passes;
+    g.tile_c = c;
+    g.pitch = 0;  // (one run)
+  } else {
+    g.tile_r = e <= 2 ? 128 : 64;
+    g.kk_threads = g.tile_r / vec;
+    g.cq_threads = kTransposeBlock / g.kk_threads;
+    g.tile_c = g.cq_threads * passes;
+    g.pitch = transpose_gather_pitch(g.tile_c, e);
+    g.pad_shift = ceil_log2(vec);
+  }
+  if (!flat_out) g.staged_rows = g.tile_r + sec - 1;
+  return g;
+}
+
+inline void transpose_gather_tiles(TransposePlan* p, int64_t rows, int64_t cols,
+                                   const DeviceInfo& d) {
+  const int e = p->elem_bytes, sec = 32 / e;
+  const bool flat_out = p->flat_out, flat_in = !flat_out && p->gather.flat_in && cols <= 64;
+  auto tiles_of = [&](const TransposeGatherShape& g, int64_t* tr, int64_t* tc) {
+    if (flat_out) {
+      // tile tc owns flat out [tc tile_c rows - s, ...), s < sec: the last tile ends past it
+      *tr = 1;
+      *tc = ceil_div<int64_t>(rows * cols + sec - 1, int64_t{g.tile_c} * rows);
+    } else {
+      *tr = ceil_div<int64_t>(rows + sec - 1, g.tile_r);
+      *tc = ceil_div<int64_t>(cols, g.tile_c);
+    }
+  };
+  // a pass count the mode takes: flat runs (one staged run) need G (kk_threads) x passes even,
+  // tile_c (tile_r) a multiple of a sector
+  const int per = flat_out  ? kTransposeBlock / static_cast<int>(rows)
+                  : flat_in ? kTransposeBlock / static_cast<int>(cols)
+                            : 2;
+  TransposeGatherShape g = transpose_gather_geometry(e, flat_out, flat_in, rows, cols, 4);
+  const int64_t smem = transpose_gather_smem_bytes(g, e) + d.smem_reserved_per_block;
+  const int64_t per_sm = std::max<int64_t>(
+      1, std::min<int64_t>({transpose_gather_blocks(e, flat_out),
+                            d.max_threads_per_sm / kTransposeBlock, d.smem_per_sm / smem}));
+  const int64_t resident = int64_t{d.sm_count} * per_sm;
+  // The time of p passes a tile, in passes: the waves of tiles the device runs x (p + 1), the
+  // one for a tile's start (its loads' latency, its barriers): four passes for large matrices,
+  // fewer where that takes fewer waves' worth of time (ties: the larger tiles).
+  int64_t tr = 1, tc = 1, best = INT64_MAX;
+  for (int passes = 4; passes >= 1; passes /= 2) {
+    if ((per * passes) % 2 != 0) break;
+    const TransposeGatherShape q =
+        transpose_gather_geometry(e, flat_out, flat_in, rows, cols, passes);
+    int64_t qr, qc;
+    tiles_of(q, &qr, &qc);
+    const int64_t cost = ceil_div<int64_t>(qr * qc, resident) * (passes + 1);
+    if (cost < best) {
+      best = cost;
+      g = q;
+      tr = qr;
+      tc = qc;
+    }
+  }
+  p->tiles_r = tr;
+  p->tiles_c = tc;
+  p->tile_rows = g.tile_r;
+  p->tile_cols = g.tile_c;
+  p->gather = g;
+  p->static_smem = 0;
+}
+
 // Fills in tile shape, tile counts, shared memory and launch shape of a plan whose path,
-// elem_bytes, chunk_bytes, thin, in_windows and out_aligned are set; smem_limit: the shared
-// memory a block gets without opting in (DeviceInfo::smem_per_block). Tests use it to run a
-// path on shapes the plan would send elsewhere.
+// elem_bytes, chunk_bytes, thin, out_aligned and flat_out (and gather.flat_in) are set; the tile
+// order is row order (transpose_set_order sets another). Tests use it to run a path on shapes the
+// plan would send elsewhere.
 inline TransposePlan finish_transpose_plan(TransposePlan p, int64_t rows, int64_t cols,
-                                           int smem_limit) {
+                                           const DeviceInfo& d) {
   const int e = p.elem_bytes;
   size_t dynamic_smem = 0;
+  p.col_order = false;
   switch (p.path) {
     case TransposePath::kCopy:
       p.tile_rows = p.tile_cols = 0;
       p.tiles_c = p.tiles_r = p.num_tiles = 0;
-      p.col_order = false;
       p.static_smem = 0;
       p.shape = LaunchShape{};
       return p;
     case TransposePath::kTile: {
       const int vec = p.chunk_bytes / e;
       int a = 16, b = 16;
-      if (p.chunk_bytes >= 8)
-        transpose_tile_shape(rows / vec, ceil_div<int64_t>(cols, vec), &a, &b);
-      if (p.in_windows) {
-        // Staged rows: one 16-byte chunk more per tile row (ceil(b chunk / 16) + 1 a row);
-        // fewer, longer rows where a tall tile would not fit (f16 128 x 2: 50 KiB).
-        while (a > 1 && transpose_staged_smem_bytes(e, p.chunk_bytes, a, b) > smem_limit) {
-          a /= 2;
-          b *= 2;
-        }
-        p.static_smem = 0;
-        dynamic_smem = static_cast<size_t>(transpose_staged_smem_bytes(e, p.chunk_bytes, a, b));
-      } else {
-        p.static_smem = kTransposeBlock * vec * p.chunk_bytes;
-      }
+      transpose_tile_shape(rows / vec, ceil_div<int64_t>(cols, vec), &a, &b);
+      p.static_smem = kTransposeBlock * vec * p.chunk_bytes;
       p.tile_rows = a * vec;
       p.tile_cols = b * vec;
       p.tiles_c = ceil_div<int64_t>(cols, p.tile_cols);
@@ -306,40 +394,28 @@ inline TransposePlan finish_transpose_plan(TransposePlan p, int64_t rows, int64_
         p.tiles_c = 1;
         p.tiles_r = ceil_div<int64_t>(rows, along);
       }
-      p.col_order = false;  // (one tile row or column: the same order either way)
       break;
     }
-    case TransposePath::kShift: {
-      // Tile rows cover the shifted positions r + p_c < rows + kVec - 1.
-      using G = TransposeShiftGeometry<uint32_t>;
-      p.tile_rows = p.tile_cols = G::kTile;
-      p.tiles_c = ceil_div<int64_t>(cols, G::kTile);
-      p.tiles_r = ceil_div<int64_t>(rows + G::kVec - 1, G::kTile);
-      p.static_smem = G::kSmemBytes;
-      break;
-    }
-    case TransposePath::kSector: {
-      // Tile rows cover the sector-shifted positions r + s_c < rows + kSector - 1.
-      using G = TransposeSectorGeometry;
-      p.tile_rows = p.tile_cols = G::kTile;
-      p.tiles_c = ceil_div<int64_t>(cols, G::kTile);
-      p.tiles_r = ceil_div<int64_t>(rows + G::kSector - 1, G::kTile);
-      p.static_smem = G::kSmemBytes;
-      break;
-    }
-    case TransposePath::kScalar:
-      p.tile_rows = p.tile_cols = kTransposeScalarTile;
-      p.tiles_c = ceil_div<int64_t>(cols, kTransposeScalarTile);
-      p.tiles_r = ceil_div<int64_t>(rows, kTransposeScalarTile);
-      p.col_order = false;  // (row order only: transpose_col_order)
-      p.static_smem = transpose_scalar_smem_bytes(e);
+    case TransposePath::kGather:
+      transpose_gather_tiles(&p, rows, cols, d);
+      dynamic_smem = static_cast<size_t>(transpose_gather_smem_bytes(p.gather, e));
       break;
   }
   p.num_tiles = p.tiles_r * p.tiles_c;
+  p.gather.num_tiles = p.num_tiles;
+  p.gather.tiles_minor = p.tiles_c;
+  p.gather.col_order = false;
   p.shape.grid = dim3(static_cast<unsigned>(grid_one_block_per_tile(p.num_tiles)));
   p.shape.block = dim3(kTransposeBlock);
   p.shape.smem = dynamic_smem;
   return p;
+}
+
+// Numbers plan p's tiles down the tile columns (col_order) or along the tile rows.
+inline void transpose_set_order(TransposePlan* p, bool col_order) {
+  p->col_order = col_order;
+  p->gather.col_order = col_order;
+  p->gather.tiles_minor = col_order ? p->tiles_r : p->tiles_c;
 }
 
 // Whether a tiled plan numbers its tiles down the tile columns (col_order). Resident blocks run
@@ -350,16 +426,13 @@ inline TransposePlan finish_transpose_plan(TransposePlan p, int64_t rows, int64_
 // shorter of its two runs is under 2 KiB and column order's is longer: wide matrices of few
 // tile rows (1000 x 33554: row order writes 256-512 bytes of each out row per wave, scattered
 // over all of out; column order writes whole 1-8 KB out rows and reads 8-17 KB runs). Square
-// and tall shapes keep row order (8192 x 8192 f32: 2 KiB runs either way). The scalar kernel
-// keeps row order (with the other tile index math its register-capped 1- and 2-byte variants
-// spilled on sm_100).
+// and tall shapes keep row order (8192 x 8192 f32: 2 KiB runs either way).
 inline bool transpose_col_order(const TransposePlan& p, int64_t rows, int64_t cols,
                                 const DeviceInfo& d) {
-  if (p.path != TransposePath::kTile && p.path != TransposePath::kShift &&
-      p.path != TransposePath::kSector)
+  if (p.path != TransposePath::kTile && !(p.path == TransposePath::kGather && !p.flat_out))
     return false;
   if (p.tiles_r <= 1 || p.tiles_c <= 1) return false;  // the same order either way
-  const int64_t wave = int64_t{d.sm_count} * std::max(1, d.max_threads_per_sm / kTransposeBlock);
+  const int64_t wave = transpose_wave(d);
   const int64_t e = p.elem_bytes;
   // Contiguous bytes of one row that a wave moves: `tiles` consecutive tiles of `len` elements
   // each along a row of `whole` elements.
@@ -373,13 +446,30 @@ inline bool transpose_col_order(const TransposePlan& p, int64_t rows, int64_t co
   return row_order < 2048 && col_order > row_order;
 }
 
+// The gather kernel takes a flat run of out for matrices of few rows: out rows of at most 256
+// bytes, or at most 128 rows (tiles of all rows then stage about 16 KiB whatever the element
+// size; tiles of out rows would own 64-128 rows and leave most threads of the last tile row
+// without work).
+inline bool transpose_gather_flat_out(int64_t rows, int elem_bytes) {
+  return rows <= 128 || rows * elem_bytes <= 256;
+}
+
 }  // namespace detail
+
+/// Bytes of one row or one column (the same bytes in the same order) from which the copy is
+/// cudaMemcpyAsync: four times the L2 (H100: 200 MB). Below it the gather kernel copies them
+/// (measured on the H100: cudaMemcpyAsync takes ~3 us more than the speed-of-light kernel, f64
+/// 1 x 299772 8.7 us against 5.1, f32 1 x 11221078 31.6 against 28.7; 0.99-1.03 of it from
+/// 113 MB).
+inline int64_t transpose_copy_min_bytes(const DeviceInfo& d) {
+  return 4 * int64_t{d.l2_bytes};
+}
 
 /// The plan for a rows x cols transpose of elem_bytes elements (1, 2, 4, 8; rows, cols >= 1)
 /// whose pointers sit at `in` and `out` on the 16-byte grid (aligned to their elements). Pure
-/// host code. Every kernel takes 256 threads; the staged kernel's tile fits d.smem_per_block
-/// (48 KiB on every supported GPU, so the plan is the same on all of them today); the others
-/// take at most 36.9 KiB of static shared memory.
+/// host code. Every kernel takes 256 threads and at most 48 KiB of shared memory
+/// (d.smem_per_block, no opt-in); the gather kernel's tiles follow the device's wave on small
+/// matrices.
 inline TransposePlan plan_transpose(int64_t rows, int64_t cols, int elem_bytes, Alignment in,
                                     Alignment out, const DeviceInfo& d) {
   TransposePlan p;
@@ -389,12 +479,10 @@ inline TransposePlan plan_transpose(int64_t rows, int64_t cols, int elem_bytes, 
   const Alignment in_rows = common_alignment(in, Alignment(cols * e));
   const Alignment out_rows = common_alignment(out, Alignment(rows * e));
   if (rows == 1 || cols == 1) {
-    p.path = TransposePath::kCopy;
-    return detail::finish_transpose_plan(p, rows, cols, d.smem_per_block);
-  }
-  if (std::min(rows, cols) <= kTransposeThinMax) {
+    p.path = rows * cols * e >= transpose_copy_min_bytes(d) ? TransposePath::kCopy
+                                                            : TransposePath::kGather;
+  } else if (std::min(rows, cols) <= kTransposeThinMax) {
     // A few rows or columns: 16-byte accesses on both sides whatever the alignment.
-    p.chunk_bytes = 16;
     if (rows <= cols) {
       p.path = TransposePath::kThinRows;
       p.thin = static_cast<int>(rows);
@@ -403,32 +491,25 @@ inline TransposePlan plan_transpose(int64_t rows, int64_t cols, int elem_bytes, 
       p.thin = static_cast<int>(cols);
       p.out_aligned = out_rows.fits(16);
     }
-    return detail::finish_transpose_plan(p, rows, cols, d.smem_per_block);
-  }
-  const int wide = e == 1 ? 8 : 16;
-  const bool in_chunks = in_rows.fits(wide), out_chunks = out_rows.fits(wide);
-  if (out_chunks && (in_chunks || e != 4)) {
-    // Every out row starts on a chunk boundary; in rows may not (staged windows). 4-byte
-    // elements with misaligned in rows take the shifted kernel instead: f32 1000 x 33554 ran
-    // 100.2 us there against 108.8 us with windows read from global memory.
-    p.path = TransposePath::kTile;
-    p.chunk_bytes = wide;
-    p.in_windows = !in_chunks;
-  } else if (e == 4) {
-    // Out rows chunk-aligned (only the in rows are not): the shifted kernel, measured there
-    // (f32 1000 x 33554: 95.1 us, 0.945 of the copy). Out rows not chunk-aligned: the sector
-    // kernel, whose stores fill whole 32-byte sectors (the shifted kernel split a sector between
-    // two blocks at half of its tile edges: f32 16385 x 4097 ran 209 us, 0.85 of the copy).
-    p.path = out_chunks ? TransposePath::kShift : TransposePath::kSector;
-    p.chunk_bytes = 16;
-  } else if (e <= 2 && common_alignment(in_rows, out_rows).fits(4)) {
-    p.path = TransposePath::kTile;
-    p.chunk_bytes = 4;
   } else {
-    p.path = TransposePath::kScalar;
+    // tiles: every in row and every out row starts on a chunk boundary
+    const int wide = e == 1 ? 8 : 16;
+    if (in_rows.fits(wide) && out_rows.fits(wide)) {
+      p.path = TransposePath::kTile;
+      p.chunk_bytes = wide;
+    } else {
+      p.path = TransposePath::kGather;
+    }
   }
-  p = detail::finish_transpose_plan(p, rows, cols, d.smem_per_block);
-  p.col_order = detail::transpose_col_order(p, rows, cols, d);
+  if (p.path == TransposePath::kGather) {
+    p.chunk_bytes = 16;
+    p.flat_out = detail::transpose_gather_flat_out(rows, e);
+    p.gather.flat_in = cols <= 64;
+  } else if (p.path != TransposePath::kCopy && p.path != TransposePath::kTile) {
+    p.chunk_bytes = 16;
+  }
+  p = detail::finish_transpose_plan(p, rows, cols, d);
+  detail::transpose_set_order(&p, detail::transpose_col_order(p, rows, cols, d));
   return p;
 }
 
@@ -445,7 +526,7 @@ cudaError_t launch_transpose(const TransposePlan& p, const T* in, T* out, int64_
   using Path = TransposePath;
   constexpr ConfigRange kEntries = transpose_configs_of(sizeof(T));
   const int64_t minor = p.col_order ? p.tiles_r : p.tiles_c;  // tiles per major step
-  // (the tile order is a template argument of every tiled kernel: a run-time one cost the
+  // (the tile order is a template argument of the tile kernel: a run-time one cost the
   // register-capped tile kernels 4-36 bytes of spills on sm_100)
   return dispatch_table<kTransposeConfigs, kEntries.begin, kEntries.end>(
       transpose_config(p), [&](auto i) -> cudaError_t {
@@ -457,28 +538,18 @@ cudaError_t launch_transpose(const TransposePlan& p, const T* in, T* out, int64_
                                  cudaMemcpyDefault, stream);
         } else if constexpr (c.path == Path::kTile) {
           const int a_log2 = ceil_log2(p.tile_rows / (c.chunk_bytes / c.elem_bytes));
-          if constexpr (c.in_windows) {
-            return launch(detail::transpose_staged_kernel<U, c.chunk_bytes, c.col_order>, p.shape,
-                          stream, src, dst, rows, cols, a_log2, minor, p.num_tiles);
-          } else {
-            return launch(detail::transpose_tile_kernel<U, c.chunk_bytes, c.col_order>, p.shape,
-                          stream, src, dst, rows, cols, a_log2, minor, p.num_tiles);
-          }
+          return launch(detail::transpose_tile_kernel<U, c.chunk_bytes, c.col_order>, p.shape,
+                        stream, src, dst, rows, cols, a_log2, minor, p.num_tiles);
         } else if constexpr (c.path == Path::kThinRows) {
           return launch(detail::transpose_thin_rows_kernel<U, c.thin>, p.shape, stream, src, dst,
                         cols, p.num_tiles);
         } else if constexpr (c.path == Path::kThinCols) {
           return launch(detail::transpose_thin_cols_kernel<U, c.thin>, p.shape, stream, src, dst,
                         rows, p.out_aligned, p.num_tiles);
-        } else if constexpr (c.path == Path::kShift) {
-          return launch(detail::transpose_shift_kernel<U, c.col_order>, p.shape, stream, src, dst,
-                        rows, cols, minor, p.num_tiles);
-        } else if constexpr (c.path == Path::kSector) {
-          return launch(detail::transpose_sector_kernel<U, c.col_order>, p.shape, stream, src, dst,
-                        rows, cols, minor, p.num_tiles);
         } else {
-          return launch(detail::transpose_scalar_kernel<U>, p.shape, stream, src, dst, rows, cols,
-                        p.tiles_c, p.num_tiles);
+          if (p.gather.rows != rows || p.gather.cols != cols) return cudaErrorInvalidValue;
+          return launch(detail::transpose_gather_kernel<U, c.flat_out>, p.shape, stream, src, dst,
+                        p.gather);
         }
       });
 }
@@ -508,14 +579,13 @@ bool transpose_args_ok(const T* in, const T* out, int64_t rows, int64_t cols) {
 /// Preconditions, else cudaErrorInvalidValue before anything is launched or written:
 /// rows, cols >= 0; rows * cols * sizeof(T) fits in int64_t; in and out non-null and aligned
 /// to sizeof(T) when rows * cols > 0; in and out do not overlap (in-place transpose is not
-/// offered). rows == 0 or cols == 0 does nothing. Any shape runs with wide accesses where the
-/// alignment allows: a few (2..8) rows or columns move 16-byte chunks on both sides at any
-/// alignment; rows a multiple of 16 / sizeof(T) (8 for 1-byte types) with a 16-byte-aligned
-/// out (8-byte for 1-byte types) move 16-byte (8-byte) chunks, in rows at any alignment;
-/// other 4-byte shapes move 16-byte chunks on shifted grids (out rows chunk-aligned) or on
-/// each out row's 32-byte sector grid (out rows not chunk-aligned); other 1- and 2-byte shapes move
-/// 4-byte chunks when rows, cols and pointers allow, single elements otherwise. A matrix with
-/// one row or one column is a copy. No allocation, no synchronization; graph-capturable.
+/// offered). rows == 0 or cols == 0 does nothing. Every shape moves 16-byte chunks on both
+/// sides at any alignment (8-byte chunks for 1-byte tiles of aligned rows, 4-byte ones for 1-
+/// and 2-byte tiles of rows that are only 4-byte aligned): 2..8 rows or columns in registers;
+/// rows and cols multiples of the chunk's elements with chunk-aligned pointers through
+/// register-transposed tiles; any other shape staged in shared memory and written in whole
+/// 32-byte sectors. A large matrix of one row or one column is a copy (cudaMemcpyAsync). No
+/// allocation, no synchronization; graph-capturable.
 /// @param in device pointer to the rows x cols matrix, row-major, rows contiguous
 /// @param out device pointer to cols x rows elements, disjoint from in
 /// @param rows rows of in (>= 0)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // GEMV kernels (f32, row-major A with leading dimension lda): y = alpha * op(A) x + beta * y.
-// Every choice (which kernel, its template arguments, grid, splits, phases) is made by
+// Every choice (which kernel, its template arguments, grid, splits) is made by
 // plan_gemv in blas/gemv.cuh; these kernels assume the plan's preconditions.
 //
 // A kernel either writes y (y = alpha * sum + beta * y, core axpby: y is not read when
@@ -35,11 +35,9 @@ inline constexpr int kGemvColUnroll = 4;
 inline constexpr int kGemvWideUnroll = 8;
 
 // Short rows (BlasOp::N) and short columns (BlasOp::T): a tile of up to kGemvTileFloats
-// consecutive floats of A (whole rows) is staged in shared memory with one padding float
-// every 32 (float w at w + w / 32), so that threads reading rows lda floats apart hit
-// distinct banks for every lda up to 32.
+// consecutive floats of A (whole rows) is staged in shared memory unpadded, at its own
+// distance past a 16-byte boundary (16-byte loads and stores whatever lda is).
 inline constexpr int kGemvTileFloats = 4096;
-inline constexpr int kGemvTilePadded = kGemvTileFloats + kGemvTileFloats / 32;
 inline constexpr int kGemvShortMaxCols = 64;  // widest row the short kernels take
 // BlasOp::T: rows of a tile, whose x is staged beside it (one 16-byte load of x per thread:
 // 2048 rows spilled at 32 registers once x was loaded with the tile)
@@ -56,11 +54,12 @@ __host__ __device__ constexpr int gemv_full_blocks(int blocks, int code_arch) {
 
 // __launch_bounds__ minimum blocks of the BlasOp::T tile kernels: the wide (Unroll 8,
 // 64-register) kernels run one 1024-thread block per SM; the few-rows kernels (TY == 1, every
-// trip predicated) half the SM's threads (they spill at 32 registers on sm_80/86/89/100);
-// the others fill the SM (gemv_full_blocks).
-__host__ __device__ constexpr int gemv_t_min_blocks(int threads, int ty, int unroll) {
+// trip predicated: they spill at 32 registers on sm_80/86/89/100) and the strided ones (Pack x
+// Unroll scalar loads in flight) half the SM's threads (64 registers); the others fill the SM
+// (gemv_full_blocks).
+__host__ __device__ constexpr int gemv_t_min_blocks(int threads, int ty, int unroll, bool strided) {
   return unroll > kGemvColUnroll ? 1
-         : ty == 1               ? (min_blocks_per_sm(threads) + 1) / 2
+         : (ty == 1 || strided)  ? (min_blocks_per_sm(threads) + 1) / 2
                                  : gemv_full_blocks(min_blocks_per_sm(threads), kCompiledArch);
 }
 
@@ -87,21 +86,18 @@ __host__ __device__ constexpr int gemv_group_blocks(int blocks_per_sm) {
   return blocks_per_sm * 5 / 8 < 1 ? 1 : blocks_per_sm * 5 / 8;
 }
 
-// Static shared memory of gemv_t_kernel<Pack, TX, TY, ...> (the plan's occupancy input).
+// Static shared memory of gemv_t_kernel<Pack, TX, TY, ...> (the plan's occupancy input): the
+// combine over TY (red, part, sums), or with TY == 1 the block's column sums for a cluster.
 __host__ __device__ constexpr int gemv_t_smem_bytes(int pack, int tx, int ty) {
-  return ty == 1 ? 0
+  return ty == 1 ? static_cast<int>(sizeof(float)) * tx * pack
                  : static_cast<int>(sizeof(float)) *
                        (tx * ty * pack + (tx * ty / (tx * pack)) * tx * pack + tx * pack);
 }
 inline constexpr int kGemvShortRowsSmem =
-    static_cast<int>(sizeof(float)) * (kGemvTilePadded + kGemvShortMaxCols);
+    static_cast<int>(sizeof(float)) * (kGemvTileFloats + kGemvPack + kGemvShortMaxCols);
 inline constexpr int kGemvShortColsSmem =
     static_cast<int>(sizeof(float)) *
     (kGemvTileFloats + kGemvShortMaxTileRows + 2 * kGemvPack + kGemvBlock);
-
-__device__ __forceinline__ int gemv_padded(int w) {
-  return w + (w >> 5);
-}
 
 // ---- device helpers ------------------------------------------------------------------------
 
@@ -178,42 +174,36 @@ __device__ __forceinline__ float gemv_row_dot(const float* __restrict__ a,
   return dot;
 }
 
-// Copies the span src[0, len) (len <= kGemvTileFloats) into the padded tile (float w at
-// tile[w + w / 32]) with the whole block: 16-byte loads from the span's first 16-byte
-// boundary on (pack_head), scalar head and tail; each thread issues all of its loads before
-// its stores.
-__device__ __forceinline__ void gemv_load_tile(float* tile, const float* __restrict__ src,
-                                               int len) {
-  constexpr int kLoads = kGemvTileFloats / kGemvPack / kGemvBlock;
-  const int t = static_cast<int>(threadIdx.x);
-  const int head = static_cast<int>(pack_head<kGemvPack>(src, len));
-  const int packs = (len - head) / kGemvPack;
-  const int tail = head + packs * kGemvPack;
-  Pack<float, kGemvPack> v[kLoads] = {};
-#pragma unroll
-  for (int u = 0; u < kLoads; ++u) {
-    const int p = t + u * kGemvBlock;
-    if (p < packs) v[u] = load_pack<kGemvPack>(src + head, p);
-  }
-  if (t < head) tile[t] = src[t];
-  if (t < len - tail) {
-    const int w = tail + t;
-    tile[gemv_padded(w)] = src[w];
-  }
-#pragma unroll
-  for (int u = 0; u < kLoads; ++u) {
-    const int p = t + u * kGemvBlock;
-    if (p < packs) {
-#pragma unroll
-      for (int k = 0; k < kGemvPack; ++k)
-        tile[gemv_padded(head + p * kGemvPack + k)] = v[u].elem[k];
-    }
-  }
-}
-
 // Floats of p past its 16-byte boundary (0..3).
 __device__ __forceinline__ int gemv_phase(const float* p) {
   return static_cast<int>((reinterpret_cast<std::uintptr_t>(p) / sizeof(float)) % kGemvPack);
+}
+
+// Stages src[0, len) (len <= kGemvTileFloats) at dst[phase + w] with the whole block and
+// returns phase, src's distance past a 16-byte boundary (0..3): its 16-byte packs land on
+// 16-byte words of dst (16-byte aligned, len + 3 floats) and are stored whole. The scalar
+// head and tail first (threads 0..3), then each thread issues all of its 16-byte loads
+// before its stores: one memory round trip.
+__device__ __forceinline__ int gemv_stage_span(float* dst, const float* __restrict__ src, int len) {
+  constexpr int kLoads = kGemvTileFloats / kGemvPack / kGemvBlock;
+  const int t = static_cast<int>(threadIdx.x);
+  const int ap = gemv_phase(src);
+  const int head = ::min((kGemvPack - ap) % kGemvPack, len);
+  const int packs = (len - head) / kGemvPack;
+  const int tail = head + packs * kGemvPack;
+  if (t < head) dst[ap + t] = src[t];
+  if (t < len - tail) dst[ap + tail + t] = src[tail + t];
+  Pack<float, kGemvPack> v[kLoads] = {};
+#pragma unroll
+  for (int u = 0; u < kLoads; ++u) {
+    if (t + u * kGemvBlock < packs) v[u] = load_pack<kGemvPack>(src + head, t + u * kGemvBlock);
+  }
+#pragma unroll
+  for (int u = 0; u < kLoads; ++u) {
+    if (t + u * kGemvBlock < packs)
+      store_pack<kGemvPack>(dst + ap + head, t + u * kGemvBlock, v[u]);
+  }
+  return ap;
 }
 
 // Stages src[0, len) (len <= kGemvTileFloats) at dst[*phase + w] and xsrc[0, xlen) (xlen <=
@@ -553,30 +543,41 @@ __global__ void __launch_bounds__(kGemvBlock, gemv_group_blocks(min_blocks_per_s
 
 // BlasOp::N, rows of at most kGemvShortMaxCols floats (lda <= kGemvShortMaxCols): tiles of
 // tile_rows whole rows (tile_rows * lda <= kGemvTileFloats) are staged in shared memory as
-// one span (gemv_load_tile: 16-byte loads whatever lda is), then thread r of the block
-// computes row r, r + 256, ... of the tile and writes y (coalesced). Grid-stride over tiles.
+// one unpadded span (gemv_stage_span: 16-byte loads and stores whatever lda is), then thread r
+// of the block computes row r, r + 256, ... of the tile and writes y (coalesced). The 32
+// threads of a warp read rows lda floats apart: with an even lda (g = gcd(lda, 32) > 1) the
+// rows r, r + 32 / g, ... would meet in one bank, so thread r starts its row at column
+// (r / (32 / g)) mod n and wraps around: at most 2 addresses a bank (ld 31, 33, 35 ... and the
+// even ones; the tile padded one float in 32 met 31 rows in a bank at lda = 31: 226851 x 29,
+// lda 31, 0.38 of the speed of light). Grid-stride over tiles.
 template <int = 0>
 __global__ void __launch_bounds__(kGemvBlock, min_blocks_per_sm(kGemvBlock))
     gemv_n_short_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
                         const float* __restrict__ x, float beta, float* __restrict__ y,
                         int tile_rows) {
-  __shared__ float tile[kGemvTilePadded];
+  __shared__ __align__(16) float tile[kGemvTileFloats + kGemvPack];
   __shared__ float xs[kGemvShortMaxCols];
   const int cols = static_cast<int>(n);
   const int ld = static_cast<int>(lda);
   if (static_cast<int>(threadIdx.x) < cols) xs[threadIdx.x] = x[threadIdx.x];
+  // rows r and r + (1 << rot_shift) start lda * 2^rot_shift floats apart, a multiple of 32
+  const int rot_shift = 5 - ::min(__ffs(ld) - 1, 5);
   const int64_t tiles = ceil_div<int64_t>(m, tile_rows);
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const int64_t r0 = t * tile_rows;
     const int rows = static_cast<int>(m - r0 < tile_rows ? m - r0 : tile_rows);
     __syncthreads();  // the previous tile is read (and xs written)
-    gemv_load_tile(tile, A + r0 * lda, (rows - 1) * ld + cols);
+    const int phase = gemv_stage_span(tile, A + r0 * lda, (rows - 1) * ld + cols);
     __syncthreads();
     for (int r = threadIdx.x; r < rows; r += kGemvBlock) {
+      const float* row = tile + phase + r * ld;
+      int c = (r >> rot_shift) % cols;
       float dot = 0.f;
 #pragma unroll 4
-      for (int c = 0; c < cols; ++c)
-        dot = fmaf(tile[gemv_padded(r * ld + c)], xs[c], dot);
+      for (int k = 0; k < cols; ++k) {
+        dot = fmaf(row[c], xs[c], dot);
+        c = c + 1 == cols ? 0 : c + 1;
+      }
       y[r0 + r] = axpby(alpha, dot, beta, y + r0 + r);
     }
   }
@@ -643,7 +644,7 @@ __global__ void __launch_bounds__(kGemvBlock, min_blocks_per_sm(kGemvBlock))
     partials[blockIdx.x * n + threadIdx.x] = red[threadIdx.x];
 }
 
-// One trip of gemv_t_kernel's aligned loop in two steps, every load issued before the first
+// One trip of gemv_t_kernel's packed loop in two steps, every load issued before the first
 // FMA: gemv_t_load reads this thread's pack (columns c0 ..) of rows i + u * step, u < Unroll,
 // and their x (Predicated: rows at or past m are not read, their av[u], xv[u] keep the
 // caller's zeros); gemv_t_fma adds them into acc row by row. The caller declares av and xv
@@ -675,42 +676,92 @@ __device__ __forceinline__ void gemv_t_fma(const FloatPack<Pack> (&av)[Unroll],
   }
 }
 
-// BlasOp::T: y[j] = alpha * sum_i A[i][j] x[i] + beta * y[j]. Block (TX x TY threads, tx =
-// t % TX) owns the Pack-float packs blockIdx.x * TX + tx of its rows' aligned packs; thread
-// (tx, ty) adds rows first + k * step (k >= 0) of them, so each row segment of TX * Pack
-// floats is read coalesced. blockIdx.y = z names the block's rows: row class
-// phase = z % phases (rows i with i % phases == phase start the same distance `shift` past a
-// 16-byte boundary: phases = 4 / gcd(lda % 4, 4)) and split z / phases of gridDim.y /
-// phases; pack k of row i covers columns 4k - shift .. 4k - shift + 3 (the first and last
-// packs of a row may be partial: scalar loads). Combine: over ty in shared memory in a fixed
-// order (TY > 1); then gridDim.y == 1: write y; partials: partials[z * n + j]; else a cluster
-// (sm_90+, phases == 1) adds its ranks' sums in rank order through distributed shared memory.
-template <int Pack, int TX, int TY, int Unroll>
-__global__ void __launch_bounds__(TX* TY, gemv_t_min_blocks(TX* TY, TY, Unroll))
+// One trip of gemv_t_kernel's strided loop: the Cols scalar loads of each of the rows
+// i + u * step, u < Unroll, at row + cbase + off[k] (the thread's columns, clamped into the
+// matrix), and their x, all issued before the FMAs (Predicated as gemv_t_load).
+template <int Cols, int Unroll, bool Predicated>
+__device__ __forceinline__ void gemv_t_strided_trip(const float* __restrict__ A, int64_t lda,
+                                                    const float* __restrict__ x, int64_t i,
+                                                    int64_t step, int64_t m, int64_t cbase,
+                                                    const int (&off)[Cols], float (&acc)[Cols]) {
+  float av[Unroll][Cols] = {};
+  float xv[Unroll] = {};
+#pragma unroll
+  for (int u = 0; u < Unroll; ++u) {
+    if (!Predicated || i + u * step < m) {
+      const float* row = A + (i + u * step) * lda + cbase;
+#pragma unroll
+      for (int k = 0; k < Cols; ++k)
+        av[u][k] = row[off[k]];
+      xv[u] = x[i + u * step];
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < Unroll; ++u) {
+#pragma unroll
+    for (int k = 0; k < Cols; ++k)
+      acc[k] = fmaf(av[u][k], xv[u], acc[k]);
+  }
+}
+
+// Column of element k of thread tx's Pack columns, from its block's first column: Strided,
+// k * TX + tx (a warp reads consecutive floats of a row); else tx * Pack + k (a 16-byte pack).
+template <int Pack, int TX, bool Strided>
+__device__ __forceinline__ int gemv_t_col(int tx, int k) {
+  return Strided ? k * TX + tx : tx * Pack + k;
+}
+
+// BlasOp::T: y[j] = alpha * sum_i A[i][j] x[i] + beta * y[j]. Block (TX x TY threads,
+// tx = t % TX) owns kCols = TX * Pack columns from col0; thread (tx, ty) owns Pack of them
+// (gemv_t_col) and adds rows i = split * TY + ty + k * step (step = splits * TY: the
+// gridDim.y = splits blocks of a column tile share its rows), Unroll rows' loads in flight
+// before their FMAs. Packed (!Strided): 16-byte loads of the thread's pack; every row starts
+// a_offset floats past a 16-byte boundary (the plan takes this form only for lda % 4 == 0),
+// so the tiles start a_offset columns before a boundary (the first and last packs of a row
+// may be partial: scalar loads). Strided: scalar loads of columns k * TX + tx, whatever the
+// rows' alignment (TX >= 32: a warp reads 128 consecutive bytes of a row a load); a column
+// past n is read as column n - 1 and never written. Combine: over ty in shared memory in a
+// fixed order (TY > 1); then gridDim.y == 1: write y; partials: partials[split * n + j]; else
+// a cluster of the gridDim.y blocks (sm_90+) adds its ranks' sums in rank order through
+// distributed shared memory.
+template <int Pack, int TX, int TY, int Unroll, bool Strided>
+__global__ void __launch_bounds__(TX* TY, gemv_t_min_blocks(TX* TY, TY, Unroll, Strided))
     gemv_t_kernel(int64_t m, int64_t n, float alpha, const float* __restrict__ A, int64_t lda,
                   const float* __restrict__ x, float beta, float* __restrict__ y,
-                  float* __restrict__ partials, int phases, int a_offset) {
+                  float* __restrict__ partials, int a_offset) {
   constexpr int kThreads = TX * TY;
   constexpr int kCols = TX * Pack;
   static_assert(kThreads % kWarpSize == 0 && kThreads <= 1024, "whole warps, at most 1024");
   static_assert(TY == 1 || (kThreads % kCols == 0 && TY % Pack == 0),
                 "the combine gives every column the same number of threads");
+  static_assert(!Strided || TX % kWarpSize == 0, "strided: whole warps across a row");
   using APack = kernelkit::Pack<float, Pack>;
   const int tx = threadIdx.x % TX;
   const int ty = threadIdx.x / TX;
-  const int z = blockIdx.y;
-  const int phase = z % phases;
-  const int splits = gridDim.y / phases;
-  const int split = z / phases;
-  const int shift = Pack == 1 ? 0 : (a_offset + phase * static_cast<int>(lda % Pack)) % Pack;
+  const int split = blockIdx.y;
+  const int shift = Strided || Pack == 1 ? 0 : a_offset;
   const int64_t col0 = blockIdx.x * int64_t{kCols} - shift;  // the block's first column
-  const int64_t c0 = col0 + int64_t{tx} * Pack;              // this thread's first column
-  const int64_t step = int64_t{phases} * splits * TY;
-  int64_t i = phase + int64_t{phases} * (int64_t{split} * TY + ty);
+  const int64_t c0 = col0 + int64_t{tx} * Pack;              // packed: this thread's first
+  const int splits = gridDim.y;
+  const int64_t step = int64_t{splits} * TY;
+  int64_t i = int64_t{split} * TY + ty;
 
   float acc[Pack] = {};
-  if (c0 >= 0 && c0 + Pack <= n) {
-    // a whole, aligned pack in every row of this phase
+  if constexpr (Strided) {
+    // the thread's columns as offsets from its first one, clamped into the matrix
+    const int64_t cbase = col0 + tx < n ? col0 + tx : n - 1;
+    int off[Pack];
+#pragma unroll
+    for (int k = 0; k < Pack; ++k) {
+      const int64_t j = col0 + gemv_t_col<Pack, TX, true>(tx, k);
+      off[k] = static_cast<int>((j < n ? j : n - 1) - cbase);
+    }
+    for (; i + (Unroll - 1) * step < m; i += Unroll * step)
+      gemv_t_strided_trip<Pack, Unroll, false>(A, lda, x, i, step, m, cbase, off, acc);
+    // the last rows (fewer than Unroll a thread): one predicated trip, all loads at once
+    if (i < m) gemv_t_strided_trip<Pack, Unroll, true>(A, lda, x, i, step, m, cbase, off, acc);
+  } else if (c0 >= 0 && c0 + Pack <= n) {
+    // a whole, aligned pack in every row
     if constexpr (TY == 1) {
       // few rows (m <= 64): every trip predicated, so that even a short one issues all of
       // its loads before its FMAs
@@ -768,33 +819,55 @@ __global__ void __launch_bounds__(TX* TY, gemv_t_min_blocks(TX* TY, TY, Unroll))
 
   if constexpr (TY == 1) {
     // each thread owns its columns over the block's rows
-    if (gridDim.y == 1 && Pack > 1 && c0 >= 0 && c0 + Pack <= n &&
+    if (gridDim.y == 1 && !Strided && Pack > 1 && c0 >= 0 && c0 + Pack <= n &&
         reinterpret_cast<std::uintptr_t>(y + c0) % sizeof(APack) == 0) {
       APack sum;
 #pragma unroll
       for (int k = 0; k < Pack; ++k)
         sum.elem[k] = acc[k];
       store_pack<Pack>(y + c0, 0, axpby(alpha, sum, beta, y + c0));
-    } else {
+    } else if (gridDim.y == 1 || partials != nullptr) {
 #pragma unroll
       for (int k = 0; k < Pack; ++k) {
-        const int64_t j = c0 + k;
+        const int64_t j = col0 + gemv_t_col<Pack, TX, Strided>(tx, k);
         if (j < 0 || j >= n) continue;
         if (gridDim.y == 1) {
           y[j] = axpby(alpha, acc[k], beta, y + j);
         } else {
-          partials[z * n + j] = acc[k];
+          partials[split * n + j] = acc[k];
         }
       }
+    } else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      __shared__ float sums[kCols];  // this block's column sums over its rows
+#pragma unroll
+      for (int k = 0; k < Pack; ++k)
+        sums[gemv_t_col<Pack, TX, Strided>(tx, k)] = acc[k];
+      cluster_sync();  // every rank's column sums are visible cluster-wide
+      if (split == 0) {
+#pragma unroll
+        for (int k = 0; k < Pack; ++k) {
+          const int c = gemv_t_col<Pack, TX, Strided>(tx, k);
+          const int64_t j = col0 + c;
+          if (j < 0 || j >= n) continue;
+          float sum = 0.f;
+          for (int q = 0; q < static_cast<int>(gridDim.y); ++q)
+            sum += cluster_map(sums, q)[c];
+          y[j] = axpby(alpha, sum, beta, y + j);
+        }
+      }
+      cluster_sync();  // rank 0 is done reading before any block of the cluster exits
+#endif
+      // (below sm_90 the plan never launches a cluster: DeviceInfo::clusters())
     }
   } else {
     constexpr int kGroups = kThreads / kCols;  // threads per column in the first combine step
-    __shared__ float red[TY][kCols];           // red[ty][c]: thread (c / Pack, ty)'s column sum
+    __shared__ float red[TY][kCols];           // red[ty][c]: thread (tx, ty)'s sum of column c
     __shared__ float part[kGroups][kCols];     // part[g][c]: rows g, g + kGroups, ... of red
     __shared__ float sums[kCols];              // this block's column sums
 #pragma unroll
     for (int k = 0; k < Pack; ++k)
-      red[ty][tx * Pack + k] = acc[k];
+      red[ty][gemv_t_col<Pack, TX, Strided>(tx, k)] = acc[k];
     __syncthreads();
     {
       const int c = threadIdx.x % kCols;
@@ -818,11 +891,11 @@ __global__ void __launch_bounds__(TX* TY, gemv_t_min_blocks(TX* TY, TY, Unroll))
     if (gridDim.y == 1) {
       if (valid) y[j] = axpby(alpha, sums[threadIdx.x], beta, y + j);
     } else if (partials != nullptr) {
-      if (valid) partials[z * n + j] = sums[threadIdx.x];
+      if (valid) partials[split * n + j] = sums[threadIdx.x];
     } else {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
       cluster_sync();  // every rank's column sums are visible cluster-wide
-      if (z == 0 && valid) {
+      if (split == 0 && valid) {
         float sum = 0.f;
         for (int q = 0; q < static_cast<int>(gridDim.y); ++q)
           sum += cluster_map(sums, q)[threadIdx.x];

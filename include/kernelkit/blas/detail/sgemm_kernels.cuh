@@ -226,6 +226,12 @@ struct SgemmTileLoader {
         const float* src = ok ? ptr + i * kSlotStep * ld : X;
         sgemm_cp_async<4>(dst + smem + i * kSlotStep * kStride, src, ok ? 4 : 0);
       }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+      // without cp.async the copies are loads into registers and stores: at most 4 loads in
+      // flight (all of a k-tile's 12-20 hoisted beside 64 accumulators spilled 24-36 bytes
+      // in the 128 x 128 and 64 x 256 kernels with 4-byte copies of A and B along K, sm_75)
+      if (i % 4 == 3) asm volatile("" ::: "memory");
+#endif
     }
     advance(ld);
   }
@@ -258,6 +264,7 @@ struct SgemmParams {
   int splits;             //   block dp_tiles + s * split_tiles + u
   int64_t split_k_tiles;  // k-tiles per part
   float* ws;              // partial tile of (u, s) at ws + (u * splits + s) * BM * BN
+                          // ([r][c], row stride BN; with TransC [c][r], row stride BM)
 };
 
 // Origin of tile `tile` of a tiles_m x tiles_n grid of bm x bn tiles, in the grouped order:
@@ -285,7 +292,11 @@ __device__ __forceinline__ void sgemm_zero(float (&acc)[M][N]) {
       acc[i][j] = 0.f;
 }
 
-template <SgemmTile Tile, SgemmLoad LoadA, SgemmLoad LoadB>
+// TransC: the kernel's C is C^T, its (r, c) goes to C[c * ldc + r] (p.m, p.n: C^T's). A
+// template argument, not a field of p: as a run-time flag its epilogue beside the other cost
+// the 128 x 256 and 128 x 128 kernels 4-5 % (H100, 4096^3 2779 -> 2908 us; their SASS changed
+// beyond the epilogue), and without it they compile to what they were before C^T.
+template <SgemmTile Tile, SgemmLoad LoadA, SgemmLoad LoadB, bool TransC>
 __global__ void __launch_bounds__(SgemmShape<Tile>::kThreads, SgemmShape<Tile>::kMinBlocks)
     sgemm_kernel(const SgemmParams p) {
   using Shape = SgemmShape<Tile>;
@@ -447,10 +458,11 @@ __global__ void __launch_bounds__(SgemmShape<Tile>::kThreads, SgemmShape<Tile>::
   }
 
   // Where the results go: a whole tile to C (alpha, beta, C's bounds); a split part's raw
-  // sums to its slot of the workspace (the whole BM x BN tile with a row stride of BN; rows
-  // and columns past C hold the zeros the copies filled in). One epilogue for both: with a
-  // second one for the parts, ptxas single-buffered fragments of the 128 x 256 main loop on
-  // sm_90 (an FFMA right after the LDS it needs; 4096^3 3017 us against 2777 before).
+  // sums to its slot of the workspace (the whole BM x BN tile with a row stride of BN, or
+  // transposed with a row stride of BM when C is written transposed; rows and columns past C
+  // hold the zeros the copies filled in). One epilogue for both: with a second one for the
+  // parts, ptxas single-buffered fragments of the 128 x 256 main loop on sm_90 (an FFMA right
+  // after the LDS it needs; 4096^3 3017 us against 2777 before).
   float* out = p.C;
   int64_t ld = p.ldc, row0 = m0, col0 = n0, rows = p.m, cols = p.n;
   float alpha = p.alpha, beta = p.beta;
@@ -459,30 +471,61 @@ __global__ void __launch_bounds__(SgemmShape<Tile>::kThreads, SgemmShape<Tile>::
     const int64_t r = bid - p.dp_tiles;
     const int64_t slot = (r % p.split_tiles) * p.splits + r / p.split_tiles;
     out = p.ws + slot * (BM * BN);
-    ld = BN, row0 = 0, col0 = 0, rows = BM, cols = BN;
+    ld = TransC ? BM : BN, row0 = 0, col0 = 0, rows = BM, cols = BN;
     alpha = 1.f, beta = 0.f;
     vec4 = true;
   }
 
-  // epilogue: rows row0 + a_off + 16 q + {0..3}, columns col0 + b_off + 32 q + {0..3}
+  if constexpr (TransC) {
+    // C^T: column col0 + b_off + 32 jq + j of the kernel's C is a row of C, and the 4
+    // consecutive rows of a quad are 4 consecutive elements of it
 #pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const int64_t r = row0 + a_off + (i & 3) + (i >> 2) * 16;
-    if (r >= rows) continue;
-    float* crow = out + r * ld;
+    for (int q = 0; q < kQM; ++q) {
+      const int64_t r = row0 + a_off + q * 16;
+      if (r >= rows) continue;
 #pragma unroll
-    for (int jq = 0; jq < kQN; ++jq) {
-      const int64_t c = col0 + b_off + jq * 32;
-      if (vec4 && c + 3 < cols) {
-        Pack<float, 4> v;
+      for (int jq = 0; jq < kQN; ++jq) {
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
-          v.elem[j] = acc[i][jq * 4 + j];
-        store_pack<4>(crow + c, 0, axpby<4>(alpha, v, beta, crow + c));
-      } else {
+        for (int j = 0; j < 4; ++j) {
+          const int64_t c = col0 + b_off + jq * 32 + j;
+          if (c >= cols) continue;
+          float* ccol = out + c * ld;
+          if (vec4 && r + 3 < rows) {
+            Pack<float, 4> v;
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
-          if (c + j < cols) crow[c + j] = axpby(alpha, acc[i][jq * 4 + j], beta, crow + c + j);
+            for (int i = 0; i < 4; ++i)
+              v.elem[i] = acc[4 * q + i][jq * 4 + j];
+            store_pack<4>(ccol + r, 0, axpby<4>(alpha, v, beta, ccol + r));
+          } else {
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+              if (r + i < rows)
+                ccol[r + i] = axpby(alpha, acc[4 * q + i][jq * 4 + j], beta, ccol + r + i);
+          }
+        }
+      }
+    }
+  } else {
+    // epilogue: rows row0 + a_off + 16 q + {0..3}, columns col0 + b_off + 32 q + {0..3}
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      const int64_t r = row0 + a_off + (i & 3) + (i >> 2) * 16;
+      if (r >= rows) continue;
+      float* crow = out + r * ld;
+#pragma unroll
+      for (int jq = 0; jq < kQN; ++jq) {
+        const int64_t c = col0 + b_off + jq * 32;
+        if (vec4 && c + 3 < cols) {
+          Pack<float, 4> v;
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            v.elem[j] = acc[i][jq * 4 + j];
+          store_pack<4>(crow + c, 0, axpby<4>(alpha, v, beta, crow + c));
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            if (c + j < cols) crow[c + j] = axpby(alpha, acc[i][jq * 4 + j], beta, crow + c + j);
+        }
       }
     }
   }
@@ -490,11 +533,12 @@ __global__ void __launch_bounds__(SgemmShape<Tile>::kThreads, SgemmShape<Tile>::
 
 // Arguments of sgemm_split_reduce_kernel.
 struct SgemmReduceParams {
-  int64_t m, n;
+  int64_t m, n;  // C's
   float alpha, beta;
   float* C;
   int64_t ldc;
   bool c_vec4;
+  bool c_trans;     // the tiles are C^T's (sgemm_kernel's TransC): transposed partials
   const float* ws;  // partial tiles, as sgemm_kernel writes them
   int splits;
   int bm, bn;
@@ -502,27 +546,29 @@ struct SgemmReduceParams {
 };
 
 // C = alpha * (sum of the parts of each split tile, in part order) + beta * C. One thread
-// per 4 consecutive columns of a tile row: 16-byte reads of the partials, 16-byte access to
-// C where it is legal. With a programmatic dependent launch it may start while sgemm_kernel
-// finishes, and waits for it before reading the workspace.
+// per 4 consecutive columns of a row of C in a tile (a tile of C^T holds bn rows of bm): 16-byte
+// reads of the partials, 16-byte access to C where it is legal. With a programmatic dependent
+// launch it may start while sgemm_kernel finishes, and waits for it before reading the
+// workspace.
 template <int = 0>
 __global__ void __launch_bounds__(kSgemmReduceBlock)
     sgemm_split_reduce_kernel(const SgemmReduceParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   cudaGridDependencySynchronize();
 #endif
-  // 32-bit index math: at most kSgemmMaxSplitBlocks tiles of 128 x 256 are split
-  const int quads = p.bm * p.bn / 4;  // per tile
+  // 32-bit index math: the split tiles' partials are at most kSgemmMaxSplitBytes
+  const int tile_cols = p.c_trans ? p.bm : p.bn;  // C's columns in a tile
+  const int quads = p.bm * p.bn / 4;              // per tile
   const int idx = static_cast<int>(blockIdx.x) * kSgemmReduceBlock + static_cast<int>(threadIdx.x);
   const int u = idx / quads, e = idx % quads;
   if (u >= p.split_tiles) return;
-  const int r = e / (p.bn / 4), c = e % (p.bn / 4) * 4;
+  const int r = e / (tile_cols / 4), c = e % (tile_cols / 4) * 4;
   int64_t m0, n0;
   sgemm_tile_origin(p.dp_tiles + u, p.tiles_m, p.tiles_n, p.bm, p.bn, &m0, &n0);
-  const int64_t row = m0 + r, col = n0 + c;
+  const int64_t row = (p.c_trans ? n0 : m0) + r, col = (p.c_trans ? m0 : n0) + c;
   if (row >= p.m || col >= p.n) return;
   const int64_t tile_floats = int64_t{p.bm} * p.bn;
-  const float* src = p.ws + int64_t{u} * p.splits * tile_floats + r * p.bn + c;
+  const float* src = p.ws + int64_t{u} * p.splits * tile_floats + r * tile_cols + c;
   Pack<float, 4> sum = load_pack<4>(src, 0);
   for (int s = 1; s < p.splits; ++s) {
     const Pack<float, 4> v = load_pack<4>(src + s * tile_floats, 0);
