@@ -8,6 +8,7 @@
 // checks (softmax_args_ok), which are pure as well.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <iterator>
 #include <string>
@@ -26,6 +27,8 @@ namespace {
 
 const char* path_name(SoftmaxPath p) {
   switch (p) {
+    case SoftmaxPath::kTile:
+      return "tile";
     case SoftmaxPath::kWarp:
       return "warp";
     case SoftmaxPath::kBlock:
@@ -101,19 +104,39 @@ TEST(SoftmaxPlan, PathsOfTheSweepAndAwkwardShapes) {
       // a cluster; without clusters one block per row (a grid round costs ~6 us: 32x50000 f32
       // is 12.8 MB, ~4 us at the copy's rate)
       {32, 50000, 4, P::kCluster, P::kBlock, P::kGrid, P::kGrid, P::kGrid},
-      // few rows of any width
-      // (a row wider than all the GPU's shared memory is read twice: T4 4 MiB, L4 8 MiB)
-      {1, 1048576, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kTwoPass},
+      // few rows of any width (on a T4 a 4 MiB row is wider than all its shared memory: the
+      // grid keeps what fits and reads the rest twice)
+      {1, 1048576, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
       // (a cluster of 16 holds them, but on a few SMs: 16 / 64 of 132)
       {1, 1048576, 2, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
       {4, 500000, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
       {4, 500000, 2, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
       {32, 250000, 4, P::kCluster, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
-      {16, 2097152, 4, P::kGrid, P::kGrid, P::kGrid, P::kTwoPass, P::kTwoPass},
-      {16, 2097152, 2, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kTwoPass},
-      // a few short rows stay one block (or lane group) per row: too few bytes for a grid
-      {4, 8192, 4, P::kBlock, P::kBlock, P::kBlock, P::kBlock, P::kBlock},
-      {1, 1, 4, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
+      {16, 2097152, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      {16, 2097152, 2, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      // rows wider than every device's shared memory (an H100 holds ~30 MB): the grid, every
+      // SM on the rows, never one block per row (issue 30: 1x26413760 f32 took 5.8 ms)
+      {1, 26413760, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      {3, 149601689, 4, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      {2, 67084672, 2, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      {9, 24720211, 2, P::kGrid, P::kGrid, P::kGrid, P::kGrid, P::kGrid},
+      // a few short rows stay one block (or lane group) per row where there are no clusters:
+      // a grid round costs more than the row; with clusters, a cluster of 16 a row (512
+      // elements a block and a cluster barrier against 8192 on one SM)
+      {4, 8192, 4, P::kCluster, P::kBlock, P::kBlock, P::kBlock, P::kBlock},
+      {1, 4, 4, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
+      // short rows off the pack grid (a width that is not a multiple of the pack): tiles of
+      // rows through shared memory (issue 30: bf16 2682433x2 0.15 of the speed of light on
+      // the warp path, every row's packs partial)
+      {1, 1, 4, P::kTile, P::kTile, P::kTile, P::kTile, P::kTile},
+      {2682433, 2, 2, P::kTile, P::kTile, P::kTile, P::kTile, P::kTile},
+      {3858350, 3, 2, P::kTile, P::kTile, P::kTile, P::kTile, P::kTile},
+      {15798023, 5, 2, P::kTile, P::kTile, P::kTile, P::kTile, P::kTile},
+      {343264, 65, 4, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
+      {142857, 210, 2, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
+      // (wider: the warp path, 32 lanes of several packs)
+      {566593, 137, 4, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
+      {100000, 250, 2, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
   };
   for (const auto& e : table) {
     const SoftmaxPath want[] = {e.h100, e.h100_c80, e.a100, e.l4, e.t4};
@@ -134,10 +157,13 @@ TEST(SoftmaxPlan, WarpGroupsAndPacks) {
   EXPECT_EQ(p.group, 8);
   EXPECT_EQ(p.packs, 1);
   EXPECT_TRUE(p.on_grid);
-  // a row starting one element past a boundary spans one more pack: 16 lanes
+  // a row starting one element past a boundary spans one more pack, partial at both ends:
+  // the tile path, 2 lanes of 16 floats a row
   p = plan(1048576, 32, 4, d, 4, 4);
+  EXPECT_EQ(p.path, SoftmaxPath::kTile);
   EXPECT_EQ(p.pack, 4);
-  EXPECT_EQ(p.group, 16);
+  EXPECT_EQ(p.group, 2);
+  EXPECT_EQ(p.packs, 16);
   EXPECT_FALSE(p.on_grid);
   // 500 f16 columns: rows start at 8-byte offsets, off the 16-byte grid but on the 8-byte
   // one: 8-byte packs on the grid, 125 packs -> 32 lanes x 4 packs; offset by 8 bytes too;
@@ -173,7 +199,6 @@ TEST(SoftmaxPlan, WarpGroupsAndPacks) {
   // f32 rows up to 16 floats a lane keep 12 blocks of 128 threads a SM (40 registers), f16
   // 10 (48), 32 floats a lane 8 (64)
   // (rows on the pack grid with one pack a lane: f32 16 blocks (32 registers), 2-byte 12)
-  EXPECT_EQ(plan(1048576, 32, 4, d, 4, 4).blocks_per_sm, 12);
   EXPECT_EQ(plan(1048576, 32, 4, d).blocks_per_sm, 16);
   EXPECT_EQ(plan(67109, 500, 4, d).blocks_per_sm, 12);
   EXPECT_EQ(plan(67109, 500, 2, d).blocks_per_sm, 12);  // 8-byte packs: 16 floats a lane
@@ -181,9 +206,69 @@ TEST(SoftmaxPlan, WarpGroupsAndPacks) {
   EXPECT_EQ(plan(1048576, 32, 2, d).blocks_per_sm, 12);
   EXPECT_EQ(plan(349525, 96, 2, d).blocks_per_sm, 12);
   EXPECT_EQ(plan(349525, 96, 4, d).blocks_per_sm, 16);
-  EXPECT_EQ(plan(1048576, 33, 2, d).blocks_per_sm, 10);
+  EXPECT_EQ(plan(100000, 301, 2, d).blocks_per_sm, 10);  // off the grid: 39 packs, 2 a lane
   EXPECT_EQ(plan(33554, 1000, 4, d).blocks_per_sm, 8);
   EXPECT_EQ(plan(32768, 1024, 2, d).blocks_per_sm, 8);
+}
+
+// Short rows off the pack grid (a row spanning at most 16 packs: up to 61 f32 / 121 2-byte
+// columns): the tile path, the fewest lanes a row
+// (1, 2, 4, 8, 16) holding at most 16 elements a lane, one lane holding the fewest of 4, 8, 16;
+// tiles of ~8 KB, a whole number of the block's rows at once; two buffers. Rows on the grid, wider
+// rows, and in / out at different offsets keep the warp path.
+TEST(SoftmaxPlan, TileRows) {
+  const kk::DeviceInfo d = kktest::h100();
+  struct Want {
+    int64_t cols;
+    int elem, group, per;
+  };
+  for (const Want w :
+       {Want{1, 4, 1, 4}, Want{2, 2, 1, 4}, Want{4, 2, 1, 4}, Want{5, 2, 1, 8}, Want{8, 4, 1, 8},
+        Want{9, 4, 1, 16}, Want{16, 4, 1, 16}, Want{17, 4, 2, 16}, Want{32, 2, 2, 16},
+        Want{33, 2, 4, 16}, Want{64, 2, 4, 16}, Want{33, 4, 4, 16}, Want{61, 4, 4, 16},
+        Want{65, 2, 8, 16}, Want{121, 2, 8, 16}}) {
+    for (const int off : {w.elem, 3 * w.elem}) {
+      const SoftmaxPlan p = plan(2000000, w.cols, w.elem, d, off, off);
+      SCOPED_TRACE(std::to_string(w.cols) + " x " + std::to_string(w.elem) + " B +" +
+                   std::to_string(off) + ": " + describe(p));
+      ASSERT_EQ(p.path, SoftmaxPath::kTile);
+      EXPECT_EQ(p.pack, 16 / w.elem);
+      EXPECT_EQ(p.group, w.group);
+      EXPECT_EQ(p.packs, w.per);
+      EXPECT_EQ(p.buffers, 2);
+      EXPECT_EQ(int64_t(p.shape.smem), 2 * p.buffer_bytes);
+      const int64_t unit = 128 / w.group;
+      EXPECT_EQ(p.rows_per_round % unit, 0);
+      EXPECT_TRUE(p.rows_per_round * w.cols * w.elem <= kk::detail::kSoftmaxTileBytes ||
+                  p.rows_per_round == unit);
+      EXPECT_GT((p.rows_per_round + unit) * w.cols * w.elem, kk::detail::kSoftmaxTileBytes);
+      EXPECT_EQ(p.blocks_per_sm, w.per > 8 ? 8 : 12);  // registers: 64 / 40
+    }
+  }
+  // a 17th pack (f32 62 columns, 2-byte 122, off the grid): the warp path, one pack a lane
+  // (tiles of 16 lanes measured slower: 2-byte 142857x210 72.2 us against 61.0, 32437x163 20.4
+  // against 17.3); a 33rd (f32 126, 2-byte 250): 2 packs a lane
+  for (const int64_t cols : {62, 125}) {
+    const SoftmaxPlan w = plan(2000000, cols, 4, d, 4, 4);
+    EXPECT_EQ(w.path, SoftmaxPath::kWarp);
+    EXPECT_EQ(w.group, 32);
+    EXPECT_EQ(w.packs, 1);
+  }
+  for (const int64_t cols : {122, 210, 249}) {
+    const SoftmaxPlan w = plan(2000000, cols, 2, d, 2, 2);
+    EXPECT_EQ(w.path, SoftmaxPath::kWarp);
+    EXPECT_EQ(w.group, 32);
+    EXPECT_EQ(w.packs, 1);
+  }
+  EXPECT_EQ(plan(100000, 126, 4, d, 4, 4).packs, 2);
+  EXPECT_EQ(plan(100000, 250, 2, d, 2, 2).packs, 2);
+  // rows on the grid; in and out at different offsets within 16 bytes
+  EXPECT_EQ(plan(100000, 32, 4, d).path, SoftmaxPath::kWarp);
+  EXPECT_EQ(plan(100000, 5, 4, d, 0, 4).path, SoftmaxPath::kWarp);
+  // few rows of at most 2 packs: one block per tile
+  const SoftmaxPlan p = plan(1000, 5, 2, d, 2, 2);
+  EXPECT_EQ(p.path, SoftmaxPath::kTile);
+  EXPECT_EQ(int64_t{p.shape.grid.x}, kk::ceil_div<int64_t>(1000, p.rows_per_round));
 }
 
 TEST(SoftmaxPlan, SharedMemoryRowsAndBuffers) {
@@ -328,24 +413,256 @@ TEST(SoftmaxPlan, GridRounds) {
   EXPECT_EQ(p.buffers, 1);
   EXPECT_EQ(p.split, d.sm_count);
   EXPECT_TRUE(p.shape.cooperative);
-  // 16 rows of 8 MiB: a row per round across the whole GPU, two buffers (the next round's
-  // chunk loads through this one's statistics, barrier and write)
+  // 16 rows of 8 MiB: chunks that fit take 16 rounds of a row (two buffers), ~6 us each;
+  // chunks of 33 a row, a little past one buffer (1/8 of each read twice), take 4 rounds of 4
+  // rows: fewer rounds win
   p = plan(16, 2097152, 4, d);
   EXPECT_EQ(p.path, SoftmaxPath::kGrid);
-  EXPECT_EQ(p.rows_per_round, 1);
-  EXPECT_EQ(p.rounds, 16);
-  EXPECT_EQ(p.buffers, 2);
-  // f16: 3 rows of 4 MiB a round, 6 rounds
+  EXPECT_EQ(p.rows_per_round, 4);
+  EXPECT_EQ(p.rounds, 4);
+  EXPECT_EQ(p.split, 33);
+  EXPECT_EQ(p.buffers, 1);
+  EXPECT_GT(kk::detail::softmax_chunk_packs(2097152, p.split, 4) * 16, p.buffer_bytes);
+  EXPECT_GT(p.fill, 0.7);
+  // f16: 8 rows of 4 MiB a round, 2 rounds
   p = plan(16, 2097152, 2, d);
   EXPECT_EQ(p.path, SoftmaxPath::kGrid);
-  EXPECT_EQ(p.rows_per_round, 3);
-  EXPECT_EQ(p.rounds, 6);
-  EXPECT_EQ(p.buffers, 2);
+  EXPECT_EQ(p.rows_per_round, 8);
+  EXPECT_EQ(p.rounds, 2);
+  EXPECT_EQ(p.buffers, 1);
+  // rows that fit the grid in one round stay wholly on chip: 4 x 1048576 f32
+  p = plan(4, 1048576, 4, d);
+  EXPECT_EQ(p.path, SoftmaxPath::kGrid);
+  EXPECT_EQ(p.rounds, 1);
+  EXPECT_GE(p.buffer_bytes, kk::detail::softmax_chunk_packs(1048576, p.split, 4) * 16);
   // without cooperative launches, rows too wide for a block are read twice
   kk::DeviceInfo no_coop = kktest::a100();
   no_coop.cooperative_launch = false;
   EXPECT_EQ(plan(1, 1048576, 4, no_coop).path, SoftmaxPath::kTwoPass);
   EXPECT_EQ(plan(4096, 50257, 4, no_coop).path, SoftmaxPath::kTwoPass);
+}
+
+// The shared memory of one kGrid block (its SM's share, as softmax_plan_grid gives it):
+// a chunk past its buffer has one buffer of all of it.
+int64_t grid_share(const kk::DeviceInfo& d, int blocks_per_sm) {
+  const int64_t cap = d.smem_per_sm / blocks_per_sm - d.smem_reserved_per_block;
+  return std::min<int64_t>(cap / 128 * 128, d.smem_per_block_optin);
+}
+
+// Rows wider than the grid's shared memory (issue 30; an H100 holds ~30 MB): every SM on
+// them, each chunk keeping one buffer of its block's whole share on chip and reading the rest
+// twice, on every device with cooperative launches; the estimate near the 2/3 of the copy's
+// rate that reading most of a row twice leaves. They were planned one block per row
+// (kTwoPass: f32 1x26413760 5.8 ms on an H100, 0.01 of the speed of light).
+TEST(SoftmaxPlan, RowsPastTheGridsSharedMemory) {
+  struct Shape {
+    int64_t rows, cols;
+    int elem;
+  };
+  const Shape shapes[] = {{1, 26413760, 4}, {3, 149601689, 4}, {2, 67084672, 2}, {5, 20051951, 2},
+                          {7, 55327529, 2}, {9, 24720211, 2},  {1, 223858069, 2}};
+  for (const auto& dev : kktest::all_devices()) {
+    const kk::DeviceInfo& d = dev.info;
+    for (const Shape& sh : shapes) {
+      for (const int off : {0, sh.elem}) {
+        const SoftmaxPlan p = plan(sh.rows, sh.cols, sh.elem, d, off, off);
+        SCOPED_TRACE(std::string(dev.name) + " " + std::to_string(sh.rows) + "x" +
+                     std::to_string(sh.cols) + " elem=" + std::to_string(sh.elem) +
+                     " offset=" + std::to_string(off) + ": " + describe(p));
+        ASSERT_EQ(p.path, SoftmaxPath::kGrid);
+        EXPECT_EQ(p.buffers, 1);
+        EXPECT_EQ(int64_t(p.shape.smem),
+                  kk::detail::softmax_scratch_bytes(1024) +
+                      (grid_share(d, p.blocks_per_sm) - kk::detail::softmax_scratch_bytes(1024)) /
+                          16 * 16);
+        EXPECT_GT(kk::detail::softmax_chunk_packs(sh.cols, p.split, p.pack) * p.pack * sh.elem,
+                  p.buffer_bytes);
+        // (nearly) every SM busy: at least 3 in 4 block slots (a T4 runs 7 rows on 7 x 5 of
+        // its 40 SMs in one round rather than 7 rounds)
+        EXPECT_GE(4 * int64_t{p.shape.grid.x}, 3 * int64_t{p.blocks_per_sm} * d.sm_count);
+        EXPECT_GT(p.fill, 0.6);
+        EXPECT_LT(p.fill, 0.8);
+      }
+    }
+  }
+  // without cooperative launches: read twice, one block per row
+  kk::DeviceInfo no_coop = kktest::h100();
+  no_coop.cooperative_launch = false;
+  EXPECT_EQ(plan(1, 26413760, 4, no_coop).path, SoftmaxPath::kTwoPass);
+}
+
+// The kGrid chunk kernel's index walk on the host, for rows whose chunks are longer than their
+// buffer: every column of a row is read exactly once for the statistics and written exactly
+// once, over the chunks (softmax_chunk_begin) and, within each, the packs held in shared memory
+// ([0, held): issue / softmax_from_smem / the write loop) and the packs past them, read through
+// registers (softmax_stream_stats: whole packs [held, max(hi, held)) by thread t from held + t
+// in steps of kU x Block, then the partial last pack by one thread) and again at the write
+// (softmax_stream_write: the partial last pack, then whole packs from the end, kU in flight a
+// thread). A whole-pack access must touch a whole pack (lo <= v < hi), and each chunk's parked
+// pair (its first 8 bytes) sits in the part held on chip. This mirrors SoftmaxSpan and the two
+// stream loops of softmax_kernels.cuh; a change there must change it here.
+struct ChunkWalk {
+  // per pack of one row (of the aligned array around it: pack 0 holds its first column):
+  // times its columns were read for the statistics / written (a chunk past the first starts
+  // on a pack boundary, so every pack is one chunk's)
+  std::vector<uint8_t> stats, write;
+  std::string error;  // the first inconsistency
+};
+void walk_grid_row(const SoftmaxPlan& p, int64_t cols, int elem, int64_t row_start_mod_pack,
+                   ChunkWalk* w) {
+  const int P = p.pack;
+  const int block = static_cast<int>(p.shape.block.x);
+  // packs in flight a thread (kSoftmaxStreamU, kSoftmaxStreamWriteU) for pack 1, 4, 8
+  const int ku_stats = P == 1   ? kk::detail::kSoftmaxStreamU<1>
+                       : P == 4 ? kk::detail::kSoftmaxStreamU<4>
+                                : kk::detail::kSoftmaxStreamU<8>;
+  const int ku_write = P == 1   ? kk::detail::kSoftmaxStreamWriteU<1>
+                       : P == 4 ? kk::detail::kSoftmaxStreamWriteU<4>
+                                : kk::detail::kSoftmaxStreamWriteU<8>;
+  const int64_t slot = kk::detail::kSoftmaxPairBytes / elem;
+  const int cap = static_cast<int>(p.buffer_bytes / (int64_t{P} * elem));
+  const int64_t row_packs = (row_start_mod_pack + cols + P - 1) / P;
+  w->stats.assign(row_packs, 0);
+  w->write.assign(row_packs, 0);
+  const int64_t lead = (P - row_start_mod_pack % P) % P;
+  for (int j = 0; j < p.split && w->error.empty(); ++j) {
+    const int64_t begin = kk::detail::softmax_chunk_begin(j, p.split, cols, P, lead);
+    const int64_t end = kk::detail::softmax_chunk_begin(j + 1, p.split, cols, P, lead);
+    const int64_t len = end - begin;
+    const int head = static_cast<int>((row_start_mod_pack + begin) % P);
+    const int64_t pack0 = (row_start_mod_pack + begin) / P;  // the row's pack of the span's 0
+    const int n = len > 0 ? static_cast<int>((head + len + P - 1) / P) : 0;
+    const int lo = head == 0 && len >= P ? 0 : 1;
+    int hi = (head + len) % P == 0 ? n : n - 1;
+    if (hi < lo) hi = lo;
+    const int held = std::min(n, cap);
+    const std::string at = "chunk " + std::to_string(j) + " [" + std::to_string(begin) + ", " +
+                           std::to_string(end) + ") head " + std::to_string(head) + ": ";
+    if (j > 0 && head != 0) w->error = at + "a chunk past the first starts mid-pack";
+    if (int64_t{held} * P - head < slot) w->error = at + "its pair is not in the held packs";
+    // pack v: `whole` accesses all P elements, which must be the chunk's (lo <= v < hi)
+    const auto touch = [&](std::vector<uint8_t>& mark, int v, bool whole) {
+      if (v < 0 || v >= n) {
+        if (w->error.empty()) w->error = at + "pack " + std::to_string(v) + " outside the span";
+        return;
+      }
+      if (whole && (v < lo || v >= hi) && w->error.empty())
+        w->error = at + "whole-pack access to pack " + std::to_string(v);
+      ++mark[pack0 + v];
+    };
+    for (int v = 0; v < held; ++v) {
+      touch(w->stats, v, false);
+      touch(w->write, v, false);
+    }
+    const int whole_end = std::max(hi, held);
+    for (int t = 0; t < block; ++t) {
+      for (int v0 = held + t; v0 < whole_end; v0 += ku_stats * block)
+        for (int u = 0; u < ku_stats; ++u)
+          if (v0 + u * block < whole_end) touch(w->stats, v0 + u * block, true);
+      for (int v0 = whole_end - 1 - t; v0 >= held; v0 -= ku_write * block)
+        for (int u = 0; u < ku_write; ++u)
+          if (u == 0 || v0 - u * block >= held) touch(w->write, v0 - u * block, true);
+    }
+    if (held < n && whole_end < n) {
+      touch(w->stats, whole_end, false);
+      touch(w->write, whole_end, false);
+    }
+  }
+  for (int64_t g = 0; g < row_packs && w->error.empty(); ++g)
+    if (w->stats[g] != 1 || w->write[g] != 1)
+      w->error = "pack " + std::to_string(g) + " of the row read " + std::to_string(w->stats[g]) +
+                 " times for the statistics, written " + std::to_string(w->write[g]) + " times";
+}
+
+TEST(SoftmaxPlan, GridChunksPastTheBufferCoverEveryColumnOnce) {
+  struct Shape {
+    int64_t rows, cols;
+    int elem, in_off, out_off;  // bytes within 16
+  };
+  // issue 30's f32 / f16 1 x 26413760 (the f16 GPU case's row sum, 0.966, is its outputs'
+  // rounding: every one is subnormal in f16), the GPU test's 2 x 20051951 off the grid (rows
+  // at two offsets), and in / out at different offsets (one element per access)
+  const Shape shapes[] = {{1, 26413760, 4, 0, 0},
+                          {1, 26413760, 2, 0, 0},
+                          {2, 20051951, 4, 12, 12},
+                          {2, 20051951, 2, 6, 6},
+                          {1, 26413760, 2, 2, 4}};
+  int walked = 0;
+  for (const auto& dev : kktest::all_devices()) {
+    if (std::string(dev.name) == "H100-compute80") continue;  // the H100's grid plans
+    for (const Shape& sh : shapes) {
+      const SoftmaxPlan p = plan(sh.rows, sh.cols, sh.elem, dev.info, sh.in_off, sh.out_off);
+      SCOPED_TRACE(std::string(dev.name) + " " + std::to_string(sh.rows) + "x" +
+                   std::to_string(sh.cols) + " elem=" + std::to_string(sh.elem) + " in+" +
+                   std::to_string(sh.in_off) + " out+" + std::to_string(sh.out_off) + ": " +
+                   describe(p));
+      ASSERT_EQ(p.path, SoftmaxPath::kGrid);
+      ASSERT_GT(kk::detail::softmax_chunk_packs(sh.cols, p.split, p.pack) * p.pack * sh.elem,
+                p.buffer_bytes);  // chunks past their buffer
+      for (int64_t r = 0; r < sh.rows; ++r) {
+        ChunkWalk w;
+        walk_grid_row(p, sh.cols, sh.elem, (sh.in_off / sh.elem + r * sh.cols) % p.pack, &w);
+        EXPECT_EQ(w.error, "") << "row " << r;
+        ++walked;
+      }
+    }
+  }
+  EXPECT_EQ(walked, 4 * 7);
+}
+
+// Few rows, too few to fill the SMs, however few their bytes (issue 30's decode widths: f32
+// 13x57751 took 18 us on 13 SMs, 0.30 of the speed of light): a cluster a row, as large as
+// takes work off the busiest SM (every SM a block where the rows allow), where the busiest
+// SM's elements and the cluster barrier are fewer than one block's row or the grid round's.
+// (The cluster size: the smallest that fits 3 blocks a SM, then larger ones that take work off
+// the busiest SM while every block of the rows still has an SM of its own.)
+TEST(SoftmaxPlan, FewRowsSpreadOverTheSMs) {
+  const kk::DeviceInfo d = kktest::h100();
+  struct Want {
+    int64_t rows, cols;
+    int elem, offset, split;
+  };
+  for (const Want w :
+       {Want{13, 57751, 4, 0, 8}, Want{12, 52101, 4, 5, 8}, Want{2, 51840, 4, 7, 16},
+        Want{11, 50773, 4, 5, 8}, Want{9, 84011, 2, 0, 8}, Want{3, 79939, 2, 7, 16},
+        Want{1, 53299, 2, 4, 16}, Want{7, 160381, 4, 0, 16}, Want{13, 201037, 2, 0, 8},
+        Want{23, 93047, 2, 3, 4}, Want{23, 119296, 2, 1, 4}}) {
+    const SoftmaxPlan p =
+        plan(w.rows, w.cols, w.elem, d, w.offset * w.elem % 16, w.offset * w.elem % 16);
+    SCOPED_TRACE(std::to_string(w.rows) + "x" + std::to_string(w.cols) + ": " + describe(p));
+    EXPECT_EQ(p.path, SoftmaxPath::kCluster);
+    EXPECT_EQ(p.split, w.split);
+    // (13 x 8 blocks leave 28 SMs idle, but 13 x 16 put two half chunks on 76 SMs: no less
+    // work on the busiest)
+    if (p.split < d.max_cluster())
+      EXPECT_LE(kk::detail::softmax_sm_work(w.rows, p.split, kk::ceil_div<int64_t>(w.cols, p.split),
+                                            d.sm_count),
+                kk::detail::softmax_sm_work(
+                    w.rows, 2 * p.split, kk::ceil_div<int64_t>(w.cols, 2 * p.split), d.sm_count));
+    // without clusters: one block a row (fits) or the grid (not)
+    const SoftmaxPlan q = plan(w.rows, w.cols, w.elem, kktest::h100_compute80(),
+                               w.offset * w.elem % 16, w.offset * w.elem % 16);
+    EXPECT_TRUE(q.path == SoftmaxPath::kBlock || q.path == SoftmaxPath::kGrid) << describe(q);
+  }
+  // a row of 1M on one cluster would leave its 16 SMs 65K elements each: one grid round (f16
+  // 1x1048576 measured 18.0 us on a cluster, 11.3 on the grid); 4 rows of 500000 likewise
+  // (f32 20.3 / 15.1 us)
+  EXPECT_EQ(plan(1, 1048576, 2, d).path, SoftmaxPath::kGrid);
+  EXPECT_EQ(plan(4, 500000, 4, d).path, SoftmaxPath::kGrid);
+  EXPECT_EQ(plan(4, 500000, 2, d).path, SoftmaxPath::kGrid);
+  // rows of bytes that a grid round (16 KB more than a cluster barrier) pays for, and rows
+  // whose clusters would share SMs: the grid (H100 f32 2x129193 10.24 us against a cluster of
+  // 16 10.66, 3x189229+3 10.91 against 11.87, log 5x320759 14.14 against 14.98, f16
+  // 22x116416+3 12.77 against 18.46 on 352 blocks in clusters of 16)
+  EXPECT_EQ(plan(2, 129193, 4, d).path, SoftmaxPath::kGrid);
+  EXPECT_EQ(plan(3, 189229, 4, d, 12, 12).path, SoftmaxPath::kGrid);
+  EXPECT_EQ(plan(5, 320759, 4, d).path, SoftmaxPath::kGrid);
+  EXPECT_EQ(plan(22, 116416, 2, d, 6, 6).path, SoftmaxPath::kGrid);
+  // rows enough to fill the SMs keep the smallest cluster that fits (3 blocks a SM)
+  EXPECT_EQ(plan(512, 65536, 4, d).split, 4);
+  EXPECT_EQ(plan(336, 100000, 2, d).split, 4);
+  // short rows stay one block: 1 x 2000 f32 (2000 elements against 125 and the barrier)
+  EXPECT_EQ(plan(1, 2000, 4, d, 4, 4).path, SoftmaxPath::kBlock);
 }
 
 TEST(SoftmaxPlan, NoClusterWithoutClusterCode) {
@@ -433,6 +750,40 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
               kk::blocks_per_sm(d, block, regs, kk::detail::softmax_registers_smem(block)));
     return;
   }
+  if (p.path == SoftmaxPath::kTile) {
+    // short rows off the pack grid: at most 16 packs a row, a group of the fewest lanes (of
+    // 1..8) holding 16 elements a lane at most, tiles of whole numbers of the block's rows
+    EXPECT_EQ(p.pack, max_pack);
+    EXPECT_FALSE(p.on_grid);
+    EXPECT_FALSE(in_off % 16 == 0 && cols % max_pack == 0);
+    for (int64_t r = 0; r < std::min<int64_t>(rows, p.pack); ++r) {
+      const int64_t mis = ((in_off / elem) + r * cols) % p.pack;
+      EXPECT_LE(span_packs(mis, cols, p.pack), kk::detail::kSoftmaxTileMaxPacks) << "row " << r;
+    }
+    EXPECT_EQ(s.block.x, 128u);
+    EXPECT_TRUE(p.group == 1 || p.group == 2 || p.group == 4 || p.group == 8);
+    EXPECT_TRUE(p.packs == 4 || p.packs == 8 || p.packs == 16);
+    EXPECT_GE(int64_t{p.group} * p.packs, cols);
+    if (p.group > 1) {
+      EXPECT_EQ(p.packs, 16);
+      EXPECT_LT(int64_t{p.group} * 8, cols);
+    } else if (p.packs > 4) {
+      EXPECT_LT(p.packs / 2, cols);
+    }
+    const int64_t unit = 128 / p.group;
+    EXPECT_GE(p.rows_per_round, unit);
+    EXPECT_EQ(p.rows_per_round % unit, 0);
+    EXPECT_EQ(p.buffers, 2);
+    EXPECT_EQ(int64_t(s.smem), 2 * p.buffer_bytes);
+    EXPECT_EQ(p.buffer_bytes % 16, 0);
+    // a tile's span, any alignment, fits a buffer
+    EXPECT_LE(span_packs(p.pack - 1, p.rows_per_round * cols, p.pack) * 16, p.buffer_bytes);
+    EXPECT_LE(int64_t{s.grid.x}, kk::ceil_div(rows, p.rows_per_round));
+    const int regs =
+        kk::detail::softmax_regs_bound(d, 128, kk::detail::softmax_tile_min_blocks(p.packs));
+    EXPECT_EQ(p.blocks_per_sm, kk::blocks_per_sm(d, 128, regs, int64_t(s.smem)));
+    return;
+  }
   // rows beyond the element limits of the pair slots etc.: the dispatchable templates
   const int slot = 8 / elem;
   const int64_t pack_bytes = int64_t{p.pack} * elem;
@@ -440,6 +791,8 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
     case SoftmaxPath::kWarp: {
       EXPECT_EQ(s.block.x, 128u);
       EXPECT_EQ(s.smem, 0u);
+      // rows off the pack grid of at most 16 packs: the tile path
+      if (p.pack > 1 && !p.on_grid) EXPECT_EQ(p.group, 32);
       if (p.group < 32) {
         EXPECT_GT(p.pack, 1);
         EXPECT_EQ(p.packs, 1);
@@ -526,7 +879,21 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
           ASSERT_EQ(b, prev);
           ASSERT_GE(e, b) << "chunk " << j;
           if (j > 0 && p.pack > 1) EXPECT_EQ((mis + b) % p.pack, 0) << "chunk " << j;
-          EXPECT_LE(span_packs((mis + b) % p.pack, e - b, p.pack), capacity) << "chunk " << j;
+          const int64_t packs = span_packs((mis + b) % p.pack, e - b, p.pack);
+          if (p.path == SoftmaxPath::kGrid && packs > capacity) {
+            // a chunk past its buffer (a row wider than the grid's shared memory, or fewer
+            // rounds): one buffer of the block's whole share, holding the chunk's head (its
+            // parked pair's elements) and enough packs that the rest is whole packs but one
+            EXPECT_EQ(p.buffers, 1) << "chunk " << j;
+            EXPECT_EQ(int64_t(s.smem), kk::detail::softmax_scratch_bytes(block) +
+                                           (grid_share(d, p.blocks_per_sm) -
+                                            kk::detail::softmax_scratch_bytes(block)) /
+                                               16 * 16)
+                << "chunk " << j;
+            EXPECT_GE(capacity, kk::detail::kSoftmaxGridMinPacks) << "chunk " << j;
+          } else {
+            EXPECT_LE(packs, capacity) << "chunk " << j;
+          }
           if (p.path == SoftmaxPath::kGrid) EXPECT_GE(e - b, slot) << "chunk " << j;
           prev = e;
         }
@@ -538,6 +905,8 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
       EXPECT_EQ(s.block.x, 1024u);
       EXPECT_EQ(s.smem, 0u);
       EXPECT_LE(int64_t{s.grid.x}, rows);
+      break;
+    case SoftmaxPath::kTile:
       break;
   }
 }

@@ -19,6 +19,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "common/test_util.cuh"
@@ -88,8 +89,9 @@ TYPED_TEST(SoftmaxTest, InPlace) {
 // The warp path on the pack grid (rows start on 16-byte boundaries, whole packs: one
 // predicated 16-byte load and store a pack) at every lane group and packs a lane the plan
 // picks, and the general kernel at the same widths with rows off the grid (shifted pointers,
-// one element more); the grid shrunk to 3 blocks so every warp loops over rows, and rows
-// that leave the last groups idle; in place.
+// one element more; rows of at most 32 packs off the grid are the tile path's: TileRows);
+// the grid shrunk to 3 blocks so every warp loops over rows, and rows that leave the last
+// groups idle; in place.
 TYPED_TEST(SoftmaxTest, WarpRowsOnAndOffThePackGrid) {
   using T = TypeParam;
   constexpr int kPack = 16 / sizeof(T);
@@ -113,6 +115,11 @@ TYPED_TEST(SoftmaxTest, WarpRowsOnAndOffThePackGrid) {
         const bool on_grid = (cols % kPack == 0 && l.in_shift == 0) || half;
         const bool fits = (cols + 2 * (kPack - 1)) / kPack <=
                           int64_t{kk::kWarpSize} * (kk::detail::kSoftmaxWarpFloats / kPack);
+        if (p.path == SoftmaxPath::kTile) {
+          ASSERT_FALSE(on_grid) << cols;
+          ASSERT_LE((cols + 2 * (kPack - 1)) / kPack, 32) << cols;
+          continue;
+        }
         if (p.path != SoftmaxPath::kWarp) {
           ASSERT_FALSE(on_grid || fits) << cols << " path " << int(p.path);
           continue;
@@ -125,6 +132,60 @@ TYPED_TEST(SoftmaxTest, WarpRowsOnAndOffThePackGrid) {
       }
     }
   }
+}
+
+// Short rows off the pack grid (the tile path: rows of at most kSoftmaxTileMaxPacks packs
+// staged through shared memory as 16-byte packs of the flat array, a row in 1..8 lanes): every
+// tile entry of kSoftmaxConfigs (each lane group and elements a lane), widths around each one's
+// capacity, rows starting mid-pack (the same offset every row, or a different one row by row),
+// in place; tiles whose last one is partial, and the grid shrunk to 3 blocks so that blocks
+// loop over tiles (both buffers); softmax and log_softmax with -inf / all -inf / NaN rows.
+// Wider rows, and 2-byte rows on the 8-byte grid (the warp path's 8-byte packs), are not tiles.
+TYPED_TEST(SoftmaxTest, TileRows) {
+  using T = TypeParam;
+  constexpr int64_t kPack = 16 / sizeof(T);
+  const kk::DeviceInfo d = device();
+  uint64_t seed = 7500;
+  int64_t index = 0;
+  const kk::ConfigRange range = kk::softmax_configs_of(sizeof(T));
+  std::vector<int> runs(range.end - range.begin, 0);  // tile cases run, by entry
+  for (const int64_t cols : {1,  2,  3,  4,  5,   7,   8,   9,   13,  16,  17,  31,  32, 33,
+                             47, 63, 64, 65, 100, 120, 125, 128, 129, 200, 240, 248, 249}) {
+    for (const Layout& l : {kAligned, Layout{3, 3, false}, Layout{1, 1, true}}) {
+      if (cols % kPack == 0 && l.in_shift == 0) continue;  // on the pack grid: kWarp
+      const int64_t rows = rows_for(3001, cols);
+      kk::SoftmaxPlan p = plan_for<T>(rows, cols, l, d);
+      // packs a row spans (off the grid), and 2-byte rows on the 8-byte grid (every row
+      // starting on an 8-byte boundary, whole 8-byte packs): the plan's rule for kTile
+      const int64_t offset = (kGuard + l.in_shift) % kPack;  // elements into its pack
+      const bool grid8 = sizeof(T) == 2 && offset % (kPack / 2) == 0 && cols % (kPack / 2) == 0;
+      if ((cols + 2 * (kPack - 1)) / kPack > kk::detail::kSoftmaxTileMaxPacks || grid8) {
+        EXPECT_NE(int(p.path), int(SoftmaxPath::kTile)) << cols << " +" << l.in_shift;
+        continue;
+      }
+      ASSERT_EQ(int(p.path), int(SoftmaxPath::kTile)) << cols << " +" << l.in_shift;
+      const int entry = kk::config_index(kk::kSoftmaxConfigs, kk::softmax_config(p, sizeof(T)),
+                                         range.begin, range.end);
+      ASSERT_GE(entry, 0) << cols;
+      ++runs[entry - range.begin];
+      for (const bool shrink : {false, true}) {
+        kk::SoftmaxPlan q = p;
+        if (shrink) q.shape.grid.x = std::min(3u, q.shape.grid.x);
+        for (const bool log : {false, true})
+          // sanitizer: every 3rd case
+          if (kktest::sanitize_keep(index++, 3))
+            EXPECT_TRUE(run_case<T>(rows, cols, log, l, seed++, Runner{&q}))
+                << cols << " group " << q.group << " per " << q.packs << " tile "
+                << q.rows_per_round << " grid " << q.shape.grid.x;
+      }
+    }
+  }
+  // every tile kernel of the table ran
+  for (int i = range.begin; i < range.end; ++i)
+    if (kk::kSoftmaxConfigs[i].path == SoftmaxPath::kTile)
+      EXPECT_GE(runs[i - range.begin], 1)
+          << "tile entry " << i << " group " << kk::kSoftmaxConfigs[i].group << " per "
+          << kk::kSoftmaxConfigs[i].packs << " not run";
 }
 
 // 1025..8184 columns, off the pack grid (partial head and tail packs), in place.
@@ -199,12 +260,16 @@ TYPED_TEST(SoftmaxTest, BlockSizesAndBuffers) {
 // past the row, and threads with no pack at all), the grid shrunk to 3 so that blocks loop over
 // rows, in place; softmax and log_softmax with -inf / all -inf / NaN rows. f32 rows of <= 1024
 // columns (planned kWarp) are run on the register shapes too; wider rows than the shapes hold stay
-// in shared memory.
+// in shared memory. Planned for this GPU without clusters and cooperative launch: here the ~22
+// rows a case holds would go to clusters (too few rows to fill the SMs: FewRowsSpreadOverTheSMs
+// in the plan tests), and kBlock is what such a GPU plans for them.
 TYPED_TEST(SoftmaxTest, BlockRegisterRows) {
   using T = TypeParam;
   constexpr int64_t kPack = 16 / sizeof(T);
   constexpr int64_t kMaxCols = 2048 * kPack;  // 512 x 4 packs
-  const kk::DeviceInfo d = device();
+  const kk::DeviceInfo gpu = device();
+  const kk::DeviceInfo d =
+      small_device_of(gpu, gpu.sm_count, gpu.smem_per_block_optin, false, false);
   uint64_t seed = 8000;
   int64_t width_index = 0;
   // the 2-byte widths; f32 takes half of each (the same packs), then a few past 8192
@@ -295,6 +360,7 @@ struct WideCase {
   int64_t rows, cols;
   int split = 0, buffers = 0;  // 0: any
   int max_cluster = 0;         // 0: the device's largest cluster; 8: the portable size only
+  bool past = false;           // kGrid: chunks longer than their buffer (part read twice)
 };
 
 // The layouts every wide case runs with.
@@ -354,6 +420,8 @@ void check_wide(const WideCase& w, const Layout& l, uint64_t seed) {
       EXPECT_EQ(p.split, w.split) << w.rows << "x" << w.cols;
     if (w.buffers) EXPECT_EQ(p.buffers, w.buffers) << w.rows << "x" << w.cols;
   }
+  if (w.past)
+    EXPECT_GT(w.cols / p.split * int64_t{sizeof(T)}, p.buffer_bytes) << w.rows << "x" << w.cols;
   for (const bool log : {false, true})
     // sanitizer: softmax or log_softmax, turning with the seed (WidePaths passes every other)
     if (kktest::sanitize_keep(seed / 2 + log, 2))
@@ -393,14 +461,20 @@ TYPED_TEST(SoftmaxTest, WidePaths) {
       [](const kk::SoftmaxPlan& p) { return p.path == SoftmaxPath::kCluster && p.split == 16; });
   const int64_t sixteen = sixteen_at ? sixteen_at : 2 * w + 1;
   const WideCase cases[] = {
-      // grid, one round over every block
+      // grid, one round over every block, chunks that fit their buffer
       {6, kSmem, false, true, SoftmaxPath::kGrid, 1, 3 * w + 7, 0, 1},
       {8, kSmem, false, true, SoftmaxPath::kGrid, 2, 3 * w + 1, 0, 1},
-      // grid, rounds with two buffers (just past a block, and twice that); rounds with one
-      // (two do not fit)
-      {6, kSmem, false, true, SoftmaxPath::kGrid, 5, 2 * w + 1, 0, 2},
-      {6, kSmem, false, true, SoftmaxPath::kGrid, 13, off(b.past), 0, 2},
-      {6, kSmem, false, true, SoftmaxPath::kGrid, 5, 5 * w + 3, 0, 1},
+      // grid, chunks longer than their buffer (one buffer's worth on chip, the rest read
+      // twice): a row wider than the grid's shared memory in one round; rows just past a
+      // block, twice that and five times, in rounds (13 rows: the next round's buffer loads
+      // during the write); most of every chunk read twice, in rounds
+      // (two buffers are no longer planned for the grid: fewer rounds of chunks past the
+      // buffer beat them)
+      {6, kSmem, false, true, SoftmaxPath::kGrid, 1, 8 * w + 3, 0, 1, 0, true},
+      {6, kSmem, false, true, SoftmaxPath::kGrid, 13, off(b.past), 0, 1, 0, true},
+      {6, kSmem, false, true, SoftmaxPath::kGrid, 5, 2 * w + 1, 0, 1, 0, true},
+      {6, kSmem, false, true, SoftmaxPath::kGrid, 5, 5 * w + 3, 0, 1, 0, true},
+      {2, kSmem, false, true, SoftmaxPath::kGrid, 3, 4 * w + 5, 0, 1, 0, true},
       // cluster per row (two-pass where the GPU has no clusters): of 4 blocks, and of 8
       // blocks of 512 threads, just past a block and wider (2 only comes with rows that fit
       // a block: Large_WideSweep)
@@ -622,6 +696,23 @@ TYPED_TEST(SoftmaxTest, Large_WideSweep) {
   }
 }
 
+// Rows wider than this GPU's shared memory (issue 30: an H100 holds ~30 MB): the grid keeps
+// a buffer's worth of each chunk on chip and reads the rest twice. The benchmark's f32
+// 1 x 26413760 (planned one block per row before, 5.8 ms), and two rows of 20 M, log_softmax,
+// in place, off the pack grid.
+TYPED_TEST(SoftmaxTest, Large_RowsPastSharedMemory) {
+  using T = TypeParam;
+  const kk::DeviceInfo d = device();
+  uint64_t seed = 6500;
+  for (const auto& [rows, cols, log, layout] :
+       {std::tuple<int64_t, int64_t, bool, Layout>{1, 26413760, false, kAligned},
+        {2, 20051951, true, Layout{3, 3, true}}}) {
+    const kk::SoftmaxPlan p = plan_for<T>(rows, cols, layout, d);
+    if (d.cooperative_launch) EXPECT_EQ(int(p.path), int(SoftmaxPath::kGrid));
+    EXPECT_TRUE(run_case<T>(rows, cols, log, layout, seed++));
+  }
+}
+
 // Row counts up to 10^6 with short rows (the lane-group paths, the grid's row loop).
 TYPED_TEST(SoftmaxTest, Large_RowCounts) {
   uint64_t seed = 6000;
@@ -665,6 +756,78 @@ TEST_F(SoftmaxLargeTest, KK_LARGE(PastInt32Elements)) {
                                      "row " + std::to_string(r) + " cols " + std::to_string(cols)));
     }
   }
+}
+
+// Sums over very long rows stay exact to float (issue 30): an f32 row of 60 million random
+// values in [-8, 8), every output within 2e-6 (relative) of the float64 answer, on the device's
+// plan, and on the two-pass plan (one block a row: ~60,000 terms a thread, where a float sum
+// without compensation drifted 5.3e-5). The worst error is printed.
+TEST_F(SoftmaxLargeTest, KK_LARGE(LongRowSumsAreAccurate)) {
+  constexpr int64_t kCols = 60000000;
+  const auto h = kktest::random_vector<float>(kCols, 91001, -8.0, 8.0);
+  const std::vector<double> ref =
+      reference(std::vector<double>(h.begin(), h.end()), 1, kCols, /*log=*/false);
+  DeviceBuffer<float> in(kCols), out(kCols);
+  in.upload(h);
+  kk::DeviceInfo d = device();
+  kk::DeviceInfo no_coop = d;
+  no_coop.cooperative_launch = false;
+  for (const kk::DeviceInfo& dev : {d, no_coop}) {
+    const kk::SoftmaxPlan p = kk::plan_softmax(1, kCols, 4, kk::Alignment(), kk::Alignment(), dev);
+    out.poison();
+    ASSERT_EQ(kk::launch_softmax(p, SoftmaxKind::kSoftmax, in.get(), out.get(), 1, kCols, nullptr),
+              cudaSuccess);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> got = out.download();
+    double worst = 0;
+    for (int64_t i = 0; i < kCols; ++i)
+      worst = std::max(worst, std::fabs(double(got[i]) - ref[i]) / ref[i]);
+    std::printf("f32 1x%lld, path %d: worst relative error %.3g\n", static_cast<long long>(kCols),
+                int(p.path), worst);
+    EXPECT_LE(worst, 2e-6) << "path " << int(p.path);
+  }
+}
+
+// Fills a 2-byte row with -16 and puts 0 (a spike) every `every` elements from `first`.
+__global__ void fill_spikes_kernel(__half* p, int64_t n, int64_t first, int64_t every) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x)
+    p[i] = __float2half(i >= first && (i - first) % every == 0 ? 0.f : -16.f);
+}
+
+// An f16 row of 1.1e9 elements at -16 with sparse spikes at 0 (issue 30: the spikes' outputs
+// were 2 % off where one thread summed 10^6 small terms after a spike): every spike's output,
+// and the others (sampled), within one f16 ulp of the float64 answer; in place (2.2 GB).
+TEST_F(SoftmaxLargeTest, KK_LARGE(SpikesInAHugeHalfRow)) {
+  constexpr int64_t kCols = 1100000000, kFirst = 12345, kEvery = 1000003;
+  DeviceBuffer<__half> buf(kCols);
+  fill_spikes_kernel<<<4096, 256>>>(buf.get(), kCols, kFirst, kEvery);
+  CUDA_CHECK(cudaGetLastError());
+  ASSERT_EQ(kk::softmax(buf.get(), buf.get(), 1, kCols), cudaSuccess);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const int64_t spikes = (kCols - 1 - kFirst) / kEvery + 1;
+  const double small = std::exp(-16.0);
+  const double s = double(spikes) + double(kCols - spikes) * small;
+  const auto at = [&](int64_t i) {
+    __half v;
+    CUDA_CHECK(cudaMemcpy(&v, buf.get() + i, sizeof(v), cudaMemcpyDeviceToHost));
+    return kktest::to_double(v);
+  };
+  std::vector<__half> got;
+  std::vector<double> want;
+  for (int64_t k = 0; k < spikes; ++k) {
+    const int64_t i = kFirst + k * kEvery;
+    for (const int64_t j : {i, i + 1}) {  // the spike and the element after it
+      if (j >= kCols) continue;
+      __half v;
+      CUDA_CHECK(cudaMemcpy(&v, buf.get() + j, sizeof(v), cudaMemcpyDeviceToHost));
+      got.push_back(v);
+      want.push_back((j == i ? 1.0 : small) / s);
+    }
+  }
+  EXPECT_TRUE(kktest::check_near(got, want, kktest::Tolerance::Ulps(1), "f16 spikes"));
+  EXPECT_LE(std::fabs(at(0) - small / s), kktest::ulp_of<__half>(small / s));
+  EXPECT_LE(std::fabs(at(kCols - 1) - small / s), kktest::ulp_of<__half>(small / s));
 }
 
 // 20,000 distinct widths from 8 host threads, each on its own stream: every call right (the

@@ -95,7 +95,13 @@ cudaError_t launch_softmax(const SoftmaxPlan& p, SoftmaxKind kind, const T* in, 
     constexpr SoftmaxKind kKind = decltype(k)::value;
     return dispatch_table<kSoftmaxConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
       constexpr SoftmaxConfig c = kSoftmaxConfigs[decltype(i)::value];
-      if constexpr (c.path == SoftmaxPath::kWarp) {
+      if constexpr (c.path == SoftmaxPath::kTile) {
+        // rows of at most 256 columns, tiles of ~8 KB
+        const auto kernel = softmax_tile_kernel<T, kKind, c.group, c.packs>;
+        KERNELKIT_RETURN_IF_ERROR(softmax_chunk_setup<false>(kernel));
+        return launch(kernel, p.shape, stream, in, out, rows, static_cast<int>(cols),
+                      static_cast<int>(p.rows_per_round), p.buffer_bytes);
+      } else if constexpr (c.path == SoftmaxPath::kWarp) {
         // the warp path's rows are at most 1024 wide
         return launch(softmax_warp_kernel<T, kKind, c.pack, c.group, c.packs, c.on_grid>, p.shape,
                       stream, in, out, rows, static_cast<int>(cols));
@@ -146,8 +152,9 @@ cudaError_t run_softmax(SoftmaxKind kind, const T* in, T* out, int64_t rows, int
 /// -inf elements of other rows give 0. rows == 0 or cols == 0 does nothing. Returns
 /// cudaErrorInvalidValue (before any launch, nothing written) for negative sizes, a null or
 /// misaligned pointer with a non-empty matrix, rows * cols * sizeof(T) overflowing int64, or
-/// a partial overlap of in and out. Reads the input once (twice only where a cooperative grid
-/// cannot be resident and a row does not fit one block's shared memory).
+/// a partial overlap of in and out. Reads the input once, except where a row does not fit the
+/// GPU's shared memory (part of it is read twice) or one block's while no cooperative grid can
+/// be resident (read twice).
 /// @param in device pointer to the rows x cols matrix, row-major, rows contiguous
 /// @param out device pointer to rows x cols elements (may be in)
 /// @param rows rows (>= 0)

@@ -6,6 +6,11 @@
 /// (tests/softmax/softmax_plan_test.cu).
 ///
 /// The paths, by row width (the plan's numbers are read from DeviceInfo, never assumed):
+///  - kTile: short rows off the pack grid (a row spanning at most 16 packs, up to 61 f32 /
+///    121 2-byte columns): tiles of
+///    consecutive rows copied into shared memory as 16-byte packs of the flat array (no per-row
+///    partial packs), each row then in the registers of a group of 1..8 lanes, written back and
+///    copied out the same way.
 ///  - kWarp: the row in registers of a group of 1..32 lanes (several rows per warp when
 ///    short, two rows per lane group when a lane holds one pack); up to 32 floats a lane.
 ///  - kBlock: one block per row, the row in shared memory (read once, written once): any row
@@ -20,10 +25,12 @@
 ///  - kGrid (d.cooperative_launch): few rows of any width, or rows too wide for one block: a
 ///    cooperative grid of resident blocks; each round the grid holds rows_per_round rows,
 ///    split chunks each, in shared memory; the pairs meet in `out` across a grid barrier.
-///  - kTwoPass: the fallback when neither fits (a cooperative grid cannot be resident, or a
-///    row is wider than the whole GPU's shared memory): one block per row, an online
-///    (max, sum) pass, then a second read that writes.
-/// Every chunk path keeps the chunk on chip between its one read and its one write.
+///    Rows wider than the grid's shared memory (~30 MB on an H100) keep a buffer's worth of
+///    each chunk on chip and read the rest twice, every SM busy.
+///  - kTwoPass: the fallback where no cooperative grid can be resident: one block per row,
+///    an online (max, sum) pass, then a second read that writes.
+/// Every chunk path keeps the chunk on chip between its one read and its one write (kGrid:
+/// the part of it that fits).
 #pragma once
 
 #include <algorithm>
@@ -45,7 +52,7 @@ enum class SoftmaxKind { kSoftmax, kLogSoftmax };
     x - max - log(sum of exp(x - max)) over the row. */
 
 /// The kernel family of a call (see the paths in the file comment).
-enum class SoftmaxPath { kWarp, kBlock, kCluster, kGrid, kTwoPass };
+enum class SoftmaxPath { kWarp, kBlock, kCluster, kGrid, kTwoPass, kTile };
 /** @var SoftmaxPath::kWarp
     The row in registers of a group of 1..32 lanes. */
 /** @var SoftmaxPath::kBlock
@@ -58,10 +65,17 @@ enum class SoftmaxPath { kWarp, kBlock, kCluster, kGrid, kTwoPass };
 /** @var SoftmaxPath::kTwoPass
     The fallback: one block per row, an online (max, sum) pass, then a second read that
     writes. */
+/** @var SoftmaxPath::kTile
+    Short rows off the pack grid: tiles of rows staged in shared memory through 16-byte copies
+    of the flat array, a row in the registers of a group of 1..8 lanes. */
 
 namespace detail {
 
 inline constexpr int kSoftmaxWarpBlock = 128;  // threads per block of the warp kernel
+inline constexpr int kSoftmaxTileBlock = 128;  // threads per block of the tile kernel
+// Bytes of rows one tile of the tile kernel holds (two tiles a block: the next one loads while
+// this one is worked on): ~8 KB, 100+ KB in flight a SM at 12+ resident blocks.
+inline constexpr int64_t kSoftmaxTileBytes = 8 * 1024;
 inline constexpr int kSoftmaxWarpFloats = 32;  // most floats of one row a lane holds
 // Registers per thread the two-pass kernel and the 1024-thread chunk blocks are held to by
 // their __launch_bounds__ (min blocks = 1024 / Block): 1024 threads per SM.
@@ -78,10 +92,23 @@ inline constexpr int kSoftmaxClusterBlock = 512;
 // blocks per SM is preferred (the old cluster kernel's 64 KiB chunks x 3 blocks a SM beat
 // one 128-200 KB row per SM by 8-15 % at 2.5-8 rows per SM).
 inline constexpr int64_t kSoftmaxOneBlockMinRowsPerSm = 16;
+// Few rows (too few to fill the SMs): the plan compares the bytes the busiest SM works
+// through (softmax_sm_work x element bytes), at ~11 KB a us an SM (one block a SM, H100
+// seed-2 run of issue 30: f32 clusters of 8-20K elements a block 7.8 us + 1 us per 11.2 KB,
+// the grid 9.5 us + 1 us per 10.8 KB), with what a combine costs in that unit: a cluster
+// barrier and DSMEM exchange 8 KB (~1 us), a grid round 16 KB (~1.5 us) more than that
+// (fitted: 19 KB; f32 2x129193 grid 10.24 us against a cluster of 16 10.66, 3x189229 10.91
+// against 11.87, f16 13x201037 a cluster of 8 11.90 against the grid's 12.86).
+inline constexpr int64_t kSoftmaxClusterSyncBytes = 8 * 1024;
+inline constexpr int64_t kSoftmaxGridRoundBytes = 24 * 1024;
+// kTile: rows spanning at most this many packs (wider ones: 2-byte 142857x210 72.2 us on
+// tiles of 16 lanes against 61.0 on the warp path, 32437x163 20.4 against 17.3; the rows of at
+// most 9 packs measured won 5-48 %)
+inline constexpr int64_t kSoftmaxTileMaxPacks = 16;
 inline constexpr int kSoftmaxWideBlock = 1024;  // threads of the cluster, grid, two-pass blocks
 // Dynamic shared memory the chunk kernel keeps before its buffers, by block size: the
 // block reduction's slots (two sets of one pair a warp), the cluster's two pair slots, the
-// grid path's deferred 8 bytes (see softmax_chunk_kernel); a multiple of 16.
+// grid path's deferred 8 bytes and their address (see softmax_chunk_kernel); a multiple of 16.
 __host__ __device__ constexpr int softmax_scratch_bytes(int block) {
   return ((2 * (block / kWarpSize) + 3) * 8 + 15) / 16 * 16;
 }
@@ -101,6 +128,9 @@ inline constexpr int kSoftmaxPairBytes = 8;
 // 5.6): the statistics pass, the grid barrier, the pairs' round trip through L2, the
 // pipeline's drain and ramp. 6 us x 23 GB/s a SM = 136 KiB (was priced 16 KiB, ~0.7 us).
 inline constexpr int64_t kSoftmaxBarrierBytesPerSm = 136 * 1024;
+// kGrid: the fewest packs a block's buffer holds (the chunk's head, its parked pair's
+// elements included, is always on chip).
+inline constexpr int64_t kSoftmaxGridMinPacks = 8;
 // Total bytes (in + out) from which splitting rows that fit one block each over several
 // blocks is worth its combine: 64 KiB per SM.
 inline constexpr int64_t kSoftmaxSplitMinBytesPerSm = 64 * 1024;
@@ -124,6 +154,13 @@ __host__ __device__ constexpr int softmax_warp_min_blocks(int pack, int group, i
   if (code_arch == 100 && pack == 8 && packs == 1 && group >= 16) return 9;
   const int floats = pack * packs * (packs == 1 ? 2 : 1);
   return floats > 16 ? 8 : (pack == 4 ? 12 : 10);
+}
+
+// Blocks per SM that the tile kernel's __launch_bounds__ ask for, by the elements of a row a
+// lane holds (Per): 16 floats 8 blocks of 128 threads (64 registers), up to 8 12 (40). (At 48
+// registers 16 floats a lane spilled 4-24 bytes on sm_80..sm_120, 32 floats 48-80 at 64.)
+__host__ __device__ constexpr int softmax_tile_min_blocks(int per) {
+  return per > 8 ? 8 : 12;
 }
 
 // kBlock on the pack grid (SoftmaxPlan.on_grid): the row in the registers of one block,
@@ -188,7 +225,8 @@ struct SoftmaxPlan {
   int pack = 1;
   /// kWarp: lanes that share one row (1, 2, ..., 32) and packs each lane holds; the lanes of
   /// a group hold group x packs packs, at least the row's. kBlock on the grid: packs a thread
-  /// holds (group unused).
+  /// holds (group unused). kTile: lanes that share one row (1, 2, 4, 8, 16) and elements of it
+  /// each lane holds (4, 8 or 16: group x packs >= cols).
   /// @{
   int group = 32;
   /// @}
@@ -203,13 +241,13 @@ struct SoftmaxPlan {
   /// kCluster, chunks per row for kGrid); chunk j is [softmax_chunk_begin(j), ...(j + 1)).
   int split = 1;
   /// Chunk paths: buffers per block (2: the next task's chunk is loaded while this one is
-  /// reduced and written) and the bytes of one (a multiple of 16).
+  /// reduced and written) and the bytes of one (a multiple of 16). kTile: 2 buffers of a tile.
   /// @{
   int buffers = 1;
   /// @}
   int64_t buffer_bytes = 0;  ///< see buffers
   /// kGrid: rows the grid holds at once and rounds (rows_per_round x rounds >= rows); the
-  /// grid has rows_per_round x split busy blocks.
+  /// grid has rows_per_round x split busy blocks. kTile: rows of one tile (rounds unused).
   int64_t rows_per_round = 0;
   int64_t rounds = 0;  ///< see rows_per_round
   /// Resident blocks per SM the grid is sized for: blocks_per_sm() with the register bound
@@ -255,16 +293,25 @@ constexpr SoftmaxConfig softmax_chunk_config(int elem_bytes, SoftmaxPath path, i
                                              int block) {
   return {elem_bytes, path, pack, block, 0, 0, false};
 }
+constexpr SoftmaxConfig softmax_tile_config(int elem_bytes, int group, int per) {
+  return {elem_bytes, SoftmaxPath::kTile, kMaxPackBytes / elem_bytes, kSoftmaxTileBlock, group, per,
+          false};
+}
 }  // namespace detail
 
 /// Every kernel configuration softmax and log_softmax launch, each element size's entries
 /// together (float, then the 2-byte types). plan_softmax returns one of them
 /// (softmax_config), launch_softmax instantiates exactly these, and the plan tests check
 /// that every plan is one and every one is planned for some shape.
+/// - kTile, 128 threads, 16-byte packs: a row in 1 lane holding up to 4, 8 or 16 elements, or
+///   in 2, 4 or 8 lanes (8: 2-byte types only, f32 rows of 16 packs are at most 61 columns)
+///   holding up to 16 each.
 /// - kWarp, 128 threads: one element per access (in and out at different offsets within 16
-///   bytes): 32 lanes holding 1, 8 or 32 elements; 16-byte packs, rows off and on the pack
-///   grid: groups of 1..16 lanes holding one pack, 32 lanes holding 1..32 floats; 2-byte rows
-///   on the 8-byte grid only: 8-byte packs, the same lane shapes, on the grid.
+///   bytes): 32 lanes holding 1, 8 or 32 elements; 16-byte packs, rows on the pack grid:
+///   groups of 1..32 lanes holding one pack, 32 lanes holding 2..32 floats; off the grid
+///   (rows of more than 16 packs: kTile below) 32 lanes holding 1..32 floats, 32 lanes holding
+///   8..32 floats; 2-byte rows on the 8-byte
+///   grid only: 8-byte packs, the same lane shapes, on the grid.
 /// - kBlock on the grid, the row in registers: 128 x 2 (2-byte types), 256 x 2, 512 x 2, 512 x
 ///   4 packs. A float row 128 x 2 packs hold (1024 columns) is the warp path's.
 /// - kBlock in shared memory: 32 (2-byte types), 64..1024 threads; one element per access: 256
@@ -274,14 +321,14 @@ constexpr SoftmaxConfig softmax_chunk_config(int elem_bytes, SoftmaxPath path, i
 ///   packs or one element per access.
 inline constexpr SoftmaxConfig kSoftmaxConfigs[] = {
     // float
+    detail::softmax_tile_config(4, 1, 4),
+    detail::softmax_tile_config(4, 1, 8),
+    detail::softmax_tile_config(4, 1, 16),
+    detail::softmax_tile_config(4, 2, 16),
+    detail::softmax_tile_config(4, 4, 16),
     detail::softmax_warp_config(4, 1, 32, 1, false),
     detail::softmax_warp_config(4, 1, 32, 8, false),
     detail::softmax_warp_config(4, 1, 32, 32, false),
-    detail::softmax_warp_config(4, 4, 1, 1, false),
-    detail::softmax_warp_config(4, 4, 2, 1, false),
-    detail::softmax_warp_config(4, 4, 4, 1, false),
-    detail::softmax_warp_config(4, 4, 8, 1, false),
-    detail::softmax_warp_config(4, 4, 16, 1, false),
     detail::softmax_warp_config(4, 4, 32, 1, false),
     detail::softmax_warp_config(4, 4, 32, 2, false),
     detail::softmax_warp_config(4, 4, 32, 4, false),
@@ -312,14 +359,15 @@ inline constexpr SoftmaxConfig kSoftmaxConfigs[] = {
     detail::softmax_chunk_config(4, SoftmaxPath::kTwoPass, 4, 1024),
     detail::softmax_chunk_config(4, SoftmaxPath::kTwoPass, 1, 1024),
     // __half, __nv_bfloat16
+    detail::softmax_tile_config(2, 1, 4),
+    detail::softmax_tile_config(2, 1, 8),
+    detail::softmax_tile_config(2, 1, 16),
+    detail::softmax_tile_config(2, 2, 16),
+    detail::softmax_tile_config(2, 4, 16),
+    detail::softmax_tile_config(2, 8, 16),
     detail::softmax_warp_config(2, 1, 32, 1, false),
     detail::softmax_warp_config(2, 1, 32, 8, false),
     detail::softmax_warp_config(2, 1, 32, 32, false),
-    detail::softmax_warp_config(2, 8, 1, 1, false),
-    detail::softmax_warp_config(2, 8, 2, 1, false),
-    detail::softmax_warp_config(2, 8, 4, 1, false),
-    detail::softmax_warp_config(2, 8, 8, 1, false),
-    detail::softmax_warp_config(2, 8, 16, 1, false),
     detail::softmax_warp_config(2, 8, 32, 1, false),
     detail::softmax_warp_config(2, 8, 32, 2, false),
     detail::softmax_warp_config(2, 8, 32, 4, false),
@@ -366,7 +414,7 @@ constexpr ConfigRange softmax_configs_of(int elem_bytes) {
                       [elem_bytes](const SoftmaxConfig& c) { return c.elem_bytes == elem_bytes; });
 }
 static_assert(softmax_configs_of(4).end - softmax_configs_of(4).begin == 37 &&
-                  softmax_configs_of(2).end - softmax_configs_of(2).begin == 46,
+                  softmax_configs_of(2).end - softmax_configs_of(2).begin == 47,
               "each element size's entries together");
 
 /// The configuration plan p launches with elem_bytes-byte elements: p's fields that become
@@ -380,6 +428,8 @@ inline SoftmaxConfig softmax_config(const SoftmaxPlan& p, int elem_bytes) {
     case SoftmaxPath::kBlock:
       if (p.on_grid) return {elem_bytes, p.path, p.pack, block, 0, p.packs, true};
       return detail::softmax_chunk_config(elem_bytes, p.path, p.pack, block);
+    case SoftmaxPath::kTile:
+      return {elem_bytes, p.path, p.pack, block, p.group, p.packs, false};
     default:
       return detail::softmax_chunk_config(elem_bytes, p.path, p.pack, block);
   }
@@ -437,6 +487,57 @@ inline double softmax_fill(int64_t tasks, int64_t per_round, int64_t width, int6
   const double time =
       double(tasks / per_round) * round_time(per_round) + round_time(tasks % per_round);
   return double(tasks) * double(width) / double(slots) / time;
+}
+
+// kTile: rows off the pack grid whose span the warp path would hold one pack a lane (the plan
+// asks it for at most kSoftmaxTileMaxPacks), 16-byte packs (in and out at the same offset within 16
+// bytes). There every row has partial end packs moved element by element, and short rows are mostly
+// those (2-byte 2682433x2: 0.15 of the speed of light, 3858350x3 0.19, 765422x14 0.32; f32
+// 343264x65 0.62). A tile of rows_per_round consecutive rows is one span of the flat array: whole
+// 16-byte packs but its two ends. The row's lanes: the fewest of 1, 2, 4, 8, 16 that hold it 16
+// elements a lane at most; one lane holds 4, 8 or 16 (the fewest that hold the row). A tile
+// holds kSoftmaxTileBytes of rows, a whole number of the block's rows at once (128 / group),
+// at least one; two buffers a block. The grid: one block per tile up to the resident blocks,
+// which loop over the rest.
+inline bool softmax_plan_tile(int64_t rows, int64_t cols, int elem_bytes, const DeviceInfo& d,
+                              SoftmaxPlan* p) {
+  constexpr int kPer = 16;  // most elements a lane holds
+  int group = 1;
+  while (group < 16 && int64_t{group} * kPer < cols)
+    group *= 2;
+  if (int64_t{group} * kPer < cols) return false;
+  int per = kPer;
+  if (group == 1) {
+    per = 4;
+    while (per < cols)
+      per *= 2;
+  }
+  const int64_t unit = kSoftmaxTileBlock / group;  // rows the block works on at once
+  const int64_t row_bytes = cols * elem_bytes;
+  const int64_t tile_rows = std::max<int64_t>(1, kSoftmaxTileBytes / row_bytes / unit) * unit;
+  const int64_t pack_bytes = int64_t{p->pack} * elem_bytes;
+  const int64_t buf =
+      round_up<int64_t>(softmax_chunk_packs(tile_rows * cols, 1, p->pack) * pack_bytes, 16);
+  const int regs = softmax_regs_bound(d, kSoftmaxTileBlock, softmax_tile_min_blocks(per));
+  const int bps = blocks_per_sm(d, kSoftmaxTileBlock, regs, 2 * buf);
+  if (bps < 1) return false;
+  p->path = SoftmaxPath::kTile;
+  p->on_grid = false;
+  p->group = group;
+  p->packs = per;
+  p->split = 1;
+  p->buffers = 2;
+  p->buffer_bytes = buf;
+  p->rows_per_round = tile_rows;
+  p->rounds = 0;
+  p->blocks_per_sm = bps;
+  const int64_t tiles = ceil_div(rows, tile_rows);
+  const int64_t slots = int64_t{bps} * d.sm_count;
+  p->fill = softmax_fill(tiles, slots, 1, slots, d.sm_count);
+  p->shape.block = dim3(kSoftmaxTileBlock);
+  p->shape.grid = dim3(static_cast<unsigned>(std::min(tiles, slots)));
+  p->shape.smem = static_cast<size_t>(2 * buf);
+  return true;
 }
 
 // kBlock: one block per row, the row in shared memory. The smallest block (32..1024
@@ -519,6 +620,12 @@ inline bool softmax_plan_block_registers(int64_t rows, int64_t vp, const DeviceI
   return true;
 }
 
+// Elements the busiest SM works through when `tasks` tasks (rows) of `width` blocks each, of
+// `chunk` elements a block, spread evenly over the SMs.
+inline int64_t softmax_sm_work(int64_t tasks, int64_t width, int64_t chunk, int sm_count) {
+  return ceil_div<int64_t>(tasks * width, sm_count) * chunk;
+}
+
 // Clusters of up to d.max_cluster() blocks: 16 where the architecture launches the
 // non-portable size (sm_90 / sm_100, with cudaFuncAttributeNonPortableClusterSizeAllowed; f32
 // 128x262144 / 32x250000 measured 109 / 34 us in 16 x 64 KB chunks against 118 / 43.5 in
@@ -546,6 +653,9 @@ inline bool softmax_plan_cluster(int64_t rows, int64_t cols, int64_t pack_bytes,
   for (const Try t :
        {Try{kSoftmaxClusterBlock, 3}, Try{kSoftmaxClusterBlock, 2}, Try{kSoftmaxWideBlock, 1}}) {
     const int regs = softmax_regs_bound(d, t.block, kSoftmaxChunkThreadsPerSm / t.block);
+    const int scratch = softmax_scratch_bytes(t.block);
+    int best_c = 0, best_buffers = 0, best_bps = 0;
+    int64_t best_buf = 0, best_work = 0;
     for (int i = 0; i < 2 * sizes; ++i) {
       // several blocks a SM: the smallest cluster first (two buffers, else one); one block
       // a SM: two buffers first (the smallest cluster), then one
@@ -554,37 +664,52 @@ inline bool softmax_plan_cluster(int64_t rows, int64_t cols, int64_t pack_bytes,
       const int buffers = by_cluster ? 2 - i % 2 : (i < sizes ? 2 : 1);
       if (cols / c < p->pack) continue;
       const int64_t buf = round_up<int64_t>(softmax_chunk_packs(cols, c, p->pack) * pack_bytes, 16);
-      const int scratch = softmax_scratch_bytes(t.block);
       const int bps = blocks_per_sm(d, t.block, regs, scratch + buffers * buf);
       if (bps < t.min_bps) continue;
-      const int64_t clusters = int64_t{bps} * d.sm_count / c;
-      if (clusters < 1) return false;
-      p->path = SoftmaxPath::kCluster;
-      p->split = c;
-      p->buffers = buffers;
-      p->buffer_bytes = buf;
-      p->blocks_per_sm = bps;
-      p->fill = softmax_fill(rows, clusters, c, int64_t{bps} * d.sm_count, d.sm_count);
-      p->shape.block = dim3(static_cast<unsigned>(t.block));
-      p->shape.grid = dim3(static_cast<unsigned>(std::min(rows, clusters) * c));
-      p->shape.cluster = dim3(static_cast<unsigned>(c));
-      p->shape.smem = static_cast<size_t>(scratch + buffers * buf);
-      return true;
+      if (int64_t{bps} * d.sm_count / c < 1) return false;
+      // the first that fits; then a larger cluster that takes work off the busiest SM while
+      // its rows still give every block an SM of its own (past that the blocks share SMs, and
+      // clusters of 16 at several blocks a SM pack into the GPCs short of the slots: f16
+      // 22x116416+3 on 352 blocks in clusters of 16 took 18.5 us, the grid 12.8)
+      const int64_t work = softmax_sm_work(rows, c, ceil_div<int64_t>(cols, c), d.sm_count);
+      if (best_c == 0 || (rows * c <= d.sm_count && work < best_work)) {
+        best_c = c, best_buffers = buffers, best_bps = bps, best_buf = buf, best_work = work;
+      }
     }
+    if (best_c == 0) continue;
+    const int64_t clusters = int64_t{best_bps} * d.sm_count / best_c;
+    p->path = SoftmaxPath::kCluster;
+    p->split = best_c;
+    p->buffers = best_buffers;
+    p->buffer_bytes = best_buf;
+    p->blocks_per_sm = best_bps;
+    p->fill = softmax_fill(rows, clusters, best_c, int64_t{best_bps} * d.sm_count, d.sm_count);
+    p->shape.block = dim3(static_cast<unsigned>(t.block));
+    p->shape.grid = dim3(static_cast<unsigned>(std::min(rows, clusters) * best_c));
+    p->shape.cluster = dim3(static_cast<unsigned>(best_c));
+    p->shape.smem = static_cast<size_t>(scratch + best_buffers * best_buf);
+    return true;
   }
   return false;
 }
 
 // kGrid (d.cooperative_launch): a cooperative grid of resident blocks of 1024 threads, each
-// with its SM's share of shared memory. Rows run in rounds of rows_per_round rows, each row
-// over `split` blocks (chunks): one round with one buffer when every row fits the grid at
-// once, else two buffers (the next round's chunk loads while this one is combined and
-// written; one buffer where two do not fit). The split is the one with the least estimated
-// time among those whose chunk fits a buffer (the largest on a tie): the bytes at the
-// rounds' rates (softmax_fill; rows spread evenly over the rounds), plus a grid barrier a
-// round, priced at what the GPU moves meanwhile (kSoftmaxBarrierBytesPerSm a SM). fill is
-// the resulting share of the copy's rate. Every chunk holds a parked pair (at least pack + 8 bytes
-// of elements).
+// with its SM's share of shared memory in one buffer. Rows run in rounds of rows_per_round
+// rows, each row over `split` blocks (chunks); with rounds, the next round's chunk loads into
+// the buffer as this one's output leaves. A chunk longer than the buffer keeps its first
+// buffer's worth on chip; the rest is read through registers for the statistics and read
+// again at the write (softmax_chunk_kernel): rows wider than the grid's shared memory (an
+// H100 holds ~30 MB), or fewer rounds for a little more reading. The split is the one with
+// the least estimated time (the largest on a tie): the bytes, and the bytes read again, at
+// the rounds' rates (softmax_fill; rows spread evenly over the rounds), plus a grid barrier a
+// round, priced at what the GPU moves meanwhile (kSoftmaxBarrierBytesPerSm a SM). fill is the
+// resulting share of the copy's rate (below 2/3 where most of a row is read twice). Every
+// chunk holds a parked pair (at least pack + 8 bytes of elements) within the part kept on
+// chip (kSoftmaxGridMinPacks packs).
+// (Two buffers, the next round's chunk loading through this one's statistics and barrier,
+// were planned for rounds of chunks that fit until chunks past the buffer came, at ~6 us a
+// round: f32 16x2097152 16 rounds 159.5 us; no shape of the plan tests' devices got them
+// since, every such shape taking fewer rounds of longer chunks.)
 inline bool softmax_plan_grid(int64_t rows, int64_t cols, int elem_bytes, int64_t pack_bytes,
                               const DeviceInfo& d, SoftmaxPlan* p) {
   if (!d.cooperative_launch) return false;
@@ -603,46 +728,42 @@ inline bool softmax_plan_grid(int64_t rows, int64_t cols, int elem_bytes, int64_
     int64_t split = 0, per_round = 0, rounds = 0;
     double fill = -1;
   };
-  const auto best_for = [&](int buffers) {
+  const int64_t room = (cap - softmax_scratch_bytes(kSoftmaxWideBlock)) / 16 * 16 / pack_bytes;
+  if (room < kSoftmaxGridMinPacks) return false;
+  // the best split whose chunks are longer than the buffer (over), or fit it
+  const auto best_for = [&](bool over) {
     Choice best;
-    const int64_t room =
-        (cap - softmax_scratch_bytes(kSoftmaxWideBlock)) / buffers / 16 * 16 / pack_bytes;
     for (int64_t split = 1; split <= max_split; ++split) {
-      if (softmax_chunk_packs(cols, static_cast<int>(split), p->pack) > room) continue;
+      const int64_t past = softmax_chunk_packs(cols, static_cast<int>(split), p->pack) - room;
+      if ((past > 0) != over) continue;
       const int64_t most = std::min(rows, grid / split);
       const int64_t rounds = ceil_div(rows, most);
       const int64_t per_round = ceil_div(rows, rounds);
       const double busy = softmax_fill(rows, per_round, split, grid, d.sm_count);
-      const double fill = bytes / (bytes / busy + double(rounds) * barrier);
+      const double again =
+          over ? double(rows) * double(split) * double(past) * double(pack_bytes) : 0.0;
+      const double fill = bytes / ((bytes + again) / busy + double(rounds) * barrier);
       // on a tie the larger split: more SMs share the latency of a round
       if (fill > best.fill - 1e-9) best = {split, per_round, rounds, fill};
     }
     return best;
   };
-  const Choice one = best_for(1);
-  Choice c = one;
-  int buffers = 1;
-  if (one.fill < 0 || one.rounds > 1) {
-    const Choice two = best_for(2);
-    if (two.fill >= 0) {
-      c = two;
-      buffers = 2;
-    }
-  }
+  Choice c = best_for(false);
+  const Choice over = best_for(true);
+  if (over.fill > c.fill) c = over;
   if (c.fill < 0) return false;
   p->path = SoftmaxPath::kGrid;
   p->split = static_cast<int>(c.split);
-  p->buffers = buffers;
-  p->buffer_bytes =
-      round_up<int64_t>(softmax_chunk_packs(cols, p->split, p->pack) * pack_bytes, 16);
+  p->buffers = 1;
+  p->buffer_bytes = round_up<int64_t>(
+      std::min(softmax_chunk_packs(cols, p->split, p->pack), room) * pack_bytes, 16);
   p->rows_per_round = c.per_round;
   p->rounds = c.rounds;
   p->blocks_per_sm = bps;
   p->fill = c.fill;
   p->shape.block = dim3(kSoftmaxWideBlock);
   p->shape.grid = dim3(static_cast<unsigned>(c.per_round * c.split));
-  p->shape.smem =
-      static_cast<size_t>(softmax_scratch_bytes(kSoftmaxWideBlock) + buffers * p->buffer_bytes);
+  p->shape.smem = static_cast<size_t>(softmax_scratch_bytes(kSoftmaxWideBlock) + p->buffer_bytes);
   p->shape.cooperative = true;
   return true;
 }
@@ -689,6 +810,12 @@ inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, Alig
     h.pack = half_pack;
     if (softmax_plan_warp(rows, cols / half_pack, true, d, &h)) return h;
   }
+  // short rows off the pack grid: tiles of rows through shared memory
+  // (at most kSoftmaxTileMaxPacks packs)
+  if (!on_grid && p.pack > 1 && vp <= kSoftmaxTileMaxPacks) {
+    SoftmaxPlan t = p;
+    if (softmax_plan_tile(rows, cols, elem_bytes, d, &t)) return t;
+  }
   if (softmax_plan_warp(rows, vp, on_grid, d, &p)) return p;
   const int64_t pack_bytes = int64_t{p.pack} * elem_bytes;
   SoftmaxPlan block = p, cluster = p, grid = p;
@@ -715,6 +842,15 @@ inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, Alig
         cluster.blocks_per_sm >= 2 && big && rows < kSoftmaxOneBlockMinRowsPerSm * d.sm_count &&
         cluster.fill >= 0.9 * block.fill)
       best = cluster;
+    // too few rows to fill the SMs, however few the bytes (decode: 13x57751 f32, 6 MB, took
+    // 18 us on 13 SMs, 0.30 of the speed of light): a cluster a row where the busiest SM's
+    // elements and the cluster barrier are fewer than one block's row
+    if (best.path == SoftmaxPath::kBlock && has_cluster && block.fill < 0.9 &&
+        softmax_sm_work(rows, cluster.split, ceil_div<int64_t>(cols, cluster.split), d.sm_count) *
+                    elem_bytes +
+                kSoftmaxClusterSyncBytes <
+            softmax_sm_work(rows, 1, cols, d.sm_count) * elem_bytes)
+      best = cluster;
     return best;
   }
   // few rows on clusters leave block slots idle, and each busy SM does all of its chunk's
@@ -724,6 +860,18 @@ inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, Alig
   const bool sparse =
       int64_t{cluster.shape.grid.x} * 2 < int64_t{cluster.blocks_per_sm} * d.sm_count;
   if (has_cluster && (!has_grid || (cluster.fill >= grid.fill && !sparse))) return cluster;
+  // ... unless the busiest SM's elements and the cluster barrier are fewer than those of the
+  // grid's rounds and their barriers (f32 7x160381: clusters of 16 on 112 SMs, 10K elements
+  // each, against a round of 8.9K; f16 1x1048576 keeps the grid: 65K against 8K)
+  if (has_cluster && has_grid &&
+      softmax_sm_work(rows, cluster.split, ceil_div<int64_t>(cols, cluster.split), d.sm_count) *
+                  elem_bytes +
+              kSoftmaxClusterSyncBytes <
+          grid.rounds * (softmax_sm_work(grid.rows_per_round, grid.split,
+                                         ceil_div<int64_t>(cols, grid.split), d.sm_count) *
+                             elem_bytes +
+                         kSoftmaxGridRoundBytes))
+    return cluster;
   if (has_grid) return grid;
   softmax_plan_two_pass(rows, d, &p);
   return p;

@@ -83,22 +83,53 @@ __device__ __forceinline__ SoftmaxStats softmax_stats_combine(SoftmaxStats a, So
   return {m, a.s * softmax_exp<Fast>(a.m - base) + b.s * softmax_exp<Fast>(b.m - base)};
 }
 
-// Adds K values to st: one rescale of the running sum when the max grows.
+// Adds K values to st: one rescale of the running sum (and of c) when the max grows.
+// f32 (!Fast): the K terms summed pairwise, then added with Neumaier's compensation: c gathers
+// each addition's rounding error (exact in float), softmax_stats_settle adds it back. A
+// thread's sum of thousands of terms (rows of 10^7..10^9 over the grid; a whole row on the
+// two-pass path) otherwise loses small terms once it is large (issue 30: an f32 row of 60 M
+// 5.3e-5 off on one block). 2-byte types (outputs within 2^-8..2^-11): added one by one, c
+// unused.
 template <bool Fast, int K>
-__device__ __forceinline__ void softmax_stats_add(SoftmaxStats& st, const float (&x)[K]) {
+__device__ __forceinline__ void softmax_stats_add(SoftmaxStats& st, float& c, const float (&x)[K]) {
   float pm = x[0];
 #pragma unroll
   for (int k = 1; k < K; ++k)
     pm = fmaxf(pm, x[k]);
   const float m = fmaxf(st.m, pm);
   if (m != st.m) {
-    st.s *= softmax_exp<Fast>(st.m - m);  // st.m = -inf: 0 (a NaN sum stays NaN)
+    const float r = softmax_exp<Fast>(st.m - m);  // st.m = -inf: 0 (a NaN sum stays NaN)
+    st.s *= r;
+    if constexpr (!Fast) c *= r;
     st.m = m;
   }
   const float base = m == -INFINITY ? 0.f : m;
+  if constexpr (Fast) {
 #pragma unroll
-  for (int k = 0; k < K; ++k)
-    st.s += softmax_exp<Fast>(x[k] - base);
+    for (int k = 0; k < K; ++k)
+      st.s += softmax_exp<Fast>(x[k] - base);
+  } else {
+    float e[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      e[k] = softmax_exp<Fast>(x[k] - base);
+#pragma unroll
+    for (int w = 1; w < K; w *= 2)
+#pragma unroll
+      for (int k = 0; k + w < K; k += 2 * w)
+        e[k] += e[k + w];
+    // terms and sums are >= 0 (or NaN): the larger of the two is the one whose low bits
+    // the addition keeps
+    const float t = st.s + e[0];
+    c += st.s >= e[0] ? (st.s - t) + e[0] : (e[0] - t) + st.s;
+    st.s = t;
+  }
+}
+
+// The thread's sum with its compensation added back (see softmax_stats_add).
+template <bool Fast>
+__device__ __forceinline__ void softmax_stats_settle(SoftmaxStats& st, float c) {
+  if constexpr (!Fast) st.s += c;
 }
 
 // The max of the rows' values: fmaxf (one FMNMX; it skips NaN, see the file comment).
@@ -536,6 +567,201 @@ __device__ __forceinline__ void softmax_from_smem(const SoftmaxSpan<T, Pack>& sp
   }
 }
 
+// ---------------------------------------------------------------------------------------
+// Short rows off the pack grid (kTile): tiles of tile_rows consecutive rows, each tile one span
+// of the flat array, copied into shared memory as whole 16-byte packs (cp.async; its two end
+// packs element by element), then each row in the registers of a group of Group lanes: lane l
+// holds the row's elements l, l + Group, ... (Per at most; -inf past the row), read from and
+// written back to shared memory, and the tile copied out as packs. Two buffers: the next tile
+// loads while this one is worked on and written. Rows of a warp start at different elements
+// (rotated by their index in the warp, an element's position (q + rot) mod cols), so that a
+// warp's shared-memory accesses fall in different banks whatever the row's width. The loop
+// over a tile's rows is uniform over the warp (groups past the tile's last row compute on
+// -inf and store nothing): the shuffles need every lane. Tiles b, b + gridDim.x, ...
+template <typename T, SoftmaxKind Kind, int Group, int Per>
+__global__ void __launch_bounds__(kSoftmaxTileBlock,
+                                  min_blocks_per_sm(kSoftmaxTileBlock,
+                                                    softmax_tile_min_blocks(Per)))
+    softmax_tile_kernel(const T* in, T* out, int64_t rows, int cols, int tile_rows,
+                        int64_t buffer_bytes) {
+  static_assert(Group >= 1 && Group <= kWarpSize && (Group & (Group - 1)) == 0, "lane groups");
+  constexpr int kPack = kMaxPackSize<T>;
+  constexpr bool kFast = kSoftmaxFast<T>;
+  constexpr int kGroups = kWarpSize / Group;  // rows of a warp at once
+  using Span = SoftmaxSpan<T, kPack>;
+  using P = PackOf<T, kPack>;
+  extern __shared__ float4 softmax_smem[];
+  P* const buf0 = reinterpret_cast<P*>(softmax_smem);
+  P* const buf1 =
+      reinterpret_cast<P*>(reinterpret_cast<unsigned char*>(softmax_smem) + buffer_bytes);
+  const int lane = threadIdx.x % Group;
+  const int group = (threadIdx.x % kWarpSize) / Group;
+  const int rot = group % cols;
+  const int first_row = (threadIdx.x / kWarpSize) * kGroups;  // the warp's first row
+  const int64_t tiles = (rows + tile_rows - 1) / tile_rows;
+  const auto span_of = [&](int64_t tile) {
+    if (tile >= tiles) return Span(in, out, 0);
+    const int64_t r0 = tile * tile_rows;
+    const int64_t n = rows - r0 < tile_rows ? rows - r0 : tile_rows;
+    return Span(in + r0 * cols, out + r0 * cols, n * cols);
+  };
+  // every pack of a span into buf, one commit group (thread t: packs t, t + block, ...)
+  const auto issue = [&](const Span& sp, P* buf) {
+    const int n = sp.packs();
+    for (int v = threadIdx.x; v < n; v += kSoftmaxTileBlock)
+      softmax_issue_pack(sp, buf, v);
+    __pipeline_commit();
+  };
+
+  Span sp = span_of(blockIdx.x);
+  issue(sp, buf0);
+  for (int64_t tile = blockIdx.x, it = 0; tile < tiles; tile += gridDim.x, ++it) {
+    P* const buf = (it & 1) ? buf1 : buf0;
+    // the next tile into the other buffer: this thread's packs there were last read by its
+    // own copy-out (its span is made again at the end: not kept live through the rows)
+    issue(span_of(tile + gridDim.x), (it & 1) ? buf0 : buf1);
+    __pipeline_wait_prior(1);
+    __syncthreads();  // every thread's copies of this tile have landed
+    T* const e = reinterpret_cast<T*>(buf) + sp.head;  // element 0 of the tile
+    const int n_rows = static_cast<int>(sp.len / cols);
+    for (int r0 = first_row; r0 < n_rows; r0 += kSoftmaxTileBlock / Group) {
+      const int r = r0 + group;
+      const int n = r < n_rows ? cols : 0;  // past the tile's rows: no element
+      T* const row = e + r * cols;
+      float x[Per];
+      // element q = lane + k x Group of the row sits at (q + rot) mod cols (q, rot < cols)
+#pragma unroll
+      for (int k = 0; k < Per; ++k) {
+        const int q = lane + k * Group;
+        const int pos = q + rot - (q + rot >= cols ? cols : 0);
+        x[k] = q < n ? convert<float>(row[pos]) : -INFINITY;
+      }
+      float m = -INFINITY;
+#pragma unroll
+      for (int k = 0; k < Per; ++k)
+        m = fmaxf(m, x[k]);
+      m = warp_all_reduce<Group>(m, FMax{});
+      const float base = m == -INFINITY ? 0.f : m;
+      float s = 0.f;
+#pragma unroll
+      for (int k = 0; k < Per; ++k) {
+        const float ek = softmax_exp<kFast>(x[k] - base);  // -inf padding: 0
+        if constexpr (Kind == SoftmaxKind::kSoftmax) x[k] = ek;
+        s += ek;
+      }
+      s = warp_all_reduce<Group>(s, Sum{});
+      const float inv = 1.f / s;
+      const float log_s = logf(s);
+      // the positions made afresh from an opaque copy of rot (else the loads' are kept live
+      // through the reductions: Per registers, spilled at 64 in f32 on sm_90)
+      int rot2 = rot;
+      asm("" : "+r"(rot2));
+#pragma unroll
+      for (int k = 0; k < Per; ++k) {
+        const int q = lane + k * Group;
+        const int pos = q + rot2 - (q + rot2 >= cols ? cols : 0);
+        // softmax: x holds e = exp(x - base); e / s is NaN for an all -inf row (0 / 0)
+        if (q < n)
+          row[pos] = convert<T>(Kind == SoftmaxKind::kSoftmax ? x[k] * inv : (x[k] - m) - log_s);
+      }
+    }
+    __syncthreads();  // the tile's outputs are in the buffer
+    const int n = sp.packs();
+    for (int v = threadIdx.x; v < n; v += kSoftmaxTileBlock) {
+      const P o = buf[v];
+      const int64_t c = sp.first(v);
+      if (sp.whole(v)) {
+        store_pack<kPack>(sp.dst + c, 0, o);
+      } else {
+#pragma unroll
+        for (int k = 0; k < kPack; ++k)
+          if (c + k >= 0 && c + k < sp.len) sp.dst[c + k] = o.elem[k];
+      }
+    }
+    sp = span_of(tile + gridDim.x);
+  }
+}
+
+// kGrid chunks longer than their buffer (rows wider than the grid's shared memory): packs
+// [from, n) of a span are read through registers, kU whole packs a thread in flight (loaded
+// as 16-byte words, converted where used: the kernel has 64 registers), into the thread's
+// statistics; a partial last pack by the block's last thread...
+// (the write holds 8 2-byte outputs a pack too: 2 packs in flight there, 4 spill in bf16)
+template <int Pack>
+inline constexpr int kSoftmaxStreamU = Pack == 1 ? 8 : 4;
+template <int Pack>
+inline constexpr int kSoftmaxStreamWriteU = Pack == 8 ? 2 : kSoftmaxStreamU<Pack>;
+
+template <bool Fast, int Block, typename T, int Pack>
+__device__ __forceinline__ void softmax_stream_stats(const SoftmaxSpan<T, Pack>& sp, int from,
+                                                     SoftmaxStats& st, float& c) {
+  constexpr int kU = kSoftmaxStreamU<Pack>;
+  const int n = sp.packs();
+  if (from >= n) return;
+  const int whole = sp.hi > from ? sp.hi : from;  // [from, whole): whole packs (from >= lo)
+  for (int v0 = from + static_cast<int>(threadIdx.x); v0 < whole; v0 += kU * Block) {
+    PackOf<T, Pack> raw[kU];  // all kU loads issued before any is used
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+#pragma unroll
+      for (int k = 0; k < Pack; ++k)
+        raw[u].elem[k] = lowest<T>();
+      if (v0 + u * Block < whole) raw[u] = load_pack<Pack>(sp.src + sp.first(v0 + u * Block), 0);
+    }
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      float x[Pack];
+#pragma unroll
+      for (int k = 0; k < Pack; ++k)
+        x[k] = convert<float>(raw[u].elem[k]);
+      softmax_stats_add<Fast>(st, c, x);
+    }
+  }
+  if (whole < n && threadIdx.x == Block - 1) {
+    float x[Pack];
+    softmax_load(sp, whole, x);
+    softmax_stats_add<Fast>(st, c, x);
+  }
+}
+
+// ... and read again once the row's (m, s) is known, and written: the last packs first (the
+// statistics read them last, so they are the likeliest to still be in L2).
+template <SoftmaxKind Kind, bool Fast, int Block, typename T, int Pack>
+__device__ __forceinline__ void softmax_stream_write(const SoftmaxSpan<T, Pack>& sp, int from,
+                                                     float m, float inv_s, float log_s) {
+  constexpr int kU = kSoftmaxStreamWriteU<Pack>;
+  const int n = sp.packs();
+  if (from >= n) return;
+  const int whole = sp.hi > from ? sp.hi : from;
+  if (whole < n && threadIdx.x == Block - 1) {
+    float x[Pack], y[Pack];
+    softmax_load(sp, whole, x);
+#pragma unroll
+    for (int k = 0; k < Pack; ++k)
+      y[k] = softmax_out<Kind, Fast>(x[k], m, inv_s, log_s);
+    softmax_store(sp, whole, y);
+  }
+  for (int v0 = whole - 1 - static_cast<int>(threadIdx.x); v0 >= from; v0 -= kU * Block) {
+    PackOf<T, Pack> raw[kU];
+    const T* src = sp.src + sp.first(v0);
+    T* dst = sp.dst + sp.first(v0);
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+      if (u == 0 || v0 - u * Block >= from) raw[u] = load_pack<Pack>(src, -int64_t{u} * Block);
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      if (u == 0 || v0 - u * Block >= from) {
+        // the output over the input, converted before the store (half the registers of floats)
+#pragma unroll
+        for (int k = 0; k < Pack; ++k)
+          raw[u].elem[k] =
+              convert<T>(softmax_out<Kind, Fast>(convert<float>(raw[u].elem[k]), m, inv_s, log_s));
+        store_pack<Pack>(dst, -int64_t{u} * Block, raw[u]);
+      }
+    }
+  }
+}
+
 // Task of one iteration: which row (and chunk of it) this block holds.
 struct SoftmaxTask {
   int64_t row;
@@ -557,6 +783,9 @@ struct SoftmaxTask {
 //    combines them in the same order. The 8 bytes of output a pair sat on are written one
 //    round later (after the next barrier, when every reader is done): their owners leave
 //    them in the scratch, thread 0 writes them; the last ones after a final barrier.
+//    A chunk longer than the buffer keeps its first buffer_bytes on chip; the rest is read
+//    through registers for the statistics (while the buffer's copies are in flight) and
+//    again at the write, before the buffer's part (softmax_stream_stats / _write).
 // Per iteration: (two buffers: issue the next task's chunk into the other buffer first, so
 // its loads are in flight through this chunk's statistics, the combine and the write); wait
 // for the chunk; each thread's online pair over its packs; the block's pair; combine; write
@@ -579,13 +808,17 @@ __global__ void __launch_bounds__(Block,
   using Bits = bits_t<sizeof(T)>;
   constexpr int kSlot = kSoftmaxPairBytes / static_cast<int>(sizeof(T));  // elements of a pair
   constexpr int kScratch = softmax_scratch_bytes(Block);
-  static_assert((2 * kWarps + 2) * sizeof(SoftmaxStats) + kSoftmaxPairBytes <= kScratch,
-                "scratch layout");
+  static_assert(
+      (2 * kWarps + 2) * sizeof(SoftmaxStats) + kSoftmaxPairBytes + sizeof(void*) <= kScratch,
+      "scratch layout");
   extern __shared__ float4 softmax_smem[];
   auto* scratch = reinterpret_cast<unsigned char*>(softmax_smem);
   auto* slots = reinterpret_cast<SoftmaxStats*>(scratch);  // 2 x kWarps
   auto* part = slots + 2 * kWarps;                         // kCluster: 2
   auto* deferred = reinterpret_cast<Bits*>(part + 2);      // kGrid: kSlot
+  // kGrid, thread 0: where the last round's 8 bytes go (in shared memory, not in a register
+  // kept through every round)
+  auto* deferred_dst = reinterpret_cast<Bits**>(scratch + kScratch - sizeof(Bits*));
   auto* buf0 = reinterpret_cast<PackOf<T, Pack>*>(scratch + kScratch);
   auto* buf1 = reinterpret_cast<PackOf<T, Pack>*>(scratch + kScratch + a.buffer_bytes);
   int reduce_parity = 0;  // softmax_stats_block_all_reduce's slot set
@@ -627,33 +860,53 @@ __global__ void __launch_bounds__(Block,
     const SoftmaxTask t = task(it);
     return t.active ? span(t) : SoftmaxSpan<T, Pack>(a.in, a.out, 0);
   };
-  // issues all of a span's packs into buf as one commit group
+  // the packs of a span kept in shared memory: all but a kGrid chunk's past its buffer
+  const auto held_of = [&](const SoftmaxSpan<T, Pack>& sp) {
+    if constexpr (Combine == BlockCombine::kGrid) {
+      const int cap = static_cast<int>(a.buffer_bytes / int64_t{sizeof(PackOf<T, Pack>)});
+      return sp.packs() < cap ? sp.packs() : cap;
+    } else {
+      return sp.packs();
+    }
+  };
+  // issues a span's packs held in shared memory into buf as one commit group
   const auto issue = [&](const SoftmaxSpan<T, Pack>& sp, PackOf<T, Pack>* buf) {
-    const int n = sp.packs();
+    const int n = held_of(sp);
     for (int v = threadIdx.x; v < n; v += Block)
       softmax_issue_pack(sp, buf, v);
     __pipeline_commit();
   };
 
   [[maybe_unused]] int parity = 0;  // kCluster: which pair slot this row uses
-  Bits* deferred_dst = nullptr;     // kGrid, thread 0: where the last round's 8 bytes go
+  if (Combine == BlockCombine::kGrid && threadIdx.x == 0) *deferred_dst = nullptr;
   // each iteration's span is made once, as the previous iteration's `next`
   SoftmaxSpan<T, Pack> sp = span_of(0);
   if (iters > 0) issue(sp, buf0);
   for (int64_t it = 0; it < iters; ++it) {
     PackOf<T, Pack>* buf = (a.buffers == 2 && (it & 1)) ? buf1 : buf0;
     const SoftmaxTask t = task(it);
-    const int n = sp.packs();
-    const SoftmaxSpan<T, Pack> next =
-        it + 1 < iters ? span_of(it + 1) : SoftmaxSpan<T, Pack>(a.in, a.out, 0);
+    const int n = held_of(sp);  // packs in shared memory (kGrid: sp.packs() - n streamed)
+    const auto next_span = [&] {
+      return it + 1 < iters ? span_of(it + 1) : SoftmaxSpan<T, Pack>(a.in, a.out, 0);
+    };
+    // the next task's span; kGrid makes it only for the write (not live through the loads
+    // of the packs past the buffer)
+    const SoftmaxSpan<T, Pack> next_early =
+        Combine == BlockCombine::kGrid ? SoftmaxSpan<T, Pack>(a.in, a.out, 0) : next_span();
     // two buffers: the next task's chunk goes into the other buffer before this one is even
     // waited for (its loads then overlap this chunk's statistics too: issued after them, a
     // grid round took ~6 us more than its bytes). The other buffer is free: this thread
     // is done with its own slots there (the only ones it reads, writes or copies into), the
     // previous iteration's write read them.
     const bool early = a.buffers == 2 && it + 1 < iters;
+    SoftmaxStats st = softmax_stats_empty();
+    float comp = 0.f;  // st.s's compensation (f32; softmax_stats_add)
+    if constexpr (Combine == BlockCombine::kGrid) {
+      // the packs past the buffer, while the buffer's copies are in flight (one buffer)
+      softmax_stream_stats<kFast, Block>(sp, n, st, comp);
+    }
     if (early) {
-      issue(next, (it & 1) ? buf0 : buf1);
+      issue(Combine == BlockCombine::kGrid ? next_span() : next_early, (it & 1) ? buf0 : buf1);
       __pipeline_wait_prior(1);  // this thread's copies of this chunk have landed
     } else {
       __pipeline_wait_prior(0);
@@ -661,7 +914,6 @@ __global__ void __launch_bounds__(Block,
     // cp.async.wait_group is no compiler fence: keep the reads of the chunk below it
     __syncwarp();
 
-    SoftmaxStats st = softmax_stats_empty();
     if constexpr (kExpOnce) {
       // the row max, then exp(x - max) once an element, kept in the element's slot (the
       // same thread reads it back for the output) and summed
@@ -692,8 +944,9 @@ __global__ void __launch_bounds__(Block,
       for (int v = threadIdx.x; v < n; v += Block) {
         float x[Pack];
         softmax_from_smem(sp, buf, v, x);
-        softmax_stats_add<kFast>(st, x);
+        softmax_stats_add<kFast>(st, comp, x);
       }
+      softmax_stats_settle<kFast>(st, comp);
       st = softmax_stats_block_all_reduce<Block, kFast>(st, slots, reduce_parity);
     }
     if constexpr (Combine == BlockCombine::kCluster) {
@@ -734,10 +987,10 @@ __global__ void __launch_bounds__(Block,
       }
       grid_sync();
       // every block's pair of this round is parked; every read of last round's is done
-      if (threadIdx.x == 0 && deferred_dst != nullptr) {
+      if (threadIdx.x == 0 && *deferred_dst != nullptr) {
 #pragma unroll
         for (int k = 0; k < kSlot; ++k)
-          deferred_dst[k] = deferred[k];
+          (*deferred_dst)[k] = deferred[k];
       }
       SoftmaxStats q = softmax_stats_empty();
       if (t.active) {
@@ -756,15 +1009,20 @@ __global__ void __launch_bounds__(Block,
         }
       }
       st = softmax_stats_block_all_reduce<Block, kFast>(q, slots, reduce_parity);
-      deferred_dst = t.active ? slot : nullptr;
+      if (threadIdx.x == 0) *deferred_dst = t.active ? slot : nullptr;
     }
     // every thread holds the row's max st.m and sum st.s. Write the chunk; with one buffer,
     // each pack's slot takes the next task's pack as soon as its output is out (the same
     // thread read the slot for that output), so the next chunk loads during this write.
-    const bool stream = a.buffers == 1 && it + 1 < iters;
-    const int n_next = stream ? next.packs() : 0;
     const float inv = 1.f / st.s;
     const float log_s = logf(st.s);
+    if constexpr (Combine == BlockCombine::kGrid) {
+      // the packs past the buffer first (their reads follow the statistics' closest)
+      softmax_stream_write<Kind, kFast, Block>(sp, n, st.m, inv, log_s);
+    }
+    const SoftmaxSpan<T, Pack> next = Combine == BlockCombine::kGrid ? next_span() : next_early;
+    const bool stream = a.buffers == 1 && it + 1 < iters;
+    const int n_next = stream ? held_of(next) : 0;
     for (int v = threadIdx.x; v < (n > n_next ? n : n_next); v += Block) {
       if (v < n) {
         float x[Pack], y[Pack];
@@ -803,10 +1061,10 @@ __global__ void __launch_bounds__(Block,
   } else if constexpr (Combine == BlockCombine::kGrid) {
     if (iters > 0) {
       grid_sync();  // every read of the last round's pairs is done
-      if (threadIdx.x == 0 && deferred_dst != nullptr) {
+      if (threadIdx.x == 0 && *deferred_dst != nullptr) {
 #pragma unroll
         for (int k = 0; k < kSlot; ++k)
-          deferred_dst[k] = deferred[k];
+          (*deferred_dst)[k] = deferred[k];
       }
     }
   }
@@ -827,6 +1085,7 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, kSoftmaxWideBl
     const SoftmaxSpan<T, Pack> sp(in + row * cols, out + row * cols, cols);
     const int64_t n = sp.packs();
     SoftmaxStats st = softmax_stats_empty();
+    float comp = 0.f;  // st.s's compensation (f32; softmax_stats_add)
     for (int64_t v0 = threadIdx.x; v0 < n; v0 += int64_t{kU} * Block) {
       float x[kU][Pack];  // kU loads issued before any is used
 #pragma unroll
@@ -834,8 +1093,9 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, kSoftmaxWideBl
         softmax_load(sp, v0 + int64_t{u} * Block, x[u]);  // past the end: -inf
 #pragma unroll
       for (int u = 0; u < kU; ++u)
-        softmax_stats_add<kFast>(st, x[u]);
+        softmax_stats_add<kFast>(st, comp, x[u]);
     }
+    softmax_stats_settle<kFast>(st, comp);
     st = softmax_stats_block_all_reduce<Block, kFast>(st, slots, reduce_parity);
     const float inv = 1.f / st.s;
     const float log_s = logf(st.s);
