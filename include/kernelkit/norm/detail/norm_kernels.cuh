@@ -278,6 +278,7 @@ __global__ void __launch_bounds__(Block, 1) norm_two_pass_kernel(const NormArgs<
           for (int j = 0; j < Pack; ++j)
             m2 += (x[u][j] - m) * (x[u][j] - m);
           w = norm_welford_merge(w, {float(Pack), m, m2});
+          ss += m * Pack;  // the plain sum: the mean where Welford's is not finite
         } else {
 #pragma unroll
           for (int j = 0; j < Pack; ++j)
@@ -288,7 +289,9 @@ __global__ void __launch_bounds__(Block, 1) norm_two_pass_kernel(const NormArgs<
     float mean = 0.f, var = 0.f;
     if constexpr (Kind == NormKind::kLayer) {
       w = norm_welford_block<Block>(w);
-      mean = w.mean;
+      // an inf in the row: Welford's mean turns NaN (inf - inf) where the sum's is +-inf
+      const float plain = block_all_reduce<Block>(ss, Sum{}) * inv_cols;
+      mean = isfinite(w.mean) ? w.mean : plain;
       var = w.m2 * inv_cols;
     } else {
       var = block_all_reduce<Block>(ss, Sum{}) * inv_cols;

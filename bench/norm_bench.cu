@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+// rms_norm, layer_norm and add_rms_norm (f32, bf16; weights and bias of x's type, the saved
+// statistics as floats) over the listed shapes of issue 34 and generated ones (bench/shapes.h,
+// kNormRange; no baseline in C++: torch and Liger are timed by the Python benchmark). bytes =
+// the fewest a call moves (kernelkit::norm_fewest_bytes): x (and residual), the weight (and
+// bias) read once; y (and x + residual) and the saved statistics written once. Each case is
+// verified once on sampled rows against a float64 reference.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "checks.cuh"
+#include "harness.cuh"
+#include "shapes.h"
+#include "kernelkit/norm/norm.cuh"
+
+namespace {
+
+// The adapter: every call this file makes into kernelkit goes through the function below,
+// so an API change is one line here (bench/NOTES.md "Timing").
+template <typename T>
+cudaError_t kk_norm(kernelkit::NormKind kind, const T* x, const T* res, const T* w, const T* b,
+                    T* y, T* sum, float* mean, float* rstd, int64_t rows, int64_t cols,
+                    cudaStream_t s) {
+  switch (kind) {
+    case kernelkit::NormKind::kRms:
+      return kernelkit::rms_norm(x, w, y, rstd, rows, cols, 1e-6f, s);
+    case kernelkit::NormKind::kLayer:
+      return kernelkit::layer_norm(x, w, b, y, mean, rstd, rows, cols, 1e-5f, s);
+    default:
+      return kernelkit::add_rms_norm(x, res, w, y, sum, rstd, rows, cols, 1e-6f, s);
+  }
+}
+
+using Shape = kkbench::RowsShape;
+using kernelkit::NormKind;
+
+const Shape kNormShapes[] = {{8192, 4096}, {32768, 8192}, {4096, 16384},
+                             {1, 4096},    {64, 8192},    {65536, 768}};
+
+const char* op_name(NormKind k) {
+  return k == NormKind::kRms ? "rms_norm" : (k == NormKind::kLayer ? "layer_norm" : "add_rms_norm");
+}
+
+// y (and x + residual) of sampled rows against float64, from the device's x and residual.
+template <typename T>
+void check_norm(const std::string& what, NormKind kind, const T* x, const T* res, const T* w,
+                const T* b, const T* y, const T* sum, int64_t rows, int64_t cols) {
+  const int64_t count = std::clamp<int64_t>((int64_t{1} << 22) / cols, 2, 16);
+  const double eps = kind == NormKind::kLayer ? 1e-5 : 1e-6;
+  std::vector<T> hx(cols), hr(cols), hw(cols), hb(cols), hy(cols), hs(cols);
+  BENCH_CUDA(cudaMemcpy(hw.data(), w, cols * sizeof(T), cudaMemcpyDeviceToHost));
+  if (b) BENCH_CUDA(cudaMemcpy(hb.data(), b, cols * sizeof(T), cudaMemcpyDeviceToHost));
+  std::vector<double> got, ref, row(cols);
+  for (size_t r : kkbench::sample_indices(size_t(rows), size_t(count))) {
+    const int64_t o = int64_t(r) * cols;
+    BENCH_CUDA(cudaMemcpy(hx.data(), x + o, cols * sizeof(T), cudaMemcpyDeviceToHost));
+    BENCH_CUDA(cudaMemcpy(hy.data(), y + o, cols * sizeof(T), cudaMemcpyDeviceToHost));
+    if (kind == NormKind::kAddRms) {
+      BENCH_CUDA(cudaMemcpy(hr.data(), res + o, cols * sizeof(T), cudaMemcpyDeviceToHost));
+      BENCH_CUDA(cudaMemcpy(hs.data(), sum + o, cols * sizeof(T), cudaMemcpyDeviceToHost));
+    }
+    double mean = 0, var = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      row[c] = kernelkit::convert<double>(hx[c]);
+      if (kind == NormKind::kAddRms) {
+        const T s = kernelkit::convert<T>(kernelkit::convert<float>(hx[c]) +
+                                          kernelkit::convert<float>(hr[c]));
+        row[c] = kernelkit::convert<double>(s);
+        got.push_back(kernelkit::convert<double>(hs[c]));
+        ref.push_back(row[c]);
+      }
+      mean += row[c];
+    }
+    mean = kind == NormKind::kLayer ? mean / double(cols) : 0.0;
+    for (int64_t c = 0; c < cols; ++c)
+      var += (row[c] - mean) * (row[c] - mean);
+    const double rstd = 1.0 / std::sqrt(var / double(cols) + eps);
+    for (int64_t c = 0; c < cols; ++c) {
+      double v = (row[c] - mean) * rstd * kernelkit::convert<double>(hw[c]);
+      if (b) v += kernelkit::convert<double>(hb[c]);
+      ref.push_back(v);
+      got.push_back(kernelkit::convert<double>(hy[c]));
+    }
+  }
+  const double rtol = std::is_same_v<T, float> ? 1e-4 : 1.6e-2;
+  kkbench::verify(what, got, ref, rtol, std::is_same_v<T, float> ? 1e-5 : 1e-2);
+}
+
+template <typename T>
+void add_norm_case(const Shape& sh, NormKind kind) {
+  const int64_t rows = sh.rows, cols = sh.cols, off = sh.offset;
+  const std::string name = kkbench::case_name<T>(op_name(kind), "kernelkit", sh.name());
+  const bool add = kind == NormKind::kAddRms, layer = kind == NormKind::kLayer;
+  const double matrix = double(rows) * double(cols) * sizeof(T);
+  const double vec = double(cols) * sizeof(T);
+  const double stats = double(rows) * 4 * (layer ? 2 : 1);
+  const kkbench::Traffic traffic{matrix * (add ? 2 : 1) + vec * (layer ? 2 : 1),
+                                 matrix * (add ? 2 : 1) + stats};
+  kkbench::add_case(name, traffic, 0, [=](cudaStream_t s) -> kkbench::Launch {
+    const size_t n = static_cast<size_t>(rows * cols + off);
+    auto x = kkbench::random_array<T>(n, 21, -2.0, 2.0);
+    auto res = kkbench::random_array<T>(add ? n : 0, 22, -2.0, 2.0);
+    auto w = kkbench::random_array<T>(static_cast<size_t>(cols), 23, 0.5, 1.5);
+    auto b = kkbench::random_array<T>(layer ? static_cast<size_t>(cols) : 0, 24);
+    auto y = kkbench::poisoned_array<T>(n);
+    auto sum = kkbench::poisoned_array<T>(add ? n : 0);
+    auto mean = kkbench::poisoned_array<float>(layer ? static_cast<size_t>(rows) : 0);
+    auto rstd = kkbench::poisoned_array<float>(static_cast<size_t>(rows));
+    auto launch = [=](cudaStream_t st) {
+      BENCH_CUDA(kk_norm<T>(kind, x->p + off, add ? res->p + off : nullptr, w->p,
+                            layer ? b->p : nullptr, y->p + off, add ? sum->p + off : nullptr,
+                            layer ? mean->p : nullptr, rstd->p, rows, cols, st));
+    };
+    launch(s);
+    BENCH_CUDA(cudaStreamSynchronize(s));
+    check_norm<T>(name, kind, x->p + off, add ? res->p + off : nullptr, w->p,
+                  layer ? b->p : nullptr, y->p + off, add ? sum->p + off : nullptr, rows, cols);
+    return launch;
+  });
+}
+
+KKBENCH_CASES {
+  for (const NormKind kind : {NormKind::kRms, NormKind::kLayer, NormKind::kAddRms}) {
+    for (const Shape& sh : kNormShapes)
+      add_norm_case<float>(sh, kind);
+    for (const Shape& sh : kNormShapes)
+      add_norm_case<__nv_bfloat16>(sh, kind);
+  }
+}
+
+KKBENCH_GENERATED("norm", gen) {
+  for (const NormKind kind : {NormKind::kRms, NormKind::kLayer, NormKind::kAddRms}) {
+    for (const Shape& sh : gen.rows(12, sizeof(float), kkbench::kNormRange))
+      add_norm_case<float>(sh, kind);
+    for (const Shape& sh : gen.rows(12, sizeof(__nv_bfloat16), kkbench::kNormRange))
+      add_norm_case<__nv_bfloat16>(sh, kind);
+  }
+}
+
+}  // namespace
