@@ -42,51 +42,6 @@ const char* op_name(NormKind k) {
   return k == NormKind::kRms ? "rms_norm" : (k == NormKind::kLayer ? "layer_norm" : "add_rms_norm");
 }
 
-// y (and x + residual) of sampled rows against float64, from the device's x and residual.
-template <typename T>
-void check_norm(const std::string& what, NormKind kind, const T* x, const T* res, const T* w,
-                const T* b, const T* y, const T* sum, int64_t rows, int64_t cols) {
-  const int64_t count = std::clamp<int64_t>((int64_t{1} << 22) / cols, 2, 16);
-  const double eps = kind == NormKind::kLayer ? 1e-5 : 1e-6;
-  std::vector<T> hx(cols), hr(cols), hw(cols), hb(cols), hy(cols), hs(cols);
-  BENCH_CUDA(cudaMemcpy(hw.data(), w, cols * sizeof(T), cudaMemcpyDeviceToHost));
-  if (b) BENCH_CUDA(cudaMemcpy(hb.data(), b, cols * sizeof(T), cudaMemcpyDeviceToHost));
-  std::vector<double> got, ref, row(cols);
-  for (size_t r : kkbench::sample_indices(size_t(rows), size_t(count))) {
-    const int64_t o = int64_t(r) * cols;
-    BENCH_CUDA(cudaMemcpy(hx.data(), x + o, cols * sizeof(T), cudaMemcpyDeviceToHost));
-    BENCH_CUDA(cudaMemcpy(hy.data(), y + o, cols * sizeof(T), cudaMemcpyDeviceToHost));
-    if (kind == NormKind::kAddRms) {
-      BENCH_CUDA(cudaMemcpy(hr.data(), res + o, cols * sizeof(T), cudaMemcpyDeviceToHost));
-      BENCH_CUDA(cudaMemcpy(hs.data(), sum + o, cols * sizeof(T), cudaMemcpyDeviceToHost));
-    }
-    double mean = 0, var = 0;
-    for (int64_t c = 0; c < cols; ++c) {
-      row[c] = kernelkit::convert<double>(hx[c]);
-      if (kind == NormKind::kAddRms) {
-        const T s = kernelkit::convert<T>(kernelkit::convert<float>(hx[c]) +
-                                          kernelkit::convert<float>(hr[c]));
-        row[c] = kernelkit::convert<double>(s);
-        got.push_back(kernelkit::convert<double>(hs[c]));
-        ref.push_back(row[c]);
-      }
-      mean += row[c];
-    }
-    mean = kind == NormKind::kLayer ? mean / double(cols) : 0.0;
-    for (int64_t c = 0; c < cols; ++c)
-      var += (row[c] - mean) * (row[c] - mean);
-    const double rstd = 1.0 / std::sqrt(var / double(cols) + eps);
-    for (int64_t c = 0; c < cols; ++c) {
-      double v = (row[c] - mean) * rstd * kernelkit::convert<double>(hw[c]);
-      if (b) v += kernelkit::convert<double>(hb[c]);
-      ref.push_back(v);
-      got.push_back(kernelkit::convert<double>(hy[c]));
-    }
-  }
-  const double rtol = std::is_same_v<T, float> ? 1e-4 : 1.6e-2;
-  kkbench::verify(what, got, ref, rtol, std::is_same_v<T, float> ? 1e-5 : 1e-2);
-}
-
 template <typename T>
 void add_norm_case(const Shape& sh, NormKind kind) {
   const int64_t rows = sh.rows, cols = sh.cols, off = sh.offset;
@@ -114,8 +69,9 @@ void add_norm_case(const Shape& sh, NormKind kind) {
     };
     launch(s);
     BENCH_CUDA(cudaStreamSynchronize(s));
-    check_norm<T>(name, kind, x->p + off, add ? res->p + off : nullptr, w->p,
-                  layer ? b->p : nullptr, y->p + off, add ? sum->p + off : nullptr, rows, cols);
+    kkbench::check_norm<T>(name, kind, x->p + off, add ? res->p + off : nullptr, w->p,
+                           layer ? b->p : nullptr, y->p + off, add ? sum->p + off : nullptr, rows,
+                           cols);
     return launch;
   });
 }

@@ -45,6 +45,7 @@ struct Case {
   bool save = true;       // mean / rstd saved
   bool in_place = false;  // y == x (add_rms_norm: and sum == residual)
   int special = 0;        // 1: a NaN in row 0, 2: an inf in row 0 (rows > 1: row 1 stays finite)
+  const kk::NormConfig* force = nullptr;  // launch this table entry (launch_norm) on 2 blocks
 };
 
 std::string label(const Case& c, const char* t, const char* w, uint64_t seed) {
@@ -125,7 +126,26 @@ void run_case(const Case& c, uint64_t seed) {
   float* pmean = c.save ? dmean.get() : nullptr;
   float* prstd = c.save ? drstd.get() : nullptr;
   cudaError_t err = cudaSuccess;
-  if (c.kind == NormKind::kRms) {
+  if (c.force != nullptr) {
+    kk::NormPlan p;
+    p.path = c.force->path;
+    p.pack = c.force->pack;
+    p.packs = c.force->packs;
+    p.shape.block = dim3(static_cast<unsigned>(c.force->block));
+    p.shape.grid = dim3(2);  // fewer blocks than rows: the grid-stride row loop
+    const kk::detail::NormArgs<T, W> a{px,
+                                       add ? pr : nullptr,
+                                       pw,
+                                       layer ? pb : nullptr,
+                                       py,
+                                       add ? ps : nullptr,
+                                       layer ? pmean : nullptr,
+                                       prstd,
+                                       c.rows,
+                                       c.cols,
+                                       1e-5f};
+    err = kk::launch_norm(p, c.kind, a, nullptr);
+  } else if (c.kind == NormKind::kRms) {
     err = kk::rms_norm(px, pw, py, prstd, c.rows, c.cols, 1e-5f);
   } else if (layer) {
     err = kk::layer_norm(px, pw, pb, py, pmean, prstd, c.rows, c.cols, 1e-5f);
@@ -193,6 +213,35 @@ TEST_F(NormTest, Bf16FloatWeight) {
 }
 TEST_F(NormTest, Bf16Bf16Weight) {
   sweep<__nv_bfloat16, __nv_bfloat16>(500);
+}
+
+// Every entry of kNormConfigs forced once per kind, on rows as wide as it holds (less one
+// pack) or, for kTwoPass, wider than any register entry.
+template <typename T, typename W>
+void every_configuration(uint64_t seed) {
+  const kk::ConfigRange range = kk::norm_configs_of(sizeof(T));
+  for (std::size_t i = range.begin; i < range.end; ++i) {
+    const kk::NormConfig& e = kk::kNormConfigs[i];
+    const int threads = e.path == kk::NormPath::kWarp ? 32 : e.block;
+    const int64_t cap = int64_t{threads} * e.packs * e.pack;
+    for (const NormKind kind : {NormKind::kRms, NormKind::kLayer, NormKind::kAddRms}) {
+      Case c;
+      c.kind = kind;
+      c.rows = e.path == kk::NormPath::kWarp ? 11 : 5;
+      c.cols = e.path == kk::NormPath::kTwoPass ? 20000 + (e.pack == 1 ? 1 : 0)
+                                                : (cap > e.pack ? cap - e.pack : cap);
+      if (e.pack == 1 && e.path != kk::NormPath::kTwoPass && c.cols % 2 == 0) --c.cols;
+      c.off = e.pack == 1 ? 1 : 0;
+      c.force = &e;
+      run_case<T, W>(c, seed++);
+    }
+  }
+}
+
+TEST_F(NormTest, EveryConfiguration) {
+  every_configuration<float, float>(1000);
+  every_configuration<__nv_bfloat16, __nv_bfloat16>(2000);
+  every_configuration<__half, float>(3000);
 }
 
 TEST_F(NormTest, InPlaceAndSpecialValues) {

@@ -116,8 +116,13 @@ cudaError_t run_norm(NormKind kind, const NormArgs<T, W>& a, cudaStream_t stream
   const int wb = a.weight ? int{sizeof(W)} : 0, bb = a.bias ? int{sizeof(W)} : 0;
   const int64_t fewest = norm_fewest_bytes(kind, a.rows, a.cols, sizeof(T), wb, bb,
                                            a.mean != nullptr, a.rstd != nullptr);
-  const NormPlan p = plan_norm(kind, a.rows, a.cols, sizeof(T), sizeof(W), x_at, w_at, fewest, d);
-  return launch_norm(p, kind, a, stream);
+  // (no clusters or cooperative grids yet: plan_and_launch launches the first plan)
+  return plan_and_launch(
+      d,
+      [&](const DeviceInfo& dev) {
+        return plan_norm(kind, a.rows, a.cols, sizeof(T), sizeof(W), x_at, w_at, fewest, dev);
+      },
+      [&](const NormPlan& p) { return launch_norm(p, kind, a, stream); });
 }
 }  // namespace detail
 
@@ -131,7 +136,8 @@ cudaError_t run_norm(NormKind kind, const NormArgs<T, W>& a, cudaStream_t stream
 /// fails: negative sizes, eps < 0 or NaN, a null x or y with a non-empty matrix, a pointer
 /// misaligned for its type, rows * cols * sizeof(T) overflowing int64, an overlap other
 /// than y == x. Reads x once and writes y once, except rows past a block's registers
-/// (16384 columns), which x is read twice for.
+/// (16384 columns; 4096 when an operand or the row stride is off the 16-byte grid), which x
+/// is read twice for.
 /// @param x device pointer to the rows x cols input, row-major
 /// @param weight device pointer to cols scale factors, or null
 /// @param y device pointer to the rows x cols output (may be x)
@@ -169,7 +175,7 @@ template <typename T, typename W>
 /// and sum_out are required; sum_out may be exactly x or exactly residual (in place), y may
 /// be exactly x; y and sum_out must not overlap. Same types, errors and special values as
 /// rms_norm; reads x and residual once and writes y and sum_out once, except rows past a
-/// block's registers (16384 columns), whose sum is read back.
+/// block's registers (16384 / 4096 columns, see rms_norm), whose sum is read back.
 template <typename T, typename W>
 [[nodiscard]] cudaError_t add_rms_norm(const T* x, const T* residual, const W* weight, T* y,
                                        T* sum_out, float* rstd, int64_t rows, int64_t cols,

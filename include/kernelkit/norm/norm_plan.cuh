@@ -8,11 +8,11 @@
 /// The paths, by row width in packs (16-byte packs when every operand is on the pack grid,
 /// else one element per access):
 ///  - kWarp: one warp per row (four rows a block of 128), the row in the warp's registers:
-///    up to 16 floats a lane (512 columns; one element per access: 8 a lane, 256).
+///    up to 16 floats a lane (512 columns; one element per access: 4 a lane, 128).
 ///  - kBlock: one block per row, the row in the block's registers: 16 floats a thread
-///    (blocks of 128..1024: 2048..16384 columns; one element per access: 8 a thread on 256
-///    or 1024 threads, 2048 or 8192 columns).
-///  - kTwoPass: one block of 1024 per row, the row streamed twice: statistics (layer_norm:
+///    (blocks of 128..1024: 2048..16384 columns; one element per access: 4 a thread on 256
+///    or 1024 threads, 1024 or 4096 columns).
+///  - kTwoPass: one block of 512 per row, the row streamed twice: statistics (layer_norm:
 ///    Welford per thread), then a second read that writes. The inputs cross DRAM twice
 ///    (add_rms_norm: the first pass writes x + residual, the second reads it back).
 /// Pricing in bytes (NormPlan::bytes): the register paths move the fewest bytes (every
@@ -53,17 +53,21 @@ enum class NormPath { kWarp, kBlock, kTwoPass };
     One block per row, the row read twice (statistics, then the write). */
 
 namespace detail {
-inline constexpr int kNormWarpBlock = 128;      // threads of a kWarp block (4 rows)
-inline constexpr int kNormTwoPassBlock = 1024;  // threads of a kTwoPass block
+inline constexpr int kNormWarpBlock = 128;  // threads of a kWarp block (4 rows)
+// threads of a kTwoPass block (__launch_bounds__(512, 1): up to 128 registers; 1024 threads
+// at 64 spilled 8-20 bytes on sm_120)
+inline constexpr int kNormTwoPassBlock = 512;
 
 // Registers a thread of a register-path kernel is held to, by its access (pack) and the
 // floats of a row it holds (x, or x + residual): what the kernels build to without spills on
 // sm_90 (ptxas -v). One element per access keeps an address and a predicate per element.
 __host__ __device__ constexpr int norm_regs(int pack, int floats) {
-  return pack == 1 ? (floats <= 4 ? 40 : 64) : (floats <= 8 ? 32 : 48);
+  return pack == 1 ? (floats <= 1 ? 32 : 48) : (floats <= 4 ? 32 : 48);
 }
 // Blocks per SM the __launch_bounds__ of a kernel of `block` threads ask for (registers per
-// SM / (block x norm_regs)).
+// SM / (block x norm_regs)), capped by the compiled architecture's threads and blocks per SM
+// (min_blocks_per_sm): where fewer threads fit an SM (sm_75, sm_86) the kernels may take more
+// registers, and the plan's blocks_per_sm (a grid-stride grid's size) is an upper bound.
 __host__ __device__ constexpr int norm_min_blocks(int block, int pack, int floats) {
   const int b = 65536 / (block * norm_regs(pack, floats));
   return b < 1 ? 1 : b;
@@ -92,11 +96,11 @@ constexpr bool operator==(const NormConfig& a, const NormConfig& b) {
 /// every one is planned.
 /// - kWarp (128 threads, a warp per row): 16-byte packs, 1 / 2 / 4 (f32) or 1 / 2 (2-byte)
 ///   packs a lane (at most 16 floats: 32 spilled 4-28 bytes at 64 registers on sm_90); one
-///   element per access, 1 / 4 / 8 a lane.
+///   element per access, 1 / 4 a lane.
 /// - kBlock (a block per row): 16-byte packs, 16 floats a thread (f32 4 packs, 2-byte 2), on
-///   128 / 256 / 512 / 1024 threads; one element per access, 8 a thread on 256 / 1024 (16
-///   spilled 48-120 bytes at 48 / 64 registers on sm_90).
-/// - kTwoPass: 1024 threads, 16-byte packs or one element per access.
+///   128 / 256 / 512 / 1024 threads; one element per access, 4 a thread on 256 / 1024 (8
+///   spilled 4-8 bytes at 64 registers on sm_80 / sm_100, 16 48-120 bytes on sm_90).
+/// - kTwoPass: 512 threads, 16-byte packs or one element per access.
 inline constexpr NormConfig kNormConfigs[] = {
     // float
     {4, NormPath::kWarp, 4, detail::kNormWarpBlock, 1},
@@ -104,13 +108,12 @@ inline constexpr NormConfig kNormConfigs[] = {
     {4, NormPath::kWarp, 4, detail::kNormWarpBlock, 4},
     {4, NormPath::kWarp, 1, detail::kNormWarpBlock, 1},
     {4, NormPath::kWarp, 1, detail::kNormWarpBlock, 4},
-    {4, NormPath::kWarp, 1, detail::kNormWarpBlock, 8},
     {4, NormPath::kBlock, 4, 128, 4},
     {4, NormPath::kBlock, 4, 256, 4},
     {4, NormPath::kBlock, 4, 512, 4},
     {4, NormPath::kBlock, 4, 1024, 4},
-    {4, NormPath::kBlock, 1, 256, 8},
-    {4, NormPath::kBlock, 1, 1024, 8},
+    {4, NormPath::kBlock, 1, 256, 4},
+    {4, NormPath::kBlock, 1, 1024, 4},
     {4, NormPath::kTwoPass, 4, detail::kNormTwoPassBlock, 0},
     {4, NormPath::kTwoPass, 1, detail::kNormTwoPassBlock, 0},
     // __half, __nv_bfloat16
@@ -118,13 +121,12 @@ inline constexpr NormConfig kNormConfigs[] = {
     {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 2},
     {2, NormPath::kWarp, 1, detail::kNormWarpBlock, 1},
     {2, NormPath::kWarp, 1, detail::kNormWarpBlock, 4},
-    {2, NormPath::kWarp, 1, detail::kNormWarpBlock, 8},
     {2, NormPath::kBlock, 8, 128, 2},
     {2, NormPath::kBlock, 8, 256, 2},
     {2, NormPath::kBlock, 8, 512, 2},
     {2, NormPath::kBlock, 8, 1024, 2},
-    {2, NormPath::kBlock, 1, 256, 8},
-    {2, NormPath::kBlock, 1, 1024, 8},
+    {2, NormPath::kBlock, 1, 256, 4},
+    {2, NormPath::kBlock, 1, 1024, 4},
     {2, NormPath::kTwoPass, 8, detail::kNormTwoPassBlock, 0},
     {2, NormPath::kTwoPass, 1, detail::kNormTwoPassBlock, 0},
 };
@@ -134,8 +136,8 @@ constexpr ConfigRange norm_configs_of(int elem_bytes) {
   return config_range(kNormConfigs,
                       [elem_bytes](const NormConfig& c) { return c.elem_bytes == elem_bytes; });
 }
-static_assert(norm_configs_of(4).end - norm_configs_of(4).begin == 14 &&
-                  norm_configs_of(2).end - norm_configs_of(2).begin == 13,
+static_assert(norm_configs_of(4).end - norm_configs_of(4).begin == 13 &&
+                  norm_configs_of(2).end - norm_configs_of(2).begin == 12,
               "each element size's entries together");
 
 /// Every decision of one norm call.
@@ -206,7 +208,7 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
   // read a second time
   p.path = NormPath::kTwoPass;
   p.packs = 0;
-  p.blocks_per_sm = std::max(1, blocks_per_sm(d, kNormTwoPassBlock, 64, 0));
+  p.blocks_per_sm = std::max(1, blocks_per_sm(d, kNormTwoPassBlock, 128, 0));
   p.bytes = fewest + rows * cols * elem_bytes;
   p.shape.block = dim3(kNormTwoPassBlock);
   p.shape.grid = dim3(static_cast<unsigned>(

@@ -136,7 +136,8 @@ __device__ __forceinline__ void norm_read(const NormArgs<T, W>& a, int64_t offse
 // floats (0 past the row). Rows: the block's first row, then by the grid (uniform over the
 // row's threads, which are the only ones that meet in its reductions). cols < 2^31.
 template <NormKind Kind, typename T, typename W, int Pack, int Threads, int Packs, int Block>
-__global__ void __launch_bounds__(Block, norm_min_blocks(Block, Pack, Pack* Packs))
+__global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, norm_min_blocks(Block, Pack,
+                                                                                  Pack* Packs)))
     norm_registers_kernel(const NormArgs<T, W> a) {
   static_assert(Threads == kWarpSize || Threads == Block, "a row is a warp or the block");
   static_assert(Pack * Packs <= 16, "a thread holds at most 16 floats of a row");
@@ -250,8 +251,8 @@ __device__ __forceinline__ NormWelford norm_welford_block(NormWelford w) {
 // its own accesses) that writes y.
 template <NormKind Kind, typename T, typename W, int Pack, int Block>
 __global__ void __launch_bounds__(Block, 1) norm_two_pass_kernel(const NormArgs<T, W> a) {
-  constexpr int kU = Pack == 1 ? 8 : 4;
-  const int64_t n = a.cols / Pack;  // accesses a row (cols % Pack == 0)
+  constexpr int kU = Pack == 1 ? 8 : 16 / Pack;  // 16 floats in flight a thread
+  const int64_t n = a.cols / Pack;               // accesses a row (cols % Pack == 0)
   const float inv_cols = 1.f / static_cast<float>(a.cols);
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
     const int64_t offset = row * a.cols;
