@@ -31,6 +31,8 @@ const char* path_name(NormPath p) {
       return "warp";
     case NormPath::kBlock:
       return "block";
+    case NormPath::kSplit:
+      return "split";
     default:
       return "two_pass";
   }
@@ -44,9 +46,9 @@ std::string describe_config(const NormConfig& c) {
 
 std::string describe(const NormPlan& p) {
   return std::string(path_name(p.path)) + " pack=" + std::to_string(p.pack) +
-         " packs=" + std::to_string(p.packs) + " bps=" + std::to_string(p.blocks_per_sm) +
-         " grid=" + std::to_string(p.shape.grid.x) + " block=" + std::to_string(p.shape.block.x) +
-         " bytes=" + std::to_string(p.bytes);
+         " packs=" + std::to_string(p.packs) + " split=" + std::to_string(p.split) +
+         " bps=" + std::to_string(p.blocks_per_sm) + " grid=" + std::to_string(p.shape.grid.x) +
+         " block=" + std::to_string(p.shape.block.x) + " bytes=" + std::to_string(p.bytes);
 }
 
 NormPlan plan(NormKind kind, int64_t rows, int64_t cols, int elem, int wbytes,
@@ -77,7 +79,8 @@ TEST(NormPlan, ListedShapesOnAnH100) {
       {65536, 768, 2, NormPath::kBlock, 8, 128},     {65536, 768, 4, NormPath::kBlock, 4, 128},
       {65536, 512, 2, NormPath::kWarp, 8, 128},      {65536, 512, 4, NormPath::kWarp, 4, 128},
       {1000, 300000, 2, NormPath::kTwoPass, 8, 512}, {7, 33, 4, NormPath::kWarp, 1, 128},
-      {7, 16385, 2, NormPath::kTwoPass, 1, 512},
+      {7, 16385, 2, NormPath::kSplit, 1, 512},       {1, 300000, 4, NormPath::kSplit, 4, 512},
+      {16, 2097152, 2, NormPath::kSplit, 8, 512},    {264, 65536, 2, NormPath::kTwoPass, 8, 512},
   };
   for (const Expect& e : table) {
     const NormPlan p = plan(NormKind::kRms, e.rows, e.cols, e.elem, e.elem, kktest::h100());
@@ -85,6 +88,13 @@ TEST(NormPlan, ListedShapesOnAnH100) {
     EXPECT_EQ(p.pack, e.pack) << e.rows << "x" << e.cols << " " << describe(p);
     EXPECT_EQ(static_cast<int>(p.shape.block.x), e.block) << e.rows << "x" << e.cols;
   }
+}
+
+TEST(NormPlan, FewWideRowsSplitOnlyWithCooperativeGrids) {
+  kk::DeviceInfo d = kktest::h100();
+  EXPECT_EQ(plan(NormKind::kLayer, 3, 1 << 20, 4, 4, d).path, NormPath::kSplit);
+  d.cooperative_launch = false;
+  EXPECT_EQ(plan(NormKind::kLayer, 3, 1 << 20, 4, 4, d).path, NormPath::kTwoPass);
 }
 
 TEST(NormPlan, EveryPlanIsALegalTableEntryAndEveryEntryIsPlanned) {
@@ -125,10 +135,20 @@ TEST(NormPlan, EveryPlanIsALegalTableEntryAndEveryEntryIsPlanned) {
                   EXPECT_LE(static_cast<int>(p.shape.block.x), d.max_threads_per_block) << where;
                   EXPECT_GE(p.blocks_per_sm, 1) << where;
                   EXPECT_FALSE(p.shape.is_cluster()) << where;
-                  EXPECT_FALSE(p.shape.cooperative) << where;
+                  EXPECT_EQ(p.shape.cooperative, p.path == NormPath::kSplit) << where;
                   const int64_t fewest =
                       kk::norm_fewest_bytes(kind, rows, cols, elem, wbytes, 0, false, true);
-                  if (p.path == NormPath::kTwoPass) {
+                  if (p.path == NormPath::kSplit) {
+                    // every block resident (64 registers: launch bounds 512 x 2), chunks of
+                    // at least 8 accesses, only where a row a slot leaves half of them idle
+                    const int64_t slots = int64_t{kk::blocks_per_sm(d, 512, 64, 0)} * d.sm_count;
+                    EXPECT_GE(p.split, 2) << where;
+                    EXPECT_EQ(int64_t{p.shape.grid.x}, rows * p.split) << where;
+                    EXPECT_LE(int64_t{p.shape.grid.x}, slots) << where;
+                    EXPECT_GE(cols / p.pack / p.split, 8) << where;
+                    EXPECT_LE(rows * 2, slots) << where;
+                  }
+                  if (p.path == NormPath::kTwoPass || p.path == NormPath::kSplit) {
                     // only rows no register entry holds are read twice
                     EXPECT_GT(cols, p.pack == 1 ? 4096 : 16384) << where;
                     EXPECT_EQ(p.bytes, fewest + rows * cols * elem) << where;

@@ -132,7 +132,12 @@ void run_case(const Case& c, uint64_t seed) {
     p.pack = c.force->pack;
     p.packs = c.force->packs;
     p.shape.block = dim3(static_cast<unsigned>(c.force->block));
-    p.shape.grid = dim3(2);  // fewer blocks than rows: the grid-stride row loop
+    p.shape.grid = dim3(2);                // fewer blocks than rows: the grid-stride row loop
+    if (p.path == kk::NormPath::kSplit) {  // each row over 3 blocks of a cooperative grid
+      p.split = 3;
+      p.shape.grid = dim3(static_cast<unsigned>(c.rows * 3));
+      p.shape.cooperative = true;
+    }
     const kk::detail::NormArgs<T, W> a{px,
                                        add ? pr : nullptr,
                                        pw,
@@ -232,9 +237,9 @@ void every_configuration(uint64_t seed) {
       Case c;
       c.kind = kind;
       c.rows = e.path == kk::NormPath::kWarp ? 11 : 5;
-      c.cols = e.path == kk::NormPath::kTwoPass ? 20000 + (e.pack == 1 ? 1 : 0)
-                                                : (cap > e.pack ? cap - e.pack : cap);
-      if (e.pack == 1 && e.path != kk::NormPath::kTwoPass && c.cols % 2 == 0) --c.cols;
+      const bool streamed = e.path == kk::NormPath::kTwoPass || e.path == kk::NormPath::kSplit;
+      c.cols = streamed ? 20000 + (e.pack == 1 ? 1 : 0) : (cap > e.pack ? cap - e.pack : cap);
+      if (e.pack == 1 && !streamed && c.cols % 2 == 0) --c.cols;
       c.off = e.pack == 1 ? 1 : 0;
       c.force = &e;
       run_case<T, W>(c, seed++);

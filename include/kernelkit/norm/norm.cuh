@@ -90,7 +90,9 @@ cudaError_t launch_norm(const NormPlan& p, NormKind kind, const detail::NormArgs
     constexpr NormKind kKind = decltype(k)::value;
     return dispatch_table<kNormConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
       constexpr NormConfig c = kNormConfigs[decltype(i)::value];
-      if constexpr (c.path == NormPath::kTwoPass) {
+      if constexpr (c.path == NormPath::kSplit) {
+        return launch(norm_split_kernel<kKind, T, W, c.pack, c.block>, p.shape, stream, a, p.split);
+      } else if constexpr (c.path == NormPath::kTwoPass) {
         return launch(norm_two_pass_kernel<kKind, T, W, c.pack, c.block>, p.shape, stream, a);
       } else {
         constexpr int kThreads = c.path == NormPath::kWarp ? kWarpSize : c.block;

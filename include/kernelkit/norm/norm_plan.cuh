@@ -12,6 +12,10 @@
 ///  - kBlock: one block per row, the row in the block's registers: 16 floats a thread
 ///    (blocks of 128..1024: 2048..16384 columns; one element per access: 4 a thread on 256
 ///    or 1024 threads, 1024 or 4096 columns).
+///  - kSplit (d.cooperative_launch): rows past the register paths too few to give every
+///    block slot a row (rows <= slots / 2): each row over `split` blocks of a cooperative
+///    grid of rows x split blocks (chunks of at least 8 accesses); the chunks' statistics
+///    parked in y, merged by every block after a grid barrier; then the second read.
 ///  - kTwoPass: one block of 512 per row, the row streamed twice: statistics (layer_norm:
 ///    Welford per thread), then a second read that writes. The inputs cross DRAM twice
 ///    (add_rms_norm: the first pass writes x + residual, the second reads it back).
@@ -44,19 +48,24 @@ enum class NormKind { kRms, kLayer, kAddRms };
     s = x + residual (written), y = rms_norm(s). */
 
 /// The kernel family of a call (see the file comment).
-enum class NormPath { kWarp, kBlock, kTwoPass };
+enum class NormPath { kWarp, kBlock, kTwoPass, kSplit };
 /** @var NormPath::kWarp
     One warp per row, the row in the warp's registers. */
 /** @var NormPath::kBlock
     One block per row, the row in the block's registers. */
 /** @var NormPath::kTwoPass
     One block per row, the row read twice (statistics, then the write). */
+/** @var NormPath::kSplit
+    Few wide rows, each over `split` blocks of a cooperative grid (BlockCombine::kGrid): the
+    chunks' statistics meet through global memory across a grid barrier; read twice. */
 
 namespace detail {
 inline constexpr int kNormWarpBlock = 128;  // threads of a kWarp block (4 rows)
 // threads of a kTwoPass block (__launch_bounds__(512, 1): up to 128 registers; 1024 threads
 // at 64 spilled 8-20 bytes on sm_120)
 inline constexpr int kNormTwoPassBlock = 512;
+// kSplit: the fewest accesses a chunk holds (its first 16 bytes park the block's statistics)
+inline constexpr int64_t kNormSplitMinAccesses = 8;
 
 // Registers a thread of a register-path kernel is held to, by its access (pack) and the
 // floats of a row it holds (x, or x + residual): what the kernels build to without spills on
@@ -100,7 +109,7 @@ constexpr bool operator==(const NormConfig& a, const NormConfig& b) {
 /// - kBlock (a block per row): 16-byte packs, 16 floats a thread (f32 4 packs, 2-byte 2), on
 ///   128 / 256 / 512 / 1024 threads; one element per access, 4 a thread on 256 / 1024 (8
 ///   spilled 4-8 bytes at 64 registers on sm_80 / sm_100, 16 48-120 bytes on sm_90).
-/// - kTwoPass: 512 threads, 16-byte packs or one element per access.
+/// - kTwoPass, kSplit: 512 threads, 16-byte packs or one element per access.
 inline constexpr NormConfig kNormConfigs[] = {
     // float
     {4, NormPath::kWarp, 4, detail::kNormWarpBlock, 1},
@@ -116,6 +125,8 @@ inline constexpr NormConfig kNormConfigs[] = {
     {4, NormPath::kBlock, 1, 1024, 4},
     {4, NormPath::kTwoPass, 4, detail::kNormTwoPassBlock, 0},
     {4, NormPath::kTwoPass, 1, detail::kNormTwoPassBlock, 0},
+    {4, NormPath::kSplit, 4, detail::kNormTwoPassBlock, 0},
+    {4, NormPath::kSplit, 1, detail::kNormTwoPassBlock, 0},
     // __half, __nv_bfloat16
     {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 1},
     {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 2},
@@ -129,6 +140,8 @@ inline constexpr NormConfig kNormConfigs[] = {
     {2, NormPath::kBlock, 1, 1024, 4},
     {2, NormPath::kTwoPass, 8, detail::kNormTwoPassBlock, 0},
     {2, NormPath::kTwoPass, 1, detail::kNormTwoPassBlock, 0},
+    {2, NormPath::kSplit, 8, detail::kNormTwoPassBlock, 0},
+    {2, NormPath::kSplit, 1, detail::kNormTwoPassBlock, 0},
 };
 
 /// The entries of kNormConfigs for elem_bytes-byte elements: [begin, end).
@@ -136,8 +149,8 @@ constexpr ConfigRange norm_configs_of(int elem_bytes) {
   return config_range(kNormConfigs,
                       [elem_bytes](const NormConfig& c) { return c.elem_bytes == elem_bytes; });
 }
-static_assert(norm_configs_of(4).end - norm_configs_of(4).begin == 13 &&
-                  norm_configs_of(2).end - norm_configs_of(2).begin == 12,
+static_assert(norm_configs_of(4).end - norm_configs_of(4).begin == 15 &&
+                  norm_configs_of(2).end - norm_configs_of(2).begin == 14,
               "each element size's entries together");
 
 /// Every decision of one norm call.
@@ -146,6 +159,7 @@ struct NormPlan {
   int pack = 1;                     ///< elements per access: 16 bytes when every operand and
                                     ///< the row stride are on the pack grid, else 1
   int packs = 0;                    ///< kWarp, kBlock: packs (accesses) a thread holds
+  int split = 1;                    ///< kSplit: blocks a row is split over
   int blocks_per_sm = 0;            ///< resident blocks per SM the plan counts on
   int64_t bytes = 0;                ///< bytes the plan moves through DRAM (re-reads included;
                                     ///< the weight counted once)
@@ -190,7 +204,7 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
   const ConfigRange range = norm_configs_of(elem_bytes);
   for (std::size_t i = range.begin; i < range.end; ++i) {
     const NormConfig& c = kNormConfigs[i];
-    if (c.pack != p.pack || c.path == NormPath::kTwoPass) continue;
+    if (c.pack != p.pack || c.path == NormPath::kTwoPass || c.path == NormPath::kSplit) continue;
     const int threads = c.path == NormPath::kWarp ? kWarpSize : c.block;
     if (c.block > d.max_threads_per_block || vp > int64_t{threads} * c.packs) continue;
     const int bps = blocks_per_sm(d, c.block, norm_regs(c.pack, c.pack * c.packs), 0);
@@ -204,12 +218,25 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
         static_cast<unsigned>(grid_size_for(blocks * c.block, c.block, d, kDefaultWaves, bps)));
     return p;
   }
-  // kTwoPass: the row (x, and residual for add_rms_norm: its sum written then read back)
-  // read a second time
-  p.path = NormPath::kTwoPass;
+  // kTwoPass / kSplit: the row (x, and residual for add_rms_norm: its sum written then read
+  // back) read a second time
   p.packs = 0;
-  p.blocks_per_sm = std::max(1, blocks_per_sm(d, kNormTwoPassBlock, 128, 0));
   p.bytes = fewest + rows * cols * elem_bytes;
+  const int bps = std::max(1, blocks_per_sm(d, kNormTwoPassBlock, 64, 0));
+  const int64_t slots = int64_t{bps} * d.sm_count;
+  const int64_t split = std::min<int64_t>(slots / rows, vp / kNormSplitMinAccesses);
+  if (d.cooperative_launch && split >= 2) {
+    // few rows: every block slot busy (1..16 rows of a two-pass row kept 1..16 SMs busy)
+    p.path = NormPath::kSplit;
+    p.split = static_cast<int>(split);
+    p.blocks_per_sm = bps;
+    p.shape.block = dim3(kNormTwoPassBlock);
+    p.shape.grid = dim3(static_cast<unsigned>(rows * split));
+    p.shape.cooperative = true;
+    return p;
+  }
+  p.path = NormPath::kTwoPass;
+  p.blocks_per_sm = std::max(1, blocks_per_sm(d, kNormTwoPassBlock, 128, 0));
   p.shape.block = dim3(kNormTwoPassBlock);
   p.shape.grid = dim3(static_cast<unsigned>(
       std::clamp<int64_t>(rows, 1, int64_t{p.blocks_per_sm} * d.sm_count * kDefaultWaves)));

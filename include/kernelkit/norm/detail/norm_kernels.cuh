@@ -22,9 +22,11 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "kernelkit/block/block_reduce.cuh"
 #include "kernelkit/core/device.cuh"
+#include "kernelkit/core/grid.cuh"
 #include "kernelkit/core/pack.cuh"
 #include "kernelkit/core/types.cuh"
 #include "kernelkit/norm/norm_plan.cuh"
@@ -245,48 +247,57 @@ __device__ __forceinline__ NormWelford norm_welford_block(NormWelford w) {
   return result;
 }
 
+// The first pass over accesses [begin, end) of a row (kU accesses a thread in flight;
+// kAddRms writes the sum here): the thread's Welford triple and plain sum (kLayer) or sum of
+// squares (rms) of its accesses begin + t, begin + t + Block, ...
+template <NormKind Kind, int Pack, int Block, typename T, typename W>
+__device__ __forceinline__ void norm_stream_stats(const NormArgs<T, W>& a, int64_t offset,
+                                                  int64_t begin, int64_t end, NormWelford& w,
+                                                  float& ss) {
+  constexpr int kU = Pack == 1 ? 8 : 16 / Pack;  // 16 floats in flight a thread
+  for (int64_t v0 = begin + threadIdx.x; v0 < end; v0 += int64_t{kU} * Block) {
+    float x[kU][Pack];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int64_t v = v0 + int64_t{u} * Block;
+      if (v < end) norm_read<Kind, Pack>(a, offset, v * Pack, x[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      if (v0 + int64_t{u} * Block >= end) continue;
+      if constexpr (Kind == NormKind::kLayer) {
+        float m = 0.f;
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          m += x[u][j];
+        m *= 1.f / Pack;
+        float m2 = 0.f;
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          m2 += (x[u][j] - m) * (x[u][j] - m);
+        w = norm_welford_merge(w, {float(Pack), m, m2});
+        ss += m * Pack;  // the plain sum: the mean where Welford's is not finite
+      } else {
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          ss += x[u][j] * x[u][j];
+      }
+    }
+  }
+}
+
 // One block per row (rows b, b + gridDim.x, ...), any width (cols may pass 2^31): the
-// statistics over a first read (kU accesses a thread in flight; kAddRms writes the sum
-// here), then a second read (of x, or of the sum just written: each thread reads back only
-// its own accesses) that writes y.
+// statistics over a first read (kAddRms writes the sum here), then a second read (of x, or of
+// the sum just written: each thread reads back only its own accesses) that writes y.
 template <NormKind Kind, typename T, typename W, int Pack, int Block>
 __global__ void __launch_bounds__(Block, 1) norm_two_pass_kernel(const NormArgs<T, W> a) {
-  constexpr int kU = Pack == 1 ? 8 : 16 / Pack;  // 16 floats in flight a thread
-  const int64_t n = a.cols / Pack;               // accesses a row (cols % Pack == 0)
+  const int64_t n = a.cols / Pack;  // accesses a row (cols % Pack == 0)
   const float inv_cols = 1.f / static_cast<float>(a.cols);
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
     const int64_t offset = row * a.cols;
     NormWelford w{0.f, 0.f, 0.f};
     float ss = 0.f;
-    for (int64_t v0 = threadIdx.x; v0 < n; v0 += int64_t{kU} * Block) {
-      float x[kU][Pack];
-#pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        const int64_t v = v0 + int64_t{u} * Block;
-        if (v < n) norm_read<Kind, Pack>(a, offset, v * Pack, x[u]);
-      }
-#pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        if (v0 + int64_t{u} * Block >= n) continue;
-        if constexpr (Kind == NormKind::kLayer) {
-          float m = 0.f;
-#pragma unroll
-          for (int j = 0; j < Pack; ++j)
-            m += x[u][j];
-          m *= 1.f / Pack;
-          float m2 = 0.f;
-#pragma unroll
-          for (int j = 0; j < Pack; ++j)
-            m2 += (x[u][j] - m) * (x[u][j] - m);
-          w = norm_welford_merge(w, {float(Pack), m, m2});
-          ss += m * Pack;  // the plain sum: the mean where Welford's is not finite
-        } else {
-#pragma unroll
-          for (int j = 0; j < Pack; ++j)
-            ss += x[u][j] * x[u][j];
-        }
-      }
-    }
+    norm_stream_stats<Kind, Pack, Block>(a, offset, 0, n, w, ss);
     float mean = 0.f, var = 0.f;
     if constexpr (Kind == NormKind::kLayer) {
       w = norm_welford_block<Block>(w);
@@ -308,6 +319,93 @@ __global__ void __launch_bounds__(Block, 1) norm_two_pass_kernel(const NormArgs<
       norm_load<Pack>(src + offset + v * Pack, x);
       norm_write<Pack>(a, offset, v * Pack, x, mean, rstd);
     }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// kSplit (BlockCombine::kGrid): few rows wider than a block's registers, each split over
+// `split` blocks of a cooperative grid (grid = rows x split, all resident; block b: row b /
+// split, chunk b % split of balanced chunks of at least 8 accesses). The first pass as the
+// two-pass kernel's over the chunk; the block's partial (4 floats: Welford's triple and the
+// plain sum, or the sum of squares) parked in the first 16 bytes of its chunk of y; a grid
+// barrier; every block of the row merges the row's partials in chunk order (the same bits in
+// each), then re-reads its chunk (x, or the sum) and writes y, except the parked elements,
+// written after a second barrier (when every block has read every partial) from a copy taken
+// before parking (in place y == x: the parking overwrites x there).
+template <NormKind Kind, typename T, typename W, int Pack, int Block>
+__global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, 2))
+    norm_split_kernel(const NormArgs<T, W> a, int split) {
+  using Bits = bits_t<sizeof(T)>;
+  constexpr int kSlot = 16 / static_cast<int>(sizeof(T));  // elements of a parked partial
+  __shared__ T saved[kSlot];
+  const int64_t row = blockIdx.x / split;
+  const int chunk = static_cast<int>(blockIdx.x % split);
+  const int64_t n = a.cols / Pack;
+  const auto chunk_begin = [&](int64_t j) { return n / split * j + (n % split) * j / split; };
+  const int64_t begin = chunk_begin(chunk), end = chunk_begin(chunk + 1);
+  const int64_t offset = row * a.cols;
+  const float inv_cols = 1.f / static_cast<float>(a.cols);
+  const T* src = Kind == NormKind::kAddRms ? a.sum : a.x;
+  NormWelford w{0.f, 0.f, 0.f};
+  float ss = 0.f;
+  norm_stream_stats<Kind, Pack, Block>(a, offset, begin, end, w, ss);
+  if constexpr (Kind == NormKind::kLayer) w = norm_welford_block<Block>(w);
+  ss = block_all_reduce<Block>(ss, Sum{});  // a barrier: the block's sums written and seen
+  // park: the block's 4 floats over the chunk's first kSlot elements of y, after a copy of
+  // the source elements there
+  Bits* slot = reinterpret_cast<Bits*>(a.y + offset + begin * Pack);
+  if (threadIdx.x < kSlot) saved[threadIdx.x] = src[offset + begin * Pack + threadIdx.x];
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const float mine[4] = {w.n, w.mean, w.m2, ss};
+    Bits bits[kSlot];
+    memcpy(bits, mine, sizeof(bits));
+#pragma unroll
+    for (int k = 0; k < kSlot; ++k)
+      slot[k] = bits[k];
+  }
+  grid_sync();
+  // the row's partials, merged in chunk order: threads take chunks t, t + Block, ..., then
+  // the block's fixed tree
+  NormWelford rw{0.f, 0.f, 0.f};
+  float rss = 0.f;
+  for (int j = threadIdx.x; j < split; j += Block) {
+    const Bits* pj = reinterpret_cast<const Bits*>(a.y + offset + chunk_begin(j) * Pack);
+    Bits bits[kSlot];
+#pragma unroll
+    for (int k = 0; k < kSlot; ++k)
+      bits[k] = __ldcg(pj + k);
+    float q[4];
+    memcpy(q, bits, sizeof(q));
+    rw = norm_welford_merge(rw, {q[0], q[1], q[2]});
+    rss += q[3];
+  }
+  float mean = 0.f, var = 0.f;
+  if constexpr (Kind == NormKind::kLayer) {
+    rw = norm_welford_block<Block>(rw);
+    const float plain = block_all_reduce<Block>(rss, Sum{}) * inv_cols;
+    mean = isfinite(rw.mean) ? rw.mean : plain;
+    var = rw.m2 * inv_cols;
+  } else {
+    var = block_all_reduce<Block>(rss, Sum{}) * inv_cols;
+  }
+  const float rstd = rsqrtf(var + a.eps);
+  if (threadIdx.x == 0 && chunk == 0) {
+    if (a.rstd != nullptr) a.rstd[row] = rstd;
+    if (Kind == NormKind::kLayer && a.mean != nullptr) a.mean[row] = mean;
+  }
+  // the chunk but its parked accesses (the first kSlot elements)
+  constexpr int kParked = (kSlot + Pack - 1) / Pack;
+  for (int64_t v = begin + kParked + threadIdx.x; v < end; v += Block) {
+    float x[Pack];
+    norm_load<Pack>(src + offset + v * Pack, x);
+    norm_write<Pack>(a, offset, v * Pack, x, mean, rstd);
+  }
+  grid_sync();  // every block has read every partial
+  static_assert(kParked * Pack == kSlot, "the parked accesses are the slot's elements");
+  if (threadIdx.x < kSlot) {
+    float x[1] = {convert<float>(saved[threadIdx.x])};
+    norm_write<1>(a, offset, begin * Pack + threadIdx.x, x, mean, rstd);
   }
 }
 
