@@ -143,6 +143,51 @@ void check_norm(const std::string& what, kernelkit::NormKind kind, const T* x, c
   verify(what, got, ref, rtol, std::is_same_v<T, float> ? 1e-5 : 1e-2);
 }
 
+// ---- rms_norm_backward: dx of sampled rows, dweight at sampled columns (over every row) ----
+template <typename T>
+void check_rms_norm_backward(const std::string& what, const T* dy, const T* x, const T* w,
+                             const float* rstd, const T* dx, const T* dw, int64_t rows,
+                             int64_t cols) {
+  std::vector<T> hdy(cols), hx(cols), hdx(cols), hw(cols);
+  std::vector<float> hr(rows);
+  BENCH_CUDA(cudaMemcpy(hw.data(), w, cols * sizeof(T), cudaMemcpyDeviceToHost));
+  BENCH_CUDA(cudaMemcpy(hr.data(), rstd, rows * sizeof(float), cudaMemcpyDeviceToHost));
+  std::vector<double> got, ref;
+  const int64_t count = std::clamp<int64_t>((int64_t{1} << 22) / cols, 2, 16);
+  for (size_t r : sample_indices(size_t(rows), size_t(count))) {
+    const int64_t o = int64_t(r) * cols;
+    BENCH_CUDA(cudaMemcpy(hdy.data(), dy + o, cols * sizeof(T), cudaMemcpyDeviceToHost));
+    BENCH_CUDA(cudaMemcpy(hx.data(), x + o, cols * sizeof(T), cudaMemcpyDeviceToHost));
+    BENCH_CUDA(cudaMemcpy(hdx.data(), dx + o, cols * sizeof(T), cudaMemcpyDeviceToHost));
+    double s = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      s += kernelkit::convert<double>(hdy[c]) * kernelkit::convert<double>(hw[c]) *
+           kernelkit::convert<double>(hx[c]);
+    const double rs = hr[r];
+    for (size_t c : sample_indices(size_t(cols), 256)) {
+      const double g = kernelkit::convert<double>(hdy[c]) * kernelkit::convert<double>(hw[c]);
+      ref.push_back(rs * g - kernelkit::convert<double>(hx[c]) * rs * rs * rs * s / double(cols));
+      got.push_back(kernelkit::convert<double>(hdx[c]));
+    }
+  }
+  // dweight at up to 8 columns, each summed over every row (strided gathers)
+  for (size_t c : sample_indices(size_t(cols), rows * cols > (int64_t{1} << 26) ? 2 : 8)) {
+    std::vector<size_t> idx(rows);
+    for (int64_t r = 0; r < rows; ++r)
+      idx[r] = size_t(r * cols) + c;
+    const auto gy = to_doubles(gather(dy, idx)), gx = to_doubles(gather(x, idx));
+    double acc = 0;
+    for (int64_t r = 0; r < rows; ++r)
+      acc += gy[r] * gx[r] * hr[r];
+    T one;
+    BENCH_CUDA(cudaMemcpy(&one, dw + c, sizeof(T), cudaMemcpyDeviceToHost));
+    ref.push_back(acc);
+    got.push_back(kernelkit::convert<double>(one));
+  }
+  const double rtol = std::is_same_v<T, float> ? 1e-4 : 1.6e-2;
+  verify(what, got, ref, rtol, std::is_same_v<T, float> ? 1e-3 : 2e-2);
+}
+
 // ---- transpose: every element, bit for bit, on the device ----
 namespace detail {
 template <typename U>

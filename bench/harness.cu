@@ -508,6 +508,7 @@ int rank(const std::string& name) {
                                      "rms_norm",
                                      "layer_norm",
                                      "add_rms_norm",
+                                     "rms_norm_backward",
                                      "transpose",
                                      "gemv",
                                      "gemv_t",

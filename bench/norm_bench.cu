@@ -32,6 +32,13 @@ cudaError_t kk_norm(kernelkit::NormKind kind, const T* x, const T* res, const T*
   }
 }
 
+template <typename T>
+cudaError_t kk_rms_norm_backward(const T* dy, const T* x, const T* w, const float* rstd, T* dx,
+                                 T* dw, int64_t rows, int64_t cols, void* ws, size_t ws_bytes,
+                                 cudaStream_t s) {
+  return kernelkit::rms_norm_backward(dy, x, w, rstd, dx, dw, rows, cols, ws, ws_bytes, s);
+}
+
 using Shape = kkbench::RowsShape;
 using kernelkit::NormKind;
 
@@ -76,6 +83,45 @@ void add_norm_case(const Shape& sh, NormKind kind) {
   });
 }
 
+// rms_norm_backward: reads dy, x, the weight and rstd once, writes dx and dweight once (the
+// workspace's partials are not counted: they are the kernel's cost); verified on sampled rows
+// of dx and sampled columns of dweight.
+template <typename T>
+void add_norm_backward_case(const Shape& sh) {
+  const int64_t rows = sh.rows, cols = sh.cols, off = sh.offset;
+  const std::string name = kkbench::case_name<T>("rms_norm_backward", "kernelkit", sh.name());
+  const double matrix = double(rows) * double(cols) * sizeof(T);
+  const double vec = double(cols) * sizeof(T);
+  const kkbench::Traffic traffic{2 * matrix + vec + double(rows) * 4, matrix + vec};
+  kkbench::add_case(name, traffic, 0, [=](cudaStream_t s) -> kkbench::Launch {
+    const size_t n = static_cast<size_t>(rows * cols + off);
+    auto dy = kkbench::random_array<T>(n, 31, -1.0, 1.0);
+    auto x = kkbench::random_array<T>(n, 32, -2.0, 2.0);
+    auto w = kkbench::random_array<T>(static_cast<size_t>(cols), 33, 0.5, 1.5);
+    auto rstd = kkbench::random_array<float>(static_cast<size_t>(rows), 34, 0.5, 1.5);
+    auto dx = kkbench::poisoned_array<T>(n);
+    auto dw = kkbench::poisoned_array<T>(static_cast<size_t>(cols));
+    const size_t ws_bytes = kernelkit::rms_norm_backward_workspace_bytes(rows, cols);
+    auto ws = kkbench::zeroed_workspace(ws_bytes);
+    auto launch = [=](cudaStream_t st) {
+      BENCH_CUDA(kk_rms_norm_backward<T>(dy->p + off, x->p + off, w->p, rstd->p, dx->p + off, dw->p,
+                                         rows, cols, ws->p, ws_bytes, st));
+    };
+    launch(s);
+    BENCH_CUDA(cudaStreamSynchronize(s));
+    kkbench::check_rms_norm_backward<T>(name, dy->p + off, x->p + off, w->p, rstd->p, dx->p + off,
+                                        dw->p, rows, cols);
+    return launch;
+  });
+}
+
+KKBENCH_CASES {
+  for (const Shape& sh : kNormShapes)
+    add_norm_backward_case<float>(sh);
+  for (const Shape& sh : kNormShapes)
+    add_norm_backward_case<__nv_bfloat16>(sh);
+}
+
 KKBENCH_CASES {
   for (const NormKind kind : {NormKind::kRms, NormKind::kLayer, NormKind::kAddRms}) {
     for (const Shape& sh : kNormShapes)
@@ -83,6 +129,13 @@ KKBENCH_CASES {
     for (const Shape& sh : kNormShapes)
       add_norm_case<__nv_bfloat16>(sh, kind);
   }
+}
+
+KKBENCH_GENERATED("norm_backward", gen) {
+  for (const Shape& sh : gen.rows(12, sizeof(float), kkbench::kNormRange))
+    add_norm_backward_case<float>(sh);
+  for (const Shape& sh : gen.rows(12, sizeof(__nv_bfloat16), kkbench::kNormRange))
+    add_norm_backward_case<__nv_bfloat16>(sh);
 }
 
 KKBENCH_GENERATED("norm", gen) {

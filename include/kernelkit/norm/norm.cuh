@@ -187,4 +187,100 @@ template <typename T, typename W>
   return detail::run_norm(NormKind::kAddRms, a, stream);
 }
 
+/// The arguments rms_norm_backward accepts: sizes >= 0; rows * cols * sizeof(T) within int64;
+/// when the problem is not empty, dy, x, rstd and dx non-null; dweight only with a weight, and
+/// then a workspace of at least rms_norm_backward_workspace_bytes(rows, cols) (non-null, 4-byte
+/// aligned); every pointer aligned to its type; dx may be exactly dy; nothing else written
+/// overlaps anything read or written.
+template <typename T, typename W>
+bool rms_norm_backward_args_ok(const detail::NormBackwardArgs<T, W>& a, const void* workspace,
+                               size_t workspace_bytes) {
+  static_assert(std::is_same_v<T, float> || is_half_like_v<T>,
+                "the norm ops support float, __half and __nv_bfloat16");
+  static_assert(std::is_same_v<W, float> || std::is_same_v<W, T>,
+                "the weight is float or the type of x");
+  if (a.rows < 0 || a.cols < 0) return false;
+  if (a.weight == nullptr && a.dweight != nullptr) return false;
+  if (a.cols == 0) return true;
+  if (a.rows == 0) return a.dweight == nullptr || is_element_aligned(a.dweight);
+  if (a.dy == nullptr || a.x == nullptr || a.rstd == nullptr || a.dx == nullptr) return false;
+  if (a.rows > INT64_MAX / a.cols || a.rows * a.cols > INT64_MAX / int64_t{sizeof(T)}) return false;
+  if (!is_element_aligned(a.dy) || !is_element_aligned(a.x) || !is_element_aligned(a.weight) ||
+      !is_element_aligned(a.rstd) || !is_element_aligned(a.dx) || !is_element_aligned(a.dweight))
+    return false;
+  const int64_t m = a.rows * a.cols * int64_t{sizeof(T)};
+  const int64_t v = a.cols * int64_t{sizeof(W)};
+  const int64_t ws = static_cast<int64_t>(rms_norm_backward_workspace_bytes(a.rows, a.cols));
+  if (a.dweight != nullptr && (workspace == nullptr || workspace_bytes < static_cast<size_t>(ws) ||
+                               reinterpret_cast<std::uintptr_t>(workspace) % 4 != 0))
+    return false;
+  struct Range {
+    const void* p;
+    int64_t bytes;
+  };
+  const Range outs[] = {{a.dx, m}, {a.dweight, a.dweight ? v : 0}, {workspace, a.dweight ? ws : 0}};
+  const Range ins[] = {{a.dy, m}, {a.x, m}, {a.weight, a.weight ? v : 0}, {a.rstd, a.rows * 4}};
+  for (int i = 0; i < 3; ++i)
+    for (int j = i + 1; j < 3; ++j)
+      if (ranges_overlap(outs[i].p, outs[i].bytes, outs[j].p, outs[j].bytes)) return false;
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      const bool exact_ok = i == 0 && j == 0;
+      if (exact_ok ? partial_overlap(outs[i].p, outs[i].bytes, ins[j].p, ins[j].bytes)
+                   : ranges_overlap(outs[i].p, outs[i].bytes, ins[j].p, ins[j].bytes))
+        return false;
+    }
+  }
+  return true;
+}
+
+/// Launches plan p (made by plan_norm_backward for these operands) of rms_norm_backward: the row
+/// kernel of its entry of kNormBackwardConfigs, then, when dweight is wanted, the partials'
+/// column sums.
+template <typename T, typename W>
+cudaError_t launch_norm_backward(const NormBackwardPlan& p, const detail::NormBackwardArgs<T, W>& a,
+                                 cudaStream_t stream) {
+  using namespace detail;
+  constexpr ConfigRange kEntries = norm_backward_configs_of(sizeof(T));
+  const NormBackwardConfig key = norm_backward_config(p, sizeof(T));
+  KERNELKIT_RETURN_IF_ERROR(
+      (dispatch_table<kNormBackwardConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
+        constexpr NormBackwardConfig c = kNormBackwardConfigs[decltype(i)::value];
+        return launch(norm_rms_backward_kernel<T, W, c.pack, c.block>, p.shape, stream, a);
+      })));
+  if (a.dweight == nullptr) return cudaSuccess;
+  return launch(norm_rms_backward_reduce_kernel<W>, p.reduce, stream,
+                static_cast<const float*>(a.partial), p.parts, a.cols, a.dweight);
+}
+
+/// The gradients of rms_norm (y = x * rstd * weight): dx = rstd * (g - x * rstd^2 * mean(g *
+/// x)) with g = dy * weight, and dweight[c] = the sum over the rows of dy * x * rstd, from the
+/// rstd rms_norm saved. Types as rms_norm (dweight of the weight's type). weight null: no scale
+/// (dweight must be null too); dweight null: only dx. dweight needs a workspace of
+/// rms_norm_backward_workspace_bytes(rows, cols) bytes (whatever it holds); its sums run in a
+/// fixed order (the same bits run after run). dx may be exactly dy. rows == 0 writes dweight =
+/// 0; cols == 0 does nothing. Reads dy and x twice (the second time mostly from L2), writes dx
+/// once. Returns cudaErrorInvalidValue, before any launch and with nothing written, when
+/// rms_norm_backward_args_ok fails.
+template <typename T, typename W>
+[[nodiscard]] cudaError_t rms_norm_backward(const T* dy, const T* x, const W* weight,
+                                            const float* rstd, T* dx, W* dweight, int64_t rows,
+                                            int64_t cols, void* workspace, size_t workspace_bytes,
+                                            cudaStream_t stream = nullptr) {
+  const detail::NormBackwardArgs<T, W> a{
+      dy, x, weight, rstd, dx, dweight, static_cast<float*>(workspace), rows, cols};
+  KERNELKIT_REQUIRE(rms_norm_backward_args_ok(a, workspace, workspace_bytes));
+  if (cols == 0) return cudaSuccess;
+  if (rows == 0) {
+    return dweight == nullptr ? cudaSuccess : cudaMemsetAsync(dweight, 0, cols * sizeof(W), stream);
+  }
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  const Alignment x_at = common_alignment(alignment_of(dy), alignment_of(x), alignment_of(dx),
+                                          Alignment(cols * int64_t{sizeof(T)}));
+  const Alignment w_at = common_alignment(alignment_of(weight), alignment_of(dweight));
+  const NormBackwardPlan p = plan_norm_backward(rows, cols, sizeof(T), sizeof(W), x_at, w_at, d);
+  return launch_norm_backward(p, a, stream);
+}
+
 }  // namespace kernelkit

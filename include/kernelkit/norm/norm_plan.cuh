@@ -243,4 +243,78 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
   return p;
 }
 
+// ---------------------------------------------------------------------------------------
+// rms_norm_backward: a block of 256 threads per row (rows p, p + parts, ...; parts =
+// min(rows, kNormBackwardParts) blocks), the row read twice (the second read from L2 while
+// the block's row is there), the weight's gradient as one row of float partials a block in
+// the caller's workspace, added up by a second kernel in part order.
+
+/// Blocks (and rows of partials) of rms_norm_backward at most.
+inline constexpr int64_t kNormBackwardParts = 512;
+
+/// One kernel configuration of rms_norm_backward (an entry of kNormBackwardConfigs).
+struct NormBackwardConfig {
+  int elem_bytes = 0;  ///< 4: float; 2: __half, __nv_bfloat16
+  int pack = 0;        ///< elements per access (16 bytes, or 1)
+  int block = 0;       ///< threads per block
+};
+
+/// Same kernel.
+constexpr bool operator==(const NormBackwardConfig& a, const NormBackwardConfig& b) {
+  return a.elem_bytes == b.elem_bytes && a.pack == b.pack && a.block == b.block;
+}
+
+/// Every configuration rms_norm_backward launches, each element size's entries together:
+/// 256 threads, 16-byte packs (every operand and the row stride on the 16-byte grid) or one
+/// element per access.
+inline constexpr NormBackwardConfig kNormBackwardConfigs[] = {
+    {4, 4, 256}, {4, 1, 256}, {2, 8, 256}, {2, 1, 256}};
+
+/// The entries of kNormBackwardConfigs for elem_bytes-byte elements.
+constexpr ConfigRange norm_backward_configs_of(int elem_bytes) {
+  return config_range(kNormBackwardConfigs, [elem_bytes](const NormBackwardConfig& c) {
+    return c.elem_bytes == elem_bytes;
+  });
+}
+
+/// Every decision of one rms_norm_backward call.
+struct NormBackwardPlan {
+  int pack = 1;        ///< elements per access
+  int64_t parts = 0;   ///< blocks of the row kernel, rows of partials: min(rows, 512)
+  LaunchShape shape;   ///< the row kernel (grid = parts)
+  LaunchShape reduce;  ///< the partials' column sums (blocks of 32 columns x 8 slices)
+};
+
+/// The configuration plan p launches with elem_bytes-byte elements.
+inline NormBackwardConfig norm_backward_config(const NormBackwardPlan& p, int elem_bytes) {
+  return {elem_bytes, p.pack, static_cast<int>(p.shape.block.x)};
+}
+
+/// Bytes of workspace rms_norm_backward needs to write dweight (a rows x cols problem): one
+/// row of cols floats a block, min(rows, kNormBackwardParts) rows. 0 for an empty problem.
+/// Pure.
+inline size_t rms_norm_backward_workspace_bytes(int64_t rows, int64_t cols) {
+  if (rows <= 0 || cols <= 0) return 0;
+  return static_cast<size_t>(std::min(rows, kNormBackwardParts)) * static_cast<size_t>(cols) * 4;
+}
+
+/// The plan of rms_norm_backward over rows x cols (>= 1) elem_bytes-byte elements: x_at the
+/// common alignment of dy, x, dx and the row stride; w_at the weight's and dweight's. Pure.
+inline NormBackwardPlan plan_norm_backward(int64_t rows, int64_t cols, int elem_bytes,
+                                           int weight_bytes, Alignment x_at, Alignment w_at,
+                                           const DeviceInfo& d) {
+  NormBackwardPlan p;
+  const int full = kMaxPackBytes / elem_bytes;
+  p.pack = x_at.fits(kMaxPackBytes) && w_at.fits(std::min(kMaxPackBytes, full * weight_bytes))
+               ? full
+               : 1;
+  p.parts = std::min(rows, kNormBackwardParts);
+  p.shape.block = dim3(256);
+  p.shape.grid = dim3(static_cast<unsigned>(p.parts));
+  p.reduce.block = dim3(256);
+  p.reduce.grid =
+      dim3(static_cast<unsigned>(grid_size_for(ceil_div<int64_t>(cols, 32) * 256, 256, d)));
+  return p;
+}
+
 }  // namespace kernelkit

@@ -409,4 +409,115 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, 2))
   }
 }
 
+// ---------------------------------------------------------------------------------------
+// rms_norm backward: dx = rstd * (g - x * rstd^2 * mean(g * x)), g = dy * w; dweight = sum
+// over the rows of dy * x * rstd.
+
+// The operands of one backward call. weight, dweight may be null (no scale; dweight not
+// wanted); partial: `parts` x cols floats of workspace (dweight only).
+template <typename T, typename W>
+struct NormBackwardArgs {
+  const T* dy;
+  const T* x;
+  const W* weight;
+  const float* rstd;
+  T* dx;
+  W* dweight;
+  float* partial;
+  int64_t rows;
+  int64_t cols;
+};
+
+// Block p (of gridDim.x = parts) takes rows p, p + parts, ...: a first read of the row for
+// sum(g * x), a second (from L2 while the block's row is there) that writes dx and adds dy *
+// x * rstd into the block's own row of partials (each element by the one thread that owns its
+// column: written at the block's first row, added to in row order after: deterministic, and
+// correct whatever the workspace held).
+template <typename T, typename W, int Pack, int Block>
+__global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, 4))
+    norm_rms_backward_kernel(const NormBackwardArgs<T, W> a) {
+  const int64_t n = a.cols / Pack;
+  const float inv_cols = 1.f / static_cast<float>(a.cols);
+  float* part = a.partial + int64_t{blockIdx.x} * a.cols;
+  for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
+    const int64_t offset = row * a.cols;
+    const bool first = row == blockIdx.x;
+    float s = 0.f;
+#pragma unroll 1
+    for (int64_t v = threadIdx.x; v < n; v += Block) {
+      float dy[Pack], x[Pack];
+      norm_load<Pack>(a.dy + offset + v * Pack, dy);
+      norm_load<Pack>(a.x + offset + v * Pack, x);
+      if (a.weight != nullptr) {
+        float w[Pack];
+        norm_load<Pack>(a.weight + v * Pack, w);
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          dy[j] *= w[j];
+      }
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        s += dy[j] * x[j];
+    }
+    const float r = a.rstd[row];
+    const float k = r * r * r * block_all_reduce<Block>(s, Sum{}) * inv_cols;
+#pragma unroll 1
+    for (int64_t v = threadIdx.x; v < n; v += Block) {
+      float dy[Pack], x[Pack], g[Pack];
+      norm_load<Pack>(a.dy + offset + v * Pack, dy);
+      norm_load<Pack>(a.x + offset + v * Pack, x);
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        g[j] = dy[j];
+      if (a.weight != nullptr) {
+        float w[Pack];
+        norm_load<Pack>(a.weight + v * Pack, w);
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          g[j] *= w[j];
+      }
+      float dx[Pack];
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        dx[j] = r * g[j] - x[j] * k;
+      norm_store<Pack>(a.dx + offset + v * Pack, dx);
+      if (a.dweight != nullptr) {
+#pragma unroll
+        for (int j = 0; j < Pack; ++j) {
+          const float add = dy[j] * x[j] * r;
+          part[v * Pack + j] = first ? add : part[v * Pack + j] + add;
+        }
+      }
+    }
+  }
+}
+
+// dweight[c] = the sum over the parts' rows of partial[p][c]: blocks of 32 columns x 8
+// slices of the parts (slice y sums parts y, y + 8, ... in order), the 8 slices then added in
+// slice order (deterministic).
+template <typename W>
+__global__ void __launch_bounds__(256)
+    norm_rms_backward_reduce_kernel(const float* partial, int64_t parts, int64_t cols, W* dweight) {
+  __shared__ float slices[8][33];
+  const int tx = static_cast<int>(threadIdx.x) % 32, ty = static_cast<int>(threadIdx.x) / 32;
+  for (int64_t c0 = int64_t{blockIdx.x} * 32; c0 < cols; c0 += int64_t{gridDim.x} * 32) {
+    const int64_t c = c0 + tx;
+    float acc = 0.f;
+    if (c < cols) {
+      for (int64_t p = ty; p < parts; p += 8)
+        acc += partial[p * cols + c];
+    }
+    slices[ty][tx] = acc;
+    __syncthreads();
+    if (ty == 0 && c < cols) {
+      float sum = slices[0][tx];
+#pragma unroll
+      for (int k = 1; k < 8; ++k)
+        sum += slices[k][tx];
+      dweight[c] = convert<W>(sum);
+    }
+    __syncthreads();
+  }
+}
+
 }  // namespace kernelkit::detail
