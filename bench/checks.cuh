@@ -13,6 +13,7 @@
 
 #include "harness.cuh"
 #include "kernelkit/blas/blas.cuh"
+#include "kernelkit/norm/norm_plan.cuh"
 
 namespace kkbench {
 
@@ -94,6 +95,97 @@ void check_softmax(const std::string& what, const T* d_in, const T* d_out, int64
   // f16 outputs below 2^-14 are subnormal: their spacing is 2^-24 absolute
   const double atol = log ? 1e-4 : (std::is_same_v<T, __half> ? 0x1p-24 : 1e-9);
   verify(what, got, ref, rtol, atol);
+}
+
+// ---- rms_norm, layer_norm, add_rms_norm: y (and x + residual) of sampled rows ----
+// against float64, from the device's x, residual, weight and bias (eps as the cases pass it)
+template <typename T>
+void check_norm(const std::string& what, kernelkit::NormKind kind, const T* x, const T* res,
+                const T* w, const T* b, const T* y, const T* sum, int64_t rows, int64_t cols) {
+  const int64_t count = std::clamp<int64_t>((int64_t{1} << 22) / cols, 2, 16);
+  const double eps = kind == kernelkit::NormKind::kLayer ? 1e-5 : 1e-6;
+  std::vector<T> hx(cols), hr(cols), hw(cols), hb(cols), hy(cols), hs(cols);
+  BENCH_CUDA(cudaMemcpy(hw.data(), w, cols * sizeof(T), cudaMemcpyDeviceToHost));
+  if (b) BENCH_CUDA(cudaMemcpy(hb.data(), b, cols * sizeof(T), cudaMemcpyDeviceToHost));
+  std::vector<double> got, ref, row(cols);
+  for (size_t r : sample_indices(size_t(rows), size_t(count))) {
+    const int64_t o = int64_t(r) * cols;
+    BENCH_CUDA(cudaMemcpy(hx.data(), x + o, cols * sizeof(T), cudaMemcpyDeviceToHost));
+    BENCH_CUDA(cudaMemcpy(hy.data(), y + o, cols * sizeof(T), cudaMemcpyDeviceToHost));
+    if (kind == kernelkit::NormKind::kAddRms) {
+      BENCH_CUDA(cudaMemcpy(hr.data(), res + o, cols * sizeof(T), cudaMemcpyDeviceToHost));
+      BENCH_CUDA(cudaMemcpy(hs.data(), sum + o, cols * sizeof(T), cudaMemcpyDeviceToHost));
+    }
+    double mean = 0, var = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      row[c] = kernelkit::convert<double>(hx[c]);
+      if (kind == kernelkit::NormKind::kAddRms) {
+        const T s = kernelkit::convert<T>(kernelkit::convert<float>(hx[c]) +
+                                          kernelkit::convert<float>(hr[c]));
+        row[c] = kernelkit::convert<double>(s);
+        got.push_back(kernelkit::convert<double>(hs[c]));
+        ref.push_back(row[c]);
+      }
+      mean += row[c];
+    }
+    mean = kind == kernelkit::NormKind::kLayer ? mean / double(cols) : 0.0;
+    for (int64_t c = 0; c < cols; ++c)
+      var += (row[c] - mean) * (row[c] - mean);
+    const double rstd = 1.0 / std::sqrt(var / double(cols) + eps);
+    for (int64_t c = 0; c < cols; ++c) {
+      double v = (row[c] - mean) * rstd * kernelkit::convert<double>(hw[c]);
+      if (b) v += kernelkit::convert<double>(hb[c]);
+      ref.push_back(v);
+      got.push_back(kernelkit::convert<double>(hy[c]));
+    }
+  }
+  const double rtol = std::is_same_v<T, float> ? 1e-4 : 1.6e-2;
+  verify(what, got, ref, rtol, std::is_same_v<T, float> ? 1e-5 : 1e-2);
+}
+
+// ---- rms_norm_backward: dx of sampled rows, dweight at sampled columns (over every row) ----
+template <typename T>
+void check_rms_norm_backward(const std::string& what, const T* dy, const T* x, const T* w,
+                             const float* rstd, const T* dx, const T* dw, int64_t rows,
+                             int64_t cols) {
+  std::vector<T> hdy(cols), hx(cols), hdx(cols), hw(cols);
+  std::vector<float> hr(rows);
+  BENCH_CUDA(cudaMemcpy(hw.data(), w, cols * sizeof(T), cudaMemcpyDeviceToHost));
+  BENCH_CUDA(cudaMemcpy(hr.data(), rstd, rows * sizeof(float), cudaMemcpyDeviceToHost));
+  std::vector<double> got, ref;
+  const int64_t count = std::clamp<int64_t>((int64_t{1} << 22) / cols, 2, 16);
+  for (size_t r : sample_indices(size_t(rows), size_t(count))) {
+    const int64_t o = int64_t(r) * cols;
+    BENCH_CUDA(cudaMemcpy(hdy.data(), dy + o, cols * sizeof(T), cudaMemcpyDeviceToHost));
+    BENCH_CUDA(cudaMemcpy(hx.data(), x + o, cols * sizeof(T), cudaMemcpyDeviceToHost));
+    BENCH_CUDA(cudaMemcpy(hdx.data(), dx + o, cols * sizeof(T), cudaMemcpyDeviceToHost));
+    double s = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      s += kernelkit::convert<double>(hdy[c]) * kernelkit::convert<double>(hw[c]) *
+           kernelkit::convert<double>(hx[c]);
+    const double rs = hr[r];
+    for (size_t c : sample_indices(size_t(cols), 256)) {
+      const double g = kernelkit::convert<double>(hdy[c]) * kernelkit::convert<double>(hw[c]);
+      ref.push_back(rs * g - kernelkit::convert<double>(hx[c]) * rs * rs * rs * s / double(cols));
+      got.push_back(kernelkit::convert<double>(hdx[c]));
+    }
+  }
+  // dweight at up to 8 columns, each summed over every row (strided gathers)
+  for (size_t c : sample_indices(size_t(cols), rows * cols > (int64_t{1} << 26) ? 2 : 8)) {
+    std::vector<size_t> idx(rows);
+    for (int64_t r = 0; r < rows; ++r)
+      idx[r] = size_t(r * cols) + c;
+    const auto gy = to_doubles(gather(dy, idx)), gx = to_doubles(gather(x, idx));
+    double acc = 0;
+    for (int64_t r = 0; r < rows; ++r)
+      acc += gy[r] * gx[r] * hr[r];
+    T one;
+    BENCH_CUDA(cudaMemcpy(&one, dw + c, sizeof(T), cudaMemcpyDeviceToHost));
+    ref.push_back(acc);
+    got.push_back(kernelkit::convert<double>(one));
+  }
+  const double rtol = std::is_same_v<T, float> ? 1e-4 : 1.6e-2;
+  verify(what, got, ref, rtol, std::is_same_v<T, float> ? 1e-3 : 2e-2);
 }
 
 // ---- transpose: every element, bit for bit, on the device ----

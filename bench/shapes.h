@@ -67,6 +67,9 @@ struct RowsRange {
   bool thin_both_sides;                      // transpose / gemv: the thin side is rows or cols
 };
 constexpr RowsRange kSoftmaxRange{2, int64_t{1} << 18, 32768, 262144, false};
+// norms: hidden sizes of 16..64K columns; decode: a few rows of 1K..16K (the few-rows class
+// of wide rows still draws rows past 16K: the two-pass path)
+constexpr RowsRange kNormRange{16, int64_t{1} << 16, 1024, 16384, false};
 constexpr RowsRange kRowReduceRange{1, int64_t{1} << 24, 1, 64, true};
 constexpr RowsRange kTransposeRange{2, int64_t{1} << 24, 1, 64, true};
 

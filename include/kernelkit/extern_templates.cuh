@@ -31,6 +31,7 @@
 #include "kernelkit/blas/sgemm.cuh"
 #include "kernelkit/elementwise/elementwise.cuh"
 #include "kernelkit/elementwise/functors.cuh"
+#include "kernelkit/norm/norm.cuh"
 #include "kernelkit/reduce/reduce.cuh"
 #include "kernelkit/reduce/row_reduce.cuh"
 #include "kernelkit/softmax/softmax.cuh"
@@ -55,6 +56,24 @@
 // Each input with its compute type as the output: f32, f16 and bf16 into float; f64, i32 and
 // i64 into themselves. reduce_workspace_bytes and row_reduce_workspace_bytes are constexpr
 // arithmetic (no kernel) and stay in the header.
+/// rms_norm, layer_norm, add_rms_norm and rms_norm_backward for x of float, __half, __nv_bfloat16
+/// with a float weight (and bias) or one of x's type, each declaration prefixed by KW.
+#define KERNELKIT_DETAIL_NORM(KW, T, W)                                                      \
+  KW cudaError_t rms_norm<T, W>(const T*, const W*, T*, float*, int64_t, int64_t, float,     \
+                                cudaStream_t);                                               \
+  KW cudaError_t layer_norm<T, W>(const T*, const W*, const W*, T*, float*, float*, int64_t, \
+                                  int64_t, float, cudaStream_t);                             \
+  KW cudaError_t add_rms_norm<T, W>(const T*, const T*, const W*, T*, T*, float*, int64_t,   \
+                                    int64_t, float, cudaStream_t);                           \
+  KW cudaError_t rms_norm_backward<T, W>(const T*, const T*, const W*, const float*, T*, W*, \
+                                         int64_t, int64_t, void*, size_t, cudaStream_t);
+#define KERNELKIT_INSTANTIATE_NORM(KW)            \
+  KERNELKIT_DETAIL_NORM(KW, float, float)         \
+  KERNELKIT_DETAIL_NORM(KW, __half, float)        \
+  KERNELKIT_DETAIL_NORM(KW, __half, __half)       \
+  KERNELKIT_DETAIL_NORM(KW, __nv_bfloat16, float) \
+  KERNELKIT_DETAIL_NORM(KW, __nv_bfloat16, __nv_bfloat16)
+
 #define KERNELKIT_DETAIL_REDUCE_PAIRS(M, KW) \
   M(KW, float, float)                        \
   M(KW, __half, float)                       \
@@ -175,6 +194,7 @@
 #if defined(KERNELKIT_COMPILED)
 namespace kernelkit {
 KERNELKIT_INSTANTIATE_SOFTMAX(extern template)
+KERNELKIT_INSTANTIATE_NORM(extern template)
 KERNELKIT_INSTANTIATE_REDUCE(extern template)
 KERNELKIT_INSTANTIATE_ROW_REDUCE(extern template)
 KERNELKIT_INSTANTIATE_TRANSPOSE(extern template)

@@ -8,8 +8,10 @@
 // accumulator and operator; row_reduce's kBlock, kCluster and kSplit entries are
 // reduce_split_kernel instances); gemv (kGemvConfigs: each entry's main kernel and combine
 // kernel); sgemm (kSgemmConfigs: each entry's kernel, the combines of split partials and,
-// through its pack of op(B), float transpose's entries); elementwise (kEwConfigs: the entries
-// each call's types and functor allow).
+// through its pack of op(B), float transpose's entries); rms_norm, layer_norm and add_rms_norm
+// (kNormConfigs: each element size's entries, float and same-type weights), rms_norm_backward
+// (kNormBackwardConfigs and the partials' reduction); elementwise
+// (kEwConfigs: the entries each call's types and functor allow).
 #include <kernelkit/kernelkit.cuh>
 
 namespace kk = kernelkit;
@@ -48,6 +50,16 @@ void elementwise_ops(T* p, cudaStream_t s) {
   (void)kk::ternary(kk::Fma{}, 1, p, p, p, p, s);
 }
 
+// Each call walks its element size's entries of kNormConfigs (rms_norm, layer_norm and
+// add_rms_norm: the same entries for each kind), for a float weight and one of x's type.
+template <typename T, typename W>
+void norm_ops(T* p, W* w, float* f, cudaStream_t s) {
+  (void)kk::rms_norm(p, w, p, f, 1, 1, 1e-5f, s);
+  (void)kk::layer_norm(p, w, w, p, f, f, 1, 1, 1e-5f, s);
+  (void)kk::add_rms_norm(p, p, w, p, p, f, 1, 1, 1e-5f, s);
+  (void)kk::rms_norm_backward(p, p, w, f, p, w, 1, 1, f, 0, s);
+}
+
 template <typename T>
 void transpose_op(T* p, cudaStream_t s) {
   (void)kk::transpose(p, p, 1, 1, s);
@@ -62,6 +74,11 @@ void kernelkit_compile_all_ops(void* p, cudaStream_t s) {
   softmax_ops(f, s);
   softmax_ops(h, s);
   softmax_ops(b, s);
+  norm_ops(f, f, f, s);
+  norm_ops(h, f, f, s);
+  norm_ops(h, h, f, s);
+  norm_ops(b, f, f, s);
+  norm_ops(b, b, f, s);
   reduce_ops(f, f, p, s);
   reduce_ops(h, f, p, s);
   reduce_ops(b, f, p, s);

@@ -123,6 +123,39 @@ int softmax_case(const char* name, int64_t rows, int64_t cols, bool log, double 
       [&] { out.poison(); });
 }
 
+// rms_norm with a float weight (y and rstd checked against float64).
+template <typename T>
+int rms_norm_case(const char* name, int64_t rows, int64_t cols, double tol) {
+  const auto h = kktest::random_vector<T>(rows * cols, 13);
+  const auto hw = kktest::random_vector<float>(cols, 14, 0.5, 1.5);
+  auto in = kktest::to_device(h);
+  auto w = kktest::to_device(hw);
+  kktest::DeviceBuffer<T> out(h.size());
+  kktest::DeviceBuffer<float> rstd(rows);
+  std::vector<double> ref(h.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    double ss = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      ss += kktest::to_double(h[r * cols + c]) * kktest::to_double(h[r * cols + c]);
+    const double rs = 1.0 / std::sqrt(ss / double(cols) + 1e-5);
+    for (int64_t c = 0; c < cols; ++c)
+      ref[r * cols + c] = kktest::to_double(h[r * cols + c]) * rs * hw[c];
+  }
+  return capture_case(
+      name,
+      [&](cudaStream_t s) {
+        return kk::rms_norm(in.get(), w.get(), out.get(), rstd.get(), rows, cols, 1e-5f, s);
+      },
+      [&] {
+        const auto got = out.download();
+        for (size_t i = 0; i < ref.size(); ++i)
+          if (!(std::fabs(kktest::to_double(got[i]) - ref[i]) <= tol * (1 + std::fabs(ref[i]))))
+            return false;
+        return true;
+      },
+      [&] { out.poison(); });
+}
+
 int row_sum_case(const char* name, int64_t rows, int64_t cols) {
   const auto h = kktest::small_int_vector<float>(rows * cols, 11);
   auto in = kktest::to_device(h);
@@ -281,6 +314,10 @@ std::vector<Case> cases() {
        [](const char* n) { return softmax_case<float>(n, 2, 300001, false, 1e-5); }},
       {"capture/log_softmax_bf16_100x50257",
        [](const char* n) { return softmax_case<__nv_bfloat16>(n, 100, 50257, true, 2e-2); }},
+      {"capture/rms_norm_bf16_100x4096",
+       [](const char* n) { return rms_norm_case<__nv_bfloat16>(n, 100, 4096, 1e-2); }},
+      {"capture/rms_norm_f32_3x20001",
+       [](const char* n) { return rms_norm_case<float>(n, 3, 20001, 1e-5); }},
       {"capture/row_sum_1000x333", [](const char* n) { return row_sum_case(n, 1000, 333); }},
       {"capture/row_sum_1x4194304", [](const char* n) { return row_sum_case(n, 1, 1 << 22); }},
       {"capture/reduce_sum_1048576", [](const char* n) { return reduce_case(n, 1 << 20); }},

@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: Apache-2.0
+// Norm kernels (internal): the register kernel (a row in the registers of a warp or of a
+// block: read once, reduced, written once) and the two-pass fallback (a block per row,
+// statistics then a second read that writes). norm_plan.cuh says which one runs; launch_norm
+// (norm.cuh) launches it.
+//
+// Every operand row is on the pack grid when Pack > 1 (the plan takes 16-byte packs only
+// when x, y, residual, sum, the row stride, weight and bias all allow them), so a thread's
+// access is wholly inside the row or wholly past it: no partial packs.
+//
+// Numerics, in float: rms: ms = sum(x^2) / cols, rstd = rsqrt(ms + eps), y = x * rstd * w.
+// add_rms: s = x + residual rounded to T (what sum_out holds), then rms of s. layer: mean =
+// sum(x) / cols, var = sum((x - mean)^2) / cols over the registers-held row (two
+// reductions, not E[x^2] - E[x]^2); the streamed path keeps a Welford triple per thread
+// (merged by Chan's formula pack by pack, then across the block in a fixed tree). y = (x -
+// mean) * rstd * w + b. Every reduction has a fixed order (warp butterfly / shfl_down tree,
+// then the warps' slots): the same bits run after run. A NaN in a row makes the row's
+// statistics NaN; an inf makes rms's rstd 0 (y: 0, the inf element NaN) and layer_norm's row
+// NaN, as the float64 formulas do.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernelkit/block/block_reduce.cuh"
+#include "kernelkit/core/device.cuh"
+#include "kernelkit/core/grid.cuh"
+#include "kernelkit/core/pack.cuh"
+#include "kernelkit/core/types.cuh"
+#include "kernelkit/norm/norm_plan.cuh"
+#include "kernelkit/warp/warp.cuh"
+
+namespace kernelkit::detail {
+
+// The operands of one call. residual / sum: kAddRms only; weight, bias, mean, rstd may be
+// null (no scale, no shift, statistics not saved).
+template <typename T, typename W>
+struct NormArgs {
+  const T* x;
+  const T* residual;
+  const W* weight;
+  const W* bias;
+  T* y;
+  T* sum;
+  float* mean;
+  float* rstd;
+  int64_t rows;
+  int64_t cols;
+  float eps;
+};
+
+// N elements of U at p (aligned to min(16, N x sizeof(U)) bytes) as floats: 16-byte loads
+// (a float weight beside 2-byte x: two of them for 8 elements).
+template <int N, typename U>
+__device__ __forceinline__ void norm_load(const U* p, float (&out)[N]) {
+  constexpr int kChunk = N < kMaxPackBytes / int(sizeof(U)) ? N : kMaxPackBytes / int(sizeof(U));
+#pragma unroll
+  for (int i = 0; i < N; i += kChunk) {
+    const ::kernelkit::Pack<U, kChunk> v = load_pack<kChunk>(p + i, 0);
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j)
+      out[i + j] = convert<float>(v.elem[j]);
+  }
+}
+
+// Stores N floats as T at p (aligned to N x sizeof(T) bytes; N x sizeof(T) <= 16).
+template <int N, typename T>
+__device__ __forceinline__ void norm_store(T* p, const float (&v)[N]) {
+  ::kernelkit::Pack<T, N> raw;
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+    raw.elem[j] = convert<T>(v[j]);
+  store_pack<N>(p, 0, raw);
+}
+
+// The row sum over the Threads threads of a row, in every one of them: a warp's butterfly,
+// or the block's reduction (fixed order, the same bits in every thread).
+template <int Threads, int Block>
+__device__ __forceinline__ float norm_row_sum(float v) {
+  if constexpr (Threads == kWarpSize) {
+    return warp_all_reduce<kWarpSize>(v, Sum{});
+  } else {
+    static_assert(Threads == Block, "a row is a warp or the whole block");
+    return block_all_reduce<Block>(v, Sum{});
+  }
+}
+
+// Writes y for Pack elements v of a row at column c: (v - mean) * rstd, times the weight
+// and plus the bias where given.
+template <int Pack, typename T, typename W>
+__device__ __forceinline__ void norm_write(const NormArgs<T, W>& a, int64_t offset, int64_t c,
+                                           float (&v)[Pack], float mean, float rstd) {
+#pragma unroll
+  for (int j = 0; j < Pack; ++j)
+    v[j] = (v[j] - mean) * rstd;
+  if (a.weight != nullptr) {
+    float w[Pack];
+    norm_load<Pack>(a.weight + c, w);
+#pragma unroll
+    for (int j = 0; j < Pack; ++j)
+      v[j] *= w[j];
+  }
+  if (a.bias != nullptr) {
+    float b[Pack];
+    norm_load<Pack>(a.bias + c, b);
+#pragma unroll
+    for (int j = 0; j < Pack; ++j)
+      v[j] += b[j];
+  }
+  norm_store<Pack>(a.y + offset + c, v);
+}
+
+// Reads Pack elements of the row at column c into v: x, or (kAddRms) x + residual rounded
+// to T, which is written to sum right away (the same thread reads nothing of sum later
+// here; in place over x or residual is safe: this thread read them just now).
+template <NormKind Kind, int Pack, typename T, typename W>
+__device__ __forceinline__ void norm_read(const NormArgs<T, W>& a, int64_t offset, int64_t c,
+                                          float (&v)[Pack]) {
+  norm_load<Pack>(a.x + offset + c, v);
+  if constexpr (Kind == NormKind::kAddRms) {
+    float r[Pack];
+    norm_load<Pack>(a.residual + offset + c, r);
+    ::kernelkit::Pack<T, Pack> s;
+#pragma unroll
+    for (int j = 0; j < Pack; ++j) {
+      s.elem[j] = convert<T>(v[j] + r[j]);
+      v[j] = convert<float>(s.elem[j]);
+    }
+    store_pack<Pack>(a.sum + offset + c, 0, s);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// A row in registers: Threads (32: a warp, Block / 32 rows a block; Block: the block) threads
+// per row, thread t holding accesses p * Threads + t (p < Packs) of Pack elements each, as
+// floats (0 past the row). Rows: the block's first row, then by the grid (uniform over the
+// row's threads, which are the only ones that meet in its reductions). cols < 2^31.
+template <NormKind Kind, typename T, typename W, int Pack, int Threads, int Packs, int Block>
+__global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, norm_min_blocks(Block, Pack,
+                                                                                  Pack* Packs)))
+    norm_registers_kernel(const NormArgs<T, W> a) {
+  static_assert(Threads == kWarpSize || Threads == Block, "a row is a warp or the block");
+  static_assert(Pack * Packs <= 16, "a thread holds at most 16 floats of a row");
+  constexpr int kRowsPerBlock = Block / Threads;
+  const int t = static_cast<int>(threadIdx.x) % Threads;
+  const int cols = static_cast<int>(a.cols);
+  const float inv_cols = 1.f / static_cast<float>(a.cols);
+  const int64_t step = int64_t{gridDim.x} * kRowsPerBlock;
+  for (int64_t row = int64_t{blockIdx.x} * kRowsPerBlock + threadIdx.x / Threads; row < a.rows;
+       row += step) {
+    const int64_t offset = row * a.cols;
+    float v[Packs][Pack];
+#pragma unroll
+    for (int p = 0; p < Packs; ++p) {
+      const int c = (p * Threads + t) * Pack;
+      if (c < cols) {
+        norm_read<Kind, Pack>(a, offset, c, v[p]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          v[p][j] = 0.f;
+      }
+    }
+    // the row's statistics, in every thread of the row
+    float mean = 0.f, s = 0.f;
+    if constexpr (Kind == NormKind::kLayer) {
+#pragma unroll
+      for (int p = 0; p < Packs; ++p)
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          s += v[p][j];
+      mean = norm_row_sum<Threads, Block>(s) * inv_cols;
+      s = 0.f;
+#pragma unroll
+      for (int p = 0; p < Packs; ++p) {
+        if ((p * Threads + t) * Pack < cols) {
+#pragma unroll
+          for (int j = 0; j < Pack; ++j)
+            s += (v[p][j] - mean) * (v[p][j] - mean);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int p = 0; p < Packs; ++p)
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          s += v[p][j] * v[p][j];
+    }
+    const float rstd = rsqrtf(norm_row_sum<Threads, Block>(s) * inv_cols + a.eps);
+    if (t == 0) {
+      if (a.rstd != nullptr) a.rstd[row] = rstd;
+      if (Kind == NormKind::kLayer && a.mean != nullptr) a.mean[row] = mean;
+    }
+#pragma unroll
+    for (int p = 0; p < Packs; ++p) {
+      const int c = (p * Threads + t) * Pack;
+      if (c < cols) norm_write<Pack>(a, offset, c, v[p], mean, rstd);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// The two-pass fallback.
+
+// A Welford triple: count, mean, sum of squared deviations from the mean.
+struct NormWelford {
+  float n, mean, m2;
+};
+
+// Chan's merge of two triples (a first: the order is fixed by the callers).
+__device__ __forceinline__ NormWelford norm_welford_merge(NormWelford a, NormWelford b) {
+  const float n = a.n + b.n;
+  if (b.n == 0.f) return a;
+  if (a.n == 0.f) return b;
+  const float delta = b.mean - a.mean;
+  const float r = b.n / n;
+  return {n, a.mean + delta * r, a.m2 + b.m2 + delta * delta * a.n * r};
+}
+
+// The block's triple in every thread: a shfl_down tree in each warp, the warps' triples
+// merged by warp 0 in warp order, broadcast through shared memory.
+template <int Block>
+__device__ __forceinline__ NormWelford norm_welford_block(NormWelford w) {
+  constexpr int kWarps = Block / kWarpSize;
+  __shared__ NormWelford slots[kWarps];
+  __shared__ NormWelford result;
+  const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
+  const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
+#pragma unroll
+  for (int o = kWarpSize / 2; o > 0; o /= 2) {
+    const NormWelford b{__shfl_down_sync(kFullMask, w.n, o), __shfl_down_sync(kFullMask, w.mean, o),
+                        __shfl_down_sync(kFullMask, w.m2, o)};
+    w = norm_welford_merge(w, b);
+  }
+  __syncthreads();  // the previous row's readers of result and slots are done
+  if (lane == 0) slots[warp] = w;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    NormWelford r = slots[0];
+    for (int i = 1; i < kWarps; ++i)
+      r = norm_welford_merge(r, slots[i]);
+    result = r;
+  }
+  __syncthreads();
+  return result;
+}
+
+// The first pass over accesses [begin, end) of a row (kU accesses a thread in flight;
+// kAddRms writes the sum here): the thread's Welford triple and plain sum (kLayer) or sum of
+// squares (rms) of its accesses begin + t, begin + t + Block, ...
+template <NormKind Kind, int Pack, int Block, typename T, typename W>
+__device__ __forceinline__ void norm_stream_stats(const NormArgs<T, W>& a, int64_t offset,
+                                                  int64_t begin, int64_t end, NormWelford& w,
+                                                  float& ss) {
+  constexpr int kU = Pack == 1 ? 8 : 16 / Pack;  // 16 floats in flight a thread
+  for (int64_t v0 = begin + threadIdx.x; v0 < end; v0 += int64_t{kU} * Block) {
+    float x[kU][Pack];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int64_t v = v0 + int64_t{u} * Block;
+      if (v < end) norm_read<Kind, Pack>(a, offset, v * Pack, x[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      if (v0 + int64_t{u} * Block >= end) continue;
+      if constexpr (Kind == NormKind::kLayer) {
+        float m = 0.f;
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          m += x[u][j];
+        m *= 1.f / Pack;
+        float m2 = 0.f;
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          m2 += (x[u][j] - m) * (x[u][j] - m);
+        w = norm_welford_merge(w, {float(Pack), m, m2});
+        ss += m * Pack;  // the plain sum: the mean where Welford's is not finite
+      } else {
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          ss += x[u][j] * x[u][j];
+      }
+    }
+  }
+}
+
+// One block per row (rows b, b + gridDim.x, ...), any width (cols may pass 2^31): the
+// statistics over a first read (kAddRms writes the sum here), then a second read (of x, or of
+// the sum just written: each thread reads back only its own accesses) that writes y.
+template <NormKind Kind, typename T, typename W, int Pack, int Block>
+__global__ void __launch_bounds__(Block, 1) norm_two_pass_kernel(const NormArgs<T, W> a) {
+  const int64_t n = a.cols / Pack;  // accesses a row (cols % Pack == 0)
+  const float inv_cols = 1.f / static_cast<float>(a.cols);
+  for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
+    const int64_t offset = row * a.cols;
+    NormWelford w{0.f, 0.f, 0.f};
+    float ss = 0.f;
+    norm_stream_stats<Kind, Pack, Block>(a, offset, 0, n, w, ss);
+    float mean = 0.f, var = 0.f;
+    if constexpr (Kind == NormKind::kLayer) {
+      w = norm_welford_block<Block>(w);
+      // an inf in the row: Welford's mean turns NaN (inf - inf) where the sum's is +-inf
+      const float plain = block_all_reduce<Block>(ss, Sum{}) * inv_cols;
+      mean = isfinite(w.mean) ? w.mean : plain;
+      var = w.m2 * inv_cols;
+    } else {
+      var = block_all_reduce<Block>(ss, Sum{}) * inv_cols;
+    }
+    const float rstd = rsqrtf(var + a.eps);
+    if (threadIdx.x == 0) {
+      if (a.rstd != nullptr) a.rstd[row] = rstd;
+      if (Kind == NormKind::kLayer && a.mean != nullptr) a.mean[row] = mean;
+    }
+    const T* src = Kind == NormKind::kAddRms ? a.sum : a.x;
+    for (int64_t v = threadIdx.x; v < n; v += Block) {
+      float x[Pack];
+      norm_load<Pack>(src + offset + v * Pack, x);
+      norm_write<Pack>(a, offset, v * Pack, x, mean, rstd);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// kSplit (BlockCombine::kGrid): few rows wider than a block's registers, each split over
+// `split` blocks of a cooperative grid (grid = rows x split, all resident; block b: row b /
+// split, chunk b % split of balanced chunks of at least 8 accesses). The first pass as the
+// two-pass kernel's over the chunk; the block's partial (4 floats: Welford's triple and the
+// plain sum, or the sum of squares) parked in the first 16 bytes of its chunk of y; a grid
+// barrier; every block of the row merges the row's partials in chunk order (the same bits in
+// each), then re-reads its chunk (x, or the sum) and writes y, except the parked elements,
+// written after a second barrier (when every block has read every partial) from a copy taken
+// before parking (in place y == x: the parking overwrites x there).
+template <NormKind Kind, typename T, typename W, int Pack, int Block>
+__global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, 2))
+    norm_split_kernel(const NormArgs<T, W> a, int split) {
+  using Bits = bits_t<sizeof(T)>;
+  constexpr int kSlot = 16 / static_cast<int>(sizeof(T));  // elements of a parked partial
+  __shared__ T saved[kSlot];
+  const int64_t row = blockIdx.x / split;
+  const int chunk = static_cast<int>(blockIdx.x % split);
+  const int64_t n = a.cols / Pack;
+  const auto chunk_begin = [&](int64_t j) { return n / split * j + (n % split) * j / split; };
+  const int64_t begin = chunk_begin(chunk), end = chunk_begin(chunk + 1);
+  const int64_t offset = row * a.cols;
+  const float inv_cols = 1.f / static_cast<float>(a.cols);
+  const T* src = Kind == NormKind::kAddRms ? a.sum : a.x;
+  NormWelford w{0.f, 0.f, 0.f};
+  float ss = 0.f;
+  norm_stream_stats<Kind, Pack, Block>(a, offset, begin, end, w, ss);
+  if constexpr (Kind == NormKind::kLayer) w = norm_welford_block<Block>(w);
+  ss = block_all_reduce<Block>(ss, Sum{});  // a barrier: the block's sums written and seen
+  // park: the block's 4 floats over the chunk's first kSlot elements of y, after a copy of
+  // the source elements there
+  Bits* slot = reinterpret_cast<Bits*>(a.y + offset + begin * Pack);
+  if (threadIdx.x < kSlot) saved[threadIdx.x] = src[offset + begin * Pack + threadIdx.x];
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const float mine[4] = {w.n, w.mean, w.m2, ss};
+    Bits bits[kSlot];
+    memcpy(bits, mine, sizeof(bits));
+#pragma unroll
+    for (int k = 0; k < kSlot; ++k)
+      slot[k] = bits[k];
+  }
+  grid_sync();
+  // the row's partials, merged in chunk order: threads take chunks t, t + Block, ..., then
+  // the block's fixed tree
+  NormWelford rw{0.f, 0.f, 0.f};
+  float rss = 0.f;
+  for (int j = threadIdx.x; j < split; j += Block) {
+    const Bits* pj = reinterpret_cast<const Bits*>(a.y + offset + chunk_begin(j) * Pack);
+    Bits bits[kSlot];
+#pragma unroll
+    for (int k = 0; k < kSlot; ++k)
+      bits[k] = __ldcg(pj + k);
+    float q[4];
+    memcpy(q, bits, sizeof(q));
+    rw = norm_welford_merge(rw, {q[0], q[1], q[2]});
+    rss += q[3];
+  }
+  float mean = 0.f, var = 0.f;
+  if constexpr (Kind == NormKind::kLayer) {
+    rw = norm_welford_block<Block>(rw);
+    const float plain = block_all_reduce<Block>(rss, Sum{}) * inv_cols;
+    mean = isfinite(rw.mean) ? rw.mean : plain;
+    var = rw.m2 * inv_cols;
+  } else {
+    var = block_all_reduce<Block>(rss, Sum{}) * inv_cols;
+  }
+  const float rstd = rsqrtf(var + a.eps);
+  if (threadIdx.x == 0 && chunk == 0) {
+    if (a.rstd != nullptr) a.rstd[row] = rstd;
+    if (Kind == NormKind::kLayer && a.mean != nullptr) a.mean[row] = mean;
+  }
+  // the chunk but its parked accesses (the first kSlot elements)
+  constexpr int kParked = (kSlot + Pack - 1) / Pack;
+  for (int64_t v = begin + kParked + threadIdx.x; v < end; v += Block) {
+    float x[Pack];
+    norm_load<Pack>(src + offset + v * Pack, x);
+    norm_write<Pack>(a, offset, v * Pack, x, mean, rstd);
+  }
+  grid_sync();  // every block has read every partial
+  static_assert(kParked * Pack == kSlot, "the parked accesses are the slot's elements");
+  if (threadIdx.x < kSlot) {
+    float x[1] = {convert<float>(saved[threadIdx.x])};
+    norm_write<1>(a, offset, begin * Pack + threadIdx.x, x, mean, rstd);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// rms_norm backward: dx = rstd * (g - x * rstd^2 * mean(g * x)), g = dy * w; dweight = sum
+// over the rows of dy * x * rstd.
+
+// The operands of one backward call. weight, dweight may be null (no scale; dweight not
+// wanted); partial: `parts` x cols floats of workspace (dweight only).
+template <typename T, typename W>
+struct NormBackwardArgs {
+  const T* dy;
+  const T* x;
+  const W* weight;
+  const float* rstd;
+  T* dx;
+  W* dweight;
+  float* partial;
+  int64_t rows;
+  int64_t cols;
+};
+
+// Block p (of gridDim.x = parts) takes rows p, p + parts, ...: a first read of the row for
+// sum(g * x), a second (from L2 while the block's row is there) that writes dx and adds dy *
+// x * rstd into the block's own row of partials (each element by the one thread that owns its
+// column: written at the block's first row, added to in row order after: deterministic, and
+// correct whatever the workspace held).
+template <typename T, typename W, int Pack, int Block>
+__global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, 4))
+    norm_rms_backward_kernel(const NormBackwardArgs<T, W> a) {
+  const int64_t n = a.cols / Pack;
+  const float inv_cols = 1.f / static_cast<float>(a.cols);
+  float* part = a.partial + int64_t{blockIdx.x} * a.cols;
+  for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
+    const int64_t offset = row * a.cols;
+    const bool first = row == blockIdx.x;
+    float s = 0.f;
+#pragma unroll 1
+    for (int64_t v = threadIdx.x; v < n; v += Block) {
+      float dy[Pack], x[Pack];
+      norm_load<Pack>(a.dy + offset + v * Pack, dy);
+      norm_load<Pack>(a.x + offset + v * Pack, x);
+      if (a.weight != nullptr) {
+        float w[Pack];
+        norm_load<Pack>(a.weight + v * Pack, w);
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          dy[j] *= w[j];
+      }
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        s += dy[j] * x[j];
+    }
+    const float r = a.rstd[row];
+    const float k = r * r * r * block_all_reduce<Block>(s, Sum{}) * inv_cols;
+#pragma unroll 1
+    for (int64_t v = threadIdx.x; v < n; v += Block) {
+      float dy[Pack], x[Pack], g[Pack];
+      norm_load<Pack>(a.dy + offset + v * Pack, dy);
+      norm_load<Pack>(a.x + offset + v * Pack, x);
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        g[j] = dy[j];
+      if (a.weight != nullptr) {
+        float w[Pack];
+        norm_load<Pack>(a.weight + v * Pack, w);
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          g[j] *= w[j];
+      }
+      float dx[Pack];
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        dx[j] = r * g[j] - x[j] * k;
+      norm_store<Pack>(a.dx + offset + v * Pack, dx);
+      if (a.dweight != nullptr) {
+#pragma unroll
+        for (int j = 0; j < Pack; ++j) {
+          const float add = dy[j] * x[j] * r;
+          part[v * Pack + j] = first ? add : part[v * Pack + j] + add;
+        }
+      }
+    }
+  }
+}
+
+// dweight[c] = the sum over the parts' rows of partial[p][c]: blocks of 32 columns x 8
+// slices of the parts (slice y sums parts y, y + 8, ... in order), the 8 slices then added in
+// slice order (deterministic).
+template <typename W>
+__global__ void __launch_bounds__(256)
+    norm_rms_backward_reduce_kernel(const float* partial, int64_t parts, int64_t cols, W* dweight) {
+  __shared__ float slices[8][33];
+  const int tx = static_cast<int>(threadIdx.x) % 32, ty = static_cast<int>(threadIdx.x) / 32;
+  for (int64_t c0 = int64_t{blockIdx.x} * 32; c0 < cols; c0 += int64_t{gridDim.x} * 32) {
+    const int64_t c = c0 + tx;
+    float acc = 0.f;
+    if (c < cols) {
+      for (int64_t p = ty; p < parts; p += 8)
+        acc += partial[p * cols + c];
+    }
+    slices[ty][tx] = acc;
+    __syncthreads();
+    if (ty == 0 && c < cols) {
+      float sum = slices[0][tx];
+#pragma unroll
+      for (int k = 1; k < 8; ++k)
+        sum += slices[k][tx];
+      dweight[c] = convert<W>(sum);
+    }
+    __syncthreads();
+  }
+}
+
+}  // namespace kernelkit::detail

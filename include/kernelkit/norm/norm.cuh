@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// rms_norm, layer_norm and add_rms_norm over the last dimension of a row-major rows x cols
+/// matrix. The plan (every decision) is in norm_plan.cuh, the kernels in
+/// detail/norm_kernels.cuh; here: the argument checks, launch_norm (the plan's values become
+/// template arguments) and the public functions.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "kernelkit/core/checks.cuh"
+#include "kernelkit/core/config_table.cuh"
+#include "kernelkit/core/device.cuh"
+#include "kernelkit/core/dispatch.cuh"
+#include "kernelkit/core/error.cuh"
+#include "kernelkit/core/launch.cuh"
+#include "kernelkit/core/pack.cuh"
+#include "kernelkit/norm/detail/norm_kernels.cuh"
+#include "kernelkit/norm/norm_plan.cuh"
+
+namespace kernelkit {
+
+/// The arguments rms_norm, layer_norm and add_rms_norm accept (a.residual / a.sum: add_rms_norm
+/// only, null otherwise; a.bias, a.mean: layer_norm only): sizes >= 0; rows * cols *
+/// sizeof(T) within int64; eps >= 0 and not NaN; when the matrix is not empty, x and y (and
+/// residual, sum) non-null; every pointer aligned to its element type; weight, bias, mean and
+/// rstd may be null (no scale, no shift, not saved). Overlaps: y may be exactly x (in
+/// place); add_rms_norm's sum may be exactly x or exactly residual; nothing else written
+/// overlaps anything read or written.
+template <typename T, typename W>
+bool norm_args_ok(NormKind kind, const detail::NormArgs<T, W>& a) {
+  static_assert(std::is_same_v<T, float> || is_half_like_v<T>,
+                "the norm ops support float, __half and __nv_bfloat16");
+  static_assert(std::is_same_v<W, float> || std::is_same_v<W, T>,
+                "the weight and bias are float or the type of x");
+  if (a.rows < 0 || a.cols < 0 || !(a.eps >= 0.f)) return false;
+  if (kind != NormKind::kAddRms && (a.residual != nullptr || a.sum != nullptr)) return false;
+  if (kind != NormKind::kLayer && (a.bias != nullptr || a.mean != nullptr)) return false;
+  if (a.rows == 0 || a.cols == 0) return true;
+  if (a.x == nullptr || a.y == nullptr) return false;
+  if (kind == NormKind::kAddRms && (a.residual == nullptr || a.sum == nullptr)) return false;
+  if (a.rows > INT64_MAX / a.cols || a.rows * a.cols > INT64_MAX / int64_t{sizeof(T)}) return false;
+  if (!is_element_aligned(a.x) || !is_element_aligned(a.y) || !is_element_aligned(a.residual) ||
+      !is_element_aligned(a.sum) || !is_element_aligned(a.weight) || !is_element_aligned(a.bias) ||
+      !is_element_aligned(a.mean) || !is_element_aligned(a.rstd))
+    return false;
+  const int64_t m = a.rows * a.cols * int64_t{sizeof(T)};
+  const int64_t v = a.cols * int64_t{sizeof(W)};
+  const int64_t s = a.rows * 4;
+  // each output against every other output (any overlap) and every input (exact aliases
+  // where allowed)
+  struct Range {
+    const void* p;
+    int64_t bytes;
+  };
+  const Range outs[] = {
+      {a.y, m}, {a.sum, a.sum ? m : 0}, {a.mean, a.mean ? s : 0}, {a.rstd, a.rstd ? s : 0}};
+  for (int i = 0; i < 4; ++i)
+    for (int j = i + 1; j < 4; ++j)
+      if (ranges_overlap(outs[i].p, outs[i].bytes, outs[j].p, outs[j].bytes)) return false;
+  const Range ins[] = {{a.x, m},
+                       {a.residual, a.residual ? m : 0},
+                       {a.weight, a.weight ? v : 0},
+                       {a.bias, a.bias ? v : 0}};
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      const bool exact_ok = (i == 0 && j == 0) || (i == 1 && (j == 0 || j == 1));
+      if (exact_ok ? partial_overlap(outs[i].p, outs[i].bytes, ins[j].p, ins[j].bytes)
+                   : ranges_overlap(outs[i].p, outs[i].bytes, ins[j].p, ins[j].bytes))
+        return false;
+    }
+  }
+  return true;
+}
+
+/// Launches plan p (made by plan_norm for these operands) of a norm op: the one place the
+/// plan's values become template arguments, those of its entry of kNormConfigs (any other
+/// plan answers cudaErrorInvalidValue).
+template <typename T, typename W>
+cudaError_t launch_norm(const NormPlan& p, NormKind kind, const detail::NormArgs<T, W>& a,
+                        cudaStream_t stream) {
+  using namespace detail;
+  constexpr ConfigRange kEntries = norm_configs_of(sizeof(T));
+  const NormConfig key = norm_config(p, sizeof(T));
+  return dispatch<NormKind::kRms, NormKind::kLayer, NormKind::kAddRms>(kind, [&](auto k) {
+    constexpr NormKind kKind = decltype(k)::value;
+    return dispatch_table<kNormConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
+      constexpr NormConfig c = kNormConfigs[decltype(i)::value];
+      if constexpr (c.path == NormPath::kSplit) {
+        return launch(norm_split_kernel<kKind, T, W, c.pack, c.block>, p.shape, stream, a, p.split);
+      } else if constexpr (c.path == NormPath::kTwoPass) {
+        return launch(norm_two_pass_kernel<kKind, T, W, c.pack, c.block>, p.shape, stream, a);
+      } else {
+        constexpr int kThreads = c.path == NormPath::kWarp ? kWarpSize : c.block;
+        return launch(norm_registers_kernel<kKind, T, W, c.pack, kThreads, c.packs, c.block>,
+                      p.shape, stream, a);
+      }
+    });
+  });
+}
+
+namespace detail {
+// Every norm op: check, plan for the current device, launch.
+template <typename T, typename W>
+cudaError_t run_norm(NormKind kind, const NormArgs<T, W>& a, cudaStream_t stream) {
+  KERNELKIT_REQUIRE(norm_args_ok(kind, a));
+  if (a.rows == 0 || a.cols == 0) return cudaSuccess;
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  const Alignment x_at =
+      common_alignment(alignment_of(a.x), alignment_of(a.y), alignment_of(a.residual),
+                       alignment_of(a.sum), Alignment(a.cols * int64_t{sizeof(T)}));
+  const Alignment w_at = common_alignment(alignment_of(a.weight), alignment_of(a.bias));
+  const int wb = a.weight ? int{sizeof(W)} : 0, bb = a.bias ? int{sizeof(W)} : 0;
+  const int64_t fewest = norm_fewest_bytes(kind, a.rows, a.cols, sizeof(T), wb, bb,
+                                           a.mean != nullptr, a.rstd != nullptr);
+  // (no clusters or cooperative grids yet: plan_and_launch launches the first plan)
+  return plan_and_launch(
+      d,
+      [&](const DeviceInfo& dev) {
+        return plan_norm(kind, a.rows, a.cols, sizeof(T), sizeof(W), x_at, w_at, fewest, dev);
+      },
+      [&](const NormPlan& p) { return launch_norm(p, kind, a, stream); });
+}
+}  // namespace detail
+
+/// RMSNorm of each row: y[r][c] = x[r][c] * rstd_r * weight[c], rstd_r = 1 / sqrt(mean_c
+/// x[r][c]^2 + eps), computed in float. Types: x, y float, __half or __nv_bfloat16; weight
+/// float or the type of x, or null (no scale). rstd (rows floats) saved when non-null.
+/// y == x (in place) is allowed; no other overlap. Any alignment of the pointers to their
+/// element; any width; rows * cols may pass 2^31. A NaN in a row makes the row NaN; an inf
+/// makes rstd 0 (the row 0, the inf element NaN). rows == 0 or cols == 0 does nothing.
+/// Returns cudaErrorInvalidValue (before any launch, nothing written) when norm_args_ok
+/// fails: negative sizes, eps < 0 or NaN, a null x or y with a non-empty matrix, a pointer
+/// misaligned for its type, rows * cols * sizeof(T) overflowing int64, an overlap other
+/// than y == x. Reads x once and writes y once, except rows past a block's registers
+/// (16384 columns; 4096 when an operand or the row stride is off the 16-byte grid), which x
+/// is read twice for.
+/// @param x device pointer to the rows x cols input, row-major
+/// @param weight device pointer to cols scale factors, or null
+/// @param y device pointer to the rows x cols output (may be x)
+/// @param rstd device pointer to rows floats (1 / rms of each row), or null
+/// @param rows rows (>= 0)
+/// @param cols columns, the normalized dimension (>= 0)
+/// @param eps added to the mean square (>= 0)
+/// @param stream the stream the work is enqueued on
+/// @return cudaSuccess once enqueued; cudaErrorInvalidValue as above; otherwise the error
+/// of reading the device's facts or of the launch.
+template <typename T, typename W>
+[[nodiscard]] cudaError_t rms_norm(const T* x, const W* weight, T* y, float* rstd, int64_t rows,
+                                   int64_t cols, float eps, cudaStream_t stream = nullptr) {
+  const detail::NormArgs<T, W> a{x,       nullptr, weight, nullptr, y,  nullptr,
+                                 nullptr, rstd,    rows,   cols,    eps};
+  return detail::run_norm(NormKind::kRms, a, stream);
+}
+
+/// LayerNorm of each row: y[r][c] = (x[r][c] - mean_r) * rstd_r * weight[c] + bias[c], mean_r
+/// and the biased variance var_r of the row, rstd_r = 1 / sqrt(var_r + eps), in float (the
+/// variance as the mean of squared deviations from the mean, never E[x^2] - E[x]^2).
+/// weight and bias: float or the type of x, each may be null (no scale / no shift). mean and
+/// rstd (rows floats each) saved where non-null. An inf or NaN in a row makes the row NaN.
+/// Same types, aliasing, errors and reads as rms_norm.
+template <typename T, typename W>
+[[nodiscard]] cudaError_t layer_norm(const T* x, const W* weight, const W* bias, T* y, float* mean,
+                                     float* rstd, int64_t rows, int64_t cols, float eps,
+                                     cudaStream_t stream = nullptr) {
+  const detail::NormArgs<T, W> a{x, nullptr, weight, bias, y, nullptr, mean, rstd, rows, cols, eps};
+  return detail::run_norm(NormKind::kLayer, a, stream);
+}
+
+/// Residual add + RMSNorm: sum_out = x + residual (rounded to T), y = rms_norm(sum_out,
+/// weight) computed from the rounded sum (what a separate add then rms_norm gives). residual
+/// and sum_out are required; sum_out may be exactly x or exactly residual (in place), y may
+/// be exactly x; y and sum_out must not overlap. Same types, errors and special values as
+/// rms_norm; reads x and residual once and writes y and sum_out once, except rows past a
+/// block's registers (16384 / 4096 columns, see rms_norm), whose sum is read back.
+template <typename T, typename W>
+[[nodiscard]] cudaError_t add_rms_norm(const T* x, const T* residual, const W* weight, T* y,
+                                       T* sum_out, float* rstd, int64_t rows, int64_t cols,
+                                       float eps, cudaStream_t stream = nullptr) {
+  const detail::NormArgs<T, W> a{x,       residual, weight, nullptr, y,  sum_out,
+                                 nullptr, rstd,     rows,   cols,    eps};
+  return detail::run_norm(NormKind::kAddRms, a, stream);
+}
+
+/// The arguments rms_norm_backward accepts: sizes >= 0; rows * cols * sizeof(T) within int64;
+/// when the problem is not empty, dy, x, rstd and dx non-null; dweight only with a weight, and
+/// then a workspace of at least rms_norm_backward_workspace_bytes(rows, cols) (non-null, 4-byte
+/// aligned); every pointer aligned to its type; dx may be exactly dy; nothing else written
+/// overlaps anything read or written.
+template <typename T, typename W>
+bool rms_norm_backward_args_ok(const detail::NormBackwardArgs<T, W>& a, const void* workspace,
+                               size_t workspace_bytes) {
+  static_assert(std::is_same_v<T, float> || is_half_like_v<T>,
+                "the norm ops support float, __half and __nv_bfloat16");
+  static_assert(std::is_same_v<W, float> || std::is_same_v<W, T>,
+                "the weight is float or the type of x");
+  if (a.rows < 0 || a.cols < 0) return false;
+  if (a.weight == nullptr && a.dweight != nullptr) return false;
+  if (a.cols == 0) return true;
+  if (a.rows == 0) return a.dweight == nullptr || is_element_aligned(a.dweight);
+  if (a.dy == nullptr || a.x == nullptr || a.rstd == nullptr || a.dx == nullptr) return false;
+  if (a.rows > INT64_MAX / a.cols || a.rows * a.cols > INT64_MAX / int64_t{sizeof(T)}) return false;
+  if (!is_element_aligned(a.dy) || !is_element_aligned(a.x) || !is_element_aligned(a.weight) ||
+      !is_element_aligned(a.rstd) || !is_element_aligned(a.dx) || !is_element_aligned(a.dweight))
+    return false;
+  const int64_t m = a.rows * a.cols * int64_t{sizeof(T)};
+  const int64_t v = a.cols * int64_t{sizeof(W)};
+  const int64_t ws = static_cast<int64_t>(rms_norm_backward_workspace_bytes(a.rows, a.cols));
+  if (a.dweight != nullptr && (workspace == nullptr || workspace_bytes < static_cast<size_t>(ws) ||
+                               reinterpret_cast<std::uintptr_t>(workspace) % 4 != 0))
+    return false;
+  struct Range {
+    const void* p;
+    int64_t bytes;
+  };
+  const Range outs[] = {{a.dx, m}, {a.dweight, a.dweight ? v : 0}, {workspace, a.dweight ? ws : 0}};
+  const Range ins[] = {{a.dy, m}, {a.x, m}, {a.weight, a.weight ? v : 0}, {a.rstd, a.rows * 4}};
+  for (int i = 0; i < 3; ++i)
+    for (int j = i + 1; j < 3; ++j)
+      if (ranges_overlap(outs[i].p, outs[i].bytes, outs[j].p, outs[j].bytes)) return false;
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      const bool exact_ok = i == 0 && j == 0;
+      if (exact_ok ? partial_overlap(outs[i].p, outs[i].bytes, ins[j].p, ins[j].bytes)
+                   : ranges_overlap(outs[i].p, outs[i].bytes, ins[j].p, ins[j].bytes))
+        return false;
+    }
+  }
+  return true;
+}
+
+/// Launches plan p (made by plan_norm_backward for these operands) of rms_norm_backward: the row
+/// kernel of its entry of kNormBackwardConfigs, then, when dweight is wanted, the partials'
+/// column sums.
+template <typename T, typename W>
+cudaError_t launch_norm_backward(const NormBackwardPlan& p, const detail::NormBackwardArgs<T, W>& a,
+                                 cudaStream_t stream) {
+  using namespace detail;
+  constexpr ConfigRange kEntries = norm_backward_configs_of(sizeof(T));
+  const NormBackwardConfig key = norm_backward_config(p, sizeof(T));
+  KERNELKIT_RETURN_IF_ERROR(
+      (dispatch_table<kNormBackwardConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
+        constexpr NormBackwardConfig c = kNormBackwardConfigs[decltype(i)::value];
+        return launch(norm_rms_backward_kernel<T, W, c.pack, c.block>, p.shape, stream, a);
+      })));
+  if (a.dweight == nullptr) return cudaSuccess;
+  return launch(norm_rms_backward_reduce_kernel<W>, p.reduce, stream,
+                static_cast<const float*>(a.partial), p.parts, a.cols, a.dweight);
+}
+
+/// The gradients of rms_norm (y = x * rstd * weight): dx = rstd * (g - x * rstd^2 * mean(g *
+/// x)) with g = dy * weight, and dweight[c] = the sum over the rows of dy * x * rstd, from the
+/// rstd rms_norm saved. Types as rms_norm (dweight of the weight's type). weight null: no scale
+/// (dweight must be null too); dweight null: only dx. dweight needs a workspace of
+/// rms_norm_backward_workspace_bytes(rows, cols) bytes (whatever it holds); its sums run in a
+/// fixed order (the same bits run after run). dx may be exactly dy. rows == 0 writes dweight =
+/// 0; cols == 0 does nothing. Reads dy and x twice (the second time mostly from L2), writes dx
+/// once. Returns cudaErrorInvalidValue, before any launch and with nothing written, when
+/// rms_norm_backward_args_ok fails.
+template <typename T, typename W>
+[[nodiscard]] cudaError_t rms_norm_backward(const T* dy, const T* x, const W* weight,
+                                            const float* rstd, T* dx, W* dweight, int64_t rows,
+                                            int64_t cols, void* workspace, size_t workspace_bytes,
+                                            cudaStream_t stream = nullptr) {
+  const detail::NormBackwardArgs<T, W> a{
+      dy, x, weight, rstd, dx, dweight, static_cast<float*>(workspace), rows, cols};
+  KERNELKIT_REQUIRE(rms_norm_backward_args_ok(a, workspace, workspace_bytes));
+  if (cols == 0) return cudaSuccess;
+  if (rows == 0) {
+    return dweight == nullptr ? cudaSuccess : cudaMemsetAsync(dweight, 0, cols * sizeof(W), stream);
+  }
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  const Alignment x_at = common_alignment(alignment_of(dy), alignment_of(x), alignment_of(dx),
+                                          Alignment(cols * int64_t{sizeof(T)}));
+  const Alignment w_at = common_alignment(alignment_of(weight), alignment_of(dweight));
+  const NormBackwardPlan p = plan_norm_backward(rows, cols, sizeof(T), sizeof(W), x_at, w_at, d);
+  return launch_norm_backward(p, a, stream);
+}
+
+}  // namespace kernelkit

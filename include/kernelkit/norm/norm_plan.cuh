@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The plan of rms_norm, layer_norm and add_rms_norm: every decision of one call (path,
+/// pack, threads per row, packs a thread holds, grid), made by pure host code from the
+/// shape, the operands' alignment and the device's facts. Host-tested on shapes x devices
+/// (tests/norm/norm_plan_test.cu).
+///
+/// The paths, by row width in packs (16-byte packs when every operand is on the pack grid,
+/// else one element per access):
+///  - kWarp: one warp per row (four rows a block of 128), the row in the warp's registers:
+///    up to 16 floats a lane (512 columns; one element per access: 4 a lane, 128).
+///  - kBlock: one block per row, the row in the block's registers: 16 floats a thread
+///    (blocks of 128..1024: 2048..16384 columns; one element per access: 4 a thread on 256
+///    or 1024 threads, 1024 or 4096 columns).
+///  - kSplit (d.cooperative_launch): rows past the register paths too few to give every
+///    block slot a row (rows <= slots / 2): each row over `split` blocks of a cooperative
+///    grid of rows x split blocks (chunks of at least 8 accesses); the chunks' statistics
+///    parked in y, merged by every block after a grid barrier; then the second read.
+///  - kTwoPass: one block of 512 per row, the row streamed twice: statistics (layer_norm:
+///    Welford per thread), then a second read that writes. The inputs cross DRAM twice
+///    (add_rms_norm: the first pass writes x + residual, the second reads it back).
+/// Pricing in bytes (NormPlan::bytes): the register paths move the fewest bytes (every
+/// input read once, every output written once); kTwoPass adds a second read of the row.
+/// The plan takes a register path whenever the row fits one, kTwoPass otherwise. Not built
+/// yet (issue 34): rows past a block's registers held in a cluster's shared memory, which
+/// would move wide rows (16K..~400K 2-byte columns on an H100) at the fewest bytes too.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "kernelkit/core/config_table.cuh"
+#include "kernelkit/core/device.cuh"
+#include "kernelkit/core/launch.cuh"
+#include "kernelkit/core/pack.cuh"
+#include "kernelkit/warp/warp.cuh"
+
+namespace kernelkit {
+
+/// Which normalization a call computes (the one run-time choice besides the plan).
+enum class NormKind { kRms, kLayer, kAddRms };
+/** @var NormKind::kRms
+    y = x * rstd * w, rstd = 1 / sqrt(mean(x^2) + eps). */
+/** @var NormKind::kLayer
+    y = (x - mean) * rstd * w + b, rstd = 1 / sqrt(var + eps) (biased variance). */
+/** @var NormKind::kAddRms
+    s = x + residual (written), y = rms_norm(s). */
+
+/// The kernel family of a call (see the file comment).
+enum class NormPath { kWarp, kBlock, kTwoPass, kSplit };
+/** @var NormPath::kWarp
+    One warp per row, the row in the warp's registers. */
+/** @var NormPath::kBlock
+    One block per row, the row in the block's registers. */
+/** @var NormPath::kTwoPass
+    One block per row, the row read twice (statistics, then the write). */
+/** @var NormPath::kSplit
+    Few wide rows, each over `split` blocks of a cooperative grid (BlockCombine::kGrid): the
+    chunks' statistics meet through global memory across a grid barrier; read twice. */
+
+namespace detail {
+inline constexpr int kNormWarpBlock = 128;  // threads of a kWarp block (4 rows)
+// threads of a kTwoPass block (__launch_bounds__(512, 1): up to 128 registers; 1024 threads
+// at 64 spilled 8-20 bytes on sm_120)
+inline constexpr int kNormTwoPassBlock = 512;
+// kSplit: the fewest accesses a chunk holds (its first 16 bytes park the block's statistics)
+inline constexpr int64_t kNormSplitMinAccesses = 8;
+
+// Registers a thread of a register-path kernel is held to, by its access (pack) and the
+// floats of a row it holds (x, or x + residual): what the kernels build to without spills on
+// sm_90 (ptxas -v). One element per access keeps an address and a predicate per element.
+__host__ __device__ constexpr int norm_regs(int pack, int floats) {
+  return pack == 1 ? (floats <= 1 ? 32 : 48) : (floats <= 4 ? 32 : 48);
+}
+// Blocks per SM the __launch_bounds__ of a kernel of `block` threads ask for (registers per
+// SM / (block x norm_regs)), capped by the compiled architecture's threads and blocks per SM
+// (min_blocks_per_sm): where fewer threads fit an SM (sm_75, sm_86) the kernels may take more
+// registers, and the plan's blocks_per_sm (a grid-stride grid's size) is an upper bound.
+__host__ __device__ constexpr int norm_min_blocks(int block, int pack, int floats) {
+  const int b = 65536 / (block * norm_regs(pack, floats));
+  return b < 1 ? 1 : b;
+}
+}  // namespace detail
+
+/// One kernel configuration of the norm ops: the template arguments launch_norm gives a
+/// kernel besides the kind and the element and weight types (an entry of kNormConfigs).
+struct NormConfig {
+  int elem_bytes = 0;               ///< 4: float; 2: __half, __nv_bfloat16
+  NormPath path = NormPath::kWarp;  ///< the kernel family
+  int pack = 0;                     ///< elements per access (16 bytes, or 1)
+  int block = 0;                    ///< threads per block
+  int packs = 0;                    ///< kWarp, kBlock: packs a thread holds; kTwoPass: 0
+};
+
+/// Same kernel.
+constexpr bool operator==(const NormConfig& a, const NormConfig& b) {
+  return a.elem_bytes == b.elem_bytes && a.path == b.path && a.pack == b.pack &&
+         a.block == b.block && a.packs == b.packs;
+}
+
+/// Every kernel configuration the norm ops launch, each element size's entries together
+/// (float, then the 2-byte types). plan_norm returns one of them (norm_config),
+/// launch_norm instantiates exactly these, the plan tests check every plan is one and
+/// every one is planned.
+/// - kWarp (128 threads, a warp per row): 16-byte packs, 1 / 2 / 4 (f32) or 1 / 2 (2-byte)
+///   packs a lane (at most 16 floats: 32 spilled 4-28 bytes at 64 registers on sm_90); one
+///   element per access, 1 / 4 a lane.
+/// - kBlock (a block per row): 16-byte packs, 16 floats a thread (f32 4 packs, 2-byte 2), on
+///   128 / 256 / 512 / 1024 threads; one element per access, 4 a thread on 256 / 1024 (8
+///   spilled 4-8 bytes at 64 registers on sm_80 / sm_100, 16 48-120 bytes on sm_90).
+/// - kTwoPass, kSplit: 512 threads, 16-byte packs or one element per access.
+inline constexpr NormConfig kNormConfigs[] = {
+    // float
+    {4, NormPath::kWarp, 4, detail::kNormWarpBlock, 1},
+    {4, NormPath::kWarp, 4, detail::kNormWarpBlock, 2},
+    {4, NormPath::kWarp, 4, detail::kNormWarpBlock, 4},
+    {4, NormPath::kWarp, 1, detail::kNormWarpBlock, 1},
+    {4, NormPath::kWarp, 1, detail::kNormWarpBlock, 4},
+    {4, NormPath::kBlock, 4, 128, 4},
+    {4, NormPath::kBlock, 4, 256, 4},
+    {4, NormPath::kBlock, 4, 512, 4},
+    {4, NormPath::kBlock, 4, 1024, 4},
+    {4, NormPath::kBlock, 1, 256, 4},
+    {4, NormPath::kBlock, 1, 1024, 4},
+    {4, NormPath::kTwoPass, 4, detail::kNormTwoPassBlock, 0},
+    {4, NormPath::kTwoPass, 1, detail::kNormTwoPassBlock, 0},
+    {4, NormPath::kSplit, 4, detail::kNormTwoPassBlock, 0},
+    {4, NormPath::kSplit, 1, detail::kNormTwoPassBlock, 0},
+    // __half, __nv_bfloat16
+    {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 1},
+    {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 2},
+    {2, NormPath::kWarp, 1, detail::kNormWarpBlock, 1},
+    {2, NormPath::kWarp, 1, detail::kNormWarpBlock, 4},
+    {2, NormPath::kBlock, 8, 128, 2},
+    {2, NormPath::kBlock, 8, 256, 2},
+    {2, NormPath::kBlock, 8, 512, 2},
+    {2, NormPath::kBlock, 8, 1024, 2},
+    {2, NormPath::kBlock, 1, 256, 4},
+    {2, NormPath::kBlock, 1, 1024, 4},
+    {2, NormPath::kTwoPass, 8, detail::kNormTwoPassBlock, 0},
+    {2, NormPath::kTwoPass, 1, detail::kNormTwoPassBlock, 0},
+    {2, NormPath::kSplit, 8, detail::kNormTwoPassBlock, 0},
+    {2, NormPath::kSplit, 1, detail::kNormTwoPassBlock, 0},
+};
+
+/// The entries of kNormConfigs for elem_bytes-byte elements: [begin, end).
+constexpr ConfigRange norm_configs_of(int elem_bytes) {
+  return config_range(kNormConfigs,
+                      [elem_bytes](const NormConfig& c) { return c.elem_bytes == elem_bytes; });
+}
+static_assert(norm_configs_of(4).end - norm_configs_of(4).begin == 15 &&
+                  norm_configs_of(2).end - norm_configs_of(2).begin == 14,
+              "each element size's entries together");
+
+/// Every decision of one norm call.
+struct NormPlan {
+  NormPath path = NormPath::kWarp;  ///< the kernel family
+  int pack = 1;                     ///< elements per access: 16 bytes when every operand and
+                                    ///< the row stride are on the pack grid, else 1
+  int packs = 0;                    ///< kWarp, kBlock: packs (accesses) a thread holds
+  int split = 1;                    ///< kSplit: blocks a row is split over
+  int blocks_per_sm = 0;            ///< resident blocks per SM the plan counts on
+  int64_t bytes = 0;                ///< bytes the plan moves through DRAM (re-reads included;
+                                    ///< the weight counted once)
+  LaunchShape shape;                ///< grid and block of the one launch
+};
+
+/// The configuration plan p launches with elem_bytes-byte elements.
+inline NormConfig norm_config(const NormPlan& p, int elem_bytes) {
+  return {elem_bytes, p.path, p.pack, static_cast<int>(p.shape.block.x), p.packs};
+}
+
+/// The fewest bytes a call moves: every input read once (x, residual, weight, bias),
+/// every output written once (y, x + residual, mean, rstd as floats).
+/// weight_bytes / bias_bytes: 0 where absent.
+inline int64_t norm_fewest_bytes(NormKind kind, int64_t rows, int64_t cols, int elem_bytes,
+                                 int weight_bytes, int bias_bytes, bool save_mean, bool save_rstd) {
+  const int64_t matrix = rows * cols * elem_bytes;
+  const int64_t matrices = kind == NormKind::kAddRms ? 4 : 2;  // x, y (+ residual, sum)
+  return matrices * matrix + cols * (weight_bytes + bias_bytes) +
+         rows * 4 * ((save_mean ? 1 : 0) + (save_rstd ? 1 : 0));
+}
+
+/// The plan of one norm call over a rows x cols matrix (rows, cols >= 1) of elem_bytes-byte
+/// elements (4 or 2). x_at: the common alignment (common_alignment) of every x-typed operand
+/// (x, y, residual, sum_out) and of the row stride Alignment(cols * elem_bytes); w_at: the
+/// common alignment of the weight and bias (Alignment() when there are none), whose
+/// elements are weight_bytes bytes (4 or elem_bytes). fewest: norm_fewest_bytes of the call.
+/// Pure: no CUDA call.
+inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_bytes,
+                          int weight_bytes, Alignment x_at, Alignment w_at, int64_t fewest,
+                          const DeviceInfo& d) {
+  using namespace detail;
+  NormPlan p;
+  const int full = kMaxPackBytes / elem_bytes;
+  p.pack = x_at.fits(kMaxPackBytes) && w_at.fits(std::min(kMaxPackBytes, full * weight_bytes))
+               ? full
+               : 1;
+  const int64_t vp = ceil_div<int64_t>(cols, p.pack);  // accesses a row needs
+  p.bytes = fewest;
+  // the register paths, in table order: kWarp with the fewest packs a lane holding the
+  // row, else kBlock with the smallest block holding it (more rows in flight a SM)
+  const ConfigRange range = norm_configs_of(elem_bytes);
+  for (std::size_t i = range.begin; i < range.end; ++i) {
+    const NormConfig& c = kNormConfigs[i];
+    if (c.pack != p.pack || c.path == NormPath::kTwoPass || c.path == NormPath::kSplit) continue;
+    const int threads = c.path == NormPath::kWarp ? kWarpSize : c.block;
+    if (c.block > d.max_threads_per_block || vp > int64_t{threads} * c.packs) continue;
+    const int bps = blocks_per_sm(d, c.block, norm_regs(c.pack, c.pack * c.packs), 0);
+    if (bps < 1) continue;
+    p.path = c.path;
+    p.packs = c.packs;
+    p.blocks_per_sm = bps;
+    p.shape.block = dim3(static_cast<unsigned>(c.block));
+    const int64_t blocks = ceil_div<int64_t>(rows, c.block / threads);
+    p.shape.grid = dim3(
+        static_cast<unsigned>(grid_size_for(blocks * c.block, c.block, d, kDefaultWaves, bps)));
+    return p;
+  }
+  // kTwoPass / kSplit: the row (x, and residual for add_rms_norm: its sum written then read
+  // back) read a second time
+  p.packs = 0;
+  p.bytes = fewest + rows * cols * elem_bytes;
+  const int bps = std::max(1, blocks_per_sm(d, kNormTwoPassBlock, 64, 0));
+  const int64_t slots = int64_t{bps} * d.sm_count;
+  const int64_t split = std::min<int64_t>(slots / rows, vp / kNormSplitMinAccesses);
+  if (d.cooperative_launch && split >= 2) {
+    // few rows: every block slot busy (1..16 rows of a two-pass row kept 1..16 SMs busy)
+    p.path = NormPath::kSplit;
+    p.split = static_cast<int>(split);
+    p.blocks_per_sm = bps;
+    p.shape.block = dim3(kNormTwoPassBlock);
+    p.shape.grid = dim3(static_cast<unsigned>(rows * split));
+    p.shape.cooperative = true;
+    return p;
+  }
+  p.path = NormPath::kTwoPass;
+  p.blocks_per_sm = std::max(1, blocks_per_sm(d, kNormTwoPassBlock, 128, 0));
+  p.shape.block = dim3(kNormTwoPassBlock);
+  p.shape.grid = dim3(static_cast<unsigned>(
+      std::clamp<int64_t>(rows, 1, int64_t{p.blocks_per_sm} * d.sm_count * kDefaultWaves)));
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------
+// rms_norm_backward: a block of 256 threads per row (rows p, p + parts, ...; parts =
+// min(rows, kNormBackwardParts) blocks), the row read twice (the second read from L2 while
+// the block's row is there), the weight's gradient as one row of float partials a block in
+// the caller's workspace, added up by a second kernel in part order.
+
+/// Blocks (and rows of partials) of rms_norm_backward at most.
+inline constexpr int64_t kNormBackwardParts = 512;
+
+/// One kernel configuration of rms_norm_backward (an entry of kNormBackwardConfigs).
+struct NormBackwardConfig {
+  int elem_bytes = 0;  ///< 4: float; 2: __half, __nv_bfloat16
+  int pack = 0;        ///< elements per access (16 bytes, or 1)
+  int block = 0;       ///< threads per block
+};
+
+/// Same kernel.
+constexpr bool operator==(const NormBackwardConfig& a, const NormBackwardConfig& b) {
+  return a.elem_bytes == b.elem_bytes && a.pack == b.pack && a.block == b.block;
+}
+
+/// Every configuration rms_norm_backward launches, each element size's entries together:
+/// 256 threads, 16-byte packs (every operand and the row stride on the 16-byte grid) or one
+/// element per access.
+inline constexpr NormBackwardConfig kNormBackwardConfigs[] = {
+    {4, 4, 256}, {4, 1, 256}, {2, 8, 256}, {2, 1, 256}};
+
+/// The entries of kNormBackwardConfigs for elem_bytes-byte elements.
+constexpr ConfigRange norm_backward_configs_of(int elem_bytes) {
+  return config_range(kNormBackwardConfigs, [elem_bytes](const NormBackwardConfig& c) {
+    return c.elem_bytes == elem_bytes;
+  });
+}
+
+/// Every decision of one rms_norm_backward call.
+struct NormBackwardPlan {
+  int pack = 1;        ///< elements per access
+  int64_t parts = 0;   ///< blocks of the row kernel, rows of partials: min(rows, 512)
+  LaunchShape shape;   ///< the row kernel (grid = parts)
+  LaunchShape reduce;  ///< the partials' column sums (blocks of 32 columns x 8 slices)
+};
+
+/// The configuration plan p launches with elem_bytes-byte elements.
+inline NormBackwardConfig norm_backward_config(const NormBackwardPlan& p, int elem_bytes) {
+  return {elem_bytes, p.pack, static_cast<int>(p.shape.block.x)};
+}
+
+/// Bytes of workspace rms_norm_backward needs to write dweight (a rows x cols problem): one
+/// row of cols floats a block, min(rows, kNormBackwardParts) rows. 0 for an empty problem.
+/// Pure.
+inline size_t rms_norm_backward_workspace_bytes(int64_t rows, int64_t cols) {
+  if (rows <= 0 || cols <= 0) return 0;
+  return static_cast<size_t>(std::min(rows, kNormBackwardParts)) * static_cast<size_t>(cols) * 4;
+}
+
+/// The plan of rms_norm_backward over rows x cols (>= 1) elem_bytes-byte elements: x_at the
+/// common alignment of dy, x, dx and the row stride; w_at the weight's and dweight's. Pure.
+inline NormBackwardPlan plan_norm_backward(int64_t rows, int64_t cols, int elem_bytes,
+                                           int weight_bytes, Alignment x_at, Alignment w_at,
+                                           const DeviceInfo& d) {
+  NormBackwardPlan p;
+  const int full = kMaxPackBytes / elem_bytes;
+  p.pack = x_at.fits(kMaxPackBytes) && w_at.fits(std::min(kMaxPackBytes, full * weight_bytes))
+               ? full
+               : 1;
+  p.parts = std::min(rows, kNormBackwardParts);
+  p.shape.block = dim3(256);
+  p.shape.grid = dim3(static_cast<unsigned>(p.parts));
+  p.reduce.block = dim3(256);
+  p.reduce.grid =
+      dim3(static_cast<unsigned>(grid_size_for(ceil_div<int64_t>(cols, 32) * 256, 256, d)));
+  return p;
+}
+
+}  // namespace kernelkit

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: Apache-2.0
+// plan_norm on the host (no GPU): the expected path of the benchmark's listed shapes, then
+// invariants over a grid of shapes x alignments x element and weight types x the test devices:
+// every plan is an entry of kNormConfigs for its element size, launches a legal grid whose
+// blocks fit the device's registers, holds the whole row (register paths), moves the fewest
+// bytes except on kTwoPass, and every entry is planned. Also the argument checks
+// (norm_args_ok), which are pure as well.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "common/config_tables.cuh"
+#include "common/devices.cuh"
+#include "kernelkit/norm/norm.cuh"
+
+namespace kk = kernelkit;
+using kk::NormConfig;
+using kk::NormKind;
+using kk::NormPath;
+using kk::NormPlan;
+
+namespace {
+
+const char* path_name(NormPath p) {
+  switch (p) {
+    case NormPath::kWarp:
+      return "warp";
+    case NormPath::kBlock:
+      return "block";
+    case NormPath::kSplit:
+      return "split";
+    default:
+      return "two_pass";
+  }
+}
+
+std::string describe_config(const NormConfig& c) {
+  return std::string(path_name(c.path)) + " elem=" + std::to_string(c.elem_bytes) +
+         " pack=" + std::to_string(c.pack) + " block=" + std::to_string(c.block) +
+         " packs=" + std::to_string(c.packs);
+}
+
+std::string describe(const NormPlan& p) {
+  return std::string(path_name(p.path)) + " pack=" + std::to_string(p.pack) +
+         " packs=" + std::to_string(p.packs) + " split=" + std::to_string(p.split) +
+         " bps=" + std::to_string(p.blocks_per_sm) + " grid=" + std::to_string(p.shape.grid.x) +
+         " block=" + std::to_string(p.shape.block.x) + " bytes=" + std::to_string(p.bytes);
+}
+
+NormPlan plan(NormKind kind, int64_t rows, int64_t cols, int elem, int wbytes,
+              const kk::DeviceInfo& d, int x_off = 0, int w_off = 0) {
+  const kk::Alignment x_at = kk::common_alignment(kk::Alignment(x_off), kk::Alignment(cols * elem));
+  const int64_t fewest = kk::norm_fewest_bytes(kind, rows, cols, elem, wbytes, 0, false, true);
+  return kk::plan_norm(kind, rows, cols, elem, wbytes, x_at, kk::Alignment(w_off), fewest, d);
+}
+
+TEST(NormPlan, TableEntriesAreDistinctAndGroupedByElementSize) {
+  kktest::expect_distinct_entries(kk::kNormConfigs, describe_config);
+  kktest::expect_ranges_tile(std::size(kk::kNormConfigs),
+                             {kk::norm_configs_of(4), kk::norm_configs_of(2)});
+}
+
+TEST(NormPlan, ListedShapesOnAnH100) {
+  struct Expect {
+    int64_t rows, cols;
+    int elem;
+    NormPath path;
+    int pack, block;
+  };
+  const Expect table[] = {
+      {8192, 4096, 2, NormPath::kBlock, 8, 256},     {8192, 4096, 4, NormPath::kBlock, 4, 256},
+      {32768, 8192, 2, NormPath::kBlock, 8, 512},    {32768, 8192, 4, NormPath::kBlock, 4, 512},
+      {4096, 16384, 2, NormPath::kBlock, 8, 1024},   {4096, 16384, 4, NormPath::kBlock, 4, 1024},
+      {1, 4096, 2, NormPath::kBlock, 8, 256},        {64, 8192, 4, NormPath::kBlock, 4, 512},
+      {65536, 768, 2, NormPath::kBlock, 8, 128},     {65536, 768, 4, NormPath::kBlock, 4, 128},
+      {65536, 512, 2, NormPath::kWarp, 8, 128},      {65536, 512, 4, NormPath::kWarp, 4, 128},
+      {1000, 300000, 2, NormPath::kTwoPass, 8, 512}, {7, 33, 4, NormPath::kWarp, 1, 128},
+      {7, 16385, 2, NormPath::kSplit, 1, 512},       {1, 300000, 4, NormPath::kSplit, 4, 512},
+      {16, 2097152, 2, NormPath::kSplit, 8, 512},    {264, 65536, 2, NormPath::kTwoPass, 8, 512},
+  };
+  for (const Expect& e : table) {
+    const NormPlan p = plan(NormKind::kRms, e.rows, e.cols, e.elem, e.elem, kktest::h100());
+    EXPECT_EQ(p.path, e.path) << e.rows << "x" << e.cols << " " << describe(p);
+    EXPECT_EQ(p.pack, e.pack) << e.rows << "x" << e.cols << " " << describe(p);
+    EXPECT_EQ(static_cast<int>(p.shape.block.x), e.block) << e.rows << "x" << e.cols;
+  }
+}
+
+TEST(NormPlan, FewWideRowsSplitOnlyWithCooperativeGrids) {
+  kk::DeviceInfo d = kktest::h100();
+  EXPECT_EQ(plan(NormKind::kLayer, 3, 1 << 20, 4, 4, d).path, NormPath::kSplit);
+  d.cooperative_launch = false;
+  EXPECT_EQ(plan(NormKind::kLayer, 3, 1 << 20, 4, 4, d).path, NormPath::kTwoPass);
+}
+
+TEST(NormPlan, EveryPlanIsALegalTableEntryAndEveryEntryIsPlanned) {
+  kktest::PlannedEntries<NormConfig, std::size(kk::kNormConfigs)> planned(kk::kNormConfigs);
+  std::vector<int64_t> widths = {
+      1,    2,    3,     4,     7,     8,     31,    32,     33,      64,
+      96,   127,  128,   129,   255,   256,   257,   500,    512,     513,
+      768,  1000, 1024,  1031,  2048,  2049,  3000,  4096,   4099,    5000,
+      8192, 8193, 12288, 16384, 16385, 20000, 65536, 300000, 1 << 24, (int64_t{1} << 31) + 8};
+  for (int64_t w = 5; w < 20000; w = w * 7 / 5 + 3)
+    widths.push_back(w);
+  const int64_t rows_list[] = {1, 3, 100, 4096, 1 << 20};
+  for (const auto& dev : kktest::all_devices()) {
+    const kk::DeviceInfo& d = dev.info;
+    for (const int elem : {4, 2}) {
+      const kk::ConfigRange range = kk::norm_configs_of(elem);
+      for (const int wbytes : {4, elem}) {
+        for (const NormKind kind : {NormKind::kRms, NormKind::kLayer, NormKind::kAddRms}) {
+          for (const int64_t cols : widths) {
+            for (const int64_t rows : rows_list) {
+              if (rows * cols > (int64_t{1} << 34)) continue;
+              for (const int x_off : {0, elem}) {
+                for (const int w_off : {0, 4}) {
+                  const NormPlan p = plan(kind, rows, cols, elem, wbytes, d, x_off, w_off);
+                  const std::string where = std::string(dev.name) + " " + std::to_string(rows) +
+                                            "x" + std::to_string(cols) + " elem " +
+                                            std::to_string(elem) + " w " + std::to_string(wbytes) +
+                                            " off " + std::to_string(x_off) + "/" +
+                                            std::to_string(w_off) + ": " + describe(p);
+                  ASSERT_GE(planned.count(kk::norm_config(p, elem), range.begin, range.end), 0)
+                      << where;
+                  // a 16-byte pack only where every operand and the row stride allow it
+                  const bool aligned = x_off == 0 && (cols * elem) % 16 == 0 &&
+                                       (w_off == 0 || 16 / elem * wbytes <= 4);
+                  EXPECT_EQ(p.pack, aligned ? 16 / elem : 1) << where;
+                  EXPECT_GE(p.shape.grid.x, 1u) << where;
+                  EXPECT_LE(p.shape.grid.x, static_cast<unsigned>(INT32_MAX)) << where;
+                  EXPECT_LE(static_cast<int>(p.shape.block.x), d.max_threads_per_block) << where;
+                  EXPECT_GE(p.blocks_per_sm, 1) << where;
+                  EXPECT_FALSE(p.shape.is_cluster()) << where;
+                  EXPECT_EQ(p.shape.cooperative, p.path == NormPath::kSplit) << where;
+                  const int64_t fewest =
+                      kk::norm_fewest_bytes(kind, rows, cols, elem, wbytes, 0, false, true);
+                  if (p.path == NormPath::kSplit) {
+                    // every block resident (64 registers: launch bounds 512 x 2), chunks of
+                    // at least 8 accesses, only where a row a slot leaves half of them idle
+                    const int64_t slots = int64_t{kk::blocks_per_sm(d, 512, 64, 0)} * d.sm_count;
+                    EXPECT_GE(p.split, 2) << where;
+                    EXPECT_EQ(int64_t{p.shape.grid.x}, rows * p.split) << where;
+                    EXPECT_LE(int64_t{p.shape.grid.x}, slots) << where;
+                    EXPECT_GE(cols / p.pack / p.split, 8) << where;
+                    EXPECT_LE(rows * 2, slots) << where;
+                  }
+                  if (p.path == NormPath::kTwoPass || p.path == NormPath::kSplit) {
+                    // only rows no register entry holds are read twice
+                    EXPECT_GT(cols, p.pack == 1 ? 4096 : 16384) << where;
+                    EXPECT_EQ(p.bytes, fewest + rows * cols * elem) << where;
+                  } else {
+                    const int threads =
+                        p.path == NormPath::kWarp ? 32 : static_cast<int>(p.shape.block.x);
+                    EXPECT_GE(int64_t{threads} * p.packs * p.pack, cols) << where;
+                    EXPECT_LE(p.pack * p.packs, 16) << where;
+                    EXPECT_EQ(p.bytes, fewest) << where;
+                    // registers of the kernel's bound fit the device at the planned occupancy
+                    const int regs = kk::detail::norm_regs(p.pack, p.pack * p.packs);
+                    EXPECT_GE(kk::blocks_per_sm(d, static_cast<int>(p.shape.block.x), regs, 0),
+                              p.blocks_per_sm)
+                        << where;
+                    // the grid covers the rows in whole waves at most kDefaultWaves deep
+                    const int64_t per_block = int64_t{p.shape.block.x} / threads;
+                    EXPECT_LE(int64_t{p.shape.grid.x},
+                              std::max<int64_t>(1, (rows + per_block - 1) / per_block))
+                        << where;
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(planned.plans(), 0);
+  planned.expect_every_entry_planned(describe_config, "never planned:");
+}
+
+// Fake device addresses (norm_args_ok reads none of them).
+template <typename T>
+T* at(uintptr_t a) {
+  return reinterpret_cast<T*>(a);
+}
+
+TEST(NormArgs, AcceptsValidCallsAndRejectsBadOnes) {
+  using A = kk::detail::NormArgs<float, float>;
+  const int64_t R = 8, C = 64, M = R * C * 4;
+  float* x = at<float>(0x100000);
+  float* y = at<float>(0x200000);
+  float* r = at<float>(0x300000);
+  float* s = at<float>(0x400000);
+  float* w = at<float>(0x500000);
+  float* b = at<float>(0x600000);
+  float* mean = at<float>(0x700000);
+  float* rstd = at<float>(0x800000);
+  const float eps = 1e-5f;
+  const auto rms = [&](A a) { return kk::norm_args_ok(NormKind::kRms, a); };
+  const auto ln = [&](A a) { return kk::norm_args_ok(NormKind::kLayer, a); };
+  const auto add = [&](A a) { return kk::norm_args_ok(NormKind::kAddRms, a); };
+  EXPECT_TRUE(rms({x, nullptr, w, nullptr, y, nullptr, nullptr, rstd, R, C, eps}));
+  EXPECT_TRUE(rms({x, nullptr, nullptr, nullptr, y, nullptr, nullptr, nullptr, R, C, 0.f}));
+  EXPECT_TRUE(rms({x, nullptr, w, nullptr, x, nullptr, nullptr, rstd, R, C, eps}));  // in place
+  EXPECT_TRUE(ln({x, nullptr, w, b, y, nullptr, mean, rstd, R, C, eps}));
+  EXPECT_TRUE(add({x, r, w, nullptr, y, s, nullptr, rstd, R, C, eps}));
+  EXPECT_TRUE(add({x, r, w, nullptr, x, r, nullptr, rstd, R, C, eps}));  // vLLM's in place
+  EXPECT_TRUE(add({x, r, w, nullptr, y, x, nullptr, rstd, R, C, eps}));
+  EXPECT_TRUE(rms({nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0, C,
+                   eps}));  // empty
+  // sizes, eps
+  EXPECT_FALSE(rms({x, nullptr, w, nullptr, y, nullptr, nullptr, rstd, -1, C, eps}));
+  EXPECT_FALSE(rms({x, nullptr, w, nullptr, y, nullptr, nullptr, rstd, R, -1, eps}));
+  EXPECT_FALSE(rms({x, nullptr, w, nullptr, y, nullptr, nullptr, rstd, R, C, -1e-6f}));
+  EXPECT_FALSE(rms({x, nullptr, w, nullptr, y, nullptr, nullptr, rstd, R, C,
+                    std::numeric_limits<float>::quiet_NaN()}));
+  EXPECT_FALSE(rms({x, nullptr, w, nullptr, y, nullptr, nullptr, rstd, INT64_MAX / 2, 3, eps}));
+  // nulls
+  EXPECT_FALSE(rms({nullptr, nullptr, w, nullptr, y, nullptr, nullptr, rstd, R, C, eps}));
+  EXPECT_FALSE(rms({x, nullptr, w, nullptr, nullptr, nullptr, nullptr, rstd, R, C, eps}));
+  EXPECT_FALSE(add({x, nullptr, w, nullptr, y, s, nullptr, rstd, R, C, eps}));
+  EXPECT_FALSE(add({x, r, w, nullptr, y, nullptr, nullptr, rstd, R, C, eps}));
+  // operands another kind does not take
+  EXPECT_FALSE(rms({x, nullptr, w, b, y, nullptr, nullptr, rstd, R, C, eps}));
+  EXPECT_FALSE(rms({x, r, w, nullptr, y, s, nullptr, rstd, R, C, eps}));
+  // misaligned
+  EXPECT_FALSE(
+      rms({at<float>(0x100002), nullptr, w, nullptr, y, nullptr, nullptr, rstd, R, C, eps}));
+  EXPECT_FALSE(
+      rms({x, nullptr, at<float>(0x500001), nullptr, y, nullptr, nullptr, rstd, R, C, eps}));
+  EXPECT_FALSE(rms({x, nullptr, w, nullptr, y, nullptr, nullptr, at<float>(0x800002), R, C, eps}));
+  // overlaps
+  EXPECT_FALSE(rms({x, nullptr, w, nullptr, at<float>(0x100004), nullptr, nullptr, rstd, R, C,
+                    eps}));  // y partly over x
+  EXPECT_FALSE(rms({x, nullptr, w, nullptr, y, nullptr, nullptr, y + 5, R, C, eps}));
+  EXPECT_FALSE(rms({x, nullptr, w, nullptr, y, nullptr, nullptr, w, R, C, eps}));
+  EXPECT_FALSE(rms({x, nullptr, y, nullptr, y, nullptr, nullptr, rstd, R, C, eps}));
+  EXPECT_FALSE(ln({x, nullptr, w, b, y, nullptr, rstd, rstd, R, C, eps}));
+  EXPECT_FALSE(add({x, r, w, nullptr, x, x, nullptr, rstd, R, C, eps}));  // y and sum both x
+  EXPECT_FALSE(add({x, r, w, nullptr, r, s, nullptr, rstd, R, C, eps}));  // y over residual
+  EXPECT_FALSE(add({x, r, w, nullptr, y, at<float>(0x300000 + M / 2), nullptr, rstd, R, C, eps}));
+  // same-type weights of 2-byte x
+  using H = kk::detail::NormArgs<__nv_bfloat16, __nv_bfloat16>;
+  EXPECT_TRUE(kk::norm_args_ok(
+      NormKind::kRms, H{at<__nv_bfloat16>(0x100002), nullptr, at<__nv_bfloat16>(0x500002), nullptr,
+                        at<__nv_bfloat16>(0x200002), nullptr, nullptr, rstd, R, C, eps}));
+  EXPECT_FALSE(kk::norm_args_ok(NormKind::kRms,
+                                H{at<__nv_bfloat16>(0x100001), nullptr, nullptr, nullptr,
+                                  at<__nv_bfloat16>(0x200002), nullptr, nullptr, rstd, R, C, eps}));
+}
+
+}  // namespace

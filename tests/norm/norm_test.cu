@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: Apache-2.0
+// rms_norm, layer_norm and add_rms_norm on the GPU against float64 references: fresh random
+// inputs (seed printed on failure), outputs poisoned before each call, widths through every
+// path (warp, block, two-pass; 16-byte packs and one element per access), rows {1, 3,
+// many}, pointers one element off the pack grid, weights and bias absent or present, float
+// and same-type weights, in place, NaN / inf rows, determinism, bad arguments (nothing
+// written) and a call past 2^31 elements.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "common/test_util.cuh"
+#include "kernelkit/norm/norm.cuh"
+
+namespace kk = kernelkit;
+using kk::NormKind;
+using kktest::DeviceBuffer;
+
+namespace {
+
+class NormTest : public kktest::GpuTest {};
+
+const char* kind_name(NormKind k) {
+  return k == NormKind::kRms ? "rms_norm" : (k == NormKind::kLayer ? "layer_norm" : "add_rms_norm");
+}
+
+template <typename T>
+kktest::Tolerance tolerance() {
+  if constexpr (std::is_same_v<T, float>) {
+    return {2e-5, 2e-5, 0};
+  } else {
+    return {1e-5, 0, 1};  // the output's rounding plus float arithmetic
+  }
+}
+
+struct Case {
+  NormKind kind = NormKind::kRms;
+  int64_t rows = 1, cols = 1;
+  int off = 0;            // elements every matrix operand (and the weight) starts past the grid
+  bool weight = true;     // weight given (bias too, for layer_norm)
+  bool save = true;       // mean / rstd saved
+  bool in_place = false;  // y == x (add_rms_norm: and sum == residual)
+  int special = 0;        // 1: a NaN in row 0, 2: an inf in row 0 (rows > 1: row 1 stays finite)
+  const kk::NormConfig* force = nullptr;  // launch this table entry (launch_norm) on 2 blocks
+};
+
+std::string label(const Case& c, const char* t, const char* w, uint64_t seed) {
+  return std::string(kind_name(c.kind)) + " " + t + "/" + w + " " + std::to_string(c.rows) + "x" +
+         std::to_string(c.cols) + " off=" + std::to_string(c.off) +
+         " weight=" + std::to_string(c.weight) + " save=" + std::to_string(c.save) +
+         " in_place=" + std::to_string(c.in_place) + " special=" + std::to_string(c.special) +
+         " seed=" + std::to_string(seed);
+}
+
+template <typename T, typename W>
+void run_case(const Case& c, uint64_t seed) {
+  const int64_t n = c.rows * c.cols;
+  const std::string where = label(c, kk::type_name<T>(), kk::type_name<W>(), seed);
+  std::vector<T> x = kktest::random_vector<T>(n, seed);
+  std::vector<T> r = kktest::random_vector<T>(n, seed + 1);
+  const std::vector<W> w = kktest::random_vector<W>(c.cols, seed + 2, 0.5, 1.5);
+  const std::vector<W> b = kktest::random_vector<W>(c.cols, seed + 3);
+  if (c.special == 1 && n > 0)
+    x[c.cols / 2] = kk::convert<T>(std::numeric_limits<float>::quiet_NaN());
+  if (c.special == 2 && n > 0)
+    x[c.cols / 3] = kk::convert<T>(std::numeric_limits<float>::infinity());
+  const bool add = c.kind == NormKind::kAddRms, layer = c.kind == NormKind::kLayer;
+
+  // float64 reference (add_rms_norm: of the sum rounded to T, which sum_out holds exactly)
+  std::vector<double> ref_y(n), ref_mean(c.rows), ref_rstd(c.rows);
+  std::vector<T> ref_sum(add ? n : 0);
+  std::vector<double> row(c.cols);
+  for (int64_t i = 0; i < c.rows; ++i) {
+    for (int64_t j = 0; j < c.cols; ++j) {
+      const int64_t k = i * c.cols + j;
+      if (add) {
+        ref_sum[k] = kk::convert<T>(kk::convert<float>(x[k]) + kk::convert<float>(r[k]));
+        row[j] = kktest::to_double(ref_sum[k]);
+      } else {
+        row[j] = kktest::to_double(x[k]);
+      }
+    }
+    double mean = 0, var = 0;
+    if (layer) {
+      for (const double v : row)
+        mean += v;
+      mean /= double(c.cols);
+    }
+    for (const double v : row)
+      var += (v - mean) * (v - mean);
+    var /= double(c.cols);
+    const double rstd = 1.0 / std::sqrt(var + 1e-5);
+    ref_mean[i] = mean;
+    ref_rstd[i] = rstd;
+    for (int64_t j = 0; j < c.cols; ++j) {
+      double y = (row[j] - mean) * rstd;
+      if (c.weight) y *= kktest::to_double(w[j]);
+      if (c.weight && layer) y += kktest::to_double(b[j]);
+      ref_y[i * c.cols + j] = y;
+    }
+  }
+
+  // device operands, c.off elements past the 16-byte grid
+  const int64_t off = c.off;
+  DeviceBuffer<T> dx(n + off + 1), dr(n + off + 1), dy(n + off + 1), ds(n + off + 1);
+  DeviceBuffer<W> dw(c.cols + off + 1), db(c.cols + off + 1);
+  DeviceBuffer<float> dmean(c.rows + 1), drstd(c.rows + 1);
+  for (auto* buf : {&dy, &ds})
+    buf->poison();
+  dmean.poison();
+  drstd.poison();
+  CUDA_CHECK(cudaMemcpy(dx.get() + off, x.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(dr.get() + off, r.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(dw.get() + off, w.data(), c.cols * sizeof(W), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(db.get() + off, b.data(), c.cols * sizeof(W), cudaMemcpyHostToDevice));
+  const T* px = dx.get() + off;
+  const T* pr = dr.get() + off;
+  T* py = c.in_place ? dx.get() + off : dy.get() + off;
+  T* ps = c.in_place ? dr.get() + off : ds.get() + off;
+  const W* pw = c.weight ? dw.get() + off : nullptr;
+  const W* pb = c.weight ? db.get() + off : nullptr;
+  float* pmean = c.save ? dmean.get() : nullptr;
+  float* prstd = c.save ? drstd.get() : nullptr;
+  cudaError_t err = cudaSuccess;
+  if (c.force != nullptr) {
+    kk::NormPlan p;
+    p.path = c.force->path;
+    p.pack = c.force->pack;
+    p.packs = c.force->packs;
+    p.shape.block = dim3(static_cast<unsigned>(c.force->block));
+    p.shape.grid = dim3(2);                // fewer blocks than rows: the grid-stride row loop
+    if (p.path == kk::NormPath::kSplit) {  // each row over 3 blocks of a cooperative grid
+      p.split = 3;
+      p.shape.grid = dim3(static_cast<unsigned>(c.rows * 3));
+      p.shape.cooperative = true;
+    }
+    const kk::detail::NormArgs<T, W> a{px,
+                                       add ? pr : nullptr,
+                                       pw,
+                                       layer ? pb : nullptr,
+                                       py,
+                                       add ? ps : nullptr,
+                                       layer ? pmean : nullptr,
+                                       prstd,
+                                       c.rows,
+                                       c.cols,
+                                       1e-5f};
+    err = kk::launch_norm(p, c.kind, a, nullptr);
+  } else if (c.kind == NormKind::kRms) {
+    err = kk::rms_norm(px, pw, py, prstd, c.rows, c.cols, 1e-5f);
+  } else if (layer) {
+    err = kk::layer_norm(px, pw, pb, py, pmean, prstd, c.rows, c.cols, 1e-5f);
+  } else {
+    err = kk::add_rms_norm(px, pr, pw, py, ps, prstd, c.rows, c.cols, 1e-5f);
+  }
+  ASSERT_EQ(err, cudaSuccess) << where;
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<T> got(n);
+  CUDA_CHECK(cudaMemcpy(got.data(), py, n * sizeof(T), cudaMemcpyDeviceToHost));
+  EXPECT_TRUE(kktest::check_near(got, ref_y, tolerance<T>(), where + " y"));
+  if (add) {
+    std::vector<T> sum(n);
+    CUDA_CHECK(cudaMemcpy(sum.data(), ps, n * sizeof(T), cudaMemcpyDeviceToHost));
+    // exact (a NaN meets a NaN whatever its payload: the GPU's FADD gives the canonical one)
+    std::vector<double> ref_sum_d(n);
+    for (int64_t k = 0; k < n; ++k)
+      ref_sum_d[k] = kktest::to_double(ref_sum[k]);
+    EXPECT_TRUE(kktest::check_near(sum, ref_sum_d, kktest::Tolerance::Exact(), where + " sum_out"));
+  }
+  if (c.save) {
+    const std::vector<float> rstd = drstd.download(c.rows);
+    EXPECT_TRUE(kktest::check_near(rstd, ref_rstd, kktest::Tolerance::Rel(2e-5), where + " rstd"));
+    if (layer) {
+      const std::vector<float> mean = dmean.download(c.rows);
+      EXPECT_TRUE(
+          kktest::check_near(mean, ref_mean, kktest::Tolerance::Rel(1e-5, 1e-6), where + " mean"));
+    }
+  }
+}
+
+template <typename T, typename W>
+void sweep(uint64_t seed0) {
+  const int64_t widths[] = {1,    2,    31,   32,   33,   64,   127,   128,   509,   512,   768,
+                            1031, 2048, 4093, 4096, 8191, 8192, 12289, 16384, 16391, 65536, 300000};
+  const int64_t rows_list[] = {1, 3, 261};
+  uint64_t seed = seed0;
+  int64_t index = 0;
+  for (const NormKind kind : {NormKind::kRms, NormKind::kLayer, NormKind::kAddRms}) {
+    for (const int64_t cols : widths) {
+      for (const int64_t rows : rows_list) {
+        // (261 x 16391: kTwoPass on an H100; 1 and 3 rows of 65536 / 300000: kSplit)
+        if (rows * cols > (int64_t{1} << 23)) continue;
+        for (const int off : {0, 1}) {
+          // every case on the plain run; under the sanitizer every 5th (both offsets of
+          // each width reach its path on some kind)
+          if (!kktest::sanitize_keep(index++, 5)) continue;
+          Case c;
+          c.kind = kind, c.rows = rows, c.cols = cols, c.off = off;
+          c.weight = (index % 4) != 0;
+          c.save = (index % 3) != 0;
+          run_case<T, W>(c, seed++);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(NormTest, Float) {
+  sweep<float, float>(100);
+}
+TEST_F(NormTest, HalfFloatWeight) {
+  sweep<__half, float>(200);
+}
+TEST_F(NormTest, HalfHalfWeight) {
+  sweep<__half, __half>(300);
+}
+TEST_F(NormTest, Bf16FloatWeight) {
+  sweep<__nv_bfloat16, float>(400);
+}
+TEST_F(NormTest, Bf16Bf16Weight) {
+  sweep<__nv_bfloat16, __nv_bfloat16>(500);
+}
+
+// Every entry of kNormConfigs forced once per kind, on rows as wide as it holds (less one
+// pack) or, for kTwoPass, wider than any register entry.
+template <typename T, typename W>
+void every_configuration(uint64_t seed) {
+  const kk::ConfigRange range = kk::norm_configs_of(sizeof(T));
+  for (std::size_t i = range.begin; i < range.end; ++i) {
+    const kk::NormConfig& e = kk::kNormConfigs[i];
+    const int threads = e.path == kk::NormPath::kWarp ? 32 : e.block;
+    const int64_t cap = int64_t{threads} * e.packs * e.pack;
+    for (const NormKind kind : {NormKind::kRms, NormKind::kLayer, NormKind::kAddRms}) {
+      Case c;
+      c.kind = kind;
+      c.rows = e.path == kk::NormPath::kWarp ? 11 : 5;
+      const bool streamed = e.path == kk::NormPath::kTwoPass || e.path == kk::NormPath::kSplit;
+      c.cols = streamed ? 20000 + (e.pack == 1 ? 1 : 0) : (cap > e.pack ? cap - e.pack : cap);
+      if (e.pack == 1 && !streamed && c.cols % 2 == 0) --c.cols;
+      c.off = e.pack == 1 ? 1 : 0;
+      c.force = &e;
+      run_case<T, W>(c, seed++);
+    }
+  }
+}
+
+TEST_F(NormTest, EveryConfiguration) {
+  every_configuration<float, float>(1000);
+  every_configuration<__nv_bfloat16, __nv_bfloat16>(2000);
+  every_configuration<__half, float>(3000);
+}
+
+TEST_F(NormTest, InPlaceAndSpecialValues) {
+  uint64_t seed = 600;
+  for (const NormKind kind : {NormKind::kRms, NormKind::kLayer, NormKind::kAddRms}) {
+    for (const int64_t cols : {int64_t{33}, int64_t{512}, int64_t{4096}, int64_t{20000}}) {
+      for (const int special : {0, 1, 2}) {
+        Case c;
+        c.kind = kind, c.rows = 3, c.cols = cols, c.special = special;
+        c.in_place = special == 0;
+        run_case<float, float>(c, seed++);
+        run_case<__nv_bfloat16, float>(c, seed++);
+      }
+    }
+  }
+}
+
+TEST_F(NormTest, Deterministic) {
+  // a block's registers, a split row (kSplit), streamed rows (kTwoPass), on an H100
+  const int64_t shapes[][2] = {{8, 4096}, {8, 300000}, {300, 20000}};
+  for (const auto& shape : shapes) {
+    const int64_t rows = shape[0], cols = shape[1], n = rows * cols;
+    const auto x = kktest::to_device(kktest::random_vector<float>(n, 700));
+    const auto w = kktest::to_device(kktest::random_vector<float>(cols, 701));
+    DeviceBuffer<float> y(n), mean(rows), rstd(rows);
+    std::vector<float> first;
+    for (int run = 0; run < 3; ++run) {
+      y.poison();
+      ASSERT_EQ(kk::layer_norm(x.get(), w.get(), w.get(), y.get(), mean.get(), rstd.get(), rows,
+                               cols, 1e-5f),
+                cudaSuccess);
+      auto got = y.download();
+      const auto m = mean.download();
+      got.insert(got.end(), m.begin(), m.end());
+      if (run == 0) first = got;
+      EXPECT_TRUE(kktest::same_bits(got, first)) << rows << "x" << cols << " run " << run;
+    }
+  }
+}
+
+TEST_F(NormTest, BadArgumentsWriteNothing) {
+  const int64_t rows = 4, cols = 256, n = rows * cols;
+  const auto x = kktest::to_device(kktest::random_vector<float>(n + 1, 800));
+  const auto w = kktest::to_device(kktest::random_vector<float>(cols, 801));
+  DeviceBuffer<float> y(n + 1), rstd(rows);
+  y.poison();
+  rstd.poison();
+  const auto before = y.download();
+  const auto rstd_before = rstd.download();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  float* py = y.get();
+  const float* px = x.get();
+  EXPECT_EQ(kk::rms_norm(px, w.get(), py, rstd.get(), -1, cols, 1e-5f), cudaErrorInvalidValue);
+  EXPECT_EQ(kk::rms_norm(px, w.get(), py, rstd.get(), rows, -1, 1e-5f), cudaErrorInvalidValue);
+  EXPECT_EQ(kk::rms_norm(px, w.get(), py, rstd.get(), rows, cols, -1.f), cudaErrorInvalidValue);
+  EXPECT_EQ(kk::rms_norm(px, w.get(), py, rstd.get(), rows, cols, nan), cudaErrorInvalidValue);
+  const float* null_x = nullptr;
+  EXPECT_EQ(kk::rms_norm(null_x, w.get(), py, rstd.get(), rows, cols, 1e-5f),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(kk::rms_norm(reinterpret_cast<const float*>(reinterpret_cast<const char*>(px) + 2),
+                         w.get(), py, rstd.get(), rows, cols, 1e-5f),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(kk::rms_norm(px, w.get(), py, py + 3, rows, cols, 1e-5f), cudaErrorInvalidValue);
+  EXPECT_EQ(kk::rms_norm(px, w.get(), x.get() + 1, rstd.get(), rows, cols, 1e-5f),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(kk::add_rms_norm(px, px, w.get(), py, py, rstd.get(), rows, cols, 1e-5f),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(kk::layer_norm(px, w.get(), w.get(), py, rstd.get(), rstd.get(), rows, cols, 1e-5f),
+            cudaErrorInvalidValue);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(kktest::same_bits(y.download(), before));
+  EXPECT_TRUE(kktest::same_bits(rstd.download(), rstd_before));
+  // empty: nothing to do
+  EXPECT_EQ(kk::rms_norm(px, w.get(), py, rstd.get(), 0, cols, 1e-5f), cudaSuccess);
+  EXPECT_EQ(kk::rms_norm(px, w.get(), py, rstd.get(), rows, 0, 1e-5f), cudaSuccess);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(kktest::same_bits(y.download(), before));
+}
+
+// rows x cols past 2^31 elements (bf16, 4 GiB a matrix): the first and last rows checked.
+TEST_F(NormTest, KK_LARGE(PastTwoToThe31Elements)) {
+  using T = __nv_bfloat16;
+  const int64_t cols = 4096, rows = (int64_t{1} << 31) / cols + 3, n = rows * cols;
+  DeviceBuffer<T> x(n), y(n);
+  DeviceBuffer<float> rstd(rows);
+  const int64_t k = 3;  // rows checked at each end
+  const auto head = kktest::random_vector<T>(k * cols, 900);
+  const auto tail = kktest::random_vector<T>(k * cols, 901);
+  CUDA_CHECK(cudaMemset(x.get(), 0, n * sizeof(T)));
+  CUDA_CHECK(cudaMemcpy(x.get(), head.data(), head.size() * sizeof(T), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(x.get() + n - k * cols, tail.data(), tail.size() * sizeof(T),
+                        cudaMemcpyHostToDevice));
+  y.poison();
+  ASSERT_EQ(kk::rms_norm(x.get(), static_cast<const float*>(nullptr), y.get(), rstd.get(), rows,
+                         cols, 1e-5f),
+            cudaSuccess);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  for (const int end : {0, 1}) {
+    const auto& in = end == 0 ? head : tail;
+    std::vector<T> got(k * cols);
+    CUDA_CHECK(cudaMemcpy(got.data(), y.get() + (end == 0 ? 0 : n - k * cols),
+                          got.size() * sizeof(T), cudaMemcpyDeviceToHost));
+    std::vector<double> ref(k * cols);
+    for (int64_t i = 0; i < k; ++i) {
+      double ss = 0;
+      for (int64_t j = 0; j < cols; ++j)
+        ss += kktest::to_double(in[i * cols + j]) * kktest::to_double(in[i * cols + j]);
+      const double rs = 1.0 / std::sqrt(ss / double(cols) + 1e-5);
+      for (int64_t j = 0; j < cols; ++j)
+        ref[i * cols + j] = kktest::to_double(in[i * cols + j]) * rs;
+    }
+    EXPECT_TRUE(kktest::check_near(got, ref, tolerance<T>(), end == 0 ? "head" : "tail"));
+  }
+}
+
+}  // namespace
