@@ -199,29 +199,35 @@ TEST(RowReducePlanStrided, LdAlignmentAndShortRows) {
   using kernelkit::RowReducePath;
   for (const auto& [name, d] : kktest::all_devices()) {
     for (int64_t rows : {1, 7, 1000, 100000}) {
-      for (int64_t cols : {1, 3, 4, 8, 16, 33, 128, 1024, 5000, 1 << 20}) {
+      for (int64_t cols : {1, 2, 3, 4, 5, 6, 7, 8, 16, 33, 128, 1024, 5000, 1 << 20}) {
         for (int64_t pad : {0, 1, 2, 4, 5}) {
           const int64_t ld = cols + pad;
-          for (bool aligned : {true, false}) {
-            const auto at = input_at(aligned, 4);
-            const auto p = kernelkit::plan_row_reduce(rows, cols, ld, 4, 4, at, 0, d);
-            const std::string label = std::string(name) + " " + std::to_string(rows) + "x" +
-                                      std::to_string(cols) + " ld " + std::to_string(ld);
-            EXPECT_GE(kernelkit::config_index(kernelkit::kRowReduceConfigs,
-                                              kernelkit::row_reduce_config(p)),
-                      0)
-                << label;
-            if (p.path == RowReducePath::kShort) EXPECT_EQ(ld, cols) << label;
-            if (p.path == RowReducePath::kFlat) {
-              EXPECT_TRUE(aligned) << label;
-              EXPECT_EQ(ld % 4, 0) << label;
-              EXPECT_EQ(cols % 4, 0) << label;
-            }
-            if (pad == 0) {
-              const auto q = kernelkit::plan_row_reduce(rows, cols, 4, 4, at, 0, d);
-              EXPECT_EQ(p.path, q.path) << label;
-              EXPECT_EQ(p.width, q.width) << label;
-              EXPECT_EQ(p.shape.grid.x, q.shape.grid.x) << label;
+          for (int bytes : {2, 4, 8}) {
+            for (bool aligned : {true, false}) {
+              const int pack = 16 / bytes;
+              const auto at = input_at(aligned, bytes);
+              const auto p =
+                  kernelkit::plan_row_reduce(rows, cols, ld, bytes, bytes == 8 ? 8 : 4, at, 0, d);
+              const std::string label = std::string(name) + " " + std::to_string(rows) + "x" +
+                                        std::to_string(cols) + " ld " + std::to_string(ld) +
+                                        " elem " + std::to_string(bytes);
+              EXPECT_GE(kernelkit::config_index(kernelkit::kRowReduceConfigs,
+                                                kernelkit::row_reduce_config(p)),
+                        0)
+                  << label;
+              if (p.path == RowReducePath::kShort) EXPECT_EQ(ld, cols) << label;
+              if (p.path == RowReducePath::kFlat) {
+                EXPECT_TRUE(aligned) << label;
+                EXPECT_EQ(ld % pack, 0) << label;
+                EXPECT_EQ(cols % pack, 0) << label;
+              }
+              if (pad == 0) {
+                const auto q =
+                    kernelkit::plan_row_reduce(rows, cols, bytes, bytes == 8 ? 8 : 4, at, 0, d);
+                EXPECT_EQ(p.path, q.path) << label;
+                EXPECT_EQ(p.width, q.width) << label;
+                EXPECT_EQ(p.shape.grid.x, q.shape.grid.x) << label;
+              }
             }
           }
         }

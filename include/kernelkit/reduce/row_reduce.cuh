@@ -286,6 +286,9 @@ inline RowReducePlan plan_row_reduce(int64_t rows, int64_t cols, int64_t ld, int
     // 1..16 lanes, kRowPrePacks packs each, kRowGroupRows rows at a time
     p.path = RowReducePath::kGroup;
     p.width = static_cast<int>(pow2_ceil(ceil_div<int64_t>(packs, detail::kRowPrePacks)));
+    // 8-byte elements have no 2-lane entry: contiguous rows of 3..4 packs are the short or
+    // flat kernel's; strided ones (ld != cols) take 4 lanes, two of them idle
+    if (pack == 2 && p.width == 2) p.width = 4;
     p.rows_per_group = detail::kRowGroupRows;
     p.packs_per_thread = detail::kRowPrePacks * detail::kRowGroupRows;
     const int64_t groups = ceil_div<int64_t>(rows, detail::kRowGroupRows);

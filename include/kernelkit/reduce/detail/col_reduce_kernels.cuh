@@ -11,8 +11,8 @@
 // slices) consecutive threads read consecutive packs of the flat array, whole rows at a time.
 // Row lane l of split s reads rows k0 + l, k0 + l + lanes_k, ... of the split's rows
 // [k0, k1) = [s * rows_per_split, min(n, (s + 1) * rows_per_split)), kColUnroll loads in flight
-// (accumulate_packs), one accumulator per pack element. The row lanes then meet in shared
-// memory in a fixed tree (halving, with a barrier per level), and threads t < width * Pack
+// (accumulate_packs, kColUnroll), one accumulator per pack element. The row lanes then meet in
+// shared memory in a fixed tree (halving, with a barrier per level), and threads t < width * Pack
 // write the tile's elements t (coalesced): to out (split 1, kNone) or to the workspace as
 // partials[s * outer * inner + o * inner + i] (kSecondKernel), which the same kernel, run over
 // the (split, outer * inner) partials with Pack 1, combines in split order. The order of the
@@ -34,8 +34,11 @@ namespace kernelkit::detail {
 
 inline constexpr int kColBlock = 256;  // threads per block
 // Loads of Pack elements a thread issues before it adds them: 256 threads x 4 blocks x 8 x 16 B
-// = 128 KB in flight per SM (the split kernel's figure).
-inline constexpr int kColUnroll = 8;
+// = 128 KB in flight per SM (the split kernel's figure). Packs of 8 two-byte elements take 4:
+// their 8 float accumulators and conversions left f16 at 64 registers with a 4-byte spill at 8
+// loads (sm_90); 64 KB in flight per SM is still ~3x what an H100 SM needs at full bandwidth.
+template <typename T, int Pack>
+inline constexpr int kColUnroll = sizeof(T) == 2 && Pack > 1 ? 4 : 8;
 // Resident blocks per SM the kernel is built for (64 registers a thread, as the split kernel):
 // the plan's wave is reduce_wave(d).
 inline constexpr int kColMinBlocks = 4;
@@ -72,8 +75,9 @@ __global__ void __launch_bounds__(kColBlock, min_blocks_per_sm(kColBlock, kColMi
     if (l < lanes_k && cb + c < cp && k0 + l < k1) {
       // rows are cp packs apart; this thread's column pack of row k is body[k * cp]
       const T* __restrict__ body = in + o * n * inner + (cb + c) * Pack;
-      accumulate_packs<kColUnroll>(acc, body, (k0 + l) * cp, k1 * cp, int64_t{lanes_k} * cp,
-                                   int64_t{kColUnroll} * lanes_k * cp, op);
+      constexpr int kUnroll = kColUnroll<T, Pack>;
+      accumulate_packs<kUnroll>(acc, body, (k0 + l) * cp, k1 * cp, int64_t{lanes_k} * cp,
+                                int64_t{kUnroll} * lanes_k * cp, op);
     }
     __syncthreads();  // the previous tile's tree is read
     if (l < lanes_k) {
