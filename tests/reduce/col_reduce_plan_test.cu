@@ -81,6 +81,13 @@ TEST(ColReducePlan, BenchmarkShapesOnH100) {
   p = plan(1, 1 << 20, 17, 4);
   EXPECT_EQ(p.pack, 1);
   EXPECT_EQ(p.width, 17);
+  // two rows of 2^26 floats: one row lane, tiles of 256 packs (2^16 of them)
+  p = plan(1, 2, 1 << 26, 4);
+  EXPECT_EQ(p.width, 256);
+  EXPECT_EQ(p.tiles_per_outer, 1 << 16);
+  EXPECT_EQ(p.split, 1);
+  // 9 rows: 2 row lanes of 128 packs
+  EXPECT_EQ(plan(1, 9, 1 << 24, 4).width, 128);
 }
 
 TEST(ColReducePlan, InvariantsAndEveryEntryPlanned) {
@@ -112,7 +119,11 @@ TEST(ColReducePlan, InvariantsAndEveryEntryPlanned) {
                 const int64_t cp = inner / p.pack;
                 EXPECT_EQ(cp * p.pack, inner) << label;
                 EXPECT_GE(p.width, 1) << label;
-                EXPECT_LE(p.width, 32) << label;
+                EXPECT_LE(p.width, 256) << label;
+                if (cp <= 32) EXPECT_EQ(p.width, cp) << label;
+                // a row lane of a wide tile has >= 4 rows, or the tile is at its widest
+                if (cp > 32 && p.width < std::min<int64_t>(cp, 256))
+                  EXPECT_GE(n, int64_t{256 / p.width} * 4) << label;
                 EXPECT_LE(p.width, cp) << label;
                 // the tiles cover every column pack once
                 EXPECT_EQ(p.tiles_per_outer, (cp + p.width - 1) / p.width) << label;

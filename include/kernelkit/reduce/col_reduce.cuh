@@ -19,7 +19,8 @@
 /// 256 / width row lanes: narrow slices (inner / P <= 32) take width = inner / P, so a warp
 /// reads whole consecutive rows (several k at once, contiguous); wider ones tiles of 32 column
 /// packs (512 bytes of a row per warp instruction), narrowed to 16 or 8 (128 bytes, a whole
-/// cache line) when the tiles would not fill a wave of blocks. The row lanes loop down k with
+/// cache line) when the tiles would not fill a wave of blocks, widened up to 256 packs (fewer
+/// row lanes) when n is too short to give 8 row lanes 4 rows each. The row lanes loop down k with
 /// 8 loads in flight and meet in shared memory in a fixed tree. When the tiles still do not
 /// fill a wave, n is split over `split` blocks per tile (at least 32 rows each): each writes
 /// its partial column sums to the workspace and the same kernel, run over the (split, outer *
@@ -110,7 +111,8 @@ struct ColReducePlan {
   int elem_bytes = 4;  ///< sizeof(T)
   int pack = 1;        ///< elements per load: 16 / sizeof(T) when every row starts on a pack
   BlockCombine combine = BlockCombine::kNone;  ///< kSecondKernel: split > 1
-  int width = 1;  ///< column packs of a tile (threads per row lane): inner / pack up to 32
+  int width = 1;  ///< column packs of a tile (threads per row lane, 1..256): inner / pack up
+                  ///< to 32; wider slices 32, down to 8 (a wave of tiles), up to 256 (few rows)
   int64_t tiles_per_outer = 1;  ///< tiles of a slice: ceil(inner / pack / width)
   int split = 1;                ///< blocks per tile along n (gridDim.y)
   int64_t rows_per_split = 0;   ///< rows of n a split reads: ceil(n / split)
@@ -175,12 +177,20 @@ inline ColReducePlan plan_col_reduce(int64_t outer, int64_t n, int64_t inner, in
   if (outer <= 0 || inner <= 0) return p;  // nothing to launch
   const int64_t cp = inner / p.pack;       // column packs of a slice
   const int64_t wave = detail::reduce_wave(d);
-  // narrow slices: a tile is the whole row; wide ones 32 packs, or down to a 128-byte line
-  // while the tiles do not fill a wave
+  // narrow slices: a tile is the whole row. Wide ones: 32 packs and 8 row lanes; fewer row
+  // lanes and wider tiles (up to the block) when n gives a lane fewer than kColMinLaneRows
+  // rows (n = 2 would leave 6 lanes of 8 idle and a few bytes in flight); then narrower tiles,
+  // down to a 128-byte line, while they do not fill a wave and the rows feed the extra lanes
   int width = static_cast<int>(std::min<int64_t>(cp, kColMaxWidth));
   if (cp > kColMaxWidth) {
+    using detail::kColMinLaneRows;
+    int lanes = kColBlock / kColMaxWidth;
+    while (lanes > 1 && n < int64_t{lanes} * kColMinLaneRows)
+      lanes /= 2;
+    width = static_cast<int>(std::min<int64_t>(cp, kColBlock / lanes));
     const int line = std::max(1, 128 / (p.pack * elem_bytes));
-    while (width / 2 >= line && outer * ceil_div<int64_t>(cp, width) < wave)
+    while (width / 2 >= line && outer * ceil_div<int64_t>(cp, width) < wave &&
+           n >= int64_t{kColBlock / (width / 2)} * kColMinLaneRows)
       width /= 2;
   }
   p.width = width;

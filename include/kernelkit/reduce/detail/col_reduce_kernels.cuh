@@ -8,7 +8,8 @@
 // `width` column lanes x `lanes_k` = kColBlock / width row lanes (threads past width x lanes_k
 // idle): thread t is column lane t % width, row lane t / width. A tile is `width` adjacent
 // column packs of one slice (slice o = tile / tiles_per_outer); with width == cp (narrow
-// slices) consecutive threads read consecutive packs of the flat array, whole rows at a time.
+// slices) consecutive threads read consecutive packs of the flat array, whole rows at a time;
+// width is 1..256 (few rows: wide tiles of few row lanes).
 // Row lane l of split s reads rows k0 + l, k0 + l + lanes_k, ... of the split's rows
 // [k0, k1) = [s * rows_per_split, min(n, (s + 1) * rows_per_split)), kColUnroll loads in flight
 // (accumulate_packs, kColUnroll), one accumulator per pack element. The row lanes then meet in
@@ -42,8 +43,11 @@ inline constexpr int kColUnroll = sizeof(T) == 2 && Pack > 1 ? 4 : 8;
 // Resident blocks per SM the kernel is built for (64 registers a thread, as the split kernel):
 // the plan's wave is reduce_wave(d).
 inline constexpr int kColMinBlocks = 4;
-// Widest column tile, in packs: a warp reads a 512-byte row segment (16-byte packs).
+// Column tile of a slice with enough rows, in packs: a warp reads a 512-byte row segment
+// (16-byte packs), 8 row lanes. Fewer rows take fewer row lanes and wider tiles (up to the
+// block): each row lane keeps >= kColMinLaneRows rows.
 inline constexpr int kColMaxWidth = 32;
+inline constexpr int kColMinLaneRows = 4;
 
 // See the top of this file. partials: kSecondKernel only (split * outer * inner values).
 template <int Pack, BlockCombine Combine, typename T, typename C, typename Acc, typename Op>
@@ -96,10 +100,12 @@ __global__ void __launch_bounds__(kColBlock, min_blocks_per_sm(kColBlock, kColMi
       }
       __syncthreads();
     }
-    // row lane 0 holds the tile: element e = t of it (column pack e / Pack)
-    const int64_t i = cb * Pack + t;
-    if (t < width * Pack && i < inner) {
-      const C v = red[t];
+    // row lane 0 holds the tile: element e of it (column pack e / Pack) is red[e]; thread t
+    // writes e = t, t + kColBlock, ... (wide tiles of few row lanes hold more than a block)
+    for (int e = t; e < width * Pack; e += kColBlock) {
+      const int64_t i = cb * Pack + e;
+      if (i >= inner) break;
+      const C v = red[e];
       if constexpr (Combine == BlockCombine::kNone) {
         out[o * inner + i] = convert<Acc>(op(convert<C>(init), v));
       } else {
