@@ -151,6 +151,8 @@ TEST(ColReducePlan, InvariantsAndEveryEntryPlanned) {
                       << label;
                   EXPECT_GE(p.combine_shape.grid.x, 1u) << label;
                   EXPECT_EQ(p.combine_shape.block.x, 256u) << label;
+                  EXPECT_EQ(p.combine_shape.overlap_previous, d.cc_major >= 9 && d.code_arch >= 90)
+                      << label;
                 } else {
                   EXPECT_EQ(p.combine, BlockCombine::kNone) << label;
                   EXPECT_EQ(p.rows_per_split, n) << label;

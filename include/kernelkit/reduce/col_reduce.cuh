@@ -24,7 +24,8 @@
 /// 8 loads in flight and meet in shared memory in a fixed tree. When the tiles still do not
 /// fill a wave, n is split over `split` blocks per tile (at least 32 rows each): each writes
 /// its partial column sums to the workspace and the same kernel, run over the (split, outer *
-/// inner) partials, combines them in split order (BlockCombine::kSecondKernel).
+/// inner) partials, combines them in split order (BlockCombine::kSecondKernel; on sm_90 builds
+/// a programmatic dependent launch, scheduled while the split kernel's last blocks run).
 ///
 /// Why a workspace and not clusters: the shapes that need a split are the ones with few
 /// tiles (x.sum(0) of 8192 x 4096 f32 has 128 tiles of 128 bytes a row against a wave of
@@ -214,6 +215,9 @@ inline ColReducePlan plan_col_reduce(int64_t outer, int64_t n, int64_t inner, in
     p.combine_width = static_cast<int>(std::min<int64_t>(outputs, kColMaxWidth));
     p.combine_tiles = ceil_div<int64_t>(outputs, p.combine_width);
     p.combine_shape.block = dim3(kColBlock);
+    // a programmatic dependent launch on sm_90 builds: scheduled while the split kernel's
+    // last blocks finish, it waits for that grid before reading the partials
+    p.combine_shape.overlap_previous = d.cc_major >= 9 && d.code_arch >= 90;
     p.combine_shape.grid = dim3(static_cast<unsigned>(std::min<int64_t>(
         p.combine_tiles, grid_size_for(p.combine_tiles * kColBlock, kColBlock, d))));
     return p;

@@ -69,6 +69,12 @@ __global__ void __launch_bounds__(kColBlock, min_blocks_per_sm(kColBlock, kColMi
   const int64_t k0 = s * rows_per_split;
   const int64_t k1 = k0 + rows_per_split < n ? k0 + rows_per_split : n;
   const int64_t tiles = outer * tiles_per_outer;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // The combine over the partials may be a programmatic dependent launch of the split
+  // kernel: nothing is read before that grid is complete and its writes visible (a no-op
+  // in a kernel launched without the attribute).
+  cudaGridDependencySynchronize();
+#endif
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const int64_t o = tile / tiles_per_outer;
     const int64_t cb = (tile - o * tiles_per_outer) * width;  // the tile's first column pack
@@ -83,6 +89,13 @@ __global__ void __launch_bounds__(kColBlock, min_blocks_per_sm(kColBlock, kColMi
       accumulate_packs<kUnroll>(acc, body, (k0 + l) * cp, k1 * cp, int64_t{lanes_k} * cp,
                                 int64_t{kUnroll} * lanes_k * cp, op);
     }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    // every load of this block is done: the combine may be scheduled once every block got
+    // here (it waits for this grid's completion before it reads)
+    if constexpr (Combine == BlockCombine::kSecondKernel) {
+      if (tile + gridDim.x >= tiles) cudaTriggerProgrammaticLaunchCompletion();
+    }
+#endif
     __syncthreads();  // the previous tile's tree is read
     if (l < lanes_k) {
 #pragma unroll
