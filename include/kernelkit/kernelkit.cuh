@@ -27,6 +27,7 @@
 #include "kernelkit/elementwise/functors.cuh"
 #include "kernelkit/reduce/reduce.cuh"
 #include "kernelkit/reduce/row_reduce.cuh"
+#include "kernelkit/reduce/col_reduce.cuh"
 #include "kernelkit/norm/norm.cuh"
 #include "kernelkit/softmax/softmax.cuh"
 #include "kernelkit/transpose/transpose.cuh"

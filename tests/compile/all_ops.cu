@@ -6,7 +6,9 @@
 // launcher walks its element size's entries; log_softmax the softmax table again); reduce and
 // row_reduce (kReduceConfigs, kRowReduceConfigs: the element type's pack's entries, for each
 // accumulator and operator; row_reduce's kBlock, kCluster and kSplit entries are
-// reduce_split_kernel instances); gemv (kGemvConfigs: each entry's main kernel and combine
+// reduce_split_kernel instances; the strided-row overloads launch the same kernels);
+// col_reduce (kColReduceConfigs: the element size's entries, each kSecondKernel entry with its
+// combine over the partials); gemv (kGemvConfigs: each entry's main kernel and combine
 // kernel); sgemm (kSgemmConfigs: each entry's kernel, the combines of split partials and,
 // through its pack of op(B), float transpose's entries); rms_norm, layer_norm and add_rms_norm
 // (kNormConfigs: each element size's entries, float and same-type weights), rms_norm_backward
@@ -38,6 +40,12 @@ void reduce_ops(const T* in, Acc* out, void* ws, cudaStream_t s) {
   (void)kk::row_max(in, 1, 1, out, ws, 0, s);
   (void)kk::row_min(in, 1, 1, out, ws, 0, s);
   (void)kk::row_reduce(in, 1, 1, out, kk::ReduceOp::kMax, Acc(0), ws, 0, s);
+  (void)kk::row_sum(in, 1, 1, 2, out, ws, 0, s);
+  (void)kk::row_reduce(in, 1, 1, 2, out, kk::ReduceOp::kMin, Acc(0), s);
+  (void)kk::col_sum(in, 1, 1, 2, out, ws, 0, s);
+  (void)kk::col_max(in, 1, 1, 2, out, s);
+  (void)kk::col_min(in, 1, 1, 2, out, s);
+  (void)kk::col_reduce(in, 1, 1, 2, out, kk::ReduceOp::kSum, Acc(0), ws, 0, s);
 }
 
 template <typename T>

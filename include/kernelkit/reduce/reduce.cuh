@@ -222,7 +222,7 @@ cudaError_t launch_reduce(const ReducePlan& p, const T* in, int64_t n, Acc* out,
         constexpr ReduceConfig c = kReduceConfigs[decltype(i)::value];
         KERNELKIT_RETURN_IF_ERROR(
             launch(detail::reduce_split_kernel<c.pack, c.combine, T, C, Acc, Op>, p.shape, stream,
-                   in, int64_t{1}, n, p.split, out, init, partials));
+                   in, int64_t{1}, n, n, p.split, out, init, partials));
         if constexpr (c.combine == BlockCombine::kSecondKernel) {
           return launch(detail::reduce_combine_kernel<C, Acc, Op>, p.combine_shape, stream,
                         static_cast<const C*>(partials), int64_t{1}, p.split, out, init);

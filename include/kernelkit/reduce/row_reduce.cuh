@@ -23,17 +23,24 @@
 ///     (kSplit; one row is the device-wide reduction); without a
 ///     workspace, a thread-block cluster per row combines through distributed shared memory
 ///     (kCluster, sm_90 builds on sm_90+), else a block per row.
-/// Every path reads 16-byte packs (misaligned rows peel a scalar head and tail). Deterministic:
+/// Every path reads 16-byte packs (misaligned rows peel a scalar head and tail).
+///
+/// Row stride: the overloads taking `ld` read row r at in + r * ld (ld >= cols), a strided
+/// slice of rows in place (x[:, j, :] of a 3-D tensor, logits[:, -1, :]); the others are
+/// ld = cols. Every row starts on a pack boundary only when both the pointer and ld * sizeof(T)
+/// do (common_alignment of the two), which is what kFlat asks; the short kernel reads the
+/// matrix as one flat array and is planned only for ld == cols (short strided rows take the
+/// group kernel, which peels each row's own head and tail). Deterministic:
 /// the order of the operations depends only on the pointer alignment, the shape, the device
 /// and the workspace size.
 ///
 /// Preconditions: in, out (and the workspace) device pointers aligned to their element (the
 /// workspace to 16 bytes); out overlaps neither in nor the workspace, nor the workspace in.
-/// rows, cols >= 0, rows * cols representable in int64_t; null pointers only with nothing to
-/// read or write. rows == 0 does nothing; cols == 0 writes init to every row. Asynchronous on
-/// `stream`, no allocation, graph-capturable; the workspace may hold anything before a call.
-/// Returns cudaErrorInvalidValue (before any launch, nothing written) on bad arguments,
-/// otherwise the launch status.
+/// rows, cols >= 0, ld >= cols, rows * cols and rows * ld representable in int64_t; null
+/// pointers only with nothing to read or write. rows == 0 does nothing; cols == 0 writes init to
+/// every row. Asynchronous on `stream`, no allocation, graph-capturable; the workspace may hold
+/// anything before a call. Returns cudaErrorInvalidValue (before any launch, nothing written) on
+/// bad arguments, otherwise the launch status.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -229,15 +236,19 @@ constexpr size_t row_reduce_workspace_bytes(int64_t rows, int64_t cols) {
 }
 
 /// Pure: the plan for rows x cols elements of in_bytes bytes accumulated in acc_bytes-byte
-/// values, the input at `in` on the 16-byte grid, with workspace_bytes of workspace.
-inline RowReducePlan plan_row_reduce(int64_t rows, int64_t cols, int in_bytes, int acc_bytes,
-                                     Alignment in, size_t workspace_bytes, const DeviceInfo& d) {
+/// values, row r at in + r * ld (ld >= cols), the input at `in` on the 16-byte grid, with
+/// workspace_bytes of workspace.
+inline RowReducePlan plan_row_reduce(int64_t rows, int64_t cols, int64_t ld, int in_bytes,
+                                     int acc_bytes, Alignment in, size_t workspace_bytes,
+                                     const DeviceInfo& d) {
   using detail::kRowBlock;
   RowReducePlan p;
   const int pack = std::max(1, kMaxPackBytes / std::max(in_bytes, 1));
   const bool in_aligned = in.fits(kMaxPackBytes);
-  // every row starts on a 16-byte boundary (rows of whole packs)
-  const bool rows_aligned = common_alignment(in, Alignment(cols * in_bytes)).fits(kMaxPackBytes);
+  // every row starts on a 16-byte boundary and holds whole packs (cols and ld too)
+  const bool rows_aligned =
+      common_alignment(in, Alignment(cols * in_bytes), Alignment(ld * in_bytes))
+          .fits(kMaxPackBytes);
   p.pack = pack;
   p.shape.block = dim3(kRowBlock);
   if (rows <= 0) return p;  // nothing to launch
@@ -250,7 +261,7 @@ inline RowReducePlan plan_row_reduce(int64_t rows, int64_t cols, int in_bytes, i
     p.shape.grid = dim3(grid_size_for(ceil_div<int64_t>(rows, p.rows_per_group), kRowBlock, d));
     return p;
   }
-  if (cols <= detail::kRowShortMaxCols && !rows_aligned) {
+  if (cols <= detail::kRowShortMaxCols && !rows_aligned && ld == cols) {
     p.path = RowReducePath::kShort;
     p.packs_per_thread = detail::kRowShortPacks;
     p.rows_per_group =
@@ -275,6 +286,9 @@ inline RowReducePlan plan_row_reduce(int64_t rows, int64_t cols, int in_bytes, i
     // 1..16 lanes, kRowPrePacks packs each, kRowGroupRows rows at a time
     p.path = RowReducePath::kGroup;
     p.width = static_cast<int>(pow2_ceil(ceil_div<int64_t>(packs, detail::kRowPrePacks)));
+    // 8-byte elements have no 2-lane entry: contiguous rows of 3..4 packs are the short or
+    // flat kernel's; strided ones (ld != cols) take 4 lanes, two of them idle
+    if (pack == 2 && p.width == 2) p.width = 4;
     p.rows_per_group = detail::kRowGroupRows;
     p.packs_per_thread = detail::kRowPrePacks * detail::kRowGroupRows;
     const int64_t groups = ceil_div<int64_t>(rows, detail::kRowGroupRows);
@@ -345,12 +359,19 @@ inline RowReducePlan plan_row_reduce(int64_t rows, int64_t cols, int in_bytes, i
   return p;
 }
 
-/// The argument checks of every entry point (and of the row_reduce ladder's steps).
+/// plan_row_reduce of contiguous rows (ld = cols).
+inline RowReducePlan plan_row_reduce(int64_t rows, int64_t cols, int in_bytes, int acc_bytes,
+                                     Alignment in, size_t workspace_bytes, const DeviceInfo& d) {
+  return plan_row_reduce(rows, cols, cols, in_bytes, acc_bytes, in, workspace_bytes, d);
+}
+
+/// The argument checks of every entry point with a row stride ld (row r at in + r * ld).
 template <typename T, typename Acc>
-bool row_reduce_args_ok(const T* in, int64_t rows, int64_t cols, const Acc* out,
-                        const void* workspace = nullptr, size_t workspace_bytes = 0) {
-  if (rows < 0 || cols < 0) return false;
+bool row_reduce_args_ok(const T* in, int64_t rows, int64_t cols, int64_t ld, const Acc* out,
+                        const void* workspace, size_t workspace_bytes) {
+  if (rows < 0 || cols < 0 || ld < cols) return false;
   if (cols > 0 && rows > INT64_MAX / cols) return false;
+  if (ld > 0 && rows > INT64_MAX / ld) return false;
   if (rows == 0) return true;  // nothing read or written
   if (out == nullptr || !is_element_aligned(out)) return false;
   if (rows > INT64_MAX / static_cast<int64_t>(sizeof(Acc))) return false;
@@ -361,10 +382,18 @@ bool row_reduce_args_ok(const T* in, int64_t rows, int64_t cols, const Acc* out,
   if (ranges_overlap(out, out_span, workspace, ws_span)) return false;
   if (cols == 0) return true;  // writes init; in is not read
   if (in == nullptr || !is_element_aligned(in)) return false;
-  if (rows * cols > INT64_MAX / static_cast<int64_t>(sizeof(T))) return false;
-  const int64_t in_span = rows * cols * static_cast<int64_t>(sizeof(T));
+  if (rows * ld > INT64_MAX / static_cast<int64_t>(sizeof(T))) return false;
+  // rows * ld does not overflow, so neither does the last row's end
+  const int64_t in_span = ((rows - 1) * ld + cols) * static_cast<int64_t>(sizeof(T));
   return !ranges_overlap(out, out_span, in, in_span) &&
          !ranges_overlap(workspace, ws_span, in, in_span);
+}
+
+/// The argument checks of every contiguous entry point (and of the row_reduce ladder's steps).
+template <typename T, typename Acc>
+bool row_reduce_args_ok(const T* in, int64_t rows, int64_t cols, const Acc* out,
+                        const void* workspace = nullptr, size_t workspace_bytes = 0) {
+  return row_reduce_args_ok(in, rows, cols, cols, out, workspace, workspace_bytes);
 }
 
 /// Launches plan p with the functor Op (arguments already checked): the one place the plan's
@@ -373,7 +402,8 @@ bool row_reduce_args_ok(const T* in, int64_t rows, int64_t cols, const Acc* out,
 /// cudaErrorInvalidValue).
 template <typename Op, typename T, typename Acc>
 cudaError_t launch_row_reduce(const RowReducePlan& p, const T* in, int64_t rows, int64_t cols,
-                              Acc* out, Acc init, void* workspace, cudaStream_t stream) {
+                              int64_t ld, Acc* out, Acc init, void* workspace,
+                              cudaStream_t stream) {
   using C = compute_t<Acc>;
   constexpr ConfigRange kEntries = row_reduce_configs_of(kMaxPackSize<T>);
   static_assert(kEntries.end > kEntries.begin, "T is a 2-, 4- or 8-byte type");
@@ -387,30 +417,37 @@ cudaError_t launch_row_reduce(const RowReducePlan& p, const T* in, int64_t rows,
                         rows, static_cast<int>(cols), out, init);
         } else if constexpr (c.path == RowReducePath::kFlat) {
           return launch(detail::row_reduce_flat_kernel<c.width, c.pack, T, Acc, Op>, p.shape,
-                        stream, in, rows, static_cast<int>(cols / c.pack), out, init);
+                        stream, in, rows, static_cast<int>(cols / c.pack), ld / c.pack, out, init);
         } else if constexpr (c.path == RowReducePath::kGroup) {
           return launch(detail::row_reduce_group_kernel<c.width, c.pack, T, Acc, Op>, p.shape,
-                        stream, in, rows, cols, out, init);
+                        stream, in, rows, cols, ld, out, init);
         } else if constexpr (c.path == RowReducePath::kBlock) {
           return launch(detail::reduce_split_kernel<c.pack, BlockCombine::kNone, T, C, Acc, Op>,
-                        p.shape, stream, in, rows, cols, 1, out, init, no_partials);
+                        p.shape, stream, in, rows, cols, ld, 1, out, init, no_partials);
         } else if constexpr (c.path == RowReducePath::kBlockOnce) {
           return launch(detail::row_reduce_block_once_kernel<c.pack, T, Acc, Op>, p.shape, stream,
-                        in, rows, cols, out, init);
+                        in, rows, cols, ld, out, init);
         } else if constexpr (c.path == RowReducePath::kCluster) {
           return launch(detail::reduce_split_kernel<c.pack, BlockCombine::kCluster, T, C, Acc, Op>,
-                        p.shape, stream, in, rows, cols, p.split, out, init, no_partials);
+                        p.shape, stream, in, rows, cols, ld, p.split, out, init, no_partials);
         } else if constexpr (c.combine == BlockCombine::kGrid) {
           return launch(detail::reduce_split_kernel<c.pack, BlockCombine::kGrid, T, C, Acc, Op>,
-                        p.shape, stream, in, rows, cols, p.split, out, init, partials);
+                        p.shape, stream, in, rows, cols, ld, p.split, out, init, partials);
         } else {
           KERNELKIT_RETURN_IF_ERROR(launch(
               detail::reduce_split_kernel<c.pack, BlockCombine::kSecondKernel, T, C, Acc, Op>,
-              p.shape, stream, in, rows, cols, p.split, out, init, partials));
+              p.shape, stream, in, rows, cols, ld, p.split, out, init, partials));
           return launch(detail::reduce_combine_kernel<C, Acc, Op>, p.combine_shape, stream,
                         static_cast<const C*>(partials), rows, p.split, out, init);
         }
       });
+}
+
+/// launch_row_reduce of contiguous rows (ld = cols).
+template <typename Op, typename T, typename Acc>
+cudaError_t launch_row_reduce(const RowReducePlan& p, const T* in, int64_t rows, int64_t cols,
+                              Acc* out, Acc init, void* workspace, cudaStream_t stream) {
+  return launch_row_reduce<Op>(p, in, rows, cols, cols, out, init, workspace, stream);
 }
 
 }  // namespace kernelkit
@@ -418,9 +455,9 @@ cudaError_t launch_row_reduce(const RowReducePlan& p, const T* in, int64_t rows,
 namespace kernelkit::detail {
 // Checks, plan and launch of a row reduction with the functor Op.
 template <typename Op, typename T, typename Acc>
-cudaError_t row_reduce_with(const T* in, int64_t rows, int64_t cols, Acc* out, Acc init,
+cudaError_t row_reduce_with(const T* in, int64_t rows, int64_t cols, int64_t ld, Acc* out, Acc init,
                             void* workspace, size_t workspace_bytes, cudaStream_t stream) {
-  KERNELKIT_REQUIRE(row_reduce_args_ok(in, rows, cols, out, workspace, workspace_bytes));
+  KERNELKIT_REQUIRE(row_reduce_args_ok(in, rows, cols, ld, out, workspace, workspace_bytes));
   if (rows == 0) return cudaSuccess;
   DeviceInfo d;
   KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
@@ -428,12 +465,18 @@ cudaError_t row_reduce_with(const T* in, int64_t rows, int64_t cols, Acc* out, A
   return plan_and_launch(
       d,
       [&](const DeviceInfo& dev) {
-        return plan_row_reduce(rows, cols, sizeof(T), sizeof(compute_t<Acc>), in_at,
+        return plan_row_reduce(rows, cols, ld, sizeof(T), sizeof(compute_t<Acc>), in_at,
                                workspace_bytes, dev);
       },
       [&](const RowReducePlan& p) {
-        return launch_row_reduce<Op>(p, in, rows, cols, out, init, workspace, stream);
+        return launch_row_reduce<Op>(p, in, rows, cols, ld, out, init, workspace, stream);
       });
+}
+// Contiguous rows.
+template <typename Op, typename T, typename Acc>
+cudaError_t row_reduce_with(const T* in, int64_t rows, int64_t cols, Acc* out, Acc init,
+                            void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+  return row_reduce_with<Op>(in, rows, cols, cols, out, init, workspace, workspace_bytes, stream);
 }
 }  // namespace kernelkit::detail
 
@@ -473,6 +516,26 @@ template <typename T, typename Acc>
   return row_reduce(in, rows, cols, out, op, init, nullptr, 0, stream);
 }
 
+/// Strided rows: out[r] = op(init, reduction of in[r * ld + 0 .. r * ld + cols)), ld >= cols
+/// (the elements between rows are not read and may be anything). Otherwise as above.
+template <typename T, typename Acc>
+[[nodiscard]] cudaError_t row_reduce(const T* in, int64_t rows, int64_t cols, int64_t ld, Acc* out,
+                                     ReduceOp op, Acc init, void* workspace, size_t workspace_bytes,
+                                     cudaStream_t stream = nullptr) {
+  KERNELKIT_REQUIRE(reduce_op_ok(op));
+  return dispatch<ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin>(op, [&](auto o) {
+    return detail::row_reduce_with<reduce_functor_t<decltype(o)::value>>(
+        in, rows, cols, ld, out, init, workspace, workspace_bytes, stream);
+  });
+}
+
+/// Strided rows without a workspace.
+template <typename T, typename Acc>
+[[nodiscard]] cudaError_t row_reduce(const T* in, int64_t rows, int64_t cols, int64_t ld, Acc* out,
+                                     ReduceOp op, Acc init, cudaStream_t stream = nullptr) {
+  return row_reduce(in, rows, cols, ld, out, op, init, nullptr, 0, stream);
+}
+
 /// out[r] = sum of row r (0 for an empty row).
 template <typename T, typename Acc>
 [[nodiscard]] cudaError_t row_sum(const T* in, int64_t rows, int64_t cols, Acc* out,
@@ -487,6 +550,21 @@ template <typename T, typename Acc>
 [[nodiscard]] cudaError_t row_sum(const T* in, int64_t rows, int64_t cols, Acc* out,
                                   cudaStream_t stream = nullptr) {
   return row_sum(in, rows, cols, out, nullptr, 0, stream);
+}
+
+/// row_sum of strided rows (row r at in + r * ld, ld >= cols).
+template <typename T, typename Acc>
+[[nodiscard]] cudaError_t row_sum(const T* in, int64_t rows, int64_t cols, int64_t ld, Acc* out,
+                                  void* workspace, size_t workspace_bytes,
+                                  cudaStream_t stream = nullptr) {
+  return detail::row_reduce_with<Sum>(in, rows, cols, ld, out, identity<Sum, Acc>(), workspace,
+                                      workspace_bytes, stream);
+}
+/// row_sum of strided rows without a workspace.
+template <typename T, typename Acc>
+[[nodiscard]] cudaError_t row_sum(const T* in, int64_t rows, int64_t cols, int64_t ld, Acc* out,
+                                  cudaStream_t stream = nullptr) {
+  return row_sum(in, rows, cols, ld, out, nullptr, 0, stream);
 }
 
 /// out[r] = max of row r (NaN if the row holds one; -inf / lowest for an empty row).
@@ -505,6 +583,21 @@ template <typename T, typename Acc>
   return row_max(in, rows, cols, out, nullptr, 0, stream);
 }
 
+/// row_max of strided rows (row r at in + r * ld, ld >= cols).
+template <typename T, typename Acc>
+[[nodiscard]] cudaError_t row_max(const T* in, int64_t rows, int64_t cols, int64_t ld, Acc* out,
+                                  void* workspace, size_t workspace_bytes,
+                                  cudaStream_t stream = nullptr) {
+  return detail::row_reduce_with<Max>(in, rows, cols, ld, out, identity<Max, Acc>(), workspace,
+                                      workspace_bytes, stream);
+}
+/// row_max of strided rows without a workspace.
+template <typename T, typename Acc>
+[[nodiscard]] cudaError_t row_max(const T* in, int64_t rows, int64_t cols, int64_t ld, Acc* out,
+                                  cudaStream_t stream = nullptr) {
+  return row_max(in, rows, cols, ld, out, nullptr, 0, stream);
+}
+
 /// out[r] = min of row r (NaN if the row holds one; +inf / highest for an empty row).
 template <typename T, typename Acc>
 [[nodiscard]] cudaError_t row_min(const T* in, int64_t rows, int64_t cols, Acc* out,
@@ -519,6 +612,21 @@ template <typename T, typename Acc>
 [[nodiscard]] cudaError_t row_min(const T* in, int64_t rows, int64_t cols, Acc* out,
                                   cudaStream_t stream = nullptr) {
   return row_min(in, rows, cols, out, nullptr, 0, stream);
+}
+
+/// row_min of strided rows (row r at in + r * ld, ld >= cols).
+template <typename T, typename Acc>
+[[nodiscard]] cudaError_t row_min(const T* in, int64_t rows, int64_t cols, int64_t ld, Acc* out,
+                                  void* workspace, size_t workspace_bytes,
+                                  cudaStream_t stream = nullptr) {
+  return detail::row_reduce_with<Min>(in, rows, cols, ld, out, identity<Min, Acc>(), workspace,
+                                      workspace_bytes, stream);
+}
+/// row_min of strided rows without a workspace.
+template <typename T, typename Acc>
+[[nodiscard]] cudaError_t row_min(const T* in, int64_t rows, int64_t cols, int64_t ld, Acc* out,
+                                  cudaStream_t stream = nullptr) {
+  return row_min(in, rows, cols, ld, out, nullptr, 0, stream);
 }
 
 }  // namespace kernelkit

@@ -170,14 +170,14 @@ __device__ __forceinline__ C combine_partials(const C* __restrict__ p, int split
 // the slots (thread t takes slot t, then the block tree): the same bits as kGrid.
 template <int Pack, typename T, typename C, typename Acc, typename Op>
 __device__ __forceinline__ void reduce_row_in_cluster(const T* __restrict__ in, int64_t cols,
-                                                      int split, Acc* __restrict__ out, Acc init,
-                                                      Op op) {
+                                                      int64_t ld, int split, Acc* __restrict__ out,
+                                                      Acc init, Op op) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   __shared__ C slots[kReduceMaxCluster];
   cluster_arrive_relaxed();  // phase 0: this block has started
   const int rank = cluster_rank();
   const int64_t r = static_cast<int>(blockIdx.x) / split;  // the cluster's row
-  C v = reduce_share<Pack, C>(in + r * cols, cols, rank, split, op);
+  C v = reduce_share<Pack, C>(in + r * ld, cols, rank, split, op);
   v = block_reduce<kReduceBlock>(v, op);  // thread 0 holds the block's partial
   cluster_wait();                         // phase 0 done: rank 0's shared memory exists
   if (threadIdx.x == 0) *cluster_map(&slots[rank], 0) = v;
@@ -191,24 +191,25 @@ __device__ __forceinline__ void reduce_row_in_cluster(const T* __restrict__ in, 
 #else
   // Unreachable: the plans choose kCluster only when DeviceInfo::clusters() says the
   // kernels were compiled for sm_90 or later. Loud rather than silently wrong.
-  (void)in, (void)cols, (void)split, (void)out, (void)init, (void)op;
+  (void)in, (void)cols, (void)ld, (void)split, (void)out, (void)init, (void)op;
   __trap();
 #endif
 }
 
-// Reduces rows x cols (see the top of this file) with `split` blocks per row; the grid is a
+// Reduces rows x cols (see the top of this file; row r starts at in + r * ld, ld >= cols) with
+// `split` blocks per row; the grid is a
 // multiple of split and blocks stride over the rows * split (row, share) items by gridDim.x
 // (kCluster: grid = rows x split in clusters of split, one item a block). partials:
 // rows * split slots (kSecondKernel, kGrid). kGrid: launched cooperatively (every block
 // resident at once).
 template <int Pack, BlockCombine Combine, typename T, typename C, typename Acc, typename Op>
 __global__ void __launch_bounds__(kReduceBlock, min_blocks_per_sm(kReduceBlock, kReduceMinBlocks))
-    reduce_split_kernel(const T* __restrict__ in, int64_t rows, int64_t cols, int split,
+    reduce_split_kernel(const T* __restrict__ in, int64_t rows, int64_t cols, int64_t ld, int split,
                         Acc* __restrict__ out, Acc init, C* __restrict__ partials) {
   static_assert(std::is_same_v<C, compute_t<Acc>>, "partials are in the compute type of Acc");
   const Op op;
   if constexpr (Combine == BlockCombine::kCluster) {
-    reduce_row_in_cluster<Pack, T, C>(in, cols, split, out, init, op);
+    reduce_row_in_cluster<Pack, T, C>(in, cols, ld, split, out, init, op);
     return;
   }
   const int64_t items = rows * split;
@@ -217,7 +218,7 @@ __global__ void __launch_bounds__(kReduceBlock, min_blocks_per_sm(kReduceBlock, 
     // 32-bit division does (a 64-bit one costs registers the loads need)
     const int64_t r = split == 1 ? w : static_cast<int>(w) / split;
     const int s = split == 1 ? 0 : static_cast<int>(w) - static_cast<int>(r) * split;
-    C v = reduce_share<Pack, C>(in + r * cols, cols, s, split, op);
+    C v = reduce_share<Pack, C>(in + r * ld, cols, s, split, op);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     // every load of this block is done: the combine kernel (a programmatic dependent launch)
     // may be scheduled once every block got here; it waits for this grid before reading

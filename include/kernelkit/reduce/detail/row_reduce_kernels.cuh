@@ -2,10 +2,11 @@
 // Kernels of the row-wise reduction's short and mid-length rows (long rows use
 // reduce_split_kernel of reduce_kernels.cuh: a block, a cluster or `split` blocks per row).
 //
-// Shapes: `in` is rows x cols, row-major, rows start at in + r * cols; only the base
-// pointer's alignment to sizeof(T) is assumed. Accumulation is in C = compute_t<Acc>. The
-// order of the operations depends only on (in's alignment, rows, cols) and the launch shape
-// the plan chose for them, so the same call gives the same bits every run.
+// Shapes: `in` is rows x cols, row-major, rows start at in + r * ld (ld >= cols; the short
+// kernel only ld == cols); only the base pointer's alignment to sizeof(T) is assumed. Accumulation
+// is in C = compute_t<Acc>. The order of the operations depends only on (in's alignment, rows,
+// cols) and the launch shape the plan chose for them, so the same call gives the same bits every
+// run.
 //   row_reduce_short_kernel: rows of 1..8 elements: the matrix as one flat array of 16-byte
 //     packs, a tile of them staged in shared memory, a thread per row (a pack spans rows).
 //   row_reduce_flat_kernel: rows of whole packs (<= 32) that all start aligned: Width lanes
@@ -146,16 +147,16 @@ __global__ void __launch_bounds__(kRowBlock,
 inline constexpr int kRowFlatSteps = 4;
 
 // For short rows that all start on a pack boundary (base pointer aligned to Pack elements,
-// cols a multiple of Pack) and hold k <= Width packs, Width the next power of two of k. The
-// matrix is then rows * k consecutive packs. A group of Width lanes owns a row, lane l
-// reading pack l of it (lanes >= k read nothing). A block covers kRowBlock / Width
-// consecutive rows per step and kRowFlatSteps steps per tile; every thread issues its loads
-// before reducing any. With k == Width, each step of a warp reads 32 / Width whole
+// cols and ld multiples of Pack) and hold k <= Width packs, Width the next power of two of k,
+// row r starting at pack r * ldk (ldk = ld / Pack >= k; ldk == k: rows * k consecutive packs). A
+// group of Width lanes owns a row, lane l reading pack l of it (lanes >= k read nothing). A block
+// covers kRowBlock / Width consecutive rows per step and kRowFlatSteps steps per tile; every thread
+// issues its loads before reducing any. With k == Width, each step of a warp reads 32 / Width whole
 // consecutive rows: 512 contiguous bytes per load instruction.
 template <int Width, int Pack, typename T, typename Acc, typename Op>
 __global__ void __launch_bounds__(kRowBlock)
-    row_reduce_flat_kernel(const T* __restrict__ in, int64_t rows, int k, Acc* __restrict__ out,
-                           Acc init) {
+    row_reduce_flat_kernel(const T* __restrict__ in, int64_t rows, int k, int64_t ldk,
+                           Acc* __restrict__ out, Acc init) {
   KERNELKIT_CHECK_WIDTH(Width);
   using C = compute_t<Acc>;
   const Op op;
@@ -164,7 +165,7 @@ __global__ void __launch_bounds__(kRowBlock)
   constexpr int kTileRows = kStepRows * kSteps;
   const int lane = threadIdx.x % Width;
   const int64_t tiles = ceil_div<int64_t>(rows, kTileRows);
-  const int64_t last = rows * k - 1;  // the matrix's last pack
+  const int64_t last = (rows - 1) * ldk + k - 1;  // the matrix's last pack
   // The tile loop is uniform over the block, so every lane reaches the full-mask shuffles.
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     // row of step s: first + s * kStepRows
@@ -172,11 +173,11 @@ __global__ void __launch_bounds__(kRowBlock)
     // Unpredicated loads, so that all kSteps issue before the first reduction: a lane past
     // its row's packs, or in a row past the end, reads pack min(index, last) instead (a
     // pack of the matrix, fetched by a neighbour lane anyway); e[s] below drops it.
-    const int64_t at = first * k + (lane < k ? lane : k - 1);
+    const int64_t at = first * ldk + (lane < k ? lane : k - 1);
     kernelkit::Pack<T, Pack> v[kSteps];
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
-      const int64_t i = at + int64_t{s} * kStepRows * k;
+      const int64_t i = at + int64_t{s} * kStepRows * ldk;
       v[s] = load_pack<Pack>(in, i < last ? i : last);
     }
     // each step's pack as a fixed pairwise tree; e[s] is the identity where unused
@@ -301,7 +302,7 @@ __device__ __forceinline__ C row_partial(const T* row, int64_t cols, int lane, i
 template <int Width, int Pack, typename T, typename Acc, typename Op>
 __global__ void __launch_bounds__(kRowBlock,
                                   min_blocks_per_sm(kRowBlock, kRowGroupMinBlocks<T, Acc, Width>))
-    row_reduce_group_kernel(const T* __restrict__ in, int64_t rows, int64_t cols,
+    row_reduce_group_kernel(const T* __restrict__ in, int64_t rows, int64_t cols, int64_t ld,
                             Acc* __restrict__ out, Acc init) {
   KERNELKIT_CHECK_WIDTH(Width);
   using C = compute_t<Acc>;
@@ -324,7 +325,7 @@ __global__ void __launch_bounds__(kRowBlock,
     for (int k = 0; k < kRows; ++k) {
       const int64_t r = base + k * stride + sub;
       if (kPre > 0 && r < rows) {
-        const T* row = in + r * cols;
+        const T* row = in + r * ld;
         const int head = static_cast<int>(pack_head<Pack>(row, cols));  // < Pack
         const int64_t packs = (cols - head) / Pack;
 #pragma unroll
@@ -338,7 +339,7 @@ __global__ void __launch_bounds__(kRowBlock,
       const int64_t r = base + k * stride + sub;
       C v = identity<Op, C>();
       if (r < rows)
-        v = row_partial<Pack, kUnroll, kPre, C>(in + r * cols, cols, lane, Width, op, pre[k]);
+        v = row_partial<Pack, kUnroll, kPre, C>(in + r * ld, cols, lane, Width, op, pre[k]);
       v = warp_reduce<Width>(v, op);
       // lane 0 of the group holds the row's reduction
       if (lane == 0 && r < rows) out[r] = convert<Acc>(op(convert<C>(init), v));
@@ -365,14 +366,14 @@ inline constexpr int kRowBlockOnceMinBlocks = 5;
 // thread 0 writes out[r]. Nothing is carried between rows but the block tree's shared slots.
 template <int Pack, typename T, typename Acc, typename Op>
 __global__ void __launch_bounds__(kRowBlock, min_blocks_per_sm(kRowBlock, kRowBlockOnceMinBlocks))
-    row_reduce_block_once_kernel(const T* __restrict__ in, int64_t rows, int64_t cols,
+    row_reduce_block_once_kernel(const T* __restrict__ in, int64_t rows, int64_t cols, int64_t ld,
                                  Acc* __restrict__ out, Acc init) {
   using C = compute_t<Acc>;
   const Op op;
   const int t = static_cast<int>(threadIdx.x);
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const C part =
-        row_partial<Pack, kRowBlockOnceUnroll, 0, C>(in + r * cols, cols, t, kRowBlock, op);
+        row_partial<Pack, kRowBlockOnceUnroll, 0, C>(in + r * ld, cols, t, kRowBlock, op);
     const C v = block_reduce<kRowBlock>(part, op);  // thread 0 holds the row's reduction
     if (threadIdx.x == 0) out[r] = convert<Acc>(op(convert<C>(init), v));
   }
