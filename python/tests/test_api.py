@@ -48,7 +48,7 @@ def args_for(name, make):
 # ---- the module -----------------------------------------------------------------------
 
 def test_import_exports_every_function():
-    assert sorted(kernelkit.__all__) == sorted(FUNCS + ["device_count"])
+    assert sorted(kernelkit.__all__) == sorted(FUNCS + ["device_count", "register_torch_ops"])
     for name in FUNCS:
         assert callable(getattr(kernelkit, name)), name
 

@@ -12,6 +12,11 @@ if HAS_TORCH:
     import torch
 
     import kernelkit
+    from kernelkit import _ops
+
+    # conftest imported kernelkit before torch: the custom ops are registered at the first
+    # call with a torch tensor, or here (test_lazy_registration checks both in a fresh process)
+    kernelkit.register_torch_ops()
 
 # One call of every function: (name, args, kwargs, expected output shape, dtype). args(t)
 # makes the tensors with t(*shape, dtype=..., seed=...) on the test's device (meta or cuda);
@@ -57,7 +62,7 @@ CASES = pytest.mark.parametrize("case", range(len(SAMPLES)), ids=lambda i: SAMPL
 
 def test_every_function_is_registered():
     assert kernelkit.torch_ops_registered
-    names = [n for n in kernelkit.__all__ if n != "device_count"]
+    names = list(_ops.__all__)
     assert sorted({s[0] for s in SAMPLES}) == sorted(names)
     for name in names:
         op = getattr(torch.ops.kernelkit, name)
@@ -66,7 +71,9 @@ def test_every_function_is_registered():
 
 def test_schemas():
     s = lambda n: str(getattr(torch.ops.kernelkit, n).default._schema)  # noqa: E731
-    assert s("softmax") == "kernelkit::softmax(Tensor x) -> Tensor"
+    assert s("softmax") == "kernelkit::softmax(Tensor x, int dim=-1, ScalarType? dtype=None) -> Tensor"
+    assert s("row_sum") == ("kernelkit::row_sum(Tensor x, int[]? dim=None, bool keepdim=False, "
+                            "ScalarType? dtype=None) -> Tensor")
     assert s("gemv") == "kernelkit::gemv(Tensor A, Tensor x, bool trans=False, float alpha=1.) -> Tensor"
     assert s("cast") == "kernelkit::cast(Tensor x, ScalarType dtype) -> Tensor"
     assert s("gelu") == "kernelkit::gelu(Tensor x, str approximate=\"none\") -> Tensor"
@@ -86,9 +93,28 @@ def test_traces_into_a_graph_without_a_gpu():
     def f(x, w):
         return torch.ops.kernelkit.row_sum(torch.ops.kernelkit.softmax(x)) + torch.ops.kernelkit.gemv(w, x[0])
 
-    g = make_fx(f, tracing_mode="fake")(torch.randn(4, 8), torch.randn(4, 8))
+    g = make_fx(f, tracing_mode="fake")(torch.randn(4, 8, device="meta"), torch.randn(4, 8, device="meta"))
     targets = [str(n.target) for n in g.graph.nodes if n.op == "call_function"]
     assert "kernelkit.softmax.default" in targets and "kernelkit.gemv.default" in targets
+
+
+def test_forward_and_backward_trace_without_a_gpu():
+    """The plain function with an input that requires grad runs the custom op; its backward
+    (register_autograd) traces with the fakes: what AOTAutograd does under torch.compile."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def f(x, w):
+        h = kernelkit.matmul(x, w)
+        y = kernelkit.log_softmax(h, dim=0)
+        return torch.autograd.grad(kernelkit.row_sum(y, dim=-1).sum(), (x, w))
+
+    x = torch.randn(4, 8, device="meta", requires_grad=True)
+    w = torch.randn(8, 3, device="meta", requires_grad=True)
+    g = make_fx(f, tracing_mode="fake")(x, w)
+    targets = [str(n.target) for n in g.graph.nodes if n.op == "call_function"]
+    # forward, and matmul's backward: two more kernelkit sgemm calls
+    assert targets.count("kernelkit.matmul.default") == 1
+    assert targets.count("kernelkit.sgemm.default") == 2
 
 
 def test_cpu_tensors_are_refused_by_the_real_implementation():
