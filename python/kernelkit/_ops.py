@@ -93,6 +93,11 @@ def _no_out(op, out, stream):
                            "or call under torch.no_grad()")
 
 
+def _torch_dtype(dtype, op):
+    """dtype (any spelling dtype_name takes) as the torch.dtype a custom op's schema takes."""
+    return None if dtype is None else getattr(sys.modules["torch"], dtype_name(dtype, op))
+
+
 # ---- the launch ------------------------------------------------------------------------
 
 def _stream(a, stream, op):
@@ -284,7 +289,7 @@ def softmax(x, dim=-1, dtype=None, *, out=None, stream=None):
     t = _route("softmax", x)
     if t is not None:
         _no_out("softmax", out, stream)
-        return t(x, dim, dtype)
+        return t(x, dim, _torch_dtype(dtype, "softmax"))
     return _softmax("softmax", False, x, dim, dtype, out, stream)
 
 
@@ -323,7 +328,7 @@ def log_softmax(x, dim=-1, dtype=None, *, out=None, stream=None):
     t = _route("log_softmax", x)
     if t is not None:
         _no_out("log_softmax", out, stream)
-        return t(x, dim, dtype)
+        return t(x, dim, _torch_dtype(dtype, "log_softmax"))
     return _softmax("log_softmax", True, x, dim, dtype, out, stream)
 
 
@@ -384,7 +389,7 @@ def _reduce_public(op, kind, x, dim, keepdim, dtype, out, stream):
         _no_out(op, out, stream)
         if dim is not None:  # the schema's int[]?
             dim = [dim] if isinstance(dim, int) else list(dim)
-        return t(x, dim, keepdim, dtype)
+        return t(x, dim, keepdim, _torch_dtype(dtype, op))
     return _reduce(op, _REDUCE[kind], x, dim, keepdim, dtype, out, stream)
 
 
@@ -941,6 +946,5 @@ def cast(x, dtype, *, out=None, stream=None):
     t = _route("cast", x)
     if t is not None:
         _no_out("cast", out, stream)
-        torch = sys.modules["torch"]
-        return t(x, getattr(torch, dtype_name(dtype, "cast")))
+        return t(x, _torch_dtype(dtype, "cast"))
     return _cast(x, dtype, out, stream)

@@ -52,10 +52,11 @@ def _c(t):
 
 def softmax_backward(y, g, dim, log):
     """dx of softmax (log=False) or log_softmax (log=True) from its output y and the output's
-    gradient g, along dim, in float32, returned in float32.
+    gradient g, along dim, computed and returned in float32 (float64 stays float64).
     TODO(issue 33): kernelkit.softmax_backward / log_softmax_backward (the C++ fused kernels,
     one read of y and g, one write) once python/src binds them: this function only changes."""
-    yf, gf = y.float(), g.float()
+    t = torch.promote_types(torch.promote_types(y.dtype, g.dtype), torch.float32)
+    yf, gf = y.to(t), g.to(t)
     if log:
         return gf - yf.exp() * gf.sum(dim, keepdim=True)
     return yf * (gf - (gf * yf).sum(dim, keepdim=True))
