@@ -95,7 +95,12 @@ def _no_out(op, out, stream):
 
 def _torch_dtype(dtype, op):
     """dtype (any spelling dtype_name takes) as the torch.dtype a custom op's schema takes."""
-    return None if dtype is None else getattr(sys.modules["torch"], dtype_name(dtype, op))
+    if dtype is None:
+        return None
+    torch = _torch.torch  # (not sys.modules: torch.compile traces this without a graph break)
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    return getattr(torch, dtype_name(dtype, op))
 
 
 # ---- the launch ------------------------------------------------------------------------

@@ -346,6 +346,29 @@ def test_gradcheck_covers_every_op():
     assert {c[0] for c in GRADCHECK} == set(_ops.__all__)
 
 
+def test_plain_functions_compile_fullgraph_with_backward(monkeypatch):
+    """torch.compile traces the plain functions without a graph break (they run the custom
+    ops while compiling) and AOTAutograd differentiates them: on the CPU, with the custom
+    ops' bodies (real and fake) swapped for torch."""
+    _cpu_bodies(monkeypatch)
+    torch._dynamo.reset()
+
+    def f(x, w, b):
+        h = kernelkit.gelu(kernelkit.add(kernelkit.matmul(x, w), b), approximate="tanh")
+        p = kernelkit.log_softmax(h, dim=0, dtype="float64")
+        return kernelkit.sum(kernelkit.row_max(p, dim=-1, keepdim=True, dtype=torch.float64))
+
+    g = torch.Generator().manual_seed(3)
+    args = [torch.randn(s, generator=g, dtype=torch.float64).requires_grad_()
+            for s in ((5, 4), (4, 3), (5, 3))]
+    want = torch.autograd.grad(f(*args), args)
+    compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
+    got = torch.autograd.grad(compiled(*args), args)
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b)
+    torch._dynamo.reset()
+
+
 # ---- on the GPU ------------------------------------------------------------------------
 
 @needs_torch_gpu
