@@ -43,6 +43,12 @@ SAMPLES = [
     ("gelu", lambda t: (t(11),), {"approximate": "tanh"}, (11,), "float32"),
     ("sigmoid", lambda t: (t(4, 4, dtype="bfloat16"),), {}, (4, 4), "bfloat16"),
     ("cast", lambda t: (t(6), torch.bfloat16), {}, (6,), "bfloat16"),
+    # torch's dim / keepdim (any axis: a non-last one is a framework copy today)
+    ("softmax", lambda t: (t(4, 6, 5),), {"dim": 1}, (4, 6, 5), "float32"),
+    ("log_softmax", lambda t: (t(7, 9, dtype="bfloat16"),), {"dim": 0}, (7, 9), "bfloat16"),
+    ("row_sum", lambda t: (t(5, 6, 7),), {"dim": [0, 2], "keepdim": True}, (1, 6, 1), "float32"),
+    ("max", lambda t: (t(3, 8, dtype="float16"),), {"dim": [1]}, (3,), "float32"),
+    ("sum", lambda t: (t(3, 8),), {"keepdim": True}, (1, 1), "float32"),
 ]
 
 
@@ -272,10 +278,12 @@ def _cpu_bodies(monkeypatch):
         return d if d is None or isinstance(d, torch.dtype) else getattr(torch, d)
 
     def softmax(op, log, x, dim, dtype, out, stream, fake=False):
-        return (torch.log_softmax if log else torch.softmax)(x, dim, dtype=dt(dtype))
+        y = (torch.log_softmax if log else torch.softmax)(x, dim, dtype=dt(dtype))
+        return y if out is None else out.copy_(y)
 
     def reduce(op, which, x, dim, keepdim, dtype, out, stream, fake=False):
         dims = None if dim is None else _ops._dims(dim, x.dim(), op)
+        x = x.to(torch.promote_types(x.dtype, torch.float32))  # the kernels accumulate in float32
         y = red[which](x) if not dims else red[which](x, dims, keepdim)
         if dims is None and keepdim:
             y = y.reshape((1,) * x.dim())
