@@ -563,3 +563,45 @@ def test_docstrings_have_every_section(name):
     doc = getattr(kernelkit, name).__doc__
     for section in ("Returns", "Example") + (("Parameters", "Raises") if name in FUNCS else ()):
         assert f"\n    {section}\n    ---" in doc, f"{name}: no {section} section"
+
+
+def _stub_functions(name):
+    import ast
+
+    path = pathlib.Path(kernelkit.__file__).with_name(name)
+    tree = ast.parse(path.read_text())
+    return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+
+def _stub_params(fn):
+    """(name, kind, default source) of each parameter of a stub's def."""
+    import ast
+
+    a = fn.args
+    pos = a.posonlyargs + a.args
+    defaults = [None] * (len(pos) - len(a.defaults)) + [ast.unparse(d) for d in a.defaults]
+    out = [(p.arg, "POSITIONAL_OR_KEYWORD", d) for p, d in zip(pos, defaults)]
+    out += [(p.arg, "KEYWORD_ONLY", None if d is None else ast.unparse(d))
+            for p, d in zip(a.kwonlyargs, a.kw_defaults)]
+    return out
+
+
+def test_stubs_match_the_functions():
+    """__init__.pyi declares every public function with its exact parameters (names, kinds,
+    defaults); py.typed ships beside it (PEP 561)."""
+    here = pathlib.Path(kernelkit.__file__).parent
+    assert (here / "py.typed").is_file()
+    stubs = _stub_functions("__init__.pyi")
+    assert sorted(stubs) == sorted(kernelkit.__all__)
+    for name, fn in stubs.items():
+        sig = inspect.signature(getattr(kernelkit, name))
+        want = [(p.name, p.kind.name, None if p.default is p.empty else repr(p.default))
+                for p in sig.parameters.values()]
+        got = [(n, k, None if d is None else repr(eval(d))) for n, k, d in _stub_params(fn)]
+        assert got == want, name
+
+
+def test_extension_stub_names_every_function():
+    stubs = _stub_functions("_C.pyi")
+    names = {n for n, f in vars(_C).items() if callable(f) and not n.startswith("__")}
+    assert sorted(stubs) == sorted(names)
