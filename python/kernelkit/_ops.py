@@ -68,18 +68,23 @@ def _route(op, x, others=()):
     """The custom op torch.ops.kernelkit.<op> when this call must go through it (x, or one
     of `others`, is a torch tensor that requires grad under grad mode, or torch.compile is
     tracing), else None (the direct path: no torch dispatch, the least host time)."""
-    rg = getattr(x, "requires_grad", None)
-    if rg is None:  # not a torch tensor
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(x, torch.Tensor):
         return None
+    rg = x.requires_grad
     t = _torch if _torch is not None else torch_ops()
     if not t:
-        if rg and sys.modules["torch"].is_grad_enabled():
+        if rg and torch.is_grad_enabled():
             raise RuntimeError(f"kernelkit.{op}: x requires grad, but kernelkit's torch ops "
                                "(autograd) are off: KERNELKIT_NO_TORCH=1")
         return None
-    if rg or (others and builtins.any(getattr(o, "requires_grad", False) for o in others)):
-        if t.grad_enabled():
-            return t.op(op)
+    if not rg:
+        for o in others:  # (a loop: a generator costs ~0.4 us a call)
+            if getattr(o, "requires_grad", False):
+                rg = True
+                break
+    if rg and t.grad_enabled():
+        return t.op(op)
     if t.is_compiling():
         return t.op(op)
     return None
@@ -175,6 +180,8 @@ def _dims(dim, ndim, op):
     """dim (an int or a sequence of ints, negative counting from the end, torch's meaning) as
     a sorted tuple of distinct axes in [0, ndim). A 0-d array has the axes 0 and -1 (one
     element), given as ()."""
+    if dim == -1 and type(dim) is int:  # the default: no loop (host time)
+        return (ndim - 1,) if ndim else ()
     if isinstance(dim, int) and not isinstance(dim, bool):
         dims = (dim,)
     else:
@@ -216,7 +223,7 @@ def _row_layout(a, dims, op, fake):
     """
     nd = len(a.shape)
     k = len(dims)
-    if a.strides is None and dims == tuple(range(nd - k, nd)):
+    if a.strides is None and (dims[0] == nd - 1 if k == 1 else dims == tuple(range(nd - k, nd))):
         cols = numel(a.shape[nd - k:]) if nd else 1
         rows = numel(a.shape[:nd - k])
         return a, rows, cols, None
@@ -356,6 +363,8 @@ def _reduce(op, which, x, dim, keepdim, dtype, out, stream, fake=False):
     keepdim = bool(keepdim)
     if dims is None:
         shape = (1,) * nd if keepdim else ()
+    elif not keepdim and nd and dims == (nd - 1,):  # the default: x.shape[:-1]
+        shape = tuple(a.shape[:-1])
     elif keepdim:
         shape = tuple(1 if i in dims else d for i, d in enumerate(a.shape))
     else:
