@@ -64,38 +64,34 @@ def torch_ops():
     return _torch or None
 
 
-def _route(op, x, others=()):
-    """The custom op torch.ops.kernelkit.<op> when this call must go through it (x, or one
-    of `others`, is a torch tensor that requires grad under grad mode, or torch.compile is
-    tracing), else None (the direct path: no torch dispatch, the least host time)."""
+def _route(op, x, others=(), out=None, stream=None):
+    """The custom op torch.ops.kernelkit.<op> when this call must go through it, else None
+    (the direct path: no torch dispatch, the least host time). It must when x, or one of
+    `others`, is a torch tensor that requires grad under grad mode (autograd: then out= and
+    stream= are a RuntimeError, as torch's out= is), or when torch.compile traces the call
+    without out= / stream= (with them the call stays a graph break)."""
     torch = sys.modules.get("torch")
     if torch is None or not isinstance(x, torch.Tensor):
         return None
     rg = x.requires_grad
-    t = _torch if _torch is not None else torch_ops()
-    if not t:
-        if rg and torch.is_grad_enabled():
-            raise RuntimeError(f"kernelkit.{op}: x requires grad, but kernelkit's torch ops "
-                               "(autograd) are off: KERNELKIT_NO_TORCH=1")
-        return None
     if not rg:
         for o in others:  # (a loop: a generator costs ~0.4 us a call)
             if getattr(o, "requires_grad", False):
                 rg = True
                 break
-    if rg and t.grad_enabled():
+    t = _torch if _torch is not None else torch_ops()
+    if rg and torch.is_grad_enabled():
+        if not t:
+            raise RuntimeError(f"kernelkit.{op}: an input requires grad, but kernelkit's torch "
+                               "ops (autograd) are off: KERNELKIT_NO_TORCH=1")
+        if out is not None or stream is not None:
+            raise RuntimeError(f"kernelkit.{op}: out= and stream= do not support autograd (an "
+                               "input requires grad): drop them (use torch.cuda.stream(s) for a "
+                               "stream), or call under torch.no_grad()")
         return t.op(op)
-    if t.is_compiling():
+    if t and out is None and stream is None and t.is_compiling():
         return t.op(op)
     return None
-
-
-def _no_out(op, out, stream):
-    """Autograd runs the custom op, which takes no out= nor stream=."""
-    if out is not None or stream is not None:
-        raise RuntimeError(f"kernelkit.{op}: out= and stream= do not support autograd (an input "
-                           "requires grad): drop them (use torch.cuda.stream(s) for a stream), "
-                           "or call under torch.no_grad()")
 
 
 def _torch_dtype(dtype, op):
@@ -298,9 +294,8 @@ def softmax(x, dim=-1, dtype=None, *, out=None, stream=None):
     >>> y = kernelkit.softmax(x, dim=-1)
     >>> y[:, 0].sum().backward()           # x.grad: softmax's gradient
     """
-    t = _route("softmax", x)
+    t = _route("softmax", x, (), out, stream)
     if t is not None:
-        _no_out("softmax", out, stream)
         return t(x, dim, _torch_dtype(dtype, "softmax"))
     return _softmax("softmax", False, x, dim, dtype, out, stream)
 
@@ -337,9 +332,8 @@ def log_softmax(x, dim=-1, dtype=None, *, out=None, stream=None):
     >>> logp = kernelkit.log_softmax(logits, dim=-1)
     >>> loss = -logp.gather(-1, target[:, None]).mean()
     """
-    t = _route("log_softmax", x)
+    t = _route("log_softmax", x, (), out, stream)
     if t is not None:
-        _no_out("log_softmax", out, stream)
         return t(x, dim, _torch_dtype(dtype, "log_softmax"))
     return _softmax("log_softmax", True, x, dim, dtype, out, stream)
 
@@ -398,9 +392,8 @@ def _reduce(op, which, x, dim, keepdim, dtype, out, stream, fake=False):
 
 
 def _reduce_public(op, kind, x, dim, keepdim, dtype, out, stream):
-    t = _route(op, x)
+    t = _route(op, x, (), out, stream)
     if t is not None:
-        _no_out(op, out, stream)
         if dim is not None:  # the schema's int[]?
             dim = [dim] if isinstance(dim, int) else list(dim)
         return t(x, dim, keepdim, _torch_dtype(dtype, op))
@@ -561,9 +554,8 @@ def transpose(x, *, out=None, stream=None):
     >>> kernelkit.transpose(torch.arange(6.0, device="cuda").view(2, 3)).shape
     torch.Size([3, 2])
     """
-    t = _route("transpose", x)
+    t = _route("transpose", x, (), out, stream)
     if t is not None:
-        _no_out("transpose", out, stream)
         return t(x)
     return _transpose(x, out, stream)
 
@@ -638,10 +630,12 @@ def gemv(A, x, *, trans=False, alpha=1.0, beta=0.0, out=None, stream=None):
     >>> y = kernelkit.gemv(W, v)                 # W @ v
     >>> z = kernelkit.gemv(W, u, trans=True)     # W.T @ u
     """
-    t = _route("gemv", A, (x,))
+    t = _route("gemv", A, (x,), out, stream)
     if t is not None:
-        _no_out("gemv", out, stream)
-        return t(A, x, bool(trans), _scalars("gemv", alpha, beta)[0])
+        alpha, beta = _scalars("gemv", alpha, beta)
+        if beta != 0.0:
+            raise ValueError(f"kernelkit.gemv: beta={beta} reads y: pass it as out=")
+        return t(A, x, bool(trans), alpha)
     return _gemv(A, x, trans, alpha, beta, out, stream)
 
 
@@ -709,10 +703,12 @@ def sgemm(A, B, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0, out=None, 
     -------
     >>> C = kernelkit.sgemm(A, B, trans_b=True, alpha=0.5)   # 0.5 * A @ B.T
     """
-    t = _route("sgemm", A, (B,))
+    t = _route("sgemm", A, (B,), out, stream)
     if t is not None:
-        _no_out("sgemm", out, stream)
-        return t(A, B, bool(trans_a), bool(trans_b), _scalars("sgemm", alpha, beta)[0])
+        alpha, beta = _scalars("sgemm", alpha, beta)
+        if beta != 0.0:
+            raise ValueError(f"kernelkit.sgemm: beta={beta} reads C: pass it as out=")
+        return t(A, B, bool(trans_a), bool(trans_b), alpha)
     return _sgemm(A, B, trans_a, trans_b, alpha, beta, out, stream)
 
 
@@ -743,9 +739,8 @@ def matmul(a, b, *, out=None, stream=None):
     -------
     >>> h = kernelkit.matmul(x, w)   # x: (tokens, d_in), w: (d_in, d_out)
     """
-    t = _route("matmul", a, (b,))
+    t = _route("matmul", a, (b,), out, stream)
     if t is not None:
-        _no_out("matmul", out, stream)
         return t(a, b)
     return _sgemm(a, b, False, False, 1.0, 0.0, out, stream, op="matmul")
 
@@ -795,9 +790,8 @@ _UNARY_DOC = """{title}
 
 
 def _unary_public(op, which, x, out, stream, *extra):
-    t = _route(op, x)
+    t = _route(op, x, (), out, stream)
     if t is not None:
-        _no_out(op, out, stream)
         return t(x, *extra)
     return _unary(op, which, x, out, stream)
 
@@ -886,9 +880,8 @@ _BINARY_DOC = """{title}
 
 
 def _binary_public(op, which, a, b, out, stream):
-    t = _route(op, a, (b,))
+    t = _route(op, a, (b,), out, stream)
     if t is not None:
-        _no_out(op, out, stream)
         return t(a, b)
     return _binary(op, which, a, b, out, stream)
 
@@ -957,8 +950,7 @@ def cast(x, dtype, *, out=None, stream=None):
     -------
     >>> xb = kernelkit.cast(x, torch.bfloat16)
     """
-    t = _route("cast", x)
+    t = _route("cast", x, (), out, stream)
     if t is not None:
-        _no_out("cast", out, stream)
         return t(x, _torch_dtype(dtype, "cast"))
     return _cast(x, dtype, out, stream)

@@ -187,6 +187,17 @@ def test_gradients_in_a_cuda_graph():
             torch.testing.assert_close(gx.double(), wx, rtol=1e-4, atol=1e-4)
 
 
+def test_compiled_calls_with_out_run_eagerly():
+    """Under torch.compile a call with out= (no autograd) stays the direct path: a graph
+    break, not an error."""
+    x = rand((16, 100))
+    y = torch.empty_like(x)
+    torch._dynamo.reset()
+    f = torch.compile(lambda x, y: kernelkit.softmax(x, out=y) * 2)
+    torch.testing.assert_close(f(x, y), torch.softmax(x, -1) * 2)
+    torch.testing.assert_close(y, torch.softmax(x, -1))
+
+
 def test_gradcheck_float64_transpose():
     x = rand((7, 5), "float64").requires_grad_()
     assert torch.autograd.gradcheck(kernelkit.transpose, (x,))

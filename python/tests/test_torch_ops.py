@@ -262,6 +262,8 @@ def test_no_grad_and_out_with_autograd():
         kernelkit.softmax(x, out=torch.empty(3, 5, device="meta"))
     with pytest.raises(RuntimeError, match="do not support autograd"):
         kernelkit.matmul(x, torch.empty(5, 2, device="meta"), stream=0)
+    with pytest.raises(ValueError, match="beta=1.0 reads y: pass it as out="):
+        kernelkit.gemv(x, torch.empty(5, device="meta"), beta=1)
 
 
 # The custom ops' bodies replaced by torch on the CPU (float64 welcome): torch's autograd then
