@@ -38,11 +38,14 @@ _DTYPE_ALIASES = {
 
 class Arr:
     """One described array argument: the caller's object, its framework, shape, dtype name,
-    device address (``ptr``, what the extension gets), size in bytes and CUDA ordinal."""
+    device address (``ptr``, what the extension gets; 0 for a torch fake tensor), size in
+    bytes, CUDA ordinal, and ``strides``: None when the array is C-contiguous, otherwise its
+    strides in the framework's own unit (elements for torch, bytes for the others), kept for
+    the error message or the layout dispatch of the op that reads it."""
 
-    __slots__ = ("obj", "fw", "shape", "dtype", "ptr", "nbytes", "device")
+    __slots__ = ("obj", "fw", "shape", "dtype", "ptr", "nbytes", "device", "strides")
 
-    def __init__(self, obj, fw, shape, dtype, ptr, nbytes, device):
+    def __init__(self, obj, fw, shape, dtype, ptr, nbytes, device, strides=None):
         self.obj = obj
         self.fw = fw
         self.shape = shape
@@ -50,6 +53,7 @@ class Arr:
         self.ptr = ptr
         self.nbytes = nbytes
         self.device = device
+        self.strides = strides
 
 
 def _err(op, msg):
@@ -73,24 +77,29 @@ def numel(shape):
     return n
 
 
-def describe(x, op, name):
-    """Arr for x, or TypeError (not a CUDA array, CPU memory) / ValueError (not contiguous)."""
+def describe(x, op, name, fake=False):
+    """Arr for x, or TypeError (not a CUDA array, CPU memory). A non-contiguous array is
+    described (its strides kept), not refused: each op decides what it can read
+    (require_contiguous, or the row layout dispatch of _ops).
+
+    fake: x may be a torch fake or meta tensor (the custom ops' fake implementations run
+    the same checks as the real ones: a meta tensor stands for any device, ptr is 0)."""
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(x, torch.Tensor):
         # (the cheapest torch attributes: this runs for every array of every call)
+        if fake:
+            if not (x.is_cuda or x.is_meta):
+                raise TypeError(_err(op, f"{name} is a torch tensor on {x.device}; kernelkit needs CUDA tensors"))
+            return Arr(x, "torch", x.shape, torch_dtype_name(x.dtype), 0, x.nbytes, x.get_device(),
+                       None if x.is_contiguous() else tuple(x.stride()))
         if not x.is_cuda:
             raise TypeError(_err(op, f"{name} is a torch tensor on {x.device}; kernelkit needs CUDA tensors"))
-        if not x.is_contiguous():
-            raise ValueError(_err(op, f"{name} is not contiguous (shape {tuple(x.shape)}, strides "
-                                      f"{x.stride()}); pass {name}.contiguous()"))
         return Arr(x, "torch", x.shape, torch_dtype_name(x.dtype), x.data_ptr(), x.nbytes,
-                   x.get_device())
+                   x.get_device(), None if x.is_contiguous() else tuple(x.stride()))
     cupy = sys.modules.get("cupy")
     if cupy is not None and isinstance(x, cupy.ndarray):
-        if not x.flags.c_contiguous:
-            raise ValueError(_err(op, f"{name} is not C-contiguous (shape {x.shape}, strides "
-                                      f"{x.strides}); pass cupy.ascontiguousarray({name})"))
-        return Arr(x, "cupy", tuple(x.shape), x.dtype.name, x.data.ptr, x.nbytes, x.device.id)
+        return Arr(x, "cupy", tuple(x.shape), x.dtype.name, x.data.ptr, x.nbytes, x.device.id,
+                   None if x.flags.c_contiguous else tuple(x.strides))
     jax = sys.modules.get("jax")
     if jax is not None and isinstance(x, jax.Array):
         devices = x.devices()
@@ -124,10 +133,10 @@ def _describe_generic(x, op, name):
     dtype = _TYPESTR.get(cai["typestr"][1:], cai["typestr"])
     itemsize = int(cai["typestr"][2:]) if cai["typestr"][2:].isdigit() else 0
     strides = cai.get("strides")
-    if strides is not None and not _c_contiguous(shape, strides, itemsize):
-        raise ValueError(_err(op, f"{name} is not C-contiguous (shape {shape}, strides {tuple(strides)})"))
+    if strides is not None and _c_contiguous(shape, strides, itemsize):
+        strides = None
     return Arr(x, "generic", shape, dtype, int(cai["data"][0]), numel(shape) * itemsize,
-               int(dev_id))
+               int(dev_id), None if strides is None else tuple(int(v) for v in strides))
 
 
 _TORCH_NAMES = {}
@@ -162,6 +171,19 @@ def dtype_name(dtype, op):
 
 
 # ---- checks ---------------------------------------------------------------------------
+
+def require_contiguous(a, op, name):
+    """ValueError naming the strides unless a is C-contiguous: an op that reads its operand
+    as one flat range (elementwise, transpose, BLAS, device-wide reductions) never copies."""
+    if a.strides is None:
+        return
+    if a.fw == "torch":
+        raise ValueError(_err(op, f"{name} is not contiguous (shape {tuple(a.shape)}, strides "
+                                  f"{a.strides}); pass {name}.contiguous()"))
+    hint = f"; pass cupy.ascontiguousarray({name})" if a.fw == "cupy" else ""
+    raise ValueError(_err(op, f"{name} is not C-contiguous (shape {tuple(a.shape)}, strides "
+                              f"{a.strides}){hint}"))
+
 
 def require_float(a, op, name):
     if a.dtype not in FLOAT_DTYPES:
@@ -220,7 +242,9 @@ def _alloc(like, shape, dtype, op, what):
     if fw == "torch":
         torch = sys.modules["torch"]
         t = like.obj.new_empty(shape, dtype=getattr(torch, dtype))
-        return Arr(t, "torch", t.shape, dtype, t.data_ptr(), t.nbytes, like.device)
+        # a fake or meta tensor (a custom op's fake implementation) has no address to read
+        ptr = 0 if like.ptr == 0 and (t.is_meta or _is_fake(t)) else t.data_ptr()
+        return Arr(t, "torch", t.shape, dtype, ptr, t.nbytes, like.device)
     if fw == "cupy":
         cupy = sys.modules["cupy"]
         with cupy.cuda.Device(like.device):
@@ -234,6 +258,13 @@ def _alloc(like, shape, dtype, op, what):
     kind = f"{type(like.obj).__module__}.{type(like.obj).__qualname__}"
     hint = "pass out=" if what == "an output" else "use torch, CuPy or JAX arrays"
     raise TypeError(_err(op, f"cannot allocate {what} beside a {kind}: {hint}"))
+
+
+def _is_fake(t):
+    """t is a torch FakeTensor (torch.compile's tracing tensors)."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    return isinstance(t, FakeTensor)
 
 
 def stream_handle(stream, op):
@@ -271,3 +302,54 @@ def current_stream(a):
             with cuda.Device(a.device):
                 return cuda.get_current_stream().ptr
     return 0
+
+
+# ---- layout copies (the framework's, explicit) -----------------------------------------
+
+def permutation(ndim, dims):
+    """The axis order that moves `dims` (distinct, non-negative) last, the others first in
+    their order."""
+    return [d for d in range(ndim) if d not in dims] + list(dims)
+
+
+def moved_copy(a, dims, op, name, fake=False):
+    """Arr of a C-contiguous copy of a, made by a's own framework, with the axes `dims` moved
+    last (in that order): how a row kernel serves a layout it cannot read in place today
+    (see _ops._row_layout, the one place that decides). A generic array (no framework to
+    copy with) is a ValueError naming its strides."""
+    perm = permutation(len(a.shape), dims)
+    fw = a.fw
+    if fw == "torch":
+        c = a.obj.permute(perm).contiguous()
+    elif fw == "cupy":
+        cupy = sys.modules["cupy"]
+        with cupy.cuda.Device(a.device):
+            c = cupy.ascontiguousarray(a.obj.transpose(perm))
+    elif fw == "jax":
+        c = sys.modules["jax"].numpy.transpose(a.obj, perm)  # a new row-major array
+    else:
+        require_contiguous(a, op, name)
+        raise ValueError(_err(op, f"{name}: reducing axes {tuple(dims)} of a generic array needs "
+                                  f"a copy (shape {tuple(a.shape)}); pass the axes last"))
+    return describe(c, op, name, fake)
+
+
+def moved_back(y, perm, out=None):
+    """y (an array in the moved layout of `permutation`) back in the original axis order:
+    written into out when given (out's framework object), else as a new C-contiguous array
+    of y's framework."""
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    fw = y.fw
+    if fw == "torch":
+        v = y.obj.permute(inv)
+        return out.copy_(v) if out is not None else v.contiguous()
+    if fw == "cupy":
+        cupy = sys.modules["cupy"]
+        with cupy.cuda.Device(y.device):
+            if out is not None:
+                out[...] = y.obj.transpose(inv)
+                return out
+            return cupy.ascontiguousarray(y.obj.transpose(inv))
+    return sys.modules["jax"].numpy.transpose(y.obj, inv)

@@ -1,28 +1,107 @@
 # SPDX-License-Identifier: Apache-2.0
 """kernelkit's functions on CUDA arrays (torch, CuPy, JAX, any producer of
-__cuda_array_interface__ and __dlpack_device__). Each function checks its arguments, allocates its output (and workspace) with the
-caller's framework unless ``out=`` is given, launches on the caller's current stream (or
-``stream=``) and returns an array of the caller's type. Nothing is copied: a non-contiguous
-input is a ValueError. Errors: TypeError for a CPU array or an unsupported dtype, ValueError
-for shapes, devices and overlap, RuntimeError for a CUDA error (cudaGetErrorString's text).
+__cuda_array_interface__ and __dlpack_device__). Each function checks its arguments, allocates
+its output (and workspace) with the caller's framework unless ``out=`` is given, launches on
+the caller's current stream (or ``stream=``) and returns an array of the caller's type.
+Errors: TypeError for a CPU array or an unsupported dtype, ValueError for shapes, strides,
+devices and overlap, RuntimeError for a CUDA error (cudaGetErrorString's text).
 
-The checks here (with those of _arrays) are the package's only argument checks: kernelkit._C
-takes device addresses and sizes, checks nothing, and turns kernelkit's own answer
-(cudaErrorInvalidValue, a CUDA error) into ValueError / RuntimeError.
+Layouts: the ops that read an operand as one flat range (elementwise, transpose, BLAS) refuse
+a non-contiguous one (ValueError naming its strides; nothing is copied). The row ops
+(softmax, log_softmax, the reductions with ``dim=``) take any axis: what they read in place
+and what the framework copies first is decided in one function, ``_row_layout``, and said in
+each function's docstring.
+
+The checks here (with those of _arrays) are the package's only argument checks:
+kernelkit._C takes device addresses and sizes, checks nothing, and turns kernelkit's own
+answer (cudaErrorInvalidValue, a CUDA error) into ValueError / RuntimeError. The torch custom
+ops (_torch_ops) run these same functions for their real implementation and, with
+``fake=True`` (no address read, nothing launched), for their fake one: a fake accepts and
+refuses exactly what the real op does.
+
+torch tensors that need autograd (an input requires grad, grad mode on) or that are traced
+by torch.compile go through the custom ops torch.ops.kernelkit.* (registered at first use),
+which carry the backward (register_autograd): the plain functions keep the graph.
 
 __all__ is the package's list of functions: kernelkit exports it, torch.ops.kernelkit
 registers it (_torch_ops), the tests check every name of it.
 """
 
+import builtins
+import os
+import sys
+
 from . import _C
-from ._arrays import (FLOAT_DTYPES, ITEMSIZE, current_stream, describe, dtype_name, empty, numel,
-                      require_dtype, require_float, require_ndim, require_no_overlap,
-                      require_same_device, require_shape, stream_handle, workspace)
+from ._arrays import (FLOAT_DTYPES, ITEMSIZE, current_stream, describe, dtype_name, empty,
+                      moved_back, moved_copy, numel, permutation, require_contiguous, require_dtype,
+                      require_float, require_ndim, require_no_overlap, require_same_device,
+                      require_shape, stream_handle, workspace)
 
 __all__ = [
     "softmax", "log_softmax", "row_sum", "row_max", "row_min", "sum", "max", "min", "transpose",
     "gemv", "sgemm", "matmul", "add", "mul", "relu", "gelu", "sigmoid", "cast",
 ]
+
+
+# ---- torch: custom ops, autograd, torch.compile ----------------------------------------
+
+_torch = None  # kernelkit._torch_ops once registered; False when KERNELKIT_NO_TORCH=1
+
+
+def torch_ops():
+    """Registers kernelkit's functions as torch custom ops (torch.ops.kernelkit.*, with fakes
+    and autograd) and returns the module that holds them; None when KERNELKIT_NO_TORCH=1.
+    Imports torch: called at the first call with a torch tensor, at ``import kernelkit`` when
+    torch is already imported, or by kernelkit.register_torch_ops()."""
+    global _torch
+    if _torch is None:
+        if os.environ.get("KERNELKIT_NO_TORCH", "") == "1":
+            _torch = False
+        else:
+            from . import _torch_ops
+
+            _torch = _torch_ops
+    return _torch or None
+
+
+def _route(op, x, others=(), out=None, stream=None):
+    """The custom op torch.ops.kernelkit.<op> when this call must go through it, else None
+    (the direct path: no torch dispatch, the least host time). It must when x, or one of
+    `others`, is a torch tensor that requires grad under grad mode (autograd: then out= and
+    stream= are a RuntimeError, as torch's out= is), or when torch.compile traces the call
+    without out= / stream= (with them the call stays a graph break)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(x, torch.Tensor):
+        return None
+    rg = x.requires_grad
+    if not rg:
+        for o in others:  # (a loop: a generator costs ~0.4 us a call)
+            if getattr(o, "requires_grad", False):
+                rg = True
+                break
+    t = _torch if _torch is not None else torch_ops()
+    if rg and torch.is_grad_enabled():
+        if not t:
+            raise RuntimeError(f"kernelkit.{op}: an input requires grad, but kernelkit's torch "
+                               "ops (autograd) are off: KERNELKIT_NO_TORCH=1")
+        if out is not None or stream is not None:
+            raise RuntimeError(f"kernelkit.{op}: out= and stream= do not support autograd (an "
+                               "input requires grad): drop them (use torch.cuda.stream(s) for a "
+                               "stream), or call under torch.no_grad()")
+        return t.op(op)
+    if t and out is None and stream is None and t.is_compiling():
+        return t.op(op)
+    return None
+
+
+def _torch_dtype(dtype, op):
+    """dtype (any spelling dtype_name takes) as the torch.dtype a custom op's schema takes."""
+    if dtype is None:
+        return None
+    torch = _torch.torch  # (not sys.modules: torch.compile traces this without a graph break)
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    return getattr(torch, dtype_name(dtype, op))
 
 
 # ---- the launch ------------------------------------------------------------------------
@@ -36,15 +115,19 @@ def _out(out, a, op):
     o = describe(out, op, "out")
     if o.fw == "jax":
         raise TypeError(f"kernelkit.{op}: JAX arrays are immutable: out= is not supported for them")
+    require_contiguous(o, op, "out")
     return o
 
 
-def _launch(op, arrs, s, fn, *args):
+def _launch(op, arrs, s, fn, *args, fake=False):
     """fn(*args, device, s) after the device check, on the arrays' device; JAX arrays are made
     ready first and the stream synchronized after (JAX orders its own work on its own
-    streams). arrs: every array the call touches (a workspace that is None is left out)."""
+    streams). arrs: every array the call touches (a workspace that is None is left out).
+    fake: the checks only (a torch fake implementation), nothing launched."""
     arrs = [a for a in arrs if a is not None]
     require_same_device(arrs, op)
+    if fake:
+        return
     device = arrs[0].device
     jax = [a.obj for a in arrs if a.fw == "jax"]
     for j in jax:
@@ -79,108 +162,402 @@ def _output(op, out, like, shape, dtype, inputs, in_place=False):
     return o
 
 
+def _float_dtype(dtype, op):
+    """dtype= as a float dtype name kernelkit computes in, or TypeError."""
+    to = dtype_name(dtype, op)
+    if to not in FLOAT_DTYPES:
+        raise TypeError(f"kernelkit.{op}: unsupported dtype= {to} (float32, float16, bfloat16)")
+    return to
+
+
+# ---- axes and the row layout -------------------------------------------------------------
+
+def _dims(dim, ndim, op):
+    """dim (an int or a sequence of ints, negative counting from the end, torch's meaning) as
+    a sorted tuple of distinct axes in [0, ndim). A 0-d array has the axes 0 and -1 (one
+    element), given as ()."""
+    if dim == -1 and type(dim) is int:  # the default: no loop (host time)
+        return (ndim - 1,) if ndim else ()
+    if isinstance(dim, int) and not isinstance(dim, bool):
+        dims = (dim,)
+    else:
+        try:
+            dims = tuple(dim)
+        except TypeError:
+            raise TypeError(f"kernelkit.{op}: dim must be an int or a sequence of ints, got "
+                            f"{dim!r}") from None
+        if not builtins.all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
+            raise TypeError(f"kernelkit.{op}: dim must be an int or a sequence of ints, got {dim!r}")
+    lim = builtins.max(ndim, 1)
+    out = []
+    for d in dims:
+        if not -lim <= d < lim:
+            raise IndexError(f"kernelkit.{op}: dim {d} is out of range for a {ndim}-D array "
+                             f"(expected in [{-lim}, {lim - 1}])")
+        d %= lim
+        if d in out:
+            raise ValueError(f"kernelkit.{op}: dim {d} appears twice in dim={dim!r}")
+        out.append(d)
+    return () if ndim == 0 else tuple(sorted(out))
+
+
+def _row_layout(a, dims, op, fake):
+    """THE dispatch of the row ops (softmax, log_softmax, row reductions): how the kernel
+    reads x when the op runs over the axes `dims`. Returns (src, rows, cols, perm): the
+    kernel reads src as rows x cols, C-contiguous; perm is None when src is x itself (read in
+    place), else the axis order of src, a copy made by x's framework (_arrays.moved_copy)
+    with `dims` moved last.
+
+    Today's kernels read contiguous rows only, so:
+    - `dims` are the last axes and x is C-contiguous: read in place;
+    - anything else (a non-last axis, rows at a stride, a transposed view): the framework's
+      copy, said in each public function's docstring (never a silent copy).
+    TODO(issue 33): with the C++ row-stride overloads (softmax / log_softmax / row_reduce
+    taking ld >= cols) serve "last axis unit-stride, rows at one stride" here in place (ld =
+    that stride); with col_reduce / axis softmax over (outer, n, inner) serve one non-last
+    axis of a contiguous array in place. Both change this function only (and _C's calls).
+    """
+    nd = len(a.shape)
+    k = len(dims)
+    if a.strides is None and (dims[0] == nd - 1 if k == 1 else dims == tuple(range(nd - k, nd))):
+        cols = numel(a.shape[nd - k:]) if nd else 1
+        rows = numel(a.shape[:nd - k])
+        return a, rows, cols, None
+    src = moved_copy(a, dims, op, "x", fake)
+    return src, numel(src.shape[:nd - k]), numel(src.shape[nd - k:]), permutation(nd, dims)
+
+
 # ---- softmax ---------------------------------------------------------------------------
 
-def _softmax(op, log, x, out, stream):
-    a = describe(x, op, "x")
+def _softmax(op, log, x, dim, dtype, out, stream, fake=False):
+    a = describe(x, op, "x", fake)
     require_float(a, op, "x")
-    s = _stream(a, stream, op)
-    o = _output(op, out, a, a.shape, a.dtype, [(a, "x")], in_place=True)
-    _launch(op, (a, o), s, _C.softmax, a.dtype, log, a.ptr, o.ptr, *_rows_cols(a.shape))
-    return o.obj
+    to = a.dtype if dtype is None else _float_dtype(dtype, op)
+    dims = _dims(dim, len(a.shape), op)
+    if len(dims) > 1:
+        raise TypeError(f"kernelkit.{op}: dim must be one axis, got {dim!r}")
+    s = 0 if fake else _stream(a, stream, op)
+    src, rows, cols, perm = _row_layout(a, dims, op, fake)
+    o = _output(op, out, a, a.shape, to, [(a, "x")], in_place=True)
+    dst = o if perm is None else empty(src, src.shape, to, op)
+    if to != src.dtype:  # torch's dtype=: x is converted first, then normalized
+        _launch(op, (src, dst), s, _C.cast, src.dtype, to, rows * cols, dst.ptr, src.ptr, fake=fake)
+        src = dst
+    _launch(op, (src, dst), s, _C.softmax, to, log, src.ptr, dst.ptr, rows, cols, fake=fake)
+    if perm is None:
+        return o.obj
+    return moved_back(dst, perm, None if out is None else o.obj)
 
 
-def softmax(x, *, out=None, stream=None):
-    """Softmax over the last dimension of x (any rank; float32, float16, bfloat16; computed in
-    float). out= may be x itself (in place)."""
-    return _softmax("softmax", False, x, out, stream)
+def softmax(x, dim=-1, dtype=None, *, out=None, stream=None):
+    """Softmax of x along one axis, computed in float32: exp(x - max) / sum(exp(x - max)).
+
+    torch.softmax's arguments and meaning; with torch tensors that require grad it is
+    differentiable (it runs torch.ops.kernelkit.softmax, which has a backward).
+
+    Parameters
+    ----------
+    x : CUDA array (torch, CuPy, JAX, ...) of float32, float16 or bfloat16, any rank.
+    dim : int, default -1
+        The axis normalized; negative counts from the end. The last axis of a C-contiguous
+        x is read in place. Any other axis, or a non-contiguous x, is served by a copy that
+        x's framework makes first (the axis moved last, made contiguous) and a copy back
+        (until kernelkit's axis softmax and row-stride kernels are wired in).
+    dtype : dtype, optional
+        float32, float16 or bfloat16 (a name, torch / numpy / JAX dtype): x is converted to
+        it first (one more kernel) and the result has it. Default: x's dtype.
+    out : CUDA array, optional
+        The result's array (x.shape, the result dtype, C-contiguous); may be x itself.
+    stream : stream, optional
+        An int handle, a torch / CuPy stream or a __cuda_stream__ object; default: the
+        caller's framework's current stream on x's device.
+
+    Returns
+    -------
+    An array of x's framework (out when given), x.shape, C-contiguous.
+
+    Raises
+    ------
+    TypeError
+        x is not a CUDA array or not float32 / float16 / bfloat16; dtype= is not one of
+        them; dim is not an int.
+    IndexError
+        dim is out of range.
+    ValueError
+        out has the wrong shape, overlaps x without being x, or is on another device.
+    RuntimeError
+        A CUDA error; or out= / stream= given while an input requires grad.
+
+    Example
+    -------
+    >>> x = torch.randn(8, 50257, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    >>> y = kernelkit.softmax(x, dim=-1)
+    >>> y[:, 0].sum().backward()           # x.grad: softmax's gradient
+    """
+    t = _route("softmax", x, (), out, stream)
+    if t is not None:
+        return t(x, dim, _torch_dtype(dtype, "softmax"))
+    return _softmax("softmax", False, x, dim, dtype, out, stream)
 
 
-def log_softmax(x, *, out=None, stream=None):
-    """Log-softmax over the last dimension of x; as softmax."""
-    return _softmax("log_softmax", True, x, out, stream)
+def log_softmax(x, dim=-1, dtype=None, *, out=None, stream=None):
+    """Log-softmax of x along one axis, computed in float32: x - max - log(sum(exp(x - max))).
+
+    torch.log_softmax's arguments and meaning; differentiable as softmax is.
+
+    Parameters
+    ----------
+    x : CUDA array of float32, float16 or bfloat16, any rank.
+    dim : int, default -1
+        As softmax: the last axis of a C-contiguous x is read in place, anything else goes
+        through a copy by x's framework first.
+    dtype : dtype, optional
+        x is converted to it first; the result has it. Default: x's dtype.
+    out : CUDA array, optional
+        The result's array; may be x itself.
+    stream : stream, optional
+        As softmax.
+
+    Returns
+    -------
+    An array of x's framework, x.shape.
+
+    Raises
+    ------
+    TypeError, IndexError, ValueError, RuntimeError
+        As softmax.
+
+    Example
+    -------
+    >>> logp = kernelkit.log_softmax(logits, dim=-1)
+    >>> loss = -logp.gather(-1, target[:, None]).mean()
+    """
+    t = _route("log_softmax", x, (), out, stream)
+    if t is not None:
+        return t(x, dim, _torch_dtype(dtype, "log_softmax"))
+    return _softmax("log_softmax", True, x, dim, dtype, out, stream)
 
 
 # ---- reductions ------------------------------------------------------------------------
 
-def _row_reduce(op, which, x, out, stream):
-    a = describe(x, op, "x")
+_REDUCE = {"sum": _C.REDUCE_SUM, "max": _C.REDUCE_MAX, "min": _C.REDUCE_MIN}
+
+
+def _reduce(op, which, x, dim, keepdim, dtype, out, stream, fake=False):
+    """Every reduction: dim None (or ()) reduces all of x with the device-wide kernel, any
+    other dim the axes it names with the row kernel (through _row_layout). The kernels
+    accumulate in and write float32; another dtype= is one cast more."""
+    a = describe(x, op, "x", fake)
     require_float(a, op, "x")
-    s = _stream(a, stream, op)
-    o = _output(op, out, a, a.shape[:-1], "float32", [(a, "x")])
-    rows, cols = _rows_cols(a.shape)
-    ws = workspace(a, _C.row_reduce_workspace_bytes(a.dtype, rows, cols), op)
-    _launch(op, (a, o, ws), s, _C.row_reduce, a.dtype, which, a.ptr, rows, cols, o.ptr, *_ws(ws))
-    return o.obj
-
-
-def row_sum(x, *, out=None, stream=None):
-    """Sum over the last dimension of x (float32, float16, bfloat16), accumulated in and
-    returned as float32, shape x.shape[:-1]."""
-    return _row_reduce("row_sum", _C.REDUCE_SUM, x, out, stream)
-
-
-def row_max(x, *, out=None, stream=None):
-    """Max over the last dimension of x, as float32 (NaN if the row holds one; -inf for an
-    empty row)."""
-    return _row_reduce("row_max", _C.REDUCE_MAX, x, out, stream)
-
-
-def row_min(x, *, out=None, stream=None):
-    """Min over the last dimension of x, as float32 (NaN if the row holds one; +inf for an
-    empty row)."""
-    return _row_reduce("row_min", _C.REDUCE_MIN, x, out, stream)
-
-
-def _reduce(op, which, x, out, stream):
-    a = describe(x, op, "x")
-    require_float(a, op, "x")
-    s = _stream(a, stream, op)
-    if out is None:
-        o = empty(a, (), "float32", op)
+    to = "float32" if dtype is None else _float_dtype(dtype, op)
+    nd = len(a.shape)
+    dims = None if dim is None else _dims(dim, nd, op)
+    if dims == () and nd > 0:
+        dims = None  # torch: an empty dim list reduces everything
+    keepdim = bool(keepdim)
+    if dims is None:
+        shape = (1,) * nd if keepdim else ()
+    elif not keepdim and nd and dims == (nd - 1,):  # the default: x.shape[:-1]
+        shape = tuple(a.shape[:-1])
+    elif keepdim:
+        shape = tuple(1 if i in dims else d for i, d in enumerate(a.shape))
     else:
+        shape = tuple(d for i, d in enumerate(a.shape) if i not in dims)
+    s = 0 if fake else _stream(a, stream, op)
+    if dims is None:
+        src = a if a.strides is None else moved_copy(a, (), op, "x", fake)
+    else:
+        src, rows, cols, _ = _row_layout(a, dims, op, fake)
+    if out is None or dims is not None or keepdim:
+        o = _output(op, out, a, shape, to, [(a, "x")])
+    else:  # a whole reduction without keepdim writes any one-element out=
         o = _out(out, a, op)
-        require_dtype(o, "float32", op, "out")
-        if o.nbytes != 4:
+        require_dtype(o, to, op, "out")
+        if numel(o.shape) != 1:
             raise ValueError(f"kernelkit.{op}: out has shape {tuple(o.shape)}, expected one element")
         require_no_overlap(o, a, op, "out", "x")
-    n = numel(a.shape)
-    ws = workspace(a, _C.reduce_workspace_bytes(a.dtype, n), op)
-    _launch(op, (a, o, ws), s, _C.reduce, a.dtype, which, a.ptr, n, o.ptr, *_ws(ws))
+    acc = o if to == "float32" else empty(a, shape, "float32", op)
+    if dims is None:
+        n = numel(src.shape)
+        ws = None if fake else workspace(src, _C.reduce_workspace_bytes(src.dtype, n), op)
+        _launch(op, (src, acc, ws), s, _C.reduce, src.dtype, which, src.ptr, n, acc.ptr, *_ws(ws),
+                fake=fake)
+    else:
+        ws = None if fake else workspace(src, _C.row_reduce_workspace_bytes(src.dtype, rows, cols), op)
+        _launch(op, (src, acc, ws), s, _C.row_reduce, src.dtype, which, src.ptr, rows, cols, acc.ptr,
+                *_ws(ws), fake=fake)
+    if acc is not o:
+        _launch(op, (acc, o), s, _C.cast, "float32", to, numel(shape), o.ptr, acc.ptr, fake=fake)
     return o.obj
 
 
-def sum(x, *, out=None, stream=None):  # noqa: A001 (kernelkit.sum, like numpy.sum)
-    """Sum of all elements of x (float32, float16, bfloat16), accumulated in float32,
-    returned as a 0-d float32 array. Deterministic (same input, same bits)."""
-    return _reduce("sum", _C.REDUCE_SUM, x, out, stream)
+def _reduce_public(op, kind, x, dim, keepdim, dtype, out, stream):
+    t = _route(op, x, (), out, stream)
+    if t is not None:
+        if dim is not None:  # the schema's int[]?
+            dim = [dim] if isinstance(dim, int) else list(dim)
+        return t(x, dim, keepdim, _torch_dtype(dtype, op))
+    return _reduce(op, _REDUCE[kind], x, dim, keepdim, dtype, out, stream)
 
 
-def max(x, *, out=None, stream=None):  # noqa: A001
-    """Max of all elements of x as a 0-d float32 array (NaN wins; -inf when x is empty)."""
-    return _reduce("max", _C.REDUCE_MAX, x, out, stream)
+_REDUCE_DOC = """{title}
+
+    {torch}; differentiable with torch tensors that require grad{grad}.
+
+    Parameters
+    ----------
+    x : CUDA array (torch, CuPy, JAX, ...) of float32, float16 or bfloat16, any rank.
+    dim : int or sequence of ints, {dim_default}
+        The axes reduced (negative counts from the end){dim_none}. When they are the last
+        axes of a C-contiguous x the kernel reads x in place; otherwise x's framework first
+        makes a copy with those axes moved last (until kernelkit's col_reduce and
+        row-stride kernels are wired in).
+    keepdim : bool, default False
+        Keep the reduced axes, with size 1.
+    dtype : dtype, optional
+        The result's dtype (float32, float16, bfloat16). Default float32: the kernel
+        accumulates in and writes float32 whatever x's dtype (unlike torch, which returns
+        x's dtype); another dtype is one cast of the result more.
+    out : CUDA array, optional
+        The result's array (the result shape and dtype, C-contiguous).
+    stream : stream, optional
+        An int handle, a torch / CuPy stream or a __cuda_stream__ object; default: the
+        caller's framework's current stream on x's device.
+
+    Returns
+    -------
+    An array of x's framework: x.shape without the reduced axes (with size-1 axes when
+    keepdim).{ret}
+
+    Raises
+    ------
+    TypeError
+        x is not a CUDA array or not float32 / float16 / bfloat16; dim is not an int or
+        a sequence of ints; dtype= is not a float dtype.
+    IndexError
+        An axis of dim is out of range.
+    ValueError
+        An axis appears twice; out has the wrong shape, overlaps x or is on another device.
+    RuntimeError
+        A CUDA error; or out= / stream= given while x requires grad.
+
+    Example
+    -------
+    >>> {example}
+    """
 
 
-def min(x, *, out=None, stream=None):  # noqa: A001
-    """Min of all elements of x as a 0-d float32 array (NaN wins; +inf when x is empty)."""
-    return _reduce("min", _C.REDUCE_MIN, x, out, stream)
+def _doc(fn, **kw):
+    fn.__doc__ = _REDUCE_DOC.format(**kw)
+    return fn
+
+
+_ROW = dict(dim_default="default -1", dim_none="", ret="")
+_ALL = dict(dim_default="optional", dim_none="; None (default): every axis, with the device-wide "
+            "kernel", ret=" Deterministic: the same input gives the same bits.")
+
+
+def row_sum(x, dim=-1, keepdim=False, *, dtype=None, out=None, stream=None):
+    return _reduce_public("row_sum", "sum", x, dim, keepdim, dtype, out, stream)
+
+
+def row_max(x, dim=-1, keepdim=False, *, dtype=None, out=None, stream=None):
+    return _reduce_public("row_max", "max", x, dim, keepdim, dtype, out, stream)
+
+
+def row_min(x, dim=-1, keepdim=False, *, dtype=None, out=None, stream=None):
+    return _reduce_public("row_min", "min", x, dim, keepdim, dtype, out, stream)
+
+
+def sum(x, dim=None, keepdim=False, *, dtype=None, out=None, stream=None):  # noqa: A001
+    return _reduce_public("sum", "sum", x, dim, keepdim, dtype, out, stream)
+
+
+def max(x, dim=None, keepdim=False, *, dtype=None, out=None, stream=None):  # noqa: A001
+    return _reduce_public("max", "max", x, dim, keepdim, dtype, out, stream)
+
+
+def min(x, dim=None, keepdim=False, *, dtype=None, out=None, stream=None):  # noqa: A001
+    return _reduce_public("min", "min", x, dim, keepdim, dtype, out, stream)
+
+
+_MAXMIN_GRAD = " (the gradient goes to the maxima, shared evenly between ties, as torch.amax's)"
+_doc(row_sum, title="Sum of x over the last axis (or the axes dim names), accumulated in float32.",
+     torch="torch.sum's dim / keepdim / dtype", grad="", example="kernelkit.row_sum(x, dim=0)  "
+     "# the bias gradient of a (tokens, features) activation", **_ROW)
+_doc(row_max, title="Max of x over the last axis (or dim); NaN if a reduced slice holds one, "
+     "-inf for an empty one.", torch="torch.amax's dim / keepdim (values only, no indices)",
+     grad=_MAXMIN_GRAD, example="m = kernelkit.row_max(x, keepdim=True)",
+     **_ROW)
+_doc(row_min, title="Min of x over the last axis (or dim); NaN if a reduced slice holds one, "
+     "+inf for an empty one.", torch="torch.amin's dim / keepdim (values only, no indices)",
+     grad=_MAXMIN_GRAD.replace("maxima", "minima").replace("amax", "amin"),
+     example="m = kernelkit.row_min(x, dim=1)", **_ROW)
+_doc(sum, title="Sum of all elements of x (or over dim), accumulated in float32.",
+     torch="torch.sum's dim / keepdim / dtype", grad="",
+     example="kernelkit.sum(x)  # a 0-d float32 array", **_ALL)
+_doc(max, title="Max of all elements of x (or over dim); NaN wins; -inf when empty.",
+     torch="torch.amax's meaning (values only, no indices)", grad=_MAXMIN_GRAD,
+     example="kernelkit.max(x, dim=(0, 1))", **_ALL)
+_doc(min, title="Min of all elements of x (or over dim); NaN wins; +inf when empty.",
+     torch="torch.amin's meaning (values only, no indices)",
+     grad=_MAXMIN_GRAD.replace("maxima", "minima").replace("amax", "amin"),
+     example="kernelkit.min(x)", **_ALL)
 
 
 # ---- transpose, BLAS -------------------------------------------------------------------
 
-def transpose(x, *, out=None, stream=None):
-    """out (cols x rows) = x (rows x cols) transposed, materialized (not a view). Any dtype of
-    1, 2, 4 or 8 bytes; bits are copied unchanged."""
+def _transpose(x, out, stream, fake=False):
     op = "transpose"
-    a = describe(x, op, "x")
+    a = describe(x, op, "x", fake)
+    require_contiguous(a, op, "x")
     require_ndim(a, 2, op, "x")
     if a.dtype not in ITEMSIZE:
         raise TypeError(f"kernelkit.{op}: x has unsupported dtype {a.dtype}")
-    s = _stream(a, stream, op)
+    s = 0 if fake else _stream(a, stream, op)
     rows, cols = a.shape
     o = _output(op, out, a, (cols, rows), a.dtype, [(a, "x")])
-    _launch(op, (a, o), s, _C.transpose, ITEMSIZE[a.dtype], a.ptr, o.ptr, rows, cols)
+    _launch(op, (a, o), s, _C.transpose, ITEMSIZE[a.dtype], a.ptr, o.ptr, rows, cols, fake=fake)
     return o.obj
+
+
+def transpose(x, *, out=None, stream=None):
+    """x (rows x cols) transposed into a new cols x rows array (materialized, not a view).
+
+    Differentiable with torch tensors that require grad (its backward is a transpose).
+
+    Parameters
+    ----------
+    x : 2-D C-contiguous CUDA array of any dtype of 1, 2, 4 or 8 bytes (bits are copied
+        unchanged).
+    out : CUDA array, optional
+        cols x rows, x's dtype, C-contiguous, not overlapping x.
+    stream : stream, optional
+        As softmax.
+
+    Returns
+    -------
+    An array of x's framework, shape (cols, rows).
+
+    Raises
+    ------
+    TypeError
+        Not a CUDA array; an unknown dtype.
+    ValueError
+        x is not 2-D or not contiguous (its strides are named; nothing is copied); out has
+        the wrong shape, overlaps x or is on another device.
+    RuntimeError
+        A CUDA error; or out= / stream= given while x requires grad.
+
+    Example
+    -------
+    >>> kernelkit.transpose(torch.arange(6.0, device="cuda").view(2, 3)).shape
+    torch.Size([3, 2])
+    """
+    t = _route("transpose", x, (), out, stream)
+    if t is not None:
+        return t(x)
+    return _transpose(x, out, stream)
 
 
 def _scalars(op, alpha, beta):
@@ -191,40 +568,86 @@ def _scalars(op, alpha, beta):
                         f"{alpha!r} and {beta!r}") from None
 
 
-def gemv(A, x, *, trans=False, alpha=1.0, beta=0.0, out=None, stream=None):
-    """y = alpha * op(A) @ x + beta * y, float32. A is m x n (row-major, contiguous); op(A) is
-    A, or A.T with trans=True. y is out= (read when beta != 0, so beta != 0 needs out=)."""
+def _gemv(A, x, trans, alpha, beta, out, stream, fake=False):
     op = "gemv"
-    a = describe(A, op, "A")
-    v = describe(x, op, "x")
+    a = describe(A, op, "A", fake)
+    v = describe(x, op, "x", fake)
     require_dtype(a, "float32", op, "A")
     require_dtype(v, "float32", op, "x")
     require_ndim(a, 2, op, "A")
+    require_contiguous(a, op, "A")
+    require_contiguous(v, op, "x")
     m, n = a.shape
     trans = bool(trans)
     x_len, y_len = (m, n) if trans else (n, m)
     require_shape(v, (x_len,), op, "x")
     alpha, beta = _scalars(op, alpha, beta)
-    s = _stream(a, stream, op)
+    s = 0 if fake else _stream(a, stream, op)
     if out is None and beta != 0.0:
         raise ValueError(f"kernelkit.{op}: beta={beta} reads y: pass it as out=")
     o = _output(op, out, a, (y_len,), "float32", [(a, "A"), (v, "x")])
-    ws = workspace(a, _C.gemv_workspace_bytes(trans, m, n), op)
+    ws = None if fake else workspace(a, _C.gemv_workspace_bytes(trans, m, n), op)
     _launch(op, (a, v, o, ws), s, _C.gemv, trans, m, n, alpha, a.ptr, n or 1, v.ptr,
-            beta, o.ptr, *_ws(ws))
+            beta, o.ptr, *_ws(ws), fake=fake)
     return o.obj
 
 
-def sgemm(A, B, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0, out=None, stream=None):
-    """C = alpha * op(A) @ op(B) + beta * C, float32, row-major contiguous. op(A) is m x k
-    (A, or A.T with trans_a=True), op(B) is k x n. C is out= (read when beta != 0)."""
-    op = "sgemm"
-    a = describe(A, op, "A")
-    b = describe(B, op, "B")
+def gemv(A, x, *, trans=False, alpha=1.0, beta=0.0, out=None, stream=None):
+    """y = alpha * op(A) @ x + beta * y in float32, op(A) = A or A.T.
+
+    Differentiable with torch tensors that require grad (beta = 0 only: out= takes no
+    autograd); the backward is kernelkit's own gemv and sgemm.
+
+    Parameters
+    ----------
+    A : 2-D C-contiguous float32 CUDA array, m x n (row-major).
+    x : 1-D C-contiguous float32 CUDA array: n long (m with trans=True).
+    trans : bool, default False
+        op(A) = A.T.
+    alpha, beta : float
+        The scales; beta != 0 reads y, so it needs out=.
+    out : CUDA array, optional
+        y: float32, m long (n with trans=True).
+    stream : stream, optional
+        As softmax.
+
+    Returns
+    -------
+    y, an array of A's framework.
+
+    Raises
+    ------
+    TypeError
+        Not CUDA arrays, not float32, alpha / beta not numbers.
+    ValueError
+        Shapes that do not match, non-contiguous operands (strides named), beta != 0
+        without out=, overlap of out with A or x, different devices.
+    RuntimeError
+        A CUDA error; or out= / stream= given while an input requires grad.
+
+    Example
+    -------
+    >>> y = kernelkit.gemv(W, v)                 # W @ v
+    >>> z = kernelkit.gemv(W, u, trans=True)     # W.T @ u
+    """
+    t = _route("gemv", A, (x,), out, stream)
+    if t is not None:
+        alpha, beta = _scalars("gemv", alpha, beta)
+        if beta != 0.0:
+            raise ValueError(f"kernelkit.gemv: beta={beta} reads y: pass it as out=")
+        return t(A, x, bool(trans), alpha)
+    return _gemv(A, x, trans, alpha, beta, out, stream)
+
+
+def _sgemm(A, B, trans_a, trans_b, alpha, beta, out, stream, fake=False, op="sgemm"):
+    a = describe(A, op, "A", fake)
+    b = describe(B, op, "B", fake)
     require_dtype(a, "float32", op, "A")
     require_dtype(b, "float32", op, "B")
     require_ndim(a, 2, op, "A")
     require_ndim(b, 2, op, "B")
+    require_contiguous(a, op, "A")
+    require_contiguous(b, op, "B")
     trans_a, trans_b = bool(trans_a), bool(trans_b)
     m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
     kb, n = (b.shape[1], b.shape[0]) if trans_b else b.shape
@@ -232,88 +655,302 @@ def sgemm(A, B, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0, out=None, 
         raise ValueError(f"kernelkit.{op}: inner dimensions differ: op(A) is {m} x {k}, "
                          f"op(B) is {kb} x {n} (A {tuple(a.shape)}, B {tuple(b.shape)})")
     alpha, beta = _scalars(op, alpha, beta)
-    s = _stream(a, stream, op)
+    s = 0 if fake else _stream(a, stream, op)
     if out is None and beta != 0.0:
         raise ValueError(f"kernelkit.{op}: beta={beta} reads C: pass it as out=")
     o = _output(op, out, a, (m, n), "float32", [(a, "A"), (b, "B")])
-    ws = workspace(a, _C.sgemm_workspace_bytes(trans_a, trans_b, m, n, k), op)
+    ws = None if fake else workspace(a, _C.sgemm_workspace_bytes(trans_a, trans_b, m, n, k), op)
     # row-major and contiguous: each leading dimension is the row length (1 for an empty row)
     _launch(op, (a, b, o, ws), s, _C.sgemm, trans_a, trans_b, m, n, k, alpha, a.ptr,
-            a.shape[1] or 1, b.ptr, b.shape[1] or 1, beta, o.ptr, n or 1, *_ws(ws))
+            a.shape[1] or 1, b.ptr, b.shape[1] or 1, beta, o.ptr, n or 1, *_ws(ws), fake=fake)
     return o.obj
 
 
+def sgemm(A, B, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0, out=None, stream=None):
+    """C = alpha * op(A) @ op(B) + beta * C in float32 (IEEE, no tensor cores), row-major.
+
+    Differentiable with torch tensors that require grad (beta = 0 only); the backward is
+    two more kernelkit sgemm calls.
+
+    Parameters
+    ----------
+    A : 2-D C-contiguous float32 CUDA array; op(A) = A (m x k) or A.T with trans_a=True.
+    B : 2-D C-contiguous float32 CUDA array; op(B) = B (k x n) or B.T with trans_b=True.
+    trans_a, trans_b : bool, default False
+    alpha, beta : float
+        The scales; beta != 0 reads C, so it needs out=.
+    out : CUDA array, optional
+        C: float32, m x n, C-contiguous.
+    stream : stream, optional
+        As softmax.
+
+    Returns
+    -------
+    C, an array of A's framework.
+
+    Raises
+    ------
+    TypeError
+        Not CUDA arrays, not float32 (bfloat16 / float16 are refused: no half GEMM yet),
+        alpha / beta not numbers.
+    ValueError
+        Not 2-D, inner dimensions that differ, non-contiguous operands (strides named),
+        beta != 0 without out=, overlap of out with A or B, different devices.
+    RuntimeError
+        A CUDA error; or out= / stream= given while an input requires grad.
+
+    Example
+    -------
+    >>> C = kernelkit.sgemm(A, B, trans_b=True, alpha=0.5)   # 0.5 * A @ B.T
+    """
+    t = _route("sgemm", A, (B,), out, stream)
+    if t is not None:
+        alpha, beta = _scalars("sgemm", alpha, beta)
+        if beta != 0.0:
+            raise ValueError(f"kernelkit.sgemm: beta={beta} reads C: pass it as out=")
+        return t(A, B, bool(trans_a), bool(trans_b), alpha)
+    return _sgemm(A, B, trans_a, trans_b, alpha, beta, out, stream)
+
+
 def matmul(a, b, *, out=None, stream=None):
-    """a @ b for 2-D float32 arrays (sgemm)."""
-    return sgemm(a, b, out=out, stream=stream)
+    """a @ b for 2-D float32 arrays (kernelkit's sgemm).
+
+    Differentiable with torch tensors that require grad; the backward is kernelkit's sgemm.
+
+    Parameters
+    ----------
+    a : 2-D C-contiguous float32 CUDA array, m x k.
+    b : 2-D C-contiguous float32 CUDA array, k x n.
+    out : CUDA array, optional
+        float32, m x n.
+    stream : stream, optional
+        As softmax.
+
+    Returns
+    -------
+    An m x n float32 array of a's framework.
+
+    Raises
+    ------
+    TypeError, ValueError, RuntimeError
+        As sgemm (bfloat16 operands and mismatched inner dimensions included).
+
+    Example
+    -------
+    >>> h = kernelkit.matmul(x, w)   # x: (tokens, d_in), w: (d_in, d_out)
+    """
+    t = _route("matmul", a, (b,), out, stream)
+    if t is not None:
+        return t(a, b)
+    return _sgemm(a, b, False, False, 1.0, 0.0, out, stream, op="matmul")
 
 
 # ---- elementwise -----------------------------------------------------------------------
 
-def _unary(op, which, x, out, stream):
-    a = describe(x, op, "x")
+def _unary(op, which, x, out, stream, fake=False):
+    a = describe(x, op, "x", fake)
     require_float(a, op, "x")
-    s = _stream(a, stream, op)
+    require_contiguous(a, op, "x")
+    s = 0 if fake else _stream(a, stream, op)
     o = _output(op, out, a, a.shape, a.dtype, [(a, "x")], in_place=True)
-    _launch(op, (a, o), s, _C.unary, which, a.dtype, numel(a.shape), o.ptr, a.ptr)
+    _launch(op, (a, o), s, _C.unary, which, a.dtype, numel(a.shape), o.ptr, a.ptr, fake=fake)
     return o.obj
 
 
+_UNARY_DOC = """{title}
+
+    Differentiable with torch tensors that require grad{grad}.
+
+    Parameters
+    ----------
+    x : C-contiguous CUDA array of float32, float16 or bfloat16 (computed in float32).{extra}
+    out : CUDA array, optional
+        x's shape and dtype, C-contiguous; may be x itself (in place).
+    stream : stream, optional
+        As softmax.
+
+    Returns
+    -------
+    An array of x's framework, x's shape and dtype.
+
+    Raises
+    ------
+    TypeError
+        Not a CUDA array, an unsupported dtype.
+    ValueError
+        x not contiguous (strides named, nothing copied){raises}; out of the wrong shape,
+        overlapping x without being x, or on another device.
+    RuntimeError
+        A CUDA error; or out= / stream= given while x requires grad.
+
+    Example
+    -------
+    >>> {example}
+    """
+
+
+def _unary_public(op, which, x, out, stream, *extra):
+    t = _route(op, x, (), out, stream)
+    if t is not None:
+        return t(x, *extra)
+    return _unary(op, which, x, out, stream)
+
+
 def relu(x, *, out=None, stream=None):
-    """max(x, 0) elementwise (NaN stays NaN); float32, float16, bfloat16; out= may be x."""
-    return _unary("relu", _C.UNARY_RELU, x, out, stream)
+    return _unary_public("relu", _C.UNARY_RELU, x, out, stream)
+
+
+def _gelu_which(approximate):
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"kernelkit.gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return _C.UNARY_GELU if approximate == "none" else _C.UNARY_GELU_TANH
 
 
 def gelu(x, *, approximate="none", out=None, stream=None):
-    """gelu elementwise: x * Phi(x) (approximate="none", PyTorch's default) or the tanh form
-    (approximate="tanh"); float32, float16, bfloat16; out= may be x."""
-    if approximate not in ("none", "tanh"):
-        raise ValueError(f"kernelkit.gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    which = _C.UNARY_GELU if approximate == "none" else _C.UNARY_GELU_TANH
-    return _unary("gelu", which, x, out, stream)
+    return _unary_public("gelu", _gelu_which(approximate), x, out, stream, approximate)
 
 
 def sigmoid(x, *, out=None, stream=None):
-    """1 / (1 + exp(-x)) elementwise; float32, float16, bfloat16; out= may be x."""
-    return _unary("sigmoid", _C.UNARY_SIGMOID, x, out, stream)
+    return _unary_public("sigmoid", _C.UNARY_SIGMOID, x, out, stream)
 
 
-def _binary(op, which, x, y, out, stream):
-    a = describe(x, op, "a")
-    b = describe(y, op, "b")
+relu.__doc__ = _UNARY_DOC.format(
+    title="max(x, 0) elementwise (NaN stays NaN).", grad=" (gradient: g where the result > 0)",
+    extra="", raises="", example="h = kernelkit.relu(h, out=h)   # in place")
+gelu.__doc__ = _UNARY_DOC.format(
+    title="gelu elementwise: x * Phi(x), or its tanh approximation.",
+    grad=" (torch's gelu gradient, of the same approximation)",
+    extra="\n    approximate : {'none', 'tanh'}, default 'none'\n        torch's meaning: the "
+          "exact erf form or the tanh form.",
+    raises="; approximate not 'none' / 'tanh'",
+    example='kernelkit.gelu(x, approximate="tanh")')
+sigmoid.__doc__ = _UNARY_DOC.format(
+    title="1 / (1 + exp(-x)) elementwise.", grad=" (gradient: g * y * (1 - y))", extra="",
+    raises="", example="p = kernelkit.sigmoid(logits)")
+
+
+def _binary(op, which, x, y, out, stream, fake=False):
+    a = describe(x, op, "a", fake)
+    b = describe(y, op, "b", fake)
     require_float(a, op, "a")
     require_dtype(b, a.dtype, op, "b")
     if tuple(b.shape) != tuple(a.shape):
         raise ValueError(f"kernelkit.{op}: shapes differ: a {tuple(a.shape)}, b {tuple(b.shape)} "
                          "(no broadcasting)")
-    s = _stream(a, stream, op)
+    require_contiguous(a, op, "a")
+    require_contiguous(b, op, "b")
+    s = 0 if fake else _stream(a, stream, op)
     o = _output(op, out, a, a.shape, a.dtype, [(a, "a"), (b, "b")], in_place=True)
-    _launch(op, (a, b, o), s, _C.binary, which, a.dtype, numel(a.shape), o.ptr, a.ptr, b.ptr)
+    _launch(op, (a, b, o), s, _C.binary, which, a.dtype, numel(a.shape), o.ptr, a.ptr, b.ptr,
+            fake=fake)
     return o.obj
+
+
+_BINARY_DOC = """{title}
+
+    Differentiable with torch tensors that require grad{grad}.
+
+    Parameters
+    ----------
+    a, b : C-contiguous CUDA arrays of one shape (no broadcasting) and one dtype: float32,
+        float16 or bfloat16 (computed in float32).
+    out : CUDA array, optional
+        The shape and dtype of a; may be a or b itself (in place).
+    stream : stream, optional
+        As softmax.
+
+    Returns
+    -------
+    An array of a's framework.
+
+    Raises
+    ------
+    TypeError
+        Not CUDA arrays, unsupported or differing dtypes.
+    ValueError
+        Shapes that differ, non-contiguous operands (strides named), out of the wrong
+        shape or overlapping an input without being it, different devices.
+    RuntimeError
+        A CUDA error; or out= / stream= given while an input requires grad.
+
+    Example
+    -------
+    >>> {example}
+    """
+
+
+def _binary_public(op, which, a, b, out, stream):
+    t = _route(op, a, (b,), out, stream)
+    if t is not None:
+        return t(a, b)
+    return _binary(op, which, a, b, out, stream)
 
 
 def add(a, b, *, out=None, stream=None):
-    """a + b elementwise (same shape and dtype: float32, float16, bfloat16); out= may be a or b."""
-    return _binary("add", _C.BINARY_ADD, a, b, out, stream)
+    return _binary_public("add", _C.BINARY_ADD, a, b, out, stream)
 
 
 def mul(a, b, *, out=None, stream=None):
-    """a * b elementwise (same shape and dtype: float32, float16, bfloat16); out= may be a or b."""
-    return _binary("mul", _C.BINARY_MUL, a, b, out, stream)
+    return _binary_public("mul", _C.BINARY_MUL, a, b, out, stream)
 
 
-def cast(x, dtype, *, out=None, stream=None):
-    """x converted to dtype (float32, float16, bfloat16 in both directions; round to nearest
-    even, overflow to +-inf). dtype: a name ("bfloat16"), torch / numpy / JAX dtype."""
+add.__doc__ = _BINARY_DOC.format(title="a + b elementwise.", grad=" (g to both)",
+                                 example="h = kernelkit.add(h, residual)")
+mul.__doc__ = _BINARY_DOC.format(title="a * b elementwise.",
+                                 grad=" (g * b to a and g * a to b, with kernelkit.mul)",
+                                 example="y = kernelkit.mul(x, gate)")
+
+
+def _cast(x, dtype, out, stream, fake=False):
     op = "cast"
-    a = describe(x, op, "x")
+    a = describe(x, op, "x", fake)
     require_float(a, op, "x")
+    require_contiguous(a, op, "x")
     to = dtype_name(dtype, op)
     if to not in FLOAT_DTYPES:
         raise TypeError(f"kernelkit.{op}: unsupported target dtype {to} (float32, float16, bfloat16)")
-    s = _stream(a, stream, op)
+    s = 0 if fake else _stream(a, stream, op)
     same_size = (to == "float32") == (a.dtype == "float32")
     o = _output(op, out, a, a.shape, to, [(a, "x")], in_place=same_size)
-    _launch(op, (a, o), s, _C.cast, a.dtype, to, numel(a.shape), o.ptr, a.ptr)
+    _launch(op, (a, o), s, _C.cast, a.dtype, to, numel(a.shape), o.ptr, a.ptr, fake=fake)
     return o.obj
 
+
+def cast(x, dtype, *, out=None, stream=None):
+    """x converted to dtype (float32, float16, bfloat16, either way): round to nearest even,
+    overflow to +-inf.
+
+    Differentiable with torch tensors that require grad (the gradient is cast back).
+
+    Parameters
+    ----------
+    x : C-contiguous CUDA array of float32, float16 or bfloat16.
+    dtype : dtype
+        The target: a name ("bfloat16", "f16", ...), a torch / numpy / JAX dtype.
+    out : CUDA array, optional
+        x's shape, dtype `dtype`; may be x itself when the sizes match.
+    stream : stream, optional
+        As softmax.
+
+    Returns
+    -------
+    An array of x's framework, x's shape, dtype `dtype`.
+
+    Raises
+    ------
+    TypeError
+        Not a CUDA array, an unsupported source or target dtype.
+    ValueError
+        x not contiguous (strides named); out of the wrong shape, overlapping x without
+        being it, or on another device.
+    RuntimeError
+        A CUDA error; or out= / stream= given while x requires grad.
+
+    Example
+    -------
+    >>> xb = kernelkit.cast(x, torch.bfloat16)
+    """
+    t = _route("cast", x, (), out, stream)
+    if t is not None:
+        return t(x, _torch_dtype(dtype, "cast"))
+    return _cast(x, dtype, out, stream)

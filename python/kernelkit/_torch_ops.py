@@ -1,8 +1,19 @@
 # SPDX-License-Identifier: Apache-2.0
-"""kernelkit's functions as torch custom ops, torch.ops.kernelkit.<name>, with fake (meta)
-implementations, so that they trace under torch.compile and run inside CUDA graphs. The real
-implementations call the plain functions (torch's current stream, outputs from torch's
-caching allocator). Functional: no out=; every op returns a new tensor.
+"""kernelkit's functions as torch custom ops, torch.ops.kernelkit.<name>, so that they trace
+under torch.compile, run inside CUDA graphs and differentiate (eager, compiled, graphed).
+
+Imported by kernelkit._ops.torch_ops() at the first use of torch (never by
+``import kernelkit`` alone). For every op:
+- the real implementation is the plain function's body (_ops._<op>): torch's current
+  stream, outputs from torch's caching allocator;
+- the fake implementation is that same body with fake=True: the same describe and
+  require_* checks (dtype, shape, contiguity, device, inner dimensions, ...), the same
+  output allocation on the fake tensors, nothing read and nothing launched, so a fake
+  accepts and refuses exactly what the real op does;
+- the backward (register_autograd) uses kernelkit's ops where they exist (transpose, gemv,
+  sgemm / matmul, mul, cast) and torch's otherwise (softmax_backward below is the one place
+  to swap in kernelkit's softmax_backward kernels once the bindings have them).
+Functional: no out=, no stream=; every op returns a new tensor.
 """
 
 import torch
@@ -10,106 +21,295 @@ import torch
 from . import _ops
 
 _LIB = "kernelkit"
+_DEFAULT = {}  # name -> torch.ops.kernelkit.<name>.default (what _ops._route calls)
+
+grad_enabled = torch.is_grad_enabled
+is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
 
 
-def _op(name, fake):
-    """Registers the function below as kernelkit::name with fake implementation `fake`."""
-
-    def register(fn):
-        op = torch.library.custom_op(f"{_LIB}::{name}", mutates_args=())(fn)
-        op.register_fake(fake)
-        return op
-
-    return register
+def op(name):
+    """torch.ops.kernelkit.<name>.default."""
+    return _DEFAULT[name]
 
 
-def _same(x, *args, **kwargs):
-    return x.new_empty(x.shape)
+def _define(name, schema, real, fake, backward, setup_context):
+    o = torch.library.custom_op(f"{_LIB}::{name}", real, mutates_args=(), schema=schema)
+    o.register_fake(fake)
+    o.register_autograd(backward, setup_context=setup_context)
+    _DEFAULT[name] = getattr(getattr(torch.ops, _LIB), name).default
+    return o
 
 
-def _rows(x):
-    return x.new_empty(x.shape[:-1], dtype=torch.float32)
+def _kk(name):
+    return _DEFAULT[name]
 
 
-def _scalar(x):
-    return x.new_empty((), dtype=torch.float32)
+def _c(t):
+    return t.contiguous()
 
 
-def _transpose_fake(x):
-    if x.dim() != 2:
-        raise ValueError(f"kernelkit.transpose: x must be 2-D, got shape {tuple(x.shape)}")
-    return x.new_empty((x.shape[1], x.shape[0]))
+# ---- softmax ---------------------------------------------------------------------------
+
+def softmax_backward(y, g, dim, log):
+    """dx of softmax (log=False) or log_softmax (log=True) from its output y and the output's
+    gradient g, along dim, computed and returned in float32 (float64 stays float64).
+    TODO(issue 33): kernelkit.softmax_backward / log_softmax_backward (the C++ fused kernels,
+    one read of y and g, one write) once python/src binds them: this function only changes."""
+    t = torch.promote_types(torch.promote_types(y.dtype, g.dtype), torch.float32)
+    yf, gf = y.to(t), g.to(t)
+    if log:
+        return gf - yf.exp() * gf.sum(dim, keepdim=True)
+    return yf * (gf - (gf * yf).sum(dim, keepdim=True))
 
 
-def _of_x(name, fake):
-    """kernelkit::name(Tensor x) -> Tensor: the plain function of that name."""
+def _softmax_op(name, log):
+    def real(x, dim=-1, dtype=None):
+        return _ops._softmax(name, log, x, dim, dtype, None, None)
 
-    def fn(x: torch.Tensor) -> torch.Tensor:
-        return getattr(_ops, name)(x)
+    def fake(x, dim=-1, dtype=None):
+        return _ops._softmax(name, log, x, dim, dtype, None, None, fake=True)
 
-    return _op(name, fake)(fn)
+    def setup(ctx, inputs, output):
+        x, dim, _ = inputs
+        ctx.dim = dim if x.dim() else -1
+        ctx.x_dtype = x.dtype
+        ctx.save_for_backward(output)
 
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return softmax_backward(y, g, ctx.dim, log).to(ctx.x_dtype), None, None
 
-def _of_ab(name, fake):
-    """kernelkit::name(Tensor a, Tensor b) -> Tensor: the plain function of that name."""
-
-    def fn(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        return getattr(_ops, name)(a, b)
-
-    return _op(name, fake)(fn)
-
-
-softmax = _of_x("softmax", _same)
-log_softmax = _of_x("log_softmax", _same)
-row_sum = _of_x("row_sum", _rows)
-row_max = _of_x("row_max", _rows)
-row_min = _of_x("row_min", _rows)
-sum = _of_x("sum", _scalar)  # noqa: A001
-max = _of_x("max", _scalar)  # noqa: A001
-min = _of_x("min", _scalar)  # noqa: A001
-transpose = _of_x("transpose", _transpose_fake)
+    return _define(name, "(Tensor x, int dim=-1, ScalarType? dtype=None) -> Tensor", real, fake,
+                   backward, setup)
 
 
-def _gemv_fake(A, x, trans=False, alpha=1.0):
-    return A.new_empty((A.shape[1] if trans else A.shape[0],))
+softmax = _softmax_op("softmax", False)
+log_softmax = _softmax_op("log_softmax", True)
 
 
-@_op("gemv", _gemv_fake)
-def gemv(A: torch.Tensor, x: torch.Tensor, trans: bool = False, alpha: float = 1.0) -> torch.Tensor:
-    return _ops.gemv(A, x, trans=trans, alpha=alpha)
+# ---- reductions ------------------------------------------------------------------------
+
+def _reduced_dims(x, dim, default):
+    """The axes a reduction op reduced (the _ops._reduce rule), None for all of them."""
+    if dim is None:
+        dim = default
+    if dim is None:
+        return None
+    dims = _ops._dims(dim, x.dim(), "backward")
+    return None if (dims == () and x.dim() > 0) else dims
 
 
-def _sgemm_fake(A, B, trans_a=False, trans_b=False, alpha=1.0):
-    return A.new_empty((A.shape[1] if trans_a else A.shape[0], B.shape[0] if trans_b else B.shape[1]))
+def _expand(g, shape, dims, keepdim):
+    """g (a reduction's gradient) broadcast back to the input's shape."""
+    if not keepdim:
+        if dims is None:
+            g = g.reshape((1,) * len(shape))
+        else:
+            for d in dims:
+                g = g.unsqueeze(d)
+    return g.expand(shape)
 
 
-@_op("sgemm", _sgemm_fake)
-def sgemm(A: torch.Tensor, B: torch.Tensor, trans_a: bool = False, trans_b: bool = False,
-          alpha: float = 1.0) -> torch.Tensor:
-    return _ops.sgemm(A, B, trans_a=trans_a, trans_b=trans_b, alpha=alpha)
+def _reduce_op(name, kind, default_dim):
+    which = _ops._REDUCE[kind]
+
+    def real(x, dim=None, keepdim=False, dtype=None):
+        return _ops._reduce(name, which, x, default_dim if dim is None else dim, keepdim, dtype,
+                            None, None)
+
+    def fake(x, dim=None, keepdim=False, dtype=None):
+        return _ops._reduce(name, which, x, default_dim if dim is None else dim, keepdim, dtype,
+                            None, None, fake=True)
+
+    def setup(ctx, inputs, output):
+        x, dim, keepdim, _ = inputs
+        ctx.dims = _reduced_dims(x, dim, default_dim)
+        ctx.keepdim = keepdim
+        ctx.shape = x.shape
+        ctx.x_dtype = x.dtype
+        if kind != "sum":
+            ctx.save_for_backward(x, output)
+
+    def backward(ctx, g):
+        ge = _expand(g, ctx.shape, ctx.dims, ctx.keepdim)
+        if kind == "sum":
+            return ge.to(ctx.x_dtype), None, None, None
+        # max / min: the gradient goes to the extrema, shared evenly between ties (torch.amax)
+        x, y = ctx.saved_tensors
+        hit = x == _expand(y, ctx.shape, ctx.dims, ctx.keepdim)
+        if ctx.dims is None or ctx.dims == ():
+            count = hit.sum()
+        else:
+            count = hit.sum(ctx.dims, keepdim=True)
+        dx = torch.where(hit, ge / count, torch.zeros((), dtype=ge.dtype, device=ge.device))
+        return dx.to(ctx.x_dtype), None, None, None
+
+    schema = "(Tensor x, int[]? dim=None, bool keepdim=False, ScalarType? dtype=None) -> Tensor"
+    return _define(name, schema, real, fake, backward, setup)
 
 
-@_op("matmul", lambda a, b: a.new_empty((a.shape[0], b.shape[1])))
-def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return _ops.matmul(a, b)
+row_sum = _reduce_op("row_sum", "sum", [-1])
+row_max = _reduce_op("row_max", "max", [-1])
+row_min = _reduce_op("row_min", "min", [-1])
+sum = _reduce_op("sum", "sum", None)  # noqa: A001
+max = _reduce_op("max", "max", None)  # noqa: A001
+min = _reduce_op("min", "min", None)  # noqa: A001
 
 
-add = _of_ab("add", _same)
-mul = _of_ab("mul", _same)
-relu = _of_x("relu", _same)
+# ---- transpose, BLAS -------------------------------------------------------------------
+
+def _no_setup(ctx, inputs, output):
+    pass
 
 
-@_op("gelu", _same)
-def gelu(x: torch.Tensor, approximate: str = "none") -> torch.Tensor:
-    return _ops.gelu(x, approximate=approximate)
+transpose = _define(
+    "transpose", "(Tensor x) -> Tensor",
+    lambda x: _ops._transpose(x, None, None),
+    lambda x: _ops._transpose(x, None, None, fake=True),
+    lambda ctx, g: _kk("transpose")(_c(g)),
+    _no_setup)
 
 
-sigmoid = _of_x("sigmoid", _same)
+def _gemv_setup(ctx, inputs, output):
+    A, x, trans, alpha = inputs
+    ctx.trans, ctx.alpha = trans, alpha
+    ctx.save_for_backward(A, x)
 
 
-@_op("cast", lambda x, dtype: x.new_empty(x.shape, dtype=dtype))
-def cast(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    return _ops.cast(x, dtype)
+def _gemv_backward(ctx, g):
+    """y = alpha op(A) x: dx = alpha op(A)^T g (a gemv), dA = alpha (g x^T or x g^T) (an
+    outer product: an sgemm with k = 1)."""
+    A, x = ctx.saved_tensors
+    g = _c(g)
+    dA = dx = None
+    m, n = A.shape
+    if ctx.needs_input_grad[1]:
+        dx = _kk("gemv")(A, g, not ctx.trans, ctx.alpha)
+    if ctx.needs_input_grad[0]:
+        col, row = (x, g) if ctx.trans else (g, x)
+        dA = _kk("sgemm")(col.reshape(m, 1), row.reshape(1, n), False, False, ctx.alpha)
+    return dA, dx, None, None
+
+
+gemv = _define(
+    "gemv", "(Tensor A, Tensor x, bool trans=False, float alpha=1.) -> Tensor",
+    lambda A, x, trans=False, alpha=1.0: _ops._gemv(A, x, trans, alpha, 0.0, None, None),
+    lambda A, x, trans=False, alpha=1.0: _ops._gemv(A, x, trans, alpha, 0.0, None, None, fake=True),
+    _gemv_backward, _gemv_setup)
+
+
+def _sgemm_grads(ctx, A, B, g, ta, tb, alpha):
+    """C = alpha op(A) op(B): each gradient is one kernelkit sgemm with the right flags."""
+    g = _c(g)
+    sg = _kk("sgemm")
+    dA = dB = None
+    if ctx.needs_input_grad[0]:
+        dA = sg(B, g, tb, True, alpha) if ta else sg(g, B, False, not tb, alpha)
+    if ctx.needs_input_grad[1]:
+        dB = sg(g, A, True, ta, alpha) if tb else sg(A, g, not ta, False, alpha)
+    return dA, dB
+
+
+def _sgemm_setup(ctx, inputs, output):
+    A, B, ta, tb, alpha = inputs
+    ctx.ta, ctx.tb, ctx.alpha = ta, tb, alpha
+    ctx.save_for_backward(A, B)
+
+
+def _sgemm_backward(ctx, g):
+    A, B = ctx.saved_tensors
+    return (*_sgemm_grads(ctx, A, B, g, ctx.ta, ctx.tb, ctx.alpha), None, None, None)
+
+
+sgemm = _define(
+    "sgemm", "(Tensor A, Tensor B, bool trans_a=False, bool trans_b=False, float alpha=1.) -> Tensor",
+    lambda A, B, trans_a=False, trans_b=False, alpha=1.0:
+        _ops._sgemm(A, B, trans_a, trans_b, alpha, 0.0, None, None),
+    lambda A, B, trans_a=False, trans_b=False, alpha=1.0:
+        _ops._sgemm(A, B, trans_a, trans_b, alpha, 0.0, None, None, fake=True),
+    _sgemm_backward, _sgemm_setup)
+
+
+def _save_inputs(ctx, inputs, output):
+    ctx.save_for_backward(*inputs)
+
+
+def _matmul_backward(ctx, g):
+    a, b = ctx.saved_tensors
+    return _sgemm_grads(ctx, a, b, g, False, False, 1.0)
+
+
+matmul = _define(
+    "matmul", "(Tensor a, Tensor b) -> Tensor",
+    lambda a, b: _ops._sgemm(a, b, False, False, 1.0, 0.0, None, None, op="matmul"),
+    lambda a, b: _ops._sgemm(a, b, False, False, 1.0, 0.0, None, None, fake=True, op="matmul"),
+    _matmul_backward, _save_inputs)
+
+
+# ---- elementwise -----------------------------------------------------------------------
+
+def _binary_op(name, backward, setup):
+    which = {"add": _ops._C.BINARY_ADD, "mul": _ops._C.BINARY_MUL}[name]
+    return _define(name, "(Tensor a, Tensor b) -> Tensor",
+                   lambda a, b: _ops._binary(name, which, a, b, None, None),
+                   lambda a, b: _ops._binary(name, which, a, b, None, None, fake=True),
+                   backward, setup)
+
+
+def _mul_backward(ctx, g):
+    a, b = ctx.saved_tensors
+    g = _c(g)
+    da = _kk("mul")(g, b) if ctx.needs_input_grad[0] else None
+    db = _kk("mul")(g, a) if ctx.needs_input_grad[1] else None
+    return da, db
+
+
+add = _binary_op("add", lambda ctx, g: (g, g), _no_setup)
+mul = _binary_op("mul", _mul_backward, _save_inputs)
+
+
+def _unary_op(name, which, backward, save):
+    def setup(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0] if save == "x" else output)
+
+    return _define(name, "(Tensor x) -> Tensor",
+                   lambda x: _ops._unary(name, which, x, None, None),
+                   lambda x: _ops._unary(name, which, x, None, None, fake=True),
+                   backward, setup)
+
+
+relu = _unary_op("relu", _ops._C.UNARY_RELU,
+                 lambda ctx, g: torch.ops.aten.threshold_backward(g, ctx.saved_tensors[0], 0), "y")
+sigmoid = _unary_op("sigmoid", _ops._C.UNARY_SIGMOID,
+                    lambda ctx, g: torch.ops.aten.sigmoid_backward(g, ctx.saved_tensors[0]), "y")
+
+
+def _gelu_setup(ctx, inputs, output):
+    x, approximate = inputs
+    ctx.approximate = approximate
+    ctx.save_for_backward(x)
+
+
+gelu = _define(
+    "gelu", '(Tensor x, str approximate="none") -> Tensor',
+    lambda x, approximate="none": _ops._unary("gelu", _ops._gelu_which(approximate), x, None, None),
+    lambda x, approximate="none":
+        _ops._unary("gelu", _ops._gelu_which(approximate), x, None, None, fake=True),
+    lambda ctx, g: (torch.ops.aten.gelu_backward(g, ctx.saved_tensors[0],
+                                                 approximate=ctx.approximate), None),
+    _gelu_setup)
+
+
+def _cast_setup(ctx, inputs, output):
+    ctx.x_dtype = inputs[0].dtype
+
+
+cast = _define(
+    "cast", "(Tensor x, ScalarType dtype) -> Tensor",
+    lambda x, dtype: _ops._cast(x, dtype, None, None),
+    lambda x, dtype: _ops._cast(x, dtype, None, None, fake=True),
+    lambda ctx, g: (_kk("cast")(_c(g), ctx.x_dtype), None),
+    _cast_setup)
 
 
 OPS = {name: getattr(torch.ops.kernelkit, name) for name in _ops.__all__}

@@ -48,7 +48,7 @@ def args_for(name, make):
 # ---- the module -----------------------------------------------------------------------
 
 def test_import_exports_every_function():
-    assert sorted(kernelkit.__all__) == sorted(FUNCS + ["device_count"])
+    assert sorted(kernelkit.__all__) == sorted(FUNCS + ["device_count", "register_torch_ops"])
     for name in FUNCS:
         assert callable(getattr(kernelkit, name)), name
 
@@ -445,3 +445,163 @@ def test_empty_inputs_launch_nothing():
     # kernelkit returns before touching the device for rows == 0 (no CUDA call, no error)
     _C.softmax("float32", False, 1 << 40, 1 << 44, 0, 8, 0, 0)
     _C.transpose(4, 1 << 40, 1 << 44, 0, 8, 0, 0)
+
+
+# ---- import cost: no framework until one is used ---------------------------------------------
+
+def _fresh(code):
+    """Runs code in a fresh interpreter (this one has imported whatever the tests needed)."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in __import__("os").environ.items() if k != "KERNELKIT_NO_TORCH"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       cwd=pathlib.Path(kernelkit.__file__).parents[1], timeout=300)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_import_imports_no_framework():
+    out = _fresh("import sys, kernelkit\n"
+                 "print(sorted(m for m in ('torch', 'jax', 'cupy', 'numpy') if m in sys.modules))\n"
+                 "print(kernelkit.torch_ops_registered)")
+    assert out.split("\n")[:2] == ["[]", "False"]
+
+
+@needs_torch
+def test_torch_ops_are_registered_at_first_torch_use():
+    out = _fresh(
+        "import sys, kernelkit, torch\n"
+        "assert not kernelkit.torch_ops_registered and not hasattr(torch.ops.kernelkit, 'softmax')\n"
+        "try:\n"
+        "    kernelkit.softmax(torch.zeros(2, 3))  # a CPU tensor: refused, but torch is in use\n"
+        "except TypeError:\n"
+        "    pass\n"
+        "print(kernelkit.torch_ops_registered, torch.ops.kernelkit.softmax.default)")
+    assert out.strip() == "True kernelkit.softmax.default"
+    # torch imported first: registered at import; KERNELKIT_NO_TORCH=1: never
+    assert _fresh("import torch, kernelkit; print(kernelkit.torch_ops_registered)").strip() == "True"
+    assert _fresh("import os; os.environ['KERNELKIT_NO_TORCH'] = '1'\n"
+                  "import torch, kernelkit\n"
+                  "print(kernelkit.torch_ops_registered, kernelkit.register_torch_ops())").strip() == \
+        "False False"
+
+
+# ---- dim, keepdim, dtype -----------------------------------------------------------------
+
+def test_dim_errors(calls):
+    x = fake((4, 8))
+    o = fake((4,), ptr=1 << 44)
+    with pytest.raises(IndexError, match=r"dim 2 is out of range for a 2-D array \(expected in \[-2, 1\]\)"):
+        kernelkit.row_sum(x, dim=2, out=o)
+    with pytest.raises(IndexError, match="dim -3 is out of range"):
+        kernelkit.softmax(x, dim=-3, out=fake((4, 8), ptr=1 << 44))
+    with pytest.raises(ValueError, match="dim 1 appears twice"):
+        kernelkit.row_max(x, dim=(1, -1), out=o)
+    with pytest.raises(TypeError, match="dim must be an int or a sequence of ints"):
+        kernelkit.sum(x, dim=1.0, out=o)
+    with pytest.raises(TypeError, match="dim must be an int or a sequence of ints"):
+        kernelkit.sum(x, dim=(True,), out=o)
+    with pytest.raises(TypeError, match="dim must be one axis"):
+        kernelkit.log_softmax(x, dim=(0, 1), out=fake((4, 8), ptr=1 << 44))
+    with pytest.raises(TypeError, match="unsupported dtype= int32"):
+        kernelkit.row_sum(x, dtype="int32", out=o)
+    assert calls == []
+
+
+def test_dims_in_place_and_keepdim(calls, monkeypatch):
+    """The last axes of a contiguous array are read in place, whatever the spelling of dim;
+    keepdim only changes the output's shape."""
+    monkeypatch.setattr(_C, "row_reduce_workspace_bytes", lambda *a: 0)
+    X, O = 1 << 40, 1 << 44  # noqa: N806
+    x = fake((2, 3, 8), ptr=X)
+    kernelkit.row_sum(x, dim=2, out=fake((2, 3), ptr=O))
+    kernelkit.row_sum(x, dim=(-1, 1), out=fake((2,), ptr=O))
+    kernelkit.sum(x, dim=[1, 2], keepdim=True, out=fake((2, 1, 1), ptr=O))
+    kernelkit.max(x, dim=(0, 1, 2), out=fake((), ptr=O))
+    kernelkit.softmax(x, dim=2, out=fake((2, 3, 8), ptr=O))
+    kernelkit.log_softmax(x, -1, out=fake((2, 3, 8), ptr=O))
+    assert calls == [
+        ("row_reduce", ("float32", _C.REDUCE_SUM, X, 6, 8, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float32", _C.REDUCE_SUM, X, 2, 24, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float32", _C.REDUCE_SUM, X, 2, 24, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float32", _C.REDUCE_MAX, X, 1, 48, O, 0, 0, 0, 0)),
+        ("softmax", ("float32", False, X, O, 6, 8, 0, 0)),
+        ("softmax", ("float32", True, X, O, 6, 8, 0, 0)),
+    ]
+    with pytest.raises(ValueError, match=r"out has shape \(2, 3\), expected \(2, 3, 1\)"):
+        kernelkit.row_min(x, keepdim=True, out=fake((2, 3), ptr=O))
+    with pytest.raises(ValueError, match=r"out has shape \(\), expected \(1, 1, 1\)"):
+        kernelkit.sum(x, keepdim=True, out=fake((), ptr=O))
+
+
+def test_a_layout_the_kernels_cannot_read_needs_a_framework(calls):
+    """A non-last axis (or strided rows) is a copy by the array's framework first: a generic
+    array has none, so it is a ValueError naming the strides or the axes, never a launch."""
+    with pytest.raises(ValueError, match=r"reducing axes \(0,\) of a generic array needs a copy"):
+        kernelkit.row_sum(fake((4, 8)), dim=0, out=fake((8,), ptr=1 << 44))
+    with pytest.raises(ValueError, match=r"x is not C-contiguous \(shape \(4, 8\), strides \(4, 16\)\)"):
+        kernelkit.softmax(fake((4, 8), strides=(4, 16)), dim=0, out=fake((4, 8), ptr=1 << 44))
+    with pytest.raises(ValueError, match=r"not C-contiguous"):
+        kernelkit.sum(fake((4, 8), strides=(64, 4)), out=fake((), ptr=1 << 44))
+    assert calls == []
+
+
+def test_dtype_of_a_reduction_is_its_output(calls):
+    # the kernels write float32: another dtype= needs a float32 temporary from the framework
+    with pytest.raises(TypeError, match="cannot allocate an output beside a conftest.FakeCudaArray"):
+        kernelkit.row_sum(fake((4, 8)), dtype="float16", out=fake((4,), "float16", ptr=1 << 44))
+    with pytest.raises(TypeError, match="out has dtype float32, expected float16"):
+        kernelkit.sum(fake((4, 8)), dtype="f16", out=fake((), ptr=1 << 44))
+    assert calls == []
+
+
+# ---- docstrings, stubs -------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", FUNCS + ["device_count", "register_torch_ops"])
+def test_docstrings_have_every_section(name):
+    doc = getattr(kernelkit, name).__doc__
+    for section in ("Returns", "Example") + (("Parameters", "Raises") if name in FUNCS else ()):
+        assert f"\n    {section}\n    ---" in doc, f"{name}: no {section} section"
+
+
+def _stub_functions(name):
+    import ast
+
+    path = pathlib.Path(kernelkit.__file__).with_name(name)
+    tree = ast.parse(path.read_text())
+    return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+
+def _stub_params(fn):
+    """(name, kind, default source) of each parameter of a stub's def."""
+    import ast
+
+    a = fn.args
+    pos = a.posonlyargs + a.args
+    defaults = [None] * (len(pos) - len(a.defaults)) + [ast.unparse(d) for d in a.defaults]
+    out = [(p.arg, "POSITIONAL_OR_KEYWORD", d) for p, d in zip(pos, defaults)]
+    out += [(p.arg, "KEYWORD_ONLY", None if d is None else ast.unparse(d))
+            for p, d in zip(a.kwonlyargs, a.kw_defaults)]
+    return out
+
+
+def test_stubs_match_the_functions():
+    """__init__.pyi declares every public function with its exact parameters (names, kinds,
+    defaults); py.typed ships beside it (PEP 561)."""
+    here = pathlib.Path(kernelkit.__file__).parent
+    assert (here / "py.typed").is_file()
+    stubs = _stub_functions("__init__.pyi")
+    assert sorted(stubs) == sorted(kernelkit.__all__)
+    for name, fn in stubs.items():
+        sig = inspect.signature(getattr(kernelkit, name))
+        want = [(p.name, p.kind.name, None if p.default is p.empty else repr(p.default))
+                for p in sig.parameters.values()]
+        got = [(n, k, None if d is None else repr(eval(d))) for n, k, d in _stub_params(fn)]
+        assert got == want, name
+
+
+def test_extension_stub_names_every_function():
+    stubs = _stub_functions("_C.pyi")
+    names = {n for n, f in vars(_C).items() if callable(f) and not n.startswith("__")}
+    assert sorted(stubs) == sorted(names)

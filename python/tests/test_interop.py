@@ -137,3 +137,45 @@ def test_jax_cpu_array_is_a_type_error():
     x = jax.device_put(jnp.ones((4, 8), dtype=jnp.float32), cpus[0])
     with pytest.raises(TypeError, match="JAX array on cpu"):
         kernelkit.softmax(x)
+
+
+# ---- any axis, strided rows, dtype= (a copy by the array's own framework first) -----------
+
+@needs_cupy
+def test_cupy_axes_and_strides():
+    import cupy
+
+    h = np.random.default_rng(10).standard_normal((6, 40, 9)).astype(np.float32)
+    x = cupy.asarray(h)
+    y = kernelkit.softmax(x, dim=1)
+    assert isinstance(y, cupy.ndarray) and y.flags.c_contiguous
+    ref = np.moveaxis(np_softmax(np.moveaxis(h, 1, -1)), -1, 1)
+    np.testing.assert_allclose(cupy.asnumpy(y), ref, rtol=1e-5, atol=1e-6)
+    r = kernelkit.row_sum(x, dim=(0, 2), keepdim=True)
+    assert r.shape == (1, 40, 1)
+    np.testing.assert_allclose(cupy.asnumpy(r), h.astype(np.float64).sum((0, 2), keepdims=True),
+                               rtol=1e-5, atol=1e-4)
+    m = kernelkit.row_max(x[:, ::2, :])  # a strided view
+    np.testing.assert_array_equal(cupy.asnumpy(m), h[:, ::2, :].max(-1))
+    s = kernelkit.sum(x, dtype="float16")
+    assert s.dtype == np.float16
+    np.testing.assert_allclose(float(s), h.astype(np.float64).sum(), rtol=2e-3, atol=0.1)
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        kernelkit.relu(x[:, ::2, :])
+
+
+@needs_jax
+def test_jax_axes():
+    import jax
+    import jax.numpy as jnp
+
+    gpus = [d for d in jax.devices() if d.platform == "gpu"]
+    if not gpus:
+        pytest.skip("JAX sees no GPU")
+    h = np.random.default_rng(11).standard_normal((33, 50)).astype(np.float32)
+    x = jax.device_put(jnp.asarray(h), gpus[0])
+    y = kernelkit.log_softmax(x, dim=0)
+    assert isinstance(y, jax.Array) and y.shape == x.shape
+    np.testing.assert_allclose(np.asarray(y), np_softmax(h.T, log=True).T, rtol=1e-5, atol=1e-5)
+    r = kernelkit.row_min(x, dim=0)
+    np.testing.assert_array_equal(np.asarray(r), h.min(0))

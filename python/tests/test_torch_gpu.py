@@ -83,11 +83,16 @@ def test_softmax_special_values():
     assert torch.isnan(y[1]).all() and torch.isnan(y[2]).all()
 
 
-def test_requires_grad_input_is_detached():
+def test_requires_grad_input_keeps_the_graph():
+    """An input that requires grad goes through torch.ops.kernelkit.softmax (autograd);
+    under no_grad the direct path runs and the output has no graph."""
     x = rand((8, 100), torch.float32).requires_grad_()
     y = kernelkit.softmax(x)
-    assert not y.requires_grad
+    assert y.requires_grad and y.grad_fn is not None
     close(y, torch.softmax(x.detach().double(), -1))
+    with torch.no_grad():
+        z = kernelkit.softmax(x)
+    assert not z.requires_grad and torch.equal(z, y.detach())
 
 
 # ---- reductions ------------------------------------------------------------------------
@@ -385,12 +390,21 @@ def test_cuda_graph_capture_and_replay():
         assert torch.equal(outs[6], new.to(torch.bfloat16))
 
 
-def test_non_contiguous_tensor_is_refused():
+def test_non_contiguous_tensor_is_refused_by_flat_ops():
+    """Elementwise, transpose and BLAS read one flat range: a non-contiguous operand is a
+    ValueError naming its strides. The row ops take it (through the framework's copy that
+    their docstrings state, until the row-stride / axis kernels are wired in)."""
     x = rand((64, 32), torch.float32)
-    with pytest.raises(ValueError, match="not contiguous"):
-        kernelkit.softmax(x.t())
-    with pytest.raises(ValueError, match="not contiguous"):
-        kernelkit.row_sum(x[:, ::2])
+    with pytest.raises(ValueError, match=r"x is not contiguous \(shape \(32, 64\), strides \(1, 32\)\)"):
+        kernelkit.relu(x.t())
+    with pytest.raises(ValueError, match="b is not contiguous"):
+        kernelkit.add(x[:, ::2].contiguous(), x[:, ::2])
+    with pytest.raises(ValueError, match="A is not contiguous"):
+        kernelkit.matmul(x.t(), x)
+    with pytest.raises(ValueError, match="x is not contiguous"):
+        kernelkit.transpose(x.t())
+    close(kernelkit.softmax(x.t()), torch.softmax(x.t().double(), -1))
+    sum_close(kernelkit.row_sum(x[:, ::2]), x[:, ::2].double().sum(-1), x[:, ::2].double().abs().sum(-1))
 
 
 def test_errors_on_cuda_tensors():

@@ -12,6 +12,11 @@ if HAS_TORCH:
     import torch
 
     import kernelkit
+    from kernelkit import _ops
+
+    # conftest imported kernelkit before torch: the custom ops are registered at the first
+    # call with a torch tensor, or here (test_lazy_registration checks both in a fresh process)
+    kernelkit.register_torch_ops()
 
 # One call of every function: (name, args, kwargs, expected output shape, dtype). args(t)
 # makes the tensors with t(*shape, dtype=..., seed=...) on the test's device (meta or cuda);
@@ -38,6 +43,12 @@ SAMPLES = [
     ("gelu", lambda t: (t(11),), {"approximate": "tanh"}, (11,), "float32"),
     ("sigmoid", lambda t: (t(4, 4, dtype="bfloat16"),), {}, (4, 4), "bfloat16"),
     ("cast", lambda t: (t(6), torch.bfloat16), {}, (6,), "bfloat16"),
+    # torch's dim / keepdim (any axis: a non-last one is a framework copy today)
+    ("softmax", lambda t: (t(4, 6, 5),), {"dim": 1}, (4, 6, 5), "float32"),
+    ("log_softmax", lambda t: (t(7, 9, dtype="bfloat16"),), {"dim": 0}, (7, 9), "bfloat16"),
+    ("row_sum", lambda t: (t(5, 6, 7),), {"dim": [0, 2], "keepdim": True}, (1, 6, 1), "float32"),
+    ("max", lambda t: (t(3, 8, dtype="float16"),), {"dim": [1]}, (3,), "float32"),
+    ("sum", lambda t: (t(3, 8),), {"keepdim": True}, (1, 1), "float32"),
 ]
 
 
@@ -57,7 +68,7 @@ CASES = pytest.mark.parametrize("case", range(len(SAMPLES)), ids=lambda i: SAMPL
 
 def test_every_function_is_registered():
     assert kernelkit.torch_ops_registered
-    names = [n for n in kernelkit.__all__ if n != "device_count"]
+    names = list(_ops.__all__)
     assert sorted({s[0] for s in SAMPLES}) == sorted(names)
     for name in names:
         op = getattr(torch.ops.kernelkit, name)
@@ -66,7 +77,9 @@ def test_every_function_is_registered():
 
 def test_schemas():
     s = lambda n: str(getattr(torch.ops.kernelkit, n).default._schema)  # noqa: E731
-    assert s("softmax") == "kernelkit::softmax(Tensor x) -> Tensor"
+    assert s("softmax") == "kernelkit::softmax(Tensor x, int dim=-1, ScalarType? dtype=None) -> Tensor"
+    assert s("row_sum") == ("kernelkit::row_sum(Tensor x, int[]? dim=None, bool keepdim=False, "
+                            "ScalarType? dtype=None) -> Tensor")
     assert s("gemv") == "kernelkit::gemv(Tensor A, Tensor x, bool trans=False, float alpha=1.) -> Tensor"
     assert s("cast") == "kernelkit::cast(Tensor x, ScalarType dtype) -> Tensor"
     assert s("gelu") == "kernelkit::gelu(Tensor x, str approximate=\"none\") -> Tensor"
@@ -86,14 +99,284 @@ def test_traces_into_a_graph_without_a_gpu():
     def f(x, w):
         return torch.ops.kernelkit.row_sum(torch.ops.kernelkit.softmax(x)) + torch.ops.kernelkit.gemv(w, x[0])
 
-    g = make_fx(f, tracing_mode="fake")(torch.randn(4, 8), torch.randn(4, 8))
+    g = make_fx(f, tracing_mode="fake")(torch.randn(4, 8, device="meta"), torch.randn(4, 8, device="meta"))
     targets = [str(n.target) for n in g.graph.nodes if n.op == "call_function"]
     assert "kernelkit.softmax.default" in targets and "kernelkit.gemv.default" in targets
+
+
+def test_forward_and_backward_trace_without_a_gpu():
+    """The plain function with an input that requires grad runs the custom op; its backward
+    (register_autograd) traces with the fakes: what AOTAutograd does under torch.compile."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def f(x, w):
+        h = kernelkit.matmul(x, w)
+        y = kernelkit.log_softmax(h, dim=0)
+        return torch.autograd.grad(kernelkit.row_sum(y, dim=-1).sum(), (x, w))
+
+    x = torch.randn(4, 8, device="meta", requires_grad=True)
+    w = torch.randn(8, 3, device="meta", requires_grad=True)
+    g = make_fx(f, tracing_mode="fake")(x, w)
+    targets = [str(n.target) for n in g.graph.nodes if n.op == "call_function"]
+    # forward, and matmul's backward: two more kernelkit sgemm calls
+    assert targets.count("kernelkit.matmul.default") == 1
+    assert targets.count("kernelkit.sgemm.default") == 2
 
 
 def test_cpu_tensors_are_refused_by_the_real_implementation():
     with pytest.raises(TypeError, match="torch tensor on cpu"):
         torch.ops.kernelkit.softmax(torch.randn(3, 4))
+
+
+# ---- fakes: the real op's checks, without a GPU -------------------------------------------
+
+# Calls every real op refuses, with the exception and message it raises: the fake (on fake
+# CUDA tensors, as torch.compile traces) must raise the same. t(*shape, dtype=, device=) makes
+# a tensor; test_fake_and_real_refuse_alike (GPU) runs the same list on the real ops.
+REFUSED = [
+    ("matmul", lambda t: (t(4, 8, dtype="bfloat16"), t(8, 3, dtype="bfloat16")), {},
+     TypeError, "A has dtype bfloat16, expected float32"),
+    ("matmul", lambda t: (t(4, 8), t(7, 3)), {}, ValueError, r"inner dimensions differ"),
+    ("sgemm", lambda t: (t(4, 8), t(4, 3)), {"trans_a": True, "trans_b": True}, ValueError,
+     r"inner dimensions differ: op\(A\) is 8 x 4, op\(B\) is 3 x 4"),
+    ("softmax", lambda t: (t(4, 8, dtype="int32"),), {}, TypeError, "unsupported dtype int32"),
+    ("log_softmax", lambda t: (t(4, 8, dtype="float64"),), {}, TypeError, "unsupported dtype float64"),
+    ("softmax", lambda t: (t(4, 8),), {"dim": 2}, IndexError, "dim 2 is out of range"),
+    ("row_sum", lambda t: (t(4, 8),), {"dim": [0, -2]}, ValueError, "appears twice"),
+    ("relu", lambda t: (t(8, 4).t(),), {}, ValueError,
+     r"x is not contiguous \(shape \(4, 8\), strides \(1, 4\)\)"),
+    ("matmul", lambda t: (t(8, 4).t(), t(8, 3)), {}, ValueError, "A is not contiguous"),
+    ("gemv", lambda t: (t(4, 8), t(4)), {}, ValueError, r"x has shape \(4,\), expected \(8,\)"),
+    ("transpose", lambda t: (t(2, 3, 4),), {}, ValueError, "x must be 2-D"),
+    ("add", lambda t: (t(4, 8), t(8, 4)), {}, ValueError, "shapes differ"),
+    ("mul", lambda t: (t(4), t(4, dtype="float16")), {}, TypeError, "b has dtype float16"),
+    ("cast", lambda t: (t(4), torch.float64), {}, TypeError, "unsupported target dtype float64"),
+    ("gelu", lambda t: (t(4),), {"approximate": "erf"}, ValueError, "approximate must be"),
+    ("sum", lambda t: (t(4, dtype="int64"),), {}, TypeError, "unsupported dtype int64"),
+    ("softmax", lambda t: (t(4, 8, device="cpu"),), {}, TypeError, "torch tensor on cpu"),
+]
+REFUSED_IDS = [f"{c[0]}-{i}" for i, c in enumerate(REFUSED)]
+
+
+def _maker(device):
+    def t(*shape, dtype="float32", device=device):
+        return torch.empty(shape, dtype=getattr(torch, dtype), device=device)
+
+    return t
+
+
+@pytest.mark.parametrize("case", REFUSED, ids=REFUSED_IDS)
+def test_fakes_refuse_what_the_real_op_refuses(case):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    name, args, kwargs, exc, msg = case
+    with FakeTensorMode():
+        a = args(_maker("cuda"))
+        with pytest.raises(exc, match=msg):
+            getattr(torch.ops.kernelkit, name)(*a, **kwargs)
+
+
+def test_fakes_accept_what_the_real_op_reads():
+    """Shapes, dtypes and strides of the fakes' outputs, on fake CUDA tensors."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    k = torch.ops.kernelkit
+    with FakeTensorMode():
+        x = torch.empty(6, 5, 7, device="cuda", dtype=torch.bfloat16)
+        for y, shape, dtype in [
+            (k.softmax(x, 1), (6, 5, 7), torch.bfloat16),
+            (k.softmax(x.transpose(0, 2), -1), (7, 5, 6), torch.bfloat16),  # a copy first
+            (k.log_softmax(x, 0, torch.float32), (6, 5, 7), torch.float32),
+            (k.row_sum(x), (6, 5), torch.float32),
+            (k.row_sum(x, [0], True), (1, 5, 7), torch.float32),
+            (k.row_max(x, [-1, 0], False, torch.bfloat16), (5,), torch.bfloat16),
+            (k.sum(x), (), torch.float32),
+            (k.sum(x, None, True), (1, 1, 1), torch.float32),
+            (k.min(x, [1]), (6, 7), torch.float32),
+            (k.row_min(x[:, 1, :]), (6,), torch.float32),  # rows at a stride: a copy first
+        ]:
+            assert tuple(y.shape) == shape and y.dtype == dtype and y.device.type == "cuda"
+            assert y.is_contiguous()
+
+
+# ---- autograd wiring without a GPU ---------------------------------------------------------
+
+# (name, inputs (shape, dtype) of the tensors that get a gradient, other args, kwargs)
+GRAD_CASES = [
+    ("softmax", [((3, 5), "bfloat16")], (), {"dim": 0}),
+    ("log_softmax", [((2, 3, 4), "float32")], (), {"dtype": "float32"}),
+    ("row_sum", [((3, 5), "float16")], (), {"dim": 0, "keepdim": True}),
+    ("row_max", [((3, 5), "float32")], (), {}),
+    ("row_min", [((3, 5, 2), "bfloat16")], (), {"dim": (0, 2)}),
+    ("sum", [((3, 5), "float32")], (), {}),
+    ("max", [((3, 5), "float32")], (), {"dim": 1, "keepdim": True}),
+    ("min", [((4,), "float16")], (), {}),
+    ("transpose", [((3, 5), "float32")], (), {}),
+    ("gemv", [((3, 5), "float32"), ((5,), "float32")], (), {}),
+    ("gemv", [((3, 5), "float32"), ((3,), "float32")], (), {"trans": True, "alpha": 2.0}),
+    ("sgemm", [((5, 3), "float32"), ((4, 5), "float32")], (), {"trans_a": True, "trans_b": True}),
+    ("matmul", [((3, 5), "float32"), ((5, 2), "float32")], (), {}),
+    ("add", [((3, 5), "bfloat16"), ((3, 5), "bfloat16")], (), {}),
+    ("mul", [((7,), "float32"), ((7,), "float32")], (), {}),
+    ("relu", [((7,), "float16")], (), {}),
+    ("gelu", [((7,), "float32")], (), {"approximate": "tanh"}),
+    ("sigmoid", [((7,), "float32")], (), {}),
+    ("cast", [((7,), "float32")], ("bfloat16",), {}),
+]
+GRAD_IDS = [f"{c[0]}-{i}" for i, c in enumerate(GRAD_CASES)]
+
+
+def test_every_differentiable_op_has_a_grad_case():
+    assert {c[0] for c in GRAD_CASES} == set(_ops.__all__)
+
+
+@pytest.mark.parametrize("case", GRAD_CASES, ids=GRAD_IDS)
+@pytest.mark.parametrize("via", ["function", "custom_op"])
+def test_backward_is_wired_on_meta(case, via):
+    """The plain function keeps the graph (an output with a grad_fn), and backward gives
+    every input a gradient of its shape and dtype (the fakes and backward formulas, on meta
+    tensors)."""
+    name, inputs, extra, kwargs = case
+    xs = [torch.empty(shape, dtype=getattr(torch, dt), device="meta", requires_grad=True)
+          for shape, dt in inputs]
+    if via == "function":
+        f = getattr(kernelkit, name)
+    else:
+        op = getattr(torch.ops.kernelkit, name)
+        f = lambda *a, **kw: op(*a, **{k: (list(v) if isinstance(v, tuple) else  # noqa: E731
+                                           [v] if k == "dim" and name not in ("softmax", "log_softmax") else
+                                           getattr(torch, v) if k == "dtype" and isinstance(v, str)
+                                           else v) for k, v in kw.items()})
+        if name == "cast":
+            extra = (torch.bfloat16,)
+    y = f(*xs, *extra, **kwargs)
+    assert y.grad_fn is not None, f"{name}: the output has no grad_fn"
+    y.backward(torch.empty_like(y))
+    for x in xs:
+        assert x.grad is not None and x.grad.shape == x.shape and x.grad.dtype == x.dtype, name
+
+
+def test_no_grad_and_out_with_autograd():
+    x = torch.empty(3, 5, device="meta", requires_grad=True)
+    with pytest.raises(RuntimeError, match="out= and stream= do not support autograd"):
+        kernelkit.softmax(x, out=torch.empty(3, 5, device="meta"))
+    with pytest.raises(RuntimeError, match="do not support autograd"):
+        kernelkit.matmul(x, torch.empty(5, 2, device="meta"), stream=0)
+    with pytest.raises(ValueError, match="beta=1.0 reads y: pass it as out="):
+        kernelkit.gemv(x, torch.empty(5, device="meta"), beta=1)
+
+
+# The custom ops' bodies replaced by torch on the CPU (float64 welcome): torch's autograd then
+# runs kernelkit's registered backward formulas (and the kernelkit ops they call, also
+# replaced) on real numbers, so gradcheck can judge them without a GPU.
+def _cpu_bodies(monkeypatch):
+    C = _ops._C
+    unary = {C.UNARY_RELU: torch.relu, C.UNARY_SIGMOID: torch.sigmoid,
+             C.UNARY_GELU: torch.nn.functional.gelu,
+             C.UNARY_GELU_TANH: lambda x: torch.nn.functional.gelu(x, approximate="tanh")}
+    red = {C.REDUCE_SUM: torch.sum, C.REDUCE_MAX: torch.amax, C.REDUCE_MIN: torch.amin}
+
+    def dt(d):
+        return d if d is None or isinstance(d, torch.dtype) else getattr(torch, d)
+
+    def softmax(op, log, x, dim, dtype, out, stream, fake=False):
+        y = (torch.log_softmax if log else torch.softmax)(x, dim, dtype=dt(dtype))
+        return y if out is None else out.copy_(y)
+
+    def reduce(op, which, x, dim, keepdim, dtype, out, stream, fake=False):
+        dims = None if dim is None else _ops._dims(dim, x.dim(), op)
+        x = x.to(torch.promote_types(x.dtype, torch.float32))  # the kernels accumulate in float32
+        y = red[which](x) if not dims else red[which](x, dims, keepdim)
+        if dims is None and keepdim:
+            y = y.reshape((1,) * x.dim())
+        return y.to(dt(dtype) or torch.float32)
+
+    def gemv(A, x, trans, alpha, beta, out, stream, fake=False):
+        return alpha * ((A.t() if trans else A) @ x)
+
+    def sgemm(A, B, ta, tb, alpha, beta, out, stream, fake=False, op="sgemm"):
+        return alpha * ((A.t() if ta else A) @ (B.t() if tb else B))
+
+    monkeypatch.setattr(_ops, "_softmax", softmax)
+    monkeypatch.setattr(_ops, "_reduce", reduce)
+    monkeypatch.setattr(_ops, "_transpose", lambda x, out, stream, fake=False: x.t().clone())
+    monkeypatch.setattr(_ops, "_gemv", gemv)
+    monkeypatch.setattr(_ops, "_sgemm", sgemm)
+    monkeypatch.setattr(_ops, "_unary", lambda op, w, x, out, stream, fake=False: unary[w](x))
+    monkeypatch.setattr(_ops, "_binary", lambda op, w, a, b, out, stream, fake=False:
+                        a + b if w == C.BINARY_ADD else a * b)
+    monkeypatch.setattr(_ops, "_cast", lambda x, dtype, out, stream, fake=False:
+                        x.to(dt(dtype) if not isinstance(dtype, str) else getattr(torch, dtype),
+                             copy=True))
+
+
+# (name, f(kernelkit or torch module-like, *tensors), shapes): the same expression with torch
+GRADCHECK = [
+    ("softmax", lambda k, x: k.softmax(x, 0), [(4, 5)]),
+    ("log_softmax", lambda k, x: k.log_softmax(x, -1), [(3, 6)]),
+    ("row_sum", lambda k, x: k.row_sum(x, dim=(0, 2), keepdim=True, dtype=torch.float64), [(3, 4, 2)]),
+    ("row_max", lambda k, x: k.row_max(x, dtype=torch.float64), [(3, 5)]),
+    ("row_min", lambda k, x: k.row_min(x, dim=0, dtype=torch.float64), [(3, 5)]),
+    ("sum", lambda k, x: k.sum(x, dtype=torch.float64), [(3, 5)]),
+    ("max", lambda k, x: k.max(x, dim=1, dtype=torch.float64), [(3, 5)]),
+    ("min", lambda k, x: k.min(x, keepdim=True, dtype=torch.float64), [(3, 5)]),
+    ("transpose", lambda k, x: k.transpose(x), [(3, 5)]),
+    ("gemv", lambda k, A, x: k.gemv(A, x, alpha=1.5), [(3, 5), (5,)]),
+    ("gemv", lambda k, A, x: k.gemv(A, x, trans=True), [(3, 5), (3,)]),
+    ("sgemm", lambda k, A, B: k.sgemm(A, B, trans_a=True, alpha=0.5), [(4, 3), (4, 2)]),
+    ("sgemm", lambda k, A, B: k.sgemm(A, B, trans_b=True), [(3, 4), (2, 4)]),
+    ("sgemm", lambda k, A, B: k.sgemm(A, B, trans_a=True, trans_b=True), [(4, 3), (2, 4)]),
+    ("matmul", lambda k, a, b: k.matmul(a, b), [(3, 4), (4, 2)]),
+    ("add", lambda k, a, b: k.add(a, b), [(5,), (5,)]),
+    ("mul", lambda k, a, b: k.mul(a, b), [(5,), (5,)]),
+    ("relu", lambda k, x: k.relu(x), [(7,)]),
+    ("gelu", lambda k, x: k.gelu(x), [(7,)]),
+    ("gelu", lambda k, x: k.gelu(x, approximate="tanh"), [(7,)]),
+    ("sigmoid", lambda k, x: k.sigmoid(x), [(7,)]),
+    ("cast", lambda k, x: k.cast(x, torch.float64), [(7,)]),
+]
+
+
+@pytest.mark.parametrize("case", GRADCHECK, ids=[f"{c[0]}-{i}" for i, c in enumerate(GRADCHECK)])
+def test_backward_formulas_gradcheck_with_cpu_bodies(case, monkeypatch):
+    """gradcheck (float64) of each registered backward, the custom op's body computed by
+    torch on the CPU; first- and second-order (the backwards are differentiable)."""
+    _cpu_bodies(monkeypatch)
+    name, f, shapes = case
+    g = torch.Generator().manual_seed(7)
+    xs = [torch.randn(s, generator=g, dtype=torch.float64).requires_grad_() for s in shapes]
+    fn = lambda *a: f(kernelkit, *a)  # noqa: E731
+    assert fn(*xs).grad_fn is not None
+    assert torch.autograd.gradcheck(fn, xs)
+    if name not in ("row_max", "row_min", "max", "min", "relu"):
+        assert torch.autograd.gradgradcheck(fn, xs)
+
+
+def test_gradcheck_covers_every_op():
+    assert {c[0] for c in GRADCHECK} == set(_ops.__all__)
+
+
+def test_plain_functions_compile_fullgraph_with_backward(monkeypatch):
+    """torch.compile traces the plain functions without a graph break (they run the custom
+    ops while compiling) and AOTAutograd differentiates them: on the CPU, with the custom
+    ops' bodies (real and fake) swapped for torch."""
+    _cpu_bodies(monkeypatch)
+    torch._dynamo.reset()
+
+    def f(x, w, b):
+        h = kernelkit.gelu(kernelkit.add(kernelkit.matmul(x, w), b), approximate="tanh")
+        p = kernelkit.log_softmax(h, dim=0, dtype="float64")
+        return kernelkit.sum(kernelkit.row_max(p, dim=-1, keepdim=True, dtype=torch.float64))
+
+    g = torch.Generator().manual_seed(3)
+    args = [torch.randn(s, generator=g, dtype=torch.float64).requires_grad_()
+            for s in ((5, 4), (4, 3), (5, 3))]
+    want = torch.autograd.grad(f(*args), args)
+    compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
+    got = torch.autograd.grad(compiled(*args), args)
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b)
+    torch._dynamo.reset()
 
 
 # ---- on the GPU ------------------------------------------------------------------------
