@@ -56,17 +56,24 @@
 // Each input with its compute type as the output: f32, f16 and bf16 into float; f64, i32 and
 // i64 into themselves. reduce_workspace_bytes and row_reduce_workspace_bytes are constexpr
 // arithmetic (no kernel) and stay in the header.
-/// rms_norm, layer_norm, add_rms_norm and rms_norm_backward for x of float, __half, __nv_bfloat16
-/// with a float weight (and bias) or one of x's type, each declaration prefixed by KW.
-#define KERNELKIT_DETAIL_NORM(KW, T, W)                                                      \
-  KW cudaError_t rms_norm<T, W>(const T*, const W*, T*, float*, int64_t, int64_t, float,     \
-                                cudaStream_t);                                               \
-  KW cudaError_t layer_norm<T, W>(const T*, const W*, const W*, T*, float*, float*, int64_t, \
-                                  int64_t, float, cudaStream_t);                             \
-  KW cudaError_t add_rms_norm<T, W>(const T*, const T*, const W*, T*, T*, float*, int64_t,   \
-                                    int64_t, float, cudaStream_t);                           \
-  KW cudaError_t rms_norm_backward<T, W>(const T*, const T*, const W*, const float*, T*, W*, \
-                                         int64_t, int64_t, void*, size_t, cudaStream_t);
+/// rms_norm, layer_norm, add_rms_norm and their backward passes for x of float, __half,
+/// __nv_bfloat16 with a float weight (and bias) or one of x's type, each declaration prefixed by
+/// KW.
+#define KERNELKIT_DETAIL_NORM(KW, T, W)                                                            \
+  KW cudaError_t rms_norm<T, W>(const T*, const W*, T*, float*, int64_t, int64_t, float,           \
+                                cudaStream_t);                                                     \
+  KW cudaError_t layer_norm<T, W>(const T*, const W*, const W*, T*, float*, float*, int64_t,       \
+                                  int64_t, float, cudaStream_t);                                   \
+  KW cudaError_t add_rms_norm<T, W>(const T*, const T*, const W*, T*, T*, float*, int64_t,         \
+                                    int64_t, float, cudaStream_t);                                 \
+  KW cudaError_t rms_norm_backward<T, W>(const T*, const T*, const W*, const float*, T*, W*,       \
+                                         int64_t, int64_t, void*, size_t, cudaStream_t);           \
+  KW cudaError_t layer_norm_backward<T, W>(const T*, const T*, const W*, const float*,             \
+                                           const float*, T*, W*, W*, int64_t, int64_t, void*,      \
+                                           size_t, cudaStream_t);                                  \
+  KW cudaError_t add_rms_norm_backward<T, W>(const T*, const T*, const T*, const W*, const float*, \
+                                             T*, W*, int64_t, int64_t, void*, size_t,              \
+                                             cudaStream_t);
 #define KERNELKIT_INSTANTIATE_NORM(KW)            \
   KERNELKIT_DETAIL_NORM(KW, float, float)         \
   KERNELKIT_DETAIL_NORM(KW, __half, float)        \

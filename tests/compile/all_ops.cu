@@ -11,8 +11,9 @@
 // combine over the partials); gemv (kGemvConfigs: each entry's main kernel and combine
 // kernel); sgemm (kSgemmConfigs: each entry's kernel, the combines of split partials and,
 // through its pack of op(B), float transpose's entries); rms_norm, layer_norm and add_rms_norm
-// (kNormConfigs: each element size's entries, float and same-type weights), rms_norm_backward
-// (kNormBackwardConfigs and the partials' reduction); elementwise
+// (kNormConfigs: each element size's entries, float and same-type weights), rms_norm_backward,
+// layer_norm_backward and add_rms_norm_backward (kNormBackwardConfigs for each kind, and the
+// partials' reduction); elementwise
 // (kEwConfigs: the entries each call's types and functor allow).
 #include <kernelkit/kernelkit.cuh>
 
@@ -66,6 +67,8 @@ void norm_ops(T* p, W* w, float* f, cudaStream_t s) {
   (void)kk::layer_norm(p, w, w, p, f, f, 1, 1, 1e-5f, s);
   (void)kk::add_rms_norm(p, p, w, p, p, f, 1, 1, 1e-5f, s);
   (void)kk::rms_norm_backward(p, p, w, f, p, w, 1, 1, f, 0, s);
+  (void)kk::layer_norm_backward(p, p, w, f, f, p, w, w, 1, 1, f, 0, s);
+  (void)kk::add_rms_norm_backward(p, p, p, w, f, p, w, 1, 1, f, 0, s);
 }
 
 template <typename T>

@@ -22,6 +22,8 @@ cudaError_t kernelkit_compiled_calls(float* f, __half* h, __nv_bfloat16* b, doub
   keep(kk::layer_norm(h, h, h, h, f, f, 4, 8, 1e-5f));
   keep(kk::add_rms_norm(b, b, f, b, b, f, 4, 8, 1e-5f));
   keep(kk::rms_norm_backward(b, b, b, f, b, b, 4, 8, ws, ws_bytes));
+  keep(kk::layer_norm_backward(h, h, f, f, f, h, f, f, 4, 8, ws, ws_bytes));
+  keep(kk::add_rms_norm_backward(f, f, f, f, f, f, f, 4, 8, ws, ws_bytes));
   keep(kk::sum(f, 32, f, ws, ws_bytes));
   keep(kk::max(h, 32, f, ws, ws_bytes));
   keep(kk::min(i, 32, i, ws, ws_bytes));

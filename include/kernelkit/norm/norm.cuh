@@ -187,45 +187,63 @@ template <typename T, typename W>
   return detail::run_norm(NormKind::kAddRms, a, stream);
 }
 
-/// The arguments rms_norm_backward accepts: sizes >= 0; rows * cols * sizeof(T) within int64;
-/// when the problem is not empty, dy, x, rstd and dx non-null; dweight only with a weight, and
-/// then a workspace of at least rms_norm_backward_workspace_bytes(rows, cols) (non-null, 4-byte
-/// aligned); every pointer aligned to its type; dx may be exactly dy; nothing else written
-/// overlaps anything read or written.
+/// The arguments a backward pass of kind `kind` accepts (a.mean, a.dbias: kLayer only; a.dsum:
+/// kAddRms only; null otherwise): sizes >= 0; rows * cols * sizeof(T) within int64; dweight
+/// only with a weight; when the problem is not empty, dy, x, rstd, dx (and kLayer's mean)
+/// non-null; where dweight or dbias is wanted (rows >= 1), a workspace of at least
+/// norm_backward_workspace_bytes(kind, rows, cols) bytes, non-null and 4-byte aligned; every
+/// pointer aligned to its type; dx may be exactly dy or exactly dsum; nothing else written
+/// overlaps anything read or written (the workspace included).
 template <typename T, typename W>
-bool rms_norm_backward_args_ok(const detail::NormBackwardArgs<T, W>& a, const void* workspace,
-                               size_t workspace_bytes) {
+bool norm_backward_args_ok(NormKind kind, const detail::NormBackwardArgs<T, W>& a,
+                           const void* workspace, size_t workspace_bytes) {
   static_assert(std::is_same_v<T, float> || is_half_like_v<T>,
                 "the norm ops support float, __half and __nv_bfloat16");
   static_assert(std::is_same_v<W, float> || std::is_same_v<W, T>,
                 "the weight is float or the type of x");
+  if (kind != NormKind::kRms && kind != NormKind::kLayer && kind != NormKind::kAddRms) return false;
   if (a.rows < 0 || a.cols < 0) return false;
   if (a.weight == nullptr && a.dweight != nullptr) return false;
+  if (kind != NormKind::kLayer && (a.mean != nullptr || a.dbias != nullptr)) return false;
+  if (kind != NormKind::kAddRms && a.dsum != nullptr) return false;
   if (a.cols == 0) return true;
-  if (a.rows == 0) return a.dweight == nullptr || is_element_aligned(a.dweight);
+  if (!is_element_aligned(a.dweight) || !is_element_aligned(a.dbias)) return false;
+  const int64_t v = a.cols * int64_t{sizeof(W)};
+  if (a.cols > INT64_MAX / int64_t{sizeof(W)}) return false;
+  if (ranges_overlap(a.dweight, a.dweight ? v : 0, a.dbias, a.dbias ? v : 0)) return false;
+  if (a.rows == 0) return true;  // dweight and dbias are written (zeros), nothing else
   if (a.dy == nullptr || a.x == nullptr || a.rstd == nullptr || a.dx == nullptr) return false;
+  if (kind == NormKind::kLayer && a.mean == nullptr) return false;
   if (a.rows > INT64_MAX / a.cols || a.rows * a.cols > INT64_MAX / int64_t{sizeof(T)}) return false;
   if (!is_element_aligned(a.dy) || !is_element_aligned(a.x) || !is_element_aligned(a.weight) ||
-      !is_element_aligned(a.rstd) || !is_element_aligned(a.dx) || !is_element_aligned(a.dweight))
+      !is_element_aligned(a.mean) || !is_element_aligned(a.rstd) || !is_element_aligned(a.dsum) ||
+      !is_element_aligned(a.dx))
     return false;
   const int64_t m = a.rows * a.cols * int64_t{sizeof(T)};
-  const int64_t v = a.cols * int64_t{sizeof(W)};
-  const int64_t ws = static_cast<int64_t>(rms_norm_backward_workspace_bytes(a.rows, a.cols));
-  if (a.dweight != nullptr && (workspace == nullptr || workspace_bytes < static_cast<size_t>(ws) ||
-                               reinterpret_cast<std::uintptr_t>(workspace) % 4 != 0))
+  const bool wanted = a.dweight != nullptr || a.dbias != nullptr;
+  const int64_t ws =
+      wanted ? static_cast<int64_t>(norm_backward_workspace_bytes(kind, a.rows, a.cols)) : 0;
+  if (wanted && (workspace == nullptr || workspace_bytes < static_cast<size_t>(ws) ||
+                 reinterpret_cast<std::uintptr_t>(workspace) % 4 != 0))
     return false;
   struct Range {
     const void* p;
     int64_t bytes;
   };
-  const Range outs[] = {{a.dx, m}, {a.dweight, a.dweight ? v : 0}, {workspace, a.dweight ? ws : 0}};
-  const Range ins[] = {{a.dy, m}, {a.x, m}, {a.weight, a.weight ? v : 0}, {a.rstd, a.rows * 4}};
-  for (int i = 0; i < 3; ++i)
-    for (int j = i + 1; j < 3; ++j)
+  const Range outs[] = {
+      {a.dx, m}, {a.dweight, a.dweight ? v : 0}, {a.dbias, a.dbias ? v : 0}, {workspace, ws}};
+  const Range ins[] = {{a.dy, m},
+                       {a.x, m},
+                       {a.dsum, a.dsum ? m : 0},
+                       {a.weight, a.weight ? v : 0},
+                       {a.mean, a.mean ? a.rows * 4 : 0},
+                       {a.rstd, a.rows * 4}};
+  for (int i = 0; i < 4; ++i)
+    for (int j = i + 1; j < 4; ++j)
       if (ranges_overlap(outs[i].p, outs[i].bytes, outs[j].p, outs[j].bytes)) return false;
-  for (int i = 0; i < 3; ++i) {
-    for (int j = 0; j < 4; ++j) {
-      const bool exact_ok = i == 0 && j == 0;
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 6; ++j) {
+      const bool exact_ok = i == 0 && (j == 0 || j == 2);  // dx over dy or dsum
       if (exact_ok ? partial_overlap(outs[i].p, outs[i].bytes, ins[j].p, ins[j].bytes)
                    : ranges_overlap(outs[i].p, outs[i].bytes, ins[j].p, ins[j].bytes))
         return false;
@@ -234,24 +252,73 @@ bool rms_norm_backward_args_ok(const detail::NormBackwardArgs<T, W>& a, const vo
   return true;
 }
 
-/// Launches plan p (made by plan_norm_backward for these operands) of rms_norm_backward: the row
-/// kernel of its entry of kNormBackwardConfigs, then, when dweight is wanted, the partials'
-/// column sums.
+/// rms_norm_backward's arguments: norm_backward_args_ok(NormKind::kRms, ...).
 template <typename T, typename W>
-cudaError_t launch_norm_backward(const NormBackwardPlan& p, const detail::NormBackwardArgs<T, W>& a,
-                                 cudaStream_t stream) {
+bool rms_norm_backward_args_ok(const detail::NormBackwardArgs<T, W>& a, const void* workspace,
+                               size_t workspace_bytes) {
+  return norm_backward_args_ok(NormKind::kRms, a, workspace, workspace_bytes);
+}
+
+/// Launches plan p (made by plan_norm_backward for these operands) of the backward pass of
+/// `kind`: the row kernel of its entry of kNormBackwardConfigs, then, when dweight or dbias is
+/// wanted, the partials' column sums (p.gradients of them).
+template <typename T, typename W>
+cudaError_t launch_norm_backward(const NormBackwardPlan& p, NormKind kind,
+                                 const detail::NormBackwardArgs<T, W>& a, cudaStream_t stream) {
   using namespace detail;
   constexpr ConfigRange kEntries = norm_backward_configs_of(sizeof(T));
   const NormBackwardConfig key = norm_backward_config(p, sizeof(T));
   KERNELKIT_RETURN_IF_ERROR(
-      (dispatch_table<kNormBackwardConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
-        constexpr NormBackwardConfig c = kNormBackwardConfigs[decltype(i)::value];
-        return launch(norm_rms_backward_kernel<T, W, c.pack, c.block>, p.shape, stream, a);
+      (dispatch<NormKind::kRms, NormKind::kLayer, NormKind::kAddRms>(kind, [&](auto k) {
+        constexpr NormKind kKind = decltype(k)::value;
+        return dispatch_table<kNormBackwardConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
+          constexpr NormBackwardConfig c = kNormBackwardConfigs[decltype(i)::value];
+          return launch(norm_backward_kernel<kKind, T, W, c.pack, c.block>, p.shape, stream, a);
+        });
       })));
-  if (a.dweight == nullptr) return cudaSuccess;
-  return launch(norm_rms_backward_reduce_kernel<W>, p.reduce, stream,
-                static_cast<const float*>(a.partial), p.parts, a.cols, a.dweight);
+  // the wanted gradients first (grid.y = p.gradients of them)
+  NormColumnSums<W> sums{{nullptr, nullptr}, {nullptr, nullptr}};
+  int g = 0;
+  if (a.dweight != nullptr) sums.partial[g] = a.partial_w, sums.out[g++] = a.dweight;
+  if (a.dbias != nullptr) sums.partial[g] = a.partial_b, sums.out[g++] = a.dbias;
+  if (g == 0) return cudaSuccess;
+  return launch(norm_backward_reduce_kernel<W>, p.reduce, stream, sums, p.parts, a.cols);
 }
+
+namespace detail {
+// Every backward pass: check, plan for the current device, launch. The partials: dweight's
+// at the workspace's start, dbias's after them.
+template <typename T, typename W>
+cudaError_t run_norm_backward(NormKind kind, NormBackwardArgs<T, W> a, void* workspace,
+                              size_t workspace_bytes, cudaStream_t stream) {
+  KERNELKIT_REQUIRE(norm_backward_args_ok(kind, a, workspace, workspace_bytes));
+  if (a.cols == 0) return cudaSuccess;
+  if (a.rows == 0) {
+    // the empty sums
+    const size_t v = static_cast<size_t>(a.cols) * sizeof(W);
+    if (a.dweight != nullptr) KERNELKIT_RETURN_IF_ERROR(cudaMemsetAsync(a.dweight, 0, v, stream));
+    if (a.dbias != nullptr) KERNELKIT_RETURN_IF_ERROR(cudaMemsetAsync(a.dbias, 0, v, stream));
+    return cudaSuccess;
+  }
+  const int64_t part_floats = std::min(a.rows, kNormBackwardParts) * a.cols;
+  float* ws = static_cast<float*>(workspace);
+  a.partial_w = a.dweight != nullptr ? ws : nullptr;
+  a.partial_b = a.dbias != nullptr ? ws + (a.dweight != nullptr ? part_floats : 0) : nullptr;
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  const Alignment x_at =
+      common_alignment(alignment_of(a.dy), alignment_of(a.x), alignment_of(a.dx),
+                       alignment_of(a.dsum), Alignment(a.cols * int64_t{sizeof(T)}));
+  const Alignment w_at = alignment_of(a.weight);
+  const int gradients = (a.dweight != nullptr ? 1 : 0) + (a.dbias != nullptr ? 1 : 0);
+  const int64_t fewest =
+      norm_backward_fewest_bytes(kind, a.rows, a.cols, sizeof(T), sizeof(W), a.weight != nullptr,
+                                 gradients, a.dsum != nullptr);
+  const NormBackwardPlan p =
+      plan_norm_backward(a.rows, a.cols, sizeof(T), sizeof(W), x_at, w_at, gradients, fewest, d);
+  return launch_norm_backward(p, kind, a, stream);
+}
+}  // namespace detail
 
 /// The gradients of rms_norm (y = x * rstd * weight): dx = rstd * (g - x * rstd^2 * mean(g *
 /// x)) with g = dy * weight, and dweight[c] = the sum over the rows of dy * x * rstd, from the
@@ -267,20 +334,53 @@ template <typename T, typename W>
                                             const float* rstd, T* dx, W* dweight, int64_t rows,
                                             int64_t cols, void* workspace, size_t workspace_bytes,
                                             cudaStream_t stream = nullptr) {
-  const detail::NormBackwardArgs<T, W> a{
-      dy, x, weight, rstd, dx, dweight, static_cast<float*>(workspace), rows, cols};
-  KERNELKIT_REQUIRE(rms_norm_backward_args_ok(a, workspace, workspace_bytes));
-  if (cols == 0) return cudaSuccess;
-  if (rows == 0) {
-    return dweight == nullptr ? cudaSuccess : cudaMemsetAsync(dweight, 0, cols * sizeof(W), stream);
-  }
-  DeviceInfo d;
-  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
-  const Alignment x_at = common_alignment(alignment_of(dy), alignment_of(x), alignment_of(dx),
-                                          Alignment(cols * int64_t{sizeof(T)}));
-  const Alignment w_at = common_alignment(alignment_of(weight), alignment_of(dweight));
-  const NormBackwardPlan p = plan_norm_backward(rows, cols, sizeof(T), sizeof(W), x_at, w_at, d);
-  return launch_norm_backward(p, a, stream);
+  const detail::NormBackwardArgs<T, W> a{dy,      x,       weight,  nullptr, rstd, nullptr, dx,
+                                         dweight, nullptr, nullptr, nullptr, rows, cols};
+  return detail::run_norm_backward(NormKind::kRms, a, workspace, workspace_bytes, stream);
+}
+
+/// The gradients of layer_norm (y = xhat * weight + bias, xhat = (x - mean) * rstd), from the
+/// mean and rstd layer_norm saved: dx = rstd * (g - mean_c(g) - xhat * mean_c(g * xhat)) with g
+/// = dy * weight; dweight[c] = the sum over the rows of dy * xhat; dbias[c] = the sum over the
+/// rows of dy. Types as layer_norm (dweight and dbias of the weight's type). weight null: no
+/// scale (g = dy; dweight must be null); dweight, dbias null: not wanted (dbias needs no bias
+/// pointer: the bias does not enter dx). Where either gradient is wanted, a workspace of
+/// layer_norm_backward_workspace_bytes(rows, cols) bytes (whatever it holds): one row of float
+/// partials a block for each, summed in a fixed order (the same bits run after run). dx may be
+/// exactly dy. rows == 0 writes dweight = dbias = 0; cols == 0 does nothing. Reads dy and x
+/// twice (the second time mostly from L2), writes dx once. Returns cudaErrorInvalidValue,
+/// before any launch and with nothing written, when norm_backward_args_ok fails (negative
+/// sizes, a null dy / x / mean / rstd / dx with a non-empty problem, dweight without a weight,
+/// a too-small or misaligned workspace, a pointer misaligned for its type, an overlap other
+/// than dx == dy, rows * cols * sizeof(T) overflowing int64).
+template <typename T, typename W>
+[[nodiscard]] cudaError_t layer_norm_backward(const T* x, const T* dy, const W* weight,
+                                              const float* mean, const float* rstd, T* dx,
+                                              W* dweight, W* dbias, int64_t rows, int64_t cols,
+                                              void* workspace, size_t workspace_bytes,
+                                              cudaStream_t stream = nullptr) {
+  const detail::NormBackwardArgs<T, W> a{dy,      x,     weight,  mean,    rstd, nullptr, dx,
+                                         dweight, dbias, nullptr, nullptr, rows, cols};
+  return detail::run_norm_backward(NormKind::kLayer, a, workspace, workspace_bytes, stream);
+}
+
+/// The gradients of add_rms_norm (sum_out = x + residual, y = rms_norm(sum_out, weight)), from
+/// the sum_out and rstd it saved: dx = rms_norm_backward's dx of sum_out, plus dsum (the
+/// gradient arriving on sum_out, e.g. from the next residual add; null: none), in one kernel.
+/// dx is the gradient of both x and residual (d sum_out / dx = d sum_out / d residual = 1):
+/// the caller uses the one tensor for both. dweight[c] = the sum over the rows of dy * sum_out
+/// * rstd. Workspace: add_rms_norm_backward_workspace_bytes(rows, cols) where dweight is
+/// wanted. dx may be exactly dy or exactly dsum. Same types, special cases, reads and errors as
+/// rms_norm_backward (dsum read once more).
+template <typename T, typename W>
+[[nodiscard]] cudaError_t add_rms_norm_backward(const T* sum, const T* dy, const T* dsum,
+                                                const W* weight, const float* rstd, T* dx,
+                                                W* dweight, int64_t rows, int64_t cols,
+                                                void* workspace, size_t workspace_bytes,
+                                                cudaStream_t stream = nullptr) {
+  const detail::NormBackwardArgs<T, W> a{dy,      sum,     weight,  nullptr, rstd, dsum, dx,
+                                         dweight, nullptr, nullptr, nullptr, rows, cols};
+  return detail::run_norm_backward(NormKind::kAddRms, a, workspace, workspace_bytes, stream);
 }
 
 }  // namespace kernelkit

@@ -244,15 +244,17 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
 }
 
 // ---------------------------------------------------------------------------------------
-// rms_norm_backward: a block of 256 threads per row (rows p, p + parts, ...; parts =
-// min(rows, kNormBackwardParts) blocks), the row read twice (the second read from L2 while
-// the block's row is there), the weight's gradient as one row of float partials a block in
-// the caller's workspace, added up by a second kernel in part order.
+// The backward passes (rms_norm_backward, layer_norm_backward, add_rms_norm_backward): a
+// block of 256 threads per row (rows p, p + parts, ...; parts = min(rows, kNormBackwardParts)
+// blocks), the row read twice (the second read from L2 while the block's row is there), each
+// weight gradient (dweight, layer_norm's dbias) as one row of float partials a block in the
+// caller's workspace, added up by a second kernel in part order (deterministic).
 
-/// Blocks (and rows of partials) of rms_norm_backward at most.
+/// Blocks (and rows of partials) of a backward pass at most.
 inline constexpr int64_t kNormBackwardParts = 512;
 
-/// One kernel configuration of rms_norm_backward (an entry of kNormBackwardConfigs).
+/// One kernel configuration of the backward passes (an entry of kNormBackwardConfigs); the
+/// kind is the launcher's other template argument, as in launch_norm.
 struct NormBackwardConfig {
   int elem_bytes = 0;  ///< 4: float; 2: __half, __nv_bfloat16
   int pack = 0;        ///< elements per access (16 bytes, or 1)
@@ -264,9 +266,9 @@ constexpr bool operator==(const NormBackwardConfig& a, const NormBackwardConfig&
   return a.elem_bytes == b.elem_bytes && a.pack == b.pack && a.block == b.block;
 }
 
-/// Every configuration rms_norm_backward launches, each element size's entries together:
-/// 256 threads, 16-byte packs (every operand and the row stride on the 16-byte grid) or one
-/// element per access.
+/// Every configuration the backward passes launch (each for every kind), each element size's
+/// entries together: 256 threads, 16-byte packs (every operand and the row stride on the
+/// 16-byte grid) or one element per access.
 inline constexpr NormBackwardConfig kNormBackwardConfigs[] = {
     {4, 4, 256}, {4, 1, 256}, {2, 8, 256}, {2, 1, 256}};
 
@@ -277,12 +279,17 @@ constexpr ConfigRange norm_backward_configs_of(int elem_bytes) {
   });
 }
 
-/// Every decision of one rms_norm_backward call.
+/// Every decision of one backward call.
 struct NormBackwardPlan {
   int pack = 1;        ///< elements per access
   int64_t parts = 0;   ///< blocks of the row kernel, rows of partials: min(rows, 512)
+  int gradients = 0;   ///< weight gradients summed over the rows (dweight, dbias): 0..2
+  int64_t bytes = 0;   ///< bytes the plan moves through DRAM: the fewest, the partials written
+                       ///< and read back, and the rows' second read where the rows in flight
+                       ///< (parts of them) overflow half the L2
   LaunchShape shape;   ///< the row kernel (grid = parts)
-  LaunchShape reduce;  ///< the partials' column sums (blocks of 32 columns x 8 slices)
+  LaunchShape reduce;  ///< the partials' column sums: blocks of 32 columns x 8 slices, grid.y =
+                       ///< gradients (nothing launched at 0)
 };
 
 /// The configuration plan p launches with elem_bytes-byte elements.
@@ -290,30 +297,70 @@ inline NormBackwardConfig norm_backward_config(const NormBackwardPlan& p, int el
   return {elem_bytes, p.pack, static_cast<int>(p.shape.block.x)};
 }
 
-/// Bytes of workspace rms_norm_backward needs to write dweight (a rows x cols problem): one
-/// row of cols floats a block, min(rows, kNormBackwardParts) rows. 0 for an empty problem.
-/// Pure.
+/// The fewest bytes a backward call moves: dy, x (add_rms_norm: the saved sum), dsum where
+/// given (add_rms_norm), the weight where given, rstd and (layer_norm) mean read once; dx
+/// written once, and each weight gradient wanted (`gradients` of them: dweight, dbias) once.
+/// w_elem_bytes: the size of the weight's (and the gradients') element.
+inline int64_t norm_backward_fewest_bytes(NormKind kind, int64_t rows, int64_t cols, int elem_bytes,
+                                          int w_elem_bytes, bool weight, int gradients, bool dsum) {
+  const int64_t matrix = rows * cols * elem_bytes;
+  const int64_t matrices = 3 + (dsum ? 1 : 0);  // dy, x, dx (+ dsum)
+  const int64_t stats = rows * 4 * (kind == NormKind::kLayer ? 2 : 1);
+  const int64_t vectors = (weight ? 1 : 0) + gradients;
+  return matrices * matrix + cols * w_elem_bytes * vectors + stats;
+}
+
+/// Bytes of workspace rms_norm_backward (and add_rms_norm_backward) needs to write dweight (a
+/// rows x cols problem): one row of cols floats a block, min(rows, kNormBackwardParts) rows. 0
+/// for an empty problem. Pure.
 inline size_t rms_norm_backward_workspace_bytes(int64_t rows, int64_t cols) {
   if (rows <= 0 || cols <= 0) return 0;
   return static_cast<size_t>(std::min(rows, kNormBackwardParts)) * static_cast<size_t>(cols) * 4;
 }
 
-/// The plan of rms_norm_backward over rows x cols (>= 1) elem_bytes-byte elements: x_at the
-/// common alignment of dy, x, dx and the row stride; w_at the weight's and dweight's. Pure.
+/// Bytes of workspace add_rms_norm_backward needs to write dweight: as rms_norm_backward.
+inline size_t add_rms_norm_backward_workspace_bytes(int64_t rows, int64_t cols) {
+  return rms_norm_backward_workspace_bytes(rows, cols);
+}
+
+/// Bytes of workspace layer_norm_backward needs to write dweight and / or dbias: a row of
+/// partials a block for each (twice rms_norm_backward's). 0 for an empty problem. Pure.
+inline size_t layer_norm_backward_workspace_bytes(int64_t rows, int64_t cols) {
+  return 2 * rms_norm_backward_workspace_bytes(rows, cols);
+}
+
+/// Bytes of workspace the backward pass of `kind` needs for its weight gradients: the
+/// function of that kind above. Pure.
+inline size_t norm_backward_workspace_bytes(NormKind kind, int64_t rows, int64_t cols) {
+  return kind == NormKind::kLayer ? layer_norm_backward_workspace_bytes(rows, cols)
+                                  : rms_norm_backward_workspace_bytes(rows, cols);
+}
+
+/// The plan of a backward pass over rows x cols (>= 1) elem_bytes-byte elements: x_at the
+/// common alignment of dy, x, dx (and dsum) and the row stride; w_at the weight's (Alignment()
+/// without one), of weight_bytes-byte elements; gradients: the weight gradients wanted (0..2);
+/// fewest: norm_backward_fewest_bytes of the call. Pure.
 inline NormBackwardPlan plan_norm_backward(int64_t rows, int64_t cols, int elem_bytes,
                                            int weight_bytes, Alignment x_at, Alignment w_at,
-                                           const DeviceInfo& d) {
+                                           int gradients, int64_t fewest, const DeviceInfo& d) {
   NormBackwardPlan p;
   const int full = kMaxPackBytes / elem_bytes;
   p.pack = x_at.fits(kMaxPackBytes) && w_at.fits(std::min(kMaxPackBytes, full * weight_bytes))
                ? full
                : 1;
   p.parts = std::min(rows, kNormBackwardParts);
+  p.gradients = gradients;
   p.shape.block = dim3(256);
   p.shape.grid = dim3(static_cast<unsigned>(p.parts));
   p.reduce.block = dim3(256);
   p.reduce.grid =
-      dim3(static_cast<unsigned>(grid_size_for(ceil_div<int64_t>(cols, 32) * 256, 256, d)));
+      dim3(static_cast<unsigned>(grid_size_for(ceil_div<int64_t>(cols, 32) * 256, 256, d)),
+           static_cast<unsigned>(std::max(gradients, 1)));
+  // the partials: written by the row kernel, read by the column sums
+  p.bytes = fewest + int64_t{gradients} * 2 * p.parts * cols * 4;
+  // the second read of dy and x comes from L2 while the rows in flight fit half of it
+  if (p.parts * 2 * cols * elem_bytes > int64_t{d.l2_bytes} / 2)
+    p.bytes += 2 * rows * cols * elem_bytes;
   return p;
 }
 

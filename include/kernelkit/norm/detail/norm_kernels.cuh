@@ -410,95 +410,136 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, 2))
 }
 
 // ---------------------------------------------------------------------------------------
-// rms_norm backward: dx = rstd * (g - x * rstd^2 * mean(g * x)), g = dy * w; dweight = sum
-// over the rows of dy * x * rstd.
+// The backward passes, with xhat = (x - mean) * rstd (rms kinds: mean = 0) and g = dy * w:
+// dx = rstd * (g - mean_c(g) - xhat * mean_c(g * xhat)), mean_c(g) only for layer_norm (for
+// rms that is rstd * g - x * rstd^3 * mean_c(g * x)); add_rms_norm: x is the saved sum, and
+// the gradient arriving on the sum (dsum) is added to dx. dweight = sum over the rows of dy *
+// xhat, dbias (layer_norm) = sum over the rows of dy.
 
-// The operands of one backward call. weight, dweight may be null (no scale; dweight not
-// wanted); partial: `parts` x cols floats of workspace (dweight only).
+// The operands of one backward call. weight, dweight, dbias, dsum may be null (no scale; a
+// gradient not wanted; no gradient on the sum); mean: kLayer only, dsum: kAddRms only, dbias:
+// kLayer only. partial_w / partial_b: `parts` x cols floats of workspace each, where dweight /
+// dbias is wanted.
 template <typename T, typename W>
 struct NormBackwardArgs {
   const T* dy;
-  const T* x;
+  const T* x;  // x; kAddRms: the sum x + residual the forward saved
   const W* weight;
+  const float* mean;
   const float* rstd;
+  const T* dsum;
   T* dx;
   W* dweight;
-  float* partial;
+  W* dbias;
+  float* partial_w;
+  float* partial_b;
   int64_t rows;
   int64_t cols;
 };
 
+// Loads Pack elements of dy, x at element o of the row's matrix and of the weight at column
+// c: g = dy * w (dy where there is no weight), xhat = (x - mean) * rstd; dy kept as read.
+template <int Pack, typename T, typename W>
+__device__ __forceinline__ void norm_backward_load(const NormBackwardArgs<T, W>& a, int64_t o,
+                                                   int64_t c, float mean, float rstd,
+                                                   float (&dy)[Pack], float (&g)[Pack],
+                                                   float (&xhat)[Pack]) {
+  norm_load<Pack>(a.dy + o, dy);
+  norm_load<Pack>(a.x + o, xhat);
+#pragma unroll
+  for (int j = 0; j < Pack; ++j) {
+    xhat[j] = (xhat[j] - mean) * rstd;
+    g[j] = dy[j];
+  }
+  if (a.weight != nullptr) {
+    float w[Pack];
+    norm_load<Pack>(a.weight + c, w);
+#pragma unroll
+    for (int j = 0; j < Pack; ++j)
+      g[j] *= w[j];
+  }
+}
+
 // Block p (of gridDim.x = parts) takes rows p, p + parts, ...: a first read of the row for
-// sum(g * x), a second (from L2 while the block's row is there) that writes dx and adds dy *
-// x * rstd into the block's own row of partials (each element by the one thread that owns its
-// column: written at the block's first row, added to in row order after: deterministic, and
-// correct whatever the workspace held).
-template <typename T, typename W, int Pack, int Block>
+// sum(g * xhat) (and sum(g)), a second (from L2 while the block's row is there) that writes dx
+// and adds dy * xhat (and dy) into the block's own rows of partials (each element by the one
+// thread that owns its column: written at the block's first row, added to in row order after:
+// deterministic, and correct whatever the workspace held). dx may be exactly dy or dsum: each
+// thread reads its own elements of them before writing dx there.
+template <NormKind Kind, typename T, typename W, int Pack, int Block>
 __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, 4))
-    norm_rms_backward_kernel(const NormBackwardArgs<T, W> a) {
+    norm_backward_kernel(const NormBackwardArgs<T, W> a) {
+  constexpr bool kLayer = Kind == NormKind::kLayer;
   const int64_t n = a.cols / Pack;
   const float inv_cols = 1.f / static_cast<float>(a.cols);
-  float* part = a.partial + int64_t{blockIdx.x} * a.cols;
+  const int64_t part = int64_t{blockIdx.x} * a.cols;
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
     const int64_t offset = row * a.cols;
     const bool first = row == blockIdx.x;
-    float s = 0.f;
-#pragma unroll 1
-    for (int64_t v = threadIdx.x; v < n; v += Block) {
-      float dy[Pack], x[Pack];
-      norm_load<Pack>(a.dy + offset + v * Pack, dy);
-      norm_load<Pack>(a.x + offset + v * Pack, x);
-      if (a.weight != nullptr) {
-        float w[Pack];
-        norm_load<Pack>(a.weight + v * Pack, w);
-#pragma unroll
-        for (int j = 0; j < Pack; ++j)
-          dy[j] *= w[j];
-      }
-#pragma unroll
-      for (int j = 0; j < Pack; ++j)
-        s += dy[j] * x[j];
-    }
     const float r = a.rstd[row];
-    const float k = r * r * r * block_all_reduce<Block>(s, Sum{}) * inv_cols;
+    const float mu = kLayer ? a.mean[row] : 0.f;
+    float sgx = 0.f, sg = 0.f;  // this thread's sums of g * xhat and (kLayer) of g
 #pragma unroll 1
     for (int64_t v = threadIdx.x; v < n; v += Block) {
-      float dy[Pack], x[Pack], g[Pack];
-      norm_load<Pack>(a.dy + offset + v * Pack, dy);
-      norm_load<Pack>(a.x + offset + v * Pack, x);
+      float dy[Pack], g[Pack], xhat[Pack];
+      norm_backward_load<Pack>(a, offset + v * Pack, v * Pack, mu, r, dy, g, xhat);
+#pragma unroll
+      for (int j = 0; j < Pack; ++j) {
+        sgx += g[j] * xhat[j];
+        if (kLayer) sg += g[j];
+      }
+    }
+    const float mgx = block_all_reduce<Block>(sgx, Sum{}) * inv_cols;
+    const float mg = kLayer ? block_all_reduce<Block>(sg, Sum{}) * inv_cols : 0.f;
+#pragma unroll 1
+    for (int64_t v = threadIdx.x; v < n; v += Block) {
+      float dy[Pack], g[Pack], xhat[Pack], dx[Pack];
+      norm_backward_load<Pack>(a, offset + v * Pack, v * Pack, mu, r, dy, g, xhat);
 #pragma unroll
       for (int j = 0; j < Pack; ++j)
-        g[j] = dy[j];
-      if (a.weight != nullptr) {
-        float w[Pack];
-        norm_load<Pack>(a.weight + v * Pack, w);
+        dx[j] = r * (g[j] - mg - xhat[j] * mgx);
+      if (Kind == NormKind::kAddRms && a.dsum != nullptr) {
+        float ds[Pack];
+        norm_load<Pack>(a.dsum + offset + v * Pack, ds);
 #pragma unroll
         for (int j = 0; j < Pack; ++j)
-          g[j] *= w[j];
+          dx[j] += ds[j];
       }
-      float dx[Pack];
-#pragma unroll
-      for (int j = 0; j < Pack; ++j)
-        dx[j] = r * g[j] - x[j] * k;
       norm_store<Pack>(a.dx + offset + v * Pack, dx);
-      if (a.dweight != nullptr) {
+      if (a.partial_w != nullptr) {
+        float* pw = a.partial_w + part + v * Pack;
 #pragma unroll
-        for (int j = 0; j < Pack; ++j) {
-          const float add = dy[j] * x[j] * r;
-          part[v * Pack + j] = first ? add : part[v * Pack + j] + add;
-        }
+        for (int j = 0; j < Pack; ++j)
+          pw[j] = first ? dy[j] * xhat[j] : pw[j] + dy[j] * xhat[j];
+      }
+      if (kLayer && a.partial_b != nullptr) {
+        float* pb = a.partial_b + part + v * Pack;
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          pb[j] = first ? dy[j] : pb[j] + dy[j];
       }
     }
   }
 }
 
-// dweight[c] = the sum over the parts' rows of partial[p][c]: blocks of 32 columns x 8
-// slices of the parts (slice y sums parts y, y + 8, ... in order), the 8 slices then added in
+// The weight gradients' column sums: blockIdx.y picks one (partial[y] -> out[y]).
+template <typename W>
+struct NormColumnSums {
+  const float* partial[2];  // parts x cols floats each
+  W* out[2];                // cols each; null where not wanted
+};
+
+// out[y][c] = the sum over the parts' rows of partial[y][p][c]: blocks of 32 columns x 8
+// slices of the parts (slice s sums parts s, s + 8, ... in order), the 8 slices then added in
 // slice order (deterministic).
 template <typename W>
 __global__ void __launch_bounds__(256)
-    norm_rms_backward_reduce_kernel(const float* partial, int64_t parts, int64_t cols, W* dweight) {
+    norm_backward_reduce_kernel(const NormColumnSums<W> sums, int64_t parts, int64_t cols) {
   __shared__ float slices[8][33];
+  // (selected, not indexed: a run-time index into the parameter puts it on the stack)
+  const float* partial = blockIdx.y == 0 ? sums.partial[0] : sums.partial[1];
+  W* out = blockIdx.y == 0 ? sums.out[0] : sums.out[1];
+  if (out == nullptr) return;  // uniform over the block
   const int tx = static_cast<int>(threadIdx.x) % 32, ty = static_cast<int>(threadIdx.x) / 32;
   for (int64_t c0 = int64_t{blockIdx.x} * 32; c0 < cols; c0 += int64_t{gridDim.x} * 32) {
     const int64_t c = c0 + tx;
@@ -514,7 +555,7 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
       for (int k = 1; k < 8; ++k)
         sum += slices[k][tx];
-      dweight[c] = convert<W>(sum);
+      out[c] = convert<W>(sum);
     }
     __syncthreads();
   }
