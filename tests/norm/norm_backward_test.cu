@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The backward passes (rms_norm_backward, layer_norm_backward, add_rms_norm_backward) on the GPU
 // against float64 (dx; dweight and dbias summed over the rows): fresh random inputs, outputs and
-// the workspace poisoned, widths {1, 31, 33, 127, 4096, 20011}, rows {1, 3, 261, 700} (more rows
-// than blocks: a block's partials over several rows), pointers off the pack grid, weight,
-// dweight, dbias and dsum present or not, float and same-type weights, dx in place over dy or
-// dsum, every entry of kNormBackwardConfigs forced for each kind, determinism, bad arguments
-// (nothing written), a call past 2^31 elements; and on the host plan_norm_backward over the test
-// devices and norm_backward_args_ok.
+// the workspace poisoned, widths {1, 31, 33, 127, 512, 4096, 12289, 20000} (registers, streamed),
+// rows {1, 3, 261, 700} (more rows than blocks: a block's partials over several rows), pointers off
+// the pack grid, weight, dweight, dbias and dsum present or not, float and same-type weights, dx in
+// place over dy or dsum, every entry of kNormBackwardConfigs forced for each kind, determinism, bad
+// arguments (nothing written), a call past 2^31 elements; and on the host plan_norm_backward over
+// the test devices and norm_backward_args_ok.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -33,7 +33,45 @@ const char* kind_name(NormKind k) {
 
 std::string describe_config(const kk::NormBackwardConfig& c) {
   return "elem=" + std::to_string(c.elem_bytes) + " pack=" + std::to_string(c.pack) +
-         " block=" + std::to_string(c.block);
+         " block=" + std::to_string(c.block) + " packs=" + std::to_string(c.packs);
+}
+
+kk::NormBackwardPlan plan_of(int64_t rows, int64_t cols, int elem, int gradients,
+                             const kk::DeviceInfo& d, int off = 0) {
+  const kk::Alignment x_at = kk::common_alignment(kk::Alignment(off), kk::Alignment(cols * elem));
+  const NormKind kind = gradients == 2 ? NormKind::kLayer : NormKind::kRms;
+  const int64_t fewest =
+      kk::norm_backward_fewest_bytes(kind, rows, cols, elem, elem, true, gradients, false);
+  return kk::plan_norm_backward(rows, cols, elem, elem, x_at, kk::Alignment(), gradients, fewest,
+                                d);
+}
+
+TEST(NormBackwardPlan, ListedShapesOnAnH100) {
+  struct Expect {
+    int64_t rows, cols;
+    int elem, pack, block, packs;
+    int64_t parts;
+  };
+  // register entries: the smallest block holding the row, one wave of blocks (64 registers:
+  // 65536 / (block x 64) a SM); streamed past 8192 columns (4096 one element per access)
+  const Expect table[] = {
+      {8192, 4096, 2, 8, 512, 1, 264},   {8192, 4096, 4, 4, 512, 2, 264},
+      {32768, 8192, 2, 8, 1024, 1, 132}, {32768, 8192, 4, 4, 1024, 2, 132},
+      {4096, 16384, 2, 8, 256, 0, 512},  {4096, 16384, 4, 4, 256, 0, 512},
+      {1, 4096, 2, 8, 512, 1, 1},        {64, 8192, 4, 4, 1024, 2, 64},
+      {65536, 768, 2, 8, 128, 1, 1056},  {65536, 768, 4, 4, 128, 2, 1056},
+      {7, 33, 4, 1, 256, 4, 7},          {1000, 4097, 2, 1, 256, 0, 512},
+      {1000, 4095, 2, 1, 1024, 4, 132},
+  };
+  for (const Expect& e : table) {
+    const kk::NormBackwardPlan p = plan_of(e.rows, e.cols, e.elem, 1, kktest::h100());
+    const std::string where =
+        std::to_string(e.rows) + "x" + std::to_string(e.cols) + " elem " + std::to_string(e.elem);
+    EXPECT_EQ(p.pack, e.pack) << where;
+    EXPECT_EQ(static_cast<int>(p.shape.block.x), e.block) << where;
+    EXPECT_EQ(p.packs, e.packs) << where;
+    EXPECT_EQ(p.parts, e.parts) << where;
+  }
 }
 
 TEST(NormBackwardPlan, EveryPlanIsATableEntryAndEveryEntryIsPlanned) {
@@ -45,40 +83,59 @@ TEST(NormBackwardPlan, EveryPlanIsATableEntryAndEveryEntryIsPlanned) {
   for (const auto& dev : kktest::all_devices()) {
     for (const int elem : {4, 2}) {
       const kk::ConfigRange range = kk::norm_backward_configs_of(elem);
-      for (const int64_t cols :
-           {int64_t{1}, int64_t{31}, int64_t{33}, int64_t{4096}, int64_t{300000}}) {
+      for (const int64_t cols : {int64_t{1}, int64_t{31}, int64_t{33}, int64_t{127}, int64_t{768},
+                                 int64_t{1024}, int64_t{2048}, int64_t{4095}, int64_t{4096},
+                                 int64_t{4097}, int64_t{8192}, int64_t{8200}, int64_t{300000}}) {
         for (const int64_t rows : {int64_t{1}, int64_t{700}, int64_t{1} << 20}) {
           for (const int off : {0, elem}) {
             for (const int gradients : {0, 1, 2}) {
-              const kk::Alignment x_at =
-                  kk::common_alignment(kk::Alignment(off), kk::Alignment(cols * elem));
               const NormKind kind = gradients == 2 ? NormKind::kLayer : NormKind::kRms;
               const int64_t fewest = kk::norm_backward_fewest_bytes(kind, rows, cols, elem, elem,
                                                                     true, gradients, false);
-              const kk::NormBackwardPlan p = kk::plan_norm_backward(
-                  rows, cols, elem, elem, x_at, kk::Alignment(), gradients, fewest, dev.info);
+              const kk::NormBackwardPlan p = plan_of(rows, cols, elem, gradients, dev.info, off);
               const std::string where = std::string(dev.name) + " " + std::to_string(rows) + "x" +
-                                        std::to_string(cols) + " grads " +
-                                        std::to_string(gradients);
+                                        std::to_string(cols) + " off " + std::to_string(off) +
+                                        " grads " + std::to_string(gradients);
               ASSERT_GE(planned.count(kk::norm_backward_config(p, elem), range.begin, range.end), 0)
                   << where;
               EXPECT_EQ(p.pack, off == 0 && (cols * elem) % 16 == 0 ? 16 / elem : 1) << where;
-              EXPECT_EQ(p.parts, std::min<int64_t>(rows, kk::kNormBackwardParts)) << where;
               EXPECT_EQ(int64_t{p.shape.grid.x}, p.parts) << where;
+              EXPECT_GE(p.parts, 1) << where;
+              EXPECT_LE(static_cast<int>(p.shape.block.x), dev.info.max_threads_per_block) << where;
               EXPECT_GE(p.reduce.grid.x, 1u) << where;
               EXPECT_EQ(p.reduce.grid.y, static_cast<unsigned>(std::max(gradients, 1))) << where;
               EXPECT_EQ(p.gradients, gradients) << where;
-              // the fewest bytes, the partials written and read back, and at most one more read
-              // of dy and x
               const int64_t partials = int64_t{gradients} * 2 * p.parts * cols * 4;
-              EXPECT_GE(p.bytes, fewest + partials) << where;
-              EXPECT_LE(p.bytes, fewest + partials + 2 * rows * cols * elem) << where;
-              // the workspace holds a row of partials a block for each gradient
-              EXPECT_EQ(kk::rms_norm_backward_workspace_bytes(rows, cols),
+              if (p.packs > 0) {
+                // the row in the block's registers, read once; one wave of blocks that fit
+                const int block = static_cast<int>(p.shape.block.x);
+                const int bps = kk::blocks_per_sm(dev.info, block, 64, 0);
+                EXPECT_GE(bps, 1) << where;
+                EXPECT_GE(int64_t{block} * p.packs * p.pack, cols) << where;
+                EXPECT_LE(p.pack * p.packs, 8) << where;
+                EXPECT_EQ(p.parts, std::min({rows, kk::norm_backward_parts_cap(cols),
+                                             int64_t{bps} * dev.info.sm_count}))
+                    << where;
+                EXPECT_EQ(p.bytes, fewest + partials) << where;
+              } else {
+                // streamed only where no register entry holds the row
+                EXPECT_GT(cols, p.pack == 1 ? 4096 : 8192) << where;
+                EXPECT_EQ(p.parts, std::min<int64_t>(rows, kk::kNormBackwardParts)) << where;
+                // the fewest bytes, the partials written and read back, and at most one more
+                // read of dy and x
+                EXPECT_GE(p.bytes, fewest + partials) << where;
+                EXPECT_LE(p.bytes, fewest + partials + 2 * rows * cols * elem) << where;
+              }
+              EXPECT_GE(kk::rms_norm_backward_workspace_bytes(rows, cols),
                         static_cast<size_t>(p.parts * cols * 4))
                   << where;
+              // the workspace holds a row of partials a block (at most) for each gradient
+              EXPECT_EQ(
+                  kk::rms_norm_backward_workspace_bytes(rows, cols),
+                  static_cast<size_t>(std::min(rows, kk::norm_backward_parts_cap(cols)) * cols * 4))
+                  << where;
               EXPECT_EQ(kk::layer_norm_backward_workspace_bytes(rows, cols),
-                        static_cast<size_t>(2 * p.parts * cols * 4))
+                        2 * kk::rms_norm_backward_workspace_bytes(rows, cols))
                   << where;
               EXPECT_EQ(kk::add_rms_norm_backward_workspace_bytes(rows, cols),
                         kk::rms_norm_backward_workspace_bytes(rows, cols))
@@ -92,18 +149,17 @@ TEST(NormBackwardPlan, EveryPlanIsATableEntryAndEveryEntryIsPlanned) {
   planned.expect_every_entry_planned(describe_config, "never planned:");
   EXPECT_EQ(kk::rms_norm_backward_workspace_bytes(0, 10), 0u);
   EXPECT_EQ(kk::layer_norm_backward_workspace_bytes(10, 0), 0u);
-  // the rows' second read is priced where the rows in flight pass half the L2: on an H100,
-  // 512 rows of 4096 bf16 (8 MiB of dy and x) stay, 512 of 16384 f32 (64 MiB) do not
+  // the streamed rows' second read is priced where the rows in flight pass half the L2: on an
+  // H100, 512 rows of 12288 bf16 (24 MiB of dy and x) stay, 512 of 16384 f32 (64 MiB) do not;
+  // a row in registers is read once
   const kk::DeviceInfo h100 = kktest::h100();
   const auto bytes_over = [&](int64_t rows, int64_t cols, int elem) {
     const int64_t fewest =
         kk::norm_backward_fewest_bytes(NormKind::kRms, rows, cols, elem, elem, true, 0, false);
-    return kk::plan_norm_backward(rows, cols, elem, elem, kk::Alignment(), kk::Alignment(), 0,
-                                  fewest, h100)
-               .bytes -
-           fewest;
+    return plan_of(rows, cols, elem, 0, h100).bytes - fewest;
   };
   EXPECT_EQ(bytes_over(8192, 4096, 2), 0);
+  EXPECT_EQ(bytes_over(8192, 12288, 2), 0);
   EXPECT_EQ(bytes_over(4096, 16384, 4), int64_t{2} * 4096 * 16384 * 4);
 }
 
@@ -308,6 +364,7 @@ void run_case(const Case& c, uint64_t seed) {
     // the entry's kernel on 2 blocks (a block's partials over several rows where rows > 2)
     kk::NormBackwardPlan p;
     p.pack = c.force->pack;
+    p.packs = c.force->packs;
     p.parts = std::min<int64_t>(rows, 2);
     p.gradients = (pdw ? 1 : 0) + (pdb ? 1 : 0);
     p.shape.block = dim3(static_cast<unsigned>(c.force->block));
@@ -361,7 +418,7 @@ void backward_sweep(uint64_t seed) {
   int index = 0;
   for (const NormKind kind : {NormKind::kRms, NormKind::kLayer, NormKind::kAddRms}) {
     for (const int64_t cols : {int64_t{1}, int64_t{31}, int64_t{33}, int64_t{127}, int64_t{512},
-                               int64_t{4096}, int64_t{20011}}) {
+                               int64_t{4096}, int64_t{12289}, int64_t{20000}}) {
       for (const int64_t rows : {int64_t{1}, int64_t{3}, int64_t{261}, int64_t{700}}) {
         if (rows * cols > (int64_t{1} << 23)) continue;
         for (const int off : {0, 1}) {
@@ -398,7 +455,8 @@ TEST_F(NormBackwardTest, HalfHalfWeight) {
 }
 
 // Every entry of kNormBackwardConfigs forced once per kind (every gradient and dsum on), on 5
-// rows over 2 blocks: 16-byte packs on the grid, one element per access off it.
+// rows over 2 blocks: register entries on rows as wide as they hold less one access, streamed
+// ones on 3000-odd columns; 16-byte packs on the grid, one element per access off it.
 template <typename T, typename W>
 void every_configuration(uint64_t seed) {
   const kk::ConfigRange range = kk::norm_backward_configs_of(sizeof(T));
@@ -408,7 +466,12 @@ void every_configuration(uint64_t seed) {
       Case c;
       c.kind = kind;
       c.rows = 5;
-      c.cols = e.pack == 1 ? 3001 : 3000 + 8 * e.pack;
+      if (e.packs > 0) {
+        c.cols = int64_t{e.block} * e.packs * e.pack - e.pack;
+        if (e.pack == 1 && c.cols % 2 == 0) --c.cols;
+      } else {
+        c.cols = e.pack == 1 ? 3001 : 3000 + 8 * e.pack;
+      }
       c.off = e.pack == 1 ? 1 : 0;
       c.dbias = c.dsum = true;
       c.force = &e;

@@ -273,7 +273,12 @@ cudaError_t launch_norm_backward(const NormBackwardPlan& p, NormKind kind,
         constexpr NormKind kKind = decltype(k)::value;
         return dispatch_table<kNormBackwardConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
           constexpr NormBackwardConfig c = kNormBackwardConfigs[decltype(i)::value];
-          return launch(norm_backward_kernel<kKind, T, W, c.pack, c.block>, p.shape, stream, a);
+          if constexpr (c.packs == 0) {
+            return launch(norm_backward_kernel<kKind, T, W, c.pack, c.block>, p.shape, stream, a);
+          } else {
+            return launch(norm_backward_registers_kernel<kKind, T, W, c.pack, c.packs, c.block>,
+                          p.shape, stream, a);
+          }
         });
       })));
   // the wanted gradients first (grid.y = p.gradients of them)
@@ -300,7 +305,7 @@ cudaError_t run_norm_backward(NormKind kind, NormBackwardArgs<T, W> a, void* wor
     if (a.dbias != nullptr) KERNELKIT_RETURN_IF_ERROR(cudaMemsetAsync(a.dbias, 0, v, stream));
     return cudaSuccess;
   }
-  const int64_t part_floats = std::min(a.rows, kNormBackwardParts) * a.cols;
+  const int64_t part_floats = std::min(a.rows, norm_backward_parts_cap(a.cols)) * a.cols;
   float* ws = static_cast<float*>(workspace);
   a.partial_w = a.dweight != nullptr ? ws : nullptr;
   a.partial_b = a.dbias != nullptr ? ws + (a.dweight != nullptr ? part_floats : 0) : nullptr;

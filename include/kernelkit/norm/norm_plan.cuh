@@ -244,33 +244,82 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
 }
 
 // ---------------------------------------------------------------------------------------
-// The backward passes (rms_norm_backward, layer_norm_backward, add_rms_norm_backward): a
-// block of 256 threads per row (rows p, p + parts, ...; parts = min(rows, kNormBackwardParts)
-// blocks), the row read twice (the second read from L2 while the block's row is there), each
-// weight gradient (dweight, layer_norm's dbias) as one row of float partials a block in the
-// caller's workspace, added up by a second kernel in part order (deterministic).
+// The backward passes (rms_norm_backward, layer_norm_backward, add_rms_norm_backward), two
+// paths, each weight gradient (dweight, layer_norm's dbias) as one row of float partials a
+// block in the caller's workspace, added up by a second kernel in part order (deterministic):
+//  - registers (packs >= 1): a block per row, the row's dy and xhat in the block's registers
+//    (8 floats a thread: 16-byte packs on 128..1024 threads, 1024..8192 columns; one element
+//    per access 4 a thread on 256 / 1024 threads, 1024 / 4096 columns): dy and x read once; a
+//    thread's share of the gradients summed in registers over the block's rows, the partials
+//    written once; parts = min(rows, the resident blocks, norm_backward_parts_cap(cols)).
+//  - streamed (packs == 0): 256 threads a row, rows p, p + parts, ... (parts = min(rows,
+//    kNormBackwardParts)), the row read twice (the second read from L2 while the block's row
+//    is there), the partials added to in global memory row by row. Rows no register entry
+//    holds.
 
-/// Blocks (and rows of partials) of a backward pass at most.
+/// Blocks (and rows of partials) of the streamed backward kernel at most.
 inline constexpr int64_t kNormBackwardParts = 512;
+
+namespace detail {
+// Registers a thread of a backward kernel is held to (dy, xhat and the gradients' sums of 8
+// columns: what the register kernels build to without spills on sm_90).
+inline constexpr int kNormBackwardRegs = 64;
+// Blocks per SM the backward kernels' __launch_bounds__ ask for.
+__host__ __device__ constexpr int norm_backward_min_blocks(int block) {
+  const int b = 65536 / (block * kNormBackwardRegs);
+  return b < 1 ? 1 : b;
+}
+}  // namespace detail
+
+/// Rows of partials (blocks) a backward call uses at most for rows of cols columns: 512, up to
+/// 2048 for rows narrower than 1024 columns (blocks of 128 threads need that many to fill the
+/// SMs), keeping the partials at most 2^21 floats past 512 rows of them. Pure.
+constexpr int64_t norm_backward_parts_cap(int64_t cols) {
+  const int64_t c = cols < 1 ? 1 : cols;
+  const int64_t cap = (int64_t{1} << 21) / c;
+  return cap < kNormBackwardParts ? kNormBackwardParts : (cap > 2048 ? 2048 : cap);
+}
 
 /// One kernel configuration of the backward passes (an entry of kNormBackwardConfigs); the
 /// kind is the launcher's other template argument, as in launch_norm.
 struct NormBackwardConfig {
   int elem_bytes = 0;  ///< 4: float; 2: __half, __nv_bfloat16
   int pack = 0;        ///< elements per access (16 bytes, or 1)
-  int block = 0;       ///< threads per block
+  int block = 0;       ///< threads per block (one row a block)
+  int packs = 0;       ///< accesses of the row a thread holds in registers; 0: streamed
 };
 
 /// Same kernel.
 constexpr bool operator==(const NormBackwardConfig& a, const NormBackwardConfig& b) {
-  return a.elem_bytes == b.elem_bytes && a.pack == b.pack && a.block == b.block;
+  return a.elem_bytes == b.elem_bytes && a.pack == b.pack && a.block == b.block &&
+         a.packs == b.packs;
 }
 
 /// Every configuration the backward passes launch (each for every kind), each element size's
-/// entries together: 256 threads, 16-byte packs (every operand and the row stride on the
-/// 16-byte grid) or one element per access.
+/// entries together: the register entries (8 floats of dy and of xhat a thread: f32 2 packs,
+/// 2-byte 1, on 128..1024 threads; one element per access 4 on 256 / 1024), then the streamed
+/// ones (256 threads); 16-byte packs where every operand and the row stride are on the 16-byte
+/// grid, else one element per access.
 inline constexpr NormBackwardConfig kNormBackwardConfigs[] = {
-    {4, 4, 256}, {4, 1, 256}, {2, 8, 256}, {2, 1, 256}};
+    // float
+    {4, 4, 128, 2},
+    {4, 4, 256, 2},
+    {4, 4, 512, 2},
+    {4, 4, 1024, 2},
+    {4, 1, 256, 4},
+    {4, 1, 1024, 4},
+    {4, 4, 256, 0},
+    {4, 1, 256, 0},
+    // __half, __nv_bfloat16
+    {2, 8, 128, 1},
+    {2, 8, 256, 1},
+    {2, 8, 512, 1},
+    {2, 8, 1024, 1},
+    {2, 1, 256, 4},
+    {2, 1, 1024, 4},
+    {2, 8, 256, 0},
+    {2, 1, 256, 0},
+};
 
 /// The entries of kNormBackwardConfigs for elem_bytes-byte elements.
 constexpr ConfigRange norm_backward_configs_of(int elem_bytes) {
@@ -278,15 +327,19 @@ constexpr ConfigRange norm_backward_configs_of(int elem_bytes) {
     return c.elem_bytes == elem_bytes;
   });
 }
+static_assert(norm_backward_configs_of(4).end - norm_backward_configs_of(4).begin == 8 &&
+                  norm_backward_configs_of(2).end - norm_backward_configs_of(2).begin == 8,
+              "each element size's entries together");
 
 /// Every decision of one backward call.
 struct NormBackwardPlan {
   int pack = 1;        ///< elements per access
-  int64_t parts = 0;   ///< blocks of the row kernel, rows of partials: min(rows, 512)
+  int packs = 0;       ///< accesses of the row a thread holds (0: the streamed kernel)
+  int64_t parts = 0;   ///< blocks of the row kernel, rows of partials
   int gradients = 0;   ///< weight gradients summed over the rows (dweight, dbias): 0..2
   int64_t bytes = 0;   ///< bytes the plan moves through DRAM: the fewest, the partials written
-                       ///< and read back, and the rows' second read where the rows in flight
-                       ///< (parts of them) overflow half the L2
+                       ///< and read back, and (streamed) the rows' second read where the rows
+                       ///< in flight (parts of them) overflow half the L2
   LaunchShape shape;   ///< the row kernel (grid = parts)
   LaunchShape reduce;  ///< the partials' column sums: blocks of 32 columns x 8 slices, grid.y =
                        ///< gradients (nothing launched at 0)
@@ -294,7 +347,7 @@ struct NormBackwardPlan {
 
 /// The configuration plan p launches with elem_bytes-byte elements.
 inline NormBackwardConfig norm_backward_config(const NormBackwardPlan& p, int elem_bytes) {
-  return {elem_bytes, p.pack, static_cast<int>(p.shape.block.x)};
+  return {elem_bytes, p.pack, static_cast<int>(p.shape.block.x), p.packs};
 }
 
 /// The fewest bytes a backward call moves: dy, x (add_rms_norm: the saved sum), dsum where
@@ -311,11 +364,12 @@ inline int64_t norm_backward_fewest_bytes(NormKind kind, int64_t rows, int64_t c
 }
 
 /// Bytes of workspace rms_norm_backward (and add_rms_norm_backward) needs to write dweight (a
-/// rows x cols problem): one row of cols floats a block, min(rows, kNormBackwardParts) rows. 0
-/// for an empty problem. Pure.
+/// rows x cols problem): one row of cols floats a block, min(rows, norm_backward_parts_cap(cols))
+/// rows. 0 for an empty problem. Pure.
 inline size_t rms_norm_backward_workspace_bytes(int64_t rows, int64_t cols) {
   if (rows <= 0 || cols <= 0) return 0;
-  return static_cast<size_t>(std::min(rows, kNormBackwardParts)) * static_cast<size_t>(cols) * 4;
+  return static_cast<size_t>(std::min(rows, norm_backward_parts_cap(cols))) *
+         static_cast<size_t>(cols) * 4;
 }
 
 /// Bytes of workspace add_rms_norm_backward needs to write dweight: as rms_norm_backward.
@@ -339,18 +393,40 @@ inline size_t norm_backward_workspace_bytes(NormKind kind, int64_t rows, int64_t
 /// The plan of a backward pass over rows x cols (>= 1) elem_bytes-byte elements: x_at the
 /// common alignment of dy, x, dx (and dsum) and the row stride; w_at the weight's (Alignment()
 /// without one), of weight_bytes-byte elements; gradients: the weight gradients wanted (0..2);
-/// fewest: norm_backward_fewest_bytes of the call. Pure.
+/// fewest: norm_backward_fewest_bytes of the call. The register entry with the smallest block
+/// holding the row (the most blocks a SM), else the streamed kernel. Pure.
 inline NormBackwardPlan plan_norm_backward(int64_t rows, int64_t cols, int elem_bytes,
                                            int weight_bytes, Alignment x_at, Alignment w_at,
                                            int gradients, int64_t fewest, const DeviceInfo& d) {
+  using namespace detail;
   NormBackwardPlan p;
   const int full = kMaxPackBytes / elem_bytes;
   p.pack = x_at.fits(kMaxPackBytes) && w_at.fits(std::min(kMaxPackBytes, full * weight_bytes))
                ? full
                : 1;
-  p.parts = std::min(rows, kNormBackwardParts);
   p.gradients = gradients;
-  p.shape.block = dim3(256);
+  const int64_t vp = ceil_div<int64_t>(cols, p.pack);  // accesses a row needs
+  const int64_t partial_rows = std::min(rows, norm_backward_parts_cap(cols));
+  const ConfigRange range = norm_backward_configs_of(elem_bytes);
+  bool registers = false;
+  for (std::size_t i = range.begin; i < range.end && !registers; ++i) {
+    const NormBackwardConfig& c = kNormBackwardConfigs[i];
+    if (c.pack != p.pack || c.packs == 0 || c.block > d.max_threads_per_block ||
+        vp > int64_t{c.block} * c.packs)
+      continue;
+    const int bps = blocks_per_sm(d, c.block, kNormBackwardRegs, 0);
+    if (bps < 1) continue;
+    registers = true;
+    p.packs = c.packs;
+    p.shape.block = dim3(static_cast<unsigned>(c.block));
+    // one wave of blocks, each over rows p, p + parts, ...
+    p.parts = std::min(partial_rows, int64_t{bps} * d.sm_count);
+  }
+  if (!registers) {
+    p.packs = 0;
+    p.shape.block = dim3(256);
+    p.parts = std::min(rows, kNormBackwardParts);
+  }
   p.shape.grid = dim3(static_cast<unsigned>(p.parts));
   p.reduce.block = dim3(256);
   p.reduce.grid =
@@ -358,8 +434,9 @@ inline NormBackwardPlan plan_norm_backward(int64_t rows, int64_t cols, int elem_
            static_cast<unsigned>(std::max(gradients, 1)));
   // the partials: written by the row kernel, read by the column sums
   p.bytes = fewest + int64_t{gradients} * 2 * p.parts * cols * 4;
-  // the second read of dy and x comes from L2 while the rows in flight fit half of it
-  if (p.parts * 2 * cols * elem_bytes > int64_t{d.l2_bytes} / 2)
+  // the streamed kernel's second read of dy and x comes from L2 while the rows in flight fit
+  // half of it
+  if (!registers && p.parts * 2 * cols * elem_bytes > int64_t{d.l2_bytes} / 2)
     p.bytes += 2 * rows * cols * elem_bytes;
   return p;
 }

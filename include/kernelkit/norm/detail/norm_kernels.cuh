@@ -522,6 +522,93 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, 4))
   }
 }
 
+// A row in the block's registers (Packs > 0): thread t holds accesses p * Block + t (p <
+// Packs) of Pack elements of dy and xhat (cols <= Block x Packs x Pack), so dy and x are read
+// once; its columns are the same for every row, so it keeps its share of dweight (and dbias) in
+// registers across the block's rows (p, p + parts, ...: row order) and writes the block's row
+// of partials once at the end (every element of it: any workspace content works). Otherwise as
+// norm_backward_kernel.
+template <NormKind Kind, typename T, typename W, int Pack, int Packs, int Block>
+__global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, norm_backward_min_blocks(Block)))
+    norm_backward_registers_kernel(const NormBackwardArgs<T, W> a) {
+  static_assert(Packs >= 1 && Pack * Packs <= 8, "a thread holds at most 8 floats of dy and x");
+  constexpr bool kLayer = Kind == NormKind::kLayer;
+  const int t = static_cast<int>(threadIdx.x);
+  const int cols = static_cast<int>(a.cols);
+  const float inv_cols = 1.f / static_cast<float>(a.cols);
+  float acc_w[Packs][Pack] = {}, acc_b[Packs][Pack] = {};  // this thread's columns' sums
+  for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
+    const int64_t offset = row * a.cols;
+    const float r = a.rstd[row];
+    const float mu = kLayer ? a.mean[row] : 0.f;
+    float dy[Packs][Pack], xhat[Packs][Pack];
+    float sgx = 0.f, sg = 0.f;
+#pragma unroll
+    for (int p = 0; p < Packs; ++p) {
+      const int c = (p * Block + t) * Pack;
+      if (c < cols) {
+        float g[Pack];
+        norm_backward_load<Pack>(a, offset + c, c, mu, r, dy[p], g, xhat[p]);
+#pragma unroll
+        for (int j = 0; j < Pack; ++j) {
+          sgx += g[j] * xhat[p][j];
+          if (kLayer) sg += g[j];
+        }
+      }
+    }
+    const float mgx = block_all_reduce<Block>(sgx, Sum{}) * inv_cols;
+    const float mg = kLayer ? block_all_reduce<Block>(sg, Sum{}) * inv_cols : 0.f;
+#pragma unroll
+    for (int p = 0; p < Packs; ++p) {
+      const int c = (p * Block + t) * Pack;
+      if (c >= cols) continue;
+      float g[Pack], dx[Pack];
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        g[j] = dy[p][j];
+      if (a.weight != nullptr) {
+        float w[Pack];
+        norm_load<Pack>(a.weight + c, w);
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          g[j] *= w[j];
+      }
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        dx[j] = r * (g[j] - mg - xhat[p][j] * mgx);
+      if (Kind == NormKind::kAddRms && a.dsum != nullptr) {
+        float ds[Pack];
+        norm_load<Pack>(a.dsum + offset + c, ds);
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          dx[j] += ds[j];
+      }
+      norm_store<Pack>(a.dx + offset + c, dx);
+#pragma unroll
+      for (int j = 0; j < Pack; ++j) {
+        acc_w[p][j] += dy[p][j] * xhat[p][j];
+        if (kLayer) acc_b[p][j] += dy[p][j];
+      }
+    }
+  }
+  const int64_t part = int64_t{blockIdx.x} * a.cols;
+#pragma unroll
+  for (int p = 0; p < Packs; ++p) {
+    const int c = (p * Block + t) * Pack;
+    if (c >= cols) continue;
+    if (a.partial_w != nullptr) {
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        a.partial_w[part + c + j] = acc_w[p][j];
+    }
+    if (kLayer && a.partial_b != nullptr) {
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        a.partial_b[part + c + j] = acc_b[p][j];
+    }
+  }
+}
+
 // The weight gradients' column sums: blockIdx.y picks one (partial[y] -> out[y]).
 template <typename W>
 struct NormColumnSums {
