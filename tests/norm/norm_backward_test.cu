@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The backward passes (rms_norm_backward, layer_norm_backward, add_rms_norm_backward) on the GPU
 // against float64 (dx; dweight and dbias summed over the rows): fresh random inputs, outputs and
-// the workspace poisoned, widths {1, 31, 33, 127, 512, 4096, 12289, 20000} (registers, streamed),
-// rows {1, 3, 261, 700} (more rows than blocks: a block's partials over several rows), pointers off
-// the pack grid, weight, dweight, dbias and dsum present or not, float and same-type weights, dx in
-// place over dy or dsum, every entry of kNormBackwardConfigs forced for each kind, determinism, bad
-// arguments (nothing written), a call past 2^31 elements; and on the host plan_norm_backward over
-// the test devices and norm_backward_args_ok.
+// the workspace poisoned, widths {1, 31, 33, 127, 256, 512, 4096, 12289, 20000} (a warp's or a
+// block's registers, streamed), rows {1, 3, 261, 700} (more rows than blocks: a block's partials
+// over several rows), pointers off the pack grid, weight, dweight, dbias and dsum present or
+// not, float and same-type weights, dx in place over dy or dsum, every entry of
+// kNormBackwardConfigs forced for each kind, determinism, bad arguments (nothing written), a call
+// past 2^31 elements; and on the host plan_norm_backward over the test devices and
+// norm_backward_args_ok.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -33,7 +34,8 @@ const char* kind_name(NormKind k) {
 
 std::string describe_config(const kk::NormBackwardConfig& c) {
   return "elem=" + std::to_string(c.elem_bytes) + " pack=" + std::to_string(c.pack) +
-         " block=" + std::to_string(c.block) + " packs=" + std::to_string(c.packs);
+         " threads=" + std::to_string(c.threads) + " block=" + std::to_string(c.block) +
+         " packs=" + std::to_string(c.packs);
 }
 
 kk::NormBackwardPlan plan_of(int64_t rows, int64_t cols, int elem, int gradients,
@@ -49,19 +51,29 @@ kk::NormBackwardPlan plan_of(int64_t rows, int64_t cols, int elem, int gradients
 TEST(NormBackwardPlan, ListedShapesOnAnH100) {
   struct Expect {
     int64_t rows, cols;
-    int elem, pack, block, packs;
+    int elem, pack, threads, block, packs;
     int64_t parts;
   };
-  // register entries: the smallest block holding the row, one wave of blocks (64 registers:
-  // 65536 / (block x 64) a SM); streamed past 8192 columns (4096 one element per access)
+  // register entries: a warp per row up to 256 columns (128 one element per access), else the
+  // smallest block holding the row; one wave of blocks (64 registers: 65536 / (block x 64) a
+  // SM); streamed past 8192 columns (4096 one element per access)
   const Expect table[] = {
-      {8192, 4096, 2, 8, 512, 1, 264},   {8192, 4096, 4, 4, 512, 2, 264},
-      {32768, 8192, 2, 8, 1024, 1, 132}, {32768, 8192, 4, 4, 1024, 2, 132},
-      {4096, 16384, 2, 8, 256, 0, 512},  {4096, 16384, 4, 4, 256, 0, 512},
-      {1, 4096, 2, 8, 512, 1, 1},        {64, 8192, 4, 4, 1024, 2, 64},
-      {65536, 768, 2, 8, 128, 1, 1056},  {65536, 768, 4, 4, 128, 2, 1056},
-      {7, 33, 4, 1, 256, 4, 7},          {1000, 4097, 2, 1, 256, 0, 512},
-      {1000, 4095, 2, 1, 1024, 4, 132},
+      {8192, 4096, 2, 8, 512, 512, 1, 264},
+      {8192, 4096, 4, 4, 512, 512, 2, 264},
+      {32768, 8192, 2, 8, 1024, 1024, 1, 132},
+      {32768, 8192, 4, 4, 1024, 1024, 2, 132},
+      {4096, 16384, 2, 8, 256, 256, 0, 512},
+      {4096, 16384, 4, 4, 256, 256, 0, 512},
+      {1, 4096, 2, 8, 512, 512, 1, 1},
+      {64, 8192, 4, 4, 1024, 1024, 2, 64},
+      {65536, 768, 2, 8, 128, 128, 1, 1056},
+      {65536, 768, 4, 4, 128, 128, 2, 1056},
+      {65536, 256, 2, 8, 32, 128, 1, 1056},
+      {3375428, 96, 4, 4, 32, 128, 1, 1056},
+      {7, 33, 4, 1, 32, 128, 4, 2},
+      {1000, 4097, 2, 1, 256, 256, 0, 512},
+      {1000, 4095, 2, 1, 1024, 1024, 4, 132},
+      {10717422, 47, 2, 1, 32, 128, 4, 1056},
   };
   for (const Expect& e : table) {
     const kk::NormBackwardPlan p = plan_of(e.rows, e.cols, e.elem, 1, kktest::h100());
@@ -69,6 +81,7 @@ TEST(NormBackwardPlan, ListedShapesOnAnH100) {
         std::to_string(e.rows) + "x" + std::to_string(e.cols) + " elem " + std::to_string(e.elem);
     EXPECT_EQ(p.pack, e.pack) << where;
     EXPECT_EQ(static_cast<int>(p.shape.block.x), e.block) << where;
+    EXPECT_EQ(p.threads, e.threads) << where;
     EXPECT_EQ(p.packs, e.packs) << where;
     EXPECT_EQ(p.parts, e.parts) << where;
   }
@@ -83,9 +96,10 @@ TEST(NormBackwardPlan, EveryPlanIsATableEntryAndEveryEntryIsPlanned) {
   for (const auto& dev : kktest::all_devices()) {
     for (const int elem : {4, 2}) {
       const kk::ConfigRange range = kk::norm_backward_configs_of(elem);
-      for (const int64_t cols : {int64_t{1}, int64_t{31}, int64_t{33}, int64_t{127}, int64_t{768},
-                                 int64_t{1024}, int64_t{2048}, int64_t{4095}, int64_t{4096},
-                                 int64_t{4097}, int64_t{8192}, int64_t{8200}, int64_t{300000}}) {
+      for (const int64_t cols :
+           {int64_t{1}, int64_t{31}, int64_t{33}, int64_t{96}, int64_t{127}, int64_t{129},
+            int64_t{256}, int64_t{257}, int64_t{768}, int64_t{1024}, int64_t{2048}, int64_t{4095},
+            int64_t{4096}, int64_t{4097}, int64_t{8192}, int64_t{8200}, int64_t{300000}}) {
         for (const int64_t rows : {int64_t{1}, int64_t{700}, int64_t{1} << 20}) {
           for (const int off : {0, elem}) {
             for (const int gradients : {0, 1, 2}) {
@@ -107,13 +121,19 @@ TEST(NormBackwardPlan, EveryPlanIsATableEntryAndEveryEntryIsPlanned) {
               EXPECT_EQ(p.gradients, gradients) << where;
               const int64_t partials = int64_t{gradients} * 2 * p.parts * cols * 4;
               if (p.packs > 0) {
-                // the row in the block's registers, read once; one wave of blocks that fit
+                // the row in a warp's or the block's registers, read once; one wave of blocks
+                // that fit (registers and the warps' shared sums)
                 const int block = static_cast<int>(p.shape.block.x);
-                const int bps = kk::blocks_per_sm(dev.info, block, 64, 0);
+                EXPECT_TRUE(p.threads == 32 || p.threads == block) << where;
+                const int bps = kk::blocks_per_sm(
+                    dev.info, block, 64,
+                    kk::detail::norm_backward_smem(p.threads, block, p.pack, p.packs));
                 EXPECT_GE(bps, 1) << where;
-                EXPECT_GE(int64_t{block} * p.packs * p.pack, cols) << where;
+                EXPECT_GE(int64_t{p.threads} * p.packs * p.pack, cols) << where;
                 EXPECT_LE(p.pack * p.packs, 8) << where;
+                const int64_t per_block = block / p.threads;
                 EXPECT_EQ(p.parts, std::min({rows, kk::norm_backward_parts_cap(cols),
+                                             (rows + per_block - 1) / per_block,
                                              int64_t{bps} * dev.info.sm_count}))
                     << where;
                 EXPECT_EQ(p.bytes, fewest + partials) << where;
@@ -365,6 +385,7 @@ void run_case(const Case& c, uint64_t seed) {
     kk::NormBackwardPlan p;
     p.pack = c.force->pack;
     p.packs = c.force->packs;
+    p.threads = c.force->threads;
     p.parts = std::min<int64_t>(rows, 2);
     p.gradients = (pdw ? 1 : 0) + (pdb ? 1 : 0);
     p.shape.block = dim3(static_cast<unsigned>(c.force->block));
@@ -417,8 +438,8 @@ template <typename T, typename W>
 void backward_sweep(uint64_t seed) {
   int index = 0;
   for (const NormKind kind : {NormKind::kRms, NormKind::kLayer, NormKind::kAddRms}) {
-    for (const int64_t cols : {int64_t{1}, int64_t{31}, int64_t{33}, int64_t{127}, int64_t{512},
-                               int64_t{4096}, int64_t{12289}, int64_t{20000}}) {
+    for (const int64_t cols : {int64_t{1}, int64_t{31}, int64_t{33}, int64_t{127}, int64_t{256},
+                               int64_t{512}, int64_t{4096}, int64_t{12289}, int64_t{20000}}) {
       for (const int64_t rows : {int64_t{1}, int64_t{3}, int64_t{261}, int64_t{700}}) {
         if (rows * cols > (int64_t{1} << 23)) continue;
         for (const int off : {0, 1}) {
@@ -467,7 +488,7 @@ void every_configuration(uint64_t seed) {
       c.kind = kind;
       c.rows = 5;
       if (e.packs > 0) {
-        c.cols = int64_t{e.block} * e.packs * e.pack - e.pack;
+        c.cols = int64_t{e.threads} * e.packs * e.pack - e.pack;
         if (e.pack == 1 && c.cols % 2 == 0) --c.cols;
       } else {
         c.cols = e.pack == 1 ? 3001 : 3000 + 8 * e.pack;

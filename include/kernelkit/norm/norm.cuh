@@ -276,8 +276,9 @@ cudaError_t launch_norm_backward(const NormBackwardPlan& p, NormKind kind,
           if constexpr (c.packs == 0) {
             return launch(norm_backward_kernel<kKind, T, W, c.pack, c.block>, p.shape, stream, a);
           } else {
-            return launch(norm_backward_registers_kernel<kKind, T, W, c.pack, c.packs, c.block>,
-                          p.shape, stream, a);
+            return launch(
+                norm_backward_registers_kernel<kKind, T, W, c.pack, c.threads, c.packs, c.block>,
+                p.shape, stream, a);
           }
         });
       })));

@@ -247,11 +247,13 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
 // The backward passes (rms_norm_backward, layer_norm_backward, add_rms_norm_backward), two
 // paths, each weight gradient (dweight, layer_norm's dbias) as one row of float partials a
 // block in the caller's workspace, added up by a second kernel in part order (deterministic):
-//  - registers (packs >= 1): a block per row, the row's dy and xhat in the block's registers
-//    (8 floats a thread: 16-byte packs on 128..1024 threads, 1024..8192 columns; one element
-//    per access 4 a thread on 256 / 1024 threads, 1024 / 4096 columns): dy and x read once; a
-//    thread's share of the gradients summed in registers over the block's rows, the partials
-//    written once; parts = min(rows, the resident blocks, norm_backward_parts_cap(cols)).
+//  - registers (packs >= 1): the row's dy and xhat in the registers of a warp (four rows a
+//    block of 128: up to 256 columns, 128 one element per access) or of a block (8 floats a
+//    thread: 16-byte packs on 128..1024 threads, 1024..8192 columns; one element per access 4
+//    a thread on 256 / 1024 threads, 1024 / 4096 columns): dy and x read once; a thread's share
+//    of the gradients summed in registers over its rows (a warp-per-row block's warps then
+//    added through shared memory), the partials written once; parts = min(rows a block,
+//    the resident blocks, norm_backward_parts_cap(cols)).
 //  - streamed (packs == 0): 256 threads a row, rows p, p + parts, ... (parts = min(rows,
 //    kNormBackwardParts)), the row read twice (the second read from L2 while the block's row
 //    is there), the partials added to in global memory row by row. Rows no register entry
@@ -269,6 +271,11 @@ __host__ __device__ constexpr int norm_backward_min_blocks(int block) {
   const int b = 65536 / (block * kNormBackwardRegs);
   return b < 1 ? 1 : b;
 }
+// Static shared memory of a warp-per-row register kernel (its warps but the first park both
+// gradients' sums of the warp's columns); 0 for a block per row.
+constexpr int64_t norm_backward_smem(int threads, int block, int pack, int packs) {
+  return threads == block ? 0 : int64_t{2} * (block / threads - 1) * threads * pack * packs * 4;
+}
 }  // namespace detail
 
 /// Rows of partials (blocks) a backward call uses at most for rows of cols columns: 512, up to
@@ -285,40 +292,47 @@ constexpr int64_t norm_backward_parts_cap(int64_t cols) {
 struct NormBackwardConfig {
   int elem_bytes = 0;  ///< 4: float; 2: __half, __nv_bfloat16
   int pack = 0;        ///< elements per access (16 bytes, or 1)
-  int block = 0;       ///< threads per block (one row a block)
+  int threads = 0;     ///< threads per row: 32 (a warp, block / 32 rows a block) or block
+  int block = 0;       ///< threads per block
   int packs = 0;       ///< accesses of the row a thread holds in registers; 0: streamed
 };
 
 /// Same kernel.
 constexpr bool operator==(const NormBackwardConfig& a, const NormBackwardConfig& b) {
-  return a.elem_bytes == b.elem_bytes && a.pack == b.pack && a.block == b.block &&
-         a.packs == b.packs;
+  return a.elem_bytes == b.elem_bytes && a.pack == b.pack && a.threads == b.threads &&
+         a.block == b.block && a.packs == b.packs;
 }
 
 /// Every configuration the backward passes launch (each for every kind), each element size's
-/// entries together: the register entries (8 floats of dy and of xhat a thread: f32 2 packs,
-/// 2-byte 1, on 128..1024 threads; one element per access 4 on 256 / 1024), then the streamed
-/// ones (256 threads); 16-byte packs where every operand and the row stride are on the 16-byte
-/// grid, else one element per access.
+/// entries together, in the order the plan tries them: the register entries, a warp per row
+/// (blocks of 128; f32 1 / 2 packs a lane, 2-byte 1; one element per access 4) then a block
+/// per row (8 floats of dy and of xhat a thread: f32 2 packs, 2-byte 1, on 128..1024 threads;
+/// one element per access 4 on 256 / 1024), then the streamed ones (256 threads); 16-byte packs
+/// where every operand and the row stride are on the 16-byte grid, else one element per access.
 inline constexpr NormBackwardConfig kNormBackwardConfigs[] = {
     // float
-    {4, 4, 128, 2},
-    {4, 4, 256, 2},
-    {4, 4, 512, 2},
-    {4, 4, 1024, 2},
-    {4, 1, 256, 4},
-    {4, 1, 1024, 4},
-    {4, 4, 256, 0},
-    {4, 1, 256, 0},
+    {4, 4, 32, 128, 1},
+    {4, 4, 32, 128, 2},
+    {4, 1, 32, 128, 4},
+    {4, 4, 128, 128, 2},
+    {4, 4, 256, 256, 2},
+    {4, 4, 512, 512, 2},
+    {4, 4, 1024, 1024, 2},
+    {4, 1, 256, 256, 4},
+    {4, 1, 1024, 1024, 4},
+    {4, 4, 256, 256, 0},
+    {4, 1, 256, 256, 0},
     // __half, __nv_bfloat16
-    {2, 8, 128, 1},
-    {2, 8, 256, 1},
-    {2, 8, 512, 1},
-    {2, 8, 1024, 1},
-    {2, 1, 256, 4},
-    {2, 1, 1024, 4},
-    {2, 8, 256, 0},
-    {2, 1, 256, 0},
+    {2, 8, 32, 128, 1},
+    {2, 1, 32, 128, 4},
+    {2, 8, 128, 128, 1},
+    {2, 8, 256, 256, 1},
+    {2, 8, 512, 512, 1},
+    {2, 8, 1024, 1024, 1},
+    {2, 1, 256, 256, 4},
+    {2, 1, 1024, 1024, 4},
+    {2, 8, 256, 256, 0},
+    {2, 1, 256, 256, 0},
 };
 
 /// The entries of kNormBackwardConfigs for elem_bytes-byte elements.
@@ -327,13 +341,14 @@ constexpr ConfigRange norm_backward_configs_of(int elem_bytes) {
     return c.elem_bytes == elem_bytes;
   });
 }
-static_assert(norm_backward_configs_of(4).end - norm_backward_configs_of(4).begin == 8 &&
-                  norm_backward_configs_of(2).end - norm_backward_configs_of(2).begin == 8,
+static_assert(norm_backward_configs_of(4).end - norm_backward_configs_of(4).begin == 11 &&
+                  norm_backward_configs_of(2).end - norm_backward_configs_of(2).begin == 10,
               "each element size's entries together");
 
 /// Every decision of one backward call.
 struct NormBackwardPlan {
   int pack = 1;        ///< elements per access
+  int threads = 256;   ///< threads per row (32: a warp per row; else the block)
   int packs = 0;       ///< accesses of the row a thread holds (0: the streamed kernel)
   int64_t parts = 0;   ///< blocks of the row kernel, rows of partials
   int gradients = 0;   ///< weight gradients summed over the rows (dweight, dbias): 0..2
@@ -347,7 +362,7 @@ struct NormBackwardPlan {
 
 /// The configuration plan p launches with elem_bytes-byte elements.
 inline NormBackwardConfig norm_backward_config(const NormBackwardPlan& p, int elem_bytes) {
-  return {elem_bytes, p.pack, static_cast<int>(p.shape.block.x), p.packs};
+  return {elem_bytes, p.pack, p.threads, static_cast<int>(p.shape.block.x), p.packs};
 }
 
 /// The fewest bytes a backward call moves: dy, x (add_rms_norm: the saved sum), dsum where
@@ -412,17 +427,22 @@ inline NormBackwardPlan plan_norm_backward(int64_t rows, int64_t cols, int elem_
   for (std::size_t i = range.begin; i < range.end && !registers; ++i) {
     const NormBackwardConfig& c = kNormBackwardConfigs[i];
     if (c.pack != p.pack || c.packs == 0 || c.block > d.max_threads_per_block ||
-        vp > int64_t{c.block} * c.packs)
+        vp > int64_t{c.threads} * c.packs)
       continue;
-    const int bps = blocks_per_sm(d, c.block, kNormBackwardRegs, 0);
+    const int bps = blocks_per_sm(d, c.block, kNormBackwardRegs,
+                                  norm_backward_smem(c.threads, c.block, c.pack, c.packs));
     if (bps < 1) continue;
     registers = true;
+    p.threads = c.threads;
     p.packs = c.packs;
     p.shape.block = dim3(static_cast<unsigned>(c.block));
-    // one wave of blocks, each over rows p, p + parts, ...
-    p.parts = std::min(partial_rows, int64_t{bps} * d.sm_count);
+    // one wave of blocks, each over its rows (block b: rows b, b + parts, ... a row per block;
+    // 4b .. 4b + 3, then + 4 parts, ... a warp per row)
+    p.parts = std::min(
+        {partial_rows, ceil_div<int64_t>(rows, c.block / c.threads), int64_t{bps} * d.sm_count});
   }
   if (!registers) {
+    p.threads = 256;
     p.packs = 0;
     p.shape.block = dim3(256);
     p.parts = std::min(rows, kNormBackwardParts);

@@ -522,22 +522,28 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, 4))
   }
 }
 
-// A row in the block's registers (Packs > 0): thread t holds accesses p * Block + t (p <
-// Packs) of Pack elements of dy and xhat (cols <= Block x Packs x Pack), so dy and x are read
-// once; its columns are the same for every row, so it keeps its share of dweight (and dbias) in
-// registers across the block's rows (p, p + parts, ...: row order) and writes the block's row
-// of partials once at the end (every element of it: any workspace content works). Otherwise as
-// norm_backward_kernel.
-template <NormKind Kind, typename T, typename W, int Pack, int Packs, int Block>
+// A row in registers (Packs > 0): Threads (32: a warp, Block / 32 rows a block at a time;
+// Block: the block) threads per row, thread t holding accesses p * Threads + t (p < Packs) of
+// Pack elements of dy and xhat (cols <= Threads x Packs x Pack), so dy and x are read once. A
+// thread's columns are the same for every row, so it keeps its share of dweight (and dbias) in
+// registers across its rows (in row order); at the end a warp-per-row block adds its warps'
+// sums in warp order through shared memory, and the block writes its row of partials once
+// (every element of it: any workspace content works). Rows: the block's first ones, then by
+// the grid. Otherwise as norm_backward_kernel.
+template <NormKind Kind, typename T, typename W, int Pack, int Threads, int Packs, int Block>
 __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, norm_backward_min_blocks(Block)))
     norm_backward_registers_kernel(const NormBackwardArgs<T, W> a) {
   static_assert(Packs >= 1 && Pack * Packs <= 8, "a thread holds at most 8 floats of dy and x");
+  static_assert(Threads == kWarpSize || Threads == Block, "a row is a warp or the block");
   constexpr bool kLayer = Kind == NormKind::kLayer;
-  const int t = static_cast<int>(threadIdx.x);
+  constexpr int kRowsPerBlock = Block / Threads;
+  const int t = static_cast<int>(threadIdx.x) % Threads;
   const int cols = static_cast<int>(a.cols);
   const float inv_cols = 1.f / static_cast<float>(a.cols);
   float acc_w[Packs][Pack] = {}, acc_b[Packs][Pack] = {};  // this thread's columns' sums
-  for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
+  const int64_t step = int64_t{gridDim.x} * kRowsPerBlock;
+  for (int64_t row = int64_t{blockIdx.x} * kRowsPerBlock + threadIdx.x / Threads; row < a.rows;
+       row += step) {
     const int64_t offset = row * a.cols;
     const float r = a.rstd[row];
     const float mu = kLayer ? a.mean[row] : 0.f;
@@ -545,7 +551,7 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, norm_backward_
     float sgx = 0.f, sg = 0.f;
 #pragma unroll
     for (int p = 0; p < Packs; ++p) {
-      const int c = (p * Block + t) * Pack;
+      const int c = (p * Threads + t) * Pack;
       if (c < cols) {
         float g[Pack];
         norm_backward_load<Pack>(a, offset + c, c, mu, r, dy[p], g, xhat[p]);
@@ -556,11 +562,11 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, norm_backward_
         }
       }
     }
-    const float mgx = block_all_reduce<Block>(sgx, Sum{}) * inv_cols;
-    const float mg = kLayer ? block_all_reduce<Block>(sg, Sum{}) * inv_cols : 0.f;
+    const float mgx = norm_row_sum<Threads, Block>(sgx) * inv_cols;
+    const float mg = kLayer ? norm_row_sum<Threads, Block>(sg) * inv_cols : 0.f;
 #pragma unroll
     for (int p = 0; p < Packs; ++p) {
-      const int c = (p * Block + t) * Pack;
+      const int c = (p * Threads + t) * Pack;
       if (c >= cols) continue;
       float g[Pack], dx[Pack];
 #pragma unroll
@@ -591,10 +597,35 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, norm_backward_
       }
     }
   }
+  if constexpr (kRowsPerBlock > 1) {
+    // the block's warps' sums, added in warp order by warp 0 (its own first)
+    constexpr int kHeld = Threads * Packs * Pack;  // columns a warp holds
+    __shared__ float sums[2][kRowsPerBlock - 1][kHeld];
+    const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
+    if (warp > 0) {
+#pragma unroll
+      for (int p = 0; p < Packs; ++p)
+#pragma unroll
+        for (int j = 0; j < Pack; ++j) {
+          sums[0][warp - 1][(p * Threads + t) * Pack + j] = acc_w[p][j];
+          if (kLayer) sums[1][warp - 1][(p * Threads + t) * Pack + j] = acc_b[p][j];
+        }
+    }
+    __syncthreads();
+    if (warp > 0) return;
+    for (int k = 0; k < kRowsPerBlock - 1; ++k)
+#pragma unroll
+      for (int p = 0; p < Packs; ++p)
+#pragma unroll
+        for (int j = 0; j < Pack; ++j) {
+          acc_w[p][j] += sums[0][k][(p * Threads + t) * Pack + j];
+          if (kLayer) acc_b[p][j] += sums[1][k][(p * Threads + t) * Pack + j];
+        }
+  }
   const int64_t part = int64_t{blockIdx.x} * a.cols;
 #pragma unroll
   for (int p = 0; p < Packs; ++p) {
-    const int c = (p * Block + t) * Pack;
+    const int c = (p * Threads + t) * Pack;
     if (c >= cols) continue;
     if (a.partial_w != nullptr) {
 #pragma unroll
