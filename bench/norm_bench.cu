@@ -50,6 +50,9 @@ cudaError_t kk_norm_backward_streamed(kernelkit::NormKind kind, const T* x, cons
       kernelkit::plan_norm_backward(rows, cols, sizeof(T), sizeof(T), kernelkit::Alignment(),
                                     kernelkit::Alignment(), gradients, 0, d);
   p.packs = 0;
+  p.threads = 256;
+  p.split = 1;
+  p.shape.cooperative = false;
   p.parts = std::min(rows, kernelkit::kNormBackwardParts);
   p.shape.block = dim3(256);
   p.shape.grid = dim3(static_cast<unsigned>(p.parts));

@@ -35,7 +35,7 @@ const char* kind_name(NormKind k) {
 std::string describe_config(const kk::NormBackwardConfig& c) {
   return "elem=" + std::to_string(c.elem_bytes) + " pack=" + std::to_string(c.pack) +
          " threads=" + std::to_string(c.threads) + " block=" + std::to_string(c.block) +
-         " packs=" + std::to_string(c.packs);
+         " packs=" + std::to_string(c.packs) + (c.split ? " split" : "");
 }
 
 kk::NormBackwardPlan plan_of(int64_t rows, int64_t cols, int elem, int gradients,
@@ -74,6 +74,8 @@ TEST(NormBackwardPlan, ListedShapesOnAnH100) {
       {1000, 4097, 2, 1, 256, 256, 0, 512},
       {1000, 4095, 2, 1, 1024, 1024, 4, 132},
       {10717422, 47, 2, 1, 32, 128, 4, 1056},
+      {3, 1 << 20, 4, 4, 512, 512, 0, 3},
+      {7, 16385, 2, 1, 512, 512, 0, 7},
   };
   for (const Expect& e : table) {
     const kk::NormBackwardPlan p = plan_of(e.rows, e.cols, e.elem, 1, kktest::h100());
@@ -85,6 +87,11 @@ TEST(NormBackwardPlan, ListedShapesOnAnH100) {
     EXPECT_EQ(p.packs, e.packs) << where;
     EXPECT_EQ(p.parts, e.parts) << where;
   }
+  // few rows past the register entries split over a cooperative grid, where one can launch
+  kk::DeviceInfo d = kktest::h100();
+  EXPECT_EQ(plan_of(3, 1 << 20, 4, 2, d).split, 88);  // 264 slots / 3 rows
+  d.cooperative_launch = false;
+  EXPECT_EQ(plan_of(3, 1 << 20, 4, 2, d).split, 1);
 }
 
 TEST(NormBackwardPlan, EveryPlanIsATableEntryAndEveryEntryIsPlanned) {
@@ -113,7 +120,7 @@ TEST(NormBackwardPlan, EveryPlanIsATableEntryAndEveryEntryIsPlanned) {
               ASSERT_GE(planned.count(kk::norm_backward_config(p, elem), range.begin, range.end), 0)
                   << where;
               EXPECT_EQ(p.pack, off == 0 && (cols * elem) % 16 == 0 ? 16 / elem : 1) << where;
-              EXPECT_EQ(int64_t{p.shape.grid.x}, p.parts) << where;
+              EXPECT_EQ(int64_t{p.shape.grid.x}, p.parts * p.split) << where;
               EXPECT_GE(p.parts, 1) << where;
               EXPECT_LE(static_cast<int>(p.shape.block.x), dev.info.max_threads_per_block) << where;
               EXPECT_GE(p.reduce.grid.x, 1u) << where;
@@ -140,6 +147,18 @@ TEST(NormBackwardPlan, EveryPlanIsATableEntryAndEveryEntryIsPlanned) {
               } else {
                 // streamed only where no register entry holds the row
                 EXPECT_GT(cols, p.pack == 1 ? 4096 : 8192) << where;
+                EXPECT_EQ(p.shape.cooperative, p.split > 1) << where;
+                if (p.split > 1) {
+                  // every block resident (64 registers: 512 x 2), chunks of at least 8
+                  // accesses, only where a row a slot leaves half of them idle
+                  const int64_t slots =
+                      int64_t{kk::blocks_per_sm(dev.info, 512, 64, 0)} * dev.info.sm_count;
+                  EXPECT_EQ(int64_t{p.shape.grid.x}, rows * p.split) << where;
+                  EXPECT_LE(int64_t{p.shape.grid.x}, slots) << where;
+                  EXPECT_GE(cols / p.pack / p.split, 8) << where;
+                  EXPECT_LE(rows * 2, slots) << where;
+                  EXPECT_EQ(p.shape.block.x, 512u) << where;
+                }
                 EXPECT_EQ(p.parts, std::min<int64_t>(rows, kk::kNormBackwardParts)) << where;
                 // the fewest bytes, the partials written and read back, and at most one more
                 // read of dy and x
@@ -390,6 +409,12 @@ void run_case(const Case& c, uint64_t seed) {
     p.gradients = (pdw ? 1 : 0) + (pdb ? 1 : 0);
     p.shape.block = dim3(static_cast<unsigned>(c.force->block));
     p.shape.grid = dim3(static_cast<unsigned>(p.parts));
+    if (c.force->split) {  // each row over 3 blocks of a cooperative grid
+      p.split = 3;
+      p.parts = rows;
+      p.shape.grid = dim3(static_cast<unsigned>(rows * 3));
+      p.shape.cooperative = true;
+    }
     p.reduce.block = dim3(256);
     p.reduce.grid = dim3(3, static_cast<unsigned>(std::max(p.gradients, 1)));
     float* part = reinterpret_cast<float*>(ws.get());
@@ -476,8 +501,9 @@ TEST_F(NormBackwardTest, HalfHalfWeight) {
 }
 
 // Every entry of kNormBackwardConfigs forced once per kind (every gradient and dsum on), on 5
-// rows over 2 blocks: register entries on rows as wide as they hold less one access, streamed
-// ones on 3000-odd columns; 16-byte packs on the grid, one element per access off it.
+// rows over 2 blocks (split: each row over 3 blocks): register entries on rows as wide as they
+// hold less one access, streamed ones on 3000-odd columns; 16-byte packs on the grid, one element
+// per access off it.
 template <typename T, typename W>
 void every_configuration(uint64_t seed) {
   const kk::ConfigRange range = kk::norm_backward_configs_of(sizeof(T));
@@ -495,6 +521,8 @@ void every_configuration(uint64_t seed) {
       }
       c.off = e.pack == 1 ? 1 : 0;
       c.dbias = c.dsum = true;
+      // split: dx over dy (over dsum for add_rms), whose parked elements are copied first
+      if (e.split) c.in_place = kind == NormKind::kAddRms ? 2 : 1;
       c.force = &e;
       run_case<T, W>(c, seed++);
     }

@@ -273,7 +273,10 @@ cudaError_t launch_norm_backward(const NormBackwardPlan& p, NormKind kind,
         constexpr NormKind kKind = decltype(k)::value;
         return dispatch_table<kNormBackwardConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
           constexpr NormBackwardConfig c = kNormBackwardConfigs[decltype(i)::value];
-          if constexpr (c.packs == 0) {
+          if constexpr (c.split) {
+            return launch(norm_backward_split_kernel<kKind, T, W, c.pack, c.block>, p.shape, stream,
+                          a, p.split);
+          } else if constexpr (c.packs == 0) {
             return launch(norm_backward_kernel<kKind, T, W, c.pack, c.block>, p.shape, stream, a);
           } else {
             return launch(
@@ -320,9 +323,13 @@ cudaError_t run_norm_backward(NormKind kind, NormBackwardArgs<T, W> a, void* wor
   const int64_t fewest =
       norm_backward_fewest_bytes(kind, a.rows, a.cols, sizeof(T), sizeof(W), a.weight != nullptr,
                                  gradients, a.dsum != nullptr);
-  const NormBackwardPlan p =
-      plan_norm_backward(a.rows, a.cols, sizeof(T), sizeof(W), x_at, w_at, gradients, fewest, d);
-  return launch_norm_backward(p, kind, a, stream);
+  return plan_and_launch(
+      d,
+      [&](const DeviceInfo& dev) {
+        return plan_norm_backward(a.rows, a.cols, sizeof(T), sizeof(W), x_at, w_at, gradients,
+                                  fewest, dev);
+      },
+      [&](const NormBackwardPlan& p) { return launch_norm_backward(p, kind, a, stream); });
 }
 }  // namespace detail
 
@@ -332,8 +339,11 @@ cudaError_t run_norm_backward(NormKind kind, NormBackwardArgs<T, W> a, void* wor
 /// (dweight must be null too); dweight null: only dx. dweight needs a workspace of
 /// rms_norm_backward_workspace_bytes(rows, cols) bytes (whatever it holds); its sums run in a
 /// fixed order (the same bits run after run). dx may be exactly dy. rows == 0 writes dweight =
-/// 0; cols == 0 does nothing. Reads dy and x twice (the second time mostly from L2), writes dx
-/// once. Returns cudaErrorInvalidValue, before any launch and with nothing written, when
+/// 0; cols == 0 does nothing. Reads dy and x once and writes dx once on rows a warp's or a
+/// block's registers hold (8192 columns; 4096 when an operand or the row stride is off the
+/// 16-byte grid), reads them twice past that (the second time from L2 where the rows in flight
+/// fit it); the float partials (a row of cols a block) are written and read once more. Returns
+/// cudaErrorInvalidValue, before any launch and with nothing written, when
 /// rms_norm_backward_args_ok fails.
 template <typename T, typename W>
 [[nodiscard]] cudaError_t rms_norm_backward(const T* dy, const T* x, const W* weight,
@@ -353,12 +363,12 @@ template <typename T, typename W>
 /// pointer: the bias does not enter dx). Where either gradient is wanted, a workspace of
 /// layer_norm_backward_workspace_bytes(rows, cols) bytes (whatever it holds): one row of float
 /// partials a block for each, summed in a fixed order (the same bits run after run). dx may be
-/// exactly dy. rows == 0 writes dweight = dbias = 0; cols == 0 does nothing. Reads dy and x
-/// twice (the second time mostly from L2), writes dx once. Returns cudaErrorInvalidValue,
-/// before any launch and with nothing written, when norm_backward_args_ok fails (negative
-/// sizes, a null dy / x / mean / rstd / dx with a non-empty problem, dweight without a weight,
-/// a too-small or misaligned workspace, a pointer misaligned for its type, an overlap other
-/// than dx == dy, rows * cols * sizeof(T) overflowing int64).
+/// exactly dy. rows == 0 writes dweight = dbias = 0; cols == 0 does nothing. Reads and writes
+/// as rms_norm_backward. Returns cudaErrorInvalidValue, before any launch and with nothing
+/// written, when norm_backward_args_ok fails (negative sizes, a null dy / x / mean / rstd / dx
+/// with a non-empty problem, dweight without a weight, a too-small or misaligned workspace, a
+/// pointer misaligned for its type, an overlap other than dx == dy, rows * cols * sizeof(T)
+/// overflowing int64).
 template <typename T, typename W>
 [[nodiscard]] cudaError_t layer_norm_backward(const T* x, const T* dy, const W* weight,
                                               const float* mean, const float* rstd, T* dx,

@@ -258,6 +258,10 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
 //    kNormBackwardParts)), the row read twice (the second read from L2 while the block's row
 //    is there), the partials added to in global memory row by row. Rows no register entry
 //    holds.
+//  - split (d.cooperative_launch; the same rows when too few to give every block slot one:
+//    rows <= slots / 2): each row over `split` blocks of 512 of a cooperative grid (chunks of
+//    at least 8 accesses), the chunks' sums parked in dx across a grid barrier, then a second
+//    read of the chunk that writes dx and the partials (parts = rows).
 
 /// Blocks (and rows of partials) of the streamed backward kernel at most.
 inline constexpr int64_t kNormBackwardParts = 512;
@@ -295,20 +299,22 @@ struct NormBackwardConfig {
   int threads = 0;     ///< threads per row: 32 (a warp, block / 32 rows a block) or block
   int block = 0;       ///< threads per block
   int packs = 0;       ///< accesses of the row a thread holds in registers; 0: streamed
+  bool split = false;  ///< streamed, each row over several blocks of a cooperative grid
 };
 
 /// Same kernel.
 constexpr bool operator==(const NormBackwardConfig& a, const NormBackwardConfig& b) {
   return a.elem_bytes == b.elem_bytes && a.pack == b.pack && a.threads == b.threads &&
-         a.block == b.block && a.packs == b.packs;
+         a.block == b.block && a.packs == b.packs && a.split == b.split;
 }
 
 /// Every configuration the backward passes launch (each for every kind), each element size's
 /// entries together, in the order the plan tries them: the register entries, a warp per row
 /// (blocks of 128; f32 1 / 2 packs a lane, 2-byte 1; one element per access 4) then a block
 /// per row (8 floats of dy and of xhat a thread: f32 2 packs, 2-byte 1, on 128..1024 threads;
-/// one element per access 4 on 256 / 1024), then the streamed ones (256 threads); 16-byte packs
-/// where every operand and the row stride are on the 16-byte grid, else one element per access.
+/// one element per access 4 on 256 / 1024), then the streamed ones (256 threads) and the split
+/// ones (512); 16-byte packs where every operand and the row stride are on the 16-byte grid,
+/// else one element per access.
 inline constexpr NormBackwardConfig kNormBackwardConfigs[] = {
     // float
     {4, 4, 32, 128, 1},
@@ -322,6 +328,8 @@ inline constexpr NormBackwardConfig kNormBackwardConfigs[] = {
     {4, 1, 1024, 1024, 4},
     {4, 4, 256, 256, 0},
     {4, 1, 256, 256, 0},
+    {4, 4, 512, 512, 0, true},
+    {4, 1, 512, 512, 0, true},
     // __half, __nv_bfloat16
     {2, 8, 32, 128, 1},
     {2, 1, 32, 128, 4},
@@ -333,6 +341,8 @@ inline constexpr NormBackwardConfig kNormBackwardConfigs[] = {
     {2, 1, 1024, 1024, 4},
     {2, 8, 256, 256, 0},
     {2, 1, 256, 256, 0},
+    {2, 8, 512, 512, 0, true},
+    {2, 1, 512, 512, 0, true},
 };
 
 /// The entries of kNormBackwardConfigs for elem_bytes-byte elements.
@@ -341,8 +351,8 @@ constexpr ConfigRange norm_backward_configs_of(int elem_bytes) {
     return c.elem_bytes == elem_bytes;
   });
 }
-static_assert(norm_backward_configs_of(4).end - norm_backward_configs_of(4).begin == 11 &&
-                  norm_backward_configs_of(2).end - norm_backward_configs_of(2).begin == 10,
+static_assert(norm_backward_configs_of(4).end - norm_backward_configs_of(4).begin == 13 &&
+                  norm_backward_configs_of(2).end - norm_backward_configs_of(2).begin == 12,
               "each element size's entries together");
 
 /// Every decision of one backward call.
@@ -350,6 +360,7 @@ struct NormBackwardPlan {
   int pack = 1;        ///< elements per access
   int threads = 256;   ///< threads per row (32: a warp per row; else the block)
   int packs = 0;       ///< accesses of the row a thread holds (0: the streamed kernel)
+  int split = 1;       ///< blocks a row is split over (> 1: the split kernel, cooperative)
   int64_t parts = 0;   ///< blocks of the row kernel, rows of partials
   int gradients = 0;   ///< weight gradients summed over the rows (dweight, dbias): 0..2
   int64_t bytes = 0;   ///< bytes the plan moves through DRAM: the fewest, the partials written
@@ -362,7 +373,7 @@ struct NormBackwardPlan {
 
 /// The configuration plan p launches with elem_bytes-byte elements.
 inline NormBackwardConfig norm_backward_config(const NormBackwardPlan& p, int elem_bytes) {
-  return {elem_bytes, p.pack, p.threads, static_cast<int>(p.shape.block.x), p.packs};
+  return {elem_bytes, p.pack, p.threads, static_cast<int>(p.shape.block.x), p.packs, p.split > 1};
 }
 
 /// The fewest bytes a backward call moves: dy, x (add_rms_norm: the saved sum), dsum where
@@ -441,22 +452,36 @@ inline NormBackwardPlan plan_norm_backward(int64_t rows, int64_t cols, int elem_
     p.parts = std::min(
         {partial_rows, ceil_div<int64_t>(rows, c.block / c.threads), int64_t{bps} * d.sm_count});
   }
+  p.shape.grid = dim3(static_cast<unsigned>(p.parts));
   if (!registers) {
     p.threads = 256;
     p.packs = 0;
     p.shape.block = dim3(256);
     p.parts = std::min(rows, kNormBackwardParts);
+    p.shape.grid = dim3(static_cast<unsigned>(p.parts));
+    // few rows: every block slot busy (a streamed row kept one SM busy)
+    const int bps = std::max(1, blocks_per_sm(d, 512, kNormBackwardRegs, 0));
+    const int64_t slots = int64_t{bps} * d.sm_count;
+    const int64_t split = std::min<int64_t>(slots / rows, vp / 8);
+    // (rows <= kNormBackwardParts: the workspace's rows of partials)
+    if (d.cooperative_launch && split >= 2 && rows <= kNormBackwardParts) {
+      p.threads = 512;
+      p.split = static_cast<int>(split);
+      p.parts = rows;
+      p.shape.block = dim3(512);
+      p.shape.grid = dim3(static_cast<unsigned>(rows * split));
+      p.shape.cooperative = true;
+    }
   }
-  p.shape.grid = dim3(static_cast<unsigned>(p.parts));
   p.reduce.block = dim3(256);
   p.reduce.grid =
       dim3(static_cast<unsigned>(grid_size_for(ceil_div<int64_t>(cols, 32) * 256, 256, d)),
            static_cast<unsigned>(std::max(gradients, 1)));
   // the partials: written by the row kernel, read by the column sums
   p.bytes = fewest + int64_t{gradients} * 2 * p.parts * cols * 4;
-  // the streamed kernel's second read of dy and x comes from L2 while the rows in flight fit
-  // half of it
-  if (!registers && p.parts * 2 * cols * elem_bytes > int64_t{d.l2_bytes} / 2)
+  // the streamed kernels' second read of dy and x comes from L2 while the rows in flight fit
+  // half of it (split: every row is in flight)
+  if (!registers && std::min(rows, p.parts) * 2 * cols * elem_bytes > int64_t{d.l2_bytes} / 2)
     p.bytes += 2 * rows * cols * elem_bytes;
   return p;
 }

@@ -640,6 +640,119 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, norm_backward_
   }
 }
 
+// Few rows no register entry holds (BlockCombine::kGrid), each split over `split` blocks of a
+// cooperative grid (grid = rows x split, all resident; block b: row b / split, chunk b % split
+// of balanced chunks of at least 8 accesses), as the forward's norm_split_kernel: the chunk's
+// sums of g * xhat and g over a first read, parked (as bits) in the first 16 bytes of the
+// chunk's dx after a copy of dy and dsum there (dx may be either); a grid barrier; every block
+// of the row adds the row's parked sums in chunk order (the same bits in each), then re-reads
+// its chunk and writes dx but the parked elements, and its row of partials (parts = rows: row
+// r's partials at row r, each element written once); a second barrier (every block has read
+// every parked sum) before the parked elements are written from the copies.
+template <NormKind Kind, typename T, typename W, int Pack, int Block>
+__global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, 2))
+    norm_backward_split_kernel(const NormBackwardArgs<T, W> a, int split) {
+  using Bits = bits_t<sizeof(T)>;
+  constexpr bool kLayer = Kind == NormKind::kLayer;
+  constexpr int kSlot = 16 / static_cast<int>(sizeof(T));  // elements of a parked pair of sums
+  constexpr int kParked = (kSlot + Pack - 1) / Pack;       // accesses they cover
+  static_assert(kParked * Pack == kSlot, "the parked accesses are the slot's elements");
+  __shared__ T saved_dy[kSlot], saved_ds[kSlot];
+  const int64_t row = blockIdx.x / split;
+  const int chunk = static_cast<int>(blockIdx.x % split);
+  const int64_t n = a.cols / Pack;
+  const auto chunk_begin = [&](int64_t j) { return n / split * j + (n % split) * j / split; };
+  const int64_t begin = chunk_begin(chunk), end = chunk_begin(chunk + 1);
+  const int64_t offset = row * a.cols;
+  const float inv_cols = 1.f / static_cast<float>(a.cols);
+  const float r = a.rstd[row];
+  const float mu = kLayer ? a.mean[row] : 0.f;
+  const bool dsum = Kind == NormKind::kAddRms && a.dsum != nullptr;
+  float sgx = 0.f, sg = 0.f;
+#pragma unroll 1
+  for (int64_t v = begin + threadIdx.x; v < end; v += Block) {
+    float dy[Pack], g[Pack], xhat[Pack];
+    norm_backward_load<Pack>(a, offset + v * Pack, v * Pack, mu, r, dy, g, xhat);
+#pragma unroll
+    for (int j = 0; j < Pack; ++j) {
+      sgx += g[j] * xhat[j];
+      if (kLayer) sg += g[j];
+    }
+  }
+  sgx = block_all_reduce<Block>(sgx, Sum{});
+  sg = kLayer ? block_all_reduce<Block>(sg, Sum{}) : 0.f;  // (a barrier either way)
+  const int64_t head = offset + begin * Pack;
+  if (threadIdx.x < kSlot) {
+    saved_dy[threadIdx.x] = a.dy[head + threadIdx.x];
+    if (dsum) saved_ds[threadIdx.x] = a.dsum[head + threadIdx.x];
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const float mine[kSlot * sizeof(T) / 4] = {sgx, sg};
+    Bits bits[kSlot];
+    memcpy(bits, mine, sizeof(bits));
+    Bits* slot = reinterpret_cast<Bits*>(a.dx + head);
+#pragma unroll
+    for (int k = 0; k < kSlot; ++k)
+      slot[k] = bits[k];
+  }
+  grid_sync();
+  // the row's sums, added in chunk order: threads take chunks t, t + Block, ..., then the
+  // block's fixed tree
+  float rgx = 0.f, rg = 0.f;
+  for (int j = threadIdx.x; j < split; j += Block) {
+    const Bits* pj = reinterpret_cast<const Bits*>(a.dx + offset + chunk_begin(j) * Pack);
+    Bits bits[kSlot];
+#pragma unroll
+    for (int k = 0; k < kSlot; ++k)
+      bits[k] = __ldcg(pj + k);
+    float q[kSlot * sizeof(T) / 4];
+    memcpy(q, bits, sizeof(q));
+    rgx += q[0];
+    rg += q[1];
+  }
+  const float mgx = block_all_reduce<Block>(rgx, Sum{}) * inv_cols;
+  const float mg = kLayer ? block_all_reduce<Block>(rg, Sum{}) * inv_cols : 0.f;
+#pragma unroll 1
+  for (int64_t v = begin + kParked + threadIdx.x; v < end; v += Block) {
+    float dy[Pack], g[Pack], xhat[Pack], dx[Pack];
+    norm_backward_load<Pack>(a, offset + v * Pack, v * Pack, mu, r, dy, g, xhat);
+#pragma unroll
+    for (int j = 0; j < Pack; ++j)
+      dx[j] = r * (g[j] - mg - xhat[j] * mgx);
+    if (dsum) {
+      float ds[Pack];
+      norm_load<Pack>(a.dsum + offset + v * Pack, ds);
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        dx[j] += ds[j];
+    }
+    norm_store<Pack>(a.dx + offset + v * Pack, dx);
+    if (a.partial_w != nullptr) {
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        a.partial_w[offset + v * Pack + j] = dy[j] * xhat[j];
+    }
+    if (kLayer && a.partial_b != nullptr) {
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        a.partial_b[offset + v * Pack + j] = dy[j];
+    }
+  }
+  grid_sync();  // every block has read every parked sum
+  if (threadIdx.x < kSlot) {
+    const int64_t c = begin * Pack + threadIdx.x;
+    const float dy = convert<float>(saved_dy[threadIdx.x]);
+    const float xhat = (convert<float>(a.x[offset + c]) - mu) * r;
+    const float g = a.weight != nullptr ? dy * convert<float>(a.weight[c]) : dy;
+    float dx = r * (g - mg - xhat * mgx);
+    if (dsum) dx += convert<float>(saved_ds[threadIdx.x]);
+    a.dx[offset + c] = convert<T>(dx);
+    if (a.partial_w != nullptr) a.partial_w[offset + c] = dy * xhat;
+    if (kLayer && a.partial_b != nullptr) a.partial_b[offset + c] = dy;
+  }
+}
+
 // The weight gradients' column sums: blockIdx.y picks one (partial[y] -> out[y]).
 template <typename W>
 struct NormColumnSums {
