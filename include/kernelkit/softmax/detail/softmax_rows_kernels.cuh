@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: Apache-2.0
+// Row-op kernels (internal) of the strided softmax family: softmax / log_softmax over rows with
+// a leading dimension, and softmax_backward / log_softmax_backward (contiguous or strided).
+// One row op (SoftmaxRowOp, by SoftmaxKind) says what a row reduces and what each element
+// becomes; two kernels walk the rows with it:
+//  - softmax_rows_warp_kernel: a row in the registers of a group of Group lanes (Packs packs a
+//    lane, at most 16 floats of each input);
+//  - softmax_rows_block_kernel: one block per row; its first `cached` packs kept in shared
+//    memory between the reduction pass and the writing pass (one read), the rest read twice.
+// Every row of every operand starts on a Pack boundary (the plan's pack respects the pointers
+// and the leading dimensions: plan_softmax_rows), so a row is whole packs and one partial tail
+// pack moved element by element. softmax_rows_plan.cuh plans; launch_softmax_rows launches.
+//
+// Numerics: forward as the contiguous kernels (detail/softmax_kernels.cuh: (max, sum of
+// exp(x - max)) in float, the same stats helpers). Backward: s = sum over the row of y * dy
+// (softmax) or of dy (log_softmax) in float; dx = y * (dy - s), or dy - exp(y) * s.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernelkit/core/pack.cuh"
+#include "kernelkit/core/types.cuh"
+#include "kernelkit/softmax/detail/softmax_kernels.cuh"
+#include "kernelkit/softmax/softmax_rows_plan.cuh"
+#include "kernelkit/warp/warp.cuh"
+
+namespace kernelkit::detail {
+
+// One call's operands: x is the forward input or the backward's y, dy the backward's
+// upstream gradient (null for the forward), out the output (dx). Leading dimensions in
+// elements; `cached`: the block kernel's packs of a row kept in shared memory.
+template <typename T>
+struct SoftmaxRowsArgs {
+  const T* x;
+  int64_t ld_x;
+  const T* dy;
+  int64_t ld_dy;
+  T* out;
+  int64_t ld_out;
+  int64_t rows, cols;
+  int64_t cached;
+};
+
+// The row op of a forward kind: the row's (max, sum of exp(x - max)) pair, then
+// exp(x - m) / s or (x - m) - log(s). Elements past the row are -inf.
+template <SoftmaxKind Kind, bool Fast, bool Backward = softmax_is_backward(Kind)>
+struct SoftmaxRowOp {
+  static constexpr bool kTwoInputs = false;
+  struct Acc {
+    SoftmaxStats st;
+    float c;  // the f32 sum's compensation (softmax_stats_add)
+  };
+  struct Coef {
+    float m, inv_s, log_s;
+  };
+  __device__ __forceinline__ static float pad() { return -INFINITY; }
+  __device__ __forceinline__ static Acc empty() { return {softmax_stats_empty(), 0.f}; }
+  template <int K>
+  __device__ __forceinline__ static void add(Acc& a, const float (&x)[K], const float (&)[K]) {
+    softmax_stats_add<Fast, K>(a.st, a.c, x);
+  }
+  // every lane of a Width-lane group ends with the group's pair (compensation settled)
+  template <int Width>
+  __device__ __forceinline__ static Acc all_reduce(Acc a) {
+    softmax_stats_settle<Fast>(a.st, a.c);
+    return {softmax_stats_warp_all_reduce<Width, Fast>(a.st), 0.f};
+  }
+  __device__ __forceinline__ static Coef finish(const Acc& a) {
+    return {a.st.m, 1.f / a.st.s, logf(a.st.s)};
+  }
+  __device__ __forceinline__ static float out(float x, float, const Coef& k) {
+    return softmax_out<Kind, Fast>(x, k.m, k.inv_s, k.log_s);
+  }
+};
+
+// The row op of a backward kind: s = sum of y * dy (softmax) or of dy (log_softmax), then
+// y * (dy - s) or dy - exp(y) * s. Elements past the row are 0 (they add nothing).
+template <SoftmaxKind Kind, bool Fast>
+struct SoftmaxRowOp<Kind, Fast, true> {
+  static constexpr bool kTwoInputs = true;
+  static constexpr bool kLog = Kind == SoftmaxKind::kLogSoftmaxBackward;
+  struct Acc {
+    float s;
+  };
+  struct Coef {
+    float s;
+  };
+  __device__ __forceinline__ static float pad() { return 0.f; }
+  __device__ __forceinline__ static Acc empty() { return {0.f}; }
+  template <int K>
+  __device__ __forceinline__ static void add(Acc& a, const float (&y)[K], const float (&dy)[K]) {
+    float t[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      t[k] = kLog ? dy[k] : y[k] * dy[k];
+      // the pack's terms pairwise, then into the running sum
+#pragma unroll
+    for (int w = 1; w < K; w *= 2)
+#pragma unroll
+      for (int k = 0; k + w < K; k += 2 * w)
+        t[k] += t[k + w];
+    a.s += t[0];
+  }
+  template <int Width>
+  __device__ __forceinline__ static Acc all_reduce(Acc a) {
+    return {warp_all_reduce<Width>(a.s, Sum{})};
+  }
+  __device__ __forceinline__ static Coef finish(const Acc& a) {
+    return {a.s};
+  }
+  __device__ __forceinline__ static float out(float y, float dy, const Coef& k) {
+    if constexpr (kLog) {
+      return dy - softmax_exp<Fast>(y) * k.s;
+    } else {
+      return y * (dy - k.s);
+    }
+  }
+};
+
+// The block's accumulator, in every thread, after one barrier (the scheme of
+// softmax_stats_block_all_reduce: two slot sets alternating by `parity`).
+template <typename Op, int Block>
+__device__ __forceinline__ typename Op::Acc softmax_rows_block_all_reduce(typename Op::Acc v,
+                                                                          typename Op::Acc* slots,
+                                                                          int& parity) {
+  constexpr int kWarps = Block / kWarpSize;
+  v = Op::template all_reduce<kWarpSize>(v);
+  if constexpr (kWarps == 1) {
+    return v;
+  } else {
+    const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
+    typename Op::Acc* set = slots + parity * kWarps;
+    parity ^= 1;
+    if (lane == 0) set[warp] = v;
+    __syncthreads();
+    return Op::template all_reduce<kWarps>(set[lane % kWarps]);
+  }
+}
+
+// Pack v of a row (columns [v * Pack, v * Pack + Pack) of n) as raw T, `pad` past the row; the
+// row starts on a Pack boundary.
+template <int Pack, typename T>
+__device__ __forceinline__ PackOf<T, Pack> softmax_rows_load(const T* row, int64_t v, int64_t n,
+                                                             T pad) {
+  const int64_t c = v * Pack;
+  if (c + Pack <= n) return load_pack<Pack>(row, v);
+  PackOf<T, Pack> raw;
+#pragma unroll
+  for (int j = 0; j < Pack; ++j)
+    raw.elem[j] = c + j < n ? row[c + j] : pad;
+  return raw;
+}
+
+template <int Pack, typename T>
+__device__ __forceinline__ void softmax_rows_to_float(const PackOf<T, Pack>& raw,
+                                                      float (&x)[Pack]) {
+#pragma unroll
+  for (int j = 0; j < Pack; ++j)
+    x[j] = convert<float>(raw.elem[j]);
+}
+
+// Writes y to pack v of a row of n columns (only the columns inside it).
+template <int Pack, typename T>
+__device__ __forceinline__ void softmax_rows_store(T* row, int64_t v, int64_t n,
+                                                   const float (&y)[Pack]) {
+  const int64_t c = v * Pack;
+  if (c + Pack <= n) {
+    PackOf<T, Pack> raw;
+#pragma unroll
+    for (int j = 0; j < Pack; ++j)
+      raw.elem[j] = convert<T>(y[j]);
+    store_pack<Pack>(row, v, raw);
+  } else {
+#pragma unroll
+    for (int j = 0; j < Pack; ++j)
+      if (c + j < n) row[c + j] = convert<T>(y[j]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Rows in registers (cols <= 32 x 16 elements). Groups of Group lanes own a row each; lane l
+// holds packs p * Group + l (p < Packs) of each input. The warp's rows of one iteration are
+// base + group; the loop is uniform over the warp (every lane runs every shuffle); a group
+// past the last row computes on padding and stores nothing. In place (out == dy or out == x
+// with the same ld): every element is read by the lane that writes it, before the write.
+template <typename T, SoftmaxKind Kind, int Pack, int Group, int Packs>
+__global__ void __launch_bounds__(kSoftmaxWarpBlock, kSoftmaxRowsWarpMinBlocks)
+    softmax_rows_warp_kernel(SoftmaxRowsArgs<T> a) {
+  static_assert(Group >= 1 && Group <= kWarpSize && (Group & (Group - 1)) == 0,
+                "a row group is 1, 2, 4, 8, 16 or 32 lanes of one warp");
+  static_assert(Pack * Packs <= kSoftmaxRowsLaneFloats, "a lane holds at most 16 floats an input");
+  using Op = SoftmaxRowOp<Kind, kSoftmaxFast<T>>;
+  constexpr int kGroups = kWarpSize / Group;
+  constexpr int kWarps = kSoftmaxWarpBlock / kWarpSize;
+  const T pad = convert<T>(Op::pad());
+  const int lane = threadIdx.x % Group;
+  const int group = (threadIdx.x % kWarpSize) / Group;
+  const int64_t warp = int64_t{blockIdx.x} * kWarps + threadIdx.x / kWarpSize;
+  const int64_t step = int64_t{gridDim.x} * kWarps * kGroups;
+  for (int64_t base = warp * kGroups; base < a.rows; base += step) {
+    const int64_t row = base + group;
+    const bool live = row < a.rows;
+    const int64_t n = live ? a.cols : 0;
+    const int64_t r = live ? row : 0;
+    float x[Packs][Pack], d[Packs][Pack];
+#pragma unroll
+    for (int p = 0; p < Packs; ++p) {
+      const int64_t v = p * Group + lane;
+      softmax_rows_to_float<Pack>(softmax_rows_load<Pack>(a.x + r * a.ld_x, v, n, pad), x[p]);
+      if constexpr (Op::kTwoInputs) {
+        softmax_rows_to_float<Pack>(softmax_rows_load<Pack>(a.dy + r * a.ld_dy, v, n, pad), d[p]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          d[p][j] = 0.f;
+      }
+    }
+    typename Op::Acc acc = Op::empty();
+#pragma unroll
+    for (int p = 0; p < Packs; ++p)
+      Op::add(acc, x[p], d[p]);
+    // every lane of the group holds the row's accumulator
+    const typename Op::Coef k = Op::finish(Op::template all_reduce<Group>(acc));
+    if (!live) continue;
+    T* dst = a.out + row * a.ld_out;
+#pragma unroll
+    for (int p = 0; p < Packs; ++p) {
+      float y[Pack];
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        y[j] = Op::out(x[p][j], d[p][j], k);
+      softmax_rows_store<Pack>(dst, p * Group + lane, n, y);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// One block per row (rows blockIdx.x, + gridDim.x, ...), any width. Pass 1: thread t reads
+// packs t, t + Block, ... of each input, accumulates, and keeps those below `cached` in
+// dynamic shared memory (cached packs of x, then of dy, after the reduction's slots); one
+// block reduction; pass 2: the
+// same thread takes the same packs from shared memory (or, past `cached`, from global
+// memory again) and writes. A thread reads back only what it wrote, so the cache needs no
+// barrier; in place, each element is read before the same thread writes it.
+template <typename T, SoftmaxKind Kind, int Pack, int Block>
+__global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
+    softmax_rows_block_kernel(SoftmaxRowsArgs<T> a) {
+  static_assert(Block % kWarpSize == 0 && Block <= kSoftmaxWideBlock, "32..1024 threads");
+  using Op = SoftmaxRowOp<Kind, kSoftmaxFast<T>>;
+  using Raw = PackOf<T, Pack>;
+  static_assert(sizeof(typename Op::Acc) <= 16, "a slot of the reduction is at most 16 bytes");
+  // dynamic shared memory: the reduction's slots, then the cache (no static shared memory:
+  // the chunk kernels' setup lets the dynamic part take all a block may have)
+  extern __shared__ __align__(16) unsigned char softmax_rows_smem[];
+  auto* slots = reinterpret_cast<typename Op::Acc*>(softmax_rows_smem);
+  Raw* cx = reinterpret_cast<Raw*>(softmax_rows_smem + softmax_rows_scratch_bytes(Block));
+  Raw* cd = cx + a.cached;
+  const T pad = convert<T>(Op::pad());
+  const int64_t packs = (a.cols + Pack - 1) / Pack;
+  int parity = 0;
+  for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
+    const T* xr = a.x + row * a.ld_x;
+    const T* dr = Op::kTwoInputs ? a.dy + row * a.ld_dy : nullptr;
+    typename Op::Acc acc = Op::empty();
+#pragma unroll 4
+    for (int64_t v = threadIdx.x; v < packs; v += Block) {
+      const Raw rx = softmax_rows_load<Pack>(xr, v, a.cols, pad);
+      Raw rd{};
+      if constexpr (Op::kTwoInputs) rd = softmax_rows_load<Pack>(dr, v, a.cols, pad);
+      if (v < a.cached) {
+        cx[v] = rx;
+        if constexpr (Op::kTwoInputs) cd[v] = rd;
+      }
+      float x[Pack], d[Pack];
+      softmax_rows_to_float<Pack>(rx, x);
+      softmax_rows_to_float<Pack>(rd, d);
+      Op::add(acc, x, d);
+    }
+    const typename Op::Coef k =
+        Op::finish(softmax_rows_block_all_reduce<Op, Block>(acc, slots, parity));
+    T* dst = a.out + row * a.ld_out;
+#pragma unroll 4
+    for (int64_t v = threadIdx.x; v < packs; v += Block) {
+      Raw rx, rd{};
+      if (v < a.cached) {
+        rx = cx[v];
+        if constexpr (Op::kTwoInputs) rd = cd[v];
+      } else {
+        rx = softmax_rows_load<Pack>(xr, v, a.cols, pad);
+        if constexpr (Op::kTwoInputs) rd = softmax_rows_load<Pack>(dr, v, a.cols, pad);
+      }
+      float x[Pack], d[Pack], y[Pack];
+      softmax_rows_to_float<Pack>(rx, x);
+      softmax_rows_to_float<Pack>(rd, d);
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        y[j] = Op::out(x[j], d[j], k);
+      softmax_rows_store<Pack>(dst, v, a.cols, y);
+    }
+  }
+}
+
+}  // namespace kernelkit::detail
