@@ -46,6 +46,12 @@ inline constexpr int kSoftmaxRowsWarpMinBlocks = 8;
 // Packs per thread the block kernel's block size aims for: 256 threads up to 8 packs a
 // thread, 1024 past that.
 inline constexpr int kSoftmaxRowsPacksPerThread = 8;
+// Packs of each input the block kernel has in flight a thread (its loads issued together): 4,
+// or 2 for packs of 8 elements (4 spilled 200-330 bytes at the 64 registers of 1024 threads:
+// 64 floats of two inputs a batch).
+__host__ __device__ constexpr int softmax_rows_batch(int pack) {
+  return pack == 8 ? 2 : 4;
+}
 // Dynamic shared memory the block kernel keeps before its cache: the block reduction's two
 // slot sets (one accumulator of at most 16 bytes a warp each).
 __host__ __device__ constexpr int softmax_rows_scratch_bytes(int block) {

@@ -239,18 +239,21 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock, kSoftmaxRowsWarpMinBlocks)
 
 // ---------------------------------------------------------------------------------------
 // One block per row (rows blockIdx.x, + gridDim.x, ...), any width. Pass 1: thread t reads
-// packs t, t + Block, ... of each input, accumulates, and keeps those below `cached` in
-// dynamic shared memory (cached packs of x, then of dy, after the reduction's slots); one
-// block reduction; pass 2: the
-// same thread takes the same packs from shared memory (or, past `cached`, from global
-// memory again) and writes. A thread reads back only what it wrote, so the cache needs no
-// barrier; in place, each element is read before the same thread writes it.
+// whole packs t, t + Block, ... of each input, softmax_rows_batch(Pack) of them in flight
+// (predicated 16-byte loads, all issued before any is used), accumulates, and keeps those below
+// `cached` in dynamic shared memory (cached packs of x, then of dy, after the reduction's slots);
+// the row's partial tail pack, if any, is the turn of thread (whole packs) % Block. One block
+// reduction; pass 2: the same thread takes the same packs from shared memory (or, past
+// `cached`, from global memory again) and writes. A thread reads back only what it wrote, so
+// the cache needs no barrier; in place, each element is read before the same thread writes
+// it.
 template <typename T, SoftmaxKind Kind, int Pack, int Block>
 __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
     softmax_rows_block_kernel(SoftmaxRowsArgs<T> a) {
   static_assert(Block % kWarpSize == 0 && Block <= kSoftmaxWideBlock, "32..1024 threads");
   using Op = SoftmaxRowOp<Kind, kSoftmaxFast<T>>;
   using Raw = PackOf<T, Pack>;
+  constexpr int kBatch = softmax_rows_batch(Pack);
   static_assert(sizeof(typename Op::Acc) <= 16, "a slot of the reduction is at most 16 bytes");
   // dynamic shared memory: the reduction's slots, then the cache (no static shared memory:
   // the chunk kernels' setup lets the dynamic part take all a block may have)
@@ -259,17 +262,19 @@ __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
   Raw* cx = reinterpret_cast<Raw*>(softmax_rows_smem + softmax_rows_scratch_bytes(Block));
   Raw* cd = cx + a.cached;
   const T pad = convert<T>(Op::pad());
-  const int64_t packs = (a.cols + Pack - 1) / Pack;
+  Raw pads;
+#pragma unroll
+  for (int j = 0; j < Pack; ++j)
+    pads.elem[j] = pad;
+  const int64_t whole = a.cols / Pack;  // whole packs of a row; a partial one follows if any
+  const bool tail = whole * Pack < a.cols && threadIdx.x == whole % Block;
   int parity = 0;
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
     const T* xr = a.x + row * a.ld_x;
     const T* dr = Op::kTwoInputs ? a.dy + row * a.ld_dy : nullptr;
     typename Op::Acc acc = Op::empty();
-#pragma unroll 4
-    for (int64_t v = threadIdx.x; v < packs; v += Block) {
-      const Raw rx = softmax_rows_load<Pack>(xr, v, a.cols, pad);
-      Raw rd{};
-      if constexpr (Op::kTwoInputs) rd = softmax_rows_load<Pack>(dr, v, a.cols, pad);
+    // pass 1 over pack v of each input (raw), kept if v < cached
+    const auto take = [&](int64_t v, const Raw& rx, const Raw& rd) {
       if (v < a.cached) {
         cx[v] = rx;
         if constexpr (Op::kTwoInputs) cd[v] = rd;
@@ -278,13 +283,34 @@ __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
       softmax_rows_to_float<Pack>(rx, x);
       softmax_rows_to_float<Pack>(rd, d);
       Op::add(acc, x, d);
+    };
+    for (int64_t v0 = threadIdx.x; v0 < whole; v0 += int64_t{kBatch} * Block) {
+      Raw rx[kBatch], rd[kBatch];
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        const int64_t v = v0 + int64_t{u} * Block;
+        rx[u] = v < whole ? load_pack<Pack>(xr, v) : pads;
+        rd[u] = pads;
+        if constexpr (Op::kTwoInputs) rd[u] = v < whole ? load_pack<Pack>(dr, v) : pads;
+      }
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        const int64_t v = v0 + int64_t{u} * Block;
+        if (v < whole) take(v, rx[u], rd[u]);
+      }
+    }
+    if (tail) {
+      const Raw rx = softmax_rows_load<Pack>(xr, whole, a.cols, pad);
+      Raw rd = pads;
+      if constexpr (Op::kTwoInputs) rd = softmax_rows_load<Pack>(dr, whole, a.cols, pad);
+      take(whole, rx, rd);
     }
     const typename Op::Coef k =
         Op::finish(softmax_rows_block_all_reduce<Op, Block>(acc, slots, parity));
     T* dst = a.out + row * a.ld_out;
-#pragma unroll 4
-    for (int64_t v = threadIdx.x; v < packs; v += Block) {
-      Raw rx, rd{};
+    // pass 2: pack v's raw inputs from the cache or global memory
+    const auto fetch = [&](int64_t v, Raw& rx, Raw& rd) {
+      rd = pads;
       if (v < a.cached) {
         rx = cx[v];
         if constexpr (Op::kTwoInputs) rd = cd[v];
@@ -292,6 +318,8 @@ __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
         rx = softmax_rows_load<Pack>(xr, v, a.cols, pad);
         if constexpr (Op::kTwoInputs) rd = softmax_rows_load<Pack>(dr, v, a.cols, pad);
       }
+    };
+    const auto emit = [&](int64_t v, const Raw& rx, const Raw& rd) {
       float x[Pack], d[Pack], y[Pack];
       softmax_rows_to_float<Pack>(rx, x);
       softmax_rows_to_float<Pack>(rd, d);
@@ -299,6 +327,25 @@ __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
       for (int j = 0; j < Pack; ++j)
         y[j] = Op::out(x[j], d[j], k);
       softmax_rows_store<Pack>(dst, v, a.cols, y);
+    };
+    for (int64_t v0 = threadIdx.x; v0 < whole; v0 += int64_t{kBatch} * Block) {
+      Raw rx[kBatch], rd[kBatch];
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        const int64_t v = v0 + int64_t{u} * Block;
+        rx[u] = rd[u] = pads;
+        if (v < whole) fetch(v, rx[u], rd[u]);
+      }
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        const int64_t v = v0 + int64_t{u} * Block;
+        if (v < whole) emit(v, rx[u], rd[u]);
+      }
+    }
+    if (tail) {
+      Raw rx, rd;
+      fetch(whole, rx, rd);
+      emit(whole, rx, rd);
     }
   }
 }
