@@ -7,6 +7,7 @@
 // every plan an entry of kSoftmaxRowsConfigs and every entry planned; the argument checks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <iterator>
 #include <string>
@@ -28,15 +29,18 @@ constexpr SoftmaxKind kKinds[] = {SoftmaxKind::kSoftmax, SoftmaxKind::kLogSoftma
 
 std::string describe(const SoftmaxRowsPlan& p) {
   return std::string(p.path == SoftmaxRowsPath::kWarp ? "warp" : "block") +
-         " pack=" + std::to_string(p.pack) + " group=" + std::to_string(p.group) +
-         " packs=" + std::to_string(p.packs) + " cached=" + std::to_string(p.cached) +
-         " inputs=" + std::to_string(p.inputs) + " bps=" + std::to_string(p.blocks_per_sm) +
-         " grid=" + std::to_string(p.shape.grid.x) + " block=" + std::to_string(p.shape.block.x) +
-         " smem=" + std::to_string(p.shape.smem) + " bytes=" + std::to_string(p.bytes);
+         " pack=" + std::to_string(p.pack) + " split=" + std::to_string(p.split) +
+         " group=" + std::to_string(p.group) + " packs=" + std::to_string(p.packs) +
+         " cached=" + std::to_string(p.cached) + " inputs=" + std::to_string(p.inputs) +
+         " bps=" + std::to_string(p.blocks_per_sm) + " grid=" + std::to_string(p.shape.grid.x) +
+         " block=" + std::to_string(p.shape.block.x) + " smem=" + std::to_string(p.shape.smem) +
+         " bytes=" + std::to_string(p.bytes);
 }
 
 std::string describe_config(const SoftmaxRowsConfig& c) {
-  return std::string(c.path == SoftmaxRowsPath::kWarp ? "warp" : "block") +
+  return std::string(c.path == SoftmaxRowsPath::kWarp
+                         ? "warp"
+                         : (c.path == SoftmaxRowsPath::kBlock ? "block" : "cluster")) +
          " elem=" + std::to_string(c.elem_bytes) + " pack=" + std::to_string(c.pack) +
          " block=" + std::to_string(c.block) + " group=" + std::to_string(c.group) +
          " packs=" + std::to_string(c.packs);
@@ -92,6 +96,38 @@ TEST(SoftmaxRowsPlan, PathsOnAnH100) {
   }
 }
 
+// Few wide rows: a cluster a row where the build has clusters (the largest that keeps rows x
+// cluster within the SMs and 1024 packs a block), one block a row otherwise.
+TEST(SoftmaxRowsPlan, ClustersForFewWideRows) {
+  struct Want {
+    int elem;
+    int64_t rows, cols;
+    int split;
+  };
+  for (const Want w : {Want{4, 1, 151936, 16}, Want{4, 8, 128256, 16}, Want{4, 32, 250000, 4},
+                       Want{4, 66, 65536, 2}, Want{4, 67, 65536, 1}, Want{4, 1, 8191, 1},
+                       Want{4, 1, 8188, 1}, Want{4, 1, 8192, 2}, Want{2, 64, 50256, 2},
+                       Want{2, 2, 16384, 2}, Want{2, 2, 16383, 1}, Want{2, 1, 262144, 16}}) {
+    for (const SoftmaxKind kind : kKinds) {
+      const SoftmaxRowsPlan p = plan(kind, w.rows, w.cols, w.elem, kktest::h100());
+      const std::string what =
+          std::to_string(w.rows) + "x" + std::to_string(w.cols) + ": " + describe(p);
+      EXPECT_EQ(p.split, w.split) << what;
+      EXPECT_EQ(p.path, w.split > 1 ? SoftmaxRowsPath::kCluster : SoftmaxRowsPath::kBlock) << what;
+      // without cluster code (a compute_80 build, an A100, a T4): one block a row
+      for (const kk::DeviceInfo& d : {kktest::h100_compute80(), kktest::a100(), kktest::t4()}) {
+        const SoftmaxRowsPlan q = plan(kind, w.rows, w.cols, w.elem, d);
+        EXPECT_EQ(q.path, SoftmaxRowsPath::kBlock) << what;
+        EXPECT_EQ(q.split, 1) << what;
+      }
+    }
+  }
+  // portable clusters only (plan_and_launch's second plan): at most 8
+  kk::DeviceInfo d = kktest::h100();
+  d.nonportable_clusters = false;
+  EXPECT_EQ(plan(SoftmaxKind::kSoftmaxBackward, 1, 151936, 4, d).split, 8);
+}
+
 // The pack respects every pointer and every row stride: 16-byte packs only where all of them
 // are on the 16-byte grid.
 TEST(SoftmaxRowsPlan, PackRespectsPointersAndLeadingDimensions) {
@@ -129,7 +165,9 @@ TEST(SoftmaxRowsPlan, BytesArePricedByStreams) {
       for (const SoftmaxRowsPlan& p : {f, b}) {
         const int64_t vp = (cols + p.pack - 1) / p.pack;
         const int64_t past =
-            p.path == SoftmaxRowsPath::kWarp ? 0 : std::max<int64_t>(0, cols - p.cached * p.pack);
+            p.path == SoftmaxRowsPath::kWarp
+                ? 0
+                : std::max<int64_t>(0, cols - int64_t{p.split} * p.cached * p.pack);
         EXPECT_DOUBLE_EQ(p.bytes,
                          elems * (p.inputs + 1) + double(rows) * double(past) * elem * p.inputs)
             << cols << ": " << describe(p);
@@ -178,7 +216,29 @@ TEST(SoftmaxRowsPlan, InvariantsAndEveryPlanIsAnEntry) {
                 ASSERT_GE(int64_t{p.group} * p.packs, vp) << what;
                 ASSERT_LE(p.pack * p.packs, 16) << what;
                 ASSERT_EQ(p.shape.smem, 0u) << what;
+              } else if (p.path == SoftmaxRowsPath::kCluster) {
+                // a cluster of 2..max_cluster blocks a row, every block resident, its share
+                // (whole packs, plus the tail) cached where it fits
+                ASSERT_TRUE(d.clusters()) << what;
+                ASSERT_GE(p.split, 2) << what;
+                ASSERT_LE(p.split, d.max_cluster()) << what;
+                ASSERT_EQ(static_cast<int>(p.shape.cluster.x), p.split) << what;
+                ASSERT_EQ(int64_t{p.shape.grid.x}, rows * p.split) << what;
+                ASSERT_LE(rows * p.split, d.sm_count) << what;
+                ASSERT_GE(cols / p.pack / p.split, 1024) << what;
+                const int64_t share = (cols / p.pack + p.split - 1) / p.split + 1;
+                ASSERT_LE(p.cached, share) << what;
+                ASSERT_EQ(static_cast<int64_t>(p.shape.smem),
+                          kk::detail::softmax_rows_scratch_bytes(p.shape.block.x) +
+                              p.cached * p.inputs * p.pack * elem)
+                    << what;
+                if (kk::detail::softmax_rows_scratch_bytes(p.shape.block.x) +
+                        share * p.inputs * p.pack * elem <=
+                    d.smem_per_block_optin)
+                  ASSERT_EQ(p.cached, share) << what;
               } else {
+                ASSERT_EQ(p.split, 1) << what;
+                ASSERT_EQ(p.shape.cluster.x, 1u) << what;
                 ASSERT_LE(p.cached, vp) << what;
                 ASSERT_GE(p.cached, 0) << what;
                 ASSERT_LE(int64_t{p.shape.grid.x}, rows) << what;

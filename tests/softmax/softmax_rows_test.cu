@@ -69,6 +69,10 @@ double out_rel() {
   return 8e-3;
 }
 
+// Half the spacing of T's subnormals (f16 outputs below 2^-14 round on a 2^-24 grid); ~0 else.
+template <typename T>
+constexpr double kSubnormalHalfUlp = std::is_same_v<T, __half> ? 0x1p-25 : 1e-30;
+
 // One strided matrix in a poisoned buffer: rows x cols at `shift` elements with stride ld.
 template <typename T>
 struct Strided {
@@ -113,10 +117,13 @@ template <typename T>
                             "/" + std::to_string(l.ld_pad_dy) + "/" + std::to_string(l.ld_pad_out) +
                             (l.in_place ? " in place" : "") + " seed=" + std::to_string(seed);
   const int64_t n = rows * cols;
-  // inputs: forward x in [-8, 8) with special values; backward y a probability-like row
-  // (softmax: [0, 1); log: [-10, 0)), dy in [-1, 1), a NaN in row 2's dy
-  std::vector<T> hx = bwd ? kktest::random_vector<T>(n, seed, log ? -10.0 : 0.0, log ? 0.0 : 1.0)
-                          : softmax_test::make_input<T>(rows, cols, seed, true);
+  // inputs: forward x in [-8, 8) with special values; backward y as the forward's output of
+  // a row (softmax: probabilities in [0, 2 / cols); log: [-log(cols) - 4, -log(cols))), dy in
+  // [-1, 1), a NaN in row 2's dy
+  const double lc = std::log(double(cols));
+  std::vector<T> hx =
+      bwd ? kktest::random_vector<T>(n, seed, log ? -lc - 4 : 0.0, log ? -lc : 2.0 / double(cols))
+          : softmax_test::make_input<T>(rows, cols, seed, true);
   std::vector<T> hd = bwd ? kktest::random_vector<T>(n, seed + 7777, -1.0, 1.0) : std::vector<T>();
   if (bwd && rows >= 3) hd[2 * cols + cols - 1] = kk::convert<T>(std::nan(""));
   const int64_t ld_x = cols + l.ld_pad_x, ld_dy = cols + l.ld_pad_dy;
@@ -130,11 +137,11 @@ template <typename T>
   Strided<T>& o = l.in_place ? (bwd ? dy : x) : out;
   cudaError_t err;
   if (plan != nullptr) {
-    err =
-        kk::launch_softmax_rows(*plan, kind,
-                                kk::detail::SoftmaxRowsArgs<T>{x.p(), ld_x, bwd ? dy.p() : nullptr,
-                                                               ld_dy, o.p(), ld_out, rows, cols, 0},
-                                nullptr);
+    err = kk::launch_softmax_rows(
+        *plan, kind,
+        kk::detail::SoftmaxRowsArgs<T>{x.p(), ld_x, bwd ? dy.p() : nullptr, ld_dy, o.p(), ld_out,
+                                       rows, cols, 0, 1},
+        nullptr);
   } else if (kind == SoftmaxKind::kSoftmax) {
     err = kk::softmax(x.p(), ld_x, o.p(), ld_out, rows, cols);
   } else if (kind == SoftmaxKind::kLogSoftmax) {
@@ -191,7 +198,7 @@ template <typename T>
       } else {
         const double tol = out_rel<T>() * std::fabs(ref) +
                            std::fabs(w) * (err_s + 2e-6 * (std::fabs(d) + std::fabs(s))) +
-                           1e-6 * std::fabs(d) + 1e-30;
+                           1e-6 * std::fabs(d) + kSubnormalHalfUlp<T>;
         ok = std::fabs(v - ref) <= tol;
       }
       if (!ok && bad++ == 0)
@@ -297,6 +304,19 @@ TYPED_TEST(SoftmaxRowsTest, RowsPastSharedMemory) {
   }
   EXPECT_TRUE(run_rows_case<TypeParam>(SoftmaxKind::kSoftmax, 3, cols,
                                        Layout{0, 0, 0, 8, 0, 16, false}, seed++));
+  // few rows on a cluster whose blocks hold part of their chunk (a plan for 8 SMs with 12 KiB
+  // of shared memory: clusters of 4, ~350 of ~2500 packs a block cached)
+  const kk::DeviceInfo small = softmax_test::small_device(8, 12 * 1024, true, false);
+  if (!small.clusters()) GTEST_SKIP() << "no cluster launch here";
+  const int64_t few = sizeof(TypeParam) == 4 ? 40000 : 80000;
+  const kk::Alignment at = kk::softmax_rows_alignment(
+      kk::Alignment(kGuard * int64_t{sizeof(TypeParam)}), few, sizeof(TypeParam));
+  for (const SoftmaxKind k : kAll) {
+    const SoftmaxRowsPlan p = kk::plan_softmax_rows(k, 2, few, sizeof(TypeParam), at, small);
+    EXPECT_EQ(p.path, kk::SoftmaxRowsPath::kCluster);
+    EXPECT_LT(p.cached * p.split * p.pack, few);
+    EXPECT_TRUE(run_rows_case<TypeParam>(k, 2, few, Layout{}, seed++, &p));
+  }
 }
 
 TYPED_TEST(SoftmaxRowsTest, EmptyIsANoOp) {

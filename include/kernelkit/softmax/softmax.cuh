@@ -190,6 +190,7 @@ cudaError_t launch_softmax_rows_of(const SoftmaxRowsPlan& p, SoftmaxKind kind,
   constexpr ConfigRange kEntries = softmax_rows_configs_of(sizeof(T));
   const SoftmaxRowsConfig key = softmax_rows_config(p, sizeof(T));
   args.cached = p.cached;
+  args.split = p.split;
   return dispatch<Kinds...>(kind, [&](auto k) {
     constexpr SoftmaxKind kKind = decltype(k)::value;
     return dispatch_table<kSoftmaxRowsConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
@@ -198,8 +199,9 @@ cudaError_t launch_softmax_rows_of(const SoftmaxRowsPlan& p, SoftmaxKind kind,
         return launch(softmax_rows_warp_kernel<T, kKind, c.pack, c.group, c.packs>, p.shape, stream,
                       args);
       } else {
-        const auto kernel = softmax_rows_block_kernel<T, kKind, c.pack, c.block>;
-        KERNELKIT_RETURN_IF_ERROR(softmax_chunk_setup<false>(kernel));
+        constexpr bool kCluster = c.path == SoftmaxRowsPath::kCluster;
+        const auto kernel = softmax_rows_block_kernel<T, kKind, c.pack, c.block, kCluster>;
+        KERNELKIT_RETURN_IF_ERROR(softmax_chunk_setup<kCluster>(kernel));
         return launch(kernel, p.shape, stream, args);
       }
     });
@@ -231,14 +233,21 @@ cudaError_t run_softmax_rows(SoftmaxKind kind, const SoftmaxRowsArgs<T>& args,
                                   softmax_rows_alignment(alignment_of(args.out), args.ld_out, e));
   if (args.dy != nullptr)
     at = common_alignment(at, softmax_rows_alignment(alignment_of(args.dy), args.ld_dy, e));
-  const SoftmaxRowsPlan p = plan_softmax_rows(kind, args.rows, args.cols, e, at, d);
-  if constexpr (Backward) {
-    return launch_softmax_rows_of<SoftmaxKind::kSoftmaxBackward, SoftmaxKind::kLogSoftmaxBackward>(
-        p, kind, args, stream);
-  } else {
-    return launch_softmax_rows_of<SoftmaxKind::kSoftmax, SoftmaxKind::kLogSoftmax>(p, kind, args,
-                                                                                   stream);
-  }
+  // a cluster that cannot be placed is planned again (plan_and_launch)
+  return plan_and_launch(
+      d,
+      [&](const DeviceInfo& dev) {
+        return plan_softmax_rows(kind, args.rows, args.cols, e, at, dev);
+      },
+      [&](const SoftmaxRowsPlan& p) {
+        if constexpr (Backward) {
+          return launch_softmax_rows_of<SoftmaxKind::kSoftmaxBackward,
+                                        SoftmaxKind::kLogSoftmaxBackward>(p, kind, args, stream);
+        } else {
+          return launch_softmax_rows_of<SoftmaxKind::kSoftmax, SoftmaxKind::kLogSoftmax>(
+              p, kind, args, stream);
+        }
+      });
 }
 
 // softmax / log_softmax with leading dimensions: contiguous rows (ld == cols for both) take
@@ -255,7 +264,7 @@ cudaError_t run_softmax_backward(SoftmaxKind kind, const T* y, int64_t ld_y, con
   KERNELKIT_REQUIRE(softmax_backward_args_ok(y, ld_y, dy, ld_dy, dx, ld_dx, rows, cols));
   if (rows == 0 || cols == 0) return cudaSuccess;
   return run_softmax_rows<true>(
-      kind, SoftmaxRowsArgs<T>{y, ld_y, dy, ld_dy, dx, ld_dx, rows, cols, 0}, stream);
+      kind, SoftmaxRowsArgs<T>{y, ld_y, dy, ld_dy, dx, ld_dx, rows, cols, 0, 1}, stream);
 }
 }  // namespace detail
 
@@ -285,7 +294,7 @@ cudaError_t run_softmax_ld(SoftmaxKind kind, const T* in, int64_t ld_in, T* out,
   if ((ld_in == cols && ld_out == cols) || rows == 1)
     return run_softmax(kind, in, out, rows, cols, stream);
   return run_softmax_rows<false>(
-      kind, SoftmaxRowsArgs<T>{in, ld_in, nullptr, 0, out, ld_out, rows, cols, 0}, stream);
+      kind, SoftmaxRowsArgs<T>{in, ld_in, nullptr, 0, out, ld_out, rows, cols, 0, 1}, stream);
 }
 }  // namespace detail
 
@@ -321,8 +330,8 @@ template <typename T>
 /// pointers and byte strides are all on the 16-byte grid move in 16-byte packs, others element
 /// by element. Contiguous rows (both ld == cols) take softmax's paths; strided rows the row
 /// family (softmax_rows_plan.cuh: rows up to 512 columns in registers, wider ones one block a
-/// row through shared memory). Returns cudaErrorInvalidValue (nothing written) when
-/// softmax_args_ok(in, ld_in, out, ld_out, rows, cols) fails.
+/// row through shared memory, few wide rows a cluster a row). Returns cudaErrorInvalidValue
+/// (nothing written) when softmax_args_ok(in, ld_in, out, ld_out, rows, cols) fails.
 template <typename T>
 [[nodiscard]] cudaError_t softmax(const T* in, int64_t ld_in, T* out, int64_t ld_out, int64_t rows,
                                   int64_t cols, cudaStream_t stream = nullptr) {
@@ -356,8 +365,8 @@ template <typename T>
 /// nothing. Returns cudaErrorInvalidValue (before any launch, nothing written) when
 /// softmax_backward_args_ok fails: negative sizes, a null or misaligned pointer with a non-empty
 /// matrix, ld < cols, a span overflowing int64 bytes, a forbidden overlap. Rows of up to 512
-/// columns in registers, wider ones one block a row (few very wide rows use few SMs: no
-/// cluster or grid split yet).
+/// columns in registers, wider ones one block a row, few wide rows a cluster of blocks a row
+/// (sm_90 builds; elsewhere one block a row).
 template <typename T>
 [[nodiscard]] cudaError_t softmax_backward(const T* y, int64_t ld_y, const T* dy, int64_t ld_dy,
                                            T* dx, int64_t ld_dx, int64_t rows, int64_t cols,

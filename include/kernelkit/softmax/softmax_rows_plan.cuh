@@ -11,8 +11,12 @@
 ///  - kBlock: one block per row; the row's first `cached` packs of each input kept in shared
 ///    memory between the reduction and the write (one read when the row fits: up to ~113 KB a
 ///    row and input on an H100 for the backward's two inputs), the rest read again.
-/// Not (yet) in this family: the contiguous forward's tile, block-register, cluster and grid
-/// paths; few wide rows (decode) run one block a row.
+///  - kCluster (d.clusters(), 16-byte packs): rows fewer than half the SMs and of at least
+///    kSoftmaxRowsClusterMinPacks packs: the kBlock kernel with a cluster of 1024-thread blocks a
+///    row, the largest power of two up to d.max_cluster() that keeps rows x cluster <= SMs and
+///    at least 1024 packs a block (the forward's rule for its clusters), each block's chunk cached.
+/// Not (yet) in this family: the contiguous forward's tile, block-register and grid paths;
+/// builds without clusters run few wide rows one block a row.
 ///
 /// Pricing: every plan carries the bytes it moves (rows x cols x elem_bytes x (inputs + 1),
 /// plus the inputs' columns past `cached` read again): a row kept whole moves (inputs + 1)
@@ -32,11 +36,14 @@
 namespace kernelkit {
 
 /// The kernel family of a strided-row call.
-enum class SoftmaxRowsPath { kWarp, kBlock };
+enum class SoftmaxRowsPath { kWarp, kBlock, kCluster };
 /** @var SoftmaxRowsPath::kWarp
     The row in registers of a group of 4..32 lanes. */
 /** @var SoftmaxRowsPath::kBlock
     One block per row, the row (or its first part) in shared memory. */
+/** @var SoftmaxRowsPath::kCluster
+    Few wide rows (sm_90 builds): a cluster of 2..16 blocks a row, each block's chunk in its
+    shared memory, the accumulators combined through distributed shared memory. */
 
 namespace detail {
 inline constexpr int kSoftmaxRowsLaneFloats = 16;  // most floats of one input a lane holds
@@ -47,16 +54,20 @@ inline constexpr int kSoftmaxRowsWarpMinBlocks = 8;
 // thread, 1024 past that.
 inline constexpr int kSoftmaxRowsPacksPerThread = 8;
 // Packs of each input the block kernel has in flight a thread (its loads issued together): 4,
-// or 2 for packs of 8 elements (4 spilled 200-330 bytes at the 64 registers of 1024 threads:
-// 64 floats of two inputs a batch).
-__host__ __device__ constexpr int softmax_rows_batch(int pack) {
-  return pack == 8 ? 2 : 4;
+// or for packs of 8 elements 2 (4 spilled 200-330 bytes at the 64 registers of 1024 threads:
+// 64 floats of two inputs a batch); half that on a cluster (its rank and chunk bounds: f32 4
+// spilled 12 bytes on sm_75, 2-byte 2 20 bytes on sm_90).
+__host__ __device__ constexpr int softmax_rows_batch(int pack, bool cluster) {
+  return (pack == 8 ? 2 : 4) / (cluster ? 2 : 1);
 }
 // Dynamic shared memory the block kernel keeps before its cache: the block reduction's two
-// slot sets (one accumulator of at most 16 bytes a warp each).
+// slot sets (one accumulator of at most 16 bytes a warp each) and the cluster's two slots.
 __host__ __device__ constexpr int softmax_rows_scratch_bytes(int block) {
-  return 2 * (block / kWarpSize) * 16;
+  return (2 * (block / kWarpSize) + 2) * 16;
 }
+// kCluster: rows fewer than half the SMs, of at least this many packs (f32 8192 columns,
+// 2-byte 16384): one block a row leaves most SMs idle and each busy SM moves its row alone.
+inline constexpr int64_t kSoftmaxRowsClusterMinPacks = 2 * 1024;
 }  // namespace detail
 
 /// What one strided-row call does.
@@ -69,6 +80,7 @@ struct SoftmaxRowsPlan {
   int packs = 1;   ///< kWarp: packs each lane holds of each input
   /// kBlock: packs of a row (of each input) kept in shared memory (the rest is read twice).
   int64_t cached = 0;
+  int split = 1;          ///< kCluster: blocks a row (the cluster's size); 1 otherwise
   int inputs = 1;         ///< streams read a row: 1 forward, 2 backward (y and dy)
   int blocks_per_sm = 0;  ///< resident blocks per SM the grid is sized for
   double bytes = 0;       ///< bytes the plan moves (the reads past `cached` counted twice)
@@ -99,6 +111,9 @@ constexpr SoftmaxRowsConfig softmax_rows_warp_config(int elem_bytes, int pack, i
 constexpr SoftmaxRowsConfig softmax_rows_block_config(int elem_bytes, int pack, int block) {
   return {elem_bytes, SoftmaxRowsPath::kBlock, pack, block, 0, 0};
 }
+constexpr SoftmaxRowsConfig softmax_rows_cluster_config(int elem_bytes, int pack) {
+  return {elem_bytes, SoftmaxRowsPath::kCluster, pack, kSoftmaxWideBlock, 0, 0};
+}
 }  // namespace detail
 
 /// Every kernel configuration of the strided row family, each element size's together. Each is
@@ -106,6 +121,7 @@ constexpr SoftmaxRowsConfig softmax_rows_block_config(int elem_bytes, int pack, 
 /// - kWarp, 128 threads, 16-byte packs: groups of 4, 8, 16, 32 lanes one pack a lane; 32 lanes
 ///   2 or 4 (f32) packs a lane. One element per access: 32 lanes holding 1, 4 or 16.
 /// - kBlock: 256 or 1024 threads, 16-byte packs or one element per access.
+/// - kCluster: 1024 threads, 16-byte packs.
 inline constexpr SoftmaxRowsConfig kSoftmaxRowsConfigs[] = {
     // float
     detail::softmax_rows_warp_config(4, 4, 4, 1),
@@ -121,6 +137,7 @@ inline constexpr SoftmaxRowsConfig kSoftmaxRowsConfigs[] = {
     detail::softmax_rows_block_config(4, 4, 1024),
     detail::softmax_rows_block_config(4, 1, 256),
     detail::softmax_rows_block_config(4, 1, 1024),
+    detail::softmax_rows_cluster_config(4, 4),
     // __half, __nv_bfloat16
     detail::softmax_rows_warp_config(2, 8, 4, 1),
     detail::softmax_rows_warp_config(2, 8, 8, 1),
@@ -134,6 +151,7 @@ inline constexpr SoftmaxRowsConfig kSoftmaxRowsConfigs[] = {
     detail::softmax_rows_block_config(2, 8, 1024),
     detail::softmax_rows_block_config(2, 1, 256),
     detail::softmax_rows_block_config(2, 1, 1024),
+    detail::softmax_rows_cluster_config(2, 8),
 };
 
 /// The entries of kSoftmaxRowsConfigs for elem_bytes-byte elements: [begin, end).
@@ -142,14 +160,16 @@ constexpr ConfigRange softmax_rows_configs_of(int elem_bytes) {
     return c.elem_bytes == elem_bytes;
   });
 }
-static_assert(softmax_rows_configs_of(4).end - softmax_rows_configs_of(4).begin == 13 &&
-                  softmax_rows_configs_of(2).end - softmax_rows_configs_of(2).begin == 12,
+static_assert(softmax_rows_configs_of(4).end - softmax_rows_configs_of(4).begin == 14 &&
+                  softmax_rows_configs_of(2).end - softmax_rows_configs_of(2).begin == 13,
               "each element size's entries together");
 
 /// The configuration plan p launches with elem_bytes-byte elements.
 inline SoftmaxRowsConfig softmax_rows_config(const SoftmaxRowsPlan& p, int elem_bytes) {
   if (p.path == SoftmaxRowsPath::kWarp)
     return detail::softmax_rows_warp_config(elem_bytes, p.pack, p.group, p.packs);
+  if (p.path == SoftmaxRowsPath::kCluster)
+    return detail::softmax_rows_cluster_config(elem_bytes, p.pack);
   return detail::softmax_rows_block_config(elem_bytes, p.pack, static_cast<int>(p.shape.block.x));
 }
 
@@ -195,21 +215,37 @@ inline SoftmaxRowsPlan plan_softmax_rows(SoftmaxKind kind, int64_t rows, int64_t
     p.bytes = elems * elem_bytes * (p.inputs + 1);
     return p;
   }
-  p.path = SoftmaxRowsPath::kBlock;
-  const int block = vp <= int64_t{256} * kSoftmaxRowsPacksPerThread ? 256 : kSoftmaxWideBlock;
+  // few wide rows: a cluster a row (whole packs: every block's share at least 1024)
+  int split = 1;
+  const int64_t whole = cols / p.pack;
+  if (d.clusters() && p.pack > 1 && 2 * rows <= d.sm_count &&
+      whole >= kSoftmaxRowsClusterMinPacks) {
+    while (split * 2 <= d.max_cluster() && rows * split * 2 <= d.sm_count &&
+           whole / (split * 2) >= kSoftmaxWideBlock)
+      split *= 2;
+  }
+  p.path = split > 1 ? SoftmaxRowsPath::kCluster : SoftmaxRowsPath::kBlock;
+  p.split = split;
+  const int block =
+      split > 1 || vp > int64_t{256} * kSoftmaxRowsPacksPerThread ? kSoftmaxWideBlock : 256;
   const int regs = softmax_regs_bound(d, block, kSoftmaxWideBlock / block);
   const int64_t slots_bytes = softmax_rows_scratch_bytes(block);
   // the cache: the whole row of each input where one block may hold it, else as much as fits
   const int64_t room =
       std::max<int64_t>(0, d.smem_per_block_optin - slots_bytes) / (p.inputs * pack_bytes);
-  p.cached = std::min(vp, room);
+  // a block's packs: its share of the whole packs (at most ceil), the tail pack
+  const int64_t share = split > 1 ? ceil_div<int64_t>(whole, split) + 1 : vp;
+  p.cached = std::min(share, room);
   const int64_t smem = p.cached * p.inputs * pack_bytes;
   p.blocks_per_sm = std::max(1, blocks_per_sm(d, block, regs, slots_bytes + smem));
   const int64_t slots = int64_t{p.blocks_per_sm} * d.sm_count;
   p.shape.block = dim3(static_cast<unsigned>(block));
-  p.shape.grid = dim3(static_cast<unsigned>(std::min(rows, slots)));
+  p.shape.grid = dim3(static_cast<unsigned>(split > 1 ? rows * split : std::min(rows, slots)));
+  p.shape.cluster = dim3(static_cast<unsigned>(split));
   p.shape.smem = static_cast<size_t>(slots_bytes + smem);
-  const double again = double(rows) * double(std::max<int64_t>(0, cols - p.cached * p.pack));
+  // (a cluster's blocks each hold `cached` packs of their share)
+  const double again =
+      double(rows) * double(std::max<int64_t>(0, cols - int64_t{split} * p.cached * p.pack));
   p.bytes = (elems * (p.inputs + 1) + again * p.inputs) * elem_bytes;
   return p;
 }

@@ -5,8 +5,9 @@
 // becomes; two kernels walk the rows with it:
 //  - softmax_rows_warp_kernel: a row in the registers of a group of Group lanes (Packs packs a
 //    lane, at most 16 floats of each input);
-//  - softmax_rows_block_kernel: one block per row; its first `cached` packs kept in shared
-//    memory between the reduction pass and the writing pass (one read), the rest read twice.
+//  - softmax_rows_block_kernel: one block per row (or a cluster per row: few wide rows); its
+//    first `cached` packs (a block's) kept in shared memory between the reduction pass and the
+//    writing pass (one read), the rest read twice.
 // Every row of every operand starts on a Pack boundary (the plan's pack respects the pointers
 // and the leading dimensions: plan_softmax_rows), so a row is whole packs and one partial tail
 // pack moved element by element. softmax_rows_plan.cuh plans; launch_softmax_rows launches.
@@ -21,6 +22,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernelkit/core/cluster.cuh"
 #include "kernelkit/core/pack.cuh"
 #include "kernelkit/core/types.cuh"
 #include "kernelkit/softmax/detail/softmax_kernels.cuh"
@@ -41,7 +43,8 @@ struct SoftmaxRowsArgs {
   T* out;
   int64_t ld_out;
   int64_t rows, cols;
-  int64_t cached;
+  int64_t cached;  // the block kernel's packs of a row kept in shared memory, a block
+  int split;       // the block kernel's blocks a row (a cluster; 1: one block a row)
 };
 
 // The row op of a forward kind: the row's (max, sum of exp(x - max)) pair, then
@@ -238,27 +241,33 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock, kSoftmaxRowsWarpMinBlocks)
 }
 
 // ---------------------------------------------------------------------------------------
-// One block per row (rows blockIdx.x, + gridDim.x, ...), any width. Pass 1: thread t reads
-// whole packs t, t + Block, ... of each input, softmax_rows_batch(Pack) of them in flight
-// (predicated 16-byte loads, all issued before any is used), accumulates, and keeps those below
-// `cached` in dynamic shared memory (cached packs of x, then of dy, after the reduction's slots);
-// the row's partial tail pack, if any, is the turn of thread (whole packs) % Block. One block
-// reduction; pass 2: the same thread takes the same packs from shared memory (or, past
-// `cached`, from global memory again) and writes. A thread reads back only what it wrote, so
-// the cache needs no barrier; in place, each element is read before the same thread writes
-// it.
-template <typename T, SoftmaxKind Kind, int Pack, int Block>
+// One block per row, or (Cluster) a cluster of a.split blocks per row (few wide rows: sm_90
+// builds only, see the plan), any width. A block's part of a row: whole packs [lo, hi) (the
+// row's, or the rank's share of them), plus the row's partial tail pack, if any, the turn of
+// one thread of the last block. Pass 1: thread t reads packs lo + t, + Block, ... of each input,
+// softmax_rows_batch(Pack, Cluster) of them in flight (predicated 16-byte loads, all issued before
+// any is used), accumulates, and keeps the first `cached` of the block's packs in dynamic shared
+// memory (x's, then dy's, after the reduction's slots). One block reduction (and, Cluster, the
+// blocks' accumulators combined through distributed shared memory, in rank order: the same
+// bits in every block); pass 2: the same thread takes the same packs from shared memory (or,
+// past `cached`, from global memory again) and writes. A thread reads back only what it wrote,
+// so the cache needs no barrier; in place, each element is read before the same thread writes
+// it. Rows: cluster (or block) blockIdx.x / split, + gridDim.x / split, ...
+template <typename T, SoftmaxKind Kind, int Pack, int Block, bool Cluster>
 __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
     softmax_rows_block_kernel(SoftmaxRowsArgs<T> a) {
   static_assert(Block % kWarpSize == 0 && Block <= kSoftmaxWideBlock, "32..1024 threads");
   using Op = SoftmaxRowOp<Kind, kSoftmaxFast<T>>;
+  using Acc = typename Op::Acc;
   using Raw = PackOf<T, Pack>;
-  constexpr int kBatch = softmax_rows_batch(Pack);
-  static_assert(sizeof(typename Op::Acc) <= 16, "a slot of the reduction is at most 16 bytes");
-  // dynamic shared memory: the reduction's slots, then the cache (no static shared memory:
-  // the chunk kernels' setup lets the dynamic part take all a block may have)
+  constexpr int kBatch = softmax_rows_batch(Pack, Cluster);
+  static_assert(sizeof(Acc) <= 16, "a slot of the reduction is at most 16 bytes");
+  // dynamic shared memory: the reduction's slots (and the cluster's two), then the cache (no
+  // static shared memory: the chunk kernels' setup lets the dynamic part take all a block may
+  // have)
   extern __shared__ __align__(16) unsigned char softmax_rows_smem[];
-  auto* slots = reinterpret_cast<typename Op::Acc*>(softmax_rows_smem);
+  auto* slots = reinterpret_cast<Acc*>(softmax_rows_smem);
+  [[maybe_unused]] Acc* part = slots + 2 * (Block / kWarpSize);
   Raw* cx = reinterpret_cast<Raw*>(softmax_rows_smem + softmax_rows_scratch_bytes(Block));
   Raw* cd = cx + a.cached;
   const T pad = convert<T>(Op::pad());
@@ -266,37 +275,45 @@ __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
 #pragma unroll
   for (int j = 0; j < Pack; ++j)
     pads.elem[j] = pad;
+  const int split = Cluster ? a.split : 1;
+  int rank = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (Cluster) rank = cluster_rank();
+#endif
   const int64_t whole = a.cols / Pack;  // whole packs of a row; a partial one follows if any
-  const bool tail = whole * Pack < a.cols && threadIdx.x == whole % Block;
+  const int64_t lo = whole * rank / split, hi = whole * (rank + 1) / split;
+  const bool tail =
+      whole * Pack < a.cols && rank == split - 1 && threadIdx.x == (whole - lo) % Block;
   int parity = 0;
-  for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
+  [[maybe_unused]] int row_parity = 0;  // the cluster's slot pair a row writes
+  for (int64_t row = blockIdx.x / split; row < a.rows; row += gridDim.x / split) {
     const T* xr = a.x + row * a.ld_x;
     const T* dr = Op::kTwoInputs ? a.dy + row * a.ld_dy : nullptr;
-    typename Op::Acc acc = Op::empty();
-    // pass 1 over pack v of each input (raw), kept if v < cached
+    Acc acc = Op::empty();
+    // pass 1 over pack v of each input (raw), kept if it is among the block's first `cached`
     const auto take = [&](int64_t v, const Raw& rx, const Raw& rd) {
-      if (v < a.cached) {
-        cx[v] = rx;
-        if constexpr (Op::kTwoInputs) cd[v] = rd;
+      if (v - lo < a.cached) {
+        cx[v - lo] = rx;
+        if constexpr (Op::kTwoInputs) cd[v - lo] = rd;
       }
       float x[Pack], d[Pack];
       softmax_rows_to_float<Pack>(rx, x);
       softmax_rows_to_float<Pack>(rd, d);
       Op::add(acc, x, d);
     };
-    for (int64_t v0 = threadIdx.x; v0 < whole; v0 += int64_t{kBatch} * Block) {
+    for (int64_t v0 = lo + threadIdx.x; v0 < hi; v0 += int64_t{kBatch} * Block) {
       Raw rx[kBatch], rd[kBatch];
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {
         const int64_t v = v0 + int64_t{u} * Block;
-        rx[u] = v < whole ? load_pack<Pack>(xr, v) : pads;
+        rx[u] = v < hi ? load_pack<Pack>(xr, v) : pads;
         rd[u] = pads;
-        if constexpr (Op::kTwoInputs) rd[u] = v < whole ? load_pack<Pack>(dr, v) : pads;
+        if constexpr (Op::kTwoInputs) rd[u] = v < hi ? load_pack<Pack>(dr, v) : pads;
       }
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {
         const int64_t v = v0 + int64_t{u} * Block;
-        if (v < whole) take(v, rx[u], rd[u]);
+        if (v < hi) take(v, rx[u], rd[u]);
       }
     }
     if (tail) {
@@ -305,15 +322,40 @@ __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
       if constexpr (Op::kTwoInputs) rd = softmax_rows_load<Pack>(dr, whole, a.cols, pad);
       take(whole, rx, rd);
     }
-    const typename Op::Coef k =
-        Op::finish(softmax_rows_block_all_reduce<Op, Block>(acc, slots, parity));
+    acc = softmax_rows_block_all_reduce<Op, Block>(acc, slots, parity);
+    if constexpr (Cluster) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      // part[p] is written again two rows later, after this block passed the next cluster
+      // barrier, i.e. after every block has read this row's accumulators
+      const int p = row_parity;
+      row_parity ^= 1;
+      if (threadIdx.x == 0) part[p] = acc;
+      cluster_sync();
+      const Acc q = *cluster_map(&part[p], threadIdx.x % kWarpSize % split);
+      switch (split) {
+        case 2:
+          acc = Op::template all_reduce<2>(q);
+          break;
+        case 4:
+          acc = Op::template all_reduce<4>(q);
+          break;
+        case 8:
+          acc = Op::template all_reduce<8>(q);
+          break;
+        default:
+          acc = Op::template all_reduce<16>(q);
+          break;
+      }
+#endif
+    }
+    const typename Op::Coef k = Op::finish(acc);
     T* dst = a.out + row * a.ld_out;
     // pass 2: pack v's raw inputs from the cache or global memory
     const auto fetch = [&](int64_t v, Raw& rx, Raw& rd) {
       rd = pads;
-      if (v < a.cached) {
-        rx = cx[v];
-        if constexpr (Op::kTwoInputs) rd = cd[v];
+      if (v - lo < a.cached) {
+        rx = cx[v - lo];
+        if constexpr (Op::kTwoInputs) rd = cd[v - lo];
       } else {
         rx = softmax_rows_load<Pack>(xr, v, a.cols, pad);
         if constexpr (Op::kTwoInputs) rd = softmax_rows_load<Pack>(dr, v, a.cols, pad);
@@ -328,18 +370,18 @@ __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
         y[j] = Op::out(x[j], d[j], k);
       softmax_rows_store<Pack>(dst, v, a.cols, y);
     };
-    for (int64_t v0 = threadIdx.x; v0 < whole; v0 += int64_t{kBatch} * Block) {
+    for (int64_t v0 = lo + threadIdx.x; v0 < hi; v0 += int64_t{kBatch} * Block) {
       Raw rx[kBatch], rd[kBatch];
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {
         const int64_t v = v0 + int64_t{u} * Block;
         rx[u] = rd[u] = pads;
-        if (v < whole) fetch(v, rx[u], rd[u]);
+        if (v < hi) fetch(v, rx[u], rd[u]);
       }
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {
         const int64_t v = v0 + int64_t{u} * Block;
-        if (v < whole) emit(v, rx[u], rd[u]);
+        if (v < hi) emit(v, rx[u], rd[u]);
       }
     }
     if (tail) {
@@ -347,6 +389,11 @@ __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
       fetch(whole, rx, rd);
       emit(whole, rx, rd);
     }
+  }
+  if constexpr (Cluster) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cluster_sync();  // no block exits while another still reads its accumulators
+#endif
   }
 }
 
