@@ -47,7 +47,7 @@ std::string describe_config(const SoftmaxRowsConfig& c) {
 }
 
 SoftmaxRowsPlan plan(SoftmaxKind kind, int64_t rows, int64_t cols, int elem,
-                     const kk::DeviceInfo& d, kk::Alignment at = kk::Alignment()) {
+                     const kk::DeviceInfo& d, kk::SoftmaxRowsLayout at = kk::SoftmaxRowsLayout()) {
   return kk::plan_softmax_rows(kind, rows, cols, elem, at, d);
 }
 
@@ -90,8 +90,7 @@ TEST(SoftmaxRowsPlan, PathsOnAnH100) {
       EXPECT_EQ(p.group, w.group) << what;
       EXPECT_EQ(p.packs, w.packs) << what;
     } else {
-      const int64_t vp = (w.cols + p.pack - 1) / p.pack;
-      EXPECT_EQ(p.cached == vp, w.whole) << what;
+      EXPECT_EQ(p.cached == w.cols / p.pack, w.whole) << what;  // every whole pack
     }
   }
 }
@@ -128,26 +127,36 @@ TEST(SoftmaxRowsPlan, ClustersForFewWideRows) {
   EXPECT_EQ(plan(SoftmaxKind::kSoftmaxBackward, 1, 151936, 4, d).split, 8);
 }
 
-// The pack respects every pointer and every row stride: 16-byte packs only where all of them
-// are on the 16-byte grid.
-TEST(SoftmaxRowsPlan, PackRespectsPointersAndLeadingDimensions) {
+// Packs only where every operand's row r sits at the same offset within 16 bytes (the same
+// pointer offset and row-stride offset): then any offset and any width.
+TEST(SoftmaxRowsPlan, PacksWhereEveryOperandsRowsSitAlike) {
   const kk::DeviceInfo d = kktest::h100();
-  const auto at = [](int64_t ld, int elem, int offset = 0) {
-    return kk::softmax_rows_alignment(kk::Alignment(offset), ld, elem);
+  using kk::Alignment;
+  const auto fwd = [](int e, int x_off, int64_t ld_x, int o_off, int64_t ld_o) {
+    return kk::softmax_rows_layout(e, Alignment(x_off), ld_x, Alignment(o_off), ld_o);
   };
-  EXPECT_EQ(plan(SoftmaxKind::kSoftmax, 64, 1000, 4, d, at(1024, 4)).pack, 4);
-  EXPECT_EQ(plan(SoftmaxKind::kSoftmax, 64, 1000, 4, d, at(1001, 4)).pack, 1);
-  EXPECT_EQ(plan(SoftmaxKind::kSoftmax, 64, 1000, 4, d, at(1002, 4)).pack, 1);
-  EXPECT_EQ(plan(SoftmaxKind::kSoftmax, 64, 1000, 4, d, at(1024, 4, 4)).pack, 1);
-  EXPECT_EQ(plan(SoftmaxKind::kSoftmaxBackward, 64, 1000, 2, d, at(1000, 2)).pack, 8);
-  EXPECT_EQ(plan(SoftmaxKind::kSoftmaxBackward, 64, 1000, 2, d, at(1004, 2)).pack, 1);
-  // logits[:, -1, :] of a (B, T, V) bf16 tensor: ld = T x V, rows on the grid where V x 2 is
-  const kk::Alignment logits =
-      common_alignment(at(7 * 50257, 2, (6 * 50257 * 2) % 16), at(50257, 2));
-  EXPECT_EQ(plan(SoftmaxKind::kSoftmax, 8, 50257, 2, d, logits).pack, 1);
-  const kk::Alignment logits_even =
-      common_alignment(at(7 * 32000, 2, (6 * 32000 * 2) % 16), at(32000, 2));
-  EXPECT_EQ(plan(SoftmaxKind::kSoftmax, 8, 32000, 2, d, logits_even).pack, 8);
+  const auto pack = [&](SoftmaxKind k, int e, kk::SoftmaxRowsLayout at) {
+    return plan(k, 64, 1000, e, d, at).pack;
+  };
+  EXPECT_EQ(pack(SoftmaxKind::kSoftmax, 4, fwd(4, 0, 1024, 0, 1000)), 4);
+  EXPECT_EQ(pack(SoftmaxKind::kSoftmax, 4, fwd(4, 0, 1001, 0, 1001)), 4);  // rows at 4 offsets
+  EXPECT_EQ(pack(SoftmaxKind::kSoftmax, 4, fwd(4, 8, 1001, 8, 1005)), 4);
+  EXPECT_EQ(pack(SoftmaxKind::kSoftmax, 4, fwd(4, 0, 1001, 0, 1000)), 1);  // strides differ
+  EXPECT_EQ(pack(SoftmaxKind::kSoftmax, 4, fwd(4, 4, 1024, 0, 1024)), 1);  // pointers differ
+  EXPECT_EQ(pack(SoftmaxKind::kSoftmax, 2, fwd(2, 2, 1000, 2, 1000)), 8);
+  const auto bwd = [](int y_off, int64_t ld_y, int dy_off, int64_t ld_dy, int dx_off,
+                      int64_t ld_dx) {
+    return kk::softmax_rows_layout(2, Alignment(y_off), ld_y, Alignment(dx_off), ld_dx,
+                                   Alignment(dy_off), ld_dy);
+  };
+  EXPECT_EQ(pack(SoftmaxKind::kSoftmaxBackward, 2, bwd(6, 1000, 6, 1000, 6, 1000)), 8);
+  EXPECT_EQ(pack(SoftmaxKind::kSoftmaxBackward, 2, bwd(6, 1000, 6, 1008, 6, 1000)), 8);
+  EXPECT_EQ(pack(SoftmaxKind::kSoftmaxBackward, 2, bwd(0, 1000, 2, 1000, 0, 1000)), 1);
+  EXPECT_EQ(pack(SoftmaxKind::kLogSoftmaxBackward, 2, bwd(0, 1000, 0, 1004, 0, 1000)), 1);
+  // logits[:, -1, :] of a (B, T = 7, V) bf16 tensor into contiguous rows: V = 32000 rows sit
+  // alike (packs), V = 50257 ones do not (ld 7 V and V differ modulo 8 elements)
+  EXPECT_EQ(pack(SoftmaxKind::kSoftmax, 2, fwd(2, (6 * 32000 * 2) % 16, 7 * 32000, 0, 32000)), 8);
+  EXPECT_EQ(pack(SoftmaxKind::kSoftmax, 2, fwd(2, (6 * 50257 * 2) % 16, 7 * 50257, 0, 50257)), 1);
 }
 
 // A row that fits shared memory is read once (bytes = 3 streams for the backward, 2 for the
@@ -163,7 +172,7 @@ TEST(SoftmaxRowsPlan, BytesArePricedByStreams) {
       EXPECT_EQ(f.inputs, 1);
       EXPECT_EQ(b.inputs, 2);
       for (const SoftmaxRowsPlan& p : {f, b}) {
-        const int64_t vp = (cols + p.pack - 1) / p.pack;
+        const int64_t vp = cols / p.pack;
         const int64_t past =
             p.path == SoftmaxRowsPath::kWarp
                 ? 0
@@ -197,60 +206,74 @@ TEST(SoftmaxRowsPlan, InvariantsAndEveryPlanIsAnEntry) {
           for (const int64_t cols : sizes) {
             if (rows > (int64_t{1} << 40) / cols) continue;
             for (const int off : offsets) {
-              if (off % elem) continue;
-              const SoftmaxRowsPlan p = plan(kind, rows, cols, elem, d, kk::Alignment(off));
-              const std::string what =
-                  std::string(dev.name) + " " + std::to_string(rows) + "x" + std::to_string(cols) +
-                  " elem=" + std::to_string(elem) + " off=" + std::to_string(off) +
-                  " kind=" + std::to_string(static_cast<int>(kind)) + ": " + describe(p);
-              ASSERT_GE(planned.count(kk::softmax_rows_config(p, elem), range.begin, range.end), 0)
-                  << what;
-              ASSERT_EQ(p.pack, off == 0 ? 16 / elem : 1) << what;
-              ASSERT_GE(p.shape.grid.x, 1u) << what;
-              ASSERT_LE(p.shape.block.x, static_cast<unsigned>(d.max_threads_per_block)) << what;
-              ASSERT_LE(p.shape.smem, static_cast<size_t>(d.smem_per_block_optin)) << what;
-              ASSERT_GE(p.blocks_per_sm, 1) << what;
-              const int64_t vp = (cols + p.pack - 1) / p.pack;
-              if (p.path == SoftmaxRowsPath::kWarp) {
-                // the group's lanes hold the row; a lane at most 16 floats of an input
-                ASSERT_GE(int64_t{p.group} * p.packs, vp) << what;
-                ASSERT_LE(p.pack * p.packs, 16) << what;
-                ASSERT_EQ(p.shape.smem, 0u) << what;
-              } else if (p.path == SoftmaxRowsPath::kCluster) {
-                // a cluster of 2..max_cluster blocks a row, every block resident, its share
-                // (whole packs, plus the tail) cached where it fits
-                ASSERT_TRUE(d.clusters()) << what;
-                ASSERT_GE(p.split, 2) << what;
-                ASSERT_LE(p.split, d.max_cluster()) << what;
-                ASSERT_EQ(static_cast<int>(p.shape.cluster.x), p.split) << what;
-                ASSERT_EQ(int64_t{p.shape.grid.x}, rows * p.split) << what;
-                ASSERT_LE(rows * p.split, d.sm_count) << what;
-                ASSERT_GE(cols / p.pack / p.split, 1024) << what;
-                const int64_t share = (cols / p.pack + p.split - 1) / p.split + 1;
-                ASSERT_LE(p.cached, share) << what;
-                ASSERT_EQ(static_cast<int64_t>(p.shape.smem),
-                          kk::detail::softmax_rows_scratch_bytes(p.shape.block.x) +
-                              p.cached * p.inputs * p.pack * elem)
+              for (const bool mismatched : {false, true}) {
+                if (off % elem) continue;
+                // contiguous rows at offset `off`, or operands at different offsets
+                const kk::SoftmaxRowsLayout at{kk::Alignment(off), kk::Alignment(cols * elem),
+                                               !mismatched};
+                const SoftmaxRowsPlan p = plan(kind, rows, cols, elem, d, at);
+                const std::string what = std::string(dev.name) + " " + std::to_string(rows) + "x" +
+                                         std::to_string(cols) + " elem=" + std::to_string(elem) +
+                                         " off=" + std::to_string(off) +
+                                         " kind=" + std::to_string(static_cast<int>(kind)) + ": " +
+                                         describe(p);
+                ASSERT_GE(planned.count(kk::softmax_rows_config(p, elem), range.begin, range.end),
+                          0)
                     << what;
-                if (kk::detail::softmax_rows_scratch_bytes(p.shape.block.x) +
-                        share * p.inputs * p.pack * elem <=
-                    d.smem_per_block_optin)
-                  ASSERT_EQ(p.cached, share) << what;
-              } else {
-                ASSERT_EQ(p.split, 1) << what;
-                ASSERT_EQ(p.shape.cluster.x, 1u) << what;
-                ASSERT_LE(p.cached, vp) << what;
-                ASSERT_GE(p.cached, 0) << what;
-                ASSERT_LE(int64_t{p.shape.grid.x}, rows) << what;
-                ASSERT_EQ(static_cast<int64_t>(p.shape.smem),
-                          kk::detail::softmax_rows_scratch_bytes(p.shape.block.x) +
-                              p.cached * p.inputs * p.pack * elem)
-                    << what;
-                // a row that fits one block's shared memory is held whole
-                if (kk::detail::softmax_rows_scratch_bytes(p.shape.block.x) +
-                        vp * p.inputs * p.pack * elem <=
-                    d.smem_per_block_optin)
-                  ASSERT_EQ(p.cached, vp) << what;
+                ASSERT_EQ(p.pack, mismatched ? 1 : 16 / elem) << what;
+                ASSERT_GE(p.shape.grid.x, 1u) << what;
+                ASSERT_LE(p.shape.block.x, static_cast<unsigned>(d.max_threads_per_block)) << what;
+                ASSERT_LE(p.shape.smem, static_cast<size_t>(d.smem_per_block_optin)) << what;
+                ASSERT_GE(p.blocks_per_sm, 1) << what;
+                // packs a row spans (its partial head and tail included; rows off the 16-byte
+                // grid: any offset), whole packs at least and at most
+                const bool on_grid = off == 0 && (cols * elem) % 16 == 0;
+                const int64_t vp =
+                    on_grid ? (cols + p.pack - 1) / p.pack : (cols + 2 * p.pack - 2) / p.pack;
+                const int64_t whole_min =
+                    on_grid ? cols / p.pack : std::max<int64_t>(0, cols - p.pack + 1) / p.pack;
+                const int64_t whole_max = cols / p.pack;
+                if (p.path == SoftmaxRowsPath::kWarp) {
+                  // the group's lanes hold the row; a lane at most 16 floats of an input
+                  ASSERT_GE(int64_t{p.group} * p.packs, vp) << what;
+                  ASSERT_LE(p.pack * p.packs, 16) << what;
+                  ASSERT_EQ(p.shape.smem, 0u) << what;
+                } else if (p.path == SoftmaxRowsPath::kCluster) {
+                  // a cluster of 2..max_cluster blocks a row, every block resident, its share
+                  // of the whole packs cached where it fits
+                  ASSERT_TRUE(d.clusters()) << what;
+                  ASSERT_GE(p.split, 2) << what;
+                  ASSERT_LE(p.split, d.max_cluster()) << what;
+                  ASSERT_EQ(static_cast<int>(p.shape.cluster.x), p.split) << what;
+                  ASSERT_EQ(int64_t{p.shape.grid.x}, rows * p.split) << what;
+                  ASSERT_LE(rows * p.split, d.sm_count) << what;
+                  ASSERT_GE(whole_min / p.split, 1024) << what;
+                  const int64_t share = (whole_max + p.split - 1) / p.split;
+                  ASSERT_LE(p.cached, share) << what;
+                  ASSERT_EQ(static_cast<int64_t>(p.shape.smem),
+                            kk::detail::softmax_rows_scratch_bytes(p.shape.block.x) +
+                                p.cached * p.inputs * p.pack * elem)
+                      << what;
+                  if (kk::detail::softmax_rows_scratch_bytes(p.shape.block.x) +
+                          share * p.inputs * p.pack * elem <=
+                      d.smem_per_block_optin)
+                    ASSERT_EQ(p.cached, share) << what;
+                } else {
+                  ASSERT_EQ(p.split, 1) << what;
+                  ASSERT_EQ(p.shape.cluster.x, 1u) << what;
+                  ASSERT_LE(p.cached, whole_max) << what;
+                  ASSERT_GE(p.cached, 0) << what;
+                  ASSERT_LE(int64_t{p.shape.grid.x}, rows) << what;
+                  ASSERT_EQ(static_cast<int64_t>(p.shape.smem),
+                            kk::detail::softmax_rows_scratch_bytes(p.shape.block.x) +
+                                p.cached * p.inputs * p.pack * elem)
+                      << what;
+                  // a row that fits one block's shared memory is held whole
+                  if (kk::detail::softmax_rows_scratch_bytes(p.shape.block.x) +
+                          whole_max * p.inputs * p.pack * elem <=
+                      d.smem_per_block_optin)
+                    ASSERT_EQ(p.cached, whole_max) << what;
+                }
               }
             }
           }

@@ -211,6 +211,18 @@ template <typename T>
   return ::testing::AssertionSuccess();
 }
 
+// The layout run_rows_case's operands (not in place) have, as the library reads it.
+template <typename T>
+kk::SoftmaxRowsLayout layout_of(SoftmaxKind kind, int64_t cols, const Layout& l) {
+  const int64_t e = sizeof(T);
+  const auto at = [&](int64_t shift) { return kk::Alignment((kGuard + shift) * e); };
+  if (backward(kind))
+    return kk::softmax_rows_layout(e, at(l.x_shift), cols + l.ld_pad_x, at(l.out_shift),
+                                   cols + l.ld_pad_out, at(l.dy_shift), cols + l.ld_pad_dy);
+  return kk::softmax_rows_layout(e, at(l.x_shift), cols + l.ld_pad_x, at(l.out_shift),
+                                 cols + l.ld_pad_out);
+}
+
 int64_t rows_for(int64_t want, int64_t cols) {
   return std::max<int64_t>(1, std::min<int64_t>(want, kMaxElems / cols));
 }
@@ -266,23 +278,22 @@ TYPED_TEST(SoftmaxRowsTest, EveryConfiguration) {
     std::vector<bool> done(range.end - range.begin, false);
     std::vector<bool> partial(range.end - range.begin, false);
     for (const int64_t cols : kWidths) {
-      for (const int pad : {0, 1}) {
+      // aligned; padded ld; every operand one element off the grid; out alone off it (pack 1)
+      for (const Layout& l : {Layout{}, Layout{0, 0, 0, 1, 1, 1, false},
+                              Layout{1, 1, 1, 0, 0, 0, false}, Layout{0, 0, 1, 0, 0, 0, false}}) {
         for (const kk::DeviceInfo* d : {&real, &small}) {
           const int64_t rows = rows_for(23, cols);
-          const kk::Alignment at = kk::softmax_rows_alignment(
-              kk::Alignment(int64_t{kGuard} * int64_t{sizeof(T)}), cols + pad, sizeof(T));
-          const SoftmaxRowsPlan p = kk::plan_softmax_rows(k, rows, cols, sizeof(T), at, *d);
+          const SoftmaxRowsPlan p =
+              kk::plan_softmax_rows(k, rows, cols, sizeof(T), layout_of<T>(k, cols, l), *d);
           const int i =
               kk::config_index(kk::kSoftmaxRowsConfigs, kk::softmax_rows_config(p, sizeof(T)),
                                range.begin, range.end);
           ASSERT_GE(i, 0);
-          const bool part = p.path == kk::SoftmaxRowsPath::kBlock && p.cached * p.pack < cols;
+          const bool part = p.path == kk::SoftmaxRowsPath::kBlock && p.cached < cols / p.pack;
           // each entry once, and each block entry once more with a partly cached row
           if (done[i - range.begin] && (!part || partial[i - range.begin])) continue;
           done[i - range.begin] = true;
           if (part) partial[i - range.begin] = true;
-          Layout l;
-          l.ld_pad_x = l.ld_pad_dy = l.ld_pad_out = pad;
           EXPECT_TRUE(run_rows_case<T>(k, rows, cols, l, seed++, &p))
               << "plan for " << (d == &real ? "this device" : "a 12 KiB device");
         }
@@ -309,10 +320,9 @@ TYPED_TEST(SoftmaxRowsTest, RowsPastSharedMemory) {
   const kk::DeviceInfo small = softmax_test::small_device(8, 12 * 1024, true, false);
   if (!small.clusters()) GTEST_SKIP() << "no cluster launch here";
   const int64_t few = sizeof(TypeParam) == 4 ? 40000 : 80000;
-  const kk::Alignment at = kk::softmax_rows_alignment(
-      kk::Alignment(kGuard * int64_t{sizeof(TypeParam)}), few, sizeof(TypeParam));
   for (const SoftmaxKind k : kAll) {
-    const SoftmaxRowsPlan p = kk::plan_softmax_rows(k, 2, few, sizeof(TypeParam), at, small);
+    const SoftmaxRowsPlan p = kk::plan_softmax_rows(k, 2, few, sizeof(TypeParam),
+                                                    layout_of<TypeParam>(k, few, Layout{}), small);
     EXPECT_EQ(p.path, kk::SoftmaxRowsPath::kCluster);
     EXPECT_LT(p.cached * p.split * p.pack, few);
     EXPECT_TRUE(run_rows_case<TypeParam>(k, 2, few, Layout{}, seed++, &p));

@@ -221,18 +221,20 @@ cudaError_t launch_softmax_rows(const SoftmaxRowsPlan& p, SoftmaxKind kind,
 }
 
 namespace detail {
-// The strided row family: plan for the current device (the pack respects every pointer and
-// every row stride), launch. Arguments already checked; rows, cols >= 1.
+// The strided row family: plan for the current device (packs where every operand's rows sit
+// alike on the 16-byte grid), launch. Arguments already checked; rows, cols >= 1.
 template <bool Backward, typename T>
 cudaError_t run_softmax_rows(SoftmaxKind kind, const SoftmaxRowsArgs<T>& args,
                              cudaStream_t stream) {
   DeviceInfo d;
   KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
   constexpr int e = sizeof(T);
-  Alignment at = common_alignment(softmax_rows_alignment(alignment_of(args.x), args.ld_x, e),
-                                  softmax_rows_alignment(alignment_of(args.out), args.ld_out, e));
-  if (args.dy != nullptr)
-    at = common_alignment(at, softmax_rows_alignment(alignment_of(args.dy), args.ld_dy, e));
+  const SoftmaxRowsLayout at =
+      args.dy != nullptr
+          ? softmax_rows_layout(e, alignment_of(args.x), args.ld_x, alignment_of(args.out),
+                                args.ld_out, alignment_of(args.dy), args.ld_dy)
+          : softmax_rows_layout(e, alignment_of(args.x), args.ld_x, alignment_of(args.out),
+                                args.ld_out);
   // a cluster that cannot be placed is planned again (plan_and_launch)
   return plan_and_launch(
       d,
@@ -326,12 +328,14 @@ template <typename T>
 /// the output at out + r * ld_out (ld >= cols; rows need not be contiguous, e.g. logits[:, -1, :]
 /// read in place). softmax(in, out, rows, cols) is this with ld_in = ld_out = cols. Same types,
 /// numerics and special values as softmax. in == out with ld_in == ld_out is in place; otherwise
-/// the spans ((rows - 1) x ld + cols elements from each pointer) must not overlap. Rows whose
-/// pointers and byte strides are all on the 16-byte grid move in 16-byte packs, others element
-/// by element. Contiguous rows (both ld == cols) take softmax's paths; strided rows the row
-/// family (softmax_rows_plan.cuh: rows up to 512 columns in registers, wider ones one block a
-/// row through shared memory, few wide rows a cluster a row). Returns cudaErrorInvalidValue
-/// (nothing written) when softmax_args_ok(in, ld_in, out, ld_out, rows, cols) fails.
+/// the spans ((rows - 1) x ld + cols elements from each pointer) must not overlap. Where row r of
+/// in and of out sit at the same offset within 16 bytes for every r (the same pointer offset and
+/// ld x sizeof(T) offset), rows move in 16-byte packs (a partial head and tail element by
+/// element), otherwise element by element. Contiguous rows (both ld == cols) take softmax's paths;
+/// strided rows the row family (softmax_rows_plan.cuh: rows up to 512 columns in registers, wider
+/// ones one block a row through shared memory, few wide rows a cluster a row). Returns
+/// cudaErrorInvalidValue (nothing written) when softmax_args_ok(in, ld_in, out, ld_out, rows, cols)
+/// fails.
 template <typename T>
 [[nodiscard]] cudaError_t softmax(const T* in, int64_t ld_in, T* out, int64_t ld_out, int64_t rows,
                                   int64_t cols, cudaStream_t stream = nullptr) {

@@ -47,9 +47,10 @@ enum class SoftmaxRowsPath { kWarp, kBlock, kCluster };
 
 namespace detail {
 inline constexpr int kSoftmaxRowsLaneFloats = 16;  // most floats of one input a lane holds
-// Blocks of 128 threads per SM the warp kernel's __launch_bounds__ ask for: 64 registers
-// (two inputs of 16 floats a lane).
-inline constexpr int kSoftmaxRowsWarpMinBlocks = 8;
+// Blocks of 128 threads per SM the warp kernel's __launch_bounds__ ask for: 80 registers (two
+// inputs of 16 floats a lane and the partial packs' element-wise code; at 8 blocks, 64
+// registers, the f32 4 x 4 and 2-byte 8 x 2 backward kernels spilled 20-36 bytes on sm_100).
+inline constexpr int kSoftmaxRowsWarpMinBlocks = 6;
 // Packs per thread the block kernel's block size aims for: 256 threads up to 8 packs a
 // thread, 1024 past that.
 inline constexpr int kSoftmaxRowsPacksPerThread = 8;
@@ -73,8 +74,9 @@ inline constexpr int64_t kSoftmaxRowsClusterMinPacks = 2 * 1024;
 /// What one strided-row call does.
 struct SoftmaxRowsPlan {
   SoftmaxRowsPath path = SoftmaxRowsPath::kWarp;  ///< the kernel family
-  /// Elements per access: 16 / elem_bytes when every operand's pointer and row stride are on
-  /// the 16-byte grid (common_alignment), else 1.
+  /// Elements per access: 16 / elem_bytes when every operand's row r sits at the same offset
+  /// within 16 bytes (SoftmaxRowsLayout::matched: a row's partial head and tail move element by
+  /// element), else 1.
   int pack = 1;
   int group = 32;  ///< kWarp: lanes that share one row (4, 8, 16, 32)
   int packs = 1;   ///< kWarp: packs each lane holds of each input
@@ -173,25 +175,44 @@ inline SoftmaxRowsConfig softmax_rows_config(const SoftmaxRowsPlan& p, int elem_
   return detail::softmax_rows_block_config(elem_bytes, p.pack, static_cast<int>(p.shape.block.x));
 }
 
-/// The alignment every row of a strided operand allows: its pointer's and its row stride's
-/// (ld elements of elem_bytes bytes) on the 16-byte grid.
-inline Alignment softmax_rows_alignment(Alignment at, int64_t ld, int elem_bytes) {
-  return common_alignment(at, Alignment(ld * elem_bytes));
+/// Where the rows of a call's operands sit on the 16-byte grid: the first rows' offset and the
+/// row stride's (ld x elem_bytes bytes), and whether every operand's row r sits at the same offset
+/// (matched: the same first offset and stride offset for each), which lets a pack index mean the
+/// same columns in every operand.
+struct SoftmaxRowsLayout {
+  Alignment first;      ///< the operands' first rows (matched: each one's)
+  Alignment stride;     ///< the operands' row strides in bytes (matched: each one's)
+  bool matched = true;  ///< false: the operands' rows sit at different offsets
+};
+
+/// The layout of x (ld_x elements of elem_bytes), out, and dy when dy_ld >= 0.
+inline SoftmaxRowsLayout softmax_rows_layout(int elem_bytes, Alignment x, int64_t ld_x,
+                                             Alignment out, int64_t ld_out,
+                                             Alignment dy = Alignment(), int64_t ld_dy = -1) {
+  const Alignment sx(ld_x * elem_bytes), so(ld_out * elem_bytes);
+  bool matched = x == out && sx == so;
+  if (ld_dy >= 0) matched = matched && dy == x && Alignment(ld_dy * elem_bytes) == sx;
+  return {x, sx, matched};
 }
 
 /// The plan of a strided-row call of kind `kind` over rows x cols (rows, cols >= 1) of
-/// elem_bytes-byte elements (4 or 2) whose operands' rows all allow `rows_at` (the
-/// common_alignment of every pointer and every row stride: softmax_rows_alignment), on device d.
-/// Pure: no CUDA call.
+/// elem_bytes-byte elements (4 or 2) whose operands sit as `at` says, on device d. Pure: no
+/// CUDA call.
 inline SoftmaxRowsPlan plan_softmax_rows(SoftmaxKind kind, int64_t rows, int64_t cols,
-                                         int elem_bytes, Alignment rows_at, const DeviceInfo& d) {
+                                         int elem_bytes, const SoftmaxRowsLayout& at,
+                                         const DeviceInfo& d) {
   using namespace detail;
   SoftmaxRowsPlan p;
   const int max_pack = kMaxPackBytes / elem_bytes;
   p.inputs = softmax_is_backward(kind) ? 2 : 1;
-  p.pack = rows_at.fits(kMaxPackBytes) ? max_pack : 1;
+  p.pack = at.matched ? max_pack : 1;
   const int64_t pack_bytes = int64_t{p.pack} * elem_bytes;
-  const int64_t vp = ceil_div<int64_t>(cols, p.pack);  // packs of a row
+  // packs a row spans (with its partial head and tail); whole packs at least and at most
+  const bool on_grid = at.first.fits(kMaxPackBytes) && at.stride.fits(kMaxPackBytes);
+  const int64_t vp = on_grid ? ceil_div<int64_t>(cols, p.pack) : (cols + 2 * p.pack - 2) / p.pack;
+  const int64_t whole_min =
+      on_grid ? cols / p.pack : std::max<int64_t>(0, cols - p.pack + 1) / p.pack;
+  const int64_t whole_max = cols / p.pack;
   const double elems = double(rows) * double(cols);
   const int max_packs = p.pack > 1 ? kSoftmaxRowsLaneFloats / p.pack : kSoftmaxRowsLaneFloats;
   if (vp <= int64_t{kWarpSize} * max_packs) {
@@ -217,11 +238,10 @@ inline SoftmaxRowsPlan plan_softmax_rows(SoftmaxKind kind, int64_t rows, int64_t
   }
   // few wide rows: a cluster a row (whole packs: every block's share at least 1024)
   int split = 1;
-  const int64_t whole = cols / p.pack;
   if (d.clusters() && p.pack > 1 && 2 * rows <= d.sm_count &&
-      whole >= kSoftmaxRowsClusterMinPacks) {
+      whole_min >= kSoftmaxRowsClusterMinPacks) {
     while (split * 2 <= d.max_cluster() && rows * split * 2 <= d.sm_count &&
-           whole / (split * 2) >= kSoftmaxWideBlock)
+           whole_min / (split * 2) >= kSoftmaxWideBlock)
       split *= 2;
   }
   p.path = split > 1 ? SoftmaxRowsPath::kCluster : SoftmaxRowsPath::kBlock;
@@ -233,8 +253,8 @@ inline SoftmaxRowsPlan plan_softmax_rows(SoftmaxKind kind, int64_t rows, int64_t
   // the cache: the whole row of each input where one block may hold it, else as much as fits
   const int64_t room =
       std::max<int64_t>(0, d.smem_per_block_optin - slots_bytes) / (p.inputs * pack_bytes);
-  // a block's packs: its share of the whole packs (at most ceil), the tail pack
-  const int64_t share = split > 1 ? ceil_div<int64_t>(whole, split) + 1 : vp;
+  // a block's whole packs at most (the partial head and tail are read twice, not cached)
+  const int64_t share = ceil_div<int64_t>(whole_max, split);
   p.cached = std::min(share, room);
   const int64_t smem = p.cached * p.inputs * pack_bytes;
   p.blocks_per_sm = std::max(1, blocks_per_sm(d, block, regs, slots_bytes + smem));

@@ -8,9 +8,10 @@
 //  - softmax_rows_block_kernel: one block per row (or a cluster per row: few wide rows); its
 //    first `cached` packs (a block's) kept in shared memory between the reduction pass and the
 //    writing pass (one read), the rest read twice.
-// Every row of every operand starts on a Pack boundary (the plan's pack respects the pointers
-// and the leading dimensions: plan_softmax_rows), so a row is whole packs and one partial tail
-// pack moved element by element. softmax_rows_plan.cuh plans; launch_softmax_rows launches.
+// Row r of every operand sits at the same offset within its pack (the plan gives packs only
+// then: plan_softmax_rows), so a pack index means the same columns in each: a row is a partial
+// head, whole packs (one 16-byte access each) and a partial tail, the partial ones moved element
+// by element. softmax_rows_plan.cuh plans; launch_softmax_rows launches.
 //
 // Numerics: forward as the contiguous kernels (detail/softmax_kernels.cuh: (max, sum of
 // exp(x - max)) in float, the same stats helpers). Backward: s = sum over the row of y * dy
@@ -143,17 +144,17 @@ __device__ __forceinline__ typename Op::Acc softmax_rows_block_all_reduce(typena
   }
 }
 
-// Pack v of a row (columns [v * Pack, v * Pack + Pack) of n) as raw T, `pad` past the row; the
-// row starts on a Pack boundary.
+// The pack of a row starting at column c (columns [c, c + Pack) of n; c may be negative) as raw
+// T, `pad` outside the row: one load when wholly inside (row + c then sits on a pack boundary:
+// c is a pack boundary of the row's aligned array), else element by element.
 template <int Pack, typename T>
-__device__ __forceinline__ PackOf<T, Pack> softmax_rows_load(const T* row, int64_t v, int64_t n,
+__device__ __forceinline__ PackOf<T, Pack> softmax_rows_load(const T* row, int64_t c, int64_t n,
                                                              T pad) {
-  const int64_t c = v * Pack;
-  if (c + Pack <= n) return load_pack<Pack>(row, v);
+  if (c >= 0 && c + Pack <= n) return load_pack<Pack>(row + c, 0);
   PackOf<T, Pack> raw;
 #pragma unroll
   for (int j = 0; j < Pack; ++j)
-    raw.elem[j] = c + j < n ? row[c + j] : pad;
+    raw.elem[j] = c + j >= 0 && c + j < n ? row[c + j] : pad;
   return raw;
 }
 
@@ -165,27 +166,34 @@ __device__ __forceinline__ void softmax_rows_to_float(const PackOf<T, Pack>& raw
     x[j] = convert<float>(raw.elem[j]);
 }
 
-// Writes y to pack v of a row of n columns (only the columns inside it).
+// Writes y to the pack of a row starting at column c (only the columns inside the row).
 template <int Pack, typename T>
-__device__ __forceinline__ void softmax_rows_store(T* row, int64_t v, int64_t n,
+__device__ __forceinline__ void softmax_rows_store(T* row, int64_t c, int64_t n,
                                                    const float (&y)[Pack]) {
-  const int64_t c = v * Pack;
-  if (c + Pack <= n) {
+  if (c >= 0 && c + Pack <= n) {
     PackOf<T, Pack> raw;
 #pragma unroll
     for (int j = 0; j < Pack; ++j)
       raw.elem[j] = convert<T>(y[j]);
-    store_pack<Pack>(row, v, raw);
+    store_pack<Pack>(row + c, 0, raw);
   } else {
 #pragma unroll
     for (int j = 0; j < Pack; ++j)
-      if (c + j < n) row[c + j] = convert<T>(y[j]);
+      if (c + j >= 0 && c + j < n) row[c + j] = convert<T>(y[j]);
   }
+}
+
+// A row's offset in elements within its pack (0 for Pack 1): every operand's row sits at the
+// same one (the plan's pack requires it), so one pack index means the same columns in each.
+template <int Pack, typename T>
+__device__ __forceinline__ int softmax_rows_offset(const T* row) {
+  return (Pack - static_cast<int>(pack_head<Pack>(row, Pack))) % Pack;
 }
 
 // ---------------------------------------------------------------------------------------
 // Rows in registers (cols <= 32 x 16 elements). Groups of Group lanes own a row each; lane l
-// holds packs p * Group + l (p < Packs) of each input. The warp's rows of one iteration are
+// holds packs p * Group + l (p < Packs) of each input (packs of the row's aligned array: the
+// first and last may be partial, moved element by element). The warp's rows of one iteration are
 // base + group; the loop is uniform over the warp (every lane runs every shuffle); a group
 // past the last row computes on padding and stores nothing. In place (out == dy or out == x
 // with the same ld): every element is read by the lane that writes it, before the write.
@@ -208,13 +216,16 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock, kSoftmaxRowsWarpMinBlocks)
     const bool live = row < a.rows;
     const int64_t n = live ? a.cols : 0;
     const int64_t r = live ? row : 0;
+    const T* xr = a.x + r * a.ld_x;
+    // pack v of the row's aligned array holds columns [v * Pack - h, ...)
+    const int h = softmax_rows_offset<Pack>(xr);
     float x[Packs][Pack], d[Packs][Pack];
 #pragma unroll
     for (int p = 0; p < Packs; ++p) {
-      const int64_t v = p * Group + lane;
-      softmax_rows_to_float<Pack>(softmax_rows_load<Pack>(a.x + r * a.ld_x, v, n, pad), x[p]);
+      const int64_t c = int64_t{p * Group + lane} * Pack - h;
+      softmax_rows_to_float<Pack>(softmax_rows_load<Pack>(xr, c, n, pad), x[p]);
       if constexpr (Op::kTwoInputs) {
-        softmax_rows_to_float<Pack>(softmax_rows_load<Pack>(a.dy + r * a.ld_dy, v, n, pad), d[p]);
+        softmax_rows_to_float<Pack>(softmax_rows_load<Pack>(a.dy + r * a.ld_dy, c, n, pad), d[p]);
       } else {
 #pragma unroll
         for (int j = 0; j < Pack; ++j)
@@ -235,24 +246,26 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock, kSoftmaxRowsWarpMinBlocks)
 #pragma unroll
       for (int j = 0; j < Pack; ++j)
         y[j] = Op::out(x[p][j], d[p][j], k);
-      softmax_rows_store<Pack>(dst, p * Group + lane, n, y);
+      softmax_rows_store<Pack>(dst, int64_t{p * Group + lane} * Pack - h, n, y);
     }
   }
 }
 
 // ---------------------------------------------------------------------------------------
 // One block per row, or (Cluster) a cluster of a.split blocks per row (few wide rows: sm_90
-// builds only, see the plan), any width. A block's part of a row: whole packs [lo, hi) (the
-// row's, or the rank's share of them), plus the row's partial tail pack, if any, the turn of
-// one thread of the last block. Pass 1: thread t reads packs lo + t, + Block, ... of each input,
-// softmax_rows_batch(Pack, Cluster) of them in flight (predicated 16-byte loads, all issued before
-// any is used), accumulates, and keeps the first `cached` of the block's packs in dynamic shared
-// memory (x's, then dy's, after the reduction's slots). One block reduction (and, Cluster, the
-// blocks' accumulators combined through distributed shared memory, in rank order: the same
-// bits in every block); pass 2: the same thread takes the same packs from shared memory (or,
-// past `cached`, from global memory again) and writes. A thread reads back only what it wrote,
-// so the cache needs no barrier; in place, each element is read before the same thread writes
-// it. Rows: cluster (or block) blockIdx.x / split, + gridDim.x / split, ...
+// builds only, see the plan), any width. A row: a partial head (the columns before its first
+// pack boundary), whole packs, a partial tail. A block's part: whole packs [lo, hi) (the row's,
+// or the rank's share), plus the head (thread 0 of rank 0) and the tail (thread Block - 1 of the
+// last rank), moved element by element. Pass 1: thread t reads whole packs lo + t, + Block, ...
+// of each input, softmax_rows_batch(Pack, Cluster) of them in flight (predicated 16-byte loads,
+// all issued before any is used), accumulates, and keeps the first `cached` of the block's
+// whole packs in dynamic shared memory (x's, then dy's, after the reduction's slots). One block
+// reduction (and, Cluster, the blocks' accumulators combined through distributed shared memory,
+// in rank order: the same bits in every block); pass 2: the same thread takes the same packs
+// from shared memory (or, past `cached`, and the head and tail, from global memory again) and
+// writes. A thread reads back only what it wrote, so the cache needs no barrier; in place, each
+// element is read before the same thread writes it. Rows: cluster (or block) blockIdx.x /
+// split, + gridDim.x / split, ...
 template <typename T, SoftmaxKind Kind, int Pack, int Block, bool Cluster>
 __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
     softmax_rows_block_kernel(SoftmaxRowsArgs<T> a) {
@@ -280,47 +293,67 @@ __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if constexpr (Cluster) rank = cluster_rank();
 #endif
-  const int64_t whole = a.cols / Pack;  // whole packs of a row; a partial one follows if any
-  const int64_t lo = whole * rank / split, hi = whole * (rank + 1) / split;
-  const bool tail =
-      whole * Pack < a.cols && rank == split - 1 && threadIdx.x == (whole - lo) % Block;
   int parity = 0;
   [[maybe_unused]] int row_parity = 0;  // the cluster's slot pair a row writes
   for (int64_t row = blockIdx.x / split; row < a.rows; row += gridDim.x / split) {
     const T* xr = a.x + row * a.ld_x;
     const T* dr = Op::kTwoInputs ? a.dy + row * a.ld_dy : nullptr;
+    T* dst = a.out + row * a.ld_out;
+    // columns [0, first) are the partial head, whole packs start at `first`
+    const int h = softmax_rows_offset<Pack>(xr);
+    const int64_t first = h == 0 ? 0 : Pack - h;
+    const int64_t whole = a.cols > first ? (a.cols - first) / Pack : 0;
+    const int64_t end = first + whole * Pack;  // the partial tail: [end, cols)
+    const bool head = first > 0 && rank == 0 && threadIdx.x == 0;
+    const bool tail =
+        end < a.cols && first < a.cols && rank == split - 1 && threadIdx.x == Block - 1;
+    const int64_t lo = whole * rank / split, hi = whole * (rank + 1) / split;
+    const T* xw = xr + first;  // whole pack v: xw[v * Pack, ...), on a pack boundary
+    const T* dw = Op::kTwoInputs ? dr + first : nullptr;
+    T* ow = dst + first;
     Acc acc = Op::empty();
-    // pass 1 over pack v of each input (raw), kept if it is among the block's first `cached`
-    const auto take = [&](int64_t v, const Raw& rx, const Raw& rd) {
-      if (v - lo < a.cached) {
-        cx[v - lo] = rx;
-        if constexpr (Op::kTwoInputs) cd[v - lo] = rd;
-      }
+    const auto add = [&](const Raw& rx, const Raw& rd) {
       float x[Pack], d[Pack];
       softmax_rows_to_float<Pack>(rx, x);
       softmax_rows_to_float<Pack>(rd, d);
       Op::add(acc, x, d);
+    };
+    // the partial packs (pass 1 and 2 read them from global memory)
+    const auto load_partial = [&](int64_t c, Raw& rx, Raw& rd) {
+      rx = softmax_rows_load<Pack>(xr, c, a.cols, pad);
+      rd = pads;
+      if constexpr (Op::kTwoInputs) rd = softmax_rows_load<Pack>(dr, c, a.cols, pad);
     };
     for (int64_t v0 = lo + threadIdx.x; v0 < hi; v0 += int64_t{kBatch} * Block) {
       Raw rx[kBatch], rd[kBatch];
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {
         const int64_t v = v0 + int64_t{u} * Block;
-        rx[u] = v < hi ? load_pack<Pack>(xr, v) : pads;
+        rx[u] = v < hi ? load_pack<Pack>(xw, v) : pads;
         rd[u] = pads;
-        if constexpr (Op::kTwoInputs) rd[u] = v < hi ? load_pack<Pack>(dr, v) : pads;
+        if constexpr (Op::kTwoInputs) rd[u] = v < hi ? load_pack<Pack>(dw, v) : pads;
       }
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {
         const int64_t v = v0 + int64_t{u} * Block;
-        if (v < hi) take(v, rx[u], rd[u]);
+        if (v >= hi) continue;
+        if (v - lo < a.cached) {
+          cx[v - lo] = rx[u];
+          if constexpr (Op::kTwoInputs) cd[v - lo] = rd[u];
+        }
+        add(rx[u], rd[u]);
       }
     }
-    if (tail) {
-      const Raw rx = softmax_rows_load<Pack>(xr, whole, a.cols, pad);
-      Raw rd = pads;
-      if constexpr (Op::kTwoInputs) rd = softmax_rows_load<Pack>(dr, whole, a.cols, pad);
-      take(whole, rx, rd);
+    if (head || tail) {
+      Raw rx, rd;
+      if (head) {
+        load_partial(first - Pack, rx, rd);
+        add(rx, rd);
+      }
+      if (tail) {
+        load_partial(end, rx, rd);
+        add(rx, rd);
+      }
     }
     acc = softmax_rows_block_all_reduce<Op, Block>(acc, slots, parity);
     if constexpr (Cluster) {
@@ -349,26 +382,13 @@ __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
 #endif
     }
     const typename Op::Coef k = Op::finish(acc);
-    T* dst = a.out + row * a.ld_out;
-    // pass 2: pack v's raw inputs from the cache or global memory
-    const auto fetch = [&](int64_t v, Raw& rx, Raw& rd) {
-      rd = pads;
-      if (v - lo < a.cached) {
-        rx = cx[v - lo];
-        if constexpr (Op::kTwoInputs) rd = cd[v - lo];
-      } else {
-        rx = softmax_rows_load<Pack>(xr, v, a.cols, pad);
-        if constexpr (Op::kTwoInputs) rd = softmax_rows_load<Pack>(dr, v, a.cols, pad);
-      }
-    };
-    const auto emit = [&](int64_t v, const Raw& rx, const Raw& rd) {
-      float x[Pack], d[Pack], y[Pack];
+    const auto out = [&](const Raw& rx, const Raw& rd, float(&y)[Pack]) {
+      float x[Pack], d[Pack];
       softmax_rows_to_float<Pack>(rx, x);
       softmax_rows_to_float<Pack>(rd, d);
 #pragma unroll
       for (int j = 0; j < Pack; ++j)
         y[j] = Op::out(x[j], d[j], k);
-      softmax_rows_store<Pack>(dst, v, a.cols, y);
     };
     for (int64_t v0 = lo + threadIdx.x; v0 < hi; v0 += int64_t{kBatch} * Block) {
       Raw rx[kBatch], rd[kBatch];
@@ -376,18 +396,40 @@ __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
       for (int u = 0; u < kBatch; ++u) {
         const int64_t v = v0 + int64_t{u} * Block;
         rx[u] = rd[u] = pads;
-        if (v < hi) fetch(v, rx[u], rd[u]);
+        if (v < hi && v - lo < a.cached) {
+          rx[u] = cx[v - lo];
+          if constexpr (Op::kTwoInputs) rd[u] = cd[v - lo];
+        } else if (v < hi) {
+          rx[u] = load_pack<Pack>(xw, v);
+          if constexpr (Op::kTwoInputs) rd[u] = load_pack<Pack>(dw, v);
+        }
       }
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {
         const int64_t v = v0 + int64_t{u} * Block;
-        if (v < hi) emit(v, rx[u], rd[u]);
+        if (v >= hi) continue;
+        float y[Pack];
+        out(rx[u], rd[u], y);
+        Raw o;
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          o.elem[j] = convert<T>(y[j]);
+        store_pack<Pack>(ow, v, o);
       }
     }
-    if (tail) {
+    if (head || tail) {
       Raw rx, rd;
-      fetch(whole, rx, rd);
-      emit(whole, rx, rd);
+      float y[Pack];
+      if (head) {
+        load_partial(first - Pack, rx, rd);
+        out(rx, rd, y);
+        softmax_rows_store<Pack>(dst, first - Pack, a.cols, y);
+      }
+      if (tail) {
+        load_partial(end, rx, rd);
+        out(rx, rd, y);
+        softmax_rows_store<Pack>(dst, end, a.cols, y);
+      }
     }
   }
   if constexpr (Cluster) {
