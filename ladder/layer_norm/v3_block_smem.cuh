@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Ladder step 3: one block of 256 threads per row, the row read once into shared memory
-// (up to 12288 columns: 48 KiB, what every GPU gives a block without opting in; wider rows
-// are declined, v3_block_smem_supports). With the row on chip the exact two-pass formula
+// (up to 12288 columns: 48 KiB, within what every GPU from sm_75 lets a block have; wider
+// rows are declined, v3_block_smem_supports). With the row on chip the exact two-pass formula
 // costs no second read: block_all_reduce of the sum gives the mean, of the squared
 // deviations (from shared memory) the variance, then y is written from shared memory. Each
 // thread keeps kV3Unroll loads in flight before it stores them to shared memory. Scalar
@@ -84,10 +84,21 @@ inline cudaError_t v3_block_smem(const float* x, const float* weight, const floa
   if (rows == 0 || cols == 0) return cudaSuccess;
   DeviceInfo d;
   KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  // once per kernel and device: the full 48 KiB of dynamic shared memory (past the default
+  // limit by the block reduction's static slots: an opt-in every GPU from sm_75 grants) and
+  // the largest shared-memory carveout (the row is read once: L1 is of no use)
+  KERNELKIT_RETURN_IF_ERROR(once_per_kernel(reinterpret_cast<const void*>(v3_kernel<0>), [] {
+    KERNELKIT_RETURN_IF_ERROR(cudaFuncSetAttribute(v3_kernel<0>,
+                                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   static_cast<int>(kV3MaxCols * sizeof(float))));
+    return cudaFuncSetAttribute(v3_kernel<0>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                cudaSharedmemCarveoutMaxShared);
+  }));
   const size_t smem = static_cast<size_t>(cols) * sizeof(float);
-  const int blocks_per_sm =
-      std::max(1, std::min(d.max_threads_per_sm / kV3Block,
-                           d.smem_per_sm / static_cast<int>(smem + d.smem_reserved_per_block)));
+  // (+ 64: the block reduction's static slots)
+  const int blocks_per_sm = std::max(
+      1, std::min(d.max_threads_per_sm / kV3Block,
+                  d.smem_per_sm / static_cast<int>(smem + 64 + d.smem_reserved_per_block)));
   const int grid = grid_size_for(rows * kV3Block, kV3Block, d, kDefaultWaves, blocks_per_sm);
   v3_kernel<<<grid, kV3Block, smem, stream>>>(x, weight, bias, y, mean, rstd, rows,
                                               static_cast<int>(cols), eps);
