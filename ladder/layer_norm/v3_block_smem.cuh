@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Ladder step 3: one block of 256 threads per row, the row read once into shared memory
 // (up to 12288 columns: 48 KiB, within what every GPU from sm_75 lets a block have; wider
-// rows are declined, v3_block_smem_supports). With the row on chip the exact two-pass formula
-// costs no second read: block_all_reduce of the sum gives the mean, of the squared
-// deviations (from shared memory) the variance, then y is written from shared memory. Each
-// thread keeps kV3Unroll loads in flight before it stores them to shared memory. Scalar
-// 4-byte accesses; two block reductions and a barrier a row (narrow rows leave most of the
-// block idle for them). Predicted ~0.8 of SOL at 8192x4096, ~0.6 at 65536x768.
+// rows are declined, v3_block_smem_supports). With the row on chip the exact two-pass
+// formula costs no second read: block_all_reduce of the sum gives the mean, of the squared
+// deviations (from shared memory) the variance, then y is written from shared memory.
+// Thread t stores and reads back columns t, t + 256, ...: shared memory is room for the row
+// here, not a channel between threads, so the row needs no barrier of its own. Each thread
+// keeps kV3Unroll loads in flight before it stores them. Scalar 4-byte accesses; two block
+// reductions a row (narrow rows leave most of the block idle for them). Predicted ~0.8 of
+// SOL at 8192x4096, ~0.6 at 65536x768.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -70,7 +72,7 @@ __global__ void __launch_bounds__(kV3Block)
     float* yr = y + row * cols;
     for (int c = t; c < cols; c += kV3Block)
       yr[c] = affine(row_smem[c], mean, rstd, weight, bias, c);
-    __syncthreads();  // every thread is done with row_smem before the next row's stores
+    // (no barrier before the next row: a thread reads back only the elements it stored)
   }
 }
 
