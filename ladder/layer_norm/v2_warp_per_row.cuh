@@ -7,7 +7,7 @@
 // (mean_l - mean)^2) (Chan's combination of groups: every term >= 0, no cancellation).
 // Still two reads of the row (statistics, then the write; the second mostly from L2),
 // scalar 4-byte loads. Predicted ~0.55 of SOL at 8192x4096 (1.5x the fewest bytes, the
-// re-read from L2 where the rows in flight fit it), ~0.6 at 65536x768.
+// re-read from L2 where the rows in flight fit it), ~0.65 at 65536x768.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -17,8 +17,9 @@
 // library adds the table and plan (plan_norm), rms_norm / add_rms_norm, 2-byte x and
 // weights, blocks per SM from its register budget, and for rows past 16384 columns (4096
 // off the 16-byte grid, where it holds 4 floats a thread) a two-pass streamed kernel and a
-// row split over a cooperative grid. Predicted at the library's speed: 0.93-0.95 of SOL at
-// 8192x4096, 0.85-0.9 at 4096x16384 (one 1024-thread block a SM), ~0.85 at 65536x768.
+// row split over a cooperative grid. Predicted at the library's speed (within 2 %): 0.93 of
+// SOL at 8192x4096, 0.87 at 4096x16384 (one 1024-thread block a SM: its reductions stall
+// its loads), 0.85 at 65536x768 (128 threads a row of 192 packs).
 #pragma once
 
 #include <cuda_runtime.h>
