@@ -48,7 +48,9 @@ inline bool v4_vectorized_supports(int64_t, int64_t cols) {
 
 // Blocks of `block` threads a SM the kernel asks room for: 48 registers a thread with
 // 16-byte accesses (16 floats of the row, addresses, statistics), 64 with one float an
-// access (16 addresses); what each builds to without spills on sm_90 (ptxas -v).
+// access (16 addresses); what each builds to without spills on sm_90 (ptxas -v). Capped by
+// the compiled architecture's threads and blocks a SM (min_blocks_per_sm: sm_75 holds 1024
+// threads, so there a thread may take more registers).
 constexpr int v4_min_blocks(int block, int pack) {
   const int b = 65536 / (block * (pack == 1 ? 64 : 48));
   return b < 1 ? 1 : b;
@@ -68,7 +70,7 @@ __device__ __forceinline__ float v4_row_sum(float v) {
 // Pack floats an access (4: 16 bytes; 1), Floats floats of a row a thread, Threads threads
 // a row (32, or Block), Block threads a block. cols <= Threads * Floats.
 template <int Pack, int Floats, int Threads, int Block>
-__global__ void __launch_bounds__(Block, v4_min_blocks(Block, Pack))
+__global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, v4_min_blocks(Block, Pack)))
     v4_kernel(const float* x, const float* weight, const float* bias, float* y, float* mean_out,
               float* rstd_out, int64_t rows, int cols, float eps) {
   static_assert(Floats % Pack == 0 && Floats <= kV4MaxFloats, "whole packs, 16 floats at most");
