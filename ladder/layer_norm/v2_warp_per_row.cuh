@@ -5,9 +5,10 @@
 // then combines the lanes with two butterfly sums (warp_all_reduce, every lane gets the
 // result): the row's mean from the plain sums, and M2 = sum over lanes of (M2_l + n_l *
 // (mean_l - mean)^2) (Chan's combination of groups: every term >= 0, no cancellation).
-// Still two reads of the row (statistics, then the write; the second mostly from L2),
-// scalar 4-byte loads. Predicted ~0.55 of SOL at 8192x4096 (1.5x the fewest bytes, the
-// re-read from L2 where the rows in flight fit it), ~0.65 at 65536x768.
+// Still two reads of the row (statistics, then the write) and scalar 4-byte loads; the
+// second read hits L2 only where the rows in flight fit it (65536x768: 25 MB; 8192x4096 has
+// every row in flight at once, 128 MB). Predicted ~0.55 of SOL at 8192x4096 and 4096x16384
+// (1.5x the fewest bytes through DRAM), ~0.65 at 65536x768.
 #pragma once
 
 #include <cuda_runtime.h>
