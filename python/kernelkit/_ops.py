@@ -32,7 +32,7 @@ import os
 import sys
 
 from . import _C
-from ._arrays import (FLOAT_DTYPES, ITEMSIZE, current_stream, describe, dtype_name, empty,
+from ._arrays import (FLOAT_DTYPES, Arr, ITEMSIZE, current_stream, describe, dtype_name, empty,
                       moved_back, moved_copy, numel, permutation, require_contiguous, require_dtype,
                       require_float, require_ndim, require_no_overlap, require_same_device,
                       require_shape, stream_handle, workspace)
@@ -201,30 +201,90 @@ def _dims(dim, ndim, op):
     return () if ndim == 0 else tuple(sorted(out))
 
 
-def _row_layout(a, dims, op, fake):
-    """THE dispatch of the row ops (softmax, log_softmax, row reductions): how the kernel
-    reads x when the op runs over the axes `dims`. Returns (src, rows, cols, perm): the
-    kernel reads src as rows x cols, C-contiguous; perm is None when src is x itself (read in
-    place), else the axis order of src, a copy made by x's framework (_arrays.moved_copy)
-    with `dims` moved last.
+def _row_layout(a, dims, op, fake, strided=True):
+    """THE dispatch of the row ops (softmax, log_softmax, the reductions with dim=): how the
+    kernel reads x when the op runs over the axes `dims` (sorted, distinct). Returns (src,
+    outer, n, inner, ld, perm):
 
-    Today's kernels read contiguous rows only, so:
-    - `dims` are the last axes and x is C-contiguous: read in place;
-    - anything else (a non-last axis, rows at a stride, a transposed view): the framework's
-      copy, said in each public function's docstring (never a silent copy).
-    TODO(issue 33): with the C++ row-stride overloads (softmax / log_softmax / row_reduce
-    taking ld >= cols) serve "last axis unit-stride, rows at one stride" here in place (ld =
-    that stride); with col_reduce / axis softmax over (outer, n, inner) serve one non-last
-    axis of a contiguous array in place. Both change this function only (and _C's calls).
+    - inner == 1: a row kernel reads src as `outer` rows of n elements, row r at src + r * ld
+      (ld == n: contiguous rows);
+    - inner > 1: col_reduce reads src as a contiguous (outer, n, inner) array and reduces n;
+    - perm is None when src is x itself (read in place), else the axis order of src, a
+      C-contiguous copy made by x's framework (_arrays.moved_copy) with `dims` moved last
+      (then inner == 1 and ld == n).
+
+    What is read in place:
+    - `dims` the last axes of a C-contiguous x: rows (every op);
+    - strided=True (the reductions): `dims` the last axes, jointly unit-stride, the other axes
+      collapsing to one row stride ld >= n (x[:, -1, :], x[::2], x[..., :k]): the row_reduce
+      `ld` overloads;
+    - strided=True: `dims` consecutive axes, not the last, of a C-contiguous x (x.sum(0), the
+      middle axis of (B, T, C)): col_reduce over (prod of the axes before, prod of `dims`,
+      prod of the axes after);
+    anything else (softmax over a non-last axis or of strided rows, a transposed view,
+    non-consecutive axes) is the framework's copy, said in each public function's docstring
+    (never a silent copy).
+    TODO(issue 33): softmax / log_softmax take strided rows (ld) and a non-last axis in place
+    once the strided / axis softmax C++ (with softmax_backward, in progress) lands: then
+    strided=True for them too, and this function only changes (and _C's softmax call).
     """
     nd = len(a.shape)
     k = len(dims)
-    if a.strides is None and (dims[0] == nd - 1 if k == 1 else dims == tuple(range(nd - k, nd))):
-        cols = numel(a.shape[nd - k:]) if nd else 1
-        rows = numel(a.shape[:nd - k])
-        return a, rows, cols, None
+    last = dims[0] == nd - 1 if k == 1 else dims == tuple(range(nd - k, nd))
+    if a.strides is None or not numel(a.shape):
+        if last:
+            cols = numel(a.shape[nd - k:]) if nd else 1
+            return a, numel(a.shape[:nd - k]), cols, 1, cols, None
+        if strided and dims == tuple(range(dims[0], dims[-1] + 1)):
+            n = numel(a.shape[dims[0]:dims[-1] + 1])
+            return (a, numel(a.shape[:dims[0]]), n, numel(a.shape[dims[-1] + 1:]), n, None)
+    elif strided and last:
+        ld = _row_stride(a, k)
+        if ld is not None:
+            cols = numel(a.shape[nd - k:])
+            return a, numel(a.shape[:nd - k]), cols, 1, ld, None
     src = moved_copy(a, dims, op, "x", fake)
-    return src, numel(src.shape[:nd - k]), numel(src.shape[nd - k:]), permutation(nd, dims)
+    rows, cols = numel(src.shape[:nd - k]), numel(src.shape[nd - k:])
+    return src, rows, cols, 1, cols, permutation(nd, dims)
+
+
+def _row_stride(a, k):
+    """The row stride ld (elements) when the last k axes of the strided array a are jointly
+    unit-stride (n = their product elements in a row) and the other axes collapse to rows at
+    one stride ld >= n; None otherwise. Axes of size 1 take any stride (torch's, DLPack's
+    rule)."""
+    shape, st = a.shape, a.strides
+    if a.fw != "torch":  # bytes
+        size = ITEMSIZE.get(a.dtype, 0)
+        if not size or builtins.any(v % size for v in st):
+            return None
+        st = [v // size for v in st]
+    nd = len(shape)
+    expect = 1
+    for i in range(nd - 1, nd - k - 1, -1):
+        if shape[i] != 1 and st[i] != expect:
+            return None
+        expect *= shape[i]
+    ld = None
+    for i in range(nd - k - 1, -1, -1):
+        if shape[i] == 1:
+            continue
+        if ld is None:
+            ld = st[i]
+        elif st[i] != nxt:
+            return None
+        nxt = st[i] * shape[i]
+    if ld is None:  # one row (or none)
+        return expect
+    return ld if ld >= expect else None
+
+
+def _span(a, outer, n, ld):
+    """a as the byte range rows at stride ld read (the kernels' overlap checks' range)."""
+    if ld == n or not outer or not n:
+        return a
+    return Arr(a.obj, a.fw, a.shape, a.dtype, a.ptr, ((outer - 1) * ld + n) * ITEMSIZE[a.dtype],
+               a.device, a.strides)
 
 
 # ---- softmax ---------------------------------------------------------------------------
@@ -237,7 +297,7 @@ def _softmax(op, log, x, dim, dtype, out, stream, fake=False):
     if len(dims) > 1:
         raise TypeError(f"kernelkit.{op}: dim must be one axis, got {dim!r}")
     s = 0 if fake else _stream(a, stream, op)
-    src, rows, cols, perm = _row_layout(a, dims, op, fake)
+    src, rows, cols, _, _, perm = _row_layout(a, dims, op, fake, strided=False)
     o = _output(op, out, a, a.shape, to, [(a, "x")], in_place=True)
     dst = o if perm is None else empty(src, src.shape, to, op)
     if to != src.dtype:  # torch's dtype=: x is converted first, then normalized
@@ -260,9 +320,10 @@ def softmax(x, dim=-1, dtype=None, *, out=None, stream=None):
     x : CUDA array (torch, CuPy, JAX, ...) of float32, float16 or bfloat16, any rank.
     dim : int, default -1
         The axis normalized; negative counts from the end. The last axis of a C-contiguous
-        x is read in place. Any other axis, or a non-contiguous x, is served by a copy that
-        x's framework makes first (the axis moved last, made contiguous) and a copy back
-        (until kernelkit's axis softmax and row-stride kernels are wired in).
+        x is read in place. Any other axis, or a non-contiguous x (strided rows included),
+        is served by a copy that x's framework makes first (the axis moved last, made
+        contiguous) and a copy back (until kernelkit's strided / axis softmax kernels land;
+        the reductions already read those layouts in place).
     dtype : dtype, optional
         float32, float16 or bfloat16 (a name, torch / numpy / JAX dtype): x is converted to
         it first (one more kernel) and the result has it. Default: x's dtype.
@@ -345,8 +406,9 @@ _REDUCE = {"sum": _C.REDUCE_SUM, "max": _C.REDUCE_MAX, "min": _C.REDUCE_MIN}
 
 def _reduce(op, which, x, dim, keepdim, dtype, out, stream, fake=False):
     """Every reduction: dim None (or ()) reduces all of x with the device-wide kernel, any
-    other dim the axes it names with the row kernel (through _row_layout). The kernels
-    accumulate in and write float32; another dtype= is one cast more."""
+    other dim the axes it names with row_reduce (rows, at a stride or not) or col_reduce (a
+    middle axis), as _row_layout decides. The kernels accumulate in and write float32;
+    another dtype= is one cast more."""
     a = describe(x, op, "x", fake)
     require_float(a, op, "x")
     to = "float32" if dtype is None else _float_dtype(dtype, op)
@@ -366,10 +428,12 @@ def _reduce(op, which, x, dim, keepdim, dtype, out, stream, fake=False):
     s = 0 if fake else _stream(a, stream, op)
     if dims is None:
         src = a if a.strides is None else moved_copy(a, (), op, "x", fake)
+        read = a
     else:
-        src, rows, cols, _ = _row_layout(a, dims, op, fake)
+        src, outer, n, inner, ld, _ = _row_layout(a, dims, op, fake)
+        read = _span(a, outer, n, ld) if src is a else a
     if out is None or dims is not None or keepdim:
-        o = _output(op, out, a, shape, to, [(a, "x")])
+        o = _output(op, out, a, shape, to, [(read, "x")])
     else:  # a whole reduction without keepdim writes any one-element out=
         o = _out(out, a, op)
         require_dtype(o, to, op, "out")
@@ -382,10 +446,15 @@ def _reduce(op, which, x, dim, keepdim, dtype, out, stream, fake=False):
         ws = None if fake else workspace(src, _C.reduce_workspace_bytes(src.dtype, n), op)
         _launch(op, (src, acc, ws), s, _C.reduce, src.dtype, which, src.ptr, n, acc.ptr, *_ws(ws),
                 fake=fake)
+    elif inner == 1:
+        ws = None if fake else workspace(src, _C.row_reduce_workspace_bytes(src.dtype, outer, n), op)
+        _launch(op, (src, acc, ws), s, _C.row_reduce, src.dtype, which, src.ptr, outer, n, ld,
+                acc.ptr, *_ws(ws), fake=fake)
     else:
-        ws = None if fake else workspace(src, _C.row_reduce_workspace_bytes(src.dtype, rows, cols), op)
-        _launch(op, (src, acc, ws), s, _C.row_reduce, src.dtype, which, src.ptr, rows, cols, acc.ptr,
-                *_ws(ws), fake=fake)
+        ws = None if fake else workspace(
+            src, _C.col_reduce_workspace_bytes(src.dtype, outer, n, inner), op)
+        _launch(op, (src, acc, ws), s, _C.col_reduce, src.dtype, which, src.ptr, outer, n, inner,
+                acc.ptr, *_ws(ws), fake=fake)
     if acc is not o:
         _launch(op, (acc, o), s, _C.cast, "float32", to, numel(shape), o.ptr, acc.ptr, fake=fake)
     return o.obj
@@ -408,10 +477,13 @@ _REDUCE_DOC = """{title}
     ----------
     x : CUDA array (torch, CuPy, JAX, ...) of float32, float16 or bfloat16, any rank.
     dim : int or sequence of ints, {dim_default}
-        The axes reduced (negative counts from the end){dim_none}. When they are the last
-        axes of a C-contiguous x the kernel reads x in place; otherwise x's framework first
-        makes a copy with those axes moved last (until kernelkit's col_reduce and
-        row-stride kernels are wired in).
+        The axes reduced (negative counts from the end){dim_none}. Read in place: the
+        last axes of a C-contiguous x; the last axes of rows at a stride (unit-stride
+        within a row, the other axes one row stride: x[:, -1, :], x[::2], x[..., :k]);
+        consecutive axes that are not the last of a C-contiguous x (x.sum(0), the middle
+        axis of (B, T, C): kernelkit's col_reduce). Any other layout (a transposed view,
+        axes that are not consecutive{all_copy}) is a copy that x's framework makes first,
+        with those axes moved last.
     keepdim : bool, default False
         Keep the reduced axes, with size 1.
     dtype : dtype, optional
@@ -452,9 +524,10 @@ def _doc(fn, **kw):
     return fn
 
 
-_ROW = dict(dim_default="default -1", dim_none="", ret="")
+_ROW = dict(dim_default="default -1", dim_none="", ret="", all_copy="")
 _ALL = dict(dim_default="optional", dim_none="; None (default): every axis, with the device-wide "
-            "kernel", ret=" Deterministic: the same input gives the same bits.")
+            "kernel", ret=" Deterministic: the same input gives the same bits.",
+            all_copy=", every axis of a non-contiguous x")
 
 
 def row_sum(x, dim=-1, keepdim=False, *, dtype=None, out=None, stream=None):

@@ -104,12 +104,26 @@ size_t py_row_reduce_workspace_bytes(const std::string& t, int64_t rows, int64_t
 }
 
 void py_row_reduce(const std::string& t, int which, uintptr_t in, int64_t rows, int64_t cols,
-                   uintptr_t out, uintptr_t workspace, size_t workspace_bytes, int device,
-                   uintptr_t stream) {
+                   int64_t ld, uintptr_t out, uintptr_t workspace, size_t workspace_bytes,
+                   int device, uintptr_t stream) {
   DeviceGuard g(device);
-  check(row_reduce(dtype(t), static_cast<Reduce>(which), ptr(in), rows, cols, ptr<float>(out),
+  check(row_reduce(dtype(t), static_cast<Reduce>(which), ptr(in), rows, cols, ld, ptr<float>(out),
                    ptr(workspace), workspace_bytes, stream_of(stream)),
         name_of(kRowReduceNames, which, "row_reduce"));
+}
+
+size_t py_col_reduce_workspace_bytes(const std::string& t, int64_t outer, int64_t n,
+                                     int64_t inner) {
+  return col_reduce_workspace_bytes(dtype(t), outer, n, inner);
+}
+
+void py_col_reduce(const std::string& t, int which, uintptr_t in, int64_t outer, int64_t n,
+                   int64_t inner, uintptr_t out, uintptr_t workspace, size_t workspace_bytes,
+                   int device, uintptr_t stream) {
+  DeviceGuard g(device);
+  check(col_reduce(dtype(t), static_cast<Reduce>(which), ptr(in), outer, n, inner, ptr<float>(out),
+                   ptr(workspace), workspace_bytes, stream_of(stream)),
+        name_of(kRowReduceNames, which, "col_reduce"));
 }
 
 size_t py_reduce_workspace_bytes(const std::string& t, int64_t n) {
@@ -204,7 +218,13 @@ NB_MODULE(_C, m) {
   m.def("row_reduce_workspace_bytes", &py_row_reduce_workspace_bytes, arg("dtype"), arg("rows"),
         arg("cols"));
   m.def("row_reduce", &py_row_reduce, arg("dtype"), arg("op"), arg("x"), arg("rows"), arg("cols"),
-        arg("out"), arg("workspace"), arg("workspace_bytes"), arg("device"), arg("stream"));
+        arg("ld"), arg("out"), arg("workspace"), arg("workspace_bytes"), arg("device"),
+        arg("stream"));
+  m.def("col_reduce_workspace_bytes", &py_col_reduce_workspace_bytes, arg("dtype"), arg("outer"),
+        arg("n"), arg("inner"));
+  m.def("col_reduce", &py_col_reduce, arg("dtype"), arg("op"), arg("x"), arg("outer"), arg("n"),
+        arg("inner"), arg("out"), arg("workspace"), arg("workspace_bytes"), arg("device"),
+        arg("stream"));
   m.def("reduce_workspace_bytes", &py_reduce_workspace_bytes, arg("dtype"), arg("n"));
   m.def("reduce", &py_reduce, arg("dtype"), arg("op"), arg("x"), arg("n"), arg("out"),
         arg("workspace"), arg("workspace_bytes"), arg("device"), arg("stream"));

@@ -31,10 +31,17 @@ cudaError_t softmax(DType t, bool log, const void* in, void* out, int64_t rows, 
 // figure); the Python layer allocates that many uninitialized bytes with the caller's
 // framework (none when it is 0) and passes them to the op, which is correct whatever they hold.
 
-// out[r] (float) = sum / max / min of row r (in: f32, f16, bf16).
+// out[r] (float) = sum / max / min of row r, row r at in + r * ld (ld >= cols; ld == cols:
+// contiguous rows) (in: f32, f16, bf16).
 size_t row_reduce_workspace_bytes(DType t, int64_t rows, int64_t cols);
-cudaError_t row_reduce(DType t, Reduce op, const void* in, int64_t rows, int64_t cols, float* out,
-                       void* workspace, size_t workspace_bytes, cudaStream_t s);
+cudaError_t row_reduce(DType t, Reduce op, const void* in, int64_t rows, int64_t cols, int64_t ld,
+                       float* out, void* workspace, size_t workspace_bytes, cudaStream_t s);
+
+// out[o * inner + i] (float) = sum / max / min over k < n of in[(o * n + k) * inner + i]: the
+// middle axis of a contiguous (outer, n, inner) array (in: f32, f16, bf16).
+size_t col_reduce_workspace_bytes(DType t, int64_t outer, int64_t n, int64_t inner);
+cudaError_t col_reduce(DType t, Reduce op, const void* in, int64_t outer, int64_t n, int64_t inner,
+                       float* out, void* workspace, size_t workspace_bytes, cudaStream_t s);
 
 // out[0] (float) = sum / max / min of in[0..n) (f32, f16, bf16); the workspace holds
 // reduce_workspace_bytes(t, n) bytes, whatever they hold.

@@ -113,6 +113,13 @@ def test_workspace_bytes_of_every_op():
     assert _C.row_reduce_workspace_bytes("float32", 4, 1 << 22) > 0
     assert _C.row_reduce_workspace_bytes("int8", 4, 1 << 22) == 0
     assert _C.row_reduce_workspace_bytes("float32", -1, 1 << 22) == 0
+    # col_reduce: partials for a split of n (x.sum(0) of a tall matrix), none for many short
+    # columns; inner == 1 is row_reduce's figure
+    assert _C.col_reduce_workspace_bytes("float32", 1, 1 << 20, 64) > 0
+    assert _C.col_reduce_workspace_bytes("bfloat16", 1, 1 << 20, 64) > 0
+    assert _C.col_reduce_workspace_bytes("int8", 1, 1 << 20, 64) == 0
+    assert _C.col_reduce_workspace_bytes("float32", 1, 1 << 22, 1) == \
+        _C.row_reduce_workspace_bytes("float32", 1, 1 << 22)
 
 
 def test_workspace_helper():
@@ -351,7 +358,7 @@ def test_what_each_function_launches(calls, monkeypatch):
     """Everything each function hands the extension: kernelkit's arguments (dtype, device
     addresses, sizes, options, workspace), the device and the stream. A wrong mapping fails
     here."""
-    for f in ("row_reduce", "reduce", "gemv", "sgemm"):  # fake arrays get no workspace: ask for none
+    for f in ("row_reduce", "col_reduce", "reduce", "gemv", "sgemm"):  # fake arrays get no workspace: ask for none
         monkeypatch.setattr(_C, f"{f}_workspace_bytes", lambda *a: 0)
     X, Y, O = 1 << 40, 1 << 41, 1 << 44  # noqa: N806 (x's, a second input's and out's addresses)
     o = lambda shape, dt="float32": fake(shape, dt, ptr=O)  # noqa: E731
@@ -371,7 +378,7 @@ def test_what_each_function_launches(calls, monkeypatch):
     kernelkit.softmax(fake((7,), ptr=X, device=2), out=fake((7,), ptr=O, device=2), stream=9)
     assert calls == [
         ("softmax", ("float32", True, X, O, 6, 8, 0, 0)),
-        ("row_reduce", ("float32", _C.REDUCE_MIN, X, 6, 8, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float32", _C.REDUCE_MIN, X, 6, 8, 8, O, 0, 0, 0, 0)),
         ("reduce", ("float32", _C.REDUCE_SUM, X, 48, O, 0, 0, 0, 0)),
         ("unary", (_C.UNARY_GELU_TANH, "float32", 5, O, X, 0, 0)),
         ("unary", (_C.UNARY_SIGMOID, "float16", 5, O, X, 0, 0)),
@@ -416,9 +423,17 @@ def test_extension_turns_kernelkit_argument_errors_into_value_errors():
     with pytest.raises(ValueError, match=f"kernelkit.softmax: {invalid}"):
         _C.softmax("float64", False, X, O, 4, 8, 0, 0)  # a dtype no op takes
     with pytest.raises(ValueError, match=f"kernelkit.row_sum: {invalid}"):
-        _C.row_reduce("float32", _C.REDUCE_SUM, X, 4, 8, X + 4, 0, 0, 0, 0)  # out inside x
+        _C.row_reduce("float32", _C.REDUCE_SUM, X, 4, 8, 8, X + 4, 0, 0, 0, 0)  # out inside x
     with pytest.raises(ValueError, match=f"kernelkit.row_reduce: {invalid}"):
-        _C.row_reduce("float32", 7, X, 4, 8, O, 0, 0, 0, 0)  # no such reduction
+        _C.row_reduce("float32", 7, X, 4, 8, 8, O, 0, 0, 0, 0)  # no such reduction
+    with pytest.raises(ValueError, match=f"kernelkit.row_max: {invalid}"):
+        _C.row_reduce("float32", _C.REDUCE_MAX, X, 4, 8, 7, O, 0, 0, 0, 0)  # ld < cols
+    with pytest.raises(ValueError, match=f"kernelkit.row_min: {invalid}"):
+        _C.row_reduce("float32", _C.REDUCE_MIN, X, 4, 8, 16, X + 4 * 40, 0, 0, 0, 0)  # out in a gap
+    with pytest.raises(ValueError, match=f"kernelkit.col_reduce: {invalid}"):
+        _C.col_reduce("float32", 7, X, 2, 3, 8, O, 0, 0, 0, 0)  # no such reduction
+    with pytest.raises(ValueError, match=f"kernelkit.row_sum: {invalid}"):
+        _C.col_reduce("float32", _C.REDUCE_SUM, X, 2, -3, 8, O, 0, 0, 0, 0)
     with pytest.raises(ValueError, match=f"kernelkit.sum: {invalid}"):
         _C.reduce("float32", _C.REDUCE_SUM, X, 1 << 20, O, W, 1, 0, 0)  # workspace too small
     with pytest.raises(ValueError, match=f"kernelkit.transpose: {invalid}"):
@@ -513,6 +528,7 @@ def test_dims_in_place_and_keepdim(calls, monkeypatch):
     """The last axes of a contiguous array are read in place, whatever the spelling of dim;
     keepdim only changes the output's shape."""
     monkeypatch.setattr(_C, "row_reduce_workspace_bytes", lambda *a: 0)
+    monkeypatch.setattr(_C, "col_reduce_workspace_bytes", lambda *a: 0)
     X, O = 1 << 40, 1 << 44  # noqa: N806
     x = fake((2, 3, 8), ptr=X)
     kernelkit.row_sum(x, dim=2, out=fake((2, 3), ptr=O))
@@ -522,10 +538,10 @@ def test_dims_in_place_and_keepdim(calls, monkeypatch):
     kernelkit.softmax(x, dim=2, out=fake((2, 3, 8), ptr=O))
     kernelkit.log_softmax(x, -1, out=fake((2, 3, 8), ptr=O))
     assert calls == [
-        ("row_reduce", ("float32", _C.REDUCE_SUM, X, 6, 8, O, 0, 0, 0, 0)),
-        ("row_reduce", ("float32", _C.REDUCE_SUM, X, 2, 24, O, 0, 0, 0, 0)),
-        ("row_reduce", ("float32", _C.REDUCE_SUM, X, 2, 24, O, 0, 0, 0, 0)),
-        ("row_reduce", ("float32", _C.REDUCE_MAX, X, 1, 48, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float32", _C.REDUCE_SUM, X, 6, 8, 8, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float32", _C.REDUCE_SUM, X, 2, 24, 24, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float32", _C.REDUCE_SUM, X, 2, 24, 24, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float32", _C.REDUCE_MAX, X, 1, 48, 48, O, 0, 0, 0, 0)),
         ("softmax", ("float32", False, X, O, 6, 8, 0, 0)),
         ("softmax", ("float32", True, X, O, 6, 8, 0, 0)),
     ]
@@ -536,15 +552,74 @@ def test_dims_in_place_and_keepdim(calls, monkeypatch):
 
 
 def test_a_layout_the_kernels_cannot_read_needs_a_framework(calls):
-    """A non-last axis (or strided rows) is a copy by the array's framework first: a generic
-    array has none, so it is a ValueError naming the strides or the axes, never a launch."""
+    """A layout no kernel reads in place (softmax over a non-last axis or of strided rows,
+    reductions over axes that are not consecutive, a transposed view) is a copy by the
+    array's framework first: a generic array has none, so it is a ValueError naming the
+    strides or the axes, never a launch."""
+    with pytest.raises(ValueError, match=r"reducing axes \(0, 2\) of a generic array needs a copy"):
+        kernelkit.row_sum(fake((4, 8, 3)), dim=(0, 2), out=fake((8,), ptr=1 << 44))
     with pytest.raises(ValueError, match=r"reducing axes \(0,\) of a generic array needs a copy"):
-        kernelkit.row_sum(fake((4, 8)), dim=0, out=fake((8,), ptr=1 << 44))
+        kernelkit.softmax(fake((4, 8)), dim=0, out=fake((4, 8), ptr=1 << 44))
+    with pytest.raises(ValueError, match=r"x is not C-contiguous \(shape \(4, 8\), strides \(64, 4\)\)"):
+        kernelkit.log_softmax(fake((4, 8), strides=(64, 4)), out=fake((4, 8), ptr=1 << 44))
     with pytest.raises(ValueError, match=r"x is not C-contiguous \(shape \(4, 8\), strides \(4, 16\)\)"):
         kernelkit.softmax(fake((4, 8), strides=(4, 16)), dim=0, out=fake((4, 8), ptr=1 << 44))
     with pytest.raises(ValueError, match=r"not C-contiguous"):
         kernelkit.sum(fake((4, 8), strides=(64, 4)), out=fake((), ptr=1 << 44))
     assert calls == []
+
+
+def test_reductions_read_strided_rows_and_middle_axes_in_place(calls, monkeypatch):
+    """_row_layout: rows at a stride (unit-stride within a row, the other axes collapsing to
+    one stride ld >= cols) go to row_reduce with ld; consecutive axes that are not the last
+    of a contiguous array go to col_reduce as (outer, n, inner); no copy (a generic array has
+    no framework to copy with, so a copy would be a ValueError)."""
+    monkeypatch.setattr(_C, "row_reduce_workspace_bytes", lambda *a: 0)
+    monkeypatch.setattr(_C, "col_reduce_workspace_bytes", lambda *a: 0)
+    X, O = 1 << 40, 1 << 44  # noqa: N806
+    o = lambda shape: fake(shape, ptr=O)  # noqa: E731
+    kernelkit.row_sum(fake((4, 8), strides=(64, 4), ptr=X), out=o((4,)))  # x[:, :8] of (4, 16)
+    kernelkit.row_max(fake((2, 8), strides=(160, 4), ptr=X), out=o((2,)))  # logits[:, -1, :]
+    kernelkit.row_min(fake((2, 3, 8), strides=(192, 64, 4), ptr=X), out=o((2, 3)))  # 3-D rows
+    kernelkit.sum(fake((2, 3, 4), "float16", strides=(48, 8, 2), ptr=X), dim=(1, 2),
+                  keepdim=True, out=o((2, 1, 1)))  # 3 x 4 at row stride 24 elements
+    kernelkit.row_sum(fake((1, 8), strides=(4, 4), ptr=X), out=o((1,)))  # one row: any stride
+    kernelkit.row_sum(fake((4, 1, 8), strides=(64, 4, 4), ptr=X), out=o((4, 1)))  # size-1 axis
+    x = fake((2, 3, 8), ptr=X)
+    kernelkit.row_sum(x, dim=1, out=o((2, 8)))
+    kernelkit.max(x, dim=0, keepdim=True, out=o((1, 3, 8)))
+    kernelkit.min(x, dim=(0, 1), out=o((8,)))
+    kernelkit.row_sum(fake((4, 8, 1), "float16", ptr=X), dim=1, out=o((4, 1)))  # inner == 1
+    kernelkit.sum(fake((0, 3, 8), ptr=X), dim=1, out=o((0, 8)))
+    assert calls == [
+        ("row_reduce", ("float32", _C.REDUCE_SUM, X, 4, 8, 16, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float32", _C.REDUCE_MAX, X, 2, 8, 40, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float32", _C.REDUCE_MIN, X, 6, 8, 16, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float16", _C.REDUCE_SUM, X, 2, 12, 24, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float32", _C.REDUCE_SUM, X, 1, 8, 8, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float32", _C.REDUCE_SUM, X, 4, 8, 16, O, 0, 0, 0, 0)),
+        ("col_reduce", ("float32", _C.REDUCE_SUM, X, 2, 3, 8, O, 0, 0, 0, 0)),
+        ("col_reduce", ("float32", _C.REDUCE_MAX, X, 1, 2, 24, O, 0, 0, 0, 0)),
+        ("col_reduce", ("float32", _C.REDUCE_MIN, X, 1, 6, 8, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float16", _C.REDUCE_SUM, X, 4, 8, 8, O, 0, 0, 0, 0)),
+        ("col_reduce", ("float32", _C.REDUCE_SUM, X, 0, 3, 8, O, 0, 0, 0, 0)),
+    ]
+    # layouts no reduction kernel reads: the framework's copy (none for a generic array)
+    for strides in ((4, 16), (0, 4), (66, 4), (28, 4), (-64, 4)):  # transposed, broadcast,
+        # a stride that is no whole element, overlapping rows, reversed rows
+        with pytest.raises(ValueError, match=r"x is not C-contiguous"):
+            kernelkit.row_sum(fake((4, 8), strides=strides, ptr=X), out=o((4,)))
+    with pytest.raises(ValueError, match=r"x is not C-contiguous"):  # rows at two strides
+        kernelkit.row_sum(fake((2, 3, 8), strides=(800, 64, 4), ptr=X), out=o((2, 3)))
+    with pytest.raises(ValueError, match=r"x is not C-contiguous"):  # a strided middle axis
+        kernelkit.row_sum(fake((4, 8), strides=(64, 4), ptr=X), dim=0, out=o((8,)))
+    assert len(calls) == 11
+    # out is checked against the byte range the strided rows span, gaps included (what
+    # kernelkit checks): past x's first nbytes but inside its span is an overlap
+    with pytest.raises(ValueError, match="out overlaps x"):
+        kernelkit.row_sum(fake((4, 8), strides=(64, 4), ptr=X), out=fake((4,), ptr=X + 168))
+    kernelkit.row_sum(fake((4, 8), strides=(64, 4), ptr=X), out=fake((4,), ptr=X + 224))
+    assert calls[-1][1][6] == X + 224
 
 
 def test_dtype_of_a_reduction_is_its_output(calls):

@@ -232,7 +232,7 @@ def test_training_step():
 
 def test_strided_rows_and_axes_against_torch():
     logits = rand((4, 7, 1000), "bfloat16")
-    last = logits[:, -1, :]  # strides (7000, 1): rows at a stride (a copy today, see _row_layout)
+    last = logits[:, -1, :]  # strides (7000, 1): rows at a stride (softmax: a copy; reductions: ld)
     torch.testing.assert_close(kernelkit.softmax(last).double(), torch.softmax(last.double(), -1),
                                rtol=1.6e-2, atol=1e-4)
     torch.testing.assert_close(kernelkit.row_max(last), last.float().amax(-1), rtol=0, atol=0)

@@ -43,7 +43,7 @@ SAMPLES = [
     ("gelu", lambda t: (t(11),), {"approximate": "tanh"}, (11,), "float32"),
     ("sigmoid", lambda t: (t(4, 4, dtype="bfloat16"),), {}, (4, 4), "bfloat16"),
     ("cast", lambda t: (t(6), torch.bfloat16), {}, (6,), "bfloat16"),
-    # torch's dim / keepdim (any axis: a non-last one is a framework copy today)
+    # torch's dim / keepdim (any axis: softmax copies a non-last one, reductions read it)
     ("softmax", lambda t: (t(4, 6, 5),), {"dim": 1}, (4, 6, 5), "float32"),
     ("log_softmax", lambda t: (t(7, 9, dtype="bfloat16"),), {"dim": 0}, (7, 9), "bfloat16"),
     ("row_sum", lambda t: (t(5, 6, 7),), {"dim": [0, 2], "keepdim": True}, (1, 6, 1), "float32"),
@@ -193,7 +193,10 @@ def test_fakes_accept_what_the_real_op_reads():
             (k.sum(x), (), torch.float32),
             (k.sum(x, None, True), (1, 1, 1), torch.float32),
             (k.min(x, [1]), (6, 7), torch.float32),
-            (k.row_min(x[:, 1, :]), (6,), torch.float32),  # rows at a stride: a copy first
+            (k.row_min(x[:, 1, :]), (6,), torch.float32),  # rows at a stride: in place (ld)
+            (k.row_sum(x[:, :, :5], [2], True), (6, 5, 1), torch.float32),
+            (k.max(x, [0, 1]), (7,), torch.float32),  # col_reduce of (1, 30, 7)
+            (k.row_max(x[::2], [1]), (3, 7), torch.float32),  # strided middle axis: a copy
         ]:
             assert tuple(y.shape) == shape and y.dtype == dtype and y.device.type == "cuda"
             assert y.is_contiguous()
