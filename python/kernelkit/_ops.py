@@ -39,7 +39,8 @@ from ._arrays import (FLOAT_DTYPES, Arr, ITEMSIZE, current_stream, describe, dty
 
 __all__ = [
     "softmax", "log_softmax", "row_sum", "row_max", "row_min", "sum", "max", "min", "transpose",
-    "gemv", "sgemm", "matmul", "add", "mul", "relu", "gelu", "sigmoid", "cast",
+    "gemv", "sgemm", "matmul", "add", "mul", "relu", "gelu", "sigmoid", "cast", "rms_norm",
+    "layer_norm", "add_rms_norm",
 ]
 
 
@@ -1027,3 +1028,326 @@ def cast(x, dtype, *, out=None, stream=None):
     if t is not None:
         return t(x, _torch_dtype(dtype, "cast"))
     return _cast(x, dtype, out, stream)
+
+
+# ---- norms -----------------------------------------------------------------------------
+
+# torch.finfo(dtype).eps: torch's default eps of rms_norm (eps=None)
+_FINFO_EPS = {"float32": 1.1920928955078125e-07, "float16": 0.0009765625, "bfloat16": 0.0078125}
+
+
+def _norm_shape(a, normalized_shape, weight, op):
+    """The normalized dims (a tuple): normalized_shape (an int or a sequence of ints) when
+    given, else the weight's (layer_norm: or the bias's) shape, else x's last axis. They
+    must be x's trailing dims: the kernels normalize rows x cols, cols = their product."""
+    if normalized_shape is None:
+        ns = tuple(weight.shape) if weight is not None else tuple(a.shape[-1:])
+    elif isinstance(normalized_shape, int) and not isinstance(normalized_shape, bool):
+        ns = (normalized_shape,)
+    else:
+        try:
+            ns = tuple(normalized_shape)
+        except TypeError:
+            raise TypeError(f"kernelkit.{op}: normalized_shape must be an int or a sequence of "
+                            f"ints, got {normalized_shape!r}") from None
+        if not builtins.all(isinstance(d, int) and not isinstance(d, bool) for d in ns):
+            raise TypeError(f"kernelkit.{op}: normalized_shape must be an int or a sequence of "
+                            f"ints, got {normalized_shape!r}")
+    k = len(ns)
+    if not k or k > len(a.shape) or tuple(a.shape[len(a.shape) - k:]) != ns:
+        raise ValueError(f"kernelkit.{op}: normalized_shape {ns} must be the trailing dims of x's "
+                         f"shape {tuple(a.shape)} (kernelkit normalizes over the last axes)")
+    return ns
+
+
+def _eps(eps, a, op):
+    if eps is None:
+        return _FINFO_EPS[a.dtype]
+    try:
+        e = float(eps)
+    except (TypeError, ValueError):
+        raise TypeError(f"kernelkit.{op}: eps must be a real number, got {eps!r}") from None
+    if not e >= 0.0:
+        raise ValueError(f"kernelkit.{op}: eps must be >= 0, got {eps!r}")
+    return e
+
+
+def _param(p, a, ns, op, name, wdt, fake):
+    """Describes weight / bias: x's dtype or float32 (one dtype for both), shape ns,
+    C-contiguous. Returns (Arr or None, the dtype name of the parameters so far)."""
+    if p is None:
+        return None, wdt
+    w = describe(p, op, name, fake)
+    if w.dtype not in (a.dtype, "float32"):
+        raise TypeError(f"kernelkit.{op}: {name} has dtype {w.dtype}, expected x's ({a.dtype}) "
+                        "or float32")
+    if wdt is not None and w.dtype != wdt:
+        raise TypeError(f"kernelkit.{op}: {name} has dtype {w.dtype}, expected the weight's ({wdt})")
+    require_shape(w, ns, op, name)
+    require_contiguous(w, op, name)
+    return w, w.dtype
+
+
+def _norm_inputs(op, x, normalized_shape, weight, bias, eps, fake):
+    """The checks every norm op shares: x (float, C-contiguous), the normalized dims, weight
+    and bias, eps. Returns (a, w, b, wdt, rows, cols, eps)."""
+    a = describe(x, op, "x", fake)
+    require_float(a, op, "x")
+    if not len(a.shape):
+        raise ValueError(f"kernelkit.{op}: x must have at least one dimension, got a 0-d array")
+    require_contiguous(a, op, "x")
+    ns = _norm_shape(a, normalized_shape, weight if weight is not None else bias, op)
+    w, wdt = _param(weight, a, ns, op, "weight", None, fake)
+    b, wdt = _param(bias, a, ns, op, "bias", wdt, fake)
+    rows = numel(a.shape[:len(a.shape) - len(ns)])
+    return a, w, b, wdt or a.dtype, rows, numel(ns), _eps(eps, a, op)
+
+
+def _norm_no_overlap(given, o, params, op, out_name):
+    """A caller's out (given) against the other arrays of the call (a new one overlaps none)."""
+    if given is None:
+        return
+    for p, name in params:
+        if p is not None:
+            require_no_overlap(o, p, op, out_name, name)
+
+
+def _stats(a, rows, want, op):
+    """rows float32 (mean / rstd) from x's framework when wanted (autograd saves them)."""
+    return empty(a, (rows,), "float32", op) if want else None
+
+
+def _ptr(arr):
+    return 0 if arr is None else arr.ptr
+
+
+def _rms_norm(x, normalized_shape, weight, eps, out, stream, fake=False, save=False):
+    """rms_norm; save=True (the custom op, for autograd) also returns rstd (rows float32)."""
+    op = "rms_norm"
+    a, w, _, wdt, rows, cols, e = _norm_inputs(op, x, normalized_shape, weight, None, eps, fake)
+    s = 0 if fake else _stream(a, stream, op)
+    o = _output(op, out, a, a.shape, a.dtype, [(a, "x")], in_place=True)
+    _norm_no_overlap(out, o, [(w, "weight")], op, "out")
+    rstd = _stats(a, rows, save, op)
+    _launch(op, (a, w, o, rstd), s, _C.rms_norm, a.dtype, wdt, a.ptr, _ptr(w), o.ptr, _ptr(rstd),
+            rows, cols, e, fake=fake)
+    return (o.obj, rstd.obj) if save else o.obj
+
+
+def _layer_norm(x, normalized_shape, weight, bias, eps, out, stream, fake=False, save=False):
+    """layer_norm; save=True also returns mean and rstd (rows float32 each)."""
+    op = "layer_norm"
+    a, w, b, wdt, rows, cols, e = _norm_inputs(op, x, normalized_shape, weight, bias, eps, fake)
+    s = 0 if fake else _stream(a, stream, op)
+    o = _output(op, out, a, a.shape, a.dtype, [(a, "x")], in_place=True)
+    _norm_no_overlap(out, o, [(w, "weight"), (b, "bias")], op, "out")
+    mean, rstd = _stats(a, rows, save, op), _stats(a, rows, save, op)
+    _launch(op, (a, w, b, o, mean, rstd), s, _C.layer_norm, a.dtype, wdt, a.ptr, _ptr(w), _ptr(b),
+            o.ptr, _ptr(mean), _ptr(rstd), rows, cols, e, fake=fake)
+    return (o.obj, mean.obj, rstd.obj) if save else o.obj
+
+
+def _add_rms_norm(x, residual, weight, eps, out, stream, fake=False, save=False):
+    """add_rms_norm: (y, x + residual); save=True also returns rstd."""
+    op = "add_rms_norm"
+    a, w, _, wdt, rows, cols, e = _norm_inputs(op, x, None, weight, None, eps, fake)
+    r = describe(residual, op, "residual", fake)
+    require_dtype(r, a.dtype, op, "residual")
+    require_shape(r, a.shape, op, "residual")
+    require_contiguous(r, op, "residual")
+    s = 0 if fake else _stream(a, stream, op)
+    if out is None:
+        y_out = sum_out = None
+    else:
+        try:
+            y_out, sum_out = out
+        except (TypeError, ValueError):
+            raise TypeError(f"kernelkit.{op}: out must be a pair of arrays (y, sum), got "
+                            f"{type(out).__name__}") from None
+    # y may be exactly x, the sum exactly x or exactly residual; nothing else overlaps
+    o = _output(op, y_out, a, a.shape, a.dtype, [(a, "x")], in_place=True)
+    _norm_no_overlap(y_out, o, [(r, "residual"), (w, "weight")], op, "out[0]")
+    so = _output(op, sum_out, a, a.shape, a.dtype, [(a, "x"), (r, "residual")], in_place=True)
+    _norm_no_overlap(sum_out, so, [(w, "weight"), (o if y_out is not None else None, "out[0]")],
+                     op, "out[1]")
+    rstd = _stats(a, rows, save, op)
+    _launch(op, (a, r, w, o, so, rstd), s, _C.add_rms_norm, a.dtype, wdt, a.ptr, r.ptr, _ptr(w),
+            o.ptr, so.ptr, _ptr(rstd), rows, cols, e, fake=fake)
+    return (o.obj, so.obj, rstd.obj) if save else (o.obj, so.obj)
+
+
+def _rms_norm_backward(dy, x, weight, rstd, cols, want_dweight, fake=False):
+    """(dx, dweight) of rms_norm from the rstd it saved (kernelkit's rms_norm_backward;
+    dweight None unless a weight is given and want_dweight). The custom ops' backward only:
+    dy, x, rstd are C-contiguous arrays of the forward's framework."""
+    op = "rms_norm_backward"
+    a = describe(x, op, "x", fake)
+    g = describe(dy, op, "dy", fake)
+    r = describe(rstd, op, "rstd", fake)
+    w = None if weight is None else describe(weight, op, "weight", fake)
+    for arr, name in ((g, "dy"), (r, "rstd"), (w, "weight")):
+        if arr is not None:
+            require_contiguous(arr, op, name)
+    rows = numel(r.shape)  # x is rows x cols (cols: the forward's normalized dims)
+    require_shape(g, a.shape, op, "dy")
+    require_dtype(g, a.dtype, op, "dy")
+    s = 0 if fake else _stream(a, None, op)
+    dx = empty(a, a.shape, a.dtype, op)
+    dw = empty(w, w.shape, w.dtype, op) if w is not None and want_dweight else None
+    ws = None if fake or dw is None else workspace(
+        a, _C.rms_norm_backward_workspace_bytes(rows, cols), op)
+    _launch(op, (g, a, w, r, dx, dw, ws), s, _C.rms_norm_backward, a.dtype,
+            a.dtype if w is None else w.dtype, g.ptr, a.ptr, _ptr(w), r.ptr, dx.ptr, _ptr(dw),
+            rows, cols, *_ws(ws), fake=fake)
+    return dx.obj, None if dw is None else dw.obj
+
+
+def _norm_shape_arg(normalized_shape):
+    """normalized_shape as the custom ops' int[]? (None stays None)."""
+    if normalized_shape is None:
+        return None
+    if isinstance(normalized_shape, int):
+        return [normalized_shape]
+    return list(normalized_shape)
+
+
+def rms_norm(x, normalized_shape=None, weight=None, eps=None, *, out=None, stream=None):
+    """RMSNorm over x's trailing dims: y = x / sqrt(mean(x^2) + eps) * weight, computed in
+    float32 (kernelkit's fused row kernel: one read of x, one write of y).
+
+    torch.nn.functional.rms_norm's arguments and meaning (normalized_shape may be left out:
+    then the weight's shape, else x's last axis). Differentiable with torch tensors that
+    require grad: the backward is kernelkit's rms_norm_backward (dx and dweight, the same
+    bits run after run).
+
+    Parameters
+    ----------
+    x : C-contiguous CUDA array of float32, float16 or bfloat16, at least 1-D.
+    normalized_shape : int or sequence of ints, optional
+        The normalized dims: they must be x's trailing dims (kernelkit normalizes rows x
+        cols, cols = their product). Default: weight's shape, else x.shape[-1:].
+    weight : CUDA array, optional
+        normalized_shape, x's dtype or float32, C-contiguous; None: no scale.
+    eps : float, optional
+        Added to the mean square (>= 0). Default (torch's): the machine epsilon of x's
+        dtype (1.19e-07 for float32, 9.8e-04 for float16, 7.8e-03 for bfloat16); pass your
+        model's (1e-6, 1e-5) explicitly.
+    out : CUDA array, optional
+        x's shape and dtype, C-contiguous; may be x itself (in place).
+    stream : stream, optional
+        As softmax.
+
+    Returns
+    -------
+    y, an array of x's framework, x's shape and dtype.
+
+    Raises
+    ------
+    TypeError
+        Not CUDA arrays; x not float32 / float16 / bfloat16; weight of another dtype than
+        x's or float32; normalized_shape not ints; eps not a number.
+    ValueError
+        x 0-d or not contiguous (strides named, nothing copied); normalized_shape not x's
+        trailing dims; weight of another shape; eps < 0 or NaN; out of the wrong shape or
+        overlapping x (other than exactly x) or weight; different devices.
+    RuntimeError
+        A CUDA error; or out= / stream= given while an input requires grad.
+
+    Example
+    -------
+    >>> h = kernelkit.rms_norm(h, weight=w, eps=1e-6)       # (tokens, hidden), w: (hidden,)
+    """
+    t = _route("rms_norm", x, (weight,), out, stream)
+    if t is not None:
+        return t(x, _norm_shape_arg(normalized_shape), weight, eps)[0]
+    return _rms_norm(x, normalized_shape, weight, eps, out, stream)
+
+
+def layer_norm(x, normalized_shape=None, weight=None, bias=None, eps=1e-5, *, out=None,
+               stream=None):
+    """LayerNorm over x's trailing dims: y = (x - mean) / sqrt(var + eps) * weight + bias
+    (biased variance, as the mean of squared deviations), computed in float32 (kernelkit's
+    fused row kernel).
+
+    torch.nn.functional.layer_norm's arguments and meaning (normalized_shape may be left
+    out: then the weight's (or bias's) shape, else x's last axis). Differentiable with torch
+    tensors that require grad (dx, dweight, dbias; the backward is torch's arithmetic on the
+    saved mean and rstd until kernelkit's layer_norm_backward is bound).
+
+    Parameters
+    ----------
+    x : C-contiguous CUDA array of float32, float16 or bfloat16, at least 1-D.
+    normalized_shape : int or sequence of ints, optional
+        The normalized dims: they must be x's trailing dims. Default: weight's (bias's)
+        shape, else x.shape[-1:].
+    weight, bias : CUDA arrays, optional
+        normalized_shape, both of one dtype: x's or float32; C-contiguous. None: no scale /
+        no shift.
+    eps : float, default 1e-5
+        Added to the variance (>= 0).
+    out : CUDA array, optional
+        x's shape and dtype; may be x itself (in place).
+    stream : stream, optional
+        As softmax.
+
+    Returns
+    -------
+    y, an array of x's framework, x's shape and dtype.
+
+    Raises
+    ------
+    TypeError, ValueError, RuntimeError
+        As rms_norm; also weight and bias of different dtypes.
+
+    Example
+    -------
+    >>> y = kernelkit.layer_norm(x, (768,), ln.weight, ln.bias)
+    """
+    t = _route("layer_norm", x, (weight, bias), out, stream)
+    if t is not None:
+        return t(x, _norm_shape_arg(normalized_shape), weight, bias, eps)[0]
+    return _layer_norm(x, normalized_shape, weight, bias, eps, out, stream)
+
+
+def add_rms_norm(x, residual, weight=None, eps=None, *, out=None, stream=None):
+    """The residual add and RMSNorm of a transformer block in one kernel: s = x + residual
+    (rounded to x's dtype), y = rms_norm(s, weight, eps); returns (y, s), what a separate
+    add then rms_norm gives (one read of x and residual, one write of y and s).
+
+    Differentiable with torch tensors that require grad (dx = dresidual = the rms_norm
+    gradient through y plus the gradient of s; kernelkit's rms_norm_backward).
+
+    Parameters
+    ----------
+    x, residual : C-contiguous CUDA arrays of one shape and dtype (float32, float16,
+        bfloat16), at least 1-D.
+    weight : CUDA array, optional
+        The normalized dims (x's trailing dims; default x.shape[-1:]), x's dtype or
+        float32; None: no scale.
+    eps : float, optional
+        As rms_norm (default: the machine epsilon of x's dtype, torch's rms_norm default).
+    out : pair of CUDA arrays, optional
+        (y, s): x's shape and dtype each; y may be x itself, s may be x or residual itself
+        (in place: the usual residual stream update), y and s must not overlap.
+    stream : stream, optional
+        As softmax.
+
+    Returns
+    -------
+    (y, s), arrays of x's framework.
+
+    Raises
+    ------
+    TypeError, ValueError, RuntimeError
+        As rms_norm; also residual of another shape or dtype, out not a pair, y and s
+        overlapping.
+
+    Example
+    -------
+    >>> h, resid = kernelkit.add_rms_norm(attn_out, resid, w, 1e-6, out=(attn_out, resid))
+    """
+    t = _route("add_rms_norm", x, (residual, weight), out, stream)
+    if t is not None:
+        y, s, _ = t(x, residual, weight, eps)
+        return y, s
+    return _add_rms_norm(x, residual, weight, eps, out, stream)

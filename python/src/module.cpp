@@ -183,6 +183,44 @@ void py_cast(const std::string& from, const std::string& to, int64_t n, uintptr_
   check(cast(dtype(from), dtype(to), n, ptr(out), ptr(in), stream_of(stream)), "cast");
 }
 
+void py_rms_norm(const std::string& t, const std::string& w, uintptr_t x, uintptr_t weight,
+                 uintptr_t y, uintptr_t rstd, int64_t rows, int64_t cols, float eps, int device,
+                 uintptr_t stream) {
+  DeviceGuard g(device);
+  check(rms_norm(dtype(t), dtype(w), ptr(x), ptr(weight), ptr(y), ptr<float>(rstd), rows, cols, eps,
+                 stream_of(stream)),
+        "rms_norm");
+}
+
+void py_layer_norm(const std::string& t, const std::string& w, uintptr_t x, uintptr_t weight,
+                   uintptr_t bias, uintptr_t y, uintptr_t mean, uintptr_t rstd, int64_t rows,
+                   int64_t cols, float eps, int device, uintptr_t stream) {
+  DeviceGuard g(device);
+  check(layer_norm(dtype(t), dtype(w), ptr(x), ptr(weight), ptr(bias), ptr(y), ptr<float>(mean),
+                   ptr<float>(rstd), rows, cols, eps, stream_of(stream)),
+        "layer_norm");
+}
+
+void py_add_rms_norm(const std::string& t, const std::string& w, uintptr_t x, uintptr_t residual,
+                     uintptr_t weight, uintptr_t y, uintptr_t sum, uintptr_t rstd, int64_t rows,
+                     int64_t cols, float eps, int device, uintptr_t stream) {
+  DeviceGuard g(device);
+  check(add_rms_norm(dtype(t), dtype(w), ptr(x), ptr(residual), ptr(weight), ptr(y), ptr(sum),
+                     ptr<float>(rstd), rows, cols, eps, stream_of(stream)),
+        "add_rms_norm");
+}
+
+void py_rms_norm_backward(const std::string& t, const std::string& w, uintptr_t dy, uintptr_t x,
+                          uintptr_t weight, uintptr_t rstd, uintptr_t dx, uintptr_t dweight,
+                          int64_t rows, int64_t cols, uintptr_t workspace, size_t workspace_bytes,
+                          int device, uintptr_t stream) {
+  DeviceGuard g(device);
+  check(rms_norm_backward(dtype(t), dtype(w), ptr(dy), ptr(x), ptr(weight), ptr<const float>(rstd),
+                          ptr(dx), ptr(dweight), rows, cols, ptr(workspace), workspace_bytes,
+                          stream_of(stream)),
+        "rms_norm_backward");
+}
+
 int py_device_count() {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) {
@@ -245,6 +283,20 @@ NB_MODULE(_C, m) {
         arg("device"), arg("stream"));
   m.def("cast", &py_cast, arg("dtype"), arg("to"), arg("n"), arg("out"), arg("x"), arg("device"),
         arg("stream"));
+  // norms: weight / bias / dweight / mean / rstd may be 0 (none); w: their dtype
+  m.def("rms_norm", &py_rms_norm, arg("dtype"), arg("weight_dtype"), arg("x"), arg("weight"),
+        arg("y"), arg("rstd"), arg("rows"), arg("cols"), arg("eps"), arg("device"), arg("stream"));
+  m.def("layer_norm", &py_layer_norm, arg("dtype"), arg("weight_dtype"), arg("x"), arg("weight"),
+        arg("bias"), arg("y"), arg("mean"), arg("rstd"), arg("rows"), arg("cols"), arg("eps"),
+        arg("device"), arg("stream"));
+  m.def("add_rms_norm", &py_add_rms_norm, arg("dtype"), arg("weight_dtype"), arg("x"),
+        arg("residual"), arg("weight"), arg("y"), arg("sum"), arg("rstd"), arg("rows"), arg("cols"),
+        arg("eps"), arg("device"), arg("stream"));
+  m.def("rms_norm_backward_workspace_bytes", &rms_norm_backward_workspace_bytes, arg("rows"),
+        arg("cols"));
+  m.def("rms_norm_backward", &py_rms_norm_backward, arg("dtype"), arg("weight_dtype"), arg("dy"),
+        arg("x"), arg("weight"), arg("rstd"), arg("dx"), arg("dweight"), arg("rows"), arg("cols"),
+        arg("workspace"), arg("workspace_bytes"), arg("device"), arg("stream"));
   m.def("device_count", &py_device_count);
   m.def("synchronize", &py_synchronize, arg("device"), arg("stream"));
   m.def("_raise_for", &py_raise_for, arg("code"), arg("op"));

@@ -63,6 +63,24 @@ cudaError_t sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, f
                   const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
                   int64_t ldc, void* workspace, size_t workspace_bytes, cudaStream_t s);
 
+// Norms over the last dimension of rows x cols (x, y, residual, sum: f32, f16, bf16 of type t;
+// weight, bias, dweight: of type w, t or float32, each may be 0 = none; mean, rstd: rows floats
+// or 0 = not saved). kernelkit's rms_norm / layer_norm / add_rms_norm / rms_norm_backward.
+cudaError_t rms_norm(DType t, DType w, const void* x, const void* weight, void* y, float* rstd,
+                     int64_t rows, int64_t cols, float eps, cudaStream_t s);
+cudaError_t layer_norm(DType t, DType w, const void* x, const void* weight, const void* bias,
+                       void* y, float* mean, float* rstd, int64_t rows, int64_t cols, float eps,
+                       cudaStream_t s);
+cudaError_t add_rms_norm(DType t, DType w, const void* x, const void* residual, const void* weight,
+                         void* y, void* sum, float* rstd, int64_t rows, int64_t cols, float eps,
+                         cudaStream_t s);
+// dweight (with a weight) needs rms_norm_backward_workspace_bytes(rows, cols) bytes.
+size_t rms_norm_backward_workspace_bytes(int64_t rows, int64_t cols);
+cudaError_t rms_norm_backward(DType t, DType w, const void* dy, const void* x, const void* weight,
+                              const float* rstd, void* dx, void* dweight, int64_t rows,
+                              int64_t cols, void* workspace, size_t workspace_bytes,
+                              cudaStream_t s);
+
 // Elementwise engine with kernelkit's built-in functors (f32, f16, bf16; out of the input
 // type, cast: any pair of them).
 cudaError_t unary(Unary f, DType t, int64_t n, void* out, const void* a, cudaStream_t s);

@@ -17,7 +17,7 @@ from conftest import fake, needs_torch, no_gpu_only
 
 # The functions of one float array x (float32, float16, bfloat16 only).
 FLOAT_X = ["softmax", "log_softmax", "row_sum", "row_max", "row_min", "sum", "max", "min", "relu",
-           "gelu", "sigmoid"]
+           "gelu", "sigmoid", "rms_norm", "layer_norm"]
 
 
 def _x(make):
@@ -36,6 +36,9 @@ ARGS = {
     "add": lambda make: (make((4, 8), "float32"), make((4, 8), "float32")),
     "mul": lambda make: (make((4, 8), "float32"), make((4, 8), "float32")),
     "cast": lambda make: (make((4, 8), "float32"), "bfloat16"),
+    "rms_norm": _x,
+    "layer_norm": _x,
+    "add_rms_norm": lambda make: (make((4, 8), "float32"), make((4, 8), "float32")),
 }
 FUNCS = list(ARGS)
 
@@ -139,6 +142,11 @@ def test_reduce_workspace_bytes():
     assert _C.reduce_workspace_bytes("bfloat16", 1 << 20) > 0
     assert _C.reduce_workspace_bytes("float64", 1 << 20) == 0  # no op takes float64
     assert _C.reduce_workspace_bytes("float32", -1) == 0
+    # rms_norm_backward's dweight partials: one row of floats per part
+    assert _C.rms_norm_backward_workspace_bytes(4, 8) >= 4 * 8 * 4
+    assert _C.rms_norm_backward_workspace_bytes(1 << 20, 4096) > 0
+    assert _C.rms_norm_backward_workspace_bytes(0, 8) == 0
+    assert _C.rms_norm_backward_workspace_bytes(-1, 8) == 0
 
 
 # ---- arrays that are not CUDA arrays: TypeError ----------------------------------------
@@ -211,8 +219,11 @@ def test_out_dtype(name, calls):
     addresses = iter(range(1 << 40, 1 << 41, 1 << 30))
     args = args_for(name, lambda shape, dtype: fake(shape, dtype, ptr=next(addresses)))
     want = "bfloat16" if name == "cast" else "float32"
+    out = fake((4, 8), "int32", ptr=1 << 44)
+    if name == "add_rms_norm":  # out=(y, sum)
+        out = (out, fake((4, 8), "int32", ptr=1 << 45))
     with pytest.raises(TypeError, match=f"out has dtype int32, expected {want}"):
-        getattr(kernelkit, name)(*args, out=fake((4, 8), "int32", ptr=1 << 44))
+        getattr(kernelkit, name)(*args, out=out)
     assert calls == []
 
 
@@ -446,6 +457,17 @@ def test_extension_turns_kernelkit_argument_errors_into_value_errors():
         _C.binary(_C.BINARY_ADD, "float32", 8, X + 4, X, O, 0, 0)  # out partly overlaps a
     with pytest.raises(ValueError, match=f"kernelkit.cast: {invalid}"):
         _C.cast("float32", "int8", 8, O, X, 0, 0)
+    with pytest.raises(ValueError, match=f"kernelkit.rms_norm: {invalid}"):
+        _C.rms_norm("float32", "float32", X, W, O, 0, 4, 8, -1.0, 0, 0)  # eps < 0
+    with pytest.raises(ValueError, match=f"kernelkit.rms_norm: {invalid}"):
+        _C.rms_norm("float32", "float16", X, W, O, 0, 4, 8, 1e-6, 0, 0)  # no (f32, f16) pair
+    with pytest.raises(ValueError, match=f"kernelkit.layer_norm: {invalid}"):
+        _C.layer_norm("bfloat16", "bfloat16", X, W, W, X + 2, 0, 0, 4, 8, 1e-5, 0, 0)  # y = x + 1
+    with pytest.raises(ValueError, match=f"kernelkit.add_rms_norm: {invalid}"):
+        _C.add_rms_norm("float16", "float32", X, W, 0, O, O, 0, 4, 8, 1e-5, 0, 0)  # y is sum
+    with pytest.raises(ValueError, match=f"kernelkit.rms_norm_backward: {invalid}"):
+        _C.rms_norm_backward("float32", "float32", X, W, W + 64, O, O + 256, O + 512, 4, 8, 0, 0, 0,
+                             0)  # dweight without a workspace
 
 
 @no_gpu_only
@@ -629,6 +651,91 @@ def test_dtype_of_a_reduction_is_its_output(calls):
     with pytest.raises(TypeError, match="out has dtype float32, expected float16"):
         kernelkit.sum(fake((4, 8)), dtype="f16", out=fake((), ptr=1 << 44))
     assert calls == []
+
+
+# ---- norms ---------------------------------------------------------------------------------
+
+def test_what_the_norms_launch(calls):
+    """rows x cols over the normalized trailing dims; the weight's dtype (x's when none);
+    eps (torch's default for rms_norm: x's machine epsilon); statistics not saved (0) on the
+    plain path; in place as allowed."""
+    X, R, W, B, O = 1 << 40, 1 << 41, 1 << 42, 1 << 43, 1 << 44  # noqa: N806
+    x = fake((4, 8), ptr=X)
+    kernelkit.rms_norm(x, weight=fake((8,), ptr=W), eps=1e-6, out=fake((4, 8), ptr=O))
+    kernelkit.rms_norm(fake((4, 8), "float16", ptr=X), out=fake((4, 8), "float16", ptr=X))
+    kernelkit.rms_norm(fake((2, 3, 8), "float16", ptr=X), (3, 8), fake((3, 8), ptr=W),
+                       out=fake((2, 3, 8), "float16", ptr=O), stream=5)
+    kernelkit.layer_norm(fake((2, 3, 8), ptr=X), [3, 8], fake((3, 8), ptr=W), fake((3, 8), ptr=B),
+                         out=fake((2, 3, 8), ptr=O))
+    kernelkit.layer_norm(fake((5, 8), "float16", ptr=X), None, None, fake((8,), "float16", ptr=B),
+                         0.5, out=fake((5, 8), "float16", ptr=O))
+    kernelkit.add_rms_norm(x, fake((4, 8), ptr=R), fake((8,), ptr=W), 1e-5, out=(x, fake((4, 8), ptr=R)))
+    kernelkit.add_rms_norm(fake((0, 8), ptr=X), fake((0, 8), ptr=R),
+                           out=(fake((0, 8), ptr=O), fake((0, 8), ptr=O + 64)))
+    assert calls == [
+        ("rms_norm", ("float32", "float32", X, W, O, 0, 4, 8, 1e-6, 0, 0)),
+        ("rms_norm", ("float16", "float16", X, 0, X, 0, 4, 8, 2.0 ** -10, 0, 0)),
+        ("rms_norm", ("float16", "float32", X, W, O, 0, 2, 24, 2.0 ** -10, 0, 5)),
+        ("layer_norm", ("float32", "float32", X, W, B, O, 0, 0, 2, 24, 1e-5, 0, 0)),
+        ("layer_norm", ("float16", "float16", X, 0, B, O, 0, 0, 5, 8, 0.5, 0, 0)),
+        ("add_rms_norm", ("float32", "float32", X, R, W, X, R, 0, 4, 8, 1e-5, 0, 0)),
+        ("add_rms_norm", ("float32", "float32", X, R, 0, O, O + 64, 0, 0, 8, 2.0 ** -23, 0, 0)),
+    ]
+
+
+def test_norm_argument_errors(calls):
+    X, O = 1 << 40, 1 << 44  # noqa: N806
+    x = fake((4, 8), ptr=X)
+    o = fake((4, 8), ptr=O)
+    with pytest.raises(ValueError, match=r"normalized_shape \(4,\) must be the trailing dims of "
+                                         r"x's shape \(4, 8\) \(kernelkit normalizes over the last axes\)"):
+        kernelkit.rms_norm(x, 4, out=o)
+    with pytest.raises(ValueError, match=r"normalized_shape \(7,\) must be the trailing dims"):
+        kernelkit.layer_norm(x, weight=fake((7,), ptr=1 << 42), out=o)  # from the weight
+    with pytest.raises(ValueError, match=r"normalized_shape \(\) must be the trailing dims"):
+        kernelkit.layer_norm(x, [], out=o)
+    with pytest.raises(ValueError, match=r"weight has shape \(7,\), expected \(8,\)"):
+        kernelkit.rms_norm(x, (8,), fake((7,), ptr=1 << 42), out=o)
+    with pytest.raises(TypeError, match=r"normalized_shape must be an int or a sequence of ints"):
+        kernelkit.rms_norm(x, 8.0, out=o)
+    with pytest.raises(TypeError, match=r"weight has dtype float16, expected x's \(float32\) or float32"):
+        kernelkit.rms_norm(x, weight=fake((8,), "float16", ptr=1 << 42), out=o)
+    with pytest.raises(TypeError, match=r"bias has dtype float32, expected the weight's \(float16\)"):
+        kernelkit.layer_norm(fake((4, 8), "float16"), 8, fake((8,), "float16", ptr=1 << 42),
+                             fake((8,), ptr=1 << 43), out=fake((4, 8), "float16", ptr=O))
+    for eps, exc in ((-1e-6, ValueError), (float("nan"), ValueError), ("small", TypeError)):
+        with pytest.raises(exc, match="eps must be"):
+            kernelkit.rms_norm(x, eps=eps, out=o)
+    with pytest.raises(ValueError, match="x must have at least one dimension"):
+        kernelkit.layer_norm(fake(()), out=fake((), ptr=O))
+    with pytest.raises(ValueError, match=r"x is not C-contiguous"):
+        kernelkit.rms_norm(fake((4, 8), strides=(64, 4)), out=o)  # strided rows: no ld kernel
+    with pytest.raises(ValueError, match=r"weight is not C-contiguous"):
+        kernelkit.rms_norm(x, weight=fake((8,), strides=(8,), ptr=1 << 42), out=o)
+    with pytest.raises(ValueError, match="out overlaps weight"):
+        kernelkit.rms_norm(x, weight=fake((8,), ptr=O + 32), out=o)
+    with pytest.raises(ValueError, match=r"out overlaps x \(only exact in-place"):
+        kernelkit.layer_norm(x, out=fake((4, 8), ptr=X + 4))
+    r = fake((4, 8), ptr=1 << 41)
+    with pytest.raises(ValueError, match=r"residual has shape \(4, 9\), expected \(4, 8\)"):
+        kernelkit.add_rms_norm(x, fake((4, 9), ptr=1 << 41), out=(o, r))
+    with pytest.raises(TypeError, match="residual has dtype float16, expected float32"):
+        kernelkit.add_rms_norm(x, fake((4, 8), "float16", ptr=1 << 41), out=(o, r))
+    with pytest.raises(TypeError, match=r"out must be a pair of arrays \(y, sum\)"):
+        kernelkit.add_rms_norm(x, r, out=o)
+    with pytest.raises(ValueError, match=r"out\[1\] overlaps out\[0\]"):
+        kernelkit.add_rms_norm(x, r, out=(o, fake((4, 8), ptr=O)))
+    with pytest.raises(ValueError, match=r"out\[0\] overlaps residual"):
+        kernelkit.add_rms_norm(x, r, out=(r, o))
+    with pytest.raises(ValueError, match=r"out overlaps x"):  # the sum may be x, not y's rows
+        kernelkit.add_rms_norm(x, r, out=(o, fake((4, 8), ptr=X + 32)))
+    assert calls == []
+
+
+def test_norm_plain_path_needs_no_framework_for_the_statistics(calls):
+    # the plain functions save no mean / rstd (only the torch custom ops do, for backward)
+    kernelkit.layer_norm(fake((3, 5)), out=fake((3, 5), ptr=1 << 44))
+    assert calls[0][1][6:8] == (0, 0)
 
 
 # ---- docstrings, stubs -------------------------------------------------------------------

@@ -241,6 +241,84 @@ def test_reductions_read_strided_rows_and_middle_axes_in_place(monkeypatch):
         kernelkit.row_sum(buf[:, :8], out=buf[2, 8:12])
 
 
+# ---- norms -------------------------------------------------------------------------------
+
+NORM_SHAPES = [(1, 1), (3, 7), (64, 1024), (5, 4099), (2, 3, 768), (7, 16384), (2, 20001),
+               (0, 64), (1000, 128)]
+
+
+def _rms_ref(x, w, eps):
+    xd = x.double()
+    y = xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + eps)
+    return y if w is None else y * w.double()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", NORM_SHAPES, ids=str)
+def test_norms_forward(shape, dtype):
+    t = DTYPES[dtype]
+    x = rand(shape, t)
+    c = shape[-1]
+    w = rand((c,), t, seed=SEED + 1)
+    b = rand((c,), t, seed=SEED + 2)
+    r = rand(shape, t, seed=SEED + 3)
+    what = f"{shape} {dtype}"
+    close(kernelkit.rms_norm(x, weight=w, eps=1e-6), _rms_ref(x, w, 1e-6), what="rms_norm " + what)
+    xd = x.double()
+    ln = torch.nn.functional.layer_norm(xd, (c,), w.double(), b.double(), 1e-5)
+    close(kernelkit.layer_norm(x, (c,), w, b), ln, what="layer_norm " + what)
+    y, s = kernelkit.add_rms_norm(x, r, w, 1e-6)
+    assert torch.equal(s, x + r), what  # the rounded sum, bit for bit
+    close(y, _rms_ref(s, w, 1e-6), what="add_rms_norm " + what)
+
+
+def test_norms_options():
+    x = rand((33, 512), torch.bfloat16)
+    w32 = rand((512,), torch.float32, seed=SEED + 1)
+    # float32 weight (and bias) with half x
+    close(kernelkit.rms_norm(x, weight=w32, eps=1e-5), _rms_ref(x, w32, 1e-5))
+    b32 = rand((512,), torch.float32, seed=SEED + 2)
+    close(kernelkit.layer_norm(x, 512, w32, b32),
+          torch.nn.functional.layer_norm(x.double(), (512,), w32.double(), b32.double()))
+    # torch's default eps: the machine epsilon of x's dtype (F.rms_norm's eps=None)
+    close(kernelkit.rms_norm(x), _rms_ref(x, None, torch.finfo(torch.bfloat16).eps))
+    # several trailing dims normalized together
+    x3 = rand((4, 6, 50), torch.float32)
+    w3 = rand((6, 50), torch.float32, seed=SEED + 4)
+    close(kernelkit.rms_norm(x3, (6, 50), w3, 1e-6),
+          _rms_ref(x3.reshape(4, 300), w3.reshape(300), 1e-6).reshape(4, 6, 50))
+    # in place: y = x; the residual stream update: out=(x, residual)
+    h, res = rand((8, 256), torch.float16), rand((8, 256), torch.float16, seed=SEED + 5)
+    w = rand((256,), torch.float16, seed=SEED + 6)
+    want_s = h + res
+    want_y = _rms_ref(want_s, w, 1e-6)
+    y, s = kernelkit.add_rms_norm(h, res, w, 1e-6, out=(h, res))
+    assert y is h and s is res and torch.equal(res, want_s)
+    close(h, want_y)
+    z = rand((8, 256), torch.float32)
+    zc = z.clone()
+    assert kernelkit.layer_norm(z, out=z) is z
+    close(z, torch.nn.functional.layer_norm(zc.double(), (256,)))
+    # special values: a NaN row stays NaN, the others are untouched
+    x = rand((4, 100), torch.float32)
+    x[1, 3] = float("nan")
+    y = kernelkit.rms_norm(x, eps=1e-6)
+    assert bool(y[1].isnan().all()) and bool(y[[0, 2, 3]].isfinite().all())
+    with pytest.raises(ValueError, match="must be the trailing dims"):
+        kernelkit.layer_norm(x, (4,))
+
+
+def test_rms_norm_backward_is_deterministic():
+    """dweight from per-block partials summed in a fixed order: the same bits run after run
+    (torch's own rms_norm backward sums with atomics on some paths)."""
+    x = rand((4096, 1024), torch.bfloat16).requires_grad_()
+    w = rand((1024,), torch.bfloat16, seed=SEED + 1).requires_grad_()
+    g = rand((4096, 1024), torch.bfloat16, seed=SEED + 2)
+    grads = [torch.autograd.grad(kernelkit.rms_norm(x, weight=w, eps=1e-6), (x, w), g) for _ in range(3)]
+    for dx, dw in grads[1:]:
+        assert torch.equal(dx, grads[0][0]) and torch.equal(dw, grads[0][1])
+
+
 def test_nan_propagates_in_max_min():
     x = torch.arange(1000.0, device="cuda")
     x[517] = float("nan")
