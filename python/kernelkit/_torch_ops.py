@@ -342,7 +342,7 @@ def _rms_norm_backward_fake(dy, x, weight, rstd, cols, dweight):
 # empty tensor unless asked for with a weight.
 rms_norm_backward_op = torch.library.custom_op(
     f"{_LIB}::rms_norm_backward", _rms_norm_backward_real, mutates_args=(),
-    schema="(Tensor dy, Tensor x, Tensor? weight, Tensor rstd, int cols, bool dweight) -> "
+    schema="(Tensor dy, Tensor x, Tensor? weight, Tensor rstd, SymInt cols, bool dweight) -> "
            "(Tensor, Tensor)")
 rms_norm_backward_op.register_fake(_rms_norm_backward_fake)
 _DEFAULT["rms_norm_backward"] = torch.ops.kernelkit.rms_norm_backward.default

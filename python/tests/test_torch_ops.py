@@ -137,6 +137,25 @@ def test_forward_and_backward_trace_without_a_gpu():
     assert targets.count("kernelkit.sgemm.default") == 2
 
 
+def test_dynamic_shapes_trace_without_a_gpu():
+    """The fakes run on symbolic sizes (torch.compile(dynamic=True), AOTAutograd's dynamic
+    tracing): describe and the allocations never ask a symbolic tensor for nbytes; forward
+    and backward of the norms and of the reductions' in-place layouts."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def f(x, r, w, b):
+        y = kernelkit.rms_norm(x, weight=w, eps=1e-6) + kernelkit.layer_norm(x, None, w, b)
+        a, s = kernelkit.add_rms_norm(x, r, w)
+        t = kernelkit.row_sum(x, dim=0).sum() + kernelkit.row_max(x[:-1:2]).sum()
+        return torch.autograd.grad((y + a + s).sum() + t, (x, r, w, b))
+
+    args = [torch.empty(s, device="meta", requires_grad=True) for s in ((6, 64), (6, 64), (64,), (64,))]
+    g = make_fx(f, tracing_mode="symbolic")(*args)
+    targets = {str(n.target) for n in g.graph.nodes if n.op == "call_function"}
+    for name in ("rms_norm", "layer_norm", "add_rms_norm", "rms_norm_backward", "row_sum", "row_max"):
+        assert f"kernelkit.{name}.default" in targets, name
+
+
 def test_cpu_tensors_are_refused_by_the_real_implementation():
     with pytest.raises(TypeError, match="torch tensor on cpu"):
         torch.ops.kernelkit.softmax(torch.randn(3, 4))
