@@ -1045,6 +1045,7 @@ def _norm_shape(a, normalized_shape, weight, op):
     elif isinstance(normalized_shape, int) and not isinstance(normalized_shape, bool):
         ns = (normalized_shape,)
     else:
+        _not_an_array(normalized_shape, op)
         try:
             ns = tuple(normalized_shape)
         except TypeError:
@@ -1058,6 +1059,15 @@ def _norm_shape(a, normalized_shape, weight, op):
         raise ValueError(f"kernelkit.{op}: normalized_shape {ns} must be the trailing dims of x's "
                          f"shape {tuple(a.shape)} (kernelkit normalizes over the last axes)")
     return ns
+
+
+def _not_an_array(normalized_shape, op):
+    """kernelkit.rms_norm(x, w) passes w as normalized_shape (torch's order): say so."""
+    if hasattr(normalized_shape, "__dlpack__") or hasattr(normalized_shape,
+                                                          "__cuda_array_interface__"):
+        raise TypeError(f"kernelkit.{op}: normalized_shape is an array: pass the weight by "
+                        f"keyword (kernelkit.{op}(x, weight=w); torch's argument order is "
+                        "(x, normalized_shape, weight, ...))")
 
 
 def _eps(eps, a, op):
@@ -1202,12 +1212,13 @@ def _rms_norm_backward(dy, x, weight, rstd, cols, want_dweight, fake=False):
     return dx.obj, None if dw is None else dw.obj
 
 
-def _norm_shape_arg(normalized_shape):
+def _norm_shape_arg(normalized_shape, op):
     """normalized_shape as the custom ops' int[]? (None stays None)."""
     if normalized_shape is None:
         return None
     if isinstance(normalized_shape, int):
         return [normalized_shape]
+    _not_an_array(normalized_shape, op)
     return list(normalized_shape)
 
 
@@ -1259,7 +1270,7 @@ def rms_norm(x, normalized_shape=None, weight=None, eps=None, *, out=None, strea
     """
     t = _route("rms_norm", x, (weight,), out, stream)
     if t is not None:
-        return t(x, _norm_shape_arg(normalized_shape), weight, eps)[0]
+        return t(x, _norm_shape_arg(normalized_shape, "rms_norm"), weight, eps)[0]
     return _rms_norm(x, normalized_shape, weight, eps, out, stream)
 
 
@@ -1305,7 +1316,7 @@ def layer_norm(x, normalized_shape=None, weight=None, bias=None, eps=1e-5, *, ou
     """
     t = _route("layer_norm", x, (weight, bias), out, stream)
     if t is not None:
-        return t(x, _norm_shape_arg(normalized_shape), weight, bias, eps)[0]
+        return t(x, _norm_shape_arg(normalized_shape, "layer_norm"), weight, bias, eps)[0]
     return _layer_norm(x, normalized_shape, weight, bias, eps, out, stream)
 
 

@@ -698,6 +698,8 @@ def test_norm_argument_errors(calls):
         kernelkit.rms_norm(x, (8,), fake((7,), ptr=1 << 42), out=o)
     with pytest.raises(TypeError, match=r"normalized_shape must be an int or a sequence of ints"):
         kernelkit.rms_norm(x, 8.0, out=o)
+    with pytest.raises(TypeError, match=r"normalized_shape is an array: pass the weight by keyword"):
+        kernelkit.rms_norm(x, fake((8,), ptr=1 << 42), out=o)  # rms_norm(x, w): torch's order
     with pytest.raises(TypeError, match=r"weight has dtype float16, expected x's \(float32\) or float32"):
         kernelkit.rms_norm(x, weight=fake((8,), "float16", ptr=1 << 42), out=o)
     with pytest.raises(TypeError, match=r"bias has dtype float32, expected the weight's \(float16\)"):

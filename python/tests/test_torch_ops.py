@@ -316,6 +316,8 @@ def test_no_grad_and_out_with_autograd():
         kernelkit.matmul(x, torch.empty(5, 2, device="meta"), stream=0)
     with pytest.raises(ValueError, match="beta=1.0 reads y: pass it as out="):
         kernelkit.gemv(x, torch.empty(5, device="meta"), beta=1)
+    with pytest.raises(TypeError, match="normalized_shape is an array: pass the weight by keyword"):
+        kernelkit.rms_norm(x, torch.empty(5, device="meta"))  # torch's order: (x, shape, weight)
 
 
 # The custom ops' bodies replaced by torch on the CPU (float64 welcome): torch's autograd then
