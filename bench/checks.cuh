@@ -69,15 +69,19 @@ void check_row_sums(const std::string& what, const T* d_in, const Acc* d_out, in
 }
 
 // ---- softmax / log_softmax, on sampled rows (up to 16, ~8M elements read) ----
+// (ld_in / ld_out: the rows' strides in elements; 0: cols)
 template <typename T>
 void check_softmax(const std::string& what, const T* d_in, const T* d_out, int64_t rows,
-                   int64_t cols, bool log) {
+                   int64_t cols, bool log, int64_t ld_in = 0, int64_t ld_out = 0) {
   const int64_t count = std::clamp<int64_t>((int64_t{1} << 23) / cols, 2, 16);
+  if (ld_in == 0) ld_in = cols;
+  if (ld_out == 0) ld_out = cols;
   std::vector<double> got, ref;
   std::vector<T> xin(cols), xout(cols);
   for (size_t r : sample_indices(size_t(rows), size_t(count))) {
-    BENCH_CUDA(cudaMemcpy(xin.data(), d_in + r * cols, cols * sizeof(T), cudaMemcpyDeviceToHost));
-    BENCH_CUDA(cudaMemcpy(xout.data(), d_out + r * cols, cols * sizeof(T), cudaMemcpyDeviceToHost));
+    BENCH_CUDA(cudaMemcpy(xin.data(), d_in + r * ld_in, cols * sizeof(T), cudaMemcpyDeviceToHost));
+    BENCH_CUDA(
+        cudaMemcpy(xout.data(), d_out + r * ld_out, cols * sizeof(T), cudaMemcpyDeviceToHost));
     double m = -INFINITY, s = 0;
     for (int64_t c = 0; c < cols; ++c)
       m = std::max(m, kernelkit::convert<double>(xin[c]));
@@ -186,6 +190,39 @@ void check_rms_norm_backward(const std::string& what, const T* dy, const T* x, c
   }
   const double rtol = std::is_same_v<T, float> ? 1e-4 : 1.6e-2;
   verify(what, got, ref, rtol, std::is_same_v<T, float> ? 1e-3 : 2e-2);
+// ---- softmax_backward / log_softmax_backward, on sampled rows (up to 16, ~8M elements) ----
+// dx = y (dy - sum y dy), or dy - exp(y) sum dy (dx not in place: y and dy read after the call)
+template <typename T>
+void check_softmax_backward(const std::string& what, const T* d_y, const T* d_dy, const T* d_dx,
+                            int64_t rows, int64_t cols, bool log) {
+  const int64_t count = std::clamp<int64_t>((int64_t{1} << 23) / cols, 2, 16);
+  std::vector<double> got, ref;
+  std::vector<T> ys(cols), dys(cols), dxs(cols);
+  double rtol = 1.6e-2;  // bf16
+  if constexpr (std::is_same_v<T, float>) rtol = 1e-4;
+  if constexpr (std::is_same_v<T, __half>) rtol = 2e-3;
+  double atol = 0;
+  for (size_t r : sample_indices(size_t(rows), size_t(count))) {
+    BENCH_CUDA(cudaMemcpy(ys.data(), d_y + r * cols, cols * sizeof(T), cudaMemcpyDeviceToHost));
+    BENCH_CUDA(cudaMemcpy(dys.data(), d_dy + r * cols, cols * sizeof(T), cudaMemcpyDeviceToHost));
+    BENCH_CUDA(cudaMemcpy(dxs.data(), d_dx + r * cols, cols * sizeof(T), cudaMemcpyDeviceToHost));
+    double s = 0, mag = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      const double y = kernelkit::convert<double>(ys[c]);
+      const double d = kernelkit::convert<double>(dys[c]);
+      s += log ? d : y * d;
+      mag += std::fabs(log ? d : y * d);
+    }
+    // the float sum's error (a chain of cols / 64 + 64 additions), times |y| or exp(y) <= 1
+    atol = std::max(atol, 1.2e-7 * (double(cols) / 64 + 64) * mag + 1e-6);
+    for (size_t c : sample_indices(size_t(cols), 256)) {
+      const double y = kernelkit::convert<double>(ys[c]);
+      const double d = kernelkit::convert<double>(dys[c]);
+      ref.push_back(log ? d - std::exp(y) * s : y * (d - s));
+      got.push_back(kernelkit::convert<double>(dxs[c]));
+    }
+  }
+  verify(what, got, ref, rtol, atol);
 }
 
 // ---- transpose: every element, bit for bit, on the device ----

@@ -13,6 +13,9 @@
 //   reduce<T> (sum):       (const T* in, int64_t n, T* out, void* ws, size_t ws_bytes, stream)
 //   row_reduce (f32 sum):  (const float* in, int64_t rows, int64_t cols, float* out, stream)
 //   softmax (f32):         (const float* in, float* out, int64_t rows, int64_t cols, stream)
+//   layer_norm (f32):      (const float* x, const float* weight, const float* bias, float* y,
+//                           float* mean, float* rstd, int64_t rows, int64_t cols, float eps,
+//                           stream)
 //   transpose<T>:          (const T* in, T* out, int64_t rows, int64_t cols, stream)
 //   gemv (N):  (int64_t m, int64_t n, float alpha, const float* A, int64_t lda, const float* x,
 //               float beta, float* y, stream)
@@ -30,6 +33,7 @@
 #include "harness.cuh"
 #include "ladder/elementwise/registry.cuh"
 #include "ladder/gemv/registry.cuh"
+#include "ladder/layer_norm/registry.cuh"
 #include "ladder/reduce/registry.cuh"
 #include "ladder/row_reduce/registry.cuh"
 #include "ladder/sgemm/registry.cuh"
@@ -286,6 +290,37 @@ void add_softmax(const Step& step, bool library, int64_t rows, int64_t cols) {
                           }});
 }
 
+// ---- layer_norm (f32; weight and bias given, mean and rstd saved: norm_bench's case) -------
+template <typename Step>
+void add_layer_norm(const Step& step, bool library, int64_t rows, int64_t cols) {
+  if (!step_supports(step, fake<const float>(0), fake<const float>(1), fake<const float>(2),
+                     fake<float>(3), fake<float>(4), fake<float>(5), rows, cols, 1e-5f,
+                     cudaStream_t{}))
+    return;
+  const std::string name =
+      kkbench::case_name<float>("layer_norm", impl_of(step, library), kkbench::dims(rows, cols));
+  const double matrix = double(rows) * double(cols) * sizeof(float);
+  const kkbench::Traffic bytes{matrix + 2.0 * double(cols) * sizeof(float),
+                               matrix + 2.0 * double(rows) * sizeof(float)};
+  add_step_case(library,
+                {name, bytes, 0, [=](cudaStream_t s) -> kkbench::Launch {
+                   const size_t n = size_t(rows * cols);
+                   auto x = kkbench::random_array<float>(n, 21, -2.0, 2.0);
+                   auto w = kkbench::random_array<float>(size_t(cols), 23, 0.5, 1.5);
+                   auto b = kkbench::random_array<float>(size_t(cols), 24);
+                   auto y = kkbench::poisoned_array<float>(n);
+                   auto mean = kkbench::poisoned_array<float>(size_t(rows));
+                   auto rstd = kkbench::poisoned_array<float>(size_t(rows));
+                   kkbench::Launch launch = run_once(
+                       step, name, s, std::make_tuple(x, w, b, y, mean, rstd),
+                       static_cast<const float*>(x->p), static_cast<const float*>(w->p),
+                       static_cast<const float*>(b->p), y->p, mean->p, rstd->p, rows, cols, 1e-5f);
+                   kkbench::check_norm<float>(name, kernelkit::NormKind::kLayer, x->p, nullptr,
+                                              w->p, b->p, y->p, nullptr, rows, cols);
+                   return launch;
+                 }});
+}
+
 // ---- transpose (T) -------------------------------------------------------------------------
 template <typename T, typename Step>
 void add_transpose(const Step& step, bool library, int64_t rows, int64_t cols) {
@@ -378,6 +413,11 @@ KKBENCH_CASES {
   for (const auto& sh : softmax_shapes)
     each_step(lad::softmax::kSteps, lad::softmax::kLibrary,
               [sh](const auto& step, bool lib) { add_softmax(step, lib, sh[0], sh[1]); });
+  // layer_norm: the listed 8192x4096, a wide row (4096x16384: v3 declines it) and a narrow one
+  const int64_t layer_norm_shapes[][2] = {{8192, 4096}, {4096, 16384}, {65536, 768}};
+  for (const auto& sh : layer_norm_shapes)
+    each_step(lad::layer_norm::kSteps, lad::layer_norm::kLibrary,
+              [sh](const auto& step, bool lib) { add_layer_norm(step, lib, sh[0], sh[1]); });
   const int64_t transpose_shapes[][2] = {{8192, 8192}, {1000, 33554}};
   for (const auto& sh : transpose_shapes)
     each_step(lad::transpose::kSteps<float>, lad::transpose::kLibrary<float>,

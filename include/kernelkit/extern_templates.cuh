@@ -41,12 +41,21 @@
 // each prefixed by KW: `template` (explicit instantiation definitions) or `extern template`.
 // Expand one inside `namespace kernelkit { ... }`.
 
-// ---- softmax, log_softmax: float, __half, __nv_bfloat16 -----------------------------------
-#define KERNELKIT_DETAIL_SOFTMAX(KW, T)                                    \
-  KW cudaError_t softmax<T>(const T*, T*, int64_t, int64_t, cudaStream_t); \
-  KW cudaError_t log_softmax<T>(const T*, T*, int64_t, int64_t, cudaStream_t);
-/// softmax and log_softmax for float, __half and __nv_bfloat16, each declaration prefixed by
-/// KW (`template` or `extern template`).
+// ---- softmax, log_softmax (with and without ld), their backward: f32, f16, bf16 -------------
+#define KERNELKIT_DETAIL_SOFTMAX(KW, T)                                                           \
+  KW cudaError_t softmax<T>(const T*, T*, int64_t, int64_t, cudaStream_t);                        \
+  KW cudaError_t log_softmax<T>(const T*, T*, int64_t, int64_t, cudaStream_t);                    \
+  KW cudaError_t softmax<T>(const T*, int64_t, T*, int64_t, int64_t, int64_t, cudaStream_t);      \
+  KW cudaError_t log_softmax<T>(const T*, int64_t, T*, int64_t, int64_t, int64_t, cudaStream_t);  \
+  KW cudaError_t softmax_backward<T>(const T*, const T*, T*, int64_t, int64_t, cudaStream_t);     \
+  KW cudaError_t log_softmax_backward<T>(const T*, const T*, T*, int64_t, int64_t, cudaStream_t); \
+  KW cudaError_t softmax_backward<T>(const T*, int64_t, const T*, int64_t, T*, int64_t, int64_t,  \
+                                     int64_t, cudaStream_t);                                      \
+  KW cudaError_t log_softmax_backward<T>(const T*, int64_t, const T*, int64_t, T*, int64_t,       \
+                                         int64_t, int64_t, cudaStream_t);
+/// softmax and log_softmax (with and without leading dimensions), softmax_backward and
+/// log_softmax_backward (with and without) for float, __half and __nv_bfloat16, each
+/// declaration prefixed by KW (`template` or `extern template`).
 #define KERNELKIT_INSTANTIATE_SOFTMAX(KW) \
   KERNELKIT_DETAIL_SOFTMAX(KW, float)     \
   KERNELKIT_DETAIL_SOFTMAX(KW, __half)    \

@@ -90,7 +90,9 @@ def describe(x, op, name, fake=False):
         if fake:
             if not (x.is_cuda or x.is_meta):
                 raise TypeError(_err(op, f"{name} is a torch tensor on {x.device}; kernelkit needs CUDA tensors"))
-            return Arr(x, "torch", x.shape, torch_dtype_name(x.dtype), 0, x.nbytes, x.get_device(),
+            # (x.numel(): a SymInt under dynamic shapes, where x.nbytes raises)
+            return Arr(x, "torch", x.shape, torch_dtype_name(x.dtype), 0,
+                       x.numel() * x.element_size(), x.get_device(),
                        None if x.is_contiguous() else tuple(x.stride()))
         if not x.is_cuda:
             raise TypeError(_err(op, f"{name} is a torch tensor on {x.device}; kernelkit needs CUDA tensors"))
@@ -244,7 +246,7 @@ def _alloc(like, shape, dtype, op, what):
         t = like.obj.new_empty(shape, dtype=getattr(torch, dtype))
         # a fake or meta tensor (a custom op's fake implementation) has no address to read
         ptr = 0 if like.ptr == 0 and (t.is_meta or _is_fake(t)) else t.data_ptr()
-        return Arr(t, "torch", t.shape, dtype, ptr, t.nbytes, like.device)
+        return Arr(t, "torch", t.shape, dtype, ptr, t.numel() * t.element_size(), like.device)
     if fw == "cupy":
         cupy = sys.modules["cupy"]
         with cupy.cuda.Device(like.device):

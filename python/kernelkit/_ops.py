@@ -32,14 +32,15 @@ import os
 import sys
 
 from . import _C
-from ._arrays import (FLOAT_DTYPES, ITEMSIZE, current_stream, describe, dtype_name, empty,
+from ._arrays import (FLOAT_DTYPES, Arr, ITEMSIZE, current_stream, describe, dtype_name, empty,
                       moved_back, moved_copy, numel, permutation, require_contiguous, require_dtype,
                       require_float, require_ndim, require_no_overlap, require_same_device,
                       require_shape, stream_handle, workspace)
 
 __all__ = [
     "softmax", "log_softmax", "row_sum", "row_max", "row_min", "sum", "max", "min", "transpose",
-    "gemv", "sgemm", "matmul", "add", "mul", "relu", "gelu", "sigmoid", "cast",
+    "gemv", "sgemm", "matmul", "add", "mul", "relu", "gelu", "sigmoid", "cast", "rms_norm",
+    "layer_norm", "add_rms_norm",
 ]
 
 
@@ -201,30 +202,90 @@ def _dims(dim, ndim, op):
     return () if ndim == 0 else tuple(sorted(out))
 
 
-def _row_layout(a, dims, op, fake):
-    """THE dispatch of the row ops (softmax, log_softmax, row reductions): how the kernel
-    reads x when the op runs over the axes `dims`. Returns (src, rows, cols, perm): the
-    kernel reads src as rows x cols, C-contiguous; perm is None when src is x itself (read in
-    place), else the axis order of src, a copy made by x's framework (_arrays.moved_copy)
-    with `dims` moved last.
+def _row_layout(a, dims, op, fake, strided=True):
+    """THE dispatch of the row ops (softmax, log_softmax, the reductions with dim=): how the
+    kernel reads x when the op runs over the axes `dims` (sorted, distinct). Returns (src,
+    outer, n, inner, ld, perm):
 
-    Today's kernels read contiguous rows only, so:
-    - `dims` are the last axes and x is C-contiguous: read in place;
-    - anything else (a non-last axis, rows at a stride, a transposed view): the framework's
-      copy, said in each public function's docstring (never a silent copy).
-    TODO(issue 33): with the C++ row-stride overloads (softmax / log_softmax / row_reduce
-    taking ld >= cols) serve "last axis unit-stride, rows at one stride" here in place (ld =
-    that stride); with col_reduce / axis softmax over (outer, n, inner) serve one non-last
-    axis of a contiguous array in place. Both change this function only (and _C's calls).
+    - inner == 1: a row kernel reads src as `outer` rows of n elements, row r at src + r * ld
+      (ld == n: contiguous rows);
+    - inner > 1: col_reduce reads src as a contiguous (outer, n, inner) array and reduces n;
+    - perm is None when src is x itself (read in place), else the axis order of src, a
+      C-contiguous copy made by x's framework (_arrays.moved_copy) with `dims` moved last
+      (then inner == 1 and ld == n).
+
+    What is read in place:
+    - `dims` the last axes of a C-contiguous x: rows (every op);
+    - strided=True (the reductions): `dims` the last axes, jointly unit-stride, the other axes
+      collapsing to one row stride ld >= n (x[:, -1, :], x[::2], x[..., :k]): the row_reduce
+      `ld` overloads;
+    - strided=True: `dims` consecutive axes, not the last, of a C-contiguous x (x.sum(0), the
+      middle axis of (B, T, C)): col_reduce over (prod of the axes before, prod of `dims`,
+      prod of the axes after);
+    anything else (softmax over a non-last axis or of strided rows, a transposed view,
+    non-consecutive axes) is the framework's copy, said in each public function's docstring
+    (never a silent copy).
+    TODO(issue 33): softmax / log_softmax take strided rows (ld) and a non-last axis in place
+    once the strided / axis softmax C++ (with softmax_backward, in progress) lands: then
+    strided=True for them too, and this function only changes (and _C's softmax call).
     """
     nd = len(a.shape)
     k = len(dims)
-    if a.strides is None and (dims[0] == nd - 1 if k == 1 else dims == tuple(range(nd - k, nd))):
-        cols = numel(a.shape[nd - k:]) if nd else 1
-        rows = numel(a.shape[:nd - k])
-        return a, rows, cols, None
+    last = dims[0] == nd - 1 if k == 1 else dims == tuple(range(nd - k, nd))
+    if a.strides is None or not numel(a.shape):
+        if last:
+            cols = numel(a.shape[nd - k:]) if nd else 1
+            return a, numel(a.shape[:nd - k]), cols, 1, cols, None
+        if strided and dims == tuple(range(dims[0], dims[-1] + 1)):
+            n = numel(a.shape[dims[0]:dims[-1] + 1])
+            return (a, numel(a.shape[:dims[0]]), n, numel(a.shape[dims[-1] + 1:]), n, None)
+    elif strided and last:
+        ld = _row_stride(a, k)
+        if ld is not None:
+            cols = numel(a.shape[nd - k:])
+            return a, numel(a.shape[:nd - k]), cols, 1, ld, None
     src = moved_copy(a, dims, op, "x", fake)
-    return src, numel(src.shape[:nd - k]), numel(src.shape[nd - k:]), permutation(nd, dims)
+    rows, cols = numel(src.shape[:nd - k]), numel(src.shape[nd - k:])
+    return src, rows, cols, 1, cols, permutation(nd, dims)
+
+
+def _row_stride(a, k):
+    """The row stride ld (elements) when the last k axes of the strided array a are jointly
+    unit-stride (n = their product elements in a row) and the other axes collapse to rows at
+    one stride ld >= n; None otherwise. Axes of size 1 take any stride (torch's, DLPack's
+    rule)."""
+    shape, st = a.shape, a.strides
+    if a.fw != "torch":  # bytes
+        size = ITEMSIZE.get(a.dtype, 0)
+        if not size or builtins.any(v % size for v in st):
+            return None
+        st = [v // size for v in st]
+    nd = len(shape)
+    expect = 1
+    for i in range(nd - 1, nd - k - 1, -1):
+        if shape[i] != 1 and st[i] != expect:
+            return None
+        expect *= shape[i]
+    ld = None
+    for i in range(nd - k - 1, -1, -1):
+        if shape[i] == 1:
+            continue
+        if ld is None:
+            ld = st[i]
+        elif st[i] != nxt:
+            return None
+        nxt = st[i] * shape[i]
+    if ld is None:  # one row (or none)
+        return expect
+    return ld if ld >= expect else None
+
+
+def _span(a, outer, n, ld):
+    """a as the byte range rows at stride ld read (the kernels' overlap checks' range)."""
+    if ld == n or not outer or not n:
+        return a
+    return Arr(a.obj, a.fw, a.shape, a.dtype, a.ptr, ((outer - 1) * ld + n) * ITEMSIZE[a.dtype],
+               a.device, a.strides)
 
 
 # ---- softmax ---------------------------------------------------------------------------
@@ -237,7 +298,7 @@ def _softmax(op, log, x, dim, dtype, out, stream, fake=False):
     if len(dims) > 1:
         raise TypeError(f"kernelkit.{op}: dim must be one axis, got {dim!r}")
     s = 0 if fake else _stream(a, stream, op)
-    src, rows, cols, perm = _row_layout(a, dims, op, fake)
+    src, rows, cols, _, _, perm = _row_layout(a, dims, op, fake, strided=False)
     o = _output(op, out, a, a.shape, to, [(a, "x")], in_place=True)
     dst = o if perm is None else empty(src, src.shape, to, op)
     if to != src.dtype:  # torch's dtype=: x is converted first, then normalized
@@ -260,9 +321,10 @@ def softmax(x, dim=-1, dtype=None, *, out=None, stream=None):
     x : CUDA array (torch, CuPy, JAX, ...) of float32, float16 or bfloat16, any rank.
     dim : int, default -1
         The axis normalized; negative counts from the end. The last axis of a C-contiguous
-        x is read in place. Any other axis, or a non-contiguous x, is served by a copy that
-        x's framework makes first (the axis moved last, made contiguous) and a copy back
-        (until kernelkit's axis softmax and row-stride kernels are wired in).
+        x is read in place. Any other axis, or a non-contiguous x (strided rows included),
+        is served by a copy that x's framework makes first (the axis moved last, made
+        contiguous) and a copy back (until kernelkit's strided / axis softmax kernels land;
+        the reductions already read those layouts in place).
     dtype : dtype, optional
         float32, float16 or bfloat16 (a name, torch / numpy / JAX dtype): x is converted to
         it first (one more kernel) and the result has it. Default: x's dtype.
@@ -345,8 +407,9 @@ _REDUCE = {"sum": _C.REDUCE_SUM, "max": _C.REDUCE_MAX, "min": _C.REDUCE_MIN}
 
 def _reduce(op, which, x, dim, keepdim, dtype, out, stream, fake=False):
     """Every reduction: dim None (or ()) reduces all of x with the device-wide kernel, any
-    other dim the axes it names with the row kernel (through _row_layout). The kernels
-    accumulate in and write float32; another dtype= is one cast more."""
+    other dim the axes it names with row_reduce (rows, at a stride or not) or col_reduce (a
+    middle axis), as _row_layout decides. The kernels accumulate in and write float32;
+    another dtype= is one cast more."""
     a = describe(x, op, "x", fake)
     require_float(a, op, "x")
     to = "float32" if dtype is None else _float_dtype(dtype, op)
@@ -366,10 +429,12 @@ def _reduce(op, which, x, dim, keepdim, dtype, out, stream, fake=False):
     s = 0 if fake else _stream(a, stream, op)
     if dims is None:
         src = a if a.strides is None else moved_copy(a, (), op, "x", fake)
+        read = a
     else:
-        src, rows, cols, _ = _row_layout(a, dims, op, fake)
+        src, outer, n, inner, ld, _ = _row_layout(a, dims, op, fake)
+        read = _span(a, outer, n, ld) if src is a else a
     if out is None or dims is not None or keepdim:
-        o = _output(op, out, a, shape, to, [(a, "x")])
+        o = _output(op, out, a, shape, to, [(read, "x")])
     else:  # a whole reduction without keepdim writes any one-element out=
         o = _out(out, a, op)
         require_dtype(o, to, op, "out")
@@ -382,10 +447,15 @@ def _reduce(op, which, x, dim, keepdim, dtype, out, stream, fake=False):
         ws = None if fake else workspace(src, _C.reduce_workspace_bytes(src.dtype, n), op)
         _launch(op, (src, acc, ws), s, _C.reduce, src.dtype, which, src.ptr, n, acc.ptr, *_ws(ws),
                 fake=fake)
+    elif inner == 1:
+        ws = None if fake else workspace(src, _C.row_reduce_workspace_bytes(src.dtype, outer, n), op)
+        _launch(op, (src, acc, ws), s, _C.row_reduce, src.dtype, which, src.ptr, outer, n, ld,
+                acc.ptr, *_ws(ws), fake=fake)
     else:
-        ws = None if fake else workspace(src, _C.row_reduce_workspace_bytes(src.dtype, rows, cols), op)
-        _launch(op, (src, acc, ws), s, _C.row_reduce, src.dtype, which, src.ptr, rows, cols, acc.ptr,
-                *_ws(ws), fake=fake)
+        ws = None if fake else workspace(
+            src, _C.col_reduce_workspace_bytes(src.dtype, outer, n, inner), op)
+        _launch(op, (src, acc, ws), s, _C.col_reduce, src.dtype, which, src.ptr, outer, n, inner,
+                acc.ptr, *_ws(ws), fake=fake)
     if acc is not o:
         _launch(op, (acc, o), s, _C.cast, "float32", to, numel(shape), o.ptr, acc.ptr, fake=fake)
     return o.obj
@@ -408,10 +478,13 @@ _REDUCE_DOC = """{title}
     ----------
     x : CUDA array (torch, CuPy, JAX, ...) of float32, float16 or bfloat16, any rank.
     dim : int or sequence of ints, {dim_default}
-        The axes reduced (negative counts from the end){dim_none}. When they are the last
-        axes of a C-contiguous x the kernel reads x in place; otherwise x's framework first
-        makes a copy with those axes moved last (until kernelkit's col_reduce and
-        row-stride kernels are wired in).
+        The axes reduced (negative counts from the end){dim_none}. Read in place: the
+        last axes of a C-contiguous x; the last axes of rows at a stride (unit-stride
+        within a row, the other axes one row stride: x[:, -1, :], x[::2], x[..., :k]);
+        consecutive axes that are not the last of a C-contiguous x (x.sum(0), the middle
+        axis of (B, T, C): kernelkit's col_reduce). Any other layout (a transposed view,
+        axes that are not consecutive{all_copy}) is a copy that x's framework makes first,
+        with those axes moved last.
     keepdim : bool, default False
         Keep the reduced axes, with size 1.
     dtype : dtype, optional
@@ -452,9 +525,10 @@ def _doc(fn, **kw):
     return fn
 
 
-_ROW = dict(dim_default="default -1", dim_none="", ret="")
+_ROW = dict(dim_default="default -1", dim_none="", ret="", all_copy="")
 _ALL = dict(dim_default="optional", dim_none="; None (default): every axis, with the device-wide "
-            "kernel", ret=" Deterministic: the same input gives the same bits.")
+            "kernel", ret=" Deterministic: the same input gives the same bits.",
+            all_copy=", every axis of a non-contiguous x")
 
 
 def row_sum(x, dim=-1, keepdim=False, *, dtype=None, out=None, stream=None):
@@ -954,3 +1028,337 @@ def cast(x, dtype, *, out=None, stream=None):
     if t is not None:
         return t(x, _torch_dtype(dtype, "cast"))
     return _cast(x, dtype, out, stream)
+
+
+# ---- norms -----------------------------------------------------------------------------
+
+# torch.finfo(dtype).eps: torch's default eps of rms_norm (eps=None)
+_FINFO_EPS = {"float32": 1.1920928955078125e-07, "float16": 0.0009765625, "bfloat16": 0.0078125}
+
+
+def _norm_shape(a, normalized_shape, weight, op):
+    """The normalized dims (a tuple): normalized_shape (an int or a sequence of ints) when
+    given, else the weight's (layer_norm: or the bias's) shape, else x's last axis. They
+    must be x's trailing dims: the kernels normalize rows x cols, cols = their product."""
+    if normalized_shape is None:
+        ns = tuple(weight.shape) if weight is not None else tuple(a.shape[-1:])
+    elif isinstance(normalized_shape, int) and not isinstance(normalized_shape, bool):
+        ns = (normalized_shape,)
+    else:
+        _not_an_array(normalized_shape, op)
+        try:
+            ns = tuple(normalized_shape)
+        except TypeError:
+            raise TypeError(f"kernelkit.{op}: normalized_shape must be an int or a sequence of "
+                            f"ints, got {normalized_shape!r}") from None
+        if not builtins.all(isinstance(d, int) and not isinstance(d, bool) for d in ns):
+            raise TypeError(f"kernelkit.{op}: normalized_shape must be an int or a sequence of "
+                            f"ints, got {normalized_shape!r}")
+    k = len(ns)
+    if not k or k > len(a.shape) or tuple(a.shape[len(a.shape) - k:]) != ns:
+        raise ValueError(f"kernelkit.{op}: normalized_shape {ns} must be the trailing dims of x's "
+                         f"shape {tuple(a.shape)} (kernelkit normalizes over the last axes)")
+    return ns
+
+
+def _not_an_array(normalized_shape, op):
+    """kernelkit.rms_norm(x, w) passes w as normalized_shape (torch's order): say so."""
+    if hasattr(normalized_shape, "__dlpack__") or hasattr(normalized_shape,
+                                                          "__cuda_array_interface__"):
+        raise TypeError(f"kernelkit.{op}: normalized_shape is an array: pass the weight by "
+                        f"keyword (kernelkit.{op}(x, weight=w); torch's argument order is "
+                        "(x, normalized_shape, weight, ...))")
+
+
+def _eps(eps, a, op):
+    if eps is None:
+        return _FINFO_EPS[a.dtype]
+    try:
+        e = float(eps)
+    except (TypeError, ValueError):
+        raise TypeError(f"kernelkit.{op}: eps must be a real number, got {eps!r}") from None
+    if not e >= 0.0:
+        raise ValueError(f"kernelkit.{op}: eps must be >= 0, got {eps!r}")
+    return e
+
+
+def _param(p, a, ns, op, name, wdt, fake):
+    """Describes weight / bias: x's dtype or float32 (one dtype for both), shape ns,
+    C-contiguous. Returns (Arr or None, the dtype name of the parameters so far)."""
+    if p is None:
+        return None, wdt
+    w = describe(p, op, name, fake)
+    if w.dtype not in (a.dtype, "float32"):
+        raise TypeError(f"kernelkit.{op}: {name} has dtype {w.dtype}, expected x's ({a.dtype}) "
+                        "or float32")
+    if wdt is not None and w.dtype != wdt:
+        raise TypeError(f"kernelkit.{op}: {name} has dtype {w.dtype}, expected the weight's ({wdt})")
+    require_shape(w, ns, op, name)
+    require_contiguous(w, op, name)
+    return w, w.dtype
+
+
+def _norm_inputs(op, x, normalized_shape, weight, bias, eps, fake):
+    """The checks every norm op shares: x (float, C-contiguous), the normalized dims, weight
+    and bias, eps. Returns (a, w, b, wdt, rows, cols, eps)."""
+    a = describe(x, op, "x", fake)
+    require_float(a, op, "x")
+    if not len(a.shape):
+        raise ValueError(f"kernelkit.{op}: x must have at least one dimension, got a 0-d array")
+    require_contiguous(a, op, "x")
+    ns = _norm_shape(a, normalized_shape, weight if weight is not None else bias, op)
+    w, wdt = _param(weight, a, ns, op, "weight", None, fake)
+    b, wdt = _param(bias, a, ns, op, "bias", wdt, fake)
+    rows = numel(a.shape[:len(a.shape) - len(ns)])
+    return a, w, b, wdt or a.dtype, rows, numel(ns), _eps(eps, a, op)
+
+
+def _norm_no_overlap(given, o, params, op, out_name):
+    """A caller's out (given) against the other arrays of the call (a new one overlaps none)."""
+    if given is None:
+        return
+    for p, name in params:
+        if p is not None:
+            require_no_overlap(o, p, op, out_name, name)
+
+
+def _stats(a, rows, want, op):
+    """rows float32 (mean / rstd) from x's framework when wanted (autograd saves them)."""
+    return empty(a, (rows,), "float32", op) if want else None
+
+
+def _ptr(arr):
+    return 0 if arr is None else arr.ptr
+
+
+def _rms_norm(x, normalized_shape, weight, eps, out, stream, fake=False, save=False):
+    """rms_norm; save=True (the custom op, for autograd) also returns rstd (rows float32)."""
+    op = "rms_norm"
+    a, w, _, wdt, rows, cols, e = _norm_inputs(op, x, normalized_shape, weight, None, eps, fake)
+    s = 0 if fake else _stream(a, stream, op)
+    o = _output(op, out, a, a.shape, a.dtype, [(a, "x")], in_place=True)
+    _norm_no_overlap(out, o, [(w, "weight")], op, "out")
+    rstd = _stats(a, rows, save, op)
+    _launch(op, (a, w, o, rstd), s, _C.rms_norm, a.dtype, wdt, a.ptr, _ptr(w), o.ptr, _ptr(rstd),
+            rows, cols, e, fake=fake)
+    return (o.obj, rstd.obj) if save else o.obj
+
+
+def _layer_norm(x, normalized_shape, weight, bias, eps, out, stream, fake=False, save=False):
+    """layer_norm; save=True also returns mean and rstd (rows float32 each)."""
+    op = "layer_norm"
+    a, w, b, wdt, rows, cols, e = _norm_inputs(op, x, normalized_shape, weight, bias, eps, fake)
+    s = 0 if fake else _stream(a, stream, op)
+    o = _output(op, out, a, a.shape, a.dtype, [(a, "x")], in_place=True)
+    _norm_no_overlap(out, o, [(w, "weight"), (b, "bias")], op, "out")
+    mean, rstd = _stats(a, rows, save, op), _stats(a, rows, save, op)
+    _launch(op, (a, w, b, o, mean, rstd), s, _C.layer_norm, a.dtype, wdt, a.ptr, _ptr(w), _ptr(b),
+            o.ptr, _ptr(mean), _ptr(rstd), rows, cols, e, fake=fake)
+    return (o.obj, mean.obj, rstd.obj) if save else o.obj
+
+
+def _add_rms_norm(x, residual, weight, eps, out, stream, fake=False, save=False):
+    """add_rms_norm: (y, x + residual); save=True also returns rstd."""
+    op = "add_rms_norm"
+    a, w, _, wdt, rows, cols, e = _norm_inputs(op, x, None, weight, None, eps, fake)
+    r = describe(residual, op, "residual", fake)
+    require_dtype(r, a.dtype, op, "residual")
+    require_shape(r, a.shape, op, "residual")
+    require_contiguous(r, op, "residual")
+    s = 0 if fake else _stream(a, stream, op)
+    if out is None:
+        y_out = sum_out = None
+    else:
+        try:
+            y_out, sum_out = out
+        except (TypeError, ValueError):
+            raise TypeError(f"kernelkit.{op}: out must be a pair of arrays (y, sum), got "
+                            f"{type(out).__name__}") from None
+    # y may be exactly x, the sum exactly x or exactly residual; nothing else overlaps
+    o = _output(op, y_out, a, a.shape, a.dtype, [(a, "x")], in_place=True)
+    _norm_no_overlap(y_out, o, [(r, "residual"), (w, "weight")], op, "out[0]")
+    so = _output(op, sum_out, a, a.shape, a.dtype, [(a, "x"), (r, "residual")], in_place=True)
+    _norm_no_overlap(sum_out, so, [(w, "weight"), (o if y_out is not None else None, "out[0]")],
+                     op, "out[1]")
+    rstd = _stats(a, rows, save, op)
+    _launch(op, (a, r, w, o, so, rstd), s, _C.add_rms_norm, a.dtype, wdt, a.ptr, r.ptr, _ptr(w),
+            o.ptr, so.ptr, _ptr(rstd), rows, cols, e, fake=fake)
+    return (o.obj, so.obj, rstd.obj) if save else (o.obj, so.obj)
+
+
+def _rms_norm_backward(dy, x, weight, rstd, cols, want_dweight, fake=False):
+    """(dx, dweight) of rms_norm from the rstd it saved (kernelkit's rms_norm_backward;
+    dweight None unless a weight is given and want_dweight). The custom ops' backward only:
+    dy, x, rstd are C-contiguous arrays of the forward's framework."""
+    op = "rms_norm_backward"
+    a = describe(x, op, "x", fake)
+    g = describe(dy, op, "dy", fake)
+    r = describe(rstd, op, "rstd", fake)
+    w = None if weight is None else describe(weight, op, "weight", fake)
+    for arr, name in ((g, "dy"), (r, "rstd"), (w, "weight")):
+        if arr is not None:
+            require_contiguous(arr, op, name)
+    rows = numel(r.shape)  # x is rows x cols (cols: the forward's normalized dims)
+    require_shape(g, a.shape, op, "dy")
+    require_dtype(g, a.dtype, op, "dy")
+    s = 0 if fake else _stream(a, None, op)
+    dx = empty(a, a.shape, a.dtype, op)
+    dw = empty(w, w.shape, w.dtype, op) if w is not None and want_dweight else None
+    ws = None if fake or dw is None else workspace(
+        a, _C.rms_norm_backward_workspace_bytes(rows, cols), op)
+    _launch(op, (g, a, w, r, dx, dw, ws), s, _C.rms_norm_backward, a.dtype,
+            a.dtype if w is None else w.dtype, g.ptr, a.ptr, _ptr(w), r.ptr, dx.ptr, _ptr(dw),
+            rows, cols, *_ws(ws), fake=fake)
+    return dx.obj, None if dw is None else dw.obj
+
+
+def _norm_shape_arg(normalized_shape, op):
+    """normalized_shape as the custom ops' int[]? (None stays None)."""
+    if normalized_shape is None:
+        return None
+    if isinstance(normalized_shape, int):
+        return [normalized_shape]
+    _not_an_array(normalized_shape, op)
+    return list(normalized_shape)
+
+
+def rms_norm(x, normalized_shape=None, weight=None, eps=None, *, out=None, stream=None):
+    """RMSNorm over x's trailing dims: y = x / sqrt(mean(x^2) + eps) * weight, computed in
+    float32 (kernelkit's fused row kernel: one read of x, one write of y).
+
+    torch.nn.functional.rms_norm's arguments and meaning (normalized_shape may be left out:
+    then the weight's shape, else x's last axis). Differentiable with torch tensors that
+    require grad: the backward is kernelkit's rms_norm_backward (dx and dweight, the same
+    bits run after run).
+
+    Parameters
+    ----------
+    x : C-contiguous CUDA array of float32, float16 or bfloat16, at least 1-D.
+    normalized_shape : int or sequence of ints, optional
+        The normalized dims: they must be x's trailing dims (kernelkit normalizes rows x
+        cols, cols = their product). Default: weight's shape, else x.shape[-1:].
+    weight : CUDA array, optional
+        normalized_shape, x's dtype or float32, C-contiguous; None: no scale.
+    eps : float, optional
+        Added to the mean square (>= 0). Default (torch's): the machine epsilon of x's
+        dtype (1.19e-07 for float32, 9.8e-04 for float16, 7.8e-03 for bfloat16); pass your
+        model's (1e-6, 1e-5) explicitly.
+    out : CUDA array, optional
+        x's shape and dtype, C-contiguous; may be x itself (in place).
+    stream : stream, optional
+        As softmax.
+
+    Returns
+    -------
+    y, an array of x's framework, x's shape and dtype.
+
+    Raises
+    ------
+    TypeError
+        Not CUDA arrays; x not float32 / float16 / bfloat16; weight of another dtype than
+        x's or float32; normalized_shape not ints; eps not a number.
+    ValueError
+        x 0-d or not contiguous (strides named, nothing copied); normalized_shape not x's
+        trailing dims; weight of another shape; eps < 0 or NaN; out of the wrong shape or
+        overlapping x (other than exactly x) or weight; different devices.
+    RuntimeError
+        A CUDA error; or out= / stream= given while an input requires grad.
+
+    Example
+    -------
+    >>> h = kernelkit.rms_norm(h, weight=w, eps=1e-6)       # (tokens, hidden), w: (hidden,)
+    """
+    t = _route("rms_norm", x, (weight,), out, stream)
+    if t is not None:
+        return t(x, _norm_shape_arg(normalized_shape, "rms_norm"), weight, eps)[0]
+    return _rms_norm(x, normalized_shape, weight, eps, out, stream)
+
+
+def layer_norm(x, normalized_shape=None, weight=None, bias=None, eps=1e-5, *, out=None,
+               stream=None):
+    """LayerNorm over x's trailing dims: y = (x - mean) / sqrt(var + eps) * weight + bias
+    (biased variance, as the mean of squared deviations), computed in float32 (kernelkit's
+    fused row kernel).
+
+    torch.nn.functional.layer_norm's arguments and meaning (normalized_shape may be left
+    out: then the weight's (or bias's) shape, else x's last axis). Differentiable with torch
+    tensors that require grad (dx, dweight, dbias; the backward is torch's arithmetic on the
+    saved mean and rstd until kernelkit's layer_norm_backward is bound).
+
+    Parameters
+    ----------
+    x : C-contiguous CUDA array of float32, float16 or bfloat16, at least 1-D.
+    normalized_shape : int or sequence of ints, optional
+        The normalized dims: they must be x's trailing dims. Default: weight's (bias's)
+        shape, else x.shape[-1:].
+    weight, bias : CUDA arrays, optional
+        normalized_shape, both of one dtype: x's or float32; C-contiguous. None: no scale /
+        no shift.
+    eps : float, default 1e-5
+        Added to the variance (>= 0).
+    out : CUDA array, optional
+        x's shape and dtype; may be x itself (in place).
+    stream : stream, optional
+        As softmax.
+
+    Returns
+    -------
+    y, an array of x's framework, x's shape and dtype.
+
+    Raises
+    ------
+    TypeError, ValueError, RuntimeError
+        As rms_norm; also weight and bias of different dtypes.
+
+    Example
+    -------
+    >>> y = kernelkit.layer_norm(x, (768,), ln.weight, ln.bias)
+    """
+    t = _route("layer_norm", x, (weight, bias), out, stream)
+    if t is not None:
+        return t(x, _norm_shape_arg(normalized_shape, "layer_norm"), weight, bias, eps)[0]
+    return _layer_norm(x, normalized_shape, weight, bias, eps, out, stream)
+
+
+def add_rms_norm(x, residual, weight=None, eps=None, *, out=None, stream=None):
+    """The residual add and RMSNorm of a transformer block in one kernel: s = x + residual
+    (rounded to x's dtype), y = rms_norm(s, weight, eps); returns (y, s), what a separate
+    add then rms_norm gives (one read of x and residual, one write of y and s).
+
+    Differentiable with torch tensors that require grad (dx = dresidual = the rms_norm
+    gradient through y plus the gradient of s; kernelkit's rms_norm_backward).
+
+    Parameters
+    ----------
+    x, residual : C-contiguous CUDA arrays of one shape and dtype (float32, float16,
+        bfloat16), at least 1-D.
+    weight : CUDA array, optional
+        The normalized dims (x's trailing dims; default x.shape[-1:]), x's dtype or
+        float32; None: no scale.
+    eps : float, optional
+        As rms_norm (default: the machine epsilon of x's dtype, torch's rms_norm default).
+    out : pair of CUDA arrays, optional
+        (y, s): x's shape and dtype each; y may be x itself, s may be x or residual itself
+        (in place: the usual residual stream update), y and s must not overlap.
+    stream : stream, optional
+        As softmax.
+
+    Returns
+    -------
+    (y, s), arrays of x's framework.
+
+    Raises
+    ------
+    TypeError, ValueError, RuntimeError
+        As rms_norm; also residual of another shape or dtype, out not a pair, y and s
+        overlapping.
+
+    Example
+    -------
+    >>> h, resid = kernelkit.add_rms_norm(attn_out, resid, w, 1e-6, out=(attn_out, resid))
+    """
+    t = _route("add_rms_norm", x, (residual, weight), out, stream)
+    if t is not None:
+        y, s, _ = t(x, residual, weight, eps)
+        return y, s
+    return _add_rms_norm(x, residual, weight, eps, out, stream)

@@ -11,8 +11,9 @@ Imported by kernelkit._ops.torch_ops() at the first use of torch (never by
   output allocation on the fake tensors, nothing read and nothing launched, so a fake
   accepts and refuses exactly what the real op does;
 - the backward (register_autograd) uses kernelkit's ops where they exist (transpose, gemv,
-  sgemm / matmul, mul, cast) and torch's otherwise (softmax_backward below is the one place
-  to swap in kernelkit's softmax_backward kernels once the bindings have them).
+  sgemm / matmul, mul, cast, rms_norm_backward) and torch's otherwise (softmax_backward and
+  layer_norm_backward below are the places to swap in kernelkit's backward kernels once the
+  bindings have them).
 Functional: no out=, no stream=; every op returns a new tensor.
 """
 
@@ -310,6 +311,155 @@ cast = _define(
     lambda x, dtype: _ops._cast(x, dtype, None, None, fake=True),
     lambda ctx, g: (_kk("cast")(_c(g), ctx.x_dtype), None),
     _cast_setup)
+
+
+# ---- norms -----------------------------------------------------------------------------
+# The custom ops return the forward's saved statistics too (rms_norm: (y, rstd); layer_norm:
+# (y, mean, rstd); add_rms_norm: (y, sum, rstd); float32, one per row), as torch's
+# native_layer_norm does; the plain functions return y (add_rms_norm: (y, sum)).
+
+def _cols(x, normalized_shape, p):
+    """The normalized row length of a norm call (the _ops._norm_shape rule)."""
+    if normalized_shape is not None:
+        n = 1
+        for d in normalized_shape:
+            n *= d
+        return n
+    return p.numel() if p is not None else x.shape[-1]
+
+
+def _rms_norm_backward_real(dy, x, weight, rstd, cols, dweight):
+    dx, dw = _ops._rms_norm_backward(dy, x, weight, rstd, cols, dweight)
+    return dx, dw if dw is not None else x.new_empty(0)
+
+
+def _rms_norm_backward_fake(dy, x, weight, rstd, cols, dweight):
+    dx, dw = _ops._rms_norm_backward(dy, x, weight, rstd, cols, dweight, fake=True)
+    return dx, dw if dw is not None else x.new_empty(0)
+
+
+# kernelkit's rms_norm_backward (no autograd of its own: no double backward); dweight is an
+# empty tensor unless asked for with a weight.
+rms_norm_backward_op = torch.library.custom_op(
+    f"{_LIB}::rms_norm_backward", _rms_norm_backward_real, mutates_args=(),
+    schema="(Tensor dy, Tensor x, Tensor? weight, Tensor rstd, SymInt cols, bool dweight) -> "
+           "(Tensor, Tensor)")
+rms_norm_backward_op.register_fake(_rms_norm_backward_fake)
+_DEFAULT["rms_norm_backward"] = torch.ops.kernelkit.rms_norm_backward.default
+
+
+def _needs(ctx, i):
+    """ctx.needs_input_grad[i]; the tuple is cut after the last argument passed (trailing
+    defaults, such as weight=None, are left out of it)."""
+    n = ctx.needs_input_grad
+    return i < len(n) and bool(n[i])
+
+
+def _rms_grads(g, x, weight, rstd, cols, want_dweight):
+    """(dx, dweight or None) of y = rms_norm(x, weight) for y's gradient g."""
+    dx, dw = _kk("rms_norm_backward")(_c(g), x, weight, rstd, cols,
+                                      bool(want_dweight and weight is not None))
+    return dx, (dw if want_dweight and weight is not None else None)
+
+
+def _rms_norm_setup(ctx, inputs, output):
+    x, normalized_shape, weight, _ = inputs
+    ctx.cols = _cols(x, normalized_shape, weight)
+    ctx.save_for_backward(x, weight, output[1])
+
+
+def _rms_norm_backward(ctx, g, _g_rstd):
+    x, weight, rstd = ctx.saved_tensors
+    dx, dw = _rms_grads(g, x, weight, rstd, ctx.cols, _needs(ctx, 2))
+    return dx, None, dw, None
+
+
+rms_norm = _define(
+    "rms_norm", "(Tensor x, int[]? normalized_shape=None, Tensor? weight=None, float? eps=None) "
+    "-> (Tensor, Tensor)",
+    lambda x, normalized_shape=None, weight=None, eps=None:
+        _ops._rms_norm(x, normalized_shape, weight, eps, None, None, save=True),
+    lambda x, normalized_shape=None, weight=None, eps=None:
+        _ops._rms_norm(x, normalized_shape, weight, eps, None, None, fake=True, save=True),
+    _rms_norm_backward, _rms_norm_setup)
+
+
+def layer_norm_backward(dy, x, weight, bias, mean, rstd, cols, needs):
+    """(dx, dweight, dbias) of y = layer_norm(x, weight, bias) from the saved mean and rstd,
+    in float32 (float64 stays float64): dx = rstd * (g - mean(g) - xhat * mean(g * xhat)),
+    g = dy * weight, xhat = (x - mean) * rstd; dweight = sum over rows of dy * xhat, dbias =
+    sum of dy. TODO: kernelkit's layer_norm_backward (the C++ fused kernel being written, one
+    read of dy and x, deterministic column sums as rms_norm_backward's) once python/src binds
+    it: this function only changes."""
+    t = torch.promote_types(x.dtype, torch.float32)
+    xf = x.reshape(-1, cols).to(t)
+    gf = dy.reshape(-1, cols).to(t)
+    xhat = (xf - mean.reshape(-1, 1).to(t)) * rstd.reshape(-1, 1).to(t)
+    gw = gf * weight.reshape(1, -1).to(t) if weight is not None else gf
+    dx = dw = db = None
+    if needs[0]:
+        dx = rstd.reshape(-1, 1).to(t) * (gw - gw.mean(1, keepdim=True) -
+                                          xhat * (gw * xhat).mean(1, keepdim=True))
+        dx = dx.reshape(x.shape).to(x.dtype)
+    if needs[2] and weight is not None:
+        dw = (gf * xhat).sum(0).reshape(weight.shape).to(weight.dtype)
+    if needs[3] and bias is not None:
+        db = gf.sum(0).reshape(bias.shape).to(bias.dtype)
+    return dx, dw, db
+
+
+def _layer_norm_setup(ctx, inputs, output):
+    x, normalized_shape, weight, bias, _ = inputs
+    ctx.cols = _cols(x, normalized_shape, weight if weight is not None else bias)
+    ctx.save_for_backward(x, weight, bias, output[1], output[2])
+
+
+def _layer_norm_backward(ctx, g, _g_mean, _g_rstd):
+    x, weight, bias, mean, rstd = ctx.saved_tensors
+    dx, dw, db = layer_norm_backward(g, x, weight, bias, mean, rstd, ctx.cols,
+                                     [_needs(ctx, i) for i in range(4)])
+    return dx, None, dw, db, None
+
+
+layer_norm = _define(
+    "layer_norm", "(Tensor x, int[]? normalized_shape=None, Tensor? weight=None, "
+    "Tensor? bias=None, float eps=1e-05) -> (Tensor, Tensor, Tensor)",
+    lambda x, normalized_shape=None, weight=None, bias=None, eps=1e-5:
+        _ops._layer_norm(x, normalized_shape, weight, bias, eps, None, None, save=True),
+    lambda x, normalized_shape=None, weight=None, bias=None, eps=1e-5:
+        _ops._layer_norm(x, normalized_shape, weight, bias, eps, None, None, fake=True, save=True),
+    _layer_norm_backward, _layer_norm_setup)
+
+
+def _add_rms_norm_setup(ctx, inputs, output):
+    x, _, weight, _ = inputs
+    ctx.cols = _cols(x, None, weight)
+    ctx.save_for_backward(output[1], weight, output[2])
+
+
+def _add_rms_norm_backward(ctx, gy, gs, _g_rstd):
+    """s = x + residual, y = rms_norm(s): ds = the rms_norm gradient through y (kernelkit's
+    rms_norm_backward) + gs, to both x and residual. TODO: the C++ add_rms_norm backward
+    being written (the + gs fused into the row kernel) replaces this body."""
+    s, weight, rstd = ctx.saved_tensors
+    dw = None
+    if gy is None:
+        ds = gs
+    else:
+        ds, dw = _rms_grads(gy, s, weight, rstd, ctx.cols, _needs(ctx, 2))
+        if gs is not None:
+            ds = ds + gs
+    return ds, ds, dw, None
+
+
+add_rms_norm = _define(
+    "add_rms_norm", "(Tensor x, Tensor residual, Tensor? weight=None, float? eps=None) -> "
+    "(Tensor, Tensor, Tensor)",
+    lambda x, residual, weight=None, eps=None:
+        _ops._add_rms_norm(x, residual, weight, eps, None, None, save=True),
+    lambda x, residual, weight=None, eps=None:
+        _ops._add_rms_norm(x, residual, weight, eps, None, None, fake=True, save=True),
+    _add_rms_norm_backward, _add_rms_norm_setup)
 
 
 OPS = {name: getattr(torch.ops.kernelkit, name) for name in _ops.__all__}

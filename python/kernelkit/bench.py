@@ -38,8 +38,9 @@ Output: --json (default bench/results/<gpu>-python.json, <gpu> like h100; under 
 when that is set, as scripts/run-bench does),
 {"seed", "gpu", "torch", "cases": [{"op", "dtype", "shape", "generated", "kernelkit_us",
 "torch_us", "torch_compile_us", "kernelkit_host_us", "torch_host_us"}]} (a case that failed
-also has "error"); op names are the C++ benchmark's; --table and --chart (default: beside
-the JSON, .md and .png) hold the same figures for people.
+also has "error"; the norm ops' cases also "liger_us": Liger-Kernel's op, liger_kernel.ops,
+imported lazily, null when it is not installed); op names are the C++ benchmark's; --table
+and --chart (default: beside the JSON, .md and .png) hold the same figures for people.
 """
 
 import argparse
@@ -71,6 +72,37 @@ TORCH_DTYPE = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
 # bytes), GB/s in the table; flops(d): for the table's TFLOP/s instead.
 def _two_passes(d, size, out_size):  # read x, write an output of its shape and type
     return 2 * math.prod(d) * size
+
+
+# issue 34's listed norm shapes (rows x hidden)
+_NORM_LISTED = ["8192x4096", "32768x8192", "4096x16384", "1x4096", "64x8192", "65536x768"]
+
+
+def _torch_add_rms_norm(torch, x, r, w):
+    s = x + r
+    return torch.nn.functional.rms_norm(s, (s.shape[-1],), w, 1e-6), s
+
+
+# Liger-Kernel's autograd Functions (liger_kernel.ops), imported at first use; None when the
+# package (or that op of it) is absent: the case then has liger_us = null.
+_LIGER = {"rms_norm": ("liger_kernel.ops.rms_norm", "LigerRMSNormFunction"),
+          "layer_norm": ("liger_kernel.ops.layer_norm", "LigerLayerNormFunction"),
+          "add_rms_norm": ("liger_kernel.ops.fused_add_rms_norm", "LigerFusedAddRMSNormFunction")}
+
+
+def _liger(op):
+    import importlib
+
+    module, name = _LIGER[op]
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return None
+
+
+def liger_available(op):
+    """Whether Liger-Kernel's counterpart of op can be imported here."""
+    return op in _LIGER and _liger(op) is not None
 
 
 OPS = {
@@ -120,6 +152,32 @@ OPS = {
                  listed={"f32": ["16777216", "268435456"]},
                  inputs=lambda rand, d, to: (rand(*d), to), torch=lambda torch, x, to: x.to(to),
                  exact=True, moved=lambda d, size, out_size: math.prod(d) * (size + out_size)),
+    # norms (issue 34's listed shapes); weight (and bias) of x's dtype, eps 1e-6 (LayerNorm
+    # 1e-5); kernelkit(kk, *inputs) is the call timed, liger(*inputs) Liger-Kernel's op
+    # (timed when liger_kernel is installed: liger_us)
+    "rms_norm": dict(name="rms_norm", dtypes=("f32", "bf16"), kind="rows", cols=(256, 65536),
+                     tiny="8x64", listed={"f32": _NORM_LISTED, "half": _NORM_LISTED},
+                     inputs=lambda rand, d, to: (rand(*d), rand(d[-1])),
+                     kernelkit=lambda kk, x, w: kk.rms_norm(x, weight=w, eps=1e-6),
+                     torch=lambda torch, x, w: torch.nn.functional.rms_norm(x, (x.shape[-1],), w, 1e-6),
+                     liger=lambda x, w: _liger("rms_norm").apply(x, w, 1e-6),
+                     moved=lambda d, size, _: (2 * math.prod(d) + d[-1]) * size),
+    "layer_norm": dict(name="layer_norm", dtypes=("f32", "bf16"), kind="rows", cols=(256, 65536),
+                       tiny="8x64", listed={"f32": _NORM_LISTED, "half": _NORM_LISTED},
+                       inputs=lambda rand, d, to: (rand(*d), rand(d[-1]), rand(d[-1])),
+                       kernelkit=lambda kk, x, w, b: kk.layer_norm(x, None, w, b, 1e-5),
+                       torch=lambda torch, x, w, b: torch.nn.functional.layer_norm(
+                           x, (x.shape[-1],), w, b, 1e-5),
+                       liger=lambda x, w, b: _liger("layer_norm").apply(x, w, b, 1e-5),
+                       moved=lambda d, size, _: (2 * math.prod(d) + 2 * d[-1]) * size),
+    "add_rms_norm": dict(name="add_rms_norm", dtypes=("f32", "bf16"), kind="rows",
+                         cols=(256, 65536), tiny="8x64",
+                         listed={"f32": _NORM_LISTED + ["2048x32768"], "half": _NORM_LISTED},
+                         inputs=lambda rand, d, to: (rand(*d), rand(*d), rand(d[-1])),
+                         kernelkit=lambda kk, x, r, w: kk.add_rms_norm(x, r, w, 1e-6),
+                         torch=lambda torch, x, r, w: _torch_add_rms_norm(torch, x, r, w),
+                         liger=lambda x, r, w: _liger("add_rms_norm").apply(x, r, w, 1e-6),
+                         moved=lambda d, size, _: (4 * math.prod(d) + d[-1]) * size),
 }
 # --ops also takes the C++ names
 OP_ALIASES = {spec["name"]: key for key, spec in OPS.items()}
@@ -316,6 +374,8 @@ def results_json(seed, gpu, torch_version, cases):
     for c in cases:
         row = {"op": c["name"], "dtype": c["dtype"], "shape": c["shape"], "generated": int(c["generated"])}
         row.update({f: _num(c.get(f)) for f in FIELDS})
+        if "liger_us" in c:  # the ops with a Liger-Kernel counterpart (null when not installed)
+            row["liger_us"] = _num(c["liger_us"])
         if c.get("error"):
             row["error"] = c["error"]
         rows.append(row)
@@ -394,6 +454,17 @@ def markdown(doc, header, compile_modes=None):
                    f"{_f(c['kernelkit_us'])}{note} | "
                    f"{_f(_ratio(c['torch_us'], c['kernelkit_us']), '{:.2f}x')} | "
                    f"{_f(_ratio(c['torch_compile_us'], c['kernelkit_us']), '{:.2f}x')} | {rate} |")
+    if any("liger_us" in c for c in cases):
+        lig = [c for c in cases if c.get("liger_us") and c["kernelkit_us"]]
+        out += ["", "Liger-Kernel (liger_kernel.ops, Triton) beside kernelkit on the norm ops: "
+                "Liger's time / kernelkit's (above 1: kernelkit is faster)"
+                + ("" if lig else ": liger_kernel not installed (or failed), not measured.")]
+        if lig:
+            out += ["", "| op | dtype | shape | Liger (us) | kernelkit (us) | Liger / kernelkit |",
+                    "|---|---|---|---:|---:|---:|"]
+            out += [f"| {c['op']} | {c['dtype']} | {c['shape']}{' *' if c['generated'] else ''} | "
+                    f"{_f(c['liger_us'])} | {_f(c['kernelkit_us'])} | "
+                    f"{_ratio(c['liger_us'], c['kernelkit_us']):.2f}x |" for c in lig]
     return "\n".join(out) + "\n"
 
 
@@ -469,10 +540,16 @@ def _tensors(torch, op, shape, dtype):
 def _functions(torch, kernelkit, op):
     """(kernelkit's function, torch's own op), both called with the case's inputs."""
     ref = OPS[op]["torch"]
-    return getattr(kernelkit, op), lambda *args: ref(torch, *args)
+    call = OPS[op].get("kernelkit")
+    kk = (lambda *args: call(kernelkit, *args)) if call else getattr(kernelkit, op)
+    return kk, lambda *args: ref(torch, *args)
 
 
 def _check(torch, op, got, want):
+    if isinstance(got, (tuple, list)):  # several outputs (add_rms_norm: y and the sum)
+        for g, w in zip(got, want):
+            _check(torch, op, g, w)
+        return
     if OPS[op].get("exact"):
         if not torch.equal(got, want):
             raise AssertionError(f"{op} differs from torch")
@@ -671,6 +748,14 @@ def run_case(torch, kernelkit, timer, compiler, case):
         except Exception as e:  # noqa: BLE001 (no Triton, an inductor error, ...)
             compiler.failed(key)
             errors.append(f"torch.compile: {_short_error(e)}")
+    liger = OPS[op].get("liger")
+    if liger is not None:
+        case["liger_us"] = None
+        if liger_available(op):
+            try:
+                case["liger_us"] = timer.gpu_us(lambda: liger(*args))[0]
+            except Exception as e:  # noqa: BLE001
+                errors.append(f"liger: {_short_error(e)}")
     if errors:
         case["error"] = "; ".join(errors)
 
@@ -811,6 +896,7 @@ def main(argv=None):
         print(f"[{n + 1}/{len(cases)} {elapsed:5.0f} s] {c['name']}/{c['dtype']}/{c['shape']}"
               f"{' (gen)' if c['generated'] else ''}: kernelkit {_f(c['kernelkit_us'])} us, "
               f"torch {_f(c['torch_us'])} us, compile {_f(c['torch_compile_us'])} us"
+              + (f", liger {_f(c['liger_us'])} us" if "liger_us" in c else "")
               + (f"  ERROR {c['error']}" if c.get("error") else ""), flush=True)
         torch.cuda.empty_cache()
     kept = [cases[i] for i in sorted(done)]

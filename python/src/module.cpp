@@ -104,12 +104,26 @@ size_t py_row_reduce_workspace_bytes(const std::string& t, int64_t rows, int64_t
 }
 
 void py_row_reduce(const std::string& t, int which, uintptr_t in, int64_t rows, int64_t cols,
-                   uintptr_t out, uintptr_t workspace, size_t workspace_bytes, int device,
-                   uintptr_t stream) {
+                   int64_t ld, uintptr_t out, uintptr_t workspace, size_t workspace_bytes,
+                   int device, uintptr_t stream) {
   DeviceGuard g(device);
-  check(row_reduce(dtype(t), static_cast<Reduce>(which), ptr(in), rows, cols, ptr<float>(out),
+  check(row_reduce(dtype(t), static_cast<Reduce>(which), ptr(in), rows, cols, ld, ptr<float>(out),
                    ptr(workspace), workspace_bytes, stream_of(stream)),
         name_of(kRowReduceNames, which, "row_reduce"));
+}
+
+size_t py_col_reduce_workspace_bytes(const std::string& t, int64_t outer, int64_t n,
+                                     int64_t inner) {
+  return col_reduce_workspace_bytes(dtype(t), outer, n, inner);
+}
+
+void py_col_reduce(const std::string& t, int which, uintptr_t in, int64_t outer, int64_t n,
+                   int64_t inner, uintptr_t out, uintptr_t workspace, size_t workspace_bytes,
+                   int device, uintptr_t stream) {
+  DeviceGuard g(device);
+  check(col_reduce(dtype(t), static_cast<Reduce>(which), ptr(in), outer, n, inner, ptr<float>(out),
+                   ptr(workspace), workspace_bytes, stream_of(stream)),
+        name_of(kRowReduceNames, which, "col_reduce"));
 }
 
 size_t py_reduce_workspace_bytes(const std::string& t, int64_t n) {
@@ -169,6 +183,44 @@ void py_cast(const std::string& from, const std::string& to, int64_t n, uintptr_
   check(cast(dtype(from), dtype(to), n, ptr(out), ptr(in), stream_of(stream)), "cast");
 }
 
+void py_rms_norm(const std::string& t, const std::string& w, uintptr_t x, uintptr_t weight,
+                 uintptr_t y, uintptr_t rstd, int64_t rows, int64_t cols, float eps, int device,
+                 uintptr_t stream) {
+  DeviceGuard g(device);
+  check(rms_norm(dtype(t), dtype(w), ptr(x), ptr(weight), ptr(y), ptr<float>(rstd), rows, cols, eps,
+                 stream_of(stream)),
+        "rms_norm");
+}
+
+void py_layer_norm(const std::string& t, const std::string& w, uintptr_t x, uintptr_t weight,
+                   uintptr_t bias, uintptr_t y, uintptr_t mean, uintptr_t rstd, int64_t rows,
+                   int64_t cols, float eps, int device, uintptr_t stream) {
+  DeviceGuard g(device);
+  check(layer_norm(dtype(t), dtype(w), ptr(x), ptr(weight), ptr(bias), ptr(y), ptr<float>(mean),
+                   ptr<float>(rstd), rows, cols, eps, stream_of(stream)),
+        "layer_norm");
+}
+
+void py_add_rms_norm(const std::string& t, const std::string& w, uintptr_t x, uintptr_t residual,
+                     uintptr_t weight, uintptr_t y, uintptr_t sum, uintptr_t rstd, int64_t rows,
+                     int64_t cols, float eps, int device, uintptr_t stream) {
+  DeviceGuard g(device);
+  check(add_rms_norm(dtype(t), dtype(w), ptr(x), ptr(residual), ptr(weight), ptr(y), ptr(sum),
+                     ptr<float>(rstd), rows, cols, eps, stream_of(stream)),
+        "add_rms_norm");
+}
+
+void py_rms_norm_backward(const std::string& t, const std::string& w, uintptr_t dy, uintptr_t x,
+                          uintptr_t weight, uintptr_t rstd, uintptr_t dx, uintptr_t dweight,
+                          int64_t rows, int64_t cols, uintptr_t workspace, size_t workspace_bytes,
+                          int device, uintptr_t stream) {
+  DeviceGuard g(device);
+  check(rms_norm_backward(dtype(t), dtype(w), ptr(dy), ptr(x), ptr(weight), ptr<const float>(rstd),
+                          ptr(dx), ptr(dweight), rows, cols, ptr(workspace), workspace_bytes,
+                          stream_of(stream)),
+        "rms_norm_backward");
+}
+
 int py_device_count() {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) {
@@ -204,7 +256,13 @@ NB_MODULE(_C, m) {
   m.def("row_reduce_workspace_bytes", &py_row_reduce_workspace_bytes, arg("dtype"), arg("rows"),
         arg("cols"));
   m.def("row_reduce", &py_row_reduce, arg("dtype"), arg("op"), arg("x"), arg("rows"), arg("cols"),
-        arg("out"), arg("workspace"), arg("workspace_bytes"), arg("device"), arg("stream"));
+        arg("ld"), arg("out"), arg("workspace"), arg("workspace_bytes"), arg("device"),
+        arg("stream"));
+  m.def("col_reduce_workspace_bytes", &py_col_reduce_workspace_bytes, arg("dtype"), arg("outer"),
+        arg("n"), arg("inner"));
+  m.def("col_reduce", &py_col_reduce, arg("dtype"), arg("op"), arg("x"), arg("outer"), arg("n"),
+        arg("inner"), arg("out"), arg("workspace"), arg("workspace_bytes"), arg("device"),
+        arg("stream"));
   m.def("reduce_workspace_bytes", &py_reduce_workspace_bytes, arg("dtype"), arg("n"));
   m.def("reduce", &py_reduce, arg("dtype"), arg("op"), arg("x"), arg("n"), arg("out"),
         arg("workspace"), arg("workspace_bytes"), arg("device"), arg("stream"));
@@ -225,6 +283,20 @@ NB_MODULE(_C, m) {
         arg("device"), arg("stream"));
   m.def("cast", &py_cast, arg("dtype"), arg("to"), arg("n"), arg("out"), arg("x"), arg("device"),
         arg("stream"));
+  // norms: weight / bias / dweight / mean / rstd may be 0 (none); w: their dtype
+  m.def("rms_norm", &py_rms_norm, arg("dtype"), arg("weight_dtype"), arg("x"), arg("weight"),
+        arg("y"), arg("rstd"), arg("rows"), arg("cols"), arg("eps"), arg("device"), arg("stream"));
+  m.def("layer_norm", &py_layer_norm, arg("dtype"), arg("weight_dtype"), arg("x"), arg("weight"),
+        arg("bias"), arg("y"), arg("mean"), arg("rstd"), arg("rows"), arg("cols"), arg("eps"),
+        arg("device"), arg("stream"));
+  m.def("add_rms_norm", &py_add_rms_norm, arg("dtype"), arg("weight_dtype"), arg("x"),
+        arg("residual"), arg("weight"), arg("y"), arg("sum"), arg("rstd"), arg("rows"), arg("cols"),
+        arg("eps"), arg("device"), arg("stream"));
+  m.def("rms_norm_backward_workspace_bytes", &rms_norm_backward_workspace_bytes, arg("rows"),
+        arg("cols"));
+  m.def("rms_norm_backward", &py_rms_norm_backward, arg("dtype"), arg("weight_dtype"), arg("dy"),
+        arg("x"), arg("weight"), arg("rstd"), arg("dx"), arg("dweight"), arg("rows"), arg("cols"),
+        arg("workspace"), arg("workspace_bytes"), arg("device"), arg("stream"));
   m.def("device_count", &py_device_count);
   m.def("synchronize", &py_synchronize, arg("device"), arg("stream"));
   m.def("_raise_for", &py_raise_for, arg("code"), arg("op"));

@@ -31,10 +31,17 @@ cudaError_t softmax(DType t, bool log, const void* in, void* out, int64_t rows, 
 // figure); the Python layer allocates that many uninitialized bytes with the caller's
 // framework (none when it is 0) and passes them to the op, which is correct whatever they hold.
 
-// out[r] (float) = sum / max / min of row r (in: f32, f16, bf16).
+// out[r] (float) = sum / max / min of row r, row r at in + r * ld (ld >= cols; ld == cols:
+// contiguous rows) (in: f32, f16, bf16).
 size_t row_reduce_workspace_bytes(DType t, int64_t rows, int64_t cols);
-cudaError_t row_reduce(DType t, Reduce op, const void* in, int64_t rows, int64_t cols, float* out,
-                       void* workspace, size_t workspace_bytes, cudaStream_t s);
+cudaError_t row_reduce(DType t, Reduce op, const void* in, int64_t rows, int64_t cols, int64_t ld,
+                       float* out, void* workspace, size_t workspace_bytes, cudaStream_t s);
+
+// out[o * inner + i] (float) = sum / max / min over k < n of in[(o * n + k) * inner + i]: the
+// middle axis of a contiguous (outer, n, inner) array (in: f32, f16, bf16).
+size_t col_reduce_workspace_bytes(DType t, int64_t outer, int64_t n, int64_t inner);
+cudaError_t col_reduce(DType t, Reduce op, const void* in, int64_t outer, int64_t n, int64_t inner,
+                       float* out, void* workspace, size_t workspace_bytes, cudaStream_t s);
 
 // out[0] (float) = sum / max / min of in[0..n) (f32, f16, bf16); the workspace holds
 // reduce_workspace_bytes(t, n) bytes, whatever they hold.
@@ -55,6 +62,24 @@ size_t sgemm_workspace_bytes(bool trans_a, bool trans_b, int64_t m, int64_t n, i
 cudaError_t sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                   const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
                   int64_t ldc, void* workspace, size_t workspace_bytes, cudaStream_t s);
+
+// Norms over the last dimension of rows x cols (x, y, residual, sum: f32, f16, bf16 of type t;
+// weight, bias, dweight: of type w, t or float32, each may be 0 = none; mean, rstd: rows floats
+// or 0 = not saved). kernelkit's rms_norm / layer_norm / add_rms_norm / rms_norm_backward.
+cudaError_t rms_norm(DType t, DType w, const void* x, const void* weight, void* y, float* rstd,
+                     int64_t rows, int64_t cols, float eps, cudaStream_t s);
+cudaError_t layer_norm(DType t, DType w, const void* x, const void* weight, const void* bias,
+                       void* y, float* mean, float* rstd, int64_t rows, int64_t cols, float eps,
+                       cudaStream_t s);
+cudaError_t add_rms_norm(DType t, DType w, const void* x, const void* residual, const void* weight,
+                         void* y, void* sum, float* rstd, int64_t rows, int64_t cols, float eps,
+                         cudaStream_t s);
+// dweight (with a weight) needs rms_norm_backward_workspace_bytes(rows, cols) bytes.
+size_t rms_norm_backward_workspace_bytes(int64_t rows, int64_t cols);
+cudaError_t rms_norm_backward(DType t, DType w, const void* dy, const void* x, const void* weight,
+                              const float* rstd, void* dx, void* dweight, int64_t rows,
+                              int64_t cols, void* workspace, size_t workspace_bytes,
+                              cudaStream_t s);
 
 // Elementwise engine with kernelkit's built-in functors (f32, f16, bf16; out of the input
 // type, cast: any pair of them).

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Row-wise and device-wide sum / max / min of f32, f16, bf16 inputs, accumulated in and
-// written as float: 18 instantiations.
+// Row-wise (row stride ld), middle-axis (col_reduce) and device-wide sum / max / min of f32,
+// f16, bf16 inputs, accumulated in and written as float: 27 instantiations.
 //
 // Workspaces (ops.h): each op's *_workspace_bytes is kernelkit's figure; the Python layer
 // allocates that many uninitialized bytes (none when 0) with the caller's framework.
 #include "dtype.cuh"
+#include "kernelkit/reduce/col_reduce.cuh"
 #include "kernelkit/reduce/reduce.cuh"
 #include "kernelkit/reduce/row_reduce.cuh"
 
@@ -19,18 +20,44 @@ size_t row_reduce_workspace_bytes(DType t, int64_t rows, int64_t cols) {
   return bytes;
 }
 
-cudaError_t row_reduce(DType t, Reduce op, const void* in, int64_t rows, int64_t cols, float* out,
-                       void* workspace, size_t workspace_bytes, cudaStream_t s) {
+cudaError_t row_reduce(DType t, Reduce op, const void* in, int64_t rows, int64_t cols, int64_t ld,
+                       float* out, void* workspace, size_t workspace_bytes, cudaStream_t s) {
   return with_float_type(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = static_cast<const T*>(in);
     return kernelkit::dispatch<Reduce::kSum, Reduce::kMax, Reduce::kMin>(op, [&](auto o) {
       if constexpr (decltype(o)::value == Reduce::kSum)
-        return kernelkit::row_sum(x, rows, cols, out, workspace, workspace_bytes, s);
+        return kernelkit::row_sum(x, rows, cols, ld, out, workspace, workspace_bytes, s);
       if constexpr (decltype(o)::value == Reduce::kMax)
-        return kernelkit::row_max(x, rows, cols, out, workspace, workspace_bytes, s);
+        return kernelkit::row_max(x, rows, cols, ld, out, workspace, workspace_bytes, s);
       if constexpr (decltype(o)::value == Reduce::kMin)
-        return kernelkit::row_min(x, rows, cols, out, workspace, workspace_bytes, s);
+        return kernelkit::row_min(x, rows, cols, ld, out, workspace, workspace_bytes, s);
+    });
+  });
+}
+
+size_t col_reduce_workspace_bytes(DType t, int64_t outer, int64_t n, int64_t inner) {
+  size_t bytes = 0;
+  (void)with_float_type(t, [&](auto tag) {
+    bytes =
+        kernelkit::col_reduce_workspace_bytes<typename decltype(tag)::type, float>(outer, n, inner);
+    return cudaSuccess;
+  });
+  return bytes;
+}
+
+cudaError_t col_reduce(DType t, Reduce op, const void* in, int64_t outer, int64_t n, int64_t inner,
+                       float* out, void* workspace, size_t workspace_bytes, cudaStream_t s) {
+  return with_float_type(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = static_cast<const T*>(in);
+    return kernelkit::dispatch<Reduce::kSum, Reduce::kMax, Reduce::kMin>(op, [&](auto o) {
+      if constexpr (decltype(o)::value == Reduce::kSum)
+        return kernelkit::col_sum(x, outer, n, inner, out, workspace, workspace_bytes, s);
+      if constexpr (decltype(o)::value == Reduce::kMax)
+        return kernelkit::col_max(x, outer, n, inner, out, workspace, workspace_bytes, s);
+      if constexpr (decltype(o)::value == Reduce::kMin)
+        return kernelkit::col_min(x, outer, n, inner, out, workspace, workspace_bytes, s);
     });
   });
 }

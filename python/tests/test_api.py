@@ -17,7 +17,7 @@ from conftest import fake, needs_torch, no_gpu_only
 
 # The functions of one float array x (float32, float16, bfloat16 only).
 FLOAT_X = ["softmax", "log_softmax", "row_sum", "row_max", "row_min", "sum", "max", "min", "relu",
-           "gelu", "sigmoid"]
+           "gelu", "sigmoid", "rms_norm", "layer_norm"]
 
 
 def _x(make):
@@ -36,6 +36,9 @@ ARGS = {
     "add": lambda make: (make((4, 8), "float32"), make((4, 8), "float32")),
     "mul": lambda make: (make((4, 8), "float32"), make((4, 8), "float32")),
     "cast": lambda make: (make((4, 8), "float32"), "bfloat16"),
+    "rms_norm": _x,
+    "layer_norm": _x,
+    "add_rms_norm": lambda make: (make((4, 8), "float32"), make((4, 8), "float32")),
 }
 FUNCS = list(ARGS)
 
@@ -113,6 +116,13 @@ def test_workspace_bytes_of_every_op():
     assert _C.row_reduce_workspace_bytes("float32", 4, 1 << 22) > 0
     assert _C.row_reduce_workspace_bytes("int8", 4, 1 << 22) == 0
     assert _C.row_reduce_workspace_bytes("float32", -1, 1 << 22) == 0
+    # col_reduce: partials for a split of n (x.sum(0) of a tall matrix), none for many short
+    # columns; inner == 1 is row_reduce's figure
+    assert _C.col_reduce_workspace_bytes("float32", 1, 1 << 20, 64) > 0
+    assert _C.col_reduce_workspace_bytes("bfloat16", 1, 1 << 20, 64) > 0
+    assert _C.col_reduce_workspace_bytes("int8", 1, 1 << 20, 64) == 0
+    assert _C.col_reduce_workspace_bytes("float32", 1, 1 << 22, 1) == \
+        _C.row_reduce_workspace_bytes("float32", 1, 1 << 22)
 
 
 def test_workspace_helper():
@@ -132,6 +142,11 @@ def test_reduce_workspace_bytes():
     assert _C.reduce_workspace_bytes("bfloat16", 1 << 20) > 0
     assert _C.reduce_workspace_bytes("float64", 1 << 20) == 0  # no op takes float64
     assert _C.reduce_workspace_bytes("float32", -1) == 0
+    # rms_norm_backward's dweight partials: one row of floats per part
+    assert _C.rms_norm_backward_workspace_bytes(4, 8) >= 4 * 8 * 4
+    assert _C.rms_norm_backward_workspace_bytes(1 << 20, 4096) > 0
+    assert _C.rms_norm_backward_workspace_bytes(0, 8) == 0
+    assert _C.rms_norm_backward_workspace_bytes(-1, 8) == 0
 
 
 # ---- arrays that are not CUDA arrays: TypeError ----------------------------------------
@@ -204,8 +219,11 @@ def test_out_dtype(name, calls):
     addresses = iter(range(1 << 40, 1 << 41, 1 << 30))
     args = args_for(name, lambda shape, dtype: fake(shape, dtype, ptr=next(addresses)))
     want = "bfloat16" if name == "cast" else "float32"
+    out = fake((4, 8), "int32", ptr=1 << 44)
+    if name == "add_rms_norm":  # out=(y, sum)
+        out = (out, fake((4, 8), "int32", ptr=1 << 45))
     with pytest.raises(TypeError, match=f"out has dtype int32, expected {want}"):
-        getattr(kernelkit, name)(*args, out=fake((4, 8), "int32", ptr=1 << 44))
+        getattr(kernelkit, name)(*args, out=out)
     assert calls == []
 
 
@@ -351,7 +369,7 @@ def test_what_each_function_launches(calls, monkeypatch):
     """Everything each function hands the extension: kernelkit's arguments (dtype, device
     addresses, sizes, options, workspace), the device and the stream. A wrong mapping fails
     here."""
-    for f in ("row_reduce", "reduce", "gemv", "sgemm"):  # fake arrays get no workspace: ask for none
+    for f in ("row_reduce", "col_reduce", "reduce", "gemv", "sgemm"):  # fake arrays get no workspace: ask for none
         monkeypatch.setattr(_C, f"{f}_workspace_bytes", lambda *a: 0)
     X, Y, O = 1 << 40, 1 << 41, 1 << 44  # noqa: N806 (x's, a second input's and out's addresses)
     o = lambda shape, dt="float32": fake(shape, dt, ptr=O)  # noqa: E731
@@ -371,7 +389,7 @@ def test_what_each_function_launches(calls, monkeypatch):
     kernelkit.softmax(fake((7,), ptr=X, device=2), out=fake((7,), ptr=O, device=2), stream=9)
     assert calls == [
         ("softmax", ("float32", True, X, O, 6, 8, 0, 0)),
-        ("row_reduce", ("float32", _C.REDUCE_MIN, X, 6, 8, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float32", _C.REDUCE_MIN, X, 6, 8, 8, O, 0, 0, 0, 0)),
         ("reduce", ("float32", _C.REDUCE_SUM, X, 48, O, 0, 0, 0, 0)),
         ("unary", (_C.UNARY_GELU_TANH, "float32", 5, O, X, 0, 0)),
         ("unary", (_C.UNARY_SIGMOID, "float16", 5, O, X, 0, 0)),
@@ -416,9 +434,17 @@ def test_extension_turns_kernelkit_argument_errors_into_value_errors():
     with pytest.raises(ValueError, match=f"kernelkit.softmax: {invalid}"):
         _C.softmax("float64", False, X, O, 4, 8, 0, 0)  # a dtype no op takes
     with pytest.raises(ValueError, match=f"kernelkit.row_sum: {invalid}"):
-        _C.row_reduce("float32", _C.REDUCE_SUM, X, 4, 8, X + 4, 0, 0, 0, 0)  # out inside x
+        _C.row_reduce("float32", _C.REDUCE_SUM, X, 4, 8, 8, X + 4, 0, 0, 0, 0)  # out inside x
     with pytest.raises(ValueError, match=f"kernelkit.row_reduce: {invalid}"):
-        _C.row_reduce("float32", 7, X, 4, 8, O, 0, 0, 0, 0)  # no such reduction
+        _C.row_reduce("float32", 7, X, 4, 8, 8, O, 0, 0, 0, 0)  # no such reduction
+    with pytest.raises(ValueError, match=f"kernelkit.row_max: {invalid}"):
+        _C.row_reduce("float32", _C.REDUCE_MAX, X, 4, 8, 7, O, 0, 0, 0, 0)  # ld < cols
+    with pytest.raises(ValueError, match=f"kernelkit.row_min: {invalid}"):
+        _C.row_reduce("float32", _C.REDUCE_MIN, X, 4, 8, 16, X + 4 * 40, 0, 0, 0, 0)  # out in a gap
+    with pytest.raises(ValueError, match=f"kernelkit.col_reduce: {invalid}"):
+        _C.col_reduce("float32", 7, X, 2, 3, 8, O, 0, 0, 0, 0)  # no such reduction
+    with pytest.raises(ValueError, match=f"kernelkit.row_sum: {invalid}"):
+        _C.col_reduce("float32", _C.REDUCE_SUM, X, 2, -3, 8, O, 0, 0, 0, 0)
     with pytest.raises(ValueError, match=f"kernelkit.sum: {invalid}"):
         _C.reduce("float32", _C.REDUCE_SUM, X, 1 << 20, O, W, 1, 0, 0)  # workspace too small
     with pytest.raises(ValueError, match=f"kernelkit.transpose: {invalid}"):
@@ -431,6 +457,17 @@ def test_extension_turns_kernelkit_argument_errors_into_value_errors():
         _C.binary(_C.BINARY_ADD, "float32", 8, X + 4, X, O, 0, 0)  # out partly overlaps a
     with pytest.raises(ValueError, match=f"kernelkit.cast: {invalid}"):
         _C.cast("float32", "int8", 8, O, X, 0, 0)
+    with pytest.raises(ValueError, match=f"kernelkit.rms_norm: {invalid}"):
+        _C.rms_norm("float32", "float32", X, W, O, 0, 4, 8, -1.0, 0, 0)  # eps < 0
+    with pytest.raises(ValueError, match=f"kernelkit.rms_norm: {invalid}"):
+        _C.rms_norm("float32", "float16", X, W, O, 0, 4, 8, 1e-6, 0, 0)  # no (f32, f16) pair
+    with pytest.raises(ValueError, match=f"kernelkit.layer_norm: {invalid}"):
+        _C.layer_norm("bfloat16", "bfloat16", X, W, W, X + 2, 0, 0, 4, 8, 1e-5, 0, 0)  # y = x + 1
+    with pytest.raises(ValueError, match=f"kernelkit.add_rms_norm: {invalid}"):
+        _C.add_rms_norm("float16", "float32", X, W, 0, O, O, 0, 4, 8, 1e-5, 0, 0)  # y is sum
+    with pytest.raises(ValueError, match=f"kernelkit.rms_norm_backward: {invalid}"):
+        _C.rms_norm_backward("float32", "float32", X, W, W + 64, O, O + 256, O + 512, 4, 8, 0, 0, 0,
+                             0)  # dweight without a workspace
 
 
 @no_gpu_only
@@ -513,6 +550,7 @@ def test_dims_in_place_and_keepdim(calls, monkeypatch):
     """The last axes of a contiguous array are read in place, whatever the spelling of dim;
     keepdim only changes the output's shape."""
     monkeypatch.setattr(_C, "row_reduce_workspace_bytes", lambda *a: 0)
+    monkeypatch.setattr(_C, "col_reduce_workspace_bytes", lambda *a: 0)
     X, O = 1 << 40, 1 << 44  # noqa: N806
     x = fake((2, 3, 8), ptr=X)
     kernelkit.row_sum(x, dim=2, out=fake((2, 3), ptr=O))
@@ -522,10 +560,10 @@ def test_dims_in_place_and_keepdim(calls, monkeypatch):
     kernelkit.softmax(x, dim=2, out=fake((2, 3, 8), ptr=O))
     kernelkit.log_softmax(x, -1, out=fake((2, 3, 8), ptr=O))
     assert calls == [
-        ("row_reduce", ("float32", _C.REDUCE_SUM, X, 6, 8, O, 0, 0, 0, 0)),
-        ("row_reduce", ("float32", _C.REDUCE_SUM, X, 2, 24, O, 0, 0, 0, 0)),
-        ("row_reduce", ("float32", _C.REDUCE_SUM, X, 2, 24, O, 0, 0, 0, 0)),
-        ("row_reduce", ("float32", _C.REDUCE_MAX, X, 1, 48, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float32", _C.REDUCE_SUM, X, 6, 8, 8, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float32", _C.REDUCE_SUM, X, 2, 24, 24, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float32", _C.REDUCE_SUM, X, 2, 24, 24, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float32", _C.REDUCE_MAX, X, 1, 48, 48, O, 0, 0, 0, 0)),
         ("softmax", ("float32", False, X, O, 6, 8, 0, 0)),
         ("softmax", ("float32", True, X, O, 6, 8, 0, 0)),
     ]
@@ -536,15 +574,74 @@ def test_dims_in_place_and_keepdim(calls, monkeypatch):
 
 
 def test_a_layout_the_kernels_cannot_read_needs_a_framework(calls):
-    """A non-last axis (or strided rows) is a copy by the array's framework first: a generic
-    array has none, so it is a ValueError naming the strides or the axes, never a launch."""
+    """A layout no kernel reads in place (softmax over a non-last axis or of strided rows,
+    reductions over axes that are not consecutive, a transposed view) is a copy by the
+    array's framework first: a generic array has none, so it is a ValueError naming the
+    strides or the axes, never a launch."""
+    with pytest.raises(ValueError, match=r"reducing axes \(0, 2\) of a generic array needs a copy"):
+        kernelkit.row_sum(fake((4, 8, 3)), dim=(0, 2), out=fake((8,), ptr=1 << 44))
     with pytest.raises(ValueError, match=r"reducing axes \(0,\) of a generic array needs a copy"):
-        kernelkit.row_sum(fake((4, 8)), dim=0, out=fake((8,), ptr=1 << 44))
+        kernelkit.softmax(fake((4, 8)), dim=0, out=fake((4, 8), ptr=1 << 44))
+    with pytest.raises(ValueError, match=r"x is not C-contiguous \(shape \(4, 8\), strides \(64, 4\)\)"):
+        kernelkit.log_softmax(fake((4, 8), strides=(64, 4)), out=fake((4, 8), ptr=1 << 44))
     with pytest.raises(ValueError, match=r"x is not C-contiguous \(shape \(4, 8\), strides \(4, 16\)\)"):
         kernelkit.softmax(fake((4, 8), strides=(4, 16)), dim=0, out=fake((4, 8), ptr=1 << 44))
     with pytest.raises(ValueError, match=r"not C-contiguous"):
         kernelkit.sum(fake((4, 8), strides=(64, 4)), out=fake((), ptr=1 << 44))
     assert calls == []
+
+
+def test_reductions_read_strided_rows_and_middle_axes_in_place(calls, monkeypatch):
+    """_row_layout: rows at a stride (unit-stride within a row, the other axes collapsing to
+    one stride ld >= cols) go to row_reduce with ld; consecutive axes that are not the last
+    of a contiguous array go to col_reduce as (outer, n, inner); no copy (a generic array has
+    no framework to copy with, so a copy would be a ValueError)."""
+    monkeypatch.setattr(_C, "row_reduce_workspace_bytes", lambda *a: 0)
+    monkeypatch.setattr(_C, "col_reduce_workspace_bytes", lambda *a: 0)
+    X, O = 1 << 40, 1 << 44  # noqa: N806
+    o = lambda shape: fake(shape, ptr=O)  # noqa: E731
+    kernelkit.row_sum(fake((4, 8), strides=(64, 4), ptr=X), out=o((4,)))  # x[:, :8] of (4, 16)
+    kernelkit.row_max(fake((2, 8), strides=(160, 4), ptr=X), out=o((2,)))  # logits[:, -1, :]
+    kernelkit.row_min(fake((2, 3, 8), strides=(192, 64, 4), ptr=X), out=o((2, 3)))  # 3-D rows
+    kernelkit.sum(fake((2, 3, 4), "float16", strides=(48, 8, 2), ptr=X), dim=(1, 2),
+                  keepdim=True, out=o((2, 1, 1)))  # 3 x 4 at row stride 24 elements
+    kernelkit.row_sum(fake((1, 8), strides=(4, 4), ptr=X), out=o((1,)))  # one row: any stride
+    kernelkit.row_sum(fake((4, 1, 8), strides=(64, 4, 4), ptr=X), out=o((4, 1)))  # size-1 axis
+    x = fake((2, 3, 8), ptr=X)
+    kernelkit.row_sum(x, dim=1, out=o((2, 8)))
+    kernelkit.max(x, dim=0, keepdim=True, out=o((1, 3, 8)))
+    kernelkit.min(x, dim=(0, 1), out=o((8,)))
+    kernelkit.row_sum(fake((4, 8, 1), "float16", ptr=X), dim=1, out=o((4, 1)))  # inner == 1
+    kernelkit.sum(fake((0, 3, 8), ptr=X), dim=1, out=o((0, 8)))
+    assert calls == [
+        ("row_reduce", ("float32", _C.REDUCE_SUM, X, 4, 8, 16, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float32", _C.REDUCE_MAX, X, 2, 8, 40, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float32", _C.REDUCE_MIN, X, 6, 8, 16, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float16", _C.REDUCE_SUM, X, 2, 12, 24, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float32", _C.REDUCE_SUM, X, 1, 8, 8, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float32", _C.REDUCE_SUM, X, 4, 8, 16, O, 0, 0, 0, 0)),
+        ("col_reduce", ("float32", _C.REDUCE_SUM, X, 2, 3, 8, O, 0, 0, 0, 0)),
+        ("col_reduce", ("float32", _C.REDUCE_MAX, X, 1, 2, 24, O, 0, 0, 0, 0)),
+        ("col_reduce", ("float32", _C.REDUCE_MIN, X, 1, 6, 8, O, 0, 0, 0, 0)),
+        ("row_reduce", ("float16", _C.REDUCE_SUM, X, 4, 8, 8, O, 0, 0, 0, 0)),
+        ("col_reduce", ("float32", _C.REDUCE_SUM, X, 0, 3, 8, O, 0, 0, 0, 0)),
+    ]
+    # layouts no reduction kernel reads: the framework's copy (none for a generic array)
+    for strides in ((4, 16), (0, 4), (66, 4), (28, 4), (-64, 4)):  # transposed, broadcast,
+        # a stride that is no whole element, overlapping rows, reversed rows
+        with pytest.raises(ValueError, match=r"x is not C-contiguous"):
+            kernelkit.row_sum(fake((4, 8), strides=strides, ptr=X), out=o((4,)))
+    with pytest.raises(ValueError, match=r"x is not C-contiguous"):  # rows at two strides
+        kernelkit.row_sum(fake((2, 3, 8), strides=(800, 64, 4), ptr=X), out=o((2, 3)))
+    with pytest.raises(ValueError, match=r"x is not C-contiguous"):  # a strided middle axis
+        kernelkit.row_sum(fake((4, 8), strides=(64, 4), ptr=X), dim=0, out=o((8,)))
+    assert len(calls) == 11
+    # out is checked against the byte range the strided rows span, gaps included (what
+    # kernelkit checks): past x's first nbytes but inside its span is an overlap
+    with pytest.raises(ValueError, match="out overlaps x"):
+        kernelkit.row_sum(fake((4, 8), strides=(64, 4), ptr=X), out=fake((4,), ptr=X + 168))
+    kernelkit.row_sum(fake((4, 8), strides=(64, 4), ptr=X), out=fake((4,), ptr=X + 224))
+    assert calls[-1][1][6] == X + 224
 
 
 def test_dtype_of_a_reduction_is_its_output(calls):
@@ -554,6 +651,93 @@ def test_dtype_of_a_reduction_is_its_output(calls):
     with pytest.raises(TypeError, match="out has dtype float32, expected float16"):
         kernelkit.sum(fake((4, 8)), dtype="f16", out=fake((), ptr=1 << 44))
     assert calls == []
+
+
+# ---- norms ---------------------------------------------------------------------------------
+
+def test_what_the_norms_launch(calls):
+    """rows x cols over the normalized trailing dims; the weight's dtype (x's when none);
+    eps (torch's default for rms_norm: x's machine epsilon); statistics not saved (0) on the
+    plain path; in place as allowed."""
+    X, R, W, B, O = 1 << 40, 1 << 41, 1 << 42, 1 << 43, 1 << 44  # noqa: N806
+    x = fake((4, 8), ptr=X)
+    kernelkit.rms_norm(x, weight=fake((8,), ptr=W), eps=1e-6, out=fake((4, 8), ptr=O))
+    kernelkit.rms_norm(fake((4, 8), "float16", ptr=X), out=fake((4, 8), "float16", ptr=X))
+    kernelkit.rms_norm(fake((2, 3, 8), "float16", ptr=X), (3, 8), fake((3, 8), ptr=W),
+                       out=fake((2, 3, 8), "float16", ptr=O), stream=5)
+    kernelkit.layer_norm(fake((2, 3, 8), ptr=X), [3, 8], fake((3, 8), ptr=W), fake((3, 8), ptr=B),
+                         out=fake((2, 3, 8), ptr=O))
+    kernelkit.layer_norm(fake((5, 8), "float16", ptr=X), None, None, fake((8,), "float16", ptr=B),
+                         0.5, out=fake((5, 8), "float16", ptr=O))
+    kernelkit.add_rms_norm(x, fake((4, 8), ptr=R), fake((8,), ptr=W), 1e-5, out=(x, fake((4, 8), ptr=R)))
+    kernelkit.add_rms_norm(fake((0, 8), ptr=X), fake((0, 8), ptr=R),
+                           out=(fake((0, 8), ptr=O), fake((0, 8), ptr=O + 64)))
+    assert calls == [
+        ("rms_norm", ("float32", "float32", X, W, O, 0, 4, 8, 1e-6, 0, 0)),
+        ("rms_norm", ("float16", "float16", X, 0, X, 0, 4, 8, 2.0 ** -10, 0, 0)),
+        ("rms_norm", ("float16", "float32", X, W, O, 0, 2, 24, 2.0 ** -10, 0, 5)),
+        ("layer_norm", ("float32", "float32", X, W, B, O, 0, 0, 2, 24, 1e-5, 0, 0)),
+        ("layer_norm", ("float16", "float16", X, 0, B, O, 0, 0, 5, 8, 0.5, 0, 0)),
+        ("add_rms_norm", ("float32", "float32", X, R, W, X, R, 0, 4, 8, 1e-5, 0, 0)),
+        ("add_rms_norm", ("float32", "float32", X, R, 0, O, O + 64, 0, 0, 8, 2.0 ** -23, 0, 0)),
+    ]
+
+
+def test_norm_argument_errors(calls):
+    X, O = 1 << 40, 1 << 44  # noqa: N806
+    x = fake((4, 8), ptr=X)
+    o = fake((4, 8), ptr=O)
+    with pytest.raises(ValueError, match=r"normalized_shape \(4,\) must be the trailing dims of "
+                                         r"x's shape \(4, 8\) \(kernelkit normalizes over the last axes\)"):
+        kernelkit.rms_norm(x, 4, out=o)
+    with pytest.raises(ValueError, match=r"normalized_shape \(7,\) must be the trailing dims"):
+        kernelkit.layer_norm(x, weight=fake((7,), ptr=1 << 42), out=o)  # from the weight
+    with pytest.raises(ValueError, match=r"normalized_shape \(\) must be the trailing dims"):
+        kernelkit.layer_norm(x, [], out=o)
+    with pytest.raises(ValueError, match=r"weight has shape \(7,\), expected \(8,\)"):
+        kernelkit.rms_norm(x, (8,), fake((7,), ptr=1 << 42), out=o)
+    with pytest.raises(TypeError, match=r"normalized_shape must be an int or a sequence of ints"):
+        kernelkit.rms_norm(x, 8.0, out=o)
+    with pytest.raises(TypeError, match=r"normalized_shape is an array: pass the weight by keyword"):
+        kernelkit.rms_norm(x, fake((8,), ptr=1 << 42), out=o)  # rms_norm(x, w): torch's order
+    with pytest.raises(TypeError, match=r"weight has dtype float16, expected x's \(float32\) or float32"):
+        kernelkit.rms_norm(x, weight=fake((8,), "float16", ptr=1 << 42), out=o)
+    with pytest.raises(TypeError, match=r"bias has dtype float32, expected the weight's \(float16\)"):
+        kernelkit.layer_norm(fake((4, 8), "float16"), 8, fake((8,), "float16", ptr=1 << 42),
+                             fake((8,), ptr=1 << 43), out=fake((4, 8), "float16", ptr=O))
+    for eps, exc in ((-1e-6, ValueError), (float("nan"), ValueError), ("small", TypeError)):
+        with pytest.raises(exc, match="eps must be"):
+            kernelkit.rms_norm(x, eps=eps, out=o)
+    with pytest.raises(ValueError, match="x must have at least one dimension"):
+        kernelkit.layer_norm(fake(()), out=fake((), ptr=O))
+    with pytest.raises(ValueError, match=r"x is not C-contiguous"):
+        kernelkit.rms_norm(fake((4, 8), strides=(64, 4)), out=o)  # strided rows: no ld kernel
+    with pytest.raises(ValueError, match=r"weight is not C-contiguous"):
+        kernelkit.rms_norm(x, weight=fake((8,), strides=(8,), ptr=1 << 42), out=o)
+    with pytest.raises(ValueError, match="out overlaps weight"):
+        kernelkit.rms_norm(x, weight=fake((8,), ptr=O + 32), out=o)
+    with pytest.raises(ValueError, match=r"out overlaps x \(only exact in-place"):
+        kernelkit.layer_norm(x, out=fake((4, 8), ptr=X + 4))
+    r = fake((4, 8), ptr=1 << 41)
+    with pytest.raises(ValueError, match=r"residual has shape \(4, 9\), expected \(4, 8\)"):
+        kernelkit.add_rms_norm(x, fake((4, 9), ptr=1 << 41), out=(o, r))
+    with pytest.raises(TypeError, match="residual has dtype float16, expected float32"):
+        kernelkit.add_rms_norm(x, fake((4, 8), "float16", ptr=1 << 41), out=(o, r))
+    with pytest.raises(TypeError, match=r"out must be a pair of arrays \(y, sum\)"):
+        kernelkit.add_rms_norm(x, r, out=o)
+    with pytest.raises(ValueError, match=r"out\[1\] overlaps out\[0\]"):
+        kernelkit.add_rms_norm(x, r, out=(o, fake((4, 8), ptr=O)))
+    with pytest.raises(ValueError, match=r"out\[0\] overlaps residual"):
+        kernelkit.add_rms_norm(x, r, out=(r, o))
+    with pytest.raises(ValueError, match=r"out overlaps x"):  # the sum may be x, not y's rows
+        kernelkit.add_rms_norm(x, r, out=(o, fake((4, 8), ptr=X + 32)))
+    assert calls == []
+
+
+def test_norm_plain_path_needs_no_framework_for_the_statistics(calls):
+    # the plain functions save no mean / rstd (only the torch custom ops do, for backward)
+    kernelkit.layer_norm(fake((3, 5)), out=fake((3, 5), ptr=1 << 44))
+    assert calls[0][1][6:8] == (0, 0)
 
 
 # ---- docstrings, stubs -------------------------------------------------------------------

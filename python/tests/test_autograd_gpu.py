@@ -79,6 +79,23 @@ CASES = [
     ("sigmoid", [(333,)], "f32 f16", lambda x: kernelkit.sigmoid(x), lambda x: torch.sigmoid(x)),
     ("cast", [(1025,)], "f32 bf16", lambda x: kernelkit.cast(x, torch.float16),
      lambda x: x.to(torch.float16)),
+    # norms (weight of x's dtype; add_rms_norm's two outputs stacked: y and x + residual)
+    ("rms_norm", [(64, 1024), (1024,)], "f32 f16 bf16",
+     lambda x, w: kernelkit.rms_norm(x, weight=w, eps=1e-6),
+     lambda x, w: F.rms_norm(x, (1024,), w, 1e-6)),
+    ("rms_norm wide", [(3, 20000), (20000,)], "f32 bf16",  # past a block's registers
+     lambda x, w: kernelkit.rms_norm(x, (20000,), w, 1e-5),
+     lambda x, w: F.rms_norm(x, (20000,), w, 1e-5)),
+    ("rms_norm no weight", [(5, 7, 96)], "f32", lambda x: kernelkit.rms_norm(x, (7, 96)),
+     lambda x: F.rms_norm(x, (7, 96), eps=torch.finfo(torch.float32).eps)),
+    ("layer_norm", [(37, 4099), (4099,), (4099,)], "f32 f16 bf16",
+     lambda x, w, b: kernelkit.layer_norm(x, (4099,), w, b),
+     lambda x, w, b: F.layer_norm(x, (4099,), w, b)),
+    ("layer_norm no affine", [(16, 768)], "f32 bf16", lambda x: kernelkit.layer_norm(x, eps=1e-3),
+     lambda x: F.layer_norm(x, (768,), eps=1e-3)),
+    ("add_rms_norm", [(33, 2048), (33, 2048), (2048,)], "f32 f16 bf16",
+     lambda x, r, w: torch.stack(kernelkit.add_rms_norm(x, r, w, 1e-6)),
+     lambda x, r, w: torch.stack((F.rms_norm(x + r, (2048,), w, 1e-6), x + r))),
 ]
 DT = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
 PARAMS = [(c, DT[d]) for c in CASES for d in c[2].split()]
@@ -232,7 +249,7 @@ def test_training_step():
 
 def test_strided_rows_and_axes_against_torch():
     logits = rand((4, 7, 1000), "bfloat16")
-    last = logits[:, -1, :]  # strides (7000, 1): rows at a stride (a copy today, see _row_layout)
+    last = logits[:, -1, :]  # strides (7000, 1): rows at a stride (softmax: a copy; reductions: ld)
     torch.testing.assert_close(kernelkit.softmax(last).double(), torch.softmax(last.double(), -1),
                                rtol=1.6e-2, atol=1e-4)
     torch.testing.assert_close(kernelkit.row_max(last), last.float().amax(-1), rtol=0, atol=0)

@@ -97,7 +97,27 @@ def test_round_robin_covers_every_op_first():
 def test_op_names_are_the_cpp_benchmarks():
     names = {spec["name"] for spec in bench.OPS.values()}
     assert names == {"softmax", "log_softmax", "row_reduce.sum", "reduce.sum", "transpose", "gemv",
-                     "sgemm", "elementwise.add", "elementwise.gelu", "elementwise.cast"}
+                     "sgemm", "elementwise.add", "elementwise.gelu", "elementwise.cast", "rms_norm",
+                     "layer_norm", "add_rms_norm"}
+
+
+def test_norm_ops_have_liger_beside_them():
+    """The norm ops list issue 34's shapes, call kernelkit with keyword parameters, and carry
+    Liger-Kernel's counterpart, imported only when measured (absent here: None, not an
+    ImportError)."""
+    for op in ("rms_norm", "layer_norm", "add_rms_norm"):
+        spec = bench.OPS[op]
+        assert "4096x16384" in spec["listed"]["f32"] and "65536x768" in spec["listed"]["half"]
+        assert callable(spec["liger"]) and callable(spec["kernelkit"])
+        assert isinstance(bench.liger_available(op), bool)
+    assert "liger_kernel" not in __import__("sys").modules or bench.liger_available("rms_norm")
+    doc = bench.results_json(1, "gpu", "t", [dict(name="rms_norm", dtype="f32", shape="8x64",
+                                                  generated=0, kernelkit_us=2.0, liger_us=None)])
+    assert doc["cases"][0]["liger_us"] is None
+    md = bench.markdown(doc, "h")
+    assert "liger_kernel not installed" in md
+    doc["cases"][0]["liger_us"] = 3.0
+    assert "| rms_norm | f32 | 8x64 | 3.0 | 2.0 | 1.50x |" in bench.markdown(doc, "h")
 
 
 def fake_cases():

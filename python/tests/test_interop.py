@@ -179,3 +179,55 @@ def test_jax_axes():
     np.testing.assert_allclose(np.asarray(y), np_softmax(h.T, log=True).T, rtol=1e-5, atol=1e-5)
     r = kernelkit.row_min(x, dim=0)
     np.testing.assert_array_equal(np.asarray(r), h.min(0))
+
+
+# ---- norms: CuPy and JAX arrays, outputs from their own framework ---------------------------
+
+def np_rms_norm(x, w, eps):
+    x = x.astype(np.float64)
+    return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * w.astype(np.float64)
+
+
+def np_layer_norm(x, w, b, eps):
+    x = x.astype(np.float64)
+    m = x.mean(-1, keepdims=True)
+    return (x - m) / np.sqrt(((x - m) ** 2).mean(-1, keepdims=True) + eps) * w + b
+
+
+@needs_cupy
+def test_cupy_norms():
+    import cupy
+
+    rng = np.random.default_rng(12)
+    h = rng.standard_normal((33, 1000)).astype(np.float32)
+    r = rng.standard_normal((33, 1000)).astype(np.float32)
+    w = rng.standard_normal(1000).astype(np.float32)
+    b = rng.standard_normal(1000).astype(np.float32)
+    x = cupy.asarray(h)
+    y = kernelkit.rms_norm(x, weight=cupy.asarray(w), eps=1e-6)
+    assert isinstance(y, cupy.ndarray) and y.dtype == np.float32
+    np.testing.assert_allclose(cupy.asnumpy(y), np_rms_norm(h, w, 1e-6), rtol=1e-5, atol=1e-5)
+    y = kernelkit.layer_norm(x, 1000, cupy.asarray(w), cupy.asarray(b))
+    np.testing.assert_allclose(cupy.asnumpy(y), np_layer_norm(h, w, b, 1e-5), rtol=1e-5, atol=1e-5)
+    y, s = kernelkit.add_rms_norm(x, cupy.asarray(r), cupy.asarray(w), 1e-6)
+    np.testing.assert_array_equal(cupy.asnumpy(s), h + r)
+    np.testing.assert_allclose(cupy.asnumpy(y), np_rms_norm(h + r, w, 1e-6), rtol=1e-5, atol=1e-5)
+
+
+@needs_jax
+def test_jax_norms():
+    import jax
+    import jax.numpy as jnp
+
+    gpus = [d for d in jax.devices() if d.platform == "gpu"]
+    if not gpus:
+        pytest.skip("JAX sees no GPU")
+    rng = np.random.default_rng(13)
+    h = rng.standard_normal((17, 512)).astype(np.float32)
+    w = rng.standard_normal(512).astype(np.float32)
+    x = jax.device_put(jnp.asarray(h), gpus[0])
+    y = kernelkit.rms_norm(x, weight=jax.device_put(jnp.asarray(w), gpus[0]), eps=1e-6)
+    assert isinstance(y, jax.Array) and y.shape == x.shape
+    np.testing.assert_allclose(np.asarray(y), np_rms_norm(h, w, 1e-6), rtol=1e-5, atol=1e-5)
+    y, s = kernelkit.add_rms_norm(x, x)
+    np.testing.assert_array_equal(np.asarray(s), h + h)

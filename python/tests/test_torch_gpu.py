@@ -140,14 +140,15 @@ def test_reductions_deterministic_and_out():
     assert torch.isfinite(rows).all()
 
 
-@pytest.mark.parametrize("name", ["row_sum", "gemv", "sgemm", "sum"])
+@pytest.mark.parametrize("name", ["row_sum", "row_sum strided", "col_sum", "gemv", "sgemm", "sum"])
 def test_workspace_plumbing(name, monkeypatch):
     """Whatever bytes the extension asks for reach it from torch's allocator, uninitialized:
     the op is right whatever they hold (here a 0xA5 fill), and the launch gets exactly that
     workspace's address and size."""
     from kernelkit import _C, _ops
 
-    base = {"row_sum": "row_reduce", "gemv": "gemv", "sgemm": "sgemm", "sum": "reduce"}[name]
+    base = {"row_sum": "row_reduce", "row_sum strided": "row_reduce", "col_sum": "col_reduce",
+            "gemv": "gemv", "sgemm": "sgemm", "sum": "reduce"}[name]
     launch = getattr(_C, base)
     orig = getattr(_C, f"{base}_workspace_bytes")
     alloc = _ops.workspace
@@ -175,8 +176,13 @@ def test_workspace_plumbing(name, monkeypatch):
     x = rand((256,), torch.float32, seed=SEED + 1).double()
     B = rand((256, 8), torch.float32, seed=SEED + 2).double()
     A64 = A.double()
+    T = rand((20000, 24), torch.float32, seed=SEED + 3)  # x.sum(0) of a tall x: a split of n
     if name == "row_sum":
         got, want, mag = kernelkit.row_sum(A), A64.sum(1), A64.abs().sum(1)
+    elif name == "row_sum strided":
+        got, want, mag = kernelkit.row_sum(A[:3, :200]), A64[:3, :200].sum(1), A64[:3, :200].abs().sum(1)
+    elif name == "col_sum":
+        got, want, mag = kernelkit.row_sum(T, dim=0), T.double().sum(0), T.double().abs().sum(0)
     elif name == "gemv":
         got, want, mag = kernelkit.gemv(A, x.float()), A64 @ x, A64.abs() @ x.abs()
     elif name == "sgemm":
@@ -185,6 +191,132 @@ def test_workspace_plumbing(name, monkeypatch):
         got, want, mag = kernelkit.sum(A), A64.sum(), A64.abs().sum()
     assert [n for _, n in made] == asked and seen == made
     sum_close(got, want, mag, what=f"{name} with a 0xA5 workspace")
+
+
+def test_reductions_read_strided_rows_and_middle_axes_in_place(monkeypatch):
+    """_row_layout's in-place layouts against float64, with the framework's copy forbidden:
+    rows at a stride (row_reduce's ld: aligned and misaligned strides, 3-D rows that collapse
+    to one stride) and consecutive non-last axes of a contiguous tensor (col_reduce: narrow,
+    wide, split over n, inner == 1, empty)."""
+    from kernelkit import _ops
+
+    def no_copy(*args, **kwargs):
+        raise AssertionError("a copy: this layout should be read in place")
+
+    monkeypatch.setattr(_ops, "moved_copy", no_copy)
+    logits = rand((4, 7, 1000), torch.bfloat16)
+    x3 = rand((6, 50, 9), torch.float32)
+    cases = [
+        (logits[:, -1, :], -1),  # rows at stride 7000
+        (logits[:, :, :999], -1),  # ld 1000, rows of 999 (off the 16-byte grid)
+        (logits[::2], (-1,)),
+        (rand((8, 4104), torch.float16)[:, 3:4102], -1),  # misaligned start and stride
+        (rand((3, 16, 2, 64), torch.float32)[:, :, 0, :], -1),  # (3, 16) rows at stride 128
+        (rand((5, 3, 40), torch.bfloat16)[:, :, :32], 2),
+        (rand((2, 70000), torch.float32)[:, :65537], -1),  # few long rows (split, workspace)
+        (x3, 0), (x3, 1), (x3, (0, 1)), (x3, (1, 2)),
+        (rand((20000, 24), torch.float32), 0),  # x.sum(0) of a tall x: n split over blocks
+        (rand((1, 300000, 4), torch.bfloat16), 1),  # one tile, split
+        (rand((64, 4097), torch.float16), 0),  # odd inner: single-element columns
+        (rand((3, 5, 1), torch.float32), 1),  # inner == 1: a row reduction
+    ]
+    for x, d in cases:
+        xd = x.double()
+        what = f"{tuple(x.shape)} strides {x.stride()} dim {d}"
+        sum_close(kernelkit.row_sum(x, d), xd.sum(d), xd.abs().sum(d), what=what)
+        assert torch.equal(kernelkit.row_max(x, d).double(), xd.amax(d)), what
+        got = kernelkit.min(x, d, keepdim=True)
+        assert got.shape == xd.amin(d, keepdim=True).shape and got.is_contiguous(), what
+        assert torch.equal(got.double(), xd.amin(d, keepdim=True)), what
+    # out= and dtype= on the in-place paths; an empty reduced axis writes the identity
+    out = torch.empty(4, device="cuda", dtype=torch.bfloat16)
+    assert kernelkit.row_sum(logits[:, -1, :], dtype=torch.bfloat16, out=out) is out
+    close(out, logits[:, -1, :].double().sum(-1), rtol=2e-2, atol=0.1)
+    e = torch.empty(5, 0, 3, device="cuda")
+    assert torch.equal(kernelkit.row_sum(e, 1), torch.zeros(5, 3, device="cuda"))
+    assert bool((kernelkit.row_max(e, 1) == float("-inf")).all())
+    # out must not fall in the strided rows' span (gaps included: kernelkit's rule)
+    buf = torch.empty(4, 16, device="cuda")
+    with pytest.raises(ValueError, match="out overlaps x"):
+        kernelkit.row_sum(buf[:, :8], out=buf[2, 8:12])
+
+
+# ---- norms -------------------------------------------------------------------------------
+
+NORM_SHAPES = [(1, 1), (3, 7), (64, 1024), (5, 4099), (2, 3, 768), (7, 16384), (2, 20001),
+               (0, 64), (1000, 128)]
+
+
+def _rms_ref(x, w, eps):
+    xd = x.double()
+    y = xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + eps)
+    return y if w is None else y * w.double()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", NORM_SHAPES, ids=str)
+def test_norms_forward(shape, dtype):
+    t = DTYPES[dtype]
+    x = rand(shape, t)
+    c = shape[-1]
+    w = rand((c,), t, seed=SEED + 1)
+    b = rand((c,), t, seed=SEED + 2)
+    r = rand(shape, t, seed=SEED + 3)
+    what = f"{shape} {dtype}"
+    close(kernelkit.rms_norm(x, weight=w, eps=1e-6), _rms_ref(x, w, 1e-6), what="rms_norm " + what)
+    xd = x.double()
+    ln = torch.nn.functional.layer_norm(xd, (c,), w.double(), b.double(), 1e-5)
+    close(kernelkit.layer_norm(x, (c,), w, b), ln, what="layer_norm " + what)
+    y, s = kernelkit.add_rms_norm(x, r, w, 1e-6)
+    assert torch.equal(s, x + r), what  # the rounded sum, bit for bit
+    close(y, _rms_ref(s, w, 1e-6), what="add_rms_norm " + what)
+
+
+def test_norms_options():
+    x = rand((33, 512), torch.bfloat16)
+    w32 = rand((512,), torch.float32, seed=SEED + 1)
+    # float32 weight (and bias) with half x
+    close(kernelkit.rms_norm(x, weight=w32, eps=1e-5), _rms_ref(x, w32, 1e-5))
+    b32 = rand((512,), torch.float32, seed=SEED + 2)
+    close(kernelkit.layer_norm(x, 512, w32, b32),
+          torch.nn.functional.layer_norm(x.double(), (512,), w32.double(), b32.double()))
+    # torch's default eps: the machine epsilon of x's dtype (F.rms_norm's eps=None)
+    close(kernelkit.rms_norm(x), _rms_ref(x, None, torch.finfo(torch.bfloat16).eps))
+    # several trailing dims normalized together
+    x3 = rand((4, 6, 50), torch.float32)
+    w3 = rand((6, 50), torch.float32, seed=SEED + 4)
+    close(kernelkit.rms_norm(x3, (6, 50), w3, 1e-6),
+          _rms_ref(x3.reshape(4, 300), w3.reshape(300), 1e-6).reshape(4, 6, 50))
+    # in place: y = x; the residual stream update: out=(x, residual)
+    h, res = rand((8, 256), torch.float16), rand((8, 256), torch.float16, seed=SEED + 5)
+    w = rand((256,), torch.float16, seed=SEED + 6)
+    want_s = h + res
+    want_y = _rms_ref(want_s, w, 1e-6)
+    y, s = kernelkit.add_rms_norm(h, res, w, 1e-6, out=(h, res))
+    assert y is h and s is res and torch.equal(res, want_s)
+    close(h, want_y)
+    z = rand((8, 256), torch.float32)
+    zc = z.clone()
+    assert kernelkit.layer_norm(z, out=z) is z
+    close(z, torch.nn.functional.layer_norm(zc.double(), (256,)))
+    # special values: a NaN row stays NaN, the others are untouched
+    x = rand((4, 100), torch.float32)
+    x[1, 3] = float("nan")
+    y = kernelkit.rms_norm(x, eps=1e-6)
+    assert bool(y[1].isnan().all()) and bool(y[[0, 2, 3]].isfinite().all())
+    with pytest.raises(ValueError, match="must be the trailing dims"):
+        kernelkit.layer_norm(x, (4,))
+
+
+def test_rms_norm_backward_is_deterministic():
+    """dweight from per-block partials summed in a fixed order: the same bits run after run
+    (torch's own rms_norm backward sums with atomics on some paths)."""
+    x = rand((4096, 1024), torch.bfloat16).requires_grad_()
+    w = rand((1024,), torch.bfloat16, seed=SEED + 1).requires_grad_()
+    g = rand((4096, 1024), torch.bfloat16, seed=SEED + 2)
+    grads = [torch.autograd.grad(kernelkit.rms_norm(x, weight=w, eps=1e-6), (x, w), g) for _ in range(3)]
+    for dx, dw in grads[1:]:
+        assert torch.equal(dx, grads[0][0]) and torch.equal(dw, grads[0][1])
 
 
 def test_nan_propagates_in_max_min():
@@ -392,8 +524,8 @@ def test_cuda_graph_capture_and_replay():
 
 def test_non_contiguous_tensor_is_refused_by_flat_ops():
     """Elementwise, transpose and BLAS read one flat range: a non-contiguous operand is a
-    ValueError naming its strides. The row ops take it (through the framework's copy that
-    their docstrings state, until the row-stride / axis kernels are wired in)."""
+    ValueError naming its strides. The row ops take it (softmax through the framework's copy
+    that its docstring states, the reductions of strided rows in place)."""
     x = rand((64, 32), torch.float32)
     with pytest.raises(ValueError, match=r"x is not contiguous \(shape \(32, 64\), strides \(1, 32\)\)"):
         kernelkit.relu(x.t())

@@ -43,13 +43,27 @@ SAMPLES = [
     ("gelu", lambda t: (t(11),), {"approximate": "tanh"}, (11,), "float32"),
     ("sigmoid", lambda t: (t(4, 4, dtype="bfloat16"),), {}, (4, 4), "bfloat16"),
     ("cast", lambda t: (t(6), torch.bfloat16), {}, (6,), "bfloat16"),
-    # torch's dim / keepdim (any axis: a non-last one is a framework copy today)
+    # torch's dim / keepdim (any axis: softmax copies a non-last one, reductions read it)
     ("softmax", lambda t: (t(4, 6, 5),), {"dim": 1}, (4, 6, 5), "float32"),
     ("log_softmax", lambda t: (t(7, 9, dtype="bfloat16"),), {"dim": 0}, (7, 9), "bfloat16"),
     ("row_sum", lambda t: (t(5, 6, 7),), {"dim": [0, 2], "keepdim": True}, (1, 6, 1), "float32"),
     ("max", lambda t: (t(3, 8, dtype="float16"),), {"dim": [1]}, (3,), "float32"),
     ("sum", lambda t: (t(3, 8),), {"keepdim": True}, (1, 1), "float32"),
+    # norms: the custom ops return the saved statistics too (the first output is y)
+    ("rms_norm", lambda t: (t(6, 64, dtype="bfloat16"), None, t(64, dtype="bfloat16", seed=1), 1e-6),
+     {}, (6, 64), "bfloat16"),
+    ("rms_norm", lambda t: (t(2, 3, 40), [3, 40], t(3, 40, seed=1)), {}, (2, 3, 40), "float32"),
+    ("layer_norm", lambda t: (t(5, 96, dtype="float16"), [96], t(96, seed=1), t(96, seed=2)), {},
+     (5, 96), "float16"),
+    ("layer_norm", lambda t: (t(4, 33),), {"eps": 1e-3}, (4, 33), "float32"),
+    ("add_rms_norm", lambda t: (t(7, 128, dtype="bfloat16"), t(7, 128, dtype="bfloat16", seed=1),
+                                t(128, seed=2), 1e-5), {}, (7, 128), "bfloat16"),
 ]
+
+
+def first(out):
+    """A custom op's first output (y) when it returns several."""
+    return out[0] if isinstance(out, (tuple, list)) else out
 
 
 def sample(case, device):
@@ -88,7 +102,7 @@ def test_schemas():
 @CASES
 def test_fake_implementations_on_meta(case):
     name, args, kwargs, shape, dtype = sample(case, "meta")
-    out = getattr(torch.ops.kernelkit, name)(*args, **kwargs)
+    out = first(getattr(torch.ops.kernelkit, name)(*args, **kwargs))
     assert out.device.type == "meta" and tuple(out.shape) == shape and out.dtype == dtype
     assert out.is_contiguous()
 
@@ -121,6 +135,25 @@ def test_forward_and_backward_trace_without_a_gpu():
     # forward, and matmul's backward: two more kernelkit sgemm calls
     assert targets.count("kernelkit.matmul.default") == 1
     assert targets.count("kernelkit.sgemm.default") == 2
+
+
+def test_dynamic_shapes_trace_without_a_gpu():
+    """The fakes run on symbolic sizes (torch.compile(dynamic=True), AOTAutograd's dynamic
+    tracing): describe and the allocations never ask a symbolic tensor for nbytes; forward
+    and backward of the norms and of the reductions' in-place layouts."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def f(x, r, w, b):
+        y = kernelkit.rms_norm(x, weight=w, eps=1e-6) + kernelkit.layer_norm(x, None, w, b)
+        a, s = kernelkit.add_rms_norm(x, r, w)
+        t = kernelkit.row_sum(x, dim=0).sum() + kernelkit.row_max(x[:-1:2]).sum()
+        return torch.autograd.grad((y + a + s).sum() + t, (x, r, w, b))
+
+    args = [torch.empty(s, device="meta", requires_grad=True) for s in ((6, 64), (6, 64), (64,), (64,))]
+    g = make_fx(f, tracing_mode="symbolic")(*args)
+    targets = {str(n.target) for n in g.graph.nodes if n.op == "call_function"}
+    for name in ("rms_norm", "layer_norm", "add_rms_norm", "rms_norm_backward", "row_sum", "row_max"):
+        assert f"kernelkit.{name}.default" in targets, name
 
 
 def test_cpu_tensors_are_refused_by_the_real_implementation():
@@ -193,7 +226,10 @@ def test_fakes_accept_what_the_real_op_reads():
             (k.sum(x), (), torch.float32),
             (k.sum(x, None, True), (1, 1, 1), torch.float32),
             (k.min(x, [1]), (6, 7), torch.float32),
-            (k.row_min(x[:, 1, :]), (6,), torch.float32),  # rows at a stride: a copy first
+            (k.row_min(x[:, 1, :]), (6,), torch.float32),  # rows at a stride: in place (ld)
+            (k.row_sum(x[:, :, :5], [2], True), (6, 5, 1), torch.float32),
+            (k.max(x, [0, 1]), (7,), torch.float32),  # col_reduce of (1, 30, 7)
+            (k.row_max(x[::2], [1]), (3, 7), torch.float32),  # strided middle axis: a copy
         ]:
             assert tuple(y.shape) == shape and y.dtype == dtype and y.device.type == "cuda"
             assert y.is_contiguous()
@@ -222,7 +258,18 @@ GRAD_CASES = [
     ("gelu", [((7,), "float32")], (), {"approximate": "tanh"}),
     ("sigmoid", [((7,), "float32")], (), {}),
     ("cast", [((7,), "float32")], ("bfloat16",), {}),
+    ("rms_norm", [((3, 8), "bfloat16"), ((8,), "bfloat16")], (), {}),
+    ("rms_norm", [((2, 3, 8), "float32"), ((3, 8), "float32")], (), {}),
+    ("layer_norm", [((3, 8), "float16"), ((8,), "float32"), ((8,), "float32")], (), {}),
+    ("add_rms_norm", [((3, 8), "bfloat16"), ((3, 8), "bfloat16"), ((8,), "float32")], (), {}),
 ]
+# how a norm case's tensors are passed: the parameters are keywords (normalized_shape comes
+# second), so weight / bias are never positional
+NORM_CALL = {
+    "rms_norm": lambda f, x, w: f(x, None, w, 1e-6),
+    "layer_norm": lambda f, x, w, b: f(x, None, w, b),
+    "add_rms_norm": lambda f, x, r, w: f(x, r, w, 1e-6),
+}
 GRAD_IDS = [f"{c[0]}-{i}" for i, c in enumerate(GRAD_CASES)]
 
 
@@ -249,9 +296,14 @@ def test_backward_is_wired_on_meta(case, via):
                                            else v) for k, v in kw.items()})
         if name == "cast":
             extra = (torch.bfloat16,)
-    y = f(*xs, *extra, **kwargs)
-    assert y.grad_fn is not None, f"{name}: the output has no grad_fn"
-    y.backward(torch.empty_like(y))
+    if name in NORM_CALL:
+        outs = NORM_CALL[name](f, *xs)
+    else:
+        outs = f(*xs, *extra, **kwargs)
+    outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+    for y in outs:
+        assert y.grad_fn is not None, f"{name}: the output has no grad_fn"
+    torch.autograd.backward(outs, [torch.empty_like(y) for y in outs])
     for x in xs:
         assert x.grad is not None and x.grad.shape == x.shape and x.grad.dtype == x.dtype, name
 
@@ -264,6 +316,8 @@ def test_no_grad_and_out_with_autograd():
         kernelkit.matmul(x, torch.empty(5, 2, device="meta"), stream=0)
     with pytest.raises(ValueError, match="beta=1.0 reads y: pass it as out="):
         kernelkit.gemv(x, torch.empty(5, device="meta"), beta=1)
+    with pytest.raises(TypeError, match="normalized_shape is an array: pass the weight by keyword"):
+        kernelkit.rms_norm(x, torch.empty(5, device="meta"))  # torch's order: (x, shape, weight)
 
 
 # The custom ops' bodies replaced by torch on the CPU (float64 welcome): torch's autograd then
@@ -297,6 +351,47 @@ def _cpu_bodies(monkeypatch):
     def sgemm(A, B, ta, tb, alpha, beta, out, stream, fake=False, op="sgemm"):
         return alpha * ((A.t() if ta else A) @ (B.t() if tb else B))
 
+    from kernelkit import _torch_ops
+
+    def rms(x, ns, weight, eps, out, stream, fake=False, save=False):
+        cols = _torch_ops._cols(x, ns, weight)
+        xf = x.reshape(-1, cols)
+        rstd = torch.rsqrt(xf.pow(2).mean(1) + (torch.finfo(x.dtype).eps if eps is None else eps))
+        y = xf * rstd[:, None]
+        if weight is not None:
+            y = y * weight.reshape(1, -1)
+        y = y.reshape(x.shape).to(x.dtype)
+        return (y, rstd.float() if x.dtype != torch.float64 else rstd) if save else y
+
+    def layer(x, ns, weight, bias, eps, out, stream, fake=False, save=False):
+        cols = _torch_ops._cols(x, ns, weight if weight is not None else bias)
+        xf = x.reshape(-1, cols)
+        mean = xf.mean(1)
+        rstd = torch.rsqrt((xf - mean[:, None]).pow(2).mean(1) + eps)
+        y = (xf - mean[:, None]) * rstd[:, None]
+        if weight is not None:
+            y = y * weight.reshape(1, -1)
+        if bias is not None:
+            y = y + bias.reshape(1, -1)
+        y = y.reshape(x.shape).to(x.dtype)
+        return (y, mean, rstd) if save else y
+
+    def add_rms(x, residual, weight, eps, out, stream, fake=False, save=False):
+        s = x + residual
+        y, rstd = rms(s, None, weight, eps, None, None, save=True)
+        return (y, s, rstd) if save else (y, s)
+
+    def rms_backward(dy, x, weight, rstd, cols, want, fake=False):
+        xf, g, r = x.reshape(-1, cols), dy.reshape(-1, cols), rstd.reshape(-1, 1).to(x.dtype)
+        gw = g * weight.reshape(1, -1) if weight is not None else g
+        dx = r * (gw - xf * r * r * (gw * xf).mean(1, keepdim=True))
+        dw = (g * xf * r).sum(0).reshape(weight.shape) if weight is not None and want else None
+        return dx.reshape(x.shape), dw
+
+    monkeypatch.setattr(_ops, "_rms_norm", rms)
+    monkeypatch.setattr(_ops, "_layer_norm", layer)
+    monkeypatch.setattr(_ops, "_add_rms_norm", add_rms)
+    monkeypatch.setattr(_ops, "_rms_norm_backward", rms_backward)
     monkeypatch.setattr(_ops, "_softmax", softmax)
     monkeypatch.setattr(_ops, "_reduce", reduce)
     monkeypatch.setattr(_ops, "_transpose", lambda x, out, stream, fake=False: x.t().clone())
@@ -334,7 +429,15 @@ GRADCHECK = [
     ("gelu", lambda k, x: k.gelu(x, approximate="tanh"), [(7,)]),
     ("sigmoid", lambda k, x: k.sigmoid(x), [(7,)]),
     ("cast", lambda k, x: k.cast(x, torch.float64), [(7,)]),
+    ("rms_norm", lambda k, x, w: k.rms_norm(x, weight=w, eps=1e-6), [(3, 6), (6,)]),
+    ("rms_norm", lambda k, x: k.rms_norm(x, (2, 3)), [(4, 2, 3)]),
+    ("layer_norm", lambda k, x, w, b: k.layer_norm(x, 6, w, b), [(3, 6), (6,), (6,)]),
+    ("layer_norm", lambda k, x, b: k.layer_norm(x, bias=b, eps=0.1), [(3, 5), (5,)]),
+    ("add_rms_norm", lambda k, x, r, w: k.add_rms_norm(x, r, w, 1e-5), [(3, 6), (3, 6), (6,)]),
 ]
+# backwards through kernelkit ops that have no backward of their own, or that use the saved
+# statistics (first order only)
+FIRST_ORDER = ("row_max", "row_min", "max", "min", "relu", "rms_norm", "layer_norm", "add_rms_norm")
 
 
 @pytest.mark.parametrize("case", GRADCHECK, ids=[f"{c[0]}-{i}" for i, c in enumerate(GRADCHECK)])
@@ -346,9 +449,9 @@ def test_backward_formulas_gradcheck_with_cpu_bodies(case, monkeypatch):
     g = torch.Generator().manual_seed(7)
     xs = [torch.randn(s, generator=g, dtype=torch.float64).requires_grad_() for s in shapes]
     fn = lambda *a: f(kernelkit, *a)  # noqa: E731
-    assert fn(*xs).grad_fn is not None
+    assert first(fn(*xs)).grad_fn is not None
     assert torch.autograd.gradcheck(fn, xs)
-    if name not in ("row_max", "row_min", "max", "min", "relu"):
+    if name not in FIRST_ORDER:
         assert torch.autograd.gradgradcheck(fn, xs)
 
 
@@ -379,6 +482,57 @@ def test_plain_functions_compile_fullgraph_with_backward(monkeypatch):
     torch._dynamo.reset()
 
 
+def test_norms_compile_fullgraph_with_backward(monkeypatch):
+    """The norms' custom ops (several outputs, saved statistics, kernelkit's
+    rms_norm_backward op in the backward) trace under torch.compile and AOTAutograd: on the
+    CPU with the bodies swapped for torch."""
+    _cpu_bodies(monkeypatch)
+    torch._dynamo.reset()
+
+    def f(x, r, w, b):
+        h, s = kernelkit.add_rms_norm(x, r, w, 1e-6)
+        return (kernelkit.layer_norm(h, 6, w, b) * s).sum() + kernelkit.rms_norm(s, weight=w).sum()
+
+    g = torch.Generator().manual_seed(4)
+    args = [torch.randn(s, generator=g, dtype=torch.float64).requires_grad_()
+            for s in ((5, 6), (5, 6), (6,), (6,))]
+    want = torch.autograd.grad(f(*args), args)
+    compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
+    got = torch.autograd.grad(compiled(*args), args)
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b)
+    torch._dynamo.reset()
+
+
+def test_norm_fakes_refuse_what_the_real_op_refuses():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    k = torch.ops.kernelkit
+    with FakeTensorMode():
+        x = torch.empty(4, 8, device="cuda", dtype=torch.bfloat16)
+        w16 = torch.empty(8, device="cuda", dtype=torch.float16)
+        with pytest.raises(TypeError, match=r"weight has dtype float16, expected x's \(bfloat16\)"):
+            k.rms_norm(x, None, w16)
+        with pytest.raises(ValueError, match="must be the trailing dims"):
+            k.layer_norm(x, [4])
+        with pytest.raises(ValueError, match="eps must be >= 0"):
+            k.rms_norm(x, None, None, -1.0)
+        with pytest.raises(ValueError, match="x is not C-contiguous|x is not contiguous"):
+            k.rms_norm(x.t())
+        with pytest.raises(ValueError, match=r"residual has shape \(4, 7\)"):
+            k.add_rms_norm(x, torch.empty(4, 7, device="cuda", dtype=torch.bfloat16))
+        y, rstd = k.rms_norm(x, [8], torch.empty(8, device="cuda"))
+        assert y.shape == (4, 8) and y.dtype == torch.bfloat16 and rstd.shape == (4,)
+        y, mean, rstd = k.layer_norm(torch.empty(2, 3, 5, device="cuda"), [3, 5])
+        assert mean.shape == rstd.shape == (2,) and mean.dtype == torch.float32
+        y, s, rstd = k.add_rms_norm(x, x.clone())
+        assert s.shape == x.shape and s.dtype == x.dtype
+        dx, dw = k.rms_norm_backward(x, x, w16.to(torch.bfloat16), rstd, 8, True)
+        assert dx.shape == x.shape and dw.shape == (8,) and dw.dtype == torch.bfloat16
+        dx, dw = k.rms_norm_backward(x, x, None, rstd, 8, False)
+        assert dw.numel() == 0
+
+
 # ---- on the GPU ------------------------------------------------------------------------
 
 @needs_torch_gpu
@@ -386,7 +540,7 @@ def test_plain_functions_compile_fullgraph_with_backward(monkeypatch):
 def test_opcheck(case):
     name, args, kwargs, shape, dtype = sample(case, "cuda")
     op = getattr(torch.ops.kernelkit, name)
-    out = op(*args, **kwargs)
+    out = first(op(*args, **kwargs))
     assert tuple(out.shape) == shape and out.dtype == dtype and out.is_cuda
     torch.library.opcheck(op.default, args, kwargs)
 
@@ -397,7 +551,9 @@ def test_matches_the_plain_functions():
         name, args, kwargs, _, _ = sample(case, "cuda")
         a = getattr(torch.ops.kernelkit, name)(*args, **kwargs)
         b = getattr(kernelkit, name)(*args, **kwargs)
-        assert torch.equal(a, b), name
+        if name == "add_rms_norm":  # (y, sum) of the function, (y, sum, rstd) of the op
+            assert torch.equal(a[1], b[1]), name
+        assert torch.equal(first(a), first(b)), name
 
 
 @needs_torch_gpu

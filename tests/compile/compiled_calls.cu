@@ -24,6 +24,12 @@ cudaError_t kernelkit_compiled_calls(float* f, __half* h, __nv_bfloat16* b, doub
   keep(kk::rms_norm_backward(b, b, b, f, b, b, 4, 8, ws, ws_bytes));
   keep(kk::layer_norm_backward(h, h, f, f, f, h, f, f, 4, 8, ws, ws_bytes));
   keep(kk::add_rms_norm_backward(f, f, f, f, f, f, f, 4, 8, ws, ws_bytes));
+  keep(kk::softmax(f, 9, f, 9, 4, 8));
+  keep(kk::log_softmax(b, 9, b, 8, 4, 8));
+  keep(kk::softmax_backward(f, f, f, 4, 8));
+  keep(kk::log_softmax_backward(h, h, h, 4, 8));
+  keep(kk::softmax_backward(b, 9, b, 9, b, 9, 4, 8));
+  keep(kk::log_softmax_backward(f, 9, f, 9, f, 9, 4, 8));
   keep(kk::sum(f, 32, f, ws, ws_bytes));
   keep(kk::max(h, 32, f, ws, ws_bytes));
   keep(kk::min(i, 32, i, ws, ws_bytes));

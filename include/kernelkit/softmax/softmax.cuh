@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// Softmax and log-softmax over the last dimension of a row-major rows x cols matrix.
-/// The plan (every decision) is in softmax_plan.cuh, the kernels in detail/softmax_kernels.cuh;
-/// here: the argument checks, launch_softmax (the plan's values become template arguments),
-/// and the public functions.
+/// Softmax and log-softmax over the last dimension of a row-major rows x cols matrix, with or
+/// without a leading dimension, and their backward passes (softmax_backward,
+/// log_softmax_backward). Contiguous forward rows: plan in softmax_plan.cuh, kernels in
+/// detail/softmax_kernels.cuh; strided forward rows and the backward: softmax_rows_plan.cuh and
+/// detail/softmax_rows_kernels.cuh. Here: the argument checks, launch_softmax /
+/// launch_softmax_rows (the plan's values become template arguments), and the public functions.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -18,7 +20,9 @@
 #include "kernelkit/core/error.cuh"
 #include "kernelkit/core/launch.cuh"
 #include "kernelkit/softmax/detail/softmax_kernels.cuh"
+#include "kernelkit/softmax/detail/softmax_rows_kernels.cuh"
 #include "kernelkit/softmax/softmax_plan.cuh"
+#include "kernelkit/softmax/softmax_rows_plan.cuh"
 
 namespace kernelkit {
 
@@ -36,6 +40,57 @@ bool softmax_args_ok(const T* in, const T* out, int64_t rows, int64_t cols) {
   if (!is_element_aligned(in) || !is_element_aligned(out)) return false;
   const int64_t bytes = rows * cols * int64_t{sizeof(T)};
   return !partial_overlap(out, bytes, in, bytes);
+}
+
+namespace detail {
+// A rows x cols matrix of T with leading dimension ld: ld >= cols, its span ((rows - 1) x ld +
+// cols elements) within int64 bytes, p non-null and aligned to T (rows, cols >= 1).
+template <typename T>
+bool softmax_matrix_ok(const T* p, int64_t ld, int64_t rows, int64_t cols) {
+  if (p == nullptr || ld < cols || !is_element_aligned(p)) return false;
+  if (rows - 1 > (INT64_MAX - cols) / ld) return false;
+  return (rows - 1) * ld + cols <= INT64_MAX / int64_t{sizeof(T)};
+}
+}  // namespace detail
+
+/// The arguments of the leading-dimension softmax / log_softmax: sizes >= 0; when the matrix is
+/// not empty, ld_in >= cols and ld_out >= cols, both pointers non-null and aligned to T, each
+/// span ((rows - 1) x ld + cols elements) within int64 bytes, and out either exactly in (same
+/// pointer and ld: in place) or its span not overlapping in's at all.
+template <typename T>
+bool softmax_args_ok(const T* in, int64_t ld_in, const T* out, int64_t ld_out, int64_t rows,
+                     int64_t cols) {
+  static_assert(std::is_same_v<T, float> || is_half_like_v<T>,
+                "softmax supports float, __half and __nv_bfloat16");
+  if (rows < 0 || cols < 0) return false;
+  if (rows == 0 || cols == 0) return true;
+  if (!detail::softmax_matrix_ok(in, ld_in, rows, cols) ||
+      !detail::softmax_matrix_ok(out, ld_out, rows, cols))
+    return false;
+  const int64_t e = sizeof(T);
+  return !partial_overlap(out, matrix_span_bytes(rows, cols, ld_out, e), in,
+                          matrix_span_bytes(rows, cols, ld_in, e));
+}
+
+/// The arguments softmax_backward / log_softmax_backward accept: sizes >= 0; when not empty,
+/// every ld >= cols, y, dy, dx non-null and aligned to T, each span within int64 bytes; dx's
+/// span does not overlap y's, and either is exactly dy (same pointer and ld: in place) or does
+/// not overlap dy's. (y and dy may overlap: both are only read.)
+template <typename T>
+bool softmax_backward_args_ok(const T* y, int64_t ld_y, const T* dy, int64_t ld_dy, const T* dx,
+                              int64_t ld_dx, int64_t rows, int64_t cols) {
+  static_assert(std::is_same_v<T, float> || is_half_like_v<T>,
+                "softmax_backward supports float, __half and __nv_bfloat16");
+  if (rows < 0 || cols < 0) return false;
+  if (rows == 0 || cols == 0) return true;
+  if (!detail::softmax_matrix_ok(y, ld_y, rows, cols) ||
+      !detail::softmax_matrix_ok(dy, ld_dy, rows, cols) ||
+      !detail::softmax_matrix_ok(dx, ld_dx, rows, cols))
+    return false;
+  const int64_t e = sizeof(T);
+  const int64_t dx_bytes = matrix_span_bytes(rows, cols, ld_dx, e);
+  if (ranges_overlap(dx, dx_bytes, y, matrix_span_bytes(rows, cols, ld_y, e))) return false;
+  return !partial_overlap(dx, dx_bytes, dy, matrix_span_bytes(rows, cols, ld_dy, e));
 }
 
 namespace detail {
@@ -127,6 +182,95 @@ cudaError_t launch_softmax(const SoftmaxPlan& p, SoftmaxKind kind, const T* in, 
 }
 
 namespace detail {
+// launch_softmax_rows for the kinds Kinds... only (a forward call instantiates no backward
+// kernel, and the reverse).
+template <SoftmaxKind... Kinds, typename T>
+cudaError_t launch_softmax_rows_of(const SoftmaxRowsPlan& p, SoftmaxKind kind,
+                                   SoftmaxRowsArgs<T> args, cudaStream_t stream) {
+  constexpr ConfigRange kEntries = softmax_rows_configs_of(sizeof(T));
+  const SoftmaxRowsConfig key = softmax_rows_config(p, sizeof(T));
+  args.cached = p.cached;
+  args.split = p.split;
+  return dispatch<Kinds...>(kind, [&](auto k) {
+    constexpr SoftmaxKind kKind = decltype(k)::value;
+    return dispatch_table<kSoftmaxRowsConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
+      constexpr SoftmaxRowsConfig c = kSoftmaxRowsConfigs[decltype(i)::value];
+      if constexpr (c.path == SoftmaxRowsPath::kWarp) {
+        return launch(softmax_rows_warp_kernel<T, kKind, c.pack, c.group, c.packs>, p.shape, stream,
+                      args);
+      } else {
+        constexpr bool kCluster = c.path == SoftmaxRowsPath::kCluster;
+        const auto kernel = softmax_rows_block_kernel<T, kKind, c.pack, c.block, kCluster>;
+        KERNELKIT_RETURN_IF_ERROR(softmax_chunk_setup<kCluster>(kernel));
+        return launch(kernel, p.shape, stream, args);
+      }
+    });
+  });
+}
+}  // namespace detail
+
+/// Launches plan p (made by plan_softmax_rows for kind and these operands) of the strided row
+/// family: walks kSoftmaxRowsConfigs (softmax_rows_config; any other plan answers
+/// cudaErrorInvalidValue). args.dy is null for the forward kinds; args.cached is p's.
+template <typename T>
+cudaError_t launch_softmax_rows(const SoftmaxRowsPlan& p, SoftmaxKind kind,
+                                detail::SoftmaxRowsArgs<T> args, cudaStream_t stream) {
+  return detail::launch_softmax_rows_of<SoftmaxKind::kSoftmax, SoftmaxKind::kLogSoftmax,
+                                        SoftmaxKind::kSoftmaxBackward,
+                                        SoftmaxKind::kLogSoftmaxBackward>(p, kind, args, stream);
+}
+
+namespace detail {
+// The strided row family: plan for the current device (packs where every operand's rows sit
+// alike on the 16-byte grid), launch. Arguments already checked; rows, cols >= 1.
+template <bool Backward, typename T>
+cudaError_t run_softmax_rows(SoftmaxKind kind, const SoftmaxRowsArgs<T>& args,
+                             cudaStream_t stream) {
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  constexpr int e = sizeof(T);
+  const SoftmaxRowsLayout at =
+      args.dy != nullptr
+          ? softmax_rows_layout(e, alignment_of(args.x), args.ld_x, alignment_of(args.out),
+                                args.ld_out, alignment_of(args.dy), args.ld_dy)
+          : softmax_rows_layout(e, alignment_of(args.x), args.ld_x, alignment_of(args.out),
+                                args.ld_out);
+  // a cluster that cannot be placed is planned again (plan_and_launch)
+  return plan_and_launch(
+      d,
+      [&](const DeviceInfo& dev) {
+        return plan_softmax_rows(kind, args.rows, args.cols, e, at, dev);
+      },
+      [&](const SoftmaxRowsPlan& p) {
+        if constexpr (Backward) {
+          return launch_softmax_rows_of<SoftmaxKind::kSoftmaxBackward,
+                                        SoftmaxKind::kLogSoftmaxBackward>(p, kind, args, stream);
+        } else {
+          return launch_softmax_rows_of<SoftmaxKind::kSoftmax, SoftmaxKind::kLogSoftmax>(
+              p, kind, args, stream);
+        }
+      });
+}
+
+// softmax / log_softmax with leading dimensions: contiguous rows (ld == cols for both) take
+// the contiguous paths, others the strided row family.
+template <typename T>
+cudaError_t run_softmax_ld(SoftmaxKind kind, const T* in, int64_t ld_in, T* out, int64_t ld_out,
+                           int64_t rows, int64_t cols, cudaStream_t stream);
+
+// softmax_backward / log_softmax_backward: check, plan, launch.
+template <typename T>
+cudaError_t run_softmax_backward(SoftmaxKind kind, const T* y, int64_t ld_y, const T* dy,
+                                 int64_t ld_dy, T* dx, int64_t ld_dx, int64_t rows, int64_t cols,
+                                 cudaStream_t stream) {
+  KERNELKIT_REQUIRE(softmax_backward_args_ok(y, ld_y, dy, ld_dy, dx, ld_dx, rows, cols));
+  if (rows == 0 || cols == 0) return cudaSuccess;
+  return run_softmax_rows<true>(
+      kind, SoftmaxRowsArgs<T>{y, ld_y, dy, ld_dy, dx, ld_dx, rows, cols, 0, 1}, stream);
+}
+}  // namespace detail
+
+namespace detail {
 // softmax and log_softmax: check, plan for the current device, launch.
 template <typename T>
 cudaError_t run_softmax(SoftmaxKind kind, const T* in, T* out, int64_t rows, int64_t cols,
@@ -142,6 +286,17 @@ cudaError_t run_softmax(SoftmaxKind kind, const T* in, T* out, int64_t rows, int
         return plan_softmax(rows, cols, sizeof(T), in_at, out_at, dev);
       },
       [&](const SoftmaxPlan& p) { return launch_softmax(p, kind, in, out, rows, cols, stream); });
+}
+
+template <typename T>
+cudaError_t run_softmax_ld(SoftmaxKind kind, const T* in, int64_t ld_in, T* out, int64_t ld_out,
+                           int64_t rows, int64_t cols, cudaStream_t stream) {
+  KERNELKIT_REQUIRE(softmax_args_ok(in, ld_in, out, ld_out, rows, cols));
+  if (rows == 0 || cols == 0) return cudaSuccess;
+  if ((ld_in == cols && ld_out == cols) || rows == 1)
+    return run_softmax(kind, in, out, rows, cols, stream);
+  return run_softmax_rows<false>(
+      kind, SoftmaxRowsArgs<T>{in, ld_in, nullptr, 0, out, ld_out, rows, cols, 0, 1}, stream);
 }
 }  // namespace detail
 
@@ -166,7 +321,25 @@ cudaError_t run_softmax(SoftmaxKind kind, const T* in, T* out, int64_t rows, int
 template <typename T>
 [[nodiscard]] cudaError_t softmax(const T* in, T* out, int64_t rows, int64_t cols,
                                   cudaStream_t stream = nullptr) {
-  return detail::run_softmax(SoftmaxKind::kSoftmax, in, out, rows, cols, stream);
+  return detail::run_softmax_ld(SoftmaxKind::kSoftmax, in, cols, out, cols, rows, cols, stream);
+}
+
+/// softmax over rows with leading dimensions: row r of the input starts at in + r * ld_in, of
+/// the output at out + r * ld_out (ld >= cols; rows need not be contiguous, e.g. logits[:, -1, :]
+/// read in place). softmax(in, out, rows, cols) is this with ld_in = ld_out = cols. Same types,
+/// numerics and special values as softmax. in == out with ld_in == ld_out is in place; otherwise
+/// the spans ((rows - 1) x ld + cols elements from each pointer) must not overlap. Where row r of
+/// in and of out sit at the same offset within 16 bytes for every r (the same pointer offset and
+/// ld x sizeof(T) offset), rows move in 16-byte packs (a partial head and tail element by
+/// element), otherwise element by element. Contiguous rows (both ld == cols) take softmax's paths;
+/// strided rows the row family (softmax_rows_plan.cuh: rows up to 512 columns in registers, wider
+/// ones one block a row through shared memory, few wide rows a cluster a row). Returns
+/// cudaErrorInvalidValue (nothing written) when softmax_args_ok(in, ld_in, out, ld_out, rows, cols)
+/// fails.
+template <typename T>
+[[nodiscard]] cudaError_t softmax(const T* in, int64_t ld_in, T* out, int64_t ld_out, int64_t rows,
+                                  int64_t cols, cudaStream_t stream = nullptr) {
+  return detail::run_softmax_ld(SoftmaxKind::kSoftmax, in, ld_in, out, ld_out, rows, cols, stream);
 }
 
 /// out[r][c] = (in[r][c] - max_r) - log(sum_c' exp(in[r][c'] - max_r)) (not log(softmax)).
@@ -174,7 +347,61 @@ template <typename T>
 template <typename T>
 [[nodiscard]] cudaError_t log_softmax(const T* in, T* out, int64_t rows, int64_t cols,
                                       cudaStream_t stream = nullptr) {
-  return detail::run_softmax(SoftmaxKind::kLogSoftmax, in, out, rows, cols, stream);
+  return detail::run_softmax_ld(SoftmaxKind::kLogSoftmax, in, cols, out, cols, rows, cols, stream);
+}
+
+/// log_softmax with leading dimensions: as softmax(in, ld_in, out, ld_out, rows, cols).
+template <typename T>
+[[nodiscard]] cudaError_t log_softmax(const T* in, int64_t ld_in, T* out, int64_t ld_out,
+                                      int64_t rows, int64_t cols, cudaStream_t stream = nullptr) {
+  return detail::run_softmax_ld(SoftmaxKind::kLogSoftmax, in, ld_in, out, ld_out, rows, cols,
+                                stream);
+}
+
+/// The gradient of softmax: dx[r][c] = y[r][c] * (dy[r][c] - sum_c' y[r][c'] * dy[r][c']), y the
+/// softmax output, dy the gradient of the loss with respect to y. Fused: y and dy read once, dx
+/// written once (rows whose two inputs do not fit one block's shared memory, past ~113 KB each
+/// on an H100, read their remainder twice). The sum is accumulated in float (also for __half
+/// and __nv_bfloat16); types: float, __half, __nv_bfloat16. Row r of each operand starts at
+/// ptr + r * ld (ld >= cols); the overload without ld takes ld = cols. dx == dy with ld_dx ==
+/// ld_dy is allowed (in place); dx must not overlap y, nor dy otherwise (spans: (rows - 1) x ld
+/// + cols elements); y and dy may overlap. rows * cols may pass 2^31; rows == 0 or cols == 0 does
+/// nothing. Returns cudaErrorInvalidValue (before any launch, nothing written) when
+/// softmax_backward_args_ok fails: negative sizes, a null or misaligned pointer with a non-empty
+/// matrix, ld < cols, a span overflowing int64 bytes, a forbidden overlap. Rows of up to 512
+/// columns in registers, wider ones one block a row, few wide rows a cluster of blocks a row
+/// (sm_90 builds; elsewhere one block a row).
+template <typename T>
+[[nodiscard]] cudaError_t softmax_backward(const T* y, int64_t ld_y, const T* dy, int64_t ld_dy,
+                                           T* dx, int64_t ld_dx, int64_t rows, int64_t cols,
+                                           cudaStream_t stream = nullptr) {
+  return detail::run_softmax_backward(SoftmaxKind::kSoftmaxBackward, y, ld_y, dy, ld_dy, dx, ld_dx,
+                                      rows, cols, stream);
+}
+
+/// softmax_backward over contiguous rows (every ld = cols).
+template <typename T>
+[[nodiscard]] cudaError_t softmax_backward(const T* y, const T* dy, T* dx, int64_t rows,
+                                           int64_t cols, cudaStream_t stream = nullptr) {
+  return softmax_backward(y, cols, dy, cols, dx, cols, rows, cols, stream);
+}
+
+/// The gradient of log_softmax: dx[r][c] = dy[r][c] - exp(y[r][c]) * sum_c' dy[r][c'], y the
+/// log_softmax output. Same fusion, types, leading dimensions, aliasing (dx == dy in place) and
+/// errors as softmax_backward.
+template <typename T>
+[[nodiscard]] cudaError_t log_softmax_backward(const T* y, int64_t ld_y, const T* dy, int64_t ld_dy,
+                                               T* dx, int64_t ld_dx, int64_t rows, int64_t cols,
+                                               cudaStream_t stream = nullptr) {
+  return detail::run_softmax_backward(SoftmaxKind::kLogSoftmaxBackward, y, ld_y, dy, ld_dy, dx,
+                                      ld_dx, rows, cols, stream);
+}
+
+/// log_softmax_backward over contiguous rows (every ld = cols).
+template <typename T>
+[[nodiscard]] cudaError_t log_softmax_backward(const T* y, const T* dy, T* dx, int64_t rows,
+                                               int64_t cols, cudaStream_t stream = nullptr) {
+  return log_softmax_backward(y, cols, dy, cols, dx, cols, rows, cols, stream);
 }
 
 }  // namespace kernelkit

@@ -44,12 +44,23 @@
 
 namespace kernelkit {
 
-/// softmax or log_softmax: the one run-time choice the kernels take besides the plan.
-enum class SoftmaxKind { kSoftmax, kLogSoftmax };
+/// The row op: the one run-time choice the kernels take besides the plan. The contiguous
+/// forward kernels (kSoftmaxConfigs) take the two forward kinds; the strided row kernels
+/// (softmax_rows_plan.cuh, kSoftmaxRowsConfigs) all four.
+enum class SoftmaxKind { kSoftmax, kLogSoftmax, kSoftmaxBackward, kLogSoftmaxBackward };
 /** @var SoftmaxKind::kSoftmax
     exp(x - max) / sum of exp(x - max) over the row. */
 /** @var SoftmaxKind::kLogSoftmax
     x - max - log(sum of exp(x - max)) over the row. */
+/** @var SoftmaxKind::kSoftmaxBackward
+    dx = y * (dy - sum of y * dy over the row), y = softmax(x). */
+/** @var SoftmaxKind::kLogSoftmaxBackward
+    dx = dy - exp(y) * (sum of dy over the row), y = log_softmax(x). */
+
+/// The backward kinds read two inputs (y and dy) a row.
+constexpr bool softmax_is_backward(SoftmaxKind k) {
+  return k == SoftmaxKind::kSoftmaxBackward || k == SoftmaxKind::kLogSoftmaxBackward;
+}
 
 /// The kernel family of a call (see the paths in the file comment).
 enum class SoftmaxPath { kWarp, kBlock, kCluster, kGrid, kTwoPass, kTile };
