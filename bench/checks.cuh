@@ -190,6 +190,8 @@ void check_rms_norm_backward(const std::string& what, const T* dy, const T* x, c
   }
   const double rtol = std::is_same_v<T, float> ? 1e-4 : 1.6e-2;
   verify(what, got, ref, rtol, std::is_same_v<T, float> ? 1e-3 : 2e-2);
+}
+
 // ---- softmax_backward / log_softmax_backward, on sampled rows (up to 16, ~8M elements) ----
 // dx = y (dy - sum y dy), or dy - exp(y) sum dy (dx not in place: y and dy read after the call)
 template <typename T>

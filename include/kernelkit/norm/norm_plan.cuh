@@ -419,8 +419,10 @@ inline size_t norm_backward_workspace_bytes(NormKind kind, int64_t rows, int64_t
 /// The plan of a backward pass over rows x cols (>= 1) elem_bytes-byte elements: x_at the
 /// common alignment of dy, x, dx (and dsum) and the row stride; w_at the weight's (Alignment()
 /// without one), of weight_bytes-byte elements; gradients: the weight gradients wanted (0..2);
-/// fewest: norm_backward_fewest_bytes of the call. The register entry with the smallest block
-/// holding the row (the most blocks a SM), else the streamed kernel. Pure.
+/// fewest: norm_backward_fewest_bytes of the call. The first register entry holding the row (a
+/// warp, else the smallest block: the most rows in flight a SM); else the split kernel where
+/// the rows are too few for the block slots and cooperative grids launch, else the streamed
+/// kernel. Pure.
 inline NormBackwardPlan plan_norm_backward(int64_t rows, int64_t cols, int elem_bytes,
                                            int weight_bytes, Alignment x_at, Alignment w_at,
                                            int gradients, int64_t fewest, const DeviceInfo& d) {
