@@ -83,7 +83,10 @@ def describe(x, op, name, fake=False):
     (require_contiguous, or the row layout dispatch of _ops).
 
     fake: x may be a torch fake or meta tensor (the custom ops' fake implementations run
-    the same checks as the real ones: a meta tensor stands for any device, ptr is 0)."""
+    the same checks as the real ones: a meta tensor stands for any device, ptr is 0), or a
+    JAX array or jit tracer (kernelkit._jax: shape and dtype, device -1, ptr 0; a concrete
+    array's device is checked; the outputs _alloc makes beside it are jax.ShapeDtypeStruct,
+    the result types of kernelkit._jax's XLA FFI calls)."""
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(x, torch.Tensor):
         # (the cheapest torch attributes: this runs for every array of every call)
@@ -104,6 +107,8 @@ def describe(x, op, name, fake=False):
                    None if x.flags.c_contiguous else tuple(x.strides))
     jax = sys.modules.get("jax")
     if jax is not None and isinstance(x, jax.Array):
+        if fake and isinstance(x, jax.core.Tracer):  # kernelkit._jax's checks under jit
+            return Arr(x, "jax", tuple(x.shape), x.dtype.name, 0, x.size * x.dtype.itemsize, -1)
         devices = x.devices()
         if len(devices) != 1:
             raise ValueError(_err(op, f"{name} is sharded over {len(devices)} devices; "
@@ -112,6 +117,8 @@ def describe(x, op, name, fake=False):
         if d.platform not in ("gpu", "cuda"):
             raise TypeError(_err(op, f"{name} is a JAX array on {d.platform} ({d}); kernelkit "
                                      "needs arrays on a CUDA GPU"))
+        if fake:  # kernelkit._jax: a concrete array's device checked, no address read
+            return Arr(x, "jax", tuple(x.shape), x.dtype.name, 0, x.nbytes, -1)
         hw = getattr(d, "local_hardware_id", None)  # the CUDA ordinal (d.id is global)
         return Arr(x, "jax", tuple(x.shape), x.dtype.name, x.unsafe_buffer_pointer(), x.nbytes,
                    d.id if hw is None else hw)
@@ -254,6 +261,9 @@ def _alloc(like, shape, dtype, op, what):
         return Arr(c, "cupy", shape, dtype, c.data.ptr, c.nbytes, like.device)
     if fw == "jax":
         jnp = sys.modules["jax"].numpy
+        if like.device == -1:  # kernelkit._jax's checks: the result's shape and dtype only
+            sds = sys.modules["jax"].ShapeDtypeStruct(shape, getattr(jnp, dtype))
+            return Arr(sds, "jax", shape, dtype, 0, numel(shape) * ITEMSIZE[dtype], -1)
         (d,) = like.obj.devices()
         j = jnp.zeros(shape, dtype=getattr(jnp, dtype), device=d)  # JAX has no uninitialized arrays
         return Arr(j, "jax", shape, dtype, j.unsafe_buffer_pointer(), j.nbytes, like.device)

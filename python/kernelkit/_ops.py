@@ -73,7 +73,7 @@ def _route(op, x, others=(), out=None, stream=None):
     without out= / stream= (with them the call stays a graph break)."""
     torch = sys.modules.get("torch")
     if torch is None or not isinstance(x, torch.Tensor):
-        return None
+        return _jax_route(op, x, out, stream) if "jax" in sys.modules else None
     rg = x.requires_grad
     if not rg:
         for o in others:  # (a loop: a generator costs ~0.4 us a call)
@@ -95,10 +95,20 @@ def _route(op, x, others=(), out=None, stream=None):
     return None
 
 
+def _jax_route(op, x, out, stream):
+    """kernelkit._jax's op for a JAX array or jit tracer x (XLA FFI: under jax.jit, on XLA's
+    stream, no synchronization; called as the torch custom op is), else None."""
+    if not isinstance(x, sys.modules["jax"].Array):
+        return None
+    from . import _jax
+
+    return _jax.route(op, x, out, stream)
+
+
 def _torch_dtype(dtype, op):
     """dtype (any spelling dtype_name takes) as the torch.dtype a custom op's schema takes."""
-    if dtype is None:
-        return None
+    if dtype is None or not _torch:  # (not _torch: a JAX call, kernelkit._jax takes any dtype)
+        return dtype
     torch = _torch.torch  # (not sys.modules: torch.compile traces this without a graph break)
     if isinstance(dtype, torch.dtype):
         return dtype

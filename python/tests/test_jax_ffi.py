@@ -1,0 +1,359 @@
+# SPDX-License-Identifier: Apache-2.0
+"""kernelkit under jax.jit: every op through XLA's FFI (kernelkit._ffi, kernelkit/_jax.py), on
+XLA's stream, without synchronization, against float64 NumPy references; the argument checks
+under jit raise what the eager calls raise.
+
+Skipped without JAX (CI). The tracing tests need kernelkit._ffi only (no GPU: they look at
+the jaxpr and at the errors); the numerical ones need a GPU that JAX sees.
+"""
+
+import math
+import time
+
+import pytest
+
+from conftest import HAS_GPU, HAS_JAX
+
+pytestmark = pytest.mark.skipif(not HAS_JAX, reason="needs JAX (not installed)")
+
+import numpy as np  # noqa: E402
+
+import kernelkit  # noqa: E402
+
+try:
+    from kernelkit import _ffi  # noqa: F401
+    HAS_FFI = True
+except ImportError:
+    HAS_FFI = False
+
+TARGETS = {"softmax", "row_reduce", "col_reduce", "reduce", "transpose", "gemv", "sgemm", "unary",
+           "binary", "cast", "rms_norm", "layer_norm", "add_rms_norm"}
+
+needs_ffi = pytest.mark.skipif(not HAS_FFI, reason="kernelkit._ffi was not built (no jax at build)")
+
+
+def _gpu():
+    if not (HAS_JAX and HAS_GPU):
+        return None
+    import jax
+
+    try:
+        gpus = jax.devices("gpu")
+    except RuntimeError:
+        return None
+    return gpus[0] if gpus else None
+
+
+GPU = _gpu()
+needs_jax_gpu = pytest.mark.skipif(GPU is None, reason="needs a CUDA GPU that JAX sees")
+
+SEED = 20261128
+TOL = {"float32": (2e-5, 1e-6), "float16": (2e-3, 2e-3), "bfloat16": (1.6e-2, 1.6e-2)}
+
+
+def _put(h, dtype):
+    import jax
+    import jax.numpy as jnp
+
+    return jax.device_put(jnp.asarray(h, dtype=getattr(jnp, dtype)), GPU)
+
+
+def _rand(rng, shape, dtype="float32", scale=1.0):
+    """Fresh random values, exactly representable in dtype (so the references see the
+    kernel's inputs)."""
+    h = (rng.standard_normal(shape) * scale).astype(np.float32)
+    x = _put(h, dtype)
+    return x, np.asarray(x).astype(np.float64)
+
+
+def _close(y, ref, dtype, rtol=None, atol=None, seed=SEED):
+    r, a = TOL[dtype]
+    got = np.asarray(y).astype(np.float64)
+    assert got.shape == ref.shape, (got.shape, ref.shape)
+    np.testing.assert_allclose(got, ref, rtol=rtol or r, atol=atol or a,
+                               err_msg=f"seed {seed}, dtype {dtype}")
+
+
+def np_softmax(x, axis=-1, log=False):
+    m = x.max(axis=axis, keepdims=True)
+    e = np.exp(x - m)
+    s = e.sum(axis=axis, keepdims=True)
+    return (x - m - np.log(s)) if log else e / s
+
+
+def np_gelu(x, tanh=False):
+    if tanh:
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+
+
+def np_rms_norm(x, w, eps, k=1):
+    axes = tuple(range(x.ndim - k, x.ndim))
+    y = x / np.sqrt((x * x).mean(axis=axes, keepdims=True) + eps)
+    return y if w is None else y * w
+
+
+def np_layer_norm(x, w, b, eps):
+    mu = x.mean(axis=-1, keepdims=True)
+    y = (x - mu) / np.sqrt(((x - mu) ** 2).mean(axis=-1, keepdims=True) + eps)
+    if w is not None:
+        y = y * w
+    return y if b is None else y + b
+
+
+def _jit(f, **static):
+    import jax
+
+    return jax.jit(lambda *a: f(*a, **static))
+
+
+# ---- the module and tracing (no GPU needed) -------------------------------------------------
+
+@pytest.mark.skipif(not (HAS_GPU and HAS_JAX), reason="checks the GPU machine's build")
+def test_ffi_module_is_built_where_jax_is():
+    assert HAS_FFI, "jax is importable but kernelkit._ffi is missing: build with jax importable"
+    from kernelkit import _ffi
+
+    assert set(_ffi.targets) == {"kernelkit_" + t for t in TARGETS}
+
+
+@needs_ffi
+def test_traces_to_ffi_calls():
+    """jax.jit(kernelkit.softmax) traces (issue 33: ConcretizationTypeError); a chain of ops
+    is one jaxpr of FFI calls, nothing on the host between them."""
+    import jax
+    import jax.numpy as jnp
+
+    def block(x, w, g):
+        h = kernelkit.matmul(x, w)
+        h = kernelkit.add(h, x)
+        h = kernelkit.rms_norm(h, weight=g)
+        return kernelkit.softmax(h), kernelkit.row_sum(h)
+
+    spec = jax.ShapeDtypeStruct((16, 64), jnp.float32)
+    wspec = jax.ShapeDtypeStruct((64, 64), jnp.float32)
+    gspec = jax.ShapeDtypeStruct((64,), jnp.float32)
+    text = str(jax.make_jaxpr(block)(spec, wspec, gspec))
+    for t in ("sgemm", "binary", "rms_norm", "softmax", "row_reduce"):
+        assert f"kernelkit_{t}" in text, text
+    assert "callback" not in text
+    assert "kernelkit_softmax" in str(jax.make_jaxpr(jax.jit(kernelkit.softmax))(spec))
+
+
+BAD = [  # (call, exception, message) - the same under jit as eagerly
+    (lambda j: kernelkit.softmax(j.zeros((4, 8), j.int32)), TypeError, "unsupported dtype int32"),
+    (lambda j: kernelkit.softmax(j.zeros((4, 8)), dim=2), IndexError, "out of range"),
+    (lambda j: kernelkit.softmax(j.zeros((4, 8)), dim=(0, 1)), TypeError, "one axis"),
+    (lambda j: kernelkit.softmax(j.zeros((4, 8)), dtype="int32"), TypeError, "unsupported dtype="),
+    (lambda j: kernelkit.row_sum(j.zeros((4, 8)), dim=(1, 1)), ValueError, "appears twice"),
+    (lambda j: kernelkit.matmul(j.zeros((4, 8)), j.zeros((7, 3))), ValueError,
+     "inner dimensions differ"),
+    (lambda j: kernelkit.matmul(j.zeros((4, 8), j.bfloat16), j.zeros((8, 3), j.bfloat16)),
+     TypeError, "expected float32"),
+    (lambda j: kernelkit.gemv(j.zeros((4, 8)), j.zeros((4,))), ValueError, "has shape"),
+    (lambda j: kernelkit.sgemm(j.zeros((4, 8)), j.zeros((8, 3)), beta=1.0), ValueError, "beta"),
+    (lambda j: kernelkit.add(j.zeros((4, 8)), j.zeros((8, 4))), ValueError, "shapes differ"),
+    (lambda j: kernelkit.add(j.zeros((4, 8)), j.zeros((4, 8), j.float16)), TypeError, "dtype"),
+    (lambda j: kernelkit.gelu(j.zeros((4, 8)), approximate="x"), ValueError, "approximate"),
+    (lambda j: kernelkit.cast(j.zeros((4, 8)), "int32"), TypeError, "unsupported target dtype"),
+    (lambda j: kernelkit.transpose(j.zeros((2, 4, 8))), ValueError, "must be 2-D"),
+    (lambda j: kernelkit.rms_norm(j.zeros((4, 8)), weight=j.zeros((7,))), ValueError,
+     "trailing dims"),
+    (lambda j: kernelkit.rms_norm(j.zeros((4, 8)), eps=-1.0), ValueError, "eps must be >= 0"),
+    (lambda j: kernelkit.layer_norm(j.zeros((4, 8)), weight=j.zeros((8,)),
+                                    bias=j.zeros((8,), j.float16)), TypeError, "dtype"),
+    (lambda j: kernelkit.add_rms_norm(j.zeros((4, 8)), j.zeros((4, 9))), ValueError, "shape"),
+]
+
+
+@needs_ffi
+@pytest.mark.parametrize("i", range(len(BAD)))
+def test_bad_arguments_raise_under_jit(i):
+    import jax
+    import jax.numpy as jnp
+
+    call, exc, msg = BAD[i]
+    with pytest.raises(exc, match=msg):
+        jax.make_jaxpr(lambda: call(jnp))()
+    with pytest.raises(exc, match=msg):
+        jax.jit(lambda: call(jnp))()
+
+
+@needs_ffi
+def test_out_and_stream_are_refused():
+    import jax
+    import jax.numpy as jnp
+
+    with pytest.raises(TypeError, match="JAX arrays are immutable"):
+        jax.make_jaxpr(lambda x: kernelkit.softmax(x, out=x))(jnp.zeros((2, 3)))
+    with pytest.raises(TypeError, match="XLA's stream"):
+        jax.make_jaxpr(lambda x: kernelkit.relu(x, stream=0))(jnp.zeros((2, 3)))
+
+
+# ---- numbers on the GPU, under jit -------------------------------------------------------------
+
+@needs_jax_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_softmax_under_jit(dtype):
+    rng = np.random.default_rng(SEED)
+    for shape, dim in (((33, 1000), -1), ((4, 7, 50), -1), ((4, 7, 50), 1), ((1, 1), -1),
+                       ((0, 5), -1)):
+        x, h = _rand(rng, shape, dtype, 3.0)
+        for log in (False, True):
+            f = kernelkit.log_softmax if log else kernelkit.softmax
+            y = _jit(f, dim=dim)(x)
+            assert y.dtype == x.dtype and y.shape == x.shape
+            _close(y, np_softmax(h, dim, log), dtype, atol=None if not log else 2 * TOL[dtype][1])
+    x, h = _rand(rng, (9, 300), dtype)
+    y = _jit(kernelkit.softmax, dtype="float32")(x)  # dtype=: converted first
+    assert str(y.dtype) == "float32"
+    _close(y, np_softmax(h), "float32")
+
+
+@needs_jax_gpu
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_reductions_under_jit(dtype):
+    rng = np.random.default_rng(SEED + 1)
+    x, h = _rand(rng, (6, 33, 257), dtype)
+    n = {"sum": np.sum, "max": np.max, "min": np.min}
+    for kind, ref in n.items():
+        row = getattr(kernelkit, f"row_{kind}")
+        whole = getattr(kernelkit, kind)
+        for dim, keepdim in ((-1, False), (-1, True), (0, False), (1, True), ((0, 2), False),
+                             ((1, 2), False)):
+            y = _jit(row, dim=dim, keepdim=keepdim)(x)
+            assert str(y.dtype) == "float32"
+            _close(y, ref(h, axis=dim, keepdims=keepdim), "float32", rtol=1e-5, atol=1e-4)
+        y = _jit(whole)(x)
+        assert y.shape == ()
+        _close(y, np.asarray(ref(h)), "float32", rtol=1e-5, atol=1e-3)
+        y = _jit(whole, keepdim=True, dtype="bfloat16")(x)
+        assert y.shape == (1, 1, 1) and str(y.dtype) == "bfloat16"
+        _close(y, ref(h, keepdims=True), "bfloat16", atol=0.5)
+
+
+@needs_jax_gpu
+def test_transpose_blas_under_jit():
+    rng = np.random.default_rng(SEED + 2)
+    for dtype in ("float32", "bfloat16"):
+        x, h = _rand(rng, (37, 129), dtype)
+        y = _jit(kernelkit.transpose)(x)
+        assert np.array_equal(np.asarray(y).astype(np.float64), h.T)
+    A, hA = _rand(rng, (65, 300))
+    v, hv = _rand(rng, (300,))
+    u, hu = _rand(rng, (65,))
+    _close(_jit(kernelkit.gemv)(A, v), hA @ hv, "float32", rtol=1e-4, atol=1e-4)
+    _close(_jit(kernelkit.gemv, trans=True, alpha=0.5)(A, u), 0.5 * hA.T @ hu, "float32",
+           rtol=1e-4, atol=1e-4)
+    B, hB = _rand(rng, (300, 70))
+    Bt, hBt = _rand(rng, (70, 300))
+    _close(_jit(kernelkit.matmul)(A, B), hA @ hB, "float32", rtol=1e-4, atol=1e-4)
+    _close(_jit(kernelkit.sgemm, trans_b=True, alpha=2.0)(A, Bt), 2.0 * hA @ hBt.T, "float32",
+           rtol=1e-4, atol=1e-4)
+    At, hAt = _rand(rng, (300, 65))
+    _close(_jit(kernelkit.sgemm, trans_a=True, trans_b=True)(At, Bt), hAt.T @ hBt.T, "float32",
+           rtol=1e-4, atol=1e-4)
+
+
+@needs_jax_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_elementwise_under_jit(dtype):
+    rng = np.random.default_rng(SEED + 3)
+    a, ha = _rand(rng, (1001, 33), dtype)
+    b, hb = _rand(rng, (1001, 33), dtype)
+    _close(_jit(kernelkit.add)(a, b), ha + hb, dtype)
+    _close(_jit(kernelkit.mul)(a, b), ha * hb, dtype)
+    _close(_jit(kernelkit.relu)(a), np.maximum(ha, 0), dtype)
+    _close(_jit(kernelkit.sigmoid)(a), 1 / (1 + np.exp(-ha)), dtype)
+    _close(_jit(kernelkit.gelu)(a), np_gelu(ha), dtype)
+    _close(_jit(kernelkit.gelu, approximate="tanh")(a), np_gelu(ha, True), dtype)
+    for to in ("float32", "float16", "bfloat16"):
+        y = _jit(kernelkit.cast, dtype=to)(a)
+        assert str(y.dtype) == to
+        _close(y, ha, to)
+
+
+@needs_jax_gpu
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_norms_under_jit(dtype):
+    rng = np.random.default_rng(SEED + 4)
+    x, h = _rand(rng, (3, 17, 768), dtype)
+    r, hr = _rand(rng, (3, 17, 768), dtype)
+    w, hw = _rand(rng, (768,), dtype)
+    b, hb = _rand(rng, (768,), "float32")
+    w32, hw32 = _rand(rng, (768,), "float32")
+    eps = 1e-6
+    _close(_jit(kernelkit.rms_norm, eps=eps)(x, None), np_rms_norm(h, None, eps), dtype)
+    _close(jax_call(lambda x, w: kernelkit.rms_norm(x, weight=w, eps=eps), x, w),
+           np_rms_norm(h, hw, eps), dtype)
+    _close(jax_call(lambda x, w: kernelkit.rms_norm(x, (17, 768), eps=eps), x, w),
+           np_rms_norm(h, None, eps, k=2), dtype)
+    _close(jax_call(lambda x, w, b: kernelkit.layer_norm(x, weight=w, bias=b), x, w32, b),
+           np_layer_norm(h, hw32, hb, 1e-5), dtype)
+    _close(jax_call(lambda x, b: kernelkit.layer_norm(x, bias=b), x, b),
+           np_layer_norm(h, None, hb, 1e-5), dtype)
+    y, s = jax_call(lambda x, r, w: kernelkit.add_rms_norm(x, r, weight=w, eps=eps), x, r, w)
+    hs = np.asarray(_put((h + hr).astype(np.float32), dtype)).astype(np.float64)  # s in x's dtype
+    _close(s, h + hr, dtype)
+    _close(y, np_rms_norm(hs, hw, eps), dtype)
+
+
+def jax_call(f, *args):
+    import jax
+
+    return jax.jit(f)(*args)
+
+
+# ---- chained under one jit, and no host synchronization ----------------------------------------
+
+@needs_jax_gpu
+def test_chain_under_one_jit():
+    """A transformer-ish block of kernelkit ops in one jax.jit, against float64."""
+    rng = np.random.default_rng(SEED + 5)
+    x, h = _rand(rng, (64, 256))
+    w, hw = _rand(rng, (256, 256), scale=1 / 16)
+    g, hg = _rand(rng, (256,))
+
+    def block(x, w, g):
+        t = kernelkit.matmul(x, w)
+        y, s = kernelkit.add_rms_norm(t, x, weight=g, eps=1e-6)
+        p = kernelkit.softmax(kernelkit.gelu(y))
+        return kernelkit.row_max(p), kernelkit.sum(s)
+
+    import jax
+
+    m, tot = jax.jit(block)(x, w, g)
+    ht = h @ hw
+    hs = ht + h
+    hy = np_rms_norm(hs, hg, 1e-6)
+    hp = np_softmax(np_gelu(hy))
+    _close(m, hp.max(-1), "float32", rtol=1e-3, atol=1e-5)
+    _close(tot, np.asarray(hs.sum()), "float32", rtol=1e-3, atol=1e-2)
+
+
+@needs_jax_gpu
+def test_eager_and_jit_calls_do_not_synchronize():
+    """kernelkit's call returns while a long XLA computation before it still runs (the old
+    path waited for its input and synchronized the stream after)."""
+    import jax
+    import jax.numpy as jnp
+
+    @jax.jit
+    def slow(a):
+        return jax.lax.fori_loop(0, 400, lambda i, c: jnp.tanh(c @ a), a)
+
+    a = _put(np.random.default_rng(SEED + 6).standard_normal((2048, 2048)) / 64, "float32")
+    soft = jax.jit(kernelkit.softmax)
+    slow(a).block_until_ready()  # compiled once
+    soft(a).block_until_ready()
+    kernelkit.softmax(a).block_until_ready()
+    for f in (soft, kernelkit.softmax):
+        t0 = time.perf_counter()
+        c = slow(a)
+        t1 = time.perf_counter()
+        y = f(c)
+        t2 = time.perf_counter()
+        y.block_until_ready()
+        t3 = time.perf_counter()
+        assert t3 - t0 > 0.02, "the slow computation is too fast to tell on this GPU"
+        assert t2 - t1 < 0.25 * (t3 - t0), (t1 - t0, t2 - t1, t3 - t2)
