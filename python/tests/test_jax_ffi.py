@@ -190,6 +190,24 @@ def test_out_and_stream_are_refused():
         jax.make_jaxpr(lambda x: kernelkit.relu(x, stream=0))(jnp.zeros((2, 3)))
 
 
+@needs_ffi
+def test_vmap_traces():
+    """jax.vmap: row ops take the batch as more rows (one call), ops with parameters or a
+    whole-array reduction call once per batch element."""
+    import jax
+    import jax.numpy as jnp
+
+    x = jax.ShapeDtypeStruct((5, 16, 64), jnp.float32)
+    w = jax.ShapeDtypeStruct((64,), jnp.float32)
+    text = str(jax.make_jaxpr(jax.vmap(kernelkit.softmax))(x))
+    assert "kernelkit_softmax" in text and "f32[5,16,64]" in text
+    text = str(jax.make_jaxpr(jax.vmap(kernelkit.sum))(x))
+    assert "kernelkit_reduce" in text
+    text = str(jax.make_jaxpr(lambda x, w: jax.vmap(lambda v: kernelkit.rms_norm(v, weight=w))(x))(
+        x, w))
+    assert "kernelkit_rms_norm" in text
+
+
 # ---- numbers on the GPU, under jit -------------------------------------------------------------
 
 @needs_jax_gpu
@@ -298,6 +316,20 @@ def test_norms_under_jit(dtype):
     _close(y, np_rms_norm(hs, hw, eps), dtype)
 
 
+@needs_jax_gpu
+def test_vmap_under_jit():
+    import jax
+
+    rng = np.random.default_rng(SEED + 7)
+    x, h = _rand(rng, (5, 16, 300))
+    w, hw = _rand(rng, (300,))
+    _close(jax.jit(jax.vmap(kernelkit.softmax))(x), np_softmax(h), "float32")
+    _close(jax.jit(jax.vmap(kernelkit.sum))(x), h.sum(axis=(1, 2)), "float32", rtol=1e-5,
+           atol=1e-3)
+    _close(jax.jit(jax.vmap(lambda v: kernelkit.rms_norm(v, weight=w, eps=1e-6)))(x),
+           np_rms_norm(h, hw, 1e-6), "float32")
+
+
 def jax_call(f, *args):
     import jax
 
@@ -340,7 +372,7 @@ def test_eager_and_jit_calls_do_not_synchronize():
 
     @jax.jit
     def slow(a):
-        return jax.lax.fori_loop(0, 400, lambda i, c: jnp.tanh(c @ a), a)
+        return jax.lax.fori_loop(0, 1500, lambda i, c: jnp.tanh(c @ a), a)
 
     a = _put(np.random.default_rng(SEED + 6).standard_normal((2048, 2048)) / 64, "float32")
     soft = jax.jit(kernelkit.softmax)
