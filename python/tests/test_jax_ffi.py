@@ -208,6 +208,45 @@ def test_vmap_traces():
     assert "kernelkit_rms_norm" in text
 
 
+@needs_ffi
+def test_handlers_decode_their_operands():
+    """Every handler's binding matches what _jax passes (buffer types and ranks, optional
+    parameters, int64 / float32 attributes, the scratch allocator), checked on XLA's CPU
+    backend where no GPU is needed: registered there too, each call fails at operand 0 only,
+    the CUDA stream the CPU platform has not (a mismatch would be listed beside it)."""
+    import jax
+    import jax.numpy as jnp
+    from kernelkit import _ffi, _jax
+
+    _jax._ffi()
+    for name, capsule in _ffi.targets.items():
+        jax.ffi.register_ffi_target(name, capsule, platform="cpu")
+    cpu = jax.devices("cpu")[0]
+    calls = [
+        lambda x, w, A, v, b: kernelkit.softmax(x),
+        lambda x, w, A, v, b: kernelkit.log_softmax(b, dtype="float32"),
+        lambda x, w, A, v, b: kernelkit.row_max(x, dim=0, keepdim=True),
+        lambda x, w, A, v, b: kernelkit.row_min(x.reshape(2, 2, 8), dim=1),
+        lambda x, w, A, v, b: kernelkit.sum(b),
+        lambda x, w, A, v, b: kernelkit.transpose(b),
+        lambda x, w, A, v, b: kernelkit.gemv(A, v, trans=True, alpha=0.5),
+        lambda x, w, A, v, b: kernelkit.sgemm(x, A, trans_b=True, alpha=2.0),
+        lambda x, w, A, v, b: kernelkit.gelu(b, approximate="tanh"),
+        lambda x, w, A, v, b: kernelkit.mul(x, x),
+        lambda x, w, A, v, b: kernelkit.cast(x, "float16"),
+        lambda x, w, A, v, b: kernelkit.rms_norm(b, weight=w),
+        lambda x, w, A, v, b: kernelkit.layer_norm(x, bias=w),
+        lambda x, w, A, v, b: kernelkit.layer_norm(b, weight=w, bias=w),
+        lambda x, w, A, v, b: kernelkit.add_rms_norm(b, b),
+    ]
+    args = [jax.device_put(a, cpu) for a in (jnp.ones((4, 8)), jnp.ones((8,)), jnp.ones((8, 8)),
+                                             jnp.ones((8,)), jnp.ones((4, 8), jnp.bfloat16))]
+    for i, f in enumerate(calls):
+        with pytest.raises(Exception) as err:
+            jax.block_until_ready(jax.jit(f)(*args))
+        assert "bad operands at: 0)" in str(err.value), (i, str(err.value)[:300])
+
+
 # ---- numbers on the GPU, under jit -------------------------------------------------------------
 
 @needs_jax_gpu
