@@ -177,6 +177,9 @@ def test_bad_arguments_raise_under_jit(i):
         jax.make_jaxpr(lambda: call(jnp))()
     with pytest.raises(exc, match=msg):
         jax.jit(lambda: call(jnp))()
+    if GPU is not None:  # eagerly, on GPU arrays (each call a cached jax.jit of the same checks)
+        with pytest.raises(exc, match=msg):
+            call(jnp)
 
 
 @needs_ffi
