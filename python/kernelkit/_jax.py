@@ -14,6 +14,9 @@ outputs _ops would allocate come back as jax.ShapeDtypeStruct, the result types 
 call. So JAX raises exactly the TypeError / ValueError / IndexError that torch and CuPy
 calls raise, before anything is traced into XLA.
 
+Autodiff: each op is a jax.custom_vjp (kernelkit's forward; the backward is the vjp of a jnp
+reference of the op, in float32), jitted once per static arguments (_differentiable).
+
 Layouts: JAX arrays are row-major and contiguous; a handler sees the rank it reads (the
 reshapes here cost XLA nothing). softmax over another axis and reductions over axes that are
 not consecutive move the axes last with jnp (XLA fuses that copy with its neighbours).
@@ -257,31 +260,169 @@ def _add_rms_norm(x, residual, weight, *, eps):
     return y.reshape(y_spec.shape), s.reshape(s_spec.shape)
 
 
+# ---- autodiff ------------------------------------------------------------------------------
+# Each op is a jax.custom_vjp: the forward is kernelkit's FFI call; the backward is the vjp of a
+# jnp reference of the same op (computed in float32, the result in the op's dtype), evaluated at
+# the saved inputs. kernelkit's backward kernels (softmax_backward, rms_norm_backward) through
+# the FFI would save the reference's recomputation: a follow-up.
+
+def _f32(x):
+    return x.astype(_np().float32)
+
+
+def _out_dtype(dtype, like, op):
+    from ._arrays import dtype_name
+
+    return like.dtype if dtype is None else getattr(_np(), dtype_name(dtype, op))
+
+
+def _ref_softmax(x, *, op, log, dim, dtype):
+    nn = sys.modules["jax"].nn
+    y = (nn.log_softmax if log else nn.softmax)(_f32(x), axis=dim)
+    return y.astype(_out_dtype(dtype, x, op))
+
+
+def _ref_reduce(x, *, op, dim, keepdim, dtype):
+    fn = getattr(_np(), op.replace("row_", ""))
+    axis = None if dim is None or (dim == () and x.ndim) else dim
+    y = fn(_f32(x), axis=axis, keepdims=keepdim)
+    return y if dtype is None else y.astype(_out_dtype(dtype, x, op))
+
+
+def _dot(a, b):
+    jax = sys.modules["jax"]
+    return _np().matmul(a, b, precision=jax.lax.Precision.HIGHEST)
+
+
+def _ref_gemv(A, x, *, trans, alpha):
+    return alpha * _dot(A.T if trans else A, x)
+
+
+def _ref_sgemm(A, B, *, op, trans_a, trans_b, alpha):
+    return alpha * _dot(A.T if trans_a else A, B.T if trans_b else B)
+
+
+def _ref_unary(x, *, op, approximate):
+    nn = sys.modules["jax"].nn
+    f = {"relu": nn.relu, "sigmoid": nn.sigmoid,
+         "gelu": lambda v: nn.gelu(v, approximate=approximate == "tanh")}[op]
+    return f(_f32(x)).astype(x.dtype)
+
+
+def _ref_binary(a, b, *, op):
+    return (_f32(a) + _f32(b) if op == "add" else _f32(a) * _f32(b)).astype(a.dtype)
+
+
+def _ref_cast(x, *, dtype):
+    return x.astype(_out_dtype(dtype, x, "cast"))
+
+
+def _norm_axes(x, normalized_shape, param):
+    if normalized_shape is None:
+        k = 1 if param is None else param.ndim
+    else:
+        k = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
+    return tuple(range(x.ndim - k, x.ndim))
+
+
+def _eps_of(x, eps):
+    return _ops._FINFO_EPS[x.dtype.name] if eps is None else float(eps)
+
+
+def _ref_rms(xf, weight, axes, eps):
+    jax = sys.modules["jax"]
+    y = xf * jax.lax.rsqrt((xf * xf).mean(axes, keepdims=True) + eps)
+    return y if weight is None else y * _f32(weight)
+
+
+def _ref_rms_norm(x, weight, *, normalized_shape, eps):
+    axes = _norm_axes(x, normalized_shape, weight)
+    return _ref_rms(_f32(x), weight, axes, _eps_of(x, eps)).astype(x.dtype)
+
+
+def _ref_layer_norm(x, weight, bias, *, normalized_shape, eps):
+    jax = sys.modules["jax"]
+    axes = _norm_axes(x, normalized_shape, weight if weight is not None else bias)
+    xf = _f32(x)
+    c = xf - xf.mean(axes, keepdims=True)
+    y = c * jax.lax.rsqrt((c * c).mean(axes, keepdims=True) + float(eps))
+    if weight is not None:
+        y = y * _f32(weight)
+    if bias is not None:
+        y = y + _f32(bias)
+    return y.astype(x.dtype)
+
+
+def _ref_add_rms_norm(x, residual, weight, *, eps):
+    s = (_f32(x) + _f32(residual)).astype(x.dtype)
+    y = _ref_rms(_f32(s), weight, (x.ndim - 1,), _eps_of(x, eps)).astype(x.dtype)
+    return y, s
+
+
+_IMPL = {"softmax": (_softmax, _ref_softmax), "reduce": (_reduce, _ref_reduce),
+         "transpose": (_transpose, lambda x: x.T), "gemv": (_gemv, _ref_gemv),
+         "sgemm": (_sgemm, _ref_sgemm), "unary": (_unary, _ref_unary),
+         "binary": (_binary, _ref_binary), "cast": (_cast, _ref_cast),
+         "rms_norm": (_rms_norm, _ref_rms_norm), "layer_norm": (_layer_norm, _ref_layer_norm),
+         "add_rms_norm": (_add_rms_norm, _ref_add_rms_norm)}
+
+
+@functools.lru_cache(maxsize=None)
+def _differentiable(name, static):
+    """jax.jit of the op `name` with these static arguments (a sorted tuple of (name, value)),
+    as a jax.custom_vjp: kernelkit forward, the reference's vjp backward. Cached: an eager
+    call is one jitted dispatch."""
+    jax = sys.modules["jax"]
+    kw = dict(static)
+    impl, ref = _IMPL[name]
+
+    @jax.custom_vjp
+    def f(*arrays):
+        return impl(*arrays, **kw)
+
+    def fwd(*arrays):
+        return impl(*arrays, **kw), arrays
+
+    def bwd(arrays, g):
+        return jax.vjp(lambda *a: ref(*a, **kw), *arrays)[1](g)
+
+    f.defvjp(fwd, bwd)
+    return jax.jit(f)
+
+
+def _op(name, *arrays, **static):
+    return _differentiable(name, tuple(sorted(static.items())))(*arrays)
+
+
 # ---- the custom ops' calling convention (what _ops passes to the callable route returns) ----
 
 def _routes():
     r = {
-        "softmax": lambda x, dim, dtype: _softmax(x, op="softmax", log=False, dim=_tuple(dim),
-                                                  dtype=dtype),
-        "log_softmax": lambda x, dim, dtype: _softmax(x, op="log_softmax", log=True,
-                                                      dim=_tuple(dim), dtype=dtype),
-        "transpose": lambda x: _transpose(x),
-        "gemv": lambda A, x, trans, alpha: _gemv(A, x, trans=bool(trans), alpha=float(alpha)),
-        "sgemm": lambda A, B, ta, tb, alpha: _sgemm(A, B, op="sgemm", trans_a=bool(ta),
-                                                    trans_b=bool(tb), alpha=float(alpha)),
-        "matmul": lambda a, b: _sgemm(a, b, op="matmul", trans_a=False, trans_b=False, alpha=1.0),
-        "relu": lambda x: _unary(x, op="relu", approximate=None),
-        "sigmoid": lambda x: _unary(x, op="sigmoid", approximate=None),
-        "gelu": lambda x, approximate="none": _unary(x, op="gelu", approximate=approximate),
-        "add": lambda a, b: _binary(a, b, op="add"),
-        "mul": lambda a, b: _binary(a, b, op="mul"),
-        "cast": lambda x, dtype: _cast(x, dtype=dtype),
+        "softmax": lambda x, dim, dtype: _op("softmax", x, op="softmax", log=False,
+                                             dim=_tuple(dim), dtype=dtype),
+        "log_softmax": lambda x, dim, dtype: _op("softmax", x, op="log_softmax", log=True,
+                                                 dim=_tuple(dim), dtype=dtype),
+        "transpose": lambda x: _op("transpose", x),
+        "gemv": lambda A, x, trans, alpha: _op("gemv", A, x, trans=bool(trans),
+                                               alpha=float(alpha)),
+        "sgemm": lambda A, B, ta, tb, alpha: _op("sgemm", A, B, op="sgemm", trans_a=bool(ta),
+                                                 trans_b=bool(tb), alpha=float(alpha)),
+        "matmul": lambda a, b: _op("sgemm", a, b, op="matmul", trans_a=False, trans_b=False,
+                                   alpha=1.0),
+        "relu": lambda x: _op("unary", x, op="relu", approximate=None),
+        "sigmoid": lambda x: _op("unary", x, op="sigmoid", approximate=None),
+        "gelu": lambda x, approximate="none": _op("unary", x, op="gelu",
+                                                  approximate=approximate),
+        "add": lambda a, b: _op("binary", a, b, op="add"),
+        "mul": lambda a, b: _op("binary", a, b, op="mul"),
+        "cast": lambda x, dtype: _op("cast", x, dtype=dtype),
         "rms_norm": lambda x, ns, weight, eps: (
-            _rms_norm(x, weight, normalized_shape=_tuple(ns), eps=eps), None),
+            _op("rms_norm", x, weight, normalized_shape=_tuple(ns), eps=eps), None),
         "layer_norm": lambda x, ns, weight, bias, eps: (
-            _layer_norm(x, weight, bias, normalized_shape=_tuple(ns), eps=eps), None, None),
+            _op("layer_norm", x, weight, bias, normalized_shape=_tuple(ns), eps=eps), None,
+            None),
         "add_rms_norm": lambda x, residual, weight, eps: (
-            *_add_rms_norm(x, residual, weight, eps=eps), None),
+            *_op("add_rms_norm", x, residual, weight, eps=eps), None),
     }
     for op in ("row_sum", "row_max", "row_min", "sum", "max", "min"):
         r[op] = functools.partial(_reduce_route, op)
@@ -289,7 +430,7 @@ def _routes():
 
 
 def _reduce_route(op, x, dim, keepdim, dtype):
-    return _reduce(x, op=op, dim=_tuple(dim), keepdim=bool(keepdim), dtype=dtype)
+    return _op("reduce", x, op=op, dim=_tuple(dim), keepdim=bool(keepdim), dtype=dtype)
 
 
 _ROUTES = _routes()

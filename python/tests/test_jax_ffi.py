@@ -451,3 +451,111 @@ def test_eager_and_jit_calls_do_not_synchronize():
         t3 = time.perf_counter()
         assert t3 - t0 > 0.02, "the slow computation is too fast to tell on this GPU"
         assert t2 - t1 < 0.25 * (t3 - t0), (t1 - t0, t2 - t1, t3 - t2)
+
+
+# ---- autodiff: jax.grad through kernelkit's ops under jit ---------------------------------------
+
+def _jnp_refs():
+    """Independent jnp references (float32, highest matmul precision) of the ops, for the
+    gradient tests."""
+    import jax
+    import jax.numpy as jnp
+
+    hi = jax.lax.Precision.HIGHEST
+    f32 = jnp.float32
+
+    def rms(x, w=None, eps=1e-6):
+        xf = x.astype(f32)
+        y = xf / jnp.sqrt((xf * xf).mean(-1, keepdims=True) + eps)
+        return (y if w is None else y * w.astype(f32)).astype(x.dtype)
+
+    def ln(x, w=None, b=None, eps=1e-5):
+        xf = x.astype(f32)
+        c = xf - xf.mean(-1, keepdims=True)
+        y = c / jnp.sqrt((c * c).mean(-1, keepdims=True) + eps)
+        y = y if w is None else y * w
+        return (y if b is None else y + b).astype(x.dtype)
+
+    return {
+        "softmax": lambda x, dim=-1: jax.nn.softmax(x.astype(f32), axis=dim).astype(x.dtype),
+        "log_softmax": lambda x: jax.nn.log_softmax(x.astype(f32)).astype(x.dtype),
+        "row_sum0": lambda x: x.astype(f32).sum(0),
+        "row_max": lambda x: x.astype(f32).max(-1),
+        "sum": lambda x: x.astype(f32).sum(),
+        "matmul": lambda a, b: jnp.matmul(a, b, precision=hi),
+        "sgemm_nt": lambda a, b: 0.5 * jnp.matmul(a, b.T, precision=hi),
+        "gemv_t": lambda A, v: jnp.matmul(A.T, v, precision=hi),
+        "add": lambda a, b: a + b,
+        "mul": lambda a, b: a * b,
+        "relu": jax.nn.relu,
+        "gelu": lambda x: jax.nn.gelu(x, approximate=False),
+        "sigmoid": jax.nn.sigmoid,
+        "cast": lambda x: x.astype(jnp.bfloat16),
+        "transpose": lambda x: x.T,
+        "rms_norm": lambda x, w: rms(x, w),
+        "layer_norm": lambda x, w, b: ln(x, w, b),
+        "add_rms_norm": lambda x, r, w: (rms((x + r), w), x + r),
+    }
+
+
+KK_GRAD = {
+    "softmax": lambda x, dim=-1: kernelkit.softmax(x, dim=dim),
+    "log_softmax": lambda x: kernelkit.log_softmax(x),
+    "row_sum0": lambda x: kernelkit.row_sum(x, dim=0),
+    "row_max": lambda x: kernelkit.row_max(x),
+    "sum": lambda x: kernelkit.sum(x),
+    "matmul": lambda a, b: kernelkit.matmul(a, b),
+    "sgemm_nt": lambda a, b: kernelkit.sgemm(a, b, trans_b=True, alpha=0.5),
+    "gemv_t": lambda A, v: kernelkit.gemv(A, v, trans=True),
+    "add": lambda a, b: kernelkit.add(a, b),
+    "mul": lambda a, b: kernelkit.mul(a, b),
+    "relu": lambda x: kernelkit.relu(x),
+    "gelu": lambda x: kernelkit.gelu(x),
+    "sigmoid": lambda x: kernelkit.sigmoid(x),
+    "cast": lambda x: kernelkit.cast(x, "bfloat16"),
+    "transpose": lambda x: kernelkit.transpose(x),
+    "rms_norm": lambda x, w: kernelkit.rms_norm(x, weight=w, eps=1e-6),
+    "layer_norm": lambda x, w, b: kernelkit.layer_norm(x, weight=w, bias=b),
+    "add_rms_norm": lambda x, r, w: kernelkit.add_rms_norm(x, r, weight=w, eps=1e-6),
+}
+
+GRAD_SHAPES = {  # the arguments' shapes (float32)
+    "softmax": [(33, 100)], "log_softmax": [(33, 100)], "row_sum0": [(33, 100)],
+    "row_max": [(33, 100)], "sum": [(33, 100)], "matmul": [(17, 40), (40, 9)],
+    "sgemm_nt": [(17, 40), (9, 40)], "gemv_t": [(40, 17), (40,)], "add": [(33, 100)] * 2,
+    "mul": [(33, 100)] * 2, "relu": [(33, 100)], "gelu": [(33, 100)], "sigmoid": [(33, 100)],
+    "cast": [(33, 100)], "transpose": [(33, 100)], "rms_norm": [(33, 100), (100,)],
+    "layer_norm": [(33, 100), (100,), (100,)], "add_rms_norm": [(33, 100)] * 2 + [(100,)],
+}
+
+
+@needs_jax_gpu
+@pytest.mark.parametrize("name", sorted(KK_GRAD))
+def test_grad_under_jit(name):
+    """jax.grad of a weighted sum of the op's result(s), through kernelkit (custom_vjp) and
+    through an independent jnp reference, both under jit, on the same random inputs."""
+    import jax
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(SEED + 8)
+    args = [_rand(rng, s)[0] for s in GRAD_SHAPES[name]]
+    ref = _jnp_refs()[name]
+
+    def loss(f):
+        def L(*a):
+            out = f(*a)
+            outs = out if isinstance(out, tuple) else (out,)
+            total = 0.0
+            for i, o in enumerate(outs):
+                w = jnp.cos(jnp.arange(o.size, dtype=jnp.float32).reshape(o.shape) + i)
+                total = total + (o.astype(jnp.float32) * w).sum()
+            return total
+        return jax.jit(jax.grad(L, argnums=tuple(range(len(args)))))
+
+    got = loss(KK_GRAD[name])(*args)
+    want = loss(ref)(*args)
+    for i, (g, r) in enumerate(zip(got, want)):
+        assert g.shape == r.shape and g.dtype == r.dtype, (i, g.shape, r.shape, g.dtype, r.dtype)
+        rtol, atol = (1.6e-2, 1.6e-2) if name == "cast" else (1e-4, 1e-4)
+        np.testing.assert_allclose(np.asarray(g), np.asarray(r), rtol=rtol, atol=atol,
+                                   err_msg=f"{name}: gradient of argument {i} (seed {SEED + 8})")
