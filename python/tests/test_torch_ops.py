@@ -405,6 +405,15 @@ def _cpu_bodies(monkeypatch):
                              copy=True))
 
 
+def _no_sys_modules(monkeypatch):
+    """The traced path (_route, _torch_dtype) reads no sys.modules: dynamo cannot trace it
+    (it iterates sys.modules while imports may add to it; on the GPU machine that was
+    "dictionary changed size during iteration"). Here any sys.* read in _ops raises."""
+    import types
+
+    monkeypatch.setattr(_ops, "sys", types.SimpleNamespace())
+
+
 # (name, f(kernelkit or torch module-like, *tensors), shapes): the same expression with torch
 GRADCHECK = [
     ("softmax", lambda k, x: k.softmax(x, 0), [(4, 5)]),
@@ -464,6 +473,7 @@ def test_plain_functions_compile_fullgraph_with_backward(monkeypatch):
     ops while compiling) and AOTAutograd differentiates them: on the CPU, with the custom
     ops' bodies (real and fake) swapped for torch."""
     _cpu_bodies(monkeypatch)
+    _no_sys_modules(monkeypatch)
     torch._dynamo.reset()
 
     def f(x, w, b):
@@ -487,6 +497,7 @@ def test_norms_compile_fullgraph_with_backward(monkeypatch):
     rms_norm_backward op in the backward) trace under torch.compile and AOTAutograd: on the
     CPU with the bodies swapped for torch."""
     _cpu_bodies(monkeypatch)
+    _no_sys_modules(monkeypatch)
     torch._dynamo.reset()
 
     def f(x, r, w, b):
