@@ -2,6 +2,7 @@
 """torch.ops.kernelkit.*: registration, schemas and fake (meta) implementations (no GPU
 needed), then torch.library.opcheck, torch.compile and CUDA graphs on the GPU."""
 
+import numpy as np
 import pytest
 
 from conftest import HAS_GPU, HAS_TORCH, needs_torch, needs_torch_gpu
@@ -408,10 +409,14 @@ def _cpu_bodies(monkeypatch):
 def _no_sys_modules(monkeypatch):
     """The traced path (_route, _torch_dtype) reads no sys.modules: dynamo cannot trace it
     (it iterates sys.modules while imports may add to it; on the GPU machine that was
-    "dictionary changed size during iteration"). Here any sys.* read in _ops raises."""
+    "dictionary changed size during iteration"). Here any sys.* read in _ops or _arrays
+    raises (the bodies are swapped for torch: nothing else reads them)."""
     import types
 
+    from kernelkit import _arrays
+
     monkeypatch.setattr(_ops, "sys", types.SimpleNamespace())
+    monkeypatch.setattr(_arrays, "sys", types.SimpleNamespace())
 
 
 # (name, f(kernelkit or torch module-like, *tensors), shapes): the same expression with torch
@@ -478,7 +483,7 @@ def test_plain_functions_compile_fullgraph_with_backward(monkeypatch):
 
     def f(x, w, b):
         h = kernelkit.gelu(kernelkit.add(kernelkit.matmul(x, w), b), approximate="tanh")
-        p = kernelkit.log_softmax(h, dim=0, dtype="float64")
+        p = kernelkit.log_softmax(h, dim=0, dtype=np.float64)  # (a numpy dtype: dtype_name)
         return kernelkit.sum(kernelkit.row_max(p, dim=-1, keepdim=True, dtype=torch.float64))
 
     g = torch.Generator().manual_seed(3)
