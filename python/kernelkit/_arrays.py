@@ -165,8 +165,8 @@ def dtype_name(dtype, op):
     if isinstance(dtype, str):
         name = _DTYPE_ALIASES.get(dtype, dtype)
     else:
-        torch = sys.modules.get("torch")
-        if torch is not None and isinstance(dtype, torch.dtype):
+        t = type(dtype)  # (not sys.modules: torch.compile traces this, from _ops._torch_dtype)
+        if t.__name__ == "dtype" and t.__module__ == "torch":
             name = torch_dtype_name(dtype)
         else:
             name = getattr(dtype, "name", None)  # numpy.dtype

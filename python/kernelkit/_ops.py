@@ -47,6 +47,12 @@ __all__ = [
 # ---- torch: custom ops, autograd, torch.compile ----------------------------------------
 
 _torch = None  # kernelkit._torch_ops once registered; False when KERNELKIT_NO_TORCH=1
+# torch.Tensor once the custom ops are registered (None before, and with KERNELKIT_NO_TORCH=1):
+# what _route tests against instead of sys.modules, which torch.compile cannot trace (dynamo
+# iterates sys.modules while imports may add to it: "dictionary changed size during
+# iteration"). The ops are registered before anything compiles (at import when torch is
+# already imported, else at the first call with a torch tensor).
+_Tensor = None
 
 
 def torch_ops():
@@ -54,13 +60,14 @@ def torch_ops():
     and autograd) and returns the module that holds them; None when KERNELKIT_NO_TORCH=1.
     Imports torch: called at the first call with a torch tensor, at ``import kernelkit`` when
     torch is already imported, or by kernelkit.register_torch_ops()."""
-    global _torch
+    global _torch, _Tensor
     if _torch is None:
         if os.environ.get("KERNELKIT_NO_TORCH", "") == "1":
             _torch = False
         else:
             from . import _torch_ops
 
+            _Tensor = _torch_ops.torch.Tensor
             _torch = _torch_ops
     return _torch or None
 
@@ -70,18 +77,28 @@ def _route(op, x, others=(), out=None, stream=None):
     (the direct path: no torch dispatch, the least host time). It must when x, or one of
     `others`, is a torch tensor that requires grad under grad mode (autograd: then out= and
     stream= are a RuntimeError, as torch's out= is), or when torch.compile traces the call
-    without out= / stream= (with them the call stays a graph break)."""
-    torch = sys.modules.get("torch")
-    if torch is None or not isinstance(x, torch.Tensor):
-        return _jax_route(op, x, out, stream) if "jax" in sys.modules else None
+    without out= / stream= (with them the call stays a graph break).
+
+    Traced by torch.compile: once the ops are registered, no sys.modules lookup on this path
+    (module globals and _torch_ops' attributes only)."""
+    if _Tensor is not None:  # registered: torch is imported
+        if not isinstance(x, _Tensor):
+            return _jax_route(op, x, out, stream) if "jax" in sys.modules else None
+        t = _torch
+        grad_enabled = t.grad_enabled
+    else:  # not registered yet (cheap when torch is not imported), or KERNELKIT_NO_TORCH=1
+        torch = sys.modules.get("torch")
+        if torch is None or not isinstance(x, torch.Tensor):
+            return _jax_route(op, x, out, stream) if "jax" in sys.modules else None
+        t = torch_ops()  # registers at the first torch tensor
+        grad_enabled = torch.is_grad_enabled
     rg = x.requires_grad
     if not rg:
         for o in others:  # (a loop: a generator costs ~0.4 us a call)
             if getattr(o, "requires_grad", False):
                 rg = True
                 break
-    t = _torch if _torch is not None else torch_ops()
-    if rg and torch.is_grad_enabled():
+    if rg and grad_enabled():
         if not t:
             raise RuntimeError(f"kernelkit.{op}: an input requires grad, but kernelkit's torch "
                                "ops (autograd) are off: KERNELKIT_NO_TORCH=1")

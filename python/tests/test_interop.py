@@ -82,11 +82,32 @@ def _spin(seconds=0.1):
 def test_cupy_errors():
     import cupy
 
-    x = cupy.zeros((8, 8), dtype=np.float32)
-    with pytest.raises(ValueError, match="not C-contiguous"):
-        kernelkit.softmax(x.T)
+    x = cupy.asarray(np.random.default_rng(10).standard_normal((8, 8)).astype(np.float32))
+    # an op that reads its operand as one flat range refuses a non-contiguous one, naming its
+    # strides (in bytes, CuPy's), and copies nothing
+    for f in (kernelkit.relu, kernelkit.transpose):
+        with pytest.raises(ValueError, match=r"x is not C-contiguous \(shape \(8, 8\), "
+                                             r"strides \(4, 32\)\); pass cupy.ascontiguousarray"):
+            f(x.T)
     with pytest.raises(TypeError, match="unsupported dtype float64"):
         kernelkit.softmax(x.astype(np.float64))
+
+
+@needs_cupy
+def test_cupy_softmax_of_a_transposed_view_is_a_copy():
+    """softmax over rows it cannot read in place (x.T's rows are columns of x): CuPy's copy
+    with the axis moved last, as softmax's docstring says; x is left as it was."""
+    import cupy
+
+    h = (np.random.default_rng(11).standard_normal((33, 65)) * 3).astype(np.float32)
+    x = cupy.asarray(h)
+    for log in (False, True):
+        y = (kernelkit.log_softmax if log else kernelkit.softmax)(x.T)
+        assert isinstance(y, cupy.ndarray) and y.shape == (65, 33) and y.flags.c_contiguous
+        np.testing.assert_allclose(cupy.asnumpy(y), np_softmax(h.T, log), rtol=1e-5, atol=1e-5)
+    y0 = kernelkit.softmax(x, dim=0)  # the same rows, along axis 0 of x
+    np.testing.assert_allclose(cupy.asnumpy(y0), np_softmax(h.T).T, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(cupy.asnumpy(x), h)
 
 
 # ---- JAX -------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 """torch.ops.kernelkit.*: registration, schemas and fake (meta) implementations (no GPU
 needed), then torch.library.opcheck, torch.compile and CUDA graphs on the GPU."""
 
+import numpy as np
 import pytest
 
 from conftest import HAS_GPU, HAS_TORCH, needs_torch, needs_torch_gpu
@@ -405,6 +406,19 @@ def _cpu_bodies(monkeypatch):
                              copy=True))
 
 
+def _no_sys_modules(monkeypatch):
+    """The traced path (_route, _torch_dtype) reads no sys.modules: dynamo cannot trace it
+    (it iterates sys.modules while imports may add to it; on the GPU machine that was
+    "dictionary changed size during iteration"). Here any sys.* read in _ops or _arrays
+    raises (the bodies are swapped for torch: nothing else reads them)."""
+    import types
+
+    from kernelkit import _arrays
+
+    monkeypatch.setattr(_ops, "sys", types.SimpleNamespace())
+    monkeypatch.setattr(_arrays, "sys", types.SimpleNamespace())
+
+
 # (name, f(kernelkit or torch module-like, *tensors), shapes): the same expression with torch
 GRADCHECK = [
     ("softmax", lambda k, x: k.softmax(x, 0), [(4, 5)]),
@@ -464,11 +478,12 @@ def test_plain_functions_compile_fullgraph_with_backward(monkeypatch):
     ops while compiling) and AOTAutograd differentiates them: on the CPU, with the custom
     ops' bodies (real and fake) swapped for torch."""
     _cpu_bodies(monkeypatch)
+    _no_sys_modules(monkeypatch)
     torch._dynamo.reset()
 
     def f(x, w, b):
         h = kernelkit.gelu(kernelkit.add(kernelkit.matmul(x, w), b), approximate="tanh")
-        p = kernelkit.log_softmax(h, dim=0, dtype="float64")
+        p = kernelkit.log_softmax(h, dim=0, dtype=np.float64)  # (a numpy dtype: dtype_name)
         return kernelkit.sum(kernelkit.row_max(p, dim=-1, keepdim=True, dtype=torch.float64))
 
     g = torch.Generator().manual_seed(3)
@@ -487,6 +502,7 @@ def test_norms_compile_fullgraph_with_backward(monkeypatch):
     rms_norm_backward op in the backward) trace under torch.compile and AOTAutograd: on the
     CPU with the bodies swapped for torch."""
     _cpu_bodies(monkeypatch)
+    _no_sys_modules(monkeypatch)
     torch._dynamo.reset()
 
     def f(x, r, w, b):
