@@ -61,13 +61,8 @@
   KERNELKIT_DETAIL_SOFTMAX(KW, __half)    \
   KERNELKIT_DETAIL_SOFTMAX(KW, __nv_bfloat16)
 
-// ---- reductions: (input, output) pairs -------------------------------------------------------
-// Each input with its compute type as the output: f32, f16 and bf16 into float; f64, i32 and
-// i64 into themselves. reduce_workspace_bytes and row_reduce_workspace_bytes are constexpr
-// arithmetic (no kernel) and stay in the header.
-/// rms_norm, layer_norm, add_rms_norm and their backward passes for x of float, __half,
-/// __nv_bfloat16 with a float weight (and bias) or one of x's type, each declaration prefixed by
-/// KW.
+// ---- norms -----------------------------------------------------------------------------
+// One (x type, weight type) pair's norm declarations, prefixed by KW.
 #define KERNELKIT_DETAIL_NORM(KW, T, W)                                                            \
   KW cudaError_t rms_norm<T, W>(const T*, const W*, T*, float*, int64_t, int64_t, float,           \
                                 cudaStream_t);                                                     \
@@ -83,6 +78,9 @@
   KW cudaError_t add_rms_norm_backward<T, W>(const T*, const T*, const T*, const W*, const float*, \
                                              T*, W*, int64_t, int64_t, void*, size_t,              \
                                              cudaStream_t);
+/// rms_norm, layer_norm, add_rms_norm and their backward passes for x of float, __half,
+/// __nv_bfloat16 with a float weight (and bias) or one of x's type, each declaration prefixed by
+/// KW.
 #define KERNELKIT_INSTANTIATE_NORM(KW)            \
   KERNELKIT_DETAIL_NORM(KW, float, float)         \
   KERNELKIT_DETAIL_NORM(KW, __half, float)        \
@@ -90,6 +88,10 @@
   KERNELKIT_DETAIL_NORM(KW, __nv_bfloat16, float) \
   KERNELKIT_DETAIL_NORM(KW, __nv_bfloat16, __nv_bfloat16)
 
+// ---- reductions: (input, output) pairs -------------------------------------------------------
+// Each input with its compute type as the output: f32, f16 and bf16 into float; f64, i32 and
+// i64 into themselves. reduce_workspace_bytes and row_reduce_workspace_bytes are constexpr
+// arithmetic (no kernel) and stay in the header.
 #define KERNELKIT_DETAIL_REDUCE_PAIRS(M, KW) \
   M(KW, float, float)                        \
   M(KW, __half, float)                       \

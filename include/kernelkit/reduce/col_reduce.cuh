@@ -122,7 +122,7 @@ struct ColReducePlan {
   /// Pack 1): its width, tiles and shape
   int combine_width = 1;
   int64_t combine_tiles = 1;  ///< tiles of the partials' one slice
-  LaunchShape combine_shape;
+  LaunchShape combine_shape;  ///< the combine kernel's grid (combine_tiles) and block
 };
 
 /// The configuration plan p launches.
