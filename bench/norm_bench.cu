@@ -71,7 +71,7 @@ cudaError_t kk_norm_backward(kernelkit::NormKind kind, const T* x, const T* dy, 
                              cudaStream_t s) {
   switch (kind) {
     case kernelkit::NormKind::kRms:
-      return kernelkit::rms_norm_backward(dy, x, w, rstd, dx, dw, rows, cols, ws, ws_bytes, s);
+      return kernelkit::rms_norm_backward(x, dy, w, rstd, dx, dw, rows, cols, ws, ws_bytes, s);
     case kernelkit::NormKind::kLayer:
       return kernelkit::layer_norm_backward(x, dy, w, mean, rstd, dx, dw, db, rows, cols, ws,
                                             ws_bytes, s);

@@ -73,7 +73,7 @@ cudaError_t rms_norm_backward(DType t, DType w, const void* dy, const void* x, c
     using T = typename decltype(tt)::type;
     using W = typename decltype(wt)::type;
     return kernelkit::rms_norm_backward(
-        static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<const W*>(weight), rstd,
+        static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<const W*>(weight), rstd,
         static_cast<T*>(dx), static_cast<W*>(dweight), rows, cols, workspace, workspace_bytes, s);
   });
 }

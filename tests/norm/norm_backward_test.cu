@@ -433,7 +433,7 @@ void run_case(const Case& c, uint64_t seed) {
                                                cols};
     err = kk::launch_norm_backward(p, c.kind, a, nullptr);
   } else if (c.kind == NormKind::kRms) {
-    err = kk::rms_norm_backward(pdy, px, pw, drstd.get(), out, pdw, rows, cols, ws.get(), ws_bytes);
+    err = kk::rms_norm_backward(px, pdy, pw, drstd.get(), out, pdw, rows, cols, ws.get(), ws_bytes);
   } else if (layer) {
     err = kk::layer_norm_backward(px, pdy, pw, dmean.get(), drstd.get(), out, pdw, pdb, rows, cols,
                                   ws.get(), ws_bytes);
@@ -555,7 +555,7 @@ void expect_deterministic(int64_t rows, int64_t cols) {
       dx.poison();
       cudaError_t err = cudaSuccess;
       if (kind == NormKind::kRms) {
-        err = kk::rms_norm_backward(dy.get(), x.get(), w.get(), rstd.get(), dx.get(), dw.get(),
+        err = kk::rms_norm_backward(x.get(), dy.get(), w.get(), rstd.get(), dx.get(), dw.get(),
                                     rows, cols, ws.get(), ws_bytes);
       } else if (kind == NormKind::kLayer) {
         err = kk::layer_norm_backward(x.get(), dy.get(), w.get(), mean.get(), rstd.get(), dx.get(),
@@ -603,23 +603,23 @@ TEST_F(NormBackwardTest, BadArgumentsWriteNothing) {
   const float* no_w = nullptr;
   const float* no_f = nullptr;
   // rms_norm_backward
-  EXPECT_EQ(kk::rms_norm_backward(dy.get(), x.get(), w.get(), rstd.get(), dx.get(), dw.get(), rows,
+  EXPECT_EQ(kk::rms_norm_backward(x.get(), dy.get(), w.get(), rstd.get(), dx.get(), dw.get(), rows,
                                   cols, ws.get(), ws_bytes - 4),
             cudaErrorInvalidValue);  // workspace too small
-  EXPECT_EQ(kk::rms_norm_backward(dy.get(), x.get(), no_w, rstd.get(), dx.get(), dw.get(), rows,
+  EXPECT_EQ(kk::rms_norm_backward(x.get(), dy.get(), no_w, rstd.get(), dx.get(), dw.get(), rows,
                                   cols, ws.get(), ws_bytes),
             cudaErrorInvalidValue);  // dweight without a weight
-  EXPECT_EQ(kk::rms_norm_backward(dy.get(), x.get(), w.get(), rstd.get(), dx.get(), dw.get(), -1,
+  EXPECT_EQ(kk::rms_norm_backward(x.get(), dy.get(), w.get(), rstd.get(), dx.get(), dw.get(), -1,
                                   cols, ws.get(), ws_bytes),
             cudaErrorInvalidValue);
-  EXPECT_EQ(kk::rms_norm_backward(dy.get(), x.get(), w.get(), no_f, dx.get(), dw.get(), rows, cols,
+  EXPECT_EQ(kk::rms_norm_backward(x.get(), dy.get(), w.get(), no_f, dx.get(), dw.get(), rows, cols,
                                   ws.get(), ws_bytes),
             cudaErrorInvalidValue);
   EXPECT_EQ(
-      kk::rms_norm_backward(dy.get(), x.get(), w.get(), rstd.get(), const_cast<float*>(x.get()) + 1,
+      kk::rms_norm_backward(x.get(), dy.get(), w.get(), rstd.get(), const_cast<float*>(x.get()) + 1,
                             dw.get(), rows, cols, ws.get(), ws_bytes),
       cudaErrorInvalidValue);  // dx partly over x
-  EXPECT_EQ(kk::rms_norm_backward(dy.get(), x.get(), w.get(), rstd.get(), dx.get(), dw.get(), rows,
+  EXPECT_EQ(kk::rms_norm_backward(x.get(), dy.get(), w.get(), rstd.get(), dx.get(), dw.get(), rows,
                                   cols, dx.get(), ws_bytes),
             cudaErrorInvalidValue);  // workspace over dx
   // layer_norm_backward
@@ -661,7 +661,7 @@ TEST_F(NormBackwardTest, BadArgumentsWriteNothing) {
   EXPECT_TRUE(kktest::same_bits(dw.download(), dw_before));
   EXPECT_TRUE(kktest::same_bits(db.download(), db_before));
   // no rows: dweight and dbias are the empty sums; no columns: nothing
-  ASSERT_EQ(kk::rms_norm_backward(dy.get(), x.get(), w.get(), rstd.get(), dx.get(), dw.get(), 0,
+  ASSERT_EQ(kk::rms_norm_backward(x.get(), dy.get(), w.get(), rstd.get(), dx.get(), dw.get(), 0,
                                   cols, nullptr, 0),
             cudaSuccess);
   CUDA_CHECK(cudaDeviceSynchronize());

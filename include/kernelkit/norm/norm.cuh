@@ -346,7 +346,7 @@ cudaError_t run_norm_backward(NormKind kind, NormBackwardArgs<T, W> a, void* wor
 /// cudaErrorInvalidValue, before any launch and with nothing written, when
 /// rms_norm_backward_args_ok fails.
 template <typename T, typename W>
-[[nodiscard]] cudaError_t rms_norm_backward(const T* dy, const T* x, const W* weight,
+[[nodiscard]] cudaError_t rms_norm_backward(const T* x, const T* dy, const W* weight,
                                             const float* rstd, T* dx, W* dweight, int64_t rows,
                                             int64_t cols, void* workspace, size_t workspace_bytes,
                                             cudaStream_t stream = nullptr) {
