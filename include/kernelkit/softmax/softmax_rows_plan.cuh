@@ -47,19 +47,27 @@ enum class SoftmaxRowsPath { kWarp, kBlock, kCluster };
 
 namespace detail {
 inline constexpr int kSoftmaxRowsLaneFloats = 16;  // most floats of one input a lane holds
-// Blocks of 128 threads per SM the warp kernel's __launch_bounds__ ask for: 80 registers (two
-// inputs of 16 floats a lane and the partial packs' element-wise code; at 8 blocks, 64
-// registers, the f32 4 x 4 and 2-byte 8 x 2 backward kernels spilled 20-36 bytes on sm_100).
-inline constexpr int kSoftmaxRowsWarpMinBlocks = 6;
+// Blocks of 128 threads per SM the warp kernel's __launch_bounds__ ask for, by the
+// architecture the kernels were compiled for (kCompiledArch in the kernel, d.code_arch in the
+// plan): 6, 80 registers (two inputs of 16 floats a lane and the partial packs' element-wise
+// code; at 8 blocks, 64 registers, the f32 4 x 4 and 2-byte 8 x 2 backward kernels spilled
+// 20-36 bytes on sm_100); sm_120 code 5, 96 registers (at 6 the f32 4 x 4 backward kernels
+// spilled 20 bytes there).
+constexpr int softmax_rows_warp_min_blocks(int code_arch) {
+  return code_arch == 120 ? 5 : 6;
+}
 // Packs per thread the block kernel's block size aims for: 256 threads up to 8 packs a
 // thread, 1024 past that.
 inline constexpr int kSoftmaxRowsPacksPerThread = 8;
 // Packs of each input the block kernel has in flight a thread (its loads issued together): 4,
 // or for packs of 8 elements 2 (4 spilled 200-330 bytes at the 64 registers of 1024 threads:
 // 64 floats of two inputs a batch); half that on a cluster (its rank and chunk bounds: f32 4
-// spilled 12 bytes on sm_75, 2-byte 2 20 bytes on sm_90).
-__host__ __device__ constexpr int softmax_rows_batch(int pack, bool cluster) {
-  return (pack == 8 ? 2 : 4) / (cluster ? 2 : 1);
+// spilled 12 bytes on sm_75, 2-byte 2 20 bytes on sm_90); with two inputs (the backward) half
+// that, at least 1: the same bytes in flight (f32 4 + 4 spilled 16-24 bytes on sm_80, bf16 2 +
+// 2 8 bytes on sm_120, at 64 registers).
+__host__ __device__ constexpr int softmax_rows_batch(int pack, bool cluster, bool two_inputs) {
+  const int b = (pack == 8 ? 2 : 4) / (cluster ? 2 : 1);
+  return two_inputs && b > 1 ? b / 2 : b;
 }
 // Dynamic shared memory the block kernel keeps before its cache: the block reduction's two
 // slot sets (one accumulator of at most 16 bytes a warp each) and the cluster's two slots.
@@ -226,7 +234,8 @@ inline SoftmaxRowsPlan plan_softmax_rows(SoftmaxKind kind, int64_t rows, int64_t
       p.packs =
           p.pack > 1 ? static_cast<int>(pow2_ceil(need)) : (need <= 1 ? 1 : (need <= 4 ? 4 : 16));
     }
-    const int regs = softmax_regs_bound(d, kSoftmaxWarpBlock, kSoftmaxRowsWarpMinBlocks);
+    const int regs =
+        softmax_regs_bound(d, kSoftmaxWarpBlock, softmax_rows_warp_min_blocks(d.code_arch));
     p.blocks_per_sm = std::max(1, blocks_per_sm(d, kSoftmaxWarpBlock, regs, 0));
     const int64_t rows_per_block = kSoftmaxWarpBlock / p.group;
     const int64_t blocks = ceil_div(rows, rows_per_block);

@@ -198,7 +198,7 @@ __device__ __forceinline__ int softmax_rows_offset(const T* row) {
 // past the last row computes on padding and stores nothing. In place (out == dy or out == x
 // with the same ld): every element is read by the lane that writes it, before the write.
 template <typename T, SoftmaxKind Kind, int Pack, int Group, int Packs>
-__global__ void __launch_bounds__(kSoftmaxWarpBlock, kSoftmaxRowsWarpMinBlocks)
+__global__ void __launch_bounds__(kSoftmaxWarpBlock, softmax_rows_warp_min_blocks(kCompiledArch))
     softmax_rows_warp_kernel(SoftmaxRowsArgs<T> a) {
   static_assert(Group >= 1 && Group <= kWarpSize && (Group & (Group - 1)) == 0,
                 "a row group is 1, 2, 4, 8, 16 or 32 lanes of one warp");
@@ -257,12 +257,12 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock, kSoftmaxRowsWarpMinBlocks)
 // pack boundary), whole packs, a partial tail. A block's part: whole packs [lo, hi) (the row's,
 // or the rank's share), plus the head (thread 0 of rank 0) and the tail (thread Block - 1 of the
 // last rank), moved element by element. Pass 1: thread t reads whole packs lo + t, + Block, ...
-// of each input, softmax_rows_batch(Pack, Cluster) of them in flight (predicated 16-byte loads,
-// all issued before any is used), accumulates, and keeps the first `cached` of the block's
-// whole packs in dynamic shared memory (x's, then dy's, after the reduction's slots). One block
-// reduction (and, Cluster, the blocks' accumulators combined through distributed shared memory,
-// in rank order: the same bits in every block); pass 2: the same thread takes the same packs
-// from shared memory (or, past `cached`, and the head and tail, from global memory again) and
+// of each input, softmax_rows_batch(Pack, Cluster, two inputs) of them in flight (predicated
+// 16-byte loads, all issued before any is used), accumulates, and keeps the first `cached` of the
+// block's whole packs in dynamic shared memory (x's, then dy's, after the reduction's slots). One
+// block reduction (and, Cluster, the blocks' accumulators combined through distributed shared
+// memory, in rank order: the same bits in every block); pass 2: the same thread takes the same
+// packs from shared memory (or, past `cached`, and the head and tail, from global memory again) and
 // writes. A thread reads back only what it wrote, so the cache needs no barrier; in place, each
 // element is read before the same thread writes it. Rows: cluster (or block) blockIdx.x /
 // split, + gridDim.x / split, ...
@@ -273,7 +273,7 @@ __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
   using Op = SoftmaxRowOp<Kind, kSoftmaxFast<T>>;
   using Acc = typename Op::Acc;
   using Raw = PackOf<T, Pack>;
-  constexpr int kBatch = softmax_rows_batch(Pack, Cluster);
+  constexpr int kBatch = softmax_rows_batch(Pack, Cluster, Op::kTwoInputs);
   static_assert(sizeof(Acc) <= 16, "a slot of the reduction is at most 16 bytes");
   // dynamic shared memory: the reduction's slots (and the cluster's two), then the cache (no
   // static shared memory: the chunk kernels' setup lets the dynamic part take all a block may
