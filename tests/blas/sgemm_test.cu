@@ -237,18 +237,17 @@ sgemm_testing::SgemmCall forced_tiled(kernelkit::SgemmTile tile, int stages, int
     const kernelkit::SgemmAlignment al{kernelkit::alignment_of(A), kernelkit::alignment_of(B),
                                        kernelkit::alignment_of(C)};
     kd::SgemmTiledChoice ch;
-    const auto la = kd::sgemm_load_mode(c.op_a == BlasOp::N, lda, al.a.fits(16));
     ch.pack_b = pack && !trans && kd::sgemm_can_pack_b(c.op_b, c.n, c.k, ldb);
-    const auto lb = ch.pack_b ? kd::sgemm_load_mode(false, c.n, true)
-                              : kd::sgemm_load_mode(c.op_b == BlasOp::T, ldb, al.b.fits(16));
-    // the kernel's copies: (la, lb), or (lb, la) computing C^T
+    // the kernel's copies, computing C or (tr, never with the pack) C^T
+    const auto loads = [&](bool tr) {
+      return kd::sgemm_kernel_loads(c.op_a, c.op_b, c.n, lda, ldb, al, ch.pack_b && !tr, tr);
+    };
     const auto allowed = [&](kernelkit::SgemmTile t, bool tr) {
-      return tr ? !ch.pack_b && kernelkit::sgemm_tile_allowed(t, lb, la, true)
-                : kernelkit::sgemm_tile_allowed(t, la, lb, false);
+      return !(tr && ch.pack_b) && kernelkit::sgemm_tile_allowed(t, loads(tr).a, loads(tr).b, tr);
     };
     ch.tile = allowed(tile, trans) || allowed(tile, !trans) ? tile : kernelkit::SgemmTile::k128x64;
     ch.trans_c = allowed(ch.tile, trans) ? trans : !trans;
-    ch.load_b = ch.trans_c ? la : lb;
+    ch.load_b = loads(ch.trans_c).b;
     const kd::SgemmTileFit fit = kd::sgemm_fit_tile(ch.tile, d);
     ch.fit = {std::min(stages, fit.stages), fit.blocks_per_sm};
     const auto s = kernelkit::sgemm_tile_shape(ch.tile);

@@ -617,6 +617,27 @@ inline SgemmLoad sgemm_load_mode(bool k_contiguous, int64_t ld, bool aligned16) 
   return ld % 4 == 0 && aligned16 ? SgemmLoad::kMnVec4 : SgemmLoad::kMnScalar;
 }
 
+// How the tiled kernel copies its A and B: op(A) and op(B) as they sit in memory (op(B)
+// packed k x n into the workspace: pack), swapped when it computes C^T = op(B)^T op(A)^T
+// (trans: its A is op(B)^T, read as op(B) was, its B op(A)^T). The one rule the plan's search
+// prices and sgemm_tiled_plan sets.
+struct SgemmKernelLoads {
+  SgemmLoad a, b;
+};
+inline SgemmKernelLoads sgemm_kernel_loads(BlasOp op_a, BlasOp op_b, int64_t n, int64_t lda,
+                                           int64_t ldb, SgemmAlignment al, bool pack, bool trans) {
+  SgemmLoad la = sgemm_load_mode(op_a == BlasOp::N, lda, al.a.fits(16));
+  SgemmLoad lb = pack ? sgemm_load_mode(false, n, true)
+                      : sgemm_load_mode(op_b == BlasOp::T, ldb, al.b.fits(16));
+  if (trans) std::swap(la, lb);
+  return {la, lb};
+}
+
+// 16-byte stores to C: ldc a multiple of 4 and C 16-byte aligned.
+inline bool sgemm_c_vec4(int64_t ldc, SgemmAlignment al) {
+  return ldc % 4 == 0 && al.c.fits(16);
+}
+
 // Fills a tiled plan for the given choice (also used by the ladder's v7 and by tests that
 // force a tile, split, stage count, pack or C^T). choice.fit must be the tile's fit on d, or
 // smaller stages with the same or fewer blocks per SM; choice.pack_b only where
@@ -630,25 +651,24 @@ inline SgemmPlan sgemm_tiled_plan(const SgemmTiledChoice& c, BlasOp op_a, BlasOp
   p.path = SgemmPath::kTiled;
   SgemmTiledPlan& t = p.tiled;
   t.tile = c.tile;
-  t.load_a = sgemm_load_mode(op_a == BlasOp::N, lda, al.a.fits(16));
-  t.load_b = sgemm_load_mode(op_b == BlasOp::T, ldb, al.b.fits(16));
-  if (c.pack_b && !c.trans_c) {
+  const bool pack = c.pack_b && !c.trans_c;
+  const SgemmKernelLoads loads = sgemm_kernel_loads(op_a, op_b, n, lda, ldb, al, pack, c.trans_c);
+  t.load_a = loads.a;
+  t.load_b = loads.b;
+  if (pack) {
     // B (n x k) -> the workspace (k x n, 16-byte aligned)
     t.pack_b = true;
     t.pack_bytes = static_cast<size_t>(sgemm_pack_bytes(n, k));
     t.pack = plan_transpose(n, k, 4, al.b, Alignment(), d);
-    t.load_b = sgemm_load_mode(false, n, true);
   }
   if (c.trans_c) {
-    // C^T (n x m) = op(B)^T op(A)^T: the kernel's A is op(B)^T, read as op(B) was (rows
-    // along K where op(B)'s run along K), its B is op(A)^T, read as op(A) was
+    // C^T (n x m) = op(B)^T op(A)^T
     t.trans_c = true;
-    std::swap(t.load_a, t.load_b);
     std::swap(m, n);
   }
   t.stages = c.fit.stages;
   t.blocks_per_sm = c.fit.blocks_per_sm;
-  t.c_vec4 = ldc % 4 == 0 && al.c.fits(16);
+  t.c_vec4 = sgemm_c_vec4(ldc, al);
   t.tiles_m = ceil_div<int64_t>(m, s.bm);
   t.tiles_n = ceil_div<int64_t>(n, s.bn);
   t.dp_tiles = c.dp_tiles;
@@ -682,10 +702,8 @@ inline SgemmPlan sgemm_tiled_plan(const SgemmTiledChoice& c, BlasOp op_a, BlasOp
 inline SgemmPlan sgemm_plan_tiled(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k,
                                   int64_t lda, int64_t ldb, int64_t ldc, SgemmAlignment al,
                                   size_t workspace_bytes, const DeviceInfo& d) {
-  const SgemmLoad la = sgemm_load_mode(op_a == BlasOp::N, lda, al.a.fits(16));
-  const SgemmLoad lb = sgemm_load_mode(op_b == BlasOp::T, ldb, al.b.fits(16));
   const int64_t k_tiles = ceil_div<int64_t>(k, kSgemmBK);
-  const bool c_vec4 = ldc % 4 == 0 && al.c.fits(16);  // as sgemm_tiled_plan sets it
+  const bool c_vec4 = sgemm_c_vec4(ldc, al);
   const bool can_pack = sgemm_can_pack_b(op_b, n, k, ldb) &&
                         static_cast<uint64_t>(sgemm_pack_bytes(n, k)) <= workspace_bytes;
   SgemmTiledChoice best;
@@ -695,8 +713,8 @@ inline SgemmPlan sgemm_plan_tiled(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n
     if (pack && !can_pack) continue;
     // the kernel's m x n and copies of its A and B
     const int64_t km = trans ? n : m, kn = trans ? m : n;
-    const SgemmLoad ka = trans ? lb : la;
-    const SgemmLoad kb = pack ? sgemm_load_mode(false, n, true) : (trans ? la : lb);
+    const SgemmKernelLoads loads = sgemm_kernel_loads(op_a, op_b, n, lda, ldb, al, pack, trans);
+    const SgemmLoad ka = loads.a, kb = loads.b;
     const uint64_t ws = workspace_bytes - (pack ? uint64_t(sgemm_pack_bytes(n, k)) : 0);
     const auto consider = [&](SgemmTiledChoice c) {
       c.time = sgemm_tiled_time(c, km, kn, k, d);

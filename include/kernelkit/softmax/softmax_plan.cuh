@@ -513,16 +513,10 @@ inline double softmax_fill(int64_t tasks, int64_t per_round, int64_t width, int6
 inline bool softmax_plan_tile(int64_t rows, int64_t cols, int elem_bytes, const DeviceInfo& d,
                               SoftmaxPlan* p) {
   constexpr int kPer = 16;  // most elements a lane holds
-  int group = 1;
-  while (group < 16 && int64_t{group} * kPer < cols)
-    group *= 2;
-  if (int64_t{group} * kPer < cols) return false;
-  int per = kPer;
-  if (group == 1) {
-    per = 4;
-    while (per < cols)
-      per *= 2;
-  }
+  const int64_t lanes = pow2_ceil(ceil_div<int64_t>(cols, kPer));
+  if (lanes > 16) return false;
+  const int group = static_cast<int>(lanes);
+  const int per = group == 1 ? static_cast<int>(std::max<int64_t>(4, pow2_ceil(cols))) : kPer;
   const int64_t unit = kSoftmaxTileBlock / group;  // rows the block works on at once
   const int64_t row_bytes = cols * elem_bytes;
   const int64_t tile_rows = std::max<int64_t>(1, kSoftmaxTileBytes / row_bytes / unit) * unit;

@@ -598,7 +598,7 @@ __global__ void __launch_bounds__(kSoftmaxTileBlock,
   const int group = (threadIdx.x % kWarpSize) / Group;
   const int rot = group % cols;
   const int first_row = (threadIdx.x / kWarpSize) * kGroups;  // the warp's first row
-  const int64_t tiles = (rows + tile_rows - 1) / tile_rows;
+  const int64_t tiles = ceil_div<int64_t>(rows, tile_rows);
   const auto span_of = [&](int64_t tile) {
     if (tile >= tiles) return Span(in, out, 0);
     const int64_t r0 = tile * tile_rows;
