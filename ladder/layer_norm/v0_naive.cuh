@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(kV0Block)
         part += xr[c];
       s += part;
     }
-    const float mean = s * inv_cols;
+    const float mean = __fmul_rn(s, inv_cols);
     float ss = 0.f;
     for (int64_t c0 = 0; c0 < cols; c0 += kV0Chunk) {
       const int64_t end = c0 + kV0Chunk < cols ? c0 + kV0Chunk : cols;

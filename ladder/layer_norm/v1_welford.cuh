@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(kV1Block)
         welford_push(chunk, xr[c]);
       w = welford_merge(w, chunk);
     }
-    const float mean = isfinite(w.mean) ? w.mean : w.sum * inv_cols;
+    const float mean = isfinite(w.mean) ? w.mean : __fmul_rn(w.sum, inv_cols);
     const float rstd = rsqrtf(w.m2 * inv_cols + eps);
     if (mean_out != nullptr) mean_out[row] = mean;
     if (rstd_out != nullptr) rstd_out[row] = rstd;

@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(kV2Block)
     Welford w;  // this lane's columns
     for (int64_t c = lane; c < cols; c += kWarpSize)
       welford_push(w, xr[c]);
-    const float mean = warp_all_reduce<kWarpSize>(w.sum, Sum{}) * inv_cols;
+    const float mean = __fmul_rn(warp_all_reduce<kWarpSize>(w.sum, Sum{}), inv_cols);
     const float d = w.mean - mean;
     const float mine = w.n > 0 ? w.m2 + static_cast<float>(w.n) * d * d : 0.f;
     const float m2 = warp_all_reduce<kWarpSize>(mine, Sum{});

@@ -60,7 +60,7 @@ __global__ void __launch_bounds__(kV3Block)
       }
     }
     // (block_all_reduce's barriers also order the stores above before the reads below)
-    const float mean = block_all_reduce<kV3Block>(s, Sum{}) * inv_cols;
+    const float mean = __fmul_rn(block_all_reduce<kV3Block>(s, Sum{}), inv_cols);
     float ss = 0.f;
     for (int c = t; c < cols; c += kV3Block)
       ss += (row_smem[c] - mean) * (row_smem[c] - mean);

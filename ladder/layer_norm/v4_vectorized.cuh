@@ -106,7 +106,8 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, v4_min_blocks(
 #pragma unroll
       for (int j = 0; j < Pack; ++j)
         s += v[p][j];
-    const float mean = v4_row_sum<Threads, Block>(s) * inv_cols;
+    // rounded once (__fmul_rn: never fused into x - mean), so y uses the mean it saves
+    const float mean = __fmul_rn(v4_row_sum<Threads, Block>(s), inv_cols);
     float ss = 0.f;
 #pragma unroll
     for (int p = 0; p < kPacks; ++p) {

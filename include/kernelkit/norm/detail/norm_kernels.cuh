@@ -171,7 +171,8 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, norm_min_block
 #pragma unroll
         for (int j = 0; j < Pack; ++j)
           s += v[p][j];
-      mean = norm_row_sum<Threads, Block>(s) * inv_cols;
+      // rounded once (__fmul_rn: never fused into x - mean), so y uses the mean it saves
+      mean = __fmul_rn(norm_row_sum<Threads, Block>(s), inv_cols);
       s = 0.f;
 #pragma unroll
       for (int p = 0; p < Packs; ++p) {
@@ -302,7 +303,7 @@ __global__ void __launch_bounds__(Block, 1) norm_two_pass_kernel(const NormArgs<
     if constexpr (Kind == NormKind::kLayer) {
       w = norm_welford_block<Block>(w);
       // an inf in the row: Welford's mean turns NaN (inf - inf) where the sum's is +-inf
-      const float plain = block_all_reduce<Block>(ss, Sum{}) * inv_cols;
+      const float plain = __fmul_rn(block_all_reduce<Block>(ss, Sum{}), inv_cols);
       mean = isfinite(w.mean) ? w.mean : plain;
       var = w.m2 * inv_cols;
     } else {
@@ -383,7 +384,7 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, 2))
   float mean = 0.f, var = 0.f;
   if constexpr (Kind == NormKind::kLayer) {
     rw = norm_welford_block<Block>(rw);
-    const float plain = block_all_reduce<Block>(rss, Sum{}) * inv_cols;
+    const float plain = __fmul_rn(block_all_reduce<Block>(rss, Sum{}), inv_cols);
     mean = isfinite(rw.mean) ? rw.mean : plain;
     var = rw.m2 * inv_cols;
   } else {
