@@ -299,8 +299,13 @@ TYPED_TEST(SoftmaxRowsTest, EveryConfiguration) {
         }
       }
     }
+    // cluster entries plan only where this build and device launch clusters (not from the
+    // compute_80 PTX build)
     for (size_t i = 0; i < done.size(); ++i)
-      EXPECT_TRUE(done[i]) << kind_name(k) << ": no case for entry " << range.begin + i;
+      EXPECT_TRUE(done[i] ||
+                  (kk::kSoftmaxRowsConfigs[range.begin + i].path == kk::SoftmaxRowsPath::kCluster &&
+                   !real.clusters()))
+          << kind_name(k) << ": no case for entry " << range.begin + i;
   }
 }
 
