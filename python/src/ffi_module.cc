@@ -79,7 +79,8 @@ void rows_cols(const ffi::AnyBuffer& b, int64_t* rows, int64_t* cols) {
 bool scratch(ffi::ScratchAllocator& alloc, size_t bytes, void** out) {
   *out = nullptr;
   if (!bytes) return true;
-  std::optional<void*> p = alloc.Allocate(bytes, 256);
+  // XLA's allocator refuses alignments past 16; kernelkit's workspaces need 16
+  std::optional<void*> p = alloc.Allocate(bytes, 16);
   if (!p) return false;
   *out = *p;
   return true;
