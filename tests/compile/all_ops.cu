@@ -3,8 +3,8 @@
 // per architecture in CI (kernelkit_compile_sm<arch> targets, warnings are errors), so every
 // GPU from Turing up is known to build; nothing here runs. Every op instantiates exactly its
 // configuration table: softmax and transpose (kSoftmaxConfigs, kTransposeConfigs: each
-// launcher walks its element size's entries; log_softmax the softmax table again; the ld
-// overloads and the backward ops walk kSoftmaxRowsConfigs, forward and backward kinds); reduce and
+// launcher walks its element size's entries; log_softmax the softmax table again, the ld
+// overloads the same kernels; the backward ops walk kSoftmaxRowsConfigs); reduce and
 // row_reduce (kReduceConfigs, kRowReduceConfigs: the element type's pack's entries, for each
 // accumulator and operator; row_reduce's kBlock, kCluster and kSplit entries are
 // reduce_split_kernel instances; the strided-row overloads launch the same kernels);
@@ -26,8 +26,8 @@ template <typename T>
 void softmax_ops(T* p, cudaStream_t s) {
   (void)kk::softmax(p, p, 1, 1, s);
   (void)kk::log_softmax(p, p, 1, 1, s);
-  // the strided row family (kSoftmaxRowsConfigs): forward kinds through the ld overloads,
-  // backward kinds through the backward ops
+  // the ld overloads: the same kernels (kSoftmaxConfigs); the backward row family
+  // (kSoftmaxRowsConfigs) through the backward ops
   (void)kk::softmax(p, 2, p, 2, 1, 1, s);
   (void)kk::log_softmax(p, 2, p, 2, 1, 1, s);
   (void)kk::softmax_backward(p, p, p, 1, 1, s);

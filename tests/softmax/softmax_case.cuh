@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Shared by the softmax GPU tests and the ladder test: the float64 reference, tolerances,
 // inputs with special values, and run_case, which runs one call (the public function, a
-// given plan through launch_softmax, or a ladder step) with the output poisoned and checks
-// every element, the row sums, and that nothing outside the output was written.
+// given plan through launch_softmax, or a ladder step) over contiguous or strided rows with the
+// output poisoned and checks every element, the row sums, and that nothing outside the output
+// (guards, the gaps between strided rows) was written.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -98,10 +100,14 @@ std::vector<T> make_input(int64_t rows, int64_t cols, uint64_t seed, bool specia
   return h;
 }
 
-// Where in and out sit: element offsets from 256-byte aligned buffers, or in place.
+// Where in and out sit: element offsets from 256-byte aligned buffers, or in place; their
+// leading dimensions cols + ld_pad (in place: out's is in's).
 struct Layout {
   int64_t in_shift = 0, out_shift = 0;
   bool in_place = false;
+  int64_t ld_pad_in = 0, ld_pad_out = 0;
+  int64_t ld_in(int64_t cols) const { return cols + ld_pad_in; }
+  int64_t ld_out(int64_t cols) const { return cols + (in_place ? ld_pad_in : ld_pad_out); }
 };
 constexpr Layout kAligned{};
 constexpr Layout kInPlace{0, 0, true};
@@ -114,18 +120,31 @@ struct Runner {
   LadderFn ladder = nullptr;
 };
 
+// (ld_in, ld_out: the rows' strides; a ladder step takes contiguous rows only)
 template <typename T>
-cudaError_t call(const Runner& run, bool log, const T* in, T* out, int64_t rows, int64_t cols,
-                 cudaStream_t stream = nullptr) {
+cudaError_t call(const Runner& run, bool log, const T* in, int64_t ld_in, T* out, int64_t ld_out,
+                 int64_t rows, int64_t cols, cudaStream_t stream = nullptr) {
   if constexpr (std::is_same_v<T, float>) {
-    if (run.ladder != nullptr) return run.ladder(in, out, rows, cols, stream);
+    if (run.ladder != nullptr) {
+      if (ld_in != cols || ld_out != cols) return cudaErrorNotSupported;
+      return run.ladder(in, out, rows, cols, stream);
+    }
   }
   if (run.plan != nullptr) {
     return kk::launch_softmax(*run.plan, log ? SoftmaxKind::kLogSoftmax : SoftmaxKind::kSoftmax, in,
-                              out, rows, cols, stream);
+                              ld_in, out, ld_out, rows, cols, stream);
   }
-  return log ? kk::log_softmax(in, out, rows, cols, stream)
-             : kk::softmax(in, out, rows, cols, stream);
+  if (ld_in == cols && ld_out == cols) {
+    return log ? kk::log_softmax(in, out, rows, cols, stream)
+               : kk::softmax(in, out, rows, cols, stream);
+  }
+  return log ? kk::log_softmax(in, ld_in, out, ld_out, rows, cols, stream)
+             : kk::softmax(in, ld_in, out, ld_out, rows, cols, stream);
+}
+template <typename T>
+cudaError_t call(const Runner& run, bool log, const T* in, T* out, int64_t rows, int64_t cols,
+                 cudaStream_t stream = nullptr) {
+  return call<T>(run, log, in, cols, out, cols, rows, cols, stream);
 }
 
 template <typename T>
@@ -133,6 +152,9 @@ std::string label_of(int64_t rows, int64_t cols, bool log, const Layout& l, uint
   return std::string(kk::type_name<T>()) + (log ? " log_softmax " : " softmax ") +
          std::to_string(rows) + "x" + std::to_string(cols) + " in+" + std::to_string(l.in_shift) +
          " out+" + std::to_string(l.out_shift) + (l.in_place ? " in place" : "") +
+         (l.ld_pad_in != 0 || l.ld_pad_out != 0
+              ? " ld " + std::to_string(l.ld_in(cols)) + "/" + std::to_string(l.ld_out(cols))
+              : std::string()) +
          " seed=" + std::to_string(seed);
 }
 
@@ -145,41 +167,53 @@ template <typename T>
   const auto h_in = make_input<T>(rows, cols, seed, specials, lo, hi);
   const int64_t n = rows * cols;
   const std::string label = label_of<T>(rows, cols, log, layout, seed);
-  // in: [guard][shift][n][guard]; out the same, or in itself
-  DeviceBuffer<T> in_buf(n + 2 * kGuard + 8), out_buf(layout.in_place ? 0 : n + 2 * kGuard + 8);
+  const int64_t ld_in = layout.ld_in(cols), ld_out = layout.ld_out(cols);
+  const int64_t span_in = (rows - 1) * ld_in + cols, span_out = (rows - 1) * ld_out + cols;
+  // in: [guard][shift][span][guard]; out the same, or in itself (the gaps between strided
+  // rows poisoned too)
+  DeviceBuffer<T> in_buf(span_in + 2 * kGuard + 8),
+      out_buf(layout.in_place ? 0 : span_out + 2 * kGuard + 8);
   in_buf.poison();
   if (!layout.in_place) out_buf.poison();
   const int64_t in_at = kGuard + layout.in_shift;
   const int64_t out_at = layout.in_place ? in_at : kGuard + layout.out_shift;
-  CUDA_CHECK(cudaMemcpy(in_buf.get() + in_at, h_in.data(), n * sizeof(T), cudaMemcpyHostToDevice));
   T* in = in_buf.get() + in_at;
+  if (ld_in == cols) {
+    CUDA_CHECK(cudaMemcpy(in, h_in.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  } else {
+    CUDA_CHECK(cudaMemcpy2D(in, ld_in * sizeof(T), h_in.data(), cols * sizeof(T), cols * sizeof(T),
+                            rows, cudaMemcpyHostToDevice));
+  }
   DeviceBuffer<T>& out_owner = layout.in_place ? in_buf : out_buf;
   T* out = out_owner.get() + out_at;
-  const cudaError_t err = call<T>(run, log, in, out, rows, cols);
+  const cudaError_t err = call<T>(run, log, in, ld_in, out, ld_out, rows, cols);
   if (err != cudaSuccess)
     return ::testing::AssertionFailure() << label << ": " << cudaGetErrorString(err);
   CUDA_CHECK(cudaDeviceSynchronize());
   const auto all = out_owner.download();
-  // guards: every element outside the output still holds the poison (0xFF bytes)
+  // every element of the output matrix to `got`; every other one (guards, gaps) still holds
+  // the poison (0xFF bytes)
+  std::vector<T> got(n);
   for (int64_t i = 0; i < int64_t(all.size()); ++i) {
-    if (i >= out_at && i < out_at + n) continue;
-    if (!layout.in_place || i < in_at || i >= in_at + n) {
-      uint16_t bits16 = 0;
-      uint32_t bits32 = 0;
-      bool poisoned;
-      if constexpr (sizeof(T) == 4) {
-        std::memcpy(&bits32, &all[i], 4);
-        poisoned = bits32 == 0xFFFFFFFFu;
-      } else {
-        std::memcpy(&bits16, &all[i], 2);
-        poisoned = bits16 == 0xFFFFu;
-      }
-      if (!poisoned)
-        return ::testing::AssertionFailure()
-               << label << ": element " << (i - out_at) << " outside the output was written";
+    const int64_t rel = i - out_at;
+    if (rel >= 0 && rel < span_out && rel % ld_out < cols) {
+      got[rel / ld_out * cols + rel % ld_out] = all[i];
+      continue;
     }
+    uint16_t bits16 = 0;
+    uint32_t bits32 = 0;
+    bool poisoned;
+    if constexpr (sizeof(T) == 4) {
+      std::memcpy(&bits32, &all[i], 4);
+      poisoned = bits32 == 0xFFFFFFFFu;
+    } else {
+      std::memcpy(&bits16, &all[i], 2);
+      poisoned = bits16 == 0xFFFFu;
+    }
+    if (!poisoned)
+      return ::testing::AssertionFailure()
+             << label << ": element " << rel << " outside the output was written";
   }
-  const std::vector<T> got(all.begin() + out_at, all.begin() + out_at + n);
   std::vector<double> x(n);
   for (int64_t i = 0; i < n; ++i)
     x[i] = kktest::to_double(h_in[i]);
@@ -241,14 +275,16 @@ kk::SoftmaxPlan plan_for(int64_t rows, int64_t cols, const Layout& l, kk::Device
   const int out_off =
       static_cast<int>(((kGuard + (l.in_place ? l.in_shift : l.out_shift)) * sizeof(T)) % 16);
   if (max_cluster == 8) d.nonportable_clusters = false;
-  return kk::plan_softmax(rows, cols, sizeof(T), kk::Alignment(in_off), kk::Alignment(out_off), d);
+  return kk::plan_softmax(rows, cols, sizeof(T), kk::Alignment(in_off), l.ld_in(cols),
+                          kk::Alignment(out_off), l.ld_out(cols), d);
 }
 
 // One small case for each entry of kSoftmaxConfigs for T: the narrowest, then shortest,
 // matrix (rows x cols <= kMaxCaseElems) whose plan is that entry on base or on a small device
-// like it (for the chunk paths), for some layout; `found` false where none is (entries that
-// need clusters on a device without them). The GPU tests run each plan; the plan tests check
-// that an H100 finds every entry.
+// like it (for the chunk paths), for some layout (strided: only layouts whose rows are strided,
+// ld > cols); `found` false where none is (entries that need clusters on a device without them;
+// strided, the kTile entries: contiguous rows only). The GPU tests run each plan; the plan tests
+// check that an H100 finds every entry (strided: every one but kTile's).
 struct ConfigCase {
   bool found = false;
   int64_t rows = 0, cols = 0;
@@ -256,7 +292,7 @@ struct ConfigCase {
   kk::SoftmaxPlan plan;
 };
 template <typename T>
-std::vector<ConfigCase> config_cases(const kk::DeviceInfo& base) {
+std::vector<ConfigCase> config_cases(const kk::DeviceInfo& base, bool strided = false) {
   constexpr int kSmem = 12 * 1024;
   struct Dev {
     kk::DeviceInfo d;
@@ -269,9 +305,16 @@ std::vector<ConfigCase> config_cases(const kk::DeviceInfo& base) {
                          {small_device_of(base, 6, kSmem, false, true), 0},
                          {small_device_of(base, 8, kSmem, false, false), 0}};
   // aligned; off the 16-byte grid; on the 8-byte grid only (2-byte types); in and out at
-  // different offsets within 16 bytes
-  const Layout layouts[] = {kAligned, Layout{1, 1, false}, Layout{4, 4, false},
-                            Layout{1, 0, false}};
+  // different offsets within 16 bytes. Strided (P: the elements of 16 bytes): rows on the
+  // 16-byte grid (lds P and 2P past cols), rows at several offsets (3 and 3 + P: every row of in
+  // and out alike), 2-byte rows on the 8-byte grid (lds 8 bytes past), in and out at different
+  // offsets (lds 1 and 0 past), in place (P past).
+  constexpr int64_t P = 16 / sizeof(T);
+  const Layout contiguous[] = {kAligned, Layout{1, 1, false}, Layout{4, 4, false},
+                               Layout{1, 0, false}};
+  const Layout strides[] = {Layout{0, 0, false, P, 2 * P}, Layout{1, 1, false, 3, 3 + P},
+                            Layout{4, 4, false, 4, 4}, Layout{1, 0, false, 1, 0},
+                            Layout{0, 0, true, P, 0}};
   const int64_t widths[] = {1,     2,     3,     4,     5,     8,     9,     16,   17,
                             24,    32,    33,    48,    64,    65,    96,    128,  129,
                             200,   256,   257,   500,   512,   1000,  1024,  1025, 1500,
@@ -281,8 +324,10 @@ std::vector<ConfigCase> config_cases(const kk::DeviceInfo& base) {
   std::vector<ConfigCase> cases(range.end - range.begin);
   for (const int64_t cols : widths) {
     for (const int64_t rows : {1, 2, 3, 5, 23, 129}) {
-      if (rows * cols > kMaxCaseElems) continue;
-      for (const Layout& l : layouts) {
+      if (rows * cols > kMaxCaseElems || (strided && rows == 1)) continue;  // one row: contiguous
+      for (const Layout& l :
+           strided ? std::vector<Layout>(std::begin(strides), std::end(strides))
+                   : std::vector<Layout>(std::begin(contiguous), std::end(contiguous))) {
         for (const Dev& dev : devices) {
           const kk::SoftmaxPlan p = plan_for<T>(rows, cols, l, dev.d, dev.max_cluster);
           const int i = kk::config_index(kk::kSoftmaxConfigs, kk::softmax_config(p, sizeof(T)),

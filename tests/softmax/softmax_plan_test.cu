@@ -1028,6 +1028,126 @@ TEST(SoftmaxConfigs, EveryEntryHasASmallCase) {
   };
   check(softmax_test::config_cases<float>(kktest::h100()), 4);
   check(softmax_test::config_cases<__half>(kktest::h100()), 2);
+  // strided rows: every entry but the tiles' (contiguous rows only)
+  const auto check_strided = [](const auto& cases, int elem) {
+    const kk::ConfigRange range = kk::softmax_configs_of(elem);
+    ASSERT_EQ(cases.size(), range.end - range.begin);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const kk::SoftmaxConfig& c = kk::kSoftmaxConfigs[range.begin + i];
+      EXPECT_EQ(cases[i].found, c.path != SoftmaxPath::kTile) << describe(c);
+      if (cases[i].found) EXPECT_NE(cases[i].layout.ld_in(cases[i].cols), cases[i].cols);
+    }
+  };
+  check_strided(softmax_test::config_cases<float>(kktest::h100(), true), 4);
+  check_strided(softmax_test::config_cases<__half>(kktest::h100(), true), 2);
+}
+
+// ---------------------------------------------------------------------------------------
+// Strided rows (ld_in, ld_out > cols).
+
+// Where every row of in and of out sits on the 16-byte grid as the contiguous rows' would (the
+// strides' bytes alike modulo 16 to cols'), the plan is the contiguous rows' plan, field for
+// field, except kTile's (contiguous rows only), which strided rows run on the warp path; any
+// strided plan is an entry of kSoftmaxConfigs, 16-byte packs exactly where row r of in and out
+// sit alike for every r; over shapes x offsets x strides x element sizes x the devices.
+TEST(SoftmaxPlan, StridedRowsTakeTheContiguousRowsPlan) {
+  const int64_t widths[] = {1,     2,     3,     4,     7,     8,      9,      16,     17,
+                            31,    32,    33,    61,    64,    65,     96,     121,    128,
+                            129,   255,   256,   257,   500,   512,    1000,   1021,   1024,
+                            1025,  2048,  4093,  4096,  4097,  8192,   8193,   10007,  16384,
+                            16385, 32000, 50257, 65536, 65537, 128256, 151936, 262144, 1048576};
+  const int64_t row_counts[] = {2, 3, 16, 37, 132, 1000, 4096, 65536, 1000000};
+  const int offsets[][2] = {{0, 0}, {4, 4}, {2, 2}, {8, 8}, {0, 4}, {6, 6}};
+  // ld = cols + pad: 16-byte multiples (rows sit as contiguous ones), one element, 8 bytes, and
+  // ld_out alike to ld_in or not
+  const int64_t pads[][2] = {{16, 16}, {16, 0},     {0, 32}, {4096, 0}, {1, 1},
+                             {1, 0},   {3, 3 + 16}, {8, 8},  {2, 2}};
+  int64_t same = 0, tiles = 0;
+  for (const auto& dev : table_devices()) {
+    for (const int elem : {4, 2}) {
+      const kk::ConfigRange range = kk::softmax_configs_of(elem);
+      for (const int64_t cols : widths) {
+        for (const int64_t rows : row_counts) {
+          if (rows * cols > (int64_t{1} << 34)) continue;
+          for (const auto& off : offsets) {
+            if (off[0] % elem || off[1] % elem) continue;
+            const kk::Alignment in(off[0]), out(off[1]);
+            const SoftmaxPlan c = kk::plan_softmax(rows, cols, elem, in, out, dev.info);
+            for (const auto& pad : pads) {
+              // pads in bytes, whole elements
+              if (pad[0] % elem || pad[1] % elem) continue;
+              const int64_t ld_in = cols + pad[0] / elem, ld_out = cols + pad[1] / elem;
+              const SoftmaxPlan p =
+                  kk::plan_softmax(rows, cols, elem, in, ld_in, out, ld_out, dev.info);
+              const std::string what = std::string(dev.name) + " " + std::to_string(rows) + "x" +
+                                       std::to_string(cols) + " elem=" + std::to_string(elem) +
+                                       " offsets=" + std::to_string(off[0]) + "," +
+                                       std::to_string(off[1]) + " ld=" + std::to_string(ld_in) +
+                                       "," + std::to_string(ld_out) + ": " + describe(p);
+              ASSERT_GE(kk::config_index(kk::kSoftmaxConfigs, kk::softmax_config(p, elem),
+                                         range.begin, range.end),
+                        0)
+                  << what;
+              ASSERT_NE(int(p.path), int(SoftmaxPath::kTile)) << what;
+              const kk::Alignment s_in(ld_in * elem), s_out(ld_out * elem);
+              // (2-byte rows on the 8-byte grid: the warp path's 8-byte packs)
+              const bool alike = in == out && s_in == s_out;
+              ASSERT_EQ(p.pack > 1, alike) << what;
+              if (p.pack != 16 / elem && alike)
+                ASSERT_TRUE(elem == 2 && p.pack == 4 && p.on_grid && p.path == SoftmaxPath::kWarp)
+                    << what;
+              const kk::Alignment s(cols * elem);
+              if (s_in != s || s_out != s) continue;
+              if (c.path == SoftmaxPath::kTile) {
+                ASSERT_EQ(int(p.path), int(SoftmaxPath::kWarp)) << what;
+                ++tiles;
+                continue;
+              }
+              ASSERT_EQ(describe(p), describe(c)) << what;
+              ASSERT_EQ(kk::softmax_config(p, elem), kk::softmax_config(c, elem)) << what;
+              ASSERT_EQ(p.on_grid, c.on_grid) << what;
+              ++same;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(same, 10000);
+  EXPECT_GT(tiles, 100);
+}
+
+// One row: its stride is never read, so any ld plans as contiguous (the tiles included).
+TEST(SoftmaxPlan, OneStridedRowIsContiguous) {
+  for (const auto& dev : table_devices())
+    for (const int64_t cols : {int64_t{9}, int64_t{1000}, int64_t{50257}, int64_t{1048576}})
+      for (const int off : {0, 4})
+        EXPECT_EQ(describe(kk::plan_softmax(1, cols, 4, kk::Alignment(off), cols + 3,
+                                            kk::Alignment(off), cols + 1, dev.info)),
+                  describe(plan(1, cols, 4, dev.info, off, off)))
+            << dev.name << " " << cols;
+}
+
+// The bench's strided shapes on an H100 (logits[:, -1, :] rows; padded rows): the plan of the
+// contiguous shape.
+TEST(SoftmaxPlan, BenchStridedShapesOnAnH100) {
+  const kk::DeviceInfo d = kktest::h100();
+  struct Case {
+    int64_t rows, cols, ld;
+  };
+  for (const int elem : {4, 2})
+    for (const Case c :
+         {Case{64, 128256, 4 * 128256}, Case{64, 32000, 4 * 32000}, Case{4096, 4096, 4160},
+          Case{65536, 1000, 1024}, Case{32768, 1024, 1040}}) {
+      const SoftmaxPlan p =
+          kk::plan_softmax(c.rows, c.cols, elem, kk::Alignment(), c.ld, kk::Alignment(), c.cols, d);
+      EXPECT_EQ(describe(p), describe(plan(c.rows, c.cols, elem, d))) << c.rows << "x" << c.cols;
+      EXPECT_TRUE(p.on_grid || p.path != SoftmaxPath::kWarp) << c.rows << "x" << c.cols;
+    }
+  // f32 1000 and 1024 columns: the warp path, 8 packs a lane (not the row family's block a row)
+  EXPECT_EQ(
+      int(kk::plan_softmax(65536, 1000, 4, kk::Alignment(), 1024, kk::Alignment(), 1000, d).path),
+      int(SoftmaxPath::kWarp));
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// plan_softmax_rows on the host (no GPU): the strided row family of softmax / log_softmax with
-// leading dimensions and of softmax_backward / log_softmax_backward. The path of chosen shapes
-// on an H100, the pack respecting pointers and row strides, invariants (legal grid, a row held
-// whole by the warp path's lanes, shared memory within the device's, bytes priced with the
-// backward's three streams) over shapes x alignments x kinds x element sizes x the test devices,
-// every plan an entry of kSoftmaxRowsConfigs and every entry planned; the argument checks.
+// plan_softmax_rows on the host (no GPU): the backward row family (softmax_backward /
+// log_softmax_backward, contiguous or strided rows). The path of chosen shapes on an H100, the
+// pack respecting pointers and row strides, invariants (legal grid, a row held whole by the warp
+// path's lanes, shared memory within the device's, bytes priced with three streams) over shapes
+// x alignments x element sizes x the test devices, every plan an entry of kSoftmaxRowsConfigs
+// and every entry planned; the argument checks (the forward's with leading dimensions too).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,24 +17,19 @@
 #include "kernelkit/softmax/softmax.cuh"
 
 namespace kk = kernelkit;
-using kk::SoftmaxKind;
 using kk::SoftmaxRowsConfig;
 using kk::SoftmaxRowsPath;
 using kk::SoftmaxRowsPlan;
 
 namespace {
 
-constexpr SoftmaxKind kKinds[] = {SoftmaxKind::kSoftmax, SoftmaxKind::kLogSoftmax,
-                                  SoftmaxKind::kSoftmaxBackward, SoftmaxKind::kLogSoftmaxBackward};
-
 std::string describe(const SoftmaxRowsPlan& p) {
   return std::string(p.path == SoftmaxRowsPath::kWarp ? "warp" : "block") +
          " pack=" + std::to_string(p.pack) + " split=" + std::to_string(p.split) +
          " group=" + std::to_string(p.group) + " packs=" + std::to_string(p.packs) +
-         " cached=" + std::to_string(p.cached) + " inputs=" + std::to_string(p.inputs) +
-         " bps=" + std::to_string(p.blocks_per_sm) + " grid=" + std::to_string(p.shape.grid.x) +
-         " block=" + std::to_string(p.shape.block.x) + " smem=" + std::to_string(p.shape.smem) +
-         " bytes=" + std::to_string(p.bytes);
+         " cached=" + std::to_string(p.cached) + " bps=" + std::to_string(p.blocks_per_sm) +
+         " grid=" + std::to_string(p.shape.grid.x) + " block=" + std::to_string(p.shape.block.x) +
+         " smem=" + std::to_string(p.shape.smem) + " bytes=" + std::to_string(p.bytes);
 }
 
 std::string describe_config(const SoftmaxRowsConfig& c) {
@@ -46,10 +41,13 @@ std::string describe_config(const SoftmaxRowsConfig& c) {
          " packs=" + std::to_string(c.packs);
 }
 
-SoftmaxRowsPlan plan(SoftmaxKind kind, int64_t rows, int64_t cols, int elem,
-                     const kk::DeviceInfo& d, kk::SoftmaxRowsLayout at = kk::SoftmaxRowsLayout()) {
-  return kk::plan_softmax_rows(kind, rows, cols, elem, at, d);
+SoftmaxRowsPlan plan(int64_t rows, int64_t cols, int elem, const kk::DeviceInfo& d,
+                     kk::SoftmaxRowsLayout at = kk::SoftmaxRowsLayout()) {
+  return kk::plan_softmax_rows(rows, cols, elem, at, d);
 }
+
+// the inputs a row reads (y and dy)
+constexpr int kInputs = 2;
 
 TEST(SoftmaxRowsPlan, PathsOnAnH100) {
   const kk::DeviceInfo d = kktest::h100();
@@ -80,7 +78,7 @@ TEST(SoftmaxRowsPlan, PathsOnAnH100) {
       {2, 512, 65536, SoftmaxRowsPath::kBlock, 0, 0, 1024, false},
   };
   for (const Want& w : table) {
-    const SoftmaxRowsPlan p = plan(SoftmaxKind::kSoftmaxBackward, w.rows, w.cols, w.elem, d);
+    const SoftmaxRowsPlan p = plan(w.rows, w.cols, w.elem, d);
     const std::string what = std::to_string(w.elem) + "-byte " + std::to_string(w.rows) + "x" +
                              std::to_string(w.cols) + ": " + describe(p);
     EXPECT_EQ(p.path, w.path) << what;
@@ -107,88 +105,71 @@ TEST(SoftmaxRowsPlan, ClustersForFewWideRows) {
                        Want{4, 66, 65536, 2}, Want{4, 67, 65536, 1}, Want{4, 1, 8191, 1},
                        Want{4, 1, 8188, 1}, Want{4, 1, 8192, 2}, Want{2, 64, 50256, 2},
                        Want{2, 2, 16384, 2}, Want{2, 2, 16383, 1}, Want{2, 1, 262144, 16}}) {
-    for (const SoftmaxKind kind : kKinds) {
-      const SoftmaxRowsPlan p = plan(kind, w.rows, w.cols, w.elem, kktest::h100());
-      const std::string what =
-          std::to_string(w.rows) + "x" + std::to_string(w.cols) + ": " + describe(p);
-      EXPECT_EQ(p.split, w.split) << what;
-      EXPECT_EQ(p.path, w.split > 1 ? SoftmaxRowsPath::kCluster : SoftmaxRowsPath::kBlock) << what;
-      // without cluster code (a compute_80 build, an A100, a T4): one block a row
-      for (const kk::DeviceInfo& d : {kktest::h100_compute80(), kktest::a100(), kktest::t4()}) {
-        const SoftmaxRowsPlan q = plan(kind, w.rows, w.cols, w.elem, d);
-        EXPECT_EQ(q.path, SoftmaxRowsPath::kBlock) << what;
-        EXPECT_EQ(q.split, 1) << what;
-      }
+    const SoftmaxRowsPlan p = plan(w.rows, w.cols, w.elem, kktest::h100());
+    const std::string what =
+        std::to_string(w.rows) + "x" + std::to_string(w.cols) + ": " + describe(p);
+    EXPECT_EQ(p.split, w.split) << what;
+    EXPECT_EQ(p.path, w.split > 1 ? SoftmaxRowsPath::kCluster : SoftmaxRowsPath::kBlock) << what;
+    // without cluster code (a compute_80 build, an A100, a T4): one block a row
+    for (const kk::DeviceInfo& d : {kktest::h100_compute80(), kktest::a100(), kktest::t4()}) {
+      const SoftmaxRowsPlan q = plan(w.rows, w.cols, w.elem, d);
+      EXPECT_EQ(q.path, SoftmaxRowsPath::kBlock) << what;
+      EXPECT_EQ(q.split, 1) << what;
     }
   }
   // portable clusters only (plan_and_launch's second plan): at most 8
   kk::DeviceInfo d = kktest::h100();
   d.nonportable_clusters = false;
-  EXPECT_EQ(plan(SoftmaxKind::kSoftmaxBackward, 1, 151936, 4, d).split, 8);
+  EXPECT_EQ(plan(1, 151936, 4, d).split, 8);
 }
 
 // Packs only where every operand's row r sits at the same offset within 16 bytes (the same
-// pointer offset and row-stride offset): then any offset and any width.
+// pointer offset and row-stride offset): then any offset and any width. (The forward's rule,
+// plan_softmax's: softmax_plan_test.)
 TEST(SoftmaxRowsPlan, PacksWhereEveryOperandsRowsSitAlike) {
   const kk::DeviceInfo d = kktest::h100();
   using kk::Alignment;
-  const auto fwd = [](int e, int x_off, int64_t ld_x, int o_off, int64_t ld_o) {
-    return kk::softmax_rows_layout(e, Alignment(x_off), ld_x, Alignment(o_off), ld_o);
-  };
-  const auto pack = [&](SoftmaxKind k, int e, kk::SoftmaxRowsLayout at) {
-    return plan(k, 64, 1000, e, d, at).pack;
-  };
-  EXPECT_EQ(pack(SoftmaxKind::kSoftmax, 4, fwd(4, 0, 1024, 0, 1000)), 4);
-  EXPECT_EQ(pack(SoftmaxKind::kSoftmax, 4, fwd(4, 0, 1001, 0, 1001)), 4);  // rows at 4 offsets
-  EXPECT_EQ(pack(SoftmaxKind::kSoftmax, 4, fwd(4, 8, 1001, 8, 1005)), 4);
-  EXPECT_EQ(pack(SoftmaxKind::kSoftmax, 4, fwd(4, 0, 1001, 0, 1000)), 1);  // strides differ
-  EXPECT_EQ(pack(SoftmaxKind::kSoftmax, 4, fwd(4, 4, 1024, 0, 1024)), 1);  // pointers differ
-  EXPECT_EQ(pack(SoftmaxKind::kSoftmax, 2, fwd(2, 2, 1000, 2, 1000)), 8);
-  const auto bwd = [](int y_off, int64_t ld_y, int dy_off, int64_t ld_dy, int dx_off,
+  const auto bwd = [](int e, int y_off, int64_t ld_y, int dy_off, int64_t ld_dy, int dx_off,
                       int64_t ld_dx) {
-    return kk::softmax_rows_layout(2, Alignment(y_off), ld_y, Alignment(dx_off), ld_dx,
+    return kk::softmax_rows_layout(e, Alignment(y_off), ld_y, Alignment(dx_off), ld_dx,
                                    Alignment(dy_off), ld_dy);
   };
-  EXPECT_EQ(pack(SoftmaxKind::kSoftmaxBackward, 2, bwd(6, 1000, 6, 1000, 6, 1000)), 8);
-  EXPECT_EQ(pack(SoftmaxKind::kSoftmaxBackward, 2, bwd(6, 1000, 6, 1008, 6, 1000)), 8);
-  EXPECT_EQ(pack(SoftmaxKind::kSoftmaxBackward, 2, bwd(0, 1000, 2, 1000, 0, 1000)), 1);
-  EXPECT_EQ(pack(SoftmaxKind::kLogSoftmaxBackward, 2, bwd(0, 1000, 0, 1004, 0, 1000)), 1);
-  // logits[:, -1, :] of a (B, T = 7, V) bf16 tensor into contiguous rows: V = 32000 rows sit
-  // alike (packs), V = 50257 ones do not (ld 7 V and V differ modulo 8 elements)
-  EXPECT_EQ(pack(SoftmaxKind::kSoftmax, 2, fwd(2, (6 * 32000 * 2) % 16, 7 * 32000, 0, 32000)), 8);
-  EXPECT_EQ(pack(SoftmaxKind::kSoftmax, 2, fwd(2, (6 * 50257 * 2) % 16, 7 * 50257, 0, 50257)), 1);
+  const auto pack = [&](int e, kk::SoftmaxRowsLayout at) { return plan(64, 1000, e, d, at).pack; };
+  EXPECT_EQ(pack(2, bwd(2, 6, 1000, 6, 1000, 6, 1000)), 8);
+  EXPECT_EQ(pack(2, bwd(2, 6, 1000, 6, 1008, 6, 1000)), 8);
+  EXPECT_EQ(pack(2, bwd(2, 0, 1000, 2, 1000, 0, 1000)), 1);
+  EXPECT_EQ(pack(2, bwd(2, 0, 1000, 0, 1004, 0, 1000)), 1);
+  EXPECT_EQ(pack(4, bwd(4, 0, 1024, 0, 1000, 0, 1028)), 4);
+  EXPECT_EQ(pack(4, bwd(4, 0, 1001, 0, 1001, 0, 1001)), 4);  // rows at 4 offsets
+  EXPECT_EQ(pack(4, bwd(4, 8, 1001, 8, 1005, 8, 1009)), 4);
+  EXPECT_EQ(pack(4, bwd(4, 0, 1001, 0, 1001, 0, 1000)), 1);  // strides differ
+  EXPECT_EQ(pack(4, bwd(4, 4, 1024, 4, 1024, 0, 1024)), 1);  // pointers differ
 }
 
-// A row that fits shared memory is read once (bytes = 3 streams for the backward, 2 for the
-// forward); a wider one's uncached part is read twice and priced so.
+// A row that fits shared memory is read once (bytes = 3 streams: y, dy, dx); a wider one's
+// uncached part is read twice and priced so.
 TEST(SoftmaxRowsPlan, BytesArePricedByStreams) {
   const kk::DeviceInfo d = kktest::h100();
   for (const int elem : {4, 2}) {
     for (const int64_t cols : {int64_t{100}, int64_t{4096}, int64_t{32000}, int64_t{262144}}) {
       const int64_t rows = 64;
       const double elems = double(rows) * double(cols) * elem;
-      const SoftmaxRowsPlan f = plan(SoftmaxKind::kSoftmax, rows, cols, elem, d);
-      const SoftmaxRowsPlan b = plan(SoftmaxKind::kSoftmaxBackward, rows, cols, elem, d);
-      EXPECT_EQ(f.inputs, 1);
-      EXPECT_EQ(b.inputs, 2);
-      for (const SoftmaxRowsPlan& p : {f, b}) {
-        const int64_t vp = cols / p.pack;
-        const int64_t past =
-            p.path == SoftmaxRowsPath::kWarp
-                ? 0
-                : std::max<int64_t>(0, cols - int64_t{p.split} * p.cached * p.pack);
-        EXPECT_DOUBLE_EQ(p.bytes,
-                         elems * (p.inputs + 1) + double(rows) * double(past) * elem * p.inputs)
-            << cols << ": " << describe(p);
-        if (p.path == SoftmaxRowsPath::kBlock && p.cached < vp)
-          EXPECT_GT(p.bytes, elems * (p.inputs + 1));
-      }
+      const SoftmaxRowsPlan p = plan(rows, cols, elem, d);
+      const int64_t vp = cols / p.pack;
+      const int64_t past = p.path == SoftmaxRowsPath::kWarp
+                               ? 0
+                               : std::max<int64_t>(0, cols - int64_t{p.split} * p.cached * p.pack);
+      EXPECT_DOUBLE_EQ(p.bytes,
+                       elems * (kInputs + 1) + double(rows) * double(past) * elem * kInputs)
+          << cols << ": " << describe(p);
+      if (p.path == SoftmaxRowsPath::kBlock && p.cached < vp)
+        EXPECT_GT(p.bytes, elems * (kInputs + 1));
     }
   }
 }
 
-// Invariants over shapes x alignments x kinds x element sizes x devices, and the table: every
-// plan an entry, every entry planned.
+// Invariants over shapes x alignments x element sizes x devices, and the table: every plan an
+// entry, every entry planned.
 TEST(SoftmaxRowsPlan, InvariantsAndEveryPlanIsAnEntry) {
   const int64_t sizes[] = {
       1,     2,     3,     4,     5,     7,      8,      9,      15,      16,          17,   31,
@@ -201,79 +182,74 @@ TEST(SoftmaxRowsPlan, InvariantsAndEveryPlanIsAnEntry) {
     const kk::DeviceInfo& d = dev.info;
     for (const int elem : {4, 2}) {
       const kk::ConfigRange range = kk::softmax_rows_configs_of(elem);
-      for (const SoftmaxKind kind : kKinds) {
-        for (const int64_t rows : sizes) {
-          for (const int64_t cols : sizes) {
-            if (rows > (int64_t{1} << 40) / cols) continue;
-            for (const int off : offsets) {
-              for (const bool mismatched : {false, true}) {
-                if (off % elem) continue;
-                // contiguous rows at offset `off`, or operands at different offsets
-                const kk::SoftmaxRowsLayout at{kk::Alignment(off), kk::Alignment(cols * elem),
-                                               !mismatched};
-                const SoftmaxRowsPlan p = plan(kind, rows, cols, elem, d, at);
-                const std::string what = std::string(dev.name) + " " + std::to_string(rows) + "x" +
-                                         std::to_string(cols) + " elem=" + std::to_string(elem) +
-                                         " off=" + std::to_string(off) +
-                                         " kind=" + std::to_string(static_cast<int>(kind)) + ": " +
-                                         describe(p);
-                ASSERT_GE(planned.count(kk::softmax_rows_config(p, elem), range.begin, range.end),
-                          0)
+      for (const int64_t rows : sizes) {
+        for (const int64_t cols : sizes) {
+          if (rows > (int64_t{1} << 40) / cols) continue;
+          for (const int off : offsets) {
+            for (const bool mismatched : {false, true}) {
+              if (off % elem) continue;
+              // contiguous rows at offset `off`, or operands at different offsets
+              const kk::SoftmaxRowsLayout at{kk::Alignment(off), kk::Alignment(cols * elem),
+                                             !mismatched};
+              const SoftmaxRowsPlan p = plan(rows, cols, elem, d, at);
+              const std::string what = std::string(dev.name) + " " + std::to_string(rows) + "x" +
+                                       std::to_string(cols) + " elem=" + std::to_string(elem) +
+                                       " off=" + std::to_string(off) + ": " + describe(p);
+              ASSERT_GE(planned.count(kk::softmax_rows_config(p, elem), range.begin, range.end), 0)
+                  << what;
+              ASSERT_EQ(p.pack, mismatched ? 1 : 16 / elem) << what;
+              ASSERT_GE(p.shape.grid.x, 1u) << what;
+              ASSERT_LE(p.shape.block.x, static_cast<unsigned>(d.max_threads_per_block)) << what;
+              ASSERT_LE(p.shape.smem, static_cast<size_t>(d.smem_per_block_optin)) << what;
+              ASSERT_GE(p.blocks_per_sm, 1) << what;
+              // packs a row spans (its partial head and tail included; rows off the 16-byte
+              // grid: any offset), whole packs at least and at most
+              const bool on_grid = off == 0 && (cols * elem) % 16 == 0;
+              const int64_t vp =
+                  on_grid ? (cols + p.pack - 1) / p.pack : (cols + 2 * p.pack - 2) / p.pack;
+              const int64_t whole_min =
+                  on_grid ? cols / p.pack : std::max<int64_t>(0, cols - p.pack + 1) / p.pack;
+              const int64_t whole_max = cols / p.pack;
+              if (p.path == SoftmaxRowsPath::kWarp) {
+                // the group's lanes hold the row; a lane at most 16 floats of an input
+                ASSERT_GE(int64_t{p.group} * p.packs, vp) << what;
+                ASSERT_LE(p.pack * p.packs, 16) << what;
+                ASSERT_EQ(p.shape.smem, 0u) << what;
+              } else if (p.path == SoftmaxRowsPath::kCluster) {
+                // a cluster of 2..max_cluster blocks a row, every block resident, its share
+                // of the whole packs cached where it fits
+                ASSERT_TRUE(d.clusters()) << what;
+                ASSERT_GE(p.split, 2) << what;
+                ASSERT_LE(p.split, d.max_cluster()) << what;
+                ASSERT_EQ(static_cast<int>(p.shape.cluster.x), p.split) << what;
+                ASSERT_EQ(int64_t{p.shape.grid.x}, rows * p.split) << what;
+                ASSERT_LE(rows * p.split, d.sm_count) << what;
+                ASSERT_GE(whole_min / p.split, 1024) << what;
+                const int64_t share = (whole_max + p.split - 1) / p.split;
+                ASSERT_LE(p.cached, share) << what;
+                ASSERT_EQ(static_cast<int64_t>(p.shape.smem),
+                          kk::detail::softmax_rows_scratch_bytes(p.shape.block.x) +
+                              p.cached * kInputs * p.pack * elem)
                     << what;
-                ASSERT_EQ(p.pack, mismatched ? 1 : 16 / elem) << what;
-                ASSERT_GE(p.shape.grid.x, 1u) << what;
-                ASSERT_LE(p.shape.block.x, static_cast<unsigned>(d.max_threads_per_block)) << what;
-                ASSERT_LE(p.shape.smem, static_cast<size_t>(d.smem_per_block_optin)) << what;
-                ASSERT_GE(p.blocks_per_sm, 1) << what;
-                // packs a row spans (its partial head and tail included; rows off the 16-byte
-                // grid: any offset), whole packs at least and at most
-                const bool on_grid = off == 0 && (cols * elem) % 16 == 0;
-                const int64_t vp =
-                    on_grid ? (cols + p.pack - 1) / p.pack : (cols + 2 * p.pack - 2) / p.pack;
-                const int64_t whole_min =
-                    on_grid ? cols / p.pack : std::max<int64_t>(0, cols - p.pack + 1) / p.pack;
-                const int64_t whole_max = cols / p.pack;
-                if (p.path == SoftmaxRowsPath::kWarp) {
-                  // the group's lanes hold the row; a lane at most 16 floats of an input
-                  ASSERT_GE(int64_t{p.group} * p.packs, vp) << what;
-                  ASSERT_LE(p.pack * p.packs, 16) << what;
-                  ASSERT_EQ(p.shape.smem, 0u) << what;
-                } else if (p.path == SoftmaxRowsPath::kCluster) {
-                  // a cluster of 2..max_cluster blocks a row, every block resident, its share
-                  // of the whole packs cached where it fits
-                  ASSERT_TRUE(d.clusters()) << what;
-                  ASSERT_GE(p.split, 2) << what;
-                  ASSERT_LE(p.split, d.max_cluster()) << what;
-                  ASSERT_EQ(static_cast<int>(p.shape.cluster.x), p.split) << what;
-                  ASSERT_EQ(int64_t{p.shape.grid.x}, rows * p.split) << what;
-                  ASSERT_LE(rows * p.split, d.sm_count) << what;
-                  ASSERT_GE(whole_min / p.split, 1024) << what;
-                  const int64_t share = (whole_max + p.split - 1) / p.split;
-                  ASSERT_LE(p.cached, share) << what;
-                  ASSERT_EQ(static_cast<int64_t>(p.shape.smem),
-                            kk::detail::softmax_rows_scratch_bytes(p.shape.block.x) +
-                                p.cached * p.inputs * p.pack * elem)
-                      << what;
-                  if (kk::detail::softmax_rows_scratch_bytes(p.shape.block.x) +
-                          share * p.inputs * p.pack * elem <=
-                      d.smem_per_block_optin)
-                    ASSERT_EQ(p.cached, share) << what;
-                } else {
-                  ASSERT_EQ(p.split, 1) << what;
-                  ASSERT_EQ(p.shape.cluster.x, 1u) << what;
-                  ASSERT_LE(p.cached, whole_max) << what;
-                  ASSERT_GE(p.cached, 0) << what;
-                  ASSERT_LE(int64_t{p.shape.grid.x}, rows) << what;
-                  ASSERT_EQ(static_cast<int64_t>(p.shape.smem),
-                            kk::detail::softmax_rows_scratch_bytes(p.shape.block.x) +
-                                p.cached * p.inputs * p.pack * elem)
-                      << what;
-                  // a row that fits one block's shared memory is held whole
-                  if (kk::detail::softmax_rows_scratch_bytes(p.shape.block.x) +
-                          whole_max * p.inputs * p.pack * elem <=
-                      d.smem_per_block_optin)
-                    ASSERT_EQ(p.cached, whole_max) << what;
-                }
+                if (kk::detail::softmax_rows_scratch_bytes(p.shape.block.x) +
+                        share * kInputs * p.pack * elem <=
+                    d.smem_per_block_optin)
+                  ASSERT_EQ(p.cached, share) << what;
+              } else {
+                ASSERT_EQ(p.split, 1) << what;
+                ASSERT_EQ(p.shape.cluster.x, 1u) << what;
+                ASSERT_LE(p.cached, whole_max) << what;
+                ASSERT_GE(p.cached, 0) << what;
+                ASSERT_LE(int64_t{p.shape.grid.x}, rows) << what;
+                ASSERT_EQ(static_cast<int64_t>(p.shape.smem),
+                          kk::detail::softmax_rows_scratch_bytes(p.shape.block.x) +
+                              p.cached * kInputs * p.pack * elem)
+                    << what;
+                // a row that fits one block's shared memory is held whole
+                if (kk::detail::softmax_rows_scratch_bytes(p.shape.block.x) +
+                        whole_max * kInputs * p.pack * elem <=
+                    d.smem_per_block_optin)
+                  ASSERT_EQ(p.cached, whole_max) << what;
               }
             }
           }

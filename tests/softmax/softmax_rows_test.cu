@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// softmax_backward / log_softmax_backward, and softmax / log_softmax with leading dimensions, on
-// the GPU against float64 references: widths {1, 31, 32, 33, primes, past pack multiples, rows
-// past shared memory}, every type, strided and unaligned rows (pointers and ld off the 16-byte
-// grid), in place (dx == dy), every entry of kSoftmaxRowsConfigs (forced plans, with a small
-// device for rows read partly twice), bad arguments (nothing written), and the poisoned gaps
-// between strided rows left untouched.
+// softmax_backward / log_softmax_backward (the row family), and softmax / log_softmax with
+// leading dimensions through the public overloads (plan_softmax's kernels; every kernel with
+// strided rows: softmax_test's EveryConfigurationStrided), on the GPU against float64
+// references: widths {1, 31, 32, 33, primes, past pack multiples, rows past shared memory},
+// every type, strided and unaligned rows (pointers and ld off the 16-byte grid), in place (dx ==
+// dy, out == in), every entry of kSoftmaxRowsConfigs for both backward kinds (forced plans, with
+// a small device for rows read partly twice), bad arguments (nothing written), and the poisoned
+// gaps between strided rows left untouched.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -102,7 +104,8 @@ bool poisoned(const T& v) {
   }
 }
 
-// Runs one call (the public function, or `plan` through launch_softmax_rows) and checks every
+// Runs one call (the public function, or, backward kinds, `plan` through launch_softmax_rows)
+// and checks every
 // output element against the float64 reference and every element outside the output matrix
 // (guards, the gaps between rows) untouched.
 template <typename T>
@@ -211,16 +214,13 @@ template <typename T>
   return ::testing::AssertionSuccess();
 }
 
-// The layout run_rows_case's operands (not in place) have, as the library reads it.
+// The layout a backward run_rows_case's operands (not in place) have, as the library reads it.
 template <typename T>
-kk::SoftmaxRowsLayout layout_of(SoftmaxKind kind, int64_t cols, const Layout& l) {
+kk::SoftmaxRowsLayout layout_of(int64_t cols, const Layout& l) {
   const int64_t e = sizeof(T);
   const auto at = [&](int64_t shift) { return kk::Alignment((kGuard + shift) * e); };
-  if (backward(kind))
-    return kk::softmax_rows_layout(e, at(l.x_shift), cols + l.ld_pad_x, at(l.out_shift),
-                                   cols + l.ld_pad_out, at(l.dy_shift), cols + l.ld_pad_dy);
   return kk::softmax_rows_layout(e, at(l.x_shift), cols + l.ld_pad_x, at(l.out_shift),
-                                 cols + l.ld_pad_out);
+                                 cols + l.ld_pad_out, at(l.dy_shift), cols + l.ld_pad_dy);
 }
 
 int64_t rows_for(int64_t want, int64_t cols) {
@@ -247,8 +247,8 @@ TYPED_TEST(SoftmaxRowsTest, BackwardSweep) {
 }
 
 // Strided and unaligned rows: ld padded by 1, 3, 8 elements, pointers shifted (pack 1 where any
-// pointer or stride is off the 16-byte grid), in place, for every kind (forward with ld != cols
-// takes the row family).
+// pointer or stride is off the 16-byte grid), in place, for every kind (the forward through the
+// public ld overloads: plan_softmax's kernels).
 TYPED_TEST(SoftmaxRowsTest, StridedUnalignedAndInPlace) {
   uint64_t seed = 500;
   int64_t index = 0;
@@ -265,16 +265,16 @@ TYPED_TEST(SoftmaxRowsTest, StridedUnalignedAndInPlace) {
           EXPECT_TRUE(run_rows_case<TypeParam>(k, rows_for(19, cols), cols, l, seed++));
 }
 
-// Every entry of kSoftmaxRowsConfigs, for every kind, through launch_softmax_rows: the first
-// small shape whose plan (on this device, or one with 12 KiB of shared memory: rows read partly
-// twice) is that entry.
+// Every entry of kSoftmaxRowsConfigs, for both backward kinds, through launch_softmax_rows: the
+// first small shape whose plan (on this device, or one with 12 KiB of shared memory: rows read
+// partly twice) is that entry.
 TYPED_TEST(SoftmaxRowsTest, EveryConfiguration) {
   using T = TypeParam;
   const kk::DeviceInfo real = softmax_test::device();
   const kk::DeviceInfo small = softmax_test::small_device(8, 12 * 1024, false, false);
   const kk::ConfigRange range = kk::softmax_rows_configs_of(sizeof(T));
   uint64_t seed = 900;
-  for (const SoftmaxKind k : kAll) {
+  for (const SoftmaxKind k : kBackward) {
     std::vector<bool> done(range.end - range.begin, false);
     std::vector<bool> partial(range.end - range.begin, false);
     for (const int64_t cols : kWidths) {
@@ -284,7 +284,7 @@ TYPED_TEST(SoftmaxRowsTest, EveryConfiguration) {
         for (const kk::DeviceInfo* d : {&real, &small}) {
           const int64_t rows = rows_for(23, cols);
           const SoftmaxRowsPlan p =
-              kk::plan_softmax_rows(k, rows, cols, sizeof(T), layout_of<T>(k, cols, l), *d);
+              kk::plan_softmax_rows(rows, cols, sizeof(T), layout_of<T>(cols, l), *d);
           const int i =
               kk::config_index(kk::kSoftmaxRowsConfigs, kk::softmax_rows_config(p, sizeof(T)),
                                range.begin, range.end);
@@ -325,9 +325,9 @@ TYPED_TEST(SoftmaxRowsTest, RowsPastSharedMemory) {
   const kk::DeviceInfo small = softmax_test::small_device(8, 12 * 1024, true, false);
   if (!small.clusters()) GTEST_SKIP() << "no cluster launch here";
   const int64_t few = sizeof(TypeParam) == 4 ? 40000 : 80000;
-  for (const SoftmaxKind k : kAll) {
-    const SoftmaxRowsPlan p = kk::plan_softmax_rows(k, 2, few, sizeof(TypeParam),
-                                                    layout_of<TypeParam>(k, few, Layout{}), small);
+  for (const SoftmaxKind k : kBackward) {
+    const SoftmaxRowsPlan p = kk::plan_softmax_rows(2, few, sizeof(TypeParam),
+                                                    layout_of<TypeParam>(few, Layout{}), small);
     EXPECT_EQ(p.path, kk::SoftmaxRowsPath::kCluster);
     EXPECT_LT(p.cached * p.split * p.pack, few);
     EXPECT_TRUE(run_rows_case<TypeParam>(k, 2, few, Layout{}, seed++, &p));

@@ -3,8 +3,10 @@
 // (rows in registers, a row in a block's shared memory, a cluster per row, a cooperative
 // grid in rounds, the two-pass fallback), every type, special values (-inf, all -inf rows,
 // NaN rows) in the same cases, in place, pointers off 16-byte alignment (the same offset,
-// and different offsets for in and out), nothing written outside the output, bad arguments,
-// determinism, graph capture, past 2^31 elements, and many widths from many host threads.
+// and different offsets for in and out), nothing written outside the output, strided rows
+// (ld > cols: every kernel but the tiles', the gaps between rows left untouched), bad
+// arguments, determinism, graph capture, past 2^31 elements (contiguous and strided), and many
+// widths from many host threads.
 //
 // The wide paths are driven at small sizes (so that compute-sanitizer runs stay short) by
 // planning for a device with few SMs and little shared memory, then launching that plan on
@@ -347,6 +349,71 @@ TYPED_TEST(SoftmaxTest, EveryConfiguration) {
       ++seed;
     }
   }
+}
+
+// Strided rows (ld > cols): every kernel of kSoftmaxConfigs but the tile entries (contiguous
+// rows only), softmax and log_softmax, on the small strided case planned for it (config_cases
+// with strided layouts: rows on the 16-byte grid, at several offsets, on the 8-byte grid, in
+// and out at different offsets, in place), launched with the plan's strides; the gaps between
+// rows stay poisoned (run_case).
+TYPED_TEST(SoftmaxTest, EveryConfigurationStrided) {
+  using T = TypeParam;
+  const kk::DeviceInfo d = device();
+  const kk::ConfigRange range = kk::softmax_configs_of(sizeof(T));
+  const std::vector<ConfigCase> cases = config_cases<T>(d, true);
+  uint64_t seed = 9500;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const kk::SoftmaxConfig& c = kk::kSoftmaxConfigs[range.begin + i];
+    const std::string what = "entry " + std::to_string(range.begin + i) + ": path " +
+                             std::to_string(int(c.path)) + " pack " + std::to_string(c.pack) +
+                             " block " + std::to_string(c.block) + " group " +
+                             std::to_string(c.group) + " packs " + std::to_string(c.packs) +
+                             " on_grid " + std::to_string(c.on_grid);
+    if (!cases[i].found) {
+      EXPECT_TRUE(c.path == SoftmaxPath::kTile ||
+                  (c.path == SoftmaxPath::kCluster && !d.clusters()))
+          << "no strided case plans " << what;
+      continue;
+    }
+    for (const bool log : {false, true}) {
+      if (kktest::sanitize_keep(int64_t(i) + log, 2))
+        EXPECT_TRUE(run_case<T>(cases[i].rows, cases[i].cols, log, cases[i].layout, seed,
+                                Runner{&cases[i].plan}))
+            << what;
+      ++seed;
+    }
+  }
+}
+
+// The public leading-dimension overloads over the sweep's widths: rows on the 16-byte grid
+// (padded by 16 bytes: the contiguous rows' plan), off it (padded by one element), in and out
+// at different offsets, in place; a tile plan (contiguous rows only) given strided rows
+// answers cudaErrorInvalidValue and writes nothing.
+TYPED_TEST(SoftmaxTest, StridedRows) {
+  using T = TypeParam;
+  constexpr int64_t P = 16 / sizeof(T);
+  const Layout layouts[] = {Layout{0, 0, false, P, 0}, Layout{0, 0, false, 1, 1},
+                            Layout{1, 1, false, P + 2, 2}, Layout{0, 1, false, P, 0},
+                            Layout{3, 3, true, 5, 0}};
+  uint64_t seed = 9800;
+  int64_t index = 0;
+  for (const Layout& l : layouts)
+    for (const int64_t cols : kSweepCols)
+      for (const bool log : {false, true})
+        if (kktest::sanitize_keep(index++, 6))
+          EXPECT_TRUE(run_case<T>(rows_for(23, cols), cols, log, l, seed++));
+  const kk::DeviceInfo d = device();
+  const kk::SoftmaxPlan tile = plan_for<T>(64, 9, Layout{1, 1, false}, d);
+  ASSERT_EQ(int(tile.path), int(SoftmaxPath::kTile));
+  DeviceBuffer<T> in(64 * 16), out(64 * 16);
+  in.upload(kktest::random_vector<T>(64 * 16, 5));
+  out.poison();
+  const auto before = out.download();
+  EXPECT_EQ(kk::launch_softmax(tile, SoftmaxKind::kSoftmax, in.get() + 1, 16, out.get() + 1, 9, 64,
+                               9, nullptr),
+            cudaErrorInvalidValue);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(kktest::same_bits(before, out.download()));
 }
 
 // The chunk paths at small sizes: a grid in rounds (6 SMs: several rounds, the pairs parked
@@ -754,6 +821,34 @@ TEST_F(SoftmaxLargeTest, KK_LARGE(PastInt32Elements)) {
         x[c] = kktest::to_double(__float2half(float((r * 31 + c * 17) % 97) / 16.f - 3.f));
       EXPECT_TRUE(kktest::check_near(got, reference(x, 1, cols, false), tolerance<__half>(false),
                                      "row " + std::to_string(r) + " cols " + std::to_string(cols)));
+    }
+  }
+}
+
+// Strided rows past 2^31 elements (row offsets r x ld in 64 bits): f16 rows of 1000 (on the
+// 16-byte grid: the warp path) and 4000 columns (the register path) at ld 1024 / 4104, in place;
+// four rows checked against the float64 reference, and the gap after each untouched.
+TEST_F(SoftmaxLargeTest, KK_LARGE(StridedPastInt32Elements)) {
+  for (const auto& [cols, ld] : {std::pair<int64_t, int64_t>{1000, 1024}, {4000, 4104}}) {
+    const int64_t rows = ((int64_t{1} << 31) / ld) + 3;
+    DeviceBuffer<__half> buf(rows * ld);
+    fill_pattern_kernel<<<4096, 256>>>(buf.get(), rows, ld);  // the gaps too
+    CUDA_CHECK(cudaGetLastError());
+    ASSERT_EQ(kk::softmax(buf.get(), ld, buf.get(), ld, rows, cols), cudaSuccess);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    for (const int64_t r : {int64_t{0}, rows / 2, rows - 2, rows - 1}) {
+      std::vector<__half> got(ld);
+      CUDA_CHECK(
+          cudaMemcpy(got.data(), buf.get() + r * ld, ld * sizeof(__half), cudaMemcpyDeviceToHost));
+      std::vector<double> x(cols);
+      for (int64_t c = 0; c < cols; ++c)
+        x[c] = kktest::to_double(__float2half(float((r * 31 + c * 17) % 97) / 16.f - 3.f));
+      EXPECT_TRUE(kktest::check_near(std::vector<__half>(got.begin(), got.begin() + cols),
+                                     reference(x, 1, cols, false), tolerance<__half>(false),
+                                     "row " + std::to_string(r) + " cols " + std::to_string(cols)));
+      for (int64_t c = cols; c < ld; ++c)
+        ASSERT_EQ(__half2float(got[c]), float((r * 31 + c * 17) % 97) / 16.f - 3.f)
+            << "gap of row " << r << " written at " << c;
     }
   }
 }

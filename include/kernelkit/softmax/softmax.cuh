@@ -2,8 +2,8 @@
 /// @file
 /// Softmax and log-softmax over the last dimension of a row-major rows x cols matrix, with or
 /// without a leading dimension, and their backward passes (softmax_backward,
-/// log_softmax_backward). Contiguous forward rows: plan in softmax_plan.cuh, kernels in
-/// detail/softmax_kernels.cuh; strided forward rows and the backward: softmax_rows_plan.cuh and
+/// log_softmax_backward). The forward, contiguous or strided rows: plan in softmax_plan.cuh,
+/// kernels in detail/softmax_kernels.cuh; the backward: softmax_rows_plan.cuh and
 /// detail/softmax_rows_kernels.cuh. Here: the argument checks, launch_softmax /
 /// launch_softmax_rows (the plan's values become template arguments), and the public functions.
 #pragma once
@@ -116,12 +116,13 @@ cudaError_t softmax_chunk_setup(Kernel kernel) {
 }
 
 template <typename T, SoftmaxKind Kind, int Pack, int Block, BlockCombine Combine>
-cudaError_t softmax_launch_chunk(const SoftmaxPlan& p, const T* in, T* out, int64_t rows,
-                                 int64_t cols, cudaStream_t stream) {
+cudaError_t softmax_launch_chunk(const SoftmaxPlan& p, const T* in, int64_t ld_in, T* out,
+                                 int64_t ld_out, int64_t rows, int64_t cols, cudaStream_t stream) {
   const auto kernel = softmax_chunk_kernel<T, Kind, Pack, Block, Combine>;
   KERNELKIT_RETURN_IF_ERROR(softmax_chunk_setup<Combine == BlockCombine::kCluster>(kernel));
-  const SoftmaxChunkArgs<T> args{
-      in, out, rows, cols, p.split, p.buffers, p.buffer_bytes, p.rows_per_round, p.rounds};
+  const SoftmaxChunkArgs<T> args{in,      out,     ld_in,     ld_out,         rows,
+                                 cols,    p.split, p.buffers, p.buffer_bytes, p.rows_per_round,
+                                 p.rounds};
   LaunchShape shape = p.shape;
   if constexpr (Combine == BlockCombine::kCluster) {
     // no more clusters than the runtime says can be resident (the row loop strides by the
@@ -137,12 +138,14 @@ cudaError_t softmax_launch_chunk(const SoftmaxPlan& p, const T* in, T* out, int6
 
 }  // namespace detail
 
-/// Launches plan p (made by plan_softmax for these pointers and sizes) of softmax or
-/// log_softmax: the one place the plan's values become template arguments, those of its entry
-/// of kSoftmaxConfigs (softmax_config; any other plan answers cudaErrorInvalidValue).
+/// Launches plan p (made by plan_softmax for these pointers, leading dimensions and sizes) of
+/// softmax or log_softmax: the one place the plan's values become template arguments, those of
+/// its entry of kSoftmaxConfigs (softmax_config; any other plan answers cudaErrorInvalidValue).
+/// Row r of in starts at in + r * ld_in, of out at out + r * ld_out.
 template <typename T>
-cudaError_t launch_softmax(const SoftmaxPlan& p, SoftmaxKind kind, const T* in, T* out,
-                           int64_t rows, int64_t cols, cudaStream_t stream) {
+cudaError_t launch_softmax(const SoftmaxPlan& p, SoftmaxKind kind, const T* in, int64_t ld_in,
+                           T* out, int64_t ld_out, int64_t rows, int64_t cols,
+                           cudaStream_t stream) {
   using namespace detail;
   constexpr ConfigRange kEntries = softmax_configs_of(sizeof(T));
   const SoftmaxConfig key = softmax_config(p, sizeof(T));
@@ -151,7 +154,8 @@ cudaError_t launch_softmax(const SoftmaxPlan& p, SoftmaxKind kind, const T* in, 
     return dispatch_table<kSoftmaxConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
       constexpr SoftmaxConfig c = kSoftmaxConfigs[decltype(i)::value];
       if constexpr (c.path == SoftmaxPath::kTile) {
-        // rows of at most 256 columns, tiles of ~8 KB
+        // contiguous rows of at most 256 columns, tiles of ~8 KB
+        if (rows > 1 && (ld_in != cols || ld_out != cols)) return cudaErrorInvalidValue;
         const auto kernel = softmax_tile_kernel<T, kKind, c.group, c.packs>;
         KERNELKIT_RETURN_IF_ERROR(softmax_chunk_setup<false>(kernel));
         return launch(kernel, p.shape, stream, in, out, rows, static_cast<int>(cols),
@@ -159,123 +163,94 @@ cudaError_t launch_softmax(const SoftmaxPlan& p, SoftmaxKind kind, const T* in, 
       } else if constexpr (c.path == SoftmaxPath::kWarp) {
         // the warp path's rows are at most 1024 wide
         return launch(softmax_warp_kernel<T, kKind, c.pack, c.group, c.packs, c.on_grid>, p.shape,
-                      stream, in, out, rows, static_cast<int>(cols));
+                      stream, in, ld_in, out, ld_out, rows, static_cast<int>(cols));
       } else if constexpr (c.path == SoftmaxPath::kBlock && c.on_grid) {
         // the register shapes hold at most 16384 columns
         return launch(softmax_block_registers_kernel<T, kKind, c.block, c.packs>, p.shape, stream,
-                      in, out, rows, static_cast<int>(cols));
+                      in, ld_in, out, ld_out, rows, static_cast<int>(cols));
       } else if constexpr (c.path == SoftmaxPath::kBlock) {
         return softmax_launch_chunk<T, kKind, c.pack, c.block, BlockCombine::kNone>(
-            p, in, out, rows, cols, stream);
+            p, in, ld_in, out, ld_out, rows, cols, stream);
       } else if constexpr (c.path == SoftmaxPath::kCluster) {
         return softmax_launch_chunk<T, kKind, c.pack, c.block, BlockCombine::kCluster>(
-            p, in, out, rows, cols, stream);
+            p, in, ld_in, out, ld_out, rows, cols, stream);
       } else if constexpr (c.path == SoftmaxPath::kGrid) {
         return softmax_launch_chunk<T, kKind, c.pack, c.block, BlockCombine::kGrid>(
-            p, in, out, rows, cols, stream);
+            p, in, ld_in, out, ld_out, rows, cols, stream);
       } else {
-        return launch(softmax_two_pass_kernel<T, kKind, c.pack, c.block>, p.shape, stream, in, out,
-                      rows, cols);
+        return launch(softmax_two_pass_kernel<T, kKind, c.pack, c.block>, p.shape, stream, in,
+                      ld_in, out, ld_out, rows, cols);
       }
     });
   });
 }
 
-namespace detail {
-// launch_softmax_rows for the kinds Kinds... only (a forward call instantiates no backward
-// kernel, and the reverse).
-template <SoftmaxKind... Kinds, typename T>
-cudaError_t launch_softmax_rows_of(const SoftmaxRowsPlan& p, SoftmaxKind kind,
-                                   SoftmaxRowsArgs<T> args, cudaStream_t stream) {
+/// launch_softmax over contiguous rows (ld_in = ld_out = cols).
+template <typename T>
+cudaError_t launch_softmax(const SoftmaxPlan& p, SoftmaxKind kind, const T* in, T* out,
+                           int64_t rows, int64_t cols, cudaStream_t stream) {
+  return launch_softmax(p, kind, in, cols, out, cols, rows, cols, stream);
+}
+
+/// Launches plan p (made by plan_softmax_rows for these operands) of the backward row
+/// family (kind: kSoftmaxBackward or kLogSoftmaxBackward; any other kind, or a plan that is not
+/// an entry of kSoftmaxRowsConfigs (softmax_rows_config), answers cudaErrorInvalidValue).
+/// args.cached and args.split are p's.
+template <typename T>
+cudaError_t launch_softmax_rows(const SoftmaxRowsPlan& p, SoftmaxKind kind,
+                                detail::SoftmaxRowsArgs<T> args, cudaStream_t stream) {
+  using namespace detail;
   constexpr ConfigRange kEntries = softmax_rows_configs_of(sizeof(T));
   const SoftmaxRowsConfig key = softmax_rows_config(p, sizeof(T));
   args.cached = p.cached;
   args.split = p.split;
-  return dispatch<Kinds...>(kind, [&](auto k) {
-    constexpr SoftmaxKind kKind = decltype(k)::value;
-    return dispatch_table<kSoftmaxRowsConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
-      constexpr SoftmaxRowsConfig c = kSoftmaxRowsConfigs[decltype(i)::value];
-      if constexpr (c.path == SoftmaxRowsPath::kWarp) {
-        return launch(softmax_rows_warp_kernel<T, kKind, c.pack, c.group, c.packs>, p.shape, stream,
-                      args);
-      } else {
-        constexpr bool kCluster = c.path == SoftmaxRowsPath::kCluster;
-        const auto kernel = softmax_rows_block_kernel<T, kKind, c.pack, c.block, kCluster>;
-        KERNELKIT_RETURN_IF_ERROR(softmax_chunk_setup<kCluster>(kernel));
-        return launch(kernel, p.shape, stream, args);
-      }
-    });
-  });
-}
-}  // namespace detail
-
-/// Launches plan p (made by plan_softmax_rows for kind and these operands) of the strided row
-/// family: walks kSoftmaxRowsConfigs (softmax_rows_config; any other plan answers
-/// cudaErrorInvalidValue). args.dy is null for the forward kinds; args.cached is p's.
-template <typename T>
-cudaError_t launch_softmax_rows(const SoftmaxRowsPlan& p, SoftmaxKind kind,
-                                detail::SoftmaxRowsArgs<T> args, cudaStream_t stream) {
-  return detail::launch_softmax_rows_of<SoftmaxKind::kSoftmax, SoftmaxKind::kLogSoftmax,
-                                        SoftmaxKind::kSoftmaxBackward,
-                                        SoftmaxKind::kLogSoftmaxBackward>(p, kind, args, stream);
-}
-
-namespace detail {
-// The strided row family: plan for the current device (packs where every operand's rows sit
-// alike on the 16-byte grid), launch. Arguments already checked; rows, cols >= 1.
-template <bool Backward, typename T>
-cudaError_t run_softmax_rows(SoftmaxKind kind, const SoftmaxRowsArgs<T>& args,
-                             cudaStream_t stream) {
-  DeviceInfo d;
-  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
-  constexpr int e = sizeof(T);
-  const SoftmaxRowsLayout at =
-      args.dy != nullptr
-          ? softmax_rows_layout(e, alignment_of(args.x), args.ld_x, alignment_of(args.out),
-                                args.ld_out, alignment_of(args.dy), args.ld_dy)
-          : softmax_rows_layout(e, alignment_of(args.x), args.ld_x, alignment_of(args.out),
-                                args.ld_out);
-  // a cluster that cannot be placed is planned again (plan_and_launch)
-  return plan_and_launch(
-      d,
-      [&](const DeviceInfo& dev) {
-        return plan_softmax_rows(kind, args.rows, args.cols, e, at, dev);
-      },
-      [&](const SoftmaxRowsPlan& p) {
-        if constexpr (Backward) {
-          return launch_softmax_rows_of<SoftmaxKind::kSoftmaxBackward,
-                                        SoftmaxKind::kLogSoftmaxBackward>(p, kind, args, stream);
-        } else {
-          return launch_softmax_rows_of<SoftmaxKind::kSoftmax, SoftmaxKind::kLogSoftmax>(
-              p, kind, args, stream);
-        }
+  return dispatch<SoftmaxKind::kSoftmaxBackward, SoftmaxKind::kLogSoftmaxBackward>(
+      kind, [&](auto k) {
+        constexpr SoftmaxKind kKind = decltype(k)::value;
+        return dispatch_table<kSoftmaxRowsConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
+          constexpr SoftmaxRowsConfig c = kSoftmaxRowsConfigs[decltype(i)::value];
+          if constexpr (c.path == SoftmaxRowsPath::kWarp) {
+            return launch(softmax_rows_warp_kernel<T, kKind, c.pack, c.group, c.packs>, p.shape,
+                          stream, args);
+          } else {
+            constexpr bool kCluster = c.path == SoftmaxRowsPath::kCluster;
+            const auto kernel = softmax_rows_block_kernel<T, kKind, c.pack, c.block, kCluster>;
+            KERNELKIT_RETURN_IF_ERROR(softmax_chunk_setup<kCluster>(kernel));
+            return launch(kernel, p.shape, stream, args);
+          }
+        });
       });
 }
 
-// softmax / log_softmax with leading dimensions: contiguous rows (ld == cols for both) take
-// the contiguous paths, others the strided row family.
-template <typename T>
-cudaError_t run_softmax_ld(SoftmaxKind kind, const T* in, int64_t ld_in, T* out, int64_t ld_out,
-                           int64_t rows, int64_t cols, cudaStream_t stream);
-
-// softmax_backward / log_softmax_backward: check, plan, launch.
+namespace detail {
+// softmax_backward / log_softmax_backward: check, plan for the current device (packs where
+// every operand's rows sit alike on the 16-byte grid), launch.
 template <typename T>
 cudaError_t run_softmax_backward(SoftmaxKind kind, const T* y, int64_t ld_y, const T* dy,
                                  int64_t ld_dy, T* dx, int64_t ld_dx, int64_t rows, int64_t cols,
                                  cudaStream_t stream) {
   KERNELKIT_REQUIRE(softmax_backward_args_ok(y, ld_y, dy, ld_dy, dx, ld_dx, rows, cols));
   if (rows == 0 || cols == 0) return cudaSuccess;
-  return run_softmax_rows<true>(
-      kind, SoftmaxRowsArgs<T>{y, ld_y, dy, ld_dy, dx, ld_dx, rows, cols, 0, 1}, stream);
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  const SoftmaxRowsArgs<T> args{y, ld_y, dy, ld_dy, dx, ld_dx, rows, cols, 0, 1};
+  const SoftmaxRowsLayout at = softmax_rows_layout(
+      sizeof(T), alignment_of(y), ld_y, alignment_of(dx), ld_dx, alignment_of(dy), ld_dy);
+  // a cluster that cannot be placed is planned again (plan_and_launch)
+  return plan_and_launch(
+      d,
+      [&](const DeviceInfo& dev) {
+        return plan_softmax_rows(rows, cols, static_cast<int>(sizeof(T)), at, dev);
+      },
+      [&](const SoftmaxRowsPlan& p) { return launch_softmax_rows(p, kind, args, stream); });
 }
-}  // namespace detail
 
-namespace detail {
-// softmax and log_softmax: check, plan for the current device, launch.
+// softmax and log_softmax, contiguous or strided rows: check, plan for the current device,
+// launch.
 template <typename T>
-cudaError_t run_softmax(SoftmaxKind kind, const T* in, T* out, int64_t rows, int64_t cols,
-                        cudaStream_t stream) {
-  KERNELKIT_REQUIRE(softmax_args_ok(in, out, rows, cols));
+cudaError_t run_softmax_ld(SoftmaxKind kind, const T* in, int64_t ld_in, T* out, int64_t ld_out,
+                           int64_t rows, int64_t cols, cudaStream_t stream) {
+  KERNELKIT_REQUIRE(softmax_args_ok(in, ld_in, out, ld_out, rows, cols));
   if (rows == 0 || cols == 0) return cudaSuccess;
   DeviceInfo d;
   KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
@@ -283,20 +258,11 @@ cudaError_t run_softmax(SoftmaxKind kind, const T* in, T* out, int64_t rows, int
   return plan_and_launch(
       d,
       [&](const DeviceInfo& dev) {
-        return plan_softmax(rows, cols, sizeof(T), in_at, out_at, dev);
+        return plan_softmax(rows, cols, sizeof(T), in_at, ld_in, out_at, ld_out, dev);
       },
-      [&](const SoftmaxPlan& p) { return launch_softmax(p, kind, in, out, rows, cols, stream); });
-}
-
-template <typename T>
-cudaError_t run_softmax_ld(SoftmaxKind kind, const T* in, int64_t ld_in, T* out, int64_t ld_out,
-                           int64_t rows, int64_t cols, cudaStream_t stream) {
-  KERNELKIT_REQUIRE(softmax_args_ok(in, ld_in, out, ld_out, rows, cols));
-  if (rows == 0 || cols == 0) return cudaSuccess;
-  if ((ld_in == cols && ld_out == cols) || rows == 1)
-    return run_softmax(kind, in, out, rows, cols, stream);
-  return run_softmax_rows<false>(
-      kind, SoftmaxRowsArgs<T>{in, ld_in, nullptr, 0, out, ld_out, rows, cols, 0, 1}, stream);
+      [&](const SoftmaxPlan& p) {
+        return launch_softmax(p, kind, in, ld_in, out, ld_out, rows, cols, stream);
+      });
 }
 }  // namespace detail
 
@@ -331,11 +297,11 @@ template <typename T>
 /// the spans ((rows - 1) x ld + cols elements from each pointer) must not overlap. Where row r of
 /// in and of out sit at the same offset within 16 bytes for every r (the same pointer offset and
 /// ld x sizeof(T) offset), rows move in 16-byte packs (a partial head and tail element by
-/// element), otherwise element by element. Contiguous rows (both ld == cols) take softmax's paths;
-/// strided rows the row family (softmax_rows_plan.cuh: rows up to 512 columns in registers, wider
-/// ones one block a row through shared memory, few wide rows a cluster a row). Returns
-/// cudaErrorInvalidValue (nothing written) when softmax_args_ok(in, ld_in, out, ld_out, rows, cols)
-/// fails.
+/// element), otherwise element by element. The same plan and kernels as softmax (plan_softmax
+/// with the strides): rows that sit on the 16-byte grid as contiguous rows would run as those
+/// do; short rows off the pack grid, which contiguous rows take in tiles of several rows, run
+/// a row in a group of lanes. Returns cudaErrorInvalidValue (nothing written) when
+/// softmax_args_ok(in, ld_in, out, ld_out, rows, cols) fails.
 template <typename T>
 [[nodiscard]] cudaError_t softmax(const T* in, int64_t ld_in, T* out, int64_t ld_out, int64_t rows,
                                   int64_t cols, cudaStream_t stream = nullptr) {

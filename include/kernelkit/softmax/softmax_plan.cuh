@@ -2,12 +2,14 @@
 /// @file
 /// The softmax plan: every decision of one softmax / log_softmax call (path, pack, lanes per
 /// row, block size, chunk split, buffers, grid), made by pure host code from the shape, the
-/// operands' alignment and the device's facts. Host-tested on shapes x devices
-/// (tests/softmax/softmax_plan_test.cu).
+/// operands' alignment, their row strides (ld_in, ld_out: cols for contiguous rows) and the
+/// device's facts. Host-tested on shapes x devices (tests/softmax/softmax_plan_test.cu). Every
+/// kernel takes the row strides (64-bit row offsets), so strided rows that sit on the 16-byte
+/// grid as contiguous ones would get the contiguous rows' plan; only kTile needs contiguous rows.
 ///
 /// The paths, by row width (the plan's numbers are read from DeviceInfo, never assumed):
-///  - kTile: short rows off the pack grid (a row spanning at most 16 packs, up to 61 f32 /
-///    121 2-byte columns): tiles of
+///  - kTile: short contiguous rows off the pack grid (a row spanning at most 16 packs, up to 61
+///    f32 / 121 2-byte columns): tiles of
 ///    consecutive rows copied into shared memory as 16-byte packs of the flat array (no per-row
 ///    partial packs), each row then in the registers of a group of 1..8 lanes, written back and
 ///    copied out the same way.
@@ -44,9 +46,9 @@
 
 namespace kernelkit {
 
-/// The row op: the one run-time choice the kernels take besides the plan. The contiguous
-/// forward kernels (kSoftmaxConfigs) take the two forward kinds; the strided row kernels
-/// (softmax_rows_plan.cuh, kSoftmaxRowsConfigs) all four.
+/// The row op: the one run-time choice the kernels take besides the plan. The forward kernels
+/// (kSoftmaxConfigs; contiguous or strided rows) take the two forward kinds; the backward row
+/// kernels (softmax_rows_plan.cuh, kSoftmaxRowsConfigs) the two backward ones.
 enum class SoftmaxKind { kSoftmax, kLogSoftmax, kSoftmaxBackward, kLogSoftmaxBackward };
 /** @var SoftmaxKind::kSoftmax
     exp(x - max) / sum of exp(x - max) over the row. */
@@ -229,10 +231,11 @@ constexpr int64_t softmax_chunk_packs(int64_t cols, int split, int pack) {
 /// What one softmax call does. Fields a path does not use keep their defaults.
 struct SoftmaxPlan {
   SoftmaxPath path = SoftmaxPath::kWarp;  ///< the kernel family
-  /// Elements per access: 16 / elem_bytes when in and out have the same offset within 16
-  /// bytes (each row then has one partial pack at its head and one at its tail, handled
-  /// inside the vectorized loops), else 1; 8 / elem_bytes (kWarp on the grid, 2-byte types
-  /// only) when every row starts on an 8-byte boundary but not every one on a 16-byte one.
+  /// Elements per access: 16 / elem_bytes when row r of in and of out have the same offset
+  /// within 16 bytes for every r (each row then has one partial pack at its head and one at its
+  /// tail, handled inside the vectorized loops), else 1; 8 / elem_bytes (kWarp on the grid,
+  /// 2-byte types only) when every row starts on an 8-byte boundary but not every one on a
+  /// 16-byte one.
   int pack = 1;
   /// kWarp: lanes that share one row (1, 2, ..., 32) and packs each lane holds; the lanes of
   /// a group hold group x packs packs, at least the row's. kBlock on the grid: packs a thread
@@ -243,10 +246,11 @@ struct SoftmaxPlan {
   /// @}
   int packs = 1;  ///< see group
   /// kWarp: every row starts on a pack boundary and is a whole number of packs (pack > 1,
-  /// in aligned to the pack's bytes, cols % pack == 0): a lane's pack is wholly in its row or past
-  /// it, so the kernel has no head offset and no element-wise end packs. kBlock (up to 16384 2-byte
-  /// / 8192 f32 columns): the same rows held in the registers of the block (shape.block threads x
-  /// `packs` packs a thread, no shared-memory row: split 1, buffers 0) instead of in shared memory.
+  /// in and the row stride aligned to the pack's bytes, cols % pack == 0): a lane's pack is wholly
+  /// in its row or past it, so the kernel has no head offset and no element-wise end packs. kBlock
+  /// (up to 16384 2-byte / 8192 f32 columns): the same rows held in the registers of the block
+  /// (shape.block threads x `packs` packs a thread, no shared-memory row: split 1, buffers 0)
+  /// instead of in shared memory.
   bool on_grid = false;
   /// Chunk paths: blocks that share one row (1 for kBlock / kTwoPass, the cluster size for
   /// kCluster, chunks per row for kGrid); chunk j is [softmax_chunk_begin(j), ...(j + 1)).
@@ -448,16 +452,19 @@ inline SoftmaxConfig softmax_config(const SoftmaxPlan& p, int elem_bytes) {
 
 namespace detail {
 
-// kWarp when the row fits the lanes of one warp: the narrowest group with one pack a lane,
-// else 32 lanes with the fewest packs a lane (pack > 1: 2, 4 or 8 up to 32 floats; pack 1:
-// 1, 8 or 32 elements, the rare in / out alignment mismatch).
+// kWarp when the row fits the lanes of one warp: the narrowest group with one pack a lane
+// (rows on the grid; off it 32 lanes one pack a lane), else 32 lanes with the fewest packs a lane
+// (pack > 1: 2, 4 or 8 up to 32 floats; pack 1: 1, 8 or 32 elements, the rare in / out alignment
+// mismatch).
 inline bool softmax_plan_warp(int64_t rows, int64_t vp, bool on_grid, const DeviceInfo& d,
                               SoftmaxPlan* p) {
   if (vp > int64_t{kWarpSize} * (kSoftmaxWarpFloats / p->pack)) return false;
   p->path = SoftmaxPath::kWarp;
   p->on_grid = on_grid && p->pack > 1;
   if (p->pack > 1 && vp <= kWarpSize) {
-    p->group = static_cast<int>(pow2_ceil(vp));
+    // off the grid, rows of at most kSoftmaxTileMaxPacks packs are kTile's when contiguous;
+    // strided ones take 32 lanes (the narrower off-grid groups have no entry)
+    p->group = p->on_grid ? static_cast<int>(pow2_ceil(vp)) : kWarpSize;
     p->packs = 1;
   } else {
     const int64_t need = ceil_div<int64_t>(vp, kWarpSize);
@@ -789,35 +796,45 @@ inline void softmax_plan_two_pass(int64_t rows, const DeviceInfo& d, SoftmaxPlan
 }  // namespace detail
 
 /// The plan of softmax / log_softmax over a rows x cols matrix (rows, cols >= 1) of
-/// elem_bytes-byte elements (4 or 2) whose input and output sit at `in` and `out` on the
-/// 16-byte grid, on device d. Pure: no CUDA call.
+/// elem_bytes-byte elements (4 or 2) whose input and output start at `in` and `out` on the
+/// 16-byte grid, with rows ld_in and ld_out elements apart (>= cols; the contiguous matrix: both
+/// cols), on device d. Pure: no CUDA call. Where row r of in and of out sit alike on the 16-byte
+/// grid for every r (in == out and the strides' bytes alike modulo 16), the plan is the one of
+/// contiguous rows that sit so: every path takes a row stride, but kTile (tiles of consecutive
+/// rows copied as one span) takes only contiguous rows (ld_in = ld_out = cols, or one row).
 inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, Alignment in,
-                                Alignment out, const DeviceInfo& d) {
+                                int64_t ld_in, Alignment out, int64_t ld_out, const DeviceInfo& d) {
   using namespace detail;
   SoftmaxPlan p;
   const int max_pack = kMaxPackBytes / elem_bytes;
-  p.pack = in == out ? max_pack : 1;
-  // packs a row spans: rows start at one offset when cols is a multiple of the pack, else
-  // at any
+  // one row: its stride is never used
+  const bool contiguous = rows == 1 || (ld_in == cols && ld_out == cols);
+  const Alignment stride(contiguous ? cols * elem_bytes : ld_in * elem_bytes);
+  const bool alike =
+      in == out && (contiguous || stride == Alignment(ld_out * elem_bytes));  // row r, every r
+  p.pack = alike ? max_pack : 1;
+  // packs a row spans: rows start at one offset when the row stride is a multiple of the
+  // pack (contiguous: cols is), else at any
   const int64_t offset0 = in.elements(elem_bytes) % p.pack;
-  const int64_t vp = cols % p.pack == 0 ? ceil_div<int64_t>(offset0 + cols, p.pack)
-                                        : ceil_div<int64_t>(cols + p.pack - 1, p.pack);
-  const bool on_grid = in.fits(kMaxPackBytes) && cols % p.pack == 0;
+  const int64_t vp = stride.fits(p.pack * elem_bytes)
+                         ? ceil_div<int64_t>(offset0 + cols, p.pack)
+                         : ceil_div<int64_t>(cols + p.pack - 1, p.pack);
+  const bool on_grid = in.fits(kMaxPackBytes) && stride.fits(kMaxPackBytes) && cols % p.pack == 0;
   // 2-byte rows on the 8-byte grid but not the 16-byte one (f16 67109x500: every other row
   // starts 8 bytes into a 16-byte pack): the warp path with 8-byte packs on the grid (one
   // predicated 8-byte load and store a pack, no element-wise end packs) instead of 16-byte
   // packs with partial end packs (51.6 us at 67109x500, against 49.5 for a kernel reading
   // these rows on their 8-byte grid)
   const int half_pack = max_pack / 2;
-  if (!on_grid && elem_bytes == 2 && in == out && in.fits(kMaxPackBytes / 2) &&
-      cols % half_pack == 0) {
+  if (!on_grid && elem_bytes == 2 && alike && in.fits(kMaxPackBytes / 2) &&
+      stride.fits(kMaxPackBytes / 2) && cols % half_pack == 0) {
     SoftmaxPlan h = p;
     h.pack = half_pack;
     if (softmax_plan_warp(rows, cols / half_pack, true, d, &h)) return h;
   }
-  // short rows off the pack grid: tiles of rows through shared memory
+  // short contiguous rows off the pack grid: tiles of rows through shared memory
   // (at most kSoftmaxTileMaxPacks packs)
-  if (!on_grid && p.pack > 1 && vp <= kSoftmaxTileMaxPacks) {
+  if (!on_grid && contiguous && p.pack > 1 && vp <= kSoftmaxTileMaxPacks) {
     SoftmaxPlan t = p;
     if (softmax_plan_tile(rows, cols, elem_bytes, d, &t)) return t;
   }
@@ -880,6 +897,12 @@ inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, Alig
   if (has_grid) return grid;
   softmax_plan_two_pass(rows, d, &p);
   return p;
+}
+
+/// The plan of softmax / log_softmax over contiguous rows (ld_in = ld_out = cols).
+inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, Alignment in,
+                                Alignment out, const DeviceInfo& d) {
+  return plan_softmax(rows, cols, elem_bytes, in, cols, out, cols, d);
 }
 
 }  // namespace kernelkit

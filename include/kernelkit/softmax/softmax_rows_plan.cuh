@@ -1,27 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// The plan of the strided row family (detail/softmax_rows_kernels.cuh): softmax / log_softmax
-/// over rows with a leading dimension (ld != cols; contiguous rows take plan_softmax's paths),
-/// and softmax_backward / log_softmax_backward (any ld). Pure host code, host-tested on shapes x
-/// devices (tests/softmax/softmax_rows_plan_test.cu).
+/// The plan of the backward row family (detail/softmax_rows_kernels.cuh): softmax_backward /
+/// log_softmax_backward over rows with leading dimensions (contiguous or strided; two inputs a
+/// row, y and dy). The forward, strided or not, is plan_softmax's (softmax_plan.cuh: its
+/// kernels take a row stride). Pure host code, host-tested on shapes x devices
+/// (tests/softmax/softmax_rows_plan_test.cu).
 ///
 /// Paths, by row width (the numbers read from DeviceInfo):
 ///  - kWarp: the row in the registers of a group of 4..32 lanes, at most 16 floats of each
 ///    input a lane (512 columns), all loads of a row issued before the reduction.
 ///  - kBlock: one block per row; the row's first `cached` packs of each input kept in shared
 ///    memory between the reduction and the write (one read when the row fits: up to ~113 KB a
-///    row and input on an H100 for the backward's two inputs), the rest read again.
+///    row and input on an H100), the rest read again.
 ///  - kCluster (d.clusters(), 16-byte packs): rows fewer than half the SMs and of at least
 ///    kSoftmaxRowsClusterMinPacks packs: the kBlock kernel with a cluster of 1024-thread blocks a
 ///    row, the largest power of two up to d.max_cluster() that keeps rows x cluster <= SMs and
-///    at least 1024 packs a block (the forward's rule for its clusters), each block's chunk cached.
-/// Not (yet) in this family: the contiguous forward's tile, block-register and grid paths;
-/// builds without clusters run few wide rows one block a row.
+///    at least 1024 packs a block, each block's chunk cached.
+/// Not (yet) in this family: the forward's block-register and grid paths; builds without
+/// clusters run few wide rows one block a row.
 ///
-/// Pricing: every plan carries the bytes it moves (rows x cols x elem_bytes x (inputs + 1),
-/// plus the inputs' columns past `cached` read again): a row kept whole moves (inputs + 1)
-/// streams, a row past shared memory (inputs x 2 + 1) on its uncached part; kBlock keeps as much
-/// of each input on chip as one block may hold, the fewest bytes this family can move.
+/// Pricing: every plan carries the bytes it moves (rows x cols x elem_bytes x 3, plus the
+/// inputs' columns past `cached` read again): a row kept whole moves 3 streams, a row past
+/// shared memory 5 on its uncached part; kBlock keeps as much of each input on chip as one block
+/// may hold, the fewest bytes this family can move.
 #pragma once
 
 #include <algorithm>
@@ -47,6 +48,7 @@ enum class SoftmaxRowsPath { kWarp, kBlock, kCluster };
 
 namespace detail {
 inline constexpr int kSoftmaxRowsLaneFloats = 16;  // most floats of one input a lane holds
+inline constexpr int kSoftmaxRowsInputs = 2;       // inputs read a row: y and dy
 // Blocks of 128 threads per SM the warp kernel's __launch_bounds__ ask for, by the
 // architecture the kernels were compiled for (kCompiledArch in the kernel, d.code_arch in the
 // plan): 6, 80 registers (two inputs of 16 floats a lane and the partial packs' element-wise
@@ -59,15 +61,12 @@ constexpr int softmax_rows_warp_min_blocks(int code_arch) {
 // Packs per thread the block kernel's block size aims for: 256 threads up to 8 packs a
 // thread, 1024 past that.
 inline constexpr int kSoftmaxRowsPacksPerThread = 8;
-// Packs of each input the block kernel has in flight a thread (its loads issued together): 4,
-// or for packs of 8 elements 2 (4 spilled 200-330 bytes at the 64 registers of 1024 threads:
-// 64 floats of two inputs a batch); half that on a cluster (its rank and chunk bounds: f32 4
-// spilled 12 bytes on sm_75, 2-byte 2 20 bytes on sm_90); with two inputs (the backward) half
-// that, at least 1: the same bytes in flight (f32 4 + 4 spilled 16-24 bytes on sm_80, bf16 2 +
-// 2 8 bytes on sm_120, at 64 registers).
-__host__ __device__ constexpr int softmax_rows_batch(int pack, bool cluster, bool two_inputs) {
-  const int b = (pack == 8 ? 2 : 4) / (cluster ? 2 : 1);
-  return two_inputs && b > 1 ? b / 2 : b;
+// Packs of each input (y and dy) the block kernel has in flight a thread (its loads issued
+// together): 2, or 1 for packs of 8 elements and on a cluster (its rank and chunk bounds). At the
+// 64 registers of 1024 threads more spilled: f32 4 + 4 16-24 bytes on sm_80, bf16 2 + 2 8 bytes
+// on sm_120.
+__host__ __device__ constexpr int softmax_rows_batch(int pack, bool cluster) {
+  return pack == 8 || cluster ? 1 : 2;
 }
 // Dynamic shared memory the block kernel keeps before its cache: the block reduction's two
 // slot sets (one accumulator of at most 16 bytes a warp each) and the cluster's two slots.
@@ -91,7 +90,6 @@ struct SoftmaxRowsPlan {
   /// kBlock: packs of a row (of each input) kept in shared memory (the rest is read twice).
   int64_t cached = 0;
   int split = 1;          ///< kCluster: blocks a row (the cluster's size); 1 otherwise
-  int inputs = 1;         ///< streams read a row: 1 forward, 2 backward (y and dy)
   int blocks_per_sm = 0;  ///< resident blocks per SM the grid is sized for
   double bytes = 0;       ///< bytes the plan moves (the reads past `cached` counted twice)
   LaunchShape shape;      ///< grid, block, dynamic shared memory of the one launch
@@ -126,8 +124,8 @@ constexpr SoftmaxRowsConfig softmax_rows_cluster_config(int elem_bytes, int pack
 }
 }  // namespace detail
 
-/// Every kernel configuration of the strided row family, each element size's together. Each is
-/// instantiated for the four SoftmaxKinds.
+/// Every kernel configuration of the backward row family, each element size's together. Each is
+/// instantiated for the two backward SoftmaxKinds.
 /// - kWarp, 128 threads, 16-byte packs: groups of 4, 8, 16, 32 lanes one pack a lane; 32 lanes
 ///   2 or 4 (f32) packs a lane. One element per access: 32 lanes holding 1, 4 or 16.
 /// - kBlock: 256 or 1024 threads, 16-byte packs or one element per access.
@@ -203,16 +201,14 @@ inline SoftmaxRowsLayout softmax_rows_layout(int elem_bytes, Alignment x, int64_
   return {x, sx, matched};
 }
 
-/// The plan of a strided-row call of kind `kind` over rows x cols (rows, cols >= 1) of
-/// elem_bytes-byte elements (4 or 2) whose operands sit as `at` says, on device d. Pure: no
-/// CUDA call.
-inline SoftmaxRowsPlan plan_softmax_rows(SoftmaxKind kind, int64_t rows, int64_t cols,
-                                         int elem_bytes, const SoftmaxRowsLayout& at,
-                                         const DeviceInfo& d) {
+/// The plan of a backward call (softmax_backward or log_softmax_backward: the plan is the same)
+/// over rows x cols (rows, cols >= 1) of elem_bytes-byte elements (4 or 2) whose operands (y,
+/// dy, dx) sit as `at` says, on device d. Pure: no CUDA call.
+inline SoftmaxRowsPlan plan_softmax_rows(int64_t rows, int64_t cols, int elem_bytes,
+                                         const SoftmaxRowsLayout& at, const DeviceInfo& d) {
   using namespace detail;
   SoftmaxRowsPlan p;
   const int max_pack = kMaxPackBytes / elem_bytes;
-  p.inputs = softmax_is_backward(kind) ? 2 : 1;
   p.pack = at.matched ? max_pack : 1;
   const int64_t pack_bytes = int64_t{p.pack} * elem_bytes;
   // packs a row spans (with its partial head and tail); whole packs at least and at most
@@ -242,7 +238,7 @@ inline SoftmaxRowsPlan plan_softmax_rows(SoftmaxKind kind, int64_t rows, int64_t
     p.shape.block = dim3(kSoftmaxWarpBlock);
     p.shape.grid = dim3(static_cast<unsigned>(grid_size_for(
         blocks * kSoftmaxWarpBlock, kSoftmaxWarpBlock, d, kDefaultWaves, p.blocks_per_sm)));
-    p.bytes = elems * elem_bytes * (p.inputs + 1);
+    p.bytes = elems * elem_bytes * (kSoftmaxRowsInputs + 1);
     return p;
   }
   // few wide rows: a cluster a row (whole packs: every block's share at least 1024)
@@ -260,12 +256,12 @@ inline SoftmaxRowsPlan plan_softmax_rows(SoftmaxKind kind, int64_t rows, int64_t
   const int regs = softmax_regs_bound(d, block, kSoftmaxWideBlock / block);
   const int64_t slots_bytes = softmax_rows_scratch_bytes(block);
   // the cache: the whole row of each input where one block may hold it, else as much as fits
-  const int64_t room =
-      std::max<int64_t>(0, d.smem_per_block_optin - slots_bytes) / (p.inputs * pack_bytes);
+  const int64_t room = std::max<int64_t>(0, d.smem_per_block_optin - slots_bytes) /
+                       (kSoftmaxRowsInputs * pack_bytes);
   // a block's whole packs at most (the partial head and tail are read twice, not cached)
   const int64_t share = ceil_div<int64_t>(whole_max, split);
   p.cached = std::min(share, room);
-  const int64_t smem = p.cached * p.inputs * pack_bytes;
+  const int64_t smem = p.cached * kSoftmaxRowsInputs * pack_bytes;
   p.blocks_per_sm = std::max(1, blocks_per_sm(d, block, regs, slots_bytes + smem));
   const int64_t slots = int64_t{p.blocks_per_sm} * d.sm_count;
   p.shape.block = dim3(static_cast<unsigned>(block));
@@ -275,7 +271,7 @@ inline SoftmaxRowsPlan plan_softmax_rows(SoftmaxKind kind, int64_t rows, int64_t
   // (a cluster's blocks each hold `cached` packs of their share)
   const double again =
       double(rows) * double(std::max<int64_t>(0, cols - int64_t{split} * p.cached * p.pack));
-  p.bytes = (elems * (p.inputs + 1) + again * p.inputs) * elem_bytes;
+  p.bytes = (elems * (kSoftmaxRowsInputs + 1) + again * kSoftmaxRowsInputs) * elem_bytes;
   return p;
 }
 

@@ -3,7 +3,11 @@
 // (a 2-byte row on the pack grid of up to 16384 columns in one block's registers), the chunk kernel
 // (a row, or a chunk of one, in shared memory: one block per row, a cluster per row, or a
 // cooperative grid per round of rows) and the two-pass fallback. softmax_plan.cuh says
-// which one runs; launch_softmax (softmax.cuh) launches it.
+// which one runs; launch_softmax (softmax.cuh) launches it. Row r of the input starts at
+// in + r * ld_in, of the output at out + r * ld_out (64-bit offsets; ld = cols for contiguous
+// rows): every kernel but the tile kernel (contiguous rows only) takes the strides, and where
+// the plan gives packs, row r of in and of out sit alike on the 16-byte grid, so a pack index
+// means the same columns in both.
 //
 // Rows that do not start on a 16-byte boundary and widths that are not a multiple of the
 // pack: a run of `len` elements at `p` is seen as the packs of the aligned array around it
@@ -269,7 +273,8 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock,
                                   min_blocks_per_sm(kSoftmaxWarpBlock,
                                                     softmax_warp_min_blocks(Pack, Group, Packs,
                                                                             OnGrid, kCompiledArch)))
-    softmax_warp_kernel(const T* in, T* out, int64_t rows, int cols) {
+    softmax_warp_kernel(const T* in, int64_t ld_in, T* out, int64_t ld_out, int64_t rows,
+                        int cols) {
   static_assert(Group >= 1 && Group <= kWarpSize && (Group & (Group - 1)) == 0,
                 "a row group is 1, 2, 4, 8, 16 or 32 lanes of one warp");
   static_assert(Pack * Packs <= kSoftmaxWarpFloats, "a lane holds at most 32 floats of a row");
@@ -289,7 +294,7 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock,
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
       const int64_t row = base + k * kGroups + group;
-      const T* src = in + (row < rows ? row : 0) * cols;
+      const T* src = in + (row < rows ? row : 0) * ld_in;
       const int n = row < rows ? cols : 0;
       if constexpr (OnGrid) {
         head[k] = 0;
@@ -364,9 +369,14 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock,
     // every lane of a group holds its rows' sum of exp(x - max)
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
-      const int64_t row = base + k * kGroups + group;
+      // on the grid, the row made afresh here (an opaque copy): else the compiler forms the
+      // output row's address (row x ld_out, 64-bit) before the reductions and keeps it live
+      // through them (2-byte rows spilled 2-8 bytes on sm_100 / sm_120 so; off the grid the
+      // copy costs more than it saves: f32 32 x 8 spilled 36 bytes there with it)
+      int64_t row = base + k * kGroups + group;
+      if constexpr (OnGrid) asm volatile("" : "+l"(row));
       if (row >= rows) continue;
-      T* dst = out + row * cols;
+      T* dst = out + row * ld_out;
       const float inv = 1.f / s[k];
       const float log_s = logf(s[k]);
 #pragma unroll
@@ -411,7 +421,8 @@ template <typename T, SoftmaxKind Kind, int Block, int Packs>
 __global__ void __launch_bounds__(Block,
                                   min_blocks_per_sm(Block,
                                                     softmax_registers_min_blocks(Block, Packs)))
-    softmax_block_registers_kernel(const T* in, T* out, int64_t rows, int cols) {
+    softmax_block_registers_kernel(const T* in, int64_t ld_in, T* out, int64_t ld_out, int64_t rows,
+                                   int cols) {
   static_assert(Block % kWarpSize == 0 && Block <= kSoftmaxWideBlock, "32..1024 threads");
   constexpr int kPack = kMaxPackSize<T>;
   constexpr bool kFast = kSoftmaxFast<T>;
@@ -421,8 +432,8 @@ __global__ void __launch_bounds__(Block,
   int reduce_parity = 0;  // softmax_stats_block_all_reduce's slot set
   const int packs = cols / kPack;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    const T* src = in + row * cols;
-    T* dst = out + row * cols;
+    const T* src = in + row * ld_in;
+    T* dst = out + row * ld_out;
     PackOf<T, kPack> raw[Packs];  // read only where loaded (v < packs)
 #pragma unroll
     for (int p = 0; p < Packs; ++p) {
@@ -517,6 +528,7 @@ template <typename T>
 struct SoftmaxChunkArgs {
   const T* in;
   T* out;
+  int64_t ld_in, ld_out;  // row r of in at in + r * ld_in, of out at out + r * ld_out
   int64_t rows, cols;
   int split;                       // blocks per row (cluster size, grid chunks per row)
   int buffers;                     // 1 or 2
@@ -849,11 +861,11 @@ __global__ void __launch_bounds__(Block,
     return SoftmaxTask{row, chunk, row < a.rows};
   };
   const auto span = [&](const SoftmaxTask& t) {
-    const int64_t offset = t.row * a.cols;
-    const int64_t lead = pack_head<Pack>(a.in + offset, Pack);
+    const T* src = a.in + t.row * a.ld_in;
+    const int64_t lead = pack_head<Pack>(src, Pack);
     const int64_t begin = softmax_chunk_begin(t.chunk, a.split, a.cols, Pack, lead);
     const int64_t end = softmax_chunk_begin(t.chunk + 1, a.split, a.cols, Pack, lead);
-    return SoftmaxSpan<T, Pack>(a.in + offset + begin, a.out + offset + begin, end - begin);
+    return SoftmaxSpan<T, Pack>(src + begin, a.out + t.row * a.ld_out + begin, end - begin);
   };
   // the span of iteration it's task (empty when the task is past the last row)
   const auto span_of = [&](int64_t it) {
@@ -994,11 +1006,12 @@ __global__ void __launch_bounds__(Block,
       }
       SoftmaxStats q = softmax_stats_empty();
       if (t.active) {
-        const int64_t offset = t.row * a.cols;
-        const int64_t lead = pack_head<Pack>(a.in + offset, Pack);
+        const int64_t lead = pack_head<Pack>(a.in + t.row * a.ld_in, Pack);
+        // the row's output: this chunk's (sp.dst) less its first column
+        const T* dst = sp.dst - softmax_chunk_begin(t.chunk, a.split, a.cols, Pack, lead);
         for (int j = threadIdx.x; j < a.split; j += Block) {
           const auto* p = reinterpret_cast<const Bits*>(
-              a.out + offset + softmax_chunk_begin(j, a.split, a.cols, Pack, lead));
+              dst + softmax_chunk_begin(j, a.split, a.cols, Pack, lead));
           Bits w[kSlot];
 #pragma unroll
           for (int k = 0; k < kSlot; ++k)
@@ -1076,13 +1089,14 @@ __global__ void __launch_bounds__(Block,
 // second read that writes.
 template <typename T, SoftmaxKind Kind, int Pack, int Block>
 __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, kSoftmaxWideBlock / Block))
-    softmax_two_pass_kernel(const T* in, T* out, int64_t rows, int64_t cols) {
+    softmax_two_pass_kernel(const T* in, int64_t ld_in, T* out, int64_t ld_out, int64_t rows,
+                            int64_t cols) {
   constexpr bool kFast = kSoftmaxFast<T>;
   constexpr int kU = Pack == 1 ? 8 : 4;
   __shared__ SoftmaxStats slots[2 * (Block / kWarpSize)];
   int reduce_parity = 0;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    const SoftmaxSpan<T, Pack> sp(in + row * cols, out + row * cols, cols);
+    const SoftmaxSpan<T, Pack> sp(in + row * ld_in, out + row * ld_out, cols);
     const int64_t n = sp.packs();
     SoftmaxStats st = softmax_stats_empty();
     float comp = 0.f;  // st.s's compensation (f32; softmax_stats_add)

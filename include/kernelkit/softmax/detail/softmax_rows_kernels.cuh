@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Row-op kernels (internal) of the strided softmax family: softmax / log_softmax over rows with
-// a leading dimension, and softmax_backward / log_softmax_backward (contiguous or strided).
-// One row op (SoftmaxRowOp, by SoftmaxKind) says what a row reduces and what each element
-// becomes; two kernels walk the rows with it:
+// Row-op kernels (internal) of the backward softmax family: softmax_backward /
+// log_softmax_backward (contiguous or strided rows; the forward, strided or not, is
+// detail/softmax_kernels.cuh's). One row op (SoftmaxRowOp, by SoftmaxKind) says what a row
+// reduces and what each element becomes; two kernels walk the rows with it:
 //  - softmax_rows_warp_kernel: a row in the registers of a group of Group lanes (Packs packs a
 //    lane, at most 16 floats of each input);
 //  - softmax_rows_block_kernel: one block per row (or a cluster per row: few wide rows); its
@@ -13,9 +13,8 @@
 // head, whole packs (one 16-byte access each) and a partial tail, the partial ones moved element
 // by element. softmax_rows_plan.cuh plans; launch_softmax_rows launches.
 //
-// Numerics: forward as the contiguous kernels (detail/softmax_kernels.cuh: (max, sum of
-// exp(x - max)) in float, the same stats helpers). Backward: s = sum over the row of y * dy
-// (softmax) or of dy (log_softmax) in float; dx = y * (dy - s), or dy - exp(y) * s.
+// Numerics: s = sum over the row of y * dy (softmax) or of dy (log_softmax) in float; dx = y *
+// (dy - s), or dy - exp(y) * s.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -32,9 +31,9 @@
 
 namespace kernelkit::detail {
 
-// One call's operands: x is the forward input or the backward's y, dy the backward's
-// upstream gradient (null for the forward), out the output (dx). Leading dimensions in
-// elements; `cached`: the block kernel's packs of a row kept in shared memory.
+// One call's operands: x is the softmax (or log_softmax) output y, dy the upstream gradient,
+// out the output (dx). Leading dimensions in elements; `cached`: the block kernel's packs of a
+// row kept in shared memory.
 template <typename T>
 struct SoftmaxRowsArgs {
   const T* x;
@@ -48,43 +47,11 @@ struct SoftmaxRowsArgs {
   int split;       // the block kernel's blocks a row (a cluster; 1: one block a row)
 };
 
-// The row op of a forward kind: the row's (max, sum of exp(x - max)) pair, then
-// exp(x - m) / s or (x - m) - log(s). Elements past the row are -inf.
-template <SoftmaxKind Kind, bool Fast, bool Backward = softmax_is_backward(Kind)>
-struct SoftmaxRowOp {
-  static constexpr bool kTwoInputs = false;
-  struct Acc {
-    SoftmaxStats st;
-    float c;  // the f32 sum's compensation (softmax_stats_add)
-  };
-  struct Coef {
-    float m, inv_s, log_s;
-  };
-  __device__ __forceinline__ static float pad() { return -INFINITY; }
-  __device__ __forceinline__ static Acc empty() { return {softmax_stats_empty(), 0.f}; }
-  template <int K>
-  __device__ __forceinline__ static void add(Acc& a, const float (&x)[K], const float (&)[K]) {
-    softmax_stats_add<Fast, K>(a.st, a.c, x);
-  }
-  // every lane of a Width-lane group ends with the group's pair (compensation settled)
-  template <int Width>
-  __device__ __forceinline__ static Acc all_reduce(Acc a) {
-    softmax_stats_settle<Fast>(a.st, a.c);
-    return {softmax_stats_warp_all_reduce<Width, Fast>(a.st), 0.f};
-  }
-  __device__ __forceinline__ static Coef finish(const Acc& a) {
-    return {a.st.m, 1.f / a.st.s, logf(a.st.s)};
-  }
-  __device__ __forceinline__ static float out(float x, float, const Coef& k) {
-    return softmax_out<Kind, Fast>(x, k.m, k.inv_s, k.log_s);
-  }
-};
-
 // The row op of a backward kind: s = sum of y * dy (softmax) or of dy (log_softmax), then
 // y * (dy - s) or dy - exp(y) * s. Elements past the row are 0 (they add nothing).
 template <SoftmaxKind Kind, bool Fast>
-struct SoftmaxRowOp<Kind, Fast, true> {
-  static constexpr bool kTwoInputs = true;
+struct SoftmaxRowOp {
+  static_assert(softmax_is_backward(Kind), "the row family runs the backward kinds");
   static constexpr bool kLog = Kind == SoftmaxKind::kLogSoftmaxBackward;
   struct Acc {
     float s;
@@ -224,13 +191,7 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock, softmax_rows_warp_min_block
     for (int p = 0; p < Packs; ++p) {
       const int64_t c = int64_t{p * Group + lane} * Pack - h;
       softmax_rows_to_float<Pack>(softmax_rows_load<Pack>(xr, c, n, pad), x[p]);
-      if constexpr (Op::kTwoInputs) {
-        softmax_rows_to_float<Pack>(softmax_rows_load<Pack>(a.dy + r * a.ld_dy, c, n, pad), d[p]);
-      } else {
-#pragma unroll
-        for (int j = 0; j < Pack; ++j)
-          d[p][j] = 0.f;
-      }
+      softmax_rows_to_float<Pack>(softmax_rows_load<Pack>(a.dy + r * a.ld_dy, c, n, pad), d[p]);
     }
     typename Op::Acc acc = Op::empty();
 #pragma unroll
@@ -257,7 +218,7 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock, softmax_rows_warp_min_block
 // pack boundary), whole packs, a partial tail. A block's part: whole packs [lo, hi) (the row's,
 // or the rank's share), plus the head (thread 0 of rank 0) and the tail (thread Block - 1 of the
 // last rank), moved element by element. Pass 1: thread t reads whole packs lo + t, + Block, ...
-// of each input, softmax_rows_batch(Pack, Cluster, two inputs) of them in flight (predicated
+// of each input, softmax_rows_batch(Pack, Cluster) of them in flight (predicated
 // 16-byte loads, all issued before any is used), accumulates, and keeps the first `cached` of the
 // block's whole packs in dynamic shared memory (x's, then dy's, after the reduction's slots). One
 // block reduction (and, Cluster, the blocks' accumulators combined through distributed shared
@@ -273,7 +234,7 @@ __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
   using Op = SoftmaxRowOp<Kind, kSoftmaxFast<T>>;
   using Acc = typename Op::Acc;
   using Raw = PackOf<T, Pack>;
-  constexpr int kBatch = softmax_rows_batch(Pack, Cluster, Op::kTwoInputs);
+  constexpr int kBatch = softmax_rows_batch(Pack, Cluster);
   static_assert(sizeof(Acc) <= 16, "a slot of the reduction is at most 16 bytes");
   // dynamic shared memory: the reduction's slots (and the cluster's two), then the cache (no
   // static shared memory: the chunk kernels' setup lets the dynamic part take all a block may
@@ -297,7 +258,7 @@ __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
   [[maybe_unused]] int row_parity = 0;  // the cluster's slot pair a row writes
   for (int64_t row = blockIdx.x / split; row < a.rows; row += gridDim.x / split) {
     const T* xr = a.x + row * a.ld_x;
-    const T* dr = Op::kTwoInputs ? a.dy + row * a.ld_dy : nullptr;
+    const T* dr = a.dy + row * a.ld_dy;
     T* dst = a.out + row * a.ld_out;
     // columns [0, first) are the partial head, whole packs start at `first`
     const int h = softmax_rows_offset<Pack>(xr);
@@ -309,7 +270,7 @@ __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
         end < a.cols && first < a.cols && rank == split - 1 && threadIdx.x == Block - 1;
     const int64_t lo = whole * rank / split, hi = whole * (rank + 1) / split;
     const T* xw = xr + first;  // whole pack v: xw[v * Pack, ...), on a pack boundary
-    const T* dw = Op::kTwoInputs ? dr + first : nullptr;
+    const T* dw = dr + first;
     T* ow = dst + first;
     Acc acc = Op::empty();
     const auto add = [&](const Raw& rx, const Raw& rd) {
@@ -321,8 +282,7 @@ __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
     // the partial packs (pass 1 and 2 read them from global memory)
     const auto load_partial = [&](int64_t c, Raw& rx, Raw& rd) {
       rx = softmax_rows_load<Pack>(xr, c, a.cols, pad);
-      rd = pads;
-      if constexpr (Op::kTwoInputs) rd = softmax_rows_load<Pack>(dr, c, a.cols, pad);
+      rd = softmax_rows_load<Pack>(dr, c, a.cols, pad);
     };
     for (int64_t v0 = lo + threadIdx.x; v0 < hi; v0 += int64_t{kBatch} * Block) {
       Raw rx[kBatch], rd[kBatch];
@@ -330,8 +290,7 @@ __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
       for (int u = 0; u < kBatch; ++u) {
         const int64_t v = v0 + int64_t{u} * Block;
         rx[u] = v < hi ? load_pack<Pack>(xw, v) : pads;
-        rd[u] = pads;
-        if constexpr (Op::kTwoInputs) rd[u] = v < hi ? load_pack<Pack>(dw, v) : pads;
+        rd[u] = v < hi ? load_pack<Pack>(dw, v) : pads;
       }
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {
@@ -339,7 +298,7 @@ __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
         if (v >= hi) continue;
         if (v - lo < a.cached) {
           cx[v - lo] = rx[u];
-          if constexpr (Op::kTwoInputs) cd[v - lo] = rd[u];
+          cd[v - lo] = rd[u];
         }
         add(rx[u], rd[u]);
       }
@@ -398,10 +357,10 @@ __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
         rx[u] = rd[u] = pads;
         if (v < hi && v - lo < a.cached) {
           rx[u] = cx[v - lo];
-          if constexpr (Op::kTwoInputs) rd[u] = cd[v - lo];
+          rd[u] = cd[v - lo];
         } else if (v < hi) {
           rx[u] = load_pack<Pack>(xw, v);
-          if constexpr (Op::kTwoInputs) rd[u] = load_pack<Pack>(dw, v);
+          rd[u] = load_pack<Pack>(dw, v);
         }
       }
 #pragma unroll
