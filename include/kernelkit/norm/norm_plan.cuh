@@ -70,18 +70,26 @@ inline constexpr int kNormTwoPassBlock = 512;
 // kSplit: the fewest accesses a chunk holds (its first 16 bytes park the block's statistics)
 inline constexpr int64_t kNormSplitMinAccesses = 8;
 
-// Registers a thread of a register-path kernel is held to, by its access (pack) and the
-// floats of a row it holds (x, or x + residual): what the kernels build to without spills on
-// sm_90 (ptxas -v). One element per access keeps an address and a predicate per element.
-__host__ __device__ constexpr int norm_regs(int pack, int floats) {
+// Registers a thread of a register-path kernel is held to, by its access (pack), the floats
+// of a row it holds (x, or x + residual), whether a warp holds the row (kWarp) and the
+// architecture of the code (kCompiledArch in the kernel, d.code_arch in the plan): what the
+// kernels build to without spills (ptxas -v): 32 / 48 for up to 4 / 16 floats; on sm_100 /
+// sm_120 code the rows at any phase take more for 16 floats (kBlock 56, kWarp 72) and kWarp's 4
+// floats 48 (at 48 / 64 / 32 they spilled 4-72 bytes there: the partial head and tail and the
+// weight's shifted reads; sm_75..sm_90 build them at 32 / 48).
+__host__ __device__ constexpr int norm_regs(int pack, int floats, bool warp_rows = false,
+                                            int code_arch = 0) {
+  if (pack > 1 && code_arch >= 100)
+    return floats <= 4 ? (warp_rows ? 48 : 32) : (warp_rows ? 72 : 56);
   return pack == 1 ? (floats <= 1 ? 32 : 48) : (floats <= 4 ? 32 : 48);
 }
 // Blocks per SM the __launch_bounds__ of a kernel of `block` threads ask for (registers per
 // SM / (block x norm_regs)), capped by the compiled architecture's threads and blocks per SM
 // (min_blocks_per_sm): where fewer threads fit an SM (sm_75, sm_86) the kernels may take more
 // registers, and the plan's blocks_per_sm (a grid-stride grid's size) is an upper bound.
-__host__ __device__ constexpr int norm_min_blocks(int block, int pack, int floats) {
-  const int b = 65536 / (block * norm_regs(pack, floats));
+__host__ __device__ constexpr int norm_min_blocks(int block, int pack, int floats, bool warp_rows,
+                                                  int code_arch) {
+  const int b = 65536 / (block * norm_regs(pack, floats, warp_rows, code_arch));
   return b < 1 ? 1 : b;
 }
 }  // namespace detail
@@ -199,7 +207,8 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
     if (c.pack != p.pack || c.path == NormPath::kTwoPass || c.path == NormPath::kSplit) continue;
     const int threads = c.path == NormPath::kWarp ? kWarpSize : c.block;
     if (c.block > d.max_threads_per_block || spans > int64_t{threads} * c.packs) continue;
-    const int bps = blocks_per_sm(d, c.block, norm_regs(c.pack, c.pack * c.packs), 0);
+    const int regs = norm_regs(c.pack, c.pack * c.packs, c.path == NormPath::kWarp, d.code_arch);
+    const int bps = blocks_per_sm(d, c.block, regs, 0);
     if (bps < 1) continue;
     p.path = c.path;
     p.packs = c.packs;

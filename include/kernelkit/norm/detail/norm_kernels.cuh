@@ -193,8 +193,10 @@ __device__ __forceinline__ void norm_read(const NormArgs<T, W>& a, int64_t offse
 // block's first row, then by the grid (uniform over the row's threads, which are the only ones that
 // meet in its reductions). cols < 2^31.
 template <NormKind Kind, typename T, typename W, int Pack, int Threads, int Packs, int Block>
-__global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, norm_min_blocks(Block, Pack,
-                                                                                  Pack* Packs)))
+__global__ void __launch_bounds__(Block,
+                                  min_blocks_per_sm(Block, norm_min_blocks(Block, Pack, Pack* Packs,
+                                                                           Threads == kWarpSize,
+                                                                           kCompiledArch)))
     norm_registers_kernel(const NormArgs<T, W> a) {
   static_assert(Threads == kWarpSize || Threads == Block, "a row is a warp or the block");
   static_assert(Pack * Packs <= 16, "a thread holds at most 16 floats of a row");
@@ -330,13 +332,14 @@ __device__ __forceinline__ void norm_stream_stats(const NormArgs<T, W>& a, int64
       const int64_t v = v0 + int64_t{u} * Block;
       if (v >= end) continue;
       if constexpr (Kind == NormKind::kLayer) {
-        const int64_t c = v * Pack - h;
+        // (one element per access: every access whole)
+        const int64_t c = Pack == 1 ? 0 : v * Pack - h;
         float m = 0.f;
 #pragma unroll
         for (int j = 0; j < Pack; ++j)
           m += x[u][j];  // (0 outside the row)
         float m2 = 0.f;
-        if (norm_whole<Pack>(c, a.cols)) {
+        if (Pack == 1 || norm_whole<Pack>(c, a.cols)) {
           m *= 1.f / Pack;
 #pragma unroll
           for (int j = 0; j < Pack; ++j)
