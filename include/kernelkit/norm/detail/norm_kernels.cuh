@@ -9,16 +9,16 @@
 // partial head and tail element by element, so x is read in whole 16-byte loads whatever its
 // alignment. The other operands are read and written at the same columns wherever they sit:
 // where one's row is at x's phase (y, residual, sum from the same allocator as x: every call
-// we know of) its accesses are whole 16-byte ones too; where it is not (an operand offset from
-// x by a part of 16 bytes; the weight and bias against a row of odd stride, whose phase changes
-// row by row) each body access reads the two aligned 16-byte chunks around it and shifts its
-// bytes into place (load_row_pack_any: loads that hit L1 for the weight, a few funnel shifts
-// and selects), and writes element by element (store_row_pack_any). Why not stage the weight
-// in shared memory: its phase against the row changes with the row, so shared memory would
-// need the same shift (or element-wise reads, 4..8-way bank conflicts), and kBlock's up to 16K
-// columns of weight and bias (128 KB of floats) would cost occupancy. The split kernel takes
-// 16-byte packs only where x and the row stride are on the grid (h = 0), else one element per
-// access.
+// we know of) its accesses are whole 16-byte ones too. The weight and bias, whose phase against
+// a row of odd stride changes row by row, read each body access off their grid as the two
+// aligned 16-byte chunks around it, its bytes shifted into place (load_row_pack_any: loads
+// that hit L1, a few funnel shifts and selects). y, residual and sum off x's phase (allocated
+// apart by part of 16 bytes: rare) move element by element (the shift's registers spilled in
+// add_rms_norm's kernels). Why not stage the weight in shared memory: its phase against the
+// row changes with the row, so shared memory would need the same shift (or element-wise reads,
+// 4..8-way bank conflicts), and kBlock's up to 16K columns of weight and bias (128 KB of
+// floats) would cost occupancy. The split kernel takes 16-byte packs only where x and the row
+// stride are on the grid (h = 0), else one element per access.
 //
 // Numerics, in float: rms: ms = sum(x^2) / cols, rstd = rsqrt(ms + eps), y = x * rstd * w.
 // add_rms: s = x + residual rounded to T (what sum_out holds), then rms of s. layer: mean =
@@ -163,8 +163,8 @@ __device__ __forceinline__ void norm_write(const NormArgs<T, W>& a, int64_t offs
 // Reads the row's columns [c, c + Pack) into v (0 outside the row; x + c on the pack grid
 // where the access is whole: c is an access of x's row): x, or (kAddRms) x + residual rounded
 // to T, which is written to sum right away (the same thread reads nothing of sum later here;
-// in place over x or residual is safe: this thread read its columns just now, and the bytes of
-// other columns an off-phase residual's aligned chunks carry are discarded).
+// in place over x or residual is safe: this thread read its columns just now, and an
+// off-phase residual is read element by element, no other column's bytes).
 template <NormKind Kind, int Pack, typename T, typename W>
 __device__ __forceinline__ void norm_read(const NormArgs<T, W>& a, int64_t offset, int64_t c,
                                           float (&v)[Pack]) {
