@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // rms_norm, layer_norm and add_rms_norm on the GPU against float64 references: fresh random
 // inputs (seed printed on failure), outputs poisoned before each call, widths through every
-// path (warp, block, two-pass; 16-byte packs and one element per access), rows {1, 3,
-// many}, pointers one element off the pack grid, weights and bias absent or present, float
+// path (warp, block, two-pass, split; 16-byte packs at every phase of a row, and split's one
+// element per access), rows {1, 3, many}, pointers off the pack grid, operands at phases
+// other than x's, nothing written outside y, weights and bias absent or present, float
 // and same-type weights, in place, NaN / inf rows, determinism, bad arguments (nothing
 // written) and a call past 2^31 elements.
 #include <gtest/gtest.h>
@@ -40,7 +41,10 @@ kktest::Tolerance tolerance() {
 struct Case {
   NormKind kind = NormKind::kRms;
   int64_t rows = 1, cols = 1;
-  int off = 0;            // elements every matrix operand (and the weight) starts past the grid
+  int off = 0;  // elements every matrix operand (and the weight) starts past the grid
+  // elements y, residual, sum, and the weight and bias start past the grid where >= 0 (else
+  // `off`): operands at phases other than x's
+  int y_off = -1, r_off = -1, s_off = -1, w_off = -1;
   bool weight = true;     // weight given (bias too, for layer_norm)
   bool save = true;       // mean / rstd saved
   bool in_place = false;  // y == x (add_rms_norm: and sum == residual)
@@ -50,10 +54,11 @@ struct Case {
 
 std::string label(const Case& c, const char* t, const char* w, uint64_t seed) {
   return std::string(kind_name(c.kind)) + " " + t + "/" + w + " " + std::to_string(c.rows) + "x" +
-         std::to_string(c.cols) + " off=" + std::to_string(c.off) +
-         " weight=" + std::to_string(c.weight) + " save=" + std::to_string(c.save) +
-         " in_place=" + std::to_string(c.in_place) + " special=" + std::to_string(c.special) +
-         " seed=" + std::to_string(seed);
+         std::to_string(c.cols) + " off=" + std::to_string(c.off) + "/" + std::to_string(c.y_off) +
+         "/" + std::to_string(c.r_off) + "/" + std::to_string(c.s_off) + "/" +
+         std::to_string(c.w_off) + " weight=" + std::to_string(c.weight) +
+         " save=" + std::to_string(c.save) + " in_place=" + std::to_string(c.in_place) +
+         " special=" + std::to_string(c.special) + " seed=" + std::to_string(seed);
 }
 
 template <typename T, typename W>
@@ -104,25 +109,30 @@ void run_case(const Case& c, uint64_t seed) {
     }
   }
 
-  // device operands, c.off elements past the 16-byte grid
-  const int64_t off = c.off;
-  DeviceBuffer<T> dx(n + off + 1), dr(n + off + 1), dy(n + off + 1), ds(n + off + 1);
-  DeviceBuffer<W> dw(c.cols + off + 1), db(c.cols + off + 1);
+  // device operands, each its offset's elements past the 16-byte grid (the buffers start on
+  // it), poisoned around the written ranges
+  const auto pick = [&](int o) { return int64_t{o >= 0 ? o : c.off}; };
+  const int64_t ox = c.off, oy = pick(c.y_off), orr = pick(c.r_off), os = pick(c.s_off),
+                ow = pick(c.w_off);
+  constexpr int64_t kSlack = 9;  // more than any offset
+  DeviceBuffer<T> dx(n + kSlack), dr(n + kSlack), dy(n + kSlack), ds(n + kSlack);
+  DeviceBuffer<W> dw(c.cols + kSlack), db(c.cols + kSlack);
   DeviceBuffer<float> dmean(c.rows + 1), drstd(c.rows + 1);
-  for (auto* buf : {&dy, &ds})
+  for (auto* buf : {&dx, &dr, &dy, &ds})
     buf->poison();
   dmean.poison();
   drstd.poison();
-  CUDA_CHECK(cudaMemcpy(dx.get() + off, x.data(), n * sizeof(T), cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemcpy(dr.get() + off, r.data(), n * sizeof(T), cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemcpy(dw.get() + off, w.data(), c.cols * sizeof(W), cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemcpy(db.get() + off, b.data(), c.cols * sizeof(W), cudaMemcpyHostToDevice));
-  const T* px = dx.get() + off;
-  const T* pr = dr.get() + off;
-  T* py = c.in_place ? dx.get() + off : dy.get() + off;
-  T* ps = c.in_place ? dr.get() + off : ds.get() + off;
-  const W* pw = c.weight ? dw.get() + off : nullptr;
-  const W* pb = c.weight ? db.get() + off : nullptr;
+  CUDA_CHECK(cudaMemcpy(dx.get() + ox, x.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(dr.get() + orr, r.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(dw.get() + ow, w.data(), c.cols * sizeof(W), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(db.get() + ow, b.data(), c.cols * sizeof(W), cudaMemcpyHostToDevice));
+  const T* px = dx.get() + ox;
+  const T* pr = dr.get() + orr;
+  T* py = c.in_place ? dx.get() + ox : dy.get() + oy;
+  T* ps = c.in_place ? dr.get() + orr : ds.get() + os;
+  const W* pw = c.weight ? dw.get() + ow : nullptr;
+  const W* pb = c.weight ? db.get() + ow : nullptr;
+  const std::vector<T> y_before = c.in_place ? dx.download() : dy.download();
   float* pmean = c.save ? dmean.get() : nullptr;
   float* prstd = c.save ? drstd.get() : nullptr;
   cudaError_t err = cudaSuccess;
@@ -162,6 +172,16 @@ void run_case(const Case& c, uint64_t seed) {
   std::vector<T> got(n);
   CUDA_CHECK(cudaMemcpy(got.data(), py, n * sizeof(T), cudaMemcpyDeviceToHost));
   EXPECT_TRUE(kktest::check_near(got, ref_y, tolerance<T>(), where + " y"));
+  {
+    // nothing written before y's first element or past its last (a partial head or tail
+    // stored whole would show here)
+    const std::vector<T> all = c.in_place ? dx.download() : dy.download();
+    const int64_t o = c.in_place ? ox : oy;
+    std::vector<T> outside, outside_before;
+    for (int64_t k = 0; k < static_cast<int64_t>(all.size()); ++k)
+      if (k < o || k >= o + n) outside.push_back(all[k]), outside_before.push_back(y_before[k]);
+    EXPECT_TRUE(kktest::same_bits(outside, outside_before)) << where << " around y";
+  }
   if (add) {
     std::vector<T> sum(n);
     CUDA_CHECK(cudaMemcpy(sum.data(), ps, n * sizeof(T), cudaMemcpyDeviceToHost));
@@ -226,7 +246,9 @@ TEST_F(NormTest, Bf16Bf16Weight) {
 }
 
 // Every entry of kNormConfigs forced once per kind, on rows as wide as it holds (less one
-// pack) or, for kTwoPass, wider than any register entry.
+// pack) or, for kTwoPass and kSplit, wider than any register entry; each 16-byte entry but
+// kSplit's again on rows of odd width from x one element off the grid, y, residual, sum and
+// the weight at other phases (its widest such rows: a partial head and tail at the worst phase).
 template <typename T, typename W>
 void every_configuration(uint64_t seed) {
   const kk::ConfigRange range = kk::norm_configs_of(sizeof(T));
@@ -234,18 +256,61 @@ void every_configuration(uint64_t seed) {
     const kk::NormConfig& e = kk::kNormConfigs[i];
     const int threads = e.path == kk::NormPath::kWarp ? 32 : e.block;
     const int64_t cap = int64_t{threads} * e.packs * e.pack;
-    for (const NormKind kind : {NormKind::kRms, NormKind::kLayer, NormKind::kAddRms}) {
-      Case c;
-      c.kind = kind;
-      c.rows = e.path == kk::NormPath::kWarp ? 11 : 5;
-      const bool streamed = e.path == kk::NormPath::kTwoPass || e.path == kk::NormPath::kSplit;
-      c.cols = streamed ? 20000 + (e.pack == 1 ? 1 : 0) : (cap > e.pack ? cap - e.pack : cap);
-      if (e.pack == 1 && !streamed && c.cols % 2 == 0) --c.cols;
-      c.off = e.pack == 1 ? 1 : 0;
-      c.force = &e;
-      run_case<T, W>(c, seed++);
+    const bool streamed = e.path == kk::NormPath::kTwoPass || e.path == kk::NormPath::kSplit;
+    for (const bool off_grid : {false, true}) {
+      if (off_grid == (e.pack > 1) && e.path == kk::NormPath::kSplit) continue;
+      if (!off_grid && e.pack == 1) continue;
+      for (const NormKind kind : {NormKind::kRms, NormKind::kLayer, NormKind::kAddRms}) {
+        Case c;
+        c.kind = kind;
+        c.rows = e.path == kk::NormPath::kWarp ? 11 : 5;
+        if (streamed) {
+          c.cols = off_grid ? 20001 : 20000;
+        } else {
+          c.cols = off_grid ? cap - e.pack + 1 : (cap > e.pack ? cap - e.pack : cap);
+        }
+        c.off = off_grid ? 1 : 0;
+        if (off_grid && e.pack > 1) c.y_off = 2, c.r_off = 3, c.s_off = 0, c.w_off = 1;
+        c.force = &e;
+        run_case<T, W>(c, seed++);
+      }
     }
   }
+}
+
+// Rows at every phase: odd widths through each path (a stride off the grid puts row r at
+// phase r x cols mod the pack), x at several offsets, and y, residual, sum and the weight at
+// phases of their own, on the plans of the current device.
+template <typename T, typename W>
+void every_phase(uint64_t seed) {
+  constexpr int kPack = 16 / sizeof(T);
+  const int64_t widths[] = {1, 3, 7, 71, 239, 509, 613, 1227, 1787, 4093, 16377, 16383, 20001};
+  int64_t index = 0;
+  for (const NormKind kind : {NormKind::kRms, NormKind::kLayer, NormKind::kAddRms}) {
+    for (const int64_t cols : widths) {
+      for (const int off : {0, 1, kPack - 1}) {
+        for (const bool mixed : {false, true}) {
+          if (!kktest::sanitize_keep(index++, 4)) continue;
+          Case c;
+          c.kind = kind, c.cols = cols, c.off = off;
+          // (past a block's registers: 140 rows stream (kTwoPass), 9 split where cooperative)
+          c.rows = cols == 16383 ? 140 : (cols > 4096 ? 9 : 37);
+          if (mixed) {
+            c.y_off = (off + 1) % kPack, c.r_off = (off + 2) % kPack, c.s_off = (off + 3) % kPack;
+            c.w_off = (off + kPack / 2) % kPack;
+          }
+          c.weight = (index % 5) != 0;
+          run_case<T, W>(c, seed++);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(NormTest, EveryPhase) {
+  every_phase<float, float>(5000);
+  every_phase<__nv_bfloat16, __nv_bfloat16>(6000);
+  every_phase<__half, float>(7000);
 }
 
 TEST_F(NormTest, EveryConfiguration) {

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "kernelkit/core/math.cuh"
 #include "types.cuh"
@@ -131,6 +132,107 @@ __device__ __forceinline__ Pack<T, N> load_pack(const T* p, int64_t i) {
 template <int N, typename T>
 __device__ __forceinline__ void store_pack(T* p, int64_t i, const Pack<T, N>& v) {
   reinterpret_cast<Pack<T, N>*>(p)[i] = v;
+}
+
+// ---------------------------------------------------------------------------------------
+// Rows at any phase. A row of n elements of T starting at `row` lies over the grid of P-element
+// packs (P x sizeof(T) = 16 bytes) at its phase h = pack_phase<P>(row): access q of the row's
+// aligned array holds columns [q * P - h, q * P - h + P), so the row spans ceil((n + h) / P)
+// accesses, the first (when h > 0) and the last possibly partial. Whole accesses move as one
+// 16-byte load or store, the partial ones element by element. Another operand read at the same
+// columns (the same row of a second matrix, a weight vector) may sit at a different phase:
+// load_row_pack_any reads it at any phase, store_row_pack_any writes it.
+
+/// Elements of T from the previous P-element pack boundary to p (0 <= phase < P). p must be
+/// aligned to sizeof(T). Host and device.
+template <int P, typename T>
+KERNELKIT_HD int pack_phase(const T* p) {
+  static_assert(is_pow2(P), "pack size must be a power of two");
+  return static_cast<int>(reinterpret_cast<std::uintptr_t>(p) / sizeof(T) % P);
+}
+
+/// Columns [c, c + P) of a row of n elements (c may be negative or reach past n), `pad` outside
+/// the row: one load when wholly inside (row + c must then be aligned to the pack), else element
+/// by element.
+template <int P, typename T>
+__device__ __forceinline__ Pack<T, P> load_row_pack(const T* row, int64_t c, int64_t n, T pad) {
+  if (c >= 0 && c + P <= n) return load_pack<P>(row + c, 0);
+  Pack<T, P> raw;
+#pragma unroll
+  for (int j = 0; j < P; ++j)
+    raw.elem[j] = c + j >= 0 && c + j < n ? row[c + j] : pad;
+  return raw;
+}
+
+/// Writes the columns of v inside a row of n elements at [c, c + P): one store when wholly
+/// inside (row + c must then be aligned to the pack), else element by element.
+template <int P, typename T>
+__device__ __forceinline__ void store_row_pack(T* row, int64_t c, int64_t n, const Pack<T, P>& v) {
+  if (c >= 0 && c + P <= n) {
+    store_pack<P>(row + c, 0, v);
+  } else {
+#pragma unroll
+    for (int j = 0; j < P; ++j)
+      if (c + j >= 0 && c + j < n) row[c + j] = v.elem[j];
+  }
+}
+
+/// As load_row_pack, at any phase of row + c: a whole access off the 16-byte grid is read as the
+/// two aligned 16-byte chunks around it where both lie inside the row (its bytes shifted into
+/// place: a few funnel shifts and selects), else element by element. Reads nothing outside
+/// the row's n elements. T of 2 or 4 bytes; packs under 16 bytes off their own grid move
+/// element by element, and so does every whole access off the grid where Shift is false (an
+/// operand rarely off x's phase: the shift's registers are not worth it there).
+template <int P, bool Shift = true, typename T>
+__device__ __forceinline__ Pack<T, P> load_row_pack_any(const T* row, int64_t c, int64_t n, T pad) {
+  static_assert(P * sizeof(T) <= kMaxPackBytes && sizeof(T) >= 2, "packs of 2- or 4-byte types");
+  const T* p = row + c;
+  const int b = static_cast<int>(reinterpret_cast<std::uintptr_t>(p) % (P * sizeof(T)));
+  if (b == 0 || c < 0 || c + P > n) return load_row_pack<P>(row, c, n, pad);
+  Pack<T, P> raw;
+  if constexpr (Shift && P * sizeof(T) == kMaxPackBytes) {
+    const T* base = p - b / static_cast<int>(sizeof(T));  // the aligned chunk holding p
+    if (base >= row && base + 2 * P <= row + n) {
+      const uint4 lo = reinterpret_cast<const uint4*>(base)[0];
+      const uint4 hi = reinterpret_cast<const uint4*>(base)[1];
+      uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+      // the 32 bytes shifted down by b (even): 2 bytes (an odd 2-byte element), then 4, then 8
+      if constexpr (sizeof(T) == 2) {
+        const unsigned sh = static_cast<unsigned>(b & 2) * 8;
+#pragma unroll
+        for (int i = 0; i < 7; ++i)
+          w[i] = __funnelshift_r(w[i], w[i + 1], sh);
+      }
+#pragma unroll
+      for (int i = 0; i < 6; ++i)
+        w[i] = (b & 4) ? w[i + 1] : w[i];
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        w[i] = (b & 8) ? w[i + 2] : w[i];
+      const uint4 out{w[0], w[1], w[2], w[3]};
+      memcpy(&raw, &out, sizeof(raw));
+      return raw;
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < P; ++j)
+    raw.elem[j] = p[j];
+  return raw;
+}
+
+/// As store_row_pack, at any phase of row + c: one store where row + c is aligned to the pack
+/// and the access wholly inside the row, else the row's columns element by element.
+template <int P, typename T>
+__device__ __forceinline__ void store_row_pack_any(T* row, int64_t c, int64_t n,
+                                                   const Pack<T, P>& v) {
+  const bool aligned = reinterpret_cast<std::uintptr_t>(row + c) % (P * sizeof(T)) == 0;
+  if (aligned && c >= 0 && c + P <= n) {
+    store_pack<P>(row + c, 0, v);
+  } else {
+#pragma unroll
+    for (int j = 0; j < P; ++j)
+      if (c + j >= 0 && c + j < n) row[c + j] = v.elem[j];
+  }
 }
 
 }  // namespace kernelkit

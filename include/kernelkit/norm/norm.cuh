@@ -111,10 +111,10 @@ cudaError_t run_norm(NormKind kind, const NormArgs<T, W>& a, cudaStream_t stream
   if (a.rows == 0 || a.cols == 0) return cudaSuccess;
   DeviceInfo d;
   KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  // where x's rows sit on the 16-byte grid (the other operands' places change no decision:
+  // the kernels read and write them at x's columns wherever they sit)
   const Alignment x_at =
-      common_alignment(alignment_of(a.x), alignment_of(a.y), alignment_of(a.residual),
-                       alignment_of(a.sum), Alignment(a.cols * int64_t{sizeof(T)}));
-  const Alignment w_at = common_alignment(alignment_of(a.weight), alignment_of(a.bias));
+      common_alignment(alignment_of(a.x), Alignment(a.cols * int64_t{sizeof(T)}));
   const int wb = a.weight ? int{sizeof(W)} : 0, bb = a.bias ? int{sizeof(W)} : 0;
   const int64_t fewest = norm_fewest_bytes(kind, a.rows, a.cols, sizeof(T), wb, bb,
                                            a.mean != nullptr, a.rstd != nullptr);
@@ -122,7 +122,7 @@ cudaError_t run_norm(NormKind kind, const NormArgs<T, W>& a, cudaStream_t stream
   return plan_and_launch(
       d,
       [&](const DeviceInfo& dev) {
-        return plan_norm(kind, a.rows, a.cols, sizeof(T), sizeof(W), x_at, w_at, fewest, dev);
+        return plan_norm(kind, a.rows, a.cols, sizeof(T), x_at, fewest, dev);
       },
       [&](const NormPlan& p) { return launch_norm(p, kind, a, stream); });
 }
@@ -138,8 +138,9 @@ cudaError_t run_norm(NormKind kind, const NormArgs<T, W>& a, cudaStream_t stream
 /// fails: negative sizes, eps < 0 or NaN, a null x or y with a non-empty matrix, a pointer
 /// misaligned for its type, rows * cols * sizeof(T) overflowing int64, an overlap other
 /// than y == x. Reads x once and writes y once, except rows past a block's registers
-/// (16384 columns; 4096 when an operand or the row stride is off the 16-byte grid), which x
-/// is read twice for.
+/// (16384 columns; a few fewer where x or the row stride is off the 16-byte grid), which x is
+/// read twice for. Rows at any alignment move in 16-byte accesses (a row's partial head and
+/// tail element by element).
 /// @param x device pointer to the rows x cols input, row-major
 /// @param weight device pointer to cols scale factors, or null
 /// @param y device pointer to the rows x cols output (may be x)
@@ -177,7 +178,7 @@ template <typename T, typename W>
 /// and sum_out are required; sum_out may be exactly x or exactly residual (in place), y may
 /// be exactly x; y and sum_out must not overlap. Same types, errors and special values as
 /// rms_norm; reads x and residual once and writes y and sum_out once, except rows past a
-/// block's registers (16384 / 4096 columns, see rms_norm), whose sum is read back.
+/// block's registers (16384 columns, see rms_norm), whose sum is read back.
 template <typename T, typename W>
 [[nodiscard]] cudaError_t add_rms_norm(const T* x, const T* residual, const W* weight, T* y,
                                        T* sum_out, float* rstd, int64_t rows, int64_t cols,

@@ -5,17 +5,20 @@
 /// shape, the operands' alignment and the device's facts. Host-tested on shapes x devices
 /// (tests/norm/norm_plan_test.cu).
 ///
-/// The paths, by row width in packs (16-byte packs when every operand is on the pack grid,
-/// else one element per access):
+/// The paths, by row width in 16-byte packs at the phase of x's rows (access q of a row at
+/// phase h: columns q * 16 / elem_bytes - h, ...; a row off the grid spans one access more, its
+/// partial head and tail moved element by element; the other operands read and written at the
+/// same columns wherever they sit: detail/norm_kernels.cuh says how):
 ///  - kWarp: one warp per row (four rows a block of 128), the row in the warp's registers:
-///    up to 16 floats a lane (512 columns; one element per access: 4 a lane, 128).
+///    up to 16 floats a lane (512 columns on the grid; off it, 509 f32 / 505 2-byte).
 ///  - kBlock: one block per row, the row in the block's registers: 16 floats a thread
-///    (blocks of 128..1024: 2048..16384 columns; one element per access: 4 a thread on 256
-///    or 1024 threads, 1024 or 4096 columns).
+///    (blocks of 128..1024: 2048..16384 columns on the grid; off it, up to 16381 f32 / 16377
+///    2-byte).
 ///  - kSplit (d.cooperative_launch): rows past the register paths too few to give every
 ///    block slot a row (rows <= slots / 2): each row over `split` blocks of a cooperative
 ///    grid of rows x split blocks (chunks of at least 8 accesses); the chunks' statistics
-///    parked in y, merged by every block after a grid barrier; then the second read.
+///    parked in y, merged by every block after a grid barrier; then the second read. 16-byte
+///    packs where x's rows are on the grid, else one element per access.
 ///  - kTwoPass: one block of 512 per row, the row streamed twice: statistics (layer_norm:
 ///    Welford per thread), then a second read that writes. The inputs cross DRAM twice
 ///    (add_rms_norm: the first pass writes x + residual, the second reads it back).
@@ -67,18 +70,26 @@ inline constexpr int kNormTwoPassBlock = 512;
 // kSplit: the fewest accesses a chunk holds (its first 16 bytes park the block's statistics)
 inline constexpr int64_t kNormSplitMinAccesses = 8;
 
-// Registers a thread of a register-path kernel is held to, by its access (pack) and the
-// floats of a row it holds (x, or x + residual): what the kernels build to without spills on
-// sm_90 (ptxas -v). One element per access keeps an address and a predicate per element.
-__host__ __device__ constexpr int norm_regs(int pack, int floats) {
+// Registers a thread of a register-path kernel is held to, by its access (pack), the floats
+// of a row it holds (x, or x + residual), whether a warp holds the row (kWarp) and the
+// architecture of the code (kCompiledArch in the kernel, d.code_arch in the plan): what the
+// kernels build to without spills (ptxas -v): 32 / 48 for up to 4 / 16 floats; on sm_100 /
+// sm_120 code the rows at any phase take more for 16 floats (kBlock 56, kWarp 72) and kWarp's 4
+// floats 48 (at 48 / 64 / 32 they spilled 4-72 bytes there: the partial head and tail and the
+// weight's shifted reads; sm_75..sm_90 build them at 32 / 48).
+__host__ __device__ constexpr int norm_regs(int pack, int floats, bool warp_rows = false,
+                                            int code_arch = 0) {
+  if (pack > 1 && code_arch >= 100)
+    return floats <= 4 ? (warp_rows ? 48 : 32) : (warp_rows ? 72 : 56);
   return pack == 1 ? (floats <= 1 ? 32 : 48) : (floats <= 4 ? 32 : 48);
 }
 // Blocks per SM the __launch_bounds__ of a kernel of `block` threads ask for (registers per
 // SM / (block x norm_regs)), capped by the compiled architecture's threads and blocks per SM
 // (min_blocks_per_sm): where fewer threads fit an SM (sm_75, sm_86) the kernels may take more
 // registers, and the plan's blocks_per_sm (a grid-stride grid's size) is an upper bound.
-__host__ __device__ constexpr int norm_min_blocks(int block, int pack, int floats) {
-  const int b = 65536 / (block * norm_regs(pack, floats));
+__host__ __device__ constexpr int norm_min_blocks(int block, int pack, int floats, bool warp_rows,
+                                                  int code_arch) {
+  const int b = 65536 / (block * norm_regs(pack, floats, warp_rows, code_arch));
   return b < 1 ? 1 : b;
 }
 }  // namespace detail
@@ -102,44 +113,36 @@ constexpr bool operator==(const NormConfig& a, const NormConfig& b) {
 /// Every kernel configuration the norm ops launch, each element size's entries together
 /// (float, then the 2-byte types). plan_norm returns one of them (norm_config),
 /// launch_norm instantiates exactly these, the plan tests check every plan is one and
-/// every one is planned.
-/// - kWarp (128 threads, a warp per row): 16-byte packs, 1 / 2 / 4 (f32) or 1 / 2 (2-byte)
-///   packs a lane (at most 16 floats: 32 spilled 4-28 bytes at 64 registers on sm_90); one
-///   element per access, 1 / 4 a lane.
-/// - kBlock (a block per row): 16-byte packs, 16 floats a thread (f32 4 packs, 2-byte 2), on
-///   128 / 256 / 512 / 1024 threads; one element per access, 4 a thread on 256 / 1024 (8
-///   spilled 4-8 bytes at 64 registers on sm_80 / sm_100, 16 48-120 bytes on sm_90).
-/// - kTwoPass, kSplit: 512 threads, 16-byte packs or one element per access.
+/// every one is planned. 16-byte packs at any phase of the rows, but kSplit's second entry.
+/// - kWarp (128 threads, a warp per row): 1 / 2 / 4 (f32) or 1 / 2 (2-byte) packs a lane (at
+///   most 16 floats: 32 spilled 4-28 bytes at 64 registers on sm_90).
+/// - kBlock (a block per row): 16 floats a thread (f32 4 packs, 2-byte 2), on 128 / 256 / 512 /
+///   1024 threads.
+/// - kTwoPass: 512 threads. kSplit: 512 threads, 16-byte packs (x's rows on the grid) or one
+///   element per access.
+/// (Before issue 34's phased rows an operand or row stride off the grid took one element per
+/// access on every path: kWarp 1 / 4 a lane, kBlock 4 a thread on 256 / 1024, kTwoPass; the
+/// measured 0.12-0.35 of SOL, bench/NOTES.md.)
 inline constexpr NormConfig kNormConfigs[] = {
     // float
     {4, NormPath::kWarp, 4, detail::kNormWarpBlock, 1},
     {4, NormPath::kWarp, 4, detail::kNormWarpBlock, 2},
     {4, NormPath::kWarp, 4, detail::kNormWarpBlock, 4},
-    {4, NormPath::kWarp, 1, detail::kNormWarpBlock, 1},
-    {4, NormPath::kWarp, 1, detail::kNormWarpBlock, 4},
     {4, NormPath::kBlock, 4, 128, 4},
     {4, NormPath::kBlock, 4, 256, 4},
     {4, NormPath::kBlock, 4, 512, 4},
     {4, NormPath::kBlock, 4, 1024, 4},
-    {4, NormPath::kBlock, 1, 256, 4},
-    {4, NormPath::kBlock, 1, 1024, 4},
     {4, NormPath::kTwoPass, 4, detail::kNormTwoPassBlock, 0},
-    {4, NormPath::kTwoPass, 1, detail::kNormTwoPassBlock, 0},
     {4, NormPath::kSplit, 4, detail::kNormTwoPassBlock, 0},
     {4, NormPath::kSplit, 1, detail::kNormTwoPassBlock, 0},
     // __half, __nv_bfloat16
     {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 1},
     {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 2},
-    {2, NormPath::kWarp, 1, detail::kNormWarpBlock, 1},
-    {2, NormPath::kWarp, 1, detail::kNormWarpBlock, 4},
     {2, NormPath::kBlock, 8, 128, 2},
     {2, NormPath::kBlock, 8, 256, 2},
     {2, NormPath::kBlock, 8, 512, 2},
     {2, NormPath::kBlock, 8, 1024, 2},
-    {2, NormPath::kBlock, 1, 256, 4},
-    {2, NormPath::kBlock, 1, 1024, 4},
     {2, NormPath::kTwoPass, 8, detail::kNormTwoPassBlock, 0},
-    {2, NormPath::kTwoPass, 1, detail::kNormTwoPassBlock, 0},
     {2, NormPath::kSplit, 8, detail::kNormTwoPassBlock, 0},
     {2, NormPath::kSplit, 1, detail::kNormTwoPassBlock, 0},
 };
@@ -149,15 +152,15 @@ constexpr ConfigRange norm_configs_of(int elem_bytes) {
   return config_range(kNormConfigs,
                       [elem_bytes](const NormConfig& c) { return c.elem_bytes == elem_bytes; });
 }
-static_assert(norm_configs_of(4).end - norm_configs_of(4).begin == 15 &&
-                  norm_configs_of(2).end - norm_configs_of(2).begin == 14,
+static_assert(norm_configs_of(4).end - norm_configs_of(4).begin == 10 &&
+                  norm_configs_of(2).end - norm_configs_of(2).begin == 9,
               "each element size's entries together");
 
 /// Every decision of one norm call.
 struct NormPlan {
   NormPath path = NormPath::kWarp;  ///< the kernel family
-  int pack = 1;                     ///< elements per access: 16 bytes when every operand and
-                                    ///< the row stride are on the pack grid, else 1
+  int pack = 1;                     ///< elements per access: 16 bytes (at the phase of x's
+                                    ///< rows), or 1 (kSplit with x's rows off the grid)
   int packs = 0;                    ///< kWarp, kBlock: packs (accesses) a thread holds
   int split = 1;                    ///< kSplit: blocks a row is split over
   int blocks_per_sm = 0;            ///< resident blocks per SM the plan counts on
@@ -183,21 +186,18 @@ inline int64_t norm_fewest_bytes(NormKind kind, int64_t rows, int64_t cols, int 
 }
 
 /// The plan of one norm call over a rows x cols matrix (rows, cols >= 1) of elem_bytes-byte
-/// elements (4 or 2). x_at: the common alignment (common_alignment) of every x-typed operand
-/// (x, y, residual, sum_out) and of the row stride Alignment(cols * elem_bytes); w_at: the
-/// common alignment of the weight and bias (Alignment() when there are none), whose
-/// elements are weight_bytes bytes (4 or elem_bytes). fewest: norm_fewest_bytes of the call.
-/// Pure: no CUDA call.
-inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_bytes,
-                          int weight_bytes, Alignment x_at, Alignment w_at, int64_t fewest,
-                          const DeviceInfo& d) {
+/// elements (4 or 2). x_at: the common alignment (common_alignment) of x and of the row stride
+/// Alignment(cols * elem_bytes): where x's rows sit on the 16-byte grid (the other operands'
+/// places change no decision). fewest: norm_fewest_bytes of the call. Pure: no CUDA call.
+inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_bytes, Alignment x_at,
+                          int64_t fewest, const DeviceInfo& d) {
   using namespace detail;
   NormPlan p;
   const int full = kMaxPackBytes / elem_bytes;
-  p.pack = x_at.fits(kMaxPackBytes) && w_at.fits(std::min(kMaxPackBytes, full * weight_bytes))
-               ? full
-               : 1;
-  const int64_t vp = ceil_div<int64_t>(cols, p.pack);  // accesses a row needs
+  const bool on_grid = x_at.fits(kMaxPackBytes);
+  p.pack = full;
+  // accesses a row spans at most (off the grid: a partial head and tail)
+  const int64_t spans = on_grid ? ceil_div<int64_t>(cols, full) : (cols + 2 * full - 2) / full;
   p.bytes = fewest;
   // the register paths, in table order: kWarp with the fewest packs a lane holding the
   // row, else kBlock with the smallest block holding it (more rows in flight a SM)
@@ -206,8 +206,9 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
     const NormConfig& c = kNormConfigs[i];
     if (c.pack != p.pack || c.path == NormPath::kTwoPass || c.path == NormPath::kSplit) continue;
     const int threads = c.path == NormPath::kWarp ? kWarpSize : c.block;
-    if (c.block > d.max_threads_per_block || vp > int64_t{threads} * c.packs) continue;
-    const int bps = blocks_per_sm(d, c.block, norm_regs(c.pack, c.pack * c.packs), 0);
+    if (c.block > d.max_threads_per_block || spans > int64_t{threads} * c.packs) continue;
+    const int regs = norm_regs(c.pack, c.pack * c.packs, c.path == NormPath::kWarp, d.code_arch);
+    const int bps = blocks_per_sm(d, c.block, regs, 0);
     if (bps < 1) continue;
     p.path = c.path;
     p.packs = c.packs;
@@ -224,8 +225,12 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
   p.bytes = fewest + rows * cols * elem_bytes;
   const int bps = std::max(1, blocks_per_sm(d, kNormTwoPassBlock, 64, 0));
   const int64_t slots = int64_t{bps} * d.sm_count;
-  const int64_t split = std::min<int64_t>(slots / rows, vp / kNormSplitMinAccesses);
+  // kSplit's accesses: 16-byte packs where x's rows are on the grid, else one element each
+  const int split_pack = on_grid ? full : 1;
+  const int64_t split =
+      std::min<int64_t>(slots / rows, ceil_div<int64_t>(cols, split_pack) / kNormSplitMinAccesses);
   if (d.cooperative_launch && split >= 2) {
+    p.pack = split_pack;
     // few rows: every block slot busy (1..16 rows of a two-pass row kept 1..16 SMs busy)
     p.path = NormPath::kSplit;
     p.split = static_cast<int>(split);

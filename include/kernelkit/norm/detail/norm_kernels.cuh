@@ -4,9 +4,21 @@
 // statistics then a second read that writes). norm_plan.cuh says which one runs; launch_norm
 // (norm.cuh) launches it.
 //
-// Every operand row is on the pack grid when Pack > 1 (the plan takes 16-byte packs only
-// when x, y, residual, sum, the row stride, weight and bias all allow them), so a thread's
-// access is wholly inside the row or wholly past it: no partial packs.
+// Rows at any phase (core pack.cuh): the register and two-pass kernels take 16-byte packs at
+// the phase of x's row h (access q: columns [q * Pack - h, q * Pack - h + Pack)), the row's
+// partial head and tail element by element, so x is read in whole 16-byte loads whatever its
+// alignment. The other operands are read and written at the same columns wherever they sit:
+// where one's row is at x's phase (y, residual, sum from the same allocator as x: every call
+// we know of) its accesses are whole 16-byte ones too. The weight and bias, whose phase against
+// a row of odd stride changes row by row, read each body access off their grid as the two
+// aligned 16-byte chunks around it, its bytes shifted into place (load_row_pack_any: loads
+// that hit L1, a few funnel shifts and selects). y, residual and sum off x's phase (allocated
+// apart by part of 16 bytes: rare) move element by element (the shift's registers spilled in
+// add_rms_norm's kernels). Why not stage the weight in shared memory: its phase against the
+// row changes with the row, so shared memory would need the same shift (or element-wise reads,
+// 4..8-way bank conflicts), and kBlock's up to 16K columns of weight and bias (128 KB of
+// floats) would cost occupancy. The split kernel takes 16-byte packs only where x and the row
+// stride are on the grid (h = 0), else one element per access.
 //
 // Numerics, in float: rms: ms = sum(x^2) / cols, rstd = rsqrt(ms + eps), y = x * rstd * w.
 // add_rms: s = x + residual rounded to T (what sum_out holds), then rms of s. layer: mean =
@@ -51,8 +63,38 @@ struct NormArgs {
   float eps;
 };
 
+// Columns [c, c + N) of a row of n elements of U (any phase; c may be negative or reach past
+// n: 0 outside the row) as floats, in accesses of at most 16 bytes (a float weight beside
+// 2-byte x: two of them for 8 elements). Shift: whole accesses off the grid as two aligned
+// chunks shifted into place (the weight and bias, off x's phase on every row of an odd
+// stride); false: element by element (residual and sum, off x's phase only when allocated
+// apart by part of 16 bytes; the shift's registers spilled 4-28 bytes in add_rms_norm's
+// kernels on sm_90).
+template <int N, bool Shift, typename U>
+__device__ __forceinline__ void norm_load(const U* row, int64_t c, int64_t n, float (&out)[N]) {
+  constexpr int kChunk = N < kMaxPackBytes / int(sizeof(U)) ? N : kMaxPackBytes / int(sizeof(U));
+  const U zero = convert<U>(0.f);
+#pragma unroll
+  for (int i = 0; i < N; i += kChunk) {
+    const ::kernelkit::Pack<U, kChunk> v = load_row_pack_any<kChunk, Shift>(row, c + i, n, zero);
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j)
+      out[i + j] = convert<float>(v.elem[j]);
+  }
+}
+
+// Stores the columns of v inside a row of n elements of T at [c, c + N) (any phase).
+template <int N, typename T>
+__device__ __forceinline__ void norm_store(T* row, int64_t c, int64_t n, const float (&v)[N]) {
+  ::kernelkit::Pack<T, N> raw;
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+    raw.elem[j] = convert<T>(v[j]);
+  store_row_pack_any<N>(row, c, n, raw);
+}
+
 // N elements of U at p (aligned to min(16, N x sizeof(U)) bytes) as floats: 16-byte loads
-// (a float weight beside 2-byte x: two of them for 8 elements).
+// (the backward kernels, whose operands are on the pack grid or read one element an access).
 template <int N, typename U>
 __device__ __forceinline__ void norm_load(const U* p, float (&out)[N]) {
   constexpr int kChunk = N < kMaxPackBytes / int(sizeof(U)) ? N : kMaxPackBytes / int(sizeof(U));
@@ -75,6 +117,12 @@ __device__ __forceinline__ void norm_store(T* p, const float (&v)[N]) {
   store_pack<N>(p, 0, raw);
 }
 
+// Whether columns [c, c + Pack) lie wholly inside a row of n.
+template <int Pack>
+__device__ __forceinline__ bool norm_whole(int64_t c, int64_t n) {
+  return c >= 0 && c + Pack <= n;
+}
+
 // The row sum over the Threads threads of a row, in every one of them: a warp's butterfly,
 // or the block's reduction (fixed order, the same bits in every thread).
 template <int Threads, int Block>
@@ -87,8 +135,8 @@ __device__ __forceinline__ float norm_row_sum(float v) {
   }
 }
 
-// Writes y for Pack elements v of a row at column c: (v - mean) * rstd, times the weight
-// and plus the bias where given.
+// Writes y for the elements v of a row's columns [c, c + Pack) inside the row: (v - mean) *
+// rstd, times the weight and plus the bias where given.
 template <int Pack, typename T, typename W>
 __device__ __forceinline__ void norm_write(const NormArgs<T, W>& a, int64_t offset, int64_t c,
                                            float (&v)[Pack], float mean, float rstd) {
@@ -97,49 +145,58 @@ __device__ __forceinline__ void norm_write(const NormArgs<T, W>& a, int64_t offs
     v[j] = (v[j] - mean) * rstd;
   if (a.weight != nullptr) {
     float w[Pack];
-    norm_load<Pack>(a.weight + c, w);
+    norm_load<Pack, true>(a.weight, c, a.cols, w);
 #pragma unroll
     for (int j = 0; j < Pack; ++j)
       v[j] *= w[j];
   }
   if (a.bias != nullptr) {
     float b[Pack];
-    norm_load<Pack>(a.bias + c, b);
+    norm_load<Pack, true>(a.bias, c, a.cols, b);
 #pragma unroll
     for (int j = 0; j < Pack; ++j)
       v[j] += b[j];
   }
-  norm_store<Pack>(a.y + offset + c, v);
+  norm_store<Pack>(a.y + offset, c, a.cols, v);
 }
 
-// Reads Pack elements of the row at column c into v: x, or (kAddRms) x + residual rounded
-// to T, which is written to sum right away (the same thread reads nothing of sum later
-// here; in place over x or residual is safe: this thread read them just now).
+// Reads the row's columns [c, c + Pack) into v (0 outside the row; x + c on the pack grid
+// where the access is whole: c is an access of x's row): x, or (kAddRms) x + residual rounded
+// to T, which is written to sum right away (the same thread reads nothing of sum later here;
+// in place over x or residual is safe: this thread read its columns just now, and an
+// off-phase residual is read element by element, no other column's bytes).
 template <NormKind Kind, int Pack, typename T, typename W>
 __device__ __forceinline__ void norm_read(const NormArgs<T, W>& a, int64_t offset, int64_t c,
                                           float (&v)[Pack]) {
-  norm_load<Pack>(a.x + offset + c, v);
+  const T zero = convert<T>(0.f);
+  const ::kernelkit::Pack<T, Pack> rx = load_row_pack<Pack>(a.x + offset, c, a.cols, zero);
+#pragma unroll
+  for (int j = 0; j < Pack; ++j)
+    v[j] = convert<float>(rx.elem[j]);
   if constexpr (Kind == NormKind::kAddRms) {
     float r[Pack];
-    norm_load<Pack>(a.residual + offset + c, r);
+    norm_load<Pack, false>(a.residual + offset, c, a.cols, r);
     ::kernelkit::Pack<T, Pack> s;
 #pragma unroll
     for (int j = 0; j < Pack; ++j) {
       s.elem[j] = convert<T>(v[j] + r[j]);
       v[j] = convert<float>(s.elem[j]);
     }
-    store_pack<Pack>(a.sum + offset + c, 0, s);
+    store_row_pack_any<Pack>(a.sum + offset, c, a.cols, s);
   }
 }
 
 // ---------------------------------------------------------------------------------------
 // A row in registers: Threads (32: a warp, Block / 32 rows a block; Block: the block) threads
-// per row, thread t holding accesses p * Threads + t (p < Packs) of Pack elements each, as
-// floats (0 past the row). Rows: the block's first row, then by the grid (uniform over the
-// row's threads, which are the only ones that meet in its reductions). cols < 2^31.
+// per row, thread t holding accesses p * Threads + t (p < Packs) of the row at x's phase (Pack
+// columns each, the first and last possibly partial), as floats (0 outside the row). Rows: the
+// block's first row, then by the grid (uniform over the row's threads, which are the only ones that
+// meet in its reductions). cols < 2^31.
 template <NormKind Kind, typename T, typename W, int Pack, int Threads, int Packs, int Block>
-__global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, norm_min_blocks(Block, Pack,
-                                                                                  Pack* Packs)))
+__global__ void __launch_bounds__(Block,
+                                  min_blocks_per_sm(Block, norm_min_blocks(Block, Pack, Pack* Packs,
+                                                                           Threads == kWarpSize,
+                                                                           kCompiledArch)))
     norm_registers_kernel(const NormArgs<T, W> a) {
   static_assert(Threads == kWarpSize || Threads == Block, "a row is a warp or the block");
   static_assert(Pack * Packs <= 16, "a thread holds at most 16 floats of a row");
@@ -151,10 +208,11 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, norm_min_block
   for (int64_t row = int64_t{blockIdx.x} * kRowsPerBlock + threadIdx.x / Threads; row < a.rows;
        row += step) {
     const int64_t offset = row * a.cols;
+    const int h = pack_phase<Pack>(a.x + offset);  // access q: columns q * Pack - h, ...
     float v[Packs][Pack];
 #pragma unroll
     for (int p = 0; p < Packs; ++p) {
-      const int c = (p * Threads + t) * Pack;
+      const int c = (p * Threads + t) * Pack - h;
       if (c < cols) {
         norm_read<Kind, Pack>(a, offset, c, v[p]);
       } else {
@@ -176,10 +234,15 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, norm_min_block
       s = 0.f;
 #pragma unroll
       for (int p = 0; p < Packs; ++p) {
-        if ((p * Threads + t) * Pack < cols) {
+        const int c = (p * Threads + t) * Pack - h;
+        if (norm_whole<Pack>(c, cols)) {
 #pragma unroll
           for (int j = 0; j < Pack; ++j)
             s += (v[p][j] - mean) * (v[p][j] - mean);
+        } else if (c < cols) {  // the partial head or tail: its columns inside the row
+#pragma unroll
+          for (int j = 0; j < Pack; ++j)
+            if (c + j >= 0 && c + j < cols) s += (v[p][j] - mean) * (v[p][j] - mean);
         }
       }
     } else {
@@ -196,7 +259,7 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, norm_min_block
     }
 #pragma unroll
     for (int p = 0; p < Packs; ++p) {
-      const int c = (p * Threads + t) * Pack;
+      const int c = (p * Threads + t) * Pack - h;
       if (c < cols) norm_write<Pack>(a, offset, c, v[p], mean, rstd);
     }
   }
@@ -248,11 +311,12 @@ __device__ __forceinline__ NormWelford norm_welford_block(NormWelford w) {
   return result;
 }
 
-// The first pass over accesses [begin, end) of a row (kU accesses a thread in flight;
-// kAddRms writes the sum here): the thread's Welford triple and plain sum (kLayer) or sum of
-// squares (rms) of its accesses begin + t, begin + t + Block, ...
+// The first pass over accesses [begin, end) of a row at phase h (access v: columns v * Pack -
+// h, ...; kU accesses a thread in flight; kAddRms writes the sum here): the thread's Welford
+// triple and plain sum (kLayer) or sum of squares (rms) of its accesses begin + t, begin + t +
+// Block, ... (a partial head or tail counts its columns inside the row).
 template <NormKind Kind, int Pack, int Block, typename T, typename W>
-__device__ __forceinline__ void norm_stream_stats(const NormArgs<T, W>& a, int64_t offset,
+__device__ __forceinline__ void norm_stream_stats(const NormArgs<T, W>& a, int64_t offset, int h,
                                                   int64_t begin, int64_t end, NormWelford& w,
                                                   float& ss) {
   constexpr int kU = Pack == 1 ? 8 : 16 / Pack;  // 16 floats in flight a thread
@@ -261,23 +325,39 @@ __device__ __forceinline__ void norm_stream_stats(const NormArgs<T, W>& a, int64
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
       const int64_t v = v0 + int64_t{u} * Block;
-      if (v < end) norm_read<Kind, Pack>(a, offset, v * Pack, x[u]);
+      if (v < end) norm_read<Kind, Pack>(a, offset, v * Pack - h, x[u]);
     }
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
-      if (v0 + int64_t{u} * Block >= end) continue;
+      const int64_t v = v0 + int64_t{u} * Block;
+      if (v >= end) continue;
       if constexpr (Kind == NormKind::kLayer) {
+        // (one element per access: every access whole)
+        const int64_t c = Pack == 1 ? 0 : v * Pack - h;
         float m = 0.f;
 #pragma unroll
         for (int j = 0; j < Pack; ++j)
-          m += x[u][j];
-        m *= 1.f / Pack;
+          m += x[u][j];  // (0 outside the row)
         float m2 = 0.f;
+        if (Pack == 1 || norm_whole<Pack>(c, a.cols)) {
+          m *= 1.f / Pack;
 #pragma unroll
-        for (int j = 0; j < Pack; ++j)
-          m2 += (x[u][j] - m) * (x[u][j] - m);
-        w = norm_welford_merge(w, {float(Pack), m, m2});
-        ss += m * Pack;  // the plain sum: the mean where Welford's is not finite
+          for (int j = 0; j < Pack; ++j)
+            m2 += (x[u][j] - m) * (x[u][j] - m);
+          w = norm_welford_merge(w, {float(Pack), m, m2});
+          ss += m * Pack;  // the plain sum: the mean where Welford's is not finite
+        } else {
+          int k = 0;
+#pragma unroll
+          for (int j = 0; j < Pack; ++j)
+            k += c + j >= 0 && c + j < a.cols ? 1 : 0;
+          ss += m;
+          m /= static_cast<float>(k);
+#pragma unroll
+          for (int j = 0; j < Pack; ++j)
+            if (c + j >= 0 && c + j < a.cols) m2 += (x[u][j] - m) * (x[u][j] - m);
+          w = norm_welford_merge(w, {static_cast<float>(k), m, m2});
+        }
       } else {
 #pragma unroll
         for (int j = 0; j < Pack; ++j)
@@ -287,18 +367,19 @@ __device__ __forceinline__ void norm_stream_stats(const NormArgs<T, W>& a, int64
   }
 }
 
-// One block per row (rows b, b + gridDim.x, ...), any width (cols may pass 2^31): the
-// statistics over a first read (kAddRms writes the sum here), then a second read (of x, or of
-// the sum just written: each thread reads back only its own accesses) that writes y.
+// One block per row (rows b, b + gridDim.x, ...), any width (cols may pass 2^31), at x's
+// phase: the statistics over a first read (kAddRms writes the sum here), then a second read (of x,
+// or of the sum just written: each thread reads back only its own accesses) that writes y.
 template <NormKind Kind, typename T, typename W, int Pack, int Block>
 __global__ void __launch_bounds__(Block, 1) norm_two_pass_kernel(const NormArgs<T, W> a) {
-  const int64_t n = a.cols / Pack;  // accesses a row (cols % Pack == 0)
   const float inv_cols = 1.f / static_cast<float>(a.cols);
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
     const int64_t offset = row * a.cols;
+    const int h = pack_phase<Pack>(a.x + offset);
+    const int64_t n = (a.cols + h + Pack - 1) / Pack;  // accesses the row spans
     NormWelford w{0.f, 0.f, 0.f};
     float ss = 0.f;
-    norm_stream_stats<Kind, Pack, Block>(a, offset, 0, n, w, ss);
+    norm_stream_stats<Kind, Pack, Block>(a, offset, h, 0, n, w, ss);
     float mean = 0.f, var = 0.f;
     if constexpr (Kind == NormKind::kLayer) {
       w = norm_welford_block<Block>(w);
@@ -317,14 +398,15 @@ __global__ void __launch_bounds__(Block, 1) norm_two_pass_kernel(const NormArgs<
     const T* src = Kind == NormKind::kAddRms ? a.sum : a.x;
     for (int64_t v = threadIdx.x; v < n; v += Block) {
       float x[Pack];
-      norm_load<Pack>(src + offset + v * Pack, x);
-      norm_write<Pack>(a, offset, v * Pack, x, mean, rstd);
+      norm_load<Pack, false>(src + offset, v * Pack - h, a.cols, x);
+      norm_write<Pack>(a, offset, v * Pack - h, x, mean, rstd);
     }
   }
 }
 
 // ---------------------------------------------------------------------------------------
-// kSplit (BlockCombine::kGrid): few rows wider than a block's registers, each split over
+// kSplit (BlockCombine::kGrid; x's rows on the grid, h = 0, or one element per access): few
+// rows wider than a block's registers, each split over
 // `split` blocks of a cooperative grid (grid = rows x split, all resident; block b: row b /
 // split, chunk b % split of balanced chunks of at least 8 accesses). The first pass as the
 // two-pass kernel's over the chunk; the block's partial (4 floats: Welford's triple and the
@@ -349,7 +431,7 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, 2))
   const T* src = Kind == NormKind::kAddRms ? a.sum : a.x;
   NormWelford w{0.f, 0.f, 0.f};
   float ss = 0.f;
-  norm_stream_stats<Kind, Pack, Block>(a, offset, begin, end, w, ss);
+  norm_stream_stats<Kind, Pack, Block>(a, offset, 0, begin, end, w, ss);
   if constexpr (Kind == NormKind::kLayer) w = norm_welford_block<Block>(w);
   ss = block_all_reduce<Block>(ss, Sum{});  // a barrier: the block's sums written and seen
   // park: the block's 4 floats over the chunk's first kSlot elements of y, after a copy of
@@ -399,7 +481,7 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, 2))
   constexpr int kParked = (kSlot + Pack - 1) / Pack;
   for (int64_t v = begin + kParked + threadIdx.x; v < end; v += Block) {
     float x[Pack];
-    norm_load<Pack>(src + offset + v * Pack, x);
+    norm_load<Pack, false>(src + offset, v * Pack, a.cols, x);  // (the sum at any phase)
     norm_write<Pack>(a, offset, v * Pack, x, mean, rstd);
   }
   grid_sync();  // every block has read every partial

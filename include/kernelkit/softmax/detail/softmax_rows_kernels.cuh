@@ -111,20 +111,6 @@ __device__ __forceinline__ typename Op::Acc softmax_rows_block_all_reduce(typena
   }
 }
 
-// The pack of a row starting at column c (columns [c, c + Pack) of n; c may be negative) as raw
-// T, `pad` outside the row: one load when wholly inside (row + c then sits on a pack boundary:
-// c is a pack boundary of the row's aligned array), else element by element.
-template <int Pack, typename T>
-__device__ __forceinline__ PackOf<T, Pack> softmax_rows_load(const T* row, int64_t c, int64_t n,
-                                                             T pad) {
-  if (c >= 0 && c + Pack <= n) return load_pack<Pack>(row + c, 0);
-  PackOf<T, Pack> raw;
-#pragma unroll
-  for (int j = 0; j < Pack; ++j)
-    raw.elem[j] = c + j >= 0 && c + j < n ? row[c + j] : pad;
-  return raw;
-}
-
 template <int Pack, typename T>
 __device__ __forceinline__ void softmax_rows_to_float(const PackOf<T, Pack>& raw,
                                                       float (&x)[Pack]) {
@@ -133,28 +119,16 @@ __device__ __forceinline__ void softmax_rows_to_float(const PackOf<T, Pack>& raw
     x[j] = convert<float>(raw.elem[j]);
 }
 
-// Writes y to the pack of a row starting at column c (only the columns inside the row).
+// Writes y to the pack of a row starting at column c (only the columns inside the row; core
+// store_row_pack).
 template <int Pack, typename T>
 __device__ __forceinline__ void softmax_rows_store(T* row, int64_t c, int64_t n,
                                                    const float (&y)[Pack]) {
-  if (c >= 0 && c + Pack <= n) {
-    PackOf<T, Pack> raw;
+  PackOf<T, Pack> raw;
 #pragma unroll
-    for (int j = 0; j < Pack; ++j)
-      raw.elem[j] = convert<T>(y[j]);
-    store_pack<Pack>(row + c, 0, raw);
-  } else {
-#pragma unroll
-    for (int j = 0; j < Pack; ++j)
-      if (c + j >= 0 && c + j < n) row[c + j] = convert<T>(y[j]);
-  }
-}
-
-// A row's offset in elements within its pack (0 for Pack 1): every operand's row sits at the
-// same one (the plan's pack requires it), so one pack index means the same columns in each.
-template <int Pack, typename T>
-__device__ __forceinline__ int softmax_rows_offset(const T* row) {
-  return (Pack - static_cast<int>(pack_head<Pack>(row, Pack))) % Pack;
+  for (int j = 0; j < Pack; ++j)
+    raw.elem[j] = convert<T>(y[j]);
+  store_row_pack<Pack>(row, c, n, raw);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -185,13 +159,13 @@ __global__ void __launch_bounds__(kSoftmaxWarpBlock, softmax_rows_warp_min_block
     const int64_t r = live ? row : 0;
     const T* xr = a.x + r * a.ld_x;
     // pack v of the row's aligned array holds columns [v * Pack - h, ...)
-    const int h = softmax_rows_offset<Pack>(xr);
+    const int h = pack_phase<Pack>(xr);
     float x[Packs][Pack], d[Packs][Pack];
 #pragma unroll
     for (int p = 0; p < Packs; ++p) {
       const int64_t c = int64_t{p * Group + lane} * Pack - h;
-      softmax_rows_to_float<Pack>(softmax_rows_load<Pack>(xr, c, n, pad), x[p]);
-      softmax_rows_to_float<Pack>(softmax_rows_load<Pack>(a.dy + r * a.ld_dy, c, n, pad), d[p]);
+      softmax_rows_to_float<Pack>(load_row_pack<Pack>(xr, c, n, pad), x[p]);
+      softmax_rows_to_float<Pack>(load_row_pack<Pack>(a.dy + r * a.ld_dy, c, n, pad), d[p]);
     }
     typename Op::Acc acc = Op::empty();
 #pragma unroll
@@ -261,7 +235,7 @@ __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
     const T* dr = a.dy + row * a.ld_dy;
     T* dst = a.out + row * a.ld_out;
     // columns [0, first) are the partial head, whole packs start at `first`
-    const int h = softmax_rows_offset<Pack>(xr);
+    const int h = pack_phase<Pack>(xr);
     const int64_t first = h == 0 ? 0 : Pack - h;
     const int64_t whole = a.cols > first ? (a.cols - first) / Pack : 0;
     const int64_t end = first + whole * Pack;  // the partial tail: [end, cols)
@@ -281,8 +255,8 @@ __global__ void __launch_bounds__(Block, kSoftmaxWideBlock / Block)
     };
     // the partial packs (pass 1 and 2 read them from global memory)
     const auto load_partial = [&](int64_t c, Raw& rx, Raw& rd) {
-      rx = softmax_rows_load<Pack>(xr, c, a.cols, pad);
-      rd = softmax_rows_load<Pack>(dr, c, a.cols, pad);
+      rx = load_row_pack<Pack>(xr, c, a.cols, pad);
+      rd = load_row_pack<Pack>(dr, c, a.cols, pad);
     };
     for (int64_t v0 = lo + threadIdx.x; v0 < hi; v0 += int64_t{kBatch} * Block) {
       Raw rx[kBatch], rd[kBatch];
