@@ -11,6 +11,26 @@
 
 namespace kkpy {
 
+namespace {
+
+// f(kernelkit's op, its float identity) for op: the public entry points taking both (what
+// row_sum, col_max, min ... call), so each binding below is one call.
+template <typename F>
+cudaError_t with_op(Reduce op, F&& f) {
+  using namespace kernelkit;
+  switch (op) {
+    case Reduce::kSum:
+      return f(ReduceOp::kSum, identity<Sum, float>());
+    case Reduce::kMax:
+      return f(ReduceOp::kMax, identity<Max, float>());
+    case Reduce::kMin:
+      return f(ReduceOp::kMin, identity<Min, float>());
+  }
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace
+
 size_t row_reduce_workspace_bytes(DType t, int64_t rows, int64_t cols) {
   size_t bytes = 0;
   (void)with_float_type(t, [&](auto tag) {
@@ -23,15 +43,9 @@ size_t row_reduce_workspace_bytes(DType t, int64_t rows, int64_t cols) {
 cudaError_t row_reduce(DType t, Reduce op, const void* in, int64_t rows, int64_t cols, int64_t ld,
                        float* out, void* workspace, size_t workspace_bytes, cudaStream_t s) {
   return with_float_type(t, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* x = static_cast<const T*>(in);
-    return kernelkit::dispatch<Reduce::kSum, Reduce::kMax, Reduce::kMin>(op, [&](auto o) {
-      if constexpr (decltype(o)::value == Reduce::kSum)
-        return kernelkit::row_sum(x, rows, cols, ld, out, workspace, workspace_bytes, s);
-      if constexpr (decltype(o)::value == Reduce::kMax)
-        return kernelkit::row_max(x, rows, cols, ld, out, workspace, workspace_bytes, s);
-      if constexpr (decltype(o)::value == Reduce::kMin)
-        return kernelkit::row_min(x, rows, cols, ld, out, workspace, workspace_bytes, s);
+    const auto* x = static_cast<const typename decltype(tag)::type*>(in);
+    return with_op(op, [&](kernelkit::ReduceOp o, float init) {
+      return kernelkit::row_reduce(x, rows, cols, ld, out, o, init, workspace, workspace_bytes, s);
     });
   });
 }
@@ -49,15 +63,9 @@ size_t col_reduce_workspace_bytes(DType t, int64_t outer, int64_t n, int64_t inn
 cudaError_t col_reduce(DType t, Reduce op, const void* in, int64_t outer, int64_t n, int64_t inner,
                        float* out, void* workspace, size_t workspace_bytes, cudaStream_t s) {
   return with_float_type(t, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* x = static_cast<const T*>(in);
-    return kernelkit::dispatch<Reduce::kSum, Reduce::kMax, Reduce::kMin>(op, [&](auto o) {
-      if constexpr (decltype(o)::value == Reduce::kSum)
-        return kernelkit::col_sum(x, outer, n, inner, out, workspace, workspace_bytes, s);
-      if constexpr (decltype(o)::value == Reduce::kMax)
-        return kernelkit::col_max(x, outer, n, inner, out, workspace, workspace_bytes, s);
-      if constexpr (decltype(o)::value == Reduce::kMin)
-        return kernelkit::col_min(x, outer, n, inner, out, workspace, workspace_bytes, s);
+    const auto* x = static_cast<const typename decltype(tag)::type*>(in);
+    return with_op(op, [&](kernelkit::ReduceOp o, float init) {
+      return kernelkit::col_reduce(x, outer, n, inner, out, o, init, workspace, workspace_bytes, s);
     });
   });
 }
@@ -74,15 +82,9 @@ size_t reduce_workspace_bytes(DType t, int64_t n) {
 cudaError_t reduce(DType t, Reduce op, const void* in, int64_t n, float* out, void* workspace,
                    size_t workspace_bytes, cudaStream_t s) {
   return with_float_type(t, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* x = static_cast<const T*>(in);
-    return kernelkit::dispatch<Reduce::kSum, Reduce::kMax, Reduce::kMin>(op, [&](auto o) {
-      if constexpr (decltype(o)::value == Reduce::kSum)
-        return kernelkit::sum(x, n, out, workspace, workspace_bytes, s);
-      if constexpr (decltype(o)::value == Reduce::kMax)
-        return kernelkit::max(x, n, out, workspace, workspace_bytes, s);
-      if constexpr (decltype(o)::value == Reduce::kMin)
-        return kernelkit::min(x, n, out, workspace, workspace_bytes, s);
+    const auto* x = static_cast<const typename decltype(tag)::type*>(in);
+    return with_op(op, [&](kernelkit::ReduceOp o, float init) {
+      return kernelkit::reduce(x, n, out, o, init, workspace, workspace_bytes, s);
     });
   });
 }
