@@ -93,8 +93,11 @@ __device__ __forceinline__ SoftmaxStats softmax_stats_combine(SoftmaxStats a, So
 // thread's sum of thousands of terms (rows of 10^7..10^9 over the grid; a whole row on the
 // two-pass path) otherwise loses small terms once it is large (issue 30: an f32 row of 60 M
 // 5.3e-5 off on one block). 2-byte types (outputs within 2^-8..2^-11): added one by one, c
-// unused.
-template <bool Fast, int K>
+// unused. Compensated = false: added one by one also for f32, where a thread sums a few dozen
+// terms (a chunk held in shared memory: at most one block's shared memory over its threads,
+// <= ~60 floats); c is still rescaled with the sum, since terms added before may have left
+// it non-zero.
+template <bool Fast, int K, bool Compensated = !Fast>
 __device__ __forceinline__ void softmax_stats_add(SoftmaxStats& st, float& c, const float (&x)[K]) {
   float pm = x[0];
 #pragma unroll
@@ -108,7 +111,7 @@ __device__ __forceinline__ void softmax_stats_add(SoftmaxStats& st, float& c, co
     st.m = m;
   }
   const float base = m == -INFINITY ? 0.f : m;
-  if constexpr (Fast) {
+  if constexpr (!Compensated) {
 #pragma unroll
     for (int k = 0; k < K; ++k)
       st.s += softmax_exp<Fast>(x[k] - base);
@@ -956,7 +959,9 @@ __global__ void __launch_bounds__(Block,
       for (int v = threadIdx.x; v < n; v += Block) {
         float x[Pack];
         softmax_from_smem(sp, buf, v, x);
-        softmax_stats_add<kFast>(st, comp, x);
+        // a chunk's packs over the block: a few dozen terms a thread, summed plainly (the
+        // compensated add cost f32 few-row cluster / grid rows 3-7 %, bench/NOTES.md)
+        softmax_stats_add<kFast, Pack, false>(st, comp, x);
       }
       softmax_stats_settle<kFast>(st, comp);
       st = softmax_stats_block_all_reduce<Block, kFast>(st, slots, reduce_parity);
