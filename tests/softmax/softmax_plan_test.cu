@@ -846,8 +846,18 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
       }
       EXPECT_TRUE(p.buffers == 1 || p.buffers == 2);
       EXPECT_EQ(p.buffer_bytes % 16, 0);
-      EXPECT_EQ(int64_t(s.smem),
-                kk::detail::softmax_scratch_bytes(int(s.block.x)) + p.buffers * p.buffer_bytes);
+      const int64_t held =
+          kk::detail::softmax_scratch_bytes(int(s.block.x)) + p.buffers * p.buffer_bytes;
+      if (p.path == SoftmaxPath::kCluster) {
+        // each block asks for its SM's share: no more than the planned blocks are resident,
+        // whatever registers the kernel was compiled to (a block more, packed into the
+        // GPCs, left SMs idle)
+        EXPECT_EQ(int64_t(s.smem),
+                  std::max(held, kk::detail::softmax_sm_share(d, p.blocks_per_sm)));
+        EXPECT_EQ(kk::blocks_per_sm(d, block, 0, int64_t(s.smem)), p.blocks_per_sm);
+      } else {
+        EXPECT_EQ(int64_t(s.smem), held);
+      }
       // the planned residency holds with the kernel's register bound and this smem
       const int regs =
           kk::detail::softmax_regs_bound(d, block, kk::detail::kSoftmaxChunkThreadsPerSm / block);

@@ -205,6 +205,14 @@ constexpr int softmax_regs_bound(const DeviceInfo& d, int block, int cap) {
   return regs > 255 ? 255 : regs;
 }
 
+// The shared memory of one of `blocks` blocks that share an SM equally (128-byte units, at
+// most what a block may ask for): a block asking for it leaves no room for another block on
+// its SM, so at most `blocks` are resident whatever registers the compiler gave the kernel.
+constexpr int64_t softmax_sm_share(const DeviceInfo& d, int blocks) {
+  const int64_t cap = d.smem_per_sm / blocks - d.smem_reserved_per_block;
+  return std::min<int64_t>(cap / 128 * 128, d.smem_per_block_optin);
+}
+
 // First column of chunk j of a row split into `split` chunks (j = split gives cols):
 // balanced (lengths differ by at most 2 packs), and for 0 < j < split aligned in memory to
 // a whole pack (`lead` = elements of the row before its first aligned address), so only
@@ -699,7 +707,14 @@ inline bool softmax_plan_cluster(int64_t rows, int64_t cols, int64_t pack_bytes,
     p->shape.block = dim3(static_cast<unsigned>(t.block));
     p->shape.grid = dim3(static_cast<unsigned>(std::min(rows, clusters) * best_c));
     p->shape.cluster = dim3(static_cast<unsigned>(best_c));
-    p->shape.smem = static_cast<size_t>(scratch + best_buffers * best_buf);
+    // each block asks for its SM's share of shared memory, not just its buffers: the grid is
+    // sized for best_bps blocks a SM from the register bound of __launch_bounds__, and the
+    // compiler may use fewer (the 2-byte kernel of 512 threads: 40 -> 30 registers with the
+    // row strides) so that one more fits by registers and by its buffers; the clusters may
+    // then go 4 blocks to an SM, leaving SMs idle (f16 336x100000, 396 blocks: 45.4 -> 55.4
+    // us on an H200, 4445x163680 1004 -> 1141; f32 at 34 registers, still 3 a SM, unchanged).
+    p->shape.smem = static_cast<size_t>(
+        std::max<int64_t>(scratch + best_buffers * best_buf, softmax_sm_share(d, best_bps)));
     return true;
   }
   return false;
@@ -728,8 +743,7 @@ inline bool softmax_plan_grid(int64_t rows, int64_t cols, int elem_bytes, int64_
   const int regs = softmax_regs_bound(d, kSoftmaxWideBlock, 1);
   const int bps = blocks_per_sm(d, kSoftmaxWideBlock, regs, 0);
   if (bps < 1) return false;
-  int64_t cap = d.smem_per_sm / bps - d.smem_reserved_per_block;
-  cap = std::min<int64_t>(cap / 128 * 128, d.smem_per_block_optin);
+  const int64_t cap = softmax_sm_share(d, bps);
   if (blocks_per_sm(d, kSoftmaxWideBlock, regs, cap) < bps) return false;
   const int64_t grid = int64_t{bps} * d.sm_count;
   const int64_t slot = kSoftmaxPairBytes / elem_bytes;
