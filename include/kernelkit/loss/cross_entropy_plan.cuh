@@ -57,8 +57,10 @@ namespace detail {
 // Threads of the warp-per-row blocks (four rows a block).
 inline constexpr int kCrossEntropyWarpBlock = 128;
 // Registers a thread of the cross-entropy kernels is held to (__launch_bounds__ minimum
-// blocks 65536 / (block x 40), capped by the architecture: 12 blocks of 128, 3 of 512):
-// what they build to without spills on sm_90 (ptxas -v, bench/NOTES.md).
+// blocks 65536 / (block x 64), capped by the architecture: 8 blocks of 128, 2 of 512): what
+// they build to without spills on sm_75..sm_120 (at 40 every kernel spilled 8-640 bytes on
+// sm_90). 1024 threads a SM x 32-64 bytes in flight a thread: 32-64 KiB a SM, past the ~20 KiB an
+// H100 SM needs at the copy's rate.
 inline constexpr int kCrossEntropyRegs = 64;
 // Packs a thread loads before it reduces them (16-byte loads in flight a thread).
 inline constexpr int kCrossEntropyUnroll = 4;
@@ -71,13 +73,14 @@ __host__ __device__ constexpr int cross_entropy_unroll(int pack) {
 inline constexpr int64_t kCrossEntropyWarpMaxPacks = 128;
 // Rows of at most this many packs (16 a thread of 128) take blocks of 128, wider ones 512.
 inline constexpr int64_t kCrossEntropySmallBlockMaxPacks = 2048;
-// Forward split: the fewest packs of a chunk (4 KiB: one 16-byte load for half a block's
-// threads; below that the chunk's fixed cost, a block reduction, outweighs its bytes).
-inline constexpr int64_t kCrossEntropyMinChunkPacks = 256;
+// Forward split: the fewest packs of a chunk (2 KiB: one 16-byte load for a quarter of a block's
+// threads; below that its fixed cost, a block reduction, outweighs its bytes; a row of 16K packs,
+// 128K 2-byte classes, then spans 128 blocks).
+inline constexpr int64_t kCrossEntropyMinChunkPacks = 128;
 // The most tasks a split forward plans (its parked chunks: the workspace's bound, above the
-// block slots of any device: 132 SMs x 3 on an H100).
+// block slots of any device: 132 SMs x 2 on an H100).
 inline constexpr int64_t kCrossEntropyMaxTasks = 4096;
-// Blocks of the finishing block (and the second kernel).
+// Threads of the second kernel's one block (at 512 the bf16 one spilled 4 bytes on sm_100).
 inline constexpr int kCrossEntropyFinishBlock = 256;
 
 __host__ __device__ constexpr int cross_entropy_min_blocks(int block) {
