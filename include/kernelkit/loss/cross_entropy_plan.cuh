@@ -26,7 +26,8 @@
 /// elementwise pass over each row given its lse (saved by the forward), target and g (dloss,
 /// or dloss / rows counted for mean: every block counts the targets not ignored itself, an
 /// integer sum, no workspace); logits read once, dlogits written once (in place allowed). Tasks
-/// are chunks of rows of at most 4 packs a thread (a warp per row for narrow rows); 16-byte
+/// are chunks of rows of at most one batch of loads a thread (a warp per row for narrow rows),
+/// smaller where the rows are too few to give every block slot a chunk; 16-byte
 /// packs where logits and dlogits sit alike on the 16-byte grid in every row, else one element
 /// an access.
 #pragma once
@@ -272,10 +273,17 @@ inline CrossEntropyPlan plan_cross_entropy_backward(int64_t rows, int64_t vocab,
     p.threads = kWarpSize, block = kCrossEntropyWarpBlock;
   } else {
     p.threads = block = 512;
-    // chunks of at most kCrossEntropyUnroll packs a thread (one batch of loads)
-    p.split = static_cast<int>(
-        std::min<int64_t>(ceil_div<int64_t>(vp, int64_t{block} * cross_entropy_unroll(p.pack)),
-                          vocab / std::max(p.pack, 1) / 2 + 1));
+    // chunks of at most one batch of loads a thread (cross_entropy_unroll packs); rows too few
+    // for the block slots: more chunks, down to kCrossEntropyMinChunkPacks packs, so that
+    // every slot holds one
+    const int64_t batch = int64_t{block} * cross_entropy_unroll(p.pack);
+    const int64_t slots =
+        int64_t{std::max(1, blocks_per_sm(d, block, kCrossEntropyRegs, 0))} * d.sm_count;
+    const int64_t split =
+        std::max(ceil_div<int64_t>(vp, batch),
+                 std::min(ceil_div<int64_t>(slots, rows), vp / kCrossEntropyMinChunkPacks));
+    // (chunks of at least a pack: vp > kCrossEntropyWarpMaxPacks here)
+    p.split = static_cast<int>(std::min<int64_t>(split, vp / 2));
   }
   p.tasks = rows * p.split;
   const int bps = std::max(1, blocks_per_sm(d, block, kCrossEntropyRegs, 0));
