@@ -389,6 +389,46 @@ TEST_F(CrossEntropyTest, Deterministic) {
   }
 }
 
+// The finish in a second kernel (kSecondKernel: the plan where cooperative grids do not launch)
+// against the grid barrier's (kGrid), on split rows and on summed rows.
+TEST_F(CrossEntropyTest, SecondKernelFinishAgrees) {
+  kk::DeviceInfo d;
+  CUDA_CHECK(kk::current_device_info(&d));
+  kk::DeviceInfo no_coop = d;
+  no_coop.cooperative_launch = false;
+  for (auto shape : {std::pair<int64_t, int64_t>{3, 200003}, {777, 3001}}) {
+    for (LossReduction red : {LossReduction::kNone, LossReduction::kMean}) {
+      const int64_t rows = shape.first, vocab = shape.second;
+      const auto h = kktest::random_vector<__nv_bfloat16>(rows * vocab, 980, -8, 8);
+      const auto t = kktest::random_vector<int32_t>(rows, 981, 0, double(vocab));
+      const DeviceBuffer<__nv_bfloat16> x = kktest::to_device(h);
+      const DeviceBuffer<int32_t> tg = kktest::to_device(t);
+      const size_t wsb = kk::cross_entropy_workspace_bytes(rows, vocab);
+      DeviceBuffer<float4> ws(wsb / 16 + 1);
+      DeviceBuffer<float> loss_a(rows), loss_b(rows), lse_a(rows), lse_b(rows);
+      loss_a.poison(), loss_b.poison(), lse_a.poison(), lse_b.poison();
+      ASSERT_EQ(kk::cross_entropy(x.get(), tg.get(), rows, vocab, kIgnore, 0.f, red, loss_a.get(),
+                                  lse_a.get(), ws.get(), wsb),
+                cudaSuccess);
+      const int64_t fewest = kk::cross_entropy_fewest_bytes(rows, vocab, 2, 4, red, true);
+      const kk::CrossEntropyPlan p = kk::plan_cross_entropy(rows, vocab, 2, red, fewest, no_coop);
+      ASSERT_NE(p.combine, kk::BlockCombine::kGrid);
+      const kk::detail::CrossEntropyArgs<__nv_bfloat16, int32_t> a{
+          x.get(), vocab, tg.get(),     rows,        vocab,   kIgnore,
+          0.f,     red,   loss_b.get(), lse_b.get(), ws.get()};
+      ASSERT_EQ(kk::launch_cross_entropy(p, a, nullptr), cudaSuccess);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      const auto la = loss_a.download(), lb = loss_b.download();
+      const auto sa = lse_a.download(), sb = lse_b.download();
+      const int64_t n = red == LossReduction::kNone ? rows : 1;
+      for (int64_t r = 0; r < n; ++r)
+        ASSERT_TRUE(close(lb[r], la[r], 1e-5)) << rows << "x" << vocab << " row " << r;
+      for (int64_t r = 0; r < rows; ++r)
+        ASSERT_TRUE(close(sb[r], sa[r], 1e-6)) << rows << "x" << vocab << " lse row " << r;
+    }
+  }
+}
+
 TEST_F(CrossEntropyTest, BadArgumentsWriteNothing) {
   const int64_t rows = 4, vocab = 100;
   const DeviceBuffer<float> x = kktest::to_device(kktest::random_vector<float>(rows * vocab, 970));
