@@ -291,14 +291,28 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, cross_entropy_
   }
   const float off = a.smoothing / static_cast<float>(a.vocab);
   const float at_t = 1.f - a.smoothing;
-  for (int64_t task = int64_t{blockIdx.x} * kGroups + group; task < tasks;
-       task += int64_t{gridDim.x} * kGroups) {
+  // a task's row scalars (target, lse, g) are loaded one task ahead: the pack loads wait on the
+  // target (ignored rows are not read), and would otherwise wait a round trip to L2 first
+  const int64_t stride = int64_t{gridDim.x} * kGroups;
+  const auto row_of = [&](int64_t task) { return task < tasks ? task / split : 0; };
+  const bool per_row = a.reduction == LossReduction::kNone;
+  int64_t task = int64_t{blockIdx.x} * kGroups + group;
+  Tgt t_next = a.target[row_of(task)];
+  float lse_next = a.lse[row_of(task)];
+  float g_next = a.dloss[per_row ? row_of(task) : 0];
+  for (; task < tasks; task += stride) {
     const int64_t r = task / split;
     const int j = static_cast<int>(task % split);
-    const int64_t t = static_cast<int64_t>(a.target[r]);
+    const int64_t t = static_cast<int64_t>(t_next);
+    const float lse = lse_next;
+    const float g = per_row ? g_next : g_next * mean_scale;
+    if (task + stride < tasks) {
+      const int64_t rn = (task + stride) / split;
+      t_next = a.target[rn];
+      lse_next = a.lse[rn];
+      if (per_row) g_next = a.dloss[rn];
+    }
     const bool ignored = t == a.ignore_index;
-    const float lse = a.lse[r];
-    const float g = a.reduction == LossReduction::kNone ? a.dloss[r] : a.dloss[0] * mean_scale;
     // a target outside the classes: the row NaN
     const float base = (!ignored && (t < 0 || t >= a.vocab)) ? NAN : lse;
     const T* row = a.logits + r * a.ld;
