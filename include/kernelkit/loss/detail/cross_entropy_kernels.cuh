@@ -148,8 +148,8 @@ __device__ __forceinline__ void cross_entropy_finish(const CrossEntropyArgs<T, T
 
 // The forward: tasks task = blockIdx.x * (Block / Threads) + group, + gridDim.x * (Block /
 // Threads), ...; task = r * split + j is chunk j of row r (the whole row when split == 1),
-// owned by a group of Threads threads (a warp, or the block). Each thread loads
-// kCrossEntropyUnroll packs before adding them (16-byte loads in flight), keeping (max, sum)
+// owned by a group of Threads threads (a warp, or the block). Each thread loads a batch of
+// cross_entropy_unroll(Pack) packs before adding them (16-byte loads in flight), keeping (max, sum)
 // and the sum of x; the group's are then reduced. split == 1: the group's thread 0 writes the
 // row's lse and its loss (kNone: to loss; else parked in the workspace); split > 1: the chunk's
 // statistics parked in the workspace. Then kGrid: a grid barrier, and block 0 finishes.
@@ -270,8 +270,9 @@ __global__ void __launch_bounds__(Block)
 
 // The backward: tasks as the forward's (chunk j of row r, a group of Threads threads each).
 // mean: every block first counts the targets not ignored (an integer sum: order-free). Each
-// thread loads kCrossEntropyUnroll packs, then writes them; an ignored row is written 0
-// without being read. dlogits may be logits (each thread reads its packs before writing them).
+// thread loads a batch of cross_entropy_unroll(Pack) packs, then writes them; an ignored row is
+// written 0 without being read. dlogits may be logits (each thread reads its packs before writing
+// them).
 template <typename T, typename Tgt, int Pack, int Threads, int Block>
 __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, cross_entropy_min_blocks(Block)))
     cross_entropy_backward_kernel(CrossEntropyBackwardArgs<T, Tgt> a, int split, int64_t tasks) {
