@@ -92,12 +92,12 @@ __device__ __forceinline__ float cross_entropy_target_logit(const T* row, int64_
 }
 
 // One block finishes a forward call (kGrid: block 0 after the grid barrier; kSecondKernel: the
-// second launch). split > 1: row r's chunks parked at parts[r * split ..], combined in chunk
-// order by a warp (lanes j, j + 32, ... then the warp's fixed butterfly), its lse and loss
-// written (kNone) or added to the warp's sum in row order. split == 1: the rows' losses parked
-// in row_loss, added by thread i in the order i, i + Block, .... sum / mean: the threads' sums
-// then the block's fixed tree; mean divides by the rows whose target is not ignore_index.
-// Deterministic: nothing depends on timing.
+// second launch). split > 1: row r's chunks parked at parts[r * split ..] ((max, sum, sum of x,
+// the target's logit or 0)), combined in chunk order by a warp (lanes j, j + 32, ... then the
+// warp's fixed butterfly), its lse and loss written (kNone) or added to the warp's sum in row
+// order. split == 1: the rows' losses parked in row_loss, added by thread i in the order i, i +
+// Block, .... sum / mean: the threads' sums then the block's fixed tree; mean divides by the rows
+// whose target is not ignore_index. Deterministic: nothing depends on timing.
 template <int Block, bool Fast, typename T, typename Tgt>
 __device__ __forceinline__ void cross_entropy_finish(const CrossEntropyArgs<T, Tgt>& a, int split) {
   constexpr int kWarps = Block / kWarpSize;
@@ -106,20 +106,20 @@ __device__ __forceinline__ void cross_entropy_finish(const CrossEntropyArgs<T, T
   if (split > 1) {
     const auto* parts = static_cast<const float4*>(a.workspace);
     for (int64_t r = warp; r < a.rows; r += kWarps) {
+      const int64_t t = static_cast<int64_t>(a.target[r]);
       SoftmaxStats st = softmax_stats_empty();
-      float sx = 0.f;
+      float sx = 0.f, xt = 0.f;  // xt: the target's logit, parked by its chunk (0 in the others)
       for (int j = lane; j < split; j += kWarpSize) {
         const float4 q = parts[r * split + j];
         st = softmax_stats_combine<Fast>(st, SoftmaxStats{q.x, q.y});
         sx += q.z;
+        xt += q.w;
       }
       st = softmax_stats_warp_all_reduce<kWarpSize, Fast>(st);
       sx = warp_all_reduce<kWarpSize>(sx, Sum{});
+      xt = warp_all_reduce<kWarpSize>(xt, Sum{});
       if (lane == 0) {
-        const int64_t t = static_cast<int64_t>(a.target[r]);
-        const T* row = a.logits + r * a.ld;
         const float lse = cross_entropy_lse(st);
-        const float xt = cross_entropy_target_logit(row, t, a.vocab);
         const float l = cross_entropy_loss(lse, xt, sx, t, a.vocab, a.ignore_index, a.smoothing);
         if (a.lse != nullptr) a.lse[r] = lse;
         if (a.reduction == LossReduction::kNone) {
@@ -179,12 +179,13 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, cross_entropy_
     const int64_t c0 = softmax_chunk_begin(j, split, a.vocab, Pack, lead);
     const int64_t c1 = softmax_chunk_begin(j + 1, split, a.vocab, Pack, lead);
     const SoftmaxSpan<T, Pack> sp(row + c0, nullptr, c1 - c0);
-    // the target's logit, issued before the row streams (split == 1: this group finishes it)
+    // the target's logit, issued before the row streams (split > 1: by the chunk holding it,
+    // parked with the chunk's statistics; 0 in the others)
     int64_t t = 0;
     float xt = 0.f;
-    if (split == 1 && gt == 0) {
+    if (gt == 0) {
       t = static_cast<int64_t>(a.target[r]);
-      xt = cross_entropy_target_logit(row, t, a.vocab);
+      if (split == 1 || (t >= c0 && t < c1)) xt = cross_entropy_target_logit(row, t, a.vocab);
     }
     SoftmaxStats st = softmax_stats_empty();
     float comp = 0.f, sx = 0.f;
@@ -251,7 +252,7 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, cross_entropy_
           static_cast<float*>(a.workspace)[r] = l;
         }
       } else {
-        static_cast<float4*>(a.workspace)[task] = make_float4(st.m, st.s, sx, 0.f);
+        static_cast<float4*>(a.workspace)[task] = make_float4(st.m, st.s, sx, xt);
       }
     }
   }
