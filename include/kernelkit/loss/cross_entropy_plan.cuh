@@ -217,7 +217,6 @@ inline CrossEntropyPlan plan_cross_entropy(int64_t rows, int64_t vocab, int elem
   }
   int bps = std::max(1, blocks_per_sm(d, block, kCrossEntropyRegs, 0));
   int64_t slots = int64_t{bps} * d.sm_count;
-  const int64_t per_block = block / p.threads;  // tasks a block runs at once
   // rows too few for the block slots: each row over blocks of 512, chunks of at least
   // kCrossEntropyMinChunkPacks packs
   const int bps512 = std::max(1, blocks_per_sm(d, 512, kCrossEntropyRegs, 0));
@@ -237,7 +236,6 @@ inline CrossEntropyPlan plan_cross_entropy(int64_t rows, int64_t vocab, int elem
   // at once where they are fewer)
   const int64_t grid = std::min(ceil_div<int64_t>(p.tasks, block / p.threads), slots);
   p.shape.grid = dim3(static_cast<unsigned>(grid));
-  (void)per_block;
   if (!finish) {
     p.combine = BlockCombine::kNone;
   } else if (d.cooperative_launch) {
