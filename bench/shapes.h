@@ -70,6 +70,8 @@ constexpr RowsRange kSoftmaxRange{2, int64_t{1} << 18, 32768, 262144, false};
 // norms: hidden sizes of 16..64K columns; decode: a few rows of 1K..16K (the few-rows class
 // of wide rows still draws rows past 16K: the two-pass path)
 constexpr RowsRange kNormRange{16, int64_t{1} << 16, 1024, 16384, false};
+// cross-entropy: vocabularies of 1K..256K classes; decode: a few rows of 32K..256K
+constexpr RowsRange kCrossEntropyRange{1024, int64_t{1} << 18, 32768, 262144, false};
 constexpr RowsRange kRowReduceRange{1, int64_t{1} << 24, 1, 64, true};
 constexpr RowsRange kTransposeRange{2, int64_t{1} << 24, 1, 64, true};
 

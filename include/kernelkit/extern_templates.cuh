@@ -31,6 +31,7 @@
 #include "kernelkit/blas/sgemm.cuh"
 #include "kernelkit/elementwise/elementwise.cuh"
 #include "kernelkit/elementwise/functors.cuh"
+#include "kernelkit/loss/cross_entropy.cuh"
 #include "kernelkit/norm/norm.cuh"
 #include "kernelkit/reduce/reduce.cuh"
 #include "kernelkit/reduce/row_reduce.cuh"
@@ -87,6 +88,31 @@
   KERNELKIT_DETAIL_NORM(KW, __half, __half)       \
   KERNELKIT_DETAIL_NORM(KW, __nv_bfloat16, float) \
   KERNELKIT_DETAIL_NORM(KW, __nv_bfloat16, __nv_bfloat16)
+
+// ---- cross-entropy ---------------------------------------------------------------------------
+// One (logit type, target type) pair's declarations (both overloads of each op), prefixed by KW.
+#define KERNELKIT_DETAIL_CROSS_ENTROPY(KW, T, Tgt)                                                \
+  KW cudaError_t cross_entropy<T, Tgt>(const T*, int64_t, const Tgt*, int64_t, int64_t, int64_t,  \
+                                       float, LossReduction, float*, float*, void*, size_t,       \
+                                       cudaStream_t);                                             \
+  KW cudaError_t cross_entropy<T, Tgt>(const T*, const Tgt*, int64_t, int64_t, int64_t, float,    \
+                                       LossReduction, float*, float*, void*, size_t,              \
+                                       cudaStream_t);                                             \
+  KW cudaError_t cross_entropy_backward<T, Tgt>(const T*, int64_t, const Tgt*, const float*,      \
+                                                const float*, int64_t, int64_t, int64_t, float,   \
+                                                LossReduction, T*, int64_t, cudaStream_t);        \
+  KW cudaError_t cross_entropy_backward<T, Tgt>(const T*, const Tgt*, const float*, const float*, \
+                                                int64_t, int64_t, int64_t, float, LossReduction,  \
+                                                T*, cudaStream_t);
+/// cross_entropy and cross_entropy_backward for float, __half and __nv_bfloat16 logits with int32
+/// and int64 targets, each declaration prefixed by KW.
+#define KERNELKIT_INSTANTIATE_CROSS_ENTROPY(KW)              \
+  KERNELKIT_DETAIL_CROSS_ENTROPY(KW, float, int32_t)         \
+  KERNELKIT_DETAIL_CROSS_ENTROPY(KW, float, int64_t)         \
+  KERNELKIT_DETAIL_CROSS_ENTROPY(KW, __half, int32_t)        \
+  KERNELKIT_DETAIL_CROSS_ENTROPY(KW, __half, int64_t)        \
+  KERNELKIT_DETAIL_CROSS_ENTROPY(KW, __nv_bfloat16, int32_t) \
+  KERNELKIT_DETAIL_CROSS_ENTROPY(KW, __nv_bfloat16, int64_t)
 
 // ---- reductions: (input, output) pairs -------------------------------------------------------
 // Each input with its compute type as the output: f32, f16 and bf16 into float; f64, i32 and
@@ -213,6 +239,7 @@
 namespace kernelkit {
 KERNELKIT_INSTANTIATE_SOFTMAX(extern template)
 KERNELKIT_INSTANTIATE_NORM(extern template)
+KERNELKIT_INSTANTIATE_CROSS_ENTROPY(extern template)
 KERNELKIT_INSTANTIATE_REDUCE(extern template)
 KERNELKIT_INSTANTIATE_ROW_REDUCE(extern template)
 KERNELKIT_INSTANTIATE_TRANSPOSE(extern template)

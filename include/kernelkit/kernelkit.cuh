@@ -29,6 +29,7 @@
 #include "kernelkit/reduce/row_reduce.cuh"
 #include "kernelkit/reduce/col_reduce.cuh"
 #include "kernelkit/norm/norm.cuh"
+#include "kernelkit/loss/cross_entropy.cuh"
 #include "kernelkit/softmax/softmax.cuh"
 #include "kernelkit/transpose/transpose.cuh"
 #include "kernelkit/blas/blas.cuh"

@@ -87,6 +87,8 @@ TEST(ShapeGen, RowShapesOfEveryOp) {
       check_rows(g.rows(24, bytes, kSoftmaxRange), 24, bytes, kSoftmaxRange);
     check_rows(g.rows(12, 2, kSoftmaxRange), 12, 2, kSoftmaxRange);
     check_rows(g.rows(24, 4, kRowReduceRange), 24, 4, kRowReduceRange);
+    for (int bytes : {4, 2})
+      check_rows(g.rows(12, bytes, kCrossEntropyRange), 12, bytes, kCrossEntropyRange);
     for (int bytes : {4, 2, 1, 8})
       check_rows(g.rows(12, bytes, kTransposeRange), 12, bytes, kTransposeRange);
   }

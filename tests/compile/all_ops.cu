@@ -14,7 +14,9 @@
 // through its pack of op(B), float transpose's entries); rms_norm, layer_norm and add_rms_norm
 // (kNormConfigs: each element size's entries, float and same-type weights), rms_norm_backward,
 // layer_norm_backward and add_rms_norm_backward (kNormBackwardConfigs for each kind, and the
-// partials' reduction); elementwise
+// partials' reduction); cross_entropy and cross_entropy_backward (kCrossEntropyConfigs: each
+// direction and element size's entries, with the finishing kernel, for int32 and int64
+// targets); elementwise
 // (kEwConfigs: the entries each call's types and functor allow).
 #include <kernelkit/kernelkit.cuh>
 
@@ -32,6 +34,14 @@ void softmax_ops(T* p, cudaStream_t s) {
   (void)kk::log_softmax(p, 2, p, 2, 1, 1, s);
   (void)kk::softmax_backward(p, p, p, 1, 1, s);
   (void)kk::log_softmax_backward(p, 2, p, 2, p, 2, 1, 1, s);
+}
+
+// Each call walks its direction and element size's entries of kCrossEntropyConfigs (the
+// forward also the finishing kernel; the ld overloads launch the same kernels).
+template <typename T, typename Tgt>
+void cross_entropy_ops(T* p, Tgt* t, float* f, cudaStream_t s) {
+  (void)kk::cross_entropy(p, t, 1, 1, -100, 0.f, kk::LossReduction::kMean, f, f, f, 0, s);
+  (void)kk::cross_entropy_backward(p, t, f, f, 1, 1, -100, 0.f, kk::LossReduction::kMean, p, s);
 }
 
 template <typename T, typename Acc>
@@ -97,6 +107,14 @@ void kernelkit_compile_all_ops(void* p, cudaStream_t s) {
   norm_ops(h, h, f, s);
   norm_ops(b, f, f, s);
   norm_ops(b, b, f, s);
+  auto* i32 = static_cast<int32_t*>(p);
+  auto* i64 = static_cast<int64_t*>(p);
+  cross_entropy_ops(f, i32, f, s);
+  cross_entropy_ops(h, i32, f, s);
+  cross_entropy_ops(b, i32, f, s);
+  cross_entropy_ops(f, i64, f, s);
+  cross_entropy_ops(h, i64, f, s);
+  cross_entropy_ops(b, i64, f, s);
   reduce_ops(f, f, p, s);
   reduce_ops(h, f, p, s);
   reduce_ops(b, f, p, s);

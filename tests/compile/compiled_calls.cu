@@ -24,6 +24,10 @@ cudaError_t kernelkit_compiled_calls(float* f, __half* h, __nv_bfloat16* b, doub
   keep(kk::rms_norm_backward(b, b, b, f, b, b, 4, 8, ws, ws_bytes));
   keep(kk::layer_norm_backward(h, h, f, f, f, h, f, f, 4, 8, ws, ws_bytes));
   keep(kk::add_rms_norm_backward(f, f, f, f, f, f, f, 4, 8, ws, ws_bytes));
+  keep(kk::cross_entropy(b, l, 4, 8, -100, 0.f, kk::LossReduction::kMean, f, f, ws, ws_bytes));
+  keep(kk::cross_entropy(f, 9, i, 4, 8, -100, 0.1f, kk::LossReduction::kNone, f, f, ws, ws_bytes));
+  keep(kk::cross_entropy_backward(h, l, f, f, 4, 8, -100, 0.f, kk::LossReduction::kSum, h));
+  keep(kk::cross_entropy_backward(b, 9, i, f, f, 4, 8, -100, 0.f, kk::LossReduction::kMean, b, 9));
   keep(kk::softmax(f, 9, f, 9, 4, 8));
   keep(kk::log_softmax(b, 9, b, 8, 4, 8));
   keep(kk::softmax_backward(f, f, f, 4, 8));

@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: Apache-2.0
+// Cross-entropy kernels (internal): the forward (a task a row or a chunk of one: its max, sum of
+// exp(x - max) and sum of x, streamed once), the finish (one block: parked chunks combined in
+// chunk order, row losses added in row order) and the backward (elementwise over each row
+// from its saved lse). cross_entropy_plan.cuh says which runs; cross_entropy.cuh launches it.
+//
+// The row statistics are the softmax module's (SoftmaxStats: softmax_stats_add, _combine, the
+// warp and block all-reduces; SoftmaxSpan and softmax_chunk_begin for a row's packs and its
+// chunks), so the two ops agree bit for bit on a row's (max, sum) and their NaN / inf rules:
+// fmaxf skips a NaN but exp(NaN - m) carries it into the sum; +inf makes the sum NaN; a row of
+// all -inf has lse -inf. Row r starts at logits + r * ld (64-bit offsets).
+//
+// Losses (torch's meaning): with t the row's target, eps the label smoothing,
+//   loss = lse - (1 - eps) x_t - eps / vocab * sum_j x_j   (a term whose factor is 0 is left
+//   out, so an -inf logit does not turn 0 * -inf into NaN),
+// 0 where t == ignore_index, NaN where t is outside [0, vocab) otherwise (a kernel cannot
+// raise: the NaN reaches sum and mean). Backward: dlogits_j = g (exp(x_j - lse) - eps / vocab
+// - (1 - eps) [j == t]); 0 in ignored rows, NaN in rows with such a target.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernelkit/block/block_reduce.cuh"
+#include "kernelkit/core/device.cuh"
+#include "kernelkit/core/grid.cuh"
+#include "kernelkit/core/launch.cuh"
+#include "kernelkit/core/pack.cuh"
+#include "kernelkit/core/types.cuh"
+#include "kernelkit/loss/cross_entropy_plan.cuh"
+#include "kernelkit/softmax/detail/softmax_kernels.cuh"
+#include "kernelkit/warp/warp.cuh"
+
+namespace kernelkit::detail {
+
+// The operands of a forward call. workspace: the parked chunks (float4 a task) or the rows'
+// losses (a float a row).
+template <typename T, typename Tgt>
+struct CrossEntropyArgs {
+  const T* logits;
+  int64_t ld;
+  const Tgt* target;
+  int64_t rows, vocab;
+  int64_t ignore_index;
+  float smoothing;
+  LossReduction reduction;
+  float* loss;  // rows floats (kNone) or one
+  float* lse;   // rows floats, or null
+  void* workspace;
+};
+
+// The operands of a backward call.
+template <typename T, typename Tgt>
+struct CrossEntropyBackwardArgs {
+  const T* logits;
+  int64_t ld;
+  const Tgt* target;
+  const float* lse;
+  const float* dloss;  // rows floats (kNone) or one
+  int64_t rows, vocab;
+  int64_t ignore_index;
+  float smoothing;
+  LossReduction reduction;
+  T* dlogits;
+  int64_t ld_dlogits;
+};
+
+// lse of a row from its statistics: m + log(s) (-inf for a row of all -inf, NaN for a NaN sum).
+__device__ __forceinline__ float cross_entropy_lse(SoftmaxStats st) {
+  return st.m + logf(st.s);
+}
+
+// The loss of a row (see the file comment).
+__device__ __forceinline__ float cross_entropy_loss(float lse, float xt, float sx, int64_t t,
+                                                    int64_t vocab, int64_t ignore_index,
+                                                    float eps) {
+  if (t == ignore_index) return 0.f;
+  if (t < 0 || t >= vocab) return NAN;
+  float l = lse;
+  if (eps != 1.f) l -= (1.f - eps) * xt;
+  if (eps != 0.f) l -= eps * (sx / static_cast<float>(vocab));
+  return l;
+}
+
+// x_t of row r, where t is a class (else 0: the loss does not use it).
+template <typename T>
+__device__ __forceinline__ float cross_entropy_target_logit(const T* row, int64_t t,
+                                                            int64_t vocab) {
+  return t >= 0 && t < vocab ? convert<float>(row[t]) : 0.f;
+}
+
+// One block finishes a forward call (kGrid: block 0 after the grid barrier; kSecondKernel: the
+// second launch). split > 1: row r's chunks parked at parts[r * split ..] ((max, sum, sum of x,
+// the target's logit or 0)), combined in chunk order by a warp (lanes j, j + 32, ... then the
+// warp's fixed butterfly), its lse and loss written (kNone) or added to the warp's sum in row
+// order. split == 1: the rows' losses parked in row_loss, added by thread i in the order i, i +
+// Block, .... sum / mean: the threads' sums then the block's fixed tree; mean divides by the rows
+// whose target is not ignore_index. Deterministic: nothing depends on timing.
+template <int Block, bool Fast, typename T, typename Tgt>
+__device__ __forceinline__ void cross_entropy_finish(const CrossEntropyArgs<T, Tgt>& a, int split) {
+  constexpr int kWarps = Block / kWarpSize;
+  const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
+  float acc = 0.f;
+  if (split > 1) {
+    const auto* parts = static_cast<const float4*>(a.workspace);
+    for (int64_t r = warp; r < a.rows; r += kWarps) {
+      const int64_t t = static_cast<int64_t>(a.target[r]);
+      SoftmaxStats st = softmax_stats_empty();
+      float sx = 0.f, xt = 0.f;  // xt: the target's logit, parked by its chunk (0 in the others)
+      for (int j = lane; j < split; j += kWarpSize) {
+        const float4 q = parts[r * split + j];
+        st = softmax_stats_combine<Fast>(st, SoftmaxStats{q.x, q.y});
+        sx += q.z;
+        xt += q.w;
+      }
+      st = softmax_stats_warp_all_reduce<kWarpSize, Fast>(st);
+      sx = warp_all_reduce<kWarpSize>(sx, Sum{});
+      xt = warp_all_reduce<kWarpSize>(xt, Sum{});
+      if (lane == 0) {
+        const float lse = cross_entropy_lse(st);
+        const float l = cross_entropy_loss(lse, xt, sx, t, a.vocab, a.ignore_index, a.smoothing);
+        if (a.lse != nullptr) a.lse[r] = lse;
+        if (a.reduction == LossReduction::kNone) {
+          a.loss[r] = l;
+        } else {
+          acc += l;
+        }
+      }
+    }
+  } else {
+    const auto* row_loss = static_cast<const float*>(a.workspace);
+    for (int64_t r = threadIdx.x; r < a.rows; r += Block)
+      acc += row_loss[r];
+  }
+  if (a.reduction == LossReduction::kNone) return;
+  long long count = 0;
+  if (a.reduction == LossReduction::kMean) {
+    for (int64_t r = threadIdx.x; r < a.rows; r += Block)
+      count += static_cast<int64_t>(a.target[r]) != a.ignore_index ? 1 : 0;
+    count = block_reduce<Block>(count, Sum{});
+  }
+  acc = block_reduce<Block>(acc, Sum{});
+  if (threadIdx.x == 0)
+    a.loss[0] = a.reduction == LossReduction::kSum ? acc : acc / static_cast<float>(count);
+}
+
+// The forward: tasks task = blockIdx.x * (Block / Threads) + group, + gridDim.x * (Block /
+// Threads), ...; task = r * split + j is chunk j of row r (the whole row when split == 1),
+// owned by a group of Threads threads (a warp, or the block). Each thread loads a batch of
+// cross_entropy_unroll(Pack) packs before adding them (16-byte loads in flight), keeping (max, sum)
+// and the sum of x; the group's are then reduced. split == 1: the group's thread 0 writes the
+// row's lse and its loss (kNone: to loss; else parked in the workspace); split > 1: the chunk's
+// statistics parked in the workspace. Then kGrid: a grid barrier, and block 0 finishes.
+template <typename T, typename Tgt, int Pack, int Threads, int Block>
+__global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, cross_entropy_min_blocks(Block)))
+    cross_entropy_kernel(CrossEntropyArgs<T, Tgt> a, int split, int64_t tasks,
+                         BlockCombine combine) {
+  static_assert(Threads == kWarpSize || Threads == Block, "a warp or the block a task");
+  static_assert(Block % kWarpSize == 0 && Block <= 1024, "whole warps");
+  constexpr bool kFast = kSoftmaxFast<T>;
+  constexpr int kGroups = Block / Threads;
+  constexpr int kWarps = Block / kWarpSize;
+  constexpr int kU = cross_entropy_unroll(Pack);
+  __shared__ SoftmaxStats stat_slots[2 * kWarps];
+  __shared__ float sx_slots[2 * kWarps];
+  int parity = 0;
+  const int group = static_cast<int>(threadIdx.x) / Threads;
+  const int gt = static_cast<int>(threadIdx.x) % Threads;
+  const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
+  const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
+  for (int64_t task = int64_t{blockIdx.x} * kGroups + group; task < tasks;
+       task += int64_t{gridDim.x} * kGroups) {
+    const int64_t r = task / split;
+    const int j = static_cast<int>(task % split);
+    const T* row = a.logits + r * a.ld;
+    const int64_t lead = pack_head<Pack>(row, Pack);
+    const int64_t c0 = softmax_chunk_begin(j, split, a.vocab, Pack, lead);
+    const int64_t c1 = softmax_chunk_begin(j + 1, split, a.vocab, Pack, lead);
+    const SoftmaxSpan<T, Pack> sp(row + c0, nullptr, c1 - c0);
+    // the target's logit, issued before the row streams (split > 1: by the chunk holding it,
+    // parked with the chunk's statistics; 0 in the others)
+    int64_t t = 0;
+    float xt = 0.f;
+    if (gt == 0) {
+      t = static_cast<int64_t>(a.target[r]);
+      if (split == 1 || (t >= c0 && t < c1)) xt = cross_entropy_target_logit(row, t, a.vocab);
+    }
+    SoftmaxStats st = softmax_stats_empty();
+    float comp = 0.f, sx = 0.f;
+    // the whole packs [lo, hi): kU 16-byte loads in flight a thread, kept raw until added
+    for (int v0 = sp.lo + gt; v0 < sp.hi; v0 += Threads * kU) {
+      PackOf<T, Pack> raw[kU];
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        const int v = v0 + u * Threads;
+        if (v < sp.hi) raw[u] = load_pack<Pack>(sp.src + sp.first(v), 0);
+      }
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        if (v0 + u * Threads < sp.hi) {
+          float x[Pack];
+          float s = 0.f;
+#pragma unroll
+          for (int k = 0; k < Pack; ++k) {
+            x[k] = convert<float>(raw[u].elem[k]);
+            s += x[k];
+          }
+          sx += s;
+          softmax_stats_add<kFast, Pack>(st, comp, x);
+        }
+      }
+    }
+    // the partial head pack (thread 0) and tail pack (the last thread), element by element
+    const int n = sp.packs();
+    const int partial = gt == 0 && sp.lo == 1 && n >= 1                     ? 0
+                        : gt == Threads - 1 && sp.hi == n - 1 && n - 1 >= 1 ? n - 1
+                                                                            : -1;
+    if (partial >= 0) {
+      const int64_t col = sp.first(partial);
+      float x[Pack];
+#pragma unroll
+      for (int k = 0; k < Pack; ++k) {
+        const bool in = col + k >= 0 && col + k < sp.len;
+        x[k] = in ? convert<float>(sp.src[col + k]) : -INFINITY;
+        sx += in ? x[k] : 0.f;  // the sum of the span's elements (not the -inf padding)
+      }
+      softmax_stats_add<kFast, Pack>(st, comp, x);
+    }
+    softmax_stats_settle<kFast>(st, comp);
+    if constexpr (Threads == kWarpSize) {
+      st = softmax_stats_warp_all_reduce<kWarpSize, kFast>(st);
+      sx = warp_all_reduce<kWarpSize>(sx, Sum{});
+    } else {
+      // sx's warp sums go to the slot set the stats' reduction writes this call: its barrier
+      // publishes them, and the set is written again only two calls later (its comment)
+      const int set = parity;
+      const float wsx = warp_all_reduce<kWarpSize>(sx, Sum{});
+      if (lane == 0) sx_slots[set * kWarps + warp] = wsx;
+      st = softmax_stats_block_all_reduce<Block, kFast>(st, stat_slots, parity);
+      sx = warp_all_reduce<kWarps>(sx_slots[set * kWarps + lane % kWarps], Sum{});
+    }
+    if (gt == 0) {
+      if (split == 1) {
+        const float lse = cross_entropy_lse(st);
+        if (a.lse != nullptr) a.lse[r] = lse;
+        const float l = cross_entropy_loss(lse, xt, sx, t, a.vocab, a.ignore_index, a.smoothing);
+        if (a.reduction == LossReduction::kNone) {
+          a.loss[r] = l;
+        } else {
+          static_cast<float*>(a.workspace)[r] = l;
+        }
+      } else {
+        static_cast<float4*>(a.workspace)[task] = make_float4(st.m, st.s, sx, xt);
+      }
+    }
+  }
+  if (combine == BlockCombine::kGrid) {
+    grid_sync();
+    if (blockIdx.x == 0) cross_entropy_finish<Block, kFast>(a, split);
+  }
+}
+
+// The second launch of kSecondKernel (one block).
+template <typename T, typename Tgt, int Block>
+__global__ void __launch_bounds__(Block)
+    cross_entropy_finish_kernel(CrossEntropyArgs<T, Tgt> a, int split) {
+  cross_entropy_finish<Block, kSoftmaxFast<T>>(a, split);
+}
+
+// The backward: tasks as the forward's (chunk j of row r, a group of Threads threads each).
+// mean: every block first counts the targets not ignored (an integer sum: order-free). Each
+// thread loads a batch of cross_entropy_unroll(Pack) packs, then writes them; an ignored row is
+// written 0 without being read. dlogits may be logits (each thread reads its packs before writing
+// them).
+template <typename T, typename Tgt, int Pack, int Threads, int Block>
+__global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, cross_entropy_min_blocks(Block)))
+    cross_entropy_backward_kernel(CrossEntropyBackwardArgs<T, Tgt> a, int split, int64_t tasks) {
+  static_assert(Threads == kWarpSize || Threads == Block, "a warp or the block a task");
+  constexpr bool kFast = kSoftmaxFast<T>;
+  constexpr int kGroups = Block / Threads;
+  constexpr int kU = cross_entropy_unroll(Pack);
+  const int group = static_cast<int>(threadIdx.x) / Threads;
+  const int gt = static_cast<int>(threadIdx.x) % Threads;
+  float mean_scale = 1.f;
+  if (a.reduction == LossReduction::kMean) {
+    long long count = 0;
+    for (int64_t r = threadIdx.x; r < a.rows; r += Block)
+      count += static_cast<int64_t>(a.target[r]) != a.ignore_index ? 1 : 0;
+    count = block_all_reduce<Block>(count, Sum{});
+    mean_scale = 1.f / static_cast<float>(count);
+  }
+  const float off = a.smoothing / static_cast<float>(a.vocab);
+  const float at_t = 1.f - a.smoothing;
+  // a task's row scalars (target, lse, g) are loaded one task ahead: the pack loads wait on the
+  // target (ignored rows are not read), and would otherwise wait a round trip to L2 first
+  const int64_t stride = int64_t{gridDim.x} * kGroups;
+  const auto row_of = [&](int64_t task) { return task < tasks ? task / split : 0; };
+  const bool per_row = a.reduction == LossReduction::kNone;
+  int64_t task = int64_t{blockIdx.x} * kGroups + group;
+  Tgt t_next = a.target[row_of(task)];
+  float lse_next = a.lse[row_of(task)];
+  float g_next = a.dloss[per_row ? row_of(task) : 0];
+  for (; task < tasks; task += stride) {
+    const int64_t r = task / split;
+    const int j = static_cast<int>(task % split);
+    const int64_t t = static_cast<int64_t>(t_next);
+    const float lse = lse_next;
+    const float g = per_row ? g_next : g_next * mean_scale;
+    if (task + stride < tasks) {
+      const int64_t rn = (task + stride) / split;
+      t_next = a.target[rn];
+      lse_next = a.lse[rn];
+      if (per_row) g_next = a.dloss[rn];
+    }
+    const bool ignored = t == a.ignore_index;
+    // a target outside the classes: the row NaN
+    const float base = (!ignored && (t < 0 || t >= a.vocab)) ? NAN : lse;
+    const T* row = a.logits + r * a.ld;
+    const int64_t lead = pack_head<Pack>(row, Pack);
+    const int64_t c0 = softmax_chunk_begin(j, split, a.vocab, Pack, lead);
+    const int64_t c1 = softmax_chunk_begin(j + 1, split, a.vocab, Pack, lead);
+    const SoftmaxSpan<T, Pack> sp(row + c0, a.dlogits + r * a.ld_dlogits + c0, c1 - c0);
+    const int64_t tc = t - c0;  // the target's column in the span
+    // dlogits of one element from its logit at span column col
+    const auto grad = [&](float x, int64_t col) {
+      return g * (softmax_exp<kFast>(x - base) - off - (col == tc ? at_t : 0.f));
+    };
+    // the whole packs [lo, hi): kU 16-byte loads in flight a thread, then their writes
+    for (int v0 = sp.lo + gt; v0 < sp.hi; v0 += Threads * kU) {
+      PackOf<T, Pack> raw[kU];
+      if (!ignored) {
+#pragma unroll
+        for (int u = 0; u < kU; ++u) {
+          const int v = v0 + u * Threads;
+          if (v < sp.hi) raw[u] = load_pack<Pack>(sp.src + sp.first(v), 0);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        const int v = v0 + u * Threads;
+        if (v < sp.hi) {
+          const int64_t col = sp.first(v);
+          PackOf<T, Pack> out;
+#pragma unroll
+          for (int k = 0; k < Pack; ++k)
+            out.elem[k] = convert<T>(ignored ? 0.f : grad(convert<float>(raw[u].elem[k]), col + k));
+          store_pack<Pack>(sp.dst + col, 0, out);
+        }
+      }
+    }
+    // the partial head pack (thread 0) and tail pack (the last thread), element by element
+    const int n = sp.packs();
+    const int partial = gt == 0 && sp.lo == 1 && n >= 1                     ? 0
+                        : gt == Threads - 1 && sp.hi == n - 1 && n - 1 >= 1 ? n - 1
+                                                                            : -1;
+    if (partial >= 0) {
+      const int64_t col = sp.first(partial);
+#pragma unroll
+      for (int k = 0; k < Pack; ++k) {
+        if (col + k >= 0 && col + k < sp.len)
+          sp.dst[col + k] =
+              convert<T>(ignored ? 0.f : grad(convert<float>(sp.src[col + k]), col + k));
+      }
+    }
+  }
+}
+
+}  // namespace kernelkit::detail
