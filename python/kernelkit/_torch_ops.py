@@ -66,7 +66,7 @@ def _softmax_backward_setup(ctx, inputs, output):
 def _softmax_backward_backward(ctx, h):
     """The double backward of dx = softmax_backward(y, dy) (log_softmax_backward when log),
     for h = dx's gradient: softmax: d dy = softmax_backward(y, h) (kernelkit's kernel again),
-    d y = h (dy - sum(y dy)) - dy sum(h y); log_softmax (p = exp(y)): d dy = h - p sum(h p),
+    d y = h (dy - sum(y dy)) - dy sum(h y); log_softmax (p = exp(y)): d dy = h - sum(h p),
     d y = -h p sum(dy). Computed by torch in float32 (double backward is rare: no fused kernel
     of its own)."""
     y, dy = ctx.saved_tensors
@@ -76,7 +76,7 @@ def _softmax_backward_backward(ctx, h):
     if ctx.log:
         p = yf.exp()
         if ctx.needs_input_grad[1]:
-            dy_grad = (hf - p * (hf * p).sum(d, keepdim=True)).to(dy.dtype)
+            dy_grad = (hf - (hf * p).sum(d, keepdim=True)).to(dy.dtype)
         if ctx.needs_input_grad[0]:
             y_grad = (-hf * p * gf.sum(d, keepdim=True)).to(y.dtype)
     else:
