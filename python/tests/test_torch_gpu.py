@@ -342,6 +342,22 @@ def test_rms_norm_backward_is_deterministic():
         assert torch.equal(dx, grads[0][0]) and torch.equal(dw, grads[0][1])
 
 
+def test_layer_norm_and_add_rms_norm_backward_are_deterministic():
+    """layer_norm's dweight / dbias and add_rms_norm's dweight (kernelkit's backward kernels,
+    fixed-order sums): the same bits run after run."""
+    x = rand((4096, 1024), torch.bfloat16).requires_grad_()
+    r = rand((4096, 1024), torch.bfloat16, seed=SEED + 3).requires_grad_()
+    w = rand((1024,), torch.float32, seed=SEED + 1).requires_grad_()
+    b = rand((1024,), torch.float32, seed=SEED + 4).requires_grad_()
+    g = rand((4096, 1024), torch.bfloat16, seed=SEED + 2)
+    for f, args, gy in ((lambda: kernelkit.layer_norm(x, None, w, b), (x, w, b), g),
+                        (lambda: torch.stack(kernelkit.add_rms_norm(x, r, w, 1e-6)), (x, r, w),
+                         torch.stack((g, g.flip(0))))):
+        grads = [torch.autograd.grad(f(), args, gy) for _ in range(3)]
+        for got in grads[1:]:
+            assert all(torch.equal(a, c) for a, c in zip(got, grads[0]))
+
+
 def test_nan_propagates_in_max_min():
     x = torch.arange(1000.0, device="cuda")
     x[517] = float("nan")
