@@ -239,6 +239,9 @@ def test_fakes_accept_what_the_real_op_reads():
         for y, shape, dtype in [
             (k.softmax(x, 1), (6, 5, 7), torch.bfloat16),
             (k.softmax(x.transpose(0, 2), -1), (7, 5, 6), torch.bfloat16),  # a copy first
+            (k.softmax(x[:, 1, :]), (6, 7), torch.bfloat16),  # rows at a stride: in place (ld)
+            (k.log_softmax(x[::2, :, :3], -1), (3, 5, 3), torch.bfloat16),
+            (k.softmax(x[:, 1, :], -1, torch.float32), (6, 7), torch.float32),  # cast: a copy
             (k.log_softmax(x, 0, torch.float32), (6, 5, 7), torch.float32),
             (k.row_sum(x), (6, 5), torch.float32),
             (k.row_sum(x, [0], True), (1, 5, 7), torch.float32),
