@@ -14,8 +14,11 @@ outputs _ops would allocate come back as jax.ShapeDtypeStruct, the result types 
 call. So JAX raises exactly the TypeError / ValueError / IndexError that torch and CuPy
 calls raise, before anything is traced into XLA.
 
-Autodiff: each op is a jax.custom_vjp (kernelkit's forward; the backward is the vjp of a jnp
-reference of the op, in float32), jitted once per static arguments (_differentiable).
+Autodiff: each op is a jax.custom_vjp with kernelkit's forward, jitted once per static
+arguments (_differentiable). softmax / log_softmax and the norms differentiate with
+kernelkit's fused backward kernels (softmax_backward from the saved output; the norms'
+backward from the statistics their forward saves through the *_save targets); the other ops
+with the vjp of a jnp reference of the op, in float32.
 
 Layouts: JAX arrays are row-major and contiguous; a handler sees the rank it reads (the
 reshapes here cost XLA nothing). softmax over another axis and reductions over axes that are
@@ -116,6 +119,13 @@ _STATIC = {
     "_rms_norm": ("normalized_shape", "eps"),
     "_layer_norm": ("normalized_shape", "eps"),
     "_add_rms_norm": ("eps",),
+    "_softmax_bwd": ("op", "log", "dim"),
+    "_rms_norm_save": ("normalized_shape", "eps"),
+    "_layer_norm_save": ("normalized_shape", "eps"),
+    "_add_rms_norm_save": ("eps",),
+    "_rms_norm_bwd": ("normalized_shape",),
+    "_layer_norm_bwd": ("normalized_shape",),
+    "_add_rms_norm_bwd": (),
 }
 
 
@@ -142,6 +152,21 @@ def _softmax(x, *, op, log, dim, dtype):
     if spec.dtype != x.dtype:  # dtype=: x converted first, as the eager path does
         x = _cast_to(x, spec.dtype)
     return _call("softmax", spec, x, vmap="broadcast_all", log=log)
+
+
+@_lazy
+def _softmax_bwd(y, g, *, op, log, dim):
+    """dx of softmax (log_softmax when log) from its output y and y's cotangent g, along dim
+    (kernelkit's fused softmax_backward / log_softmax_backward), in y's dtype."""
+    nd = y.ndim
+    dims = _ops._dims(dim, nd, op)
+    if len(dims) == 1 and dims[0] != nd - 1:  # another axis: moved last and back (XLA copies)
+        jnp = _np()
+        dx = _softmax_bwd(jnp.moveaxis(y, dims[0], -1), jnp.moveaxis(g, dims[0], -1), op=op,
+                          log=log, dim=-1)
+        return jnp.moveaxis(dx, -1, dims[0])
+    spec = _ops._softmax_backward(log, y, g, dim, fake=True)
+    return _call("softmax_backward", spec, y, g, vmap="broadcast_all", log=log)
 
 
 @_lazy
@@ -260,11 +285,101 @@ def _add_rms_norm(x, residual, weight, *, eps):
     return y.reshape(y_spec.shape), s.reshape(s_spec.shape)
 
 
+# The norms' forward for a custom_vjp's forward pass: y (and add_rms_norm's sum) with the
+# statistics the backward reads (rows float32: rstd, layer_norm's mean too), through the
+# *_save targets; and the backward passes, kernelkit's fused kernels.
+
+@_lazy
+def _rms_norm_save(x, weight, *, normalized_shape, eps):
+    op = "rms_norm"
+    spec, r = _ops._rms_norm(x, normalized_shape, weight, eps, None, None, fake=True, save=True)
+    _, _, _, _, rows, cols, e = _ops._norm_inputs(op, x, normalized_shape, weight, None, eps, True)
+    y, rstd = _call("rms_norm_save", (_sds((rows, cols), spec.dtype), r),
+                    *_norm_args(x, (weight,), rows, cols), has_weight=weight is not None,
+                    eps=float(e))
+    return y.reshape(spec.shape), rstd
+
+
+@_lazy
+def _layer_norm_save(x, weight, bias, *, normalized_shape, eps):
+    op = "layer_norm"
+    spec, m, r = _ops._layer_norm(x, normalized_shape, weight, bias, eps, None, None, fake=True,
+                                  save=True)
+    _, _, _, _, rows, cols, e = _ops._norm_inputs(op, x, normalized_shape, weight, bias, eps, True)
+    y, mean, rstd = _call("layer_norm_save", (_sds((rows, cols), spec.dtype), m, r),
+                          *_norm_args(x, (weight, bias), rows, cols),
+                          has_weight=weight is not None, has_bias=bias is not None, eps=float(e))
+    return y.reshape(spec.shape), mean, rstd
+
+
+@_lazy
+def _add_rms_norm_save(x, residual, weight, *, eps):
+    op = "add_rms_norm"
+    y_spec, s_spec, r = _ops._add_rms_norm(x, residual, weight, eps, None, None, fake=True,
+                                           save=True)
+    _, _, _, _, rows, cols, e = _ops._norm_inputs(op, x, None, weight, None, eps, True)
+    args = _norm_args(x, (weight,), rows, cols)
+    args.insert(1, residual.reshape(rows, cols))
+    flat = _sds((rows, cols), y_spec.dtype)
+    y, s, rstd = _call("add_rms_norm_save", (flat, flat, r), *args,
+                       has_weight=weight is not None, eps=float(e))
+    return y.reshape(y_spec.shape), s.reshape(s_spec.shape), rstd
+
+
+def _grad_spec(p, cols, like):
+    """The result type of a parameter's gradient: p's dtype over cols, or an empty result
+    when there is no parameter (XLA's FFI has no optional result)."""
+    return _sds((cols,), p.dtype) if p is not None else _sds((0,), like.dtype)
+
+
+@_lazy
+def _rms_norm_bwd(x, weight, rstd, g, *, normalized_shape):
+    op = "rms_norm_backward"
+    _, _, _, _, rows, cols, _ = _ops._norm_inputs(op, x, normalized_shape, weight, None, None, True)
+    dx_spec, _ = _ops._rms_norm_backward(g, x, weight, rstd, cols, False, fake=True)
+    args = [x.reshape(rows, cols), g.reshape(rows, cols), rstd]
+    args += [weight.reshape(cols)] if weight is not None else []
+    dx, dw = _call("rms_norm_backward", (_sds((rows, cols), dx_spec.dtype),
+                                         _grad_spec(weight, cols, x)), *args,
+                   has_weight=weight is not None, has_dweight=weight is not None)
+    return dx.reshape(x.shape), None if weight is None else dw.reshape(weight.shape)
+
+
+@_lazy
+def _layer_norm_bwd(x, weight, bias, mean, rstd, g, *, normalized_shape):
+    op = "layer_norm_backward"
+    _, _, _, _, rows, cols, _ = _ops._norm_inputs(op, x, normalized_shape, weight, bias, 1e-5, True)
+    dx_spec, _, _ = _ops._layer_norm_backward(g, x, weight, bias, mean, rstd, cols, False, False,
+                                              fake=True)
+    args = [x.reshape(rows, cols), g.reshape(rows, cols), mean, rstd]
+    args += [weight.reshape(cols)] if weight is not None else []
+    dx, dw, db = _call("layer_norm_backward", (_sds((rows, cols), dx_spec.dtype),
+                                               _grad_spec(weight, cols, x),
+                                               _grad_spec(bias, cols, x)), *args,
+                       has_weight=weight is not None, has_dweight=weight is not None,
+                       has_dbias=bias is not None)
+    return (dx.reshape(x.shape), None if weight is None else dw.reshape(weight.shape),
+            None if bias is None else db.reshape(bias.shape))
+
+
+@_lazy
+def _add_rms_norm_bwd(s, weight, rstd, gy, gs):
+    op = "add_rms_norm_backward"
+    _, _, _, _, rows, cols, _ = _ops._norm_inputs(op, s, None, weight, None, None, True)
+    dx_spec, _ = _ops._add_rms_norm_backward(gy, s, gs, weight, rstd, cols, False, fake=True)
+    args = [s.reshape(rows, cols), gy.reshape(rows, cols), rstd, gs.reshape(rows, cols)]
+    args += [weight.reshape(cols)] if weight is not None else []
+    dx, dw = _call("add_rms_norm_backward", (_sds((rows, cols), dx_spec.dtype),
+                                             _grad_spec(weight, cols, s)), *args, has_dsum=True,
+                   has_weight=weight is not None, has_dweight=weight is not None)
+    return dx.reshape(s.shape), None if weight is None else dw.reshape(weight.shape)
+
+
 # ---- autodiff ------------------------------------------------------------------------------
-# Each op is a jax.custom_vjp: the forward is kernelkit's FFI call; the backward is the vjp of a
-# jnp reference of the same op (computed in float32, the result in the op's dtype), evaluated at
-# the saved inputs. kernelkit's backward kernels (softmax_backward, rms_norm_backward) through
-# the FFI would save the reference's recomputation: a follow-up.
+# Each op is a jax.custom_vjp whose forward is kernelkit's FFI call. softmax / log_softmax and
+# the norms: _VJP's forward and backward passes, kernelkit's fused backward kernels. The other
+# ops: the vjp of a jnp reference of the same op (computed in float32, the result in the op's
+# dtype), evaluated at the saved inputs.
 
 def _f32(x):
     return x.astype(_np().float32)
@@ -274,12 +389,6 @@ def _out_dtype(dtype, like, op):
     from ._arrays import dtype_name
 
     return like.dtype if dtype is None else getattr(_np(), dtype_name(dtype, op))
-
-
-def _ref_softmax(x, *, op, log, dim, dtype):
-    nn = sys.modules["jax"].nn
-    y = (nn.log_softmax if log else nn.softmax)(_f32(x), axis=dim)
-    return y.astype(_out_dtype(dtype, x, op))
 
 
 def _ref_reduce(x, *, op, dim, keepdim, dtype):
@@ -317,74 +426,90 @@ def _ref_cast(x, *, dtype):
     return x.astype(_out_dtype(dtype, x, "cast"))
 
 
-def _norm_axes(x, normalized_shape, param):
-    if normalized_shape is None:
-        k = 1 if param is None else param.ndim
-    else:
-        k = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
-    return tuple(range(x.ndim - k, x.ndim))
+def _vjp_softmax(kw):
+    """softmax / log_softmax: the output is saved (and x's dtype, as an empty array); dx is
+    kernelkit's softmax_backward of it, converted to x's dtype when dtype= differed."""
+    def fwd(x):
+        y = _softmax(x, **kw)
+        return y, (y, _np().zeros((0,), x.dtype))
+
+    def bwd(res, g):
+        y, proto = res
+        dx = _softmax_bwd(y, g, op=kw["op"], log=kw["log"], dim=kw["dim"])
+        return (dx if dx.dtype == proto.dtype else _cast_to(dx, proto.dtype),)
+
+    return fwd, bwd
 
 
-def _eps_of(x, eps):
-    return _ops._FINFO_EPS[x.dtype.name] if eps is None else float(eps)
+def _vjp_rms_norm(kw):
+    def fwd(x, weight):
+        y, rstd = _rms_norm_save(x, weight, **kw)
+        return y, (x, weight, rstd)
+
+    def bwd(res, g):
+        x, weight, rstd = res
+        return _rms_norm_bwd(x, weight, rstd, g, normalized_shape=kw["normalized_shape"])
+
+    return fwd, bwd
 
 
-def _ref_rms(xf, weight, axes, eps):
-    jax = sys.modules["jax"]
-    y = xf * jax.lax.rsqrt((xf * xf).mean(axes, keepdims=True) + eps)
-    return y if weight is None else y * _f32(weight)
+def _vjp_layer_norm(kw):
+    def fwd(x, weight, bias):
+        y, mean, rstd = _layer_norm_save(x, weight, bias, **kw)
+        return y, (x, weight, bias, mean, rstd)
+
+    def bwd(res, g):
+        return _layer_norm_bwd(*res, g, normalized_shape=kw["normalized_shape"])
+
+    return fwd, bwd
 
 
-def _ref_rms_norm(x, weight, *, normalized_shape, eps):
-    axes = _norm_axes(x, normalized_shape, weight)
-    return _ref_rms(_f32(x), weight, axes, _eps_of(x, eps)).astype(x.dtype)
+def _vjp_add_rms_norm(kw):
+    """dx is the cotangent of x and of residual both (the rms_norm gradient of the sum plus
+    the sum's own cotangent, in one kernel)."""
+    def fwd(x, residual, weight):
+        y, s, rstd = _add_rms_norm_save(x, residual, weight, **kw)
+        return (y, s), (s, weight, rstd)
+
+    def bwd(res, g):
+        s, weight, rstd = res
+        gy, gs = g
+        dx, dw = _add_rms_norm_bwd(s, weight, rstd, gy, gs)
+        return dx, dx, dw
+
+    return fwd, bwd
 
 
-def _ref_layer_norm(x, weight, bias, *, normalized_shape, eps):
-    jax = sys.modules["jax"]
-    axes = _norm_axes(x, normalized_shape, weight if weight is not None else bias)
-    xf = _f32(x)
-    c = xf - xf.mean(axes, keepdims=True)
-    y = c * jax.lax.rsqrt((c * c).mean(axes, keepdims=True) + float(eps))
-    if weight is not None:
-        y = y * _f32(weight)
-    if bias is not None:
-        y = y + _f32(bias)
-    return y.astype(x.dtype)
-
-
-def _ref_add_rms_norm(x, residual, weight, *, eps):
-    s = (_f32(x) + _f32(residual)).astype(x.dtype)
-    y = _ref_rms(_f32(s), weight, (x.ndim - 1,), _eps_of(x, eps)).astype(x.dtype)
-    return y, s
-
-
-_IMPL = {"softmax": (_softmax, _ref_softmax), "reduce": (_reduce, _ref_reduce),
+_IMPL = {"softmax": (_softmax, _vjp_softmax), "reduce": (_reduce, _ref_reduce),
          "transpose": (_transpose, lambda x: x.T), "gemv": (_gemv, _ref_gemv),
          "sgemm": (_sgemm, _ref_sgemm), "unary": (_unary, _ref_unary),
          "binary": (_binary, _ref_binary), "cast": (_cast, _ref_cast),
-         "rms_norm": (_rms_norm, _ref_rms_norm), "layer_norm": (_layer_norm, _ref_layer_norm),
-         "add_rms_norm": (_add_rms_norm, _ref_add_rms_norm)}
+         "rms_norm": (_rms_norm, _vjp_rms_norm), "layer_norm": (_layer_norm, _vjp_layer_norm),
+         "add_rms_norm": (_add_rms_norm, _vjp_add_rms_norm)}
+_KERNEL_VJP = (_vjp_softmax, _vjp_rms_norm, _vjp_layer_norm, _vjp_add_rms_norm)
 
 
 @functools.lru_cache(maxsize=None)
 def _differentiable(name, static):
     """jax.jit of the op `name` with these static arguments (a sorted tuple of (name, value)),
-    as a jax.custom_vjp: kernelkit forward, the reference's vjp backward. Cached: an eager
-    call is one jitted dispatch."""
+    as a jax.custom_vjp: kernelkit forward; the backward kernelkit's (a _vjp_* pair) or the
+    reference's vjp. Cached: an eager call is one jitted dispatch."""
     jax = sys.modules["jax"]
     kw = dict(static)
-    impl, ref = _IMPL[name]
+    impl, back = _IMPL[name]
 
     @jax.custom_vjp
     def f(*arrays):
         return impl(*arrays, **kw)
 
-    def fwd(*arrays):
-        return impl(*arrays, **kw), arrays
+    if back in _KERNEL_VJP:
+        fwd, bwd = back(kw)
+    else:
+        def fwd(*arrays):
+            return impl(*arrays, **kw), arrays
 
-    def bwd(arrays, g):
-        return jax.vjp(lambda *a: ref(*a, **kw), *arrays)[1](g)
+        def bwd(arrays, g):
+            return jax.vjp(lambda *a: back(*a, **kw), *arrays)[1](g)
 
     f.defvjp(fwd, bwd)
     return jax.jit(f)

@@ -229,10 +229,10 @@ def _dims(dim, ndim, op):
     return () if ndim == 0 else tuple(sorted(out))
 
 
-def _row_layout(a, dims, op, fake, strided=True):
-    """THE dispatch of the row ops (softmax, log_softmax, the reductions with dim=): how the
-    kernel reads x when the op runs over the axes `dims` (sorted, distinct). Returns (src,
-    outer, n, inner, ld, perm):
+def _row_layout(a, dims, op, fake, strided=True, middle=True):
+    """THE dispatch of the row ops (softmax, log_softmax and their backward, the reductions
+    with dim=): how the kernel reads x when the op runs over the axes `dims` (sorted,
+    distinct). Returns (src, outer, n, inner, ld, perm):
 
     - inner == 1: a row kernel reads src as `outer` rows of n elements, row r at src + r * ld
       (ld == n: contiguous rows);
@@ -243,18 +243,16 @@ def _row_layout(a, dims, op, fake, strided=True):
 
     What is read in place:
     - `dims` the last axes of a C-contiguous x: rows (every op);
-    - strided=True (the reductions): `dims` the last axes, jointly unit-stride, the other axes
-      collapsing to one row stride ld >= n (x[:, -1, :], x[::2], x[..., :k]): the row_reduce
-      `ld` overloads;
-    - strided=True: `dims` consecutive axes, not the last, of a C-contiguous x (x.sum(0), the
-      middle axis of (B, T, C)): col_reduce over (prod of the axes before, prod of `dims`,
-      prod of the axes after);
-    anything else (softmax over a non-last axis or of strided rows, a transposed view,
-    non-consecutive axes) is the framework's copy, said in each public function's docstring
-    (never a silent copy).
-    TODO(issue 33): softmax / log_softmax take strided rows (ld) and a non-last axis in place
-    once the strided / axis softmax C++ (with softmax_backward, in progress) lands: then
-    strided=True for them too, and this function only changes (and _C's softmax call).
+    - strided=True: `dims` the last axes, jointly unit-stride, the other axes collapsing to
+      one row stride ld >= n (x[:, -1, :], x[::2], x[..., :k]): the `ld` overloads of
+      row_reduce, softmax, log_softmax and their backward passes (softmax passes
+      strided=False only where dtype= converts x first: the cast reads x as one range);
+    - middle=True (the reductions): `dims` consecutive axes, not the last, of a C-contiguous
+      x (x.sum(0), the middle axis of (B, T, C)): col_reduce over (prod of the axes before,
+      prod of `dims`, prod of the axes after);
+    anything else (softmax over a non-last axis, a transposed view, non-consecutive axes) is
+    the framework's copy, said in each public function's docstring (never a silent copy); a
+    generic array (no framework to copy with) is a ValueError naming its strides.
     """
     nd = len(a.shape)
     k = len(dims)
@@ -263,7 +261,7 @@ def _row_layout(a, dims, op, fake, strided=True):
         if last:
             cols = numel(a.shape[nd - k:]) if nd else 1
             return a, numel(a.shape[:nd - k]), cols, 1, cols, None
-        if strided and dims == tuple(range(dims[0], dims[-1] + 1)):
+        if middle and dims == tuple(range(dims[0], dims[-1] + 1)):
             n = numel(a.shape[dims[0]:dims[-1] + 1])
             return (a, numel(a.shape[:dims[0]]), n, numel(a.shape[dims[-1] + 1:]), n, None)
     elif strided and last:
@@ -325,33 +323,64 @@ def _softmax(op, log, x, dim, dtype, out, stream, fake=False):
     if len(dims) > 1:
         raise TypeError(f"kernelkit.{op}: dim must be one axis, got {dim!r}")
     s = 0 if fake else _stream(a, stream, op)
-    src, rows, cols, _, _, perm = _row_layout(a, dims, op, fake, strided=False)
-    o = _output(op, out, a, a.shape, to, [(a, "x")], in_place=True)
+    # rows at a stride are read in place, unless dtype= converts x first (one flat cast)
+    src, rows, cols, _, ld, perm = _row_layout(a, dims, op, fake, strided=to == a.dtype,
+                                               middle=False)
+    read = _span(a, rows, cols, ld) if src is a else a
+    o = _output(op, out, a, a.shape, to, [(read, "x")], in_place=True)
     dst = o if perm is None else empty(src, src.shape, to, op)
     if to != src.dtype:  # torch's dtype=: x is converted first, then normalized
         _launch(op, (src, dst), s, _C.cast, src.dtype, to, rows * cols, dst.ptr, src.ptr, fake=fake)
-        src = dst
-    _launch(op, (src, dst), s, _C.softmax, to, log, src.ptr, dst.ptr, rows, cols, fake=fake)
+        src, ld = dst, cols
+    _launch(op, (src, dst), s, _C.softmax, to, log, src.ptr, ld, dst.ptr, rows, cols, fake=fake)
     if perm is None:
         return o.obj
     return moved_back(dst, perm, None if out is None else o.obj)
+
+
+def _softmax_backward(log, y, dy, dim, fake=False):
+    """dx of softmax (log=False) or log_softmax (log=True) along dim, from the op's output y
+    and y's gradient dy (kernelkit's fused softmax_backward / log_softmax_backward: one read
+    of y and dy, one write of dx, in y's dtype). The custom ops' backward only. y and dy are
+    laid out by _row_layout as the forward's x is: rows at a stride read in place (dy may be
+    any view: an expanded or transposed one is copied first), another axis moved last by a
+    copy; dx is a new C-contiguous array of y's shape."""
+    op = "log_softmax_backward" if log else "softmax_backward"
+    a = describe(y, op, "y", fake)
+    g = describe(dy, op, "dy", fake)
+    require_float(a, op, "y")
+    require_dtype(g, a.dtype, op, "dy")
+    require_shape(g, a.shape, op, "dy")
+    dims = _dims(dim, len(a.shape), op)
+    if len(dims) > 1:
+        raise TypeError(f"kernelkit.{op}: dim must be one axis, got {dim!r}")
+    s = 0 if fake else _stream(a, None, op)
+    ys, rows, cols, _, ld_y, perm = _row_layout(a, dims, op, fake, middle=False)
+    gs, _, _, _, ld_g, _ = _row_layout(g, dims, op, fake, middle=False)
+    dx = empty(ys, ys.shape, a.dtype, op)
+    _launch(op, (ys, gs, dx), s, _C.softmax_backward, a.dtype, log, ys.ptr, ld_y, gs.ptr, ld_g,
+            dx.ptr, rows, cols, fake=fake)
+    return dx.obj if perm is None else moved_back(dx, perm)
 
 
 def softmax(x, dim=-1, dtype=None, *, out=None, stream=None):
     """Softmax of x along one axis, computed in float32: exp(x - max) / sum(exp(x - max)).
 
     torch.softmax's arguments and meaning; with torch tensors that require grad it is
-    differentiable (it runs torch.ops.kernelkit.softmax, which has a backward).
+    differentiable (it runs torch.ops.kernelkit.softmax, whose backward is kernelkit's fused
+    softmax_backward, reading y and its gradient in the layout x was read in).
 
     Parameters
     ----------
     x : CUDA array (torch, CuPy, JAX, ...) of float32, float16 or bfloat16, any rank.
     dim : int, default -1
-        The axis normalized; negative counts from the end. The last axis of a C-contiguous
-        x is read in place. Any other axis, or a non-contiguous x (strided rows included),
-        is served by a copy that x's framework makes first (the axis moved last, made
-        contiguous) and a copy back (until kernelkit's strided / axis softmax kernels land;
-        the reductions already read those layouts in place).
+        The axis normalized; negative counts from the end. The last axis is read in place
+        when it is unit-stride and the other axes collapse to one row stride (a C-contiguous
+        x, or strided rows such as logits[:, -1, :] or x[::2]: kernelkit's leading-dimension
+        softmax). Any other axis or layout (a transposed view) is served by a copy that x's
+        framework makes first (the axis moved last, made contiguous) and a copy back; a
+        generic CUDA array (no framework to copy with) is refused instead, a ValueError
+        naming its strides. With dtype= converting x, strided rows are copied first too.
     dtype : dtype, optional
         float32, float16 or bfloat16 (a name, torch / numpy / JAX dtype): x is converted to
         it first (one more kernel) and the result has it. Default: x's dtype.
@@ -373,7 +402,9 @@ def softmax(x, dim=-1, dtype=None, *, out=None, stream=None):
     IndexError
         dim is out of range.
     ValueError
-        out has the wrong shape, overlaps x without being x, or is on another device.
+        out has the wrong shape, overlaps x (the rows it spans, when strided) without being
+        x, or is on another device; a generic array whose layout needs a copy (strides
+        named).
     RuntimeError
         A CUDA error; or out= / stream= given while an input requires grad.
 
@@ -398,8 +429,8 @@ def log_softmax(x, dim=-1, dtype=None, *, out=None, stream=None):
     ----------
     x : CUDA array of float32, float16 or bfloat16, any rank.
     dim : int, default -1
-        As softmax: the last axis of a C-contiguous x is read in place, anything else goes
-        through a copy by x's framework first.
+        As softmax: the last axis is read in place (contiguous rows, or rows at one stride),
+        anything else goes through a copy by x's framework first.
     dtype : dtype, optional
         x is converted to it first; the result has it. Default: x's dtype.
     out : CUDA array, optional
@@ -1239,6 +1270,65 @@ def _rms_norm_backward(dy, x, weight, rstd, cols, want_dweight, fake=False):
     return dx.obj, None if dw is None else dw.obj
 
 
+def _norm_backward_inputs(op, dy, x, rstd, params, fake):
+    """Describes the arrays a norm backward reads (dy, x, rstd and the present (array, name)
+    params: C-contiguous, dy of x's shape and dtype). Returns (g, a, r, rows, descs)."""
+    a = describe(x, op, "x", fake)
+    g = describe(dy, op, "dy", fake)
+    r = describe(rstd, op, "rstd", fake)
+    descs = [None if p is None else describe(p, op, name, fake) for p, name in params]
+    for arr, name in ((a, "x"), (g, "dy"), (r, "rstd"), *zip(descs, [n for _, n in params])):
+        if arr is not None:
+            require_contiguous(arr, op, name)
+    require_shape(g, a.shape, op, "dy")
+    require_dtype(g, a.dtype, op, "dy")
+    return g, a, r, numel(r.shape), descs
+
+
+def _layer_norm_backward(dy, x, weight, bias, mean, rstd, cols, want_dweight, want_dbias,
+                         fake=False):
+    """(dx, dweight, dbias) of layer_norm from the mean and rstd it saved (kernelkit's
+    layer_norm_backward; dweight None unless a weight is given and wanted, dbias None unless
+    a bias is given and wanted: the bias is only read for its dtype and shape). The custom
+    ops' backward only."""
+    op = "layer_norm_backward"
+    g, a, r, rows, (w, b, m) = _norm_backward_inputs(
+        op, dy, x, rstd, ((weight, "weight"), (bias, "bias"), (mean, "mean")), fake)
+    s = 0 if fake else _stream(a, None, op)
+    dx = empty(a, a.shape, a.dtype, op)
+    dw = empty(w, w.shape, w.dtype, op) if w is not None and want_dweight else None
+    db = empty(b, b.shape, b.dtype, op) if b is not None and want_dbias else None
+    ws = None if fake or (dw is None and db is None) else workspace(
+        a, _C.layer_norm_backward_workspace_bytes(rows, cols), op)
+    wdt = w.dtype if w is not None else b.dtype if b is not None else a.dtype
+    _launch(op, (g, a, w, m, r, dx, dw, db, ws), s, _C.layer_norm_backward, a.dtype, wdt, g.ptr,
+            a.ptr, _ptr(w), m.ptr, r.ptr, dx.ptr, _ptr(dw), _ptr(db), rows, cols, *_ws(ws),
+            fake=fake)
+    return dx.obj, None if dw is None else dw.obj, None if db is None else db.obj
+
+
+def _add_rms_norm_backward(dy, sum_, dsum, weight, rstd, cols, want_dweight, fake=False):
+    """(dx, dweight) of add_rms_norm from the sum and rstd it saved: dx = the rms_norm
+    gradient of the sum through y plus dsum (None: no gradient reached the sum), the
+    gradient of x and of residual both (kernelkit's add_rms_norm_backward, one kernel). The
+    custom ops' backward only."""
+    op = "add_rms_norm_backward"
+    g, a, r, rows, (d, w) = _norm_backward_inputs(op, dy, sum_, rstd,
+                                                  ((dsum, "dsum"), (weight, "weight")), fake)
+    if d is not None:
+        require_shape(d, a.shape, op, "dsum")
+        require_dtype(d, a.dtype, op, "dsum")
+    s = 0 if fake else _stream(a, None, op)
+    dx = empty(a, a.shape, a.dtype, op)
+    dw = empty(w, w.shape, w.dtype, op) if w is not None and want_dweight else None
+    ws = None if fake or dw is None else workspace(
+        a, _C.add_rms_norm_backward_workspace_bytes(rows, cols), op)
+    _launch(op, (g, a, d, w, r, dx, dw, ws), s, _C.add_rms_norm_backward, a.dtype,
+            a.dtype if w is None else w.dtype, g.ptr, a.ptr, _ptr(d), _ptr(w), r.ptr, dx.ptr,
+            _ptr(dw), rows, cols, *_ws(ws), fake=fake)
+    return dx.obj, None if dw is None else dw.obj
+
+
 def _norm_shape_arg(normalized_shape, op):
     """normalized_shape as the custom ops' int[]? (None stays None)."""
     if normalized_shape is None:
@@ -1309,8 +1399,8 @@ def layer_norm(x, normalized_shape=None, weight=None, bias=None, eps=1e-5, *, ou
 
     torch.nn.functional.layer_norm's arguments and meaning (normalized_shape may be left
     out: then the weight's (or bias's) shape, else x's last axis). Differentiable with torch
-    tensors that require grad (dx, dweight, dbias; the backward is torch's arithmetic on the
-    saved mean and rstd until kernelkit's layer_norm_backward is bound).
+    tensors that require grad (dx, dweight, dbias: kernelkit's layer_norm_backward from the
+    saved mean and rstd, the column sums the same bits run after run).
 
     Parameters
     ----------
@@ -1353,7 +1443,8 @@ def add_rms_norm(x, residual, weight=None, eps=None, *, out=None, stream=None):
     add then rms_norm gives (one read of x and residual, one write of y and s).
 
     Differentiable with torch tensors that require grad (dx = dresidual = the rms_norm
-    gradient through y plus the gradient of s; kernelkit's rms_norm_backward).
+    gradient through y plus the gradient of s, in one kernel: kernelkit's
+    add_rms_norm_backward).
 
     Parameters
     ----------

@@ -11,9 +11,11 @@ Imported by kernelkit._ops.torch_ops() at the first use of torch (never by
   output allocation on the fake tensors, nothing read and nothing launched, so a fake
   accepts and refuses exactly what the real op does;
 - the backward (register_autograd) uses kernelkit's ops where they exist (transpose, gemv,
-  sgemm / matmul, mul, cast, rms_norm_backward) and torch's otherwise (softmax_backward and
-  layer_norm_backward below are the places to swap in kernelkit's backward kernels once the
-  bindings have them).
+  sgemm / matmul, mul, cast, and the fused backward kernels softmax_backward /
+  log_softmax_backward, rms_norm_backward, layer_norm_backward, add_rms_norm_backward,
+  registered here as custom ops of their own with the same fake rule) and torch's otherwise
+  (the reductions' broadcasts, relu / gelu / sigmoid's aten backward ops, the double
+  backward of softmax).
 Functional: no out=, no stream=; every op returns a new tensor.
 """
 
@@ -51,16 +53,48 @@ def _c(t):
 
 # ---- softmax ---------------------------------------------------------------------------
 
-def softmax_backward(y, g, dim, log):
-    """dx of softmax (log=False) or log_softmax (log=True) from its output y and the output's
-    gradient g, along dim, computed and returned in float32 (float64 stays float64).
-    TODO(issue 33): kernelkit.softmax_backward / log_softmax_backward (the C++ fused kernels,
-    one read of y and g, one write) once python/src binds them: this function only changes."""
-    t = torch.promote_types(torch.promote_types(y.dtype, g.dtype), torch.float32)
-    yf, gf = y.to(t), g.to(t)
-    if log:
-        return gf - yf.exp() * gf.sum(dim, keepdim=True)
-    return yf * (gf - (gf * yf).sum(dim, keepdim=True))
+def _f32(t):
+    return t.to(torch.promote_types(t.dtype, torch.float32))
+
+
+def _softmax_backward_setup(ctx, inputs, output):
+    y, dy, dim, log = inputs
+    ctx.dim, ctx.log = dim, log
+    ctx.save_for_backward(y, dy)
+
+
+def _softmax_backward_backward(ctx, h):
+    """The double backward of dx = softmax_backward(y, dy) (log_softmax_backward when log),
+    for h = dx's gradient: softmax: d dy = softmax_backward(y, h) (kernelkit's kernel again),
+    d y = h (dy - sum(y dy)) - dy sum(h y); log_softmax (p = exp(y)): d dy = h - sum(h p),
+    d y = -h p sum(dy). Computed by torch in float32 (double backward is rare: no fused kernel
+    of its own)."""
+    y, dy = ctx.saved_tensors
+    d = ctx.dim
+    yf, gf, hf = _f32(y), _f32(dy), _f32(h)
+    dy_grad = y_grad = None
+    if ctx.log:
+        p = yf.exp()
+        if ctx.needs_input_grad[1]:
+            dy_grad = (hf - (hf * p).sum(d, keepdim=True)).to(dy.dtype)
+        if ctx.needs_input_grad[0]:
+            y_grad = (-hf * p * gf.sum(d, keepdim=True)).to(y.dtype)
+    else:
+        if ctx.needs_input_grad[1]:
+            dy_grad = _kk("softmax_backward")(y, h, d, False)
+        if ctx.needs_input_grad[0]:
+            y_grad = (hf * (gf - (yf * gf).sum(d, keepdim=True)) -
+                      gf * (hf * yf).sum(d, keepdim=True)).to(y.dtype)
+    return y_grad, dy_grad, None, None
+
+
+# kernelkit's softmax_backward / log_softmax_backward (log=True): dx from the forward's output
+# y and y's gradient dy along dim, in y's dtype; differentiable (the double backward above).
+softmax_backward_op = _define(
+    "softmax_backward", "(Tensor y, Tensor dy, int dim, bool log) -> Tensor",
+    lambda y, dy, dim, log: _ops._softmax_backward(log, y, dy, dim),
+    lambda y, dy, dim, log: _ops._softmax_backward(log, y, dy, dim, fake=True),
+    _softmax_backward_backward, _softmax_backward_setup)
 
 
 def _softmax_op(name, log):
@@ -78,7 +112,10 @@ def _softmax_op(name, log):
 
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        return softmax_backward(y, g, ctx.dim, log).to(ctx.x_dtype), None, None
+        dx = _kk("softmax_backward")(y, g, ctx.dim, log)
+        if dx.dtype != ctx.x_dtype:  # dtype=: the gradient of x's conversion
+            dx = _kk("cast")(dx, ctx.x_dtype)
+        return dx, None, None
 
     return _define(name, "(Tensor x, int dim=-1, ScalarType? dtype=None) -> Tensor", real, fake,
                    backward, setup)
@@ -328,14 +365,19 @@ def _cols(x, normalized_shape, p):
     return p.numel() if p is not None else x.shape[-1]
 
 
+def _empty_if_none(t, like):
+    """A custom op returns tensors: a gradient not computed is an empty one."""
+    return t if t is not None else like.new_empty(0)
+
+
 def _rms_norm_backward_real(dy, x, weight, rstd, cols, dweight):
     dx, dw = _ops._rms_norm_backward(dy, x, weight, rstd, cols, dweight)
-    return dx, dw if dw is not None else x.new_empty(0)
+    return dx, _empty_if_none(dw, x)
 
 
 def _rms_norm_backward_fake(dy, x, weight, rstd, cols, dweight):
     dx, dw = _ops._rms_norm_backward(dy, x, weight, rstd, cols, dweight, fake=True)
-    return dx, dw if dw is not None else x.new_empty(0)
+    return dx, _empty_if_none(dw, x)
 
 
 # kernelkit's rms_norm_backward (no autograd of its own: no double backward); dweight is an
@@ -384,28 +426,24 @@ rms_norm = _define(
     _rms_norm_backward, _rms_norm_setup)
 
 
-def layer_norm_backward(dy, x, weight, bias, mean, rstd, cols, needs):
-    """(dx, dweight, dbias) of y = layer_norm(x, weight, bias) from the saved mean and rstd,
-    in float32 (float64 stays float64): dx = rstd * (g - mean(g) - xhat * mean(g * xhat)),
-    g = dy * weight, xhat = (x - mean) * rstd; dweight = sum over rows of dy * xhat, dbias =
-    sum of dy. TODO: kernelkit's layer_norm_backward (the C++ fused kernel being written, one
-    read of dy and x, deterministic column sums as rms_norm_backward's) once python/src binds
-    it: this function only changes."""
-    t = torch.promote_types(x.dtype, torch.float32)
-    xf = x.reshape(-1, cols).to(t)
-    gf = dy.reshape(-1, cols).to(t)
-    xhat = (xf - mean.reshape(-1, 1).to(t)) * rstd.reshape(-1, 1).to(t)
-    gw = gf * weight.reshape(1, -1).to(t) if weight is not None else gf
-    dx = dw = db = None
-    if needs[0]:
-        dx = rstd.reshape(-1, 1).to(t) * (gw - gw.mean(1, keepdim=True) -
-                                          xhat * (gw * xhat).mean(1, keepdim=True))
-        dx = dx.reshape(x.shape).to(x.dtype)
-    if needs[2] and weight is not None:
-        dw = (gf * xhat).sum(0).reshape(weight.shape).to(weight.dtype)
-    if needs[3] and bias is not None:
-        db = gf.sum(0).reshape(bias.shape).to(bias.dtype)
-    return dx, dw, db
+def _layer_norm_backward_impl(fake):
+    def impl(dy, x, weight, bias, mean, rstd, cols, dweight, dbias):
+        dx, dw, db = _ops._layer_norm_backward(dy, x, weight, bias, mean, rstd, cols, dweight,
+                                               dbias, fake=fake)
+        return dx, _empty_if_none(dw, x), _empty_if_none(db, x)
+
+    return impl
+
+
+# kernelkit's layer_norm_backward (no autograd of its own: no double backward); dweight /
+# dbias are empty tensors unless asked for with a weight / a bias (the bias is read for its
+# dtype and shape only).
+layer_norm_backward_op = torch.library.custom_op(
+    f"{_LIB}::layer_norm_backward", _layer_norm_backward_impl(False), mutates_args=(),
+    schema="(Tensor dy, Tensor x, Tensor? weight, Tensor? bias, Tensor mean, Tensor rstd, "
+           "SymInt cols, bool dweight, bool dbias) -> (Tensor, Tensor, Tensor)")
+layer_norm_backward_op.register_fake(_layer_norm_backward_impl(True))
+_DEFAULT["layer_norm_backward"] = torch.ops.kernelkit.layer_norm_backward.default
 
 
 def _layer_norm_setup(ctx, inputs, output):
@@ -416,9 +454,11 @@ def _layer_norm_setup(ctx, inputs, output):
 
 def _layer_norm_backward(ctx, g, _g_mean, _g_rstd):
     x, weight, bias, mean, rstd = ctx.saved_tensors
-    dx, dw, db = layer_norm_backward(g, x, weight, bias, mean, rstd, ctx.cols,
-                                     [_needs(ctx, i) for i in range(4)])
-    return dx, None, dw, db, None
+    want_dw = _needs(ctx, 2) and weight is not None
+    want_db = _needs(ctx, 3) and bias is not None
+    dx, dw, db = _kk("layer_norm_backward")(_c(g), x, weight, bias, mean, rstd, ctx.cols, want_dw,
+                                            want_db)
+    return dx, None, dw if want_dw else None, db if want_db else None, None
 
 
 layer_norm = _define(
@@ -431,6 +471,25 @@ layer_norm = _define(
     _layer_norm_backward, _layer_norm_setup)
 
 
+def _add_rms_norm_backward_impl(fake):
+    def impl(dy, sum, dsum, weight, rstd, cols, dweight):  # noqa: A002
+        dx, dw = _ops._add_rms_norm_backward(dy, sum, dsum, weight, rstd, cols, dweight,
+                                             fake=fake)
+        return dx, _empty_if_none(dw, sum)
+
+    return impl
+
+
+# kernelkit's add_rms_norm_backward (no autograd of its own): dx of x and residual both, the
+# sum's gradient dsum (optional) added in the kernel; dweight empty unless asked for.
+add_rms_norm_backward_op = torch.library.custom_op(
+    f"{_LIB}::add_rms_norm_backward", _add_rms_norm_backward_impl(False), mutates_args=(),
+    schema="(Tensor dy, Tensor sum, Tensor? dsum, Tensor? weight, Tensor rstd, SymInt cols, "
+           "bool dweight) -> (Tensor, Tensor)")
+add_rms_norm_backward_op.register_fake(_add_rms_norm_backward_impl(True))
+_DEFAULT["add_rms_norm_backward"] = torch.ops.kernelkit.add_rms_norm_backward.default
+
+
 def _add_rms_norm_setup(ctx, inputs, output):
     x, _, weight, _ = inputs
     ctx.cols = _cols(x, None, weight)
@@ -438,18 +497,15 @@ def _add_rms_norm_setup(ctx, inputs, output):
 
 
 def _add_rms_norm_backward(ctx, gy, gs, _g_rstd):
-    """s = x + residual, y = rms_norm(s): ds = the rms_norm gradient through y (kernelkit's
-    rms_norm_backward) + gs, to both x and residual. TODO: the C++ add_rms_norm backward
-    being written (the + gs fused into the row kernel) replaces this body."""
+    """s = x + residual, y = rms_norm(s): ds = the rms_norm gradient through y + gs, to both
+    x and residual (kernelkit's add_rms_norm_backward: the + gs in the row kernel)."""
     s, weight, rstd = ctx.saved_tensors
-    dw = None
     if gy is None:
-        ds = gs
-    else:
-        ds, dw = _rms_grads(gy, s, weight, rstd, ctx.cols, _needs(ctx, 2))
-        if gs is not None:
-            ds = ds + gs
-    return ds, ds, dw, None
+        return gs, gs, None, None
+    want_dw = _needs(ctx, 2) and weight is not None
+    ds, dw = _kk("add_rms_norm_backward")(_c(gy), s, None if gs is None else _c(gs), weight, rstd,
+                                          ctx.cols, want_dw)
+    return ds, ds, dw if want_dw else None, None
 
 
 add_rms_norm = _define(

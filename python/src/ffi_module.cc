@@ -100,9 +100,24 @@ ffi::Error softmax_impl(cudaStream_t s, ffi::AnyBuffer x, ffi::Result<ffi::AnyBu
   int64_t rows, cols;
   rows_cols(x, &rows, &cols);
   if (y->element_type() != x.element_type()) return answer(cudaErrorInvalidValue, "softmax");
-  return answer(softmax(dtype(x.element_type()), log != 0, x.untyped_data(), y->untyped_data(),
-                        rows, cols, s),
+  return answer(softmax(dtype(x.element_type()), log != 0, x.untyped_data(), cols,
+                        y->untyped_data(), cols, rows, cols, s),
                 log ? "log_softmax" : "softmax");
+}
+
+// dx = the gradient of softmax (log: log_softmax) over the last dimension from its output y and
+// y's gradient dy; y, dy, dx of one float type and shape.
+ffi::Error softmax_backward_impl(cudaStream_t s, ffi::AnyBuffer y, ffi::AnyBuffer dy,
+                                 ffi::Result<ffi::AnyBuffer> dx, int64_t log) {
+  int64_t rows, cols;
+  rows_cols(y, &rows, &cols);
+  const char* op = log ? "log_softmax_backward" : "softmax_backward";
+  if (dy.element_type() != y.element_type() || dx->element_type() != y.element_type() ||
+      numel(dy) != numel(y))
+    return answer(cudaErrorInvalidValue, op);
+  return answer(softmax_backward(dtype(y.element_type()), log != 0, y.untyped_data(), cols,
+                                 dy.untyped_data(), cols, dx->untyped_data(), cols, rows, cols, s),
+                op);
 }
 
 // out (float32, rows) = op over the last dimension of x (rows x cols: x reshaped by _jax).
@@ -237,41 +252,155 @@ Params params(DType t, std::optional<ffi::AnyBuffer> p0, std::optional<ffi::AnyB
   return r;
 }
 
-ffi::Error rms_norm_impl(cudaStream_t s, ffi::AnyBuffer x, std::optional<ffi::AnyBuffer> weight,
-                         ffi::Result<ffi::AnyBuffer> y, int64_t has_weight, float eps) {
+// The forward handlers; the *_save ones also write the statistics the backward reads (rows
+// float32 each: rstd, and layer_norm's mean), what a jax.custom_vjp's forward saves.
+ffi::Error rms_norm_run(cudaStream_t s, ffi::AnyBuffer x, std::optional<ffi::AnyBuffer> weight,
+                        void* y, float* rstd, int64_t has_weight, float eps) {
   int64_t rows, cols;
   rows_cols(x, &rows, &cols);
   const DType t = dtype(x.element_type());
   const Params p = params(t, weight, std::nullopt, has_weight, 0);
+  return answer(rms_norm(t, p.w, x.untyped_data(), p.weight, y, rstd, rows, cols, eps, s),
+                "rms_norm");
+}
+
+ffi::Error rms_norm_impl(cudaStream_t s, ffi::AnyBuffer x, std::optional<ffi::AnyBuffer> weight,
+                         ffi::Result<ffi::AnyBuffer> y, int64_t has_weight, float eps) {
+  return rms_norm_run(s, x, weight, y->untyped_data(), nullptr, has_weight, eps);
+}
+
+ffi::Error rms_norm_save_impl(cudaStream_t s, ffi::AnyBuffer x,
+                              std::optional<ffi::AnyBuffer> weight, ffi::Result<ffi::AnyBuffer> y,
+                              ffi::Result<kkpy::Vector> rstd, int64_t has_weight, float eps) {
+  return rms_norm_run(s, x, weight, y->untyped_data(), rstd->typed_data(), has_weight, eps);
+}
+
+ffi::Error layer_norm_run(cudaStream_t s, ffi::AnyBuffer x, std::optional<ffi::AnyBuffer> p0,
+                          std::optional<ffi::AnyBuffer> p1, void* y, float* mean, float* rstd,
+                          int64_t has_weight, int64_t has_bias, float eps) {
+  int64_t rows, cols;
+  rows_cols(x, &rows, &cols);
+  const DType t = dtype(x.element_type());
+  const Params p = params(t, p0, p1, has_weight, has_bias);
   return answer(
-      rms_norm(t, p.w, x.untyped_data(), p.weight, y->untyped_data(), nullptr, rows, cols, eps, s),
-      "rms_norm");
+      layer_norm(t, p.w, x.untyped_data(), p.weight, p.bias, y, mean, rstd, rows, cols, eps, s),
+      "layer_norm");
 }
 
 ffi::Error layer_norm_impl(cudaStream_t s, ffi::AnyBuffer x, std::optional<ffi::AnyBuffer> p0,
                            std::optional<ffi::AnyBuffer> p1, ffi::Result<ffi::AnyBuffer> y,
                            int64_t has_weight, int64_t has_bias, float eps) {
-  int64_t rows, cols;
-  rows_cols(x, &rows, &cols);
-  const DType t = dtype(x.element_type());
-  const Params p = params(t, p0, p1, has_weight, has_bias);
-  return answer(layer_norm(t, p.w, x.untyped_data(), p.weight, p.bias, y->untyped_data(), nullptr,
-                           nullptr, rows, cols, eps, s),
-                "layer_norm");
+  return layer_norm_run(s, x, p0, p1, y->untyped_data(), nullptr, nullptr, has_weight, has_bias,
+                        eps);
 }
 
-ffi::Error add_rms_norm_impl(cudaStream_t s, ffi::AnyBuffer x, ffi::AnyBuffer residual,
-                             std::optional<ffi::AnyBuffer> weight, ffi::Result<ffi::AnyBuffer> y,
-                             ffi::Result<ffi::AnyBuffer> sum, int64_t has_weight, float eps) {
+ffi::Error layer_norm_save_impl(cudaStream_t s, ffi::AnyBuffer x, std::optional<ffi::AnyBuffer> p0,
+                                std::optional<ffi::AnyBuffer> p1, ffi::Result<ffi::AnyBuffer> y,
+                                ffi::Result<kkpy::Vector> mean, ffi::Result<kkpy::Vector> rstd,
+                                int64_t has_weight, int64_t has_bias, float eps) {
+  return layer_norm_run(s, x, p0, p1, y->untyped_data(), mean->typed_data(), rstd->typed_data(),
+                        has_weight, has_bias, eps);
+}
+
+ffi::Error add_rms_norm_run(cudaStream_t s, ffi::AnyBuffer x, ffi::AnyBuffer residual,
+                            std::optional<ffi::AnyBuffer> weight, void* y, void* sum, float* rstd,
+                            int64_t has_weight, float eps) {
   int64_t rows, cols;
   rows_cols(x, &rows, &cols);
   const DType t = dtype(x.element_type());
   if (residual.element_type() != x.element_type())
     return answer(cudaErrorInvalidValue, "add_rms_norm");
   const Params p = params(t, weight, std::nullopt, has_weight, 0);
-  return answer(add_rms_norm(t, p.w, x.untyped_data(), residual.untyped_data(), p.weight,
-                             y->untyped_data(), sum->untyped_data(), nullptr, rows, cols, eps, s),
+  return answer(add_rms_norm(t, p.w, x.untyped_data(), residual.untyped_data(), p.weight, y, sum,
+                             rstd, rows, cols, eps, s),
                 "add_rms_norm");
+}
+
+ffi::Error add_rms_norm_impl(cudaStream_t s, ffi::AnyBuffer x, ffi::AnyBuffer residual,
+                             std::optional<ffi::AnyBuffer> weight, ffi::Result<ffi::AnyBuffer> y,
+                             ffi::Result<ffi::AnyBuffer> sum, int64_t has_weight, float eps) {
+  return add_rms_norm_run(s, x, residual, weight, y->untyped_data(), sum->untyped_data(), nullptr,
+                          has_weight, eps);
+}
+
+ffi::Error add_rms_norm_save_impl(cudaStream_t s, ffi::AnyBuffer x, ffi::AnyBuffer residual,
+                                  std::optional<ffi::AnyBuffer> weight,
+                                  ffi::Result<ffi::AnyBuffer> y, ffi::Result<ffi::AnyBuffer> sum,
+                                  ffi::Result<kkpy::Vector> rstd, int64_t has_weight, float eps) {
+  return add_rms_norm_run(s, x, residual, weight, y->untyped_data(), sum->untyped_data(),
+                          rstd->typed_data(), has_weight, eps);
+}
+
+// The backward handlers: x (or add_rms_norm's sum) and dy rows x cols, the saved statistics,
+// then the optional weight; the results dx, then dweight (has_dweight) and layer_norm's dbias
+// (has_dbias) of the parameters' dtype (an empty result when not wanted: XLA's FFI has no
+// optional result), and the workspace from XLA's scratch allocator when either is wanted.
+// add_rms_norm's dsum is an optional argument (has_dsum) before the weight.
+ffi::Error rms_norm_backward_impl(cudaStream_t s, ffi::ScratchAllocator alloc, ffi::AnyBuffer x,
+                                  ffi::AnyBuffer dy, kkpy::Vector rstd,
+                                  std::optional<ffi::AnyBuffer> weight,
+                                  ffi::Result<ffi::AnyBuffer> dx,
+                                  ffi::Result<ffi::AnyBuffer> dweight, int64_t has_weight,
+                                  int64_t has_dweight) {
+  int64_t rows, cols;
+  rows_cols(x, &rows, &cols);
+  const DType t = dtype(x.element_type());
+  const Params p = params(t, weight, std::nullopt, has_weight, 0);
+  const size_t bytes = has_dweight ? rms_norm_backward_workspace_bytes(rows, cols) : 0;
+  void* ws;
+  if (!scratch(alloc, bytes, &ws)) return no_scratch("rms_norm_backward", bytes);
+  return answer(
+      rms_norm_backward(t, p.w, dy.untyped_data(), x.untyped_data(), p.weight, rstd.typed_data(),
+                        dx->untyped_data(), has_dweight ? dweight->untyped_data() : nullptr, rows,
+                        cols, ws, bytes, s),
+      "rms_norm_backward");
+}
+
+ffi::Error layer_norm_backward_impl(cudaStream_t s, ffi::ScratchAllocator alloc, ffi::AnyBuffer x,
+                                    ffi::AnyBuffer dy, kkpy::Vector mean, kkpy::Vector rstd,
+                                    std::optional<ffi::AnyBuffer> weight,
+                                    ffi::Result<ffi::AnyBuffer> dx,
+                                    ffi::Result<ffi::AnyBuffer> dweight,
+                                    ffi::Result<ffi::AnyBuffer> dbias, int64_t has_weight,
+                                    int64_t has_dweight, int64_t has_dbias) {
+  int64_t rows, cols;
+  rows_cols(x, &rows, &cols);
+  const DType t = dtype(x.element_type());
+  const Params p = params(t, weight, std::nullopt, has_weight, 0);
+  // without a weight, the parameters' dtype is dbias's
+  const DType w = has_weight ? p.w : has_dbias ? dtype(dbias->element_type()) : t;
+  const size_t bytes =
+      has_dweight || has_dbias ? layer_norm_backward_workspace_bytes(rows, cols) : 0;
+  void* ws;
+  if (!scratch(alloc, bytes, &ws)) return no_scratch("layer_norm_backward", bytes);
+  return answer(
+      layer_norm_backward(t, w, dy.untyped_data(), x.untyped_data(), p.weight, mean.typed_data(),
+                          rstd.typed_data(), dx->untyped_data(),
+                          has_dweight ? dweight->untyped_data() : nullptr,
+                          has_dbias ? dbias->untyped_data() : nullptr, rows, cols, ws, bytes, s),
+      "layer_norm_backward");
+}
+
+ffi::Error add_rms_norm_backward_impl(cudaStream_t s, ffi::ScratchAllocator alloc,
+                                      ffi::AnyBuffer sum, ffi::AnyBuffer dy, kkpy::Vector rstd,
+                                      std::optional<ffi::AnyBuffer> p0,
+                                      std::optional<ffi::AnyBuffer> p1,
+                                      ffi::Result<ffi::AnyBuffer> dx,
+                                      ffi::Result<ffi::AnyBuffer> dweight, int64_t has_dsum,
+                                      int64_t has_weight, int64_t has_dweight) {
+  int64_t rows, cols;
+  rows_cols(sum, &rows, &cols);
+  const DType t = dtype(sum.element_type());
+  const void* dsum = has_dsum && p0 ? p0->untyped_data() : nullptr;
+  const Params p = params(t, has_dsum ? p1 : p0, std::nullopt, has_weight, 0);
+  const size_t bytes = has_dweight ? add_rms_norm_backward_workspace_bytes(rows, cols) : 0;
+  void* ws;
+  if (!scratch(alloc, bytes, &ws)) return no_scratch("add_rms_norm_backward", bytes);
+  return answer(add_rms_norm_backward(t, p.w, dy.untyped_data(), sum.untyped_data(), dsum, p.weight,
+                                      rstd.typed_data(), dx->untyped_data(),
+                                      has_dweight ? dweight->untyped_data() : nullptr, rows, cols,
+                                      ws, bytes, s),
+                "add_rms_norm_backward");
 }
 
 }  // namespace
@@ -283,6 +412,14 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(
     KkSoftmax, kkpy::softmax_impl,
     ffi::Ffi::Bind().Ctx<kkpy::Stream>().Arg<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>().Attr<int64_t>(
         "log"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkSoftmaxBackward, kkpy::softmax_backward_impl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<kkpy::Stream>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Attr<int64_t>("log"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(KkRowReduce, kkpy::row_reduce_impl,
                               ffi::Ffi::Bind()
@@ -381,6 +518,85 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(KkAddRmsNorm, kkpy::add_rms_norm_impl,
                                   .Attr<int64_t>("has_weight")
                                   .Attr<float>("eps"));
 
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkRmsNormSave, kkpy::rms_norm_save_impl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<kkpy::Stream>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .OptionalArg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Ret<kkpy::Vector>()
+                                  .Attr<int64_t>("has_weight")
+                                  .Attr<float>("eps"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkLayerNormSave, kkpy::layer_norm_save_impl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<kkpy::Stream>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .OptionalArg<ffi::AnyBuffer>()
+                                  .OptionalArg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Ret<kkpy::Vector>()
+                                  .Ret<kkpy::Vector>()
+                                  .Attr<int64_t>("has_weight")
+                                  .Attr<int64_t>("has_bias")
+                                  .Attr<float>("eps"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkAddRmsNormSave, kkpy::add_rms_norm_save_impl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<kkpy::Stream>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .OptionalArg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Ret<kkpy::Vector>()
+                                  .Attr<int64_t>("has_weight")
+                                  .Attr<float>("eps"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkRmsNormBackward, kkpy::rms_norm_backward_impl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<kkpy::Stream>()
+                                  .Ctx<ffi::ScratchAllocator>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<kkpy::Vector>()
+                                  .OptionalArg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Attr<int64_t>("has_weight")
+                                  .Attr<int64_t>("has_dweight"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkLayerNormBackward, kkpy::layer_norm_backward_impl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<kkpy::Stream>()
+                                  .Ctx<ffi::ScratchAllocator>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<kkpy::Vector>()
+                                  .Arg<kkpy::Vector>()
+                                  .OptionalArg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Attr<int64_t>("has_weight")
+                                  .Attr<int64_t>("has_dweight")
+                                  .Attr<int64_t>("has_dbias"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkAddRmsNormBackward, kkpy::add_rms_norm_backward_impl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<kkpy::Stream>()
+                                  .Ctx<ffi::ScratchAllocator>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<kkpy::Vector>()
+                                  .OptionalArg<ffi::AnyBuffer>()
+                                  .OptionalArg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Attr<int64_t>("has_dsum")
+                                  .Attr<int64_t>("has_weight")
+                                  .Attr<int64_t>("has_dweight"));
+
 // ---- the module ------------------------------------------------------------------------------
 
 namespace {
@@ -399,6 +615,7 @@ NB_MODULE(_ffi, m) {
   // target name -> PyCapsule of the handler, what jax.ffi.register_ffi_target takes
   nb::dict t;
   t["kernelkit_softmax"] = handler(KkSoftmax);
+  t["kernelkit_softmax_backward"] = handler(KkSoftmaxBackward);
   t["kernelkit_row_reduce"] = handler(KkRowReduce);
   t["kernelkit_col_reduce"] = handler(KkColReduce);
   t["kernelkit_reduce"] = handler(KkReduce);
@@ -411,5 +628,11 @@ NB_MODULE(_ffi, m) {
   t["kernelkit_rms_norm"] = handler(KkRmsNorm);
   t["kernelkit_layer_norm"] = handler(KkLayerNorm);
   t["kernelkit_add_rms_norm"] = handler(KkAddRmsNorm);
+  t["kernelkit_rms_norm_save"] = handler(KkRmsNormSave);
+  t["kernelkit_layer_norm_save"] = handler(KkLayerNormSave);
+  t["kernelkit_add_rms_norm_save"] = handler(KkAddRmsNormSave);
+  t["kernelkit_rms_norm_backward"] = handler(KkRmsNormBackward);
+  t["kernelkit_layer_norm_backward"] = handler(KkLayerNormBackward);
+  t["kernelkit_add_rms_norm_backward"] = handler(KkAddRmsNormBackward);
   m.attr("targets") = t;
 }

@@ -92,11 +92,20 @@ constexpr const char* kRowReduceNames[] = {"row_sum", "row_max", "row_min"};
 constexpr const char* kUnaryNames[] = {"relu", "gelu", "gelu", "sigmoid"};
 constexpr const char* kBinaryNames[] = {"add", "mul"};
 
-void py_softmax(const std::string& t, bool log, uintptr_t in, uintptr_t out, int64_t rows,
-                int64_t cols, int device, uintptr_t stream) {
+void py_softmax(const std::string& t, bool log, uintptr_t in, int64_t ld, uintptr_t out,
+                int64_t rows, int64_t cols, int device, uintptr_t stream) {
   DeviceGuard g(device);
-  check(softmax(dtype(t), log, ptr(in), ptr(out), rows, cols, stream_of(stream)),
+  check(softmax(dtype(t), log, ptr(in), ld, ptr(out), cols, rows, cols, stream_of(stream)),
         log ? "log_softmax" : "softmax");
+}
+
+void py_softmax_backward(const std::string& t, bool log, uintptr_t y, int64_t ld_y, uintptr_t dy,
+                         int64_t ld_dy, uintptr_t dx, int64_t rows, int64_t cols, int device,
+                         uintptr_t stream) {
+  DeviceGuard g(device);
+  check(softmax_backward(dtype(t), log, ptr(y), ld_y, ptr(dy), ld_dy, ptr(dx), cols, rows, cols,
+                         stream_of(stream)),
+        log ? "log_softmax_backward" : "softmax_backward");
 }
 
 size_t py_row_reduce_workspace_bytes(const std::string& t, int64_t rows, int64_t cols) {
@@ -221,6 +230,31 @@ void py_rms_norm_backward(const std::string& t, const std::string& w, uintptr_t 
         "rms_norm_backward");
 }
 
+void py_layer_norm_backward(const std::string& t, const std::string& w, uintptr_t dy, uintptr_t x,
+                            uintptr_t weight, uintptr_t mean, uintptr_t rstd, uintptr_t dx,
+                            uintptr_t dweight, uintptr_t dbias, int64_t rows, int64_t cols,
+                            uintptr_t workspace, size_t workspace_bytes, int device,
+                            uintptr_t stream) {
+  DeviceGuard g(device);
+  check(
+      layer_norm_backward(dtype(t), dtype(w), ptr(dy), ptr(x), ptr(weight), ptr<const float>(mean),
+                          ptr<const float>(rstd), ptr(dx), ptr(dweight), ptr(dbias), rows, cols,
+                          ptr(workspace), workspace_bytes, stream_of(stream)),
+      "layer_norm_backward");
+}
+
+void py_add_rms_norm_backward(const std::string& t, const std::string& w, uintptr_t dy,
+                              uintptr_t sum, uintptr_t dsum, uintptr_t weight, uintptr_t rstd,
+                              uintptr_t dx, uintptr_t dweight, int64_t rows, int64_t cols,
+                              uintptr_t workspace, size_t workspace_bytes, int device,
+                              uintptr_t stream) {
+  DeviceGuard g(device);
+  check(add_rms_norm_backward(dtype(t), dtype(w), ptr(dy), ptr(sum), ptr(dsum), ptr(weight),
+                              ptr<const float>(rstd), ptr(dx), ptr(dweight), rows, cols,
+                              ptr(workspace), workspace_bytes, stream_of(stream)),
+        "add_rms_norm_backward");
+}
+
 int py_device_count() {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) {
@@ -251,8 +285,12 @@ NB_MODULE(_C, m) {
   // in / out / A / ...: device addresses; workspace: 0 with workspace_bytes 0, or an address
   // of *_workspace_bytes(...) bytes (the Python layer allocates them); device: the CUDA
   // ordinal the call runs on; stream: a cudaStream_t as an integer (0: the default stream).
-  m.def("softmax", &py_softmax, arg("dtype"), arg("log"), arg("x"), arg("out"), arg("rows"),
-        arg("cols"), arg("device"), arg("stream"));
+  // softmax: row r of x at x + r * ld (ld >= cols), out contiguous; the backward: y and dy
+  // at their leading dimensions, dx contiguous
+  m.def("softmax", &py_softmax, arg("dtype"), arg("log"), arg("x"), arg("ld"), arg("out"),
+        arg("rows"), arg("cols"), arg("device"), arg("stream"));
+  m.def("softmax_backward", &py_softmax_backward, arg("dtype"), arg("log"), arg("y"), arg("ld_y"),
+        arg("dy"), arg("ld_dy"), arg("dx"), arg("rows"), arg("cols"), arg("device"), arg("stream"));
   m.def("row_reduce_workspace_bytes", &py_row_reduce_workspace_bytes, arg("dtype"), arg("rows"),
         arg("cols"));
   m.def("row_reduce", &py_row_reduce, arg("dtype"), arg("op"), arg("x"), arg("rows"), arg("cols"),
@@ -297,6 +335,18 @@ NB_MODULE(_C, m) {
   m.def("rms_norm_backward", &py_rms_norm_backward, arg("dtype"), arg("weight_dtype"), arg("dy"),
         arg("x"), arg("weight"), arg("rstd"), arg("dx"), arg("dweight"), arg("rows"), arg("cols"),
         arg("workspace"), arg("workspace_bytes"), arg("device"), arg("stream"));
+  m.def("layer_norm_backward_workspace_bytes", &layer_norm_backward_workspace_bytes, arg("rows"),
+        arg("cols"));
+  m.def("layer_norm_backward", &py_layer_norm_backward, arg("dtype"), arg("weight_dtype"),
+        arg("dy"), arg("x"), arg("weight"), arg("mean"), arg("rstd"), arg("dx"), arg("dweight"),
+        arg("dbias"), arg("rows"), arg("cols"), arg("workspace"), arg("workspace_bytes"),
+        arg("device"), arg("stream"));
+  m.def("add_rms_norm_backward_workspace_bytes", &add_rms_norm_backward_workspace_bytes,
+        arg("rows"), arg("cols"));
+  m.def("add_rms_norm_backward", &py_add_rms_norm_backward, arg("dtype"), arg("weight_dtype"),
+        arg("dy"), arg("sum"), arg("dsum"), arg("weight"), arg("rstd"), arg("dx"), arg("dweight"),
+        arg("rows"), arg("cols"), arg("workspace"), arg("workspace_bytes"), arg("device"),
+        arg("stream"));
   m.def("device_count", &py_device_count);
   m.def("synchronize", &py_synchronize, arg("device"), arg("stream"));
   m.def("_raise_for", &py_raise_for, arg("code"), arg("op"));

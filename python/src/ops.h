@@ -23,9 +23,16 @@ enum class Unary { kRelu, kGelu, kGeluTanh, kSigmoid };
 enum class Binary { kAdd, kMul };
 enum class Reduce { kSum, kMax, kMin };
 
-// softmax / log_softmax over the last dimension (f32, f16, bf16).
-cudaError_t softmax(DType t, bool log, const void* in, void* out, int64_t rows, int64_t cols,
-                    cudaStream_t s);
+// softmax / log_softmax over rows of cols elements (f32, f16, bf16): row r of in at in + r *
+// ld_in, of out at out + r * ld_out (ld >= cols; ld == cols: contiguous rows).
+cudaError_t softmax(DType t, bool log, const void* in, int64_t ld_in, void* out, int64_t ld_out,
+                    int64_t rows, int64_t cols, cudaStream_t s);
+// dx = the gradient of softmax (log: of log_softmax) from its output y and y's gradient dy,
+// over rows at their leading dimensions (kernelkit's fused softmax_backward /
+// log_softmax_backward: one read of y and dy, one write of dx).
+cudaError_t softmax_backward(DType t, bool log, const void* y, int64_t ld_y, const void* dy,
+                             int64_t ld_dy, void* dx, int64_t ld_dx, int64_t rows, int64_t cols,
+                             cudaStream_t s);
 
 // Workspaces: every op that may take one has a *_workspace_bytes function (kernelkit's
 // figure); the Python layer allocates that many uninitialized bytes with the caller's
@@ -65,7 +72,7 @@ cudaError_t sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, f
 
 // Norms over the last dimension of rows x cols (x, y, residual, sum: f32, f16, bf16 of type t;
 // weight, bias, dweight: of type w, t or float32, each may be 0 = none; mean, rstd: rows floats
-// or 0 = not saved). kernelkit's rms_norm / layer_norm / add_rms_norm / rms_norm_backward.
+// or 0 = not saved). kernelkit's rms_norm / layer_norm / add_rms_norm and their backward passes.
 cudaError_t rms_norm(DType t, DType w, const void* x, const void* weight, void* y, float* rstd,
                      int64_t rows, int64_t cols, float eps, cudaStream_t s);
 cudaError_t layer_norm(DType t, DType w, const void* x, const void* weight, const void* bias,
@@ -80,6 +87,21 @@ cudaError_t rms_norm_backward(DType t, DType w, const void* dy, const void* x, c
                               const float* rstd, void* dx, void* dweight, int64_t rows,
                               int64_t cols, void* workspace, size_t workspace_bytes,
                               cudaStream_t s);
+// dweight and / or dbias (of type w) need layer_norm_backward_workspace_bytes(rows, cols)
+// bytes; dbias needs no bias (it does not enter dx).
+size_t layer_norm_backward_workspace_bytes(int64_t rows, int64_t cols);
+cudaError_t layer_norm_backward(DType t, DType w, const void* dy, const void* x, const void* weight,
+                                const float* mean, const float* rstd, void* dx, void* dweight,
+                                void* dbias, int64_t rows, int64_t cols, void* workspace,
+                                size_t workspace_bytes, cudaStream_t s);
+// add_rms_norm's: dx (the gradient of both x and residual) = rms_norm_backward's dx of sum
+// plus dsum (0: none); dweight (with a weight) needs
+// add_rms_norm_backward_workspace_bytes(rows, cols) bytes.
+size_t add_rms_norm_backward_workspace_bytes(int64_t rows, int64_t cols);
+cudaError_t add_rms_norm_backward(DType t, DType w, const void* dy, const void* sum,
+                                  const void* dsum, const void* weight, const float* rstd, void* dx,
+                                  void* dweight, int64_t rows, int64_t cols, void* workspace,
+                                  size_t workspace_bytes, cudaStream_t s);
 
 // Elementwise engine with kernelkit's built-in functors (f32, f16, bf16; out of the input
 // type, cast: any pair of them).

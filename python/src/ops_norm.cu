@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// rms_norm, layer_norm, add_rms_norm and rms_norm_backward for f32, f16, bf16 rows, with a
-// weight (and bias) of x's type or float32, or none: five (x, weight) type pairs per op.
+// rms_norm, layer_norm, add_rms_norm and their backward passes for f32, f16, bf16 rows, with
+// a weight (and bias) of x's type or float32, or none: five (x, weight) type pairs per op.
 //
-// Workspaces (ops.h): rms_norm_backward_workspace_bytes is kernelkit's figure; the Python
-// layer allocates that many uninitialized bytes with the caller's framework when dweight is
-// wanted (none otherwise).
+// Workspaces (ops.h): the *_backward_workspace_bytes are kernelkit's figures; the Python
+// layer allocates that many uninitialized bytes with the caller's framework when dweight (or
+// dbias) is wanted (none otherwise).
 #include "dtype.cuh"
 #include "kernelkit/norm/norm.cuh"
 
@@ -75,6 +75,42 @@ cudaError_t rms_norm_backward(DType t, DType w, const void* dy, const void* x, c
     return kernelkit::rms_norm_backward(
         static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<const W*>(weight), rstd,
         static_cast<T*>(dx), static_cast<W*>(dweight), rows, cols, workspace, workspace_bytes, s);
+  });
+}
+
+size_t layer_norm_backward_workspace_bytes(int64_t rows, int64_t cols) {
+  return kernelkit::layer_norm_backward_workspace_bytes(rows, cols);
+}
+
+cudaError_t layer_norm_backward(DType t, DType w, const void* dy, const void* x, const void* weight,
+                                const float* mean, const float* rstd, void* dx, void* dweight,
+                                void* dbias, int64_t rows, int64_t cols, void* workspace,
+                                size_t workspace_bytes, cudaStream_t s) {
+  return with_norm_types(t, w, [&](auto tt, auto wt) {
+    using T = typename decltype(tt)::type;
+    using W = typename decltype(wt)::type;
+    return kernelkit::layer_norm_backward(
+        static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<const W*>(weight), mean,
+        rstd, static_cast<T*>(dx), static_cast<W*>(dweight), static_cast<W*>(dbias), rows, cols,
+        workspace, workspace_bytes, s);
+  });
+}
+
+size_t add_rms_norm_backward_workspace_bytes(int64_t rows, int64_t cols) {
+  return kernelkit::add_rms_norm_backward_workspace_bytes(rows, cols);
+}
+
+cudaError_t add_rms_norm_backward(DType t, DType w, const void* dy, const void* sum,
+                                  const void* dsum, const void* weight, const float* rstd, void* dx,
+                                  void* dweight, int64_t rows, int64_t cols, void* workspace,
+                                  size_t workspace_bytes, cudaStream_t s) {
+  return with_norm_types(t, w, [&](auto tt, auto wt) {
+    using T = typename decltype(tt)::type;
+    using W = typename decltype(wt)::type;
+    return kernelkit::add_rms_norm_backward(
+        static_cast<const T*>(sum), static_cast<const T*>(dy), static_cast<const T*>(dsum),
+        static_cast<const W*>(weight), rstd, static_cast<T*>(dx), static_cast<W*>(dweight), rows,
+        cols, workspace, workspace_bytes, s);
   });
 }
 

@@ -354,7 +354,7 @@ def test_stream_handles(stream, handle, calls):
     out = fake((4, 8), ptr=1 << 44)
     kernelkit.softmax(x, out=out, stream=stream)
     ((name, args),) = calls
-    assert name == "softmax" and args[:-1] == ("float32", False, x.ptr, out.ptr, 4, 8, 0)
+    assert name == "softmax" and args[:-1] == ("float32", False, x.ptr, 8, out.ptr, 4, 8, 0)
     assert args[-1] == handle
 
 
@@ -388,7 +388,7 @@ def test_what_each_function_launches(calls, monkeypatch):
     kernelkit.transpose(fake((5, 3), "int8", ptr=X), out=o((3, 5), "int8"))
     kernelkit.softmax(fake((7,), ptr=X, device=2), out=fake((7,), ptr=O, device=2), stream=9)
     assert calls == [
-        ("softmax", ("float32", True, X, O, 6, 8, 0, 0)),
+        ("softmax", ("float32", True, X, 8, O, 6, 8, 0, 0)),
         ("row_reduce", ("float32", _C.REDUCE_MIN, X, 6, 8, 8, O, 0, 0, 0, 0)),
         ("reduce", ("float32", _C.REDUCE_SUM, X, 48, O, 0, 0, 0, 0)),
         ("unary", (_C.UNARY_GELU_TANH, "float32", 5, O, X, 0, 0)),
@@ -401,7 +401,7 @@ def test_what_each_function_launches(calls, monkeypatch):
         ("sgemm", (False, False, 4, 3, 0, 1.0, X, 1, Y, 3, 0.0, O, 3, 0, 0, 0, 0)),
         ("cast", ("float32", "float16", 5, O, X, 0, 0)),
         ("transpose", (1, X, O, 5, 3, 0, 0)),
-        ("softmax", ("float32", False, X, O, 1, 7, 2, 9)),
+        ("softmax", ("float32", False, X, 7, O, 1, 7, 2, 9)),
     ]
 
 
@@ -418,7 +418,7 @@ def test_extension_takes_addresses_not_arrays():
     # nothing is imported, converted or copied: an array object is not an argument
     cpu = np.zeros((4, 8), np.float32)
     with pytest.raises(TypeError, match="incompatible function arguments"):
-        _C.softmax("float32", False, cpu, cpu, 4, 8, 0, 0)
+        _C.softmax("float32", False, cpu, 8, cpu, 4, 8, 0, 0)
 
 
 def test_extension_turns_kernelkit_argument_errors_into_value_errors():
@@ -428,11 +428,11 @@ def test_extension_turns_kernelkit_argument_errors_into_value_errors():
     X, O, W = 1 << 40, 1 << 44, 1 << 45  # noqa: N806
     invalid = "cudaErrorInvalidValue: invalid argument"
     with pytest.raises(ValueError, match=f"kernelkit.softmax: {invalid}"):
-        _C.softmax("float32", False, X, X + 4, 4, 8, 0, 0)  # out partly overlaps x
+        _C.softmax("float32", False, X, 8, X + 4, 4, 8, 0, 0)  # out partly overlaps x
     with pytest.raises(ValueError, match=f"kernelkit.log_softmax: {invalid}"):
-        _C.softmax("float32", True, X, O, -1, 8, 0, 0)
+        _C.softmax("float32", True, X, 8, O, -1, 8, 0, 0)
     with pytest.raises(ValueError, match=f"kernelkit.softmax: {invalid}"):
-        _C.softmax("float64", False, X, O, 4, 8, 0, 0)  # a dtype no op takes
+        _C.softmax("float64", False, X, 8, O, 4, 8, 0, 0)  # a dtype no op takes
     with pytest.raises(ValueError, match=f"kernelkit.row_sum: {invalid}"):
         _C.row_reduce("float32", _C.REDUCE_SUM, X, 4, 8, 8, X + 4, 0, 0, 0, 0)  # out inside x
     with pytest.raises(ValueError, match=f"kernelkit.row_reduce: {invalid}"):
@@ -468,19 +468,41 @@ def test_extension_turns_kernelkit_argument_errors_into_value_errors():
     with pytest.raises(ValueError, match=f"kernelkit.rms_norm_backward: {invalid}"):
         _C.rms_norm_backward("float32", "float32", X, W, W + 64, O, O + 256, O + 512, 4, 8, 0, 0, 0,
                              0)  # dweight without a workspace
+    with pytest.raises(ValueError, match=f"kernelkit.softmax: {invalid}"):
+        _C.softmax("float32", False, X, 7, O, 4, 8, 0, 0)  # ld < cols
+    with pytest.raises(ValueError, match=f"kernelkit.log_softmax: {invalid}"):
+        _C.softmax("float32", True, X, 16, X + 4 * 40, 4, 8, 0, 0)  # out in the rows' gaps
+    with pytest.raises(ValueError, match=f"kernelkit.softmax_backward: {invalid}"):
+        _C.softmax_backward("float32", False, X, 8, O, 8, X, 4, 8, 0, 0)  # dx over y
+    with pytest.raises(ValueError, match=f"kernelkit.log_softmax_backward: {invalid}"):
+        _C.softmax_backward("bfloat16", True, X, 8, O, 7, W, 4, 8, 0, 0)  # ld_dy < cols
+    with pytest.raises(ValueError, match=f"kernelkit.softmax_backward: {invalid}"):
+        _C.softmax_backward("float64", False, X, 8, O, 8, W, 4, 8, 0, 0)  # a dtype no op takes
+    with pytest.raises(ValueError, match=f"kernelkit.layer_norm_backward: {invalid}"):
+        _C.layer_norm_backward("float32", "float32", X, W, W + 64, O, O + 64, O + 256, O + 512,
+                               O + 1024, 4, 8, 0, 0, 0, 0)  # dweight, dbias without a workspace
+    with pytest.raises(ValueError, match=f"kernelkit.layer_norm_backward: {invalid}"):
+        _C.layer_norm_backward("float16", "float16", X, W, 0, 0, O, O + 256, 0, 0, 4, 8, 0, 0, 0,
+                               0)  # no mean
+    with pytest.raises(ValueError, match=f"kernelkit.add_rms_norm_backward: {invalid}"):
+        _C.add_rms_norm_backward("float32", "float32", X, W, 0, 0, O, X + 4, 0, 4, 8, 0, 0, 0,
+                                 0)  # dx partly overlaps dy
+    with pytest.raises(ValueError, match=f"kernelkit.add_rms_norm_backward: {invalid}"):
+        _C.add_rms_norm_backward("bfloat16", "float16", X, W, 0, O, O + 64, O + 256, 0, 4, 8, 0,
+                                 0, 0, 0)  # no (bf16, f16) pair
 
 
 @no_gpu_only
 def test_extension_reports_a_cuda_error_as_runtime_error():
     # kernelkit takes the arguments; without a GPU the CUDA runtime's own error comes back
     with pytest.raises(RuntimeError, match=r"kernelkit.softmax: cuda\w+: "):
-        _C.softmax("float32", False, 1 << 40, 1 << 44, 4, 8, 0, 0)
+        _C.softmax("float32", False, 1 << 40, 8, 1 << 44, 4, 8, 0, 0)
 
 
 @no_gpu_only
 def test_empty_inputs_launch_nothing():
     # kernelkit returns before touching the device for rows == 0 (no CUDA call, no error)
-    _C.softmax("float32", False, 1 << 40, 1 << 44, 0, 8, 0, 0)
+    _C.softmax("float32", False, 1 << 40, 8, 1 << 44, 0, 8, 0, 0)
     _C.transpose(4, 1 << 40, 1 << 44, 0, 8, 0, 0)
 
 
@@ -564,8 +586,8 @@ def test_dims_in_place_and_keepdim(calls, monkeypatch):
         ("row_reduce", ("float32", _C.REDUCE_SUM, X, 2, 24, 24, O, 0, 0, 0, 0)),
         ("row_reduce", ("float32", _C.REDUCE_SUM, X, 2, 24, 24, O, 0, 0, 0, 0)),
         ("row_reduce", ("float32", _C.REDUCE_MAX, X, 1, 48, 48, O, 0, 0, 0, 0)),
-        ("softmax", ("float32", False, X, O, 6, 8, 0, 0)),
-        ("softmax", ("float32", True, X, O, 6, 8, 0, 0)),
+        ("softmax", ("float32", False, X, 8, O, 6, 8, 0, 0)),
+        ("softmax", ("float32", True, X, 8, O, 6, 8, 0, 0)),
     ]
     with pytest.raises(ValueError, match=r"out has shape \(2, 3\), expected \(2, 3, 1\)"):
         kernelkit.row_min(x, keepdim=True, out=fake((2, 3), ptr=O))
@@ -574,16 +596,16 @@ def test_dims_in_place_and_keepdim(calls, monkeypatch):
 
 
 def test_a_layout_the_kernels_cannot_read_needs_a_framework(calls):
-    """A layout no kernel reads in place (softmax over a non-last axis or of strided rows,
-    reductions over axes that are not consecutive, a transposed view) is a copy by the
-    array's framework first: a generic array has none, so it is a ValueError naming the
-    strides or the axes, never a launch."""
+    """A layout no kernel reads in place (softmax over a non-last axis, reductions over axes
+    that are not consecutive, a transposed or broadcast view) is a copy by the array's
+    framework first: a generic array has none, so it is a ValueError naming the strides or
+    the axes, never a launch."""
     with pytest.raises(ValueError, match=r"reducing axes \(0, 2\) of a generic array needs a copy"):
         kernelkit.row_sum(fake((4, 8, 3)), dim=(0, 2), out=fake((8,), ptr=1 << 44))
     with pytest.raises(ValueError, match=r"reducing axes \(0,\) of a generic array needs a copy"):
         kernelkit.softmax(fake((4, 8)), dim=0, out=fake((4, 8), ptr=1 << 44))
-    with pytest.raises(ValueError, match=r"x is not C-contiguous \(shape \(4, 8\), strides \(64, 4\)\)"):
-        kernelkit.log_softmax(fake((4, 8), strides=(64, 4)), out=fake((4, 8), ptr=1 << 44))
+    with pytest.raises(ValueError, match=r"x is not C-contiguous \(shape \(4, 8\), strides \(0, 4\)\)"):
+        kernelkit.log_softmax(fake((4, 8), strides=(0, 4)), out=fake((4, 8), ptr=1 << 44))
     with pytest.raises(ValueError, match=r"x is not C-contiguous \(shape \(4, 8\), strides \(4, 16\)\)"):
         kernelkit.softmax(fake((4, 8), strides=(4, 16)), dim=0, out=fake((4, 8), ptr=1 << 44))
     with pytest.raises(ValueError, match=r"not C-contiguous"):
@@ -642,6 +664,44 @@ def test_reductions_read_strided_rows_and_middle_axes_in_place(calls, monkeypatc
         kernelkit.row_sum(fake((4, 8), strides=(64, 4), ptr=X), out=fake((4,), ptr=X + 168))
     kernelkit.row_sum(fake((4, 8), strides=(64, 4), ptr=X), out=fake((4,), ptr=X + 224))
     assert calls[-1][1][6] == X + 224
+
+
+def test_softmax_reads_strided_rows_in_place(calls):
+    """softmax / log_softmax of rows at a stride (unit-stride within a row, the other axes
+    collapsing to one stride ld >= cols: logits[:, -1, :], x[::2], x[..., :k]) read x in place
+    with ld (kernelkit's leading-dimension softmax) and write a contiguous out; any other
+    layout is the framework's copy (a ValueError naming the strides for a generic array)."""
+    X, O = 1 << 40, 1 << 44  # noqa: N806
+    o = lambda shape, dt="float32": fake(shape, dt, ptr=O)  # noqa: E731
+    kernelkit.softmax(fake((2, 8), strides=(160, 4), ptr=X), out=o((2, 8)))  # logits[:, -1, :]
+    kernelkit.log_softmax(fake((2, 3, 8), strides=(192, 64, 4), ptr=X), out=o((2, 3, 8)))
+    kernelkit.softmax(fake((4, 8), "float16", strides=(64, 2), ptr=X), -1, out=o((4, 8), "float16"))
+    kernelkit.softmax(fake((1, 8), strides=(4, 4), ptr=X), out=o((1, 8)))  # one row: any stride
+    kernelkit.log_softmax(fake((4, 1, 8), strides=(64, 4, 4), ptr=X), out=o((4, 1, 8)))
+    assert calls == [
+        ("softmax", ("float32", False, X, 40, O, 2, 8, 0, 0)),
+        ("softmax", ("float32", True, X, 16, O, 6, 8, 0, 0)),
+        ("softmax", ("float16", False, X, 32, O, 4, 8, 0, 0)),
+        ("softmax", ("float32", False, X, 8, O, 1, 8, 0, 0)),
+        ("softmax", ("float32", True, X, 16, O, 4, 8, 0, 0)),
+    ]
+    for strides in ((4, 16), (0, 4), (66, 4), (28, 4), (-64, 4)):  # transposed, broadcast,
+        # a stride that is no whole element, overlapping rows, reversed rows
+        with pytest.raises(ValueError, match=r"x is not C-contiguous \(shape \(4, 8\), strides"):
+            kernelkit.softmax(fake((4, 8), strides=strides, ptr=X), out=o((4, 8)))
+    with pytest.raises(ValueError, match=r"x is not C-contiguous"):  # rows at two strides
+        kernelkit.log_softmax(fake((2, 3, 8), strides=(800, 64, 4), ptr=X), out=o((2, 3, 8)))
+    with pytest.raises(ValueError, match=r"x is not C-contiguous"):  # dtype= casts x as one range
+        kernelkit.softmax(fake((4, 8), strides=(64, 4), ptr=X), dtype="float16",
+                          out=o((4, 8), "float16"))
+    # out is checked against the byte range the strided rows span, gaps included (what
+    # kernelkit checks): inside the span is an overlap, past it is not
+    with pytest.raises(ValueError, match="out overlaps x"):
+        kernelkit.softmax(fake((4, 8), strides=(64, 4), ptr=X), out=fake((4, 8), ptr=X + 168))
+    with pytest.raises(ValueError, match="out overlaps x"):
+        kernelkit.softmax(fake((4, 8), strides=(64, 4), ptr=X), out=fake((4, 8), ptr=X))
+    kernelkit.softmax(fake((4, 8), strides=(64, 4), ptr=X), out=fake((4, 8), ptr=X + 224))
+    assert len(calls) == 6 and calls[-1][1][4] == X + 224
 
 
 def test_dtype_of_a_reduction_is_its_output(calls):

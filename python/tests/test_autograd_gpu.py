@@ -43,6 +43,13 @@ CASES = [
      lambda x: torch.log_softmax(x, -1)),
     ("log_softmax dim=1 of 3-D", [(4, 50, 6)], "f32", lambda x: kernelkit.log_softmax(x, 1),
      lambda x: torch.log_softmax(x, 1)),
+    # rows at a stride (logits[:, -1, :]: strides (T V, 1)), read in place by the forward
+    ("softmax strided rows", [(4, 7, 1000)], "f32 f16 bf16",
+     lambda x: kernelkit.softmax(x[:, -1, :]), lambda x: torch.softmax(x[:, -1, :], -1)),
+    ("log_softmax strided rows", [(5, 3, 2051)], "f32 f16 bf16",
+     lambda x: kernelkit.log_softmax(x[:, 1, :]), lambda x: torch.log_softmax(x[:, 1, :], -1)),
+    ("log_softmax dim=0", [(65, 33)], "f16", lambda x: kernelkit.log_softmax(x, 0),
+     lambda x: torch.log_softmax(x, 0)),
     ("row_sum", [(64, 333)], "f32 f16 bf16", lambda x: kernelkit.row_sum(x),
      lambda x: x.sum(-1)),
     ("row_sum dim=0 (bias grad)", [(300, 96)], "f32 bf16", lambda x: kernelkit.row_sum(x, dim=0),
@@ -93,9 +100,14 @@ CASES = [
      lambda x, w, b: F.layer_norm(x, (4099,), w, b)),
     ("layer_norm no affine", [(16, 768)], "f32 bf16", lambda x: kernelkit.layer_norm(x, eps=1e-3),
      lambda x: F.layer_norm(x, (768,), eps=1e-3)),
+    ("layer_norm bias only", [(16, 768), (768,)], "f32 bf16",
+     lambda x, b: kernelkit.layer_norm(x, bias=b), lambda x, b: F.layer_norm(x, (768,), None, b)),
     ("add_rms_norm", [(33, 2048), (33, 2048), (2048,)], "f32 f16 bf16",
      lambda x, r, w: torch.stack(kernelkit.add_rms_norm(x, r, w, 1e-6)),
      lambda x, r, w: torch.stack((F.rms_norm(x + r, (2048,), w, 1e-6), x + r))),
+    ("add_rms_norm y only", [(9, 5000), (9, 5000)], "f32 bf16",  # no gradient reaches the sum
+     lambda x, r: kernelkit.add_rms_norm(x, r, None, 1e-6)[0],
+     lambda x, r: F.rms_norm(x + r, (5000,), None, 1e-6)),
 ]
 DT = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
 PARAMS = [(c, DT[d]) for c in CASES for d in c[2].split()]
@@ -255,13 +267,42 @@ def test_training_step():
         torch.testing.assert_close(gx, wx, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_backward_reads_strided_rows(dtype, log):
+    """kernelkit's softmax_backward op (what autograd calls) on y and dy in the layouts
+    autograd hands over: rows at a stride, read in place; an expanded dy (y.sum()'s
+    gradient) and a transposed one, copied first; another axis. Against float64."""
+    k = torch.ops.kernelkit
+    x = rand((4, 7, 1000), dtype)
+    y = (kernelkit.log_softmax if log else kernelkit.softmax)(x)
+    g = rand((4, 7, 1000), dtype, seed=5)
+
+    def want(y, g, dim):
+        y, g = y.double(), g.double()
+        if log:
+            return g - y.exp() * g.sum(dim, keepdim=True)
+        return y * (g - (g * y).sum(dim, keepdim=True))
+
+    r, a = GTOL[getattr(torch, dtype)]
+    for yy, gg, dim in [
+        (y[:, -1, :], g[:, 2, :], -1),  # both at a row stride (7000)
+        (y, torch.ones((), device="cuda", dtype=y.dtype).expand(y.shape), -1),
+        (y[:, 1, :], rand((1000, 4), dtype, seed=6).t(), -1),  # dy's rows not unit-stride
+        (y, g, 1),
+    ]:
+        dx = k.softmax_backward(yy, gg, dim, log)
+        assert dx.dtype == yy.dtype and dx.shape == yy.shape
+        torch.testing.assert_close(dx.double(), want(yy, gg, dim), rtol=r, atol=a)
+
+
 # ---- dim / keepdim / dtype and strided inputs, forward ---------------------------------
 
 def test_strided_rows_and_axes_against_torch():
     from test_torch_gpu import sum_close
 
     logits = rand((4, 7, 1000), "bfloat16")
-    last = logits[:, -1, :]  # strides (7000, 1): rows at a stride (softmax: a copy; reductions: ld)
+    last = logits[:, -1, :]  # strides (7000, 1): rows at a stride, read in place (ld)
     torch.testing.assert_close(kernelkit.softmax(last).double(), torch.softmax(last.double(), -1),
                                rtol=1.6e-2, atol=1e-4)
     torch.testing.assert_close(kernelkit.row_max(last), last.float().amax(-1), rtol=0, atol=0)

@@ -26,8 +26,10 @@ try:
 except ImportError:
     HAS_FFI = False
 
-TARGETS = {"softmax", "row_reduce", "col_reduce", "reduce", "transpose", "gemv", "sgemm", "unary",
-           "binary", "cast", "rms_norm", "layer_norm", "add_rms_norm"}
+TARGETS = {"softmax", "softmax_backward", "row_reduce", "col_reduce", "reduce", "transpose", "gemv",
+           "sgemm", "unary", "binary", "cast", "rms_norm", "layer_norm", "add_rms_norm",
+           "rms_norm_save", "layer_norm_save", "add_rms_norm_save", "rms_norm_backward",
+           "layer_norm_backward", "add_rms_norm_backward"}
 
 needs_ffi = pytest.mark.skipif(not HAS_FFI, reason="kernelkit._ffi was not built (no jax at build)")
 
@@ -150,6 +152,46 @@ def test_traces_to_ffi_calls():
     assert "kernelkit_softmax" in str(jax.make_jaxpr(jax.jit(kernelkit.softmax))(spec))
 
 
+@needs_ffi
+def test_grad_traces_to_kernelkit_backward_kernels():
+    """jax.grad of softmax / log_softmax (any axis, dtype=) and of the norms runs kernelkit's
+    fused backward kernels (the forward saving its statistics through the *_save targets),
+    and each gradient has its argument's shape and dtype."""
+    import jax
+    import jax.numpy as jnp
+
+    f32, bf16 = jnp.float32, jnp.bfloat16
+    x, xb = jax.ShapeDtypeStruct((6, 16), f32), jax.ShapeDtypeStruct((6, 16), bf16)
+    w = jax.ShapeDtypeStruct((16,), f32)
+    cases = [
+        (lambda x: kernelkit.softmax(x), (x,), ["softmax", "softmax_backward"]),
+        (lambda x: kernelkit.log_softmax(x, 0, dtype="float32"), (xb,),
+         ["cast", "softmax", "softmax_backward"]),
+        (lambda x, w: kernelkit.rms_norm(x, weight=w, eps=1e-6), (x, w),
+         ["rms_norm_save", "rms_norm_backward"]),
+        (lambda x: kernelkit.rms_norm(x), (xb,), ["rms_norm_save", "rms_norm_backward"]),
+        (lambda x, w, b: kernelkit.layer_norm(x, weight=w, bias=b), (x, w, w),
+         ["layer_norm_save", "layer_norm_backward"]),
+        (lambda x, b: kernelkit.layer_norm(x, bias=b), (xb, w),
+         ["layer_norm_save", "layer_norm_backward"]),
+        (lambda x, r, w: kernelkit.add_rms_norm(x, r, weight=w), (x, x, w),
+         ["add_rms_norm_save", "add_rms_norm_backward"]),
+        (lambda x, r: kernelkit.add_rms_norm(x, r), (xb, xb),
+         ["add_rms_norm_save", "add_rms_norm_backward"]),
+    ]
+    for fn, args, targets in cases:
+        def loss(*a):
+            return sum(o.astype(f32).sum() for o in jax.tree_util.tree_leaves(fn(*a)))
+
+        g = jax.grad(loss, argnums=tuple(range(len(args))))
+        text = str(jax.make_jaxpr(g)(*args))
+        found = sorted({t.split("=")[1] for t in text.split() if t.startswith("target_name=")})
+        assert found == sorted("kernelkit_" + t for t in targets), (targets, found)
+        assert "callback" not in text
+        out = jax.eval_shape(g, *args)
+        assert [(o.shape, o.dtype) for o in out] == [(a.shape, a.dtype) for a in args]
+
+
 BAD = [  # (call, exception, message) - the same under jit as eagerly
     (lambda j: kernelkit.softmax(j.zeros((4, 8), j.int32)), TypeError, "unsupported dtype int32"),
     (lambda j: kernelkit.softmax(j.zeros((4, 8)), dim=2), IndexError, "out of range"),
@@ -251,6 +293,18 @@ def test_handlers_decode_their_operands():
         lambda x, w, A, v, b: kernelkit.layer_norm(x, bias=w),
         lambda x, w, A, v, b: kernelkit.layer_norm(b, weight=w, bias=w),
         lambda x, w, A, v, b: kernelkit.add_rms_norm(b, b),
+        # the backward passes and the forward passes that save their statistics
+        lambda x, w, A, v, b: _jax._softmax_bwd(b, b, op="log_softmax", log=True, dim=-1),
+        lambda x, w, A, v, b: _jax._rms_norm_save(b, w, normalized_shape=None, eps=None),
+        lambda x, w, A, v, b: _jax._layer_norm_save(x, None, w, normalized_shape=None, eps=1e-5),
+        lambda x, w, A, v, b: _jax._add_rms_norm_save(b, b, w, eps=None),
+        lambda x, w, A, v, b: _jax._rms_norm_bwd(b, w, x[:, 0], b, normalized_shape=None),
+        lambda x, w, A, v, b: _jax._rms_norm_bwd(x, None, x[:, 0], x, normalized_shape=None),
+        lambda x, w, A, v, b: _jax._layer_norm_bwd(x, w, w, x[:, 0], x[:, 1], x,
+                                                   normalized_shape=None),
+        lambda x, w, A, v, b: _jax._layer_norm_bwd(b, None, w, x[:, 0], x[:, 1], b,
+                                                   normalized_shape=None),
+        lambda x, w, A, v, b: _jax._add_rms_norm_bwd(b, w, x[:, 0], b, b),
     ]
     args = [jax.device_put(a, cpu) for a in (jnp.ones((4, 8)), jnp.ones((8,)), jnp.ones((8, 8)),
                                              jnp.ones((8,)), jnp.ones((4, 8), jnp.bfloat16))]
@@ -478,6 +532,7 @@ def _jnp_refs():
 
     return {
         "softmax": lambda x, dim=-1: jax.nn.softmax(x.astype(f32), axis=dim).astype(x.dtype),
+        "softmax0": lambda x: jax.nn.softmax(x.astype(f32), axis=0).astype(x.dtype),
         "log_softmax": lambda x: jax.nn.log_softmax(x.astype(f32)).astype(x.dtype),
         "row_sum0": lambda x: x.astype(f32).sum(0),
         "row_max": lambda x: x.astype(f32).max(-1),
@@ -495,11 +550,15 @@ def _jnp_refs():
         "rms_norm": lambda x, w: rms(x, w),
         "layer_norm": lambda x, w, b: ln(x, w, b),
         "add_rms_norm": lambda x, r, w: (rms((x + r), w), x + r),
+        "rms_norm_nw": lambda x: rms(x),
+        "layer_norm_b": lambda x, b: ln(x, None, b),
+        "add_rms_norm_nw": lambda x, r: (rms(x + r), x + r),
     }
 
 
 KK_GRAD = {
     "softmax": lambda x, dim=-1: kernelkit.softmax(x, dim=dim),
+    "softmax0": lambda x: kernelkit.softmax(x, dim=0),
     "log_softmax": lambda x: kernelkit.log_softmax(x),
     "row_sum0": lambda x: kernelkit.row_sum(x, dim=0),
     "row_max": lambda x: kernelkit.row_max(x),
@@ -517,6 +576,9 @@ KK_GRAD = {
     "rms_norm": lambda x, w: kernelkit.rms_norm(x, weight=w, eps=1e-6),
     "layer_norm": lambda x, w, b: kernelkit.layer_norm(x, weight=w, bias=b),
     "add_rms_norm": lambda x, r, w: kernelkit.add_rms_norm(x, r, weight=w, eps=1e-6),
+    "rms_norm_nw": lambda x: kernelkit.rms_norm(x, eps=1e-6),
+    "layer_norm_b": lambda x, b: kernelkit.layer_norm(x, bias=b),
+    "add_rms_norm_nw": lambda x, r: kernelkit.add_rms_norm(x, r, eps=1e-6),
 }
 
 GRAD_SHAPES = {  # the arguments' shapes (float32)
@@ -526,6 +588,8 @@ GRAD_SHAPES = {  # the arguments' shapes (float32)
     "mul": [(33, 100)] * 2, "relu": [(33, 100)], "gelu": [(33, 100)], "sigmoid": [(33, 100)],
     "cast": [(33, 100)], "transpose": [(33, 100)], "rms_norm": [(33, 100), (100,)],
     "layer_norm": [(33, 100), (100,), (100,)], "add_rms_norm": [(33, 100)] * 2 + [(100,)],
+    "softmax0": [(33, 100)], "rms_norm_nw": [(33, 100)], "layer_norm_b": [(33, 100), (100,)],
+    "add_rms_norm_nw": [(33, 100)] * 2,
 }
 
 

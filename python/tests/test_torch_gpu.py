@@ -63,6 +63,43 @@ def test_softmax(shape, dtype, log):
     close(y, ref, atol=atol, what=f"{f.__name__} {shape} {dtype}")
 
 
+def test_softmax_reads_strided_rows_in_place(monkeypatch):
+    """softmax / log_softmax of rows at a stride (kernelkit's ld overloads: aligned and
+    misaligned strides, 3-D rows that collapse to one stride, few long rows) against
+    float64, forward and backward (autograd: softmax_backward), with the framework's copy
+    forbidden."""
+    from kernelkit import _ops
+
+    def no_copy(*args, **kwargs):
+        raise AssertionError("a copy: this layout should be read in place")
+
+    monkeypatch.setattr(_ops, "moved_copy", no_copy)
+    cases = [
+        lambda: rand((4, 7, 1000), torch.bfloat16)[:, -1, :],  # rows at stride 7000
+        lambda: rand((4, 7, 1000), torch.float32)[:, :, :999],  # ld 1000, rows of 999
+        lambda: rand((8, 4104), torch.float16)[:, 3:4102],  # misaligned start and stride
+        lambda: rand((3, 16, 2, 64), torch.float32)[:, :, 0, :],  # (3, 16) rows at stride 128
+        lambda: rand((2, 70000), torch.float32)[:, :65537],  # few long rows
+    ]
+    for make in cases:
+        for log in (False, True):
+            f, ref_f = (kernelkit.log_softmax, torch.log_softmax) if log else (kernelkit.softmax,
+                                                                                torch.softmax)
+            base = make()
+            x = base.detach().requires_grad_()  # a leaf with the view's strides
+            assert not x.is_contiguous()
+            what = f"{f.__name__} {tuple(x.shape)} strides {x.stride()} {x.dtype}"
+            y = f(x)
+            atol = 1e-2 if log and x.dtype != torch.float32 else (1e-5 if log else None)
+            close(y, ref_f(x.detach().double(), -1), atol=atol, what=what)
+            g = rand(y.shape, torch.float32, seed=SEED + 7).to(y.dtype)
+            (dx,) = torch.autograd.grad(y, x, g)
+            yd, gd = y.detach().double(), g.double()  # the backward's own inputs, in float64
+            want = gd - yd.exp() * gd.sum(-1, keepdim=True) if log else \
+                yd * (gd - (gd * yd).sum(-1, keepdim=True))
+            close(dx, want, what=what + " dx")  # float sums, one rounding of dx
+
+
 def test_softmax_out_and_in_place():
     x = rand((37, 1001), torch.float32)
     ref = torch.softmax(x.double(), -1)
@@ -340,6 +377,22 @@ def test_rms_norm_backward_is_deterministic():
     grads = [torch.autograd.grad(kernelkit.rms_norm(x, weight=w, eps=1e-6), (x, w), g) for _ in range(3)]
     for dx, dw in grads[1:]:
         assert torch.equal(dx, grads[0][0]) and torch.equal(dw, grads[0][1])
+
+
+def test_layer_norm_and_add_rms_norm_backward_are_deterministic():
+    """layer_norm's dweight / dbias and add_rms_norm's dweight (kernelkit's backward kernels,
+    fixed-order sums): the same bits run after run."""
+    x = rand((4096, 1024), torch.bfloat16).requires_grad_()
+    r = rand((4096, 1024), torch.bfloat16, seed=SEED + 3).requires_grad_()
+    w = rand((1024,), torch.float32, seed=SEED + 1).requires_grad_()
+    b = rand((1024,), torch.float32, seed=SEED + 4).requires_grad_()
+    g = rand((4096, 1024), torch.bfloat16, seed=SEED + 2)
+    for f, args, gy in ((lambda: kernelkit.layer_norm(x, None, w, b), (x, w, b), g),
+                        (lambda: torch.stack(kernelkit.add_rms_norm(x, r, w, 1e-6)), (x, r, w),
+                         torch.stack((g, g.flip(0))))):
+        grads = [torch.autograd.grad(f(), args, gy) for _ in range(3)]
+        for got in grads[1:]:
+            assert all(torch.equal(a, c) for a, c in zip(got, grads[0]))
 
 
 def test_nan_propagates_in_max_min():

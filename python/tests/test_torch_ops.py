@@ -133,9 +133,11 @@ def test_forward_and_backward_trace_without_a_gpu():
     w = torch.randn(8, 3, device="meta", requires_grad=True)
     g = make_fx(f, tracing_mode="fake")(x, w)
     targets = [str(n.target) for n in g.graph.nodes if n.op == "call_function"]
-    # forward, and matmul's backward: two more kernelkit sgemm calls
+    # forward, and matmul's backward: two more kernelkit sgemm calls; log_softmax's backward:
+    # kernelkit's fused kernel
     assert targets.count("kernelkit.matmul.default") == 1
     assert targets.count("kernelkit.sgemm.default") == 2
+    assert targets.count("kernelkit.softmax_backward.default") == 1
 
 
 def test_dynamic_shapes_trace_without_a_gpu():
@@ -153,7 +155,8 @@ def test_dynamic_shapes_trace_without_a_gpu():
     args = [torch.empty(s, device="meta", requires_grad=True) for s in ((6, 64), (6, 64), (64,), (64,))]
     g = make_fx(f, tracing_mode="symbolic")(*args)
     targets = {str(n.target) for n in g.graph.nodes if n.op == "call_function"}
-    for name in ("rms_norm", "layer_norm", "add_rms_norm", "rms_norm_backward", "row_sum", "row_max"):
+    for name in ("rms_norm", "layer_norm", "add_rms_norm", "rms_norm_backward",
+                 "layer_norm_backward", "add_rms_norm_backward", "row_sum", "row_max"):
         assert f"kernelkit.{name}.default" in targets, name
 
 
@@ -188,6 +191,22 @@ REFUSED = [
     ("gelu", lambda t: (t(4),), {"approximate": "erf"}, ValueError, "approximate must be"),
     ("sum", lambda t: (t(4, dtype="int64"),), {}, TypeError, "unsupported dtype int64"),
     ("softmax", lambda t: (t(4, 8, device="cpu"),), {}, TypeError, "torch tensor on cpu"),
+    # kernelkit's backward ops (what autograd calls) check as the forward ops do
+    ("softmax_backward", lambda t: (t(4, 8), t(4, 8, dtype="float16"), -1, False), {}, TypeError,
+     "kernelkit.softmax_backward: dy has dtype float16, expected float32"),
+    ("softmax_backward", lambda t: (t(4, 8), t(4, 9), -1, True), {}, ValueError,
+     r"kernelkit.log_softmax_backward: dy has shape \(4, 9\), expected \(4, 8\)"),
+    ("softmax_backward", lambda t: (t(4, 8, dtype="int32"), t(4, 8, dtype="int32"), -1, False), {},
+     TypeError, "unsupported dtype int32"),
+    ("softmax_backward", lambda t: (t(4, 8), t(4, 8), 2, False), {}, IndexError,
+     "dim 2 is out of range"),
+    ("layer_norm_backward", lambda t: (t(4, 8), t(4, 8, dtype="float16"), None, None, t(4), t(4), 8,
+                                       False, False), {}, TypeError,
+     "kernelkit.layer_norm_backward: dy has dtype float32, expected float16"),
+    ("layer_norm_backward", lambda t: (t(8, 4).t(), t(4, 8), None, None, t(4), t(4), 8, False,
+                                       False), {}, ValueError, "dy is not contiguous"),
+    ("add_rms_norm_backward", lambda t: (t(4, 8), t(4, 8), t(4, 7), None, t(4), 8, False), {},
+     ValueError, r"kernelkit.add_rms_norm_backward: dsum has shape \(4, 7\), expected \(4, 8\)"),
 ]
 REFUSED_IDS = [f"{c[0]}-{i}" for i, c in enumerate(REFUSED)]
 
@@ -220,6 +239,9 @@ def test_fakes_accept_what_the_real_op_reads():
         for y, shape, dtype in [
             (k.softmax(x, 1), (6, 5, 7), torch.bfloat16),
             (k.softmax(x.transpose(0, 2), -1), (7, 5, 6), torch.bfloat16),  # a copy first
+            (k.softmax(x[:, 1, :]), (6, 7), torch.bfloat16),  # rows at a stride: in place (ld)
+            (k.log_softmax(x[::2, :, :3], -1), (3, 5, 3), torch.bfloat16),
+            (k.softmax(x[:, 1, :], -1, torch.float32), (6, 7), torch.float32),  # cast: a copy
             (k.log_softmax(x, 0, torch.float32), (6, 5, 7), torch.float32),
             (k.row_sum(x), (6, 5), torch.float32),
             (k.row_sum(x, [0], True), (1, 5, 7), torch.float32),
@@ -389,6 +411,28 @@ def _cpu_bodies(monkeypatch):
         dw = (g * xf * r).sum(0).reshape(weight.shape) if weight is not None and want else None
         return dx.reshape(x.shape), dw
 
+    def softmax_backward(log, y, dy, dim, fake=False):
+        if log:
+            return dy - y.exp() * dy.sum(dim, keepdim=True)
+        return y * (dy - (dy * y).sum(dim, keepdim=True))
+
+    def layer_backward(dy, x, weight, bias, mean, rstd, cols, want_dw, want_db, fake=False):
+        xf, g = x.reshape(-1, cols), dy.reshape(-1, cols)
+        xhat = (xf - mean.reshape(-1, 1)) * rstd.reshape(-1, 1)
+        gw = g * weight.reshape(1, -1) if weight is not None else g
+        dx = rstd.reshape(-1, 1) * (gw - gw.mean(1, keepdim=True) -
+                                    xhat * (gw * xhat).mean(1, keepdim=True))
+        dw = (g * xhat).sum(0).reshape(weight.shape) if weight is not None and want_dw else None
+        db = g.sum(0).reshape(bias.shape) if bias is not None and want_db else None
+        return dx.reshape(x.shape), dw, db
+
+    def add_rms_backward(dy, s, dsum, weight, rstd, cols, want, fake=False):
+        dx, dw = rms_backward(dy, s, weight, rstd, cols, want)
+        return (dx if dsum is None else dx + dsum), dw
+
+    monkeypatch.setattr(_ops, "_softmax_backward", softmax_backward)
+    monkeypatch.setattr(_ops, "_layer_norm_backward", layer_backward)
+    monkeypatch.setattr(_ops, "_add_rms_norm_backward", add_rms_backward)
     monkeypatch.setattr(_ops, "_rms_norm", rms)
     monkeypatch.setattr(_ops, "_layer_norm", layer)
     monkeypatch.setattr(_ops, "_add_rms_norm", add_rms)
@@ -547,6 +591,37 @@ def test_norm_fakes_refuse_what_the_real_op_refuses():
         assert dx.shape == x.shape and dw.shape == (8,) and dw.dtype == torch.bfloat16
         dx, dw = k.rms_norm_backward(x, x, None, rstd, 8, False)
         assert dw.numel() == 0
+        w32 = torch.empty(8, device="cuda")
+        dx, dw, db = k.layer_norm_backward(x, x, None, w32, rstd, rstd, 8, False, True)
+        assert dx.shape == x.shape and dx.dtype == x.dtype and dw.numel() == 0
+        assert db.shape == (8,) and db.dtype == torch.float32
+        dx, dw, db = k.layer_norm_backward(x, x, w32, w32, rstd, rstd, 8, True, False)
+        assert dw.shape == (8,) and db.numel() == 0
+        dx, dw = k.add_rms_norm_backward(x, x, x, w32, rstd, 8, True)
+        assert dx.shape == x.shape and dw.shape == (8,) and dw.dtype == torch.float32
+        dx, dw = k.add_rms_norm_backward(x, x, None, None, rstd, 8, False)
+        assert dx.dtype == x.dtype and dw.numel() == 0
+        with pytest.raises(TypeError, match=r"add_rms_norm_backward: dsum has dtype float32"):
+            k.add_rms_norm_backward(x, x, torch.empty(4, 8, device="cuda"), None, rstd, 8, False)
+
+
+def test_softmax_backward_fakes_read_the_forward_layouts():
+    """softmax_backward's fake: y and dy at a row stride, transposed, expanded (what
+    autograd hands over for y.sum()), another axis; dx is new and contiguous, y's dtype."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    k = torch.ops.kernelkit
+    with FakeTensorMode():
+        y = torch.empty(6, 5, 7, device="cuda", dtype=torch.bfloat16)
+        for yy, g, dim in [
+            (y, y.clone(), -1),
+            (y[:, 1, :], y[:, 2, :], -1),  # rows at a stride, in place
+            (y, torch.ones((), device="cuda", dtype=torch.bfloat16).expand(6, 5, 7), -1),
+            (y, y.transpose(0, 1).contiguous().transpose(0, 1), 1),
+        ]:
+            for log in (False, True):
+                dx = k.softmax_backward(yy, g, dim, log)
+                assert dx.shape == yy.shape and dx.dtype == yy.dtype and dx.is_contiguous()
 
 
 # ---- on the GPU ------------------------------------------------------------------------
