@@ -41,7 +41,7 @@ const char* path_name(NormPath p) {
 std::string describe_config(const NormConfig& c) {
   return std::string(path_name(c.path)) + " elem=" + std::to_string(c.elem_bytes) +
          " pack=" + std::to_string(c.pack) + " block=" + std::to_string(c.block) +
-         " packs=" + std::to_string(c.packs);
+         " packs=" + std::to_string(c.packs) + (c.phased ? " phased" : "");
 }
 
 std::string describe(const NormPlan& p) {
@@ -51,13 +51,14 @@ std::string describe(const NormPlan& p) {
          " block=" + std::to_string(p.shape.block.x) + " bytes=" + std::to_string(p.bytes);
 }
 
-// x_off: bytes x starts past the 16-byte grid (the other operands' places change no
-// decision; plan_norm does not take them).
+// x_off: bytes x starts past the 16-byte grid; other_off: bytes another operand (y, residual,
+// sum, weight or bias) starts past it (only whether every operand is on the grid matters).
 NormPlan plan(NormKind kind, int64_t rows, int64_t cols, int elem, int wbytes,
-              const kk::DeviceInfo& d, int x_off = 0) {
+              const kk::DeviceInfo& d, int x_off = 0, int other_off = 0) {
   const kk::Alignment x_at = kk::common_alignment(kk::Alignment(x_off), kk::Alignment(cols * elem));
+  const kk::Alignment all_at = kk::common_alignment(x_at, kk::Alignment(other_off));
   const int64_t fewest = kk::norm_fewest_bytes(kind, rows, cols, elem, wbytes, 0, false, true);
-  return kk::plan_norm(kind, rows, cols, elem, x_at, fewest, d);
+  return kk::plan_norm(kind, rows, cols, elem, x_at, all_at, fewest, d);
 }
 
 TEST(NormPlan, TableEntriesAreDistinctAndGroupedByElementSize) {
@@ -80,7 +81,7 @@ TEST(NormPlan, ListedShapesOnAnH100) {
       {1, 4096, 2, NormPath::kBlock, 8, 256},        {64, 8192, 4, NormPath::kBlock, 4, 512},
       {65536, 768, 2, NormPath::kBlock, 8, 128},     {65536, 768, 4, NormPath::kBlock, 4, 128},
       {65536, 512, 2, NormPath::kWarp, 8, 128},      {65536, 512, 4, NormPath::kWarp, 4, 128},
-      {1000, 300000, 2, NormPath::kTwoPass, 8, 512}, {7, 33, 4, NormPath::kWarp, 4, 128},
+      {1000, 300000, 2, NormPath::kTwoPass, 8, 512}, {7, 33, 4, NormPath::kWarp, 1, 128},
       {7, 16385, 2, NormPath::kSplit, 1, 512},       {1, 300000, 4, NormPath::kSplit, 4, 512},
       {16, 2097152, 2, NormPath::kSplit, 8, 512},    {264, 65536, 2, NormPath::kTwoPass, 8, 512},
   };
@@ -105,7 +106,7 @@ TEST(NormPlan, OffGridRowsTakeSixteenBytePacks) {
   const Expect table[] = {
       {99682, 1227, 4, NormPath::kBlock, 128, 4},   {58677, 239, 4, NormPath::kWarp, 32 * 4, 2},
       {72583, 1787, 2, NormPath::kBlock, 128, 2},   {689929, 613, 2, NormPath::kBlock, 128, 2},
-      {661075, 71, 2, NormPath::kWarp, 32 * 4, 1},  {4096, 16383, 4, NormPath::kTwoPass, 512, 0},
+      {661075, 129, 2, NormPath::kWarp, 32 * 4, 1}, {4096, 16383, 4, NormPath::kTwoPass, 512, 0},
       {4096, 16381, 4, NormPath::kBlock, 1024, 4},  {3, 511, 4, NormPath::kBlock, 128, 4},
       {3, 509, 4, NormPath::kWarp, 128, 4},         {3, 505, 2, NormPath::kWarp, 128, 2},
       {3, 507, 2, NormPath::kBlock, 128, 2},        {4096, 16377, 2, NormPath::kBlock, 1024, 2},
@@ -134,6 +135,86 @@ TEST(NormPlan, FewWideRowsSplitOnlyWithCooperativeGrids) {
   EXPECT_EQ(plan(NormKind::kLayer, 3, 1 << 20, 4, 4, d).path, NormPath::kTwoPass);
 }
 
+// Rows on the grid with every operand on it take the aligned entries (no phase: main's code;
+// the phased ones ran these 1.1-1.9x slower on the H200), the same path, block and packs as
+// with an operand off the grid (phased).
+TEST(NormPlan, AlignedEntriesWhereEveryOperandIsOnTheGrid) {
+  struct Expect {
+    NormKind kind;
+    int64_t rows, cols;
+    int elem;
+    NormPath path;
+    int block, packs;
+  };
+  const Expect table[] = {
+      {NormKind::kRms, 8192, 4096, 2, NormPath::kBlock, 256, 2},
+      {NormKind::kRms, 32768, 8192, 2, NormPath::kBlock, 512, 2},
+      {NormKind::kLayer, 8192, 4096, 2, NormPath::kBlock, 256, 2},
+      {NormKind::kAddRms, 65536, 768, 4, NormPath::kBlock, 128, 4},
+      {NormKind::kLayer, 65536, 768, 4, NormPath::kBlock, 128, 4},
+      {NormKind::kAddRms, 2156543, 64, 2, NormPath::kWarp, 128, 1},
+      {NormKind::kRms, 3580361, 32, 2, NormPath::kWarp, 128, 1},
+      {NormKind::kAddRms, 7342, 29600, 2, NormPath::kTwoPass, 512, 0},
+      {NormKind::kLayer, 16608, 19616, 4, NormPath::kTwoPass, 512, 0},
+  };
+  for (const Expect& e : table) {
+    for (const int other_off : {0, e.elem, 8}) {
+      const NormPlan p = plan(e.kind, e.rows, e.cols, e.elem, e.elem, kktest::h100(), 0, other_off);
+      const std::string where = std::to_string(e.rows) + "x" + std::to_string(e.cols) + " other " +
+                                std::to_string(other_off) + ": " + describe(p);
+      EXPECT_EQ(p.path, e.path) << where;
+      EXPECT_EQ(p.pack, 16 / e.elem) << where;
+      EXPECT_EQ(p.phased, other_off != 0) << where;
+      EXPECT_EQ(static_cast<int>(p.shape.block.x), e.block) << where;
+      EXPECT_EQ(p.packs, e.packs) << where;
+    }
+  }
+}
+
+// Rows off the grid of at most 128 columns keep main's one-element kWarp entries (1 a lane up
+// to 32 columns, else 4): a 16-byte access a lane left most lanes idle and ran the partial
+// head and tail beside the body (H200: bf16 83 columns 2.9x, 29 columns 3.5x slower); from
+// 129 columns the phased 16-byte entries (f32 239 columns 2.8x faster than one element).
+TEST(NormPlan, ShortRowsOffTheGridTakeOneElementAWarpLane) {
+  struct Expect {
+    NormKind kind;
+    int64_t rows, cols;
+    int elem, x_off, pack, packs;
+  };
+  const Expect table[] = {
+      {NormKind::kLayer, 10432185, 83, 2, 0, 1, 4}, {NormKind::kLayer, 152388, 61, 2, 0, 1, 4},
+      {NormKind::kAddRms, 73007, 29, 2, 0, 1, 1},   {NormKind::kAddRms, 2337723, 33, 4, 0, 1, 4},
+      {NormKind::kRms, 661075, 71, 2, 8, 1, 4},     {NormKind::kRms, 1000, 128, 2, 2, 1, 4},
+      {NormKind::kRms, 1000, 32, 4, 4, 1, 1},       {NormKind::kRms, 1000, 129, 2, 0, 8, 1},
+      {NormKind::kRms, 58677, 239, 4, 0, 4, 2},
+  };
+  for (const Expect& e : table) {
+    const NormPlan p = plan(e.kind, e.rows, e.cols, e.elem, e.elem, kktest::h100(), e.x_off);
+    const std::string where =
+        std::to_string(e.rows) + "x" + std::to_string(e.cols) + ": " + describe(p);
+    EXPECT_EQ(p.path, NormPath::kWarp) << where;
+    EXPECT_EQ(p.pack, e.pack) << where;
+    EXPECT_EQ(p.packs, e.packs) << where;
+    EXPECT_EQ(p.phased, e.pack > 1) << where;
+  }
+}
+
+// Few huge rows split (kSplit) as main did: 16-byte packs only where every operand is on the
+// grid (the split kernel is main's: no phase), else one element per access.
+TEST(NormPlan, SplitRowsTakeSixteenBytePacksOnlyWithEveryOperandOnTheGrid) {
+  const kk::DeviceInfo d = kktest::h100();
+  for (const int64_t cols : {17625661, 104565533, 2926309}) {
+    const NormPlan p = plan(NormKind::kRms, 9, cols, 2, 2, d);
+    EXPECT_EQ(p.path, NormPath::kSplit) << cols;
+    EXPECT_EQ(p.pack, 1) << cols;
+    EXPECT_FALSE(p.phased) << cols;
+  }
+  EXPECT_EQ(plan(NormKind::kAddRms, 13, 24470227, 4, 4, d).pack, 1);
+  EXPECT_EQ(plan(NormKind::kLayer, 3, 1 << 20, 4, 4, d).pack, 4);
+  EXPECT_EQ(plan(NormKind::kLayer, 3, 1 << 20, 4, 4, d, 0, 4).pack, 1);
+  EXPECT_FALSE(plan(NormKind::kLayer, 3, 1 << 20, 4, 4, d, 0, 4).phased);
+}
+
 TEST(NormPlan, EveryPlanIsALegalTableEntryAndEveryEntryIsPlanned) {
   kktest::PlannedEntries<NormConfig, std::size(kk::kNormConfigs)> planned(kk::kNormConfigs);
   std::vector<int64_t> widths = {
@@ -154,17 +235,25 @@ TEST(NormPlan, EveryPlanIsALegalTableEntryAndEveryEntryIsPlanned) {
             for (const int64_t rows : rows_list) {
               if (rows * cols > (int64_t{1} << 34)) continue;
               for (const int x_off : {0, elem, 8}) {
-                {
-                  const NormPlan p = plan(kind, rows, cols, elem, wbytes, d, x_off);
+                for (const int other_off : {0, elem}) {
+                  const NormPlan p = plan(kind, rows, cols, elem, wbytes, d, x_off, other_off);
                   const std::string where = std::string(dev.name) + " " + std::to_string(rows) +
                                             "x" + std::to_string(cols) + " elem " +
                                             std::to_string(elem) + " w " + std::to_string(wbytes) +
-                                            " off " + std::to_string(x_off) + ": " + describe(p);
+                                            " off " + std::to_string(x_off) + " other " +
+                                            std::to_string(other_off) + ": " + describe(p);
                   ASSERT_GE(planned.count(kk::norm_config(p, elem), range.begin, range.end), 0)
                       << where;
-                  // 16-byte packs at any phase, but kSplit off the grid (one element per access)
+                  // 16-byte packs at any phase (aligned where every operand is on the grid),
+                  // but one element per access for kSplit with an operand off the grid and
+                  // rows off the grid of at most 128 columns (kWarp)
                   const bool on_grid = x_off == 0 && (cols * elem) % 16 == 0;
-                  EXPECT_EQ(p.pack, on_grid || p.path != NormPath::kSplit ? 16 / elem : 1) << where;
+                  const bool aligned = on_grid && other_off == 0;
+                  const bool one = p.path == NormPath::kSplit ? !aligned : !on_grid && cols <= 128;
+                  EXPECT_EQ(p.pack, one ? 1 : 16 / elem) << where;
+                  EXPECT_EQ(p.phased, p.pack > 1 && !aligned) << where;
+                  if (one && p.path != NormPath::kSplit)
+                    EXPECT_EQ(p.path, NormPath::kWarp) << where;
                   EXPECT_GE(p.shape.grid.x, 1u) << where;
                   EXPECT_LE(p.shape.grid.x, static_cast<unsigned>(INT32_MAX)) << where;
                   EXPECT_LE(static_cast<int>(p.shape.block.x), d.max_threads_per_block) << where;
@@ -193,14 +282,14 @@ TEST(NormPlan, EveryPlanIsALegalTableEntryAndEveryEntryIsPlanned) {
                     const int threads =
                         p.path == NormPath::kWarp ? 32 : static_cast<int>(p.shape.block.x);
                     // the row at its worst phase: a partial head of pack - 1 columns
-                    const int64_t spans =
-                        on_grid ? (cols + p.pack - 1) / p.pack : (cols + 2 * p.pack - 2) / p.pack;
+                    const int64_t spans = on_grid || p.pack == 1 ? (cols + p.pack - 1) / p.pack
+                                                                 : (cols + 2 * p.pack - 2) / p.pack;
                     EXPECT_GE(int64_t{threads} * p.packs, spans) << where;
                     EXPECT_LE(p.pack * p.packs, 16) << where;
                     EXPECT_EQ(p.bytes, fewest) << where;
                     // registers of the kernel's bound fit the device at the planned occupancy
-                    const int regs = kk::detail::norm_regs(p.pack, p.pack * p.packs,
-                                                           p.path == NormPath::kWarp, d.code_arch);
+                    const int regs = kk::detail::norm_regs(
+                        p.pack, p.pack * p.packs, p.path == NormPath::kWarp, d.code_arch, p.phased);
                     EXPECT_GE(kk::blocks_per_sm(d, static_cast<int>(p.shape.block.x), regs, 0),
                               p.blocks_per_sm)
                         << where;

@@ -93,11 +93,13 @@ cudaError_t launch_norm(const NormPlan& p, NormKind kind, const detail::NormArgs
       if constexpr (c.path == NormPath::kSplit) {
         return launch(norm_split_kernel<kKind, T, W, c.pack, c.block>, p.shape, stream, a, p.split);
       } else if constexpr (c.path == NormPath::kTwoPass) {
-        return launch(norm_two_pass_kernel<kKind, T, W, c.pack, c.block>, p.shape, stream, a);
+        return launch(norm_two_pass_kernel<kKind, T, W, c.pack, c.block, c.phased>, p.shape, stream,
+                      a);
       } else {
         constexpr int kThreads = c.path == NormPath::kWarp ? kWarpSize : c.block;
-        return launch(norm_registers_kernel<kKind, T, W, c.pack, kThreads, c.packs, c.block>,
-                      p.shape, stream, a);
+        return launch(
+            norm_registers_kernel<kKind, T, W, c.pack, kThreads, c.packs, c.block, c.phased>,
+            p.shape, stream, a);
       }
     });
   });
@@ -111,10 +113,13 @@ cudaError_t run_norm(NormKind kind, const NormArgs<T, W>& a, cudaStream_t stream
   if (a.rows == 0 || a.cols == 0) return cudaSuccess;
   DeviceInfo d;
   KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
-  // where x's rows sit on the 16-byte grid (the other operands' places change no decision:
-  // the kernels read and write them at x's columns wherever they sit)
+  // where x's rows sit on the 16-byte grid (the kernels read and write the other operands at
+  // x's columns wherever they sit), and whether every operand does (the aligned kernels)
   const Alignment x_at =
       common_alignment(alignment_of(a.x), Alignment(a.cols * int64_t{sizeof(T)}));
+  const Alignment all_at =
+      common_alignment(x_at, alignment_of(a.y), alignment_of(a.residual), alignment_of(a.sum),
+                       alignment_of(a.weight), alignment_of(a.bias));
   const int wb = a.weight ? int{sizeof(W)} : 0, bb = a.bias ? int{sizeof(W)} : 0;
   const int64_t fewest = norm_fewest_bytes(kind, a.rows, a.cols, sizeof(T), wb, bb,
                                            a.mean != nullptr, a.rstd != nullptr);
@@ -122,7 +127,7 @@ cudaError_t run_norm(NormKind kind, const NormArgs<T, W>& a, cudaStream_t stream
   return plan_and_launch(
       d,
       [&](const DeviceInfo& dev) {
-        return plan_norm(kind, a.rows, a.cols, sizeof(T), x_at, fewest, dev);
+        return plan_norm(kind, a.rows, a.cols, sizeof(T), x_at, all_at, fewest, dev);
       },
       [&](const NormPlan& p) { return launch_norm(p, kind, a, stream); });
 }

@@ -22,6 +22,14 @@
 ///  - kTwoPass: one block of 512 per row, the row streamed twice: statistics (layer_norm:
 ///    Welford per thread), then a second read that writes. The inputs cross DRAM twice
 ///    (add_rms_norm: the first pass writes x + residual, the second reads it back).
+/// Each 16-byte kWarp, kBlock and kTwoPass kernel comes twice: aligned (every operand and the
+/// row stride on the 16-byte grid: plain 16-byte accesses, no phase, no partial access; the
+/// code main had) and phased (any other call). The phased code's head / tail checks and
+/// shifted reads cost on-grid rows 1.1-1.5x on the H200 (bf16 8192x4096 rms 37.2 -> 47.2 us)
+/// and held the two-pass kernel to one block a SM (67 registers). Rows off the grid that the
+/// one-element kWarp entries hold (cols <= 128) keep them: a 16-byte access a lane leaves most
+/// lanes idle on such rows and the partial head and tail run beside the body (bf16 83 columns
+/// layer 2553 -> 7340 us).
 /// Pricing in bytes (NormPlan::bytes): the register paths move the fewest bytes (every
 /// input read once, every output written once); kTwoPass adds a second read of the row.
 /// The plan takes a register path whenever the row fits one, kTwoPass otherwise. Not built
@@ -78,8 +86,8 @@ inline constexpr int64_t kNormSplitMinAccesses = 8;
 // floats 48 (at 48 / 64 / 32 they spilled 4-72 bytes there: the partial head and tail and the
 // weight's shifted reads; sm_75..sm_90 build them at 32 / 48).
 __host__ __device__ constexpr int norm_regs(int pack, int floats, bool warp_rows = false,
-                                            int code_arch = 0) {
-  if (pack > 1 && code_arch >= 100)
+                                            int code_arch = 0, bool phased = true) {
+  if (pack > 1 && phased && code_arch >= 100)
     return floats <= 4 ? (warp_rows ? 48 : 32) : (warp_rows ? 72 : 56);
   return pack == 1 ? (floats <= 1 ? 32 : 48) : (floats <= 4 ? 32 : 48);
 }
@@ -88,8 +96,8 @@ __host__ __device__ constexpr int norm_regs(int pack, int floats, bool warp_rows
 // (min_blocks_per_sm): where fewer threads fit an SM (sm_75, sm_86) the kernels may take more
 // registers, and the plan's blocks_per_sm (a grid-stride grid's size) is an upper bound.
 __host__ __device__ constexpr int norm_min_blocks(int block, int pack, int floats, bool warp_rows,
-                                                  int code_arch) {
-  const int b = 65536 / (block * norm_regs(pack, floats, warp_rows, code_arch));
+                                                  int code_arch, bool phased) {
+  const int b = 65536 / (block * norm_regs(pack, floats, warp_rows, code_arch, phased));
   return b < 1 ? 1 : b;
 }
 }  // namespace detail
@@ -102,47 +110,70 @@ struct NormConfig {
   int pack = 0;                     ///< elements per access (16 bytes, or 1)
   int block = 0;                    ///< threads per block
   int packs = 0;                    ///< kWarp, kBlock: packs a thread holds; kTwoPass: 0
+  bool phased = false;              ///< rows at any phase (else every operand on the grid)
 };
 
 /// Same kernel.
 constexpr bool operator==(const NormConfig& a, const NormConfig& b) {
   return a.elem_bytes == b.elem_bytes && a.path == b.path && a.pack == b.pack &&
-         a.block == b.block && a.packs == b.packs;
+         a.block == b.block && a.packs == b.packs && a.phased == b.phased;
 }
 
 /// Every kernel configuration the norm ops launch, each element size's entries together
 /// (float, then the 2-byte types). plan_norm returns one of them (norm_config),
 /// launch_norm instantiates exactly these, the plan tests check every plan is one and
-/// every one is planned. 16-byte packs at any phase of the rows, but kSplit's second entry.
-/// - kWarp (128 threads, a warp per row): 1 / 2 / 4 (f32) or 1 / 2 (2-byte) packs a lane (at
-///   most 16 floats: 32 spilled 4-28 bytes at 64 registers on sm_90).
-/// - kBlock (a block per row): 16 floats a thread (f32 4 packs, 2-byte 2), on 128 / 256 / 512 /
-///   1024 threads.
-/// - kTwoPass: 512 threads. kSplit: 512 threads, 16-byte packs (x's rows on the grid) or one
-///   element per access.
+/// every one is planned.
+/// - kWarp (128 threads, a warp per row): 16-byte packs, 1 / 2 / 4 (f32) or 1 / 2 (2-byte)
+///   packs a lane (at most 16 floats: 32 spilled 4-28 bytes at 64 registers on sm_90), each
+///   aligned and phased; one element per access, 1 / 4 a lane (rows off the grid of at most
+///   128 columns).
+/// - kBlock (a block per row): 16 floats a thread (f32 4 packs, 2-byte 2), on 128 / 256 / 512
+///   / 1024 threads, aligned and phased.
+/// - kTwoPass: 512 threads, aligned and phased. kSplit: 512 threads, 16-byte packs (every
+///   operand on the grid) or one element per access.
 /// (Before issue 34's phased rows an operand or row stride off the grid took one element per
-/// access on every path: kWarp 1 / 4 a lane, kBlock 4 a thread on 256 / 1024, kTwoPass; the
-/// measured 0.12-0.35 of SOL, bench/NOTES.md.)
+/// access on every path: kWarp 1 / 4 a lane, kBlock 4 a thread on 256 / 1024, kTwoPass; they
+/// measured 0.12-0.35 of SOL, bench/NOTES.md. Phased 16-byte entries alone, without the
+/// aligned ones: on-grid rows 1.1-1.5x slower, bench/NOTES.md.)
 inline constexpr NormConfig kNormConfigs[] = {
     // float
     {4, NormPath::kWarp, 4, detail::kNormWarpBlock, 1},
     {4, NormPath::kWarp, 4, detail::kNormWarpBlock, 2},
     {4, NormPath::kWarp, 4, detail::kNormWarpBlock, 4},
+    {4, NormPath::kWarp, 4, detail::kNormWarpBlock, 1, true},
+    {4, NormPath::kWarp, 4, detail::kNormWarpBlock, 2, true},
+    {4, NormPath::kWarp, 4, detail::kNormWarpBlock, 4, true},
+    {4, NormPath::kWarp, 1, detail::kNormWarpBlock, 1},
+    {4, NormPath::kWarp, 1, detail::kNormWarpBlock, 4},
     {4, NormPath::kBlock, 4, 128, 4},
     {4, NormPath::kBlock, 4, 256, 4},
     {4, NormPath::kBlock, 4, 512, 4},
     {4, NormPath::kBlock, 4, 1024, 4},
+    {4, NormPath::kBlock, 4, 128, 4, true},
+    {4, NormPath::kBlock, 4, 256, 4, true},
+    {4, NormPath::kBlock, 4, 512, 4, true},
+    {4, NormPath::kBlock, 4, 1024, 4, true},
     {4, NormPath::kTwoPass, 4, detail::kNormTwoPassBlock, 0},
+    {4, NormPath::kTwoPass, 4, detail::kNormTwoPassBlock, 0, true},
     {4, NormPath::kSplit, 4, detail::kNormTwoPassBlock, 0},
     {4, NormPath::kSplit, 1, detail::kNormTwoPassBlock, 0},
     // __half, __nv_bfloat16
     {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 1},
     {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 2},
+    {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 1, true},
+    {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 2, true},
+    {2, NormPath::kWarp, 1, detail::kNormWarpBlock, 1},
+    {2, NormPath::kWarp, 1, detail::kNormWarpBlock, 4},
     {2, NormPath::kBlock, 8, 128, 2},
     {2, NormPath::kBlock, 8, 256, 2},
     {2, NormPath::kBlock, 8, 512, 2},
     {2, NormPath::kBlock, 8, 1024, 2},
+    {2, NormPath::kBlock, 8, 128, 2, true},
+    {2, NormPath::kBlock, 8, 256, 2, true},
+    {2, NormPath::kBlock, 8, 512, 2, true},
+    {2, NormPath::kBlock, 8, 1024, 2, true},
     {2, NormPath::kTwoPass, 8, detail::kNormTwoPassBlock, 0},
+    {2, NormPath::kTwoPass, 8, detail::kNormTwoPassBlock, 0, true},
     {2, NormPath::kSplit, 8, detail::kNormTwoPassBlock, 0},
     {2, NormPath::kSplit, 1, detail::kNormTwoPassBlock, 0},
 };
@@ -152,15 +183,18 @@ constexpr ConfigRange norm_configs_of(int elem_bytes) {
   return config_range(kNormConfigs,
                       [elem_bytes](const NormConfig& c) { return c.elem_bytes == elem_bytes; });
 }
-static_assert(norm_configs_of(4).end - norm_configs_of(4).begin == 10 &&
-                  norm_configs_of(2).end - norm_configs_of(2).begin == 9,
+static_assert(norm_configs_of(4).end - norm_configs_of(4).begin == 20 &&
+                  norm_configs_of(2).end - norm_configs_of(2).begin == 18,
               "each element size's entries together");
 
 /// Every decision of one norm call.
 struct NormPlan {
   NormPath path = NormPath::kWarp;  ///< the kernel family
   int pack = 1;                     ///< elements per access: 16 bytes (at the phase of x's
-                                    ///< rows), or 1 (kSplit with x's rows off the grid)
+                                    ///< rows), or 1 (kWarp: rows of at most 128 columns off
+                                    ///< the grid; kSplit: an operand off the grid)
+  bool phased = false;              ///< 16-byte rows at any phase (else every operand and
+                                    ///< the row stride on the grid)
   int packs = 0;                    ///< kWarp, kBlock: packs (accesses) a thread holds
   int split = 1;                    ///< kSplit: blocks a row is split over
   int blocks_per_sm = 0;            ///< resident blocks per SM the plan counts on
@@ -171,7 +205,7 @@ struct NormPlan {
 
 /// The configuration plan p launches with elem_bytes-byte elements.
 inline NormConfig norm_config(const NormPlan& p, int elem_bytes) {
-  return {elem_bytes, p.path, p.pack, static_cast<int>(p.shape.block.x), p.packs};
+  return {elem_bytes, p.path, p.pack, static_cast<int>(p.shape.block.x), p.packs, p.phased};
 }
 
 /// The fewest bytes a call moves: every input read once (x, residual, weight, bias),
@@ -187,15 +221,23 @@ inline int64_t norm_fewest_bytes(NormKind kind, int64_t rows, int64_t cols, int 
 
 /// The plan of one norm call over a rows x cols matrix (rows, cols >= 1) of elem_bytes-byte
 /// elements (4 or 2). x_at: the common alignment (common_alignment) of x and of the row stride
-/// Alignment(cols * elem_bytes): where x's rows sit on the 16-byte grid (the other operands'
-/// places change no decision). fewest: norm_fewest_bytes of the call. Pure: no CUDA call.
+/// Alignment(cols * elem_bytes): where x's rows sit on the 16-byte grid. all_at: the common
+/// alignment of every operand (x, y, residual, sum, weight, bias: those given) and the row
+/// stride: where it fits 16 bytes, the aligned entries (no phase). fewest: norm_fewest_bytes of
+/// the call. Pure: no CUDA call.
 inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_bytes, Alignment x_at,
-                          int64_t fewest, const DeviceInfo& d) {
+                          Alignment all_at, int64_t fewest, const DeviceInfo& d) {
   using namespace detail;
   NormPlan p;
   const int full = kMaxPackBytes / elem_bytes;
   const bool on_grid = x_at.fits(kMaxPackBytes);
-  p.pack = full;
+  const bool aligned = on_grid && all_at.fits(kMaxPackBytes);
+  // rows off the grid that a warp holds one element a lane, four at most: main's one-element
+  // kWarp entries (the phased 16-byte access leaves most lanes idle there and its partial head
+  // and tail run beside the body: bf16 83 columns 2.9x slower on the H200)
+  const bool short_off_grid = !on_grid && cols <= int64_t{kWarpSize} * 4;
+  p.pack = short_off_grid ? 1 : full;
+  p.phased = p.pack > 1 && !aligned;
   // accesses a row spans at most (off the grid: a partial head and tail)
   const int64_t spans = on_grid ? ceil_div<int64_t>(cols, full) : (cols + 2 * full - 2) / full;
   p.bytes = fewest;
@@ -204,10 +246,14 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
   const ConfigRange range = norm_configs_of(elem_bytes);
   for (std::size_t i = range.begin; i < range.end; ++i) {
     const NormConfig& c = kNormConfigs[i];
-    if (c.pack != p.pack || c.path == NormPath::kTwoPass || c.path == NormPath::kSplit) continue;
+    if (c.pack != p.pack || c.phased != p.phased || c.path == NormPath::kTwoPass ||
+        c.path == NormPath::kSplit)
+      continue;
     const int threads = c.path == NormPath::kWarp ? kWarpSize : c.block;
-    if (c.block > d.max_threads_per_block || spans > int64_t{threads} * c.packs) continue;
-    const int regs = norm_regs(c.pack, c.pack * c.packs, c.path == NormPath::kWarp, d.code_arch);
+    const int64_t need = p.pack == 1 ? cols : spans;
+    if (c.block > d.max_threads_per_block || need > int64_t{threads} * c.packs) continue;
+    const int regs =
+        norm_regs(c.pack, c.pack * c.packs, c.path == NormPath::kWarp, d.code_arch, c.phased);
     const int bps = blocks_per_sm(d, c.block, regs, 0);
     if (bps < 1) continue;
     p.path = c.path;
@@ -225,12 +271,13 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
   p.bytes = fewest + rows * cols * elem_bytes;
   const int bps = std::max(1, blocks_per_sm(d, kNormTwoPassBlock, 64, 0));
   const int64_t slots = int64_t{bps} * d.sm_count;
-  // kSplit's accesses: 16-byte packs where x's rows are on the grid, else one element each
-  const int split_pack = on_grid ? full : 1;
+  // kSplit's accesses: 16-byte packs where every operand is on the grid, else one element each
+  const int split_pack = aligned ? full : 1;
   const int64_t split =
       std::min<int64_t>(slots / rows, ceil_div<int64_t>(cols, split_pack) / kNormSplitMinAccesses);
   if (d.cooperative_launch && split >= 2) {
     p.pack = split_pack;
+    p.phased = false;
     // few rows: every block slot busy (1..16 rows of a two-pass row kept 1..16 SMs busy)
     p.path = NormPath::kSplit;
     p.split = static_cast<int>(split);
@@ -241,6 +288,8 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
     return p;
   }
   p.path = NormPath::kTwoPass;
+  p.pack = full;
+  p.phased = !aligned;
   p.blocks_per_sm = std::max(1, blocks_per_sm(d, kNormTwoPassBlock, 128, 0));
   p.shape.block = dim3(kNormTwoPassBlock);
   p.shape.grid = dim3(static_cast<unsigned>(

@@ -17,8 +17,13 @@
 // add_rms_norm's kernels). Why not stage the weight in shared memory: its phase against the
 // row changes with the row, so shared memory would need the same shift (or element-wise reads,
 // 4..8-way bank conflicts), and kBlock's up to 16K columns of weight and bias (128 KB of
-// floats) would cost occupancy. The split kernel takes 16-byte packs only where x and the row
-// stride are on the grid (h = 0), else one element per access.
+// floats) would cost occupancy. The two-pass kernel reads a float weight beside 2-byte x
+// element by element off its grid (shifted, its chunks spilled 8-24 bytes at 64 registers).
+// The split kernel takes 16-byte packs only where every operand and the row stride are on the
+// grid, else one element per access (no phase).
+// Each register and two-pass kernel also comes aligned (Phased false: every operand and the row
+// stride on the grid, h = 0, whole accesses, plain loads and stores; the code before the
+// phased rows, SASS identical): the phase code costs on-grid rows 1.1-1.9x on the H200.
 //
 // Numerics, in float: rms: ms = sum(x^2) / cols, rstd = rsqrt(ms + eps), y = x * rstd * w.
 // add_rms: s = x + residual rounded to T (what sum_out holds), then rms of s. layer: mean =
@@ -136,8 +141,9 @@ __device__ __forceinline__ float norm_row_sum(float v) {
 }
 
 // Writes y for the elements v of a row's columns [c, c + Pack) inside the row: (v - mean) *
-// rstd, times the weight and plus the bias where given.
-template <int Pack, typename T, typename W>
+// rstd, times the weight and plus the bias where given. Phased false: every operand on the
+// pack grid and the access whole (plain loads and stores).
+template <int Pack, bool Phased, bool Shift = true, typename T, typename W>
 __device__ __forceinline__ void norm_write(const NormArgs<T, W>& a, int64_t offset, int64_t c,
                                            float (&v)[Pack], float mean, float rstd) {
 #pragma unroll
@@ -145,19 +151,31 @@ __device__ __forceinline__ void norm_write(const NormArgs<T, W>& a, int64_t offs
     v[j] = (v[j] - mean) * rstd;
   if (a.weight != nullptr) {
     float w[Pack];
-    norm_load<Pack, true>(a.weight, c, a.cols, w);
+    if constexpr (Phased) {
+      norm_load<Pack, Shift>(a.weight, c, a.cols, w);
+    } else {
+      norm_load<Pack>(a.weight + c, w);
+    }
 #pragma unroll
     for (int j = 0; j < Pack; ++j)
       v[j] *= w[j];
   }
   if (a.bias != nullptr) {
     float b[Pack];
-    norm_load<Pack, true>(a.bias, c, a.cols, b);
+    if constexpr (Phased) {
+      norm_load<Pack, Shift>(a.bias, c, a.cols, b);
+    } else {
+      norm_load<Pack>(a.bias + c, b);
+    }
 #pragma unroll
     for (int j = 0; j < Pack; ++j)
       v[j] += b[j];
   }
-  norm_store<Pack>(a.y + offset, c, a.cols, v);
+  if constexpr (Phased) {
+    norm_store<Pack>(a.y + offset, c, a.cols, v);
+  } else {
+    norm_store<Pack>(a.y + offset + c, v);
+  }
 }
 
 // Reads the row's columns [c, c + Pack) into v (0 outside the row; x + c on the pack grid
@@ -165,9 +183,24 @@ __device__ __forceinline__ void norm_write(const NormArgs<T, W>& a, int64_t offs
 // to T, which is written to sum right away (the same thread reads nothing of sum later here;
 // in place over x or residual is safe: this thread read its columns just now, and an
 // off-phase residual is read element by element, no other column's bytes).
-template <NormKind Kind, int Pack, typename T, typename W>
+template <NormKind Kind, int Pack, bool Phased, typename T, typename W>
 __device__ __forceinline__ void norm_read(const NormArgs<T, W>& a, int64_t offset, int64_t c,
                                           float (&v)[Pack]) {
+  if constexpr (!Phased) {  // every operand on the grid, the access whole
+    norm_load<Pack>(a.x + offset + c, v);
+    if constexpr (Kind == NormKind::kAddRms) {
+      float r[Pack];
+      norm_load<Pack>(a.residual + offset + c, r);
+      ::kernelkit::Pack<T, Pack> s;
+#pragma unroll
+      for (int j = 0; j < Pack; ++j) {
+        s.elem[j] = convert<T>(v[j] + r[j]);
+        v[j] = convert<float>(s.elem[j]);
+      }
+      store_pack<Pack>(a.sum + offset + c, 0, s);
+    }
+    return;
+  }
   const T zero = convert<T>(0.f);
   const ::kernelkit::Pack<T, Pack> rx = load_row_pack<Pack>(a.x + offset, c, a.cols, zero);
 #pragma unroll
@@ -192,11 +225,12 @@ __device__ __forceinline__ void norm_read(const NormArgs<T, W>& a, int64_t offse
 // columns each, the first and last possibly partial), as floats (0 outside the row). Rows: the
 // block's first row, then by the grid (uniform over the row's threads, which are the only ones that
 // meet in its reductions). cols < 2^31.
-template <NormKind Kind, typename T, typename W, int Pack, int Threads, int Packs, int Block>
+template <NormKind Kind, typename T, typename W, int Pack, int Threads, int Packs, int Block,
+          bool Phased>
 __global__ void __launch_bounds__(Block,
                                   min_blocks_per_sm(Block, norm_min_blocks(Block, Pack, Pack* Packs,
                                                                            Threads == kWarpSize,
-                                                                           kCompiledArch)))
+                                                                           kCompiledArch, Phased)))
     norm_registers_kernel(const NormArgs<T, W> a) {
   static_assert(Threads == kWarpSize || Threads == Block, "a row is a warp or the block");
   static_assert(Pack * Packs <= 16, "a thread holds at most 16 floats of a row");
@@ -208,13 +242,14 @@ __global__ void __launch_bounds__(Block,
   for (int64_t row = int64_t{blockIdx.x} * kRowsPerBlock + threadIdx.x / Threads; row < a.rows;
        row += step) {
     const int64_t offset = row * a.cols;
-    const int h = pack_phase<Pack>(a.x + offset);  // access q: columns q * Pack - h, ...
+    // access q: columns q * Pack - h, ... (aligned: 0)
+    const int h = Phased ? pack_phase<Pack>(a.x + offset) : 0;
     float v[Packs][Pack];
 #pragma unroll
     for (int p = 0; p < Packs; ++p) {
       const int c = (p * Threads + t) * Pack - h;
       if (c < cols) {
-        norm_read<Kind, Pack>(a, offset, c, v[p]);
+        norm_read<Kind, Pack, Phased>(a, offset, c, v[p]);
       } else {
 #pragma unroll
         for (int j = 0; j < Pack; ++j)
@@ -235,11 +270,11 @@ __global__ void __launch_bounds__(Block,
 #pragma unroll
       for (int p = 0; p < Packs; ++p) {
         const int c = (p * Threads + t) * Pack - h;
-        if (norm_whole<Pack>(c, cols)) {
+        if (!Phased ? c < cols : norm_whole<Pack>(c, cols)) {
 #pragma unroll
           for (int j = 0; j < Pack; ++j)
             s += (v[p][j] - mean) * (v[p][j] - mean);
-        } else if (c < cols) {  // the partial head or tail: its columns inside the row
+        } else if (Phased && c < cols) {  // the partial head or tail: its columns inside the row
 #pragma unroll
           for (int j = 0; j < Pack; ++j)
             if (c + j >= 0 && c + j < cols) s += (v[p][j] - mean) * (v[p][j] - mean);
@@ -260,7 +295,7 @@ __global__ void __launch_bounds__(Block,
 #pragma unroll
     for (int p = 0; p < Packs; ++p) {
       const int c = (p * Threads + t) * Pack - h;
-      if (c < cols) norm_write<Pack>(a, offset, c, v[p], mean, rstd);
+      if (c < cols) norm_write<Pack, Phased>(a, offset, c, v[p], mean, rstd);
     }
   }
 }
@@ -314,8 +349,9 @@ __device__ __forceinline__ NormWelford norm_welford_block(NormWelford w) {
 // The first pass over accesses [begin, end) of a row at phase h (access v: columns v * Pack -
 // h, ...; kU accesses a thread in flight; kAddRms writes the sum here): the thread's Welford
 // triple and plain sum (kLayer) or sum of squares (rms) of its accesses begin + t, begin + t +
-// Block, ... (a partial head or tail counts its columns inside the row).
-template <NormKind Kind, int Pack, int Block, typename T, typename W>
+// Block, ... (a partial head or tail counts its columns inside the row). Phased false: h = 0,
+// every access whole.
+template <NormKind Kind, int Pack, int Block, bool Phased, typename T, typename W>
 __device__ __forceinline__ void norm_stream_stats(const NormArgs<T, W>& a, int64_t offset, int h,
                                                   int64_t begin, int64_t end, NormWelford& w,
                                                   float& ss) {
@@ -325,21 +361,21 @@ __device__ __forceinline__ void norm_stream_stats(const NormArgs<T, W>& a, int64
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
       const int64_t v = v0 + int64_t{u} * Block;
-      if (v < end) norm_read<Kind, Pack>(a, offset, v * Pack - h, x[u]);
+      if (v < end) norm_read<Kind, Pack, Phased>(a, offset, v * Pack - h, x[u]);
     }
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
       const int64_t v = v0 + int64_t{u} * Block;
       if (v >= end) continue;
       if constexpr (Kind == NormKind::kLayer) {
-        // (one element per access: every access whole)
-        const int64_t c = Pack == 1 ? 0 : v * Pack - h;
+        // (aligned: every access whole)
+        const int64_t c = Phased ? v * Pack - h : 0;
         float m = 0.f;
 #pragma unroll
         for (int j = 0; j < Pack; ++j)
           m += x[u][j];  // (0 outside the row)
         float m2 = 0.f;
-        if (Pack == 1 || norm_whole<Pack>(c, a.cols)) {
+        if (!Phased || norm_whole<Pack>(c, a.cols)) {
           m *= 1.f / Pack;
 #pragma unroll
           for (int j = 0; j < Pack; ++j)
@@ -370,16 +406,21 @@ __device__ __forceinline__ void norm_stream_stats(const NormArgs<T, W>& a, int64
 // One block per row (rows b, b + gridDim.x, ...), any width (cols may pass 2^31), at x's
 // phase: the statistics over a first read (kAddRms writes the sum here), then a second read (of x,
 // or of the sum just written: each thread reads back only its own accesses) that writes y.
-template <NormKind Kind, typename T, typename W, int Pack, int Block>
-__global__ void __launch_bounds__(Block, 1) norm_two_pass_kernel(const NormArgs<T, W> a) {
+// Phased false: every operand on the grid (h = 0). The phased kernel is held to two blocks a
+// SM (64 registers, as the aligned one builds): at 67 registers one block a SM fit, and it ran
+// 1.4-1.9x slower than main's on the H200.
+template <NormKind Kind, typename T, typename W, int Pack, int Block, bool Phased>
+__global__ void __launch_bounds__(Block, Phased ? min_blocks_per_sm(Block, 2) : 1)
+    norm_two_pass_kernel(const NormArgs<T, W> a) {
   const float inv_cols = 1.f / static_cast<float>(a.cols);
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
     const int64_t offset = row * a.cols;
-    const int h = pack_phase<Pack>(a.x + offset);
-    const int64_t n = (a.cols + h + Pack - 1) / Pack;  // accesses the row spans
+    const int h = Phased ? pack_phase<Pack>(a.x + offset) : 0;
+    // accesses the row spans (aligned: cols % Pack == 0)
+    const int64_t n = Phased ? (a.cols + h + Pack - 1) / Pack : a.cols / Pack;
     NormWelford w{0.f, 0.f, 0.f};
     float ss = 0.f;
-    norm_stream_stats<Kind, Pack, Block>(a, offset, h, 0, n, w, ss);
+    norm_stream_stats<Kind, Pack, Block, Phased>(a, offset, h, 0, n, w, ss);
     float mean = 0.f, var = 0.f;
     if constexpr (Kind == NormKind::kLayer) {
       w = norm_welford_block<Block>(w);
@@ -398,14 +439,20 @@ __global__ void __launch_bounds__(Block, 1) norm_two_pass_kernel(const NormArgs<
     const T* src = Kind == NormKind::kAddRms ? a.sum : a.x;
     for (int64_t v = threadIdx.x; v < n; v += Block) {
       float x[Pack];
-      norm_load<Pack, false>(src + offset, v * Pack - h, a.cols, x);
-      norm_write<Pack>(a, offset, v * Pack - h, x, mean, rstd);
+      if constexpr (Phased) {
+        norm_load<Pack, false>(src + offset, v * Pack - h, a.cols, x);
+      } else {
+        norm_load<Pack>(src + offset + v * Pack, x);
+      }
+      // (a float weight beside 2-byte x: its chunks and the bias's element by element; shifted
+      // into place they spilled 8-24 bytes at 64 registers)
+      norm_write<Pack, Phased, sizeof(W) == sizeof(T)>(a, offset, v * Pack - h, x, mean, rstd);
     }
   }
 }
 
 // ---------------------------------------------------------------------------------------
-// kSplit (BlockCombine::kGrid; x's rows on the grid, h = 0, or one element per access): few
+// kSplit (BlockCombine::kGrid; every operand on the grid, or one element per access): few
 // rows wider than a block's registers, each split over
 // `split` blocks of a cooperative grid (grid = rows x split, all resident; block b: row b /
 // split, chunk b % split of balanced chunks of at least 8 accesses). The first pass as the
@@ -431,7 +478,7 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, 2))
   const T* src = Kind == NormKind::kAddRms ? a.sum : a.x;
   NormWelford w{0.f, 0.f, 0.f};
   float ss = 0.f;
-  norm_stream_stats<Kind, Pack, Block>(a, offset, 0, begin, end, w, ss);
+  norm_stream_stats<Kind, Pack, Block, false>(a, offset, 0, begin, end, w, ss);
   if constexpr (Kind == NormKind::kLayer) w = norm_welford_block<Block>(w);
   ss = block_all_reduce<Block>(ss, Sum{});  // a barrier: the block's sums written and seen
   // park: the block's 4 floats over the chunk's first kSlot elements of y, after a copy of
@@ -481,14 +528,14 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, 2))
   constexpr int kParked = (kSlot + Pack - 1) / Pack;
   for (int64_t v = begin + kParked + threadIdx.x; v < end; v += Block) {
     float x[Pack];
-    norm_load<Pack, false>(src + offset, v * Pack, a.cols, x);  // (the sum at any phase)
-    norm_write<Pack>(a, offset, v * Pack, x, mean, rstd);
+    norm_load<Pack>(src + offset + v * Pack, x);
+    norm_write<Pack, false>(a, offset, v * Pack, x, mean, rstd);
   }
   grid_sync();  // every block has read every partial
   static_assert(kParked * Pack == kSlot, "the parked accesses are the slot's elements");
   if (threadIdx.x < kSlot) {
     float x[1] = {convert<float>(saved[threadIdx.x])};
-    norm_write<1>(a, offset, begin * Pack + threadIdx.x, x, mean, rstd);
+    norm_write<1, false>(a, offset, begin * Pack + threadIdx.x, x, mean, rstd);
   }
 }
 
