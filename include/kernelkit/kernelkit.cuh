@@ -30,6 +30,7 @@
 #include "kernelkit/reduce/col_reduce.cuh"
 #include "kernelkit/norm/norm.cuh"
 #include "kernelkit/softmax/softmax.cuh"
+#include "kernelkit/softmax/softmax_inner.cuh"
 #include "kernelkit/transpose/transpose.cuh"
 #include "kernelkit/blas/blas.cuh"
 #include "kernelkit/blas/gemv.cuh"
