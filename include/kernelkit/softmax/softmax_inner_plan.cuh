@@ -232,9 +232,9 @@ inline SoftmaxInnerPlan plan_softmax_inner(int64_t outer, int64_t n, int64_t inn
       const int64_t fill = std::max<int64_t>(1, outer / (2 * int64_t{d.sm_count}));
       slices = std::min({slices, fill, outer});
     } else {
-      // columns of one slice: as many as the budget holds (whole packs on the grid), at least a
-      // sector, narrowed to a sector while the tiles do not give every SM two
-      const int64_t unit = rows_on_grid ? full : 1;
+      // columns of one slice: as many as the budget holds (whole sectors on the grid), at least
+      // a sector, narrowed to a sector while the tiles do not give every SM two
+      const int64_t unit = rows_on_grid ? sector : 1;
       cols = std::max<int64_t>((budget / row_bytes - full) / n / unit * unit, min_cols);
       cols = std::min(cols, inner);
       while (cols / 2 >= min_cols && cols / 2 % unit == 0 &&
