@@ -17,8 +17,8 @@
 // Numerics as the row softmax (detail/softmax_kernels.cuh): m = max (fmaxf, skipping NaN), s =
 // sum of exp(x - m) in float, NaN anywhere in a column makes it NaN, an all -inf column is NaN;
 // backward: s = sum of y * dy (softmax) or of dy (log_softmax), dx = y * (dy - s) or dy -
-// exp(y) * s. f32 sums are compensated (Neumaier). The order of every operation depends only on
-// the plan: the same call gives the same bits every run.
+// exp(y) * s. f32 sums and every backward sum are compensated (Neumaier). The order of every
+// operation depends only on the plan: the same call gives the same bits every run.
 #pragma once
 
 #include <cuda_pipeline_primitives.h>
@@ -269,7 +269,7 @@ __device__ __forceinline__ void softmax_inner_col_write(T* tx, int c, int cw, in
 template <typename T, SoftmaxKind Kind>
 __device__ __forceinline__ float softmax_inner_col_dot(const T* ty, const T* tdy, int c, int cw,
                                                        int k0, int step, int n) {
-  SoftmaxInnerSum<!kSoftmaxFast<T>> sum;
+  SoftmaxInnerSum<true> sum;
 #pragma unroll 4
   for (int k = k0; k < n; k += step)
     sum.add(
@@ -459,7 +459,7 @@ __global__ void __launch_bounds__(kSoftmaxInnerBlock,
             }
           }
           if constexpr (kBack) {
-            SoftmaxInnerSum<!kFast> sum{st[j].s, comp[j]};
+            SoftmaxInnerSum<true> sum{st[j].s, comp[j]};
 #pragma unroll
             for (int u = 0; u < kU; ++u)
               sum.add(xs[u]);
@@ -472,7 +472,7 @@ __global__ void __launch_bounds__(kSoftmaxInnerBlock,
       }
 #pragma unroll
       for (int j = 0; j < Pack; ++j)
-        st[j].s += kFast ? 0.f : comp[j];
+        st[j].s += kFast && !kBack ? 0.f : comp[j];
     }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if constexpr (!Write) {
