@@ -60,17 +60,18 @@ TEST(SoftmaxInnerPlan, PathsOnAnH100) {
     int64_t slices, cols;  // kTile (0: not checked)
   };
   const Want table[] = {
-      // NCHW channel softmax: 120 columns (sectors of 8) of 64 rows, 30 KB a tile
-      {4, false, 32, 64, 56 * 56, SoftmaxInnerPath::kTile, 1, 120},
-      {2, false, 32, 64, 56 * 56, SoftmaxInnerPath::kTile, 1, 240},
+      // NCHW channel softmax: 128 columns of 64 rows (32 KB a tile), 25 tiles a slice; 2-byte
+      // 256 columns, 13 tiles
+      {4, false, 32, 64, 56 * 56, SoftmaxInnerPath::kTile, 1, 128},
+      {2, false, 32, 64, 56 * 56, SoftmaxInnerPath::kTile, 1, 256},
       // tall columns: a sector of each of 1000 rows (32 KB)
       {4, false, 8, 1000, 4096, SoftmaxInnerPath::kTile, 1, 8},
       {4, true, 8, 1000, 4096, SoftmaxInnerPath::kTile, 1, 8},
       // short slices: several whole ones a tile
       {4, false, 65536, 17, 7, SoftmaxInnerPath::kTile, 68, 7},
-      {4, false, 1 << 20, 2, 2, SoftmaxInnerPath::kTile, 2047, 2},
+      {4, false, 1 << 20, 2, 2, SoftmaxInnerPath::kTile, 2048, 2},
       {2, false, 4096, 1000, 3, SoftmaxInnerPath::kTile, 5, 3},
-      {4, false, 256, 8, 65536, SoftmaxInnerPath::kTile, 1, 1016},
+      {4, false, 256, 8, 65536, SoftmaxInnerPath::kTile, 1, 1024},
       // columns too tall for a tile: streamed, n split
       {4, false, 1, 50000, 64, SoftmaxInnerPath::kSplit, 0, 0},
       {2, true, 1, 50000, 64, SoftmaxInnerPath::kSplit, 0, 0},

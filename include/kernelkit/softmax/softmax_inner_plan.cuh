@@ -222,24 +222,26 @@ inline SoftmaxInnerPlan plan_softmax_inner(int64_t outer, int64_t n, int64_t inn
   const int64_t min_cols = std::min<int64_t>(inner, sector);
   p.shape.block = dim3(kSoftmaxInnerBlock);
   p.stats_shape.block = dim3(kSoftmaxInnerBlock);
-  if ((slice_bytes + full * row_bytes) <= budget || (n * min_cols + full) * row_bytes <= largest) {
+  if (slice_bytes <= budget || (n * min_cols + full) * row_bytes <= largest) {
     p.path = SoftmaxInnerPath::kTile;
     int64_t cols = inner;
     int64_t slices = 1;
-    if (slice_bytes + full * row_bytes <= budget) {
+    if (slice_bytes <= budget) {
       // whole slices: as many as the budget holds, while the tiles still give every SM two
-      slices = std::max<int64_t>(1, (budget - full * row_bytes) / slice_bytes);
+      slices = std::max<int64_t>(1, budget / slice_bytes);
       const int64_t fill = std::max<int64_t>(1, outer / (2 * int64_t{d.sm_count}));
       slices = std::min({slices, fill, outer});
     } else {
       // columns of one slice: as many as the budget holds (whole sectors on the grid), at least
-      // a sector, narrowed to a sector while the tiles do not give every SM two
+      // a sector, narrowed to a sector while the tiles do not give every SM two; then the
+      // slice's tiles evened out (the fewest tiles of at most that many columns)
       const int64_t unit = rows_on_grid ? sector : 1;
-      cols = std::max<int64_t>((budget / row_bytes - full) / n / unit * unit, min_cols);
+      cols = std::max<int64_t>(budget / row_bytes / n / unit * unit, min_cols);
       cols = std::min(cols, inner);
       while (cols / 2 >= min_cols && cols / 2 % unit == 0 &&
              outer * ceil_div<int64_t>(inner, cols) < 2 * int64_t{d.sm_count})
         cols /= 2;
+      cols = std::min(inner, round_up<int64_t>(ceil_div(inner, ceil_div(inner, cols)), unit));
     }
     p.slices = slices;
     p.cols = cols;
