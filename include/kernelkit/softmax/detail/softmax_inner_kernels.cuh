@@ -41,8 +41,9 @@ template <SoftmaxKind K>
 inline constexpr bool kSoftmaxInnerBackward =
     K == SoftmaxKind::kSoftmaxBackward || K == SoftmaxKind::kLogSoftmaxBackward;
 
-// Loads a thread has in flight on the tile kernel's element-wise copies.
-inline constexpr int kSoftmaxInnerUnroll = 4;
+// Loads a thread has in flight on the tile kernel's element-wise copies of 2-byte elements
+// (4-byte ones go through cp.async, every one in flight; the copy out stores as many).
+inline constexpr int kSoftmaxInnerUnroll = 8;
 // Rows of packs a thread of the streaming kernel has in flight (of each input): 2 for 16-byte
 // f32 packs and for two inputs (backward), else 4 (2-byte packs of 4, 8 bytes; one element). At
 // 4 the f32 writing kernels spilled 4 bytes within 80 registers, the bf16 backward ones 28-58
@@ -135,8 +136,9 @@ __device__ __forceinline__ SoftmaxInnerTile softmax_inner_tile_at(const SoftmaxI
 }
 
 // Moves one operand's tile between global memory (g + tl.base) and shared memory (s): ToShared
-// as cp.async 16-byte packs where Pack > 1 (committed by the caller), element-wise copies
-// kSoftmaxInnerUnroll loads at a time otherwise; the other way with 16-byte stores. A run
+// as cp.async 16-byte packs where Pack > 1, else cp.async of single 4-byte elements (both
+// committed by the caller) or element-wise copies of 2-byte ones kSoftmaxInnerUnroll loads at a
+// time; the other way with 16-byte stores (Pack > 1) or element-wise. A run
 // (rows == 1) starts `head` elements before its first pack boundary (Pack > 1) and sits at
 // s + sh, sh making the packs' shared-memory addresses 16-byte aligned; rows (Pack > 1) start
 // on pack boundaries (head 0, sh 0) and are whole packs.
@@ -182,6 +184,13 @@ __device__ __forceinline__ void softmax_inner_move(T* g, T* s, const SoftmaxInne
           store_pack<Pack>(gb + gi, 0, *reinterpret_cast<const PackOf<T, Pack>*>(s + si));
         }
       }
+    }
+  } else if constexpr (ToShared && sizeof(T) == 4) {
+    // 4-byte elements: cp.async of one element each, all of the tile's in flight at once
+    const int total = tl.rows * tl.len;
+    for (int q = t; q < total; q += kBlock) {
+      const int r = tl.rows == 1 ? 0 : q / tl.len;
+      __pipeline_memcpy_async(s + q, gb + int64_t{r} * tl.stride + (q - r * tl.len), sizeof(T));
     }
   } else {
     constexpr int kU = kSoftmaxInnerUnroll;
