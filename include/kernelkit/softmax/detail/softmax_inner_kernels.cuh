@@ -45,12 +45,13 @@ inline constexpr bool kSoftmaxInnerBackward =
 // (4-byte ones go through cp.async, every one in flight; the copy out stores as many).
 inline constexpr int kSoftmaxInnerUnroll = 8;
 // Rows of packs a thread of the streaming kernel has in flight (of each input): 2 for 16-byte
-// f32 packs and for two inputs (backward), else 4 (2-byte packs of 4, 8 bytes; one element). At
-// 4 the f32 writing kernels spilled 4 bytes within 80 registers, the bf16 backward ones 28-58
-// (sm_90).
+// f32 packs and for the backward's two inputs, 1 for the backward's 2-byte packs of 4, else 4
+// (2-byte packs of 4, 8 bytes; one element). Within 80 registers: at 4 the f32 writing kernels
+// spilled 4 bytes (sm_90), at 2 the bf16 backward writing kernel 4 bytes (sm_100).
 template <typename T, int Pack, bool Back>
-inline constexpr int kSoftmaxInnerStreamUnroll = Back || Pack * sizeof(T) == 16 ? 2 : 4;
-
+inline constexpr int kSoftmaxInnerStreamUnroll = Back && sizeof(T) == 2 && Pack > 1
+                                                     ? 1
+                                                     : (Back || Pack * sizeof(T) == 16 ? 2 : 4);
 // One call's operands and the plan's sizes.
 template <typename T>
 struct SoftmaxInnerArgs {
