@@ -52,6 +52,7 @@ template <typename T, int Pack, bool Back>
 inline constexpr int kSoftmaxInnerStreamUnroll = Back && sizeof(T) == 2 && Pack > 1
                                                      ? 1
                                                      : (Back || Pack * sizeof(T) == 16 ? 2 : 4);
+
 // One call's operands and the plan's sizes.
 template <typename T>
 struct SoftmaxInnerArgs {
