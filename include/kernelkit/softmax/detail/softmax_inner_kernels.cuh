@@ -44,14 +44,15 @@ inline constexpr bool kSoftmaxInnerBackward =
 // Loads a thread has in flight on the tile kernel's element-wise copies of 2-byte elements
 // (4-byte ones go through cp.async, every one in flight; the copy out stores as many).
 inline constexpr int kSoftmaxInnerUnroll = 8;
-// Rows of packs a thread of the streaming kernel has in flight (of each input): 2 for 16-byte
-// f32 packs and for the backward's two inputs, 1 for the backward's 2-byte packs of 4, else 4
-// (2-byte packs of 4, 8 bytes; one element). Within 80 registers: at 4 the f32 writing kernels
-// spilled 4 bytes (sm_90), at 2 the bf16 backward writing kernel 4 bytes (sm_100).
+// Rows a thread of the streaming kernel has in flight (of each input), by what a load moves:
+// single elements 8 forward, 4 backward (two inputs); f32 packs of 4 (16 bytes) 2; 2-byte packs
+// of 4 (8 bytes) 4 forward, 1 backward. Within 80 registers: at 4 f32 packs the writing kernels
+// spilled 4 bytes (sm_90), at 2 2-byte packs the bf16 backward writing kernel 4 bytes (sm_100).
+// (col_reduce measured too few bytes in flight as its weak spot: 0.2-0.4 of SOL.)
 template <typename T, int Pack, bool Back>
-inline constexpr int kSoftmaxInnerStreamUnroll = Back && sizeof(T) == 2 && Pack > 1
-                                                     ? 1
-                                                     : (Back || Pack * sizeof(T) == 16 ? 2 : 4);
+inline constexpr int kSoftmaxInnerStreamUnroll =
+    Pack == 1 ? (Back ? 4 : 8)
+              : (Back && sizeof(T) == 2 ? 1 : (Back || Pack * sizeof(T) == 16 ? 2 : 4));
 
 // One call's operands and the plan's sizes.
 template <typename T>
