@@ -104,6 +104,24 @@ constexpr size_t softmax_inner_workspace_bytes(int64_t outer, int64_t n, int64_t
                     : softmax_inner_workspace_bytes(outer, n, inner, static_cast<int>(sizeof(T)));
 }
 
+namespace detail {
+// Once per tile kernel and device: the dynamic shared memory it may ask for (all a block may
+// have but its static slots: the attribute counts dynamic bytes only, and static + dynamic must
+// stay within the opt-in) and the largest shared-memory carveout (every byte is read once).
+template <typename Kernel>
+cudaError_t softmax_inner_tile_setup(Kernel kernel) {
+  return once_per_kernel(reinterpret_cast<const void*>(kernel), [&] {
+    DeviceInfo d;
+    KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+    KERNELKIT_RETURN_IF_ERROR(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             d.smem_per_block_optin - softmax_inner_tile_static_smem()));
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                cudaSharedmemCarveoutMaxShared);
+  });
+}
+}  // namespace detail
+
 /// Launches plan p (made by plan_softmax_inner for these operands; inner >= 2) of kind: the one
 /// place the plan's values become template arguments, those of its entry of
 /// kSoftmaxInnerConfigs (any other plan answers cudaErrorInvalidValue). dy: backward only
@@ -137,7 +155,7 @@ cudaError_t launch_softmax_inner(const SoftmaxInnerPlan& p, SoftmaxKind kind, co
       constexpr SoftmaxInnerConfig c = kSoftmaxInnerConfigs[decltype(i)::value];
       if constexpr (c.path == SoftmaxInnerPath::kTile) {
         const auto kernel = softmax_inner_tile_kernel<T, kKind, c.pack>;
-        KERNELKIT_RETURN_IF_ERROR(softmax_chunk_setup<false>(kernel));
+        KERNELKIT_RETURN_IF_ERROR(softmax_inner_tile_setup(kernel));
         return launch(kernel, p.shape, stream, args);
       } else {
         if (p.split > 1) {
