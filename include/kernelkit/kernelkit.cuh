@@ -31,6 +31,7 @@
 #include "kernelkit/norm/norm.cuh"
 #include "kernelkit/loss/cross_entropy.cuh"
 #include "kernelkit/softmax/softmax.cuh"
+#include "kernelkit/softmax/softmax_inner.cuh"
 #include "kernelkit/transpose/transpose.cuh"
 #include "kernelkit/blas/blas.cuh"
 #include "kernelkit/blas/gemv.cuh"

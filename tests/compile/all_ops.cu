@@ -4,7 +4,8 @@
 // GPU from Turing up is known to build; nothing here runs. Every op instantiates exactly its
 // configuration table: softmax and transpose (kSoftmaxConfigs, kTransposeConfigs: each
 // launcher walks its element size's entries; log_softmax the softmax table again, the ld
-// overloads the same kernels; the backward ops walk kSoftmaxRowsConfigs); reduce and
+// overloads the same kernels; the backward ops walk kSoftmaxRowsConfigs; softmax_inner and its
+// log and backward forms kSoftmaxInnerConfigs); reduce and
 // row_reduce (kReduceConfigs, kRowReduceConfigs: the element type's pack's entries, for each
 // accumulator and operator; row_reduce's kBlock, kCluster and kSplit entries are
 // reduce_split_kernel instances; the strided-row overloads launch the same kernels);
@@ -34,6 +35,11 @@ void softmax_ops(T* p, cudaStream_t s) {
   (void)kk::log_softmax(p, 2, p, 2, 1, 1, s);
   (void)kk::softmax_backward(p, p, p, 1, 1, s);
   (void)kk::log_softmax_backward(p, 2, p, 2, p, 2, 1, 1, s);
+  // softmax over the middle axis (kSoftmaxInnerConfigs for each of the four kinds)
+  (void)kk::softmax_inner(p, p, 1, 2, 2, s);
+  (void)kk::log_softmax_inner(p, p, 1, 2, 2, s);
+  (void)kk::softmax_inner_backward(p, p, p, 1, 2, 2, s);
+  (void)kk::log_softmax_inner_backward(p, p, p, 1, 2, 2, s);
 }
 
 // Each call walks its direction and element size's entries of kCrossEntropyConfigs (the

@@ -54,6 +54,7 @@
 #include <cstdint>
 
 #include "kernelkit/core/checks.cuh"
+#include "kernelkit/core/column_tiles.cuh"
 #include "kernelkit/core/config_table.cuh"
 #include "kernelkit/core/device.cuh"
 #include "kernelkit/core/dispatch.cuh"
@@ -178,22 +179,11 @@ inline ColReducePlan plan_col_reduce(int64_t outer, int64_t n, int64_t inner, in
   if (outer <= 0 || inner <= 0) return p;  // nothing to launch
   const int64_t cp = inner / p.pack;       // column packs of a slice
   const int64_t wave = detail::reduce_wave(d);
-  // narrow slices: a tile is the whole row. Wide ones: 32 packs and 8 row lanes; fewer row
-  // lanes and wider tiles (up to the block) when n gives a lane fewer than kColMinLaneRows
-  // rows (n = 2 would leave 6 lanes of 8 idle and a few bytes in flight); then narrower tiles,
-  // down to a 128-byte line, while they do not fill a wave and the rows feed the extra lanes
-  int width = static_cast<int>(std::min<int64_t>(cp, kColMaxWidth));
-  if (cp > kColMaxWidth) {
-    using detail::kColMinLaneRows;
-    int lanes = kColBlock / kColMaxWidth;
-    while (lanes > 1 && n < int64_t{lanes} * kColMinLaneRows)
-      lanes /= 2;
-    width = static_cast<int>(std::min<int64_t>(cp, kColBlock / lanes));
-    const int line = std::max(1, 128 / (p.pack * elem_bytes));
-    while (width / 2 >= line && outer * ceil_div<int64_t>(cp, width) < wave &&
-           n >= int64_t{kColBlock / (width / 2)} * kColMinLaneRows)
-      width /= 2;
-  }
+  // narrow slices: a tile is the whole row; wide ones 32 packs, widened for few rows and
+  // narrowed to a 128-byte line for few tiles (column_tile_width)
+  const int line = std::max(1, 128 / (p.pack * elem_bytes));
+  const int width =
+      column_tile_width(cp, n, outer, kColBlock, kColMaxWidth, detail::kColMinLaneRows, line, wave);
   p.width = width;
   p.tiles_per_outer = ceil_div<int64_t>(cp, width);
   const int64_t tiles = outer * p.tiles_per_outer;
@@ -203,13 +193,11 @@ inline ColReducePlan plan_col_reduce(int64_t outer, int64_t n, int64_t inner, in
   const int64_t room = static_cast<int64_t>(std::min<size_t>(
       workspace_bytes / static_cast<size_t>(std::max(acc_bytes, 1)) / static_cast<size_t>(outputs),
       kReduceMaxSplit));
-  const int64_t split = std::min({wave / tiles, n / detail::kColMinSplitRows, room});
-  p.rows_per_split = std::max<int64_t>(n, 0);
-  if (split >= 2) {
+  const ColumnSplit cs = column_split(n, tiles, wave, detail::kColMinSplitRows, room);
+  p.rows_per_split = cs.rows_per_split;
+  if (cs.split >= 2) {
     p.combine = BlockCombine::kSecondKernel;
-    p.rows_per_split = ceil_div<int64_t>(n, split);
-    // no empty split: as many as the rows need at that length (still >= 2: n >= 64)
-    p.split = static_cast<int>(ceil_div<int64_t>(n, p.rows_per_split));
+    p.split = cs.split;
     p.shape.grid = dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(p.split));
     // the partials: one slice of split rows of outer * inner, one element a load
     p.combine_width = static_cast<int>(std::min<int64_t>(outputs, kColMaxWidth));

@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: Apache-2.0
+// Kernels (internal) of softmax over the middle axis of an (outer, n, inner) row-major layout:
+// column (o, i) is x[(o * n + k) * inner + i], k < n. softmax_inner_plan.cuh says which runs;
+// launch_softmax_inner (softmax_inner.cuh) launches it. Every kernel takes the four kinds:
+// forward (x -> y) and backward (y, dy -> dx).
+//  - softmax_inner_tile_kernel (kTile): a tile of whole columns moved into shared memory
+//    (cp.async 16-byte packs where the plan gives them), each column reduced there by one thread
+//    (or by `lanes` threads meeting in shared memory, when the tile has fewer columns than
+//    threads), the result written in place in shared memory, then the tile copied out: one
+//    read and one write of every element.
+//  - softmax_inner_stream_kernel (kSplit): column tiles of `width` packs x 256 / width row lanes
+//    read straight from global memory (coalesced along inner), kSoftmaxInnerUnroll loads in
+//    flight a thread; the row lanes meet in shared memory in a fixed tree. Write = false: the
+//    statistics of split blockIdx.y to the workspace. Write = true: the column statistics (the
+//    split partials combined in split order, or its own pass over the column when split == 1),
+//    then the rows of its split read again and written.
+// Numerics as the row softmax (detail/softmax_kernels.cuh): m = max (fmaxf, skipping NaN), s =
+// sum of exp(x - m) in float, NaN anywhere in a column makes it NaN, an all -inf column is NaN;
+// backward: s = sum of y * dy (softmax) or of dy (log_softmax), dx = y * (dy - s) or dy -
+// exp(y) * s. f32 sums and every backward sum are compensated (Neumaier). The order of every
+// operation depends only on the plan: the same call gives the same bits every run.
+#pragma once
+
+#include <cuda_pipeline_primitives.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernelkit/core/device.cuh"
+#include "kernelkit/core/math.cuh"
+#include "kernelkit/core/pack.cuh"
+#include "kernelkit/core/types.cuh"
+#include "kernelkit/softmax/detail/softmax_kernels.cuh"
+#include "kernelkit/softmax/softmax_inner_plan.cuh"
+
+namespace kernelkit::detail {
+
+// The backward kinds (softmax_is_backward, as a constant the device code can read).
+template <SoftmaxKind K>
+inline constexpr bool kSoftmaxInnerBackward =
+    K == SoftmaxKind::kSoftmaxBackward || K == SoftmaxKind::kLogSoftmaxBackward;
+
+// Loads a thread has in flight on the tile kernel's element-wise copies of 2-byte elements
+// (4-byte ones go through cp.async, every one in flight; the copy out stores as many).
+inline constexpr int kSoftmaxInnerUnroll = 8;
+// Rows a thread of the streaming kernel has in flight (of each input), by what a load moves:
+// single elements 8 forward, 4 backward (two inputs); f32 packs of 4 (16 bytes) 2; 2-byte packs
+// of 4 (8 bytes) 4 forward, 1 backward. Within 80 registers: at 4 f32 packs the writing kernels
+// spilled 4 bytes (sm_90), at 2 2-byte packs the bf16 backward writing kernel 4 bytes (sm_100).
+// (col_reduce measured too few bytes in flight as its weak spot: 0.2-0.4 of SOL.)
+template <typename T, int Pack, bool Back>
+inline constexpr int kSoftmaxInnerStreamUnroll =
+    Pack == 1 ? (Back ? 4 : 8)
+              : (Back && sizeof(T) == 2 ? 1 : (Back || Pack * sizeof(T) == 16 ? 2 : 4));
+
+// One call's operands and the plan's sizes.
+template <typename T>
+struct SoftmaxInnerArgs {
+  const T* x;   // forward: the input; backward: y (the forward's output)
+  const T* dy;  // backward: the gradient with respect to y; forward: null
+  T* out;       // y (forward) or dx (backward)
+  int64_t outer, n, inner;
+  int64_t slices, cols, tiles_per_outer, tiles, tile_elems;  // kTile (tiles: also kSplit)
+  int width, split;                                          // kSplit
+  int64_t rows_per_split;                                    // kSplit
+  SoftmaxStats* partials;                                    // kSplit, split > 1
+};
+
+// A float sum, compensated (Neumaier) when Compensated.
+template <bool Compensated>
+struct SoftmaxInnerSum {
+  float s = 0.f, c = 0.f;
+  __device__ __forceinline__ void add(float v) {
+    if constexpr (Compensated) {
+      const float t = s + v;
+      c += fabsf(s) >= fabsf(v) ? (s - t) + v : (v - t) + s;
+      s = t;
+    } else {
+      s += v;
+    }
+  }
+  __device__ __forceinline__ float get() const { return Compensated ? s + c : s; }
+};
+
+// The statistic a backward column reduces, of one element.
+template <SoftmaxKind Kind>
+__device__ __forceinline__ float softmax_inner_term(float y, float dy) {
+  return Kind == SoftmaxKind::kLogSoftmaxBackward ? dy : y * dy;
+}
+
+// One element of dx from y, dy and the column's statistic.
+template <SoftmaxKind Kind, bool Fast>
+__device__ __forceinline__ float softmax_inner_grad(float y, float dy, float s) {
+  if constexpr (Kind == SoftmaxKind::kLogSoftmaxBackward) {
+    return dy - softmax_exp<Fast>(y) * s;
+  } else {
+    return y * (dy - s);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// kTile
+
+// Where a tile sits: a run of `len` elements from base (rows == 1: whole slices, contiguous),
+// or `rows` rows of len (= cw) elements `stride` apart. cw: the columns of a slice it holds;
+// slices: the slices it holds. In shared memory element (s, k, i) of the tile is at
+// sh + (s * n + k) * cw + i.
+struct SoftmaxInnerTile {
+  int64_t base;
+  int64_t stride;
+  int rows, len, cw, slices;
+};
+
+template <typename T>
+__device__ __forceinline__ SoftmaxInnerTile softmax_inner_tile_at(const SoftmaxInnerArgs<T>& a,
+                                                                  int64_t tile) {
+  SoftmaxInnerTile tl;
+  if (a.cols == a.inner) {
+    const int64_t o0 = tile * a.slices;
+    const int64_t s = a.outer - o0 < a.slices ? a.outer - o0 : a.slices;
+    tl.base = o0 * a.n * a.inner;
+    tl.stride = 0;
+    tl.rows = 1;
+    tl.len = static_cast<int>(s * a.n * a.inner);
+    tl.cw = static_cast<int>(a.inner);
+    tl.slices = static_cast<int>(s);
+  } else {
+    const int64_t o = tile / a.tiles_per_outer;
+    const int64_t c0 = (tile - o * a.tiles_per_outer) * a.cols;
+    tl.base = o * a.n * a.inner + c0;
+    tl.stride = a.inner;
+    tl.rows = static_cast<int>(a.n);
+    tl.len = static_cast<int>(a.inner - c0 < a.cols ? a.inner - c0 : a.cols);
+    tl.cw = tl.len;
+    tl.slices = 1;
+  }
+  return tl;
+}
+
+// Moves one operand's tile between global memory (g + tl.base) and shared memory (s): ToShared
+// as cp.async 16-byte packs where Pack > 1, else cp.async of single 4-byte elements (both
+// committed by the caller) or element-wise copies of 2-byte ones kSoftmaxInnerUnroll loads at a
+// time; the other way with 16-byte stores (Pack > 1) or element-wise. A run
+// (rows == 1) starts `head` elements before its first pack boundary (Pack > 1) and sits at
+// s + sh, sh making the packs' shared-memory addresses 16-byte aligned; rows (Pack > 1) start
+// on pack boundaries (head 0, sh 0) and are whole packs.
+template <bool ToShared, int Pack, typename T>
+__device__ __forceinline__ void softmax_inner_move(T* g, T* s, const SoftmaxInnerTile& tl, int sh,
+                                                   int head) {
+  constexpr int kBlock = kSoftmaxInnerBlock;
+  const int t = static_cast<int>(threadIdx.x);
+  T* const gb = g + tl.base;
+  auto one = [&](int64_t gi, int si) {
+    if constexpr (ToShared) {
+      s[si] = gb[gi];
+    } else {
+      gb[gi] = s[si];
+    }
+  };
+  if constexpr (Pack > 1) {
+    if (tl.rows == 1) {
+      const int packs = (tl.len - head) / Pack;
+      const int tail = tl.len - head - packs * Pack;
+      if (t < head) one(t, sh + t);
+      const int body = head + packs * Pack;
+      if (t < tail) one(body + t, sh + body + t);
+      for (int q = t; q < packs; q += kBlock) {
+        const int e = head + q * Pack;
+        if constexpr (ToShared) {
+          __pipeline_memcpy_async(s + sh + e, gb + e, Pack * sizeof(T));
+        } else {
+          store_pack<Pack>(gb + e, 0, *reinterpret_cast<const PackOf<T, Pack>*>(s + sh + e));
+        }
+      }
+    } else {
+      const int ppr = tl.len / Pack;  // packs a row
+      const int total = tl.rows * ppr;
+      for (int q = t; q < total; q += kBlock) {
+        const int r = q / ppr;
+        const int c = (q - r * ppr) * Pack;
+        const int64_t gi = int64_t{r} * tl.stride + c;
+        const int si = r * tl.len + c;
+        if constexpr (ToShared) {
+          __pipeline_memcpy_async(s + si, gb + gi, Pack * sizeof(T));
+        } else {
+          store_pack<Pack>(gb + gi, 0, *reinterpret_cast<const PackOf<T, Pack>*>(s + si));
+        }
+      }
+    }
+  } else if constexpr (ToShared && sizeof(T) == 4) {
+    // 4-byte elements: cp.async of one element each, all of the tile's in flight at once
+    const int total = tl.rows * tl.len;
+    for (int q = t; q < total; q += kBlock) {
+      const int r = tl.rows == 1 ? 0 : q / tl.len;
+      __pipeline_memcpy_async(s + q, gb + int64_t{r} * tl.stride + (q - r * tl.len), sizeof(T));
+    }
+  } else {
+    constexpr int kU = kSoftmaxInnerUnroll;
+    const int total = tl.rows * tl.len;
+    for (int q0 = t; q0 < total; q0 += kBlock * kU) {
+      T v[kU];
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        const int q = q0 + u * kBlock;
+        if (q < total) {
+          const int r = tl.rows == 1 ? 0 : q / tl.len;
+          const int64_t gi = int64_t{r} * tl.stride + (q - r * tl.len);
+          v[u] = ToShared ? gb[gi] : s[q];
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        const int q = q0 + u * kBlock;
+        if (q < total) {
+          const int r = tl.rows == 1 ? 0 : q / tl.len;
+          const int64_t gi = int64_t{r} * tl.stride + (q - r * tl.len);
+          if constexpr (ToShared) {
+            s[q] = v[u];
+          } else {
+            gb[gi] = v[u];
+          }
+        }
+      }
+    }
+  }
+}
+
+// Forward, one column of the tile (elements c, c + cw, ... of t_x, rows k = k0, k0 + step, ...
+// below n): its max.
+template <typename T>
+__device__ __forceinline__ float softmax_inner_col_max(const T* tx, int c, int cw, int k0, int step,
+                                                       int n) {
+  float m = -INFINITY;
+#pragma unroll 4
+  for (int k = k0; k < n; k += step)
+    m = fmaxf(m, convert<float>(tx[c + k * cw]));
+  return m;
+}
+
+// Forward: the column's sum of exp(x - m) (f32 softmax: each exp stored in place of x, for the
+// write pass to scale).
+template <typename T, SoftmaxKind Kind>
+__device__ __forceinline__ float softmax_inner_col_sum(T* tx, int c, int cw, int k0, int step,
+                                                       int n, float m) {
+  constexpr bool kFast = kSoftmaxFast<T>;
+  constexpr bool kKeep = std::is_same_v<T, float> && Kind == SoftmaxKind::kSoftmax;
+  const float base = m == -INFINITY ? 0.f : m;
+  SoftmaxInnerSum<!kFast> sum;
+#pragma unroll 4
+  for (int k = k0; k < n; k += step) {
+    const float e = softmax_exp<kFast>(convert<float>(tx[c + k * cw]) - base);
+    if constexpr (kKeep) tx[c + k * cw] = e;
+    sum.add(e);
+  }
+  return sum.get();
+}
+
+// Forward: the column's outputs in place.
+template <typename T, SoftmaxKind Kind>
+__device__ __forceinline__ void softmax_inner_col_write(T* tx, int c, int cw, int k0, int step,
+                                                        int n, float m, float s) {
+  constexpr bool kFast = kSoftmaxFast<T>;
+  constexpr bool kKept = std::is_same_v<T, float> && Kind == SoftmaxKind::kSoftmax;
+  const float inv_s = 1.f / s;
+  const float log_s = logf(s);
+#pragma unroll 4
+  for (int k = k0; k < n; k += step) {
+    const float x = convert<float>(tx[c + k * cw]);
+    float y;
+    if constexpr (kKept) {
+      y = x * inv_s;  // x holds exp(x - m) (an all -inf column: 0 x inf, NaN)
+    } else {
+      y = softmax_out<Kind, kFast>(x, m, inv_s, log_s);
+    }
+    tx[c + k * cw] = convert<T>(y);
+  }
+}
+
+// Backward: the column's sum of y * dy (or dy).
+template <typename T, SoftmaxKind Kind>
+__device__ __forceinline__ float softmax_inner_col_dot(const T* ty, const T* tdy, int c, int cw,
+                                                       int k0, int step, int n) {
+  SoftmaxInnerSum<true> sum;
+#pragma unroll 4
+  for (int k = k0; k < n; k += step)
+    sum.add(
+        softmax_inner_term<Kind>(convert<float>(ty[c + k * cw]), convert<float>(tdy[c + k * cw])));
+  return sum.get();
+}
+
+// Backward: the column's dx in place of dy.
+template <typename T, SoftmaxKind Kind>
+__device__ __forceinline__ void softmax_inner_col_grad(const T* ty, T* tdy, int c, int cw, int k0,
+                                                       int step, int n, float s) {
+#pragma unroll 4
+  for (int k = k0; k < n; k += step) {
+    const float g = softmax_inner_grad<Kind, kSoftmaxFast<T>>(convert<float>(ty[c + k * cw]),
+                                                              convert<float>(tdy[c + k * cw]), s);
+    tdy[c + k * cw] = convert<T>(g);
+  }
+}
+
+// See the top of this file. Dynamic shared memory: one tile of tile_elems elements an input.
+template <typename T, SoftmaxKind Kind, int Pack>
+__global__ void __launch_bounds__(kSoftmaxInnerBlock,
+                                  min_blocks_per_sm(kSoftmaxInnerBlock, kSoftmaxInnerMinBlocks))
+    softmax_inner_tile_kernel(SoftmaxInnerArgs<T> a) {
+  constexpr int kBlock = kSoftmaxInnerBlock;
+  constexpr bool kBack = kSoftmaxInnerBackward<Kind>;
+  extern __shared__ __align__(16) unsigned char softmax_inner_smem[];
+  __shared__ float red_a[kBlock], red_b[kBlock];
+  T* const tx = reinterpret_cast<T*>(softmax_inner_smem);
+  T* const tdy = tx + a.tile_elems;  // backward; tile_elems is a whole number of packs
+  const int t = static_cast<int>(threadIdx.x);
+  const int n = static_cast<int>(a.n);
+  for (int64_t tile = blockIdx.x; tile < a.tiles; tile += gridDim.x) {
+    const SoftmaxInnerTile tl = softmax_inner_tile_at(a, tile);
+    // a run's elements before its first pack boundary, and the shift that puts that boundary
+    // on a 16-byte shared-memory address (every operand sits alike: the plan's packs)
+    const int head =
+        Pack > 1 && tl.rows == 1 ? static_cast<int>(pack_head<Pack>(a.x + tl.base, tl.len)) : 0;
+    const int sh = (Pack - head) % Pack;
+    __syncthreads();  // the previous tile is copied out
+    softmax_inner_move<true, Pack>(const_cast<T*>(a.x), tx, tl, sh, head);
+    if constexpr (kBack) softmax_inner_move<true, Pack>(const_cast<T*>(a.dy), tdy, tl, sh, head);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+    const int cw = tl.cw;
+    const int columns = tl.slices * cw;
+    // column j: slice j / cw, column j % cw; its element k at col0 + k * cw
+    auto col0 = [&](int j) {
+      const int s = j / cw;
+      return sh + s * n * cw + (j - s * cw);
+    };
+    if (columns >= kBlock) {
+      // a thread a column
+      for (int j = t; j < columns; j += kBlock) {
+        const int c = col0(j);
+        if constexpr (kBack) {
+          const float s = softmax_inner_col_dot<T, Kind>(tx, tdy, c, cw, 0, 1, n);
+          softmax_inner_col_grad<T, Kind>(tx, tdy, c, cw, 0, 1, n, s);
+        } else {
+          const float m = softmax_inner_col_max(tx, c, cw, 0, 1, n);
+          const float s = softmax_inner_col_sum<T, Kind>(tx, c, cw, 0, 1, n, m);
+          softmax_inner_col_write<T, Kind>(tx, c, cw, 0, 1, n, m, s);
+        }
+      }
+    } else {
+      // `lanes` threads a column: thread t is column t % columns, lane t / columns (rows
+      // lane, lane + lanes, ...); lane 0 combines the lanes' values in lane order
+      const int lanes = kBlock / columns < n ? kBlock / columns : n;
+      const int j = t % columns, l = t / columns;
+      const bool on = l < lanes;
+      const int c = col0(j);
+      auto meet = [&](float* red, float v, bool is_max) {
+        if (on) red[t] = v;
+        __syncthreads();
+        if (on && l == 0) {
+          float r = v;
+          for (int q = 1; q < lanes; ++q)
+            r = is_max ? fmaxf(r, red[q * columns + j]) : r + red[q * columns + j];
+          red[j] = r;
+        }
+        __syncthreads();
+        return on ? red[j] : 0.f;
+      };
+      if constexpr (kBack) {
+        const float part = on ? softmax_inner_col_dot<T, Kind>(tx, tdy, c, cw, l, lanes, n) : 0.f;
+        const float s = meet(red_a, part, false);
+        if (on) softmax_inner_col_grad<T, Kind>(tx, tdy, c, cw, l, lanes, n, s);
+      } else {
+        const float pm = on ? softmax_inner_col_max(tx, c, cw, l, lanes, n) : -INFINITY;
+        const float m = meet(red_a, pm, true);
+        const float ps = on ? softmax_inner_col_sum<T, Kind>(tx, c, cw, l, lanes, n, m) : 0.f;
+        const float s = meet(red_b, ps, false);
+        if (on) softmax_inner_col_write<T, Kind>(tx, c, cw, l, lanes, n, m, s);
+      }
+    }
+    __syncthreads();  // the tile's results are in shared memory
+    softmax_inner_move<false, Pack>(a.out, kBack ? tdy : tx, tl, sh, head);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// kSplit
+
+// (max, sum) of a column's rows (backward: m unused, s the sum of the terms); combine: the
+// union of two sets.
+template <SoftmaxKind Kind, bool Fast>
+__device__ __forceinline__ SoftmaxStats softmax_inner_combine(SoftmaxStats a, SoftmaxStats b) {
+  if constexpr (kSoftmaxInnerBackward<Kind>) {
+    return {0.f, a.s + b.s};
+  } else {
+    return softmax_stats_combine<Fast>(a, b);
+  }
+}
+
+// See the top of this file. Grid: (tiles or fewer, split); blockIdx.y is the split.
+template <typename T, SoftmaxKind Kind, int Pack, bool Write>
+__global__ void __launch_bounds__(kSoftmaxInnerBlock,
+                                  min_blocks_per_sm(kSoftmaxInnerBlock,
+                                                    kSoftmaxInnerStreamMinBlocks))
+    softmax_inner_stream_kernel(SoftmaxInnerArgs<T> a) {
+  constexpr int kBlock = kSoftmaxInnerBlock;
+  constexpr bool kBack = kSoftmaxInnerBackward<Kind>;
+  constexpr int kU = kSoftmaxInnerStreamUnroll<T, Pack, kBack>;
+  constexpr bool kFast = kSoftmaxFast<T>;
+  __shared__ SoftmaxStats red[kBlock * Pack];
+  const int t = static_cast<int>(threadIdx.x);
+  const int width = a.width;
+  const int lanes = kBlock / width;
+  const int c = t % width, l = t / width;
+  const int64_t cp = a.inner / Pack;
+  const int64_t columns = a.outer * a.inner;
+  const int64_t split = blockIdx.y;
+  const int64_t k0 = split * a.rows_per_split;
+  const int64_t k1 = k0 + a.rows_per_split < a.n ? k0 + a.rows_per_split : a.n;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // the writing kernel after a split may be a programmatic dependent launch of the statistics
+  // kernel: nothing is read before that grid is complete (a no-op otherwise)
+  if constexpr (Write) cudaGridDependencySynchronize();
+#endif
+  for (int64_t tile = blockIdx.x; tile < a.tiles; tile += gridDim.x) {
+    const int64_t o = tile / a.tiles_per_outer;
+    const int64_t cb = (tile - o * a.tiles_per_outer) * width;
+    const bool on = l < lanes && cb + c < cp;
+    const int64_t col = o * a.inner + (cb + c) * Pack;        // this thread's first column
+    const int64_t off = o * a.n * a.inner + (cb + c) * Pack;  // its element of row 0
+    SoftmaxStats st[Pack];
+#pragma unroll
+    for (int j = 0; j < Pack; ++j)
+      st[j] = {kBack ? 0.f : -INFINITY, 0.f};
+    if (on && Write && a.split > 1) {
+      // the split partials of the thread's columns, splits l, l + lanes, ...
+      for (int q = l; q < a.split; q += lanes) {
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          st[j] = softmax_inner_combine<Kind, kFast>(st[j], a.partials[q * columns + col + j]);
+      }
+    } else if (on) {
+      // the statistics of rows [r0, r1): this split's, or the whole column (Write, split 1)
+      const int64_t r0 = Write ? 0 : k0, r1 = Write ? a.n : k1;
+      float comp[Pack];
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        comp[j] = 0.f;
+      for (int64_t k = r0 + l; k < r1; k += int64_t{kU} * lanes) {
+        PackOf<T, Pack> v[kU], w[kU];
+#pragma unroll
+        for (int u = 0; u < kU; ++u) {
+          const int64_t kk = k + int64_t{u} * lanes;
+          if (kk < r1) {
+            v[u] = load_pack<Pack>(a.x + off + kk * a.inner, 0);
+            if constexpr (kBack) w[u] = load_pack<Pack>(a.dy + off + kk * a.inner, 0);
+          }
+        }
+#pragma unroll
+        for (int j = 0; j < Pack; ++j) {
+          float xs[kU];
+#pragma unroll
+          for (int u = 0; u < kU; ++u) {
+            const bool in = k + int64_t{u} * lanes < r1;
+            if constexpr (kBack) {
+              xs[u] = in ? softmax_inner_term<Kind>(convert<float>(v[u].elem[j]),
+                                                    convert<float>(w[u].elem[j]))
+                         : 0.f;
+            } else {
+              xs[u] = in ? convert<float>(v[u].elem[j]) : -INFINITY;
+            }
+          }
+          if constexpr (kBack) {
+            SoftmaxInnerSum<true> sum{st[j].s, comp[j]};
+#pragma unroll
+            for (int u = 0; u < kU; ++u)
+              sum.add(xs[u]);
+            st[j].s = sum.s;
+            comp[j] = sum.c;
+          } else {
+            softmax_stats_add<kFast, kU>(st[j], comp[j], xs);
+          }
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        st[j].s += kFast && !kBack ? 0.f : comp[j];
+    }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if constexpr (!Write) {
+      if (tile + gridDim.x >= a.tiles) cudaTriggerProgrammaticLaunchCompletion();
+    }
+#endif
+    // the row lanes meet: lanes [0, 2h) -> [0, h), a fixed tree
+    __syncthreads();  // the previous tile's tree is read
+    if (l < lanes) {
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        red[t * Pack + j] = st[j];
+    }
+    __syncthreads();
+    for (int h = static_cast<int>(pow2_ceil(static_cast<unsigned>(lanes))) / 2; h >= 1; h /= 2) {
+      if (l < h && l + h < lanes) {
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          red[t * Pack + j] = softmax_inner_combine<Kind, kFast>(red[t * Pack + j],
+                                                                 red[(t + h * width) * Pack + j]);
+      }
+      __syncthreads();
+    }
+    if constexpr (!Write) {
+      if (on && l == 0) {
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          a.partials[split * columns + col + j] = red[t * Pack + j];
+      }
+    } else {
+      if (!on) continue;
+      // the column statistics, in row lane 0's slots; then this split's rows again
+      // backward: (unused, s); softmax: (m, 1 / s); log_softmax: (m, log s)
+      float m[Pack], q[Pack];
+#pragma unroll
+      for (int j = 0; j < Pack; ++j) {
+        const SoftmaxStats f = red[c * Pack + j];
+        m[j] = f.m;
+        q[j] = kBack ? f.s : (Kind == SoftmaxKind::kSoftmax ? 1.f / f.s : logf(f.s));
+      }
+      for (int64_t k = k0 + l; k < k1; k += int64_t{kU} * lanes) {
+        PackOf<T, Pack> v[kU], w[kU];
+#pragma unroll
+        for (int u = 0; u < kU; ++u) {
+          const int64_t kk = k + int64_t{u} * lanes;
+          if (kk < k1) {
+            v[u] = load_pack<Pack>(a.x + off + kk * a.inner, 0);
+            if constexpr (kBack) w[u] = load_pack<Pack>(a.dy + off + kk * a.inner, 0);
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < kU; ++u) {
+          const int64_t kk = k + int64_t{u} * lanes;
+          if (kk < k1) {
+            PackOf<T, Pack> y;
+#pragma unroll
+            for (int j = 0; j < Pack; ++j) {
+              const float x = convert<float>(v[u].elem[j]);
+              float out;
+              if constexpr (kBack) {
+                out = softmax_inner_grad<Kind, kFast>(x, convert<float>(w[u].elem[j]), q[j]);
+              } else {
+                out = softmax_out<Kind, kFast>(x, m[j], q[j], q[j]);
+              }
+              y.elem[j] = convert<T>(out);
+            }
+            store_pack<Pack>(a.out + off + kk * a.inner, 0, y);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace kernelkit::detail
