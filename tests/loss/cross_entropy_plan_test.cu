@@ -101,7 +101,7 @@ TEST(CrossEntropyPlan, ListedShapesOnAnH100) {
   const CrossEntropyPlan b = backward(4096, 128256, 2, true, LossReduction::kMean, d);
   EXPECT_EQ(b.pack, 8);
   EXPECT_EQ(b.threads, 512);
-  EXPECT_EQ(b.split, 16) << describe(b);
+  EXPECT_EQ(b.split, 8) << describe(b);
   EXPECT_EQ(backward(4096, 128256, 2, false, LossReduction::kMean, d).pack, 1);
 }
 

@@ -145,10 +145,11 @@ cudaError_t launch_cross_entropy_backward(const CrossEntropyPlan& p,
   using namespace detail;
   constexpr ConfigRange kEntries = cross_entropy_configs_of(true, sizeof(T));
   const CrossEntropyConfig key = cross_entropy_config(p, true, sizeof(T));
+  const CrossEntropyOffsets o = cross_entropy_backward_offsets(a.smoothing, a.vocab);
   return dispatch_table<kCrossEntropyConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
     constexpr CrossEntropyConfig c = kCrossEntropyConfigs[decltype(i)::value];
     return launch(cross_entropy_backward_kernel<T, Tgt, c.pack, c.threads, c.block>, p.shape,
-                  stream, a, p.split, p.tasks);
+                  stream, a, p.split, p.tasks, o.off, o.off_t);
   });
 }
 

@@ -70,6 +70,12 @@ inline constexpr int kCrossEntropyUnroll = 4;
 __host__ __device__ constexpr int cross_entropy_unroll(int pack) {
   return pack == 8 ? 2 : kCrossEntropyUnroll;
 }
+// The backward kernel's batch: 4 packs a thread for every pack size (64 bytes in flight a thread
+// for 16-byte packs; 0 spills on sm_75..sm_120 since its inner loop is 8-9 instructions an
+// element: at 2 packs the 2-byte kernel had 32 bytes in flight and 16 elements a task).
+__host__ __device__ constexpr int cross_entropy_backward_unroll(int) {
+  return kCrossEntropyUnroll;
+}
 // Narrow rows (at most this many packs: 512 f32 / 1024 2-byte columns) take a warp per row.
 inline constexpr int64_t kCrossEntropyWarpMaxPacks = 128;
 // Rows of at most this many packs (16 a thread of 128) take blocks of 128, wider ones 512.
@@ -271,10 +277,10 @@ inline CrossEntropyPlan plan_cross_entropy_backward(int64_t rows, int64_t vocab,
     p.threads = kWarpSize, block = kCrossEntropyWarpBlock;
   } else {
     p.threads = block = 512;
-    // chunks of at most one batch of loads a thread (cross_entropy_unroll packs); rows too few
-    // for the block slots: more chunks, down to kCrossEntropyMinChunkPacks packs, so that
+    // chunks of at most one batch of loads a thread (cross_entropy_backward_unroll packs); rows too
+    // few for the block slots: more chunks, down to kCrossEntropyMinChunkPacks packs, so that
     // every slot holds one
-    const int64_t batch = int64_t{block} * cross_entropy_unroll(p.pack);
+    const int64_t batch = int64_t{block} * cross_entropy_backward_unroll(p.pack);
     const int64_t slots =
         int64_t{std::max(1, blocks_per_sm(d, block, kCrossEntropyRegs, 0))} * d.sm_count;
     const int64_t split =

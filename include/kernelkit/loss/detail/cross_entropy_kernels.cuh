@@ -22,6 +22,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "kernelkit/block/block_reduce.cuh"
 #include "kernelkit/core/device.cuh"
@@ -269,18 +271,92 @@ __global__ void __launch_bounds__(Block)
   cross_entropy_finish<Block, kSoftmaxFast<T>>(a, split);
 }
 
+// A 16-byte pack of dlogits (Pack floats, converted to T) written as one 16-byte store. A
+// Pack<T, N> built element by element and copied by store_pack was split by nvcc 13.0 into one
+// store an element (sm_90 SASS: 8 STG.U16 a 2-byte pack, 4 STG.E an f32 one): 4-8x the store
+// instructions and L1 -> L2 requests of the bytes. Here the words are made in registers (a
+// 2-byte pair by one F2FP) and stored by one st.global.v4 (dlogits is global memory). Pack == 1:
+// one element.
+template <typename T, int Pack>
+__device__ __forceinline__ void cross_entropy_store(T* dst, const float (&y)[Pack]) {
+  if constexpr (Pack == 1) {
+    *dst = convert<T>(y[0]);
+  } else {
+    static_assert(sizeof(T) * Pack == 16, "16-byte packs");
+    uint32_t w[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      if constexpr (std::is_same_v<T, float>) {
+        w[i] = __float_as_uint(y[i]);
+      } else if constexpr (std::is_same_v<T, __half>) {
+        const __half2 h = __floats2half2_rn(y[2 * i], y[2 * i + 1]);
+        memcpy(&w[i], &h, 4);
+      } else {
+        const __nv_bfloat162 h = __floats2bfloat162_rn(y[2 * i], y[2 * i + 1]);
+        memcpy(&w[i], &h, 4);
+      }
+    }
+    // (a uint4 assignment here still came out of NVVM as 4 st.global.f32: hence the PTX)
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(w[0]), "r"(w[1]),
+                 "r"(w[2]), "r"(w[3])
+                 : "memory");
+  }
+}
+
+// Element k of a loaded pack as float. bf16: the high or low half of its 32-bit word moved to
+// the top (one LOP or SHF an element; __bfloat162float of the high halves went through PRMT
+// copies made right after the load, 4 more live registers a pack).
+template <typename T, int Pack>
+__device__ __forceinline__ float cross_entropy_elem(const PackOf<T, Pack>& p, int k) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16> && Pack % 2 == 0) {
+    uint32_t w;
+    memcpy(&w, &p.elem[k & ~1], 4);
+    return __uint_as_float(k % 2 == 0 ? w << 16 : w & 0xffff0000u);
+  } else {
+    return convert<float>(p.elem[k]);
+  }
+}
+
+// The backward's smoothing terms: off = eps / vocab in every column, off_t = off + (1 - eps) in
+// the target's (host and device alike: IEEE float division and addition).
+struct CrossEntropyOffsets {
+  float off, off_t;
+};
+inline CrossEntropyOffsets cross_entropy_backward_offsets(float eps, int64_t vocab) {
+  const float off = eps / static_cast<float>(vocab);
+  return {off, off + (1.f - eps)};
+}
+
+// First column of chunk j of a row: softmax_chunk_begin with cols / split and cols % split
+// worked out once a kernel (q, rem), not twice a task (two 64-bit divisions by a runtime
+// value, ~80 instructions each through the slow path, were most of a task's fixed cost).
+template <int Pack>
+__device__ __forceinline__ int64_t cross_entropy_chunk_begin(int64_t j, int split, int64_t cols,
+                                                             int64_t q, int rem, int64_t lead) {
+  if (j == 0) return 0;
+  if (j >= split) return cols;
+  const int64_t x = j * q + (j < rem ? j : rem);
+  return x - ((x - lead) % Pack + Pack) % Pack;
+}
+
 // The backward: tasks as the forward's (chunk j of row r, a group of Threads threads each).
 // mean: every block first counts the targets not ignored (an integer sum: order-free). Each
-// thread loads a batch of cross_entropy_unroll(Pack) packs, then writes them; an ignored row is
-// written 0 without being read. dlogits may be logits (each thread reads its packs before writing
-// them).
+// thread loads a batch of cross_entropy_backward_unroll(Pack) packs, then writes them; an ignored
+// row is written 0 without being read (a branch a task, not an element). dlogits may be logits
+// (each thread reads its packs before writing them). The element's work: the exp (FADD, FMUL,
+// MUFU.EX2 for the 2-byte types), the target's term picked by a 32-bit compare against the target's
+// place in the pack (found once a task), a subtraction and the scale by g; 16-byte stores
+// (cross_entropy_store). (r, j) advance by the stride's quotient and remainder (no division in
+// the loop). off = eps / vocab and off_t = off + (1 - eps) (the target's column) come as
+// arguments (cross_entropy_backward_offsets: from the constant bank, not two registers).
 template <typename T, typename Tgt, int Pack, int Threads, int Block>
 __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, cross_entropy_min_blocks(Block)))
-    cross_entropy_backward_kernel(CrossEntropyBackwardArgs<T, Tgt> a, int split, int64_t tasks) {
+    cross_entropy_backward_kernel(CrossEntropyBackwardArgs<T, Tgt> a, int split, int64_t, float off,
+                                  float off_t) {
   static_assert(Threads == kWarpSize || Threads == Block, "a warp or the block a task");
   constexpr bool kFast = kSoftmaxFast<T>;
   constexpr int kGroups = Block / Threads;
-  constexpr int kU = cross_entropy_unroll(Pack);
+  constexpr int kU = cross_entropy_backward_unroll(Pack);
   const int group = static_cast<int>(threadIdx.x) / Threads;
   const int gt = static_cast<int>(threadIdx.x) % Threads;
   float mean_scale = 1.f;
@@ -291,77 +367,98 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, cross_entropy_
     count = block_all_reduce<Block>(count, Sum{});
     mean_scale = 1.f / static_cast<float>(count);
   }
-  const float off = a.smoothing / static_cast<float>(a.vocab);
-  const float at_t = 1.f - a.smoothing;
+  const int64_t q = a.vocab / split;
+  const int rem = static_cast<int>(a.vocab % split);
+  // the grid's tasks a round (resident blocks: far below 2^31), as rows and chunks
+  const int stride = static_cast<int>(gridDim.x) * kGroups;
+  const int stride_r = stride / split, stride_j = stride % split;
+  const bool per_row = a.reduction == LossReduction::kNone;
+  const int task0 = static_cast<int>(blockIdx.x) * kGroups + group;
+  int64_t r = task0 / split;  // task r * split + j (task < tasks <=> r < rows)
+  int j = task0 % split;
   // a task's row scalars (target, lse, g) are loaded one task ahead: the pack loads wait on the
   // target (ignored rows are not read), and would otherwise wait a round trip to L2 first
-  const int64_t stride = int64_t{gridDim.x} * kGroups;
-  const auto row_of = [&](int64_t task) { return task < tasks ? task / split : 0; };
-  const bool per_row = a.reduction == LossReduction::kNone;
-  int64_t task = int64_t{blockIdx.x} * kGroups + group;
-  Tgt t_next = a.target[row_of(task)];
-  float lse_next = a.lse[row_of(task)];
-  float g_next = a.dloss[per_row ? row_of(task) : 0];
-  for (; task < tasks; task += stride) {
-    const int64_t r = task / split;
-    const int j = static_cast<int>(task % split);
+  // (sum, mean: one g for the call)
+  const int64_t r0 = r < a.rows ? r : 0;
+  Tgt t_next = a.target[r0];
+  float lse_next = a.lse[r0];
+  float g_next = per_row ? a.dloss[r0] : a.dloss[0] * mean_scale;
+  while (r < a.rows) {
     const int64_t t = static_cast<int64_t>(t_next);
     const float lse = lse_next;
-    const float g = per_row ? g_next : g_next * mean_scale;
-    if (task + stride < tasks) {
-      const int64_t rn = (task + stride) / split;
+    const float g = g_next;
+    // the next task's (r, j)
+    int64_t rn = r + stride_r;
+    int jn = j + stride_j;
+    if (jn >= split) jn -= split, ++rn;
+    if (rn < a.rows) {
       t_next = a.target[rn];
       lse_next = a.lse[rn];
       if (per_row) g_next = a.dloss[rn];
     }
-    const bool ignored = t == a.ignore_index;
-    // a target outside the classes: the row NaN
-    const float base = (!ignored && (t < 0 || t >= a.vocab)) ? NAN : lse;
     const T* row = a.logits + r * a.ld;
     const int64_t lead = pack_head<Pack>(row, Pack);
-    const int64_t c0 = softmax_chunk_begin(j, split, a.vocab, Pack, lead);
-    const int64_t c1 = softmax_chunk_begin(j + 1, split, a.vocab, Pack, lead);
+    const int64_t c0 = cross_entropy_chunk_begin<Pack>(j, split, a.vocab, q, rem, lead);
+    const int64_t c1 = cross_entropy_chunk_begin<Pack>(j + 1, split, a.vocab, q, rem, lead);
     const SoftmaxSpan<T, Pack> sp(row + c0, a.dlogits + r * a.ld_dlogits + c0, c1 - c0);
-    const int64_t tc = t - c0;  // the target's column in the span
-    // dlogits of one element from its logit at span column col
-    const auto grad = [&](float x, int64_t col) {
-      return g * (softmax_exp<kFast>(x - base) - off - (col == tc ? at_t : 0.f));
-    };
-    // the whole packs [lo, hi): kU 16-byte loads in flight a thread, then their writes
-    for (int v0 = sp.lo + gt; v0 < sp.hi; v0 += Threads * kU) {
-      PackOf<T, Pack> raw[kU];
-      if (!ignored) {
-#pragma unroll
-        for (int u = 0; u < kU; ++u) {
-          const int v = v0 + u * Threads;
-          if (v < sp.hi) raw[u] = load_pack<Pack>(sp.src + sp.first(v), 0);
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < kU; ++u) {
-        const int v = v0 + u * Threads;
-        if (v < sp.hi) {
-          const int64_t col = sp.first(v);
-          PackOf<T, Pack> out;
-#pragma unroll
-          for (int k = 0; k < Pack; ++k)
-            out.elem[k] = convert<T>(ignored ? 0.f : grad(convert<float>(raw[u].elem[k]), col + k));
-          store_pack<Pack>(sp.dst + col, 0, out);
-        }
-      }
-    }
-    // the partial head pack (thread 0) and tail pack (the last thread), element by element
     const int n = sp.packs();
     const int partial = gt == 0 && sp.lo == 1 && n >= 1                     ? 0
                         : gt == Threads - 1 && sp.hi == n - 1 && n - 1 >= 1 ? n - 1
                                                                             : -1;
+    r = rn, j = jn;
+    if (t == a.ignore_index) {
+      // an ignored row: zeros, its logits not read
+      const float zero[Pack] = {};
+#pragma unroll 1
+      for (int v = sp.lo + gt; v < sp.hi; v += Threads)
+        cross_entropy_store<T, Pack>(sp.dst + sp.first(v), zero);
+      if (partial >= 0) {
+        const int64_t col = sp.first(partial);
+#pragma unroll
+        for (int k = 0; k < Pack; ++k)
+          if (col + k >= 0 && col + k < sp.len) sp.dst[col + k] = convert<T>(0.f);
+      }
+      continue;
+    }
+    // a target outside the classes: the row NaN
+    const float base = (t < 0 || t >= a.vocab) ? NAN : lse;
+    // the target's column from the span's first pack: tp (a span is at most a batch of packs a
+    // thread, 2048 + 2, or a warp's 128: an int; -2^30 when the chunk does not hold it, so that
+    // tp - v * Pack < 0 for every pack v, without overflow)
+    const int64_t tc = t - c0 + sp.head;
+    const int tp = tc >= sp.head && tc < sp.head + sp.len ? static_cast<int>(tc) : -(1 << 30);
+    const auto expo = [&](float x) { return softmax_exp<kFast>(x - base); };
+    // the partial head pack (thread 0) and tail pack (the last thread), element by element, first
+    // (their state then ends before the loop's registers are needed)
     if (partial >= 0) {
       const int64_t col = sp.first(partial);
 #pragma unroll
       for (int k = 0; k < Pack; ++k) {
         if (col + k >= 0 && col + k < sp.len)
-          sp.dst[col + k] =
-              convert<T>(ignored ? 0.f : grad(convert<float>(sp.src[col + k]), col + k));
+          sp.dst[col + k] = convert<T>(g * (expo(convert<float>(sp.src[col + k])) -
+                                            (col + k + sp.head == tc ? off_t : off)));
+      }
+    }
+    // the whole packs [lo, hi): kU 16-byte loads in flight a thread, then their writes
+#pragma unroll 1
+    for (int v0 = sp.lo + gt; v0 < sp.hi; v0 += Threads * kU) {
+      PackOf<T, Pack> raw[kU];
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        const int v = v0 + u * Threads;
+        if (v < sp.hi) raw[u] = load_pack<Pack>(sp.src + sp.first(v), 0);
+      }
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        const int v = v0 + u * Threads;
+        if (v < sp.hi) {
+          const int hit = tp - v * Pack;  // the target's place in pack v (if in [0, Pack))
+          float y[Pack];
+#pragma unroll
+          for (int k = 0; k < Pack; ++k)
+            y[k] = g * (expo(cross_entropy_elem<T, Pack>(raw[u], k)) - (k == hit ? off_t : off));
+          cross_entropy_store<T, Pack>(sp.dst + sp.first(v), y);
+        }
       }
     }
   }
