@@ -65,10 +65,12 @@ inline constexpr int kCrossEntropyWarpBlock = 128;
 inline constexpr int kCrossEntropyRegs = 64;
 // Packs a thread loads before it reduces them (16-byte loads in flight a thread).
 inline constexpr int kCrossEntropyUnroll = 4;
-// The kernels' batch of packs by elements a pack: 4, and 2 for 8-element packs (at 4 the 2-byte
-// kernels spilled 16-60 bytes at 64 registers on sm_90: 32 floats' work a batch).
-__host__ __device__ constexpr int cross_entropy_unroll(int pack) {
-  return pack == 8 ? 2 : kCrossEntropyUnroll;
+// The forward's batch of packs: 4 for every pack size (64 bytes in flight a thread). It was 2
+// for 8-element packs (at 4 the 2-byte kernels spilled 16-60 bytes at 64 registers on sm_90);
+// with bf16 unpacked by a shift / mask of its word (cross_entropy_elem) and the target reduced to
+// its kind before the row streams, 4 builds without spills on sm_75..sm_120.
+__host__ __device__ constexpr int cross_entropy_unroll(int) {
+  return kCrossEntropyUnroll;
 }
 // The backward kernel's batch: 4 packs a thread for every pack size (64 bytes in flight a thread
 // for 16-byte packs; 0 spills on sm_75..sm_120 since its inner loop is 8-9 instructions an

@@ -74,12 +74,21 @@ __device__ __forceinline__ float cross_entropy_lse(SoftmaxStats st) {
   return st.m + logf(st.s);
 }
 
+// A row's target as its loss sees it: a class, ignore_index, or neither.
+enum class CrossEntropyTarget { kClass, kIgnored, kBad };
+__device__ __forceinline__ CrossEntropyTarget cross_entropy_target_kind(int64_t t, int64_t vocab,
+                                                                        int64_t ignore_index) {
+  return t == ignore_index     ? CrossEntropyTarget::kIgnored
+         : t < 0 || t >= vocab ? CrossEntropyTarget::kBad
+                               : CrossEntropyTarget::kClass;
+}
+
 // The loss of a row (see the file comment).
-__device__ __forceinline__ float cross_entropy_loss(float lse, float xt, float sx, int64_t t,
-                                                    int64_t vocab, int64_t ignore_index,
+__device__ __forceinline__ float cross_entropy_loss(float lse, float xt, float sx,
+                                                    CrossEntropyTarget kind, int64_t vocab,
                                                     float eps) {
-  if (t == ignore_index) return 0.f;
-  if (t < 0 || t >= vocab) return NAN;
+  if (kind == CrossEntropyTarget::kIgnored) return 0.f;
+  if (kind == CrossEntropyTarget::kBad) return NAN;
   float l = lse;
   if (eps != 1.f) l -= (1.f - eps) * xt;
   if (eps != 0.f) l -= eps * (sx / static_cast<float>(vocab));
@@ -122,7 +131,9 @@ __device__ __forceinline__ void cross_entropy_finish(const CrossEntropyArgs<T, T
       xt = warp_all_reduce<kWarpSize>(xt, Sum{});
       if (lane == 0) {
         const float lse = cross_entropy_lse(st);
-        const float l = cross_entropy_loss(lse, xt, sx, t, a.vocab, a.ignore_index, a.smoothing);
+        const float l =
+            cross_entropy_loss(lse, xt, sx, cross_entropy_target_kind(t, a.vocab, a.ignore_index),
+                               a.vocab, a.smoothing);
         if (a.lse != nullptr) a.lse[r] = lse;
         if (a.reduction == LossReduction::kNone) {
           a.loss[r] = l;
@@ -148,6 +159,32 @@ __device__ __forceinline__ void cross_entropy_finish(const CrossEntropyArgs<T, T
     a.loss[0] = a.reduction == LossReduction::kSum ? acc : acc / static_cast<float>(count);
 }
 
+// Element k of a loaded pack as float. bf16: the high or low half of its 32-bit word moved to
+// the top (one LOP or SHF an element; __bfloat162float of the high halves went through PRMT
+// copies made right after the load, 4 more live registers a pack).
+template <typename T, int Pack>
+__device__ __forceinline__ float cross_entropy_elem(const PackOf<T, Pack>& p, int k) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16> && Pack % 2 == 0) {
+    uint32_t w;
+    memcpy(&w, &p.elem[k & ~1], 4);
+    return __uint_as_float(k % 2 == 0 ? w << 16 : w & 0xffff0000u);
+  } else {
+    return convert<float>(p.elem[k]);
+  }
+}
+
+// First column of chunk j of a row: softmax_chunk_begin with cols / split and cols % split
+// worked out once a kernel (q, rem), not twice a task (two 64-bit divisions by a runtime
+// value, ~80 instructions each through the slow path, were most of a task's fixed cost).
+template <int Pack>
+__device__ __forceinline__ int64_t cross_entropy_chunk_begin(int64_t j, int split, int64_t cols,
+                                                             int64_t q, int rem, int64_t lead) {
+  if (j == 0) return 0;
+  if (j >= split) return cols;
+  const int64_t x = j * q + (j < rem ? j : rem);
+  return x - ((x - lead) % Pack + Pack) % Pack;
+}
+
 // The forward: tasks task = blockIdx.x * (Block / Threads) + group, + gridDim.x * (Block /
 // Threads), ...; task = r * split + j is chunk j of row r (the whole row when split == 1),
 // owned by a group of Threads threads (a warp, or the block). Each thread loads a batch of
@@ -157,8 +194,7 @@ __device__ __forceinline__ void cross_entropy_finish(const CrossEntropyArgs<T, T
 // statistics parked in the workspace. Then kGrid: a grid barrier, and block 0 finishes.
 template <typename T, typename Tgt, int Pack, int Threads, int Block>
 __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, cross_entropy_min_blocks(Block)))
-    cross_entropy_kernel(CrossEntropyArgs<T, Tgt> a, int split, int64_t tasks,
-                         BlockCombine combine) {
+    cross_entropy_kernel(CrossEntropyArgs<T, Tgt> a, int split, int64_t, BlockCombine combine) {
   static_assert(Threads == kWarpSize || Threads == Block, "a warp or the block a task");
   static_assert(Block % kWarpSize == 0 && Block <= 1024, "whole warps");
   constexpr bool kFast = kSoftmaxFast<T>;
@@ -172,23 +208,36 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, cross_entropy_
   const int gt = static_cast<int>(threadIdx.x) % Threads;
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
   const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
-  for (int64_t task = int64_t{blockIdx.x} * kGroups + group; task < tasks;
-       task += int64_t{gridDim.x} * kGroups) {
-    const int64_t r = task / split;
-    const int j = static_cast<int>(task % split);
+  // (r, j) of task r * split + j stepped by the stride's quotient and remainder (no division
+  // a task); the chunk bounds from q and rem worked out once
+  const int64_t q = a.vocab / split;
+  const int rem = static_cast<int>(a.vocab % split);
+  const int stride = static_cast<int>(gridDim.x) * kGroups;
+  const int stride_r = stride / split, stride_j = stride % split;
+  const int task0 = static_cast<int>(blockIdx.x) * kGroups + group;
+  int64_t r = task0 / split;  // (task < tasks <=> r < rows)
+  int j = task0 % split;
+  // the target of the group's next task, loaded a task ahead by the thread that uses it: the
+  // target's logit is then issued with the row's first loads, not a round trip before them
+  int64_t t_next = gt == 0 && r < a.rows ? static_cast<int64_t>(a.target[r]) : 0;
+  while (r < a.rows) {
     const T* row = a.logits + r * a.ld;
     const int64_t lead = pack_head<Pack>(row, Pack);
-    const int64_t c0 = softmax_chunk_begin(j, split, a.vocab, Pack, lead);
-    const int64_t c1 = softmax_chunk_begin(j + 1, split, a.vocab, Pack, lead);
+    const int64_t c0 = cross_entropy_chunk_begin<Pack>(j, split, a.vocab, q, rem, lead);
+    const int64_t c1 = cross_entropy_chunk_begin<Pack>(j + 1, split, a.vocab, q, rem, lead);
     const SoftmaxSpan<T, Pack> sp(row + c0, nullptr, c1 - c0);
-    // the target's logit, issued before the row streams (split > 1: by the chunk holding it,
-    // parked with the chunk's statistics; 0 in the others)
-    int64_t t = 0;
+    const int64_t t = t_next;
+    int64_t rn = r + stride_r;  // the next task's (r, j)
+    int jn = j + stride_j;
+    if (jn >= split) jn -= split, ++rn;
+    if (gt == 0 && rn < a.rows) t_next = static_cast<int64_t>(a.target[rn]);
+    // the target's logit (split > 1: by the chunk holding it, parked with the chunk's
+    // statistics; 0 in the others)
     float xt = 0.f;
-    if (gt == 0) {
-      t = static_cast<int64_t>(a.target[r]);
-      if (split == 1 || (t >= c0 && t < c1)) xt = cross_entropy_target_logit(row, t, a.vocab);
-    }
+    if (gt == 0 && (split == 1 || (t >= c0 && t < c1)))
+      xt = cross_entropy_target_logit(row, t, a.vocab);
+    // what the loss needs of t, so that t is not held through the row (a register)
+    const CrossEntropyTarget kind = cross_entropy_target_kind(t, a.vocab, a.ignore_index);
     SoftmaxStats st = softmax_stats_empty();
     float comp = 0.f, sx = 0.f;
     // the whole packs [lo, hi): kU 16-byte loads in flight a thread, kept raw until added
@@ -206,7 +255,7 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, cross_entropy_
           float s = 0.f;
 #pragma unroll
           for (int k = 0; k < Pack; ++k) {
-            x[k] = convert<float>(raw[u].elem[k]);
+            x[k] = cross_entropy_elem<T, Pack>(raw[u], k);
             s += x[k];
           }
           sx += s;
@@ -247,16 +296,17 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, cross_entropy_
       if (split == 1) {
         const float lse = cross_entropy_lse(st);
         if (a.lse != nullptr) a.lse[r] = lse;
-        const float l = cross_entropy_loss(lse, xt, sx, t, a.vocab, a.ignore_index, a.smoothing);
+        const float l = cross_entropy_loss(lse, xt, sx, kind, a.vocab, a.smoothing);
         if (a.reduction == LossReduction::kNone) {
           a.loss[r] = l;
         } else {
           static_cast<float*>(a.workspace)[r] = l;
         }
       } else {
-        static_cast<float4*>(a.workspace)[task] = make_float4(st.m, st.s, sx, xt);
+        static_cast<float4*>(a.workspace)[r * split + j] = make_float4(st.m, st.s, sx, xt);
       }
     }
+    r = rn, j = jn;
   }
   if (combine == BlockCombine::kGrid) {
     grid_sync();
@@ -303,20 +353,6 @@ __device__ __forceinline__ void cross_entropy_store(T* dst, const float (&y)[Pac
   }
 }
 
-// Element k of a loaded pack as float. bf16: the high or low half of its 32-bit word moved to
-// the top (one LOP or SHF an element; __bfloat162float of the high halves went through PRMT
-// copies made right after the load, 4 more live registers a pack).
-template <typename T, int Pack>
-__device__ __forceinline__ float cross_entropy_elem(const PackOf<T, Pack>& p, int k) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16> && Pack % 2 == 0) {
-    uint32_t w;
-    memcpy(&w, &p.elem[k & ~1], 4);
-    return __uint_as_float(k % 2 == 0 ? w << 16 : w & 0xffff0000u);
-  } else {
-    return convert<float>(p.elem[k]);
-  }
-}
-
 // The backward's smoothing terms: off = eps / vocab in every column, off_t = off + (1 - eps) in
 // the target's (host and device alike: IEEE float division and addition).
 struct CrossEntropyOffsets {
@@ -325,18 +361,6 @@ struct CrossEntropyOffsets {
 inline CrossEntropyOffsets cross_entropy_backward_offsets(float eps, int64_t vocab) {
   const float off = eps / static_cast<float>(vocab);
   return {off, off + (1.f - eps)};
-}
-
-// First column of chunk j of a row: softmax_chunk_begin with cols / split and cols % split
-// worked out once a kernel (q, rem), not twice a task (two 64-bit divisions by a runtime
-// value, ~80 instructions each through the slow path, were most of a task's fixed cost).
-template <int Pack>
-__device__ __forceinline__ int64_t cross_entropy_chunk_begin(int64_t j, int split, int64_t cols,
-                                                             int64_t q, int rem, int64_t lead) {
-  if (j == 0) return 0;
-  if (j >= split) return cols;
-  const int64_t x = j * q + (j < rem ? j : rem);
-  return x - ((x - lead) % Pack + Pack) % Pack;
 }
 
 // The backward: tasks as the forward's (chunk j of row r, a group of Threads threads each).
