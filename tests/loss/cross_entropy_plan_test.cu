@@ -82,10 +82,21 @@ TEST(CrossEntropyPlan, ListedShapesOnAnH100) {
   };
   // 2 blocks of 512 a SM (64 registers): 264 slots; chunks of at least 128 packs
   const Expect table[] = {
-      {8192, 32000, 2, 512, 1},  {8192, 32000, 4, 512, 1}, {4096, 128256, 2, 512, 1},
-      {32768, 50257, 2, 512, 1}, {1, 128256, 2, 512, 125}, {1, 128256, 4, 512, 250},
-      {16, 151936, 2, 512, 16},  {16, 151936, 4, 512, 16}, {100, 1000, 2, 32, 1},
-      {65536, 2000, 2, 128, 1},
+      {8192, 32000, 2, 512, 1},
+      {8192, 32000, 4, 512, 1},
+      {4096, 128256, 2, 512, 1},
+      {32768, 50257, 2, 512, 1},
+      {1, 128256, 2, 512, 125},
+      {1, 128256, 4, 512, 250},
+      {16, 151936, 2, 512, 16},
+      {16, 151936, 4, 512, 16},
+      {100, 1000, 2, 32, 1},
+      // rows of 129-512 packs: a warp a row where the rows fill the warps, else the block of 128
+      // (cross_entropy_warp_rows)
+      {65536, 2000, 2, 32, 1},
+      {2914, 1120, 4, 32, 1},
+      {311, 1693, 4, 128, 1},
+      {25883, 3761, 4, 128, 1},
   };
   for (const Expect& e : table) {
     const CrossEntropyPlan p = forward(e.rows, e.vocab, e.elem, LossReduction::kMean, d);

@@ -80,6 +80,9 @@ __host__ __device__ constexpr int cross_entropy_backward_unroll(int) {
 }
 // Narrow rows (at most this many packs: 512 f32 / 1024 2-byte columns) take a warp per row.
 inline constexpr int64_t kCrossEntropyWarpMaxPacks = 128;
+// Forward rows of at most this many packs (2048 f32 / 4096 2-byte columns) may take a warp per
+// row too (cross_entropy_warp_rows says whether they do).
+inline constexpr int64_t kCrossEntropyForwardWarpMaxPacks = 512;
 // Rows of at most this many packs (16 a thread of 128) take blocks of 128, wider ones 512.
 inline constexpr int64_t kCrossEntropySmallBlockMaxPacks = 2048;
 // Forward split: the fewest packs of a chunk (2 KiB: one 16-byte load for a quarter of a block's
@@ -95,6 +98,28 @@ inline constexpr int kCrossEntropyFinishBlock = 256;
 __host__ __device__ constexpr int cross_entropy_min_blocks(int block) {
   const int b = 65536 / (block * kCrossEntropyRegs);
   return b < 1 ? 1 : b;
+}
+
+// Whether rows of vp packs take a warp each (4 a block of 128) rather than a block of 128:
+// the one with the fewer round trips on the critical path, counted in quarters of a batch's
+// round trip: rounds of rows over the slots x (batches a row + the reduction: a quarter for the
+// warp's shuffles, three for the block's barriers and shared memory). A warp a row keeps 4x
+// the rows, and their loads, in flight (the block of 128 read a 1-2K-column row in one batch,
+// then sat in its reduction: 0.25-0.45 of SOL measured), but takes 4x the batches a row, which
+// loses where the rows are too few to fill the warps (311 x 1693 f32: 1 round either way,
+// 4 batches against 1).
+inline bool cross_entropy_warp_rows(int64_t rows, int64_t vp, const DeviceInfo& d) {
+  if (vp <= kCrossEntropyWarpMaxPacks) return true;
+  if (vp > kCrossEntropyForwardWarpMaxPacks) return false;
+  const int64_t bps = std::max(1, blocks_per_sm(d, kCrossEntropyWarpBlock, kCrossEntropyRegs, 0));
+  const int64_t block_slots = bps * d.sm_count;
+  const int64_t warp_slots = block_slots * (kCrossEntropyWarpBlock / kWarpSize);
+  const int64_t batch = int64_t{cross_entropy_unroll(0)};
+  const int64_t warp_cost =
+      ceil_div(rows, warp_slots) * (4 * ceil_div<int64_t>(vp, kWarpSize * batch) + 1);
+  const int64_t block_cost =
+      ceil_div(rows, block_slots) * (4 * ceil_div<int64_t>(vp, kCrossEntropyWarpBlock * batch) + 3);
+  return warp_cost <= block_cost;
 }
 }  // namespace detail
 
@@ -216,7 +241,7 @@ inline CrossEntropyPlan plan_cross_entropy(int64_t rows, int64_t vocab, int elem
   // packs a row spans at most (a partial head and tail)
   const int64_t vp = (vocab + 2 * p.pack - 2) / p.pack;
   int block = 512;
-  if (vp <= kCrossEntropyWarpMaxPacks) {
+  if (cross_entropy_warp_rows(rows, vp, d)) {
     p.threads = kWarpSize, block = kCrossEntropyWarpBlock;
   } else if (vp <= kCrossEntropySmallBlockMaxPacks) {
     p.threads = block = 128;
