@@ -210,16 +210,17 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, cross_entropy_
   const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
   // (r, j) of task r * split + j stepped by the stride's quotient and remainder (no division
   // a task); the chunk bounds from q and rem worked out once
-  const int64_t q = a.vocab / split;
-  const int rem = static_cast<int>(a.vocab % split);
-  const int stride = static_cast<int>(gridDim.x) * kGroups;
-  const int stride_r = stride / split, stride_j = stride % split;
   const int task0 = static_cast<int>(blockIdx.x) * kGroups + group;
   int64_t r = task0 / split;  // (task < tasks <=> r < rows)
   int j = task0 % split;
   // the target of the group's next task, loaded a task ahead by the thread that uses it: the
   // target's logit is then issued with the row's first loads, not a round trip before them
+  // (the first task's is issued before the divisions below, which hide part of its trip)
   int64_t t_next = gt == 0 && r < a.rows ? static_cast<int64_t>(a.target[r]) : 0;
+  const int64_t q = a.vocab / split;
+  const int rem = static_cast<int>(a.vocab % split);
+  const int stride = static_cast<int>(gridDim.x) * kGroups;
+  const int stride_r = stride / split, stride_j = stride % split;
   while (r < a.rows) {
     const T* row = a.logits + r * a.ld;
     const int64_t lead = pack_head<Pack>(row, Pack);
