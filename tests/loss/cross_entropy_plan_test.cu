@@ -175,6 +175,8 @@ TEST(CrossEntropyPlan, EveryPlanIsALegalTableEntryAndEveryEntryIsPlanned) {
               EXPECT_LE(p.tasks, int64_t{bps} * d.sm_count) << where << " a task a block";
             } else if (finish) {
               EXPECT_LE(static_cast<size_t>(rows) * 4, ws) << where;
+              // each block's record (its rows' loss sum and count)
+              EXPECT_LE(size_t{p.shape.grid.x} * 16, ws) << where << " a record a block";
             }
             // the chunks of a row at any alignment tile it, each at least a pack
             for (int64_t lead = 0; lead < p.pack; ++lead) {

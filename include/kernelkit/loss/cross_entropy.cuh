@@ -133,7 +133,7 @@ cudaError_t launch_cross_entropy(const CrossEntropyPlan& p,
       })));
   if (p.combine != BlockCombine::kSecondKernel) return cudaSuccess;
   return launch(cross_entropy_finish_kernel<T, Tgt, kCrossEntropyFinishBlock>, p.finish, stream, a,
-                p.split);
+                p.split, static_cast<int>(p.shape.grid.x));
 }
 
 /// Launches plan p (made by plan_cross_entropy_backward for these operands): its entry of
@@ -204,7 +204,8 @@ template <typename T, typename Tgt>
     // the reduction of nothing: one block writes 0 (sum) or NaN (mean)
     LaunchShape one;
     one.block = dim3(kCrossEntropyFinishBlock);
-    return launch(cross_entropy_finish_kernel<T, Tgt, kCrossEntropyFinishBlock>, one, stream, a, 1);
+    return launch(cross_entropy_finish_kernel<T, Tgt, kCrossEntropyFinishBlock>, one, stream, a, 1,
+                  0);
   }
   DeviceInfo d;
   KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));

@@ -18,7 +18,8 @@
 ///    chunk's (max, sum, sum of x) parked in the workspace; the rows are finished from them.
 /// Finishing (combine): where chunks were parked, or the losses are summed (sum, mean), one
 /// block finishes the call in a fixed order (deterministic): the chunks of each row combined
-/// in chunk order, the rows' losses added in row order. kGrid (d.cooperative_launch): the
+/// in chunk order; else each block's record (its rows' losses summed and targets not ignored
+/// counted by the kernel, in a fixed order) added in block order. kGrid (d.cooperative_launch): the
 /// grid is resident, the finish runs in block 0 after a grid barrier, one launch; else
 /// kSecondKernel: a second launch of one block. kNone: reduction none and split == 1.
 ///
@@ -200,9 +201,11 @@ inline CrossEntropyConfig cross_entropy_config(const CrossEntropyPlan& p, bool b
   return {backward, elem_bytes, p.pack, p.threads, static_cast<int>(p.shape.block.x)};
 }
 
-/// Bytes of workspace cross_entropy needs for rows x vocab logits: a float a row (the rows'
-/// losses before they are summed) or 16 bytes a parked chunk (at most kCrossEntropyMaxTasks,
-/// and vocab / 256 + 1 a row), whichever is more. 0 for no rows. Pure: no device fact enters.
+/// Bytes of workspace cross_entropy needs for rows x vocab logits: a float a row or 16 bytes a
+/// parked chunk (at most kCrossEntropyMaxTasks, and vocab / 256 + 1 a row), whichever is more
+/// (it also holds the 16-byte record of each block of a grid of at most min(rows,
+/// kCrossEntropyMaxTasks) blocks, which the sums of whole rows park). 0 for no rows. Pure: no
+/// device fact enters.
 inline size_t cross_entropy_workspace_bytes(int64_t rows, int64_t vocab) {
   if (rows <= 0 || vocab <= 0) return 0;
   const int64_t per_row = vocab / detail::kCrossEntropyMinChunkPacks + 1;
@@ -279,11 +282,11 @@ inline CrossEntropyPlan plan_cross_entropy(int64_t rows, int64_t vocab, int elem
     p.finish.block = dim3(kCrossEntropyFinishBlock);
     p.finish.grid = dim3(1);
   }
-  // parked chunks (16 bytes) or row losses (4) written and read back
+  // parked chunks or the blocks' records (16 bytes each) written and read back
   if (p.split > 1)
     p.bytes += 2 * p.tasks * 16;
   else if (finish)
-    p.bytes += 2 * rows * 4;
+    p.bytes += 2 * int64_t{p.shape.grid.x} * 16;
   return p;
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Cross-entropy kernels (internal): the forward (a task a row or a chunk of one: its max, sum of
 // exp(x - max) and sum of x, streamed once), the finish (one block: parked chunks combined in
-// chunk order, row losses added in row order) and the backward (elementwise over each row
-// from its saved lse). cross_entropy_plan.cuh says which runs; cross_entropy.cuh launches it.
+// chunk order, or the blocks' records of their rows' losses added in block order) and the backward
+// (elementwise over each row from its saved lse). cross_entropy_plan.cuh says which runs;
+// cross_entropy.cuh launches it.
 //
 // The row statistics are the softmax module's (SoftmaxStats: softmax_stats_add, _combine, the
 // warp and block all-reduces; SoftmaxSpan and softmax_chunk_begin for a row's packs and its
@@ -37,8 +38,8 @@
 
 namespace kernelkit::detail {
 
-// The operands of a forward call. workspace: the parked chunks (float4 a task) or the rows'
-// losses (a float a row).
+// The operands of a forward call. workspace: the parked chunks (float4 a task) or the blocks'
+// records (float4 a block: their rows' loss sum and count of targets not ignored).
 template <typename T, typename Tgt>
 struct CrossEntropyArgs {
   const T* logits;
@@ -106,11 +107,15 @@ __device__ __forceinline__ float cross_entropy_target_logit(const T* row, int64_
 // second launch). split > 1: row r's chunks parked at parts[r * split ..] ((max, sum, sum of x,
 // the target's logit or 0)), combined in chunk order by a warp (lanes j, j + 32, ... then the
 // warp's fixed butterfly), its lse and loss written (kNone) or added to the warp's sum in row
-// order. split == 1: the rows' losses parked in row_loss, added by thread i in the order i, i +
-// Block, .... sum / mean: the threads' sums then the block's fixed tree; mean divides by the rows
-// whose target is not ignore_index. Deterministic: nothing depends on timing.
+// order; mean counts the targets not ignored. split == 1 (sum, mean): the main kernel's blocks
+// each parked one record (their rows' losses summed and their targets not ignored counted, in
+// a fixed order: cross_entropy_park_block), added by thread i in the order i, i + Block, ...
+// (was: every row's loss and target read back here, rows / Block dependent loads a thread: ~500
+// of each for 71357 rows on a block of 128, some 100+ us). sum / mean: the threads' sums then the
+// block's fixed tree; mean divides by the count. Deterministic: nothing depends on timing.
 template <int Block, bool Fast, typename T, typename Tgt>
-__device__ __forceinline__ void cross_entropy_finish(const CrossEntropyArgs<T, Tgt>& a, int split) {
+__device__ __forceinline__ void cross_entropy_finish(const CrossEntropyArgs<T, Tgt>& a, int split,
+                                                     int blocks) {
   constexpr int kWarps = Block / kWarpSize;
   const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
   float acc = 0.f;
@@ -142,18 +147,24 @@ __device__ __forceinline__ void cross_entropy_finish(const CrossEntropyArgs<T, T
         }
       }
     }
-  } else {
-    const auto* row_loss = static_cast<const float*>(a.workspace);
-    for (int64_t r = threadIdx.x; r < a.rows; r += Block)
-      acc += row_loss[r];
   }
   if (a.reduction == LossReduction::kNone) return;
   long long count = 0;
-  if (a.reduction == LossReduction::kMean) {
-    for (int64_t r = threadIdx.x; r < a.rows; r += Block)
-      count += static_cast<int64_t>(a.target[r]) != a.ignore_index ? 1 : 0;
-    count = block_reduce<Block>(count, Sum{});
+  if (split > 1) {
+    if (a.reduction == LossReduction::kMean) {
+      for (int64_t r = threadIdx.x; r < a.rows; r += Block)
+        count += static_cast<int64_t>(a.target[r]) != a.ignore_index ? 1 : 0;
+    }
+  } else {
+    // the blocks' records (cross_entropy_park_block), thread i: blocks i, i + Block, ...
+    const auto* rec = static_cast<const float4*>(a.workspace);
+    for (int b = threadIdx.x; b < blocks; b += Block) {
+      const float4 q = rec[b];
+      acc += q.x;
+      count += __float_as_int(q.y);
+    }
   }
+  if (a.reduction == LossReduction::kMean) count = block_reduce<Block>(count, Sum{});
   acc = block_reduce<Block>(acc, Sum{});
   if (threadIdx.x == 0)
     a.loss[0] = a.reduction == LossReduction::kSum ? acc : acc / static_cast<float>(count);
@@ -185,6 +196,25 @@ __device__ __forceinline__ int64_t cross_entropy_chunk_begin(int64_t j, int spli
   return x - ((x - lead) % Pack + Pack) % Pack;
 }
 
+// A forward block's record for the finish (split == 1, sum or mean): its groups' (loss sum,
+// count of targets not ignored), kept by each group's thread 0 in its slot of lslots / cslots,
+// added in group order by thread 0 and written as float4 {sum, count (int bits), 0, 0} at
+// workspace[blockIdx.x].
+template <int Groups>
+__device__ __forceinline__ void cross_entropy_park_block(void* workspace, const float* lslots,
+                                                         const int* cslots) {
+  if constexpr (Groups > 1) __syncthreads();
+  if (threadIdx.x == 0) {
+    float loss = 0.f;
+    int count = 0;
+#pragma unroll
+    for (int g = 0; g < Groups; ++g)
+      loss += lslots[g], count += cslots[g];
+    static_cast<float4*>(workspace)[blockIdx.x] =
+        make_float4(loss, __int_as_float(count), 0.f, 0.f);
+  }
+}
+
 // The forward: tasks task = blockIdx.x * (Block / Threads) + group, + gridDim.x * (Block /
 // Threads), ...; task = r * split + j is chunk j of row r (the whole row when split == 1),
 // owned by a group of Threads threads (a warp, or the block). Each thread loads a batch of
@@ -203,11 +233,14 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, cross_entropy_
   constexpr int kU = cross_entropy_unroll(Pack);
   __shared__ SoftmaxStats stat_slots[2 * kWarps];
   __shared__ float sx_slots[2 * kWarps];
+  __shared__ float loss_slots[kGroups];
+  __shared__ int count_slots[kGroups];
   int parity = 0;
   const int group = static_cast<int>(threadIdx.x) / Threads;
   const int gt = static_cast<int>(threadIdx.x) % Threads;
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
   const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
+  if (gt == 0) loss_slots[group] = 0.f, count_slots[group] = 0;  // (its thread 0's alone)
   // (r, j) of task r * split + j stepped by the stride's quotient and remainder (no division
   // a task); the chunk bounds from q and rem worked out once
   const int task0 = static_cast<int>(blockIdx.x) * kGroups + group;
@@ -301,7 +334,10 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, cross_entropy_
         if (a.reduction == LossReduction::kNone) {
           a.loss[r] = l;
         } else {
-          static_cast<float*>(a.workspace)[r] = l;
+          // the group's rows' losses and targets not ignored, kept by its thread 0 in its shared
+          // slots (not two registers held through the rows)
+          loss_slots[group] += l;
+          count_slots[group] += kind != CrossEntropyTarget::kIgnored ? 1 : 0;
         }
       } else {
         static_cast<float4*>(a.workspace)[r * split + j] = make_float4(st.m, st.s, sx, xt);
@@ -309,17 +345,19 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, cross_entropy_
     }
     r = rn, j = jn;
   }
+  if (split == 1 && a.reduction != LossReduction::kNone)
+    cross_entropy_park_block<kGroups>(a.workspace, loss_slots, count_slots);
   if (combine == BlockCombine::kGrid) {
     grid_sync();
-    if (blockIdx.x == 0) cross_entropy_finish<Block, kFast>(a, split);
+    if (blockIdx.x == 0) cross_entropy_finish<Block, kFast>(a, split, static_cast<int>(gridDim.x));
   }
 }
 
-// The second launch of kSecondKernel (one block).
+// The second launch of kSecondKernel (one block); blocks: the main launch's grid.
 template <typename T, typename Tgt, int Block>
 __global__ void __launch_bounds__(Block)
-    cross_entropy_finish_kernel(CrossEntropyArgs<T, Tgt> a, int split) {
-  cross_entropy_finish<Block, kSoftmaxFast<T>>(a, split);
+    cross_entropy_finish_kernel(CrossEntropyArgs<T, Tgt> a, int split, int blocks) {
+  cross_entropy_finish<Block, kSoftmaxFast<T>>(a, split, blocks);
 }
 
 // A 16-byte pack of dlogits (Pack floats, converted to T) written as one 16-byte store. A
