@@ -114,6 +114,10 @@ TEST(CrossEntropyPlan, ListedShapesOnAnH100) {
   EXPECT_EQ(b.threads, 512);
   EXPECT_EQ(b.split, 8) << describe(b);
   EXPECT_EQ(backward(4096, 128256, 2, false, LossReduction::kMean, d).pack, 1);
+  // few rows: as many chunks as fit the 264 slots in one round (16 x 16 = 256, not 16 x 17)
+  const CrossEntropyPlan few = backward(16, 151936, 2, true, LossReduction::kMean, d);
+  EXPECT_EQ(few.split, 16) << describe(few);
+  EXPECT_LE(few.tasks, 264) << describe(few);
 }
 
 TEST(CrossEntropyPlan, FewWideRowsUseEverySm) {
