@@ -9,7 +9,7 @@
 //    threads), the result written in place in shared memory, then the tile copied out: one
 //    read and one write of every element.
 //  - softmax_inner_stream_kernel (kSplit): column tiles of `width` packs x 256 / width row lanes
-//    read straight from global memory (coalesced along inner), kSoftmaxInnerUnroll loads in
+//    read straight from global memory (coalesced along inner), kSoftmaxInnerStreamUnroll loads in
 //    flight a thread; the row lanes meet in shared memory in a fixed tree. Write = false: the
 //    statistics of split blockIdx.y to the workspace. Write = true: the column statistics (the
 //    split partials combined in split order, or its own pass over the column when split == 1),
@@ -42,8 +42,31 @@ inline constexpr bool kSoftmaxInnerBackward =
     K == SoftmaxKind::kSoftmaxBackward || K == SoftmaxKind::kLogSoftmaxBackward;
 
 // Loads a thread has in flight on the tile kernel's element-wise copies of 2-byte elements
-// (4-byte ones go through cp.async, every one in flight; the copy out stores as many).
+// (4-byte ones go through cp.async, every one in flight; the copy out stores as many): 16 (8
+// kept 4 KB in flight a block, 16 KB an SM at 4 blocks, under the ~25 KB an SM needs).
 inline constexpr int kSoftmaxInnerUnroll = 8;
+// Elements of a column the tile kernel loads from shared memory at once before reducing them
+// (independent loads in flight; one at a time, each behind the previous one's branch, left
+// every load's latency exposed): 8 forward, 4 backward (two loads an element; 8 spilled 16
+// bytes at 64 registers, f32 log_softmax backward off the grid, sm_90).
+inline constexpr int kSoftmaxInnerColBatch = 4;
+inline constexpr int kSoftmaxInnerColBatchBackward = 4;
+
+// (row, column) of element q = q0, q0 + step, ... of rows of len elements, advanced without
+// a division (one at the start; a division an element cost ~25 instructions).
+struct SoftmaxInnerWalk {
+  int r, c, dr, dc, len;
+  __device__ __forceinline__ SoftmaxInnerWalk(int q0, int len_, int step)
+      : r(q0 / len_), c(q0 % len_), dr(step / len_), dc(step % len_), len(len_) {}
+  __device__ __forceinline__ void next() {
+    c += dc;
+    r += dr;
+    if (c >= len) {
+      c -= len;
+      ++r;
+    }
+  }
+};
 // Rows a thread of the streaming kernel has in flight (of each input), by what a load moves:
 // single elements 8 forward, 4 backward (two inputs); f32 packs of 4 (16 bytes) 2; 2-byte packs
 // of 4 (8 bytes) 4 forward, 1 backward. Within 80 registers: at 4 f32 packs the writing kernels
@@ -140,12 +163,12 @@ __device__ __forceinline__ SoftmaxInnerTile softmax_inner_tile_at(const SoftmaxI
 
 // Moves one operand's tile between global memory (g + tl.base) and shared memory (s): ToShared
 // as cp.async 16-byte packs where Pack > 1, else cp.async of single 4-byte elements (both
-// committed by the caller) or element-wise copies of 2-byte ones kSoftmaxInnerUnroll loads at a
+// committed by the caller) or element-wise copies of 2-byte ones `Loads` loads at a
 // time; the other way with 16-byte stores (Pack > 1) or element-wise. A run
 // (rows == 1) starts `head` elements before its first pack boundary (Pack > 1) and sits at
 // s + sh, sh making the packs' shared-memory addresses 16-byte aligned; rows (Pack > 1) start
 // on pack boundaries (head 0, sh 0) and are whole packs.
-template <bool ToShared, int Pack, typename T>
+template <bool ToShared, int Pack, int Loads, typename T>
 __device__ __forceinline__ void softmax_inner_move(T* g, T* s, const SoftmaxInnerTile& tl, int sh,
                                                    int head) {
   constexpr int kBlock = kSoftmaxInnerBlock;
@@ -176,11 +199,11 @@ __device__ __forceinline__ void softmax_inner_move(T* g, T* s, const SoftmaxInne
     } else {
       const int ppr = tl.len / Pack;  // packs a row
       const int total = tl.rows * ppr;
-      for (int q = t; q < total; q += kBlock) {
-        const int r = q / ppr;
-        const int c = (q - r * ppr) * Pack;
-        const int64_t gi = int64_t{r} * tl.stride + c;
-        const int si = r * tl.len + c;
+      SoftmaxInnerWalk w(t, ppr, kBlock);
+      for (int q = t; q < total; q += kBlock, w.next()) {
+        const int c = w.c * Pack;
+        const int64_t gi = int64_t{w.r} * tl.stride + c;
+        const int si = w.r * tl.len + c;
         if constexpr (ToShared) {
           __pipeline_memcpy_async(s + si, gb + gi, Pack * sizeof(T));
         } else {
@@ -191,50 +214,76 @@ __device__ __forceinline__ void softmax_inner_move(T* g, T* s, const SoftmaxInne
   } else if constexpr (ToShared && sizeof(T) == 4) {
     // 4-byte elements: cp.async of one element each, all of the tile's in flight at once
     const int total = tl.rows * tl.len;
-    for (int q = t; q < total; q += kBlock) {
-      const int r = tl.rows == 1 ? 0 : q / tl.len;
-      __pipeline_memcpy_async(s + q, gb + int64_t{r} * tl.stride + (q - r * tl.len), sizeof(T));
-    }
+    SoftmaxInnerWalk w(t, tl.len, kBlock);
+    for (int q = t; q < total; q += kBlock, w.next())
+      __pipeline_memcpy_async(s + q, gb + int64_t{w.r} * tl.stride + w.c, sizeof(T));
   } else {
-    constexpr int kU = kSoftmaxInnerUnroll;
+    // element (r, c) of the tile is s[q], q = r * len + c (a run: r 0, c = q)
+    constexpr int kU = ToShared ? Loads : kSoftmaxInnerColBatch;
     const int total = tl.rows * tl.len;
+    SoftmaxInnerWalk w(t, tl.len, kBlock);
     for (int q0 = t; q0 < total; q0 += kBlock * kU) {
       T v[kU];
 #pragma unroll
       for (int u = 0; u < kU; ++u) {
         const int q = q0 + u * kBlock;
-        if (q < total) {
-          const int r = tl.rows == 1 ? 0 : q / tl.len;
-          const int64_t gi = int64_t{r} * tl.stride + (q - r * tl.len);
-          v[u] = ToShared ? gb[gi] : s[q];
+        if constexpr (ToShared) {
+          if (q < total) v[u] = gb[int64_t{w.r} * tl.stride + w.c];
+          w.next();
+        } else {
+          if (q < total) v[u] = s[q];
         }
       }
 #pragma unroll
       for (int u = 0; u < kU; ++u) {
         const int q = q0 + u * kBlock;
-        if (q < total) {
-          const int r = tl.rows == 1 ? 0 : q / tl.len;
-          const int64_t gi = int64_t{r} * tl.stride + (q - r * tl.len);
-          if constexpr (ToShared) {
-            s[q] = v[u];
-          } else {
-            gb[gi] = v[u];
-          }
+        if constexpr (ToShared) {
+          if (q < total) s[q] = v[u];
+        } else {
+          if (q < total) gb[int64_t{w.r} * tl.stride + w.c] = v[u];
+          w.next();
         }
       }
     }
   }
 }
 
-// Forward, one column of the tile (elements c, c + cw, ... of t_x, rows k = k0, k0 + step, ...
-// below n): its max.
+// Rows k = k0, k0 + step, ... below n of a tile's column, kB at a time:
+// load(k) of a whole batch first (its loads all in flight before the first is used), then
+// use(k, value) in row order (the order, so the bits, of one element at a time). Whole
+// batches unguarded; the last partial one guarded.
+template <typename V, int kB, typename Load, typename Use>
+__device__ __forceinline__ void softmax_inner_walk(int k0, int step, int n, Load load, Use use) {
+  int k = k0;
+  for (; k + (kB - 1) * step < n; k += kB * step) {
+    V v[kB];
+#pragma unroll
+    for (int u = 0; u < kB; ++u)
+      v[u] = load(k + u * step);
+#pragma unroll
+    for (int u = 0; u < kB; ++u)
+      use(k + u * step, v[u]);
+  }
+  if (k < n) {
+    V v[kB];
+#pragma unroll
+    for (int u = 0; u < kB; ++u)
+      if (k + u * step < n) v[u] = load(k + u * step);
+#pragma unroll
+    for (int u = 0; u < kB; ++u)
+      if (k + u * step < n) use(k + u * step, v[u]);
+  }
+}
+
+// Forward, one column of the tile (elements c + k * cw, rows k = k0, k0 + step, ... below n):
+// its max.
 template <typename T>
 __device__ __forceinline__ float softmax_inner_col_max(const T* tx, int c, int cw, int k0, int step,
                                                        int n) {
   float m = -INFINITY;
-#pragma unroll 4
-  for (int k = k0; k < n; k += step)
-    m = fmaxf(m, convert<float>(tx[c + k * cw]));
+  softmax_inner_walk<float, kSoftmaxInnerColBatch>(
+      k0, step, n, [&](int k) { return convert<float>(tx[c + k * cw]); },
+      [&](int, float v) { m = fmaxf(m, v); });
   return m;
 }
 
@@ -247,12 +296,13 @@ __device__ __forceinline__ float softmax_inner_col_sum(T* tx, int c, int cw, int
   constexpr bool kKeep = std::is_same_v<T, float> && Kind == SoftmaxKind::kSoftmax;
   const float base = m == -INFINITY ? 0.f : m;
   SoftmaxInnerSum<!kFast> sum;
-#pragma unroll 4
-  for (int k = k0; k < n; k += step) {
-    const float e = softmax_exp<kFast>(convert<float>(tx[c + k * cw]) - base);
-    if constexpr (kKeep) tx[c + k * cw] = e;
-    sum.add(e);
-  }
+  softmax_inner_walk<float, kSoftmaxInnerColBatch>(
+      k0, step, n, [&](int k) { return convert<float>(tx[c + k * cw]); },
+      [&](int k, float v) {
+        const float e = softmax_exp<kFast>(v - base);
+        if constexpr (kKeep) tx[c + k * cw] = e;
+        sum.add(e);
+      });
   return sum.get();
 }
 
@@ -264,17 +314,17 @@ __device__ __forceinline__ void softmax_inner_col_write(T* tx, int c, int cw, in
   constexpr bool kKept = std::is_same_v<T, float> && Kind == SoftmaxKind::kSoftmax;
   const float inv_s = 1.f / s;
   const float log_s = logf(s);
-#pragma unroll 4
-  for (int k = k0; k < n; k += step) {
-    const float x = convert<float>(tx[c + k * cw]);
-    float y;
-    if constexpr (kKept) {
-      y = x * inv_s;  // x holds exp(x - m) (an all -inf column: 0 x inf, NaN)
-    } else {
-      y = softmax_out<Kind, kFast>(x, m, inv_s, log_s);
-    }
-    tx[c + k * cw] = convert<T>(y);
-  }
+  softmax_inner_walk<float, kSoftmaxInnerColBatch>(
+      k0, step, n, [&](int k) { return convert<float>(tx[c + k * cw]); },
+      [&](int k, float x) {
+        float y;
+        if constexpr (kKept) {
+          y = x * inv_s;  // x holds exp(x - m) (an all -inf column: 0 x inf, NaN)
+        } else {
+          y = softmax_out<Kind, kFast>(x, m, inv_s, log_s);
+        }
+        tx[c + k * cw] = convert<T>(y);
+      });
 }
 
 // Backward: the column's sum of y * dy (or dy).
@@ -282,10 +332,13 @@ template <typename T, SoftmaxKind Kind>
 __device__ __forceinline__ float softmax_inner_col_dot(const T* ty, const T* tdy, int c, int cw,
                                                        int k0, int step, int n) {
   SoftmaxInnerSum<true> sum;
-#pragma unroll 4
-  for (int k = k0; k < n; k += step)
-    sum.add(
-        softmax_inner_term<Kind>(convert<float>(ty[c + k * cw]), convert<float>(tdy[c + k * cw])));
+  softmax_inner_walk<float, kSoftmaxInnerColBatchBackward>(
+      k0, step, n,
+      [&](int k) {
+        const int i = c + k * cw;
+        return softmax_inner_term<Kind>(convert<float>(ty[i]), convert<float>(tdy[i]));
+      },
+      [&](int, float v) { sum.add(v); });
   return sum.get();
 }
 
@@ -293,12 +346,15 @@ __device__ __forceinline__ float softmax_inner_col_dot(const T* ty, const T* tdy
 template <typename T, SoftmaxKind Kind>
 __device__ __forceinline__ void softmax_inner_col_grad(const T* ty, T* tdy, int c, int cw, int k0,
                                                        int step, int n, float s) {
-#pragma unroll 4
-  for (int k = k0; k < n; k += step) {
-    const float g = softmax_inner_grad<Kind, kSoftmaxFast<T>>(convert<float>(ty[c + k * cw]),
-                                                              convert<float>(tdy[c + k * cw]), s);
-    tdy[c + k * cw] = convert<T>(g);
-  }
+  softmax_inner_walk<float2, kSoftmaxInnerColBatchBackward>(
+      k0, step, n,
+      [&](int k) {
+        const int i = c + k * cw;
+        return make_float2(convert<float>(ty[i]), convert<float>(tdy[i]));
+      },
+      [&](int k, float2 v) {
+        tdy[c + k * cw] = convert<T>(softmax_inner_grad<Kind, kSoftmaxFast<T>>(v.x, v.y, s));
+      });
 }
 
 // See the top of this file. Dynamic shared memory: one tile of tile_elems elements an input.
@@ -322,8 +378,10 @@ __global__ void __launch_bounds__(kSoftmaxInnerBlock,
         Pack > 1 && tl.rows == 1 ? static_cast<int>(pack_head<Pack>(a.x + tl.base, tl.len)) : 0;
     const int sh = (Pack - head) % Pack;
     __syncthreads();  // the previous tile is copied out
-    softmax_inner_move<true, Pack>(const_cast<T*>(a.x), tx, tl, sh, head);
-    if constexpr (kBack) softmax_inner_move<true, Pack>(const_cast<T*>(a.dy), tdy, tl, sh, head);
+    constexpr int kLoads = kBack ? kSoftmaxInnerUnroll / 2 : kSoftmaxInnerUnroll;
+    softmax_inner_move<true, Pack, kLoads>(const_cast<T*>(a.x), tx, tl, sh, head);
+    if constexpr (kBack)
+      softmax_inner_move<true, Pack, kLoads>(const_cast<T*>(a.dy), tdy, tl, sh, head);
     __pipeline_commit();
     __pipeline_wait_prior(0);
     __syncthreads();
@@ -335,9 +393,10 @@ __global__ void __launch_bounds__(kSoftmaxInnerBlock,
       return sh + s * n * cw + (j - s * cw);
     };
     if (columns >= kBlock) {
-      // a thread a column
-      for (int j = t; j < columns; j += kBlock) {
-        const int c = col0(j);
+      // a thread a column: column j is (slice w.r, column w.c)
+      SoftmaxInnerWalk w(t, cw, kBlock);
+      for (int j = t; j < columns; j += kBlock, w.next()) {
+        const int c = sh + w.r * n * cw + w.c;
         if constexpr (kBack) {
           const float s = softmax_inner_col_dot<T, Kind>(tx, tdy, c, cw, 0, 1, n);
           softmax_inner_col_grad<T, Kind>(tx, tdy, c, cw, 0, 1, n, s);
@@ -379,7 +438,7 @@ __global__ void __launch_bounds__(kSoftmaxInnerBlock,
       }
     }
     __syncthreads();  // the tile's results are in shared memory
-    softmax_inner_move<false, Pack>(a.out, kBack ? tdy : tx, tl, sh, head);
+    softmax_inner_move<false, Pack, 1>(a.out, kBack ? tdy : tx, tl, sh, head);
   }
 }
 
