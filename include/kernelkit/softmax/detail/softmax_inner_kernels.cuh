@@ -275,100 +275,258 @@ __device__ __forceinline__ void softmax_inner_walk(int k0, int step, int n, Load
   }
 }
 
-// Forward, one column of the tile (elements c + k * cw, rows k = k0, k0 + step, ... below n):
-// its max.
-template <typename T>
-__device__ __forceinline__ float softmax_inner_col_max(const T* tx, int c, int cw, int k0, int step,
-                                                       int n) {
-  float m = -INFINITY;
-  softmax_inner_walk<float, kSoftmaxInnerColBatch>(
-      k0, step, n, [&](int k) { return convert<float>(tx[c + k * cw]); },
-      [&](int, float v) { m = fmaxf(m, v); });
-  return m;
+// V adjacent columns of a tile (a unit): c is the first one's element of row 0, at a multiple
+// of V elements (V > 1: the V elements of a row are one 2V-byte shared-memory access).
+template <int V>
+struct SoftmaxInnerVals {
+  float v[V];
+};
+
+template <typename T, int V>
+__device__ __forceinline__ SoftmaxInnerVals<V> softmax_inner_load(const T* p) {
+  SoftmaxInnerVals<V> r;
+  if constexpr (V == 1) {
+    r.v[0] = convert<float>(*p);
+  } else {
+    const PackOf<T, V> q = *reinterpret_cast<const PackOf<T, V>*>(p);
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      r.v[j] = convert<float>(q.elem[j]);
+  }
+  return r;
 }
 
-// Forward: the column's sum of exp(x - m) (f32 softmax: each exp stored in place of x, for the
+template <typename T, int V>
+__device__ __forceinline__ void softmax_inner_store(T* p, const float (&y)[V]) {
+  if constexpr (V == 1) {
+    *p = convert<T>(y[0]);
+  } else {
+    PackOf<T, V> q;
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      q.elem[j] = convert<T>(y[j]);
+    *reinterpret_cast<PackOf<T, V>*>(p) = q;
+  }
+}
+
+// Forward, a unit of the tile (elements c + k * cw + j, rows k = k0, k0 + step, ... below n):
+// each column's max.
+template <typename T, int V>
+__device__ __forceinline__ void softmax_inner_col_max(const T* tx, int c, int cw, int k0, int step,
+                                                      int n, float (&m)[V]) {
+#pragma unroll
+  for (int j = 0; j < V; ++j)
+    m[j] = -INFINITY;
+  softmax_inner_walk<SoftmaxInnerVals<V>, kSoftmaxInnerColBatch / V>(
+      k0, step, n, [&](int k) { return softmax_inner_load<T, V>(tx + c + k * cw); },
+      [&](int, const SoftmaxInnerVals<V>& x) {
+#pragma unroll
+        for (int j = 0; j < V; ++j)
+          m[j] = fmaxf(m[j], x.v[j]);
+      });
+}
+
+// Forward: each column's sum of exp(x - m) (f32 softmax: each exp stored in place of x, for the
 // write pass to scale).
-template <typename T, SoftmaxKind Kind>
-__device__ __forceinline__ float softmax_inner_col_sum(T* tx, int c, int cw, int k0, int step,
-                                                       int n, float m) {
+template <typename T, SoftmaxKind Kind, int V>
+__device__ __forceinline__ void softmax_inner_col_sum(T* tx, int c, int cw, int k0, int step, int n,
+                                                      const float (&m)[V], float (&s)[V]) {
   constexpr bool kFast = kSoftmaxFast<T>;
   constexpr bool kKeep = std::is_same_v<T, float> && Kind == SoftmaxKind::kSoftmax;
-  const float base = m == -INFINITY ? 0.f : m;
-  SoftmaxInnerSum<!kFast> sum;
-  softmax_inner_walk<float, kSoftmaxInnerColBatch>(
-      k0, step, n, [&](int k) { return convert<float>(tx[c + k * cw]); },
-      [&](int k, float v) {
-        const float e = softmax_exp<kFast>(v - base);
-        if constexpr (kKeep) tx[c + k * cw] = e;
-        sum.add(e);
+  float base[V];
+  SoftmaxInnerSum<!kFast> sum[V];
+#pragma unroll
+  for (int j = 0; j < V; ++j)
+    base[j] = m[j] == -INFINITY ? 0.f : m[j];
+  softmax_inner_walk<SoftmaxInnerVals<V>, kSoftmaxInnerColBatch / V>(
+      k0, step, n, [&](int k) { return softmax_inner_load<T, V>(tx + c + k * cw); },
+      [&](int k, const SoftmaxInnerVals<V>& x) {
+        float e[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          e[j] = softmax_exp<kFast>(x.v[j] - base[j]);
+          sum[j].add(e[j]);
+        }
+        if constexpr (kKeep) softmax_inner_store<T, V>(tx + c + k * cw, e);
       });
-  return sum.get();
+#pragma unroll
+  for (int j = 0; j < V; ++j)
+    s[j] = sum[j].get();
 }
 
-// Forward: the column's outputs in place.
-template <typename T, SoftmaxKind Kind>
+// Forward: the unit's outputs in place.
+template <typename T, SoftmaxKind Kind, int V>
 __device__ __forceinline__ void softmax_inner_col_write(T* tx, int c, int cw, int k0, int step,
-                                                        int n, float m, float s) {
+                                                        int n, const float (&m)[V],
+                                                        const float (&s)[V]) {
   constexpr bool kFast = kSoftmaxFast<T>;
   constexpr bool kKept = std::is_same_v<T, float> && Kind == SoftmaxKind::kSoftmax;
-  const float inv_s = 1.f / s;
-  const float log_s = logf(s);
-  softmax_inner_walk<float, kSoftmaxInnerColBatch>(
-      k0, step, n, [&](int k) { return convert<float>(tx[c + k * cw]); },
-      [&](int k, float x) {
-        float y;
-        if constexpr (kKept) {
-          y = x * inv_s;  // x holds exp(x - m) (an all -inf column: 0 x inf, NaN)
-        } else {
-          y = softmax_out<Kind, kFast>(x, m, inv_s, log_s);
+  float inv_s[V], log_s[V];
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    inv_s[j] = 1.f / s[j];
+    log_s[j] = logf(s[j]);
+  }
+  softmax_inner_walk<SoftmaxInnerVals<V>, kSoftmaxInnerColBatch / V>(
+      k0, step, n, [&](int k) { return softmax_inner_load<T, V>(tx + c + k * cw); },
+      [&](int k, const SoftmaxInnerVals<V>& x) {
+        float y[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          if constexpr (kKept) {
+            y[j] = x.v[j] * inv_s[j];  // x holds exp(x - m) (an all -inf column: 0 x inf, NaN)
+          } else {
+            y[j] = softmax_out<Kind, kFast>(x.v[j], m[j], inv_s[j], log_s[j]);
+          }
         }
-        tx[c + k * cw] = convert<T>(y);
+        softmax_inner_store<T, V>(tx + c + k * cw, y);
       });
 }
 
-// Backward: the column's sum of y * dy (or dy).
-template <typename T, SoftmaxKind Kind>
-__device__ __forceinline__ float softmax_inner_col_dot(const T* ty, const T* tdy, int c, int cw,
-                                                       int k0, int step, int n) {
-  SoftmaxInnerSum<true> sum;
-  softmax_inner_walk<float, kSoftmaxInnerColBatchBackward>(
+// Backward: each column's sum of y * dy (or dy).
+template <typename T, SoftmaxKind Kind, int V>
+__device__ __forceinline__ void softmax_inner_col_dot(const T* ty, const T* tdy, int c, int cw,
+                                                      int k0, int step, int n, float (&s)[V]) {
+  SoftmaxInnerSum<true> sum[V];
+  softmax_inner_walk<SoftmaxInnerVals<V>, kSoftmaxInnerColBatchBackward / V>(
       k0, step, n,
       [&](int k) {
-        const int i = c + k * cw;
-        return softmax_inner_term<Kind>(convert<float>(ty[i]), convert<float>(tdy[i]));
+        const SoftmaxInnerVals<V> y = softmax_inner_load<T, V>(ty + c + k * cw);
+        const SoftmaxInnerVals<V> g = softmax_inner_load<T, V>(tdy + c + k * cw);
+        SoftmaxInnerVals<V> r;
+#pragma unroll
+        for (int j = 0; j < V; ++j)
+          r.v[j] = softmax_inner_term<Kind>(y.v[j], g.v[j]);
+        return r;
       },
-      [&](int, float v) { sum.add(v); });
-  return sum.get();
+      [&](int, const SoftmaxInnerVals<V>& x) {
+#pragma unroll
+        for (int j = 0; j < V; ++j)
+          sum[j].add(x.v[j]);
+      });
+#pragma unroll
+  for (int j = 0; j < V; ++j)
+    s[j] = sum[j].get();
 }
 
-// Backward: the column's dx in place of dy.
-template <typename T, SoftmaxKind Kind>
+// Backward: the unit's dx in place of dy.
+template <typename T, SoftmaxKind Kind, int V>
 __device__ __forceinline__ void softmax_inner_col_grad(const T* ty, T* tdy, int c, int cw, int k0,
-                                                       int step, int n, float s) {
-  softmax_inner_walk<float2, kSoftmaxInnerColBatchBackward>(
+                                                       int step, int n, const float (&s)[V]) {
+  struct YG {
+    SoftmaxInnerVals<V> y, g;
+  };
+  softmax_inner_walk<YG, kSoftmaxInnerColBatchBackward / V>(
       k0, step, n,
       [&](int k) {
-        const int i = c + k * cw;
-        return make_float2(convert<float>(ty[i]), convert<float>(tdy[i]));
+        return YG{softmax_inner_load<T, V>(ty + c + k * cw),
+                  softmax_inner_load<T, V>(tdy + c + k * cw)};
       },
-      [&](int k, float2 v) {
-        tdy[c + k * cw] = convert<T>(softmax_inner_grad<Kind, kSoftmaxFast<T>>(v.x, v.y, s));
+      [&](int k, const YG& x) {
+        float d[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j)
+          d[j] = softmax_inner_grad<Kind, kSoftmaxFast<T>>(x.y.v[j], x.g.v[j], s[j]);
+        softmax_inner_store<T, V>(tdy + c + k * cw, d);
       });
 }
+
+// The tile's columns reduced and written in place, V adjacent columns (a unit) a thread: a
+// thread a unit (walking units t, t + block, ...), or, with fewer units than threads, `lanes`
+// threads a unit (thread t is unit t % units, lane t / units: rows lane, lane + lanes, ...),
+// lane 0 combining the lanes' values in lane order through red_a / red_b (alternately: a
+// meet's slots are rewritten only after the next meet's barriers). Unit j is slice j / (cw /
+// V), columns V x (j % (cw / V)) + [0, V); V divides cw and sh.
+template <typename T, SoftmaxKind Kind, int V>
+__device__ __forceinline__ void softmax_inner_reduce(T* tx, T* tdy, float* red_a, float* red_b,
+                                                     int sh, int cw, int slices, int n) {
+  constexpr int kBlock = kSoftmaxInnerBlock;
+  constexpr bool kBack = kSoftmaxInnerBackward<Kind>;
+  const int t = static_cast<int>(threadIdx.x);
+  const int ucw = cw / V;  // units a slice
+  const int units = slices * ucw;
+  if (units >= kBlock) {
+    SoftmaxInnerWalk w(t, ucw, kBlock);
+    for (int j = t; j < units; j += kBlock, w.next()) {
+      const int c = sh + w.r * n * cw + w.c * V;
+      float s[V];
+      if constexpr (kBack) {
+        softmax_inner_col_dot<T, Kind, V>(tx, tdy, c, cw, 0, 1, n, s);
+        softmax_inner_col_grad<T, Kind, V>(tx, tdy, c, cw, 0, 1, n, s);
+      } else {
+        float m[V];
+        softmax_inner_col_max<T, V>(tx, c, cw, 0, 1, n, m);
+        softmax_inner_col_sum<T, Kind, V>(tx, c, cw, 0, 1, n, m, s);
+        softmax_inner_col_write<T, Kind, V>(tx, c, cw, 0, 1, n, m, s);
+      }
+    }
+  } else {
+    const int lanes = kBlock / units < n ? kBlock / units : n;
+    const int j = t % units, l = t / units;
+    const bool on = l < lanes;
+    const int sl = j / ucw;
+    const int c = sh + sl * n * cw + (j - sl * ucw) * V;
+    int parity = 0;
+    auto meet = [&](float v, bool is_max) {
+      float* const red = parity++ % 2 ? red_b : red_a;
+      if (on) red[t] = v;
+      __syncthreads();
+      if (on && l == 0) {
+        float r = v;
+        for (int q = 1; q < lanes; ++q)
+          r = is_max ? fmaxf(r, red[q * units + j]) : r + red[q * units + j];
+        red[j] = r;
+      }
+      __syncthreads();
+      return on ? red[j] : 0.f;
+    };
+    float s[V];
+    if constexpr (kBack) {
+      float part[V];
+#pragma unroll
+      for (int i = 0; i < V; ++i)
+        part[i] = 0.f;
+      if (on) softmax_inner_col_dot<T, Kind, V>(tx, tdy, c, cw, l, lanes, n, part);
+#pragma unroll
+      for (int i = 0; i < V; ++i)
+        s[i] = meet(part[i], false);
+      if (on) softmax_inner_col_grad<T, Kind, V>(tx, tdy, c, cw, l, lanes, n, s);
+    } else {
+      float pm[V], m[V], ps[V];
+#pragma unroll
+      for (int i = 0; i < V; ++i)
+        pm[i] = -INFINITY, ps[i] = 0.f;
+      if (on) softmax_inner_col_max<T, V>(tx, c, cw, l, lanes, n, pm);
+#pragma unroll
+      for (int i = 0; i < V; ++i)
+        m[i] = meet(pm[i], true);
+      if (on) softmax_inner_col_sum<T, Kind, V>(tx, c, cw, l, lanes, n, m, ps);
+#pragma unroll
+      for (int i = 0; i < V; ++i)
+        s[i] = meet(ps[i], false);
+      if (on) softmax_inner_col_write<T, Kind, V>(tx, c, cw, l, lanes, n, m, s);
+    }
+  }
+}
+
+// Columns a unit where they allow it: 2 for 2-byte types on 16-byte packs (one 4-byte
+// shared-memory access per row of a unit: the 2-byte forms were issue-bound at ~23
+// instructions an element), else 1 (f32; 2-byte off the grid, whose element-wise copies left
+// no room: 12-20 bytes spilled at 64 registers on sm_100 with both widths).
+template <typename T, int Pack>
+inline constexpr int kSoftmaxInnerUnitCols = sizeof(T) == 2 && Pack > 1 ? 2 : 1;
 
 // See the top of this file. Dynamic shared memory: one tile of tile_elems elements an input.
 template <typename T, SoftmaxKind Kind, int Pack>
 __global__ void __launch_bounds__(kSoftmaxInnerBlock,
                                   min_blocks_per_sm(kSoftmaxInnerBlock, kSoftmaxInnerMinBlocks))
     softmax_inner_tile_kernel(SoftmaxInnerArgs<T> a) {
-  constexpr int kBlock = kSoftmaxInnerBlock;
   constexpr bool kBack = kSoftmaxInnerBackward<Kind>;
+  constexpr int kV = kSoftmaxInnerUnitCols<T, Pack>;
   extern __shared__ __align__(16) unsigned char softmax_inner_smem[];
-  __shared__ float red_a[kBlock], red_b[kBlock];
+  __shared__ float red_a[kSoftmaxInnerBlock], red_b[kSoftmaxInnerBlock];
   T* const tx = reinterpret_cast<T*>(softmax_inner_smem);
   T* const tdy = tx + a.tile_elems;  // backward; tile_elems is a whole number of packs
-  const int t = static_cast<int>(threadIdx.x);
   const int n = static_cast<int>(a.n);
   for (int64_t tile = blockIdx.x; tile < a.tiles; tile += gridDim.x) {
     const SoftmaxInnerTile tl = softmax_inner_tile_at(a, tile);
@@ -385,57 +543,10 @@ __global__ void __launch_bounds__(kSoftmaxInnerBlock,
     __pipeline_commit();
     __pipeline_wait_prior(0);
     __syncthreads();
-    const int cw = tl.cw;
-    const int columns = tl.slices * cw;
-    // column j: slice j / cw, column j % cw; its element k at col0 + k * cw
-    auto col0 = [&](int j) {
-      const int s = j / cw;
-      return sh + s * n * cw + (j - s * cw);
-    };
-    if (columns >= kBlock) {
-      // a thread a column: column j is (slice w.r, column w.c)
-      SoftmaxInnerWalk w(t, cw, kBlock);
-      for (int j = t; j < columns; j += kBlock, w.next()) {
-        const int c = sh + w.r * n * cw + w.c;
-        if constexpr (kBack) {
-          const float s = softmax_inner_col_dot<T, Kind>(tx, tdy, c, cw, 0, 1, n);
-          softmax_inner_col_grad<T, Kind>(tx, tdy, c, cw, 0, 1, n, s);
-        } else {
-          const float m = softmax_inner_col_max(tx, c, cw, 0, 1, n);
-          const float s = softmax_inner_col_sum<T, Kind>(tx, c, cw, 0, 1, n, m);
-          softmax_inner_col_write<T, Kind>(tx, c, cw, 0, 1, n, m, s);
-        }
-      }
+    if (kV > 1 && tl.cw % kV == 0 && sh % kV == 0) {
+      softmax_inner_reduce<T, Kind, kV>(tx, tdy, red_a, red_b, sh, tl.cw, tl.slices, n);
     } else {
-      // `lanes` threads a column: thread t is column t % columns, lane t / columns (rows
-      // lane, lane + lanes, ...); lane 0 combines the lanes' values in lane order
-      const int lanes = kBlock / columns < n ? kBlock / columns : n;
-      const int j = t % columns, l = t / columns;
-      const bool on = l < lanes;
-      const int c = col0(j);
-      auto meet = [&](float* red, float v, bool is_max) {
-        if (on) red[t] = v;
-        __syncthreads();
-        if (on && l == 0) {
-          float r = v;
-          for (int q = 1; q < lanes; ++q)
-            r = is_max ? fmaxf(r, red[q * columns + j]) : r + red[q * columns + j];
-          red[j] = r;
-        }
-        __syncthreads();
-        return on ? red[j] : 0.f;
-      };
-      if constexpr (kBack) {
-        const float part = on ? softmax_inner_col_dot<T, Kind>(tx, tdy, c, cw, l, lanes, n) : 0.f;
-        const float s = meet(red_a, part, false);
-        if (on) softmax_inner_col_grad<T, Kind>(tx, tdy, c, cw, l, lanes, n, s);
-      } else {
-        const float pm = on ? softmax_inner_col_max(tx, c, cw, l, lanes, n) : -INFINITY;
-        const float m = meet(red_a, pm, true);
-        const float ps = on ? softmax_inner_col_sum<T, Kind>(tx, c, cw, l, lanes, n, m) : 0.f;
-        const float s = meet(red_b, ps, false);
-        if (on) softmax_inner_col_write<T, Kind>(tx, c, cw, l, lanes, n, m, s);
-      }
+      softmax_inner_reduce<T, Kind, 1>(tx, tdy, red_a, red_b, sh, tl.cw, tl.slices, n);
     }
     __syncthreads();  // the tile's results are in shared memory
     softmax_inner_move<false, Pack, 1>(a.out, kBack ? tdy : tx, tl, sh, head);
