@@ -431,11 +431,15 @@ __device__ __forceinline__ void softmax_inner_col_grad(const T* ty, T* tdy, int 
       });
 }
 
+// Lanes a first-round group of the lanes' meet (lanes > this: two rounds; the one-round
+// serial combine of 32 lanes in lane 0 was ~1000 cycles of dependent shared loads a meet).
+inline constexpr int kSoftmaxInnerMeetGroup = 8;
+
 // The tile's columns reduced and written in place, V adjacent columns (a unit) a thread: a
 // thread a unit (walking units t, t + block, ...), or, with fewer units than threads, `lanes`
 // threads a unit (thread t is unit t % units, lane t / units: rows lane, lane + lanes, ...),
-// lane 0 combining the lanes' values in lane order through red_a / red_b (alternately: a
-// meet's slots are rewritten only after the next meet's barriers). Unit j is slice j / (cw /
+// the lanes' values combined in a fixed order through red_a / red_b (alternately: a meet's
+// slots are rewritten only after the next meet's barriers). Unit j is slice j / (cw /
 // V), columns V x (j % (cw / V)) + [0, V); V divides cw and sh.
 template <typename T, SoftmaxKind Kind, int V>
 __device__ __forceinline__ void softmax_inner_reduce(T* tx, T* tdy, float* red_a, float* red_b,
@@ -467,13 +471,25 @@ __device__ __forceinline__ void softmax_inner_reduce(T* tx, T* tdy, float* red_a
     const int sl = j / ucw;
     const int c = sh + sl * n * cw + (j - sl * ucw) * V;
     int parity = 0;
+    // two rounds: each group of kSoftmaxInnerMeetGroup lanes into its first lane (in lane
+    // order), then the groups into lane 0 (in group order); a fixed order, so the same bits
+    // every run
+    constexpr int kG = kSoftmaxInnerMeetGroup;
     auto meet = [&](float v, bool is_max) {
       float* const red = parity++ % 2 ? red_b : red_a;
       if (on) red[t] = v;
       __syncthreads();
-      if (on && l == 0) {
+      if (on && l % kG == 0 && lanes > kG) {
         float r = v;
-        for (int q = 1; q < lanes; ++q)
+        for (int q = l + 1; q < l + kG && q < lanes; ++q)
+          r = is_max ? fmaxf(r, red[q * units + j]) : r + red[q * units + j];
+        red[t] = r;
+      }
+      if (lanes > kG) __syncthreads();
+      if (on && l == 0) {
+        const int step = lanes > kG ? kG : 1;
+        float r = red[j];
+        for (int q = step; q < lanes; q += step)
           r = is_max ? fmaxf(r, red[q * units + j]) : r + red[q * units + j];
         red[j] = r;
       }
