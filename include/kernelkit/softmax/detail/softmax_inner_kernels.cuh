@@ -4,10 +4,11 @@
 // launch_softmax_inner (softmax_inner.cuh) launches it. Every kernel takes the four kinds:
 // forward (x -> y) and backward (y, dy -> dx).
 //  - softmax_inner_tile_kernel (kTile): a tile of whole columns moved into shared memory
-//    (cp.async 16-byte packs where the plan gives them), each column reduced there by one thread
-//    (or by `lanes` threads meeting in shared memory, when the tile has fewer columns than
-//    threads), the result written in place in shared memory, then the tile copied out: one
-//    read and one write of every element.
+//    (cp.async 16-byte packs where the plan gives them), each unit of adjacent columns (two
+//    for 2-byte types on packs, else one) reduced there by one thread (or by `lanes` threads
+//    meeting in shared memory, when the tile has fewer units than threads), the result written
+//    in place in shared memory, then the tile copied out: one read and one write of every
+//    element.
 //  - softmax_inner_stream_kernel (kSplit): column tiles of `width` packs x 256 / width row lanes
 //    read straight from global memory (coalesced along inner), kSoftmaxInnerStreamUnroll loads in
 //    flight a thread; the row lanes meet in shared memory in a fixed tree. Write = false: the
