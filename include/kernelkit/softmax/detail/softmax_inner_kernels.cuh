@@ -4,12 +4,13 @@
 // launch_softmax_inner (softmax_inner.cuh) launches it. Every kernel takes the four kinds:
 // forward (x -> y) and backward (y, dy -> dx).
 //  - softmax_inner_tile_kernel (kTile): a tile of whole columns moved into shared memory
-//    (cp.async 16-byte packs where the plan gives them), each column reduced there by one thread
-//    (or by `lanes` threads meeting in shared memory, when the tile has fewer columns than
-//    threads), the result written in place in shared memory, then the tile copied out: one
-//    read and one write of every element.
+//    (cp.async 16-byte packs where the plan gives them), each unit of adjacent columns (two
+//    for 2-byte types on packs, else one) reduced there by one thread (or by `lanes` threads
+//    meeting in shared memory, when the tile has fewer units than threads), the result written
+//    in place in shared memory, then the tile copied out: one read and one write of every
+//    element.
 //  - softmax_inner_stream_kernel (kSplit): column tiles of `width` packs x 256 / width row lanes
-//    read straight from global memory (coalesced along inner), kSoftmaxInnerUnroll loads in
+//    read straight from global memory (coalesced along inner), kSoftmaxInnerStreamUnroll loads in
 //    flight a thread; the row lanes meet in shared memory in a fixed tree. Write = false: the
 //    statistics of split blockIdx.y to the workspace. Write = true: the column statistics (the
 //    split partials combined in split order, or its own pass over the column when split == 1),
@@ -42,8 +43,31 @@ inline constexpr bool kSoftmaxInnerBackward =
     K == SoftmaxKind::kSoftmaxBackward || K == SoftmaxKind::kLogSoftmaxBackward;
 
 // Loads a thread has in flight on the tile kernel's element-wise copies of 2-byte elements
-// (4-byte ones go through cp.async, every one in flight; the copy out stores as many).
+// (4-byte ones go through cp.async, every one in flight; the copy out stores as many): 16 (8
+// kept 4 KB in flight a block, 16 KB an SM at 4 blocks, under the ~25 KB an SM needs).
 inline constexpr int kSoftmaxInnerUnroll = 8;
+// Elements of a column the tile kernel loads from shared memory at once before reducing them
+// (independent loads in flight; one at a time, each behind the previous one's branch, left
+// every load's latency exposed): 8 forward, 4 backward (two loads an element; 8 spilled 16
+// bytes at 64 registers, f32 log_softmax backward off the grid, sm_90).
+inline constexpr int kSoftmaxInnerColBatch = 4;
+inline constexpr int kSoftmaxInnerColBatchBackward = 4;
+
+// (row, column) of element q = q0, q0 + step, ... of rows of len elements, advanced without
+// a division (one at the start; a division an element cost ~25 instructions).
+struct SoftmaxInnerWalk {
+  int r, c, dr, dc, len;
+  __device__ __forceinline__ SoftmaxInnerWalk(int q0, int len_, int step)
+      : r(q0 / len_), c(q0 % len_), dr(step / len_), dc(step % len_), len(len_) {}
+  __device__ __forceinline__ void next() {
+    c += dc;
+    r += dr;
+    if (c >= len) {
+      c -= len;
+      ++r;
+    }
+  }
+};
 // Rows a thread of the streaming kernel has in flight (of each input), by what a load moves:
 // single elements 8 forward, 4 backward (two inputs); f32 packs of 4 (16 bytes) 2; 2-byte packs
 // of 4 (8 bytes) 4 forward, 1 backward. Within 80 registers: at 4 f32 packs the writing kernels
@@ -140,12 +164,12 @@ __device__ __forceinline__ SoftmaxInnerTile softmax_inner_tile_at(const SoftmaxI
 
 // Moves one operand's tile between global memory (g + tl.base) and shared memory (s): ToShared
 // as cp.async 16-byte packs where Pack > 1, else cp.async of single 4-byte elements (both
-// committed by the caller) or element-wise copies of 2-byte ones kSoftmaxInnerUnroll loads at a
+// committed by the caller) or element-wise copies of 2-byte ones `Loads` loads at a
 // time; the other way with 16-byte stores (Pack > 1) or element-wise. A run
 // (rows == 1) starts `head` elements before its first pack boundary (Pack > 1) and sits at
 // s + sh, sh making the packs' shared-memory addresses 16-byte aligned; rows (Pack > 1) start
 // on pack boundaries (head 0, sh 0) and are whole packs.
-template <bool ToShared, int Pack, typename T>
+template <bool ToShared, int Pack, int Loads, typename T>
 __device__ __forceinline__ void softmax_inner_move(T* g, T* s, const SoftmaxInnerTile& tl, int sh,
                                                    int head) {
   constexpr int kBlock = kSoftmaxInnerBlock;
@@ -176,11 +200,11 @@ __device__ __forceinline__ void softmax_inner_move(T* g, T* s, const SoftmaxInne
     } else {
       const int ppr = tl.len / Pack;  // packs a row
       const int total = tl.rows * ppr;
-      for (int q = t; q < total; q += kBlock) {
-        const int r = q / ppr;
-        const int c = (q - r * ppr) * Pack;
-        const int64_t gi = int64_t{r} * tl.stride + c;
-        const int si = r * tl.len + c;
+      SoftmaxInnerWalk w(t, ppr, kBlock);
+      for (int q = t; q < total; q += kBlock, w.next()) {
+        const int c = w.c * Pack;
+        const int64_t gi = int64_t{w.r} * tl.stride + c;
+        const int si = w.r * tl.len + c;
         if constexpr (ToShared) {
           __pipeline_memcpy_async(s + si, gb + gi, Pack * sizeof(T));
         } else {
@@ -191,128 +215,335 @@ __device__ __forceinline__ void softmax_inner_move(T* g, T* s, const SoftmaxInne
   } else if constexpr (ToShared && sizeof(T) == 4) {
     // 4-byte elements: cp.async of one element each, all of the tile's in flight at once
     const int total = tl.rows * tl.len;
-    for (int q = t; q < total; q += kBlock) {
-      const int r = tl.rows == 1 ? 0 : q / tl.len;
-      __pipeline_memcpy_async(s + q, gb + int64_t{r} * tl.stride + (q - r * tl.len), sizeof(T));
-    }
+    SoftmaxInnerWalk w(t, tl.len, kBlock);
+    for (int q = t; q < total; q += kBlock, w.next())
+      __pipeline_memcpy_async(s + q, gb + int64_t{w.r} * tl.stride + w.c, sizeof(T));
   } else {
-    constexpr int kU = kSoftmaxInnerUnroll;
+    // element (r, c) of the tile is s[q], q = r * len + c (a run: r 0, c = q)
+    constexpr int kU = ToShared ? Loads : kSoftmaxInnerColBatch;
     const int total = tl.rows * tl.len;
+    SoftmaxInnerWalk w(t, tl.len, kBlock);
     for (int q0 = t; q0 < total; q0 += kBlock * kU) {
       T v[kU];
 #pragma unroll
       for (int u = 0; u < kU; ++u) {
         const int q = q0 + u * kBlock;
-        if (q < total) {
-          const int r = tl.rows == 1 ? 0 : q / tl.len;
-          const int64_t gi = int64_t{r} * tl.stride + (q - r * tl.len);
-          v[u] = ToShared ? gb[gi] : s[q];
+        if constexpr (ToShared) {
+          if (q < total) v[u] = gb[int64_t{w.r} * tl.stride + w.c];
+          w.next();
+        } else {
+          if (q < total) v[u] = s[q];
         }
       }
 #pragma unroll
       for (int u = 0; u < kU; ++u) {
         const int q = q0 + u * kBlock;
-        if (q < total) {
-          const int r = tl.rows == 1 ? 0 : q / tl.len;
-          const int64_t gi = int64_t{r} * tl.stride + (q - r * tl.len);
-          if constexpr (ToShared) {
-            s[q] = v[u];
-          } else {
-            gb[gi] = v[u];
-          }
+        if constexpr (ToShared) {
+          if (q < total) s[q] = v[u];
+        } else {
+          if (q < total) gb[int64_t{w.r} * tl.stride + w.c] = v[u];
+          w.next();
         }
       }
     }
   }
 }
 
-// Forward, one column of the tile (elements c, c + cw, ... of t_x, rows k = k0, k0 + step, ...
-// below n): its max.
-template <typename T>
-__device__ __forceinline__ float softmax_inner_col_max(const T* tx, int c, int cw, int k0, int step,
-                                                       int n) {
-  float m = -INFINITY;
-#pragma unroll 4
-  for (int k = k0; k < n; k += step)
-    m = fmaxf(m, convert<float>(tx[c + k * cw]));
-  return m;
+// Rows k = k0, k0 + step, ... below n of a tile's column, kB at a time:
+// load(k) of a whole batch first (its loads all in flight before the first is used), then
+// use(k, value) in row order (the order, so the bits, of one element at a time). Whole
+// batches unguarded; the last partial one guarded.
+template <typename V, int kB, typename Load, typename Use>
+__device__ __forceinline__ void softmax_inner_walk(int k0, int step, int n, Load load, Use use) {
+  int k = k0;
+  for (; k + (kB - 1) * step < n; k += kB * step) {
+    V v[kB];
+#pragma unroll
+    for (int u = 0; u < kB; ++u)
+      v[u] = load(k + u * step);
+#pragma unroll
+    for (int u = 0; u < kB; ++u)
+      use(k + u * step, v[u]);
+  }
+  if (k < n) {
+    V v[kB];
+#pragma unroll
+    for (int u = 0; u < kB; ++u)
+      if (k + u * step < n) v[u] = load(k + u * step);
+#pragma unroll
+    for (int u = 0; u < kB; ++u)
+      if (k + u * step < n) use(k + u * step, v[u]);
+  }
 }
 
-// Forward: the column's sum of exp(x - m) (f32 softmax: each exp stored in place of x, for the
+// V adjacent columns of a tile (a unit): c is the first one's element of row 0, at a multiple
+// of V elements (V > 1: the V elements of a row are one 2V-byte shared-memory access).
+template <int V>
+struct SoftmaxInnerVals {
+  float v[V];
+};
+
+template <typename T, int V>
+__device__ __forceinline__ SoftmaxInnerVals<V> softmax_inner_load(const T* p) {
+  SoftmaxInnerVals<V> r;
+  if constexpr (V == 1) {
+    r.v[0] = convert<float>(*p);
+  } else {
+    const PackOf<T, V> q = *reinterpret_cast<const PackOf<T, V>*>(p);
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      r.v[j] = convert<float>(q.elem[j]);
+  }
+  return r;
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void softmax_inner_store(T* p, const float (&y)[V]) {
+  if constexpr (V == 1) {
+    *p = convert<T>(y[0]);
+  } else {
+    PackOf<T, V> q;
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      q.elem[j] = convert<T>(y[j]);
+    *reinterpret_cast<PackOf<T, V>*>(p) = q;
+  }
+}
+
+// Forward, a unit of the tile (elements c + k * cw + j, rows k = k0, k0 + step, ... below n):
+// each column's max.
+template <typename T, int V>
+__device__ __forceinline__ void softmax_inner_col_max(const T* tx, int c, int cw, int k0, int step,
+                                                      int n, float (&m)[V]) {
+#pragma unroll
+  for (int j = 0; j < V; ++j)
+    m[j] = -INFINITY;
+  softmax_inner_walk<SoftmaxInnerVals<V>, kSoftmaxInnerColBatch / V>(
+      k0, step, n, [&](int k) { return softmax_inner_load<T, V>(tx + c + k * cw); },
+      [&](int, const SoftmaxInnerVals<V>& x) {
+#pragma unroll
+        for (int j = 0; j < V; ++j)
+          m[j] = fmaxf(m[j], x.v[j]);
+      });
+}
+
+// Forward: each column's sum of exp(x - m) (f32 softmax: each exp stored in place of x, for the
 // write pass to scale).
-template <typename T, SoftmaxKind Kind>
-__device__ __forceinline__ float softmax_inner_col_sum(T* tx, int c, int cw, int k0, int step,
-                                                       int n, float m) {
+template <typename T, SoftmaxKind Kind, int V>
+__device__ __forceinline__ void softmax_inner_col_sum(T* tx, int c, int cw, int k0, int step, int n,
+                                                      const float (&m)[V], float (&s)[V]) {
   constexpr bool kFast = kSoftmaxFast<T>;
   constexpr bool kKeep = std::is_same_v<T, float> && Kind == SoftmaxKind::kSoftmax;
-  const float base = m == -INFINITY ? 0.f : m;
-  SoftmaxInnerSum<!kFast> sum;
-#pragma unroll 4
-  for (int k = k0; k < n; k += step) {
-    const float e = softmax_exp<kFast>(convert<float>(tx[c + k * cw]) - base);
-    if constexpr (kKeep) tx[c + k * cw] = e;
-    sum.add(e);
-  }
-  return sum.get();
+  float base[V];
+  SoftmaxInnerSum<!kFast> sum[V];
+#pragma unroll
+  for (int j = 0; j < V; ++j)
+    base[j] = m[j] == -INFINITY ? 0.f : m[j];
+  softmax_inner_walk<SoftmaxInnerVals<V>, kSoftmaxInnerColBatch / V>(
+      k0, step, n, [&](int k) { return softmax_inner_load<T, V>(tx + c + k * cw); },
+      [&](int k, const SoftmaxInnerVals<V>& x) {
+        float e[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          e[j] = softmax_exp<kFast>(x.v[j] - base[j]);
+          sum[j].add(e[j]);
+        }
+        if constexpr (kKeep) softmax_inner_store<T, V>(tx + c + k * cw, e);
+      });
+#pragma unroll
+  for (int j = 0; j < V; ++j)
+    s[j] = sum[j].get();
 }
 
-// Forward: the column's outputs in place.
-template <typename T, SoftmaxKind Kind>
+// Forward: the unit's outputs in place.
+template <typename T, SoftmaxKind Kind, int V>
 __device__ __forceinline__ void softmax_inner_col_write(T* tx, int c, int cw, int k0, int step,
-                                                        int n, float m, float s) {
+                                                        int n, const float (&m)[V],
+                                                        const float (&s)[V]) {
   constexpr bool kFast = kSoftmaxFast<T>;
   constexpr bool kKept = std::is_same_v<T, float> && Kind == SoftmaxKind::kSoftmax;
-  const float inv_s = 1.f / s;
-  const float log_s = logf(s);
-#pragma unroll 4
-  for (int k = k0; k < n; k += step) {
-    const float x = convert<float>(tx[c + k * cw]);
-    float y;
-    if constexpr (kKept) {
-      y = x * inv_s;  // x holds exp(x - m) (an all -inf column: 0 x inf, NaN)
-    } else {
-      y = softmax_out<Kind, kFast>(x, m, inv_s, log_s);
-    }
-    tx[c + k * cw] = convert<T>(y);
+  float inv_s[V], log_s[V];
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    inv_s[j] = 1.f / s[j];
+    log_s[j] = logf(s[j]);
   }
+  softmax_inner_walk<SoftmaxInnerVals<V>, kSoftmaxInnerColBatch / V>(
+      k0, step, n, [&](int k) { return softmax_inner_load<T, V>(tx + c + k * cw); },
+      [&](int k, const SoftmaxInnerVals<V>& x) {
+        float y[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          if constexpr (kKept) {
+            y[j] = x.v[j] * inv_s[j];  // x holds exp(x - m) (an all -inf column: 0 x inf, NaN)
+          } else {
+            y[j] = softmax_out<Kind, kFast>(x.v[j], m[j], inv_s[j], log_s[j]);
+          }
+        }
+        softmax_inner_store<T, V>(tx + c + k * cw, y);
+      });
 }
 
-// Backward: the column's sum of y * dy (or dy).
-template <typename T, SoftmaxKind Kind>
-__device__ __forceinline__ float softmax_inner_col_dot(const T* ty, const T* tdy, int c, int cw,
-                                                       int k0, int step, int n) {
-  SoftmaxInnerSum<true> sum;
-#pragma unroll 4
-  for (int k = k0; k < n; k += step)
-    sum.add(
-        softmax_inner_term<Kind>(convert<float>(ty[c + k * cw]), convert<float>(tdy[c + k * cw])));
-  return sum.get();
+// Backward: each column's sum of y * dy (or dy).
+template <typename T, SoftmaxKind Kind, int V>
+__device__ __forceinline__ void softmax_inner_col_dot(const T* ty, const T* tdy, int c, int cw,
+                                                      int k0, int step, int n, float (&s)[V]) {
+  SoftmaxInnerSum<true> sum[V];
+  softmax_inner_walk<SoftmaxInnerVals<V>, kSoftmaxInnerColBatchBackward / V>(
+      k0, step, n,
+      [&](int k) {
+        const SoftmaxInnerVals<V> y = softmax_inner_load<T, V>(ty + c + k * cw);
+        const SoftmaxInnerVals<V> g = softmax_inner_load<T, V>(tdy + c + k * cw);
+        SoftmaxInnerVals<V> r;
+#pragma unroll
+        for (int j = 0; j < V; ++j)
+          r.v[j] = softmax_inner_term<Kind>(y.v[j], g.v[j]);
+        return r;
+      },
+      [&](int, const SoftmaxInnerVals<V>& x) {
+#pragma unroll
+        for (int j = 0; j < V; ++j)
+          sum[j].add(x.v[j]);
+      });
+#pragma unroll
+  for (int j = 0; j < V; ++j)
+    s[j] = sum[j].get();
 }
 
-// Backward: the column's dx in place of dy.
-template <typename T, SoftmaxKind Kind>
+// Backward: the unit's dx in place of dy.
+template <typename T, SoftmaxKind Kind, int V>
 __device__ __forceinline__ void softmax_inner_col_grad(const T* ty, T* tdy, int c, int cw, int k0,
-                                                       int step, int n, float s) {
-#pragma unroll 4
-  for (int k = k0; k < n; k += step) {
-    const float g = softmax_inner_grad<Kind, kSoftmaxFast<T>>(convert<float>(ty[c + k * cw]),
-                                                              convert<float>(tdy[c + k * cw]), s);
-    tdy[c + k * cw] = convert<T>(g);
+                                                       int step, int n, const float (&s)[V]) {
+  struct YG {
+    SoftmaxInnerVals<V> y, g;
+  };
+  softmax_inner_walk<YG, kSoftmaxInnerColBatchBackward / V>(
+      k0, step, n,
+      [&](int k) {
+        return YG{softmax_inner_load<T, V>(ty + c + k * cw),
+                  softmax_inner_load<T, V>(tdy + c + k * cw)};
+      },
+      [&](int k, const YG& x) {
+        float d[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j)
+          d[j] = softmax_inner_grad<Kind, kSoftmaxFast<T>>(x.y.v[j], x.g.v[j], s[j]);
+        softmax_inner_store<T, V>(tdy + c + k * cw, d);
+      });
+}
+
+// Lanes a first-round group of the lanes' meet (lanes > this: two rounds; the one-round
+// serial combine of 32 lanes in lane 0 was ~1000 cycles of dependent shared loads a meet).
+inline constexpr int kSoftmaxInnerMeetGroup = 8;
+
+// The tile's columns reduced and written in place, V adjacent columns (a unit) a thread: a
+// thread a unit (walking units t, t + block, ...), or, with fewer units than threads, `lanes`
+// threads a unit (thread t is unit t % units, lane t / units: rows lane, lane + lanes, ...),
+// the lanes' values combined in a fixed order through red_a / red_b (alternately: a meet's
+// slots are rewritten only after the next meet's barriers). Unit j is slice j / (cw /
+// V), columns V x (j % (cw / V)) + [0, V); V divides cw and sh.
+template <typename T, SoftmaxKind Kind, int V>
+__device__ __forceinline__ void softmax_inner_reduce(T* tx, T* tdy, float* red_a, float* red_b,
+                                                     int sh, int cw, int slices, int n) {
+  constexpr int kBlock = kSoftmaxInnerBlock;
+  constexpr bool kBack = kSoftmaxInnerBackward<Kind>;
+  const int t = static_cast<int>(threadIdx.x);
+  const int ucw = cw / V;  // units a slice
+  const int units = slices * ucw;
+  if (units >= kBlock) {
+    SoftmaxInnerWalk w(t, ucw, kBlock);
+    for (int j = t; j < units; j += kBlock, w.next()) {
+      const int c = sh + w.r * n * cw + w.c * V;
+      float s[V];
+      if constexpr (kBack) {
+        softmax_inner_col_dot<T, Kind, V>(tx, tdy, c, cw, 0, 1, n, s);
+        softmax_inner_col_grad<T, Kind, V>(tx, tdy, c, cw, 0, 1, n, s);
+      } else {
+        float m[V];
+        softmax_inner_col_max<T, V>(tx, c, cw, 0, 1, n, m);
+        softmax_inner_col_sum<T, Kind, V>(tx, c, cw, 0, 1, n, m, s);
+        softmax_inner_col_write<T, Kind, V>(tx, c, cw, 0, 1, n, m, s);
+      }
+    }
+  } else {
+    const int lanes = kBlock / units < n ? kBlock / units : n;
+    const int j = t % units, l = t / units;
+    const bool on = l < lanes;
+    const int sl = j / ucw;
+    const int c = sh + sl * n * cw + (j - sl * ucw) * V;
+    int parity = 0;
+    // two rounds: each group of kSoftmaxInnerMeetGroup lanes into its first lane (in lane
+    // order), then the groups into lane 0 (in group order); a fixed order, so the same bits
+    // every run
+    constexpr int kG = kSoftmaxInnerMeetGroup;
+    auto meet = [&](float v, bool is_max) {
+      float* const red = parity++ % 2 ? red_b : red_a;
+      if (on) red[t] = v;
+      __syncthreads();
+      if (on && l % kG == 0 && lanes > kG) {
+        float r = v;
+        for (int q = l + 1; q < l + kG && q < lanes; ++q)
+          r = is_max ? fmaxf(r, red[q * units + j]) : r + red[q * units + j];
+        red[t] = r;
+      }
+      if (lanes > kG) __syncthreads();
+      if (on && l == 0) {
+        const int step = lanes > kG ? kG : 1;
+        float r = red[j];
+        for (int q = step; q < lanes; q += step)
+          r = is_max ? fmaxf(r, red[q * units + j]) : r + red[q * units + j];
+        red[j] = r;
+      }
+      __syncthreads();
+      return on ? red[j] : 0.f;
+    };
+    float s[V];
+    if constexpr (kBack) {
+      float part[V];
+#pragma unroll
+      for (int i = 0; i < V; ++i)
+        part[i] = 0.f;
+      if (on) softmax_inner_col_dot<T, Kind, V>(tx, tdy, c, cw, l, lanes, n, part);
+#pragma unroll
+      for (int i = 0; i < V; ++i)
+        s[i] = meet(part[i], false);
+      if (on) softmax_inner_col_grad<T, Kind, V>(tx, tdy, c, cw, l, lanes, n, s);
+    } else {
+      float pm[V], m[V], ps[V];
+#pragma unroll
+      for (int i = 0; i < V; ++i)
+        pm[i] = -INFINITY, ps[i] = 0.f;
+      if (on) softmax_inner_col_max<T, V>(tx, c, cw, l, lanes, n, pm);
+#pragma unroll
+      for (int i = 0; i < V; ++i)
+        m[i] = meet(pm[i], true);
+      if (on) softmax_inner_col_sum<T, Kind, V>(tx, c, cw, l, lanes, n, m, ps);
+#pragma unroll
+      for (int i = 0; i < V; ++i)
+        s[i] = meet(ps[i], false);
+      if (on) softmax_inner_col_write<T, Kind, V>(tx, c, cw, l, lanes, n, m, s);
+    }
   }
 }
+
+// Columns a unit where they allow it: 2 for 2-byte types on 16-byte packs (one 4-byte
+// shared-memory access per row of a unit: the 2-byte forms were issue-bound at ~23
+// instructions an element), else 1 (f32; 2-byte off the grid, whose element-wise copies left
+// no room: 12-20 bytes spilled at 64 registers on sm_100 with both widths).
+template <typename T, int Pack>
+inline constexpr int kSoftmaxInnerUnitCols = sizeof(T) == 2 && Pack > 1 ? 2 : 1;
 
 // See the top of this file. Dynamic shared memory: one tile of tile_elems elements an input.
 template <typename T, SoftmaxKind Kind, int Pack>
 __global__ void __launch_bounds__(kSoftmaxInnerBlock,
                                   min_blocks_per_sm(kSoftmaxInnerBlock, kSoftmaxInnerMinBlocks))
     softmax_inner_tile_kernel(SoftmaxInnerArgs<T> a) {
-  constexpr int kBlock = kSoftmaxInnerBlock;
   constexpr bool kBack = kSoftmaxInnerBackward<Kind>;
+  constexpr int kV = kSoftmaxInnerUnitCols<T, Pack>;
   extern __shared__ __align__(16) unsigned char softmax_inner_smem[];
-  __shared__ float red_a[kBlock], red_b[kBlock];
+  __shared__ float red_a[kSoftmaxInnerBlock], red_b[kSoftmaxInnerBlock];
   T* const tx = reinterpret_cast<T*>(softmax_inner_smem);
   T* const tdy = tx + a.tile_elems;  // backward; tile_elems is a whole number of packs
-  const int t = static_cast<int>(threadIdx.x);
   const int n = static_cast<int>(a.n);
   for (int64_t tile = blockIdx.x; tile < a.tiles; tile += gridDim.x) {
     const SoftmaxInnerTile tl = softmax_inner_tile_at(a, tile);
@@ -322,64 +553,20 @@ __global__ void __launch_bounds__(kSoftmaxInnerBlock,
         Pack > 1 && tl.rows == 1 ? static_cast<int>(pack_head<Pack>(a.x + tl.base, tl.len)) : 0;
     const int sh = (Pack - head) % Pack;
     __syncthreads();  // the previous tile is copied out
-    softmax_inner_move<true, Pack>(const_cast<T*>(a.x), tx, tl, sh, head);
-    if constexpr (kBack) softmax_inner_move<true, Pack>(const_cast<T*>(a.dy), tdy, tl, sh, head);
+    constexpr int kLoads = kBack ? kSoftmaxInnerUnroll / 2 : kSoftmaxInnerUnroll;
+    softmax_inner_move<true, Pack, kLoads>(const_cast<T*>(a.x), tx, tl, sh, head);
+    if constexpr (kBack)
+      softmax_inner_move<true, Pack, kLoads>(const_cast<T*>(a.dy), tdy, tl, sh, head);
     __pipeline_commit();
     __pipeline_wait_prior(0);
     __syncthreads();
-    const int cw = tl.cw;
-    const int columns = tl.slices * cw;
-    // column j: slice j / cw, column j % cw; its element k at col0 + k * cw
-    auto col0 = [&](int j) {
-      const int s = j / cw;
-      return sh + s * n * cw + (j - s * cw);
-    };
-    if (columns >= kBlock) {
-      // a thread a column
-      for (int j = t; j < columns; j += kBlock) {
-        const int c = col0(j);
-        if constexpr (kBack) {
-          const float s = softmax_inner_col_dot<T, Kind>(tx, tdy, c, cw, 0, 1, n);
-          softmax_inner_col_grad<T, Kind>(tx, tdy, c, cw, 0, 1, n, s);
-        } else {
-          const float m = softmax_inner_col_max(tx, c, cw, 0, 1, n);
-          const float s = softmax_inner_col_sum<T, Kind>(tx, c, cw, 0, 1, n, m);
-          softmax_inner_col_write<T, Kind>(tx, c, cw, 0, 1, n, m, s);
-        }
-      }
+    if (kV > 1 && tl.cw % kV == 0 && sh % kV == 0) {
+      softmax_inner_reduce<T, Kind, kV>(tx, tdy, red_a, red_b, sh, tl.cw, tl.slices, n);
     } else {
-      // `lanes` threads a column: thread t is column t % columns, lane t / columns (rows
-      // lane, lane + lanes, ...); lane 0 combines the lanes' values in lane order
-      const int lanes = kBlock / columns < n ? kBlock / columns : n;
-      const int j = t % columns, l = t / columns;
-      const bool on = l < lanes;
-      const int c = col0(j);
-      auto meet = [&](float* red, float v, bool is_max) {
-        if (on) red[t] = v;
-        __syncthreads();
-        if (on && l == 0) {
-          float r = v;
-          for (int q = 1; q < lanes; ++q)
-            r = is_max ? fmaxf(r, red[q * columns + j]) : r + red[q * columns + j];
-          red[j] = r;
-        }
-        __syncthreads();
-        return on ? red[j] : 0.f;
-      };
-      if constexpr (kBack) {
-        const float part = on ? softmax_inner_col_dot<T, Kind>(tx, tdy, c, cw, l, lanes, n) : 0.f;
-        const float s = meet(red_a, part, false);
-        if (on) softmax_inner_col_grad<T, Kind>(tx, tdy, c, cw, l, lanes, n, s);
-      } else {
-        const float pm = on ? softmax_inner_col_max(tx, c, cw, l, lanes, n) : -INFINITY;
-        const float m = meet(red_a, pm, true);
-        const float ps = on ? softmax_inner_col_sum<T, Kind>(tx, c, cw, l, lanes, n, m) : 0.f;
-        const float s = meet(red_b, ps, false);
-        if (on) softmax_inner_col_write<T, Kind>(tx, c, cw, l, lanes, n, m, s);
-      }
+      softmax_inner_reduce<T, Kind, 1>(tx, tdy, red_a, red_b, sh, tl.cw, tl.slices, n);
     }
     __syncthreads();  // the tile's results are in shared memory
-    softmax_inner_move<false, Pack>(a.out, kBack ? tdy : tx, tl, sh, head);
+    softmax_inner_move<false, Pack, 1>(a.out, kBack ? tdy : tx, tl, sh, head);
   }
 }
 
