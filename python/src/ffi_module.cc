@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "ops.h"
 #include "xla/ffi/api/ffi.h"
@@ -464,93 +465,94 @@ ffi::Error add_rms_norm_backward_impl(cudaStream_t s, ffi::ScratchAllocator allo
 }  // namespace kkpy
 
 // ---- the handler symbols ------------------------------------------------------------------------
+// Each binding lists what its handler's parameters are, in order: XLA's stream first, then the
+// scratch allocator (the ops that may take a workspace), the arguments, the results, the
+// attributes. The handlers of one shape share one binding function.
 
-XLA_FFI_DEFINE_HANDLER_SYMBOL(
-    KkSoftmax, kkpy::softmax_impl,
-    ffi::Ffi::Bind().Ctx<kkpy::Stream>().Arg<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>().Attr<int64_t>(
-        "log"));
+namespace kkpy {
+namespace {
 
+using ffi::AnyBuffer;
+using Floats = ffi::Buffer<ffi::F32>;
+
+auto on_stream() {
+  return ffi::Ffi::Bind().Ctx<Stream>();
+}
+
+auto with_scratch() {
+  return on_stream().Ctx<ffi::ScratchAllocator>();
+}
+
+// x -> y, one int64 attribute (softmax's "log", unary's "op"); transpose and cast: none.
+auto one_to_one(const char* attr) {
+  return on_stream().Arg<AnyBuffer>().Ret<AnyBuffer>().Attr<int64_t>(attr);
+}
+
+auto one_to_one() {
+  return on_stream().Arg<AnyBuffer>().Ret<AnyBuffer>();
+}
+
+// (a, b) -> y, one int64 attribute (softmax_backward's "log", binary's "op").
+auto two_to_one(const char* attr) {
+  return on_stream().Arg<AnyBuffer>().Arg<AnyBuffer>().Ret<AnyBuffer>().Attr<int64_t>(attr);
+}
+
+// x -> float32 out through a workspace, the reduction "op" (row, column, device-wide).
+auto reduction() {
+  return with_scratch().Arg<AnyBuffer>().Ret<Floats>().Attr<int64_t>("op");
+}
+
+// softmax_inner: x -> y (backward: (y, dy) -> dx) through a workspace, "log".
+auto inner() {
+  return with_scratch().Arg<AnyBuffer>().Ret<AnyBuffer>().Attr<int64_t>("log");
+}
+
+auto inner_backward() {
+  return with_scratch().Arg<AnyBuffer>().Arg<AnyBuffer>().Ret<AnyBuffer>().Attr<int64_t>("log");
+}
+
+// cross_entropy's attributes, after its operands.
+template <typename B>
+auto loss_options(B binding) {
+  return std::move(binding)
+      .template Attr<int64_t>("ignore_index")
+      .template Attr<int64_t>("reduction")
+      .template Attr<float>("label_smoothing");
+}
+
+}  // namespace
+}  // namespace kkpy
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkSoftmax, kkpy::softmax_impl, kkpy::one_to_one("log"));
 XLA_FFI_DEFINE_HANDLER_SYMBOL(KkSoftmaxBackward, kkpy::softmax_backward_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Attr<int64_t>("log"));
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(KkSoftmaxInner, kkpy::softmax_inner_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Ctx<ffi::ScratchAllocator>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Attr<int64_t>("log"));
-
+                              kkpy::two_to_one("log"));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkSoftmaxInner, kkpy::softmax_inner_impl, kkpy::inner());
 XLA_FFI_DEFINE_HANDLER_SYMBOL(KkSoftmaxInnerBackward, kkpy::softmax_inner_backward_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Ctx<ffi::ScratchAllocator>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Attr<int64_t>("log"));
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(KkRowReduce, kkpy::row_reduce_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Ctx<ffi::ScratchAllocator>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::Buffer<ffi::F32>>()
-                                  .Attr<int64_t>("op"));
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(KkColReduce, kkpy::col_reduce_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Ctx<ffi::ScratchAllocator>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::Buffer<ffi::F32>>()
-                                  .Attr<int64_t>("op"));
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(KkReduce, kkpy::reduce_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Ctx<ffi::ScratchAllocator>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::Buffer<ffi::F32>>()
-                                  .Attr<int64_t>("op"));
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(
-    KkTranspose, kkpy::transpose_impl,
-    ffi::Ffi::Bind().Ctx<kkpy::Stream>().Arg<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>());
+                              kkpy::inner_backward());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkRowReduce, kkpy::row_reduce_impl, kkpy::reduction());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkColReduce, kkpy::col_reduce_impl, kkpy::reduction());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkReduce, kkpy::reduce_impl, kkpy::reduction());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkTranspose, kkpy::transpose_impl, kkpy::one_to_one());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkUnary, kkpy::unary_impl, kkpy::one_to_one("op"));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkBinary, kkpy::binary_impl, kkpy::two_to_one("op"));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkCast, kkpy::cast_impl, kkpy::one_to_one());
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(KkCrossEntropy, kkpy::cross_entropy_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Ctx<ffi::ScratchAllocator>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::Buffer<ffi::F32>>()
-                                  .Ret<kkpy::Vector>()
-                                  .Attr<int64_t>("ignore_index")
-                                  .Attr<int64_t>("reduction")
-                                  .Attr<float>("label_smoothing"));
-
+                              kkpy::loss_options(kkpy::with_scratch()
+                                                     .Arg<ffi::AnyBuffer>()
+                                                     .Arg<ffi::AnyBuffer>()
+                                                     .Ret<kkpy::Floats>()
+                                                     .Ret<kkpy::Vector>()));
 XLA_FFI_DEFINE_HANDLER_SYMBOL(KkCrossEntropyBackward, kkpy::cross_entropy_backward_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<kkpy::Vector>()
-                                  .Arg<ffi::Buffer<ffi::F32>>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Attr<int64_t>("ignore_index")
-                                  .Attr<int64_t>("reduction")
-                                  .Attr<float>("label_smoothing"));
+                              kkpy::loss_options(kkpy::on_stream()
+                                                     .Arg<ffi::AnyBuffer>()
+                                                     .Arg<ffi::AnyBuffer>()
+                                                     .Arg<kkpy::Vector>()
+                                                     .Arg<kkpy::Floats>()
+                                                     .Ret<ffi::AnyBuffer>()));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(KkGemv, kkpy::gemv_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Ctx<ffi::ScratchAllocator>()
+                              kkpy::with_scratch()
                                   .Arg<kkpy::Matrix>()
                                   .Arg<kkpy::Vector>()
                                   .Ret<kkpy::Vector>()
@@ -558,9 +560,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(KkGemv, kkpy::gemv_impl,
                                   .Attr<float>("alpha"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(KkSgemm, kkpy::sgemm_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Ctx<ffi::ScratchAllocator>()
+                              kkpy::with_scratch()
                                   .Arg<kkpy::Matrix>()
                                   .Arg<kkpy::Matrix>()
                                   .Ret<kkpy::Matrix>()
@@ -568,26 +568,10 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(KkSgemm, kkpy::sgemm_impl,
                                   .Attr<int64_t>("trans_b")
                                   .Attr<float>("alpha"));
 
-XLA_FFI_DEFINE_HANDLER_SYMBOL(
-    KkUnary, kkpy::unary_impl,
-    ffi::Ffi::Bind().Ctx<kkpy::Stream>().Arg<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>().Attr<int64_t>(
-        "op"));
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(KkBinary, kkpy::binary_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Attr<int64_t>("op"));
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(
-    KkCast, kkpy::cast_impl,
-    ffi::Ffi::Bind().Ctx<kkpy::Stream>().Arg<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>());
-
+// The norms' forward: x (add_rms_norm: and residual), the optional parameters; y (add_rms_norm:
+// and the sum) and the statistics; has_* and eps.
 XLA_FFI_DEFINE_HANDLER_SYMBOL(KkRmsNorm, kkpy::rms_norm_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
+                              kkpy::on_stream()
                                   .Arg<ffi::AnyBuffer>()
                                   .OptionalArg<ffi::AnyBuffer>()
                                   .Ret<ffi::AnyBuffer>()
@@ -596,8 +580,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(KkRmsNorm, kkpy::rms_norm_impl,
                                   .Attr<float>("eps"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(KkLayerNorm, kkpy::layer_norm_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
+                              kkpy::on_stream()
                                   .Arg<ffi::AnyBuffer>()
                                   .OptionalArg<ffi::AnyBuffer>()
                                   .OptionalArg<ffi::AnyBuffer>()
@@ -609,8 +592,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(KkLayerNorm, kkpy::layer_norm_impl,
                                   .Attr<float>("eps"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(KkAddRmsNorm, kkpy::add_rms_norm_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
+                              kkpy::on_stream()
                                   .Arg<ffi::AnyBuffer>()
                                   .Arg<ffi::AnyBuffer>()
                                   .OptionalArg<ffi::AnyBuffer>()
@@ -620,10 +602,10 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(KkAddRmsNorm, kkpy::add_rms_norm_impl,
                                   .Attr<int64_t>("has_weight")
                                   .Attr<float>("eps"));
 
+// The norms' backward: x (sum), dy, the statistics, the optional dsum and parameters; dx and
+// the parameters' gradients; has_* attributes.
 XLA_FFI_DEFINE_HANDLER_SYMBOL(KkRmsNormBackward, kkpy::rms_norm_backward_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Ctx<ffi::ScratchAllocator>()
+                              kkpy::with_scratch()
                                   .Arg<ffi::AnyBuffer>()
                                   .Arg<ffi::AnyBuffer>()
                                   .Arg<kkpy::Vector>()
@@ -634,9 +616,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(KkRmsNormBackward, kkpy::rms_norm_backward_impl,
                                   .Attr<int64_t>("has_dweight"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(KkLayerNormBackward, kkpy::layer_norm_backward_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Ctx<ffi::ScratchAllocator>()
+                              kkpy::with_scratch()
                                   .Arg<ffi::AnyBuffer>()
                                   .Arg<ffi::AnyBuffer>()
                                   .Arg<kkpy::Vector>()
@@ -650,9 +630,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(KkLayerNormBackward, kkpy::layer_norm_backward_imp
                                   .Attr<int64_t>("has_dbias"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(KkAddRmsNormBackward, kkpy::add_rms_norm_backward_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Ctx<ffi::ScratchAllocator>()
+                              kkpy::with_scratch()
                                   .Arg<ffi::AnyBuffer>()
                                   .Arg<ffi::AnyBuffer>()
                                   .Arg<kkpy::Vector>()
