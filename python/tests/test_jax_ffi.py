@@ -106,6 +106,30 @@ def np_rms_norm(x, w, eps, k=1):
     return y if w is None else y * w
 
 
+def np_cross_entropy(x, t, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    """torch's cross_entropy in float64, and its float32 bound (as test_torch_gpu: 1e-5 of
+    the magnitudes a row's loss is made of, summed as the reduction sums)."""
+    m = x.max(axis=1, keepdims=True)
+    lse = (m + np.log(np.exp(x - m).sum(axis=1, keepdims=True)))[:, 0]
+    keep = t != ignore_index
+    tt = np.where(keep, t, 0)
+    xt = np.take_along_axis(x, tt[:, None], 1)[:, 0]
+    eps = label_smoothing
+    loss = np.where(keep, lse - (1 - eps) * xt - eps * x.mean(axis=1), 0.0)
+    mag = np.where(keep, np.abs(lse) + np.abs(xt) + eps * np.abs(x).mean(axis=1), 0.0)
+    if reduction == "none":
+        return loss, 1e-5 * mag + 1e-6
+    div = keep.sum() if reduction == "mean" else 1
+    return loss.sum() / div, 1e-5 * mag.sum() / div + 1e-6
+
+
+def _classes(rng, n, c, ignore=-100):
+    """n class indices in [0, c) (int32), every fifth row from the fourth set to ignore."""
+    t = rng.integers(0, c, n).astype(np.int32)
+    t[3::5] = ignore
+    return t
+
+
 def np_layer_norm(x, w, b, eps):
     mu = x.mean(axis=-1, keepdims=True)
     y = (x - mu) / np.sqrt(((x - mu) ** 2).mean(axis=-1, keepdims=True) + eps)
@@ -409,6 +433,64 @@ def test_softmax_under_jit(dtype):
     y = _jit(kernelkit.softmax, dtype="float32")(x)  # dtype=: converted first
     assert str(y.dtype) == "float32"
     _close(y, np_softmax(h), "float32")
+
+
+@needs_jax_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_softmax_over_a_middle_axis_under_jit(dtype):
+    """softmax_inner under jit: channel softmax, a tall column split through XLA's scratch
+    allocator, against float64; and its gradient (softmax_inner_backward)."""
+    import jax
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(SEED + 9)
+    for shape, dim in (((4, 19, 8, 9), 1), ((5000, 3), 0), ((3, 20000, 4), 1)):
+        x, h = _rand(rng, shape, dtype, 3.0)
+        for log in (False, True):
+            f = kernelkit.log_softmax if log else kernelkit.softmax
+            y = _jit(f, dim=dim)(x)
+            assert y.dtype == x.dtype and y.shape == x.shape
+            _close(y, np_softmax(h, dim, log), dtype, atol=None if not log else 2 * TOL[dtype][1])
+            g, hg = _rand(rng, shape, "float32")
+            dx = jax.jit(jax.grad(lambda v: (f(v, dim).astype(jnp.float32) * g).sum()))(x)
+            hy = np.asarray(y).astype(np.float64)  # the backward reads the rounded output
+            want = (hg - np.exp(hy) * hg.sum(axis=dim, keepdims=True) if log else
+                    hy * (hg - (hg * hy).sum(axis=dim, keepdims=True)))
+            _close(dx, want, dtype, atol=2 * TOL[dtype][1] + 1e-5)
+
+
+@needs_jax_gpu
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_cross_entropy_under_jit(dtype):
+    """cross_entropy under jit against float64 (every reduction, label smoothing, ignored
+    rows, a wide vocabulary), and jax.grad through it: kernelkit's cross_entropy_backward from
+    the saved lse, against the float64 gradient."""
+    import jax
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(SEED + 10)
+    for shape in ((37, 1001), (3, 128256), (64, 5000)):
+        x, h = _rand(rng, shape, dtype, 3.0)
+        t = _classes(rng, *shape)
+        tj = _put(t, "int32")
+        for reduction in ("mean", "sum", "none"):
+            for ls in (0.0, 0.1):
+                f = _jit(kernelkit.cross_entropy, reduction=reduction, label_smoothing=ls)
+                got = f(x, tj)
+                assert str(got.dtype) == "float32"
+                want, bound = np_cross_entropy(h, t, reduction=reduction, label_smoothing=ls)
+                err = np.abs(np.asarray(got).astype(np.float64) - want)
+                assert (err <= bound).all(), (shape, dtype, reduction, ls, err.max())
+        dx = jax.jit(jax.grad(lambda v, tt: kernelkit.cross_entropy(v, tt, label_smoothing=0.1)))(
+            x, tj)
+        assert dx.dtype == x.dtype and dx.shape == x.shape
+        keep = t != -100
+        p = np.exp(h - h.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        onehot = np.zeros_like(h)
+        onehot[np.arange(shape[0]), np.where(keep, t, 0)] = 1.0
+        want = (p - 0.1 / shape[1] - 0.9 * onehot) * (keep / keep.sum())[:, None]
+        _close(dx, want, dtype, atol=TOL[dtype][1] + 1e-7)
 
 
 @needs_jax_gpu
