@@ -13,9 +13,9 @@ Imported by kernelkit._ops.torch_ops() at the first use of torch (never by
 - the backward (register_autograd) uses kernelkit's ops where they exist (transpose, gemv,
   sgemm / matmul, mul, cast, and the fused backward kernels softmax_backward /
   log_softmax_backward (softmax_inner_backward over a non-last axis), rms_norm_backward,
-  layer_norm_backward, add_rms_norm_backward, cross_entropy_backward, registered here as custom ops of their own with the same fake rule) and torch's otherwise
-  (the reductions' broadcasts, relu / gelu / sigmoid's aten backward ops, the double
-  backward of softmax).
+  layer_norm_backward, add_rms_norm_backward, cross_entropy_backward, registered here as
+  custom ops of their own with the same fake rule) and torch's otherwise (the reductions'
+  broadcasts, relu / gelu / sigmoid's aten backward ops, the double backward of softmax).
 Functional: no out=, no stream=; every op returns a new tensor.
 """
 
