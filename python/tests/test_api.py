@@ -124,6 +124,15 @@ def test_workspace_bytes_of_every_op():
     assert _C.col_reduce_workspace_bytes("int8", 1, 1 << 20, 64) == 0
     assert _C.col_reduce_workspace_bytes("float32", 1, 1 << 22, 1) == \
         _C.row_reduce_workspace_bytes("float32", 1, 1 << 22)
+    # softmax_inner: partials for a split of tall columns, none for inner == 1 (the row
+    # softmax) or a dtype no op takes
+    assert _C.softmax_inner_workspace_bytes("float32", 1, 100000, 4) > 0
+    assert _C.softmax_inner_workspace_bytes("bfloat16", 1, 1 << 20, 64) > 0
+    assert _C.softmax_inner_workspace_bytes("float32", 1, 100000, 1) == 0
+    assert _C.softmax_inner_workspace_bytes("int8", 1, 100000, 4) == 0
+    # cross_entropy: per-chunk statistics; none without rows
+    assert _C.cross_entropy_workspace_bytes(3, 128256) > 0
+    assert _C.cross_entropy_workspace_bytes(0, 128256) == 0
 
 
 def test_workspace_helper():
@@ -537,6 +546,45 @@ def test_extension_turns_kernelkit_argument_errors_into_value_errors():
         _C.softmax_backward("bfloat16", True, X, 8, O, 7, W, 4, 8, 0, 0)  # ld_dy < cols
     with pytest.raises(ValueError, match=f"kernelkit.softmax_backward: {invalid}"):
         _C.softmax_backward("float64", False, X, 8, O, 8, W, 4, 8, 0, 0)  # a dtype no op takes
+    # softmax_inner over (outer, n, inner) and its backward
+    with pytest.raises(ValueError, match=f"kernelkit.softmax: {invalid}"):
+        _C.softmax_inner("float32", False, X, X + 4, 2, 3, 8, 0, 0, 0, 0)  # out partly over x
+    with pytest.raises(ValueError, match=f"kernelkit.log_softmax: {invalid}"):
+        _C.softmax_inner("float16", True, X, O, 2, 3, 8, O + 16, 64, 0, 0)  # workspace over out
+    with pytest.raises(ValueError, match=f"kernelkit.softmax: {invalid}"):
+        _C.softmax_inner("int8", False, X, O, 2, 3, 8, 0, 0, 0, 0)  # a dtype no op takes
+    with pytest.raises(ValueError, match=f"kernelkit.log_softmax_backward: {invalid}"):
+        _C.softmax_inner_backward("float32", True, X, O, X, 2, 3, 8, 0, 0, 0, 0)  # dx is y
+    with pytest.raises(ValueError, match=f"kernelkit.softmax_backward: {invalid}"):
+        _C.softmax_inner_backward("bfloat16", False, X, O, W, 2, -3, 8, 0, 0, 0, 0)
+    # cross_entropy: dtype, target dtype, logits, ld, target, rows, vocab, ignore_index, eps,
+    # reduction, loss, lse, workspace, bytes
+    ws = _C.cross_entropy_workspace_bytes(4, 8)
+    with pytest.raises(ValueError, match=f"kernelkit.cross_entropy: {invalid}"):
+        _C.cross_entropy("float32", "int64", X, 8, O, 4, 8, -100, 1.5, 2, W, 0, W + 256, ws, 0, 0)
+    with pytest.raises(ValueError, match=f"kernelkit.cross_entropy: {invalid}"):
+        _C.cross_entropy("float32", "float32", X, 8, O, 4, 8, -100, 0.0, 2, W, 0, W + 256, ws, 0,
+                         0)  # float targets
+    with pytest.raises(ValueError, match=f"kernelkit.cross_entropy: {invalid}"):
+        _C.cross_entropy("bfloat16", "int32", X, 8, O, 4, 8, -100, 0.0, 3, W, 0, W + 256, ws, 0,
+                         0)  # no such reduction
+    with pytest.raises(ValueError, match=f"kernelkit.cross_entropy: {invalid}"):
+        _C.cross_entropy("float16", "int32", X, 7, O, 4, 8, -100, 0.0, 0, W, 0, W + 256, ws, 0,
+                         0)  # ld < vocab
+    with pytest.raises(ValueError, match=f"kernelkit.cross_entropy: {invalid}"):
+        _C.cross_entropy("float32", "int64", X, 8, O, 4, 8, -100, 0.0, 1, W, 0, W + 256, ws - 16,
+                         0, 0)  # workspace too small
+    with pytest.raises(ValueError, match=f"kernelkit.cross_entropy: {invalid}"):
+        _C.cross_entropy("float32", "int64", X, 8, O, 4, 8, -100, 0.0, 0, X + 8, 0, W, ws, 0,
+                         0)  # loss inside the logits
+    with pytest.raises(ValueError, match=f"kernelkit.cross_entropy_backward: {invalid}"):
+        # dtype, target dtype, logits, ld, target, lse, dloss, rows, vocab, ignore_index, eps,
+        # reduction, dlogits, ld_dlogits: dlogits partly over the logits
+        _C.cross_entropy_backward("float32", "int64", X, 8, O, W, W + 64, 4, 8, -100, 0.0, 2,
+                                  X + 4, 8, 0, 0)
+    with pytest.raises(ValueError, match=f"kernelkit.cross_entropy_backward: {invalid}"):
+        _C.cross_entropy_backward("bfloat16", "int64", X, 8, O, W, 0, 4, 8, -100, 0.0, 2,
+                                  W + 256, 8, 0, 0)  # no dloss
     with pytest.raises(ValueError, match=f"kernelkit.layer_norm_backward: {invalid}"):
         _C.layer_norm_backward("float32", "float32", X, W, W + 64, O, O + 64, O + 256, O + 512,
                                O + 1024, 4, 8, 0, 0, 0, 0)  # dweight, dbias without a workspace
