@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """kernelkit: fast CUDA primitives (softmax, row and device-wide reductions, transpose, gemv,
-sgemm, elementwise) on torch, CuPy and JAX arrays, zero-copy (kernelkit works on the arrays'
-own device memory), on the caller's current stream.
+sgemm, elementwise, norms, cross-entropy) on torch, CuPy and JAX arrays, zero-copy (kernelkit
+works on the arrays' own device memory), on the caller's current stream.
 
     import torch, kernelkit
     x = torch.randn(4096, 50257, device="cuda", dtype=torch.bfloat16, requires_grad=True)

@@ -60,3 +60,6 @@ def layer_norm(x: _A, normalized_shape: Optional[_Dim] = None, weight: Optional[
 def add_rms_norm(x: _A, residual: _A, weight: Optional[_A] = None, eps: Optional[float] = None, *,
                  out: Optional[tuple[_A, _A]] = None,
                  stream: Optional[_Stream] = None) -> tuple[_A, _A]: ...
+def cross_entropy(input: _A, target: _A, weight: None = None, *, ignore_index: int = -100,
+                  reduction: str = "mean", label_smoothing: float = 0.0,
+                  out: Optional[_A] = None, stream: Optional[_Stream] = None) -> _A: ...

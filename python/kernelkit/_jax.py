@@ -17,12 +17,15 @@ calls raise, before anything is traced into XLA.
 Autodiff: each op is a jax.custom_vjp with kernelkit's forward, jitted once per static
 arguments (_differentiable). softmax / log_softmax and the norms differentiate with
 kernelkit's fused backward kernels (softmax_backward from the saved output; the norms'
-backward from the statistics their forward saves through the *_save targets); the other ops
-with the vjp of a jnp reference of the op, in float32.
+backward from the statistics their forward target always writes; cross_entropy_backward from
+the per-row lse its forward target always writes); the other ops with the vjp of a jnp
+reference of the op, in float32.
 
 Layouts: JAX arrays are row-major and contiguous; a handler sees the rank it reads (the
-reshapes here cost XLA nothing). softmax over another axis and reductions over axes that are
-not consecutive move the axes last with jnp (XLA fuses that copy with its neighbours).
+reshapes here cost XLA nothing). softmax over another axis than the last reads x in place as
+(outer, n, inner) (softmax_inner, and softmax_inner_backward for its gradient); reductions
+over axes that are not consecutive move the axes last with jnp (XLA fuses that copy with its
+neighbours).
 
 Without kernelkit._ffi (the package was built without jax importable, as in CI): concrete
 JAX arrays go the old way (kernelkit._C, with the arrays made ready first and the stream
@@ -116,9 +119,8 @@ _STATIC = {
     "_unary": ("op", "approximate"),
     "_binary": ("op",),
     "_cast": ("dtype",),
-    "_rms_norm": ("normalized_shape", "eps"),
-    "_layer_norm": ("normalized_shape", "eps"),
-    "_add_rms_norm": ("eps",),
+    "_cross_entropy": ("ignore_index", "reduction", "label_smoothing"),
+    "_cross_entropy_bwd": ("ignore_index", "reduction", "label_smoothing"),
     "_softmax_bwd": ("op", "log", "dim"),
     "_rms_norm_save": ("normalized_shape", "eps"),
     "_layer_norm_save": ("normalized_shape", "eps"),
@@ -140,32 +142,37 @@ def _tuple(v):
 
 # ---- the ops -------------------------------------------------------------------------------
 
+def _inner_shape(shape, d):
+    """(outer, n, inner) of the axis d of shape: the prod of the axes before, shape[d], the
+    prod of the axes after."""
+    return numel(shape[:d]), shape[d], numel(shape[d + 1:])
+
+
 @_lazy
 def _softmax(x, *, op, log, dim, dtype):
-    nd = x.ndim
-    dims = _ops._dims(dim, nd, op)
-    if len(dims) == 1 and dims[0] != nd - 1:  # another axis: moved last and back (XLA copies)
-        jnp = _np()
-        y = _softmax(jnp.moveaxis(x, dims[0], -1), op=op, log=log, dim=-1, dtype=dtype)
-        return jnp.moveaxis(y, -1, dims[0])
     spec = _ops._softmax(op, log, x, dim, dtype, None, None, fake=True)
     if spec.dtype != x.dtype:  # dtype=: x converted first, as the eager path does
         x = _cast_to(x, spec.dtype)
+    dims = _ops._dims(dim, x.ndim, op)
+    if len(dims) == 1 and dims[0] != x.ndim - 1:  # another axis: softmax_inner, in place
+        shape3 = _inner_shape(x.shape, dims[0])
+        y = _call("softmax_inner", _sds(shape3, spec.dtype), x.reshape(shape3), log=log)
+        return y.reshape(spec.shape)
     return _call("softmax", spec, x, vmap="broadcast_all", log=log)
 
 
 @_lazy
 def _softmax_bwd(y, g, *, op, log, dim):
     """dx of softmax (log_softmax when log) from its output y and y's cotangent g, along dim
-    (kernelkit's fused softmax_backward / log_softmax_backward), in y's dtype."""
-    nd = y.ndim
-    dims = _ops._dims(dim, nd, op)
-    if len(dims) == 1 and dims[0] != nd - 1:  # another axis: moved last and back (XLA copies)
-        jnp = _np()
-        dx = _softmax_bwd(jnp.moveaxis(y, dims[0], -1), jnp.moveaxis(g, dims[0], -1), op=op,
-                          log=log, dim=-1)
-        return jnp.moveaxis(dx, -1, dims[0])
+    (kernelkit's fused softmax_backward / log_softmax_backward, softmax_inner_backward /
+    log_softmax_inner_backward for another axis than the last), in y's dtype."""
     spec = _ops._softmax_backward(log, y, g, dim, fake=True)
+    dims = _ops._dims(dim, y.ndim, op)
+    if len(dims) == 1 and dims[0] != y.ndim - 1:  # another axis: softmax_inner_backward
+        shape3 = _inner_shape(y.shape, dims[0])
+        dx = _call("softmax_inner_backward", _sds(shape3, spec.dtype), y.reshape(shape3),
+                   g.reshape(shape3), log=log)
+        return dx.reshape(spec.shape)
     return _call("softmax_backward", spec, y, g, vmap="broadcast_all", log=log)
 
 
@@ -252,49 +259,16 @@ def _norm_args(x, params, rows, cols):
     return [x.reshape(rows, cols)] + [p.reshape(cols) for p in params if p is not None]
 
 
-@_lazy
-def _rms_norm(x, weight, *, normalized_shape, eps):
-    op = "rms_norm"
-    spec = _ops._rms_norm(x, normalized_shape, weight, eps, None, None, fake=True)
-    _, _, _, _, rows, cols, e = _ops._norm_inputs(op, x, normalized_shape, weight, None, eps, True)
-    y = _call("rms_norm", _sds((rows, cols), spec.dtype), *_norm_args(x, (weight,), rows, cols),
-              has_weight=weight is not None, eps=float(e))
-    return y.reshape(spec.shape)
-
-
-@_lazy
-def _layer_norm(x, weight, bias, *, normalized_shape, eps):
-    op = "layer_norm"
-    spec = _ops._layer_norm(x, normalized_shape, weight, bias, eps, None, None, fake=True)
-    _, _, _, _, rows, cols, e = _ops._norm_inputs(op, x, normalized_shape, weight, bias, eps, True)
-    y = _call("layer_norm", _sds((rows, cols), spec.dtype),
-              *_norm_args(x, (weight, bias), rows, cols), has_weight=weight is not None,
-              has_bias=bias is not None, eps=float(e))
-    return y.reshape(spec.shape)
-
-
-@_lazy
-def _add_rms_norm(x, residual, weight, *, eps):
-    op = "add_rms_norm"
-    y_spec, s_spec = _ops._add_rms_norm(x, residual, weight, eps, None, None, fake=True)
-    _, _, _, _, rows, cols, e = _ops._norm_inputs(op, x, None, weight, None, eps, True)
-    args = _norm_args(x, (weight,), rows, cols)
-    args.insert(1, residual.reshape(rows, cols))
-    flat = _sds((rows, cols), y_spec.dtype)
-    y, s = _call("add_rms_norm", (flat, flat), *args, has_weight=weight is not None, eps=float(e))
-    return y.reshape(y_spec.shape), s.reshape(s_spec.shape)
-
-
-# The norms' forward for a custom_vjp's forward pass: y (and add_rms_norm's sum) with the
-# statistics the backward reads (rows float32: rstd, layer_norm's mean too), through the
-# *_save targets; and the backward passes, kernelkit's fused kernels.
+# The norms' forward: y (and add_rms_norm's sum) with the statistics the backward reads (rows
+# float32: rstd, layer_norm's mean too), one target per norm that always writes them; the
+# plain functions (_rms_norm, ...) discard them, a custom_vjp's forward saves them.
 
 @_lazy
 def _rms_norm_save(x, weight, *, normalized_shape, eps):
     op = "rms_norm"
     spec, r = _ops._rms_norm(x, normalized_shape, weight, eps, None, None, fake=True, save=True)
     _, _, _, _, rows, cols, e = _ops._norm_inputs(op, x, normalized_shape, weight, None, eps, True)
-    y, rstd = _call("rms_norm_save", (_sds((rows, cols), spec.dtype), r),
+    y, rstd = _call("rms_norm", (_sds((rows, cols), spec.dtype), r),
                     *_norm_args(x, (weight,), rows, cols), has_weight=weight is not None,
                     eps=float(e))
     return y.reshape(spec.shape), rstd
@@ -306,7 +280,7 @@ def _layer_norm_save(x, weight, bias, *, normalized_shape, eps):
     spec, m, r = _ops._layer_norm(x, normalized_shape, weight, bias, eps, None, None, fake=True,
                                   save=True)
     _, _, _, _, rows, cols, e = _ops._norm_inputs(op, x, normalized_shape, weight, bias, eps, True)
-    y, mean, rstd = _call("layer_norm_save", (_sds((rows, cols), spec.dtype), m, r),
+    y, mean, rstd = _call("layer_norm", (_sds((rows, cols), spec.dtype), m, r),
                           *_norm_args(x, (weight, bias), rows, cols),
                           has_weight=weight is not None, has_bias=bias is not None, eps=float(e))
     return y.reshape(spec.shape), mean, rstd
@@ -321,9 +295,22 @@ def _add_rms_norm_save(x, residual, weight, *, eps):
     args = _norm_args(x, (weight,), rows, cols)
     args.insert(1, residual.reshape(rows, cols))
     flat = _sds((rows, cols), y_spec.dtype)
-    y, s, rstd = _call("add_rms_norm_save", (flat, flat, r), *args,
-                       has_weight=weight is not None, eps=float(e))
+    y, s, rstd = _call("add_rms_norm", (flat, flat, r), *args, has_weight=weight is not None,
+                       eps=float(e))
     return y.reshape(y_spec.shape), s.reshape(s_spec.shape), rstd
+
+
+def _rms_norm(x, weight, *, normalized_shape, eps):
+    return _rms_norm_save(x, weight, normalized_shape=normalized_shape, eps=eps)[0]
+
+
+def _layer_norm(x, weight, bias, *, normalized_shape, eps):
+    return _layer_norm_save(x, weight, bias, normalized_shape=normalized_shape, eps=eps)[0]
+
+
+def _add_rms_norm(x, residual, weight, *, eps):
+    y, s, _ = _add_rms_norm_save(x, residual, weight, eps=eps)
+    return y, s
 
 
 def _grad_spec(p, cols, like):
@@ -373,6 +360,46 @@ def _add_rms_norm_bwd(s, weight, rstd, gy, gs):
                                              _grad_spec(weight, cols, s)), *args, has_dsum=True,
                    has_weight=weight is not None, has_dweight=weight is not None)
     return dx.reshape(s.shape), None if weight is None else dw.reshape(weight.shape)
+
+
+# ---- cross-entropy ---------------------------------------------------------------------------
+# One target writes the loss and the per-row lse (N float32) always: the plain call discards
+# the lse, the custom_vjp's forward saves it for kernelkit's cross_entropy_backward.
+
+@_lazy
+def _cross_entropy(x, target, *, ignore_index, reduction, label_smoothing):
+    spec, lse = _ops._cross_entropy(x, target, ignore_index, reduction, label_smoothing, None,
+                                    None, fake=True, save=True)
+    code = _ops._LOSS_REDUCTION[reduction]
+    return _call("cross_entropy", (spec, lse), x, target, ignore_index=ignore_index,
+                 reduction=code, label_smoothing=float(label_smoothing))
+
+
+@_lazy
+def _cross_entropy_bwd(x, target, lse, g, *, ignore_index, reduction, label_smoothing):
+    spec = _ops._cross_entropy_backward(x, target, lse, g, ignore_index, reduction,
+                                        label_smoothing, fake=True)
+    code = _ops._LOSS_REDUCTION[reduction]
+    return _call("cross_entropy_backward", spec, x, target, lse, g.astype(_np().float32),
+                 ignore_index=ignore_index, reduction=code,
+                 label_smoothing=float(label_smoothing))
+
+
+def _cross_entropy_loss(x, target, **kw):
+    return _cross_entropy(x, target, **kw)[0]
+
+
+def _vjp_cross_entropy(kw):
+    """The lse is saved; the target (integers) has no cotangent (None: a symbolic zero)."""
+    def fwd(x, target):
+        loss, lse = _cross_entropy(x, target, **kw)
+        return loss, (x, target, lse)
+
+    def bwd(res, g):
+        x, target, lse = res
+        return _cross_entropy_bwd(x, target, lse, g, **kw), None
+
+    return fwd, bwd
 
 
 # ---- autodiff ------------------------------------------------------------------------------
@@ -485,8 +512,10 @@ _IMPL = {"softmax": (_softmax, _vjp_softmax), "reduce": (_reduce, _ref_reduce),
          "sgemm": (_sgemm, _ref_sgemm), "unary": (_unary, _ref_unary),
          "binary": (_binary, _ref_binary), "cast": (_cast, _ref_cast),
          "rms_norm": (_rms_norm, _vjp_rms_norm), "layer_norm": (_layer_norm, _vjp_layer_norm),
-         "add_rms_norm": (_add_rms_norm, _vjp_add_rms_norm)}
-_KERNEL_VJP = (_vjp_softmax, _vjp_rms_norm, _vjp_layer_norm, _vjp_add_rms_norm)
+         "add_rms_norm": (_add_rms_norm, _vjp_add_rms_norm),
+         "cross_entropy": (_cross_entropy_loss, _vjp_cross_entropy)}
+_KERNEL_VJP = (_vjp_softmax, _vjp_rms_norm, _vjp_layer_norm, _vjp_add_rms_norm,
+               _vjp_cross_entropy)
 
 
 @functools.lru_cache(maxsize=None)
@@ -548,6 +577,9 @@ def _routes():
             None),
         "add_rms_norm": lambda x, residual, weight, eps: (
             *_op("add_rms_norm", x, residual, weight, eps=eps), None),
+        "cross_entropy": lambda x, target, ignore_index, reduction, label_smoothing: (
+            _op("cross_entropy", x, target, ignore_index=int(ignore_index), reduction=reduction,
+                label_smoothing=float(label_smoothing)), None),
     }
     for op in ("row_sum", "row_max", "row_min", "sum", "max", "min"):
         r[op] = functools.partial(_reduce_route, op)

@@ -40,7 +40,7 @@ from ._arrays import (FLOAT_DTYPES, Arr, ITEMSIZE, current_stream, describe, dty
 __all__ = [
     "softmax", "log_softmax", "row_sum", "row_max", "row_min", "sum", "max", "min", "transpose",
     "gemv", "sgemm", "matmul", "add", "mul", "relu", "gelu", "sigmoid", "cast", "rms_norm",
-    "layer_norm", "add_rms_norm",
+    "layer_norm", "add_rms_norm", "cross_entropy",
 ]
 
 
@@ -247,11 +247,13 @@ def _row_layout(a, dims, op, fake, strided=True, middle=True):
       one row stride ld >= n (x[:, -1, :], x[::2], x[..., :k]): the `ld` overloads of
       row_reduce, softmax, log_softmax and their backward passes (softmax passes
       strided=False only where dtype= converts x first: the cast reads x as one range);
-    - middle=True (the reductions): `dims` consecutive axes, not the last, of a C-contiguous
-      x (x.sum(0), the middle axis of (B, T, C)): col_reduce over (prod of the axes before,
-      prod of `dims`, prod of the axes after);
-    anything else (softmax over a non-last axis, a transposed view, non-consecutive axes) is
-    the framework's copy, said in each public function's docstring (never a silent copy); a
+    - middle=True: `dims` consecutive axes, not the last, of a C-contiguous x (x.sum(0), the
+      middle axis of (B, T, C), channel softmax over NCHW): an (outer, n, inner) array of
+      (prod of the axes before, prod of `dims`, prod of the axes after), read by col_reduce
+      (the reductions) or softmax_inner / log_softmax_inner and their backward (softmax,
+      one axis);
+    anything else (a transposed view, non-consecutive axes, a strided non-last axis) is the
+    framework's copy, said in each public function's docstring (never a silent copy); a
     generic array (no framework to copy with) is a ValueError naming its strides.
     """
     nd = len(a.shape)
@@ -323,28 +325,43 @@ def _softmax(op, log, x, dim, dtype, out, stream, fake=False):
     if len(dims) > 1:
         raise TypeError(f"kernelkit.{op}: dim must be one axis, got {dim!r}")
     s = 0 if fake else _stream(a, stream, op)
-    # rows at a stride are read in place, unless dtype= converts x first (one flat cast)
-    src, rows, cols, _, ld, perm = _row_layout(a, dims, op, fake, strided=to == a.dtype,
-                                               middle=False)
+    # rows at a stride are read in place, unless dtype= converts x first (one flat cast); a
+    # non-last axis of a C-contiguous x is read in place as (outer, n, inner)
+    src, rows, cols, inner, ld, perm = _row_layout(a, dims, op, fake, strided=to == a.dtype)
     read = _span(a, rows, cols, ld) if src is a else a
     o = _output(op, out, a, a.shape, to, [(read, "x")], in_place=True)
     dst = o if perm is None else empty(src, src.shape, to, op)
     if to != src.dtype:  # torch's dtype=: x is converted first, then normalized
-        _launch(op, (src, dst), s, _C.cast, src.dtype, to, rows * cols, dst.ptr, src.ptr, fake=fake)
+        _launch(op, (src, dst), s, _C.cast, src.dtype, to, rows * cols * inner, dst.ptr, src.ptr,
+                fake=fake)
         src, ld = dst, cols
-    _launch(op, (src, dst), s, _C.softmax, to, log, src.ptr, ld, dst.ptr, rows, cols, fake=fake)
+    if inner > 1:  # softmax_inner (in place on dst after a cast: allowed)
+        ws = None if fake else _inner_workspace(src, to, rows, cols, inner, op)
+        _launch(op, (src, dst, ws), s, _C.softmax_inner, to, log, src.ptr, dst.ptr, rows, cols,
+                inner, *_ws(ws), fake=fake)
+    else:
+        _launch(op, (src, dst), s, _C.softmax, to, log, src.ptr, ld, dst.ptr, rows, cols,
+                fake=fake)
     if perm is None:
         return o.obj
     return moved_back(dst, perm, None if out is None else o.obj)
 
 
+def _inner_workspace(like, dtype, outer, n, inner, op):
+    """softmax_inner's workspace (tall columns split over blocks), None when it needs none."""
+    nbytes = _C.softmax_inner_workspace_bytes(dtype, outer, n, inner)
+    return workspace(like, nbytes, op) if nbytes else None
+
+
 def _softmax_backward(log, y, dy, dim, fake=False):
     """dx of softmax (log=False) or log_softmax (log=True) along dim, from the op's output y
-    and y's gradient dy (kernelkit's fused softmax_backward / log_softmax_backward: one read
-    of y and dy, one write of dx, in y's dtype). The custom ops' backward only. y and dy are
-    laid out by _row_layout as the forward's x is: rows at a stride read in place (dy may be
-    any view: an expanded or transposed one is copied first), another axis moved last by a
-    copy; dx is a new C-contiguous array of y's shape."""
+    and y's gradient dy (kernelkit's fused softmax_backward / log_softmax_backward, or
+    softmax_inner_backward / log_softmax_inner_backward over a non-last axis: one read of y
+    and dy, one write of dx, in y's dtype). The custom ops' backward only. y and dy are laid
+    out by _row_layout as the forward's x is: rows at a stride read in place, a non-last axis
+    of C-contiguous y and dy read in place as (outer, n, inner); when dy's layout differs from
+    y's (an expanded or transposed dy) both are moved by a copy (the axis last); dx is a new
+    C-contiguous array of y's shape."""
     op = "log_softmax_backward" if log else "softmax_backward"
     a = describe(y, op, "y", fake)
     g = describe(dy, op, "dy", fake)
@@ -355,7 +372,15 @@ def _softmax_backward(log, y, dy, dim, fake=False):
     if len(dims) > 1:
         raise TypeError(f"kernelkit.{op}: dim must be one axis, got {dim!r}")
     s = 0 if fake else _stream(a, None, op)
-    ys, rows, cols, _, ld_y, perm = _row_layout(a, dims, op, fake, middle=False)
+    ys, rows, cols, inner, ld_y, perm = _row_layout(a, dims, op, fake)
+    if inner > 1:
+        if g.strides is None:  # y and dy C-contiguous: softmax_inner_backward reads both
+            dx = empty(ys, ys.shape, a.dtype, op)
+            ws = None if fake else _inner_workspace(ys, a.dtype, rows, cols, inner, op)
+            _launch(op, (ys, g, dx, ws), s, _C.softmax_inner_backward, a.dtype, log, ys.ptr,
+                    g.ptr, dx.ptr, rows, cols, inner, *_ws(ws), fake=fake)
+            return dx.obj
+        ys, rows, cols, _, ld_y, perm = _row_layout(a, dims, op, fake, middle=False)
     gs, _, _, _, ld_g, _ = _row_layout(g, dims, op, fake, middle=False)
     dx = empty(ys, ys.shape, a.dtype, op)
     _launch(op, (ys, gs, dx), s, _C.softmax_backward, a.dtype, log, ys.ptr, ld_y, gs.ptr, ld_g,
@@ -374,13 +399,16 @@ def softmax(x, dim=-1, dtype=None, *, out=None, stream=None):
     ----------
     x : CUDA array (torch, CuPy, JAX, ...) of float32, float16 or bfloat16, any rank.
     dim : int, default -1
-        The axis normalized; negative counts from the end. The last axis is read in place
+        The axis normalized; negative counts from the end. Read in place: the last axis
         when it is unit-stride and the other axes collapse to one row stride (a C-contiguous
         x, or strided rows such as logits[:, -1, :] or x[::2]: kernelkit's leading-dimension
-        softmax). Any other axis or layout (a transposed view) is served by a copy that x's
-        framework makes first (the axis moved last, made contiguous) and a copy back; a
-        generic CUDA array (no framework to copy with) is refused instead, a ValueError
-        naming its strides. With dtype= converting x, strided rows are copied first too.
+        softmax), and any other axis of a C-contiguous x (channel softmax over NCHW: x as
+        (outer, n, inner), kernelkit's softmax_inner; its backward softmax_inner_backward).
+        Any other layout (a transposed view, a non-last axis of a strided view) is served by
+        a copy that x's framework makes first (the axis moved last, made contiguous) and a
+        copy back; a generic CUDA array (no framework to copy with) is refused instead, a
+        ValueError naming its strides. With dtype= converting x, strided rows are copied
+        first too.
     dtype : dtype, optional
         float32, float16 or bfloat16 (a name, torch / numpy / JAX dtype): x is converted to
         it first (one more kernel) and the result has it. Default: x's dtype.
@@ -430,7 +458,8 @@ def log_softmax(x, dim=-1, dtype=None, *, out=None, stream=None):
     x : CUDA array of float32, float16 or bfloat16, any rank.
     dim : int, default -1
         As softmax: the last axis is read in place (contiguous rows, or rows at one stride),
-        anything else goes through a copy by x's framework first.
+        so is any axis of a C-contiguous x (log_softmax_inner); anything else goes through a
+        copy by x's framework first.
     dtype : dtype, optional
         x is converted to it first; the result has it. Default: x's dtype.
     out : CUDA array, optional
@@ -1480,3 +1509,166 @@ def add_rms_norm(x, residual, weight=None, eps=None, *, out=None, stream=None):
         y, s, _ = t(x, residual, weight, eps)
         return y, s
     return _add_rms_norm(x, residual, weight, eps, out, stream)
+
+
+# ---- cross-entropy ---------------------------------------------------------------------
+
+# reduction= as ops.h's code (kernelkit::LossReduction's order: kNone, kSum, kMean)
+_LOSS_REDUCTION = {"none": 0, "sum": 1, "mean": 2}
+
+
+def _loss_scalars(ignore_index, reduction, label_smoothing, op):
+    """(ignore_index, the reduction's code, label_smoothing) checked as torch does."""
+    if not isinstance(ignore_index, int) or isinstance(ignore_index, bool):
+        raise TypeError(f"kernelkit.{op}: ignore_index must be an int, got {ignore_index!r}")
+    if not -2**63 <= ignore_index < 2**63:
+        raise ValueError(f"kernelkit.{op}: ignore_index {ignore_index} is outside int64")
+    code = _LOSS_REDUCTION.get(reduction) if isinstance(reduction, str) else None
+    if code is None:
+        raise ValueError(f"kernelkit.{op}: reduction must be 'none', 'mean' or 'sum', got "
+                         f"{reduction!r}")
+    try:
+        eps = float(label_smoothing)
+    except (TypeError, ValueError):
+        raise TypeError(f"kernelkit.{op}: label_smoothing must be a real number, got "
+                        f"{label_smoothing!r}") from None
+    if not 0.0 <= eps <= 1.0:
+        raise ValueError(f"kernelkit.{op}: label_smoothing must be in [0, 1], got "
+                         f"{label_smoothing!r}")
+    return ignore_index, code, eps
+
+
+def _loss_inputs(op, input, target, fake):
+    """The logits (float, (N, C), rows unit-stride at one stride ld >= C) and the targets
+    (int32 / int64, (N,), C-contiguous). Returns (a, t, rows, vocab, ld)."""
+    a = describe(input, op, "input", fake)
+    require_float(a, op, "input")
+    t = describe(target, op, "target", fake)
+    if t.dtype not in ("int64", "int32"):
+        raise TypeError(f"kernelkit.{op}: target has dtype {t.dtype}, expected int64 or int32 "
+                        "class indices (class probabilities are not supported)")
+    if len(a.shape) != 2:
+        raise ValueError(f"kernelkit.{op}: input must be 2-D logits (N, C), got shape "
+                         f"{tuple(a.shape)} (reshape to (-1, C), classes last)")
+    rows, vocab = a.shape
+    require_shape(t, (rows,), op, "target")
+    require_contiguous(t, op, "target")
+    if rows and not vocab:
+        raise ValueError(f"kernelkit.{op}: input has {rows} rows of 0 classes")
+    ld = vocab if a.strides is None else _row_stride(a, 1)
+    if ld is None:  # rows not unit-stride: the ValueError naming the strides
+        require_contiguous(a, op, "input")
+    return a, t, rows, vocab, ld
+
+
+def _cross_entropy(input, target, ignore_index, reduction, label_smoothing, out, stream,
+                   fake=False, save=False):
+    """cross_entropy; save=True (the custom op, for autograd) also returns the per-row lse
+    (N float32) that cross_entropy_backward reads."""
+    op = "cross_entropy"
+    a, t, rows, vocab, ld = _loss_inputs(op, input, target, fake)
+    ii, code, eps = _loss_scalars(ignore_index, reduction, label_smoothing, op)
+    s = 0 if fake else _stream(a, stream, op)
+    shape = (rows,) if code == 0 else ()
+    o = _output(op, out, a, shape, "float32", [(_span(a, rows, vocab, ld), "input"),
+                                               (t, "target")])
+    lse = empty(a, (rows,), "float32", op) if save else None
+    nbytes = 0 if fake else _C.cross_entropy_workspace_bytes(rows, vocab)
+    ws = workspace(a, nbytes, op) if nbytes else None
+    _launch(op, (a, t, o, lse, ws), s, _C.cross_entropy, a.dtype, t.dtype, a.ptr, ld, t.ptr, rows,
+            vocab, ii, eps, code, o.ptr, _ptr(lse), *_ws(ws), fake=fake)
+    return (o.obj, lse.obj) if save else o.obj
+
+
+def _cross_entropy_backward(input, target, lse, dloss, ignore_index, reduction, label_smoothing,
+                            fake=False):
+    """dlogits of cross_entropy from the per-row lse its forward saved and the loss's gradient
+    dloss (float32: (N,) for reduction='none', () otherwise), kernelkit's
+    cross_entropy_backward (one read of the logits, one write of dlogits, a new C-contiguous
+    array of input's shape and dtype). The custom ops' backward only."""
+    op = "cross_entropy_backward"
+    a, t, rows, vocab, ld = _loss_inputs(op, input, target, fake)
+    ii, code, eps = _loss_scalars(ignore_index, reduction, label_smoothing, op)
+    r = describe(lse, op, "lse", fake)
+    g = describe(dloss, op, "dloss", fake)
+    for arr, name, shape in ((r, "lse", (rows,)), (g, "dloss", (rows,) if code == 0 else ())):
+        require_dtype(arr, "float32", op, name)
+        require_shape(arr, shape, op, name)
+        require_contiguous(arr, op, name)
+    s = 0 if fake else _stream(a, None, op)
+    dx = empty(a, a.shape, a.dtype, op)
+    _launch(op, (a, t, r, g, dx), s, _C.cross_entropy_backward, a.dtype, t.dtype, a.ptr, ld, t.ptr,
+            r.ptr, g.ptr, rows, vocab, ii, eps, code, dx.ptr, vocab, fake=fake)
+    return dx.obj
+
+
+def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="mean",
+                  label_smoothing=0.0, out=None, stream=None):
+    """Cross-entropy of (N, C) logits against class indices, computed in float32 in one read
+    of the logits (kernelkit's fused cross_entropy: the log-sum-exp, the target's logit and,
+    with label smoothing, the row sum in one pass; no (N, C) float32 copy of the logits).
+
+    torch.nn.functional.cross_entropy's argument names and meaning for 2-D logits and class
+    indices: per row, loss = logsumexp(x) - (1 - eps) x[target] - eps / C sum(x), 0 for rows
+    whose target is ignore_index; 'mean' divides the sum by the rows not ignored (NaN when
+    all are). Differentiable with torch tensors that require grad: the backward is kernelkit's
+    cross_entropy_backward, from the per-row log-sum-exp the forward saves (N float32).
+
+    Differences from torch: the loss is float32 whatever the logits' dtype (torch returns the
+    logits' dtype); class weights are not supported (weight must be None: the kernels have
+    none); a target outside [0, C) that is not ignore_index gives a NaN loss for its row (and
+    a NaN sum or mean) instead of torch's device-side assert; arguments after weight are
+    keyword-only (torch's positional order has size_average there).
+
+    Parameters
+    ----------
+    input : CUDA array (N, C) of float32, float16 or bfloat16
+        The logits, classes last. Rows at one stride are read in place (logits[:, :C'] or
+        a row-strided view); rows that are not unit-stride are refused (ValueError naming
+        the strides).
+    target : CUDA array (N,) of int64 or int32, C-contiguous
+        Class indices in [0, C), or ignore_index.
+    weight : None
+        Must be None (torch's per-class weights are not supported).
+    ignore_index : int, default -100
+        The target value whose rows count for nothing (loss 0, gradient 0, not counted by
+        'mean').
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+    label_smoothing : float in [0, 1], default 0.0
+    out : CUDA array, optional
+        float32, shape () ('mean', 'sum') or (N,) ('none'); must not overlap input or target.
+    stream : stream, optional
+        As softmax.
+
+    Returns
+    -------
+    A float32 array of input's framework: shape () for 'mean' and 'sum', (N,) for 'none'.
+
+    Raises
+    ------
+    NotImplementedError
+        weight is not None.
+    TypeError
+        Not CUDA arrays; input not float32 / float16 / bfloat16; target not int64 / int32;
+        ignore_index not an int; label_smoothing not a number.
+    ValueError
+        input not 2-D, or its rows not unit-stride (strides named); target not of shape
+        (N,) or not contiguous; C == 0 with N > 0; reduction not 'mean' / 'sum' / 'none';
+        label_smoothing outside [0, 1]; out of the wrong shape or dtype or overlapping;
+        different devices.
+    RuntimeError
+        A CUDA error; or out= / stream= given while an input requires grad.
+
+    Example
+    -------
+    >>> logits = model(tokens).view(-1, vocab)          # (B*T, V) bfloat16, requires grad
+    >>> loss = kernelkit.cross_entropy(logits, labels.view(-1), label_smoothing=0.1)
+    >>> loss.backward()
+    """
+    if weight is not None:
+        raise NotImplementedError("kernelkit.cross_entropy: class weights are not supported "
+                                  "(weight must be None)")
+    t = _route("cross_entropy", input, (), out, stream)
+    if t is not None:
+        return t(input, target, ignore_index, reduction, label_smoothing)[0]
+    return _cross_entropy(input, target, ignore_index, reduction, label_smoothing, out, stream)

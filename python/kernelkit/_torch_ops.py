@@ -12,12 +12,14 @@ Imported by kernelkit._ops.torch_ops() at the first use of torch (never by
   accepts and refuses exactly what the real op does;
 - the backward (register_autograd) uses kernelkit's ops where they exist (transpose, gemv,
   sgemm / matmul, mul, cast, and the fused backward kernels softmax_backward /
-  log_softmax_backward, rms_norm_backward, layer_norm_backward, add_rms_norm_backward,
-  registered here as custom ops of their own with the same fake rule) and torch's otherwise
-  (the reductions' broadcasts, relu / gelu / sigmoid's aten backward ops, the double
-  backward of softmax).
+  log_softmax_backward (softmax_inner_backward over a non-last axis), rms_norm_backward,
+  layer_norm_backward, add_rms_norm_backward, cross_entropy_backward, registered here as
+  custom ops of their own with the same fake rule) and torch's otherwise (the reductions'
+  broadcasts, relu / gelu / sigmoid's aten backward ops, the double backward of softmax).
 Functional: no out=, no stream=; every op returns a new tensor.
 """
+
+import builtins
 
 import torch
 
@@ -112,6 +114,8 @@ def _softmax_op(name, log):
 
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
+        if ctx.dim % builtins.max(y.dim(), 1) != builtins.max(y.dim(), 1) - 1:
+            g = _c(g)  # a non-last axis: softmax_inner_backward reads C-contiguous y and g
         dx = _kk("softmax_backward")(y, g, ctx.dim, log)
         if dx.dtype != ctx.x_dtype:  # dtype=: the gradient of x's conversion
             dx = _kk("cast")(dx, ctx.x_dtype)
@@ -516,6 +520,53 @@ add_rms_norm = _define(
     lambda x, residual, weight=None, eps=None:
         _ops._add_rms_norm(x, residual, weight, eps, None, None, fake=True, save=True),
     _add_rms_norm_backward, _add_rms_norm_setup)
+
+
+# ---- cross-entropy -----------------------------------------------------------------------
+# The custom op returns (loss, lse): lse, the per-row log-sum-exp (N float32), is what
+# kernelkit's cross_entropy_backward reads; the plain function returns the loss.
+
+def _cross_entropy_backward_impl(fake):
+    def impl(input, target, lse, dloss, ignore_index, reduction, label_smoothing):
+        return _ops._cross_entropy_backward(input, target, lse, dloss, ignore_index, reduction,
+                                            label_smoothing, fake=fake)
+
+    return impl
+
+
+# kernelkit's cross_entropy_backward (no autograd of its own: no double backward).
+cross_entropy_backward_op = torch.library.custom_op(
+    f"{_LIB}::cross_entropy_backward", _cross_entropy_backward_impl(False), mutates_args=(),
+    schema="(Tensor input, Tensor target, Tensor lse, Tensor dloss, int ignore_index, "
+           "str reduction, float label_smoothing) -> Tensor")
+cross_entropy_backward_op.register_fake(_cross_entropy_backward_impl(True))
+_DEFAULT["cross_entropy_backward"] = torch.ops.kernelkit.cross_entropy_backward.default
+
+
+def _cross_entropy_setup(ctx, inputs, output):
+    input, target, ignore_index, reduction, label_smoothing = inputs
+    ctx.args = (ignore_index, reduction, label_smoothing)
+    ctx.save_for_backward(input, target, output[1])
+
+
+def _cross_entropy_backward(ctx, g, _g_lse):
+    input, target, lse = ctx.saved_tensors
+    if g.dtype != torch.float32:
+        g = g.float()
+    dx = _kk("cross_entropy_backward")(input, target, lse, _c(g), *ctx.args)
+    return dx, None, None, None, None
+
+
+cross_entropy = _define(
+    "cross_entropy", "(Tensor input, Tensor target, int ignore_index=-100, "
+    'str reduction="mean", float label_smoothing=0.0) -> (Tensor, Tensor)',
+    lambda input, target, ignore_index=-100, reduction="mean", label_smoothing=0.0:
+        _ops._cross_entropy(input, target, ignore_index, reduction, label_smoothing, None, None,
+                            save=True),
+    lambda input, target, ignore_index=-100, reduction="mean", label_smoothing=0.0:
+        _ops._cross_entropy(input, target, ignore_index, reduction, label_smoothing, None, None,
+                            fake=True, save=True),
+    _cross_entropy_backward, _cross_entropy_setup)
 
 
 OPS = {name: getattr(torch.ops.kernelkit, name) for name in _ops.__all__}

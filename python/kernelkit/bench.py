@@ -76,6 +76,13 @@ def _two_passes(d, size, out_size):  # read x, write an output of its shape and 
 
 # issue 34's listed norm shapes (rows x hidden)
 _NORM_LISTED = ["8192x4096", "32768x8192", "4096x16384", "1x4096", "64x8192", "65536x768"]
+# cross_entropy's (rows x vocabulary), bench/loss_bench.cu's
+_LOSS_LISTED = ["8192x32000", "4096x128256", "1x128256", "16x151936", "32768x50257"]
+
+
+def _classes(rand, d):
+    """d[0] class indices (int64) in [0, d[1]) made from a random tensor of the case."""
+    return (rand(d[0]).float().abs() * 1000).long() % d[1]
 
 
 def _torch_add_rms_norm(torch, x, r, w):
@@ -178,6 +185,14 @@ OPS = {
                          torch=lambda torch, x, r, w: _torch_add_rms_norm(torch, x, r, w),
                          liger=lambda x, r, w: _liger("add_rms_norm").apply(x, r, w, 1e-6),
                          moved=lambda d, size, _: (4 * math.prod(d) + d[-1]) * size),
+    # cross-entropy over the vocabulary (bench/loss_bench.cu's listed shapes), class indices
+    # int64 in [0, C); torch's F.cross_entropy returns the logits' dtype, kernelkit float32
+    "cross_entropy": dict(name="cross_entropy", dtypes=("f32", "bf16"), kind="rows",
+                          cols=(1024, 262144), decode=True, tiny="8x64",
+                          listed={"f32": _LOSS_LISTED, "half": _LOSS_LISTED},
+                          inputs=lambda rand, d, to: (rand(*d), _classes(rand, d)),
+                          torch=lambda torch, x, t: torch.nn.functional.cross_entropy(x, t),
+                          moved=lambda d, size, _: math.prod(d) * size + 8 * d[0] + 4),
 }
 # --ops also takes the C++ names
 OP_ALIASES = {spec["name"]: key for key, spec in OPS.items()}

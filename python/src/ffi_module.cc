@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "ops.h"
 #include "xla/ffi/api/ffi.h"
@@ -120,6 +121,43 @@ ffi::Error softmax_backward_impl(cudaStream_t s, ffi::AnyBuffer y, ffi::AnyBuffe
                 op);
 }
 
+// y = softmax (log: log_softmax) over the middle dimension of x (outer, n, inner), read in place
+// (kernelkit's softmax_inner; tall columns split through a workspace from XLA's scratch
+// allocator).
+ffi::Error softmax_inner_impl(cudaStream_t s, ffi::ScratchAllocator alloc, ffi::AnyBuffer x,
+                              ffi::Result<ffi::AnyBuffer> y, int64_t log) {
+  const char* op = log ? "log_softmax" : "softmax";
+  auto dims = x.dimensions();
+  if (dims.size() != 3 || y->element_type() != x.element_type())
+    return answer(cudaErrorInvalidValue, op);
+  const DType t = dtype(x.element_type());
+  const size_t bytes = softmax_inner_workspace_bytes(t, dims[0], dims[1], dims[2]);
+  void* ws;
+  if (!scratch(alloc, bytes, &ws)) return no_scratch(op, bytes);
+  return answer(softmax_inner(t, log != 0, x.untyped_data(), y->untyped_data(), dims[0], dims[1],
+                              dims[2], ws, bytes, s),
+                op);
+}
+
+// dx = the gradient of softmax_inner (log: log_softmax_inner) from its output y and y's
+// gradient dy, all (outer, n, inner) of one float type.
+ffi::Error softmax_inner_backward_impl(cudaStream_t s, ffi::ScratchAllocator alloc,
+                                       ffi::AnyBuffer y, ffi::AnyBuffer dy,
+                                       ffi::Result<ffi::AnyBuffer> dx, int64_t log) {
+  const char* op = log ? "log_softmax_backward" : "softmax_backward";
+  auto dims = y.dimensions();
+  if (dims.size() != 3 || dy.element_type() != y.element_type() ||
+      dx->element_type() != y.element_type() || numel(dy) != numel(y))
+    return answer(cudaErrorInvalidValue, op);
+  const DType t = dtype(y.element_type());
+  const size_t bytes = softmax_inner_workspace_bytes(t, dims[0], dims[1], dims[2]);
+  void* ws;
+  if (!scratch(alloc, bytes, &ws)) return no_scratch(op, bytes);
+  return answer(softmax_inner_backward(t, log != 0, y.untyped_data(), dy.untyped_data(),
+                                       dx->untyped_data(), dims[0], dims[1], dims[2], ws, bytes, s),
+                op);
+}
+
 // out (float32, rows) = op over the last dimension of x (rows x cols: x reshaped by _jax).
 ffi::Error row_reduce_impl(cudaStream_t s, ffi::ScratchAllocator alloc, ffi::AnyBuffer x,
                            ffi::Result<ffi::Buffer<ffi::F32>> out, int64_t op) {
@@ -168,6 +206,60 @@ ffi::Error transpose_impl(cudaStream_t s, ffi::AnyBuffer x, ffi::Result<ffi::Any
   const size_t elem = numel(x) ? x.size_bytes() / numel(x) : 1;
   return answer(transpose(elem, x.untyped_data(), y->untyped_data(), dims[0], dims[1], s),
                 "transpose");
+}
+
+// ---- cross_entropy ------------------------------------------------------------------------------
+
+// XLA's integer element type of a target as ops.h's DType (kOther: refused by the op).
+DType target_dtype(ffi::DataType t) {
+  switch (t) {
+    case ffi::DataType::S32:
+      return DType::kI32;
+    case ffi::DataType::S64:
+      return DType::kI64;
+    default:
+      return DType::kOther;
+  }
+}
+
+// loss (rows float32 for reduction 0 = none, else one) and the per-row lse (rows float32,
+// always written: the custom_vjp's forward saves it, the plain call discards it) of logits
+// (rows x vocab) against target (rows int32 / int64).
+ffi::Error cross_entropy_impl(cudaStream_t s, ffi::ScratchAllocator alloc, ffi::AnyBuffer logits,
+                              ffi::AnyBuffer target, ffi::Result<ffi::Buffer<ffi::F32>> loss,
+                              ffi::Result<kkpy::Vector> lse, int64_t ignore_index,
+                              int64_t reduction, float label_smoothing) {
+  auto dims = logits.dimensions();
+  if (dims.size() != 2 || numel(target) != dims[0])
+    return answer(cudaErrorInvalidValue, "cross_entropy");
+  const int64_t rows = dims[0], vocab = dims[1];
+  const size_t bytes = cross_entropy_workspace_bytes(rows, vocab);
+  void* ws;
+  if (!scratch(alloc, bytes, &ws)) return no_scratch("cross_entropy", bytes);
+  return answer(cross_entropy(dtype(logits.element_type()), target_dtype(target.element_type()),
+                              logits.untyped_data(), vocab, target.untyped_data(), rows, vocab,
+                              ignore_index, label_smoothing, static_cast<int>(reduction),
+                              loss->typed_data(), lse->typed_data(), ws, bytes, s),
+                "cross_entropy");
+}
+
+// dlogits (rows x vocab, the logits' type) from the logits, target, the forward's lse and the
+// loss's cotangent dloss (rows float32 for none, else one).
+ffi::Error cross_entropy_backward_impl(cudaStream_t s, ffi::AnyBuffer logits, ffi::AnyBuffer target,
+                                       kkpy::Vector lse, ffi::Buffer<ffi::F32> dloss,
+                                       ffi::Result<ffi::AnyBuffer> dlogits, int64_t ignore_index,
+                                       int64_t reduction, float label_smoothing) {
+  auto dims = logits.dimensions();
+  if (dims.size() != 2 || numel(target) != dims[0] ||
+      dlogits->element_type() != logits.element_type())
+    return answer(cudaErrorInvalidValue, "cross_entropy_backward");
+  const int64_t rows = dims[0], vocab = dims[1];
+  return answer(
+      cross_entropy_backward(dtype(logits.element_type()), target_dtype(target.element_type()),
+                             logits.untyped_data(), vocab, target.untyped_data(), lse.typed_data(),
+                             dloss.typed_data(), rows, vocab, ignore_index, label_smoothing,
+                             static_cast<int>(reduction), dlogits->untyped_data(), vocab, s),
+      "cross_entropy_backward");
 }
 
 // ---- BLAS (float32) --------------------------------------------------------------------------
@@ -252,83 +344,49 @@ Params params(DType t, std::optional<ffi::AnyBuffer> p0, std::optional<ffi::AnyB
   return r;
 }
 
-// The forward handlers; the *_save ones also write the statistics the backward reads (rows
-// float32 each: rstd, and layer_norm's mean), what a jax.custom_vjp's forward saves.
-ffi::Error rms_norm_run(cudaStream_t s, ffi::AnyBuffer x, std::optional<ffi::AnyBuffer> weight,
-                        void* y, float* rstd, int64_t has_weight, float eps) {
+// The forward handlers write the statistics the backward reads (rows float32 each: rstd, and
+// layer_norm's mean) always: one target per norm, for the plain call (kernelkit/_jax.py
+// discards them: rows x 4 bytes, nothing beside the rows x cols read and written) and for a
+// jax.custom_vjp's forward (which saves them).
+ffi::Error rms_norm_impl(cudaStream_t s, ffi::AnyBuffer x, std::optional<ffi::AnyBuffer> weight,
+                         ffi::Result<ffi::AnyBuffer> y, ffi::Result<kkpy::Vector> rstd,
+                         int64_t has_weight, float eps) {
   int64_t rows, cols;
   rows_cols(x, &rows, &cols);
   const DType t = dtype(x.element_type());
   const Params p = params(t, weight, std::nullopt, has_weight, 0);
-  return answer(rms_norm(t, p.w, x.untyped_data(), p.weight, y, rstd, rows, cols, eps, s),
+  return answer(rms_norm(t, p.w, x.untyped_data(), p.weight, y->untyped_data(), rstd->typed_data(),
+                         rows, cols, eps, s),
                 "rms_norm");
-}
-
-ffi::Error rms_norm_impl(cudaStream_t s, ffi::AnyBuffer x, std::optional<ffi::AnyBuffer> weight,
-                         ffi::Result<ffi::AnyBuffer> y, int64_t has_weight, float eps) {
-  return rms_norm_run(s, x, weight, y->untyped_data(), nullptr, has_weight, eps);
-}
-
-ffi::Error rms_norm_save_impl(cudaStream_t s, ffi::AnyBuffer x,
-                              std::optional<ffi::AnyBuffer> weight, ffi::Result<ffi::AnyBuffer> y,
-                              ffi::Result<kkpy::Vector> rstd, int64_t has_weight, float eps) {
-  return rms_norm_run(s, x, weight, y->untyped_data(), rstd->typed_data(), has_weight, eps);
-}
-
-ffi::Error layer_norm_run(cudaStream_t s, ffi::AnyBuffer x, std::optional<ffi::AnyBuffer> p0,
-                          std::optional<ffi::AnyBuffer> p1, void* y, float* mean, float* rstd,
-                          int64_t has_weight, int64_t has_bias, float eps) {
-  int64_t rows, cols;
-  rows_cols(x, &rows, &cols);
-  const DType t = dtype(x.element_type());
-  const Params p = params(t, p0, p1, has_weight, has_bias);
-  return answer(
-      layer_norm(t, p.w, x.untyped_data(), p.weight, p.bias, y, mean, rstd, rows, cols, eps, s),
-      "layer_norm");
 }
 
 ffi::Error layer_norm_impl(cudaStream_t s, ffi::AnyBuffer x, std::optional<ffi::AnyBuffer> p0,
                            std::optional<ffi::AnyBuffer> p1, ffi::Result<ffi::AnyBuffer> y,
+                           ffi::Result<kkpy::Vector> mean, ffi::Result<kkpy::Vector> rstd,
                            int64_t has_weight, int64_t has_bias, float eps) {
-  return layer_norm_run(s, x, p0, p1, y->untyped_data(), nullptr, nullptr, has_weight, has_bias,
-                        eps);
+  int64_t rows, cols;
+  rows_cols(x, &rows, &cols);
+  const DType t = dtype(x.element_type());
+  const Params p = params(t, p0, p1, has_weight, has_bias);
+  return answer(layer_norm(t, p.w, x.untyped_data(), p.weight, p.bias, y->untyped_data(),
+                           mean->typed_data(), rstd->typed_data(), rows, cols, eps, s),
+                "layer_norm");
 }
 
-ffi::Error layer_norm_save_impl(cudaStream_t s, ffi::AnyBuffer x, std::optional<ffi::AnyBuffer> p0,
-                                std::optional<ffi::AnyBuffer> p1, ffi::Result<ffi::AnyBuffer> y,
-                                ffi::Result<kkpy::Vector> mean, ffi::Result<kkpy::Vector> rstd,
-                                int64_t has_weight, int64_t has_bias, float eps) {
-  return layer_norm_run(s, x, p0, p1, y->untyped_data(), mean->typed_data(), rstd->typed_data(),
-                        has_weight, has_bias, eps);
-}
-
-ffi::Error add_rms_norm_run(cudaStream_t s, ffi::AnyBuffer x, ffi::AnyBuffer residual,
-                            std::optional<ffi::AnyBuffer> weight, void* y, void* sum, float* rstd,
-                            int64_t has_weight, float eps) {
+ffi::Error add_rms_norm_impl(cudaStream_t s, ffi::AnyBuffer x, ffi::AnyBuffer residual,
+                             std::optional<ffi::AnyBuffer> weight, ffi::Result<ffi::AnyBuffer> y,
+                             ffi::Result<ffi::AnyBuffer> sum, ffi::Result<kkpy::Vector> rstd,
+                             int64_t has_weight, float eps) {
   int64_t rows, cols;
   rows_cols(x, &rows, &cols);
   const DType t = dtype(x.element_type());
   if (residual.element_type() != x.element_type())
     return answer(cudaErrorInvalidValue, "add_rms_norm");
   const Params p = params(t, weight, std::nullopt, has_weight, 0);
-  return answer(add_rms_norm(t, p.w, x.untyped_data(), residual.untyped_data(), p.weight, y, sum,
-                             rstd, rows, cols, eps, s),
-                "add_rms_norm");
-}
-
-ffi::Error add_rms_norm_impl(cudaStream_t s, ffi::AnyBuffer x, ffi::AnyBuffer residual,
-                             std::optional<ffi::AnyBuffer> weight, ffi::Result<ffi::AnyBuffer> y,
-                             ffi::Result<ffi::AnyBuffer> sum, int64_t has_weight, float eps) {
-  return add_rms_norm_run(s, x, residual, weight, y->untyped_data(), sum->untyped_data(), nullptr,
-                          has_weight, eps);
-}
-
-ffi::Error add_rms_norm_save_impl(cudaStream_t s, ffi::AnyBuffer x, ffi::AnyBuffer residual,
-                                  std::optional<ffi::AnyBuffer> weight,
-                                  ffi::Result<ffi::AnyBuffer> y, ffi::Result<ffi::AnyBuffer> sum,
-                                  ffi::Result<kkpy::Vector> rstd, int64_t has_weight, float eps) {
-  return add_rms_norm_run(s, x, residual, weight, y->untyped_data(), sum->untyped_data(),
-                          rstd->typed_data(), has_weight, eps);
+  return answer(
+      add_rms_norm(t, p.w, x.untyped_data(), residual.untyped_data(), p.weight, y->untyped_data(),
+                   sum->untyped_data(), rstd->typed_data(), rows, cols, eps, s),
+      "add_rms_norm");
 }
 
 // The backward handlers: x (or add_rms_norm's sum) and dy rows x cols, the saved statistics,
@@ -407,52 +465,94 @@ ffi::Error add_rms_norm_backward_impl(cudaStream_t s, ffi::ScratchAllocator allo
 }  // namespace kkpy
 
 // ---- the handler symbols ------------------------------------------------------------------------
+// Each binding lists what its handler's parameters are, in order: XLA's stream first, then the
+// scratch allocator (the ops that may take a workspace), the arguments, the results, the
+// attributes. The handlers of one shape share one binding function.
 
-XLA_FFI_DEFINE_HANDLER_SYMBOL(
-    KkSoftmax, kkpy::softmax_impl,
-    ffi::Ffi::Bind().Ctx<kkpy::Stream>().Arg<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>().Attr<int64_t>(
-        "log"));
+namespace kkpy {
+namespace {
 
+using ffi::AnyBuffer;
+using Floats = ffi::Buffer<ffi::F32>;
+
+auto on_stream() {
+  return ffi::Ffi::Bind().Ctx<Stream>();
+}
+
+auto with_scratch() {
+  return on_stream().Ctx<ffi::ScratchAllocator>();
+}
+
+// x -> y, one int64 attribute (softmax's "log", unary's "op"); transpose and cast: none.
+auto one_to_one(const char* attr) {
+  return on_stream().Arg<AnyBuffer>().Ret<AnyBuffer>().Attr<int64_t>(attr);
+}
+
+auto one_to_one() {
+  return on_stream().Arg<AnyBuffer>().Ret<AnyBuffer>();
+}
+
+// (a, b) -> y, one int64 attribute (softmax_backward's "log", binary's "op").
+auto two_to_one(const char* attr) {
+  return on_stream().Arg<AnyBuffer>().Arg<AnyBuffer>().Ret<AnyBuffer>().Attr<int64_t>(attr);
+}
+
+// x -> float32 out through a workspace, the reduction "op" (row, column, device-wide).
+auto reduction() {
+  return with_scratch().Arg<AnyBuffer>().Ret<Floats>().Attr<int64_t>("op");
+}
+
+// softmax_inner: x -> y (backward: (y, dy) -> dx) through a workspace, "log".
+auto inner() {
+  return with_scratch().Arg<AnyBuffer>().Ret<AnyBuffer>().Attr<int64_t>("log");
+}
+
+auto inner_backward() {
+  return with_scratch().Arg<AnyBuffer>().Arg<AnyBuffer>().Ret<AnyBuffer>().Attr<int64_t>("log");
+}
+
+// cross_entropy's attributes, after its operands.
+template <typename B>
+auto loss_options(B binding) {
+  return std::move(binding)
+      .template Attr<int64_t>("ignore_index")
+      .template Attr<int64_t>("reduction")
+      .template Attr<float>("label_smoothing");
+}
+
+}  // namespace
+}  // namespace kkpy
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkSoftmax, kkpy::softmax_impl, kkpy::one_to_one("log"));
 XLA_FFI_DEFINE_HANDLER_SYMBOL(KkSoftmaxBackward, kkpy::softmax_backward_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Attr<int64_t>("log"));
+                              kkpy::two_to_one("log"));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkSoftmaxInner, kkpy::softmax_inner_impl, kkpy::inner());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkSoftmaxInnerBackward, kkpy::softmax_inner_backward_impl,
+                              kkpy::inner_backward());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkRowReduce, kkpy::row_reduce_impl, kkpy::reduction());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkColReduce, kkpy::col_reduce_impl, kkpy::reduction());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkReduce, kkpy::reduce_impl, kkpy::reduction());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkTranspose, kkpy::transpose_impl, kkpy::one_to_one());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkUnary, kkpy::unary_impl, kkpy::one_to_one("op"));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkBinary, kkpy::binary_impl, kkpy::two_to_one("op"));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkCast, kkpy::cast_impl, kkpy::one_to_one());
 
-XLA_FFI_DEFINE_HANDLER_SYMBOL(KkRowReduce, kkpy::row_reduce_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Ctx<ffi::ScratchAllocator>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::Buffer<ffi::F32>>()
-                                  .Attr<int64_t>("op"));
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(KkColReduce, kkpy::col_reduce_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Ctx<ffi::ScratchAllocator>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::Buffer<ffi::F32>>()
-                                  .Attr<int64_t>("op"));
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(KkReduce, kkpy::reduce_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Ctx<ffi::ScratchAllocator>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::Buffer<ffi::F32>>()
-                                  .Attr<int64_t>("op"));
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(
-    KkTranspose, kkpy::transpose_impl,
-    ffi::Ffi::Bind().Ctx<kkpy::Stream>().Arg<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkCrossEntropy, kkpy::cross_entropy_impl,
+                              kkpy::loss_options(kkpy::with_scratch()
+                                                     .Arg<ffi::AnyBuffer>()
+                                                     .Arg<ffi::AnyBuffer>()
+                                                     .Ret<kkpy::Floats>()
+                                                     .Ret<kkpy::Vector>()));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(KkCrossEntropyBackward, kkpy::cross_entropy_backward_impl,
+                              kkpy::loss_options(kkpy::on_stream()
+                                                     .Arg<ffi::AnyBuffer>()
+                                                     .Arg<ffi::AnyBuffer>()
+                                                     .Arg<kkpy::Vector>()
+                                                     .Arg<kkpy::Floats>()
+                                                     .Ret<ffi::AnyBuffer>()));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(KkGemv, kkpy::gemv_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Ctx<ffi::ScratchAllocator>()
+                              kkpy::with_scratch()
                                   .Arg<kkpy::Matrix>()
                                   .Arg<kkpy::Vector>()
                                   .Ret<kkpy::Vector>()
@@ -460,9 +560,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(KkGemv, kkpy::gemv_impl,
                                   .Attr<float>("alpha"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(KkSgemm, kkpy::sgemm_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Ctx<ffi::ScratchAllocator>()
+                              kkpy::with_scratch()
                                   .Arg<kkpy::Matrix>()
                                   .Arg<kkpy::Matrix>()
                                   .Ret<kkpy::Matrix>()
@@ -470,80 +568,31 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(KkSgemm, kkpy::sgemm_impl,
                                   .Attr<int64_t>("trans_b")
                                   .Attr<float>("alpha"));
 
-XLA_FFI_DEFINE_HANDLER_SYMBOL(
-    KkUnary, kkpy::unary_impl,
-    ffi::Ffi::Bind().Ctx<kkpy::Stream>().Arg<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>().Attr<int64_t>(
-        "op"));
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(KkBinary, kkpy::binary_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Attr<int64_t>("op"));
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(
-    KkCast, kkpy::cast_impl,
-    ffi::Ffi::Bind().Ctx<kkpy::Stream>().Arg<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>());
-
+// The norms' forward: x (add_rms_norm: and residual), the optional parameters; y (add_rms_norm:
+// and the sum) and the statistics; has_* and eps.
 XLA_FFI_DEFINE_HANDLER_SYMBOL(KkRmsNorm, kkpy::rms_norm_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
+                              kkpy::on_stream()
                                   .Arg<ffi::AnyBuffer>()
                                   .OptionalArg<ffi::AnyBuffer>()
                                   .Ret<ffi::AnyBuffer>()
+                                  .Ret<kkpy::Vector>()
                                   .Attr<int64_t>("has_weight")
                                   .Attr<float>("eps"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(KkLayerNorm, kkpy::layer_norm_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
+                              kkpy::on_stream()
                                   .Arg<ffi::AnyBuffer>()
                                   .OptionalArg<ffi::AnyBuffer>()
                                   .OptionalArg<ffi::AnyBuffer>()
                                   .Ret<ffi::AnyBuffer>()
+                                  .Ret<kkpy::Vector>()
+                                  .Ret<kkpy::Vector>()
                                   .Attr<int64_t>("has_weight")
                                   .Attr<int64_t>("has_bias")
                                   .Attr<float>("eps"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(KkAddRmsNorm, kkpy::add_rms_norm_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .OptionalArg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Attr<int64_t>("has_weight")
-                                  .Attr<float>("eps"));
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(KkRmsNormSave, kkpy::rms_norm_save_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .OptionalArg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Ret<kkpy::Vector>()
-                                  .Attr<int64_t>("has_weight")
-                                  .Attr<float>("eps"));
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(KkLayerNormSave, kkpy::layer_norm_save_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .OptionalArg<ffi::AnyBuffer>()
-                                  .OptionalArg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>()
-                                  .Ret<kkpy::Vector>()
-                                  .Ret<kkpy::Vector>()
-                                  .Attr<int64_t>("has_weight")
-                                  .Attr<int64_t>("has_bias")
-                                  .Attr<float>("eps"));
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(KkAddRmsNormSave, kkpy::add_rms_norm_save_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
+                              kkpy::on_stream()
                                   .Arg<ffi::AnyBuffer>()
                                   .Arg<ffi::AnyBuffer>()
                                   .OptionalArg<ffi::AnyBuffer>()
@@ -553,10 +602,10 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(KkAddRmsNormSave, kkpy::add_rms_norm_save_impl,
                                   .Attr<int64_t>("has_weight")
                                   .Attr<float>("eps"));
 
+// The norms' backward: x (sum), dy, the statistics, the optional dsum and parameters; dx and
+// the parameters' gradients; has_* attributes.
 XLA_FFI_DEFINE_HANDLER_SYMBOL(KkRmsNormBackward, kkpy::rms_norm_backward_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Ctx<ffi::ScratchAllocator>()
+                              kkpy::with_scratch()
                                   .Arg<ffi::AnyBuffer>()
                                   .Arg<ffi::AnyBuffer>()
                                   .Arg<kkpy::Vector>()
@@ -567,9 +616,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(KkRmsNormBackward, kkpy::rms_norm_backward_impl,
                                   .Attr<int64_t>("has_dweight"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(KkLayerNormBackward, kkpy::layer_norm_backward_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Ctx<ffi::ScratchAllocator>()
+                              kkpy::with_scratch()
                                   .Arg<ffi::AnyBuffer>()
                                   .Arg<ffi::AnyBuffer>()
                                   .Arg<kkpy::Vector>()
@@ -583,9 +630,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(KkLayerNormBackward, kkpy::layer_norm_backward_imp
                                   .Attr<int64_t>("has_dbias"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(KkAddRmsNormBackward, kkpy::add_rms_norm_backward_impl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<kkpy::Stream>()
-                                  .Ctx<ffi::ScratchAllocator>()
+                              kkpy::with_scratch()
                                   .Arg<ffi::AnyBuffer>()
                                   .Arg<ffi::AnyBuffer>()
                                   .Arg<kkpy::Vector>()
@@ -616,6 +661,8 @@ NB_MODULE(_ffi, m) {
   nb::dict t;
   t["kernelkit_softmax"] = handler(KkSoftmax);
   t["kernelkit_softmax_backward"] = handler(KkSoftmaxBackward);
+  t["kernelkit_softmax_inner"] = handler(KkSoftmaxInner);
+  t["kernelkit_softmax_inner_backward"] = handler(KkSoftmaxInnerBackward);
   t["kernelkit_row_reduce"] = handler(KkRowReduce);
   t["kernelkit_col_reduce"] = handler(KkColReduce);
   t["kernelkit_reduce"] = handler(KkReduce);
@@ -628,9 +675,8 @@ NB_MODULE(_ffi, m) {
   t["kernelkit_rms_norm"] = handler(KkRmsNorm);
   t["kernelkit_layer_norm"] = handler(KkLayerNorm);
   t["kernelkit_add_rms_norm"] = handler(KkAddRmsNorm);
-  t["kernelkit_rms_norm_save"] = handler(KkRmsNormSave);
-  t["kernelkit_layer_norm_save"] = handler(KkLayerNormSave);
-  t["kernelkit_add_rms_norm_save"] = handler(KkAddRmsNormSave);
+  t["kernelkit_cross_entropy"] = handler(KkCrossEntropy);
+  t["kernelkit_cross_entropy_backward"] = handler(KkCrossEntropyBackward);
   t["kernelkit_rms_norm_backward"] = handler(KkRmsNormBackward);
   t["kernelkit_layer_norm_backward"] = handler(KkLayerNormBackward);
   t["kernelkit_add_rms_norm_backward"] = handler(KkAddRmsNormBackward);

@@ -48,6 +48,8 @@ DType dtype(const std::string& name) {
   if (name == "float32") return DType::kF32;
   if (name == "float16") return DType::kF16;
   if (name == "bfloat16") return DType::kBF16;
+  if (name == "int32") return DType::kI32;
+  if (name == "int64") return DType::kI64;
   return DType::kOther;
 }
 
@@ -106,6 +108,58 @@ void py_softmax_backward(const std::string& t, bool log, uintptr_t y, int64_t ld
   check(softmax_backward(dtype(t), log, ptr(y), ld_y, ptr(dy), ld_dy, ptr(dx), cols, rows, cols,
                          stream_of(stream)),
         log ? "log_softmax_backward" : "softmax_backward");
+}
+
+size_t py_softmax_inner_workspace_bytes(const std::string& t, int64_t outer, int64_t n,
+                                        int64_t inner) {
+  return softmax_inner_workspace_bytes(dtype(t), outer, n, inner);
+}
+
+void py_softmax_inner(const std::string& t, bool log, uintptr_t in, uintptr_t out, int64_t outer,
+                      int64_t n, int64_t inner, uintptr_t workspace, size_t workspace_bytes,
+                      int device, uintptr_t stream) {
+  DeviceGuard g(device);
+  check(softmax_inner(dtype(t), log, ptr(in), ptr(out), outer, n, inner, ptr(workspace),
+                      workspace_bytes, stream_of(stream)),
+        log ? "log_softmax" : "softmax");
+}
+
+void py_softmax_inner_backward(const std::string& t, bool log, uintptr_t y, uintptr_t dy,
+                               uintptr_t dx, int64_t outer, int64_t n, int64_t inner,
+                               uintptr_t workspace, size_t workspace_bytes, int device,
+                               uintptr_t stream) {
+  DeviceGuard g(device);
+  check(softmax_inner_backward(dtype(t), log, ptr(y), ptr(dy), ptr(dx), outer, n, inner,
+                               ptr(workspace), workspace_bytes, stream_of(stream)),
+        log ? "log_softmax_backward" : "softmax_backward");
+}
+
+size_t py_cross_entropy_workspace_bytes(int64_t rows, int64_t vocab) {
+  return cross_entropy_workspace_bytes(rows, vocab);
+}
+
+void py_cross_entropy(const std::string& t, const std::string& tgt, uintptr_t logits, int64_t ld,
+                      uintptr_t target, int64_t rows, int64_t vocab, int64_t ignore_index,
+                      float label_smoothing, int reduction, uintptr_t loss, uintptr_t lse,
+                      uintptr_t workspace, size_t workspace_bytes, int device, uintptr_t stream) {
+  DeviceGuard g(device);
+  check(cross_entropy(dtype(t), dtype(tgt), ptr(logits), ld, ptr(target), rows, vocab, ignore_index,
+                      label_smoothing, reduction, ptr<float>(loss), ptr<float>(lse), ptr(workspace),
+                      workspace_bytes, stream_of(stream)),
+        "cross_entropy");
+}
+
+void py_cross_entropy_backward(const std::string& t, const std::string& tgt, uintptr_t logits,
+                               int64_t ld, uintptr_t target, uintptr_t lse, uintptr_t dloss,
+                               int64_t rows, int64_t vocab, int64_t ignore_index,
+                               float label_smoothing, int reduction, uintptr_t dlogits,
+                               int64_t ld_dlogits, int device, uintptr_t stream) {
+  DeviceGuard g(device);
+  check(cross_entropy_backward(dtype(t), dtype(tgt), ptr(logits), ld, ptr(target),
+                               ptr<const float>(lse), ptr<const float>(dloss), rows, vocab,
+                               ignore_index, label_smoothing, reduction, ptr(dlogits), ld_dlogits,
+                               stream_of(stream)),
+        "cross_entropy_backward");
 }
 
 size_t py_row_reduce_workspace_bytes(const std::string& t, int64_t rows, int64_t cols) {
@@ -291,6 +345,29 @@ NB_MODULE(_C, m) {
         arg("rows"), arg("cols"), arg("device"), arg("stream"));
   m.def("softmax_backward", &py_softmax_backward, arg("dtype"), arg("log"), arg("y"), arg("ld_y"),
         arg("dy"), arg("ld_dy"), arg("dx"), arg("rows"), arg("cols"), arg("device"), arg("stream"));
+  // softmax over the middle axis of a contiguous (outer, n, inner) array (in place allowed),
+  // and its backward (dx contiguous); the workspace lets tall columns split
+  m.def("softmax_inner_workspace_bytes", &py_softmax_inner_workspace_bytes, arg("dtype"),
+        arg("outer"), arg("n"), arg("inner"));
+  m.def("softmax_inner", &py_softmax_inner, arg("dtype"), arg("log"), arg("x"), arg("out"),
+        arg("outer"), arg("n"), arg("inner"), arg("workspace"), arg("workspace_bytes"),
+        arg("device"), arg("stream"));
+  m.def("softmax_inner_backward", &py_softmax_inner_backward, arg("dtype"), arg("log"), arg("y"),
+        arg("dy"), arg("dx"), arg("outer"), arg("n"), arg("inner"), arg("workspace"),
+        arg("workspace_bytes"), arg("device"), arg("stream"));
+  // cross_entropy: logits row r at logits + r * ld; target int32 / int64 (its dtype name);
+  // reduction 0 none, 1 sum, 2 mean; lse 0 or rows float32; the backward's dlogits at
+  // ld_dlogits
+  m.def("cross_entropy_workspace_bytes", &py_cross_entropy_workspace_bytes, arg("rows"),
+        arg("vocab"));
+  m.def("cross_entropy", &py_cross_entropy, arg("dtype"), arg("target_dtype"), arg("logits"),
+        arg("ld"), arg("target"), arg("rows"), arg("vocab"), arg("ignore_index"),
+        arg("label_smoothing"), arg("reduction"), arg("loss"), arg("lse"), arg("workspace"),
+        arg("workspace_bytes"), arg("device"), arg("stream"));
+  m.def("cross_entropy_backward", &py_cross_entropy_backward, arg("dtype"), arg("target_dtype"),
+        arg("logits"), arg("ld"), arg("target"), arg("lse"), arg("dloss"), arg("rows"),
+        arg("vocab"), arg("ignore_index"), arg("label_smoothing"), arg("reduction"), arg("dlogits"),
+        arg("ld_dlogits"), arg("device"), arg("stream"));
   m.def("row_reduce_workspace_bytes", &py_row_reduce_workspace_bytes, arg("dtype"), arg("rows"),
         arg("cols"));
   m.def("row_reduce", &py_row_reduce, arg("dtype"), arg("op"), arg("x"), arg("rows"), arg("cols"),

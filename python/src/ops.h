@@ -16,8 +16,9 @@
 namespace kkpy {
 
 // The element types of the float ops (transpose takes an element size instead: bits are
-// moved unchanged). kOther: a type no op takes (cudaErrorInvalidValue, 0 workspace bytes).
-enum class DType { kF32, kF16, kBF16, kOther };
+// moved unchanged); kI32 / kI64: cross_entropy's targets only. kOther: a type no op takes
+// (cudaErrorInvalidValue, 0 workspace bytes).
+enum class DType { kF32, kF16, kBF16, kOther, kI32, kI64 };
 
 enum class Unary { kRelu, kGelu, kGeluTanh, kSigmoid };
 enum class Binary { kAdd, kMul };
@@ -33,6 +34,18 @@ cudaError_t softmax(DType t, bool log, const void* in, int64_t ld_in, void* out,
 cudaError_t softmax_backward(DType t, bool log, const void* y, int64_t ld_y, const void* dy,
                              int64_t ld_dy, void* dx, int64_t ld_dx, int64_t rows, int64_t cols,
                              cudaStream_t s);
+
+// softmax / log_softmax over the middle axis of a contiguous (outer, n, inner) array, read in
+// place (kernelkit's softmax_inner / log_softmax_inner; out may be exactly in), and their
+// backward (softmax_inner_backward / log_softmax_inner_backward: dx must not overlap y, may be
+// exactly dy). softmax_inner_workspace_bytes: the workspace that lets tall columns split over
+// blocks (0: none needed; less or none still runs, unsplit).
+size_t softmax_inner_workspace_bytes(DType t, int64_t outer, int64_t n, int64_t inner);
+cudaError_t softmax_inner(DType t, bool log, const void* in, void* out, int64_t outer, int64_t n,
+                          int64_t inner, void* workspace, size_t workspace_bytes, cudaStream_t s);
+cudaError_t softmax_inner_backward(DType t, bool log, const void* y, const void* dy, void* dx,
+                                   int64_t outer, int64_t n, int64_t inner, void* workspace,
+                                   size_t workspace_bytes, cudaStream_t s);
 
 // Workspaces: every op that may take one has a *_workspace_bytes function (kernelkit's
 // figure); the Python layer allocates that many uninitialized bytes with the caller's
@@ -102,6 +115,23 @@ cudaError_t add_rms_norm_backward(DType t, DType w, const void* dy, const void* 
                                   const void* dsum, const void* weight, const float* rstd, void* dx,
                                   void* dweight, int64_t rows, int64_t cols, void* workspace,
                                   size_t workspace_bytes, cudaStream_t s);
+
+// cross_entropy over rows x vocab logits (t: f32, f16, bf16; row r at logits + r * ld) against
+// rows class indices (tgt: kI32 / kI64). reduction: 0 none (loss: rows floats), 1 sum, 2 mean
+// (loss: one float) - kernelkit::LossReduction's order; lse: rows floats or 0 (not saved). The
+// forward needs cross_entropy_workspace_bytes(rows, vocab) bytes (kernelkit's figure). The
+// backward writes dlogits (t, row r at dlogits + r * ld_dlogits) from the forward's lse and
+// the loss's gradient dloss (rows floats for none, one float otherwise); no workspace.
+size_t cross_entropy_workspace_bytes(int64_t rows, int64_t vocab);
+cudaError_t cross_entropy(DType t, DType tgt, const void* logits, int64_t ld, const void* target,
+                          int64_t rows, int64_t vocab, int64_t ignore_index, float label_smoothing,
+                          int reduction, float* loss, float* lse, void* workspace,
+                          size_t workspace_bytes, cudaStream_t s);
+cudaError_t cross_entropy_backward(DType t, DType tgt, const void* logits, int64_t ld,
+                                   const void* target, const float* lse, const float* dloss,
+                                   int64_t rows, int64_t vocab, int64_t ignore_index,
+                                   float label_smoothing, int reduction, void* dlogits,
+                                   int64_t ld_dlogits, cudaStream_t s);
 
 // Elementwise engine with kernelkit's built-in functors (f32, f16, bf16; out of the input
 // type, cast: any pair of them).

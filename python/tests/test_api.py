@@ -39,6 +39,7 @@ ARGS = {
     "rms_norm": _x,
     "layer_norm": _x,
     "add_rms_norm": lambda make: (make((4, 8), "float32"), make((4, 8), "float32")),
+    "cross_entropy": lambda make: (make((4, 8), "float32"), make((4,), "int64")),
 }
 FUNCS = list(ARGS)
 
@@ -123,6 +124,15 @@ def test_workspace_bytes_of_every_op():
     assert _C.col_reduce_workspace_bytes("int8", 1, 1 << 20, 64) == 0
     assert _C.col_reduce_workspace_bytes("float32", 1, 1 << 22, 1) == \
         _C.row_reduce_workspace_bytes("float32", 1, 1 << 22)
+    # softmax_inner: partials for a split of tall columns, none for inner == 1 (the row
+    # softmax) or a dtype no op takes
+    assert _C.softmax_inner_workspace_bytes("float32", 1, 100000, 4) > 0
+    assert _C.softmax_inner_workspace_bytes("bfloat16", 1, 1 << 20, 64) > 0
+    assert _C.softmax_inner_workspace_bytes("float32", 1, 100000, 1) == 0
+    assert _C.softmax_inner_workspace_bytes("int8", 1, 100000, 4) == 0
+    # cross_entropy: per-chunk statistics; none without rows
+    assert _C.cross_entropy_workspace_bytes(3, 128256) > 0
+    assert _C.cross_entropy_workspace_bytes(0, 128256) == 0
 
 
 def test_workspace_helper():
@@ -369,7 +379,8 @@ def test_what_each_function_launches(calls, monkeypatch):
     """Everything each function hands the extension: kernelkit's arguments (dtype, device
     addresses, sizes, options, workspace), the device and the stream. A wrong mapping fails
     here."""
-    for f in ("row_reduce", "col_reduce", "reduce", "gemv", "sgemm"):  # fake arrays get no workspace: ask for none
+    for f in ("row_reduce", "col_reduce", "reduce", "gemv", "sgemm", "softmax_inner",
+              "cross_entropy"):  # fake arrays get no workspace: ask for none
         monkeypatch.setattr(_C, f"{f}_workspace_bytes", lambda *a: 0)
     X, Y, O = 1 << 40, 1 << 41, 1 << 44  # noqa: N806 (x's, a second input's and out's addresses)
     o = lambda shape, dt="float32": fake(shape, dt, ptr=O)  # noqa: E731
@@ -387,6 +398,14 @@ def test_what_each_function_launches(calls, monkeypatch):
     kernelkit.cast(fake((5,), ptr=X), "float16", out=o((5,), "float16"))
     kernelkit.transpose(fake((5, 3), "int8", ptr=X), out=o((3, 5), "int8"))
     kernelkit.softmax(fake((7,), ptr=X, device=2), out=fake((7,), ptr=O, device=2), stream=9)
+    # a non-last axis of a C-contiguous x: softmax_inner over (outer, n, inner), in place
+    kernelkit.log_softmax(x, 1, out=o((2, 3, 8)))
+    kernelkit.softmax(fake((5, 4, 1), ptr=X), 1, out=o((5, 4, 1)))  # inner 1: rows
+    # cross_entropy: logits at a row stride (ld 16), int32 targets
+    kernelkit.cross_entropy(fake((4, 10), ptr=X, strides=(64, 4)), fake((4,), "int32", ptr=Y),
+                            ignore_index=3, reduction="none", label_smoothing=0.25, out=o((4,)))
+    kernelkit.cross_entropy(fake((4, 10), "float16", ptr=X), fake((4,), "int64", ptr=Y),
+                            reduction="sum", out=o(()))
     assert calls == [
         ("softmax", ("float32", True, X, 8, O, 6, 8, 0, 0)),
         ("row_reduce", ("float32", _C.REDUCE_MIN, X, 6, 8, 8, O, 0, 0, 0, 0)),
@@ -402,7 +421,56 @@ def test_what_each_function_launches(calls, monkeypatch):
         ("cast", ("float32", "float16", 5, O, X, 0, 0)),
         ("transpose", (1, X, O, 5, 3, 0, 0)),
         ("softmax", ("float32", False, X, 7, O, 1, 7, 2, 9)),
+        ("softmax_inner", ("float32", True, X, O, 2, 3, 8, 0, 0, 0, 0)),
+        ("softmax", ("float32", False, X, 4, O, 5, 4, 0, 0)),
+        # dtype, target dtype, logits, ld, target, rows, vocab, ignore_index, eps, reduction,
+        # loss, lse, workspace
+        ("cross_entropy", ("float32", "int32", X, 16, Y, 4, 10, 3, 0.25, 0, O, 0, 0, 0, 0, 0)),
+        ("cross_entropy", ("float16", "int64", X, 10, Y, 4, 10, -100, 0.0, 1, O, 0, 0, 0, 0, 0)),
     ]
+
+
+def test_cross_entropy_arguments(calls):
+    """torch's meaning, checked before anything launches; weight is refused (no class
+    weights in the kernels)."""
+    x, t, o = fake((4, 8)), fake((4,), "int64", ptr=1 << 42), fake((), ptr=1 << 44)
+    ce = kernelkit.cross_entropy
+    with pytest.raises(NotImplementedError, match="class weights are not supported"):
+        ce(x, t, fake((8,), ptr=1 << 43), out=o)
+    for kw, exc, msg in [
+        ({"reduction": "batchmean"}, ValueError, "reduction must be 'none', 'mean' or 'sum'"),
+        ({"reduction": None}, ValueError, "reduction must be"),
+        ({"label_smoothing": -0.1}, ValueError, r"label_smoothing must be in \[0, 1\]"),
+        ({"label_smoothing": float("nan")}, ValueError, "label_smoothing must be in"),
+        ({"label_smoothing": "x"}, TypeError, "label_smoothing must be a real number"),
+        ({"ignore_index": 1.0}, TypeError, "ignore_index must be an int"),
+        ({"ignore_index": True}, TypeError, "ignore_index must be an int"),
+    ]:
+        with pytest.raises(exc, match=msg):
+            ce(x, t, out=o, **kw)
+    with pytest.raises(TypeError, match="target has dtype float32, expected int64 or int32"):
+        ce(x, fake((4,), ptr=1 << 42), out=o)
+    with pytest.raises(TypeError, match="unsupported dtype float64"):
+        ce(fake((4, 8), "float64"), t, out=o)
+    with pytest.raises(ValueError, match=r"input must be 2-D logits \(N, C\), got shape \(8,\)"):
+        ce(fake((8,)), t, out=o)
+    with pytest.raises(ValueError, match=r"target has shape \(3,\), expected \(4,\)"):
+        ce(x, fake((3,), "int64", ptr=1 << 42), out=o)
+    with pytest.raises(ValueError, match=r"input is not C-contiguous \(shape \(4, 8\), strides"):
+        ce(fake((4, 8), strides=(4, 16)), t, out=o)  # rows not unit-stride
+    with pytest.raises(ValueError, match="target is not C-contiguous"):
+        ce(x, fake((4,), "int64", ptr=1 << 42, strides=(16,)), out=o)
+    with pytest.raises(ValueError, match=r"out has shape \(4,\), expected \(\)"):
+        ce(x, t, out=fake((4,), ptr=1 << 44))
+    with pytest.raises(ValueError, match=r"out has shape \(\), expected \(4,\)"):
+        ce(x, t, reduction="none", out=o)
+    with pytest.raises(ValueError, match="overlap"):
+        ce(x, t, out=fake((), ptr=x.ptr + 4))
+    with pytest.raises(ValueError, match="input has 4 rows of 0 classes"):
+        ce(fake((4, 0)), t, out=o)
+    assert calls == []
+    ce(fake((0, 8)), fake((0,), "int64", ptr=1 << 42), out=o)  # no rows: the mean of nothing
+    assert [c[0] for c in calls] == ["cross_entropy"]
 
 
 def test_generic_arrays_get_no_workspace(calls):
@@ -478,6 +546,45 @@ def test_extension_turns_kernelkit_argument_errors_into_value_errors():
         _C.softmax_backward("bfloat16", True, X, 8, O, 7, W, 4, 8, 0, 0)  # ld_dy < cols
     with pytest.raises(ValueError, match=f"kernelkit.softmax_backward: {invalid}"):
         _C.softmax_backward("float64", False, X, 8, O, 8, W, 4, 8, 0, 0)  # a dtype no op takes
+    # softmax_inner over (outer, n, inner) and its backward
+    with pytest.raises(ValueError, match=f"kernelkit.softmax: {invalid}"):
+        _C.softmax_inner("float32", False, X, X + 4, 2, 3, 8, 0, 0, 0, 0)  # out partly over x
+    with pytest.raises(ValueError, match=f"kernelkit.log_softmax: {invalid}"):
+        _C.softmax_inner("float16", True, X, O, 2, 3, 8, O + 16, 64, 0, 0)  # workspace over out
+    with pytest.raises(ValueError, match=f"kernelkit.softmax: {invalid}"):
+        _C.softmax_inner("int8", False, X, O, 2, 3, 8, 0, 0, 0, 0)  # a dtype no op takes
+    with pytest.raises(ValueError, match=f"kernelkit.log_softmax_backward: {invalid}"):
+        _C.softmax_inner_backward("float32", True, X, O, X, 2, 3, 8, 0, 0, 0, 0)  # dx is y
+    with pytest.raises(ValueError, match=f"kernelkit.softmax_backward: {invalid}"):
+        _C.softmax_inner_backward("bfloat16", False, X, O, W, 2, -3, 8, 0, 0, 0, 0)
+    # cross_entropy: dtype, target dtype, logits, ld, target, rows, vocab, ignore_index, eps,
+    # reduction, loss, lse, workspace, bytes
+    ws = _C.cross_entropy_workspace_bytes(4, 8)
+    with pytest.raises(ValueError, match=f"kernelkit.cross_entropy: {invalid}"):
+        _C.cross_entropy("float32", "int64", X, 8, O, 4, 8, -100, 1.5, 2, W, 0, W + 256, ws, 0, 0)
+    with pytest.raises(ValueError, match=f"kernelkit.cross_entropy: {invalid}"):
+        _C.cross_entropy("float32", "float32", X, 8, O, 4, 8, -100, 0.0, 2, W, 0, W + 256, ws, 0,
+                         0)  # float targets
+    with pytest.raises(ValueError, match=f"kernelkit.cross_entropy: {invalid}"):
+        _C.cross_entropy("bfloat16", "int32", X, 8, O, 4, 8, -100, 0.0, 3, W, 0, W + 256, ws, 0,
+                         0)  # no such reduction
+    with pytest.raises(ValueError, match=f"kernelkit.cross_entropy: {invalid}"):
+        _C.cross_entropy("float16", "int32", X, 7, O, 4, 8, -100, 0.0, 0, W, 0, W + 256, ws, 0,
+                         0)  # ld < vocab
+    with pytest.raises(ValueError, match=f"kernelkit.cross_entropy: {invalid}"):
+        _C.cross_entropy("float32", "int64", X, 8, O, 4, 8, -100, 0.0, 1, W, 0, W + 256, ws - 16,
+                         0, 0)  # workspace too small
+    with pytest.raises(ValueError, match=f"kernelkit.cross_entropy: {invalid}"):
+        _C.cross_entropy("float32", "int64", X, 8, O, 4, 8, -100, 0.0, 0, X + 8, 0, W, ws, 0,
+                         0)  # loss inside the logits
+    with pytest.raises(ValueError, match=f"kernelkit.cross_entropy_backward: {invalid}"):
+        # dtype, target dtype, logits, ld, target, lse, dloss, rows, vocab, ignore_index, eps,
+        # reduction, dlogits, ld_dlogits: dlogits partly over the logits
+        _C.cross_entropy_backward("float32", "int64", X, 8, O, W, W + 64, 4, 8, -100, 0.0, 2,
+                                  X + 4, 8, 0, 0)
+    with pytest.raises(ValueError, match=f"kernelkit.cross_entropy_backward: {invalid}"):
+        _C.cross_entropy_backward("bfloat16", "int64", X, 8, O, W, 0, 4, 8, -100, 0.0, 2,
+                                  W + 256, 8, 0, 0)  # no dloss
     with pytest.raises(ValueError, match=f"kernelkit.layer_norm_backward: {invalid}"):
         _C.layer_norm_backward("float32", "float32", X, W, W + 64, O, O + 64, O + 256, O + 512,
                                O + 1024, 4, 8, 0, 0, 0, 0)  # dweight, dbias without a workspace
@@ -602,8 +709,11 @@ def test_a_layout_the_kernels_cannot_read_needs_a_framework(calls):
     the axes, never a launch."""
     with pytest.raises(ValueError, match=r"reducing axes \(0, 2\) of a generic array needs a copy"):
         kernelkit.row_sum(fake((4, 8, 3)), dim=(0, 2), out=fake((8,), ptr=1 << 44))
-    with pytest.raises(ValueError, match=r"reducing axes \(0,\) of a generic array needs a copy"):
-        kernelkit.softmax(fake((4, 8)), dim=0, out=fake((4, 8), ptr=1 << 44))
+    # softmax over a non-last axis of a C-contiguous array is read in place (softmax_inner,
+    # test_softmax_reads_a_middle_axis_in_place); of a strided one it needs a copy
+    with pytest.raises(ValueError, match=r"x is not C-contiguous \(shape \(4, 8, 3\), strides "):
+        kernelkit.softmax(fake((4, 8, 3), strides=(192, 12, 4)), dim=1,
+                          out=fake((4, 8, 3), ptr=1 << 44))
     with pytest.raises(ValueError, match=r"x is not C-contiguous \(shape \(4, 8\), strides \(0, 4\)\)"):
         kernelkit.log_softmax(fake((4, 8), strides=(0, 4)), out=fake((4, 8), ptr=1 << 44))
     with pytest.raises(ValueError, match=r"x is not C-contiguous \(shape \(4, 8\), strides \(4, 16\)\)"):
@@ -611,6 +721,32 @@ def test_a_layout_the_kernels_cannot_read_needs_a_framework(calls):
     with pytest.raises(ValueError, match=r"not C-contiguous"):
         kernelkit.sum(fake((4, 8), strides=(64, 4)), out=fake((), ptr=1 << 44))
     assert calls == []
+
+
+def test_softmax_reads_a_middle_axis_in_place(calls, monkeypatch):
+    """softmax / log_softmax over a non-last axis of a C-contiguous array: softmax_inner over
+    (outer, n, inner), x read in place (a generic array has no framework to copy with), the
+    workspace kernelkit asks for (none here: fake arrays get none); dtype= casts x first and
+    normalizes the converted array in place; an axis followed by size-1 axes only is rows."""
+    monkeypatch.setattr(_C, "softmax_inner_workspace_bytes", lambda *a: 0)
+    X, O = 1 << 40, 1 << 44  # noqa: N806
+    kernelkit.softmax(fake((2, 5, 3, 4), "float16", ptr=X), 1,
+                      out=fake((2, 5, 3, 4), "float16", ptr=O))
+    kernelkit.log_softmax(fake((6, 7), ptr=X), 0, out=fake((6, 7), ptr=O))
+    kernelkit.softmax(fake((6, 7), "float16", ptr=X), -2, dtype="float32", out=fake((6, 7), ptr=O))
+    kernelkit.softmax(fake((3, 4, 1, 1), ptr=X), 1, out=fake((3, 4, 1, 1), ptr=O))
+    assert calls == [
+        ("softmax_inner", ("float16", False, X, O, 2, 5, 12, 0, 0, 0, 0)),
+        ("softmax_inner", ("float32", True, X, O, 1, 6, 7, 0, 0, 0, 0)),
+        ("cast", ("float16", "float32", 42, O, X, 0, 0)),
+        ("softmax_inner", ("float32", False, O, O, 1, 6, 7, 0, 0, 0, 0)),
+        ("softmax", ("float32", False, X, 4, O, 3, 4, 0, 0)),
+    ]
+    calls.clear()
+    with pytest.raises(ValueError, match="overlap"):  # out partly over x
+        kernelkit.softmax(fake((6, 7), ptr=X), 0, out=fake((6, 7), ptr=X + 4))
+    kernelkit.softmax(fake((6, 7), ptr=X), 0, out=fake((6, 7), ptr=X))  # in place
+    assert [c[0] for c in calls] == ["softmax_inner"]
 
 
 def test_reductions_read_strided_rows_and_middle_axes_in_place(calls, monkeypatch):

@@ -24,6 +24,19 @@ if HAS_TORCH and HAS_GPU:
     # a backward reads (softmax's, as torch's own backward reads it): 4 ulp-scale errors
     GTOL = {torch.float32: (1e-4, 1e-5), torch.float16: (4e-3, 4e-3), torch.bfloat16: (3e-2, 3e-2)}
 
+    def _classes(n, c, ignore=-100, seed=0):
+        """n class indices in [0, c), every fifth row from the fourth set to ignore."""
+        g = torch.Generator(device="cpu").manual_seed(SEED + seed)
+        t = torch.randint(0, c, (n,), generator=g)
+        t[3::5] = ignore
+        return t.cuda()
+
+    # cross_entropy's targets, made once (the compiled and graphed tests read them as
+    # constants); "sum" ignores class 7, and has one row of it
+    TGT = {"mean": _classes(37, 1001), "none": _classes(64, 5000, seed=1),
+           "sum": _classes(3, 128256, ignore=7, seed=2).index_fill_(0, torch.tensor([1]).cuda(), 7),
+           "strided": _classes(16, 1000, seed=3)}
+
 
 def rand(shape, dtype="float32", seed=0, scale=1.0):
     g = torch.Generator(device="cuda").manual_seed(SEED + seed)
@@ -108,6 +121,25 @@ CASES = [
     ("add_rms_norm y only", [(9, 5000), (9, 5000)], "f32 bf16",  # no gradient reaches the sum
      lambda x, r: kernelkit.add_rms_norm(x, r, None, 1e-6)[0],
      lambda x, r: F.rms_norm(x + r, (5000,), None, 1e-6)),
+    # softmax over a non-last axis of a contiguous tensor: softmax_inner and its backward
+    ("softmax dim=1 NCHW", [(4, 19, 8, 9)], "f32 f16 bf16", lambda x: kernelkit.softmax(x, 1),
+     lambda x: torch.softmax(x, 1)),
+    ("log_softmax dim=0 tall", [(5000, 3)], "f32 bf16", lambda x: kernelkit.log_softmax(x, 0),
+     lambda x: torch.log_softmax(x, 0)),
+    # cross_entropy (float32 loss; the gradient from the saved lse, kernelkit's
+    # cross_entropy_backward)
+    ("cross_entropy", [(37, 1001)], "f32 f16 bf16",
+     lambda x: kernelkit.cross_entropy(x, TGT["mean"]),
+     lambda x: F.cross_entropy(x, TGT["mean"])),
+    ("cross_entropy none smoothing", [(64, 5000)], "f32 bf16",
+     lambda x: kernelkit.cross_entropy(x, TGT["none"], reduction="none", label_smoothing=0.1),
+     lambda x: F.cross_entropy(x, TGT["none"], reduction="none", label_smoothing=0.1)),
+    ("cross_entropy sum wide vocab", [(3, 128256)], "f32 bf16",  # rows split over blocks
+     lambda x: kernelkit.cross_entropy(x, TGT["sum"], ignore_index=7, reduction="sum"),
+     lambda x: F.cross_entropy(x, TGT["sum"], ignore_index=7, reduction="sum")),
+    ("cross_entropy strided rows int32", [(16, 1024)], "f32 bf16",
+     lambda x: kernelkit.cross_entropy(x[:, :1000], TGT["strided"].int(), label_smoothing=0.05),
+     lambda x: F.cross_entropy(x[:, :1000], TGT["strided"], label_smoothing=0.05)),
 ]
 DT = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
 PARAMS = [(c, DT[d]) for c in CASES for d in c[2].split()]

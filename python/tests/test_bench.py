@@ -98,7 +98,7 @@ def test_op_names_are_the_cpp_benchmarks():
     names = {spec["name"] for spec in bench.OPS.values()}
     assert names == {"softmax", "log_softmax", "row_reduce.sum", "reduce.sum", "transpose", "gemv",
                      "sgemm", "elementwise.add", "elementwise.gelu", "elementwise.cast", "rms_norm",
-                     "layer_norm", "add_rms_norm"}
+                     "layer_norm", "add_rms_norm", "cross_entropy"}
 
 
 def test_norm_ops_have_liger_beside_them():

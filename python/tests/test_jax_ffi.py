@@ -26,10 +26,11 @@ try:
 except ImportError:
     HAS_FFI = False
 
-TARGETS = {"softmax", "softmax_backward", "row_reduce", "col_reduce", "reduce", "transpose", "gemv",
-           "sgemm", "unary", "binary", "cast", "rms_norm", "layer_norm", "add_rms_norm",
-           "rms_norm_save", "layer_norm_save", "add_rms_norm_save", "rms_norm_backward",
-           "layer_norm_backward", "add_rms_norm_backward"}
+# one forward target per norm (it writes the statistics always; the plain call discards them)
+TARGETS = {"softmax", "softmax_backward", "softmax_inner", "softmax_inner_backward", "row_reduce",
+           "col_reduce", "reduce", "transpose", "gemv", "sgemm", "unary", "binary", "cast",
+           "rms_norm", "layer_norm", "add_rms_norm", "rms_norm_backward", "layer_norm_backward",
+           "add_rms_norm_backward", "cross_entropy", "cross_entropy_backward"}
 
 needs_ffi = pytest.mark.skipif(not HAS_FFI, reason="kernelkit._ffi was not built (no jax at build)")
 
@@ -105,6 +106,30 @@ def np_rms_norm(x, w, eps, k=1):
     return y if w is None else y * w
 
 
+def np_cross_entropy(x, t, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    """torch's cross_entropy in float64, and its float32 bound (as test_torch_gpu: 1e-5 of
+    the magnitudes a row's loss is made of, summed as the reduction sums)."""
+    m = x.max(axis=1, keepdims=True)
+    lse = (m + np.log(np.exp(x - m).sum(axis=1, keepdims=True)))[:, 0]
+    keep = t != ignore_index
+    tt = np.where(keep, t, 0)
+    xt = np.take_along_axis(x, tt[:, None], 1)[:, 0]
+    eps = label_smoothing
+    loss = np.where(keep, lse - (1 - eps) * xt - eps * x.mean(axis=1), 0.0)
+    mag = np.where(keep, np.abs(lse) + np.abs(xt) + eps * np.abs(x).mean(axis=1), 0.0)
+    if reduction == "none":
+        return loss, 1e-5 * mag + 1e-6
+    div = keep.sum() if reduction == "mean" else 1
+    return loss.sum() / div, 1e-5 * mag.sum() / div + 1e-6
+
+
+def _classes(rng, n, c, ignore=-100):
+    """n class indices in [0, c) (int32), every fifth row from the fourth set to ignore."""
+    t = rng.integers(0, c, n).astype(np.int32)
+    t[3::5] = ignore
+    return t
+
+
 def np_layer_norm(x, w, b, eps):
     mu = x.mean(axis=-1, keepdims=True)
     y = (x - mu) / np.sqrt(((x - mu) ** 2).mean(axis=-1, keepdims=True) + eps)
@@ -153,10 +178,61 @@ def test_traces_to_ffi_calls():
 
 
 @needs_ffi
+def test_ffi_module_targets():
+    from kernelkit import _ffi
+
+    assert set(_ffi.targets) == {"kernelkit_" + t for t in TARGETS}
+
+
+@needs_ffi
+def test_softmax_over_another_axis_reads_in_place():
+    """softmax / log_softmax over a non-last axis is one softmax_inner call on x reshaped to
+    (outer, n, inner), no transpose (XLA's copy) around it; its gradient is one
+    softmax_inner_backward."""
+    import jax
+    import jax.numpy as jnp
+
+    x = jax.ShapeDtypeStruct((2, 5, 3, 4), jnp.bfloat16)
+    for f in (kernelkit.softmax, kernelkit.log_softmax):
+        for dim, shape3 in ((1, "[2,5,12]"), (0, "[1,2,60]"), (-2, "[10,3,4]")):
+            text = str(jax.make_jaxpr(lambda v: f(v, dim))(x))
+            assert "kernelkit_softmax_inner" in text and f"bf16{shape3}" in text, text
+            assert "transpose" not in text, text
+            g = jax.grad(lambda v: f(v, dim).astype(jnp.float32).sum())
+            text = str(jax.make_jaxpr(g)(x))
+            assert "kernelkit_softmax_inner_backward" in text and "transpose" not in text, text
+    text = str(jax.make_jaxpr(lambda v: kernelkit.softmax(v, 0, dtype="float32"))(x))
+    assert "kernelkit_cast" in text and "kernelkit_softmax_inner" in text and "f32[1,2,60]" in text
+
+
+@needs_ffi
+def test_cross_entropy_traces():
+    """cross_entropy: one target writing the loss and the per-row lse; its gradient one
+    cross_entropy_backward from the saved lse (the target, integers, gets no cotangent)."""
+    import jax
+    import jax.numpy as jnp
+
+    x = jax.ShapeDtypeStruct((6, 100), jnp.bfloat16)
+    t = jax.ShapeDtypeStruct((6,), jnp.int32)
+    for kw, shape in (({}, ()), ({"reduction": "none", "label_smoothing": 0.1}, (6,)),
+                      ({"reduction": "sum", "ignore_index": 3}, ())):
+        out = jax.eval_shape(lambda a, b: kernelkit.cross_entropy(a, b, **kw), x, t)
+        assert out.shape == shape and out.dtype == jnp.float32
+        text = str(jax.make_jaxpr(lambda a, b: kernelkit.cross_entropy(a, b, **kw))(x, t))
+        assert "kernelkit_cross_entropy" in text and "callback" not in text
+        g = jax.grad(lambda a, b: kernelkit.cross_entropy(a, b, **kw).sum())
+        text = str(jax.make_jaxpr(g)(x, t))
+        found = sorted({w.split("=")[1] for w in text.split() if w.startswith("target_name=")})
+        assert found == ["kernelkit_cross_entropy", "kernelkit_cross_entropy_backward"], found
+        dx = jax.eval_shape(g, x, t)
+        assert dx.shape == x.shape and dx.dtype == x.dtype
+
+
+@needs_ffi
 def test_grad_traces_to_kernelkit_backward_kernels():
     """jax.grad of softmax / log_softmax (any axis, dtype=) and of the norms runs kernelkit's
-    fused backward kernels (the forward saving its statistics through the *_save targets),
-    and each gradient has its argument's shape and dtype."""
+    fused backward kernels (the forward target writing the statistics they read), and each
+    gradient has its argument's shape and dtype."""
     import jax
     import jax.numpy as jnp
 
@@ -166,18 +242,20 @@ def test_grad_traces_to_kernelkit_backward_kernels():
     cases = [
         (lambda x: kernelkit.softmax(x), (x,), ["softmax", "softmax_backward"]),
         (lambda x: kernelkit.log_softmax(x, 0, dtype="float32"), (xb,),
+         ["cast", "softmax_inner", "softmax_inner_backward"]),
+        (lambda x: kernelkit.softmax(x, -1, dtype="float32"), (xb,),
          ["cast", "softmax", "softmax_backward"]),
         (lambda x, w: kernelkit.rms_norm(x, weight=w, eps=1e-6), (x, w),
-         ["rms_norm_save", "rms_norm_backward"]),
-        (lambda x: kernelkit.rms_norm(x), (xb,), ["rms_norm_save", "rms_norm_backward"]),
+         ["rms_norm", "rms_norm_backward"]),
+        (lambda x: kernelkit.rms_norm(x), (xb,), ["rms_norm", "rms_norm_backward"]),
         (lambda x, w, b: kernelkit.layer_norm(x, weight=w, bias=b), (x, w, w),
-         ["layer_norm_save", "layer_norm_backward"]),
+         ["layer_norm", "layer_norm_backward"]),
         (lambda x, b: kernelkit.layer_norm(x, bias=b), (xb, w),
-         ["layer_norm_save", "layer_norm_backward"]),
+         ["layer_norm", "layer_norm_backward"]),
         (lambda x, r, w: kernelkit.add_rms_norm(x, r, weight=w), (x, x, w),
-         ["add_rms_norm_save", "add_rms_norm_backward"]),
+         ["add_rms_norm", "add_rms_norm_backward"]),
         (lambda x, r: kernelkit.add_rms_norm(x, r), (xb, xb),
-         ["add_rms_norm_save", "add_rms_norm_backward"]),
+         ["add_rms_norm", "add_rms_norm_backward"]),
     ]
     for fn, args, targets in cases:
         def loss(*a):
@@ -215,6 +293,18 @@ BAD = [  # (call, exception, message) - the same under jit as eagerly
     (lambda j: kernelkit.layer_norm(j.zeros((4, 8)), weight=j.zeros((8,)),
                                     bias=j.zeros((8,), j.float16)), TypeError, "dtype"),
     (lambda j: kernelkit.add_rms_norm(j.zeros((4, 8)), j.zeros((4, 9))), ValueError, "shape"),
+    (lambda j: kernelkit.cross_entropy(j.zeros((4, 8)), j.zeros((4,))), TypeError,
+     "target has dtype float32, expected int64 or int32"),
+    (lambda j: kernelkit.cross_entropy(j.zeros((4, 8)), j.zeros((5,), j.int32)), ValueError,
+     r"target has shape \(5,\), expected \(4,\)"),
+    (lambda j: kernelkit.cross_entropy(j.zeros((2, 4, 8)), j.zeros((2, 4), j.int32)), ValueError,
+     "input must be 2-D"),
+    (lambda j: kernelkit.cross_entropy(j.zeros((4, 8)), j.zeros((4,), j.int32), reduction="x"),
+     ValueError, "reduction must be"),
+    (lambda j: kernelkit.cross_entropy(j.zeros((4, 8)), j.zeros((4,), j.int32),
+                                       label_smoothing=2.0), ValueError, "label_smoothing"),
+    (lambda j: kernelkit.cross_entropy(j.zeros((4, 8)), j.zeros((4,), j.int32), j.ones((8,))),
+     NotImplementedError, "class weights are not supported"),
 ]
 
 
@@ -295,6 +385,17 @@ def test_handlers_decode_their_operands():
         lambda x, w, A, v, b: kernelkit.add_rms_norm(b, b),
         # the backward passes and the forward passes that save their statistics
         lambda x, w, A, v, b: _jax._softmax_bwd(b, b, op="log_softmax", log=True, dim=-1),
+        lambda x, w, A, v, b: kernelkit.softmax(x.reshape(2, 2, 8), 1),
+        lambda x, w, A, v, b: _jax._softmax_bwd(b, b, op="softmax", log=False, dim=0),
+        lambda x, w, A, v, b: kernelkit.cross_entropy(b, v.astype("int32")[:4]),
+        lambda x, w, A, v, b: kernelkit.cross_entropy(x, v.astype("int32")[:4], reduction="none",
+                                                      label_smoothing=0.5, ignore_index=2),
+        lambda x, w, A, v, b: _jax._cross_entropy_bwd(
+            b, v.astype("int32")[:4], x[:, 0], x[0, 0], ignore_index=-100, reduction="mean",
+            label_smoothing=0.0),
+        lambda x, w, A, v, b: _jax._cross_entropy_bwd(
+            x, v.astype("int32")[:4], x[:, 0], x[:, 1], ignore_index=-100, reduction="none",
+            label_smoothing=0.2),
         lambda x, w, A, v, b: _jax._rms_norm_save(b, w, normalized_shape=None, eps=None),
         lambda x, w, A, v, b: _jax._layer_norm_save(x, None, w, normalized_shape=None, eps=1e-5),
         lambda x, w, A, v, b: _jax._add_rms_norm_save(b, b, w, eps=None),
@@ -332,6 +433,64 @@ def test_softmax_under_jit(dtype):
     y = _jit(kernelkit.softmax, dtype="float32")(x)  # dtype=: converted first
     assert str(y.dtype) == "float32"
     _close(y, np_softmax(h), "float32")
+
+
+@needs_jax_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_softmax_over_a_middle_axis_under_jit(dtype):
+    """softmax_inner under jit: channel softmax, a tall column split through XLA's scratch
+    allocator, against float64; and its gradient (softmax_inner_backward)."""
+    import jax
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(SEED + 9)
+    for shape, dim in (((4, 19, 8, 9), 1), ((5000, 3), 0), ((3, 20000, 4), 1)):
+        x, h = _rand(rng, shape, dtype, 3.0)
+        for log in (False, True):
+            f = kernelkit.log_softmax if log else kernelkit.softmax
+            y = _jit(f, dim=dim)(x)
+            assert y.dtype == x.dtype and y.shape == x.shape
+            _close(y, np_softmax(h, dim, log), dtype, atol=None if not log else 2 * TOL[dtype][1])
+            g, hg = _rand(rng, shape, "float32")
+            dx = jax.jit(jax.grad(lambda v: (f(v, dim).astype(jnp.float32) * g).sum()))(x)
+            hy = np.asarray(y).astype(np.float64)  # the backward reads the rounded output
+            want = (hg - np.exp(hy) * hg.sum(axis=dim, keepdims=True) if log else
+                    hy * (hg - (hg * hy).sum(axis=dim, keepdims=True)))
+            _close(dx, want, dtype, atol=2 * TOL[dtype][1] + 1e-5)
+
+
+@needs_jax_gpu
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_cross_entropy_under_jit(dtype):
+    """cross_entropy under jit against float64 (every reduction, label smoothing, ignored
+    rows, a wide vocabulary), and jax.grad through it: kernelkit's cross_entropy_backward from
+    the saved lse, against the float64 gradient."""
+    import jax
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(SEED + 10)
+    for shape in ((37, 1001), (3, 128256), (64, 5000)):
+        x, h = _rand(rng, shape, dtype, 3.0)
+        t = _classes(rng, *shape)
+        tj = _put(t, "int32")
+        for reduction in ("mean", "sum", "none"):
+            for ls in (0.0, 0.1):
+                f = _jit(kernelkit.cross_entropy, reduction=reduction, label_smoothing=ls)
+                got = f(x, tj)
+                assert str(got.dtype) == "float32"
+                want, bound = np_cross_entropy(h, t, reduction=reduction, label_smoothing=ls)
+                err = np.abs(np.asarray(got).astype(np.float64) - want)
+                assert (err <= bound).all(), (shape, dtype, reduction, ls, err.max())
+        dx = jax.jit(jax.grad(lambda v, tt: kernelkit.cross_entropy(v, tt, label_smoothing=0.1)))(
+            x, tj)
+        assert dx.dtype == x.dtype and dx.shape == x.shape
+        keep = t != -100
+        p = np.exp(h - h.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        onehot = np.zeros_like(h)
+        onehot[np.arange(shape[0]), np.where(keep, t, 0)] = 1.0
+        want = (p - 0.1 / shape[1] - 0.9 * onehot) * (keep / keep.sum())[:, None]
+        _close(dx, want, dtype, atol=TOL[dtype][1] + 1e-7)
 
 
 @needs_jax_gpu

@@ -117,6 +117,147 @@ def test_softmax_reads_strided_rows_in_place(monkeypatch):
             close_softmax_grad(dx, y, g, log, what + " dx")
 
 
+def test_softmax_reads_a_middle_axis_in_place(monkeypatch):
+    """softmax / log_softmax over a non-last axis of a contiguous tensor (kernelkit's
+    softmax_inner over (outer, n, inner): channel softmax of NCHW, short and tall columns,
+    the tall ones split through the workspace) against float64, forward and backward
+    (autograd: softmax_inner_backward), with the framework's copy forbidden."""
+    from kernelkit import _ops
+
+    def no_copy(*args, **kwargs):
+        raise AssertionError("a copy: this layout should be read in place")
+
+    monkeypatch.setattr(_ops, "moved_copy", no_copy)
+    cases = [((4, 19, 8, 9), 1, torch.float32), ((4, 19, 8, 9), 1, torch.bfloat16),
+             ((6, 50, 9), 0, torch.float16), ((5000, 3), 0, torch.bfloat16),
+             ((3, 20000, 4), 1, torch.float32), ((2, 3, 1000, 2), -2, torch.float32)]
+    for shape, d, dtype in cases:
+        for log in (False, True):
+            f, ref_f = (kernelkit.log_softmax, torch.log_softmax) if log else (kernelkit.softmax,
+                                                                                torch.softmax)
+            x = rand(shape, dtype).requires_grad_()
+            what = f"{f.__name__} {shape} dim={d} {dtype}"
+            y = f(x, d)
+            assert y.shape == x.shape and y.dtype == dtype and y.is_contiguous()
+            atol = 1e-2 if log and dtype != torch.float32 else (1e-5 if log else None)
+            close(y, ref_f(x.detach().double(), d), atol=atol, what=what)
+            g = rand(shape, torch.float32, seed=SEED + 7).to(dtype)
+            (dx,) = torch.autograd.grad(y, x, g)
+            assert dx.dtype == dtype and dx.shape == x.shape
+            close_softmax_grad(dx.movedim(d, -1), y.movedim(d, -1), g.movedim(d, -1), log,
+                               what + " dx")
+
+
+def _loss_ref(x, t, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    """torch's cross_entropy in float64, and the bound of a float32 computation of it: per row
+    1e-5 of the magnitudes the loss is made of (lse, the target's logit, the smoothing term),
+    summed as the reduction sums."""
+    F = torch.nn.functional
+    x64 = x.double()
+    keep = t != ignore_index
+    ref = F.cross_entropy(x64, t.long(), ignore_index=ignore_index, reduction=reduction,
+                          label_smoothing=label_smoothing)
+    lse = torch.logsumexp(x64, 1) if x.shape[1] else torch.zeros(x.shape[0], device=x.device)
+    tgt = torch.where(keep, t.long(), 0)
+    mag = lse.abs() + x64.gather(1, tgt[:, None])[:, 0].abs() if x.shape[1] else lse
+    mag = torch.where(keep, mag + label_smoothing * x64.abs().mean(1), 0.0)
+    if reduction == "sum":
+        mag = mag.sum()
+    elif reduction == "mean":
+        mag = mag.sum() / keep.sum()
+    return ref, 1e-5 * mag + 1e-6
+
+
+def _classes(n, c, ignore=-100, seed=SEED, dtype=None):
+    """n class indices in [0, c) (int64, or dtype), every fifth row from the fourth set to
+    ignore."""
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    t = torch.randint(0, max(c, 1), (n,), generator=g)
+    t[3::5] = ignore  # every fifth row from the fourth ignored
+    return t.to(device="cuda", dtype=dtype or torch.int64)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1, 1), (7, 33), (64, 5000), (4, 128256), (1, 262144),
+                                   (300, 50257), (2, 100003)], ids=str)
+def test_cross_entropy(shape, dtype):
+    """Every reduction, with and without label smoothing, int64 and int32 targets, rows
+    ignored, against torch's float64 cross_entropy; the saved lse (the custom op's second
+    output) against float64 logsumexp."""
+    x = rand(shape, DTYPES[dtype])
+    for tdt in (torch.int64, torch.int32):
+        t = _classes(shape[0], shape[1], dtype=tdt)
+        for reduction in ("mean", "sum", "none"):
+            for ls in (0.0, 0.1):
+                got = kernelkit.cross_entropy(x, t, reduction=reduction, label_smoothing=ls)
+                assert got.dtype == torch.float32
+                assert got.shape == ((shape[0],) if reduction == "none" else ())
+                want, bound = _loss_ref(x, t, reduction=reduction, label_smoothing=ls)
+                err = (got.double() - want).abs()
+                assert bool((err <= bound).all()), (
+                    f"cross_entropy {shape} {dtype} {tdt} {reduction} eps={ls} (seed {SEED}): "
+                    f"max error {err.max().item():.3g}")
+    loss, lse = torch.ops.kernelkit.cross_entropy(x, t)
+    want = torch.logsumexp(x.double(), 1)
+    assert bool(((lse.double() - want).abs() <= 1e-6 * want.abs() + 1e-6).all()), "lse"
+
+
+def test_cross_entropy_special_values():
+    """torch's answers where they are defined: every row ignored (mean NaN, sum 0), no rows,
+    -inf logits (exp 0; +inf loss for an -inf target logit); a target outside [0, C) (torch
+    raises) is a NaN loss for its row."""
+    inf = float("inf")
+    ce = kernelkit.cross_entropy
+    x = rand((4, 10), torch.float32)
+    ign = torch.full((4,), -100, device="cuda")
+    assert torch.isnan(ce(x, ign)) and ce(x, ign, reduction="sum").item() == 0.0
+    assert (ce(x, ign, reduction="none") == 0).all()
+    empty = torch.empty(0, 10, device="cuda")
+    e_t = torch.empty(0, dtype=torch.int64, device="cuda")
+    assert torch.isnan(ce(empty, e_t)) and ce(empty, e_t, reduction="sum").item() == 0.0
+    assert ce(empty, e_t, reduction="none").shape == (0,)
+    y = x.clone()
+    y[0, 3] = -inf
+    y[1, 2] = -inf
+    t = torch.tensor([1, 2, 5, 7], device="cuda")
+    got = ce(y, t, reduction="none")
+    assert torch.isfinite(got[[0, 2, 3]]).all() and got[1].item() == inf
+    close(got[[0, 2, 3]], torch.nn.functional.cross_entropy(
+        y.double(), t, reduction="none")[[0, 2, 3]])
+    bad = torch.tensor([1, 10, -1, 7], device="cuda")
+    got = ce(x, bad, reduction="none")
+    assert torch.isnan(got[[1, 2]]).all() and torch.isfinite(got[[0, 3]]).all()
+    assert torch.isnan(ce(x, bad)) and torch.isnan(ce(x, bad, reduction="sum"))
+    assert torch.isfinite(ce(x, bad.clamp(0, 9)))
+
+
+def test_cross_entropy_strided_rows_out_and_determinism(monkeypatch):
+    """Logits at a row stride read in place (no copy), int32 targets, out=, a custom
+    ignore_index; the same bits run after run, forward and backward."""
+    from kernelkit import _ops
+
+    def no_copy(*args, **kwargs):
+        raise AssertionError("a copy: strided rows should be read in place")
+
+    monkeypatch.setattr(_ops, "moved_copy", no_copy)
+    base = rand((16, 1024), torch.bfloat16)
+    x = base[:, 3:1003]  # ld 1024, misaligned start
+    t = _classes(16, 1000, ignore=7, dtype=torch.int32)
+    out = torch.full((), float("nan"), device="cuda")
+    assert kernelkit.cross_entropy(x, t, ignore_index=7, out=out) is out
+    want, bound = _loss_ref(x, t, ignore_index=7)
+    assert abs(out.double().item() - want.item()) <= bound.item()
+    again = kernelkit.cross_entropy(x, t, ignore_index=7)
+    assert torch.equal(again, out)
+    xg = x.detach().requires_grad_()
+    g1 = torch.autograd.grad(kernelkit.cross_entropy(xg, t, ignore_index=7, label_smoothing=0.2),
+                             xg)[0]
+    g2 = torch.autograd.grad(kernelkit.cross_entropy(xg, t, ignore_index=7, label_smoothing=0.2),
+                             xg)[0]
+    assert torch.equal(g1, g2) and g1.is_contiguous() and g1.dtype == x.dtype
+    assert (g1[t == 7] == 0).all()
+
+
 def test_softmax_out_and_in_place():
     x = rand((37, 1001), torch.float32)
     ref = torch.softmax(x.double(), -1)
@@ -196,7 +337,8 @@ def test_reductions_deterministic_and_out():
     assert torch.isfinite(rows).all()
 
 
-@pytest.mark.parametrize("name", ["row_sum", "row_sum strided", "col_sum", "gemv", "sgemm", "sum"])
+@pytest.mark.parametrize("name", ["row_sum", "row_sum strided", "col_sum", "gemv", "sgemm", "sum",
+                                  "softmax_inner", "cross_entropy"])
 def test_workspace_plumbing(name, monkeypatch):
     """Whatever bytes the extension asks for reach it from torch's allocator, uninitialized:
     the op is right whatever they hold (here a 0xA5 fill), and the launch gets exactly that
@@ -204,7 +346,8 @@ def test_workspace_plumbing(name, monkeypatch):
     from kernelkit import _C, _ops
 
     base = {"row_sum": "row_reduce", "row_sum strided": "row_reduce", "col_sum": "col_reduce",
-            "gemv": "gemv", "sgemm": "sgemm", "sum": "reduce"}[name]
+            "gemv": "gemv", "sgemm": "sgemm", "sum": "reduce", "softmax_inner": "softmax_inner",
+            "cross_entropy": "cross_entropy"}[name]
     launch = getattr(_C, base)
     orig = getattr(_C, f"{base}_workspace_bytes")
     alloc = _ops.workspace
@@ -243,6 +386,19 @@ def test_workspace_plumbing(name, monkeypatch):
         got, want, mag = kernelkit.gemv(A, x.float()), A64 @ x, A64.abs() @ x.abs()
     elif name == "sgemm":
         got, want, mag = kernelkit.sgemm(A, B.float()), A64 @ B, A64.abs() @ B.abs()
+    elif name == "softmax_inner":  # softmax over axis 0 of a tall x: n split over blocks
+        got = kernelkit.softmax(T, dim=0)
+        assert [n for _, n in made] == asked and seen == made
+        close(got, torch.softmax(T.double(), 0), what="softmax_inner with a 0xA5 workspace")
+        return
+    elif name == "cross_entropy":  # few rows over a wide vocabulary: rows split over blocks
+        X = rand((3, 100000), torch.float32, seed=SEED + 4)
+        t = torch.tensor([5, 99999, 0], device="cuda")
+        X64 = X.double()
+        lse = torch.logsumexp(X64, 1)
+        got = kernelkit.cross_entropy(X, t, reduction="sum")
+        want = torch.nn.functional.cross_entropy(X64, t, reduction="sum")
+        mag = (lse.abs() + X64.gather(1, t[:, None]).abs()[:, 0]).sum()
     else:
         got, want, mag = kernelkit.sum(A), A64.sum(), A64.abs().sum()
     assert [n for _, n in made] == asked and seen == made

@@ -59,7 +59,17 @@ SAMPLES = [
     ("layer_norm", lambda t: (t(4, 33),), {"eps": 1e-3}, (4, 33), "float32"),
     ("add_rms_norm", lambda t: (t(7, 128, dtype="bfloat16"), t(7, 128, dtype="bfloat16", seed=1),
                                 t(128, seed=2), 1e-5), {}, (7, 128), "bfloat16"),
+    # cross_entropy: the custom op returns (loss, lse); class indices from t's values
+    ("cross_entropy", lambda t: (t(6, 10, dtype="bfloat16"), _classes(t(6), 10)), {}, (),
+     "float32"),
+    ("cross_entropy", lambda t: (t(5, 33), _classes(t(5), 33).int()),
+     {"reduction": "none", "label_smoothing": 0.1, "ignore_index": 3}, (5,), "float32"),
 ]
+
+
+def _classes(v, c):
+    """Class indices in [0, c) (int64) made from the float tensor v."""
+    return (v.abs() * 7).to(torch.int64).clamp(0, c - 1)
 
 
 def first(out):
@@ -207,6 +217,33 @@ REFUSED = [
                                        False), {}, ValueError, "dy is not contiguous"),
     ("add_rms_norm_backward", lambda t: (t(4, 8), t(4, 8), t(4, 7), None, t(4), 8, False), {},
      ValueError, r"kernelkit.add_rms_norm_backward: dsum has shape \(4, 7\), expected \(4, 8\)"),
+    # cross_entropy and its backward
+    ("cross_entropy", lambda t: (t(4, 8), t(4)), {}, TypeError,
+     "target has dtype float32, expected int64 or int32 class indices"),
+    ("cross_entropy", lambda t: (t(4, 8, dtype="int32"), t(4, dtype="int64")), {}, TypeError,
+     "unsupported dtype int32"),
+    ("cross_entropy", lambda t: (t(2, 4, 8), t(2, 4, dtype="int64")), {}, ValueError,
+     r"input must be 2-D logits \(N, C\), got shape \(2, 4, 8\)"),
+    ("cross_entropy", lambda t: (t(4, 8), t(5, dtype="int64")), {}, ValueError,
+     r"target has shape \(5,\), expected \(4,\)"),
+    ("cross_entropy", lambda t: (t(8, 4).t(), t(4, dtype="int64")), {}, ValueError,
+     r"input is not contiguous \(shape \(4, 8\), strides \(1, 4\)\)"),
+    ("cross_entropy", lambda t: (t(4, 8), t(4, 2, dtype="int64")[:, 0]), {}, ValueError,
+     "target is not contiguous"),
+    ("cross_entropy", lambda t: (t(4, 0), t(4, dtype="int64")), {}, ValueError,
+     "input has 4 rows of 0 classes"),
+    ("cross_entropy", lambda t: (t(4, 8), t(4, dtype="int64")), {"reduction": "avg"}, ValueError,
+     "reduction must be 'none', 'mean' or 'sum', got 'avg'"),
+    ("cross_entropy", lambda t: (t(4, 8), t(4, dtype="int64")), {"label_smoothing": 1.5},
+     ValueError, r"label_smoothing must be in \[0, 1\], got 1.5"),
+    ("cross_entropy", lambda t: (t(4, 8, device="cpu"), t(4, dtype="int64", device="cpu")), {},
+     TypeError, "torch tensor on cpu"),
+    ("cross_entropy_backward", lambda t: (t(4, 8), t(4, dtype="int64"), t(4), t(4), -100, "mean",
+                                          0.0), {}, ValueError,
+     r"kernelkit.cross_entropy_backward: dloss has shape \(4,\), expected \(\)"),
+    ("cross_entropy_backward", lambda t: (t(4, 8), t(4, dtype="int64"), t(4, dtype="float16"),
+                                          t(4), -100, "none", 0.0), {}, TypeError,
+     "kernelkit.cross_entropy_backward: lse has dtype float16, expected float32"),
 ]
 REFUSED_IDS = [f"{c[0]}-{i}" for i, c in enumerate(REFUSED)]
 
@@ -285,6 +322,11 @@ GRAD_CASES = [
     ("rms_norm", [((2, 3, 8), "float32"), ((3, 8), "float32")], (), {}),
     ("layer_norm", [((3, 8), "float16"), ((8,), "float32"), ((8,), "float32")], (), {}),
     ("add_rms_norm", [((3, 8), "bfloat16"), ((3, 8), "bfloat16"), ((8,), "float32")], (), {}),
+    # (a callable extra argument is made at the test: the class indices, no gradient)
+    ("cross_entropy", [((3, 7), "bfloat16")],
+     (lambda: torch.zeros(3, dtype=torch.int64, device="meta"),), {"label_smoothing": 0.1}),
+    ("cross_entropy", [((3, 7), "float32")],
+     (lambda: torch.zeros(3, dtype=torch.int32, device="meta"),), {"reduction": "none"}),
 ]
 # how a norm case's tensors are passed: the parameters are keywords (normalized_shape comes
 # second), so weight / bias are never positional
@@ -319,6 +361,7 @@ def test_backward_is_wired_on_meta(case, via):
                                            else v) for k, v in kw.items()})
         if name == "cast":
             extra = (torch.bfloat16,)
+    extra = tuple(e() if callable(e) else e for e in extra)
     if name in NORM_CALL:
         outs = NORM_CALL[name](f, *xs)
     else:
@@ -430,6 +473,36 @@ def _cpu_bodies(monkeypatch):
         dx, dw = rms_backward(dy, s, weight, rstd, cols, want)
         return (dx if dsum is None else dx + dsum), dw
 
+    def xent(input, target, ignore_index, reduction, label_smoothing, out, stream, fake=False,
+             save=False):
+        x = input.to(torch.promote_types(input.dtype, torch.float32))
+        keep = target != ignore_index
+        t = torch.where(keep, target, 0).long()
+        lse = torch.logsumexp(x, 1)
+        eps = label_smoothing
+        loss = lse - (1 - eps) * x.gather(1, t[:, None])[:, 0] - eps / x.shape[1] * x.sum(1)
+        loss = torch.where(keep, loss, torch.zeros((), dtype=loss.dtype))
+        if reduction != "none":
+            loss = loss.sum() if reduction == "sum" else loss.sum() / keep.sum()
+        return (loss, lse) if save else loss
+
+    def xent_backward(input, target, lse, dloss, ignore_index, reduction, label_smoothing,
+                      fake=False):
+        """The C++ formula: dlogits = g_r (exp(x - lse) - eps / C - (1 - eps) [j == t])."""
+        x = input.to(torch.promote_types(input.dtype, torch.float32))
+        keep = target != ignore_index
+        t = torch.where(keep, target, 0).long()
+        eps, c = label_smoothing, x.shape[1]
+        d = (x - lse[:, None]).exp() - eps / c - (1 - eps) * torch.nn.functional.one_hot(t, c)
+        if reduction == "none":
+            g = dloss
+        else:
+            g = dloss.expand(x.shape[0]) / (keep.sum() if reduction == "mean" else 1)
+        g = torch.where(keep, g, torch.zeros((), dtype=g.dtype))
+        return (d * g[:, None]).to(input.dtype)
+
+    monkeypatch.setattr(_ops, "_cross_entropy", xent)
+    monkeypatch.setattr(_ops, "_cross_entropy_backward", xent_backward)
     monkeypatch.setattr(_ops, "_softmax_backward", softmax_backward)
     monkeypatch.setattr(_ops, "_layer_norm_backward", layer_backward)
     monkeypatch.setattr(_ops, "_add_rms_norm_backward", add_rms_backward)
@@ -492,10 +565,17 @@ GRADCHECK = [
     ("layer_norm", lambda k, x, w, b: k.layer_norm(x, 6, w, b), [(3, 6), (6,), (6,)]),
     ("layer_norm", lambda k, x, b: k.layer_norm(x, bias=b, eps=0.1), [(3, 5), (5,)]),
     ("add_rms_norm", lambda k, x, r, w: k.add_rms_norm(x, r, w, 1e-5), [(3, 6), (3, 6), (6,)]),
+    ("cross_entropy", lambda k, x: k.cross_entropy(x, torch.tensor([2, 0, -100, 5])), [(4, 6)]),
+    ("cross_entropy", lambda k, x: k.cross_entropy(x, torch.tensor([2, 0, 1, 5], dtype=torch.int32),
+                                                   ignore_index=1, reduction="sum",
+                                                   label_smoothing=0.3), [(4, 6)]),
+    ("cross_entropy", lambda k, x: k.cross_entropy(x, torch.tensor([4, 3, 0]), reduction="none",
+                                                   label_smoothing=1.0), [(3, 5)]),
 ]
 # backwards through kernelkit ops that have no backward of their own, or that use the saved
 # statistics (first order only)
-FIRST_ORDER = ("row_max", "row_min", "max", "min", "relu", "rms_norm", "layer_norm", "add_rms_norm")
+FIRST_ORDER = ("row_max", "row_min", "max", "min", "relu", "rms_norm", "layer_norm", "add_rms_norm",
+               "cross_entropy")
 
 
 @pytest.mark.parametrize("case", GRADCHECK, ids=[f"{c[0]}-{i}" for i, c in enumerate(GRADCHECK)])
@@ -551,7 +631,9 @@ def test_norms_compile_fullgraph_with_backward(monkeypatch):
 
     def f(x, r, w, b):
         h, s = kernelkit.add_rms_norm(x, r, w, 1e-6)
-        return (kernelkit.layer_norm(h, 6, w, b) * s).sum() + kernelkit.rms_norm(s, weight=w).sum()
+        loss = kernelkit.cross_entropy(h, torch.tensor([1, 0, 5, -100, 2]), label_smoothing=0.1)
+        return ((kernelkit.layer_norm(h, 6, w, b) * s).sum() + kernelkit.rms_norm(s, weight=w).sum()
+                + loss)
 
     g = torch.Generator().manual_seed(4)
     args = [torch.randn(s, generator=g, dtype=torch.float64).requires_grad_()
