@@ -134,6 +134,26 @@ __device__ __forceinline__ void store_pack(T* p, int64_t i, const Pack<T, N>& v)
   reinterpret_cast<Pack<T, N>*>(p)[i] = v;
 }
 
+/// Stores v as pack index i of p in global memory as one wide store, whatever built v. A Pack
+/// filled element by element and copied by store_pack can come out of nvcc 13.0's front end as
+/// one store an element (softmax's two-pass kernel: 4 st.global.f32 an f32 pack, 8
+/// st.global.u16 a 2-byte one); the st.global.wb intrinsics keep the 8- and 16-byte forms.
+template <int N, typename T>
+__device__ __forceinline__ void store_pack_global(T* p, int64_t i, const Pack<T, N>& v) {
+  constexpr int kBytes = static_cast<int>(sizeof(T)) * N;
+  if constexpr (kBytes == 16) {
+    uint4 w;
+    memcpy(&w, &v, 16);
+    __stwb(reinterpret_cast<uint4*>(p) + i, w);
+  } else if constexpr (kBytes == 8) {
+    uint2 w;
+    memcpy(&w, &v, 8);
+    __stwb(reinterpret_cast<uint2*>(p) + i, w);
+  } else {
+    store_pack<N>(p, i, v);
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // Rows at any phase. A row of n elements of T starting at `row` lies over the grid of P-element
 // packs (P x sizeof(T) = 16 bytes) at its phase h = pack_phase<P>(row): access q of the row's

@@ -1118,13 +1118,28 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, kSoftmaxWideBl
     st = softmax_stats_block_all_reduce<Block, kFast>(st, slots, reduce_parity);
     const float inv = 1.f / st.s;
     const float log_s = logf(st.s);
-    for (int64_t v = threadIdx.x; v < n; v += Block) {
+    // the whole packs, one load and one 16-byte store each (store_pack_global: store_pack left
+    // nvcc's front end as one store an element here), the partial head and tail packs apart
+    for (int v = sp.lo + static_cast<int>(threadIdx.x); v < sp.hi; v += Block) {
+      const int64_t c = sp.first(v);
+      const PackOf<T, Pack> raw = load_pack<Pack>(sp.src + c, 0);
+      PackOf<T, Pack> y;
+#pragma unroll
+      for (int k = 0; k < Pack; ++k)
+        y.elem[k] =
+            convert<T>(softmax_out<Kind, kFast>(convert<float>(raw.elem[k]), st.m, inv, log_s));
+      store_pack_global<Pack>(sp.dst + c, 0, y);
+    }
+    const int partial = threadIdx.x == 0 && sp.lo == 1 && n >= 1                   ? 0
+                        : threadIdx.x == Block - 1 && sp.hi == n - 1 && n - 1 >= 1 ? n - 1
+                                                                                   : -1;
+    if (partial >= 0) {
       float x[Pack], y[Pack];
-      softmax_load(sp, v, x);
+      softmax_load(sp, partial, x);
 #pragma unroll
       for (int k = 0; k < Pack; ++k)
         y[k] = softmax_out<Kind, kFast>(x[k], st.m, inv, log_s);
-      softmax_store(sp, v, y);
+      softmax_store(sp, partial, y);
     }
   }
 }
