@@ -133,17 +133,12 @@ __device__ __forceinline__ Pack<uint32_t, W> load_window(const U* src, int64_t g
   return w;
 }
 
-// One 16-byte global store. A plain Pack store next to an element-wise edge path was split
-// into 4-byte stores (seen in the PTX of the shifted kernel); __stwb keeps st.global.v4.
+// One global store of a chunk of W 4-byte words (16 bytes: one st.global.v4 through
+// store_pack_global; a plain Pack store next to an element-wise edge path was split into 4-byte
+// stores, seen in the PTX of the shifted kernel).
 template <int W>
 __device__ __forceinline__ void store_chunk(void* p, const Pack<uint32_t, W>& w) {
-  if constexpr (W == 4) {
-    uint4 x;
-    memcpy(&x, &w, sizeof(x));
-    __stwb(reinterpret_cast<uint4*>(p), x);
-  } else {
-    *reinterpret_cast<Pack<uint32_t, W>*>(p) = w;
-  }
+  store_pack_global<W>(static_cast<uint32_t*>(p), 0, w);
 }
 
 // Writes chunk w's first `valid` elements to dst element by element.
