@@ -209,6 +209,20 @@ struct Tolerance {
   static Tolerance Ulps(double u) { return {0, 0, u}; }
 };
 
+// One element against its float64 reference: NaN must meet NaN, infinities must match in
+// sign, everything else must be within tol (check_near's rule, for tests that walk their own
+// layout).
+template <typename T>
+bool within(double g, double r, const Tolerance& tol) {
+  if (std::isnan(r) || std::isnan(g)) return std::isnan(r) && std::isnan(g);
+  if (std::isinf(r) || std::isinf(g)) return g == r;
+  double allowed = tol.abs + tol.rel * std::fabs(r);
+  if constexpr (!std::is_integral_v<T>) {
+    if (tol.ulps > 0) allowed += tol.ulps * ulp_of<T>(r);
+  }
+  return std::fabs(g - r) <= allowed;
+}
+
 // The reference check: every element of got against the float64 reference. NaN must meet
 // NaN, infinities must match in sign, everything else must be within tol. Reports the
 // count of mismatches and the first few, with the label (seed, shape) that reproduces them.
@@ -223,19 +237,7 @@ template <typename T>
   std::string first;
   for (size_t i = 0; i < got.size(); ++i) {
     const double g = to_double(got[i]), r = ref[i];
-    bool ok;
-    if (std::isnan(r) || std::isnan(g)) {
-      ok = std::isnan(r) && std::isnan(g);
-    } else if (std::isinf(r) || std::isinf(g)) {
-      ok = g == r;
-    } else {
-      double allowed = tol.abs + tol.rel * std::fabs(r);
-      if constexpr (!std::is_integral_v<T>) {
-        if (tol.ulps > 0) allowed += tol.ulps * ulp_of<T>(r);
-      }
-      ok = std::fabs(g - r) <= allowed;
-    }
-    if (!ok) {
+    if (!within<T>(g, r, tol)) {
       if (bad < 5) {
         char buf[160];
         std::snprintf(buf, sizeof buf, "\n  [%zu] got %.17g, want %.17g", i, g, r);

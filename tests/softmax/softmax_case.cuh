@@ -341,4 +341,31 @@ std::vector<ConfigCase> config_cases(const kk::DeviceInfo& base, bool strided = 
   return cases;
 }
 
+// The backward tests' bounds and poison (softmax_rows_test, softmax_inner_test).
+// Per-type relative bound of the output's rounding (and the float arithmetic before it).
+template <typename T>
+double out_rel() {
+  if constexpr (std::is_same_v<T, float>) return 1e-6;
+  if constexpr (std::is_same_v<T, __half>) return 1.2e-3;
+  return 8e-3;
+}
+
+// Half the spacing of T's subnormals (f16 outputs below 2^-14 round on a 2^-24 grid); ~0 else.
+template <typename T>
+constexpr double kSubnormalHalfUlp = std::is_same_v<T, __half> ? 0x1p-25 : 1e-30;
+
+// An output element still holding the 0xFF poison bytes (nothing written there).
+template <typename T>
+bool poisoned(const T& v) {
+  if constexpr (sizeof(T) == 4) {
+    uint32_t b;
+    std::memcpy(&b, &v, 4);
+    return b == 0xFFFFFFFFu;
+  } else {
+    uint16_t b;
+    std::memcpy(&b, &v, 2);
+    return b == 0xFFFFu;
+  }
+}
+
 }  // namespace softmax_test

@@ -55,29 +55,6 @@ const char* kind_name(SoftmaxKind k) {
   }
 }
 
-template <typename T>
-bool poisoned(const T& v) {
-  if constexpr (sizeof(T) == 4) {
-    uint32_t b;
-    std::memcpy(&b, &v, 4);
-    return b == 0xFFFFFFFFu;
-  } else {
-    uint16_t b;
-    std::memcpy(&b, &v, 2);
-    return b == 0xFFFFu;
-  }
-}
-
-// Per-type relative bound of a backward output's rounding (as softmax_rows_test).
-template <typename T>
-double out_rel() {
-  if constexpr (std::is_same_v<T, float>) return 1e-6;
-  if constexpr (std::is_same_v<T, __half>) return 1.2e-3;
-  return 8e-3;
-}
-template <typename T>
-constexpr double kSubnormalHalfUlp = std::is_same_v<T, __half> ? 0x1p-25 : 1e-30;
-
 // How a case runs.
 struct Options {
   int64_t shift = 0;       // elements every operand sits past its buffer's guard (1: off-grid)
@@ -111,16 +88,7 @@ template <typename T>
         ref = softmax_test::reference(col, 1, n, log);
         for (int64_t k = 0; k < n; ++k) {
           const double g = got[(o * n + k) * inner + i], r = ref[k];
-          bool ok;
-          if (std::isnan(r) || std::isnan(g)) {
-            ok = std::isnan(r) && std::isnan(g);
-          } else if (std::isinf(r) || std::isinf(g)) {
-            ok = g == r;
-          } else {
-            ok = std::fabs(g - r) <=
-                 tol_fwd.abs + tol_fwd.rel * std::fabs(r) + tol_fwd.ulps * kktest::ulp_of<T>(r);
-          }
-          if (!ok && bad++ == 0)
+          if (!kktest::within<T>(g, r, tol_fwd) && bad++ == 0)
             first = "o " + std::to_string(o) + " k " + std::to_string(k) + " i " +
                     std::to_string(i) + ": got " + std::to_string(g) + " want " + std::to_string(r);
         }
@@ -230,7 +198,7 @@ template <typename T>
     const int64_t rel = e - base;
     if (rel >= 0 && rel < total) {
       got[rel] = kktest::to_double(all[e]);
-    } else if (!poisoned(all[e])) {
+    } else if (!softmax_test::poisoned(all[e])) {
       return ::testing::AssertionFailure()
              << label << ": element " << rel << " outside the output was written";
     }
@@ -239,8 +207,9 @@ template <typename T>
     xd[e] = kktest::to_double(hx[e]);
     if (bwd) dd[e] = kktest::to_double(hd[e]);
   }
-  return check_case_values<T>(kind, outer, n, inner, xd, dd, got, out_rel<T>(),
-                              kSubnormalHalfUlp<T>, softmax_test::tolerance<T>(log), label);
+  return check_case_values<T>(kind, outer, n, inner, xd, dd, got, softmax_test::out_rel<T>(),
+                              softmax_test::kSubnormalHalfUlp<T>, softmax_test::tolerance<T>(log),
+                              label);
 }
 
 // The shapes of the issue: inner {1, 2, 3, 7, 32, 33, 1000} x n {1, 2, 17, 1000} x outer {1, 3},

@@ -63,18 +63,6 @@ struct Layout {
   bool in_place = false;
 };
 
-// Per-type relative bound of the output's rounding (and the float arithmetic before it).
-template <typename T>
-double out_rel() {
-  if constexpr (std::is_same_v<T, float>) return 1e-6;
-  if constexpr (std::is_same_v<T, __half>) return 1.2e-3;
-  return 8e-3;
-}
-
-// Half the spacing of T's subnormals (f16 outputs below 2^-14 round on a 2^-24 grid); ~0 else.
-template <typename T>
-constexpr double kSubnormalHalfUlp = std::is_same_v<T, __half> ? 0x1p-25 : 1e-30;
-
 // One strided matrix in a poisoned buffer: rows x cols at `shift` elements with stride ld.
 template <typename T>
 struct Strided {
@@ -90,19 +78,6 @@ struct Strided {
                             cudaMemcpyHostToDevice));
   }
 };
-
-template <typename T>
-bool poisoned(const T& v) {
-  if constexpr (sizeof(T) == 4) {
-    uint32_t b;
-    std::memcpy(&b, &v, 4);
-    return b == 0xFFFFFFFFu;
-  } else {
-    uint16_t b;
-    std::memcpy(&b, &v, 2);
-    return b == 0xFFFFu;
-  }
-}
 
 // Runs one call (the public function, or, backward kinds, `plan` through launch_softmax_rows)
 // and checks every
@@ -164,7 +139,7 @@ template <typename T>
     const int64_t r = rel >= 0 ? rel / ld_out : -1, c = rel >= 0 ? rel % ld_out : -1;
     if (r >= 0 && r < rows && c < cols) {
       got[r * cols + c] = all[i];
-    } else if (!poisoned(all[i])) {
+    } else if (!softmax_test::poisoned(all[i])) {
       return ::testing::AssertionFailure()
              << label << ": element " << rel << " outside the output was written";
     }
@@ -199,9 +174,9 @@ template <typename T>
       if (std::isnan(ref)) {
         ok = std::isnan(v);
       } else {
-        const double tol = out_rel<T>() * std::fabs(ref) +
+        const double tol = softmax_test::out_rel<T>() * std::fabs(ref) +
                            std::fabs(w) * (err_s + 2e-6 * (std::fabs(d) + std::fabs(s))) +
-                           1e-6 * std::fabs(d) + kSubnormalHalfUlp<T>;
+                           1e-6 * std::fabs(d) + softmax_test::kSubnormalHalfUlp<T>;
         ok = std::fabs(v - ref) <= tol;
       }
       if (!ok && bad++ == 0)
@@ -371,7 +346,7 @@ TYPED_TEST(SoftmaxRowsTest, BadArgumentsWriteNothing) {
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
   CUDA_CHECK(cudaDeviceSynchronize());
   for (const T& v : buf.download())
-    ASSERT_TRUE(poisoned(v)) << "a rejected call wrote";
+    ASSERT_TRUE(softmax_test::poisoned(v)) << "a rejected call wrote";
 }
 
 // Past 2^31 elements (f32 2^31 + 2^20 ... 2-byte types: fewer bytes): 16 rows checked.
