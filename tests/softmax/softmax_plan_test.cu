@@ -227,8 +227,8 @@ int64_t tile_span(int64_t cols, int64_t off, int pack) {
 // Short rows off the pack grid (contiguous rows spanning at most 48 packs: up to ~186 f32 / ~370
 // 2-byte columns): the tile path. Rows of at most two packs (16 2-byte / 8 f32 columns): the narrow
 // kernel (packs 1), a lane holding pack / gcd(cols, pack) rows (whole packs) where in is on the
-// 16-byte grid and that is at most 64 elements, else a row; the block's 128 lanes (2-byte rows
-// off the packs: 124) a unit of rows. Wider: the first (lanes, packs) of kSoftmaxTileShapes
+// 16-byte grid and that is at most 64 elements, else a row; the block's 128 lanes a unit of rows
+// (2-byte: a word a row past the buffers). Wider: the first (lanes, packs) of kSoftmaxTileShapes
 // holding the most packs a row spans (offset + multiples of gcd(cols, pack)), packs = elements a
 // lane holds, a unit of 128 / group rows. Tiles of ~8 KB, a whole number of units; two buffers;
 // the pack-lane kernel's tails and heads past them. Rows on the grid, wider rows, and in / out
@@ -262,7 +262,8 @@ TEST(SoftmaxPlan, TileRows) {
           while (cols % g != 0)
             g /= 2;
           EXPECT_EQ(r, off == 0 && (pack / g) * cols <= 64 ? pack / g : 1);
-          unit = r * (elem == 2 && !(off == 0 && r * cols % pack == 0) ? 124 : 128);
+          unit = r * 128;
+          if (elem == 2) side = (p.rows_per_round * 4 + 15) / 16 * 16;
         } else {
           int want = -1;
           for (const auto& t : kk::detail::kSoftmaxTileShapes) {
@@ -294,7 +295,7 @@ TEST(SoftmaxPlan, TileRows) {
   // block one
   SoftmaxPlan p = plan(1000, 5, 2, d, 2, 2);
   EXPECT_EQ(p.path, SoftmaxPath::kTile);
-  EXPECT_EQ(p.rows_per_round, 124);
+  EXPECT_EQ(p.rows_per_round, 128);
   EXPECT_EQ(int64_t{p.shape.grid.x}, kk::ceil_div<int64_t>(1000, p.rows_per_round));
   p = plan(29518, 35, 2, d);  // 6 packs: 2 lanes of 3, 64 rows a pass (11.5 KB at 8 a SM)
   EXPECT_EQ(p.group, 2);
@@ -799,7 +800,8 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
       EXPECT_EQ(p.group, 1);
       EXPECT_LE(cols, 2 * max_pack);
       const int r = kk::detail::softmax_narrow_rows_per_lane(int(cols), max_pack, in_off % 16 == 0);
-      unit = r * (elem == 2 && !(in_off % 16 == 0 && r * cols % max_pack == 0) ? 124 : 128);
+      unit = r * 128;
+      if (elem == 2) side = (p.rows_per_round * 4 + 15) / 16 * 16;
     } else {
       EXPECT_GT(cols, 2 * max_pack);
       EXPECT_EQ(p.packs % max_pack, 0);

@@ -559,8 +559,8 @@ inline double softmax_fill(int64_t tasks, int64_t per_round, int64_t width, int6
 // consecutive rows, each one span of the flat array (whole 16-byte packs but its two ends), staged
 // in shared memory; two buffers a block. Rows of at most two packs: the narrow kernel
 // (softmax_tile_narrow_kernel, p->packs 1), softmax_narrow_rows_per_lane rows a lane (whole packs
-// where in is on the 16-byte grid), the block's 128 lanes (2-byte rows off the packs: 31 of a
-// warp's 32) a unit of rows. Wider rows: the pack-lane kernel (softmax_tile_rows_kernel), the
+// where in is on the 16-byte grid), the block's 128 lanes a unit of rows (2-byte: a word a row
+// past the buffers). Wider rows: the pack-lane kernel (softmax_tile_rows_kernel), the
 // first shape of kSoftmaxTileShapes whose group x packs holds the most packs a row spans (the
 // rows' offsets within their pack: in's, plus multiples of gcd(cols, pack)); p->packs is the
 // elements a lane holds (packs x pack); a unit is a pass, 128 / group rows. A tile holds about
@@ -574,12 +574,10 @@ inline bool softmax_plan_tile(int64_t rows, int64_t cols, int elem_bytes, int64_
   int64_t unit = 0;  // rows a block works on at once
   if (cols <= 2 * pack) {
     // the narrow kernel: a lane holds rows_per_lane rows (whole packs, where the span starts on
-    // a pack boundary), the block 128 lanes' (2-byte rows off the packs: 31 of a warp's 32)
+    // a pack boundary), the block 128 lanes'
     per = 1;
-    const int r = softmax_narrow_rows_per_lane(static_cast<int>(cols), pack, offset0 == 0);
-    const bool share = elem_bytes == 2 && !(offset0 == 0 && r * cols % pack == 0);
-    unit =
-        int64_t{r} * (share ? kSoftmaxTileBlock / kWarpSize * (kWarpSize - 1) : kSoftmaxTileBlock);
+    unit = int64_t{softmax_narrow_rows_per_lane(static_cast<int>(cols), pack, offset0 == 0)} *
+           kSoftmaxTileBlock;
   } else {
     int64_t g = pack;  // gcd(cols, pack): pack is a power of two
     while (cols % g != 0)
@@ -605,14 +603,20 @@ inline bool softmax_plan_tile(int64_t rows, int64_t cols, int elem_bytes, int64_
   const auto buffer = [&](int64_t units) {
     return round_up<int64_t>(softmax_chunk_packs(units * unit * cols, 1, pack) * pack_bytes, 16);
   };
+  // past the two buffers: the pack-lane kernel's tails and heads; the narrow kernel's word a
+  // row (2-byte rows off the packs)
+  const auto smem = [&](int64_t units) {
+    return 2 * buffer(units) +
+           (per == 1 ? (elem_bytes == 2 ? round_up<int64_t>(units * unit * 4, 16) : 0) : side);
+  };
   int64_t units = most;
-  int bps = blocks_per_sm(d, kSoftmaxTileBlock, regs, 2 * buffer(units) + side);
+  int bps = blocks_per_sm(d, kSoftmaxTileBlock, regs, smem(units));
   if (bps < 1) return false;
   // fewer units a tile where the tiles would not give every resident block one
   const int64_t fit = rows / (unit * int64_t{bps} * d.sm_count);
   if (fit < most) {
     units = std::max<int64_t>(1, fit);
-    bps = blocks_per_sm(d, kSoftmaxTileBlock, regs, 2 * buffer(units) + side);
+    bps = blocks_per_sm(d, kSoftmaxTileBlock, regs, smem(units));
   }
   const int64_t tile_rows = units * unit;
   p->path = SoftmaxPath::kTile;
@@ -630,7 +634,7 @@ inline bool softmax_plan_tile(int64_t rows, int64_t cols, int elem_bytes, int64_
   p->fill = softmax_fill(tiles, slots, 1, slots, d.sm_count);
   p->shape.block = dim3(kSoftmaxTileBlock);
   p->shape.grid = dim3(static_cast<unsigned>(std::min(tiles, slots)));
-  p->shape.smem = static_cast<size_t>(2 * p->buffer_bytes + side);
+  p->shape.smem = static_cast<size_t>(smem(units));
   return true;
 }
 

@@ -611,32 +611,35 @@ __device__ __forceinline__ void softmax_from_smem(const SoftmaxSpan<T, Pack>& sp
   }
 }
 
-// A tile's span into buf as one commit group: the whole packs [lo, hi) by cp.async, thread t
-// taking lo + t, lo + t + Block, ... (a loop of a copy and three additions a pack: the
-// element-wise end-pack code in the loop cost ~19 instructions a pack), the partial end packs
-// element by element by threads 0 and Block - 1.
+// A tile's span into buf as one commit group: the whole packs [lo, hi) by cp.async, the partial
+// end packs element by element, pack v always by thread v % Block (a loop of a copy and three
+// additions a pack: the element-wise end-pack code in the loop cost ~19 instructions a pack).
+// Thread v % Block also copies pack v out (softmax_tile_out), so the next copy into a buffer
+// needs no barrier after its copy-out: each thread overwrites only the packs it read itself.
 template <int Block, typename T, int Pack>
 __device__ __forceinline__ void softmax_tile_in(const SoftmaxSpan<T, Pack>& sp,
                                                 PackOf<T, Pack>* buf) {
+  const int t = static_cast<int>(threadIdx.x);
   const T* const src = sp.src - sp.head;  // pack 0 of the span
-  for (int v = sp.lo + static_cast<int>(threadIdx.x); v < sp.hi; v += Block)
+  for (int v = t < sp.lo ? t + Block : t; v < sp.hi; v += Block)
     __pipeline_memcpy_async(&buf[v], src + int64_t{v} * Pack, Pack * sizeof(T));
   const int n = sp.packs();
-  if (threadIdx.x == 0 && sp.lo == 1 && n >= 1) softmax_issue_pack(sp, buf, 0);
-  if (threadIdx.x == Block - 1 && sp.hi == n - 1 && n >= 2) softmax_issue_pack(sp, buf, n - 1);
+  if (t == 0 && sp.lo == 1 && n >= 1) softmax_issue_pack(sp, buf, 0);
+  if (sp.hi == n - 1 && n >= 2 && t == (n - 1) % Block) softmax_issue_pack(sp, buf, n - 1);
   __pipeline_commit();
 }
 // The tile's outputs in buf to the span's destination the same way.
 template <int Block, typename T, int Pack>
 __device__ __forceinline__ void softmax_tile_out(const SoftmaxSpan<T, Pack>& sp,
                                                  const PackOf<T, Pack>* buf) {
+  const int t = static_cast<int>(threadIdx.x);
   T* const dst = sp.dst - sp.head;  // pack 0 of the span
-  for (int v = sp.lo + static_cast<int>(threadIdx.x); v < sp.hi; v += Block)
+  for (int v = t < sp.lo ? t + Block : t; v < sp.hi; v += Block)
     store_pack<Pack>(dst + int64_t{v} * Pack, 0, buf[v]);
   const int n = sp.packs();
-  const int v = threadIdx.x == 0 && sp.lo == 1 && n >= 1               ? 0
-                : threadIdx.x == Block - 1 && sp.hi == n - 1 && n >= 2 ? n - 1
-                                                                       : -1;
+  const int v = t == 0 && sp.lo == 1 && n >= 1                     ? 0
+                : sp.hi == n - 1 && n >= 2 && t == (n - 1) % Block ? n - 1
+                                                                   : -1;
   if (v >= 0) {
     const PackOf<T, Pack> o = buf[v];
     const int64_t c = sp.first(v);
@@ -695,6 +698,18 @@ __device__ __forceinline__ uint4 softmax_lds(uint32_t addr) {
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                : "r"(addr)
                : "memory");
+  return v;
+}
+// (only where `pred`, else zeros: no access at all, so a slot past the row reads nothing that
+// another thread writes)
+__device__ __forceinline__ uint4 softmax_lds_if(uint32_t addr, bool pred) {
+  uint4 v;
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n mov.b32 %0, 0;\n mov.b32 %1, 0;\n"
+      " mov.b32 %2, 0;\n mov.b32 %3, 0;\n @p ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n}"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "r"(addr), "r"(static_cast<int>(pred))
+      : "memory");
   return v;
 }
 __device__ __forceinline__ void softmax_sts(uint32_t addr, const uint4& v, bool pred) {
@@ -779,8 +794,7 @@ __global__ void __launch_bounds__(
     __syncthreads();  // every thread's copies of this tile have landed
     const int n_rows = static_cast<int>(sp.len / cols);
     const unsigned head0 = static_cast<unsigned>(sp.head);
-    const int last = boff + sp.packs() - 1;  // the tile's last pack
-    int pass = 0, set = 0;                   // the pass, its carry slot (pass modulo 3)
+    int pass = 0, set = 0;  // the pass, its carry slot (pass modulo 3)
     for (int r0 = 0; r0 < n_rows; r0 += kRows, ++pass) {
       const int r = r0 + rix;
       const bool active = r < n_rows;
@@ -793,14 +807,13 @@ __global__ void __launch_bounds__(
       for (int i = 0; i < Packs; ++i) {
         const int q = i + rot >= Packs ? i + rot - Packs : i + rot;
         const int j = lane + Group * q;  // the row's pack held in slot i
-        // its elements [lo, lo + cols) are the row's (a pack past the row: none; past the
-        // tile's last pack, that one is read instead)
+        // its elements [lo, lo + cols) are the row's (a pack past the row: none, not read)
         const int lo = h - j * kPack;
         const int hi = min(max(lo + cols, 0), kPack);
         const unsigned bits = ((1u << hi) - 1) >> max(lo, 0) << max(lo, 0);
         float v[kPack];
         softmax_unpack<T>(
-            softmax_lds(sbase + 16u * static_cast<uint32_t>(min(at + Group * q, last))), v);
+            softmax_lds_if(sbase + 16u * static_cast<uint32_t>(at + Group * q), j < np), v);
 #pragma unroll
         for (int e = 0; e < kPack; ++e)
           x[i][e] = (bits >> e) & 1 ? v[e] : -INFINITY;
@@ -928,6 +941,15 @@ __device__ __forceinline__ uint32_t softmax_lds32(uint32_t addr) {
   asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
   return v;
 }
+__device__ __forceinline__ uint32_t softmax_lds32_if(uint32_t addr, bool pred) {
+  uint32_t v;
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n mov.b32 %0, 0;\n @p ld.shared.b32 %0, [%1];\n}"
+      : "=r"(v)
+      : "r"(addr), "r"(static_cast<int>(pred))
+      : "memory");
+  return v;
+}
 __device__ __forceinline__ void softmax_sts32(uint32_t addr, uint32_t v, bool pred) {
   asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n @p st.shared.b32 [%0], %1;\n}"
                :
@@ -937,14 +959,15 @@ __device__ __forceinline__ void softmax_sts32(uint32_t addr, uint32_t v, bool pr
 
 // The narrow kernel's rows of C columns of one tile (see above): buffer packs [boff, last] hold
 // the tile's span, which starts at element h0 of pack boff; n_rows rows. Aligned (h0 = 0, R rows
-// a lane making whole packs): each lane's rows are read and written as whole packs. Otherwise a
-// lane holds one row, read and written as 32-bit words from wherever it starts (for 2-byte
-// types a row starting at an odd element funnel-shifted by one; a word that two rows share is
-// written by the later one, with the earlier one's last output from the previous lane), lane 0
-// of each warp computing the row before the warp's for that (2-byte types).
+// a lane making whole packs): each lane reads and writes its own packs. Otherwise a lane holds
+// one row, read and written as 32-bit words from wherever it starts (2-byte rows starting at an
+// odd element funnel-shifted by one). A lane writes only words that no other lane reads: 2-byte
+// rows starting at an odd element leave their first word (the previous row's last element and
+// their first) to softmax_tile_narrow_firsts, after the tile's barrier, from `side` (a word a
+// row: its first output in the high half, its last in the low one).
 template <typename T, SoftmaxKind Kind, int C, bool Aligned>
 __device__ __forceinline__ void softmax_tile_narrow_rows(uint32_t sbase, int boff, int last,
-                                                         int n_rows, int h0) {
+                                                         int n_rows, int h0, uint32_t side) {
   constexpr int kPack = kMaxPackSize<T>;
   constexpr bool kFast = kSoftmaxFast<T>;
   constexpr int kPerWord = 4 / static_cast<int>(sizeof(T));
@@ -952,20 +975,17 @@ __device__ __forceinline__ void softmax_tile_narrow_rows(uint32_t sbase, int bof
   constexpr int L = R * C;                                            // elements a lane
   constexpr int N = (L + kPerWord - 1) / kPerWord;                    // words a lane
   constexpr int M = L / kPack;                                        // packs a lane (aligned)
-  constexpr int kWarps = kSoftmaxTileBlock / kWarpSize;
-  // lanes of a warp that write (2-byte types off the packs: lane 0 hands its row to lane 1)
-  constexpr bool kShare = !Aligned && kPerWord == 2;
-  constexpr int kLanes = kShare ? kWarpSize - 1 : kWarpSize;
+  constexpr bool kShare = !Aligned && kPerWord == 2;                  // words shared by two rows
   static_assert(!Aligned || L % kPack == 0, "whole packs a lane");
-  const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
   const int n_ranges = (n_rows + R - 1) / R;
-  const int w_lo = 4 * boff, w_hi = 4 * last + 3;  // the buffer's words
-  for (int q0 = warp * kLanes; q0 < n_ranges; q0 += kWarps * kLanes) {
-    const int q = kShare ? q0 + lane - 1 : q0 + lane;  // this lane's rows (-1: the tile's)
-    // (off the packs) the lane's first element, word and shift: e0 = h0 + q L of the buffer
+  const int w_hi = 4 * last + 3;  // the buffer's last word
+  for (int q = static_cast<int>(threadIdx.x); q < n_ranges; q += kSoftmaxTileBlock) {
+    const bool active = true;  // (each load and store below is predicated by its bounds too)
+    // (off the packs) the lane's first element, word and shift
     const int e0 = h0 + q * L;
-    const int w0 = 4 * boff + (e0 >= 0 ? e0 / kPerWord : -1);
-    const uint32_t sh = kShare ? 16u * static_cast<uint32_t>(e0 & 1) : 0u;
+    const int w0 = 4 * boff + e0 / kPerWord;
+    const bool odd = kShare && (e0 & 1);
+    const uint32_t sh = odd ? 16u : 0u;
     // the lane's elements, kPerWord a word, read a pack (or a word) ahead of the row that needs
     // it (all at once, 7 2-byte columns held 28 words of input and spilled): before row k, words
     // [want(k - 1), want(k)) (want(-1) = 0)
@@ -976,13 +996,14 @@ __device__ __forceinline__ void softmax_tile_narrow_rows(uint32_t sbase, int bof
       const int p = (n + 3) / 4 * 4;
       return k < 0 ? 0 : (p > N ? N : p);
     };
+    // off the packs, word N (the next row's first word) holds the lane's last element only
+    // where it starts at an odd element and holds an even number
+    [[maybe_unused]] const bool word_n = odd && L % 2 == 0;
     // the outputs leave as soon as they are made. Aligned: a pack's four words together.
-    // Otherwise word i of the lane's words from w0 (2-byte types: the elements 2i - 1 and 2i of
-    // the lane's where e0 is odd, element -1 the previous lane's last), word 0 last.
-    const bool store = (!kShare || lane > 0) && q < n_ranges;
-    // 2-byte types off the packs: the words the lane writes (a last word holding the next row's
-    // first element is the next lane's)
-    [[maybe_unused]] const int count = kShare && L % 2 == 1 ? (e0 & 1 ? N : N - 1) : N;
+    // Otherwise word i of the lane's words from w0 (2-byte types: elements 2i - 1 and 2i of the
+    // row where it starts at an odd element); a last word holding the next row's first element
+    // is the next row's
+    [[maybe_unused]] const int count = kShare && L % 2 == 1 ? (odd ? N : N - 1) : N;
     uint32_t quad[4];
     [[maybe_unused]] uint32_t first = 0, before = 0;  // the lane's words 0 and i - 1
     const auto emit = [&](int i, uint32_t v) {
@@ -991,17 +1012,15 @@ __device__ __forceinline__ void softmax_tile_narrow_rows(uint32_t sbase, int bof
         if (i % 4 == 3) {
           const int at = boff + q * M + i / 4;
           softmax_sts(sbase + 16u * static_cast<uint32_t>(at),
-                      make_uint4(quad[0], quad[1], quad[2], quad[3]), store && at <= last);
+                      make_uint4(quad[0], quad[1], quad[2], quad[3]), active && at <= last);
         }
       } else if constexpr (!kShare) {
-        softmax_sts32(sbase + 4u * static_cast<uint32_t>(w0 + i), v, store && w0 + i <= w_hi);
+        softmax_sts32(sbase + 4u * static_cast<uint32_t>(w0 + i), v, active && w0 + i <= w_hi);
       } else {
-        if (i == 0) {
-          first = v;
-        } else {
-          softmax_sts32(sbase + 4u * static_cast<uint32_t>(w0 + i), __funnelshift_l(before, v, sh),
-                        store && i < count && w0 + i <= w_hi);
-        }
+        if (i == 0) first = v;
+        // word 0 where the row starts at an odd element: softmax_tile_narrow_firsts
+        softmax_sts32(sbase + 4u * static_cast<uint32_t>(w0 + i), __funnelshift_l(before, v, sh),
+                      active && !(i == 0 && odd) && i < count && w0 + i <= w_hi);
         before = v;
       }
     };
@@ -1016,21 +1035,30 @@ __device__ __forceinline__ void softmax_tile_narrow_rows(uint32_t sbase, int bof
         for (int d = 0; d < kStep; d += 4) {
           const int i = want(k - 1) + d;
           if (i < want(k)) {
+            const int at = boff + q * M + i / 4;
             const uint4 v =
-                softmax_lds(sbase + 16u * static_cast<uint32_t>(min(boff + q * M + i / 4, last)));
+                softmax_lds_if(sbase + 16u * static_cast<uint32_t>(at), active && at <= last);
             a[i] = v.x, a[i + 1] = v.y, a[i + 2] = v.z, a[i + 3] = v.w;
           }
         }
       } else {
-        if (k == 0) w = softmax_lds32(sbase + 4u * static_cast<uint32_t>(min(max(w0, w_lo), w_hi)));
+        const auto word = [&](int i) {
+          const bool in = active && w0 + i <= w_hi && (i < N || (kShare && word_n));
+          return softmax_lds32_if(sbase + 4u * static_cast<uint32_t>(w0 + i), in);
+        };
+        if (k == 0) w = word(0);
 #pragma unroll
         for (int d = 0; d < kStep; ++d) {
           const int i = want(k - 1) + d;
           if (i < want(k)) {
-            const uint32_t next =
-                softmax_lds32(sbase + 4u * static_cast<uint32_t>(min(max(w0 + i + 1, w_lo), w_hi)));
-            a[i] = __funnelshift_r(w, next, sh);
-            w = next;
+            if constexpr (kShare) {
+              const uint32_t next = word(i + 1);
+              a[i] = __funnelshift_r(w, next, sh);
+              w = next;
+            } else {
+              a[i] = w;
+              if (i + 1 < N) w = word(i + 1);
+            }
           }
         }
       }
@@ -1068,12 +1096,27 @@ __device__ __forceinline__ void softmax_tile_narrow_rows(uint32_t sbase, int bof
       }
     }
     if constexpr (kShare) {
-      // the previous lane's last element as the high half of a word; `before` is word N - 1
-      const uint32_t last_hi = L % 2 == 0 ? before : before << 16;
-      const uint32_t prev = __shfl_up_sync(0xffffffffu, last_hi, 1);
-      softmax_sts32(sbase + 4u * static_cast<uint32_t>(w0), __funnelshift_l(prev, first, sh),
-                    store && w0 >= w_lo && w0 <= w_hi);
+      // the row's first output (high half) and last (low half) for softmax_tile_narrow_firsts;
+      // `before` is word N - 1
+      const uint32_t last16 = L % 2 == 0 ? before >> 16 : before & 0xffffu;
+      softmax_sts32(side + 4u * static_cast<uint32_t>(q), (first << 16) | last16, active);
     }
+  }
+}
+
+// After the tile's barrier: the first word of each 2-byte row starting at an odd element (the
+// previous row's last output and the row's first), from `side` (softmax_tile_narrow_rows).
+template <int C>
+__device__ __forceinline__ void softmax_tile_narrow_firsts(uint32_t sbase, int boff, int last,
+                                                           int n_rows, int h0, uint32_t side) {
+  for (int q = static_cast<int>(threadIdx.x); q < n_rows; q += kSoftmaxTileBlock) {
+    const int e0 = h0 + q * C;
+    if ((e0 & 1) == 0) continue;
+    const uint32_t own = softmax_lds32(side + 4u * static_cast<uint32_t>(q));
+    const uint32_t prev = q > 0 ? softmax_lds32(side + 4u * static_cast<uint32_t>(q - 1)) : 0u;
+    const int w0 = 4 * boff + e0 / 2;
+    softmax_sts32(sbase + 4u * static_cast<uint32_t>(w0), (prev & 0xffffu) | (own & 0xffff0000u),
+                  w0 <= 4 * last + 3);
   }
 }
 
@@ -1112,16 +1155,21 @@ __global__ void __launch_bounds__(kSoftmaxTileBlock,
       const int n_rows = static_cast<int>(sp.len / cols);
       const int last = boff + sp.packs() - 1;
       const int h0 = sp.head;
+      const uint32_t side = sbase + 2u * static_cast<uint32_t>(buffer_bytes);
       softmax_switch<kSoftmaxTileNarrowMax<T> + 1>(cols, [&](auto cc) {
         constexpr int C = decltype(cc)::value;
-        if constexpr (C >= 1 && softmax_narrow_rows_per_lane(C, kPack, true) * C % kPack == 0) {
-          if (h0 == 0) {
-            softmax_tile_narrow_rows<T, Kind, C, true>(sbase, boff, last, n_rows, 0);
+        constexpr bool kCanAlign = softmax_narrow_rows_per_lane(C, kPack, true) * C % kPack == 0;
+        if constexpr (C >= 1) {
+          if (kCanAlign && h0 == 0) {
+            if constexpr (kCanAlign)
+              softmax_tile_narrow_rows<T, Kind, C, true>(sbase, boff, last, n_rows, 0, side);
           } else {
-            softmax_tile_narrow_rows<T, Kind, C, false>(sbase, boff, last, n_rows, h0);
+            softmax_tile_narrow_rows<T, Kind, C, false>(sbase, boff, last, n_rows, h0, side);
+            if constexpr (sizeof(T) == 2) {
+              __syncthreads();  // every row's side word written, every row's words read
+              softmax_tile_narrow_firsts<C>(sbase, boff, last, n_rows, h0, side);
+            }
           }
-        } else if constexpr (C >= 1) {
-          softmax_tile_narrow_rows<T, Kind, C, false>(sbase, boff, last, n_rows, h0);
         }
       });
     }
