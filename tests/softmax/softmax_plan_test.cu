@@ -286,7 +286,7 @@ TEST(SoftmaxPlan, TileRows) {
         const int regs = kk::detail::softmax_regs_bound(
             d, 128,
             p.packs == 1 ? kk::detail::kSoftmaxTileNarrowMinBlocks
-                         : kk::detail::softmax_tile_min_blocks(p.packs));
+                         : kk::detail::softmax_tile_min_blocks(p.packs, d.code_arch));
         EXPECT_EQ(p.blocks_per_sm, kk::blocks_per_sm(d, 128, regs, int64_t(p.shape.smem)));
       }
     }
@@ -824,10 +824,10 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
     // a tile's span, any alignment, fits a buffer
     EXPECT_LE(span_packs(p.pack - 1, p.rows_per_round * cols, p.pack) * 16, p.buffer_bytes);
     EXPECT_LE(int64_t{s.grid.x}, kk::ceil_div(rows, p.rows_per_round));
-    const int regs =
-        kk::detail::softmax_regs_bound(d, 128,
-                                       p.packs == 1 ? kk::detail::kSoftmaxTileNarrowMinBlocks
-                                                    : kk::detail::softmax_tile_min_blocks(p.packs));
+    const int regs = kk::detail::softmax_regs_bound(
+        d, 128,
+        p.packs == 1 ? kk::detail::kSoftmaxTileNarrowMinBlocks
+                     : kk::detail::softmax_tile_min_blocks(p.packs, d.code_arch));
     EXPECT_EQ(p.blocks_per_sm, kk::blocks_per_sm(d, 128, regs, int64_t(s.smem)));
     return;
   }

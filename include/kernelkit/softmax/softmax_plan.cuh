@@ -181,15 +181,18 @@ __host__ __device__ constexpr int softmax_warp_min_blocks(int pack, int group, i
   return floats > 16 ? 8 : (pack == 4 ? 12 : 10);
 }
 
-// Blocks per SM that the tile kernels' __launch_bounds__ ask for, by the elements of a row a
-// lane holds (Per): up to 8 12 blocks of 128 threads (40 registers), up to 16 10 (48), 24 or 32
-// 8 (64).
-__host__ __device__ constexpr int softmax_tile_min_blocks(int per) {
-  return per > 16 ? 8 : (per > 8 ? 10 : 12);
+// Blocks per SM that the pack-lane tile kernel's __launch_bounds__ ask for, by the elements of a
+// row a lane holds (Per) and the architecture the kernel was compiled for (code_arch, as in
+// softmax_warp_min_blocks): 12, 16 or 24 elements 8 blocks of 128 threads (64 registers; at 48,
+// f32 8 x 4 spilled 32 bytes on sm_89), 32 7 (72: at 64, bf16 8 x 4 spilled 48 bytes on sm_80),
+// 6 in sm_75 code (80: at 72, bf16 log_softmax 8 x 4 spilled 16 bytes there).
+__host__ __device__ constexpr int softmax_tile_min_blocks(int per, int code_arch) {
+  return per > 24 ? (code_arch < 80 ? 6 : 7) : (per > 8 ? 8 : 12);
 }
-// The narrow tile kernel's (rows of at most a pack, every width in one kernel: 7 2-byte columns
-// hold ranges of 56 elements a lane): 8 blocks (64 registers).
-inline constexpr int kSoftmaxTileNarrowMinBlocks = 8;
+// The narrow tile kernel's (rows of at most two packs, every width in one kernel: 7 2-byte columns
+// hold 56 elements a lane): 7 blocks (72 registers: at 64, bf16 log_softmax spilled 8 bytes on
+// sm_120).
+inline constexpr int kSoftmaxTileNarrowMinBlocks = 7;
 // The widest rows of the narrow tile kernel: two packs (16 2-byte / 8 f32 columns).
 template <typename T>
 inline constexpr int kSoftmaxTileNarrowMax = 2 * kMaxPackSize<T>;
@@ -599,7 +602,8 @@ inline bool softmax_plan_tile(int64_t rows, int64_t cols, int elem_bytes, int64_
   const int64_t most = std::max<int64_t>(1, (kSoftmaxTileBytes + unit_bytes / 2) / unit_bytes);
   const int64_t pack_bytes = int64_t{pack} * elem_bytes;
   const int regs = softmax_regs_bound(
-      d, kSoftmaxTileBlock, per == 1 ? kSoftmaxTileNarrowMinBlocks : softmax_tile_min_blocks(per));
+      d, kSoftmaxTileBlock,
+      per == 1 ? kSoftmaxTileNarrowMinBlocks : softmax_tile_min_blocks(per, d.code_arch));
   const auto buffer = [&](int64_t units) {
     return round_up<int64_t>(softmax_chunk_packs(units * unit * cols, 1, pack) * pack_bytes, 16);
   };

@@ -744,9 +744,10 @@ __device__ __forceinline__ void softmax_sts(uint32_t addr, const uint4& v, bool 
 // element slot on sm_90 and ran issue-bound at 0.31-0.54 of the speed of light on rows of 13-65
 // columns, e.g. f16 10130157x33 0.31; this one ~12-15.)
 template <typename T, SoftmaxKind Kind, int Group, int Packs>
-__global__ void __launch_bounds__(
-    kSoftmaxTileBlock,
-    min_blocks_per_sm(kSoftmaxTileBlock, softmax_tile_min_blocks(Packs* kMaxPackSize<T>)))
+__global__ void __launch_bounds__(kSoftmaxTileBlock,
+                                  min_blocks_per_sm(kSoftmaxTileBlock,
+                                                    softmax_tile_min_blocks(Packs* kMaxPackSize<T>,
+                                                                            kCompiledArch)))
     softmax_tile_rows_kernel(const T* in, T* out, int64_t rows, int cols, int tile_rows,
                              int64_t buffer_bytes) {
   static_assert(Group >= 1 && Group <= kWarpSize && (Group & (Group - 1)) == 0, "lane groups");
