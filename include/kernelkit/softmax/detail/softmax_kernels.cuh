@@ -1105,19 +1105,26 @@ __device__ __forceinline__ void softmax_tile_narrow_rows(uint32_t sbase, int bof
   }
 }
 
-// After the tile's barrier: the first word of each 2-byte row starting at an odd element (the
-// previous row's last output and the row's first), from `side` (softmax_tile_narrow_rows).
+// After the tile's barrier, from `side` (softmax_tile_narrow_rows): the first word of each
+// 2-byte row starting at an odd element (the previous row's last output and the row's first), and
+// the tile's last row's last word where the next row would start in it (the next tile's: past the
+// span, which the copy-out leaves alone).
 template <int C>
 __device__ __forceinline__ void softmax_tile_narrow_firsts(uint32_t sbase, int boff, int last,
                                                            int n_rows, int h0, uint32_t side) {
   for (int q = static_cast<int>(threadIdx.x); q < n_rows; q += kSoftmaxTileBlock) {
     const int e0 = h0 + q * C;
-    if ((e0 & 1) == 0) continue;
     const uint32_t own = softmax_lds32(side + 4u * static_cast<uint32_t>(q));
-    const uint32_t prev = q > 0 ? softmax_lds32(side + 4u * static_cast<uint32_t>(q - 1)) : 0u;
-    const int w0 = 4 * boff + e0 / 2;
-    softmax_sts32(sbase + 4u * static_cast<uint32_t>(w0), (prev & 0xffffu) | (own & 0xffff0000u),
-                  w0 <= 4 * last + 3);
+    if (e0 & 1) {
+      const uint32_t prev = q > 0 ? softmax_lds32(side + 4u * static_cast<uint32_t>(q - 1)) : 0u;
+      const int w0 = 4 * boff + e0 / 2;
+      softmax_sts32(sbase + 4u * static_cast<uint32_t>(w0), (prev & 0xffffu) | (own & 0xffff0000u),
+                    w0 <= 4 * last + 3);
+    }
+    if (q == n_rows - 1 && ((e0 + C) & 1)) {
+      const int wl = 4 * boff + (e0 + C - 1) / 2;
+      softmax_sts32(sbase + 4u * static_cast<uint32_t>(wl), own & 0xffffu, wl <= 4 * last + 3);
+    }
   }
 }
 
