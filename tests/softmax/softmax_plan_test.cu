@@ -285,7 +285,7 @@ TEST(SoftmaxPlan, TileRows) {
         EXPECT_EQ(int64_t(p.shape.smem), 2 * p.buffer_bytes + side);
         const int regs = kk::detail::softmax_regs_bound(
             d, 128,
-            p.packs == 1 ? kk::detail::kSoftmaxTileNarrowMinBlocks
+            p.packs == 1 ? kk::detail::softmax_tile_narrow_min_blocks(d.code_arch)
                          : kk::detail::softmax_tile_min_blocks(p.packs, d.code_arch));
         EXPECT_EQ(p.blocks_per_sm, kk::blocks_per_sm(d, 128, regs, int64_t(p.shape.smem)));
       }
@@ -826,7 +826,7 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
     EXPECT_LE(int64_t{s.grid.x}, kk::ceil_div(rows, p.rows_per_round));
     const int regs = kk::detail::softmax_regs_bound(
         d, 128,
-        p.packs == 1 ? kk::detail::kSoftmaxTileNarrowMinBlocks
+        p.packs == 1 ? kk::detail::softmax_tile_narrow_min_blocks(d.code_arch)
                      : kk::detail::softmax_tile_min_blocks(p.packs, d.code_arch));
     EXPECT_EQ(p.blocks_per_sm, kk::blocks_per_sm(d, 128, regs, int64_t(s.smem)));
     return;

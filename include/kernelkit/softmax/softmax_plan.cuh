@@ -185,14 +185,17 @@ __host__ __device__ constexpr int softmax_warp_min_blocks(int pack, int group, i
 // row a lane holds (Per) and the architecture the kernel was compiled for (code_arch, as in
 // softmax_warp_min_blocks): 12, 16 or 24 elements 8 blocks of 128 threads (64 registers; at 48,
 // f32 8 x 4 spilled 32 bytes on sm_89), 32 7 (72: at 64, bf16 8 x 4 spilled 48 bytes on sm_80),
-// 6 in sm_75 code (80: at 72, bf16 log_softmax 8 x 4 spilled 16 bytes there).
+// 6 in code before sm_90 (80: at 72, 2-byte log_softmax 4 x 4 spilled 4-16 bytes on sm_80..89,
+// bf16 8 x 4 on sm_75).
 __host__ __device__ constexpr int softmax_tile_min_blocks(int per, int code_arch) {
-  return per > 24 ? (code_arch < 80 ? 6 : 7) : (per > 8 ? 8 : 12);
+  return per > 24 ? (code_arch < 90 ? 6 : 7) : (per > 8 ? 8 : 12);
 }
 // The narrow tile kernel's (rows of at most two packs, every width in one kernel: 7 2-byte columns
 // hold 56 elements a lane): 7 blocks (72 registers: at 64, bf16 log_softmax spilled 8 bytes on
-// sm_120).
-inline constexpr int kSoftmaxTileNarrowMinBlocks = 7;
+// sm_120), 6 in code before sm_90 (80: at 72, f16 log_softmax spilled 8-16 bytes on sm_80..89).
+__host__ __device__ constexpr int softmax_tile_narrow_min_blocks(int code_arch) {
+  return code_arch < 90 ? 6 : 7;
+}
 // The widest rows of the narrow tile kernel: two packs (16 2-byte / 8 f32 columns).
 template <typename T>
 inline constexpr int kSoftmaxTileNarrowMax = 2 * kMaxPackSize<T>;
@@ -601,9 +604,9 @@ inline bool softmax_plan_tile(int64_t rows, int64_t cols, int elem_bytes, int64_
   const int64_t unit_bytes = unit * cols * elem_bytes;
   const int64_t most = std::max<int64_t>(1, (kSoftmaxTileBytes + unit_bytes / 2) / unit_bytes);
   const int64_t pack_bytes = int64_t{pack} * elem_bytes;
-  const int regs = softmax_regs_bound(
-      d, kSoftmaxTileBlock,
-      per == 1 ? kSoftmaxTileNarrowMinBlocks : softmax_tile_min_blocks(per, d.code_arch));
+  const int regs = softmax_regs_bound(d, kSoftmaxTileBlock,
+                                      per == 1 ? softmax_tile_narrow_min_blocks(d.code_arch)
+                                               : softmax_tile_min_blocks(per, d.code_arch));
   const auto buffer = [&](int64_t units) {
     return round_up<int64_t>(softmax_chunk_packs(units * unit * cols, 1, pack) * pack_bytes, 16);
   };

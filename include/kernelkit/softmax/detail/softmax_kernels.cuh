@@ -1130,7 +1130,8 @@ __device__ __forceinline__ void softmax_tile_narrow_firsts(uint32_t sbase, int b
 
 template <typename T, SoftmaxKind Kind>
 __global__ void __launch_bounds__(kSoftmaxTileBlock,
-                                  min_blocks_per_sm(kSoftmaxTileBlock, kSoftmaxTileNarrowMinBlocks))
+                                  min_blocks_per_sm(kSoftmaxTileBlock,
+                                                    softmax_tile_narrow_min_blocks(kCompiledArch)))
     softmax_tile_narrow_kernel(const T* in, T* out, int64_t rows, int cols, int tile_rows,
                                int64_t buffer_bytes) {
   constexpr int kPack = kMaxPackSize<T>;
