@@ -192,9 +192,10 @@ __host__ __device__ constexpr int softmax_tile_min_blocks(int per, int code_arch
 }
 // The narrow tile kernel's (rows of at most two packs, every width in one kernel: 7 2-byte columns
 // hold 56 elements a lane): 7 blocks (72 registers: at 64, bf16 log_softmax spilled 8 bytes on
-// sm_120), 6 in code before sm_90 (80: at 72, f16 log_softmax spilled 8-16 bytes on sm_80..89).
+// sm_120), 6 in sm_80..sm_89 code (80: at 72, f16 log_softmax spilled 8-16 bytes there; sm_75
+// code spilled 4 bytes at 80, none at 72).
 __host__ __device__ constexpr int softmax_tile_narrow_min_blocks(int code_arch) {
-  return code_arch < 90 ? 6 : 7;
+  return code_arch >= 80 && code_arch < 90 ? 6 : 7;
 }
 // The widest rows of the narrow tile kernel: two packs (16 2-byte / 8 f32 columns).
 template <typename T>
