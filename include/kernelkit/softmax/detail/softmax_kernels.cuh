@@ -637,15 +637,20 @@ __device__ __forceinline__ void softmax_tile_out(const SoftmaxSpan<T, Pack>& sp,
   for (int v = t < sp.lo ? t + Block : t; v < sp.hi; v += Block)
     store_pack<Pack>(dst + int64_t{v} * Pack, 0, buf[v]);
   const int n = sp.packs();
-  const int v = t == 0 && sp.lo == 1 && n >= 1                     ? 0
-                : sp.hi == n - 1 && n >= 2 && t == (n - 1) % Block ? n - 1
-                                                                   : -1;
-  if (v >= 0) {
+  // the partial end packs element by element, as softmax_tile_in issues them: pack 0 by thread
+  // 0, pack n - 1 by thread (n - 1) % Block, so thread 0 both where n - 1 is a multiple of Block
+  // (one pack a thread lost the tail's elements there, e.g. 128 f32 rows of 4 from element 1:
+  // 129 packs). A loop, not two copies of the element-wise store (2-byte pack-lane kernels
+  // spilled 4 bytes at 64 registers with two).
+  const bool tail = sp.hi == n - 1 && n >= 2 && t == (n - 1) % Block;
+  int v = t == 0 && sp.lo == 1 && n >= 1 ? 0 : tail ? n - 1 : -1;
+  while (v >= 0) {
     const PackOf<T, Pack> o = buf[v];
     const int64_t c = sp.first(v);
 #pragma unroll
     for (int k = 0; k < Pack; ++k)
       if (c + k >= 0 && c + k < sp.len) sp.dst[c + k] = o.elem[k];
+    v = tail && v < n - 1 ? n - 1 : -1;
   }
 }
 
