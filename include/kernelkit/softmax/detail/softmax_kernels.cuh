@@ -1,4 +1,3 @@
-// HELPERS sminner-fix + softmax-short: you are BOTH editing /work/main directly (forbidden; see
 // /work/main/00-HELPERS-READ-FIRST.md). Do NOT git stash/checkout/reset/commit/add in /work/main:
 // the other helper has uncommitted files here too. Keep editing only your own files; when done
 // (deadline 15:00 UTC), create your worktree (git -C /work/main worktree add /work/wt-<name> -b
