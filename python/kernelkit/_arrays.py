@@ -13,6 +13,7 @@ check: kernelkit._C checks nothing and takes device addresses, so every array re
 described here, as CUDA memory, C-contiguous, of a known dtype.
 """
 
+import math
 import sys
 
 # DLPack device type of CUDA memory (kDLCUDA).
@@ -70,11 +71,27 @@ def _c_contiguous(shape, strides, itemsize):
     return True
 
 
-def numel(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
+# The product of a shape's sizes (1 for ()): math.prod, in C (a Python loop cost ~0.15 us a
+# call on the hot path); torch SymInts multiply through it as well.
+numel = math.prod
+
+# torch and torch.Tensor once torch is imported (found in sys.modules by _torch_tensor(), never
+# imported here), and torch's current-stream getter (_torch_stream): module globals, so that
+# the hot path (describe, _alloc, current_stream) reads no sys.modules and no torch attribute
+# chain per call.
+_torch = None
+_TorchTensor = None
+_torch_stream = None
+
+
+def _torch_tensor():
+    """torch.Tensor when torch is imported, else None (cached once found)."""
+    global _torch, _TorchTensor
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    _torch, _TorchTensor = torch, torch.Tensor
+    return _TorchTensor
 
 
 def describe(x, op, name, fake=False):
@@ -87,8 +104,8 @@ def describe(x, op, name, fake=False):
     JAX array or jit tracer (kernelkit._jax: shape and dtype, device -1, ptr 0; a concrete
     array's device is checked; the outputs _alloc makes beside it are jax.ShapeDtypeStruct,
     the result types of kernelkit._jax's XLA FFI calls)."""
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(x, torch.Tensor):
+    tensor = _TorchTensor or _torch_tensor()
+    if tensor is not None and isinstance(x, tensor):
         # (the cheapest torch attributes: this runs for every array of every call)
         if fake:
             if not (x.is_cuda or x.is_meta):
@@ -99,8 +116,9 @@ def describe(x, op, name, fake=False):
                        None if x.is_contiguous() else tuple(x.stride()))
         if not x.is_cuda:
             raise TypeError(_err(op, f"{name} is a torch tensor on {x.device}; kernelkit needs CUDA tensors"))
-        return Arr(x, "torch", x.shape, torch_dtype_name(x.dtype), x.data_ptr(), x.nbytes,
-                   x.get_device(), None if x.is_contiguous() else tuple(x.stride()))
+        dt = x.dtype
+        return Arr(x, "torch", x.shape, _TORCH_NAMES.get(dt) or torch_dtype_name(dt), x.data_ptr(),
+                   x.nbytes, x.get_device(), None if x.is_contiguous() else tuple(x.stride()))
     cupy = sys.modules.get("cupy")
     if cupy is not None and isinstance(x, cupy.ndarray):
         return Arr(x, "cupy", tuple(x.shape), x.dtype.name, x.data.ptr, x.nbytes, x.device.id,
@@ -232,8 +250,8 @@ def require_no_overlap(out, a, op, out_name, in_name, allow_exact=False):
 # ---- allocation, streams --------------------------------------------------------------
 
 def empty(like, shape, dtype, op):
-    """An uninitialized array of the caller's framework on like's device."""
-    return _alloc(like, tuple(shape), dtype, op, what="an output")
+    """An uninitialized C-contiguous array of the caller's framework on like's device."""
+    return _alloc(like, shape, dtype, op, "an output")
 
 
 def workspace(like, nbytes, op):
@@ -243,17 +261,27 @@ def workspace(like, nbytes, op):
     fill is paid for (it cost row_sum 22-33 % at mid sizes)."""
     if not nbytes:
         return None
-    return _alloc(like, (int(nbytes),), "uint8", op, what="a workspace")
+    return _alloc(like, (int(nbytes),), "uint8", op, "a workspace")
 
 
 def _alloc(like, shape, dtype, op, what):
     fw = like.fw
     if fw == "torch":
-        torch = sys.modules["torch"]
-        t = like.obj.new_empty(shape, dtype=getattr(torch, dtype))
-        # a fake or meta tensor (a custom op's fake implementation) has no address to read
-        ptr = 0 if like.ptr == 0 and (t.is_meta or _is_fake(t)) else t.data_ptr()
+        torch = _torch or sys.modules["torch"]
+        x = like.obj
+        if shape is like.shape and like.strides is None:
+            # x's own shape (softmax, elementwise, norms: the caller passes a.shape itself):
+            # empty_like parses no sizes, ~0.4 us less than new_empty
+            t = torch.empty_like(x, dtype=getattr(torch, dtype), memory_format=torch.contiguous_format)
+        else:
+            t = x.new_empty(shape, dtype=getattr(torch, dtype))
+        if like.ptr:  # a real tensor (the hot path)
+            return Arr(t, "torch", t.shape, dtype, t.data_ptr(), t.nbytes, like.device)
+        # a fake or meta tensor (a custom op's fake implementation) has no address to read;
+        # (numel() * element_size(): SymInts under dynamic shapes, where nbytes raises)
+        ptr = 0 if (t.is_meta or _is_fake(t)) else t.data_ptr()
         return Arr(t, "torch", t.shape, dtype, ptr, t.numel() * t.element_size(), like.device)
+    shape = tuple(shape)
     if fw == "cupy":
         cupy = sys.modules["cupy"]
         with cupy.cuda.Device(like.device):
@@ -301,11 +329,7 @@ def current_stream(a):
     stream, with the arrays made ready first and the stream synchronized after)."""
     fw = a.fw
     if fw == "torch":
-        torch = sys.modules["torch"]
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        if raw is not None:
-            return raw(a.device)
-        return torch.cuda.current_stream(a.device).cuda_stream
+        return (_torch_stream or _find_torch_stream())(a.device)
     if fw == "cupy":
         cuda = sys.modules["cupy"].cuda
         try:
@@ -314,6 +338,16 @@ def current_stream(a):
             with cuda.Device(a.device):
                 return cuda.get_current_stream().ptr
     return 0
+
+
+def _find_torch_stream():
+    """torch's getter of the current stream's handle on a device (its raw C getter, else the
+    public torch.cuda.current_stream(d).cuda_stream), cached."""
+    global _torch_stream
+    torch = sys.modules["torch"]
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    _torch_stream = raw if raw is not None else (lambda d: torch.cuda.current_stream(d).cuda_stream)
+    return _torch_stream
 
 
 # ---- layout copies (the framework's, explicit) -----------------------------------------

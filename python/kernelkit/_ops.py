@@ -152,14 +152,25 @@ def _launch(op, arrs, s, fn, *args, fake=False):
     ready first and the stream synchronized after (JAX orders its own work on its own
     streams). arrs: every array the call touches (a workspace that is None is left out).
     fake: the checks only (a torch fake implementation), nothing launched."""
-    arrs = [a for a in arrs if a is not None]
-    require_same_device(arrs, op)
+    # one pass: the device check (require_same_device's) and the JAX arrays (no lists, no
+    # calls: this runs once or twice for every call of every op)
+    device = None
+    jax = False
+    for a in arrs:
+        if a is None:
+            continue
+        if device is None:
+            device = a.device
+        elif a.device != device:
+            require_same_device([x for x in arrs if x is not None], op)  # raises
+        if a.fw == "jax":
+            jax = True
     if fake:
         return
-    device = arrs[0].device
-    jax = [a.obj for a in arrs if a.fw == "jax"]
-    for j in jax:
-        j.block_until_ready()
+    if jax:
+        for a in arrs:
+            if a is not None and a.fw == "jax":
+                a.obj.block_until_ready()
     fn(*args, device, s)
     if jax:
         _C.synchronize(device, s)
@@ -256,8 +267,12 @@ def _row_layout(a, dims, op, fake, strided=True, middle=True):
     framework's copy, said in each public function's docstring (never a silent copy); a
     generic array (no framework to copy with) is a ValueError naming its strides.
     """
-    nd = len(a.shape)
+    shape = a.shape
+    nd = len(shape)
     k = len(dims)
+    if k == 1 and a.strides is None and dims[0] == nd - 1:  # the default: contiguous rows
+        cols = shape[-1]
+        return a, numel(shape[:-1]), cols, 1, cols, None
     last = dims[0] == nd - 1 if k == 1 else dims == tuple(range(nd - k, nd))
     if a.strides is None or not numel(a.shape):
         if last:
