@@ -351,7 +351,7 @@ def _softmax(op, log, x, dim, dtype, out, stream, fake=False):
                 fake=fake)
         src, ld = dst, cols
     if inner > 1:  # softmax_inner (in place on dst after a cast: allowed)
-        ws = None if fake else _inner_workspace(src, to, rows, cols, inner, op)
+        ws = None if fake else _inner_workspace(src, to, rows, cols, inner, op, s)
         _launch(op, (src, dst, ws), s, _C.softmax_inner, to, log, src.ptr, dst.ptr, rows, cols,
                 inner, *_ws(ws), fake=fake)
     else:
@@ -362,10 +362,10 @@ def _softmax(op, log, x, dim, dtype, out, stream, fake=False):
     return moved_back(dst, perm, None if out is None else o.obj)
 
 
-def _inner_workspace(like, dtype, outer, n, inner, op):
+def _inner_workspace(like, dtype, outer, n, inner, op, s):
     """softmax_inner's workspace (tall columns split over blocks), None when it needs none."""
     nbytes = _C.softmax_inner_workspace_bytes(dtype, outer, n, inner)
-    return workspace(like, nbytes, op) if nbytes else None
+    return workspace(like, nbytes, op, s) if nbytes else None
 
 
 def _softmax_backward(log, y, dy, dim, fake=False):
@@ -391,7 +391,7 @@ def _softmax_backward(log, y, dy, dim, fake=False):
     if inner > 1:
         if g.strides is None:  # y and dy C-contiguous: softmax_inner_backward reads both
             dx = empty(ys, ys.shape, a.dtype, op)
-            ws = None if fake else _inner_workspace(ys, a.dtype, rows, cols, inner, op)
+            ws = None if fake else _inner_workspace(ys, a.dtype, rows, cols, inner, op, s)
             _launch(op, (ys, g, dx, ws), s, _C.softmax_inner_backward, a.dtype, log, ys.ptr,
                     g.ptr, dx.ptr, rows, cols, inner, *_ws(ws), fake=fake)
             return dx.obj
@@ -546,16 +546,17 @@ def _reduce(op, which, x, dim, keepdim, dtype, out, stream, fake=False):
     acc = o if to == "float32" else empty(a, shape, "float32", op)
     if dims is None:
         n = numel(src.shape)
-        ws = None if fake else workspace(src, _C.reduce_workspace_bytes(src.dtype, n), op)
+        ws = None if fake else workspace(src, _C.reduce_workspace_bytes(src.dtype, n), op, s)
         _launch(op, (src, acc, ws), s, _C.reduce, src.dtype, which, src.ptr, n, acc.ptr, *_ws(ws),
                 fake=fake)
     elif inner == 1:
-        ws = None if fake else workspace(src, _C.row_reduce_workspace_bytes(src.dtype, outer, n), op)
+        ws = None if fake else workspace(src, _C.row_reduce_workspace_bytes(src.dtype, outer, n), op,
+                                           s)
         _launch(op, (src, acc, ws), s, _C.row_reduce, src.dtype, which, src.ptr, outer, n, ld,
                 acc.ptr, *_ws(ws), fake=fake)
     else:
         ws = None if fake else workspace(
-            src, _C.col_reduce_workspace_bytes(src.dtype, outer, n, inner), op)
+            src, _C.col_reduce_workspace_bytes(src.dtype, outer, n, inner), op, s)
         _launch(op, (src, acc, ws), s, _C.col_reduce, src.dtype, which, src.ptr, outer, n, inner,
                 acc.ptr, *_ws(ws), fake=fake)
     if acc is not o:
@@ -762,7 +763,7 @@ def _gemv(A, x, trans, alpha, beta, out, stream, fake=False):
     if out is None and beta != 0.0:
         raise ValueError(f"kernelkit.{op}: beta={beta} reads y: pass it as out=")
     o = _output(op, out, a, (y_len,), "float32", [(a, "A"), (v, "x")])
-    ws = None if fake else workspace(a, _C.gemv_workspace_bytes(trans, m, n), op)
+    ws = None if fake else workspace(a, _C.gemv_workspace_bytes(trans, m, n), op, s)
     _launch(op, (a, v, o, ws), s, _C.gemv, trans, m, n, alpha, a.ptr, n or 1, v.ptr,
             beta, o.ptr, *_ws(ws), fake=fake)
     return o.obj
@@ -835,7 +836,7 @@ def _sgemm(A, B, trans_a, trans_b, alpha, beta, out, stream, fake=False, op="sge
     if out is None and beta != 0.0:
         raise ValueError(f"kernelkit.{op}: beta={beta} reads C: pass it as out=")
     o = _output(op, out, a, (m, n), "float32", [(a, "A"), (b, "B")])
-    ws = None if fake else workspace(a, _C.sgemm_workspace_bytes(trans_a, trans_b, m, n, k), op)
+    ws = None if fake else workspace(a, _C.sgemm_workspace_bytes(trans_a, trans_b, m, n, k), op, s)
     # row-major and contiguous: each leading dimension is the row length (1 for an empty row)
     _launch(op, (a, b, o, ws), s, _C.sgemm, trans_a, trans_b, m, n, k, alpha, a.ptr,
             a.shape[1] or 1, b.ptr, b.shape[1] or 1, beta, o.ptr, n or 1, *_ws(ws), fake=fake)
@@ -1307,7 +1308,7 @@ def _rms_norm_backward(dy, x, weight, rstd, cols, want_dweight, fake=False):
     dx = empty(a, a.shape, a.dtype, op)
     dw = empty(w, w.shape, w.dtype, op) if w is not None and want_dweight else None
     ws = None if fake or dw is None else workspace(
-        a, _C.rms_norm_backward_workspace_bytes(rows, cols), op)
+        a, _C.rms_norm_backward_workspace_bytes(rows, cols), op, s)
     _launch(op, (g, a, w, r, dx, dw, ws), s, _C.rms_norm_backward, a.dtype,
             a.dtype if w is None else w.dtype, g.ptr, a.ptr, _ptr(w), r.ptr, dx.ptr, _ptr(dw),
             rows, cols, *_ws(ws), fake=fake)
@@ -1343,7 +1344,7 @@ def _layer_norm_backward(dy, x, weight, bias, mean, rstd, cols, want_dweight, wa
     dw = empty(w, w.shape, w.dtype, op) if w is not None and want_dweight else None
     db = empty(b, b.shape, b.dtype, op) if b is not None and want_dbias else None
     ws = None if fake or (dw is None and db is None) else workspace(
-        a, _C.layer_norm_backward_workspace_bytes(rows, cols), op)
+        a, _C.layer_norm_backward_workspace_bytes(rows, cols), op, s)
     wdt = w.dtype if w is not None else b.dtype if b is not None else a.dtype
     _launch(op, (g, a, w, m, r, dx, dw, db, ws), s, _C.layer_norm_backward, a.dtype, wdt, g.ptr,
             a.ptr, _ptr(w), m.ptr, r.ptr, dx.ptr, _ptr(dw), _ptr(db), rows, cols, *_ws(ws),
@@ -1366,7 +1367,7 @@ def _add_rms_norm_backward(dy, sum_, dsum, weight, rstd, cols, want_dweight, fak
     dx = empty(a, a.shape, a.dtype, op)
     dw = empty(w, w.shape, w.dtype, op) if w is not None and want_dweight else None
     ws = None if fake or dw is None else workspace(
-        a, _C.add_rms_norm_backward_workspace_bytes(rows, cols), op)
+        a, _C.add_rms_norm_backward_workspace_bytes(rows, cols), op, s)
     _launch(op, (g, a, d, w, r, dx, dw, ws), s, _C.add_rms_norm_backward, a.dtype,
             a.dtype if w is None else w.dtype, g.ptr, a.ptr, _ptr(d), _ptr(w), r.ptr, dx.ptr,
             _ptr(dw), rows, cols, *_ws(ws), fake=fake)
@@ -1589,7 +1590,7 @@ def _cross_entropy(input, target, ignore_index, reduction, label_smoothing, out,
                                                (t, "target")])
     lse = empty(a, (rows,), "float32", op) if save else None
     nbytes = 0 if fake else _C.cross_entropy_workspace_bytes(rows, vocab)
-    ws = workspace(a, nbytes, op) if nbytes else None
+    ws = workspace(a, nbytes, op, s) if nbytes else None
     _launch(op, (a, t, o, lse, ws), s, _C.cross_entropy, a.dtype, t.dtype, a.ptr, ld, t.ptr, rows,
             vocab, ii, eps, code, o.ptr, _ptr(lse), *_ws(ws), fake=fake)
     return (o.obj, lse.obj) if save else o.obj
