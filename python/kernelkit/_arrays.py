@@ -77,7 +77,7 @@ numel = math.prod
 
 # torch and torch.Tensor once torch is imported (found in sys.modules by _torch_tensor(), never
 # imported here), and torch's current-stream getter (_torch_stream): module globals, so that
-# the hot path (describe, _alloc, current_stream) reads no sys.modules and no torch attribute
+# the hot path (describe, empty, current_stream) reads no sys.modules and no torch attribute
 # chain per call.
 _torch = None
 _TorchTensor = None
@@ -102,7 +102,7 @@ def describe(x, op, name, fake=False):
     fake: x may be a torch fake or meta tensor (the custom ops' fake implementations run
     the same checks as the real ones: a meta tensor stands for any device, ptr is 0), or a
     JAX array or jit tracer (kernelkit._jax: shape and dtype, device -1, ptr 0; a concrete
-    array's device is checked; the outputs _alloc makes beside it are jax.ShapeDtypeStruct,
+    array's device is checked; the outputs empty makes beside it are jax.ShapeDtypeStruct,
     the result types of kernelkit._jax's XLA FFI calls)."""
     tensor = _TorchTensor or _torch_tensor()
     if tensor is not None and isinstance(x, tensor):
@@ -249,9 +249,6 @@ def require_no_overlap(out, a, op, out_name, in_name, allow_exact=False):
 
 # ---- allocation, streams --------------------------------------------------------------
 
-def empty(like, shape, dtype, op):
-    """An uninitialized C-contiguous array of the caller's framework on like's device."""
-    return _alloc(like, shape, dtype, op, "an output")
 
 
 def workspace(like, nbytes, op, stream=None):
@@ -275,7 +272,7 @@ def workspace(like, nbytes, op, stream=None):
             nbytes = int(nbytes)
             b = _RawBlock(raw[0](nbytes, stream), raw[1])
             return Arr(b, "torch", (nbytes,), "uint8", b.ptr, nbytes, like.device)
-    return _alloc(like, (int(nbytes),), "uint8", op, "a workspace")
+    return empty(like, (int(nbytes),), "uint8", op, "a workspace")
 
 
 class _RawBlock:
@@ -306,7 +303,9 @@ def _find_torch_raw():
     return _torch_raw
 
 
-def _alloc(like, shape, dtype, op, what):
+def empty(like, shape, dtype, op, what="an output"):
+    """An uninitialized C-contiguous array of the caller's framework on like's device (what:
+    its name in the error for a framework kernelkit cannot allocate with)."""
     fw = like.fw
     if fw == "torch":
         torch = _torch or sys.modules["torch"]
@@ -315,9 +314,11 @@ def _alloc(like, shape, dtype, op, what):
             # x's own shape (softmax, elementwise, norms: the caller passes a.shape itself):
             # empty_like parses no sizes, ~0.4 us less than new_empty
             t = torch.empty_like(x, dtype=getattr(torch, dtype), memory_format=torch.contiguous_format)
+            if like.ptr:  # a real tensor (the hot path)
+                return Arr(t, "torch", shape, dtype, t.data_ptr(), t.nbytes, like.device)
         else:
             t = x.new_empty(shape, dtype=getattr(torch, dtype))
-        if like.ptr:  # a real tensor (the hot path)
+        if like.ptr:
             return Arr(t, "torch", t.shape, dtype, t.data_ptr(), t.nbytes, like.device)
         # a fake or meta tensor (a custom op's fake implementation) has no address to read;
         # (numel() * element_size(): SymInts under dynamic shapes, where nbytes raises)

@@ -1158,7 +1158,7 @@ def _norm_shape(a, normalized_shape, weight, op):
             raise TypeError(f"kernelkit.{op}: normalized_shape must be an int or a sequence of "
                             f"ints, got {normalized_shape!r}")
     k = len(ns)
-    if not k or k > len(a.shape) or tuple(a.shape[len(a.shape) - k:]) != ns:
+    if not k or k > len(a.shape) or a.shape[len(a.shape) - k:] != ns:  # (tuple equality)
         raise ValueError(f"kernelkit.{op}: normalized_shape {ns} must be the trailing dims of x's "
                          f"shape {tuple(a.shape)} (kernelkit normalizes over the last axes)")
     return ns
@@ -1242,8 +1242,8 @@ def _rms_norm(x, normalized_shape, weight, eps, out, stream, fake=False, save=Fa
     o = _output(op, out, a, a.shape, a.dtype, [(a, "x")], in_place=True)
     _norm_no_overlap(out, o, [(w, "weight")], op, "out")
     rstd = _stats(a, rows, save, op)
-    _launch(op, (a, w, o, rstd), s, _C.rms_norm, a.dtype, wdt, a.ptr, _ptr(w), o.ptr, _ptr(rstd),
-            rows, cols, e, fake=fake)
+    _launch(op, (a, w, o, rstd), s, _C.rms_norm, a.dtype, wdt, a.ptr, 0 if w is None else w.ptr,
+            o.ptr, 0 if rstd is None else rstd.ptr, rows, cols, e, fake=fake)
     return (o.obj, rstd.obj) if save else o.obj
 
 
@@ -1255,8 +1255,10 @@ def _layer_norm(x, normalized_shape, weight, bias, eps, out, stream, fake=False,
     o = _output(op, out, a, a.shape, a.dtype, [(a, "x")], in_place=True)
     _norm_no_overlap(out, o, [(w, "weight"), (b, "bias")], op, "out")
     mean, rstd = _stats(a, rows, save, op), _stats(a, rows, save, op)
-    _launch(op, (a, w, b, o, mean, rstd), s, _C.layer_norm, a.dtype, wdt, a.ptr, _ptr(w), _ptr(b),
-            o.ptr, _ptr(mean), _ptr(rstd), rows, cols, e, fake=fake)
+    _launch(op, (a, w, b, o, mean, rstd), s, _C.layer_norm, a.dtype, wdt, a.ptr,
+            0 if w is None else w.ptr, 0 if b is None else b.ptr, o.ptr,
+            0 if mean is None else mean.ptr, 0 if rstd is None else rstd.ptr, rows, cols, e,
+            fake=fake)
     return (o.obj, mean.obj, rstd.obj) if save else o.obj
 
 
@@ -1284,8 +1286,9 @@ def _add_rms_norm(x, residual, weight, eps, out, stream, fake=False, save=False)
     _norm_no_overlap(sum_out, so, [(w, "weight"), (o if y_out is not None else None, "out[0]")],
                      op, "out[1]")
     rstd = _stats(a, rows, save, op)
-    _launch(op, (a, r, w, o, so, rstd), s, _C.add_rms_norm, a.dtype, wdt, a.ptr, r.ptr, _ptr(w),
-            o.ptr, so.ptr, _ptr(rstd), rows, cols, e, fake=fake)
+    _launch(op, (a, r, w, o, so, rstd), s, _C.add_rms_norm, a.dtype, wdt, a.ptr, r.ptr,
+            0 if w is None else w.ptr, o.ptr, so.ptr, 0 if rstd is None else rstd.ptr, rows, cols,
+            e, fake=fake)
     return (o.obj, so.obj, rstd.obj) if save else (o.obj, so.obj)
 
 
