@@ -267,7 +267,7 @@ def workspace(like, nbytes, op, stream=None):
     if not nbytes:
         return None
     if like.fw == "torch" and like.ptr and stream is not None:
-        raw = _torch_raw or _find_torch_raw()
+        raw = _torch_raw if _torch_raw is not None else _find_torch_raw()
         if raw and like.device == raw[2]():
             nbytes = int(nbytes)
             b = _RawBlock(raw[0](nbytes, stream), raw[1])
@@ -290,7 +290,9 @@ class _RawBlock:
             pass
 
 
-_torch_raw = None  # (raw_alloc(nbytes, stream), raw_delete(ptr), current device()) or ()
+# (raw_alloc(nbytes, stream), raw_delete(ptr), current device()); () where torch has none
+# (workspaces are uint8 tensors then); None until looked up
+_torch_raw = None
 
 
 def _find_torch_raw():
