@@ -18,7 +18,9 @@
 ///    chunk's (max, sum, sum of x) parked in the workspace; the rows are finished from them.
 /// Finishing (combine): where chunks were parked, or the losses are summed (sum, mean), one
 /// block finishes the call in a fixed order (deterministic): the chunks of each row combined
-/// in chunk order; else each block's record (its rows' losses summed and targets not ignored
+/// by a group of split (rounded up to a power of two, at most the block) threads, every
+/// row's parts and target loaded before any is used (one L2 round trip for up to block / group
+/// rows); else each block's record (its rows' losses summed and targets not ignored
 /// counted by the kernel, in a fixed order) added in block order. kGrid (d.cooperative_launch): the
 /// grid is resident, the finish runs in block 0 after a grid barrier, one launch; else
 /// kSecondKernel: a second launch of one block. kNone: reduction none and split == 1.

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Cross-entropy kernels (internal): the forward (a task a row or a chunk of one: its max, sum of
-// exp(x - max) and sum of x, streamed once), the finish (one block: parked chunks combined in
-// chunk order, or the blocks' records of their rows' losses added in block order) and the backward
-// (elementwise over each row from its saved lse). cross_entropy_plan.cuh says which runs;
-// cross_entropy.cuh launches it.
+// exp(x - max) and sum of x, streamed once), the finish (one block: parked chunks combined by a
+// group of threads a row, or the blocks' records of their rows' losses added in block order) and
+// the backward (elementwise over each row from its saved lse). cross_entropy_plan.cuh says which
+// runs; cross_entropy.cuh launches it.
 //
 // The row statistics are the softmax module's (SoftmaxStats: softmax_stats_add, _combine, the
 // warp and block all-reduces; SoftmaxSpan and softmax_chunk_begin for a row's packs and its
@@ -103,69 +103,150 @@ __device__ __forceinline__ float cross_entropy_target_logit(const T* row, int64_
   return t >= 0 && t < vocab ? convert<float>(row[t]) : 0.f;
 }
 
+// A row's parked chunks as the finish combines them: (max, sum) and the sums of x and of the
+// target's logit (0 in the chunks that do not hold it).
+struct CrossEntropyPart {
+  SoftmaxStats st;
+  float sx, xt;
+};
+
+// The butterfly of a part over aligned groups of `width` lanes (a power of two <= 32, the same
+// in every lane): every lane of a group ends with the group's part, the same bits in each
+// (softmax_stats_warp_all_reduce's order: the max, each lane's sum rescaled once, the sums).
+template <bool Fast>
+__device__ __forceinline__ CrossEntropyPart cross_entropy_part_all_reduce(CrossEntropyPart p,
+                                                                          int width) {
+  float m = p.st.m;
+  for (int mask = width / 2; mask > 0; mask /= 2)
+    m = fmaxf(m, __shfl_xor_sync(kFullMask, m, mask));
+  float s = p.st.s * softmax_exp<Fast>(p.st.m - (m == -INFINITY ? 0.f : m));
+  for (int mask = width / 2; mask > 0; mask /= 2) {
+    s += __shfl_xor_sync(kFullMask, s, mask);
+    p.sx += __shfl_xor_sync(kFullMask, p.sx, mask);
+    p.xt += __shfl_xor_sync(kFullMask, p.xt, mask);
+  }
+  return {{m, s}, p.sx, p.xt};
+}
+
+// Parts a finishing thread loads before it combines them (16-byte loads in flight a thread).
+inline constexpr int kCrossEntropyFinishUnroll = 4;
+
 // One block finishes a forward call (kGrid: block 0 after the grid barrier; kSecondKernel: the
 // second launch). split > 1: row r's chunks parked at parts[r * split ..] ((max, sum, sum of x,
-// the target's logit or 0)), combined in chunk order by a warp (lanes j, j + 32, ... then the
-// warp's fixed butterfly), its lse and loss written (kNone) or added to the warp's sum in row
-// order; mean counts the targets not ignored. split == 1 (sum, mean): the main kernel's blocks
-// each parked one record (their rows' losses summed and their targets not ignored counted, in
-// a fixed order: cross_entropy_park_block), added by thread i in the order i, i + Block, ...
-// (was: every row's loss and target read back here, rows / Block dependent loads a thread: ~500
-// of each for 71357 rows on a block of 128, some 100+ us). sum / mean: the threads' sums then the
-// block's fixed tree; mean divides by the count. Deterministic: nothing depends on timing.
+// the target's logit or 0)); a group of g threads a row (g = split rounded up to a power of
+// two, at most the block; Block / g rows a pass), thread j of the group loading the row's
+// parts j, j + g, ... (kCrossEntropyFinishUnroll loads in flight) and its group's thread 0 the
+// row's target, all issued before any is used: one L2 round trip a pass (was a warp a row,
+// lanes over the chunks one load after another, the target and then every target again for the
+// count: on an H200 bf16 95x32021 took 6 rows a warp, ~0.7 us a row, f32 1x128256 8 parts a
+// lane). The group's parts meet in a fixed butterfly (cross_entropy_part_all_reduce), groups
+// wider than a warp then through shared memory in warp order; its thread 0 writes the row's lse
+// and loss (kNone) or adds the loss to its sum, and counts the target if not ignored. split ==
+// 1 (sum, mean): the main kernel's blocks each parked one record (their rows' losses summed and
+// their targets not ignored counted, in a fixed order: cross_entropy_park_block), added by
+// thread i in the order i, i + Block, ... (kCrossEntropyFinishUnroll loads in flight). sum /
+// mean: the threads' sums and counts then the block's fixed tree (one barrier); mean divides
+// by the count. Deterministic: nothing depends on timing.
 template <int Block, bool Fast, typename T, typename Tgt>
 __device__ __forceinline__ void cross_entropy_finish(const CrossEntropyArgs<T, Tgt>& a, int split,
                                                      int blocks) {
   constexpr int kWarps = Block / kWarpSize;
+  constexpr int kU = kCrossEntropyFinishUnroll;
   const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
   float acc = 0.f;
+  long long count = 0;
   if (split > 1) {
+    __shared__ CrossEntropyPart group_slots[kWarps];
     const auto* parts = static_cast<const float4*>(a.workspace);
-    for (int64_t r = warp; r < a.rows; r += kWarps) {
-      const int64_t t = static_cast<int64_t>(a.target[r]);
-      SoftmaxStats st = softmax_stats_empty();
-      float sx = 0.f, xt = 0.f;  // xt: the target's logit, parked by its chunk (0 in the others)
-      for (int j = lane; j < split; j += kWarpSize) {
-        const float4 q = parts[r * split + j];
-        st = softmax_stats_combine<Fast>(st, SoftmaxStats{q.x, q.y});
-        sx += q.z;
-        xt += q.w;
+    int g = 1;  // threads a row: split rounded up to a power of two, at most the block
+    while (g < split && g < Block)
+      g *= 2;
+    const int gi = static_cast<int>(threadIdx.x) / g, gt = static_cast<int>(threadIdx.x) % g;
+    const int per_pass = Block / g;
+    // every thread runs every pass (the barriers of groups wider than a warp)
+    for (int64_t base = 0; base < a.rows; base += per_pass) {
+      const int64_t r = base + gi;
+      const bool live = r < a.rows;
+      int64_t t = 0;
+      if (live && gt == 0) t = static_cast<int64_t>(a.target[r]);
+      CrossEntropyPart p{softmax_stats_empty(), 0.f, 0.f};
+      if (live) {
+        for (int j0 = gt; j0 < split; j0 += kU * g) {
+          float4 q[kU];
+#pragma unroll
+          for (int u = 0; u < kU; ++u)
+            if (j0 + u * g < split) q[u] = parts[r * split + j0 + u * g];
+#pragma unroll
+          for (int u = 0; u < kU; ++u) {
+            if (j0 + u * g < split) {
+              p.st = softmax_stats_combine<Fast>(p.st, SoftmaxStats{q[u].x, q[u].y});
+              p.sx += q[u].z;
+              p.xt += q[u].w;
+            }
+          }
+        }
       }
-      st = softmax_stats_warp_all_reduce<kWarpSize, Fast>(st);
-      sx = warp_all_reduce<kWarpSize>(sx, Sum{});
-      xt = warp_all_reduce<kWarpSize>(xt, Sum{});
-      if (lane == 0) {
-        const float lse = cross_entropy_lse(st);
-        const float l =
-            cross_entropy_loss(lse, xt, sx, cross_entropy_target_kind(t, a.vocab, a.ignore_index),
-                               a.vocab, a.smoothing);
+      p = cross_entropy_part_all_reduce<Fast>(p, g < kWarpSize ? g : kWarpSize);
+      if (g > kWarpSize) {
+        // the group's warps, in warp order (g / 32 of them)
+        __syncthreads();  // the previous pass's readers are done with the slots
+        if (lane == 0) group_slots[warp] = p;
+        __syncthreads();
+        if (gt == 0) {
+          const int w0 = gi * (g / kWarpSize);
+          p = group_slots[w0];
+          for (int w = 1; w < g / kWarpSize; ++w) {
+            const CrossEntropyPart o = group_slots[w0 + w];
+            p.st = softmax_stats_combine<Fast>(p.st, o.st);
+            p.sx += o.sx;
+            p.xt += o.xt;
+          }
+        }
+      }
+      if (live && gt == 0) {
+        const CrossEntropyTarget kind = cross_entropy_target_kind(t, a.vocab, a.ignore_index);
+        const float lse = cross_entropy_lse(p.st);
+        const float l = cross_entropy_loss(lse, p.xt, p.sx, kind, a.vocab, a.smoothing);
         if (a.lse != nullptr) a.lse[r] = lse;
         if (a.reduction == LossReduction::kNone) {
           a.loss[r] = l;
         } else {
           acc += l;
+          count += kind != CrossEntropyTarget::kIgnored ? 1 : 0;
+        }
+      }
+    }
+  } else {
+    // the blocks' records (cross_entropy_park_block), thread i: blocks i, i + Block, ...
+    const auto* rec = static_cast<const float4*>(a.workspace);
+    for (int b0 = threadIdx.x; b0 < blocks; b0 += kU * Block) {
+      float4 q[kU];
+#pragma unroll
+      for (int u = 0; u < kU; ++u)
+        if (b0 + u * Block < blocks) q[u] = rec[b0 + u * Block];
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        if (b0 + u * Block < blocks) {
+          acc += q[u].x;
+          count += __float_as_int(q[u].y);
         }
       }
     }
   }
   if (a.reduction == LossReduction::kNone) return;
-  long long count = 0;
-  if (split > 1) {
-    if (a.reduction == LossReduction::kMean) {
-      for (int64_t r = threadIdx.x; r < a.rows; r += Block)
-        count += static_cast<int64_t>(a.target[r]) != a.ignore_index ? 1 : 0;
-    }
-  } else {
-    // the blocks' records (cross_entropy_park_block), thread i: blocks i, i + Block, ...
-    const auto* rec = static_cast<const float4*>(a.workspace);
-    for (int b = threadIdx.x; b < blocks; b += Block) {
-      const float4 q = rec[b];
-      acc += q.x;
-      count += __float_as_int(q.y);
+  // the block's sum and count: each warp's tree, then warp 0's over the warps (one barrier)
+  acc = warp_reduce<kWarpSize>(acc, Sum{});
+  count = warp_reduce<kWarpSize>(count, Sum{});
+  if constexpr (kWarps > 1) {
+    __shared__ float acc_slots[kWarps];
+    __shared__ long long count_slots[kWarps];
+    if (lane == 0) acc_slots[warp] = acc, count_slots[warp] = count;
+    __syncthreads();
+    if (warp == 0) {
+      acc = warp_reduce_first<kWarpSize>(acc_slots[lane < kWarps ? lane : 0], Sum{}, kWarps);
+      count = warp_reduce_first<kWarpSize>(count_slots[lane < kWarps ? lane : 0], Sum{}, kWarps);
     }
   }
-  if (a.reduction == LossReduction::kMean) count = block_reduce<Block>(count, Sum{});
-  acc = block_reduce<Block>(acc, Sum{});
   if (threadIdx.x == 0)
     a.loss[0] = a.reduction == LossReduction::kSum ? acc : acc / static_cast<float>(count);
 }
