@@ -138,6 +138,32 @@ TEST(CrossEntropyPlan, FewWideRowsUseEverySm) {
   }
 }
 
+// Split rows as the finish meets them: every chunk its own block (one round of the grid), and
+// on an H100 (264 slots of 512) every row's parts in one pass of the main kernel's finishing
+// block: a group of split rounded up to a power of two threads a row, 512 / group rows a pass
+// (issue 34: the finish had taken a warp a row, its rows one after another).
+TEST(CrossEntropyPlan, SplitRowsFinishInOnePass) {
+  for (const kk::DeviceInfo& d : devices()) {
+    for (int elem : {4, 2}) {
+      for (int64_t rows = 1; rows <= 300; ++rows) {
+        for (int64_t vocab : {5399, 8740, 25468, 32021, 57163, 79264, 128256, 209632}) {
+          const CrossEntropyPlan p = forward(rows, vocab, elem, LossReduction::kMean, d);
+          if (p.split == 1) continue;
+          EXPECT_LE(p.tasks, int64_t{p.shape.grid.x})
+              << rows << "x" << vocab << " elem " << elem << " " << describe(p);
+          EXPECT_EQ(p.shape.block.x, 512u) << describe(p);
+          if (d.sm_count != kktest::h100().sm_count || !d.cooperative_launch) continue;
+          int64_t group = 1;
+          while (group < p.split)
+            group *= 2;
+          EXPECT_LE(rows * group, 512)
+              << rows << "x" << vocab << " elem " << elem << " " << describe(p);
+        }
+      }
+    }
+  }
+}
+
 TEST(CrossEntropyPlan, EveryPlanIsALegalTableEntryAndEveryEntryIsPlanned) {
   kktest::PlannedEntries<CrossEntropyConfig, std::size(kk::kCrossEntropyConfigs)> planned(
       kk::kCrossEntropyConfigs);
