@@ -110,60 +110,112 @@ struct CrossEntropyPart {
   float sx, xt;
 };
 
-// The butterfly of a part over aligned groups of `width` lanes (a power of two <= 32, the same
-// in every lane): every lane of a group ends with the group's part, the same bits in each
-// (softmax_stats_warp_all_reduce's order: the max, each lane's sum rescaled once, the sums).
+// The butterfly of a part over aligned groups of Width lanes (a power of two <= 32): every lane
+// of a group ends with the group's part, the same bits in each (softmax_stats_warp_all_reduce's
+// order: the max, each lane's sum rescaled once, the sums).
+template <int Width, bool Fast>
+__device__ __forceinline__ CrossEntropyPart cross_entropy_part_all_reduce(CrossEntropyPart p) {
+  if constexpr (Width == 1) {
+    return p;
+  } else {
+    float m = p.st.m;
+#pragma unroll
+    for (int mask = Width / 2; mask > 0; mask /= 2)
+      m = fmaxf(m, __shfl_xor_sync(kFullMask, m, mask));
+    float s = p.st.s * softmax_exp<Fast>(p.st.m - (m == -INFINITY ? 0.f : m));
+#pragma unroll
+    for (int mask = Width / 2; mask > 0; mask /= 2) {
+      s += __shfl_xor_sync(kFullMask, s, mask);
+      p.sx += __shfl_xor_sync(kFullMask, p.sx, mask);
+      p.xt += __shfl_xor_sync(kFullMask, p.xt, mask);
+    }
+    return {{m, s}, p.sx, p.xt};
+  }
+}
+
+// The same over groups of `width` lanes (1..32, a power of two, the same in every lane): a few
+// tests, then the constant-offset butterfly (a loop over the offsets, or a test a step, added
+// 4-6 instructions to each of its 10 steps; a switch became a jump table read from the
+// constant bank, a possible miss in an L2 the benchmark flushes).
 template <bool Fast>
 __device__ __forceinline__ CrossEntropyPart cross_entropy_part_all_reduce(CrossEntropyPart p,
                                                                           int width) {
+  if (width >= 32) return cross_entropy_part_all_reduce<32, Fast>(p);
+  if (width >= 16) return cross_entropy_part_all_reduce<16, Fast>(p);
+  if (width >= 8) return cross_entropy_part_all_reduce<8, Fast>(p);
+  if (width >= 4) return cross_entropy_part_all_reduce<4, Fast>(p);
+  if (width >= 2) return cross_entropy_part_all_reduce<2, Fast>(p);
+  return p;
+}
+
+// The same over groups of `width` <= 16 lanes, one piece of code for every width: the steps of
+// 16 lanes' butterfly shuffled in every lane, kept below `width` (the meeting of a group's
+// warps, rare: a row of more than 4 x 32 chunks).
+template <bool Fast>
+__device__ __forceinline__ CrossEntropyPart cross_entropy_part_all_reduce_16(CrossEntropyPart p,
+                                                                             int width) {
   float m = p.st.m;
-  for (int mask = width / 2; mask > 0; mask /= 2)
-    m = fmaxf(m, __shfl_xor_sync(kFullMask, m, mask));
+#pragma unroll
+  for (int mask = 8; mask > 0; mask /= 2) {
+    const float o = __shfl_xor_sync(kFullMask, m, mask);
+    if (mask < width) m = fmaxf(m, o);
+  }
   float s = p.st.s * softmax_exp<Fast>(p.st.m - (m == -INFINITY ? 0.f : m));
-  for (int mask = width / 2; mask > 0; mask /= 2) {
-    s += __shfl_xor_sync(kFullMask, s, mask);
-    p.sx += __shfl_xor_sync(kFullMask, p.sx, mask);
-    p.xt += __shfl_xor_sync(kFullMask, p.xt, mask);
+#pragma unroll
+  for (int mask = 8; mask > 0; mask /= 2) {
+    const float os = __shfl_xor_sync(kFullMask, s, mask);
+    const float ox = __shfl_xor_sync(kFullMask, p.sx, mask);
+    const float ot = __shfl_xor_sync(kFullMask, p.xt, mask);
+    if (mask < width) s += os, p.sx += ox, p.xt += ot;
   }
   return {{m, s}, p.sx, p.xt};
 }
 
-// Parts a finishing thread loads before it combines them (16-byte loads in flight a thread).
-inline constexpr int kCrossEntropyFinishUnroll = 4;
+// A barrier of the finish's first `threads` threads (whole warps): the warps past them have
+// returned, so __syncthreads (every thread of the block) cannot be used. Barrier 1: the
+// kernels' __syncthreads and the grid barrier use 0.
+__device__ __forceinline__ void cross_entropy_finish_sync(int threads) {
+  asm volatile("bar.sync 1, %0;" ::"r"(threads) : "memory");
+}
 
 // One block finishes a forward call (kGrid: block 0 after the grid barrier; kSecondKernel: the
-// second launch). split > 1: row r's chunks parked at parts[r * split ..] ((max, sum, sum of x,
-// the target's logit or 0)); a group of g threads a row (g = split rounded up to a power of
-// two, at most the block; Block / g rows a pass), thread j of the group loading the row's
-// parts j, j + g, ... (kCrossEntropyFinishUnroll loads in flight) and its group's thread 0 the
-// row's target, all issued before any is used: one L2 round trip a pass (was a warp a row,
-// lanes over the chunks one load after another, the target and then every target again for the
-// count: on an H200 bf16 95x32021 took 6 rows a warp, ~0.7 us a row, f32 1x128256 8 parts a
-// lane). The group's parts meet in a fixed butterfly (cross_entropy_part_all_reduce), groups
-// wider than a warp then through shared memory in warp order; its thread 0 writes the row's lse
-// and loss (kNone) or adds the loss to its sum, and counts the target if not ignored. split ==
-// 1 (sum, mean): the main kernel's blocks each parked one record (their rows' losses summed and
-// their targets not ignored counted, in a fixed order: cross_entropy_park_block), added by
-// thread i in the order i, i + Block, ... (kCrossEntropyFinishUnroll loads in flight). sum /
-// mean: the threads' sums and counts then the block's fixed tree (one barrier); mean divides
-// by the count. Deterministic: nothing depends on timing.
+// second launch). Its first `warps` warps take part (the plan's finish_warps: the rows' groups,
+// or a thread a block record, at most the block), the others return at once (it was every warp
+// of the block through the setup, the butterflies and the tree, rows or not).
+// split > 1: row r's chunks parked at parts[r * split ..] ((max, sum, sum of x, the target's
+// logit or 0)); a group of `group` threads a row (the plan's cross_entropy_finish_group, a
+// power of two <= the block; Block / group rows a pass), thread j of the group loading the
+// row's parts j, j + group, ... (kCrossEntropyFinishUnroll loads in flight, its first part
+// taken as it is, the others combined in order) and its group's thread 0 the row's target,
+// all issued before any is used: one L2 round trip a pass. The group's parts meet in a fixed
+// butterfly (cross_entropy_part_all_reduce); groups wider than a warp then through shared
+// memory: the group's warps' parts in the butterfly of its first warp's first lanes (was its
+// thread 0 adding them one after another). Its thread 0 writes the row's lse and loss (kNone)
+// or adds the loss to its sum, and counts the target if not ignored. split == 1 (sum, mean):
+// the main kernel's blocks each parked one record (their rows' losses summed and their targets
+// not ignored counted, in a fixed order: cross_entropy_park_block), added by thread i in the
+// order i, i + Block, ... (kCrossEntropyFinishUnroll loads in flight). sum / mean: the threads'
+// sums and counts, then the taking part warps' fixed tree (one barrier); mean divides by the
+// count. Deterministic: nothing depends on timing.
 template <int Block, bool Fast, typename T, typename Tgt>
 __device__ __forceinline__ void cross_entropy_finish(const CrossEntropyArgs<T, Tgt>& a, int split,
-                                                     int blocks) {
+                                                     int group, int finish_warps, int blocks) {
   constexpr int kWarps = Block / kWarpSize;
+  static_assert(kWarps <= 16, "a group's warps meet in a 16-lane butterfly");
   constexpr int kU = kCrossEntropyFinishUnroll;
   const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
+  const int warps = finish_warps < 1 ? 1 : finish_warps < kWarps ? finish_warps : kWarps;
+  if (warp >= warps) return;
   float acc = 0.f;
   long long count = 0;
+  const int g = group < Block ? group : Block;  // (split > 1; a power of two)
   if (split > 1) {
     __shared__ CrossEntropyPart group_slots[kWarps];
-    const auto* parts = static_cast<const float4*>(a.workspace);
-    int g = 1;  // threads a row: split rounded up to a power of two, at most the block
-    while (g < split && g < Block)
-      g *= 2;
-    const int gi = static_cast<int>(threadIdx.x) / g, gt = static_cast<int>(threadIdx.x) % g;
-    const int per_pass = Block / g;
-    // every thread runs every pass (the barriers of groups wider than a warp)
+    const int shift = __ffs(g) - 1;
+    const int gi = static_cast<int>(threadIdx.x) >> shift;
+    const int gt = static_cast<int>(threadIdx.x) & (g - 1);
+    const int per_pass = Block >> shift;
+    // every taking part thread runs every pass (the barriers of groups wider than a warp)
     for (int64_t base = 0; base < a.rows; base += per_pass) {
       const int64_t r = base + gi;
       const bool live = r < a.rows;
@@ -171,36 +223,43 @@ __device__ __forceinline__ void cross_entropy_finish(const CrossEntropyArgs<T, T
       if (live && gt == 0) t = static_cast<int64_t>(a.target[r]);
       CrossEntropyPart p{softmax_stats_empty(), 0.f, 0.f};
       if (live) {
-        for (int j0 = gt; j0 < split; j0 += kU * g) {
-          float4 q[kU];
+        const float4* rp = static_cast<const float4*>(a.workspace) + r * split;
+        if (split <= g) {
+          // a part a thread at most (every group of a warp or less)
+          if (gt < split) {
+            const float4 q = rp[gt];
+            p = {{q.x, q.y}, q.z, q.w};
+          }
+        } else {
+          for (int j0 = gt; j0 < split; j0 += kU * g) {
+            float4 q[kU];
 #pragma unroll
-          for (int u = 0; u < kU; ++u)
-            if (j0 + u * g < split) q[u] = parts[r * split + j0 + u * g];
+            for (int u = 0; u < kU; ++u)
+              if (j0 + u * g < split) q[u] = rp[j0 + u * g];
 #pragma unroll
-          for (int u = 0; u < kU; ++u) {
-            if (j0 + u * g < split) {
-              p.st = softmax_stats_combine<Fast>(p.st, SoftmaxStats{q[u].x, q[u].y});
-              p.sx += q[u].z;
-              p.xt += q[u].w;
+            for (int u = 0; u < kU; ++u) {
+              if (j0 + u * g < split) {
+                const SoftmaxStats o{q[u].x, q[u].y};
+                // the thread's first part as it is (combined with the empty set: the same bits)
+                p.st = u == 0 && j0 == gt ? o : softmax_stats_combine<Fast>(p.st, o);
+                p.sx += q[u].z;
+                p.xt += q[u].w;
+              }
             }
           }
         }
       }
       p = cross_entropy_part_all_reduce<Fast>(p, g < kWarpSize ? g : kWarpSize);
       if (g > kWarpSize) {
-        // the group's warps, in warp order (g / 32 of them)
-        __syncthreads();  // the previous pass's readers are done with the slots
+        // the group's g / 32 warps' parts, in the butterfly of its first warp's first lanes
+        const int gw = g / kWarpSize;
+        cross_entropy_finish_sync(warps * kWarpSize);  // the previous pass's readers are done
         if (lane == 0) group_slots[warp] = p;
-        __syncthreads();
-        if (gt == 0) {
-          const int w0 = gi * (g / kWarpSize);
-          p = group_slots[w0];
-          for (int w = 1; w < g / kWarpSize; ++w) {
-            const CrossEntropyPart o = group_slots[w0 + w];
-            p.st = softmax_stats_combine<Fast>(p.st, o.st);
-            p.sx += o.sx;
-            p.xt += o.xt;
-          }
+        cross_entropy_finish_sync(warps * kWarpSize);
+        if (gt < kWarpSize) {
+          p = lane < gw ? group_slots[warp + lane]
+                        : CrossEntropyPart{softmax_stats_empty(), 0.f, 0.f};
+          p = cross_entropy_part_all_reduce_16<Fast>(p, gw);
         }
       }
       if (live && gt == 0) {
@@ -234,17 +293,20 @@ __device__ __forceinline__ void cross_entropy_finish(const CrossEntropyArgs<T, T
     }
   }
   if (a.reduction == LossReduction::kNone) return;
-  // the block's sum and count: each warp's tree, then warp 0's over the warps (one barrier)
-  acc = warp_reduce<kWarpSize>(acc, Sum{});
-  count = warp_reduce<kWarpSize>(count, Sum{});
-  if constexpr (kWarps > 1) {
+  // the sum and count: each warp's tree (groups of a warp or more: its lane 0 holds them
+  // already), then warp 0's over the warps (one barrier)
+  if (split == 1 || g < kWarpSize) {
+    acc = warp_reduce<kWarpSize>(acc, Sum{});
+    count = warp_reduce<kWarpSize>(count, Sum{});
+  }
+  if (warps > 1) {
     __shared__ float acc_slots[kWarps];
     __shared__ long long count_slots[kWarps];
     if (lane == 0) acc_slots[warp] = acc, count_slots[warp] = count;
-    __syncthreads();
+    cross_entropy_finish_sync(warps * kWarpSize);
     if (warp == 0) {
-      acc = warp_reduce_first<kWarpSize>(acc_slots[lane < kWarps ? lane : 0], Sum{}, kWarps);
-      count = warp_reduce_first<kWarpSize>(count_slots[lane < kWarps ? lane : 0], Sum{}, kWarps);
+      acc = warp_reduce_first<kWarps>(acc_slots[lane < warps ? lane : 0], Sum{}, warps);
+      count = warp_reduce_first<kWarps>(count_slots[lane < warps ? lane : 0], Sum{}, warps);
     }
   }
   if (threadIdx.x == 0)
@@ -302,10 +364,12 @@ __device__ __forceinline__ void cross_entropy_park_block(void* workspace, const 
 // cross_entropy_unroll(Pack) packs before adding them (16-byte loads in flight), keeping (max, sum)
 // and the sum of x; the group's are then reduced. split == 1: the group's thread 0 writes the
 // row's lse and its loss (kNone: to loss; else parked in the workspace); split > 1: the chunk's
-// statistics parked in the workspace. Then kGrid: a grid barrier, and block 0 finishes.
+// statistics parked in the workspace. Then kGrid: a grid barrier, and block 0 finishes
+// (finish_group, finish_warps: the plan's threads a row there and warps taking part).
 template <typename T, typename Tgt, int Pack, int Threads, int Block>
 __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, cross_entropy_min_blocks(Block)))
-    cross_entropy_kernel(CrossEntropyArgs<T, Tgt> a, int split, int64_t, BlockCombine combine) {
+    cross_entropy_kernel(CrossEntropyArgs<T, Tgt> a, int split, int finish_group, int finish_warps,
+                         BlockCombine combine) {
   static_assert(Threads == kWarpSize || Threads == Block, "a warp or the block a task");
   static_assert(Block % kWarpSize == 0 && Block <= 1024, "whole warps");
   constexpr bool kFast = kSoftmaxFast<T>;
@@ -430,15 +494,18 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, cross_entropy_
     cross_entropy_park_block<kGroups>(a.workspace, loss_slots, count_slots);
   if (combine == BlockCombine::kGrid) {
     grid_sync();
-    if (blockIdx.x == 0) cross_entropy_finish<Block, kFast>(a, split, static_cast<int>(gridDim.x));
+    if (blockIdx.x == 0)
+      cross_entropy_finish<Block, kFast>(a, split, finish_group, finish_warps,
+                                         static_cast<int>(gridDim.x));
   }
 }
 
 // The second launch of kSecondKernel (one block); blocks: the main launch's grid.
 template <typename T, typename Tgt, int Block>
 __global__ void __launch_bounds__(Block)
-    cross_entropy_finish_kernel(CrossEntropyArgs<T, Tgt> a, int split, int blocks) {
-  cross_entropy_finish<Block, kSoftmaxFast<T>>(a, split, blocks);
+    cross_entropy_finish_kernel(CrossEntropyArgs<T, Tgt> a, int split, int group, int warps,
+                                int blocks) {
+  cross_entropy_finish<Block, kSoftmaxFast<T>>(a, split, group, warps, blocks);
 }
 
 // A 16-byte pack of dlogits (Pack floats, converted to T) written as one 16-byte store. A
