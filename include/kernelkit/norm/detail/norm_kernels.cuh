@@ -88,37 +88,17 @@ __device__ __forceinline__ void norm_load(const U* row, int64_t c, int64_t n, fl
   }
 }
 
-// Stores the columns of raw inside a row of n elements of T at [c, c + N) (any phase). Wide:
-// as store_row_pack_any, the whole aligned access through store_pack_global (the kWarp
-// kernel: store_pack's copy of a pack built element by element came out of nvcc 13.0 there as
-// one 2-byte store an element); else store_row_pack_any itself (the other kernels: their SASS
-// as before).
-template <int N, bool Wide, typename T>
-__device__ __forceinline__ void norm_store_row(T* row, int64_t c, int64_t n,
-                                               const ::kernelkit::Pack<T, N>& raw) {
-  if constexpr (Wide) {
-    const bool aligned = reinterpret_cast<std::uintptr_t>(row + c) % (N * sizeof(T)) == 0;
-    if (aligned && c >= 0 && c + N <= n) {
-      store_pack_global<N>(row + c, 0, raw);
-    } else {
-#pragma unroll
-      for (int j = 0; j < N; ++j)
-        if (c + j >= 0 && c + j < n) row[c + j] = raw.elem[j];
-    }
-  } else {
-    store_row_pack_any<N>(row, c, n, raw);
-  }
-}
-
-// Stores the columns of v inside a row of n elements of T at [c, c + N) (any phase; Wide: as
-// norm_store_row).
+// Stores the columns of v inside a row of n elements of T at [c, c + N) (any phase). Wide: the
+// whole aligned access through store_pack_global (the kWarp kernel: store_pack's copy of a pack
+// built element by element came out of nvcc 13.0 there as one 2-byte store an element); the
+// other kernels keep store_pack (their SASS as before).
 template <int N, bool Wide = false, typename T>
 __device__ __forceinline__ void norm_store(T* row, int64_t c, int64_t n, const float (&v)[N]) {
   ::kernelkit::Pack<T, N> raw;
 #pragma unroll
   for (int j = 0; j < N; ++j)
     raw.elem[j] = convert<T>(v[j]);
-  norm_store_row<N, Wide>(row, c, n, raw);
+  store_row_pack_any<N, Wide>(row, c, n, raw);
 }
 
 // N elements of U at p (aligned to min(16, N x sizeof(U)) bytes) as floats: 16-byte loads
@@ -136,7 +116,7 @@ __device__ __forceinline__ void norm_load(const U* p, float (&out)[N]) {
 }
 
 // Stores N floats as T at p (aligned to N x sizeof(T) bytes; N x sizeof(T) <= 16); Wide:
-// through store_pack_global (as norm_store_row).
+// through store_pack_global (as the row form above).
 template <int N, bool Wide = false, typename T>
 __device__ __forceinline__ void norm_store(T* p, const float (&v)[N]) {
   ::kernelkit::Pack<T, N> raw;
@@ -264,7 +244,7 @@ __device__ __forceinline__ void norm_read(const NormArgs<T, W>& a, int64_t offse
       s.elem[j] = convert<T>(v[j] + r[j]);
       v[j] = convert<float>(s.elem[j]);
     }
-    norm_store_row<Pack, Wide>(a.sum + offset, c, a.cols, s);
+    store_row_pack_any<Pack, Wide>(a.sum + offset, c, a.cols, s);
   }
 }
 
