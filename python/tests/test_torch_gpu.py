@@ -705,16 +705,24 @@ def test_cast(src, dst):
 SLEEP_CYCLES = 200_000_000  # ~0.1 s of spinning on the GPU before the input is written
 
 
-def test_current_stream_keeps_order():
-    """x is written on a side stream after a long sleep: kernelkit must run on that stream
-    (torch's current one inside the context), or it reads x before the write."""
-    src = rand((64, 4099), torch.float32)
+def _written_late(src):
+    """(x, s): x receives src on a new side stream s after ~0.1 s of sleep there; a call that
+    reads x on any other stream without waiting for s reads zeros."""
     x = torch.zeros_like(src)
     torch.cuda.synchronize()
     s = torch.cuda.Stream()
     with torch.cuda.stream(s):
         torch.cuda._sleep(SLEEP_CYCLES)
         x.copy_(src)
+    return x, s
+
+
+def test_current_stream_keeps_order():
+    """x is written on a side stream after a long sleep: kernelkit must run on that stream
+    (torch's current one inside the context), or it reads x before the write."""
+    src = rand((64, 4099), torch.float32)
+    x, s = _written_late(src)
+    with torch.cuda.stream(s):
         y = kernelkit.softmax(x)
         r = kernelkit.row_sum(x)
         t = kernelkit.sum(x)
@@ -726,13 +734,8 @@ def test_current_stream_keeps_order():
 
 def test_explicit_stream_argument():
     src = rand((16, 1000), torch.float32)
-    x = torch.zeros_like(src)
     out = torch.empty_like(src)
-    torch.cuda.synchronize()
-    s = torch.cuda.Stream()
-    with torch.cuda.stream(s):
-        torch.cuda._sleep(SLEEP_CYCLES)
-        x.copy_(src)
+    x, s = _written_late(src)
     kernelkit.softmax(x, out=out, stream=s)  # a torch.cuda.Stream
     kernelkit.relu(x, out=x, stream=s.cuda_stream)  # a raw handle, after the softmax
     s.synchronize()
@@ -746,12 +749,7 @@ def test_explicit_stream_workspace_is_that_streams():
     workspace's size over and over; a workspace tied to the current stream would be handed
     out and overwritten under the waiting kernel."""
     src = rand((3, 100000), torch.float32)  # row_sum: few long rows split over blocks
-    x = torch.zeros_like(src)
-    torch.cuda.synchronize()
-    s = torch.cuda.Stream()
-    with torch.cuda.stream(s):
-        torch.cuda._sleep(SLEEP_CYCLES)
-        x.copy_(src)
+    x, s = _written_late(src)
     r = kernelkit.row_sum(x, stream=s)
     t = kernelkit.sum(x, stream=s)
     for _ in range(64):  # the current stream: blocks of every small size, written
