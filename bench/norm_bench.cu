@@ -34,6 +34,40 @@ cudaError_t kk_norm(kernelkit::NormKind kind, const T* x, const T* res, const T*
   }
 }
 
+// The forward pass on main's plan of a warp a row (impl "kernelkit.warp", outside the goals):
+// whether the groups of lanes that short rows take (several rows a warp) keep their place, 3 %
+// ahead of it (bench/NOTES.md, norm). plan_norm on a device of as many SMs as need a warp a row
+// for every row count (its fill rule then sets 32 lanes: the entry of the fewest registers
+// holding the row, main's), the grid sized for the real device as plan_norm sizes it.
+template <typename T>
+cudaError_t kk_norm_warp_a_row(kernelkit::NormKind kind, const T* x, const T* res, const T* w,
+                               const T* b, T* y, T* sum, float* mean, float* rstd, int64_t rows,
+                               int64_t cols, cudaStream_t s) {
+  namespace kk = kernelkit;
+  kk::DeviceInfo d;
+  BENCH_CUDA(kk::current_device_info(&d));
+  const kk::detail::NormArgs<T, T> a{
+      x, res, w, b, y, sum, mean, rstd, rows, cols, kind == kk::NormKind::kLayer ? 1e-5f : 1e-6f};
+  const kk::Alignment x_at =
+      kk::common_alignment(kk::alignment_of(x), kk::Alignment(cols * int64_t{sizeof(T)}));
+  const kk::Alignment all_at =
+      kk::common_alignment(x_at, kk::alignment_of(y), kk::alignment_of(res), kk::alignment_of(sum),
+                           kk::alignment_of(w), kk::alignment_of(b));
+  const int64_t fewest = kk::norm_fewest_bytes(kind, rows, cols, sizeof(T), w ? sizeof(T) : 0,
+                                               b ? sizeof(T) : 0, mean != nullptr, rstd != nullptr);
+  kk::DeviceInfo wide = d;
+  wide.sm_count = static_cast<int>(std::min<int64_t>(INT32_MAX / 128, rows + 1));
+  kk::NormPlan p = kk::plan_norm(kind, rows, cols, sizeof(T), x_at, all_at, fewest, wide);
+  if (p.path == kk::NormPath::kWarp) {
+    const int64_t blocks = (rows + 128 / p.lanes - 1) / (128 / p.lanes);
+    p.shape.grid = dim3(static_cast<unsigned>(kk::grid_size_for(
+        blocks * p.shape.block.x, p.shape.block.x, d, kk::kDefaultWaves, p.blocks_per_sm)));
+  } else {
+    p = kk::plan_norm(kind, rows, cols, sizeof(T), x_at, all_at, fewest, d);
+  }
+  return kk::launch_norm(p, kind, a, s);
+}
+
 // The streamed backward kernel forced onto a shape the plan gives a register entry (impl
 // "kernelkit.streamed", outside the goals): whether the register path keeps its place, 3 %
 // ahead of it (bench/NOTES.md, norm). Its plan as plan_norm_backward makes it past the register
@@ -92,9 +126,10 @@ const char* op_name(NormKind k) {
 }
 
 template <typename T>
-void add_norm_case(const Shape& sh, NormKind kind) {
+void add_norm_case(const Shape& sh, NormKind kind, bool warp_a_row = false) {
   const int64_t rows = sh.rows, cols = sh.cols, off = sh.offset;
-  const std::string name = kkbench::case_name<T>(op_name(kind), "kernelkit", sh.name());
+  const std::string name =
+      kkbench::case_name<T>(op_name(kind), warp_a_row ? "kernelkit.warp" : "kernelkit", sh.name());
   const bool add = kind == NormKind::kAddRms, layer = kind == NormKind::kLayer;
   const double matrix = double(rows) * double(cols) * sizeof(T);
   const double vec = double(cols) * sizeof(T);
@@ -112,9 +147,16 @@ void add_norm_case(const Shape& sh, NormKind kind) {
     auto mean = kkbench::poisoned_array<float>(layer ? static_cast<size_t>(rows) : 0);
     auto rstd = kkbench::poisoned_array<float>(static_cast<size_t>(rows));
     auto launch = [=](cudaStream_t st) {
-      BENCH_CUDA(kk_norm<T>(kind, x->p + off, add ? res->p + off : nullptr, w->p,
-                            layer ? b->p : nullptr, y->p + off, add ? sum->p + off : nullptr,
-                            layer ? mean->p : nullptr, rstd->p, rows, cols, st));
+      if (warp_a_row) {
+        BENCH_CUDA(kk_norm_warp_a_row<T>(kind, x->p + off, add ? res->p + off : nullptr, w->p,
+                                         layer ? b->p : nullptr, y->p + off,
+                                         add ? sum->p + off : nullptr, layer ? mean->p : nullptr,
+                                         rstd->p, rows, cols, st));
+      } else {
+        BENCH_CUDA(kk_norm<T>(kind, x->p + off, add ? res->p + off : nullptr, w->p,
+                              layer ? b->p : nullptr, y->p + off, add ? sum->p + off : nullptr,
+                              layer ? mean->p : nullptr, rstd->p, rows, cols, st));
+      }
     };
     launch(s);
     BENCH_CUDA(cudaStreamSynchronize(s));
@@ -286,10 +328,17 @@ KKBENCH_GENERATED("norm_backward", gen) {
 KKBENCH_GENERATED("norm", gen) {
   // 24 a type and op: the count the goals judge a fused op's generated shapes by
   for (const NormKind kind : {NormKind::kRms, NormKind::kLayer, NormKind::kAddRms}) {
-    for (const Shape& sh : gen.rows(24, sizeof(float), kkbench::kNormRange))
+    const auto f32 = gen.rows(24, sizeof(float), kkbench::kNormRange);
+    const auto bf16 = gen.rows(24, sizeof(__nv_bfloat16), kkbench::kNormRange);
+    for (const Shape& sh : f32)
       add_norm_case<float>(sh, kind);
-    for (const Shape& sh : gen.rows(24, sizeof(__nv_bfloat16), kkbench::kNormRange))
+    for (const Shape& sh : bf16)
       add_norm_case<__nv_bfloat16>(sh, kind);
+    // the short rows (a warp's registers: up to 512 columns) again on a warp a row
+    for (const Shape& sh : f32)
+      if (sh.cols <= 512) add_norm_case<float>(sh, kind, true);
+    for (const Shape& sh : bf16)
+      if (sh.cols <= 512) add_norm_case<__nv_bfloat16>(sh, kind, true);
   }
 }
 

@@ -13,6 +13,7 @@ check: kernelkit._C checks nothing and takes device addresses, so every array re
 described here, as CUDA memory, C-contiguous, of a known dtype.
 """
 
+import math
 import sys
 
 # DLPack device type of CUDA memory (kDLCUDA).
@@ -70,11 +71,27 @@ def _c_contiguous(shape, strides, itemsize):
     return True
 
 
-def numel(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
+# The product of a shape's sizes (1 for ()): math.prod, in C (a Python loop cost ~0.15 us a
+# call on the hot path); torch SymInts multiply through it as well.
+numel = math.prod
+
+# torch and torch.Tensor once torch is imported (found in sys.modules by _torch_tensor(), never
+# imported here), and torch's current-stream getter (_torch_stream): module globals, so that
+# the hot path (describe, empty, current_stream) reads no sys.modules and no torch attribute
+# chain per call.
+_torch = None
+_TorchTensor = None
+_torch_stream = None
+
+
+def _torch_tensor():
+    """torch.Tensor when torch is imported, else None (cached once found)."""
+    global _torch, _TorchTensor
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    _torch, _TorchTensor = torch, torch.Tensor
+    return _TorchTensor
 
 
 def describe(x, op, name, fake=False):
@@ -85,10 +102,10 @@ def describe(x, op, name, fake=False):
     fake: x may be a torch fake or meta tensor (the custom ops' fake implementations run
     the same checks as the real ones: a meta tensor stands for any device, ptr is 0), or a
     JAX array or jit tracer (kernelkit._jax: shape and dtype, device -1, ptr 0; a concrete
-    array's device is checked; the outputs _alloc makes beside it are jax.ShapeDtypeStruct,
+    array's device is checked; the outputs empty makes beside it are jax.ShapeDtypeStruct,
     the result types of kernelkit._jax's XLA FFI calls)."""
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(x, torch.Tensor):
+    tensor = _TorchTensor or _torch_tensor()
+    if tensor is not None and isinstance(x, tensor):
         # (the cheapest torch attributes: this runs for every array of every call)
         if fake:
             if not (x.is_cuda or x.is_meta):
@@ -99,8 +116,9 @@ def describe(x, op, name, fake=False):
                        None if x.is_contiguous() else tuple(x.stride()))
         if not x.is_cuda:
             raise TypeError(_err(op, f"{name} is a torch tensor on {x.device}; kernelkit needs CUDA tensors"))
-        return Arr(x, "torch", x.shape, torch_dtype_name(x.dtype), x.data_ptr(), x.nbytes,
-                   x.get_device(), None if x.is_contiguous() else tuple(x.stride()))
+        dt = x.dtype
+        return Arr(x, "torch", x.shape, _TORCH_NAMES.get(dt) or torch_dtype_name(dt), x.data_ptr(),
+                   x.nbytes, x.get_device(), None if x.is_contiguous() else tuple(x.stride()))
     cupy = sys.modules.get("cupy")
     if cupy is not None and isinstance(x, cupy.ndarray):
         return Arr(x, "cupy", tuple(x.shape), x.dtype.name, x.data.ptr, x.nbytes, x.device.id,
@@ -231,29 +249,93 @@ def require_no_overlap(out, a, op, out_name, in_name, allow_exact=False):
 
 # ---- allocation, streams --------------------------------------------------------------
 
-def empty(like, shape, dtype, op):
-    """An uninitialized array of the caller's framework on like's device."""
-    return _alloc(like, tuple(shape), dtype, op, what="an output")
 
 
-def workspace(like, nbytes, op):
-    """The one place workspaces are made: nbytes uninitialized bytes (uint8) from the caller's
-    framework on like's device, or None when the op needs none (nbytes == 0). kernelkit
-    allocates nothing itself, and every op is correct whatever its workspace holds, so no
-    fill is paid for (it cost row_sum 22-33 % at mid sizes)."""
+def workspace(like, nbytes, op, stream=None):
+    """The one place workspaces are made: nbytes uninitialized bytes from the caller's
+    framework on like's device, for a launch on `stream` (a handle; every op passes its
+    own), or None when the op needs none (nbytes == 0). kernelkit allocates nothing itself, and every op is correct
+    whatever its workspace holds, so no fill is paid for (it cost row_sum 22-33 % at mid
+    sizes).
+
+    torch: a block of torch's caching allocator taken for `stream` itself (raw_alloc, ~1 us
+    less host time than a uint8 tensor) and handed back when the returned Arr is dropped,
+    after the op's launches are enqueued: the allocator reuses it in that stream's order,
+    also when stream= is not torch's current stream (a tensor would be tied to the current
+    one). A uint8 tensor instead when like's device is not the current one (raw_alloc takes
+    the current device), torch has no raw allocator, or no stream is given."""
     if not nbytes:
         return None
-    return _alloc(like, (int(nbytes),), "uint8", op, what="a workspace")
+    if like.fw == "torch" and like.ptr and stream is not None:
+        raw = _torch_raw if _torch_raw is not None else _find_torch_raw()
+        if raw and like.device == raw[2]():
+            nbytes = int(nbytes)
+            b = _RawBlock(raw[0](nbytes, stream), raw[1])
+            return Arr(b, "torch", (nbytes,), "uint8", b.ptr, nbytes, like.device)
+    return empty(like, (int(nbytes),), "uint8", op, "a workspace")
 
 
-def _alloc(like, shape, dtype, op, what):
+class _RawBlock:
+    """A block of torch's caching allocator, handed back (raw_delete) when dropped."""
+
+    __slots__ = ("ptr", "_delete")
+
+    def __init__(self, ptr, delete):
+        self.ptr, self._delete = ptr, delete
+
+    def __del__(self):
+        try:
+            self._delete(self.ptr)
+        except Exception:  # noqa: BLE001 (interpreter shutdown: torch already gone)
+            pass
+
+
+# (raw_alloc(nbytes, stream), raw_delete(ptr), current device()); () where torch has none
+# (workspaces are uint8 tensors then); None until looked up
+_torch_raw = None
+
+
+def _find_torch_raw():
+    global _torch_raw
+    c = sys.modules["torch"]._C
+    fns = tuple(getattr(c, n, None) for n in ("_cuda_cudaCachingAllocator_raw_alloc",
+                                              "_cuda_cudaCachingAllocator_raw_delete",
+                                              "_cuda_getDevice"))
+    _torch_raw = fns if all(fns) else ()
+    return _torch_raw
+
+
+def empty(like, shape, dtype, op, what="an output"):
+    """An uninitialized C-contiguous array of the caller's framework on like's device (what:
+    its name in the error for a framework kernelkit cannot allocate with)."""
     fw = like.fw
     if fw == "torch":
-        torch = sys.modules["torch"]
-        t = like.obj.new_empty(shape, dtype=getattr(torch, dtype))
-        # a fake or meta tensor (a custom op's fake implementation) has no address to read
-        ptr = 0 if like.ptr == 0 and (t.is_meta or _is_fake(t)) else t.data_ptr()
+        torch = _torch or sys.modules["torch"]
+        x = like.obj
+        # (torch's argument parsing is most of the host time here, CPU figures: new_empty of a
+        # tuple 1.07-1.25 us, of a torch.Size 1.6, of the sizes as arguments 0.76-0.86;
+        # empty_like(x, memory_format=) 0.79, with dtype= too 0.82)
+        if shape is like.shape and like.strides is None:
+            # x's own shape (softmax, elementwise, norms: the caller passes a.shape itself);
+            # contiguous_format: the standard strides even where x's size-1 axes have others
+            cf = torch.contiguous_format
+            if dtype == like.dtype:
+                t = torch.empty_like(x, memory_format=cf)
+            else:
+                t = torch.empty_like(x, dtype=getattr(torch, dtype), memory_format=cf)
+            if like.ptr:  # a real tensor (the hot path)
+                return Arr(t, "torch", shape, dtype, t.data_ptr(), t.nbytes, like.device)
+        elif len(shape):
+            t = x.new_empty(*shape, dtype=getattr(torch, dtype))
+        else:
+            t = x.new_empty((), dtype=getattr(torch, dtype))
+        if like.ptr:
+            return Arr(t, "torch", t.shape, dtype, t.data_ptr(), t.nbytes, like.device)
+        # a fake or meta tensor (a custom op's fake implementation) has no address to read;
+        # (numel() * element_size(): SymInts under dynamic shapes, where nbytes raises)
+        ptr = 0 if (t.is_meta or _is_fake(t)) else t.data_ptr()
         return Arr(t, "torch", t.shape, dtype, ptr, t.numel() * t.element_size(), like.device)
+    shape = tuple(shape)
     if fw == "cupy":
         cupy = sys.modules["cupy"]
         with cupy.cuda.Device(like.device):
@@ -301,11 +383,7 @@ def current_stream(a):
     stream, with the arrays made ready first and the stream synchronized after)."""
     fw = a.fw
     if fw == "torch":
-        torch = sys.modules["torch"]
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        if raw is not None:
-            return raw(a.device)
-        return torch.cuda.current_stream(a.device).cuda_stream
+        return (_torch_stream or _find_torch_stream())(a.device)
     if fw == "cupy":
         cuda = sys.modules["cupy"].cuda
         try:
@@ -314,6 +392,16 @@ def current_stream(a):
             with cuda.Device(a.device):
                 return cuda.get_current_stream().ptr
     return 0
+
+
+def _find_torch_stream():
+    """torch's getter of the current stream's handle on a device (its raw C getter, else the
+    public torch.cuda.current_stream(d).cuda_stream), cached."""
+    global _torch_stream
+    torch = sys.modules["torch"]
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    _torch_stream = raw if raw is not None else (lambda d: torch.cuda.current_stream(d).cuda_stream)
+    return _torch_stream
 
 
 # ---- layout copies (the framework's, explicit) -----------------------------------------

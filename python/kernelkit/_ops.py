@@ -152,14 +152,25 @@ def _launch(op, arrs, s, fn, *args, fake=False):
     ready first and the stream synchronized after (JAX orders its own work on its own
     streams). arrs: every array the call touches (a workspace that is None is left out).
     fake: the checks only (a torch fake implementation), nothing launched."""
-    arrs = [a for a in arrs if a is not None]
-    require_same_device(arrs, op)
+    # one pass: the device check (require_same_device's) and the JAX arrays (no lists, no
+    # calls: this runs once or twice for every call of every op)
+    device = None
+    jax = False
+    for a in arrs:
+        if a is None:
+            continue
+        if device is None:
+            device = a.device
+        elif a.device != device:
+            require_same_device([x for x in arrs if x is not None], op)  # raises
+        if a.fw == "jax":
+            jax = True
     if fake:
         return
-    device = arrs[0].device
-    jax = [a.obj for a in arrs if a.fw == "jax"]
-    for j in jax:
-        j.block_until_ready()
+    if jax:
+        for a in arrs:
+            if a is not None and a.fw == "jax":
+                a.obj.block_until_ready()
     fn(*args, device, s)
     if jax:
         _C.synchronize(device, s)
@@ -256,8 +267,12 @@ def _row_layout(a, dims, op, fake, strided=True, middle=True):
     framework's copy, said in each public function's docstring (never a silent copy); a
     generic array (no framework to copy with) is a ValueError naming its strides.
     """
-    nd = len(a.shape)
+    shape = a.shape
+    nd = len(shape)
     k = len(dims)
+    if k == 1 and a.strides is None and dims[0] == nd - 1:  # the default: contiguous rows
+        cols = shape[-1]
+        return a, numel(shape[:-1]), cols, 1, cols, None
     last = dims[0] == nd - 1 if k == 1 else dims == tuple(range(nd - k, nd))
     if a.strides is None or not numel(a.shape):
         if last:
@@ -336,7 +351,7 @@ def _softmax(op, log, x, dim, dtype, out, stream, fake=False):
                 fake=fake)
         src, ld = dst, cols
     if inner > 1:  # softmax_inner (in place on dst after a cast: allowed)
-        ws = None if fake else _inner_workspace(src, to, rows, cols, inner, op)
+        ws = None if fake else _inner_workspace(src, to, rows, cols, inner, op, s)
         _launch(op, (src, dst, ws), s, _C.softmax_inner, to, log, src.ptr, dst.ptr, rows, cols,
                 inner, *_ws(ws), fake=fake)
     else:
@@ -347,10 +362,10 @@ def _softmax(op, log, x, dim, dtype, out, stream, fake=False):
     return moved_back(dst, perm, None if out is None else o.obj)
 
 
-def _inner_workspace(like, dtype, outer, n, inner, op):
+def _inner_workspace(like, dtype, outer, n, inner, op, s):
     """softmax_inner's workspace (tall columns split over blocks), None when it needs none."""
     nbytes = _C.softmax_inner_workspace_bytes(dtype, outer, n, inner)
-    return workspace(like, nbytes, op) if nbytes else None
+    return workspace(like, nbytes, op, s) if nbytes else None
 
 
 def _softmax_backward(log, y, dy, dim, fake=False):
@@ -376,7 +391,7 @@ def _softmax_backward(log, y, dy, dim, fake=False):
     if inner > 1:
         if g.strides is None:  # y and dy C-contiguous: softmax_inner_backward reads both
             dx = empty(ys, ys.shape, a.dtype, op)
-            ws = None if fake else _inner_workspace(ys, a.dtype, rows, cols, inner, op)
+            ws = None if fake else _inner_workspace(ys, a.dtype, rows, cols, inner, op, s)
             _launch(op, (ys, g, dx, ws), s, _C.softmax_inner_backward, a.dtype, log, ys.ptr,
                     g.ptr, dx.ptr, rows, cols, inner, *_ws(ws), fake=fake)
             return dx.obj
@@ -531,16 +546,17 @@ def _reduce(op, which, x, dim, keepdim, dtype, out, stream, fake=False):
     acc = o if to == "float32" else empty(a, shape, "float32", op)
     if dims is None:
         n = numel(src.shape)
-        ws = None if fake else workspace(src, _C.reduce_workspace_bytes(src.dtype, n), op)
+        ws = None if fake else workspace(src, _C.reduce_workspace_bytes(src.dtype, n), op, s)
         _launch(op, (src, acc, ws), s, _C.reduce, src.dtype, which, src.ptr, n, acc.ptr, *_ws(ws),
                 fake=fake)
     elif inner == 1:
-        ws = None if fake else workspace(src, _C.row_reduce_workspace_bytes(src.dtype, outer, n), op)
+        ws = None if fake else workspace(src, _C.row_reduce_workspace_bytes(src.dtype, outer, n), op,
+                                           s)
         _launch(op, (src, acc, ws), s, _C.row_reduce, src.dtype, which, src.ptr, outer, n, ld,
                 acc.ptr, *_ws(ws), fake=fake)
     else:
         ws = None if fake else workspace(
-            src, _C.col_reduce_workspace_bytes(src.dtype, outer, n, inner), op)
+            src, _C.col_reduce_workspace_bytes(src.dtype, outer, n, inner), op, s)
         _launch(op, (src, acc, ws), s, _C.col_reduce, src.dtype, which, src.ptr, outer, n, inner,
                 acc.ptr, *_ws(ws), fake=fake)
     if acc is not o:
@@ -747,7 +763,7 @@ def _gemv(A, x, trans, alpha, beta, out, stream, fake=False):
     if out is None and beta != 0.0:
         raise ValueError(f"kernelkit.{op}: beta={beta} reads y: pass it as out=")
     o = _output(op, out, a, (y_len,), "float32", [(a, "A"), (v, "x")])
-    ws = None if fake else workspace(a, _C.gemv_workspace_bytes(trans, m, n), op)
+    ws = None if fake else workspace(a, _C.gemv_workspace_bytes(trans, m, n), op, s)
     _launch(op, (a, v, o, ws), s, _C.gemv, trans, m, n, alpha, a.ptr, n or 1, v.ptr,
             beta, o.ptr, *_ws(ws), fake=fake)
     return o.obj
@@ -820,7 +836,7 @@ def _sgemm(A, B, trans_a, trans_b, alpha, beta, out, stream, fake=False, op="sge
     if out is None and beta != 0.0:
         raise ValueError(f"kernelkit.{op}: beta={beta} reads C: pass it as out=")
     o = _output(op, out, a, (m, n), "float32", [(a, "A"), (b, "B")])
-    ws = None if fake else workspace(a, _C.sgemm_workspace_bytes(trans_a, trans_b, m, n, k), op)
+    ws = None if fake else workspace(a, _C.sgemm_workspace_bytes(trans_a, trans_b, m, n, k), op, s)
     # row-major and contiguous: each leading dimension is the row length (1 for an empty row)
     _launch(op, (a, b, o, ws), s, _C.sgemm, trans_a, trans_b, m, n, k, alpha, a.ptr,
             a.shape[1] or 1, b.ptr, b.shape[1] or 1, beta, o.ptr, n or 1, *_ws(ws), fake=fake)
@@ -1142,7 +1158,7 @@ def _norm_shape(a, normalized_shape, weight, op):
             raise TypeError(f"kernelkit.{op}: normalized_shape must be an int or a sequence of "
                             f"ints, got {normalized_shape!r}")
     k = len(ns)
-    if not k or k > len(a.shape) or tuple(a.shape[len(a.shape) - k:]) != ns:
+    if not k or k > len(a.shape) or a.shape[len(a.shape) - k:] != ns:  # (tuple equality)
         raise ValueError(f"kernelkit.{op}: normalized_shape {ns} must be the trailing dims of x's "
                          f"shape {tuple(a.shape)} (kernelkit normalizes over the last axes)")
     return ns
@@ -1226,8 +1242,8 @@ def _rms_norm(x, normalized_shape, weight, eps, out, stream, fake=False, save=Fa
     o = _output(op, out, a, a.shape, a.dtype, [(a, "x")], in_place=True)
     _norm_no_overlap(out, o, [(w, "weight")], op, "out")
     rstd = _stats(a, rows, save, op)
-    _launch(op, (a, w, o, rstd), s, _C.rms_norm, a.dtype, wdt, a.ptr, _ptr(w), o.ptr, _ptr(rstd),
-            rows, cols, e, fake=fake)
+    _launch(op, (a, w, o, rstd), s, _C.rms_norm, a.dtype, wdt, a.ptr, 0 if w is None else w.ptr,
+            o.ptr, 0 if rstd is None else rstd.ptr, rows, cols, e, fake=fake)
     return (o.obj, rstd.obj) if save else o.obj
 
 
@@ -1239,8 +1255,10 @@ def _layer_norm(x, normalized_shape, weight, bias, eps, out, stream, fake=False,
     o = _output(op, out, a, a.shape, a.dtype, [(a, "x")], in_place=True)
     _norm_no_overlap(out, o, [(w, "weight"), (b, "bias")], op, "out")
     mean, rstd = _stats(a, rows, save, op), _stats(a, rows, save, op)
-    _launch(op, (a, w, b, o, mean, rstd), s, _C.layer_norm, a.dtype, wdt, a.ptr, _ptr(w), _ptr(b),
-            o.ptr, _ptr(mean), _ptr(rstd), rows, cols, e, fake=fake)
+    _launch(op, (a, w, b, o, mean, rstd), s, _C.layer_norm, a.dtype, wdt, a.ptr,
+            0 if w is None else w.ptr, 0 if b is None else b.ptr, o.ptr,
+            0 if mean is None else mean.ptr, 0 if rstd is None else rstd.ptr, rows, cols, e,
+            fake=fake)
     return (o.obj, mean.obj, rstd.obj) if save else o.obj
 
 
@@ -1268,8 +1286,9 @@ def _add_rms_norm(x, residual, weight, eps, out, stream, fake=False, save=False)
     _norm_no_overlap(sum_out, so, [(w, "weight"), (o if y_out is not None else None, "out[0]")],
                      op, "out[1]")
     rstd = _stats(a, rows, save, op)
-    _launch(op, (a, r, w, o, so, rstd), s, _C.add_rms_norm, a.dtype, wdt, a.ptr, r.ptr, _ptr(w),
-            o.ptr, so.ptr, _ptr(rstd), rows, cols, e, fake=fake)
+    _launch(op, (a, r, w, o, so, rstd), s, _C.add_rms_norm, a.dtype, wdt, a.ptr, r.ptr,
+            0 if w is None else w.ptr, o.ptr, so.ptr, 0 if rstd is None else rstd.ptr, rows, cols,
+            e, fake=fake)
     return (o.obj, so.obj, rstd.obj) if save else (o.obj, so.obj)
 
 
@@ -1292,7 +1311,7 @@ def _rms_norm_backward(dy, x, weight, rstd, cols, want_dweight, fake=False):
     dx = empty(a, a.shape, a.dtype, op)
     dw = empty(w, w.shape, w.dtype, op) if w is not None and want_dweight else None
     ws = None if fake or dw is None else workspace(
-        a, _C.rms_norm_backward_workspace_bytes(rows, cols), op)
+        a, _C.rms_norm_backward_workspace_bytes(rows, cols), op, s)
     _launch(op, (g, a, w, r, dx, dw, ws), s, _C.rms_norm_backward, a.dtype,
             a.dtype if w is None else w.dtype, g.ptr, a.ptr, _ptr(w), r.ptr, dx.ptr, _ptr(dw),
             rows, cols, *_ws(ws), fake=fake)
@@ -1328,7 +1347,7 @@ def _layer_norm_backward(dy, x, weight, bias, mean, rstd, cols, want_dweight, wa
     dw = empty(w, w.shape, w.dtype, op) if w is not None and want_dweight else None
     db = empty(b, b.shape, b.dtype, op) if b is not None and want_dbias else None
     ws = None if fake or (dw is None and db is None) else workspace(
-        a, _C.layer_norm_backward_workspace_bytes(rows, cols), op)
+        a, _C.layer_norm_backward_workspace_bytes(rows, cols), op, s)
     wdt = w.dtype if w is not None else b.dtype if b is not None else a.dtype
     _launch(op, (g, a, w, m, r, dx, dw, db, ws), s, _C.layer_norm_backward, a.dtype, wdt, g.ptr,
             a.ptr, _ptr(w), m.ptr, r.ptr, dx.ptr, _ptr(dw), _ptr(db), rows, cols, *_ws(ws),
@@ -1351,7 +1370,7 @@ def _add_rms_norm_backward(dy, sum_, dsum, weight, rstd, cols, want_dweight, fak
     dx = empty(a, a.shape, a.dtype, op)
     dw = empty(w, w.shape, w.dtype, op) if w is not None and want_dweight else None
     ws = None if fake or dw is None else workspace(
-        a, _C.add_rms_norm_backward_workspace_bytes(rows, cols), op)
+        a, _C.add_rms_norm_backward_workspace_bytes(rows, cols), op, s)
     _launch(op, (g, a, d, w, r, dx, dw, ws), s, _C.add_rms_norm_backward, a.dtype,
             a.dtype if w is None else w.dtype, g.ptr, a.ptr, _ptr(d), _ptr(w), r.ptr, dx.ptr,
             _ptr(dw), rows, cols, *_ws(ws), fake=fake)
@@ -1574,7 +1593,7 @@ def _cross_entropy(input, target, ignore_index, reduction, label_smoothing, out,
                                                (t, "target")])
     lse = empty(a, (rows,), "float32", op) if save else None
     nbytes = 0 if fake else _C.cross_entropy_workspace_bytes(rows, vocab)
-    ws = workspace(a, nbytes, op) if nbytes else None
+    ws = workspace(a, nbytes, op, s) if nbytes else None
     _launch(op, (a, t, o, lse, ws), s, _C.cross_entropy, a.dtype, t.dtype, a.ptr, ld, t.ptr, rows,
             vocab, ii, eps, code, o.ptr, _ptr(lse), *_ws(ws), fake=fake)
     return (o.obj, lse.obj) if save else o.obj

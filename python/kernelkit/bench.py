@@ -5,6 +5,7 @@ generated ones; GPU time per case and host time per call.
     python -m kernelkit.bench [--seed N|random] [--quick] [--max-seconds S]
                               [--json PATH] [--table PATH.md] [--chart PATH.png]
                               [--ops softmax,row_sum,...] [--dtypes f32,bf16] [--list]
+                              [--host-only]
 
 Cases. Per op and dtype a few LISTED shapes (the C++ benchmark's, tools/goals) and
 --generated (default 6) GENERATED ones, drawn by generated_shapes() from one seed (--seed,
@@ -28,7 +29,10 @@ Host time. Per op and dtype, on tiny inputs (8 x 64 rows, 64 elements, 8 x 8 x 8
 GPU idle: the median over 5 runs of the wall time of --host-calls back-to-back calls (a
 synchronize before and after each run, inside the timed span) divided by the count, for
 kernelkit's function and torch's own op (not compiled). Each case of that op and dtype
-carries those two figures.
+carries those two figures. --host-only measures these alone (seconds, no GPU-time case, no
+torch.compile) and prints them per op and dtype with torch's over kernelkit's (the Python
+goal: >= 1.00x), then the host time of a 1 x 32 softmax through each layer; with --json,
+{"gpu", "torch", "host": [{"op", "dtype", "shape", "kernelkit_host_us", "torch_host_us"}]}.
 
 Budget. The cases run round-robin over the ops (every op's first case, then every op's
 second, ...), so a run cut by --max-seconds (default 240, --quick 90) still has every op;
@@ -820,6 +824,8 @@ def _parse(argv):
     p.add_argument("--table", help="markdown (default: the JSON's path with .md)")
     p.add_argument("--chart", help="chart PNG (default: the JSON's path with .png; needs matplotlib)")
     p.add_argument("--list", action="store_true", help="print the cases and exit (no GPU needed)")
+    p.add_argument("--host-only", action="store_true",
+                   help="only the host time per call on tiny inputs (kernelkit and torch), seconds")
     args = p.parse_args(argv)
     if args.seed == "random":
         args.seed = random.SystemRandom().randrange(1, 1 << 31)
@@ -847,6 +853,40 @@ def _parse(argv):
     if args.compile_seconds is None:
         args.compile_seconds = 0.6 * args.max_seconds
     return args
+
+
+def _host_only(args, torch, kernelkit, gpu, host):
+    """--host-only: the host times per op and dtype, torch's over kernelkit's, the layers of
+    a 1 x 32 softmax; the JSON only when --json names it."""
+    rows, worst = [], None
+    print(f"\nhost time per call (us), tiny inputs, {args.host_calls} calls a run, median of 5:")
+    print(f"{'op':22s} {'dtype':9s} {'shape':7s} {'kernelkit':>9s} {'torch':>7s} {'torch/kk':>8s}")
+    for (op, dtype), (kk_h, th_h) in host.items():
+        ratio = th_h / kk_h if kk_h and th_h else None
+        if ratio is not None and (worst is None or ratio < worst[0]):
+            worst = (ratio, f"{OPS[op]['name']}/{dtype}")
+        rows.append(dict(op=OPS[op]["name"], dtype=dtype, shape=OPS[op]["tiny"],
+                         kernelkit_host_us=kk_h, torch_host_us=th_h))
+        print(f"{OPS[op]['name']:22s} {dtype:9s} {OPS[op]['tiny']:7s} {_f(kk_h, '{:.2f}'):>9s} {_f(th_h, '{:.2f}'):>7s} "
+              f"{'' if ratio is None else f'{ratio:.2f}x':>8s}")
+    failed = [f"{r['op']}/{r['dtype']}" for r in rows if r["kernelkit_host_us"] is None
+              or r["torch_host_us"] is None]
+    if worst is not None:
+        ok = worst[0] >= 1.0 and not failed
+        print(f"worst: {worst[1]} {worst[0]:.2f}x ({'meets' if ok else 'misses'} the goal, >= 1.00x"
+              + (f"; not measured: {', '.join(failed)}" if failed else "") + ")")
+    print("\nhost time per call of a 1 x 32 f32 softmax through each layer:")
+    try:
+        for name, us in overhead_us(torch, kernelkit).items():
+            print(f"- {name}: {_f(us) + ' us' if isinstance(us, float) else us}")
+    except Exception as e:  # noqa: BLE001 (a figure for people)
+        print(f"- not measured: {_short_error(e)}")
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump({"gpu": gpu, "torch": torch.__version__, "host": rows}, f, indent=1)
+        print(f"json: {args.json}")
+    return 0
 
 
 def main(argv=None):
@@ -890,6 +930,8 @@ def main(argv=None):
         host[(op, dtype)] = measure_host(torch, kernelkit, op, dtype, args.host_calls)
         kk_h, th_h = host[(op, dtype)]
         print(f"host {OPS[op]['name']}/{dtype}: kernelkit {_f(kk_h)} us, torch {_f(th_h)} us", flush=True)
+    if args.host_only:
+        return _host_only(args, torch, kernelkit, gpu, host)
     for c in cases:
         c["kernelkit_host_us"], c["torch_host_us"] = host[(c["op"], c["dtype"])]
 

@@ -358,3 +358,24 @@ def test_main_stops_at_its_time_budget(tmp_path, monkeypatch):
     assert bench.main(["--quick", "--max-seconds", "1", "--host-calls", "2", "--ops", "add"]) == 0
     doc = json.loads((tmp_path / "h100-python.json").read_text())
     assert doc["cases"] == []
+
+
+def test_host_only_measures_host_times_alone(tmp_path, monkeypatch, capsys):
+    compiles = []
+    for name, mod in fake_torch_modules(compiles).items():
+        monkeypatch.setitem(sys.modules, name, mod)
+    path = tmp_path / "host.json"
+    rc = bench.main(["--host-only", "--host-calls", "3", "--ops", "softmax,sum,gemv", "--dtypes", "f32,bf16",
+                     "--json", str(path)])
+    assert rc == 0 and compiles == []  # no GPU-time case, nothing compiled
+    doc = json.loads(path.read_text())
+    assert doc["gpu"] == "NVIDIA H100 80GB HBM3" and doc["torch"] == "0.0-fake"
+    got = {(r["op"], r["dtype"]): r for r in doc["host"]}
+    assert set(got) == {("softmax", "f32"), ("softmax", "bf16"), ("reduce.sum", "f32"), ("reduce.sum", "bf16"),
+                        ("gemv", "f32")}
+    assert got[("softmax", "f32")]["shape"] == "8x64" and got[("softmax", "f32")]["kernelkit_host_us"] > 0
+    assert got[("gemv", "f32")]["kernelkit_host_us"] is None  # the planted failure
+    assert got[("gemv", "f32")]["torch_host_us"] is not None
+    out = capsys.readouterr().out
+    assert "torch/kk" in out and "json:" in out
+    assert "misses the goal" in out and "not measured: gemv/f32" in out  # a failed op misses it

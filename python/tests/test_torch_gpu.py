@@ -337,13 +337,16 @@ def test_reductions_deterministic_and_out():
     assert torch.isfinite(rows).all()
 
 
+@pytest.mark.parametrize("path", ["raw", "tensor"])
 @pytest.mark.parametrize("name", ["row_sum", "row_sum strided", "col_sum", "gemv", "sgemm", "sum",
                                   "softmax_inner", "cross_entropy"])
-def test_workspace_plumbing(name, monkeypatch):
-    """Whatever bytes the extension asks for reach it from torch's allocator, uninitialized:
-    the op is right whatever they hold (here a 0xA5 fill), and the launch gets exactly that
-    workspace's address and size."""
-    from kernelkit import _C, _ops
+def test_workspace_plumbing(name, path, monkeypatch):
+    """Whatever bytes the extension asks for reach it from torch's allocator, uninitialized,
+    and the launch gets exactly that workspace's address and size: a block of the caching
+    allocator taken for the launch's stream ("raw", the default), or a uint8 tensor ("tensor":
+    where torch has no raw allocator or the device is not the current one), which is filled
+    with 0xA5 first: the op is right whatever the workspace holds."""
+    from kernelkit import _C, _arrays, _ops
 
     base = {"row_sum": "row_reduce", "row_sum strided": "row_reduce", "col_sum": "col_reduce",
             "gemv": "gemv", "sgemm": "sgemm", "sum": "reduce", "softmax_inner": "softmax_inner",
@@ -357,11 +360,17 @@ def test_workspace_plumbing(name, monkeypatch):
         asked.append(orig(*args) + 4096)
         return asked[-1]
 
-    def filled(like, nbytes, op):
-        ws = alloc(like, nbytes, op)
-        assert isinstance(ws.obj, torch.Tensor) and ws.obj.dtype == torch.uint8
-        ws.obj.fill_(0xA5)
-        made.append((ws.ptr, ws.obj.numel()))
+    def filled(like, nbytes, op, stream):
+        assert stream == torch.cuda.current_stream().cuda_stream  # the launch's stream
+        ws = alloc(like, nbytes, op, stream)
+        if path == "tensor":
+            assert isinstance(ws.obj, torch.Tensor) and ws.obj.dtype == torch.uint8
+            assert ws.obj.numel() == ws.nbytes
+            ws.obj.fill_(0xA5)
+        else:  # raw memory: no fill from here (the tensor path checks the contents rule)
+            assert isinstance(ws.obj, _arrays._RawBlock) and ws.obj.ptr == ws.ptr
+        assert ws.ptr % 16 == 0
+        made.append((ws.ptr, ws.nbytes))
         return ws
 
     def spy(*args):  # ..., workspace, workspace_bytes, device, stream
@@ -370,6 +379,8 @@ def test_workspace_plumbing(name, monkeypatch):
 
     monkeypatch.setattr(_C, f"{base}_workspace_bytes", more)
     monkeypatch.setattr(_ops, "workspace", filled)
+    if path == "tensor":
+        monkeypatch.setattr(_arrays, "_torch_raw", ())
     monkeypatch.setattr(_C, base, spy)
     A = rand((64, 256), torch.float32)
     x = rand((256,), torch.float32, seed=SEED + 1).double()
@@ -389,7 +400,7 @@ def test_workspace_plumbing(name, monkeypatch):
     elif name == "softmax_inner":  # softmax over axis 0 of a tall x: n split over blocks
         got = kernelkit.softmax(T, dim=0)
         assert [n for _, n in made] == asked and seen == made
-        close(got, torch.softmax(T.double(), 0), what="softmax_inner with a 0xA5 workspace")
+        close(got, torch.softmax(T.double(), 0), what=f"softmax_inner with a {path} workspace")
         return
     elif name == "cross_entropy":  # few rows over a wide vocabulary: rows split over blocks
         X = rand((3, 100000), torch.float32, seed=SEED + 4)
@@ -402,7 +413,7 @@ def test_workspace_plumbing(name, monkeypatch):
     else:
         got, want, mag = kernelkit.sum(A), A64.sum(), A64.abs().sum()
     assert [n for _, n in made] == asked and seen == made
-    sum_close(got, want, mag, what=f"{name} with a 0xA5 workspace")
+    sum_close(got, want, mag, what=f"{name} with a {path} workspace")
 
 
 def test_reductions_read_strided_rows_and_middle_axes_in_place(monkeypatch):
@@ -694,16 +705,24 @@ def test_cast(src, dst):
 SLEEP_CYCLES = 200_000_000  # ~0.1 s of spinning on the GPU before the input is written
 
 
-def test_current_stream_keeps_order():
-    """x is written on a side stream after a long sleep: kernelkit must run on that stream
-    (torch's current one inside the context), or it reads x before the write."""
-    src = rand((64, 4099), torch.float32)
+def _written_late(src):
+    """(x, s): x receives src on a new side stream s after ~0.1 s of sleep there; a call that
+    reads x on any other stream without waiting for s reads zeros."""
     x = torch.zeros_like(src)
     torch.cuda.synchronize()
     s = torch.cuda.Stream()
     with torch.cuda.stream(s):
         torch.cuda._sleep(SLEEP_CYCLES)
         x.copy_(src)
+    return x, s
+
+
+def test_current_stream_keeps_order():
+    """x is written on a side stream after a long sleep: kernelkit must run on that stream
+    (torch's current one inside the context), or it reads x before the write."""
+    src = rand((64, 4099), torch.float32)
+    x, s = _written_late(src)
+    with torch.cuda.stream(s):
         y = kernelkit.softmax(x)
         r = kernelkit.row_sum(x)
         t = kernelkit.sum(x)
@@ -715,18 +734,30 @@ def test_current_stream_keeps_order():
 
 def test_explicit_stream_argument():
     src = rand((16, 1000), torch.float32)
-    x = torch.zeros_like(src)
     out = torch.empty_like(src)
-    torch.cuda.synchronize()
-    s = torch.cuda.Stream()
-    with torch.cuda.stream(s):
-        torch.cuda._sleep(SLEEP_CYCLES)
-        x.copy_(src)
+    x, s = _written_late(src)
     kernelkit.softmax(x, out=out, stream=s)  # a torch.cuda.Stream
     kernelkit.relu(x, out=x, stream=s.cuda_stream)  # a raw handle, after the softmax
     s.synchronize()
     close(out, torch.softmax(src.double(), -1))
     close(x, torch.relu(src.double()))
+
+
+def test_explicit_stream_workspace_is_that_streams():
+    """A workspace of a call with stream= is taken for that stream: while a kernel on the side
+    stream still waits (a sleep first), torch's current stream allocates and writes the
+    workspace's size over and over; a workspace tied to the current stream would be handed
+    out and overwritten under the waiting kernel."""
+    src = rand((3, 100000), torch.float32)  # row_sum: few long rows split over blocks
+    x, s = _written_late(src)
+    r = kernelkit.row_sum(x, stream=s)
+    t = kernelkit.sum(x, stream=s)
+    for _ in range(64):  # the current stream: blocks of every small size, written
+        for n in (512, 4096, 1 << 16, 1 << 20):
+            torch.empty(n, dtype=torch.uint8, device="cuda").fill_(0xA5)
+    s.synchronize()
+    sum_close(r, src.double().sum(-1), src.double().abs().sum(-1))
+    sum_close(t, src.double().sum(), src.double().abs().sum())
 
 
 @pytest.mark.skipif(not (HAS_TORCH and HAS_GPU) or torch.cuda.device_count() < 2,

@@ -7,6 +7,7 @@
 // (cross_entropy_args_ok, cross_entropy_backward_args_ok), which are pure as well.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -31,8 +32,9 @@ std::string describe_config(const CrossEntropyConfig& c) {
 
 std::string describe(const CrossEntropyPlan& p) {
   return "pack=" + std::to_string(p.pack) + " threads=" + std::to_string(p.threads) +
-         " split=" + std::to_string(p.split) + " tasks=" + std::to_string(p.tasks) +
-         " grid=" + std::to_string(p.shape.grid.x) + " block=" + std::to_string(p.shape.block.x) +
+         " split=" + std::to_string(p.split) + " group=" + std::to_string(p.group) +
+         " tasks=" + std::to_string(p.tasks) + " grid=" + std::to_string(p.shape.grid.x) +
+         " block=" + std::to_string(p.shape.block.x) +
          " combine=" + std::to_string(static_cast<int>(p.combine));
 }
 
@@ -138,6 +140,78 @@ TEST(CrossEntropyPlan, FewWideRowsUseEverySm) {
   }
 }
 
+// Split rows as the finish meets them: every chunk its own block (one round of the grid); a
+// group of threads a row in the finishing block (the main block of 512 after the grid barrier,
+// or the second kernel's): split rounded up to a power of two up to a warp (a part a thread),
+// past a warp the fewest threads that hold kCrossEntropyFinishUnroll parts each, at least a
+// warp, at most the block (H200: groups of split rounded up to 512, with every warp of the
+// block through the finish, ran 0.2-0.6 us slower than a warp a row on 1-16 rows); on an H100
+// every row's group in one pass of the block of 512 (issue 34: the finish had taken a warp a
+// row, its rows one after another).
+TEST(CrossEntropyPlan, SplitRowsFinishInOnePass) {
+  constexpr int kU = kk::detail::kCrossEntropyFinishUnroll;
+  for (const kk::DeviceInfo& d : devices()) {
+    for (int elem : {4, 2}) {
+      for (int64_t rows = 1; rows <= 300; ++rows) {
+        for (int64_t vocab :
+             {5399, 8740, 25468, 32021, 57163, 79264, 128256, 209632, 2977308, 22134989}) {
+          for (LossReduction red : kReductions) {
+            const CrossEntropyPlan p = forward(rows, vocab, elem, red, d);
+            const std::string where = std::to_string(rows) + "x" + std::to_string(vocab) +
+                                      " elem " + std::to_string(elem) + " " + describe(p);
+            if (p.split == 1) {
+              EXPECT_EQ(p.group, 1) << where;
+              continue;
+            }
+            EXPECT_LE(p.tasks, int64_t{p.shape.grid.x}) << where;
+            EXPECT_EQ(p.shape.block.x, 512u) << where;
+            const int block = p.combine == kk::BlockCombine::kGrid
+                                  ? static_cast<int>(p.shape.block.x)
+                                  : static_cast<int>(p.finish.block.x);
+            ASSERT_GE(p.group, 1) << where;
+            EXPECT_EQ(p.group & (p.group - 1), 0) << where << " a power of two";
+            EXPECT_LE(p.group, block) << where;
+            if (p.split <= 32) {
+              // a part a thread, the fewest threads that do it
+              EXPECT_GE(p.group, p.split) << where;
+              EXPECT_LT(p.group / 2, p.split) << where;
+            } else {
+              // a warp or more, at most kU parts a thread (one batch of loads) unless the
+              // group is the block, the fewest threads that do it
+              EXPECT_GE(p.group, 32) << where;
+              if (p.group < block) EXPECT_LE((p.split + p.group - 1) / p.group, kU) << where;
+              if (p.group > 32) EXPECT_GT((p.split + p.group / 2 - 1) / (p.group / 2), kU) << where;
+            }
+            if (d.sm_count != kktest::h100().sm_count || !d.cooperative_launch) continue;
+            EXPECT_LE(rows * p.group, 512) << where << " one pass";
+          }
+        }
+      }
+    }
+  }
+}
+
+// The finishing group of listed H100 plans (H200 cases: bench/NOTES.md "cross_entropy").
+TEST(CrossEntropyPlan, FinishGroupOnAnH100) {
+  struct Case {
+    int64_t rows, vocab;
+    int elem, split, group;
+  };
+  const Case cases[] = {
+      {91, 5399, 4, 2, 2},     {95, 32021, 2, 2, 2},       {69, 8740, 4, 3, 4},
+      {53, 50553, 2, 4, 4},    {40, 112427, 2, 6, 8},      {29, 25468, 2, 9, 16},
+      {16, 151936, 4, 16, 16}, {13, 79264, 2, 20, 32},     {9, 84650, 4, 29, 32},
+      {5, 38317, 4, 52, 32},   {5, 2977308, 2, 52, 32},    {1, 128256, 2, 125, 32},
+      {1, 128256, 4, 250, 64}, {1, 22134989, 2, 264, 128}, {2, 477530368, 2, 132, 64},
+  };
+  for (const Case& c : cases) {
+    const CrossEntropyPlan p =
+        forward(c.rows, c.vocab, c.elem, LossReduction::kMean, kktest::h100());
+    EXPECT_EQ(p.split, c.split) << c.rows << "x" << c.vocab << " " << describe(p);
+    EXPECT_EQ(p.group, c.group) << c.rows << "x" << c.vocab << " " << describe(p);
+  }
+}
+
 TEST(CrossEntropyPlan, EveryPlanIsALegalTableEntryAndEveryEntryIsPlanned) {
   kktest::PlannedEntries<CrossEntropyConfig, std::size(kk::kCrossEntropyConfigs)> planned(
       kk::kCrossEntropyConfigs);
@@ -171,6 +245,18 @@ TEST(CrossEntropyPlan, EveryPlanIsALegalTableEntryAndEveryEntryIsPlanned) {
                                                                  : kk::BlockCombine::kSecondKernel;
             EXPECT_EQ(p.combine, want) << where;
             EXPECT_EQ(p.shape.cooperative, want == kk::BlockCombine::kGrid) << where;
+            // the finishing block's warps that take part: the rows' groups (split) or a thread
+            // a block's record, at most the block
+            if (finish) {
+              const int fb =
+                  want == kk::BlockCombine::kGrid ? block : kk::detail::kCrossEntropyFinishBlock;
+              const int64_t items = p.split > 1 ? rows * p.group : int64_t{p.shape.grid.x};
+              EXPECT_EQ(p.finish_warps, (std::min<int64_t>(items, fb) + 31) / 32) << where;
+              EXPECT_GE(p.finish_warps, 1) << where;
+              EXPECT_LE(p.finish_warps * 32, fb) << where;
+              EXPECT_LE(p.group, fb) << where;
+            }
+            if (p.split == 1) EXPECT_EQ(p.group, 1) << where;
             // the workspace holds what is parked
             const size_t ws = kk::cross_entropy_workspace_bytes(rows, vocab);
             if (p.split > 1) {

@@ -256,11 +256,17 @@ void run_case(Case c, uint64_t seed) {
 template <typename T, typename Tgt>
 void sweep(uint64_t seed0) {
   // 4500 x 1500: rows of 188 / 376 packs over more rows than the block slots, a warp a row and
-  // several batches a warp (cross_entropy_warp_rows)
-  const int64_t shapes[][2] = {{1, 1},      {3, 1},      {5, 7},      {33, 31},
-                               {17, 100},   {64, 513},   {7, 1000},   {9, 2049},
-                               {130, 4096}, {5, 8191},   {3, 32000},  {1, 128256},
-                               {300, 5003}, {1000, 129}, {4, 262147}, {4500, 1500}};
+  // several batches a warp (cross_entropy_warp_rows). Few rows split over blocks, their chunks
+  // met in the finish by groups of threads a row (cross_entropy_finish_group): 95 x 32021 and
+  // 69 x 8740 (2-3 chunks a row: groups of 2-4, 16 / 8 rows a warp), 13 x 79264 (~20 chunks: a
+  // warp), 6 x 50000 (~44 chunks: a warp, 2 a lane), 1 x 128256 (f32 ~250 chunks: 2 warps, 4 a
+  // thread, met through shared memory), 1 x 300000 and 2 x 300000 (~264 / 132 chunks: 4 / 2
+  // warps a row)
+  const int64_t shapes[][2] = {{1, 1},       {3, 1},      {5, 7},      {33, 31},    {17, 100},
+                               {64, 513},    {7, 1000},   {9, 2049},   {130, 4096}, {5, 8191},
+                               {3, 32000},   {1, 128256}, {300, 5003}, {1000, 129}, {4, 262147},
+                               {4500, 1500}, {95, 32021}, {69, 8740},  {13, 79264}, {6, 50000},
+                               {1, 300000},  {2, 300000}};
   uint64_t seed = seed0;
   int i = 0;
   for (const auto& s : shapes) {
@@ -399,7 +405,14 @@ TEST_F(CrossEntropyTest, SecondKernelFinishAgrees) {
   CUDA_CHECK(kk::current_device_info(&d));
   kk::DeviceInfo no_coop = d;
   no_coop.cooperative_launch = false;
-  for (auto shape : {std::pair<int64_t, int64_t>{3, 200003}, {777, 3001}}) {
+  // 130 x 4096 (2 chunks a row: groups of 2) takes two passes of the second kernel's 256
+  // threads; 6 x 50000 (44 chunks: a warp a row); 1 x 300000 (264 chunks: 4 warps a row, met
+  // through shared memory)
+  for (auto shape : {std::pair<int64_t, int64_t>{3, 200003},
+                     {777, 3001},
+                     {130, 4096},
+                     {6, 50000},
+                     {1, 300000}}) {
     for (LossReduction red : {LossReduction::kNone, LossReduction::kMean}) {
       const int64_t rows = shape.first, vocab = shape.second;
       const auto h = kktest::random_vector<__nv_bfloat16>(rows * vocab, 980, -8, 8);

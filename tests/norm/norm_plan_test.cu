@@ -46,9 +46,10 @@ std::string describe_config(const NormConfig& c) {
 
 std::string describe(const NormPlan& p) {
   return std::string(path_name(p.path)) + " pack=" + std::to_string(p.pack) +
-         " packs=" + std::to_string(p.packs) + " split=" + std::to_string(p.split) +
-         " bps=" + std::to_string(p.blocks_per_sm) + " grid=" + std::to_string(p.shape.grid.x) +
-         " block=" + std::to_string(p.shape.block.x) + " bytes=" + std::to_string(p.bytes);
+         " packs=" + std::to_string(p.packs) + " lanes=" + std::to_string(p.lanes) +
+         " split=" + std::to_string(p.split) + " bps=" + std::to_string(p.blocks_per_sm) +
+         " grid=" + std::to_string(p.shape.grid.x) + " block=" + std::to_string(p.shape.block.x) +
+         " bytes=" + std::to_string(p.bytes);
 }
 
 // x_off: bytes x starts past the 16-byte grid; other_off: bytes another operand (y, residual,
@@ -104,9 +105,9 @@ TEST(NormPlan, OffGridRowsTakeSixteenBytePacks) {
     int block, packs;
   };
   const Expect table[] = {
-      {99682, 1227, 4, NormPath::kBlock, 128, 4},   {58677, 239, 4, NormPath::kWarp, 32 * 4, 2},
+      {99682, 1227, 4, NormPath::kBlock, 128, 4},   {58677, 239, 4, NormPath::kWarp, 32 * 4, 4},
       {72583, 1787, 2, NormPath::kBlock, 128, 2},   {689929, 613, 2, NormPath::kBlock, 128, 2},
-      {661075, 129, 2, NormPath::kWarp, 32 * 4, 1}, {4096, 16383, 4, NormPath::kTwoPass, 512, 0},
+      {661075, 129, 2, NormPath::kWarp, 32 * 4, 2}, {4096, 16383, 4, NormPath::kTwoPass, 512, 0},
       {4096, 16381, 4, NormPath::kBlock, 1024, 4},  {3, 511, 4, NormPath::kBlock, 128, 4},
       {3, 509, 4, NormPath::kWarp, 128, 4},         {3, 505, 2, NormPath::kWarp, 128, 2},
       {3, 507, 2, NormPath::kBlock, 128, 2},        {4096, 16377, 2, NormPath::kBlock, 1024, 2},
@@ -152,8 +153,8 @@ TEST(NormPlan, AlignedEntriesWhereEveryOperandIsOnTheGrid) {
       {NormKind::kLayer, 8192, 4096, 2, NormPath::kBlock, 256, 2},
       {NormKind::kAddRms, 65536, 768, 4, NormPath::kBlock, 128, 4},
       {NormKind::kLayer, 65536, 768, 4, NormPath::kBlock, 128, 4},
-      {NormKind::kAddRms, 2156543, 64, 2, NormPath::kWarp, 128, 1},
-      {NormKind::kRms, 3580361, 32, 2, NormPath::kWarp, 128, 1},
+      {NormKind::kAddRms, 2156543, 64, 2, NormPath::kWarp, 128, 2},
+      {NormKind::kRms, 3580361, 32, 2, NormPath::kWarp, 128, 2},
       {NormKind::kAddRms, 7342, 29600, 2, NormPath::kTwoPass, 512, 0},
       {NormKind::kLayer, 16608, 19616, 4, NormPath::kTwoPass, 512, 0},
   };
@@ -171,10 +172,11 @@ TEST(NormPlan, AlignedEntriesWhereEveryOperandIsOnTheGrid) {
   }
 }
 
-// Rows off the grid of at most 128 columns keep main's one-element kWarp entries (1 a lane up
-// to 32 columns, else 4): a 16-byte access a lane left most lanes idle and ran the partial
-// head and tail beside the body (H200: bf16 83 columns 2.9x, 29 columns 3.5x slower); from
-// 129 columns the phased 16-byte entries (f32 239 columns 2.8x faster than one element).
+// Rows off the grid of at most 128 columns keep main's one-element kWarp entries (1 or 4 a
+// lane, now on a group of lanes: ShortRowsShareAWarp): a 16-byte access a lane left most
+// lanes idle and ran the partial head and tail beside the body (H200: bf16 83 columns 2.9x, 29
+// columns 3.5x slower); from 129 columns the phased 16-byte entries (f32 239 columns 2.8x
+// faster than one element).
 TEST(NormPlan, ShortRowsOffTheGridTakeOneElementAWarpLane) {
   struct Expect {
     NormKind kind;
@@ -183,10 +185,10 @@ TEST(NormPlan, ShortRowsOffTheGridTakeOneElementAWarpLane) {
   };
   const Expect table[] = {
       {NormKind::kLayer, 10432185, 83, 2, 0, 1, 4}, {NormKind::kLayer, 152388, 61, 2, 0, 1, 4},
-      {NormKind::kAddRms, 73007, 29, 2, 0, 1, 1},   {NormKind::kAddRms, 2337723, 33, 4, 0, 1, 4},
+      {NormKind::kAddRms, 73007, 29, 2, 0, 1, 4},   {NormKind::kAddRms, 2337723, 33, 4, 0, 1, 4},
       {NormKind::kRms, 661075, 71, 2, 8, 1, 4},     {NormKind::kRms, 1000, 128, 2, 2, 1, 4},
       {NormKind::kRms, 1000, 32, 4, 4, 1, 1},       {NormKind::kRms, 1000, 129, 2, 0, 8, 1},
-      {NormKind::kRms, 58677, 239, 4, 0, 4, 2},
+      {NormKind::kRms, 58677, 239, 4, 0, 4, 4},
   };
   for (const Expect& e : table) {
     const NormPlan p = plan(e.kind, e.rows, e.cols, e.elem, e.elem, kktest::h100(), e.x_off);
@@ -196,6 +198,91 @@ TEST(NormPlan, ShortRowsOffTheGridTakeOneElementAWarpLane) {
     EXPECT_EQ(p.pack, e.pack) << where;
     EXPECT_EQ(p.packs, e.packs) << where;
     EXPECT_EQ(p.phased, e.pack > 1) << where;
+  }
+}
+
+// Short rows share a warp: a group of lanes a row, the smallest power of two holding the
+// row's accesses at the entry's packs a lane, the entry with the most rows in flight a SM
+// (resident blocks x 128 / lanes; 16-float entries run 9 blocks of 128 a SM, 8-float 10, f32
+// 4-float 16). The H200's short-row classes of bench/results/h200/softmax-norm-loss.json (one
+// warp a row there: 0.20-0.70 of SOL), plus widths around the group boundaries.
+TEST(NormPlan, ShortRowsShareAWarp) {
+  struct Expect {
+    NormKind kind;
+    int64_t rows, cols;
+    int elem, x_off, other_off;
+    int pack, packs, lanes;
+  };
+  const Expect table[] = {
+      // on the grid, every operand too (aligned): 16-byte packs
+      {NormKind::kRms, 3580361, 32, 2, 0, 0, 8, 2, 2},     // 4 accesses: 16 rows a warp
+      {NormKind::kLayer, 42437, 32, 2, 0, 0, 8, 2, 2},     //
+      {NormKind::kLayer, 369731, 32, 4, 0, 0, 4, 4, 2},    // 8 accesses
+      {NormKind::kAddRms, 2156543, 64, 2, 0, 0, 8, 2, 4},  // 8 accesses
+      {NormKind::kRms, 2190608, 96, 2, 0, 0, 8, 2, 8},     // 12 accesses: 4 of 16 slots idle
+      {NormKind::kLayer, 17062, 96, 2, 0, 0, 8, 2, 8},     //
+      {NormKind::kRms, 98572, 160, 4, 0, 0, 4, 4, 16},     // 40 accesses
+      {NormKind::kAddRms, 1330657, 224, 2, 0, 0, 8, 2, 16},
+      {NormKind::kRms, 1 << 20, 4, 4, 0, 0, 4, 1, 1},     // 1 access: a lane a row, 4 floats
+      {NormKind::kRms, 1 << 20, 8, 4, 0, 0, 4, 2, 1},     // 2 accesses: a lane a row
+      {NormKind::kRms, 1 << 20, 8, 2, 0, 0, 8, 1, 1},     // 1 access
+      {NormKind::kRms, 1 << 20, 512, 4, 0, 0, 4, 4, 32},  // 128 accesses: a warp a row
+      // a stride on the grid, another operand off it: the phased twins, the same groups
+      {NormKind::kRms, 3580361, 32, 2, 0, 2, 8, 2, 2},
+      {NormKind::kLayer, 369731, 32, 4, 0, 4, 4, 4, 2},
+      // off the grid, > 128 columns: phased 16-byte packs, a partial head and tail counted
+      {NormKind::kRms, 58677, 239, 4, 0, 0, 4, 4, 16},    // 61 accesses
+      {NormKind::kLayer, 26555, 293, 4, 0, 0, 4, 4, 32},  // 75 accesses
+      {NormKind::kAddRms, 486310, 459, 2, 12, 0, 8, 2, 32},
+      {NormKind::kRms, 661075, 129, 2, 0, 0, 8, 2, 16},  // 17 accesses
+      // off the grid, <= 128 columns: one element an access, 1 or 4 a lane
+      {NormKind::kAddRms, 73007, 29, 2, 0, 0, 1, 4, 8},
+      {NormKind::kAddRms, 2337723, 33, 4, 0, 0, 1, 4, 16},
+      {NormKind::kLayer, 152388, 61, 2, 0, 0, 1, 4, 16},
+      {NormKind::kRms, 661075, 71, 2, 8, 0, 1, 4, 32},
+      {NormKind::kRms, 1521202, 81, 4, 0, 0, 1, 4, 32},
+      {NormKind::kLayer, 10432185, 83, 2, 0, 0, 1, 4, 32},
+      {NormKind::kRms, 1 << 20, 1, 4, 0, 0, 1, 1, 1},  // a lane a row, one element
+      {NormKind::kRms, 1 << 20, 3, 2, 0, 0, 1, 4, 1},  // a lane a row, 4 elements
+      {NormKind::kRms, 1 << 20, 5, 4, 0, 0, 1, 4, 2},
+  };
+  for (const Expect& e : table) {
+    const NormPlan p =
+        plan(e.kind, e.rows, e.cols, e.elem, e.elem, kktest::h100(), e.x_off, e.other_off);
+    const std::string where =
+        std::to_string(e.rows) + "x" + std::to_string(e.cols) + ": " + describe(p);
+    EXPECT_EQ(p.path, NormPath::kWarp) << where;
+    EXPECT_EQ(p.pack, e.pack) << where;
+    EXPECT_EQ(p.packs, e.packs) << where;
+    EXPECT_EQ(p.lanes, e.lanes) << where;
+    EXPECT_EQ(static_cast<int>(p.shape.block.x), 128) << where;
+    // the grid: the rows' blocks (128 / lanes rows each), at most 32 waves of them
+    const int64_t blocks = (e.rows + 128 / e.lanes - 1) / (128 / e.lanes);
+    EXPECT_EQ(int64_t{p.shape.grid.x},
+              std::min<int64_t>(blocks, int64_t{p.blocks_per_sm} * 132 * 32))
+        << where;
+  }
+}
+
+// A launch of few rows keeps them spread over the SMs: no fewer lanes a row than give every SM
+// a block (rows x lanes >= SMs x 128), up to a warp a row (main's plan) below 528 rows on an
+// H100; the same width on many rows shares warps.
+TEST(NormPlan, FewShortRowsSpreadOverTheSMs) {
+  const kk::DeviceInfo d = kktest::h100();  // 132 SMs: 16896 lanes of blocks of 128
+  struct Expect {
+    int64_t rows;
+    int lanes;
+  };
+  // bf16 32 columns on the grid: 4 accesses, 2 lanes of 2 packs where rows allow
+  const Expect table[] = {{1, 32},   {527, 32}, {528, 32}, {1055, 32}, {1056, 16},  {2112, 8},
+                          {4224, 4}, {8447, 4}, {8448, 2}, {16896, 2}, {1 << 20, 2}};
+  for (const Expect& e : table) {
+    const NormPlan p = plan(NormKind::kRms, e.rows, 32, 2, 2, d);
+    EXPECT_EQ(p.path, NormPath::kWarp) << e.rows << " rows: " << describe(p);
+    EXPECT_EQ(p.lanes, e.lanes) << e.rows << " rows: " << describe(p);
+    // lanes the rows set: the entry of fewer registers (1 pack, 10 blocks a SM, against 9);
+    // at 2 lanes, 2 packs a lane hold the row
+    EXPECT_EQ(p.packs, e.lanes == 2 ? 2 : 1) << e.rows << " rows: " << describe(p);
   }
 }
 
@@ -280,11 +367,24 @@ TEST(NormPlan, EveryPlanIsALegalTableEntryAndEveryEntryIsPlanned) {
                     EXPECT_EQ(p.bytes, fewest + rows * cols * elem) << where;
                   } else {
                     const int threads =
-                        p.path == NormPath::kWarp ? 32 : static_cast<int>(p.shape.block.x);
+                        p.path == NormPath::kWarp ? p.lanes : static_cast<int>(p.shape.block.x);
                     // the row at its worst phase: a partial head of pack - 1 columns
                     const int64_t spans = on_grid || p.pack == 1 ? (cols + p.pack - 1) / p.pack
                                                                  : (cols + 2 * p.pack - 2) / p.pack;
                     EXPECT_GE(int64_t{threads} * p.packs, spans) << where;
+                    if (p.path == NormPath::kWarp) {
+                      // a group of a power of two lanes, the fewest holding the row at its
+                      // packs, unless a launch of few rows needs more to reach every SM
+                      EXPECT_TRUE(p.lanes >= 1 && p.lanes <= 32 && kk::is_pow2(p.lanes)) << where;
+                      int fill = 1;
+                      while (fill < 32 && rows * fill < int64_t{d.sm_count} * 128)
+                        fill *= 2;
+                      EXPECT_TRUE(p.lanes == fill || int64_t{p.lanes / 2} * p.packs < spans)
+                          << where;
+                      EXPECT_GE(p.lanes, fill) << where;
+                    } else {
+                      EXPECT_EQ(p.lanes, static_cast<int>(p.shape.block.x)) << where;
+                    }
                     EXPECT_LE(p.pack * p.packs, 16) << where;
                     EXPECT_EQ(p.bytes, fewest) << where;
                     // registers of the kernel's bound fit the device at the planned occupancy

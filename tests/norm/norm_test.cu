@@ -2,7 +2,8 @@
 // rms_norm, layer_norm and add_rms_norm on the GPU against float64 references: fresh random
 // inputs (seed printed on failure), outputs poisoned before each call, widths through every
 // path (warp, block, two-pass, split; 16-byte packs at every phase of a row, and split's one
-// element per access), rows {1, 3, many}, pointers off the pack grid, operands at phases
+// element per access), short rows on groups of 1..32 lanes (several rows a warp, groups past
+// the last row), rows {1, 3, many}, pointers off the pack grid, operands at phases
 // other than x's, nothing written outside y, weights and bias absent or present, float
 // and same-type weights, in place, NaN / inf rows, determinism, bad arguments (nothing
 // written) and a call past 2^31 elements.
@@ -50,13 +51,17 @@ struct Case {
   bool in_place = false;  // y == x (add_rms_norm: and sum == residual)
   int special = 0;        // 1: a NaN in row 0, 2: an inf in row 0 (rows > 1: row 1 stays finite)
   const kk::NormConfig* force = nullptr;  // launch this table entry (launch_norm) on 2 blocks
+  int lanes = 32;                         // with force, kWarp: lanes a row
+  bool one_sm = false;  // plan_norm for this device with one SM (the lanes of the row's
+                        // accesses on few rows), launched through launch_norm
 };
 
 std::string label(const Case& c, const char* t, const char* w, uint64_t seed) {
   return std::string(kind_name(c.kind)) + " " + t + "/" + w + " " + std::to_string(c.rows) + "x" +
          std::to_string(c.cols) + " off=" + std::to_string(c.off) + "/" + std::to_string(c.y_off) +
          "/" + std::to_string(c.r_off) + "/" + std::to_string(c.s_off) + "/" +
-         std::to_string(c.w_off) + " weight=" + std::to_string(c.weight) +
+         std::to_string(c.w_off) + " lanes=" + std::to_string(c.lanes) +
+         " one_sm=" + std::to_string(c.one_sm) + " weight=" + std::to_string(c.weight) +
          " save=" + std::to_string(c.save) + " in_place=" + std::to_string(c.in_place) +
          " special=" + std::to_string(c.special) + " seed=" + std::to_string(seed);
 }
@@ -136,12 +141,41 @@ void run_case(const Case& c, uint64_t seed) {
   float* pmean = c.save ? dmean.get() : nullptr;
   float* prstd = c.save ? drstd.get() : nullptr;
   cudaError_t err = cudaSuccess;
-  if (c.force != nullptr) {
+  const kk::detail::NormArgs<T, W> args{px,
+                                        add ? pr : nullptr,
+                                        pw,
+                                        layer ? pb : nullptr,
+                                        py,
+                                        add ? ps : nullptr,
+                                        layer ? pmean : nullptr,
+                                        prstd,
+                                        c.rows,
+                                        c.cols,
+                                        1e-5f};
+  if (c.one_sm) {
+    // run_norm's plan, for this device as if it had one SM: short rows take their narrowest
+    // group of lanes from a hundred rows on
+    kk::DeviceInfo d;
+    CUDA_CHECK(kk::current_device_info(&d));
+    d.sm_count = 1;
+    const kk::Alignment x_at =
+        kk::common_alignment(kk::alignment_of(px), kk::Alignment(c.cols * int64_t{sizeof(T)}));
+    const kk::Alignment all_at = kk::common_alignment(
+        x_at, kk::alignment_of(py), kk::alignment_of(args.residual), kk::alignment_of(args.sum),
+        kk::alignment_of(pw), kk::alignment_of(args.bias));
+    const int wb = pw ? int{sizeof(W)} : 0, bb = args.bias ? int{sizeof(W)} : 0;
+    const int64_t fewest = kk::norm_fewest_bytes(c.kind, c.rows, c.cols, sizeof(T), wb, bb,
+                                                 args.mean != nullptr, prstd != nullptr);
+    const kk::NormPlan p =
+        kk::plan_norm(c.kind, c.rows, c.cols, sizeof(T), x_at, all_at, fewest, d);
+    err = kk::launch_norm(p, c.kind, args, nullptr);
+  } else if (c.force != nullptr) {
     kk::NormPlan p;
     p.path = c.force->path;
     p.pack = c.force->pack;
     p.packs = c.force->packs;
     p.phased = c.force->phased;
+    p.lanes = c.force->path == kk::NormPath::kWarp ? c.lanes : c.force->block;
     p.shape.block = dim3(static_cast<unsigned>(c.force->block));
     p.shape.grid = dim3(2);                // fewer blocks than rows: the grid-stride row loop
     if (p.path == kk::NormPath::kSplit) {  // each row over 3 blocks of a cooperative grid
@@ -149,18 +183,7 @@ void run_case(const Case& c, uint64_t seed) {
       p.shape.grid = dim3(static_cast<unsigned>(c.rows * 3));
       p.shape.cooperative = true;
     }
-    const kk::detail::NormArgs<T, W> a{px,
-                                       add ? pr : nullptr,
-                                       pw,
-                                       layer ? pb : nullptr,
-                                       py,
-                                       add ? ps : nullptr,
-                                       layer ? pmean : nullptr,
-                                       prstd,
-                                       c.rows,
-                                       c.cols,
-                                       1e-5f};
-    err = kk::launch_norm(p, c.kind, a, nullptr);
+    err = kk::launch_norm(p, c.kind, args, nullptr);
   } else if (c.kind == NormKind::kRms) {
     err = kk::rms_norm(px, pw, py, prstd, c.rows, c.cols, 1e-5f);
   } else if (layer) {
@@ -246,8 +269,9 @@ TEST_F(NormTest, Bf16Bf16Weight) {
   sweep<__nv_bfloat16, __nv_bfloat16>(500);
 }
 
-// Every entry of kNormConfigs forced once per kind, on rows as wide as it holds (less one
-// pack) or, for kTwoPass and kSplit, wider than any register entry; each phased entry again
+// Every entry of kNormConfigs forced once per kind (kWarp: at every group of 1..32 lanes), on
+// rows as wide as it holds (less one pack) or, for kTwoPass and kSplit, wider than any
+// register entry; each phased entry again
 // on rows of odd width from x one element off the grid, y, residual, sum and the weight at
 // other phases (its widest such rows: a partial head and tail at the worst phase); aligned
 // entries on the grid only, one-element ones off it only.
@@ -265,18 +289,28 @@ void every_configuration(uint64_t seed) {
       if (off_grid && e.pack > 1 && !e.phased) continue;
       if (!off_grid && e.pack == 1) continue;
       for (const NormKind kind : {NormKind::kRms, NormKind::kLayer, NormKind::kAddRms}) {
-        Case c;
-        c.kind = kind;
-        c.rows = e.path == kk::NormPath::kWarp ? 11 : 5;
-        if (streamed) {
-          c.cols = off_grid ? 20001 : 20000;
-        } else {
-          c.cols = off_grid ? cap - e.pack + 1 : (cap > e.pack ? cap - e.pack : cap);
+        // kWarp: every group width (32 / lanes rows a warp; 11 rows fill no warp's groups
+        // evenly but at 32 lanes), the row as wide as the group holds
+        for (int lanes = 1; lanes <= 32; lanes *= 2) {
+          if (e.path != kk::NormPath::kWarp && lanes > 1) break;
+          const int64_t held = e.path == kk::NormPath::kWarp ? cap / 32 * lanes : cap;
+          Case c;
+          c.kind = kind;
+          c.rows = e.path == kk::NormPath::kWarp ? 11 : 5;
+          if (streamed) {
+            c.cols = off_grid ? 20001 : 20000;
+          } else {
+            // (one element an access: every width; 16-byte packs off the grid: the worst
+            // phase's partial head and tail, so a row of one access holds no column)
+            c.cols = off_grid ? held - e.pack + 1 : (held > e.pack ? held - e.pack : held);
+          }
+          if (c.cols < 1) continue;
+          c.off = off_grid ? 1 : 0;
+          if (off_grid && e.pack > 1) c.y_off = 2, c.r_off = 3, c.s_off = 0, c.w_off = 1;
+          c.force = &e;
+          c.lanes = e.path == kk::NormPath::kWarp ? lanes : 32;
+          run_case<T, W>(c, seed++);
         }
-        c.off = off_grid ? 1 : 0;
-        if (off_grid && e.pack > 1) c.y_off = 2, c.r_off = 3, c.s_off = 0, c.w_off = 1;
-        c.force = &e;
-        run_case<T, W>(c, seed++);
       }
     }
   }
@@ -309,6 +343,42 @@ void every_phase(uint64_t seed) {
       }
     }
   }
+}
+
+// Short rows on groups of lanes (several rows a warp): every width 1..200 (odd ones, 1 and 2
+// elements, the group boundaries), x on and one element off the grid, other operands at their
+// own phases, 129..189 rows (no multiple of the rows a warp or a block of groups holds: groups
+// past the last row), on the plan of this device with one SM (the narrowest group of the
+// row's accesses from 128 rows on), every kind.
+template <typename T, typename W>
+void short_rows(uint64_t seed) {
+  constexpr int kPack = 16 / sizeof(T);
+  int64_t index = 0;
+  for (int64_t cols = 1; cols <= 200; ++cols) {
+    for (const NormKind kind : {NormKind::kRms, NormKind::kLayer, NormKind::kAddRms}) {
+      for (const int off : {0, 1}) {
+        if (!kktest::sanitize_keep(index++, 9)) continue;
+        Case c;
+        c.kind = kind, c.cols = cols, c.off = off;
+        c.rows = 129 + (cols * 7 + off * 13) % 61;
+        c.one_sm = true;
+        if (cols % 5 == 0) {  // operands at phases of their own
+          c.y_off = (off + 1) % kPack, c.r_off = (off + 2) % kPack, c.s_off = (off + 3) % kPack;
+          c.w_off = (off + kPack / 2) % kPack;
+        }
+        c.weight = (index % 5) != 0;
+        c.save = (index % 3) != 0;
+        run_case<T, W>(c, seed++);
+      }
+    }
+  }
+}
+
+TEST_F(NormTest, ShortRowsShareAWarp) {
+  short_rows<float, float>(8000);
+  short_rows<__nv_bfloat16, __nv_bfloat16>(9000);
+  short_rows<__half, float>(10000);
+  short_rows<__nv_bfloat16, float>(11000);
 }
 
 TEST_F(NormTest, EveryPhase) {

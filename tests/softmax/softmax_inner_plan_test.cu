@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "common/config_tables.cuh"
 #include "common/devices.cuh"
@@ -23,9 +24,15 @@ using kk::SoftmaxInnerPlan;
 
 namespace {
 
+const char* path_name(SoftmaxInnerPath path) {
+  return path == SoftmaxInnerPath::kTile ? "tile"
+                                         : (path == SoftmaxInnerPath::kSplit ? "split" : "regs");
+}
+
 std::string describe(const SoftmaxInnerPlan& p) {
-  return std::string(p.path == SoftmaxInnerPath::kTile ? "tile" : "split") +
-         " pack=" + std::to_string(p.pack) + " slices=" + std::to_string(p.slices) +
+  return std::string(path_name(p.path)) + " pack=" + std::to_string(p.pack) +
+         " rows=" + std::to_string(p.rows) + " units=" + std::to_string(p.units) +
+         " run=" + std::to_string(p.run) + " slices=" + std::to_string(p.slices) +
          " cols=" + std::to_string(p.cols) + " tiles=" + std::to_string(p.tiles) +
          " tile_elems=" + std::to_string(p.tile_elems) + " width=" + std::to_string(p.width) +
          " split=" + std::to_string(p.split) + " rps=" + std::to_string(p.rows_per_split) +
@@ -34,8 +41,8 @@ std::string describe(const SoftmaxInnerPlan& p) {
 }
 
 std::string describe_config(const SoftmaxInnerConfig& c) {
-  return std::string(c.path == SoftmaxInnerPath::kTile ? "tile" : "split") +
-         " elem=" + std::to_string(c.elem_bytes) + " pack=" + std::to_string(c.pack);
+  return std::string(path_name(c.path)) + " elem=" + std::to_string(c.elem_bytes) +
+         " pack=" + std::to_string(c.pack) + " rows=" + std::to_string(c.rows);
 }
 
 // Operands on the 16-byte grid (or all at `off`; mismatched: at different offsets).
@@ -69,9 +76,14 @@ TEST(SoftmaxInnerPlan, PathsOnAnH100) {
       {4, true, 8, 1000, 4096, SoftmaxInnerPath::kTile, 1, 8},
       // short slices: several whole ones a tile
       {4, false, 65536, 17, 7, SoftmaxInnerPath::kTile, 68, 7},
-      {4, false, 1 << 20, 2, 2, SoftmaxInnerPath::kTile, 2048, 2},
       {2, false, 4096, 1000, 3, SoftmaxInnerPath::kTile, 5, 3},
-      {4, false, 256, 8, 65536, SoftmaxInnerPath::kTile, 1, 1024},
+      // short columns (n <= 16, 8 backward): in registers
+      {4, false, 1 << 20, 2, 2, SoftmaxInnerPath::kRegs, 0, 0},
+      {4, false, 256, 8, 65536, SoftmaxInnerPath::kRegs, 0, 0},
+      {2, false, 1, 1, 36836729, SoftmaxInnerPath::kRegs, 0, 0},
+      {2, true, 256, 8, 65536, SoftmaxInnerPath::kRegs, 0, 0},
+      {4, false, 64, 16, 4096, SoftmaxInnerPath::kRegs, 0, 0},
+      {4, true, 64, 9, 4096, SoftmaxInnerPath::kTile, 0, 0},
       // columns too tall for a tile: streamed, n split
       {4, false, 1, 50000, 64, SoftmaxInnerPath::kSplit, 0, 0},
       {2, true, 1, 50000, 64, SoftmaxInnerPath::kSplit, 0, 0},
@@ -85,8 +97,12 @@ TEST(SoftmaxInnerPlan, PathsOnAnH100) {
     EXPECT_EQ(p.path, w.path) << what;
     if (w.path == SoftmaxInnerPath::kTile) {
       EXPECT_EQ(p.pack, 16 / w.elem) << what;
-      EXPECT_EQ(p.slices, w.slices) << what;
-      EXPECT_EQ(p.cols, w.cols) << what;
+      if (w.slices) EXPECT_EQ(p.slices, w.slices) << what;
+      if (w.cols) EXPECT_EQ(p.cols, w.cols) << what;
+    } else if (w.path == SoftmaxInnerPath::kRegs) {
+      // packs only where the rows are on the grid (inner x elem a multiple of 16)
+      if (p.pack > 1) EXPECT_EQ(w.inner * w.elem % 16, 0) << what;
+      EXPECT_GE(p.rows, w.n) << what;
     } else {
       EXPECT_EQ(p.pack, 4) << what;
     }
@@ -102,6 +118,88 @@ TEST(SoftmaxInnerPlan, PathsOnAnH100) {
   // many column tiles fill the GPU: no split
   const SoftmaxInnerPlan m = plan(64, 100000, 256, 4, false, d);
   EXPECT_EQ(m.split, 1) << describe(m);
+  // one row of 36836729 bf16 columns (inner odd: one element a load): tiles of 16 units a
+  // thread, 4096 columns, more than a wave
+  const SoftmaxInnerPlan r1 = plan(1, 1, 36836729, 2, false, d);
+  EXPECT_EQ(r1.pack, 1) << describe(r1);
+  EXPECT_EQ(r1.rows, 1) << describe(r1);
+  EXPECT_EQ(r1.units, 16) << describe(r1);
+  EXPECT_EQ(r1.cols, 4096) << describe(r1);
+  EXPECT_EQ(r1.tiles, (36836729 + 4095) / 4096) << describe(r1);
+  EXPECT_EQ(r1.shape.smem, 0u) << describe(r1);
+  // 256 x 8 x 65536 bf16 on the grid: 8-byte packs of 8 rows forward, single elements backward
+  EXPECT_EQ(plan(256, 8, 65536, 2, false, d).pack, 4);
+  EXPECT_EQ(plan(256, 8, 65536, 2, true, d).pack, 1);
+  EXPECT_EQ(plan(256, 2, 65536, 2, false, d).pack, 8);
+  EXPECT_EQ(plan(256, 1, 65536, 2, true, d).pack, 8);
+  // 1 x 8 x 104864 off the grid: tiles halved to fill a wave (4 blocks of 256 a SM)
+  const kk::SoftmaxInnerPlan sm = plan(1, 8, 104864, 2, false, d, 0, layout(14, false));
+  EXPECT_EQ(sm.pack, 1) << describe(sm);
+  EXPECT_EQ(sm.run, 256) << describe(sm);
+  // narrow slices: tiles of whole slices (1 << 20 x 2 x 2: 128 slices a step)
+  const SoftmaxInnerPlan f = plan(1 << 20, 2, 2, 2, false, d);
+  EXPECT_EQ(f.cols, 0) << describe(f);
+  EXPECT_EQ(f.tiles, (int64_t{1} << 20) / (f.run / 256 * 128)) << describe(f);
+}
+
+// The kRegs kernel's unit walk (SoftmaxInnerColumnsOfSlice / _OfSlices) emulated on the host:
+// every element of the call is loaded and written by exactly one (tile, thread, unit, row).
+TEST(SoftmaxInnerPlan, RegsTilesCoverEveryElementOnce) {
+  const kk::DeviceInfo d = kktest::h100();
+  struct Case {
+    int elem;
+    bool backward;
+    int64_t outer, n, inner;
+    int off;
+  };
+  const Case cases[] = {
+      {2, false, 1, 1, 100003, 0}, {2, false, 3, 2, 40000, 2}, {4, false, 5, 3, 257, 0},
+      {4, false, 7, 5, 1024, 0},   {2, true, 9, 7, 300, 2},    {4, true, 4, 8, 4096, 0},
+      {2, false, 1000, 2, 2, 0},   {4, false, 777, 16, 3, 4},  {2, false, 333, 1, 255, 2},
+      {4, true, 100, 4, 8, 0},     {2, false, 50, 9, 64, 0},   {4, false, 3, 1, 256, 0}};
+  for (const Case& c : cases) {
+    const SoftmaxInnerPlan p =
+        plan(c.outer, c.n, c.inner, c.elem, c.backward, d, 0, layout(c.off, false));
+    const std::string what = std::to_string(c.outer) + "x" + std::to_string(c.n) + "x" +
+                             std::to_string(c.inner) + ": " + describe(p);
+    ASSERT_EQ(p.path, SoftmaxInnerPath::kRegs) << what;
+    const int64_t total = c.outer * c.n * c.inner;
+    std::vector<int> seen(static_cast<size_t>(total), 0);
+    const int units = static_cast<int>(p.run / 256);
+    const int64_t cu = c.inner / p.pack, slice = c.n * c.inner;
+    for (int64_t tile = 0; tile < p.tiles; ++tile) {
+      for (int t = 0; t < 256; ++t) {
+        int64_t base;
+        int64_t step;
+        int count;
+        if (p.cols > 0) {
+          const int64_t o = tile / p.tiles_per_outer;
+          const int64_t c0 = (tile - o * p.tiles_per_outer) * (p.cols / p.pack) + t;
+          base = o * slice + c0 * p.pack;
+          step = 256 * p.pack;
+          const int64_t left = cu - c0;
+          count = static_cast<int>(std::clamp<int64_t>((left + 255) / 256, 0, units));
+        } else {
+          const int64_t per = 256 / cu, s = t / cu;
+          const int64_t first = tile * units * per + s;
+          base = first * slice + (t - s * cu) * p.pack;
+          step = per * slice;
+          const int64_t left = s < per ? c.outer - first : 0;
+          count = static_cast<int>(std::clamp<int64_t>((left + per - 1) / per, 0, units));
+        }
+        for (int u = 0; u < count; ++u)
+          for (int64_t k = 0; k < c.n; ++k)
+            for (int j = 0; j < p.pack; ++j) {
+              const int64_t e = base + u * step + k * c.inner + j;
+              ASSERT_GE(e, 0) << what;
+              ASSERT_LT(e, total) << what;
+              ++seen[static_cast<size_t>(e)];
+            }
+      }
+    }
+    for (int64_t e = 0; e < total; ++e)
+      ASSERT_EQ(seen[static_cast<size_t>(e)], 1) << what << " element " << e;
+  }
 }
 
 TEST(SoftmaxInnerPlan, PacksOnlyWhereTheOperandsAllowThem) {
@@ -118,7 +216,7 @@ TEST(SoftmaxInnerPlan, PacksOnlyWhereTheOperandsAllowThem) {
 
 TEST(SoftmaxInnerPlan, InvariantsAndEveryPlanIsAnEntry) {
   const int64_t outers[] = {1, 2, 3, 32, 133, 4096, 1 << 20};
-  const int64_t ns[] = {1, 2, 3, 17, 64, 255, 1000, 4097, 50000, 1 << 20};
+  const int64_t ns[] = {1, 2, 3, 5, 9, 17, 64, 255, 1000, 4097, 50000, 1 << 20};
   const int64_t inners[] = {2, 3, 7, 8, 16, 32, 33, 64, 100, 1000, 3136, 4096, 65536};
   const int offsets[] = {0, 4, 2};
   kktest::PlannedEntries planned(kk::kSoftmaxInnerConfigs);
@@ -152,7 +250,34 @@ TEST(SoftmaxInnerPlan, InvariantsAndEveryPlanIsAnEntry) {
                     ASSERT_EQ(p.shape.block.x, 256u) << what;
                     ASSERT_GE(p.blocks_per_sm, 1) << what;
                     ASSERT_LE(p.shape.smem, static_cast<size_t>(d.smem_per_block_optin)) << what;
-                    if (p.path == SoftmaxInnerPath::kTile) {
+                    if (p.path == SoftmaxInnerPath::kRegs) {
+                      // short columns: n within the register bound, packs on the grid only
+                      ASSERT_LE(n, backward ? 8 : 16) << what;
+                      ASSERT_GE(p.rows, n) << what;
+                      ASSERT_LT(p.rows / 2, n) << what;
+                      ASSERT_EQ(p.shape.smem, 0u) << what;
+                      if (p.pack > 1) {
+                        ASSERT_TRUE(off == 0 && !mismatched && (inner * elem) % 16 == 0) << what;
+                      }
+                      ASSERT_EQ(inner % p.pack, 0) << what;
+                      ASSERT_GE(p.units, 1) << what;
+                      ASSERT_EQ(p.run % 256, 0) << what;
+                      ASSERT_GE(p.run, 256) << what;
+                      ASSERT_LE(p.run, 256 * p.units) << what;
+                      const int64_t cu = inner / p.pack;
+                      if (p.cols > 0) {
+                        ASSERT_GE(cu, 256) << what;
+                        ASSERT_EQ(p.cols, p.run * p.pack) << what;
+                        ASSERT_EQ(p.tiles_per_outer, (inner + p.cols - 1) / p.cols) << what;
+                        ASSERT_EQ(p.tiles, outer * p.tiles_per_outer) << what;
+                      } else {
+                        ASSERT_LT(cu, 256) << what;
+                        const int64_t slices = p.run / 256 * (256 / cu);
+                        ASSERT_EQ(p.tiles, (outer + slices - 1) / slices) << what;
+                        // offsets within a tile fit int
+                        ASSERT_LE(slices * n * inner, int64_t{INT32_MAX}) << what;
+                      }
+                    } else if (p.path == SoftmaxInnerPath::kTile) {
                       // tiles: whole slices (cols == inner) or columns of one slice
                       ASSERT_GE(p.cols, 1) << what;
                       ASSERT_LE(p.cols, inner) << what;

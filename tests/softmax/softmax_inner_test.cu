@@ -3,8 +3,9 @@
 // (outer, n, inner)) on the GPU against float64 references: inner {1 (the row softmax), 2, 3, 7,
 // 32, 33, 1000}, n {1, 2, 17, 1000, 50000}, outer 1..many, every type, NaN / -inf columns,
 // outputs poisoned with guards checked untouched, pointers off the 16-byte grid, in place, with
-// and without a workspace, every entry of kSoftmaxInnerConfigs for the four kinds (plans made
-// for small devices), bad arguments (nothing written), and a Large_ case past 2^31 elements.
+// and without a workspace, short columns (n <= 16: kRegs, +inf columns too), every entry of
+// kSoftmaxInnerConfigs for the four kinds (plans made for small devices), bad arguments (nothing
+// written), and a Large_ case past 2^31 elements.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -62,6 +63,7 @@ struct Options {
   bool in_place = false;   // out == in (forward) / dx == dy (backward)
   bool workspace = true;   // pass softmax_inner_workspace_bytes of workspace
   const SoftmaxInnerPlan* plan = nullptr;  // launch this plan instead of the public function
+  bool pos_inf = false;  // forward: +inf in column (0, 3) (its column NaN, as the formula gives)
 };
 
 // x[o][k][i] at (o * n + k) * inner + i: the float64 reference of column (o, i) of every kind.
@@ -157,6 +159,7 @@ template <typename T>
       for (int64_t k = 0; k < n; ++k)
         hx[at(0, k, 1)] = ninf;
     if (inner >= 3) hx[at(0, n - 1, 2)] = kk::convert<T>(kNaN);
+    if (opt.pos_inf && inner >= 4) hx[at(0, n - 1, 3)] = kk::convert<T>(kInf);
   } else if (inner >= 3) {
     hd[at(0, n / 3, 2)] = kk::convert<T>(kNaN);
   }
@@ -253,6 +256,44 @@ TYPED_TEST(SoftmaxInnerTest, LayoutsAndTallColumns) {
   }
 }
 
+// Short columns (n <= 16, kRegs): n 1 .. 16 (1: every output 1, or NaN where the formula
+// gives NaN: -inf, +inf and NaN columns), slices narrower and wider than 256 units (tiles of
+// whole slices / of one slice's columns, the slice's last partial), rows on and off the grid,
+// in place, every kind and type.
+TYPED_TEST(SoftmaxInnerTest, ShortColumns) {
+  using T = TypeParam;
+  uint64_t seed = 300;
+  int64_t index = 0;
+  for (const SoftmaxKind kind : kKinds) {
+    const bool bwd = kk::softmax_is_backward(kind);
+    for (const int64_t n : {1, 2, 3, 4, 5, 8, 9, 16}) {
+      if (bwd && n > 8) continue;
+      for (const int64_t inner : {2, 5, 64, 255, 256, 1000, 4099}) {
+        for (const int64_t outer : {1, 7}) {
+          for (const int64_t shift : {0, 1}) {
+            if (!kktest::sanitize_keep(index++, 4)) continue;
+            Options opt;
+            opt.shift = shift;
+            opt.pos_inf = true;
+            opt.in_place = (n + inner) % 3 == 0;
+            EXPECT_TRUE(run_case<T>(kind, outer, n, inner, seed++, opt));
+          }
+        }
+      }
+    }
+  }
+  // many tiles and slices: one long row (n 1) and two rows, off the grid; narrow slices
+  for (const SoftmaxKind kind : kKinds) {
+    Options off_grid;
+    off_grid.shift = 1;
+    off_grid.pos_inf = !kk::softmax_is_backward(kind);
+    EXPECT_TRUE(run_case<T>(kind, 1, 1, (int64_t{1} << 18) + 3, seed++, off_grid));
+    EXPECT_TRUE(run_case<T>(kind, 1, 2, 100003, seed++, off_grid));
+    EXPECT_TRUE(run_case<T>(kind, 20000, 2, 2, seed++));
+    EXPECT_TRUE(run_case<T>(kind, 3000, 5, 8, seed++));
+  }
+}
+
 // Every entry of kSoftmaxInnerConfigs for every kind, through plans made for devices small
 // enough to pick it on shapes a test can check.
 TYPED_TEST(SoftmaxInnerTest, EveryConfiguration) {
@@ -267,6 +308,27 @@ TYPED_TEST(SoftmaxInnerTest, EveryConfiguration) {
     const kk::SoftmaxInnerConfig c = kk::kSoftmaxInnerConfigs[e];
     const bool tile = c.path == SoftmaxInnerPath::kTile;
     const bool packed = c.pack > 1;
+    if (c.path == SoftmaxInnerPath::kRegs) {
+      // short columns: n the bound (rows on the grid where packed, one element past it
+      // otherwise), for each direction whose plans take the entry
+      for (const SoftmaxKind kind : kKinds) {
+        const bool bwd = kk::softmax_is_backward(kind);
+        if (c.rows > (bwd ? 8 : 16)) continue;
+        if (packed && c.pack != kk::detail::softmax_inner_regs_pack(kElem, bwd, c.rows)) continue;
+        const int64_t outer = 3, n = c.rows, inner = 64;
+        Options opt;
+        opt.shift = packed ? 0 : 1;
+        const kk::Alignment a(opt.shift * kElem);
+        const kk::SoftmaxInnerLayout at =
+            bwd ? kk::softmax_inner_layout(a, a, &a) : kk::softmax_inner_layout(a, a);
+        const SoftmaxInnerPlan p =
+            kk::plan_softmax_inner(outer, n, inner, kElem, bwd, at, 0, kktest::h100());
+        ASSERT_EQ(kk::softmax_inner_config(p, kElem), c) << kind_name(kind);
+        opt.plan = &p;
+        EXPECT_TRUE(run_case<T>(kind, outer, n, inner, seed++, opt));
+      }
+      continue;
+    }
     for (const SoftmaxKind kind : kKinds) {
       const bool bwd = kk::softmax_is_backward(kind);
       // tiles: whole slices, the output at the inputs' offset (packs) or one element past it;

@@ -5,6 +5,7 @@
 // partial tiles, odd and prime shapes, pointers that are element-aligned but not 16-byte
 // aligned, bad arguments (misaligned element pointers, overlap), NaN payloads, streams and
 // graphs, and (Large_) matrices past 2^31 elements.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -124,6 +125,31 @@ TYPED_TEST(TransposeSizeTest, ColumnOrderOnWideShapes) {
     if (kktest::sanitize_keep(in_off + (e == 2), 2))
       check_transpose<T>(library_only<T>(), rows, cols, in_off, 0);
   }
+}
+
+// The gather kernel's out row boundaries (tiles of out rows): the 16-byte chunk that holds the
+// end of one out row and the start of the next is written by two tiles, each its part as
+// aligned 8-, 4-, 2-, 1-byte stores (transpose_store_part). 16 row counts from the first that
+// takes tiles of out rows (129; 257 for 1-byte elements: out rows of every length mod 16
+// bytes, two or three tile rows), columns staged as one run (40) and row by row (100), out at
+// every byte offset 1..15 (element-aligned ones), in at another.
+TYPED_TEST(TransposeSizeTest, GatherRowBoundaries) {
+  using T = TypeParam;
+  const int e = sizeof(T);
+  const auto impls = library_only<T>();
+  const int64_t first = std::max(129, 256 / e + 1);
+  int64_t index = 0;
+  for (int64_t rows = first; rows < first + 16; ++rows)
+    for (const int64_t cols : {40, 100})
+      for (int off = e; off < 16; off += e) {
+        const int64_t out_off = off / e, in_off = (out_off * 5 + rows) % (16 / e);
+        if (kktest::sanitize_keep(index++, 16))
+          check_transpose<T>(impls, rows, cols, in_off, out_off);
+      }
+  EXPECT_EQ(kernelkit::plan_transpose(first, 100, e, kernelkit::Alignment(e),
+                                      kernelkit::Alignment(e), kktest::h100())
+                .path,
+            TransposePath::kGather);
 }
 
 // The gather kernel (any shape the tile and thin paths do not take): every shape 1x1 .. 67x67

@@ -241,13 +241,19 @@ __device__ __forceinline__ Pack<T, P> load_row_pack_any(const T* row, int64_t c,
 }
 
 /// As store_row_pack, at any phase of row + c: one store where row + c is aligned to the pack
-/// and the access wholly inside the row, else the row's columns element by element.
-template <int P, typename T>
+/// and the access wholly inside the row, else the row's columns element by element. Global: the
+/// one store through store_pack_global (a pack built element by element can come out of
+/// store_pack as one store an element).
+template <int P, bool Global = false, typename T>
 __device__ __forceinline__ void store_row_pack_any(T* row, int64_t c, int64_t n,
                                                    const Pack<T, P>& v) {
   const bool aligned = reinterpret_cast<std::uintptr_t>(row + c) % (P * sizeof(T)) == 0;
   if (aligned && c >= 0 && c + P <= n) {
-    store_pack<P>(row + c, 0, v);
+    if constexpr (Global) {
+      store_pack_global<P>(row + c, 0, v);
+    } else {
+      store_pack<P>(row + c, 0, v);
+    }
   } else {
 #pragma unroll
     for (int j = 0; j < P; ++j)

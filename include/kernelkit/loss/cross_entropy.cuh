@@ -129,11 +129,11 @@ cudaError_t launch_cross_entropy(const CrossEntropyPlan& p,
       (dispatch_table<kCrossEntropyConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
         constexpr CrossEntropyConfig c = kCrossEntropyConfigs[decltype(i)::value];
         return launch(cross_entropy_kernel<T, Tgt, c.pack, c.threads, c.block>, p.shape, stream, a,
-                      p.split, p.tasks, p.combine);
+                      p.split, p.group, p.finish_warps, p.combine);
       })));
   if (p.combine != BlockCombine::kSecondKernel) return cudaSuccess;
   return launch(cross_entropy_finish_kernel<T, Tgt, kCrossEntropyFinishBlock>, p.finish, stream, a,
-                p.split, static_cast<int>(p.shape.grid.x));
+                p.split, p.group, p.finish_warps, static_cast<int>(p.shape.grid.x));
 }
 
 /// Launches plan p (made by plan_cross_entropy_backward for these operands): its entry of
@@ -205,7 +205,7 @@ template <typename T, typename Tgt>
     LaunchShape one;
     one.block = dim3(kCrossEntropyFinishBlock);
     return launch(cross_entropy_finish_kernel<T, Tgt, kCrossEntropyFinishBlock>, one, stream, a, 1,
-                  0);
+                  1, 1, 0);
   }
   DeviceInfo d;
   KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));

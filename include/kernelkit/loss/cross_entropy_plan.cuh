@@ -18,10 +18,14 @@
 ///    chunk's (max, sum, sum of x) parked in the workspace; the rows are finished from them.
 /// Finishing (combine): where chunks were parked, or the losses are summed (sum, mean), one
 /// block finishes the call in a fixed order (deterministic): the chunks of each row combined
-/// in chunk order; else each block's record (its rows' losses summed and targets not ignored
-/// counted by the kernel, in a fixed order) added in block order. kGrid (d.cooperative_launch): the
-/// grid is resident, the finish runs in block 0 after a grid barrier, one launch; else
-/// kSecondKernel: a second launch of one block. kNone: reduction none and split == 1.
+/// by a group of `group` threads (cross_entropy_finish_group: split rounded up to a power of
+/// two up to a warp, past it at most 4 chunks a thread), every row's parts and target loaded
+/// before any is used (one L2 round trip for up to block / group rows), the block's warps past
+/// the rows' returning at once (finish_warps); else each block's record (its rows' losses
+/// summed and targets not ignored counted by the kernel, in a fixed order) added in block
+/// order. kGrid (d.cooperative_launch): the grid is resident, the finish runs in block 0 after
+/// a grid barrier, one launch; else kSecondKernel: a second launch of one block. kNone:
+/// reduction none and split == 1.
 ///
 /// Backward: dlogits = g (softmax - smoothing / vocab - (1 - smoothing) [j == target]), an
 /// elementwise pass over each row given its lse (saved by the forward), target and g (dloss,
@@ -95,6 +99,28 @@ inline constexpr int64_t kCrossEntropyMinChunkPacks = 128;
 inline constexpr int64_t kCrossEntropyMaxTasks = 4096;
 // Threads of the second kernel's one block (at 512 the bf16 one spilled 4 bytes on sm_100).
 inline constexpr int kCrossEntropyFinishBlock = 256;
+// Parts a finishing thread loads before it combines them (16-byte loads in flight a thread).
+inline constexpr int kCrossEntropyFinishUnroll = 4;
+
+// Threads of the finishing block (`block` threads) a split row's parked parts take there (a
+// power of two): split rounded up while that is at most a warp (a part a thread, 32 / group
+// rows a warp); past a warp, the fewest that leave a thread at most kCrossEntropyFinishUnroll
+// parts (one batch of loads, one round trip), at least a warp; at most the block. Not split
+// rounded up past a warp: the finish is issue-bound (one SM's schedulers run it), every warp
+// of a group pays the setup, the butterfly and the tree, and a group wider than a warp meets
+// through shared memory and a barrier (H200: groups of 64-512, one part a thread, with every
+// warp of the block through the finish, ran f32 5x38317+5 0.57 us and bf16 1x22134989 0.58 us
+// slower than a warp a row of 2-9 parts a lane).
+inline int cross_entropy_finish_group(int64_t split, int block) {
+  const int64_t want =
+      split <= kWarpSize
+          ? split
+          : std::max<int64_t>(kWarpSize, ceil_div<int64_t>(split, kCrossEntropyFinishUnroll));
+  int g = 1;
+  while (g < want && g < block)
+    g *= 2;
+  return g;
+}
 
 __host__ __device__ constexpr int cross_entropy_min_blocks(int block) {
   const int b = 65536 / (block * kCrossEntropyRegs);
@@ -193,6 +219,12 @@ struct CrossEntropyPlan {
                        ///< counts for mean, from L2)
   LaunchShape shape;   ///< the main launch
   LaunchShape finish;  ///< kSecondKernel: the second launch (one block)
+  /// Forward, split > 1: threads of the finishing block a row's chunks take there (a power of
+  /// two: cross_entropy_finish_group); 1 otherwise.
+  int group = 1;
+  /// Forward, combine kGrid or kSecondKernel: the finishing block's warps that take part (the
+  /// rows' groups, or a thread a block's record; at most the block); the others return at once.
+  int finish_warps = 0;
 };
 
 /// The configuration plan p launches (forward or backward) with elem_bytes-byte logits.
@@ -281,6 +313,13 @@ inline CrossEntropyPlan plan_cross_entropy(int64_t rows, int64_t vocab, int elem
     p.combine = BlockCombine::kSecondKernel;
     p.finish.block = dim3(kCrossEntropyFinishBlock);
     p.finish.grid = dim3(1);
+  }
+  if (finish) {
+    // the finishing block: the main one (kGrid) or the second kernel's
+    const int fb = p.combine == BlockCombine::kGrid ? block : kCrossEntropyFinishBlock;
+    if (p.split > 1) p.group = cross_entropy_finish_group(p.split, fb);
+    const int64_t items = p.split > 1 ? rows * p.group : int64_t{p.shape.grid.x};
+    p.finish_warps = static_cast<int>(ceil_div<int64_t>(std::min<int64_t>(items, fb), kWarpSize));
   }
   // parked chunks or the blocks' records (16 bytes each) written and read back
   if (p.split > 1)

@@ -79,7 +79,7 @@ bool norm_args_ok(NormKind kind, const detail::NormArgs<T, W>& a) {
 
 /// Launches plan p (made by plan_norm for these operands) of a norm op: the one place the
 /// plan's values become template arguments, those of its entry of kNormConfigs (any other
-/// plan answers cudaErrorInvalidValue).
+/// plan, or a kWarp plan whose lanes are not 1, 2, 4, ..., 32, answers cudaErrorInvalidValue).
 template <typename T, typename W>
 cudaError_t launch_norm(const NormPlan& p, NormKind kind, const detail::NormArgs<T, W>& a,
                         cudaStream_t stream) {
@@ -97,9 +97,12 @@ cudaError_t launch_norm(const NormPlan& p, NormKind kind, const detail::NormArgs
                       a);
       } else {
         constexpr int kThreads = c.path == NormPath::kWarp ? kWarpSize : c.block;
+        // kWarp: a group of 1, 2, 4, ..., 32 lanes a row
+        if (c.path == NormPath::kWarp && (p.lanes > kWarpSize || !is_pow2(p.lanes)))
+          return cudaErrorInvalidValue;
         return launch(
             norm_registers_kernel<kKind, T, W, c.pack, kThreads, c.packs, c.block, c.phased>,
-            p.shape, stream, a);
+            p.shape, stream, a, p.lanes);
       }
     });
   });

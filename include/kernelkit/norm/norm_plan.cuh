@@ -9,8 +9,12 @@
 /// phase h: columns q * 16 / elem_bytes - h, ...; a row off the grid spans one access more, its
 /// partial head and tail moved element by element; the other operands read and written at the
 /// same columns wherever they sit: detail/norm_kernels.cuh says how):
-///  - kWarp: one warp per row (four rows a block of 128), the row in the warp's registers:
-///    up to 16 floats a lane (512 columns on the grid; off it, 509 f32 / 505 2-byte).
+///  - kWarp: a group of `lanes` lanes of a warp per row (a power of two 1..32: 32 / lanes rows
+///    a warp, 128 / lanes a block of 128), the row in the group's registers: up to 16 floats a
+///    lane (a warp: 512 columns on the grid; off it, 509 f32 / 505 2-byte). The group is the
+///    fewest lanes holding the row's accesses at the entry's packs a lane, the entry the one with
+///    the most rows in flight a SM; a launch of few rows keeps enough lanes a row to give every
+///    SM a block. The statistics by segmented shuffles (xor offsets below lanes).
 ///  - kBlock: one block per row, the row in the block's registers: 16 floats a thread
 ///    (blocks of 128..1024: 2048..16384 columns on the grid; off it, up to 16381 f32 / 16377
 ///    2-byte).
@@ -84,11 +88,16 @@ inline constexpr int64_t kNormSplitMinAccesses = 8;
 // kernels build to without spills (ptxas -v): 32 / 48 for up to 4 / 16 floats; on sm_100 /
 // sm_120 code the rows at any phase take more for 16 floats (kBlock 56, kWarp 72) and kWarp's 4
 // floats 48 (at 48 / 64 / 32 they spilled 4-72 bytes there: the partial head and tail and the
-// weight's shifted reads; sm_75..sm_90 build them at 32 / 48).
+// weight's shifted reads; sm_75..sm_90 build them at 32 / 48). kWarp's groups of lanes (a
+// run-time width: each access's column an IMAD, no longer an immediate offset) take 56 for 16
+// floats (at 48 the 2-byte entries at any phase and f32 4 packs spilled 4-16 bytes on sm_90)
+// and 40 for 4 floats at any phase (at 32 add_rms_norm's f32 entry spilled 8 bytes on sm_80).
 __host__ __device__ constexpr int norm_regs(int pack, int floats, bool warp_rows = false,
                                             int code_arch = 0, bool phased = true) {
   if (pack > 1 && phased && code_arch >= 100)
     return floats <= 4 ? (warp_rows ? 48 : 32) : (warp_rows ? 72 : 56);
+  if (pack > 1 && warp_rows && floats > 8) return 56;
+  if (pack > 1 && warp_rows && phased && floats <= 4) return 40;
   return pack == 1 ? (floats <= 1 ? 32 : 48) : (floats <= 4 ? 32 : 48);
 }
 // Blocks per SM the __launch_bounds__ of a kernel of `block` threads ask for (registers per
@@ -123,10 +132,10 @@ constexpr bool operator==(const NormConfig& a, const NormConfig& b) {
 /// (float, then the 2-byte types). plan_norm returns one of them (norm_config),
 /// launch_norm instantiates exactly these, the plan tests check every plan is one and
 /// every one is planned.
-/// - kWarp (128 threads, a warp per row): 16-byte packs, 1 / 2 / 4 (f32) or 1 / 2 (2-byte)
-///   packs a lane (at most 16 floats: 32 spilled 4-28 bytes at 64 registers on sm_90), each
-///   aligned and phased; one element per access, 1 / 4 a lane (rows off the grid of at most
-///   128 columns).
+/// - kWarp (128 threads, a group of 1..32 lanes per row: NormPlan::lanes, a run-time value of
+///   the same kernel): 16-byte packs, 1 / 2 / 4 (f32) or 1 / 2 (2-byte) packs a lane (at most 16
+///   floats: 32 spilled 4-28 bytes at 64 registers on sm_90), each aligned and phased; one
+///   element per access, 1 / 4 a lane (rows off the grid of at most 128 columns).
 /// - kBlock (a block per row): 16 floats a thread (f32 4 packs, 2-byte 2), on 128 / 256 / 512
 ///   / 1024 threads, aligned and phased.
 /// - kTwoPass: 512 threads, aligned and phased. kSplit: 512 threads, 16-byte packs (every
@@ -196,6 +205,9 @@ struct NormPlan {
   bool phased = false;              ///< 16-byte rows at any phase (else every operand and
                                     ///< the row stride on the grid)
   int packs = 0;                    ///< kWarp, kBlock: packs (accesses) a thread holds
+  int lanes = kWarpSize;            ///< threads of a row: kWarp a group of 1, 2, 4, ..., 32
+                                    ///< lanes (32 / lanes rows a warp); kBlock the block;
+                                    ///< kTwoPass, kSplit: unused
   int split = 1;                    ///< kSplit: blocks a row is split over
   int blocks_per_sm = 0;            ///< resident blocks per SM the plan counts on
   int64_t bytes = 0;                ///< bytes the plan moves through DRAM (re-reads included;
@@ -241,28 +253,57 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
   // accesses a row spans at most (off the grid: a partial head and tail)
   const int64_t spans = on_grid ? ceil_div<int64_t>(cols, full) : (cols + 2 * full - 2) / full;
   p.bytes = fewest;
-  // the register paths, in table order: kWarp with the fewest packs a lane holding the
-  // row, else kBlock with the smallest block holding it (more rows in flight a SM)
+  // the register paths. kWarp where one of its entries holds the row in a warp: the row over
+  // a group of `lanes` lanes (a power of two), 32 / lanes rows a warp; each entry at the
+  // fewest lanes holding the row (accesses / packs, rounded up to a power of two) but no fewer
+  // than `fill`; the entry with the most rows in flight a SM (resident blocks x rows a block),
+  // the fewest packs among equals. Short rows on one warp each left most lanes idle and paid a
+  // warp's reductions and row bookkeeping a row (bf16 3580361x32: 4 of 32 lanes busy, 0.20 of
+  // SOL on the H200).
   const ConfigRange range = norm_configs_of(elem_bytes);
+  const int64_t need = p.pack == 1 ? cols : spans;  // accesses of the row
+  // the fewest lanes that still give every SM a block of rows (rows x lanes >= SMs x block):
+  // a launch of few rows stays spread over the SMs (up to 32 lanes a row: main's plan)
+  int fill = 1;
+  while (fill < kWarpSize && rows < ceil_div<int64_t>(int64_t{d.sm_count} * kNormWarpBlock, fill))
+    fill *= 2;
+  int64_t best_rows = 0;  // rows in flight a SM of the best kWarp entry so far
   for (std::size_t i = range.begin; i < range.end; ++i) {
     const NormConfig& c = kNormConfigs[i];
-    if (c.pack != p.pack || c.phased != p.phased || c.path == NormPath::kTwoPass ||
-        c.path == NormPath::kSplit)
+    if (c.path != NormPath::kWarp || c.pack != p.pack || c.phased != p.phased ||
+        c.block > d.max_threads_per_block || need > int64_t{kWarpSize} * c.packs)
       continue;
-    const int threads = c.path == NormPath::kWarp ? kWarpSize : c.block;
-    const int64_t need = p.pack == 1 ? cols : spans;
-    if (c.block > d.max_threads_per_block || need > int64_t{threads} * c.packs) continue;
-    const int regs =
-        norm_regs(c.pack, c.pack * c.packs, c.path == NormPath::kWarp, d.code_arch, c.phased);
-    const int bps = blocks_per_sm(d, c.block, regs, 0);
+    const int lanes = std::max(fill, static_cast<int>(pow2_ceil(ceil_div<int64_t>(need, c.packs))));
+    const int bps = blocks_per_sm(
+        d, c.block, norm_regs(c.pack, c.pack * c.packs, true, d.code_arch, c.phased), 0);
+    if (int64_t{bps} * (c.block / lanes) <= best_rows) continue;
+    best_rows = int64_t{bps} * (c.block / lanes);
+    p.path = NormPath::kWarp;
+    p.packs = c.packs;
+    p.lanes = lanes;
+    p.blocks_per_sm = bps;
+    p.shape.block = dim3(static_cast<unsigned>(c.block));
+    const int64_t blocks = ceil_div<int64_t>(rows, c.block / lanes);
+    p.shape.grid = dim3(
+        static_cast<unsigned>(grid_size_for(blocks * c.block, c.block, d, kDefaultWaves, bps)));
+  }
+  if (best_rows > 0) return p;
+  // else kBlock with the smallest block holding the row (more rows in flight a SM)
+  for (std::size_t i = range.begin; i < range.end; ++i) {
+    const NormConfig& c = kNormConfigs[i];
+    if (c.path != NormPath::kBlock || c.pack != p.pack || c.phased != p.phased ||
+        c.block > d.max_threads_per_block || need > int64_t{c.block} * c.packs)
+      continue;
+    const int bps = blocks_per_sm(
+        d, c.block, norm_regs(c.pack, c.pack * c.packs, false, d.code_arch, c.phased), 0);
     if (bps < 1) continue;
     p.path = c.path;
     p.packs = c.packs;
+    p.lanes = c.block;
     p.blocks_per_sm = bps;
     p.shape.block = dim3(static_cast<unsigned>(c.block));
-    const int64_t blocks = ceil_div<int64_t>(rows, c.block / threads);
-    p.shape.grid = dim3(
-        static_cast<unsigned>(grid_size_for(blocks * c.block, c.block, d, kDefaultWaves, bps)));
+    p.shape.grid =
+        dim3(static_cast<unsigned>(grid_size_for(rows * c.block, c.block, d, kDefaultWaves, bps)));
     return p;
   }
   // kTwoPass / kSplit: the row (x, and residual for add_rms_norm: its sum written then read

@@ -10,7 +10,8 @@
 ///
 /// Types: float, __half, __nv_bfloat16, computed in float. Special values as the row softmax:
 /// a column holding NaN, or only -inf, becomes NaN; -inf elements of other columns give 0.
-/// Reads its input once and writes its output once where a tile of whole columns fits shared
+/// Reads its input once and writes its output once where columns are short (n <= 16, 8
+/// backward: in registers, straight from global memory) or a tile of whole columns fits shared
 /// memory (n x 8 f32 / 16 2-byte columns within half an SM's shared memory: n up to ~3500 f32
 /// on an H100, ~1700 backward); taller columns are read twice (streamed, n split over blocks
 /// through the workspace when the columns are too few to fill the GPU). Deterministic (no
@@ -147,13 +148,25 @@ cudaError_t launch_softmax_inner(const SoftmaxInnerPlan& p, SoftmaxKind kind, co
                                  p.width,
                                  p.split,
                                  p.rows_per_split,
-                                 static_cast<SoftmaxStats*>(workspace)};
+                                 static_cast<SoftmaxStats*>(workspace),
+                                 p.run};
   return dispatch<SoftmaxKind::kSoftmax, SoftmaxKind::kLogSoftmax, SoftmaxKind::kSoftmaxBackward,
                   SoftmaxKind::kLogSoftmaxBackward>(kind, [&](auto k) {
     constexpr SoftmaxKind kKind = decltype(k)::value;
     return dispatch_table<kSoftmaxInnerConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
       constexpr SoftmaxInnerConfig c = kSoftmaxInnerConfigs[decltype(i)::value];
-      if constexpr (c.path == SoftmaxInnerPath::kTile) {
+      if constexpr (c.path == SoftmaxInnerPath::kRegs) {
+        // the entries this direction's plans take: packs of their rows' width, rows within
+        // the direction's bound
+        constexpr bool kBack = softmax_is_backward(kKind);
+        if constexpr ((c.pack > 1 && c.pack != softmax_inner_regs_pack(sizeof(T), kBack, c.rows)) ||
+                      c.rows >
+                          (kBack ? kSoftmaxInnerRegsMaxRowsBackward : kSoftmaxInnerRegsMaxRows)) {
+          return cudaErrorInvalidValue;
+        } else {
+          return launch(softmax_inner_regs_kernel<T, kKind, c.pack, c.rows>, p.shape, stream, args);
+        }
+      } else if constexpr (c.path == SoftmaxInnerPath::kTile) {
         const auto kernel = softmax_inner_tile_kernel<T, kKind, c.pack>;
         KERNELKIT_RETURN_IF_ERROR(softmax_inner_tile_setup(kernel));
         return launch(kernel, p.shape, stream, args);

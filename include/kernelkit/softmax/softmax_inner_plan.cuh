@@ -7,7 +7,15 @@
 /// (tests/softmax/softmax_inner_plan_test.cu). inner == 1 is a row softmax (outer rows of n)
 /// and never reaches this plan.
 ///
-/// Column (o, i) is the n elements x[o][k][i], k < n, inner elements apart. Two paths:
+/// Column (o, i) is the n elements x[o][k][i], k < n, inner elements apart. Three paths:
+///  - kRegs: short columns (n <= 16 forward, 8 backward) in registers: each thread loads its
+///    columns' n rows straight from global memory (a 16- or 8-byte pack of columns a row where
+///    every row starts on the 16-byte grid, else one element), reduces them and writes them:
+///    one read and one write, 10-25 instructions an element, no shared memory, no barrier.
+///    `rows` (n rounded up to a power of two) is the kernel's register bound; a thread holds
+///    `units` column units (pack columns each) at once. Tiles of `run` units of one slice's
+///    columns (`cols` columns) where a slice has at least 256 units, else of run / 256 steps of
+///    256 / units-a-slice whole slices (cols 0; the threads past those slices' units idle).
 ///  - kTile: a tile of whole columns in shared memory, read once and written once. Short
 ///    slices (n x inner x inputs fitting the tile budget): `slices` consecutive whole slices, one
 ///    contiguous run of memory moved as 16-byte packs (its partial end packs element by element).
@@ -42,7 +50,9 @@
 namespace kernelkit {
 
 /// The kernel family of a softmax_inner call.
-enum class SoftmaxInnerPath { kTile, kSplit };
+enum class SoftmaxInnerPath { kTile, kSplit, kRegs };
+/** @var SoftmaxInnerPath::kRegs
+    Short columns in registers, read straight from global memory: one read, one write. */
 /** @var SoftmaxInnerPath::kTile
     Whole columns in shared memory: one read, one write. */
 /** @var SoftmaxInnerPath::kSplit
@@ -84,6 +94,32 @@ inline constexpr int kSoftmaxInnerMinLaneRows = 4;
 // kSplit: fewest rows a split block reads, and most blocks a tile (bounds the workspace).
 inline constexpr int64_t kSoftmaxInnerMinSplitRows = 64;
 inline constexpr int64_t kSoftmaxInnerMaxSplit = 1024;
+// kRegs: the tallest columns forward / backward (backward columns of 16 rows, 32 registers of
+// loads, spilled 4-12 bytes at 64 registers on sm_75 / 80 / 100 / 120).
+inline constexpr int kSoftmaxInnerRegsMaxRows = 16;
+inline constexpr int kSoftmaxInnerRegsMaxRowsBackward = 8;
+// kRegs: elements a load where every row is on the 16-byte grid: 16-byte packs up to 4 rows
+// forward / 1 backward, 8-byte ones up to 8 / 4 (2-byte 16-byte packs of 2 rows backward
+// spilled 8 bytes at 64 registers, sm_90: a pack's 8 columns are 8 floats a row once
+// converted), single elements past that.
+KERNELKIT_HD constexpr int softmax_inner_regs_pack(int elem_bytes, bool backward, int rows) {
+  return rows <= (backward ? 1 : 4) ? 16 / elem_bytes
+                                    : (rows <= (backward ? 4 : 8) ? 8 / elem_bytes : 1);
+}
+// kRegs: column units (pack columns) a thread holds at once: the loads of all of them (every
+// row of every input) fill 16 registers of packs (64 bytes in flight a thread), 16 of 2-byte
+// single elements (a register each: 32 bytes) or 10 of f32 ones (40 bytes): 32-64 KB an SM at 4
+// blocks of 256, about what an SM needs at the copy's rate (~25-36 KB). 2-byte single elements
+// 20-32 at a time spilled 4-50 bytes at 64 registers (sm_100, sm_120), f32 12 at a time 4-16
+// bytes (sm_120).
+KERNELKIT_HD constexpr int softmax_inner_regs_units(int elem_bytes, int pack, bool backward,
+                                                    int rows) {
+  const int bytes = elem_bytes * pack;
+  const int regs_a_load = bytes < 4 ? 1 : bytes / 4;
+  const int target = bytes < 4 ? 16 : (bytes == 4 ? 10 : 16);
+  const int u = target / (regs_a_load * rows * (backward ? 2 : 1));
+  return u < 1 ? 1 : u;
+}
 // kSplit: each writing block reads the split partials of its columns (8 bytes a split and
 // column, from L2): split^2 x 8 <= n x elem_bytes x streams / 32 keeps them under a quarter of
 // the block's own traffic.
@@ -99,21 +135,34 @@ struct SoftmaxInnerConfig {
   int elem_bytes = 0;                               ///< 4: float; 2: __half, __nv_bfloat16
   SoftmaxInnerPath path = SoftmaxInnerPath::kTile;  ///< the kernel family
   int pack = 0;                                     ///< elements per access: 16 / elem_bytes or 1
+  int rows = 0;                                     ///< kRegs: the register bound on n; else 0
 };
 
 /// Same kernel.
 constexpr bool operator==(const SoftmaxInnerConfig& a, const SoftmaxInnerConfig& b) {
-  return a.elem_bytes == b.elem_bytes && a.path == b.path && a.pack == b.pack;
+  return a.elem_bytes == b.elem_bytes && a.path == b.path && a.pack == b.pack && a.rows == b.rows;
 }
 
 /// Every kernel configuration of softmax_inner, each element size's together: kTile with 16-byte
 /// packs or one element per access; kSplit with packs of 4 elements (kSoftmaxInnerSplitPack) or
-/// one.
+/// one; kRegs with 16-byte packs (n bound 1, 2, 4), 8-byte ones (2, 4, 8) or one element per
+/// access (1 .. 16).
 inline constexpr SoftmaxInnerConfig kSoftmaxInnerConfigs[] = {
-    {4, SoftmaxInnerPath::kTile, 4},  {4, SoftmaxInnerPath::kTile, 1},
-    {4, SoftmaxInnerPath::kSplit, 4}, {4, SoftmaxInnerPath::kSplit, 1},
-    {2, SoftmaxInnerPath::kTile, 8},  {2, SoftmaxInnerPath::kTile, 1},
-    {2, SoftmaxInnerPath::kSplit, 4}, {2, SoftmaxInnerPath::kSplit, 1},
+    {4, SoftmaxInnerPath::kTile, 4},     {4, SoftmaxInnerPath::kTile, 1},
+    {4, SoftmaxInnerPath::kSplit, 4},    {4, SoftmaxInnerPath::kSplit, 1},
+    {4, SoftmaxInnerPath::kRegs, 4, 1},  {4, SoftmaxInnerPath::kRegs, 4, 2},
+    {4, SoftmaxInnerPath::kRegs, 4, 4},  {4, SoftmaxInnerPath::kRegs, 2, 2},
+    {4, SoftmaxInnerPath::kRegs, 2, 4},  {4, SoftmaxInnerPath::kRegs, 2, 8},
+    {4, SoftmaxInnerPath::kRegs, 1, 1},  {4, SoftmaxInnerPath::kRegs, 1, 2},
+    {4, SoftmaxInnerPath::kRegs, 1, 4},  {4, SoftmaxInnerPath::kRegs, 1, 8},
+    {4, SoftmaxInnerPath::kRegs, 1, 16}, {2, SoftmaxInnerPath::kTile, 8},
+    {2, SoftmaxInnerPath::kTile, 1},     {2, SoftmaxInnerPath::kSplit, 4},
+    {2, SoftmaxInnerPath::kSplit, 1},    {2, SoftmaxInnerPath::kRegs, 8, 1},
+    {2, SoftmaxInnerPath::kRegs, 8, 2},  {2, SoftmaxInnerPath::kRegs, 8, 4},
+    {2, SoftmaxInnerPath::kRegs, 4, 2},  {2, SoftmaxInnerPath::kRegs, 4, 4},
+    {2, SoftmaxInnerPath::kRegs, 4, 8},  {2, SoftmaxInnerPath::kRegs, 1, 1},
+    {2, SoftmaxInnerPath::kRegs, 1, 2},  {2, SoftmaxInnerPath::kRegs, 1, 4},
+    {2, SoftmaxInnerPath::kRegs, 1, 8},  {2, SoftmaxInnerPath::kRegs, 1, 16},
 };
 
 /// The entries of kSoftmaxInnerConfigs for elem_bytes-byte elements: [begin, end).
@@ -122,8 +171,8 @@ constexpr ConfigRange softmax_inner_configs_of(int elem_bytes) {
     return c.elem_bytes == elem_bytes;
   });
 }
-static_assert(softmax_inner_configs_of(4).end - softmax_inner_configs_of(4).begin == 4 &&
-                  softmax_inner_configs_of(2).end - softmax_inner_configs_of(2).begin == 4,
+static_assert(softmax_inner_configs_of(4).end - softmax_inner_configs_of(4).begin == 15 &&
+                  softmax_inner_configs_of(2).end - softmax_inner_configs_of(2).begin == 15,
               "each element size's entries together");
 
 /// Where a call's operands sit on the 16-byte grid: all of them together (common) and whether
@@ -145,14 +194,24 @@ inline SoftmaxInnerLayout softmax_inner_layout(Alignment a, Alignment b,
 /// What one softmax_inner call does.
 struct SoftmaxInnerPlan {
   SoftmaxInnerPath path = SoftmaxInnerPath::kTile;  ///< the kernel family
-  int pack = 1;  ///< elements per access (kTile: 16 / elem_bytes or 1; kSplit: 4 or 1)
+  int pack = 1;     ///< elements per access (kTile: 16 / elem_bytes or 1; kRegs: 16 or 8 bytes'
+                    ///< worth or 1; kSplit: 4 or 1)
+  int rows = 0;     ///< kRegs: the register bound on n (n rounded up to a power of two); else 0
+  int units = 0;    ///< kRegs: column units (pack columns each) a thread holds at once
+  int64_t run = 0;  ///< kRegs: 256 x the units a thread takes a tile (at most 256 x units)
   /// kTile: whole slices a tile holds (> 1 only when a slice fits the tile budget); with cols ==
   /// inner a tile is one contiguous run of slices x n x inner elements.
   int64_t slices = 1;
-  int64_t cols = 0;  ///< kTile: columns of a slice a tile holds (inner: whole slices)
-  /// kTile: tiles of a slice (ceil(inner / cols)); kSplit: column tiles of a slice
+  /// kTile: columns of a slice a tile holds (inner: whole slices); kRegs: columns of a slice a
+  /// tile holds (run x pack), or 0 for tiles of whole slices (run / 256 steps of 256 / (inner /
+  /// pack) slices)
+  int64_t cols = 0;
+  /// kTile, kRegs with cols > 0: tiles of a slice (ceil(inner / cols)); kSplit: column tiles of a
+  /// slice; kRegs with cols 0: 0
   int64_t tiles_per_outer = 1;
-  int64_t tiles = 0;       ///< tiles of the call (kTile: ceil(outer / slices) x tiles_per_outer)
+  /// tiles of the call (kTile: ceil(outer / slices) x tiles_per_outer; kRegs: outer x
+  /// tiles_per_outer, or ceil(outer / slices a tile))
+  int64_t tiles = 0;
   int64_t tile_elems = 0;  ///< kTile: elements of one input's shared-memory tile (a pack's slack)
   int width = 1;           ///< kSplit: column packs of a tile (256 / width row lanes)
   int split = 1;           ///< kSplit: blocks a tile along n (> 1: the statistics kernel runs)
@@ -165,7 +224,7 @@ struct SoftmaxInnerPlan {
 
 /// The configuration plan p launches with elem_bytes-byte elements.
 constexpr SoftmaxInnerConfig softmax_inner_config(const SoftmaxInnerPlan& p, int elem_bytes) {
-  return {elem_bytes, p.path, p.pack};
+  return {elem_bytes, p.path, p.pack, p.path == SoftmaxInnerPath::kRegs ? p.rows : 0};
 }
 
 namespace detail {
@@ -194,20 +253,69 @@ constexpr size_t softmax_inner_workspace_bytes(int64_t outer, int64_t n, int64_t
   return split < 2 ? 0 : static_cast<size_t>(split * outer * inner) * 8;
 }
 
-/// Pure: the plan of a call over (outer, n, inner) (outer, n >= 1, inner >= 2) of
-/// elem_bytes-byte elements (4 or 2), forward (x in, y out) or backward (y and dy in, dx out),
-/// whose operands sit as `at` says, with workspace_bytes of workspace, on device d.
-inline SoftmaxInnerPlan plan_softmax_inner(int64_t outer, int64_t n, int64_t inner, int elem_bytes,
-                                           bool backward, const SoftmaxInnerLayout& at,
-                                           size_t workspace_bytes, const DeviceInfo& d) {
-  using namespace detail;
+namespace detail {
+// Every row of every slice starts on a 16-byte pack in every operand.
+inline bool softmax_inner_rows_on_grid(int64_t inner, int elem_bytes,
+                                       const SoftmaxInnerLayout& at) {
+  return common_alignment(at.common, Alignment(inner * elem_bytes)).fits(kMaxPackBytes);
+}
+
+// The kRegs plan (n <= kSoftmaxInnerRegsMaxRows): see plan_softmax_inner.
+inline SoftmaxInnerPlan plan_softmax_inner_regs(int64_t outer, int64_t n, int64_t inner,
+                                                int elem_bytes, bool backward,
+                                                const SoftmaxInnerLayout& at, const DeviceInfo& d) {
+  SoftmaxInnerPlan p;
+  const int inputs = backward ? 2 : 1;
+  const double elems = double(outer) * double(n) * double(inner);
+  const bool rows_on_grid = softmax_inner_rows_on_grid(inner, elem_bytes, at);
+  p.shape.block = dim3(kSoftmaxInnerBlock);
+  p.stats_shape.block = dim3(kSoftmaxInnerBlock);
+  p.path = SoftmaxInnerPath::kRegs;
+  p.rows = static_cast<int>(pow2_ceil(static_cast<uint64_t>(n)));
+  p.pack = rows_on_grid ? softmax_inner_regs_pack(elem_bytes, backward, p.rows) : 1;
+  p.units = softmax_inner_regs_units(elem_bytes, p.pack, backward, p.rows);
+  p.blocks_per_sm = std::max(1, blocks_per_sm(d, kSoftmaxInnerBlock, kSoftmaxInnerRegs, 0));
+  const int64_t block = kSoftmaxInnerBlock;
+  const int64_t cu = inner / p.pack;  // column units a slice
+  const int64_t wave = int64_t{p.blocks_per_sm} * d.sm_count;
+  // tiles of 256 x units units, halved (whole 256s) while they do not fill a wave
+  p.run = block * p.units;
+  // tiles of `run` units: of one slice's columns, or of run / 256 steps of 256 / cu slices
+  const auto count = [&](int64_t run) {
+    return cu >= block ? outer * ceil_div(cu, run) : ceil_div(outer, run / block * (block / cu));
+  };
+  while (p.run > block && count(p.run) < wave)
+    p.run = round_up(p.run / 2, block);
+  if (cu >= block) {
+    // columns of one slice a tile (a slice of at least 256 units: no thread idle in a tile
+    // but the slice's last)
+    p.run = std::min(p.run, round_up(cu, block));
+    p.cols = p.run * p.pack;
+    p.tiles_per_outer = ceil_div(inner, p.cols);
+    p.tiles = outer * p.tiles_per_outer;
+  } else {
+    // steps of whole slices
+    p.cols = 0;
+    p.tiles_per_outer = 0;
+    p.tiles = count(p.run);
+  }
+  p.shape.grid = dim3(static_cast<unsigned>(grid_size_for(
+      p.tiles * kSoftmaxInnerBlock, kSoftmaxInnerBlock, d, kDefaultWaves, p.blocks_per_sm)));
+  p.bytes = elems * elem_bytes * (inputs + 1);
+  return p;
+}
+
+// The kTile / kSplit plan: see plan_softmax_inner.
+inline SoftmaxInnerPlan plan_softmax_inner_columns(int64_t outer, int64_t n, int64_t inner,
+                                                   int elem_bytes, bool backward,
+                                                   const SoftmaxInnerLayout& at,
+                                                   size_t workspace_bytes, const DeviceInfo& d) {
   SoftmaxInnerPlan p;
   const int inputs = backward ? 2 : 1;
   const int full = kMaxPackBytes / elem_bytes;
   const double elems = double(outer) * double(n) * double(inner);
   // every row of every slice starts on a 16-byte pack in every operand
-  const bool rows_on_grid =
-      common_alignment(at.common, Alignment(inner * elem_bytes)).fits(kMaxPackBytes);
+  const bool rows_on_grid = softmax_inner_rows_on_grid(inner, elem_bytes, at);
   const int64_t reserve = d.smem_reserved_per_block;
   const int64_t tile_static = softmax_inner_tile_static_smem();
   // the tile budget (all inputs): four blocks a SM; the largest tile: two blocks a SM
@@ -297,6 +405,20 @@ inline SoftmaxInnerPlan plan_softmax_inner(int64_t outer, int64_t n, int64_t inn
   }
   p.bytes = elems * elem_bytes * (2 * inputs + 1);
   return p;
+}
+}  // namespace detail
+
+/// Pure: the plan of a call over (outer, n, inner) (outer, n >= 1, inner >= 2) of
+/// elem_bytes-byte elements (4 or 2), forward (x in, y out) or backward (y and dy in, dx out),
+/// whose operands sit as `at` says, with workspace_bytes of workspace, on device d: kRegs for
+/// columns of at most kSoftmaxInnerRegsMaxRows rows, else kTile or kSplit.
+inline SoftmaxInnerPlan plan_softmax_inner(int64_t outer, int64_t n, int64_t inner, int elem_bytes,
+                                           bool backward, const SoftmaxInnerLayout& at,
+                                           size_t workspace_bytes, const DeviceInfo& d) {
+  if (n <= (backward ? detail::kSoftmaxInnerRegsMaxRowsBackward : detail::kSoftmaxInnerRegsMaxRows))
+    return detail::plan_softmax_inner_regs(outer, n, inner, elem_bytes, backward, at, d);
+  return detail::plan_softmax_inner_columns(outer, n, inner, elem_bytes, backward, at,
+                                            workspace_bytes, d);
 }
 
 }  // namespace kernelkit

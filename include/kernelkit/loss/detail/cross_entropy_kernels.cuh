@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Cross-entropy kernels (internal): the forward (a task a row or a chunk of one: its max, sum of
-// exp(x - max) and sum of x, streamed once), the finish (one block: parked chunks combined in
-// chunk order, or the blocks' records of their rows' losses added in block order) and the backward
-// (elementwise over each row from its saved lse). cross_entropy_plan.cuh says which runs;
-// cross_entropy.cuh launches it.
+// exp(x - max) and sum of x, streamed once), the finish (one block: parked chunks combined by a
+// group of threads a row, or the blocks' records of their rows' losses added in block order) and
+// the backward (elementwise over each row from its saved lse). cross_entropy_plan.cuh says which
+// runs; cross_entropy.cuh launches it.
 //
 // The row statistics are the softmax module's (SoftmaxStats: softmax_stats_add, _combine, the
 // warp and block all-reduces; SoftmaxSpan and softmax_chunk_begin for a row's packs and its
@@ -103,69 +103,212 @@ __device__ __forceinline__ float cross_entropy_target_logit(const T* row, int64_
   return t >= 0 && t < vocab ? convert<float>(row[t]) : 0.f;
 }
 
+// A row's parked chunks as the finish combines them: (max, sum) and the sums of x and of the
+// target's logit (0 in the chunks that do not hold it).
+struct CrossEntropyPart {
+  SoftmaxStats st;
+  float sx, xt;
+};
+
+// The butterfly of a part over aligned groups of Width lanes (a power of two <= 32): every lane
+// of a group ends with the group's part, the same bits in each (softmax_stats_warp_all_reduce's
+// order: the max, each lane's sum rescaled once, the sums).
+template <int Width, bool Fast>
+__device__ __forceinline__ CrossEntropyPart cross_entropy_part_all_reduce(CrossEntropyPart p) {
+  if constexpr (Width == 1) {
+    return p;
+  } else {
+    float m = p.st.m;
+#pragma unroll
+    for (int mask = Width / 2; mask > 0; mask /= 2)
+      m = fmaxf(m, __shfl_xor_sync(kFullMask, m, mask));
+    float s = p.st.s * softmax_exp<Fast>(p.st.m - (m == -INFINITY ? 0.f : m));
+#pragma unroll
+    for (int mask = Width / 2; mask > 0; mask /= 2) {
+      s += __shfl_xor_sync(kFullMask, s, mask);
+      p.sx += __shfl_xor_sync(kFullMask, p.sx, mask);
+      p.xt += __shfl_xor_sync(kFullMask, p.xt, mask);
+    }
+    return {{m, s}, p.sx, p.xt};
+  }
+}
+
+// The same over groups of `width` lanes (1..32, a power of two, the same in every lane): a few
+// tests, then the constant-offset butterfly (a loop over the offsets, or a test a step, added
+// 4-6 instructions to each of its 10 steps; a switch became a jump table read from the
+// constant bank, a possible miss in an L2 the benchmark flushes).
+template <bool Fast>
+__device__ __forceinline__ CrossEntropyPart cross_entropy_part_all_reduce(CrossEntropyPart p,
+                                                                          int width) {
+  if (width >= 32) return cross_entropy_part_all_reduce<32, Fast>(p);
+  if (width >= 16) return cross_entropy_part_all_reduce<16, Fast>(p);
+  if (width >= 8) return cross_entropy_part_all_reduce<8, Fast>(p);
+  if (width >= 4) return cross_entropy_part_all_reduce<4, Fast>(p);
+  if (width >= 2) return cross_entropy_part_all_reduce<2, Fast>(p);
+  return p;
+}
+
+// The same over groups of `width` <= 16 lanes, one piece of code for every width: the steps of
+// 16 lanes' butterfly shuffled in every lane, kept below `width` (the meeting of a group's
+// warps, rare: a row of more than 4 x 32 chunks).
+template <bool Fast>
+__device__ __forceinline__ CrossEntropyPart cross_entropy_part_all_reduce_16(CrossEntropyPart p,
+                                                                             int width) {
+  float m = p.st.m;
+#pragma unroll
+  for (int mask = 8; mask > 0; mask /= 2) {
+    const float o = __shfl_xor_sync(kFullMask, m, mask);
+    if (mask < width) m = fmaxf(m, o);
+  }
+  float s = p.st.s * softmax_exp<Fast>(p.st.m - (m == -INFINITY ? 0.f : m));
+#pragma unroll
+  for (int mask = 8; mask > 0; mask /= 2) {
+    const float os = __shfl_xor_sync(kFullMask, s, mask);
+    const float ox = __shfl_xor_sync(kFullMask, p.sx, mask);
+    const float ot = __shfl_xor_sync(kFullMask, p.xt, mask);
+    if (mask < width) s += os, p.sx += ox, p.xt += ot;
+  }
+  return {{m, s}, p.sx, p.xt};
+}
+
+// A barrier of the finish's first `threads` threads (whole warps): the warps past them have
+// returned, so __syncthreads (every thread of the block) cannot be used. Barrier 1: the
+// kernels' __syncthreads and the grid barrier use 0.
+__device__ __forceinline__ void cross_entropy_finish_sync(int threads) {
+  asm volatile("bar.sync 1, %0;" ::"r"(threads) : "memory");
+}
+
 // One block finishes a forward call (kGrid: block 0 after the grid barrier; kSecondKernel: the
-// second launch). split > 1: row r's chunks parked at parts[r * split ..] ((max, sum, sum of x,
-// the target's logit or 0)), combined in chunk order by a warp (lanes j, j + 32, ... then the
-// warp's fixed butterfly), its lse and loss written (kNone) or added to the warp's sum in row
-// order; mean counts the targets not ignored. split == 1 (sum, mean): the main kernel's blocks
-// each parked one record (their rows' losses summed and their targets not ignored counted, in
-// a fixed order: cross_entropy_park_block), added by thread i in the order i, i + Block, ...
-// (was: every row's loss and target read back here, rows / Block dependent loads a thread: ~500
-// of each for 71357 rows on a block of 128, some 100+ us). sum / mean: the threads' sums then the
-// block's fixed tree; mean divides by the count. Deterministic: nothing depends on timing.
+// second launch). Its first `warps` warps take part (the plan's finish_warps: the rows' groups,
+// or a thread a block record, at most the block), the others return at once (it was every warp
+// of the block through the setup, the butterflies and the tree, rows or not).
+// split > 1: row r's chunks parked at parts[r * split ..] ((max, sum, sum of x, the target's
+// logit or 0)); a group of `group` threads a row (the plan's cross_entropy_finish_group, a
+// power of two <= the block; Block / group rows a pass), thread j of the group loading the
+// row's parts j, j + group, ... (kCrossEntropyFinishUnroll loads in flight, its first part
+// taken as it is, the others combined in order) and its group's thread 0 the row's target,
+// all issued before any is used: one L2 round trip a pass. The group's parts meet in a fixed
+// butterfly (cross_entropy_part_all_reduce); groups wider than a warp then through shared
+// memory: the group's warps' parts in the butterfly of its first warp's first lanes (was its
+// thread 0 adding them one after another). Its thread 0 writes the row's lse and loss (kNone)
+// or adds the loss to its sum, and counts the target if not ignored. split == 1 (sum, mean):
+// the main kernel's blocks each parked one record (their rows' losses summed and their targets
+// not ignored counted, in a fixed order: cross_entropy_park_block), added by thread i in the
+// order i, i + Block, ... (kCrossEntropyFinishUnroll loads in flight). sum / mean: the threads'
+// sums and counts, then the taking part warps' fixed tree (one barrier); mean divides by the
+// count. Deterministic: nothing depends on timing.
 template <int Block, bool Fast, typename T, typename Tgt>
 __device__ __forceinline__ void cross_entropy_finish(const CrossEntropyArgs<T, Tgt>& a, int split,
-                                                     int blocks) {
+                                                     int group, int finish_warps, int blocks) {
   constexpr int kWarps = Block / kWarpSize;
+  static_assert(kWarps <= 16, "a group's warps meet in a 16-lane butterfly");
+  constexpr int kU = kCrossEntropyFinishUnroll;
   const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
+  const int warps = finish_warps < 1 ? 1 : finish_warps < kWarps ? finish_warps : kWarps;
+  if (warp >= warps) return;
   float acc = 0.f;
+  long long count = 0;
+  const int g = group < Block ? group : Block;  // (split > 1; a power of two)
   if (split > 1) {
-    const auto* parts = static_cast<const float4*>(a.workspace);
-    for (int64_t r = warp; r < a.rows; r += kWarps) {
-      const int64_t t = static_cast<int64_t>(a.target[r]);
-      SoftmaxStats st = softmax_stats_empty();
-      float sx = 0.f, xt = 0.f;  // xt: the target's logit, parked by its chunk (0 in the others)
-      for (int j = lane; j < split; j += kWarpSize) {
-        const float4 q = parts[r * split + j];
-        st = softmax_stats_combine<Fast>(st, SoftmaxStats{q.x, q.y});
-        sx += q.z;
-        xt += q.w;
+    __shared__ CrossEntropyPart group_slots[kWarps];
+    const int shift = __ffs(g) - 1;
+    const int gi = static_cast<int>(threadIdx.x) >> shift;
+    const int gt = static_cast<int>(threadIdx.x) & (g - 1);
+    const int per_pass = Block >> shift;
+    // every taking part thread runs every pass (the barriers of groups wider than a warp)
+    for (int64_t base = 0; base < a.rows; base += per_pass) {
+      const int64_t r = base + gi;
+      const bool live = r < a.rows;
+      int64_t t = 0;
+      if (live && gt == 0) t = static_cast<int64_t>(a.target[r]);
+      CrossEntropyPart p{softmax_stats_empty(), 0.f, 0.f};
+      if (live) {
+        const float4* rp = static_cast<const float4*>(a.workspace) + r * split;
+        if (split <= g) {
+          // a part a thread at most (every group of a warp or less)
+          if (gt < split) {
+            const float4 q = rp[gt];
+            p = {{q.x, q.y}, q.z, q.w};
+          }
+        } else {
+          for (int j0 = gt; j0 < split; j0 += kU * g) {
+            float4 q[kU];
+#pragma unroll
+            for (int u = 0; u < kU; ++u)
+              if (j0 + u * g < split) q[u] = rp[j0 + u * g];
+#pragma unroll
+            for (int u = 0; u < kU; ++u) {
+              if (j0 + u * g < split) {
+                const SoftmaxStats o{q[u].x, q[u].y};
+                // the thread's first part as it is (combined with the empty set: the same bits)
+                p.st = u == 0 && j0 == gt ? o : softmax_stats_combine<Fast>(p.st, o);
+                p.sx += q[u].z;
+                p.xt += q[u].w;
+              }
+            }
+          }
+        }
       }
-      st = softmax_stats_warp_all_reduce<kWarpSize, Fast>(st);
-      sx = warp_all_reduce<kWarpSize>(sx, Sum{});
-      xt = warp_all_reduce<kWarpSize>(xt, Sum{});
-      if (lane == 0) {
-        const float lse = cross_entropy_lse(st);
-        const float l =
-            cross_entropy_loss(lse, xt, sx, cross_entropy_target_kind(t, a.vocab, a.ignore_index),
-                               a.vocab, a.smoothing);
+      p = cross_entropy_part_all_reduce<Fast>(p, g < kWarpSize ? g : kWarpSize);
+      if (g > kWarpSize) {
+        // the group's g / 32 warps' parts, in the butterfly of its first warp's first lanes
+        const int gw = g / kWarpSize;
+        cross_entropy_finish_sync(warps * kWarpSize);  // the previous pass's readers are done
+        if (lane == 0) group_slots[warp] = p;
+        cross_entropy_finish_sync(warps * kWarpSize);
+        if (gt < kWarpSize) {
+          p = lane < gw ? group_slots[warp + lane]
+                        : CrossEntropyPart{softmax_stats_empty(), 0.f, 0.f};
+          p = cross_entropy_part_all_reduce_16<Fast>(p, gw);
+        }
+      }
+      if (live && gt == 0) {
+        const CrossEntropyTarget kind = cross_entropy_target_kind(t, a.vocab, a.ignore_index);
+        const float lse = cross_entropy_lse(p.st);
+        const float l = cross_entropy_loss(lse, p.xt, p.sx, kind, a.vocab, a.smoothing);
         if (a.lse != nullptr) a.lse[r] = lse;
         if (a.reduction == LossReduction::kNone) {
           a.loss[r] = l;
         } else {
           acc += l;
+          count += kind != CrossEntropyTarget::kIgnored ? 1 : 0;
+        }
+      }
+    }
+  } else {
+    // the blocks' records (cross_entropy_park_block), thread i: blocks i, i + Block, ...
+    const auto* rec = static_cast<const float4*>(a.workspace);
+    for (int b0 = threadIdx.x; b0 < blocks; b0 += kU * Block) {
+      float4 q[kU];
+#pragma unroll
+      for (int u = 0; u < kU; ++u)
+        if (b0 + u * Block < blocks) q[u] = rec[b0 + u * Block];
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        if (b0 + u * Block < blocks) {
+          acc += q[u].x;
+          count += __float_as_int(q[u].y);
         }
       }
     }
   }
   if (a.reduction == LossReduction::kNone) return;
-  long long count = 0;
-  if (split > 1) {
-    if (a.reduction == LossReduction::kMean) {
-      for (int64_t r = threadIdx.x; r < a.rows; r += Block)
-        count += static_cast<int64_t>(a.target[r]) != a.ignore_index ? 1 : 0;
-    }
-  } else {
-    // the blocks' records (cross_entropy_park_block), thread i: blocks i, i + Block, ...
-    const auto* rec = static_cast<const float4*>(a.workspace);
-    for (int b = threadIdx.x; b < blocks; b += Block) {
-      const float4 q = rec[b];
-      acc += q.x;
-      count += __float_as_int(q.y);
+  // the sum and count: each warp's tree (groups of a warp or more: its lane 0 holds them
+  // already), then warp 0's over the warps (one barrier)
+  if (split == 1 || g < kWarpSize) {
+    acc = warp_reduce<kWarpSize>(acc, Sum{});
+    count = warp_reduce<kWarpSize>(count, Sum{});
+  }
+  if (warps > 1) {
+    __shared__ float acc_slots[kWarps];
+    __shared__ long long count_slots[kWarps];
+    if (lane == 0) acc_slots[warp] = acc, count_slots[warp] = count;
+    cross_entropy_finish_sync(warps * kWarpSize);
+    if (warp == 0) {
+      acc = warp_reduce_first<kWarps>(acc_slots[lane < warps ? lane : 0], Sum{}, warps);
+      count = warp_reduce_first<kWarps>(count_slots[lane < warps ? lane : 0], Sum{}, warps);
     }
   }
-  if (a.reduction == LossReduction::kMean) count = block_reduce<Block>(count, Sum{});
-  acc = block_reduce<Block>(acc, Sum{});
   if (threadIdx.x == 0)
     a.loss[0] = a.reduction == LossReduction::kSum ? acc : acc / static_cast<float>(count);
 }
@@ -221,10 +364,12 @@ __device__ __forceinline__ void cross_entropy_park_block(void* workspace, const 
 // cross_entropy_unroll(Pack) packs before adding them (16-byte loads in flight), keeping (max, sum)
 // and the sum of x; the group's are then reduced. split == 1: the group's thread 0 writes the
 // row's lse and its loss (kNone: to loss; else parked in the workspace); split > 1: the chunk's
-// statistics parked in the workspace. Then kGrid: a grid barrier, and block 0 finishes.
+// statistics parked in the workspace. Then kGrid: a grid barrier, and block 0 finishes
+// (finish_group, finish_warps: the plan's threads a row there and warps taking part).
 template <typename T, typename Tgt, int Pack, int Threads, int Block>
 __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, cross_entropy_min_blocks(Block)))
-    cross_entropy_kernel(CrossEntropyArgs<T, Tgt> a, int split, int64_t, BlockCombine combine) {
+    cross_entropy_kernel(CrossEntropyArgs<T, Tgt> a, int split, int finish_group, int finish_warps,
+                         BlockCombine combine) {
   static_assert(Threads == kWarpSize || Threads == Block, "a warp or the block a task");
   static_assert(Block % kWarpSize == 0 && Block <= 1024, "whole warps");
   constexpr bool kFast = kSoftmaxFast<T>;
@@ -349,15 +494,18 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, cross_entropy_
     cross_entropy_park_block<kGroups>(a.workspace, loss_slots, count_slots);
   if (combine == BlockCombine::kGrid) {
     grid_sync();
-    if (blockIdx.x == 0) cross_entropy_finish<Block, kFast>(a, split, static_cast<int>(gridDim.x));
+    if (blockIdx.x == 0)
+      cross_entropy_finish<Block, kFast>(a, split, finish_group, finish_warps,
+                                         static_cast<int>(gridDim.x));
   }
 }
 
 // The second launch of kSecondKernel (one block); blocks: the main launch's grid.
 template <typename T, typename Tgt, int Block>
 __global__ void __launch_bounds__(Block)
-    cross_entropy_finish_kernel(CrossEntropyArgs<T, Tgt> a, int split, int blocks) {
-  cross_entropy_finish<Block, kSoftmaxFast<T>>(a, split, blocks);
+    cross_entropy_finish_kernel(CrossEntropyArgs<T, Tgt> a, int split, int group, int warps,
+                                int blocks) {
+  cross_entropy_finish<Block, kSoftmaxFast<T>>(a, split, group, warps, blocks);
 }
 
 // A 16-byte pack of dlogits (Pack floats, converted to T) written as one 16-byte store. A

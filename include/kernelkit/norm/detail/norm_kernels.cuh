@@ -88,14 +88,17 @@ __device__ __forceinline__ void norm_load(const U* row, int64_t c, int64_t n, fl
   }
 }
 
-// Stores the columns of v inside a row of n elements of T at [c, c + N) (any phase).
-template <int N, typename T>
+// Stores the columns of v inside a row of n elements of T at [c, c + N) (any phase). Wide: the
+// whole aligned access through store_pack_global (the kWarp kernel: store_pack's copy of a pack
+// built element by element came out of nvcc 13.0 there as one 2-byte store an element); the
+// other kernels keep store_pack (their SASS as before).
+template <int N, bool Wide = false, typename T>
 __device__ __forceinline__ void norm_store(T* row, int64_t c, int64_t n, const float (&v)[N]) {
   ::kernelkit::Pack<T, N> raw;
 #pragma unroll
   for (int j = 0; j < N; ++j)
     raw.elem[j] = convert<T>(v[j]);
-  store_row_pack_any<N>(row, c, n, raw);
+  store_row_pack_any<N, Wide>(row, c, n, raw);
 }
 
 // N elements of U at p (aligned to min(16, N x sizeof(U)) bytes) as floats: 16-byte loads
@@ -112,14 +115,19 @@ __device__ __forceinline__ void norm_load(const U* p, float (&out)[N]) {
   }
 }
 
-// Stores N floats as T at p (aligned to N x sizeof(T) bytes; N x sizeof(T) <= 16).
-template <int N, typename T>
+// Stores N floats as T at p (aligned to N x sizeof(T) bytes; N x sizeof(T) <= 16); Wide:
+// through store_pack_global (as the row form above).
+template <int N, bool Wide = false, typename T>
 __device__ __forceinline__ void norm_store(T* p, const float (&v)[N]) {
   ::kernelkit::Pack<T, N> raw;
 #pragma unroll
   for (int j = 0; j < N; ++j)
     raw.elem[j] = convert<T>(v[j]);
-  store_pack<N>(p, 0, raw);
+  if constexpr (Wide) {
+    store_pack_global<N>(p, 0, raw);
+  } else {
+    store_pack<N>(p, 0, raw);
+  }
 }
 
 // Whether columns [c, c + Pack) lie wholly inside a row of n.
@@ -140,10 +148,27 @@ __device__ __forceinline__ float norm_row_sum(float v) {
   }
 }
 
+// As norm_row_sum, over a group of `lanes` lanes of a warp (Threads == 32; lanes a power of
+// two 1..32, the same in every lane of the warp: the groups are aligned runs of lanes): a
+// segmented butterfly, xor offsets from 16 down, those not below `lanes` skipped (a uniform
+// test: every lane takes each shuffle or none), so each shuffle stays inside its group; at 32
+// lanes the order and bits of warp_all_reduce. Threads == Block: the block's reduction.
+template <int Threads, int Block>
+__device__ __forceinline__ float norm_row_sum(float v, int lanes) {
+  if constexpr (Threads == kWarpSize) {
+#pragma unroll
+    for (int o = kWarpSize / 2; o > 0; o /= 2)
+      if (o < lanes) v += __shfl_xor_sync(kFullMask, v, o);
+    return v;
+  } else {
+    return norm_row_sum<Threads, Block>(v);
+  }
+}
+
 // Writes y for the elements v of a row's columns [c, c + Pack) inside the row: (v - mean) *
 // rstd, times the weight and plus the bias where given. Phased false: every operand on the
 // pack grid and the access whole (plain loads and stores).
-template <int Pack, bool Phased, bool Shift = true, typename T, typename W>
+template <int Pack, bool Phased, bool Shift = true, bool Wide = false, typename T, typename W>
 __device__ __forceinline__ void norm_write(const NormArgs<T, W>& a, int64_t offset, int64_t c,
                                            float (&v)[Pack], float mean, float rstd) {
 #pragma unroll
@@ -172,9 +197,9 @@ __device__ __forceinline__ void norm_write(const NormArgs<T, W>& a, int64_t offs
       v[j] += b[j];
   }
   if constexpr (Phased) {
-    norm_store<Pack>(a.y + offset, c, a.cols, v);
+    norm_store<Pack, Wide>(a.y + offset, c, a.cols, v);
   } else {
-    norm_store<Pack>(a.y + offset + c, v);
+    norm_store<Pack, Wide>(a.y + offset + c, v);
   }
 }
 
@@ -183,7 +208,7 @@ __device__ __forceinline__ void norm_write(const NormArgs<T, W>& a, int64_t offs
 // to T, which is written to sum right away (the same thread reads nothing of sum later here;
 // in place over x or residual is safe: this thread read its columns just now, and an
 // off-phase residual is read element by element, no other column's bytes).
-template <NormKind Kind, int Pack, bool Phased, typename T, typename W>
+template <NormKind Kind, int Pack, bool Phased, bool Wide = false, typename T, typename W>
 __device__ __forceinline__ void norm_read(const NormArgs<T, W>& a, int64_t offset, int64_t c,
                                           float (&v)[Pack]) {
   if constexpr (!Phased) {  // every operand on the grid, the access whole
@@ -197,7 +222,11 @@ __device__ __forceinline__ void norm_read(const NormArgs<T, W>& a, int64_t offse
         s.elem[j] = convert<T>(v[j] + r[j]);
         v[j] = convert<float>(s.elem[j]);
       }
-      store_pack<Pack>(a.sum + offset + c, 0, s);
+      if constexpr (Wide) {
+        store_pack_global<Pack>(a.sum + offset + c, 0, s);
+      } else {
+        store_pack<Pack>(a.sum + offset + c, 0, s);
+      }
     }
     return;
   }
@@ -215,88 +244,124 @@ __device__ __forceinline__ void norm_read(const NormArgs<T, W>& a, int64_t offse
       s.elem[j] = convert<T>(v[j] + r[j]);
       v[j] = convert<float>(s.elem[j]);
     }
-    store_row_pack_any<Pack>(a.sum + offset, c, a.cols, s);
+    store_row_pack_any<Pack, Wide>(a.sum + offset, c, a.cols, s);
   }
 }
 
 // ---------------------------------------------------------------------------------------
-// A row in registers: Threads (32: a warp, Block / 32 rows a block; Block: the block) threads
-// per row, thread t holding accesses p * Threads + t (p < Packs) of the row at x's phase (Pack
-// columns each, the first and last possibly partial), as floats (0 outside the row). Rows: the
-// block's first row, then by the grid (uniform over the row's threads, which are the only ones that
-// meet in its reductions). cols < 2^31.
+// A row in registers: a group of threads per row, thread t of it holding accesses p * width +
+// t (p < Packs) of the row at x's phase (Pack columns each, the first and last possibly
+// partial), as floats (0 outside the row). kBlock (Threads == Block): the block holds the row.
+// kWarp (Threads 32): groups of `lanes` lanes (a power of two 1..32, the same over the launch:
+// the plan's, from the row's access count), 32 / lanes rows a warp, Block / lanes a block, the
+// rows of a warp consecutive; the statistics by a segmented butterfly (norm_row_sum with
+// lanes). cols < 2^31.
+
+// One row of norm_registers_kernel: thread t of the row's width threads; live false: a group
+// past the last row (kWarp), which reads and writes nothing but takes its warp's shuffles.
+template <NormKind Kind, int Pack, int Threads, int Packs, int Block, bool Phased, typename T,
+          typename W>
+__device__ __forceinline__ void norm_registers_row(const NormArgs<T, W>& a, int64_t row, int t,
+                                                   int width, bool live, int cols, float inv_cols) {
+  constexpr bool kGroups = Threads == kWarpSize;
+  // columns of the row this thread reads and writes (0: a group past the last row)
+  const int n = live ? cols : 0;
+  const int64_t offset = row * a.cols;
+  // access q: columns q * Pack - h, ... (aligned: 0)
+  const int h = Phased && live ? pack_phase<Pack>(a.x + offset) : 0;
+  float v[Packs][Pack];
+#pragma unroll
+  for (int p = 0; p < Packs; ++p) {
+    const int c = (p * width + t) * Pack - h;
+    if (c < n) {
+      norm_read<Kind, Pack, Phased, kGroups>(a, offset, c, v[p]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        v[p][j] = 0.f;
+    }
+  }
+  // the row's statistics, in every thread of the row
+  float mean = 0.f, s = 0.f;
+  if constexpr (Kind == NormKind::kLayer) {
+#pragma unroll
+    for (int p = 0; p < Packs; ++p)
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        s += v[p][j];
+    // rounded once (__fmul_rn: never fused into x - mean), so y uses the mean it saves
+    mean = __fmul_rn(norm_row_sum<Threads, Block>(s, width), inv_cols);
+    s = 0.f;
+#pragma unroll
+    for (int p = 0; p < Packs; ++p) {
+      const int c = (p * width + t) * Pack - h;
+      if (!Phased ? c < n : norm_whole<Pack>(c, n)) {
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          s += (v[p][j] - mean) * (v[p][j] - mean);
+      } else if (Phased && c < n) {  // the partial head or tail: its columns inside the row
+#pragma unroll
+        for (int j = 0; j < Pack; ++j)
+          if (c + j >= 0 && c + j < n) s += (v[p][j] - mean) * (v[p][j] - mean);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int p = 0; p < Packs; ++p)
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        s += v[p][j] * v[p][j];
+  }
+  const float rstd = rsqrtf(norm_row_sum<Threads, Block>(s, width) * inv_cols + a.eps);
+  if (t == 0 && live) {
+    if (a.rstd != nullptr) a.rstd[row] = rstd;
+    if (Kind == NormKind::kLayer && a.mean != nullptr) a.mean[row] = mean;
+  }
+  // kWarp: the group's width through an empty asm, which the compiler cannot see through, so
+  // the writes recompute their columns (an IMAD an access) instead of holding each access's
+  // addresses across the reductions (ptxas -v: up to 104 bytes spilled so at 48 registers)
+  if constexpr (kGroups) asm volatile("" : "+r"(width));
+#pragma unroll
+  for (int p = 0; p < Packs; ++p) {
+    const int c = (p * width + t) * Pack - h;
+    if (c < n) norm_write<Pack, Phased, true, kGroups>(a, offset, c, v[p], mean, rstd);
+  }
+}
+
+// Rows: the block's first ones, then by the grid. kWarp: the loop runs while the warp's first
+// row is a row (uniform over the warp, whose lanes all take the shuffles). kBlock: main's loop
+// (the phased kBlock kernels sit at their 48-register bound: a reshaped loop spilled 8-92
+// bytes there).
 template <NormKind Kind, typename T, typename W, int Pack, int Threads, int Packs, int Block,
           bool Phased>
 __global__ void __launch_bounds__(Block,
                                   min_blocks_per_sm(Block, norm_min_blocks(Block, Pack, Pack* Packs,
                                                                            Threads == kWarpSize,
                                                                            kCompiledArch, Phased)))
-    norm_registers_kernel(const NormArgs<T, W> a) {
-  static_assert(Threads == kWarpSize || Threads == Block, "a row is a warp or the block");
+    norm_registers_kernel(const NormArgs<T, W> a, int lanes) {
+  static_assert(Threads == kWarpSize || Threads == Block, "a row is a warp's group or the block");
   static_assert(Pack * Packs <= 16, "a thread holds at most 16 floats of a row");
-  constexpr int kRowsPerBlock = Block / Threads;
-  const int t = static_cast<int>(threadIdx.x) % Threads;
   const int cols = static_cast<int>(a.cols);
   const float inv_cols = 1.f / static_cast<float>(a.cols);
-  const int64_t step = int64_t{gridDim.x} * kRowsPerBlock;
-  for (int64_t row = int64_t{blockIdx.x} * kRowsPerBlock + threadIdx.x / Threads; row < a.rows;
-       row += step) {
-    const int64_t offset = row * a.cols;
-    // access q: columns q * Pack - h, ... (aligned: 0)
-    const int h = Phased ? pack_phase<Pack>(a.x + offset) : 0;
-    float v[Packs][Pack];
-#pragma unroll
-    for (int p = 0; p < Packs; ++p) {
-      const int c = (p * Threads + t) * Pack - h;
-      if (c < cols) {
-        norm_read<Kind, Pack, Phased>(a, offset, c, v[p]);
-      } else {
-#pragma unroll
-        for (int j = 0; j < Pack; ++j)
-          v[p][j] = 0.f;
-      }
+  if constexpr (Threads == kWarpSize) {
+    __builtin_assume(lanes >= 1 && lanes <= kWarpSize);
+    const int t = static_cast<int>(threadIdx.x % kWarpSize) & (lanes - 1);
+    const int group = static_cast<int>(threadIdx.x % kWarpSize) / lanes;  // its row in the warp
+    const int rows_per_block = Block / lanes;
+    for (int64_t row = int64_t{blockIdx.x} * rows_per_block + threadIdx.x / lanes;
+         row - group < a.rows;) {
+      norm_registers_row<Kind, Pack, Threads, Packs, Block, Phased>(a, row, t, lanes, row < a.rows,
+                                                                    cols, inv_cols);
+      // the grid's rows a step, from an opaque copy of gridDim.x: recomputed (an IMAD) rather
+      // than a 64-bit step held across the row (ptxas spilled its high word at the bound)
+      unsigned grid = gridDim.x;
+      asm volatile("" : "+r"(grid));
+      row += int64_t{grid} * rows_per_block;
     }
-    // the row's statistics, in every thread of the row
-    float mean = 0.f, s = 0.f;
-    if constexpr (Kind == NormKind::kLayer) {
-#pragma unroll
-      for (int p = 0; p < Packs; ++p)
-#pragma unroll
-        for (int j = 0; j < Pack; ++j)
-          s += v[p][j];
-      // rounded once (__fmul_rn: never fused into x - mean), so y uses the mean it saves
-      mean = __fmul_rn(norm_row_sum<Threads, Block>(s), inv_cols);
-      s = 0.f;
-#pragma unroll
-      for (int p = 0; p < Packs; ++p) {
-        const int c = (p * Threads + t) * Pack - h;
-        if (!Phased ? c < cols : norm_whole<Pack>(c, cols)) {
-#pragma unroll
-          for (int j = 0; j < Pack; ++j)
-            s += (v[p][j] - mean) * (v[p][j] - mean);
-        } else if (Phased && c < cols) {  // the partial head or tail: its columns inside the row
-#pragma unroll
-          for (int j = 0; j < Pack; ++j)
-            if (c + j >= 0 && c + j < cols) s += (v[p][j] - mean) * (v[p][j] - mean);
-        }
-      }
-    } else {
-#pragma unroll
-      for (int p = 0; p < Packs; ++p)
-#pragma unroll
-        for (int j = 0; j < Pack; ++j)
-          s += v[p][j] * v[p][j];
-    }
-    const float rstd = rsqrtf(norm_row_sum<Threads, Block>(s) * inv_cols + a.eps);
-    if (t == 0) {
-      if (a.rstd != nullptr) a.rstd[row] = rstd;
-      if (Kind == NormKind::kLayer && a.mean != nullptr) a.mean[row] = mean;
-    }
-#pragma unroll
-    for (int p = 0; p < Packs; ++p) {
-      const int c = (p * Threads + t) * Pack - h;
-      if (c < cols) norm_write<Pack, Phased>(a, offset, c, v[p], mean, rstd);
-    }
+  } else {
+    for (int64_t row = int64_t{blockIdx.x} + threadIdx.x / Threads; row < a.rows; row += gridDim.x)
+      norm_registers_row<Kind, Pack, Threads, Packs, Block, Phased>(
+          a, row, static_cast<int>(threadIdx.x) % Threads, Threads, true, cols, inv_cols);
   }
 }
 

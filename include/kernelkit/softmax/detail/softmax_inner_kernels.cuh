@@ -3,6 +3,8 @@
 // column (o, i) is x[(o * n + k) * inner + i], k < n. softmax_inner_plan.cuh says which runs;
 // launch_softmax_inner (softmax_inner.cuh) launches it. Every kernel takes the four kinds:
 // forward (x -> y) and backward (y, dy -> dx).
+//  - softmax_inner_regs_kernel (kRegs): short columns (n <= Rows) read straight into registers,
+//    a thread's column units all in flight, reduced and written there: one read, one write.
 //  - softmax_inner_tile_kernel (kTile): a tile of whole columns moved into shared memory
 //    (cp.async 16-byte packs where the plan gives them), each unit of adjacent columns (two
 //    for 2-byte types on packs, else one) reduced there by one thread (or by `lanes` threads
@@ -89,6 +91,7 @@ struct SoftmaxInnerArgs {
   int width, split;                                          // kSplit
   int64_t rows_per_split;                                    // kSplit
   SoftmaxStats* partials;                                    // kSplit, split > 1
+  int64_t run;                                               // kRegs: 256 x units a thread
 };
 
 // A float sum, compensated (Neumaier) when Compensated.
@@ -743,6 +746,210 @@ __global__ void __launch_bounds__(kSoftmaxInnerBlock,
         }
       }
     }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// kRegs
+
+// 1 / s and log(s) of a column's sum: exact for float; for the 2-byte types rcp.approx.ftz
+// and lg2.approx.ftz (MUFU; relative errors ~2^-23, under every 2-byte output's rounding; a
+// column of one row spends them on every element). s >= 1, 0 (all -inf), inf or NaN.
+template <bool Fast>
+__device__ __forceinline__ float softmax_inner_inv(float s) {
+  if constexpr (Fast) {
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(s));
+    return r;
+  } else {
+    return 1.f / s;
+  }
+}
+template <bool Fast>
+__device__ __forceinline__ float softmax_inner_log(float s) {
+  if constexpr (Fast) {
+    float r;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(s));
+    return r * 0.6931471805599453f;
+  } else {
+    return logf(s);
+  }
+}
+
+// Where a thread's column units sit (kRegs): units u < count of the current tile, unit u's
+// row 0 at element base + rel(u). Tiles of one slice's columns (a.cols > 0): units c0 + t +
+// 256 u of slice o, rel(u) a constant (the loads' immediate offsets).
+template <typename T, int Pack>
+struct SoftmaxInnerColumnsOfSlice {
+  int64_t base;  // element of (o, row 0, the tile's first column + t x Pack)
+  int count;     // units of the tile this thread has
+  __device__ __forceinline__ SoftmaxInnerColumnsOfSlice(const SoftmaxInnerArgs<T>& a, int64_t tile,
+                                                        int t, int units) {
+    const int64_t o = tile / a.tiles_per_outer;
+    const int64_t c0 = (tile - o * a.tiles_per_outer) * (a.cols / Pack) + t;
+    base = o * a.n * a.inner + c0 * Pack;
+    // units of the slice from this thread's first one, of the tile's
+    const int64_t left = a.inner / Pack - c0;
+    const int64_t mine = left <= 0 ? 0 : (left + kSoftmaxInnerBlock - 1) / kSoftmaxInnerBlock;
+    count = static_cast<int>(mine < units ? mine : units);
+  }
+  __device__ __forceinline__ int rel(int u) const { return u * kSoftmaxInnerBlock * Pack; }
+};
+
+// Whole slices (a.cols == 0, fewer than 256 units a slice): `per` = 256 / cu slices a step,
+// thread t < per x cu is unit t % cu of slice t / cu of the step; a tile is `units` steps, unit
+// u of a thread the same unit of the slice u steps on (rel linear in u; threads past per x cu
+// idle). Offsets within a tile fit int (units x 256 units x 16 rows x pack elements).
+template <typename T, int Pack>
+struct SoftmaxInnerColumnsOfSlices {
+  int64_t base;  // element of (the thread's first slice, row 0, its unit)
+  int step;      // elements a step: per slices
+  int count;     // units of the tile this thread has
+  __device__ __forceinline__ SoftmaxInnerColumnsOfSlices(const SoftmaxInnerArgs<T>& a, int64_t tile,
+                                                         int t, int units) {
+    const int cu = static_cast<int>(a.inner / Pack);
+    const int per = kSoftmaxInnerBlock / cu;
+    const int s = t / cu;
+    const int64_t slice = a.n * a.inner;
+    const int64_t first = tile * units * per + s;  // the thread's first slice
+    base = first * slice + int64_t{t - s * cu} * Pack;
+    step = static_cast<int>(per * slice);
+    const int64_t left = s < per ? a.outer - first : 0;  // slices from the thread's first one
+    const int64_t mine = left <= 0 ? 0 : (left + per - 1) / per;
+    count = static_cast<int>(mine < units ? mine : units);
+  }
+  __device__ __forceinline__ int rel(int u) const { return u * step; }
+};
+
+// Row k of a unit of n rows, n <= Rows = pow2_ceil(n): rows up to Rows / 2 always exist.
+template <int Rows>
+__device__ __forceinline__ bool softmax_inner_has_row(int k, int n) {
+  return k <= Rows / 2 || k < n;
+}
+
+// One column unit (Pack adjacent columns, n <= Rows rows in x, and dy backward) reduced in
+// registers and its outputs written over x (forward) or dy (backward), in row order: the
+// operations, so the bits, of the tile path's thread-a-column loops (softmax_inner_col_*), but
+// 1 / s and log s MUFU approximations for the 2-byte types (softmax_inner_inv / _log).
+template <typename T, SoftmaxKind Kind, int Pack, int Rows>
+__device__ __forceinline__ void softmax_inner_regs_unit(PackOf<T, Pack> (&x)[Rows],
+                                                        PackOf<T, Pack> (&g)[Rows], int n) {
+  constexpr bool kFast = kSoftmaxFast<T>;
+  constexpr bool kBack = kSoftmaxInnerBackward<Kind>;
+#pragma unroll
+  for (int j = 0; j < Pack; ++j) {
+    if constexpr (kBack) {
+      SoftmaxInnerSum<true> sum;
+#pragma unroll
+      for (int k = 0; k < Rows; ++k)
+        if (softmax_inner_has_row<Rows>(k, n))
+          sum.add(
+              softmax_inner_term<Kind>(convert<float>(x[k].elem[j]), convert<float>(g[k].elem[j])));
+      const float s = sum.get();
+#pragma unroll
+      for (int k = 0; k < Rows; ++k)
+        if (softmax_inner_has_row<Rows>(k, n))
+          g[k].elem[j] = convert<T>(softmax_inner_grad<Kind, kFast>(
+              convert<float>(x[k].elem[j]), convert<float>(g[k].elem[j]), s));
+    } else {
+      float m = -INFINITY;
+#pragma unroll
+      for (int k = 0; k < Rows; ++k)
+        if (softmax_inner_has_row<Rows>(k, n)) m = fmaxf(m, convert<float>(x[k].elem[j]));
+      const float base = m == -INFINITY ? 0.f : m;
+      float e[Rows];
+      SoftmaxInnerSum<!kFast> sum;
+#pragma unroll
+      for (int k = 0; k < Rows; ++k) {
+        if (softmax_inner_has_row<Rows>(k, n)) {
+          e[k] = softmax_exp<kFast>(convert<float>(x[k].elem[j]) - base);
+          sum.add(e[k]);
+        }
+      }
+      const float s = sum.get();
+      if constexpr (Kind == SoftmaxKind::kSoftmax) {
+        // exp(x - m) / s (an all -inf column: 0 x inf, NaN)
+        const float inv_s = softmax_inner_inv<kFast>(s);
+#pragma unroll
+        for (int k = 0; k < Rows; ++k)
+          if (softmax_inner_has_row<Rows>(k, n)) x[k].elem[j] = convert<T>(e[k] * inv_s);
+      } else {
+        // (x - m) - log s (an all -inf column: -inf - -inf, NaN)
+        const float log_s = softmax_inner_log<kFast>(s);
+#pragma unroll
+        for (int k = 0; k < Rows; ++k)
+          if (softmax_inner_has_row<Rows>(k, n))
+            x[k].elem[j] = convert<T>((convert<float>(x[k].elem[j]) - m) - log_s);
+      }
+    }
+  }
+}
+
+// v, opaque to the compiler: an address computed from it is computed where it is used (the
+// stores' addresses, else kept in registers from the loads over the reduction: 64-bit pointers
+// a row and unit spilled 4-72 bytes at 64 registers on sm_100 / sm_120).
+__device__ __forceinline__ int64_t softmax_inner_opaque(int64_t v) {
+  int64_t r;
+  asm volatile("mov.b64 %0, %1;" : "=l"(r) : "l"(v));
+  return r;
+}
+
+// See the top of this file: a thread loads its column units' rows (all in flight), then
+// reduces and writes each unit.
+template <typename T, SoftmaxKind Kind, int Pack, int Rows, typename Where>
+__device__ __forceinline__ void softmax_inner_regs_tile(const SoftmaxInnerArgs<T>& a,
+                                                        const Where& w) {
+  constexpr bool kBack = kSoftmaxInnerBackward<Kind>;
+  constexpr int kU = softmax_inner_regs_units(sizeof(T), Pack, kBack, Rows);
+  const int n = static_cast<int>(a.n);
+  if (w.count <= 0) return;
+  PackOf<T, Pack> x[kU][Rows], g[kU][kBack ? Rows : 1];
+  // units past the thread's count load (and reduce) its first one again, unguarded: no
+  // predicate a unit held over the reduction
+#pragma unroll
+  for (int u = 0; u < kU; ++u) {
+    const int64_t e = softmax_inner_opaque(w.base + (u < w.count ? w.rel(u) : 0));
+    const int64_t inner = softmax_inner_opaque(a.inner);
+#pragma unroll
+    for (int k = 0; k < Rows; ++k) {
+      if (softmax_inner_has_row<Rows>(k, n)) {
+        x[u][k] = load_pack<Pack>(a.x + e + k * inner, 0);
+        if constexpr (kBack) g[u][k] = load_pack<Pack>(a.dy + e + k * inner, 0);
+      }
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < kU; ++u) {
+    if constexpr (kBack) {
+      softmax_inner_regs_unit<T, Kind, Pack, Rows>(x[u], g[u], n);
+    } else {
+      softmax_inner_regs_unit<T, Kind, Pack, Rows>(x[u], x[u], n);
+    }
+    if (u < w.count) {
+      const int64_t e = softmax_inner_opaque(w.base + w.rel(u));
+      const int64_t inner = softmax_inner_opaque(a.inner);
+#pragma unroll
+      for (int k = 0; k < Rows; ++k)
+        if (softmax_inner_has_row<Rows>(k, n))
+          store_pack_global<Pack>(a.out + e + k * inner, 0, kBack ? g[u][k] : x[u][k]);
+    }
+  }
+}
+
+template <typename T, SoftmaxKind Kind, int Pack, int Rows>
+__global__ void __launch_bounds__(kSoftmaxInnerBlock,
+                                  min_blocks_per_sm(kSoftmaxInnerBlock, kSoftmaxInnerMinBlocks))
+    softmax_inner_regs_kernel(SoftmaxInnerArgs<T> a) {
+  const int t = static_cast<int>(threadIdx.x);
+  const int units = static_cast<int>(a.run / kSoftmaxInnerBlock);  // units a thread a tile
+  if (a.cols > 0) {
+    for (int64_t tile = blockIdx.x; tile < a.tiles; tile += gridDim.x)
+      softmax_inner_regs_tile<T, Kind, Pack, Rows>(
+          a, SoftmaxInnerColumnsOfSlice<T, Pack>(a, tile, t, units));
+  } else {
+    for (int64_t tile = blockIdx.x; tile < a.tiles; tile += gridDim.x)
+      softmax_inner_regs_tile<T, Kind, Pack, Rows>(
+          a, SoftmaxInnerColumnsOfSlices<T, Pack>(a, tile, t, units));
   }
 }
 

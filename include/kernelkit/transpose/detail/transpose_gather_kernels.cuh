@@ -105,6 +105,55 @@ __host__ __device__ __forceinline__ void transpose_store16(void* p, const Pack<u
 #endif
 }
 
+// Bytes [lo, hi) of the 16-byte chunk w (0 <= lo < hi <= 16) to the same bytes of the
+// 16-byte-aligned chunk at p, as aligned 8-, 4-, 2- and 1-byte stores: each store a slot of
+// the chunk inside [lo, hi) whose parent slot (twice its size) is not, i.e. at most 4 stores
+// on each side of an out row boundary (a store an element took up to 16 for 1-byte elements,
+// each its own L2 request; bench/NOTES.md, transpose). Every slot and index is a compile-time
+// constant once unrolled; lo and hi only pick the stores. lo and hi are multiples of E (the
+// element's bytes): no slot smaller than an element is stored.
+template <int E>
+__host__ __device__ __forceinline__ void transpose_store_part(void* p, const Pack<uint32_t, 4>& w,
+                                                              int lo, int hi) {
+  unsigned char* c = static_cast<unsigned char*>(p);
+  const auto inside = [&](int a, int s) { return lo <= a && a + s <= hi; };
+#pragma unroll
+  for (int q = 0; q < 2; ++q)  // 8-byte slots
+    if (inside(8 * q, 8)) {
+#if defined(__CUDA_ARCH__)
+      *reinterpret_cast<uint2*>(c + 8 * q) = make_uint2(w.elem[2 * q], w.elem[2 * q + 1]);
+#else
+      if (transpose_gather_hook) transpose_gather_hook(c + 8 * q, 8, true);
+      memcpy(c + 8 * q, &w.elem[2 * q], 8);
+#endif
+    }
+#pragma unroll
+  for (int q = 0; q < 4; ++q)  // 4-byte slots
+    if (inside(4 * q, 4) && !inside(8 * (q / 2), 8)) {
+#if defined(__CUDA_ARCH__)
+      *reinterpret_cast<uint32_t*>(c + 4 * q) = w.elem[q];
+#else
+      if (transpose_gather_hook) transpose_gather_hook(c + 4 * q, 4, true);
+      memcpy(c + 4 * q, &w.elem[q], 4);
+#endif
+    }
+#pragma unroll
+  for (int q = 0; q < 8; ++q)  // 2-byte slots
+    if (E <= 2 && inside(2 * q, 2) && !inside(4 * (q / 2), 4)) {
+      const uint16_t v = static_cast<uint16_t>(w.elem[q / 2] >> (16 * (q % 2)));
+#if defined(__CUDA_ARCH__)
+      *reinterpret_cast<uint16_t*>(c + 2 * q) = v;
+#else
+      if (transpose_gather_hook) transpose_gather_hook(c + 2 * q, 2, true);
+      memcpy(c + 2 * q, &v, 2);
+#endif
+    }
+#pragma unroll
+  for (int q = 0; q < 16; ++q)  // bytes
+    if (E == 1 && inside(q, 1) && !inside(2 * (q / 2), 2))
+      c[q] = static_cast<unsigned char>(w.elem[q / 4] >> (8 * (q % 4)));
+}
+
 // The element of type U at byte offset a of shared memory (as unsigned bits).
 template <typename U>
 __host__ __device__ __forceinline__ U transpose_lds(const unsigned char* smem, int a) {
@@ -451,12 +500,15 @@ class TransposeGatherThread {
     for (int rr = kVec * kk0_ - s_, cq = cq0_, base = 0; rr < rr_end && cq < vc;
          rr += d_rr, cq += d_cq, base += d_at, dst += d_dst) {
       if (rr >= below || rr + kVec <= above) continue;
+      // (every element of the chunk gathered, also where it lies past the first or the last row
+      // of the matrix: those staged bytes lie inside the tile's stage, and are not stored)
+      const Chunk w = transpose_gather16<U>(smem, [&](int j) { return at(j) + base; });
       if (rr >= above && rr + kVec <= below) {
-        transpose_store16(dst, transpose_gather16<U>(smem, [&](int j) { return at(j) + base; }));
-      } else {  // the first or the last rows of the matrix
-#pragma unroll
-        for (int j = 0; j < kVec; ++j)
-          if (rr + j >= above && rr + j < below) dst[j] = transpose_lds<U>(smem, at(j) + base);
+        transpose_store16(dst, w);
+      } else {  // the first or the last rows of the matrix: the chunk's elements inside them
+        const int lo = rr < above ? static_cast<int>(above - rr) : 0;
+        const int hi = rr + kVec > below ? static_cast<int>(below - rr) : kVec;
+        transpose_store_part<kE>(dst, w, lo * kE, hi * kE);
       }
     }
   }
