@@ -315,11 +315,11 @@ std::vector<ConfigCase> config_cases(const kk::DeviceInfo& base, bool strided = 
   const Layout strides[] = {Layout{0, 0, false, P, 2 * P}, Layout{1, 1, false, 3, 3 + P},
                             Layout{4, 4, false, 4, 4}, Layout{1, 0, false, 1, 0},
                             Layout{0, 0, true, P, 0}};
-  const int64_t widths[] = {1,     2,     3,     4,     5,     8,     9,     16,   17,
-                            24,    32,    33,    48,    64,    65,    96,    128,  129,
-                            200,   256,   257,   500,   512,   1000,  1024,  1025, 1500,
-                            2048,  2049,  3000,  4096,  4097,  6000,  8192,  8193, 10000,
-                            12000, 16384, 16385, 20000, 24000, 32768, 40000, 65536};
+  const int64_t widths[] = {1,     2,     3,     4,     5,     8,     9,     12,    16,
+                            17,    24,    32,    33,    48,    64,    65,    96,    128,
+                            129,   200,   256,   257,   500,   512,   1000,  1024,  1025,
+                            1500,  2048,  2049,  3000,  4096,  4097,  6000,  8192,  8193,
+                            10000, 12000, 16384, 16385, 20000, 24000, 32768, 40000, 65536};
   const kk::ConfigRange range = kk::softmax_configs_of(sizeof(T));
   std::vector<ConfigCase> cases(range.end - range.begin);
   for (const int64_t cols : widths) {

@@ -132,11 +132,15 @@ TEST(SoftmaxPlan, PathsOfTheSweepAndAwkwardShapes) {
       {2682433, 2, 2, P::kTile, P::kTile, P::kTile, P::kTile, P::kTile},
       {3858350, 3, 2, P::kTile, P::kTile, P::kTile, P::kTile, P::kTile},
       {15798023, 5, 2, P::kTile, P::kTile, P::kTile, P::kTile, P::kTile},
-      {343264, 65, 4, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
-      {142857, 210, 2, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
+      // (up to 48 packs: f32 343264x65 0.46 of the speed of light on the warp path, bf16
+      // 142857x210 0.49)
+      {343264, 65, 4, P::kTile, P::kTile, P::kTile, P::kTile, P::kTile},
+      {142857, 210, 2, P::kTile, P::kTile, P::kTile, P::kTile, P::kTile},
+      {566593, 137, 4, P::kTile, P::kTile, P::kTile, P::kTile, P::kTile},
+      {100000, 250, 2, P::kTile, P::kTile, P::kTile, P::kTile, P::kTile},
       // (wider: the warp path, 32 lanes of several packs)
-      {566593, 137, 4, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
-      {100000, 250, 2, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
+      {100000, 253, 4, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
+      {100000, 505, 2, P::kWarp, P::kWarp, P::kWarp, P::kWarp, P::kWarp},
   };
   for (const auto& e : table) {
     const SoftmaxPath want[] = {e.h100, e.h100_c80, e.a100, e.l4, e.t4};
@@ -158,12 +162,12 @@ TEST(SoftmaxPlan, WarpGroupsAndPacks) {
   EXPECT_EQ(p.packs, 1);
   EXPECT_TRUE(p.on_grid);
   // a row starting one element past a boundary spans one more pack, partial at both ends:
-  // the tile path, 2 lanes of 16 floats a row
+  // the tile path, 4 lanes of 3 packs a row (9 packs)
   p = plan(1048576, 32, 4, d, 4, 4);
   EXPECT_EQ(p.path, SoftmaxPath::kTile);
   EXPECT_EQ(p.pack, 4);
-  EXPECT_EQ(p.group, 2);
-  EXPECT_EQ(p.packs, 16);
+  EXPECT_EQ(p.group, 4);
+  EXPECT_EQ(p.packs, 12);
   EXPECT_FALSE(p.on_grid);
   // 500 f16 columns: rows start at 8-byte offsets, off the 16-byte grid but on the 8-byte
   // one: 8-byte packs on the grid, 125 packs -> 32 lanes x 4 packs; offset by 8 bytes too;
@@ -206,69 +210,100 @@ TEST(SoftmaxPlan, WarpGroupsAndPacks) {
   EXPECT_EQ(plan(1048576, 32, 2, d).blocks_per_sm, 12);
   EXPECT_EQ(plan(349525, 96, 2, d).blocks_per_sm, 12);
   EXPECT_EQ(plan(349525, 96, 4, d).blocks_per_sm, 16);
-  EXPECT_EQ(plan(100000, 301, 2, d).blocks_per_sm, 10);  // off the grid: 39 packs, 2 a lane
+  EXPECT_EQ(plan(100000, 401, 2, d).blocks_per_sm, 10);  // off the grid: 51 packs, 2 a lane
   EXPECT_EQ(plan(33554, 1000, 4, d).blocks_per_sm, 8);
   EXPECT_EQ(plan(32768, 1024, 2, d).blocks_per_sm, 8);
 }
 
-// Short rows off the pack grid (a row spanning at most 16 packs: up to 61 f32 / 121 2-byte
-// columns): the tile path, the fewest lanes a row
-// (1, 2, 4, 8, 16) holding at most 16 elements a lane, one lane holding the fewest of 4, 8, 16;
-// tiles of ~8 KB, a whole number of the block's rows at once; two buffers. Rows on the grid, wider
-// rows, and in / out at different offsets keep the warp path.
+// The packs a row of `cols` elements spans at most when the rows start at offset `off` (elements)
+// of a pack and every multiple of gcd(cols, pack) past it: the tile plan's rule.
+int64_t tile_span(int64_t cols, int64_t off, int pack) {
+  int64_t g = pack;
+  while (cols % g != 0)
+    g /= 2;
+  return (cols + off % g + pack - g + pack - 1) / pack;
+}
+
+// Short rows off the pack grid (contiguous rows spanning at most 48 packs: up to ~186 f32 / ~370
+// 2-byte columns): the tile path. Rows of at most two packs (16 2-byte / 8 f32 columns): the narrow
+// kernel (packs 1), a lane holding pack / gcd(cols, pack) rows (whole packs) where in is on the
+// 16-byte grid and that is at most 64 elements, else a row; the block's 128 lanes a unit of rows
+// (2-byte: a word a row past the buffers). Wider: the first (lanes, packs) of kSoftmaxTileShapes
+// holding the most packs a row spans (offset + multiples of gcd(cols, pack)), packs = elements a
+// lane holds, a unit of 128 / group rows. Tiles of ~8 KB, a whole number of units; two buffers;
+// the pack-lane kernel's tails and heads past them. Rows on the grid, wider rows, and in / out
+// at different offsets keep the warp path.
 TEST(SoftmaxPlan, TileRows) {
   const kk::DeviceInfo d = kktest::h100();
-  struct Want {
-    int64_t cols;
-    int elem, group, per;
-  };
-  for (const Want w :
-       {Want{1, 4, 1, 4}, Want{2, 2, 1, 4}, Want{4, 2, 1, 4}, Want{5, 2, 1, 8}, Want{8, 4, 1, 8},
-        Want{9, 4, 1, 16}, Want{16, 4, 1, 16}, Want{17, 4, 2, 16}, Want{32, 2, 2, 16},
-        Want{33, 2, 4, 16}, Want{64, 2, 4, 16}, Want{33, 4, 4, 16}, Want{61, 4, 4, 16},
-        Want{65, 2, 8, 16}, Want{121, 2, 8, 16}}) {
-    for (const int off : {w.elem, 3 * w.elem}) {
-      const SoftmaxPlan p = plan(2000000, w.cols, w.elem, d, off, off);
-      SCOPED_TRACE(std::to_string(w.cols) + " x " + std::to_string(w.elem) + " B +" +
-                   std::to_string(off) + ": " + describe(p));
-      ASSERT_EQ(p.path, SoftmaxPath::kTile);
-      EXPECT_EQ(p.pack, 16 / w.elem);
-      EXPECT_EQ(p.group, w.group);
-      EXPECT_EQ(p.packs, w.per);
-      EXPECT_EQ(p.buffers, 2);
-      EXPECT_EQ(int64_t(p.shape.smem), 2 * p.buffer_bytes);
-      const int64_t unit = 128 / w.group;
-      EXPECT_EQ(p.rows_per_round % unit, 0);
-      EXPECT_TRUE(p.rows_per_round * w.cols * w.elem <= kk::detail::kSoftmaxTileBytes ||
-                  p.rows_per_round == unit);
-      EXPECT_GT((p.rows_per_round + unit) * w.cols * w.elem, kk::detail::kSoftmaxTileBytes);
-      EXPECT_EQ(p.blocks_per_sm, w.per > 8 ? 8 : 12);  // registers: 64 / 40
+  for (const int elem : {4, 2}) {
+    const int pack = 16 / elem;
+    for (int64_t cols = 1; cols <= 400; ++cols) {
+      for (int off = 0; off < pack; ++off) {
+        if (off == 0 && cols % pack == 0) continue;  // on the pack grid: the warp path
+        // (2-byte rows all on the 8-byte grid: the warp path's 8-byte packs)
+        if (elem == 2 && off % (pack / 2) == 0 && cols % (pack / 2) == 0) continue;
+        const SoftmaxPlan p = plan(2000000, cols, elem, d, off * elem, off * elem);
+        SCOPED_TRACE(std::to_string(cols) + " x " + std::to_string(elem) + " B +" +
+                     std::to_string(off) + ": " + describe(p));
+        const int64_t span = tile_span(cols, off, pack);
+        if (cols > 2 * pack && span > kk::detail::kSoftmaxTileMaxPacks) {
+          EXPECT_EQ(p.path, SoftmaxPath::kWarp);
+          continue;
+        }
+        ASSERT_EQ(p.path, SoftmaxPath::kTile);
+        EXPECT_EQ(p.pack, pack);
+        EXPECT_EQ(p.buffers, 2);
+        int64_t unit = 0, side = 0;
+        if (cols <= 2 * pack) {
+          EXPECT_EQ(p.group, 1);
+          EXPECT_EQ(p.packs, 1);
+          const int r = kk::detail::softmax_narrow_rows_per_lane(int(cols), pack, off == 0);
+          int64_t g = pack;
+          while (cols % g != 0)
+            g /= 2;
+          EXPECT_EQ(r, off == 0 && (pack / g) * cols <= 64 ? pack / g : 1);
+          unit = r * 128;
+          if (elem == 2) side = (p.rows_per_round * 4 + 15) / 16 * 16;
+        } else {
+          int want = -1;
+          for (const auto& t : kk::detail::kSoftmaxTileShapes) {
+            if (int64_t{t.group} * t.packs >= span) {
+              want = t.group * 100 + t.packs;
+              break;
+            }
+          }
+          EXPECT_EQ(p.group * 100 + p.packs / pack, want);
+          EXPECT_EQ(p.packs % pack, 0);
+          unit = 128 / p.group;
+          side = (3 * unit + 3) * 16;
+        }
+        EXPECT_EQ(p.rows_per_round % unit, 0);
+        const int64_t unit_bytes = unit * cols * elem;
+        EXPECT_TRUE(p.rows_per_round * cols * elem <=
+                        kk::detail::kSoftmaxTileBytes + unit_bytes / 2 ||
+                    p.rows_per_round == unit);
+        EXPECT_EQ(int64_t(p.shape.smem), 2 * p.buffer_bytes + side);
+        const int regs = kk::detail::softmax_regs_bound(
+            d, 128,
+            p.packs == 1 ? kk::detail::softmax_tile_narrow_min_blocks(d.code_arch)
+                         : kk::detail::softmax_tile_min_blocks(p.packs, d.code_arch));
+        EXPECT_EQ(p.blocks_per_sm, kk::blocks_per_sm(d, 128, regs, int64_t(p.shape.smem)));
+      }
     }
   }
-  // a 17th pack (f32 62 columns, 2-byte 122, off the grid): the warp path, one pack a lane
-  // (tiles of 16 lanes measured slower: 2-byte 142857x210 72.2 us against 61.0, 32437x163 20.4
-  // against 17.3); a 33rd (f32 126, 2-byte 250): 2 packs a lane
-  for (const int64_t cols : {62, 125}) {
-    const SoftmaxPlan w = plan(2000000, cols, 4, d, 4, 4);
-    EXPECT_EQ(w.path, SoftmaxPath::kWarp);
-    EXPECT_EQ(w.group, 32);
-    EXPECT_EQ(w.packs, 1);
-  }
-  for (const int64_t cols : {122, 210, 249}) {
-    const SoftmaxPlan w = plan(2000000, cols, 2, d, 2, 2);
-    EXPECT_EQ(w.path, SoftmaxPath::kWarp);
-    EXPECT_EQ(w.group, 32);
-    EXPECT_EQ(w.packs, 1);
-  }
-  EXPECT_EQ(plan(100000, 126, 4, d, 4, 4).packs, 2);
-  EXPECT_EQ(plan(100000, 250, 2, d, 2, 2).packs, 2);
+  // few rows: one block per tile, tiles of one unit when they would not give every resident
+  // block one
+  SoftmaxPlan p = plan(1000, 5, 2, d, 2, 2);
+  EXPECT_EQ(p.path, SoftmaxPath::kTile);
+  EXPECT_EQ(p.rows_per_round, 128);
+  EXPECT_EQ(int64_t{p.shape.grid.x}, kk::ceil_div<int64_t>(1000, p.rows_per_round));
+  p = plan(29518, 35, 2, d);  // 6 packs: 2 lanes of 3, 64 rows a pass (11.5 KB at 8 a SM)
+  EXPECT_EQ(p.group, 2);
+  EXPECT_EQ(p.packs, 24);
+  EXPECT_EQ(p.rows_per_round, 64);
   // rows on the grid; in and out at different offsets within 16 bytes
   EXPECT_EQ(plan(100000, 32, 4, d).path, SoftmaxPath::kWarp);
   EXPECT_EQ(plan(100000, 5, 4, d, 0, 4).path, SoftmaxPath::kWarp);
-  // few rows of at most 2 packs: one block per tile
-  const SoftmaxPlan p = plan(1000, 5, 2, d, 2, 2);
-  EXPECT_EQ(p.path, SoftmaxPath::kTile);
-  EXPECT_EQ(int64_t{p.shape.grid.x}, kk::ceil_div<int64_t>(1000, p.rows_per_round));
 }
 
 TEST(SoftmaxPlan, SharedMemoryRowsAndBuffers) {
@@ -751,36 +786,48 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
     return;
   }
   if (p.path == SoftmaxPath::kTile) {
-    // short rows off the pack grid: at most 16 packs a row, a group of the fewest lanes (of
-    // 1..8) holding 16 elements a lane at most, tiles of whole numbers of the block's rows
+    // short contiguous rows off the pack grid: the narrow kernel up to two packs a row (packs 1),
+    // else a shape of kSoftmaxTileShapes whose lanes hold every row's packs at most 48; tiles
+    // of whole numbers of the block's rows; the pack-lane kernel's tails and heads past the
+    // two buffers
     EXPECT_EQ(p.pack, max_pack);
     EXPECT_FALSE(p.on_grid);
     EXPECT_FALSE(in_off % 16 == 0 && cols % max_pack == 0);
-    for (int64_t r = 0; r < std::min<int64_t>(rows, p.pack); ++r) {
-      const int64_t mis = ((in_off / elem) + r * cols) % p.pack;
-      EXPECT_LE(span_packs(mis, cols, p.pack), kk::detail::kSoftmaxTileMaxPacks) << "row " << r;
-    }
+    EXPECT_EQ(in_off % 16, out_off % 16);
     EXPECT_EQ(s.block.x, 128u);
-    EXPECT_TRUE(p.group == 1 || p.group == 2 || p.group == 4 || p.group == 8);
-    EXPECT_TRUE(p.packs == 4 || p.packs == 8 || p.packs == 16);
-    EXPECT_GE(int64_t{p.group} * p.packs, cols);
-    if (p.group > 1) {
-      EXPECT_EQ(p.packs, 16);
-      EXPECT_LT(int64_t{p.group} * 8, cols);
-    } else if (p.packs > 4) {
-      EXPECT_LT(p.packs / 2, cols);
+    int64_t unit = 128 / p.group, side = 0;
+    if (p.packs == 1) {
+      EXPECT_EQ(p.group, 1);
+      EXPECT_LE(cols, 2 * max_pack);
+      const int r = kk::detail::softmax_narrow_rows_per_lane(int(cols), max_pack, in_off % 16 == 0);
+      unit = r * 128;
+      if (elem == 2) side = (p.rows_per_round * 4 + 15) / 16 * 16;
+    } else {
+      EXPECT_GT(cols, 2 * max_pack);
+      EXPECT_EQ(p.packs % max_pack, 0);
+      bool shape = false;
+      for (const auto& t : kk::detail::kSoftmaxTileShapes)
+        shape = shape || (t.group == p.group && t.packs * max_pack == p.packs);
+      EXPECT_TRUE(shape);
+      for (int64_t r = 0; r < std::min<int64_t>(rows, p.pack); ++r) {
+        const int64_t mis = ((in_off / elem) + r * cols) % p.pack;
+        EXPECT_LE(span_packs(mis, cols, p.pack), int64_t{p.group} * (p.packs / max_pack))
+            << "row " << r;
+      }
+      side = (3 * unit + 3) * 16;
     }
-    const int64_t unit = 128 / p.group;
     EXPECT_GE(p.rows_per_round, unit);
     EXPECT_EQ(p.rows_per_round % unit, 0);
     EXPECT_EQ(p.buffers, 2);
-    EXPECT_EQ(int64_t(s.smem), 2 * p.buffer_bytes);
+    EXPECT_EQ(int64_t(s.smem), 2 * p.buffer_bytes + side);
     EXPECT_EQ(p.buffer_bytes % 16, 0);
     // a tile's span, any alignment, fits a buffer
     EXPECT_LE(span_packs(p.pack - 1, p.rows_per_round * cols, p.pack) * 16, p.buffer_bytes);
     EXPECT_LE(int64_t{s.grid.x}, kk::ceil_div(rows, p.rows_per_round));
-    const int regs =
-        kk::detail::softmax_regs_bound(d, 128, kk::detail::softmax_tile_min_blocks(p.packs));
+    const int regs = kk::detail::softmax_regs_bound(
+        d, 128,
+        p.packs == 1 ? kk::detail::softmax_tile_narrow_min_blocks(d.code_arch)
+                     : kk::detail::softmax_tile_min_blocks(p.packs, d.code_arch));
     EXPECT_EQ(p.blocks_per_sm, kk::blocks_per_sm(d, 128, regs, int64_t(s.smem)));
     return;
   }
@@ -791,8 +838,11 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
     case SoftmaxPath::kWarp: {
       EXPECT_EQ(s.block.x, 128u);
       EXPECT_EQ(s.smem, 0u);
-      // rows off the pack grid of at most 16 packs: the tile path
+      // contiguous rows off the pack grid of at most 48 packs: the tile path
       if (p.pack > 1 && !p.on_grid) EXPECT_EQ(p.group, 32);
+      if (p.pack > 1 && !p.on_grid && in_off % 16 == out_off % 16)
+        EXPECT_TRUE(cols > 2 * max_pack && tile_span(cols, (in_off / elem) % max_pack, max_pack) >
+                                               kk::detail::kSoftmaxTileMaxPacks);
       if (p.group < 32) {
         EXPECT_GT(p.pack, 1);
         EXPECT_EQ(p.packs, 1);
@@ -996,13 +1046,13 @@ TEST(SoftmaxConfigs, EachElementSizeTogetherNoDuplicates) {
 // launch), and every entry is some shape's plan (no kernel is built that no call runs).
 TEST(SoftmaxConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
   const int64_t sizes[] = {
-      1,      2,       3,       4,       5,       7,        8,           9,      12,     16,
-      17,     31,      32,      33,      48,      63,       64,          65,     96,     127,
-      128,    129,     131,     255,     256,     257,      500,         502,    509,    512,
-      1000,   1021,    1024,    1025,    1028,    1500,     2047,        2048,   2049,   3000,
-      4093,   4096,    4097,    5000,    8191,    8192,     8193,        10007,  16383,  16384,
-      16385,  32000,   32749,   50257,   65536,   65537,    100003,      151936, 262144, 262147,
-      500000, 1048576, 1048583, 2097152, 8388609, 33554432, 2147483659LL};
+      1,      2,      3,      4,      5,       7,       8,       9,       12,       16,
+      17,     24,     26,     31,     32,      33,      48,      63,      64,       65,
+      96,     127,    128,    129,    131,     200,     255,     256,     257,      500,
+      502,    509,    512,    1000,   1021,    1024,    1025,    1028,    1500,     2047,
+      2048,   2049,   3000,   4093,   4096,    4097,    5000,    8191,    8192,     8193,
+      10007,  16383,  16384,  16385,  32000,   32749,   50257,   65536,   65537,    100003,
+      151936, 262144, 262147, 500000, 1048576, 1048583, 2097152, 8388609, 33554432, 2147483659LL};
   const int offsets[][2] = {{0, 0}, {4, 4}, {2, 2}, {8, 8}, {0, 4}, {2, 6}, {12, 0}, {6, 6}};
   kktest::PlannedEntries planned(kk::kSoftmaxConfigs);
   for (const auto& dev : table_devices()) {
@@ -1012,12 +1062,20 @@ TEST(SoftmaxConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
           if (rows > (int64_t{1} << 40) / cols) continue;
           for (const auto& off : offsets) {
             if (off[0] % elem || off[1] % elem) continue;
-            const SoftmaxPlan p = kk::plan_softmax(rows, cols, elem, kk::Alignment(off[0]),
-                                                   kk::Alignment(off[1]), dev.info);
-            const kk::ConfigRange r = kk::softmax_configs_of(elem);
-            const int i = planned.count(kk::softmax_config(p, elem), r.begin, r.end);
-            ASSERT_GE(i, 0) << dev.name << " " << rows << "x" << cols << " elem=" << elem
-                            << " offsets=" << off[0] << "," << off[1] << ": " << describe(p);
+            // contiguous rows, and (several rows) rows one element further apart: the warp
+            // path's off-grid entries below 48 packs are strided rows' only (contiguous ones
+            // are the tiles')
+            for (const int64_t pad : {0, 1}) {
+              if (pad == 1 && (rows == 1 || rows > (int64_t{1} << 40) / (cols + 1))) continue;
+              const SoftmaxPlan p =
+                  kk::plan_softmax(rows, cols, elem, kk::Alignment(off[0]), cols + pad,
+                                   kk::Alignment(off[1]), cols + pad, dev.info);
+              const kk::ConfigRange r = kk::softmax_configs_of(elem);
+              const int i = planned.count(kk::softmax_config(p, elem), r.begin, r.end);
+              ASSERT_GE(i, 0) << dev.name << " " << rows << "x" << cols << " elem=" << elem
+                              << " offsets=" << off[0] << "," << off[1] << " pad=" << pad << ": "
+                              << describe(p);
+            }
           }
         }
       }

@@ -91,7 +91,8 @@ TYPED_TEST(SoftmaxTest, InPlace) {
 // The warp path on the pack grid (rows start on 16-byte boundaries, whole packs: one
 // predicated 16-byte load and store a pack) at every lane group and packs a lane the plan
 // picks, and the general kernel at the same widths with rows off the grid (shifted pointers,
-// one element more; rows of at most 32 packs off the grid are the tile path's: TileRows);
+// one element more; contiguous rows of at most 48 packs off the grid are the tile path's:
+// TileRows);
 // the grid shrunk to 3 blocks so every warp loops over rows, and rows that leave the last
 // groups idle; in place.
 TYPED_TEST(SoftmaxTest, WarpRowsOnAndOffThePackGrid) {
@@ -119,7 +120,7 @@ TYPED_TEST(SoftmaxTest, WarpRowsOnAndOffThePackGrid) {
                           int64_t{kk::kWarpSize} * (kk::detail::kSoftmaxWarpFloats / kPack);
         if (p.path == SoftmaxPath::kTile) {
           ASSERT_FALSE(on_grid) << cols;
-          ASSERT_LE((cols + 2 * (kPack - 1)) / kPack, 32) << cols;
+          ASSERT_LE((cols + 2 * (kPack - 1)) / kPack, kk::detail::kSoftmaxTileMaxPacks) << cols;
           continue;
         }
         if (p.path != SoftmaxPath::kWarp) {
@@ -136,13 +137,16 @@ TYPED_TEST(SoftmaxTest, WarpRowsOnAndOffThePackGrid) {
   }
 }
 
-// Short rows off the pack grid (the tile path: rows of at most kSoftmaxTileMaxPacks packs
-// staged through shared memory as 16-byte packs of the flat array, a row in 1..8 lanes): every
-// tile entry of kSoftmaxConfigs (each lane group and elements a lane), widths around each one's
-// capacity, rows starting mid-pack (the same offset every row, or a different one row by row),
-// in place; tiles whose last one is partial, and the grid shrunk to 3 blocks so that blocks
-// loop over tiles (both buffers); softmax and log_softmax with -inf / all -inf / NaN rows.
-// Wider rows, and 2-byte rows on the 8-byte grid (the warp path's 8-byte packs), are not tiles.
+// Short contiguous rows off the pack grid (the tile path, rows of at most kSoftmaxTileMaxPacks
+// packs staged through shared memory as 16-byte packs of the flat array): the narrow kernel at
+// every width of at most two packs (in on the 16-byte grid: whole packs of rows a lane; in at an
+// odd or an even element offset: a row a lane, 2-byte words shared by two rows), and every lane
+// shape of kSoftmaxTileShapes at widths around its capacity, rows starting mid-pack (the same
+// offset every row, or a different one row by row), in place; row counts that are no multiple of
+// the tile's or of a lane's rows (the last tile partial), and the grid shrunk to 3 blocks so that
+// blocks loop over tiles (both buffers); softmax and log_softmax with -inf / all -inf / NaN rows,
+// against the float64 reference. Wider rows, and 2-byte rows on the 8-byte grid (the warp path's
+// 8-byte packs), are not tiles.
 TYPED_TEST(SoftmaxTest, TileRows) {
   using T = TypeParam;
   constexpr int64_t kPack = 16 / sizeof(T);
@@ -151,17 +155,26 @@ TYPED_TEST(SoftmaxTest, TileRows) {
   int64_t index = 0;
   const kk::ConfigRange range = kk::softmax_configs_of(sizeof(T));
   std::vector<int> runs(range.end - range.begin, 0);  // tile cases run, by entry
-  for (const int64_t cols : {1,  2,  3,  4,  5,   7,   8,   9,   13,  16,  17,  31,  32, 33,
-                             47, 63, 64, 65, 100, 120, 125, 128, 129, 200, 240, 248, 249}) {
-    for (const Layout& l : {kAligned, Layout{3, 3, false}, Layout{1, 1, true}}) {
-      if (cols % kPack == 0 && l.in_shift == 0) continue;  // on the pack grid: kWarp
+  std::vector<int64_t> widths;
+  for (int64_t c = 1; c <= 2 * kPack + 2; ++c)
+    widths.push_back(c);
+  for (const int64_t packs : {3, 4, 6, 8, 12, 16, 24, 32, 48, 49})
+    for (const int64_t c : {(packs - 1) * kPack + 1, packs * kPack - 1, packs * kPack + 1})
+      if (c > 2 * kPack + 2) widths.push_back(c);
+  for (const int64_t cols : widths) {
+    for (const Layout& l : {kAligned, Layout{1, 1, false}, Layout{3, 3, false}, Layout{2, 2, false},
+                            Layout{1, 1, true}}) {
       const int64_t rows = rows_for(3001, cols);
       kk::SoftmaxPlan p = plan_for<T>(rows, cols, l, d);
-      // packs a row spans (off the grid), and 2-byte rows on the 8-byte grid (every row
-      // starting on an 8-byte boundary, whole 8-byte packs): the plan's rule for kTile
       const int64_t offset = (kGuard + l.in_shift) % kPack;  // elements into its pack
+      // on the pack grid, or (2-byte rows) every row on the 8-byte grid: the warp path
+      const bool grid16 = offset == 0 && cols % kPack == 0;
       const bool grid8 = sizeof(T) == 2 && offset % (kPack / 2) == 0 && cols % (kPack / 2) == 0;
-      if ((cols + 2 * (kPack - 1)) / kPack > kk::detail::kSoftmaxTileMaxPacks || grid8) {
+      int64_t g = kPack;  // the rows' offsets: offset + multiples of gcd(cols, kPack)
+      while (cols % g != 0)
+        g /= 2;
+      const int64_t span = (cols + offset % g + kPack - g + kPack - 1) / kPack;
+      if (grid16 || grid8 || (cols > 2 * kPack && span > kk::detail::kSoftmaxTileMaxPacks)) {
         EXPECT_NE(int(p.path), int(SoftmaxPath::kTile)) << cols << " +" << l.in_shift;
         continue;
       }
@@ -174,10 +187,10 @@ TYPED_TEST(SoftmaxTest, TileRows) {
         kk::SoftmaxPlan q = p;
         if (shrink) q.shape.grid.x = std::min(3u, q.shape.grid.x);
         for (const bool log : {false, true})
-          // sanitizer: every 3rd case
-          if (kktest::sanitize_keep(index++, 3))
+          // sanitizer: every 4th case
+          if (kktest::sanitize_keep(index++, 4))
             EXPECT_TRUE(run_case<T>(rows, cols, log, l, seed++, Runner{&q}))
-                << cols << " group " << q.group << " per " << q.packs << " tile "
+                << cols << " group " << q.group << " packs " << q.packs << " tile "
                 << q.rows_per_round << " grid " << q.shape.grid.x;
       }
     }
@@ -186,8 +199,25 @@ TYPED_TEST(SoftmaxTest, TileRows) {
   for (int i = range.begin; i < range.end; ++i)
     if (kk::kSoftmaxConfigs[i].path == SoftmaxPath::kTile)
       EXPECT_GE(runs[i - range.begin], 1)
-          << "tile entry " << i << " group " << kk::kSoftmaxConfigs[i].group << " per "
+          << "tile entry " << i << " group " << kk::kSoftmaxConfigs[i].group << " packs "
           << kk::kSoftmaxConfigs[i].packs << " not run";
+}
+
+// Tiles of many rows of a few columns against the float64 reference, big enough that every
+// resident block loops over several tiles, both dtypes' narrow and pack-lane kernels, aligned
+// and off by an odd element (the narrow kernel's shared words), in place.
+TYPED_TEST(SoftmaxTest, TileRowsManyTiles) {
+  using T = TypeParam;
+  uint64_t seed = 7900;
+  int64_t index = 0;
+  for (const int64_t cols : {2, 3, 7, 13, 18, 33, 64, 65}) {
+    for (const Layout& l : {kAligned, Layout{3, 3, false}, Layout{1, 1, true}}) {
+      if (l.in_shift == 0 && cols % (16 / int64_t(sizeof(T))) == 0) continue;
+      const int64_t rows = kktest::sanitizer_run() ? 4099 : (int64_t{1} << 20) / cols + 3;
+      for (const bool log : {false, true})
+        if (kktest::sanitize_keep(index++, 4)) EXPECT_TRUE(run_case<T>(rows, cols, log, l, seed++));
+    }
+  }
 }
 
 // 1025..8184 columns, off the pack grid (partial head and tail packs), in place.

@@ -1,4 +1,8 @@
-// SPDX-License-Identifier: Apache-2.0
+// /work/main/00-HELPERS-READ-FIRST.md). Do NOT git stash/checkout/reset/commit/add in /work/main:
+// the other helper has uncommitted files here too. Keep editing only your own files; when done
+// (deadline 15:00 UTC), create your worktree (git -C /work/main worktree add /work/wt-<name> -b
+// <name> 85c0129), copy ONLY your changed files there, delete this line from them, commit there,
+// then `git -C /work/main checkout -- <your files>`. SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Softmax and log-softmax over the last dimension of a row-major rows x cols matrix, with or
 /// without a leading dimension, and their backward passes (softmax_backward,
@@ -115,6 +119,19 @@ cudaError_t softmax_chunk_setup(Kernel kernel) {
   });
 }
 
+// The kTile kernel of Group lanes holding Per elements a row: 1, the narrow kernel (rows of at
+// most two packs); whole packs, the pack-lane kernel.
+template <typename T, SoftmaxKind Kind, int Group, int Per>
+constexpr auto softmax_tile_kernel_of() {
+  constexpr int kPack = kMaxPackSize<T>;
+  if constexpr (Per == 1) {
+    return softmax_tile_narrow_kernel<T, Kind>;
+  } else {
+    static_assert(Per % kPack == 0, "whole packs a lane");
+    return softmax_tile_rows_kernel<T, Kind, Group, Per / kPack>;
+  }
+}
+
 template <typename T, SoftmaxKind Kind, int Pack, int Block, BlockCombine Combine>
 cudaError_t softmax_launch_chunk(const SoftmaxPlan& p, const T* in, int64_t ld_in, T* out,
                                  int64_t ld_out, int64_t rows, int64_t cols, cudaStream_t stream) {
@@ -154,9 +171,10 @@ cudaError_t launch_softmax(const SoftmaxPlan& p, SoftmaxKind kind, const T* in, 
     return dispatch_table<kSoftmaxConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
       constexpr SoftmaxConfig c = kSoftmaxConfigs[decltype(i)::value];
       if constexpr (c.path == SoftmaxPath::kTile) {
-        // contiguous rows of at most 256 columns, tiles of ~8 KB
+        // contiguous rows of at most kSoftmaxTileMaxPacks packs, tiles of ~8 KB; two packs or
+        // more a lane: the pack-lane kernel, fewer elements: the narrow one
         if (rows > 1 && (ld_in != cols || ld_out != cols)) return cudaErrorInvalidValue;
-        const auto kernel = softmax_tile_kernel<T, kKind, c.group, c.packs>;
+        const auto kernel = softmax_tile_kernel_of<T, kKind, c.group, c.packs>();
         KERNELKIT_RETURN_IF_ERROR(softmax_chunk_setup<false>(kernel));
         return launch(kernel, p.shape, stream, in, out, rows, static_cast<int>(cols),
                       static_cast<int>(p.rows_per_round), p.buffer_bytes);

@@ -1,4 +1,8 @@
-// SPDX-License-Identifier: Apache-2.0
+// /work/main/00-HELPERS-READ-FIRST.md). Do NOT git stash/checkout/reset/commit/add in /work/main:
+// the other helper has uncommitted files here too. Keep editing only your own files; when done
+// (deadline 15:00 UTC), create your worktree (git -C /work/main worktree add /work/wt-<name> -b
+// <name> 85c0129), copy ONLY your changed files there, delete this line from them, commit there,
+// then `git -C /work/main checkout -- <your files>`. SPDX-License-Identifier: Apache-2.0
 /// @file
 /// The softmax plan: every decision of one softmax / log_softmax call (path, pack, lanes per
 /// row, block size, chunk split, buffers, grid), made by pure host code from the shape, the
@@ -114,10 +118,17 @@ inline constexpr int64_t kSoftmaxOneBlockMinRowsPerSm = 16;
 // against 11.87, f16 13x201037 a cluster of 8 11.90 against the grid's 12.86).
 inline constexpr int64_t kSoftmaxClusterSyncBytes = 8 * 1024;
 inline constexpr int64_t kSoftmaxGridRoundBytes = 24 * 1024;
-// kTile: rows spanning at most this many packs (wider ones: 2-byte 142857x210 72.2 us on
-// tiles of 16 lanes against 61.0 on the warp path, 32437x163 20.4 against 17.3; the rows of at
-// most 9 packs measured won 5-48 %)
-inline constexpr int64_t kSoftmaxTileMaxPacks = 16;
+// kTile, rows wider than two packs (softmax_tile_rows_kernel): its lane shapes, (lanes a row,
+// 16-byte packs a lane), by lanes x packs; the plan takes the first whose lanes hold the most
+// packs a row spans at the operands' alignment. Packs a lane: 3 or 4 (24 / 32 2-byte, 12 / 16 f32
+// elements in registers). Wider rows (more than 48 packs: 2-byte from ~370 columns, f32 from
+// ~186) take the warp path; narrower ones the narrow kernel (softmax_tile_narrow_kernel).
+struct SoftmaxTileShape {
+  int group, packs;
+};
+inline constexpr SoftmaxTileShape kSoftmaxTileShapes[] = {{1, 3}, {1, 4}, {2, 3}, {2, 4}, {4, 3},
+                                                          {4, 4}, {8, 3}, {8, 4}, {16, 3}};
+inline constexpr int64_t kSoftmaxTileMaxPacks = 48;
 inline constexpr int kSoftmaxWideBlock = 1024;  // threads of the cluster, grid, two-pass blocks
 // Dynamic shared memory the chunk kernel keeps before its buffers, by block size: the
 // block reduction's slots (two sets of one pair a warp), the cluster's two pair slots, the
@@ -169,11 +180,34 @@ __host__ __device__ constexpr int softmax_warp_min_blocks(int pack, int group, i
   return floats > 16 ? 8 : (pack == 4 ? 12 : 10);
 }
 
-// Blocks per SM that the tile kernel's __launch_bounds__ ask for, by the elements of a row a
-// lane holds (Per): 16 floats 8 blocks of 128 threads (64 registers), up to 8 12 (40). (At 48
-// registers 16 floats a lane spilled 4-24 bytes on sm_80..sm_120, 32 floats 48-80 at 64.)
-__host__ __device__ constexpr int softmax_tile_min_blocks(int per) {
-  return per > 8 ? 8 : 12;
+// Blocks per SM that the pack-lane tile kernel's __launch_bounds__ ask for, by the elements of a
+// row a lane holds (Per) and the architecture the kernel was compiled for (code_arch, as in
+// softmax_warp_min_blocks): 12, 16 or 24 elements 8 blocks of 128 threads (64 registers; at 48,
+// f32 8 x 4 spilled 32 bytes on sm_89), 32 7 (72: at 64, bf16 8 x 4 spilled 48 bytes on sm_80),
+// 6 in code before sm_90 (80: at 72, 2-byte log_softmax 4 x 4 spilled 4-16 bytes on sm_80..89,
+// bf16 8 x 4 on sm_75).
+__host__ __device__ constexpr int softmax_tile_min_blocks(int per, int code_arch) {
+  return per > 24 ? (code_arch < 90 ? 6 : 7) : (per > 8 ? 8 : 12);
+}
+// The narrow tile kernel's (rows of at most two packs, every width in one kernel: 7 2-byte columns
+// hold 56 elements a lane): 7 blocks (72 registers: at 64, bf16 log_softmax spilled 8 bytes on
+// sm_120), 6 in sm_80..sm_89 code (80: at 72, f16 log_softmax spilled 8-16 bytes there; sm_75
+// code spilled 4 bytes at 80, none at 72).
+__host__ __device__ constexpr int softmax_tile_narrow_min_blocks(int code_arch) {
+  return code_arch >= 80 && code_arch < 90 ? 6 : 7;
+}
+// The widest rows of the narrow tile kernel: two packs (16 2-byte / 8 f32 columns).
+template <typename T>
+inline constexpr int kSoftmaxTileNarrowMax = 2 * kMaxPackSize<T>;
+// Rows a lane of the narrow tile kernel holds at width cols (packs of `pack` elements): where the
+// tile's span starts on a pack boundary (aligned), the fewest whose elements are whole packs
+// (pack / gcd(cols, pack)) if those are at most 64 elements; else one.
+__host__ __device__ constexpr int softmax_narrow_rows_per_lane(int cols, int pack, bool aligned) {
+  int g = pack;
+  while (cols % g != 0)
+    g /= 2;
+  const int r = pack / g;
+  return aligned && r * cols <= 64 ? r : 1;
 }
 
 // kBlock on the pack grid (SoftmaxPlan.on_grid): the row in the registers of one block,
@@ -326,14 +360,14 @@ constexpr SoftmaxConfig softmax_tile_config(int elem_bytes, int group, int per) 
 /// together (float, then the 2-byte types). plan_softmax returns one of them
 /// (softmax_config), launch_softmax instantiates exactly these, and the plan tests check
 /// that every plan is one and every one is planned for some shape.
-/// - kTile, 128 threads, 16-byte packs: a row in 1 lane holding up to 4, 8 or 16 elements, or
-///   in 2, 4 or 8 lanes (8: 2-byte types only, f32 rows of 16 packs are at most 61 columns)
-///   holding up to 16 each.
+/// - kTile, 128 threads, 16-byte packs: rows of at most two packs, 1 lane holding 1 (the narrow
+///   kernel: every width in it, a lane holding a row or whole packs of rows); wider ones in the
+///   lanes x packs of kSoftmaxTileShapes (packs: the elements a lane holds, 3 or 4 packs).
 /// - kWarp, 128 threads: one element per access (in and out at different offsets within 16
 ///   bytes): 32 lanes holding 1, 8 or 32 elements; 16-byte packs, rows on the pack grid:
 ///   groups of 1..32 lanes holding one pack, 32 lanes holding 2..32 floats; off the grid
-///   (rows of more than 16 packs: kTile below) 32 lanes holding 1..32 floats, 32 lanes holding
-///   8..32 floats; 2-byte rows on the 8-byte
+///   (strided rows, and contiguous rows of more than kSoftmaxTileMaxPacks packs) 32 lanes holding
+///   1..32 floats, 32 lanes holding 8..32 floats; 2-byte rows on the 8-byte
 ///   grid only: 8-byte packs, the same lane shapes, on the grid.
 /// - kBlock on the grid, the row in registers: 128 x 2 (2-byte types), 256 x 2, 512 x 2, 512 x
 ///   4 packs. A float row 128 x 2 packs hold (1024 columns) is the warp path's.
@@ -344,11 +378,16 @@ constexpr SoftmaxConfig softmax_tile_config(int elem_bytes, int group, int per) 
 ///   packs or one element per access.
 inline constexpr SoftmaxConfig kSoftmaxConfigs[] = {
     // float
-    detail::softmax_tile_config(4, 1, 4),
-    detail::softmax_tile_config(4, 1, 8),
+    detail::softmax_tile_config(4, 1, 1),
+    detail::softmax_tile_config(4, 1, 12),
     detail::softmax_tile_config(4, 1, 16),
+    detail::softmax_tile_config(4, 2, 12),
     detail::softmax_tile_config(4, 2, 16),
+    detail::softmax_tile_config(4, 4, 12),
     detail::softmax_tile_config(4, 4, 16),
+    detail::softmax_tile_config(4, 8, 12),
+    detail::softmax_tile_config(4, 8, 16),
+    detail::softmax_tile_config(4, 16, 12),
     detail::softmax_warp_config(4, 1, 32, 1, false),
     detail::softmax_warp_config(4, 1, 32, 8, false),
     detail::softmax_warp_config(4, 1, 32, 32, false),
@@ -382,12 +421,16 @@ inline constexpr SoftmaxConfig kSoftmaxConfigs[] = {
     detail::softmax_chunk_config(4, SoftmaxPath::kTwoPass, 4, 1024),
     detail::softmax_chunk_config(4, SoftmaxPath::kTwoPass, 1, 1024),
     // __half, __nv_bfloat16
-    detail::softmax_tile_config(2, 1, 4),
-    detail::softmax_tile_config(2, 1, 8),
-    detail::softmax_tile_config(2, 1, 16),
-    detail::softmax_tile_config(2, 2, 16),
-    detail::softmax_tile_config(2, 4, 16),
-    detail::softmax_tile_config(2, 8, 16),
+    detail::softmax_tile_config(2, 1, 1),
+    detail::softmax_tile_config(2, 1, 24),
+    detail::softmax_tile_config(2, 1, 32),
+    detail::softmax_tile_config(2, 2, 24),
+    detail::softmax_tile_config(2, 2, 32),
+    detail::softmax_tile_config(2, 4, 24),
+    detail::softmax_tile_config(2, 4, 32),
+    detail::softmax_tile_config(2, 8, 24),
+    detail::softmax_tile_config(2, 8, 32),
+    detail::softmax_tile_config(2, 16, 24),
     detail::softmax_warp_config(2, 1, 32, 1, false),
     detail::softmax_warp_config(2, 1, 32, 8, false),
     detail::softmax_warp_config(2, 1, 32, 32, false),
@@ -436,8 +479,8 @@ constexpr ConfigRange softmax_configs_of(int elem_bytes) {
   return config_range(kSoftmaxConfigs,
                       [elem_bytes](const SoftmaxConfig& c) { return c.elem_bytes == elem_bytes; });
 }
-static_assert(softmax_configs_of(4).end - softmax_configs_of(4).begin == 37 &&
-                  softmax_configs_of(2).end - softmax_configs_of(2).begin == 47,
+static_assert(softmax_configs_of(4).end - softmax_configs_of(4).begin == 42 &&
+                  softmax_configs_of(2).end - softmax_configs_of(2).begin == 51,
               "each element size's entries together");
 
 /// The configuration plan p launches with elem_bytes-byte elements: p's fields that become
@@ -515,39 +558,81 @@ inline double softmax_fill(int64_t tasks, int64_t per_round, int64_t width, int6
   return double(tasks) * double(width) / double(slots) / time;
 }
 
-// kTile: rows off the pack grid whose span the warp path would hold one pack a lane (the plan
-// asks it for at most kSoftmaxTileMaxPacks), 16-byte packs (in and out at the same offset within 16
-// bytes). There every row has partial end packs moved element by element, and short rows are mostly
-// those (2-byte 2682433x2: 0.15 of the speed of light, 3858350x3 0.19, 765422x14 0.32; f32
-// 343264x65 0.62). A tile of rows_per_round consecutive rows is one span of the flat array: whole
-// 16-byte packs but its two ends. The row's lanes: the fewest of 1, 2, 4, 8, 16 that hold it 16
-// elements a lane at most; one lane holds 4, 8 or 16 (the fewest that hold the row). A tile
-// holds kSoftmaxTileBytes of rows, a whole number of the block's rows at once (128 / group),
-// at least one; two buffers a block. The grid: one block per tile up to the resident blocks,
-// which loop over the rest.
-inline bool softmax_plan_tile(int64_t rows, int64_t cols, int elem_bytes, const DeviceInfo& d,
-                              SoftmaxPlan* p) {
-  constexpr int kPer = 16;  // most elements a lane holds
-  const int64_t lanes = pow2_ceil(ceil_div<int64_t>(cols, kPer));
-  if (lanes > 16) return false;
-  const int group = static_cast<int>(lanes);
-  const int per = group == 1 ? static_cast<int>(std::max<int64_t>(4, pow2_ceil(cols))) : kPer;
-  const int64_t unit = kSoftmaxTileBlock / group;  // rows the block works on at once
-  const int64_t row_bytes = cols * elem_bytes;
-  const int64_t tile_rows = std::max<int64_t>(1, kSoftmaxTileBytes / row_bytes / unit) * unit;
-  const int64_t pack_bytes = int64_t{p->pack} * elem_bytes;
-  const int64_t buf =
-      round_up<int64_t>(softmax_chunk_packs(tile_rows * cols, 1, p->pack) * pack_bytes, 16);
-  const int regs = softmax_regs_bound(d, kSoftmaxTileBlock, softmax_tile_min_blocks(per));
-  const int bps = blocks_per_sm(d, kSoftmaxTileBlock, regs, 2 * buf);
+// kTile: contiguous rows off the pack grid (16-byte packs: in and out at the same offset within 16
+// bytes) spanning at most kSoftmaxTileMaxPacks packs. On the warp path every such row has partial
+// end packs moved element by element, and short rows are mostly those (issue 30: 2-byte 2682433x2
+// 0.15 of the speed of light, 3858350x3 0.19, 765422x14 0.32; f32 343264x65 0.46). Tiles of
+// consecutive rows, each one span of the flat array (whole 16-byte packs but its two ends), staged
+// in shared memory; two buffers a block. Rows of at most two packs: the narrow kernel
+// (softmax_tile_narrow_kernel, p->packs 1), softmax_narrow_rows_per_lane rows a lane (whole packs
+// where in is on the 16-byte grid), the block's 128 lanes a unit of rows (2-byte: a word a row
+// past the buffers). Wider rows: the pack-lane kernel (softmax_tile_rows_kernel), the
+// first shape of kSoftmaxTileShapes whose group x packs holds the most packs a row spans (the
+// rows' offsets within their pack: in's, plus multiples of gcd(cols, pack)); p->packs is the
+// elements a lane holds (packs x pack); a unit is a pass, 128 / group rows. A tile holds about
+// kSoftmaxTileBytes of rows, a whole number of units, fewer when that gives the resident blocks a
+// tile each. The grid: one block per tile up to the resident blocks, which loop over the rest.
+inline bool softmax_plan_tile(int64_t rows, int64_t cols, int elem_bytes, int64_t offset0,
+                              const DeviceInfo& d, SoftmaxPlan* p) {
+  const int pack = p->pack;
+  int group = 1, per = 0;
+  int64_t side = 0;  // shared memory past the two buffers: the pack-lane kernel's heads and tails
+  int64_t unit = 0;  // rows a block works on at once
+  if (cols <= 2 * pack) {
+    // the narrow kernel: a lane holds rows_per_lane rows (whole packs, where the span starts on
+    // a pack boundary), the block 128 lanes'
+    per = 1;
+    unit = int64_t{softmax_narrow_rows_per_lane(static_cast<int>(cols), pack, offset0 == 0)} *
+           kSoftmaxTileBlock;
+  } else {
+    int64_t g = pack;  // gcd(cols, pack): pack is a power of two
+    while (cols % g != 0)
+      g /= 2;
+    const int64_t span = ceil_div<int64_t>(cols + offset0 % g + pack - g, pack);
+    for (const SoftmaxTileShape& t : kSoftmaxTileShapes) {
+      if (int64_t{t.group} * t.packs >= span) {
+        group = t.group;
+        per = t.packs * pack;
+        break;
+      }
+    }
+    if (per == 0) return false;
+    // (softmax_tile_rows_kernel: two sets of tails, three carry slots, the heads)
+    side = (3 * int64_t{kSoftmaxTileBlock / group} + 3) * kMaxPackBytes;
+    unit = kSoftmaxTileBlock / group;  // rows of a pass
+  }
+  const int64_t unit_bytes = unit * cols * elem_bytes;
+  const int64_t most = std::max<int64_t>(1, (kSoftmaxTileBytes + unit_bytes / 2) / unit_bytes);
+  const int64_t pack_bytes = int64_t{pack} * elem_bytes;
+  const int regs = softmax_regs_bound(d, kSoftmaxTileBlock,
+                                      per == 1 ? softmax_tile_narrow_min_blocks(d.code_arch)
+                                               : softmax_tile_min_blocks(per, d.code_arch));
+  const auto buffer = [&](int64_t units) {
+    return round_up<int64_t>(softmax_chunk_packs(units * unit * cols, 1, pack) * pack_bytes, 16);
+  };
+  // past the two buffers: the pack-lane kernel's tails and heads; the narrow kernel's word a
+  // row (2-byte rows off the packs)
+  const auto smem = [&](int64_t units) {
+    return 2 * buffer(units) +
+           (per == 1 ? (elem_bytes == 2 ? round_up<int64_t>(units * unit * 4, 16) : 0) : side);
+  };
+  int64_t units = most;
+  int bps = blocks_per_sm(d, kSoftmaxTileBlock, regs, smem(units));
   if (bps < 1) return false;
+  // fewer units a tile where the tiles would not give every resident block one
+  const int64_t fit = rows / (unit * int64_t{bps} * d.sm_count);
+  if (fit < most) {
+    units = std::max<int64_t>(1, fit);
+    bps = blocks_per_sm(d, kSoftmaxTileBlock, regs, smem(units));
+  }
+  const int64_t tile_rows = units * unit;
   p->path = SoftmaxPath::kTile;
   p->on_grid = false;
   p->group = group;
   p->packs = per;
   p->split = 1;
   p->buffers = 2;
-  p->buffer_bytes = buf;
+  p->buffer_bytes = buffer(units);
   p->rows_per_round = tile_rows;
   p->rounds = 0;
   p->blocks_per_sm = bps;
@@ -556,7 +641,7 @@ inline bool softmax_plan_tile(int64_t rows, int64_t cols, int elem_bytes, const 
   p->fill = softmax_fill(tiles, slots, 1, slots, d.sm_count);
   p->shape.block = dim3(kSoftmaxTileBlock);
   p->shape.grid = dim3(static_cast<unsigned>(std::min(tiles, slots)));
-  p->shape.smem = static_cast<size_t>(2 * buf);
+  p->shape.smem = static_cast<size_t>(smem(units));
   return true;
 }
 
@@ -846,11 +931,11 @@ inline SoftmaxPlan plan_softmax(int64_t rows, int64_t cols, int elem_bytes, Alig
     h.pack = half_pack;
     if (softmax_plan_warp(rows, cols / half_pack, true, d, &h)) return h;
   }
-  // short contiguous rows off the pack grid: tiles of rows through shared memory
-  // (at most kSoftmaxTileMaxPacks packs)
-  if (!on_grid && contiguous && p.pack > 1 && vp <= kSoftmaxTileMaxPacks) {
+  // short contiguous rows off the pack grid: tiles of rows through shared memory (at most
+  // kSoftmaxTileMaxPacks packs)
+  if (!on_grid && contiguous && p.pack > 1) {
     SoftmaxPlan t = p;
-    if (softmax_plan_tile(rows, cols, elem_bytes, d, &t)) return t;
+    if (softmax_plan_tile(rows, cols, elem_bytes, offset0, d, &t)) return t;
   }
   if (softmax_plan_warp(rows, vp, on_grid, d, &p)) return p;
   const int64_t pack_bytes = int64_t{p.pack} * elem_bytes;

@@ -1,13 +1,16 @@
-// SPDX-License-Identifier: Apache-2.0
-// Softmax kernels (internal): the warp kernel (rows in registers), the block-register kernel
-// (a 2-byte row on the pack grid of up to 16384 columns in one block's registers), the chunk kernel
-// (a row, or a chunk of one, in shared memory: one block per row, a cluster per row, or a
-// cooperative grid per round of rows) and the two-pass fallback. softmax_plan.cuh says
-// which one runs; launch_softmax (softmax.cuh) launches it. Row r of the input starts at
-// in + r * ld_in, of the output at out + r * ld_out (64-bit offsets; ld = cols for contiguous
-// rows): every kernel but the tile kernel (contiguous rows only) takes the strides, and where
-// the plan gives packs, row r of in and of out sit alike on the 16-byte grid, so a pack index
-// means the same columns in both.
+// /work/main/00-HELPERS-READ-FIRST.md). Do NOT git stash/checkout/reset/commit/add in /work/main:
+// the other helper has uncommitted files here too. Keep editing only your own files; when done
+// (deadline 15:00 UTC), create your worktree (git -C /work/main worktree add /work/wt-<name> -b
+// <name> 85c0129), copy ONLY your changed files there, delete this line from them, commit there,
+// then `git -C /work/main checkout -- <your files>`. SPDX-License-Identifier: Apache-2.0 Softmax
+// kernels (internal): the warp kernel (rows in registers), the block-register kernel (a 2-byte row
+// on the pack grid of up to 16384 columns in one block's registers), the chunk kernel (a row, or a
+// chunk of one, in shared memory: one block per row, a cluster per row, or a cooperative grid per
+// round of rows) and the two-pass fallback. softmax_plan.cuh says which one runs; launch_softmax
+// (softmax.cuh) launches it. Row r of the input starts at in + r * ld_in, of the output at out + r
+// * ld_out (64-bit offsets; ld = cols for contiguous rows): every kernel but the tile kernel
+// (contiguous rows only) takes the strides, and where the plan gives packs, row r of in and of out
+// sit alike on the 16-byte grid, so a pack index means the same columns in both.
 //
 // Rows that do not start on a 16-byte boundary and widths that are not a multiple of the
 // pack: a run of `len` elements at `p` is seen as the packs of the aligned array around it
@@ -31,6 +34,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "kernelkit/core/cluster.cuh"
 #include "kernelkit/core/device.cuh"
@@ -64,6 +68,30 @@ __device__ __forceinline__ float softmax_exp(float d) {
     return r;
   } else {
     return expf(d);
+  }
+}
+
+// 1 / s and log(s) of a row's sum (s >= 1, 0 for an all -inf row, or NaN): IEEE for float; for
+// the 2-byte types rcp.approx.ftz / lg2.approx.ftz x ln 2 (one MUFU each, relative error near
+// 2^-22 / absolute 2^-21, under the 2-byte outputs' rounding; 1 / 0 = inf, log(0) = -inf).
+template <bool Fast>
+__device__ __forceinline__ float softmax_rcp(float s) {
+  if constexpr (Fast) {
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(s));
+    return r;
+  } else {
+    return 1.f / s;
+  }
+}
+template <bool Fast>
+__device__ __forceinline__ float softmax_log(float s) {
+  if constexpr (Fast) {
+    float r;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(s));
+    return r * 0.6931471805599453f;
+  } else {
+    return logf(s);
   }
 }
 
@@ -582,37 +610,174 @@ __device__ __forceinline__ void softmax_from_smem(const SoftmaxSpan<T, Pack>& sp
   }
 }
 
+// A tile's span into buf as one commit group: the whole packs [lo, hi) by cp.async, the partial
+// end packs element by element, pack v always by thread v % Block (a loop of a copy and three
+// additions a pack: the element-wise end-pack code in the loop cost ~19 instructions a pack).
+// Thread v % Block also copies pack v out (softmax_tile_out), so the next copy into a buffer
+// needs no barrier after its copy-out: each thread overwrites only the packs it read itself.
+template <int Block, typename T, int Pack>
+__device__ __forceinline__ void softmax_tile_in(const SoftmaxSpan<T, Pack>& sp,
+                                                PackOf<T, Pack>* buf) {
+  const int t = static_cast<int>(threadIdx.x);
+  const T* const src = sp.src - sp.head;  // pack 0 of the span
+  for (int v = t < sp.lo ? t + Block : t; v < sp.hi; v += Block)
+    __pipeline_memcpy_async(&buf[v], src + int64_t{v} * Pack, Pack * sizeof(T));
+  const int n = sp.packs();
+  if (t == 0 && sp.lo == 1 && n >= 1) softmax_issue_pack(sp, buf, 0);
+  if (sp.hi == n - 1 && n >= 2 && t == (n - 1) % Block) softmax_issue_pack(sp, buf, n - 1);
+  __pipeline_commit();
+}
+// The tile's outputs in buf to the span's destination the same way.
+template <int Block, typename T, int Pack>
+__device__ __forceinline__ void softmax_tile_out(const SoftmaxSpan<T, Pack>& sp,
+                                                 const PackOf<T, Pack>* buf) {
+  const int t = static_cast<int>(threadIdx.x);
+  T* const dst = sp.dst - sp.head;  // pack 0 of the span
+  for (int v = t < sp.lo ? t + Block : t; v < sp.hi; v += Block)
+    store_pack<Pack>(dst + int64_t{v} * Pack, 0, buf[v]);
+  const int n = sp.packs();
+  // the partial end packs element by element, as softmax_tile_in issues them: pack 0 by thread
+  // 0, pack n - 1 by thread (n - 1) % Block, so thread 0 both where n - 1 is a multiple of Block
+  // (one pack a thread lost the tail's elements there, e.g. 128 f32 rows of 4 from element 1:
+  // 129 packs). A loop, not two copies of the element-wise store (2-byte pack-lane kernels
+  // spilled 4 bytes at 64 registers with two).
+  const bool tail = sp.hi == n - 1 && n >= 2 && t == (n - 1) % Block;
+  int v = t == 0 && sp.lo == 1 && n >= 1 ? 0 : tail ? n - 1 : -1;
+  while (v >= 0) {
+    const PackOf<T, Pack> o = buf[v];
+    const int64_t c = sp.first(v);
+#pragma unroll
+    for (int k = 0; k < Pack; ++k)
+      if (c + k >= 0 && c + k < sp.len) sp.dst[c + k] = o.elem[k];
+    v = tail && v < n - 1 ? n - 1 : -1;
+  }
+}
+
+// 16 bytes of T as 4 floats (float) or 8 (2-byte types), word by word: one instruction an
+// element (f16: HADD2.F32 of a half, bf16: a shift or a mask), and back, two 2-byte outputs a
+// conversion (F2FP.PACK_AB).
+template <typename T>
+__device__ __forceinline__ void softmax_unpack(const uint4& raw, float (&x)[16 / sizeof(T)]) {
+  const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    if constexpr (std::is_same_v<T, float>) {
+      x[k] = __uint_as_float(w[k]);
+    } else if constexpr (std::is_same_v<T, __half>) {
+      __half2 h;
+      memcpy(&h, &w[k], 4);
+      const float2 f = __half22float2(h);
+      x[2 * k] = f.x;
+      x[2 * k + 1] = f.y;
+    } else {
+      x[2 * k] = __uint_as_float(w[k] << 16);
+      x[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
+    }
+  }
+}
+template <typename T>
+__device__ __forceinline__ uint4 softmax_pack(const float (&y)[16 / sizeof(T)]) {
+  uint32_t w[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    if constexpr (std::is_same_v<T, float>) {
+      w[k] = __float_as_uint(y[k]);
+    } else if constexpr (std::is_same_v<T, __half>) {
+      const __half2 h = __floats2half2_rn(y[2 * k], y[2 * k + 1]);
+      memcpy(&w[k], &h, 4);
+    } else {
+      const __nv_bfloat162 h = __floats2bfloat162_rn(y[2 * k], y[2 * k + 1]);
+      memcpy(&w[k], &h, 4);
+    }
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// 16 bytes of shared memory at a shared-window address (`st`: only where `pred`), as
+// predicated instructions (a C++ store under a condition became a branch that formed the
+// shared window's base again, ~17 instructions a store).
+__device__ __forceinline__ uint4 softmax_lds(uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(addr)
+               : "memory");
+  return v;
+}
+// (only where `pred`, else zeros: no access at all, so a slot past the row reads nothing that
+// another thread writes)
+__device__ __forceinline__ uint4 softmax_lds_if(uint32_t addr, bool pred) {
+  uint4 v;
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n mov.b32 %0, 0;\n mov.b32 %1, 0;\n"
+      " mov.b32 %2, 0;\n mov.b32 %3, 0;\n @p ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n}"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "r"(addr), "r"(static_cast<int>(pred))
+      : "memory");
+  return v;
+}
+__device__ __forceinline__ void softmax_sts(uint32_t addr, const uint4& v, bool pred) {
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n @p st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n}"
+      :
+      : "r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"(static_cast<int>(pred))
+      : "memory");
+}
+
 // ---------------------------------------------------------------------------------------
-// Short rows off the pack grid (kTile): tiles of tile_rows consecutive rows, each tile one span
-// of the flat array, copied into shared memory as whole 16-byte packs (cp.async; its two end
-// packs element by element), then each row in the registers of a group of Group lanes: lane l
-// holds the row's elements l, l + Group, ... (Per at most; -inf past the row), read from and
-// written back to shared memory, and the tile copied out as packs. Two buffers: the next tile
-// loads while this one is worked on and written. Rows of a warp start at different elements
-// (rotated by their index in the warp, an element's position (q + rot) mod cols), so that a
-// warp's shared-memory accesses fall in different banks whatever the row's width. The loop
-// over a tile's rows is uniform over the warp (groups past the tile's last row compute on
-// -inf and store nothing): the shuffles need every lane. Tiles b, b + gridDim.x, ...
-template <typename T, SoftmaxKind Kind, int Group, int Per>
+// Short contiguous rows off the pack grid (kTile). Both tile kernels stage tiles of tile_rows
+// consecutive rows, each tile one span of the flat array, in shared memory as whole 16-byte packs
+// (cp.async; the span's two end packs element by element), two buffers a block (the next tile
+// loads while this one is worked on), and copy the tile out the same way; they differ in how a
+// row is read and written in shared memory. Tiles b, b + gridDim.x, ...
+//
+// Rows wider than two packs (softmax_tile_rows_kernel): each row in the registers of a group of
+// Group lanes as whole 16-byte packs of the buffer (one LDS.128 a pack: a row's packs are read as
+// the buffer holds them, the neighbouring rows' elements in its end packs masked to -inf), lane l
+// holding the row's packs l + Group * q (q < Packs, rotated by the group's place in its quarter
+// warp, so that the rows of a quarter warp read different banks where their starts fall on the
+// same bank, e.g. 64 2-byte columns from an odd offset). The outputs go back as whole packs too: a
+// row's last pack, when it holds the next row's first elements, goes to a side slot (tails)
+// instead, and after the pass's barrier the next row merges that slot's elements below its start
+// into its own first pack (kept in heads meanwhile) and stores it: the only pack two rows write.
+// The tile's first row's first pack and its last row's last pack hold elements outside the tile's
+// span, which the copy-out leaves alone: stored whole. A pass is kSoftmaxTileBlock / Group rows;
+// every load of a pass precedes its barrier, every store of a shared pack follows it.
+// (The element-wise kernel this replaces -- a row's elements in lanes as 2-byte loads at rotated
+// positions, a predicate an element, a branch around each store -- took ~35 instructions an
+// element slot on sm_90 and ran issue-bound at 0.31-0.54 of the speed of light on rows of 13-65
+// columns, e.g. f16 10130157x33 0.31; this one ~12-15.)
+template <typename T, SoftmaxKind Kind, int Group, int Packs>
 __global__ void __launch_bounds__(kSoftmaxTileBlock,
                                   min_blocks_per_sm(kSoftmaxTileBlock,
-                                                    softmax_tile_min_blocks(Per)))
-    softmax_tile_kernel(const T* in, T* out, int64_t rows, int cols, int tile_rows,
-                        int64_t buffer_bytes) {
+                                                    softmax_tile_min_blocks(Packs* kMaxPackSize<T>,
+                                                                            kCompiledArch)))
+    softmax_tile_rows_kernel(const T* in, T* out, int64_t rows, int cols, int tile_rows,
+                             int64_t buffer_bytes) {
   static_assert(Group >= 1 && Group <= kWarpSize && (Group & (Group - 1)) == 0, "lane groups");
+  static_assert(Packs >= 1, "packs a lane");
   constexpr int kPack = kMaxPackSize<T>;
   constexpr bool kFast = kSoftmaxFast<T>;
-  constexpr int kGroups = kWarpSize / Group;  // rows of a warp at once
+  constexpr int kRows = kSoftmaxTileBlock / Group;  // rows of a pass
   using Span = SoftmaxSpan<T, kPack>;
   using P = PackOf<T, kPack>;
   extern __shared__ float4 softmax_smem[];
-  P* const buf0 = reinterpret_cast<P*>(softmax_smem);
-  P* const buf1 =
-      reinterpret_cast<P*>(reinterpret_cast<unsigned char*>(softmax_smem) + buffer_bytes);
+  // the buffers and the tails as 16-byte words of one shared array (indices, not pointers: the
+  // compiler keeps them in the shared window)
+  uint4* const sm = reinterpret_cast<uint4*>(softmax_smem);
+  const uint32_t sbase = static_cast<uint32_t>(__cvta_generic_to_shared(softmax_smem));
+  const int buf_packs = static_cast<int>(buffer_bytes / 16);
+  // past the buffers: the tails of a pass (two sets of kRows packs, by the pass's parity), the
+  // last row's tail for the next pass (three slots, by the pass modulo 3: the next pass reads
+  // its slot after its own barrier, the pass after next writes another before its barrier) and
+  // each thread's head pack (kRows packs, written and read by the row's lane 0 only)
+  const int tails = 2 * buf_packs;
+  const int carry = tails + 2 * kRows;
+  const int heads = carry + 3;
   const int lane = threadIdx.x % Group;
-  const int group = (threadIdx.x % kWarpSize) / Group;
-  const int rot = group % cols;
-  const int first_row = (threadIdx.x / kWarpSize) * kGroups;  // the warp's first row
+  const int rix = threadIdx.x / Group;  // the thread's row in a pass
+  // the group's place in its quarter warp (8 lanes read 128 bytes a wavefront), modulo Packs
+  const int rot = Group >= 8 ? 0 : ((threadIdx.x % 8) / Group) % Packs;
   const int64_t tiles = ceil_div<int64_t>(rows, tile_rows);
   const auto span_of = [&](int64_t tile) {
     if (tile >= tiles) return Span(in, out, 0);
@@ -620,80 +785,412 @@ __global__ void __launch_bounds__(kSoftmaxTileBlock,
     const int64_t n = rows - r0 < tile_rows ? rows - r0 : tile_rows;
     return Span(in + r0 * cols, out + r0 * cols, n * cols);
   };
-  // every pack of a span into buf, one commit group (thread t: packs t, t + block, ...)
-  const auto issue = [&](const Span& sp, P* buf) {
-    const int n = sp.packs();
-    for (int v = threadIdx.x; v < n; v += kSoftmaxTileBlock)
-      softmax_issue_pack(sp, buf, v);
-    __pipeline_commit();
+  const auto issue = [&](const Span& sp, int boff) {
+    softmax_tile_in<kSoftmaxTileBlock>(sp, reinterpret_cast<P*>(sm + boff));
   };
+  const unsigned ucols = static_cast<unsigned>(cols);
 
   Span sp = span_of(blockIdx.x);
-  issue(sp, buf0);
+  issue(sp, 0);
   for (int64_t tile = blockIdx.x, it = 0; tile < tiles; tile += gridDim.x, ++it) {
-    P* const buf = (it & 1) ? buf1 : buf0;
-    // the next tile into the other buffer: this thread's packs there were last read by its
-    // own copy-out (its span is made again at the end: not kept live through the rows)
-    issue(span_of(tile + gridDim.x), (it & 1) ? buf0 : buf1);
+    const int boff = (it & 1) ? buf_packs : 0;
+    issue(span_of(tile + gridDim.x), (it & 1) ? 0 : buf_packs);
     __pipeline_wait_prior(1);
     __syncthreads();  // every thread's copies of this tile have landed
-    T* const e = reinterpret_cast<T*>(buf) + sp.head;  // element 0 of the tile
     const int n_rows = static_cast<int>(sp.len / cols);
-    for (int r0 = first_row; r0 < n_rows; r0 += kSoftmaxTileBlock / Group) {
-      const int r = r0 + group;
-      const int n = r < n_rows ? cols : 0;  // past the tile's rows: no element
-      T* const row = e + r * cols;
-      float x[Per];
-      // element q = lane + k x Group of the row sits at (q + rot) mod cols (q, rot < cols)
+    const unsigned head0 = static_cast<unsigned>(sp.head);
+    int pass = 0, set = 0;  // the pass, its carry slot (pass modulo 3)
+    for (int r0 = 0; r0 < n_rows; r0 += kRows, ++pass) {
+      const int r = r0 + rix;
+      const bool active = r < n_rows;
+      const unsigned s = head0 + static_cast<unsigned>(r) * ucols;  // the row's first element
+      const int at = boff + static_cast<int>(s / kPack) + lane;     // its pack `lane`
+      const int h = static_cast<int>(s % kPack);
+      const int np = active ? static_cast<int>((h + ucols + kPack - 1) / kPack) : 0;
+      float x[Packs][kPack];
 #pragma unroll
-      for (int k = 0; k < Per; ++k) {
-        const int q = lane + k * Group;
-        const int pos = q + rot - (q + rot >= cols ? cols : 0);
-        x[k] = q < n ? convert<float>(row[pos]) : -INFINITY;
+      for (int i = 0; i < Packs; ++i) {
+        const int q = i + rot >= Packs ? i + rot - Packs : i + rot;
+        const int j = lane + Group * q;  // the row's pack held in slot i
+        // its elements [lo, lo + cols) are the row's (a pack past the row: none, not read)
+        const int lo = h - j * kPack;
+        const int hi = min(max(lo + cols, 0), kPack);
+        const unsigned bits = ((1u << hi) - 1) >> max(lo, 0) << max(lo, 0);
+        float v[kPack];
+        softmax_unpack<T>(
+            softmax_lds_if(sbase + 16u * static_cast<uint32_t>(at + Group * q), j < np), v);
+#pragma unroll
+        for (int e = 0; e < kPack; ++e)
+          x[i][e] = (bits >> e) & 1 ? v[e] : -INFINITY;
       }
       float m = -INFINITY;
 #pragma unroll
-      for (int k = 0; k < Per; ++k)
-        m = fmaxf(m, x[k]);
+      for (int i = 0; i < Packs; ++i)
+#pragma unroll
+        for (int e = 0; e < kPack; ++e)
+          m = fmaxf(m, x[i][e]);
       m = warp_all_reduce<Group>(m, FMax{});
       const float base = m == -INFINITY ? 0.f : m;
-      float s = 0.f;
+      float sum = 0.f;
 #pragma unroll
-      for (int k = 0; k < Per; ++k) {
-        const float ek = softmax_exp<kFast>(x[k] - base);  // -inf padding: 0
-        if constexpr (Kind == SoftmaxKind::kSoftmax) x[k] = ek;
-        s += ek;
-      }
-      s = warp_all_reduce<Group>(s, Sum{});
-      const float inv = 1.f / s;
-      const float log_s = logf(s);
-      // the positions made afresh from an opaque copy of rot (else the loads' are kept live
-      // through the reductions: Per registers, spilled at 64 in f32 on sm_90)
-      int rot2 = rot;
-      asm("" : "+r"(rot2));
+      for (int i = 0; i < Packs; ++i)
 #pragma unroll
-      for (int k = 0; k < Per; ++k) {
-        const int q = lane + k * Group;
-        const int pos = q + rot2 - (q + rot2 >= cols ? cols : 0);
-        // softmax: x holds e = exp(x - base); e / s is NaN for an all -inf row (0 / 0)
-        if (q < n)
-          row[pos] = convert<T>(Kind == SoftmaxKind::kSoftmax ? x[k] * inv : (x[k] - m) - log_s);
+        for (int e = 0; e < kPack; ++e) {
+          const float ek = softmax_exp<kFast>(x[i][e] - base);  // -inf padding: 0
+          if constexpr (Kind == SoftmaxKind::kSoftmax) x[i][e] = ek;
+          sum += ek;
+        }
+      sum = warp_all_reduce<Group>(sum, Sum{});
+      const float inv = softmax_rcp<kFast>(sum);
+      const float log_s = softmax_log<kFast>(sum);
+      // the row's last pack holds the next row's first elements: its slot in tails
+      const bool tail_shared = (h + ucols) % kPack != 0 && r + 1 < n_rows;
+      const int tail_at = rix == kRows - 1 ? carry + set : tails + (pass & 1) * kRows + rix;
+      // the first pack is shared with the previous row: into its slot in heads, merged below
+      const bool merge = h > 0 && r > 0;
+      const int head_at = heads + rix;
+#pragma unroll
+      for (int i = 0; i < Packs; ++i) {
+        const int q = i + rot >= Packs ? i + rot - Packs : i + rot;
+        const int j = lane + Group * q;
+        float y[kPack];
+#pragma unroll
+        for (int e = 0; e < kPack; ++e)
+          // softmax: x holds e = exp(x - base); e / s is NaN for an all -inf row (0 x inf)
+          y[e] = Kind == SoftmaxKind::kSoftmax ? x[i][e] * inv : (x[i][e] - m) - log_s;
+        const int to = j == 0 && merge              ? head_at
+                       : j == np - 1 && tail_shared ? tail_at
+                                                    : at + Group * q;
+        softmax_sts(sbase + 16u * static_cast<uint32_t>(to), softmax_pack<T>(y), j < np);
       }
+      __syncthreads();  // every row's packs loaded, every shared end pack in heads / tails
+      if (lane == 0 && active && merge) {
+        // the previous row's tail pack below h, this row's first pack from h on: h x 16 / 8
+        // bits of the 128 (kPack elements of 16 / kPack bytes) from the tail
+        const uint4 t = softmax_lds(
+            sbase + 16u * static_cast<uint32_t>(rix > 0 ? tails + (pass & 1) * kRows + rix - 1
+                                                        : carry + (set == 0 ? 2 : set - 1)));
+        const uint4 o = softmax_lds(sbase + 16u * static_cast<uint32_t>(head_at));
+        const int bits = h * (128 / kPack);
+        const auto mix = [&](uint32_t tw, uint32_t ow, int k) {
+          // the low min(max(bits - 32k, 0), 32) bits of the word from the tail
+          const uint32_t low = __funnelshift_lc(0xffffffffu, 0u, max(bits - 32 * k, 0));
+          return (tw & low) | (ow & ~low);
+        };
+        softmax_sts(
+            sbase + 16u * static_cast<uint32_t>(at),
+            make_uint4(mix(t.x, o.x, 0), mix(t.y, o.y, 1), mix(t.z, o.z, 2), mix(t.w, o.w, 3)),
+            true);
+      }
+      set = set == 2 ? 0 : set + 1;
     }
     __syncthreads();  // the tile's outputs are in the buffer
-    const int n = sp.packs();
-    for (int v = threadIdx.x; v < n; v += kSoftmaxTileBlock) {
-      const P o = buf[v];
-      const int64_t c = sp.first(v);
-      if (sp.whole(v)) {
-        store_pack<kPack>(sp.dst + c, 0, o);
+    softmax_tile_out<kSoftmaxTileBlock>(sp, reinterpret_cast<const P*>(sm + boff));
+    sp = span_of(tile + gridDim.x);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Rows of at most two packs (kTile, the narrow kernel: 16 2-byte / 8 f32 columns): tiles staged as
+// above, and the width a compile-time constant C (a uniform switch over 1..2 x kPack), so a lane's
+// rows are fully unrolled, with no masks and no per-element predicates. Where the tile's span
+// starts on a pack boundary and kPack / gcd(C, kPack) rows are whole packs of at most 64
+// elements, a lane holds that many rows and reads and writes them as whole packs (LDS.128 /
+// STS.128; every tile a whole number of such groups keeps every span aligned when the input is).
+// Otherwise a lane holds one row, read and written as 32-bit words from wherever it starts (2-byte
+// rows starting at an odd element funnel-shifted by one; a word two rows share written by the
+// later one with the earlier one's last output from the previous lane, lane 0 of each warp
+// computing the row before the warp's for that). (On the element-wise kernel these rows ran at
+// 0.41-0.64 of the speed of light: bf16 2682433x2, f16 8758671x7, f32 24678721x3.)
+template <typename T>
+__device__ __forceinline__ float softmax_word_elem(const uint32_t* a, int g) {
+  // element g of range-aligned words (compile-time g)
+  if constexpr (std::is_same_v<T, float>) {
+    return __uint_as_float(a[g]);
+  } else if constexpr (std::is_same_v<T, __half>) {
+    __half2 h;
+    memcpy(&h, &a[g / 2], 4);
+    return g % 2 == 0 ? __low2float(h) : __high2float(h);
+  } else {
+    return __uint_as_float(g % 2 == 0 ? a[g / 2] << 16 : a[g / 2] & 0xffff0000u);
+  }
+}
+template <typename T>
+__device__ __forceinline__ uint32_t softmax_pack2(float lo, float hi) {
+  if constexpr (std::is_same_v<T, __half>) {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    uint32_t w;
+    memcpy(&w, &h, 4);
+    return w;
+  } else {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    uint32_t w;
+    memcpy(&w, &h, 4);
+    return w;
+  }
+}
+
+// f(std::integral_constant<int, v>) for the runtime v in [0, N) (a uniform value: one branch).
+template <int N, typename F, int... Is>
+__device__ __forceinline__ void softmax_switch(int v, F&& f, std::integer_sequence<int, Is...>) {
+  ((v == Is ? (f(std::integral_constant<int, Is>{}), 0) : 0), ...);
+}
+template <int N, typename F>
+__device__ __forceinline__ void softmax_switch(int v, F&& f) {
+  softmax_switch<N>(v, f, std::make_integer_sequence<int, N>{});
+}
+
+// 4 bytes of shared memory at a shared-window address (`st`: only where `pred`).
+__device__ __forceinline__ uint32_t softmax_lds32(uint32_t addr) {
+  uint32_t v;
+  asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
+__device__ __forceinline__ uint32_t softmax_lds32_if(uint32_t addr, bool pred) {
+  uint32_t v;
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n mov.b32 %0, 0;\n @p ld.shared.b32 %0, [%1];\n}"
+      : "=r"(v)
+      : "r"(addr), "r"(static_cast<int>(pred))
+      : "memory");
+  return v;
+}
+__device__ __forceinline__ void softmax_sts32(uint32_t addr, uint32_t v, bool pred) {
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n @p st.shared.b32 [%0], %1;\n}"
+               :
+               : "r"(addr), "r"(v), "r"(static_cast<int>(pred))
+               : "memory");
+}
+
+// The narrow kernel's rows of C columns of one tile (see above): buffer packs [boff, last] hold
+// the tile's span, which starts at element h0 of pack boff; n_rows rows. Aligned (h0 = 0, R rows
+// a lane making whole packs): each lane reads and writes its own packs. Otherwise a lane holds
+// one row, read and written as 32-bit words from wherever it starts (2-byte rows starting at an
+// odd element funnel-shifted by one). A lane writes only words that no other lane reads: 2-byte
+// rows starting at an odd element leave their first word (the previous row's last element and
+// their first) to softmax_tile_narrow_firsts, after the tile's barrier, from `side` (a word a
+// row: its first output in the high half, its last in the low one).
+template <typename T, SoftmaxKind Kind, int C, bool Aligned>
+__device__ __forceinline__ void softmax_tile_narrow_rows(uint32_t sbase, int boff, int last,
+                                                         int n_rows, int h0, uint32_t side) {
+  constexpr int kPack = kMaxPackSize<T>;
+  constexpr bool kFast = kSoftmaxFast<T>;
+  constexpr int kPerWord = 4 / static_cast<int>(sizeof(T));
+  constexpr int R = softmax_narrow_rows_per_lane(C, kPack, Aligned);  // rows a lane
+  constexpr int L = R * C;                                            // elements a lane
+  constexpr int N = (L + kPerWord - 1) / kPerWord;                    // words a lane
+  constexpr int M = L / kPack;                                        // packs a lane (aligned)
+  constexpr bool kShare = !Aligned && kPerWord == 2;                  // words shared by two rows
+  static_assert(!Aligned || L % kPack == 0, "whole packs a lane");
+  const int n_ranges = (n_rows + R - 1) / R;
+  const int w_hi = 4 * last + 3;  // the buffer's last word
+  for (int q = static_cast<int>(threadIdx.x); q < n_ranges; q += kSoftmaxTileBlock) {
+    const bool active = true;  // (each load and store below is predicated by its bounds too)
+    // (off the packs) the lane's first element, word and shift
+    const int e0 = h0 + q * L;
+    const int w0 = 4 * boff + e0 / kPerWord;
+    const bool odd = kShare && (e0 & 1);
+    const uint32_t sh = odd ? 16u : 0u;
+    // the lane's elements, kPerWord a word, read a pack (or a word) ahead of the row that needs
+    // it (all at once, 7 2-byte columns held 28 words of input and spilled): before row k, words
+    // [want(k - 1), want(k)) (want(-1) = 0)
+    uint32_t a[N];
+    [[maybe_unused]] uint32_t w = 0;  // off the packs: the buffer's word last read
+    const auto want = [](int k) {     // words read before row k: its words and 4 more, whole packs
+      const int n = ((k + 1) * C + kPerWord - 1) / kPerWord + 4;
+      const int p = (n + 3) / 4 * 4;
+      return k < 0 ? 0 : (p > N ? N : p);
+    };
+    // off the packs, word N (the next row's first word) holds the lane's last element only
+    // where it starts at an odd element and holds an even number
+    [[maybe_unused]] const bool word_n = odd && L % 2 == 0;
+    // the outputs leave as soon as they are made. Aligned: a pack's four words together.
+    // Otherwise word i of the lane's words from w0 (2-byte types: elements 2i - 1 and 2i of the
+    // row where it starts at an odd element); a last word holding the next row's first element
+    // is the next row's
+    [[maybe_unused]] const int count = kShare && L % 2 == 1 ? (odd ? N : N - 1) : N;
+    uint32_t quad[4];
+    [[maybe_unused]] uint32_t first = 0, before = 0;  // the lane's words 0 and i - 1
+    const auto emit = [&](int i, uint32_t v) {
+      if constexpr (Aligned) {
+        quad[i % 4] = v;
+        if (i % 4 == 3) {
+          const int at = boff + q * M + i / 4;
+          softmax_sts(sbase + 16u * static_cast<uint32_t>(at),
+                      make_uint4(quad[0], quad[1], quad[2], quad[3]), active && at <= last);
+        }
+      } else if constexpr (!kShare) {
+        softmax_sts32(sbase + 4u * static_cast<uint32_t>(w0 + i), v, active && w0 + i <= w_hi);
       } else {
+        if (i == 0) first = v;
+        // word 0 where the row starts at an odd element: softmax_tile_narrow_firsts
+        softmax_sts32(sbase + 4u * static_cast<uint32_t>(w0 + i), __funnelshift_l(before, v, sh),
+                      active && !(i == 0 && odd) && i < count && w0 + i <= w_hi);
+        before = v;
+      }
+    };
+    [[maybe_unused]] float pending = 0.f;  // a 2-byte output whose word's other half is next
 #pragma unroll
-        for (int k = 0; k < kPack; ++k)
-          if (c + k >= 0 && c + k < sp.len) sp.dst[c + k] = o.elem[k];
+    for (int k = 0; k < R; ++k) {
+      // (loops of a constant count, their steps guarded: bounds that depend on k left them
+      // rolled, a[] in local memory)
+      constexpr int kStep = (C + kPerWord - 1) / kPerWord + 8;  // > want(k) - want(k - 1)
+      if constexpr (Aligned) {
+#pragma unroll
+        for (int d = 0; d < kStep; d += 4) {
+          const int i = want(k - 1) + d;
+          if (i < want(k)) {
+            const int at = boff + q * M + i / 4;
+            const uint4 v =
+                softmax_lds_if(sbase + 16u * static_cast<uint32_t>(at), active && at <= last);
+            a[i] = v.x, a[i + 1] = v.y, a[i + 2] = v.z, a[i + 3] = v.w;
+          }
+        }
+      } else {
+        const auto word = [&](int i) {
+          const bool in = active && w0 + i <= w_hi && (i < N || (kShare && word_n));
+          return softmax_lds32_if(sbase + 4u * static_cast<uint32_t>(w0 + i), in);
+        };
+        if (k == 0) w = word(0);
+#pragma unroll
+        for (int d = 0; d < kStep; ++d) {
+          const int i = want(k - 1) + d;
+          if (i < want(k)) {
+            if constexpr (kShare) {
+              const uint32_t next = word(i + 1);
+              a[i] = __funnelshift_r(w, next, sh);
+              w = next;
+            } else {
+              a[i] = w;
+              if (i + 1 < N) w = word(i + 1);
+            }
+          }
+        }
+      }
+      float x[C];
+#pragma unroll
+      for (int c = 0; c < C; ++c)
+        x[c] = softmax_word_elem<T>(a, k * C + c);
+      float m = x[0];
+#pragma unroll
+      for (int c = 1; c < C; ++c)
+        m = fmaxf(m, x[c]);
+      const float base = m == -INFINITY ? 0.f : m;
+      float sum = 0.f;
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        const float ek = softmax_exp<kFast>(x[c] - base);
+        if constexpr (Kind == SoftmaxKind::kSoftmax) x[c] = ek;
+        sum += ek;
+      }
+      const float inv = softmax_rcp<kFast>(sum);
+      const float log_s = softmax_log<kFast>(sum);
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        // softmax: x holds e = exp(x - base); e / s is NaN for an all -inf row (0 x inf)
+        const float y = Kind == SoftmaxKind::kSoftmax ? x[c] * inv : (x[c] - m) - log_s;
+        const int g = k * C + c;
+        if constexpr (std::is_same_v<T, float>) {
+          emit(g, __float_as_uint(y));
+        } else if (g % 2 == 0) {
+          pending = y;
+          if (g == L - 1) emit(g / 2, softmax_pack2<T>(y, 0.f));  // an odd L's last word
+        } else {
+          emit(g / 2, softmax_pack2<T>(pending, y));
+        }
       }
     }
-    sp = span_of(tile + gridDim.x);
+    if constexpr (kShare) {
+      // the row's first output (high half) and last (low half) for softmax_tile_narrow_firsts;
+      // `before` is word N - 1
+      const uint32_t last16 = L % 2 == 0 ? before >> 16 : before & 0xffffu;
+      softmax_sts32(side + 4u * static_cast<uint32_t>(q), (first << 16) | last16, active);
+    }
+  }
+}
+
+// After the tile's barrier, from `side` (softmax_tile_narrow_rows): the first word of each
+// 2-byte row starting at an odd element (the previous row's last output and the row's first), and
+// the tile's last row's last word where the next row would start in it (the next tile's: past the
+// span, which the copy-out leaves alone).
+template <int C>
+__device__ __forceinline__ void softmax_tile_narrow_firsts(uint32_t sbase, int boff, int last,
+                                                           int n_rows, int h0, uint32_t side) {
+  for (int q = static_cast<int>(threadIdx.x); q < n_rows; q += kSoftmaxTileBlock) {
+    const int e0 = h0 + q * C;
+    const uint32_t own = softmax_lds32(side + 4u * static_cast<uint32_t>(q));
+    if (e0 & 1) {
+      const uint32_t prev = q > 0 ? softmax_lds32(side + 4u * static_cast<uint32_t>(q - 1)) : 0u;
+      const int w0 = 4 * boff + e0 / 2;
+      softmax_sts32(sbase + 4u * static_cast<uint32_t>(w0), (prev & 0xffffu) | (own & 0xffff0000u),
+                    w0 <= 4 * last + 3);
+    }
+    if (q == n_rows - 1 && ((e0 + C) & 1)) {
+      const int wl = 4 * boff + (e0 + C - 1) / 2;
+      softmax_sts32(sbase + 4u * static_cast<uint32_t>(wl), own & 0xffffu, wl <= 4 * last + 3);
+    }
+  }
+}
+
+template <typename T, SoftmaxKind Kind>
+__global__ void __launch_bounds__(kSoftmaxTileBlock,
+                                  min_blocks_per_sm(kSoftmaxTileBlock,
+                                                    softmax_tile_narrow_min_blocks(kCompiledArch)))
+    softmax_tile_narrow_kernel(const T* in, T* out, int64_t rows, int cols, int tile_rows,
+                               int64_t buffer_bytes) {
+  constexpr int kPack = kMaxPackSize<T>;
+  using Span = SoftmaxSpan<T, kPack>;
+  using P = PackOf<T, kPack>;
+  extern __shared__ float4 softmax_smem[];
+  uint4* const sm = reinterpret_cast<uint4*>(softmax_smem);
+  const uint32_t sbase = static_cast<uint32_t>(__cvta_generic_to_shared(softmax_smem));
+  const int buf_packs = static_cast<int>(buffer_bytes / 16);
+  const int64_t tiles = ceil_div<int64_t>(rows, tile_rows);
+  const auto span_of = [&](int64_t tile) {
+    if (tile >= tiles) return Span(in, out, 0);
+    const int64_t r0 = tile * tile_rows;
+    const int64_t n = rows - r0 < tile_rows ? rows - r0 : tile_rows;
+    return Span(in + r0 * cols, out + r0 * cols, n * cols);
+  };
+  const auto issue = [&](const Span& sp, int boff) {
+    softmax_tile_in<kSoftmaxTileBlock>(sp, reinterpret_cast<P*>(sm + boff));
+  };
+
+  issue(span_of(blockIdx.x), 0);
+  for (int64_t tile = blockIdx.x, it = 0; tile < tiles; tile += gridDim.x, ++it) {
+    const int boff = (it & 1) ? buf_packs : 0;
+    issue(span_of(tile + gridDim.x), (it & 1) ? 0 : buf_packs);
+    __pipeline_wait_prior(1);
+    __syncthreads();  // every thread's copies of this tile have landed
+    {
+      // (the span made again for the copy-out: not live through the rows)
+      const Span sp = span_of(tile);
+      const int n_rows = static_cast<int>(sp.len / cols);
+      const int last = boff + sp.packs() - 1;
+      const int h0 = sp.head;
+      const uint32_t side = sbase + 2u * static_cast<uint32_t>(buffer_bytes);
+      softmax_switch<kSoftmaxTileNarrowMax<T> + 1>(cols, [&](auto cc) {
+        constexpr int C = decltype(cc)::value;
+        constexpr bool kCanAlign = softmax_narrow_rows_per_lane(C, kPack, true) * C % kPack == 0;
+        if constexpr (C >= 1) {
+          if (kCanAlign && h0 == 0) {
+            if constexpr (kCanAlign)
+              softmax_tile_narrow_rows<T, Kind, C, true>(sbase, boff, last, n_rows, 0, side);
+          } else {
+            softmax_tile_narrow_rows<T, Kind, C, false>(sbase, boff, last, n_rows, h0, side);
+            if constexpr (sizeof(T) == 2) {
+              __syncthreads();  // every row's side word written, every row's words read
+              softmax_tile_narrow_firsts<C>(sbase, boff, last, n_rows, h0, side);
+            }
+          }
+        }
+      });
+    }
+    __syncthreads();  // the tile's outputs are in the buffer
+    int64_t t = tile;
+    asm volatile("" : "+l"(t));
+    const Span sp = span_of(t);
+    softmax_tile_out<kSoftmaxTileBlock>(sp, reinterpret_cast<const P*>(sm + boff));
   }
 }
 
