@@ -235,12 +235,16 @@ constexpr SgemmConfig sgemm_tiled_config(SgemmTile tile, SgemmLoad load_a, Sgemm
 /// with the two copies swapped, so each tile keeps the pairs whose use the time model shows
 /// (over the generated shapes of bench/shapes.h, H100: an entry stays where the next-best plan
 /// is >= 3 % slower on the calls that take it): 128 x 256 and 128 x 64 without the 16-byte A /
-/// along-K B pair (C^T covers it), 128 x 128 with A along K or 4-byte, 64 x 256 with every
-/// pair (few rows and few columns of C, every op combination, aligned or not), 64 x 128 for NN
-/// only. Each pair is listed with C and with C^T, the C^T entry being the one some plan takes
-/// (plan_sgemm over the plan tests' shapes and devices), save 128 x 128 with both copies along
-/// K: its C^T is the same kernel on a square tile with the slower transposed stores, never
-/// chosen over C.
+/// along-K B pair (C^T covers it) or the 16-byte A / 4-byte B pair, 128 x 128 with A along K
+/// or 4-byte, 64 x 256 with every pair (few rows and few columns of C, every op combination,
+/// aligned or not), 64 x 128 for NN only. Each pair is listed with C and with C^T, the C^T
+/// entry being the one some plan takes (plan_sgemm over the plan tests' shapes and devices),
+/// save three 128 x 128 pairs built for C only (both copies along K; A along K with 4-byte B;
+/// 4-byte A with B along K): their C^T is never chosen (C^T of a pair is C of the swapped
+/// pair with the dearer transposed stores). A along K with 4-byte B on 128 x 256 and
+/// 128 x 128 (NN with odd n or a padded ldb, TT's C^T) since 2026-11-28: C with 4-byte stores
+/// costs half of C^T's (sgemm_tiled_time), 3-10 % of the modeled time on 184 of the 496
+/// generated calls that take them (40 seeds, H100).
 inline constexpr SgemmConfig kSgemmConfigs[] = {
     detail::sgemm_path_config(SgemmPath::kNone),
     detail::sgemm_path_config(SgemmPath::kScale),
@@ -262,6 +266,10 @@ inline constexpr SgemmConfig kSgemmConfigs[] = {
     detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kKContig, true),
     detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kMnVec4, false),
     detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kMnScalar,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kMnScalar,
+                               true),
     detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4, false),
     detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4, true),
     detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnScalar, SgemmLoad::kKContig,
@@ -279,10 +287,10 @@ inline constexpr SgemmConfig kSgemmConfigs[] = {
                                false),
     detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kKContig, SgemmLoad::kMnVec4, false),
     detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kKContig, SgemmLoad::kMnVec4, true),
-    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kMnScalar, SgemmLoad::kKContig,
+    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kKContig, SgemmLoad::kMnScalar,
                                false),
     detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kMnScalar, SgemmLoad::kKContig,
-                               true),
+                               false),
     detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4,
                                false),
     detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4, true),
