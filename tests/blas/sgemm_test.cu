@@ -701,6 +701,35 @@ TEST_F(SgemmTest, SkinnyShapes) {
       }
 }
 
+// At most 32 rows or columns of C where the plan takes the tiled kernel over the skinny ones
+// (sgemm_skinny_time: short K with C^T, or B' rows not 16-byte aligned against a wide op(B)):
+// every op combination, packed and padded / offset, beta 0 (C poisoned) and != 0, with and
+// without a workspace (the plan test SgemmPlan.SkinnyOrTiled holds the H100's choices).
+TEST_F(SgemmTest, SkinnyShapesOnTheTiledPath) {
+  const int64_t shapes[][3] = {{25504, 32, 96},  {23, 37225, 87},  {18007, 19, 107},
+                               {27, 17817, 101}, {9001, 31, 1055}, {17, 41717, 285},
+                               {29, 30011, 33},  {12001, 20, 96},  {3, 50000, 17}};
+  // sanitizer: every third case, K <= 200
+  const bool san = kktest::sanitizer_run();
+  uint64_t seed = 6200;
+  int64_t index = 0;
+  int tiled = 0, plans = 0;
+  for (BlasOp oa : kOps)
+    for (BlasOp ob : kOps)
+      for (const auto& s : shapes) {
+        if (!kktest::sanitize_keep(index++, 3)) continue;
+        SgemmCase c{oa, ob, s[0], s[1], san ? std::min<int64_t>(s[2], 200) : s[2]};
+        tiled += library_plan(c).path == kernelkit::SgemmPath::kTiled, ++plans;
+        run_lib_ws(c, seed++);
+        c.offset = 1, c.pad_a = 1, c.pad_b = 2, c.pad_c = 3, c.beta = -1.5f;
+        tiled += library_plan(c).path == kernelkit::SgemmPath::kTiled, ++plans;
+        run_lib_ws(c, seed++);
+        c.beta = 0.5f, c.small_ints = true;
+        run_lib(c, seed++);
+      }
+  std::printf("skinny shapes on the tiled path: %d of %d plans\n", tiled, plans);
+}
+
 // Every M from 1 to 256 (and every N: the same problems transposed) against a few N and K,
 // every op combination, with the library's workspace (dirty): gemv, skinny and every tile
 // height of the tiled path, whole or split, on C or C^T. Odd N and K (4-byte copies, partial

@@ -13,6 +13,8 @@
 ///   big operand is read once, straight into registers, and used there for all (up to 32)
 ///   rows; the small operand is staged in shared memory. Parts of K run in separate blocks
 ///   when the columns alone do not fill the GPU and the workspace holds their partial sums.
+///   The tiled path takes these shapes instead where its model (below) is faster than the
+///   skinny kernels' (sgemm_skinny_time) by more than both models' errors.
 /// - kTiled: the tiled FFMA kernel (one of five block tiles, a cp.async pipeline of `stages`
 ///   shared-memory tiles). Tile, stages, the split of K and whether the kernel computes C or
 ///   C^T = op(B)^T op(A)^T come from a model of the time on the device (sgemm_tiled_time):
@@ -233,12 +235,16 @@ constexpr SgemmConfig sgemm_tiled_config(SgemmTile tile, SgemmLoad load_a, Sgemm
 /// with the two copies swapped, so each tile keeps the pairs whose use the time model shows
 /// (over the generated shapes of bench/shapes.h, H100: an entry stays where the next-best plan
 /// is >= 3 % slower on the calls that take it): 128 x 256 and 128 x 64 without the 16-byte A /
-/// along-K B pair (C^T covers it), 128 x 128 with A along K or 4-byte, 64 x 256 with every
-/// pair (few rows and few columns of C, every op combination, aligned or not), 64 x 128 for NN
-/// only. Each pair is listed with C and with C^T, the C^T entry being the one some plan takes
-/// (plan_sgemm over the plan tests' shapes and devices), save 128 x 128 with both copies along
-/// K: its C^T is the same kernel on a square tile with the slower transposed stores, never
-/// chosen over C.
+/// along-K B pair (C^T covers it) or the 16-byte A / 4-byte B pair, 128 x 128 with A along K
+/// or 4-byte, 64 x 256 with every pair (few rows and few columns of C, every op combination,
+/// aligned or not), 64 x 128 for NN only. Each pair is listed with C and with C^T, the C^T
+/// entry being the one some plan takes (plan_sgemm over the plan tests' shapes and devices),
+/// save three 128 x 128 pairs built for C only (both copies along K; A along K with 4-byte B;
+/// 4-byte A with B along K): their C^T is never chosen (C^T of a pair is C of the swapped
+/// pair with the dearer transposed stores). A along K with 4-byte B on 128 x 256 and
+/// 128 x 128 (NN with odd n or a padded ldb, TT's C^T) since 2026-11-28: C with 4-byte stores
+/// costs half of C^T's (sgemm_tiled_time), 3-10 % of the modeled time on 184 of the 496
+/// generated calls that take them (40 seeds, H100).
 inline constexpr SgemmConfig kSgemmConfigs[] = {
     detail::sgemm_path_config(SgemmPath::kNone),
     detail::sgemm_path_config(SgemmPath::kScale),
@@ -260,6 +266,10 @@ inline constexpr SgemmConfig kSgemmConfigs[] = {
     detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kKContig, true),
     detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kMnVec4, false),
     detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kMnVec4, true),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kMnScalar,
+                               false),
+    detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kKContig, SgemmLoad::kMnScalar,
+                               true),
     detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4, false),
     detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnVec4, SgemmLoad::kMnVec4, true),
     detail::sgemm_tiled_config(SgemmTile::k128x256, SgemmLoad::kMnScalar, SgemmLoad::kKContig,
@@ -277,10 +287,10 @@ inline constexpr SgemmConfig kSgemmConfigs[] = {
                                false),
     detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kKContig, SgemmLoad::kMnVec4, false),
     detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kKContig, SgemmLoad::kMnVec4, true),
-    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kMnScalar, SgemmLoad::kKContig,
+    detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kKContig, SgemmLoad::kMnScalar,
                                false),
     detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kMnScalar, SgemmLoad::kKContig,
-                               true),
+                               false),
     detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4,
                                false),
     detail::sgemm_tiled_config(SgemmTile::k128x128, SgemmLoad::kMnScalar, SgemmLoad::kMnVec4, true),
@@ -699,9 +709,11 @@ inline SgemmPlan sgemm_tiled_plan(const SgemmTiledChoice& c, BlasOp op_a, BlasOp
 // packed and the workspace holds the pack, once more with the pack (its partial tiles in
 // what the pack leaves of the workspace), and once computing C^T = op(B)^T op(A)^T (the
 // kernel's rows are C's columns: few columns take the 64-row tiles).
+// time: where not null, receives the chosen plan's modeled cycles.
 inline SgemmPlan sgemm_plan_tiled(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int64_t k,
                                   int64_t lda, int64_t ldb, int64_t ldc, SgemmAlignment al,
-                                  size_t workspace_bytes, const DeviceInfo& d) {
+                                  size_t workspace_bytes, const DeviceInfo& d,
+                                  double* time = nullptr) {
   const int64_t k_tiles = ceil_div<int64_t>(k, kSgemmBK);
   const bool c_vec4 = sgemm_c_vec4(ldc, al);
   const bool can_pack = sgemm_can_pack_b(op_b, n, k, ldb) &&
@@ -770,6 +782,7 @@ inline SgemmPlan sgemm_plan_tiled(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n
       }
     }
   }
+  if (time != nullptr) *time = best.time;
   return sgemm_tiled_plan(best, op_a, op_b, m, n, k, lda, ldb, ldc, al, d);
 }
 
@@ -847,6 +860,55 @@ inline SgemmPlan sgemm_plan_skinny(BlasOp op_a, BlasOp op_b, int64_t m, int64_t 
   return p;
 }
 
+// ---- the time model of the skinny path (cycles of one SM, as sgemm_tiled_time) -------------
+// Fitted on the H100 (both seeds' generated skinny shapes and the listed 8 and 32 x 4096 x
+// 4096, 13 calls): a block of `rows` x cols_per_block columns x its part of K runs at this
+// fraction of the SM's FFMA peak (the blocks an SM holds sharing it): 16-byte loads of B' 0.42
+// (32 x 4096 x 4096: 0.47), 4-byte loads 0.32 (B' rows not 16-byte aligned: a quarter of the
+// bytes in flight a thread); a wave of blocks 5500 cycles more (a block's fill and cross-warp
+// sum: one block of 8 warps an SM waits on its loads). Measured / modeled 0.79..1.33 on the
+// 10 calls that compute C and on NN 28649x17x2367 (C^T, 0.97), but 1.45..1.80 on the three
+// small ones computing C^T (TN 25504x32x96 31.3 us, NT 5165x31x265 22.9, NN 1728x32x416 21.5:
+// 7-14 us past the model, cause not measured): the model leaves that out, a lower bound for
+// C^T, so the plan switches only where the tiled path beats even that.
+inline constexpr double kSgemmSkinnyEffVec4 = 0.42;
+inline constexpr double kSgemmSkinnyEffVec1 = 0.32;
+inline constexpr double kSgemmSkinnyBlockCycles = 5500;
+// The tiled path replaces the skinny one only where its modeled time is below the skinny
+// model's by more than both models' errors (each within ~15-30 % of the measured times).
+inline constexpr double kSgemmSkinnyToTiledMargin = 1.25;
+// What a call costs beyond either model, added to both before the margin: the launch and the
+// first loads from a cold L2 (the tiled calls of a few blocks measure 1.8-4 us past their
+// model: NT 96x96x96 1.8, TT 117x169x133 3.1), so that calls of a few microseconds, whose time
+// neither model holds, keep the skinny kernels.
+inline constexpr double kSgemmCallCycles = 5000;
+
+// Workspace bytes the skinny path's split can use for C (m x n, min(m, n) <= 32), k deep:
+// the most parts times C (sgemm_workspace_bytes' bound for these shapes, without its 16).
+inline size_t sgemm_skinny_workspace_bound(int64_t m, int64_t n, int64_t k) {
+  const int64_t chunks = ceil_div<int64_t>(k, kSgemmSkinnyChunk);
+  const int64_t splits =
+      std::min<int64_t>(kSgemmSkinnyMaxSplits, chunks / kSgemmSkinnyMinSplitChunks);
+  return splits >= 2 ? static_cast<size_t>(4 * splits * m * n) : 0;
+}
+
+// Modeled cycles of a skinny plan p (k: the call's inner size) on d.
+inline double sgemm_skinny_time(const SgemmPlan& p, int64_t k, const DeviceInfo& d) {
+  const SgemmSkinnyPlan& s = p.skinny;
+  const int bps = sgemm_skinny_reg_blocks(s.rows);
+  const int64_t slots = int64_t{bps} * d.sm_count;
+  const int64_t blocks = ceil_div<int64_t>(s.n, s.cols_per_block) * s.splits;
+  const int64_t waves = ceil_div<int64_t>(blocks, slots);
+  const double eff = s.vec == 4 ? kSgemmSkinnyEffVec4 : kSgemmSkinnyEffVec1;
+  const double block = double(s.rows) * double(s.cols_per_block) * double(s.k_per_split) /
+                       sgemm_fma_lanes(d) / eff * bps;
+  double t = double(waves) * (block + kSgemmSkinnyBlockCycles);
+  const double bw = sgemm_device_bytes_per_cycle(d);
+  if (s.splits > 1) t += 4.0 * double(s.m) * double(s.n) * (s.splits + 1) / bw + kSgemmLaunchGap;
+  const double floor_bytes = 4.0 * (double(k) * s.n + double(s.m) * k + double(s.m) * s.n);
+  return std::max(t, floor_bytes / bw);
+}
+
 }  // namespace detail
 
 /// The plan of C = alpha * op(A) op(B) + beta * C on device d. k is the inner size the call
@@ -880,8 +942,23 @@ inline SgemmPlan plan_sgemm(BlasOp op_a, BlasOp op_b, int64_t m, int64_t n, int6
     p.workspace_used = p.gemv.workspace_bytes;
     return p;
   }
-  if (std::min(m, n) <= kSgemmSkinnyMaxRows)
-    return detail::sgemm_plan_skinny(op_a, op_b, m, n, k, lda, ldb, ldc, al, workspace_bytes, d);
+  if (std::min(m, n) <= kSgemmSkinnyMaxRows) {
+    // the skinny kernels, unless the tiled kernel (its 64- or 128-row tiles mostly past C) is
+    // modeled faster by more than the models' errors: short K with C^T written by the skinny
+    // kernel 4 bytes at a stride, or B' rows read 4 bytes at a time against a wide op(B); its
+    // split and pack within the skinny path's workspace bound (sgemm_workspace_bytes)
+    const SgemmPlan skinny =
+        detail::sgemm_plan_skinny(op_a, op_b, m, n, k, lda, ldb, ldc, al, workspace_bytes, d);
+    double tiled_time = 0;
+    const SgemmPlan tiled = detail::sgemm_plan_tiled(
+        op_a, op_b, m, n, k, lda, ldb, ldc, al,
+        std::min(workspace_bytes, detail::sgemm_skinny_workspace_bound(m, n, k)), d, &tiled_time);
+    const double fixed = detail::kSgemmCallCycles;
+    return (tiled_time + fixed) * detail::kSgemmSkinnyToTiledMargin <
+                   detail::sgemm_skinny_time(skinny, k, d) + fixed
+               ? tiled
+               : skinny;
+  }
   return detail::sgemm_plan_tiled(op_a, op_b, m, n, k, lda, ldb, ldc, al, workspace_bytes, d);
 }
 
@@ -904,11 +981,8 @@ inline size_t sgemm_workspace_bytes(BlasOp op_a, BlasOp op_b, int64_t m, int64_t
   if (n == 1)  // gemv N over A (m x k) or T over A (k x m)
     bytes = std::max(bytes, static_cast<int64_t>(std::max(gemv_workspace_bytes(BlasOp::N, m, k),
                                                           gemv_workspace_bytes(BlasOp::T, k, m))));
-  if (std::min(m, n) <= kSgemmSkinnyMaxRows) {
-    const int64_t chunks = ceil_div<int64_t>(k, kSgemmSkinnyChunk);
-    const int64_t splits =
-        std::min<int64_t>(kSgemmSkinnyMaxSplits, chunks / kSgemmSkinnyMinSplitChunks);
-    if (splits >= 2) bytes = std::max(bytes, 4 * splits * m * n);
+  if (std::min(m, n) <= kSgemmSkinnyMaxRows) {  // the skinny path (or the tiled one within it)
+    bytes = std::max(bytes, static_cast<int64_t>(detail::sgemm_skinny_workspace_bound(m, n, k)));
   } else {
     const int64_t splits = std::min<int64_t>(kSgemmMaxSplits, k_tiles / kSgemmMinSplitKTiles);
     if (splits >= 2) {  // C (or C^T) padded to whole tiles of any shape
