@@ -25,6 +25,13 @@ using kk::SoftmaxPlan;
 
 namespace {
 
+// How the chunk kernel's blocks of a plan's path combine (its scratch depends on it).
+kk::BlockCombine combine_of(SoftmaxPath path) {
+  return path == SoftmaxPath::kCluster ? kk::BlockCombine::kCluster
+         : path == SoftmaxPath::kGrid  ? kk::BlockCombine::kGrid
+                                       : kk::BlockCombine::kNone;
+}
+
 const char* path_name(SoftmaxPath p) {
   switch (p) {
     case SoftmaxPath::kTile:
@@ -507,8 +514,9 @@ TEST(SoftmaxPlan, RowsPastTheGridsSharedMemory) {
         ASSERT_EQ(p.path, SoftmaxPath::kGrid);
         EXPECT_EQ(p.buffers, 1);
         EXPECT_EQ(int64_t(p.shape.smem),
-                  kk::detail::softmax_scratch_bytes(1024) +
-                      (grid_share(d, p.blocks_per_sm) - kk::detail::softmax_scratch_bytes(1024)) /
+                  kk::detail::softmax_scratch_bytes(1024, kk::BlockCombine::kGrid) +
+                      (grid_share(d, p.blocks_per_sm) -
+                       kk::detail::softmax_scratch_bytes(1024, kk::BlockCombine::kGrid)) /
                           16 * 16);
         EXPECT_GT(kk::detail::softmax_chunk_packs(sh.cols, p.split, p.pack) * p.pack * sh.elem,
                   p.buffer_bytes);
@@ -896,8 +904,8 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
       }
       EXPECT_TRUE(p.buffers == 1 || p.buffers == 2);
       EXPECT_EQ(p.buffer_bytes % 16, 0);
-      const int64_t held =
-          kk::detail::softmax_scratch_bytes(int(s.block.x)) + p.buffers * p.buffer_bytes;
+      const int64_t held = kk::detail::softmax_scratch_bytes(int(s.block.x), combine_of(p.path)) +
+                           p.buffers * p.buffer_bytes;
       if (p.path == SoftmaxPath::kCluster) {
         // each block asks for its SM's share: no more than the planned blocks are resident,
         // whatever registers the kernel was compiled to (a block more, packed into the
@@ -945,10 +953,11 @@ void check_invariants(const SoftmaxPlan& p, int64_t rows, int64_t cols, int elem
             // rounds): one buffer of the block's whole share, holding the chunk's head (its
             // parked pair's elements) and enough packs that the rest is whole packs but one
             EXPECT_EQ(p.buffers, 1) << "chunk " << j;
-            EXPECT_EQ(int64_t(s.smem), kk::detail::softmax_scratch_bytes(block) +
-                                           (grid_share(d, p.blocks_per_sm) -
-                                            kk::detail::softmax_scratch_bytes(block)) /
-                                               16 * 16)
+            EXPECT_EQ(int64_t(s.smem),
+                      kk::detail::softmax_scratch_bytes(block, kk::BlockCombine::kGrid) +
+                          (grid_share(d, p.blocks_per_sm) -
+                           kk::detail::softmax_scratch_bytes(block, kk::BlockCombine::kGrid)) /
+                              16 * 16)
                 << "chunk " << j;
             EXPECT_GE(capacity, kk::detail::kSoftmaxGridMinPacks) << "chunk " << j;
           } else {

@@ -272,8 +272,9 @@ TYPED_TEST(SoftmaxTest, BlockSizesAndBuffers) {
           p.shape.block.x = static_cast<unsigned>(block);
           p.shape.grid.x = 3;  // each block loops over several rows
           p.buffers = buffers;
-          p.shape.smem = static_cast<size_t>(kk::detail::softmax_scratch_bytes(block) +
-                                             int64_t{buffers} * p.buffer_bytes);
+          p.shape.smem = static_cast<size_t>(
+              kk::detail::softmax_scratch_bytes(block, kk::BlockCombine::kNone) +
+              int64_t{buffers} * p.buffer_bytes);
           for (const bool log : {false, true})
             if (kktest::sanitize_keep(index++, 7))
               EXPECT_TRUE(run_case<T>(23, cols, log, l, seed++, Runner{&p}))

@@ -42,6 +42,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernelkit/core/cluster.cuh"
 #include "kernelkit/core/config_table.cuh"
 #include "kernelkit/core/device.cuh"
 #include "kernelkit/core/launch.cuh"
@@ -130,11 +131,15 @@ inline constexpr SoftmaxTileShape kSoftmaxTileShapes[] = {{1, 3}, {1, 4}, {2, 3}
                                                           {4, 4}, {8, 3}, {8, 4}, {16, 3}};
 inline constexpr int64_t kSoftmaxTileMaxPacks = 48;
 inline constexpr int kSoftmaxWideBlock = 1024;  // threads of the cluster, grid, two-pass blocks
-// Dynamic shared memory the chunk kernel keeps before its buffers, by block size: the
-// block reduction's slots (two sets of one pair a warp), the cluster's two pair slots, the
-// grid path's deferred 8 bytes and their address (see softmax_chunk_kernel); a multiple of 16.
-__host__ __device__ constexpr int softmax_scratch_bytes(int block) {
-  return ((2 * (block / kWarpSize) + 3) * 8 + 15) / 16 * 16;
+// Dynamic shared memory the chunk kernel keeps before its buffers, by block size and how
+// its blocks combine: the block reduction's slots (two sets of one pair a warp), the grid
+// path's deferred 8 bytes, the cluster's pair exchange (core ClusterPush: kCluster only) and
+// the deferred bytes' address (see softmax_chunk_kernel); a multiple of 16.
+__host__ __device__ constexpr int softmax_scratch_bytes(int block, BlockCombine combine) {
+  const int push = combine == BlockCombine::kCluster ? static_cast<int>(sizeof(ClusterPush)) : 0;
+  // (2 x warps + 3 words: the size before the exchange came; the buffers 16 bytes further
+  // down made f32 3355x10000 and 2048x16384 on kBlock 5-8 % slower on the H200)
+  return (push + (2 * (block / kWarpSize) + 3) * 8 + 15) / 16 * 16;
 }
 // Packs per thread the kBlock block size aims for (the smallest block giving at most this,
 // among those keeping half the SM's threads resident). Every row costs each thread a fixed
@@ -661,7 +666,8 @@ inline bool softmax_plan_block(int64_t rows, int64_t vp, int64_t pack_bytes, con
   for (const int b : {32, 64, 128, 256, 512, 1024}) {
     if (ceil_div<int64_t>(vp, b) > kSoftmaxPacksPerThread) continue;
     fallback = std::min(fallback, b);
-    const int resident = blocks_per_sm(d, b, regs_of(b), softmax_scratch_bytes(b) + buf);
+    const int resident =
+        blocks_per_sm(d, b, regs_of(b), softmax_scratch_bytes(b, BlockCombine::kNone) + buf);
     if (int64_t{resident} * b >= d.max_threads_per_sm / 2) {
       block = b;
       break;
@@ -670,7 +676,7 @@ inline bool softmax_plan_block(int64_t rows, int64_t vp, int64_t pack_bytes, con
   if (block == 0) block = fallback;
   if (p->pack == 1) block = block <= 256 ? 256 : 1024;
   const int regs = regs_of(block);
-  const int scratch = softmax_scratch_bytes(block);
+  const int scratch = softmax_scratch_bytes(block, BlockCombine::kNone);
   const int b1 = blocks_per_sm(d, block, regs, scratch + buf);
   if (b1 < 1) return false;
   const int b2 = blocks_per_sm(d, block, regs, scratch + 2 * buf);
@@ -758,7 +764,7 @@ inline bool softmax_plan_cluster(int64_t rows, int64_t cols, int64_t pack_bytes,
   for (const Try t :
        {Try{kSoftmaxClusterBlock, 3}, Try{kSoftmaxClusterBlock, 2}, Try{kSoftmaxWideBlock, 1}}) {
     const int regs = softmax_regs_bound(d, t.block, kSoftmaxChunkThreadsPerSm / t.block);
-    const int scratch = softmax_scratch_bytes(t.block);
+    const int scratch = softmax_scratch_bytes(t.block, BlockCombine::kCluster);
     int best_c = 0, best_buffers = 0, best_bps = 0;
     int64_t best_buf = 0, best_work = 0;
     for (int i = 0; i < 2 * sizes; ++i) {
@@ -839,7 +845,8 @@ inline bool softmax_plan_grid(int64_t rows, int64_t cols, int elem_bytes, int64_
     int64_t split = 0, per_round = 0, rounds = 0;
     double fill = -1;
   };
-  const int64_t room = (cap - softmax_scratch_bytes(kSoftmaxWideBlock)) / 16 * 16 / pack_bytes;
+  const int64_t room =
+      (cap - softmax_scratch_bytes(kSoftmaxWideBlock, BlockCombine::kGrid)) / 16 * 16 / pack_bytes;
   if (room < kSoftmaxGridMinPacks) return false;
   // the best split whose chunks are longer than the buffer (over), or fit it
   const auto best_for = [&](bool over) {
@@ -874,7 +881,8 @@ inline bool softmax_plan_grid(int64_t rows, int64_t cols, int elem_bytes, int64_
   p->fill = c.fill;
   p->shape.block = dim3(kSoftmaxWideBlock);
   p->shape.grid = dim3(static_cast<unsigned>(c.per_round * c.split));
-  p->shape.smem = static_cast<size_t>(softmax_scratch_bytes(kSoftmaxWideBlock) + p->buffer_bytes);
+  p->shape.smem = static_cast<size_t>(
+      softmax_scratch_bytes(kSoftmaxWideBlock, BlockCombine::kGrid) + p->buffer_bytes);
   p->shape.cooperative = true;
   return true;
 }

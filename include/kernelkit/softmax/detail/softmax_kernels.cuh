@@ -1303,7 +1303,7 @@ struct SoftmaxTask {
 // for the chunk; each thread's online pair over its packs; the block's pair; combine; write
 // the chunk from shared memory (one buffer: issuing the next task's chunk into it pack by
 // pack as the output leaves).
-// Dynamic shared memory: softmax_scratch_bytes(Block) of scratch, then `buffers` buffers.
+// Dynamic shared memory: softmax_scratch_bytes(Block, Combine) of scratch, then `buffers` buffers.
 template <typename T, SoftmaxKind Kind, int Pack, int Block, BlockCombine Combine>
 __global__ void __launch_bounds__(Block,
                                   min_blocks_per_sm(Block, kSoftmaxChunkThreadsPerSm / Block))
@@ -1319,15 +1319,16 @@ __global__ void __launch_bounds__(Block,
   constexpr int kWarps = Block / kWarpSize;
   using Bits = bits_t<sizeof(T)>;
   constexpr int kSlot = kSoftmaxPairBytes / static_cast<int>(sizeof(T));  // elements of a pair
-  constexpr int kScratch = softmax_scratch_bytes(Block);
-  static_assert(
-      (2 * kWarps + 2) * sizeof(SoftmaxStats) + kSoftmaxPairBytes + sizeof(void*) <= kScratch,
-      "scratch layout");
+  constexpr int kScratch = softmax_scratch_bytes(Block, Combine);
+  static_assert((Combine == BlockCombine::kCluster ? sizeof(ClusterPush) : 0) +
+                        2 * kWarps * sizeof(SoftmaxStats) + kSoftmaxPairBytes + sizeof(void*) <=
+                    kScratch,
+                "scratch layout");
   extern __shared__ float4 softmax_smem[];
   auto* scratch = reinterpret_cast<unsigned char*>(softmax_smem);
-  auto* slots = reinterpret_cast<SoftmaxStats*>(scratch);  // 2 x kWarps
-  auto* part = slots + 2 * kWarps;                         // kCluster: 2
-  auto* deferred = reinterpret_cast<Bits*>(part + 2);      // kGrid: kSlot
+  auto* slots = reinterpret_cast<SoftmaxStats*>(scratch);        // 2 x kWarps
+  auto* deferred = reinterpret_cast<Bits*>(slots + 2 * kWarps);  // kGrid: kSlot
+  [[maybe_unused]] auto* push = reinterpret_cast<ClusterPush*>(slots + 2 * kWarps + 1);  // kCluster
   // kGrid, thread 0: where the last round's 8 bytes go (in shared memory, not in a register
   // kept through every round)
   auto* deferred_dst = reinterpret_cast<Bits**>(scratch + kScratch - sizeof(Bits*));
@@ -1389,8 +1390,15 @@ __global__ void __launch_bounds__(Block,
     __pipeline_commit();
   };
 
-  [[maybe_unused]] int parity = 0;  // kCluster: which pair slot this row uses
   if (Combine == BlockCombine::kGrid && threadIdx.x == 0) *deferred_dst = nullptr;
+  // kCluster: rows done, the pair exchange's round (a 32-bit count of its own: the slot
+  // picked from the 64-bit row loop's counter made ptxas spill at 40 registers)
+  [[maybe_unused]] unsigned round = 0;
+  if constexpr (Combine == BlockCombine::kCluster) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cluster_push_init(push);
+#endif
+  }
   // each iteration's span is made once, as the previous iteration's `next`
   SoftmaxSpan<T, Pack> sp = span_of(0);
   if (iters > 0) issue(sp, buf0);
@@ -1465,13 +1473,16 @@ __global__ void __launch_bounds__(Block,
     }
     if constexpr (Combine == BlockCombine::kCluster) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-      if (threadIdx.x == 0) part[parity] = st;
-      // release / acquire of every block's part[parity]; part[parity] is written again two
-      // rows later, after this block passed the next barrier, i.e. after every block has
-      // read this row's pairs
-      cluster_sync();
-      const int lane = threadIdx.x % kWarpSize;
-      const SoftmaxStats q = *cluster_map(&part[parity], lane % a.split);
+      // every block's pair to every block (no barrier: the previous row's stores stay off
+      // this row's critical path), then lane l takes rank l % split's
+      cluster_push_send(
+          push, round,
+          static_cast<unsigned long long>(__float_as_uint(st.s)) << 32 | __float_as_uint(st.m),
+          a.split);
+      const unsigned long long bits =
+          cluster_push_wait(push, round, threadIdx.x % kWarpSize % a.split);
+      const SoftmaxStats q{__uint_as_float(static_cast<unsigned>(bits)),
+                           __uint_as_float(static_cast<unsigned>(bits >> 32))};
       switch (a.split) {
         case 2:
           st = softmax_stats_warp_all_reduce<2, kFast>(q);
@@ -1486,7 +1497,7 @@ __global__ void __launch_bounds__(Block,
           st = softmax_stats_warp_all_reduce<16, kFast>(q);
           break;
       }
-      parity ^= 1;
+      ++round;
 #else
       __trap();  // plans pick clusters only for kernels compiled with them (d.clusters())
 #endif
@@ -1570,8 +1581,7 @@ __global__ void __launch_bounds__(Block,
   }
   if constexpr (Combine == BlockCombine::kCluster) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    // no block may exit while another still reads its pair slots
-    cluster_sync();
+    cluster_push_exit();
 #endif
   } else if constexpr (Combine == BlockCombine::kGrid) {
     if (iters > 0) {
