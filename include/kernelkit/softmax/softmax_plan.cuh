@@ -134,12 +134,12 @@ inline constexpr int kSoftmaxWideBlock = 1024;  // threads of the cluster, grid,
 // Dynamic shared memory the chunk kernel keeps before its buffers, by block size and how
 // its blocks combine: the block reduction's slots (two sets of one pair a warp), the grid
 // path's deferred 8 bytes, the cluster's pair exchange (core ClusterPush: kCluster only) and
-// the deferred bytes' address (see softmax_chunk_kernel); a multiple of 16.
+// the deferred bytes' address (see softmax_chunk_kernel); a multiple of 32, so the buffers
+// start on a 32-byte boundary: at 16 bytes past one the same kernels ran 4-11 % slower on the
+// H200 (kBlock f32 3355x10000 +8.4 %, cluster f32 512x65536 +9.5 %, bench/NOTES.md).
 __host__ __device__ constexpr int softmax_scratch_bytes(int block, BlockCombine combine) {
   const int push = combine == BlockCombine::kCluster ? static_cast<int>(sizeof(ClusterPush)) : 0;
-  // (2 x warps + 3 words: the size before the exchange came; the buffers 16 bytes further
-  // down made f32 3355x10000 and 2048x16384 on kBlock 5-8 % slower on the H200)
-  return (push + (2 * (block / kWarpSize) + 3) * 8 + 15) / 16 * 16;
+  return (push + (2 * (block / kWarpSize) + 3) * 8 + 31) / 32 * 32;
 }
 // Packs per thread the kBlock block size aims for (the smallest block giving at most this,
 // among those keeping half the SM's threads resident). Every row costs each thread a fixed
