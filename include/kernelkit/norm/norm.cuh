@@ -77,6 +77,26 @@ bool norm_args_ok(NormKind kind, const detail::NormArgs<T, W>& a) {
   return true;
 }
 
+namespace detail {
+// Once per kernel and device: the dynamic shared memory a kSmem kernel may ask for (all a block
+// may have but its static shared memory, which the plan reserves: kNormSmemStatic) and the
+// largest shared-memory carveout (the row is read from shared memory).
+template <typename Kernel>
+cudaError_t norm_smem_setup(Kernel kernel) {
+  return once_per_kernel(reinterpret_cast<const void*>(kernel), [&] {
+    DeviceInfo d;
+    KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+    cudaFuncAttributes attr{};
+    KERNELKIT_RETURN_IF_ERROR(cudaFuncGetAttributes(&attr, kernel));
+    KERNELKIT_RETURN_IF_ERROR(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             d.smem_per_block_optin - static_cast<int>(attr.sharedSizeBytes)));
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                cudaSharedmemCarveoutMaxShared);
+  });
+}
+}  // namespace detail
+
 /// Launches plan p (made by plan_norm for these operands) of a norm op: the one place the
 /// plan's values become template arguments, those of its entry of kNormConfigs (any other
 /// plan, or a kWarp plan whose lanes are not 1, 2, 4, ..., 32, answers cudaErrorInvalidValue).
@@ -90,7 +110,19 @@ cudaError_t launch_norm(const NormPlan& p, NormKind kind, const detail::NormArgs
     constexpr NormKind kKind = decltype(k)::value;
     return dispatch_table<kNormConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
       constexpr NormConfig c = kNormConfigs[decltype(i)::value];
-      if constexpr (c.path == NormPath::kSplit) {
+      if constexpr (c.path == NormPath::kSmem) {
+        const auto kernel = norm_smem_kernel<kKind, T, W, c.pack, c.block>;
+        KERNELKIT_RETURN_IF_ERROR(norm_smem_setup(kernel));
+        if (p.stages != 1 && p.stages != 2) return cudaErrorInvalidValue;
+        // no more blocks than are resident at once (the plan counts its registers' figure; a
+        // kernel that builds to more runs fewer a SM): one wave, each block over its rows
+        LaunchShape shape = p.shape;
+        int64_t resident = 0;
+        KERNELKIT_RETURN_IF_ERROR(resident_blocks(kernel, shape, &resident));
+        if (resident >= 1 && int64_t{shape.grid.x} > resident)
+          shape.grid.x = static_cast<unsigned>(resident);
+        return launch(kernel, shape, stream, a, p.stages);
+      } else if constexpr (c.path == NormPath::kSplit) {
         return launch(norm_split_kernel<kKind, T, W, c.pack, c.block>, p.shape, stream, a, p.split);
       } else if constexpr (c.path == NormPath::kTwoPass) {
         return launch(norm_two_pass_kernel<kKind, T, W, c.pack, c.block, c.phased>, p.shape, stream,

@@ -16,8 +16,13 @@
 ///    the most rows in flight a SM; a launch of few rows keeps enough lanes a row to give every
 ///    SM a block. The statistics by segmented shuffles (xor offsets below lanes).
 ///  - kBlock: one block per row, the row in the block's registers: 16 floats a thread
-///    (blocks of 128..1024: 2048..16384 columns on the grid; off it, up to 16381 f32 / 16377
-///    2-byte).
+///    (blocks of 128..1024: 2048..16384 columns), every operand on the grid (aligned only).
+///  - kSmem: one block per row (128 threads up to 8 accesses a thread, else 512), the row
+///    staged in shared memory by 16-byte cp.async copies at its phase and read from there:
+///    rows off the grid past kWarp (the phased register rows kept one row in flight a block:
+///    bf16 0.27-0.42 of SOL on the H200), and rows past a block's registers that fit its
+///    shared memory (x read once: 56K f32 / 113K 2-byte columns on an H100, add_rms_norm half);
+///    two rows a block (the next one's copy in flight) where that leaves two blocks a SM.
 ///  - kSplit (d.cooperative_launch): rows past the register paths too few to give every
 ///    block slot a row (rows <= slots / 2): each row over `split` blocks of a cooperative
 ///    grid of rows x split blocks (chunks of at least 8 accesses); the chunks' statistics
@@ -26,7 +31,8 @@
 ///  - kTwoPass: one block of 512 per row, the row streamed twice: statistics (layer_norm:
 ///    Welford per thread), then a second read that writes. The inputs cross DRAM twice
 ///    (add_rms_norm: the first pass writes x + residual, the second reads it back).
-/// Each 16-byte kWarp, kBlock and kTwoPass kernel comes twice: aligned (every operand and the
+///    Rows no block's shared memory holds (few rows past the registers: kSplit).
+/// Each 16-byte kWarp and kTwoPass kernel comes twice: aligned (every operand and the
 /// row stride on the 16-byte grid: plain 16-byte accesses, no phase, no partial access; the
 /// code main had) and phased (any other call). The phased code's head / tail checks and
 /// shifted reads cost on-grid rows 1.1-1.5x on the H200 (bf16 8192x4096 rms 37.2 -> 47.2 us)
@@ -34,11 +40,11 @@
 /// one-element kWarp entries hold (cols <= 128) keep them: a 16-byte access a lane leaves most
 /// lanes idle on such rows and the partial head and tail run beside the body (bf16 83 columns
 /// layer 2553 -> 7340 us).
-/// Pricing in bytes (NormPlan::bytes): the register paths move the fewest bytes (every
-/// input read once, every output written once); kTwoPass adds a second read of the row.
-/// The plan takes a register path whenever the row fits one, kTwoPass otherwise. Not built
-/// yet (issue 34): rows past a block's registers held in a cluster's shared memory, which
-/// would move wide rows (16K..~400K 2-byte columns on an H100) at the fewest bytes too.
+/// Pricing in bytes (NormPlan::bytes): the register and shared-memory paths move the fewest
+/// bytes (every input read once, every output written once); kTwoPass and kSplit add a second
+/// read of the row. Not built yet (issue 34): rows past a block's shared memory held in a
+/// cluster's (16K..~400K 2-byte columns at the fewest bytes); short rows off the grid staged
+/// in shared-memory tiles of several rows (softmax's kTile).
 #pragma once
 
 #include <algorithm>
@@ -63,7 +69,7 @@ enum class NormKind { kRms, kLayer, kAddRms };
     s = x + residual (written), y = rms_norm(s). */
 
 /// The kernel family of a call (see the file comment).
-enum class NormPath { kWarp, kBlock, kTwoPass, kSplit };
+enum class NormPath { kWarp, kBlock, kTwoPass, kSplit, kSmem };
 /** @var NormPath::kWarp
     One warp per row, the row in the warp's registers. */
 /** @var NormPath::kBlock
@@ -73,6 +79,9 @@ enum class NormPath { kWarp, kBlock, kTwoPass, kSplit };
 /** @var NormPath::kSplit
     Few wide rows, each over `split` blocks of a cooperative grid (BlockCombine::kGrid): the
     chunks' statistics meet through global memory across a grid barrier; read twice. */
+/** @var NormPath::kSmem
+    One block per row, the row staged in shared memory (16-byte copies at the row's phase, the
+    next row's in flight while this one is worked): read once, any phase. */
 
 namespace detail {
 inline constexpr int kNormWarpBlock = 128;  // threads of a kWarp block (4 rows)
@@ -109,7 +118,34 @@ __host__ __device__ constexpr int norm_min_blocks(int block, int pack, int float
   const int b = 65536 / (block * norm_regs(pack, floats, warp_rows, code_arch, phased));
   return b < 1 ? 1 : b;
 }
+// kSmem: registers a thread is held to, by kind, element size and the architecture of the
+// code (kCompiledArch in the kernel, d.code_arch in the plan), what the kernels build to
+// without spills (ptxas -v, sm_75..sm_120): f32 rms / layer 38-40; 2-byte rms / layer 38-40 on
+// sm_90, but 4-80 bytes spilled at 40 on sm_80 / sm_100 / sm_120 (the weight's and bias's
+// shifted reads), so 48 there; add_rms_norm 56 (at 40 its 2-byte kernels spilled 4-44 bytes on
+// sm_90: the residual's copies and the sum's store beside the weight's shifted reads). Then
+// the most accesses of a row a thread of the 128-thread entry takes before the 512-thread one.
+__host__ __device__ constexpr int norm_smem_regs(NormKind kind, int elem_bytes, int code_arch) {
+  if (kind == NormKind::kAddRms) return 56;
+  return elem_bytes == 4 || (code_arch >= 90 && code_arch < 100) ? 40 : 48;
+}
+inline constexpr int64_t kNormSmemPerThread = 8;
+// kSmem: static shared memory a block holds beside the rows (its block reductions' slots: 32 /
+// 80 bytes on 128 / 512 threads, ptxas -v), reserved out of the block's share.
+inline constexpr int64_t kNormSmemStatic = 256;
+// kSmem: the accesses a row spans at its worst phase (a partial head and tail).
+__host__ __device__ constexpr int64_t norm_smem_span(int64_t cols, int elem_bytes) {
+  const int64_t pack = kMaxPackBytes / elem_bytes;
+  return (cols + 2 * pack - 2) / pack;
+}
 }  // namespace detail
+
+/// Dynamic shared memory of a kSmem block holding `stages` rows of cols elem_bytes-byte
+/// elements, each at its worst phase (add_rms_norm: x's and the residual's rows). Pure.
+constexpr int64_t norm_smem_bytes(NormKind kind, int64_t cols, int elem_bytes, int stages) {
+  return int64_t{stages} * (kind == NormKind::kAddRms ? 2 : 1) *
+         detail::norm_smem_span(cols, elem_bytes) * kMaxPackBytes;
+}
 
 /// One kernel configuration of the norm ops: the template arguments launch_norm gives a
 /// kernel besides the kind and the element and weight types (an entry of kNormConfigs).
@@ -158,14 +194,12 @@ inline constexpr NormConfig kNormConfigs[] = {
     {4, NormPath::kBlock, 4, 256, 4},
     {4, NormPath::kBlock, 4, 512, 4},
     {4, NormPath::kBlock, 4, 1024, 4},
-    {4, NormPath::kBlock, 4, 128, 4, true},
-    {4, NormPath::kBlock, 4, 256, 4, true},
-    {4, NormPath::kBlock, 4, 512, 4, true},
-    {4, NormPath::kBlock, 4, 1024, 4, true},
     {4, NormPath::kTwoPass, 4, detail::kNormTwoPassBlock, 0},
     {4, NormPath::kTwoPass, 4, detail::kNormTwoPassBlock, 0, true},
     {4, NormPath::kSplit, 4, detail::kNormTwoPassBlock, 0},
     {4, NormPath::kSplit, 1, detail::kNormTwoPassBlock, 0},
+    {4, NormPath::kSmem, 4, 128, 0, true},
+    {4, NormPath::kSmem, 4, 512, 0, true},
     // __half, __nv_bfloat16
     {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 1},
     {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 2},
@@ -177,14 +211,12 @@ inline constexpr NormConfig kNormConfigs[] = {
     {2, NormPath::kBlock, 8, 256, 2},
     {2, NormPath::kBlock, 8, 512, 2},
     {2, NormPath::kBlock, 8, 1024, 2},
-    {2, NormPath::kBlock, 8, 128, 2, true},
-    {2, NormPath::kBlock, 8, 256, 2, true},
-    {2, NormPath::kBlock, 8, 512, 2, true},
-    {2, NormPath::kBlock, 8, 1024, 2, true},
     {2, NormPath::kTwoPass, 8, detail::kNormTwoPassBlock, 0},
     {2, NormPath::kTwoPass, 8, detail::kNormTwoPassBlock, 0, true},
     {2, NormPath::kSplit, 8, detail::kNormTwoPassBlock, 0},
     {2, NormPath::kSplit, 1, detail::kNormTwoPassBlock, 0},
+    {2, NormPath::kSmem, 8, 128, 0, true},
+    {2, NormPath::kSmem, 8, 512, 0, true},
 };
 
 /// The entries of kNormConfigs for elem_bytes-byte elements: [begin, end).
@@ -192,8 +224,8 @@ constexpr ConfigRange norm_configs_of(int elem_bytes) {
   return config_range(kNormConfigs,
                       [elem_bytes](const NormConfig& c) { return c.elem_bytes == elem_bytes; });
 }
-static_assert(norm_configs_of(4).end - norm_configs_of(4).begin == 20 &&
-                  norm_configs_of(2).end - norm_configs_of(2).begin == 18,
+static_assert(norm_configs_of(4).end - norm_configs_of(4).begin == 18 &&
+                  norm_configs_of(2).end - norm_configs_of(2).begin == 16,
               "each element size's entries together");
 
 /// Every decision of one norm call.
@@ -209,6 +241,8 @@ struct NormPlan {
                                     ///< lanes (32 / lanes rows a warp); kBlock the block;
                                     ///< kTwoPass, kSplit: unused
   int split = 1;                    ///< kSplit: blocks a row is split over
+  int stages = 0;                   ///< kSmem: rows a block holds in shared memory (1, or 2:
+                                    ///< the next row's copy in flight); shape.smem their bytes
   int blocks_per_sm = 0;            ///< resident blocks per SM the plan counts on
   int64_t bytes = 0;                ///< bytes the plan moves through DRAM (re-reads included;
                                     ///< the weight counted once)
@@ -306,17 +340,25 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
         dim3(static_cast<unsigned>(grid_size_for(rows * c.block, c.block, d, kDefaultWaves, bps)));
     return p;
   }
-  // kTwoPass / kSplit: the row (x, and residual for add_rms_norm: its sum written then read
-  // back) read a second time
-  p.packs = 0;
-  p.bytes = fewest + rows * cols * elem_bytes;
+  // the rows left: past every block's registers (the widest kBlock entry's reach), or off the
+  // grid past kWarp (no phased kBlock entries: kSmem holds them, bench/NOTES.md)
+  int64_t reach = 0;
+  for (std::size_t i = range.begin; i < range.end; ++i) {
+    const NormConfig& c = kNormConfigs[i];
+    if (c.path == NormPath::kBlock && c.pack == full && c.block <= d.max_threads_per_block)
+      reach = std::max<int64_t>(reach, int64_t{c.block} * c.packs);
+  }
+  const bool past_registers = need > reach;
+  // kSplit: few rows past the registers, too few to give every block slot one (read twice)
   const int bps = std::max(1, blocks_per_sm(d, kNormTwoPassBlock, 64, 0));
   const int64_t slots = int64_t{bps} * d.sm_count;
   // kSplit's accesses: 16-byte packs where every operand is on the grid, else one element each
   const int split_pack = aligned ? full : 1;
   const int64_t split =
       std::min<int64_t>(slots / rows, ceil_div<int64_t>(cols, split_pack) / kNormSplitMinAccesses);
-  if (d.cooperative_launch && split >= 2) {
+  if (past_registers && d.cooperative_launch && split >= 2) {
+    p.packs = 0;
+    p.bytes = fewest + rows * cols * elem_bytes;
     p.pack = split_pack;
     p.phased = false;
     // few rows: every block slot busy (1..16 rows of a two-pass row kept 1..16 SMs busy)
@@ -328,6 +370,40 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
     p.shape.cooperative = true;
     return p;
   }
+  // kSmem: a block a row, the row in shared memory (read once) where one row fits a block's:
+  // the 128-thread entry up to kNormSmemPerThread accesses a thread, else the 512-thread one;
+  // two rows a block (the next one's copy in flight while this one is worked) where that still
+  // leaves two blocks a SM, else one (the SM's other blocks overlap it)
+  p.pack = full;
+  p.packs = 0;
+  p.phased = true;
+  for (std::size_t i = range.begin; i < range.end; ++i) {
+    const NormConfig& c = kNormConfigs[i];
+    if (c.path != NormPath::kSmem || c.block > d.max_threads_per_block) continue;
+    const bool last = i + 1 == range.end || kNormConfigs[i + 1].path != NormPath::kSmem ||
+                      kNormConfigs[i + 1].block > d.max_threads_per_block;
+    if (!last && need > int64_t{c.block} * kNormSmemPerThread) continue;
+    const int64_t s1 = norm_smem_bytes(kind, cols, elem_bytes, 1);
+    const int64_t s2 = norm_smem_bytes(kind, cols, elem_bytes, 2);
+    const int regs = norm_smem_regs(kind, elem_bytes, d.code_arch);
+    const int b1 = blocks_per_sm(d, c.block, regs, s1 + kNormSmemStatic);
+    const int b2 = blocks_per_sm(d, c.block, regs, s2 + kNormSmemStatic);
+    if (b1 < 1) break;  // no row fits: kTwoPass
+    p.path = NormPath::kSmem;
+    p.stages = b2 >= 2 ? 2 : 1;
+    p.blocks_per_sm = b2 >= 2 ? b2 : b1;
+    p.lanes = c.block;
+    p.shape.block = dim3(static_cast<unsigned>(c.block));
+    p.shape.smem = static_cast<size_t>(p.stages == 2 ? s2 : s1);
+    // one wave of blocks, each over rows b, b + grid, ...
+    p.shape.grid = dim3(
+        static_cast<unsigned>(std::clamp<int64_t>(rows, 1, int64_t{p.blocks_per_sm} * d.sm_count)));
+    return p;
+  }
+  // kTwoPass: the row (x, and residual for add_rms_norm: its sum written then read back) read
+  // a second time
+  p.packs = 0;
+  p.bytes = fewest + rows * cols * elem_bytes;
   p.path = NormPath::kTwoPass;
   p.pack = full;
   p.phased = !aligned;
