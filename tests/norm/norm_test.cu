@@ -178,6 +178,11 @@ void run_case(const Case& c, uint64_t seed) {
     p.lanes = c.force->path == kk::NormPath::kWarp ? c.lanes : c.force->block;
     p.shape.block = dim3(static_cast<unsigned>(c.force->block));
     p.shape.grid = dim3(2);               // fewer blocks than rows: the grid-stride row loop
+    if (p.path == kk::NormPath::kTile) {  // tiles of two passes of the block's groups
+      p.tile_rows = 2 * (128 / c.lanes);
+      p.shape.smem =
+          static_cast<size_t>(kk::norm_tile_bytes(c.kind, p.tile_rows, c.cols, sizeof(T)));
+    }
     if (p.path == kk::NormPath::kSmem) {  // rows in shared memory: 2 a block but for layer_norm
       p.stages = c.kind == NormKind::kLayer ? 1 : 2;
       p.shape.smem = static_cast<size_t>(kk::norm_smem_bytes(c.kind, c.cols, sizeof(T), p.stages));
@@ -273,7 +278,8 @@ TEST_F(NormTest, Bf16Bf16Weight) {
   sweep<__nv_bfloat16, __nv_bfloat16>(500);
 }
 
-// Every entry of kNormConfigs forced once per kind (kWarp: at every group of 1..32 lanes), on
+// Every entry of kNormConfigs forced once per kind (kWarp, kTile: at every group of 1..32
+// lanes; kTile also with y, residual, sum and the weight off x's phase but for rms_norm), on
 // rows as wide as it holds (less one pack) or, for kTwoPass, kSplit and kSmem's 512 threads,
 // wider than any register entry (kSmem: one row a block for layer_norm, two for the others);
 // each phased entry again
@@ -285,7 +291,8 @@ void every_configuration(uint64_t seed) {
   const kk::ConfigRange range = kk::norm_configs_of(sizeof(T));
   for (std::size_t i = range.begin; i < range.end; ++i) {
     const kk::NormConfig& e = kk::kNormConfigs[i];
-    const int threads = e.path == kk::NormPath::kWarp ? 32 : e.block;
+    const bool groups = e.path == kk::NormPath::kWarp || e.path == kk::NormPath::kTile;
+    const int threads = groups ? 32 : e.block;
     const int64_t cap = int64_t{threads} * e.packs * e.pack;
     const bool streamed = e.path == kk::NormPath::kTwoPass || e.path == kk::NormPath::kSplit;
     const bool smem = e.path == kk::NormPath::kSmem;
@@ -298,11 +305,14 @@ void every_configuration(uint64_t seed) {
         // kWarp: every group width (32 / lanes rows a warp; 11 rows fill no warp's groups
         // evenly but at 32 lanes), the row as wide as the group holds
         for (int lanes = 1; lanes <= 32; lanes *= 2) {
-          if (e.path != kk::NormPath::kWarp && lanes > 1) break;
-          const int64_t held = e.path == kk::NormPath::kWarp ? cap / 32 * lanes : cap;
+          if (!groups && lanes > 1) break;
+          const int64_t held = groups ? cap / 32 * lanes : cap;
           Case c;
           c.kind = kind;
-          c.rows = e.path == kk::NormPath::kWarp ? 11 : 5;
+          // (kTile: tiles of 2 x 128 / lanes rows on 2 blocks: several tiles a block, the last
+          // one partial)
+          c.rows = e.path == kk::NormPath::kTile ? 6 * (128 / lanes) + 5
+                                                 : (e.path == kk::NormPath::kWarp ? 11 : 5);
           if (streamed) {
             c.cols = off_grid ? 20001 : 20000;
           } else if (smem) {  // the widest rows of 8 accesses a thread, or wider than registers
@@ -314,9 +324,10 @@ void every_configuration(uint64_t seed) {
           }
           if (c.cols < 1) continue;
           c.off = off_grid ? 1 : 0;
-          if (off_grid && e.pack > 1) c.y_off = 2, c.r_off = 3, c.s_off = 0, c.w_off = 1;
+          if (off_grid && (e.pack > 1 || e.path == kk::NormPath::kTile) && kind != NormKind::kRms)
+            c.y_off = 2, c.r_off = 3, c.s_off = 0, c.w_off = 1;
           c.force = &e;
-          c.lanes = e.path == kk::NormPath::kWarp ? lanes : 32;
+          c.lanes = groups ? lanes : 32;
           run_case<T, W>(c, seed++);
         }
       }
@@ -447,6 +458,60 @@ void smem_rows(uint64_t seed) {
     if (p.path != kk::NormPath::kSmem) continue;
     run_case<T, W>(c, seed++);
   }
+}
+
+// Short rows off the grid in tiles of rows (kTile) on the plan of this device: widths of 1..4
+// elements a lane of 1..32 lanes, x at several phases, the residual, y and sum at x's phase or
+// not (read / written element by element then), in place, row counts that leave the last tile
+// partial. Skipped where the plan is another path.
+template <typename T, typename W>
+void tile_rows(uint64_t seed) {
+  constexpr int kPack = 16 / sizeof(T);
+  struct Shape {
+    NormKind kind;
+    int64_t rows, cols;
+    int off;
+    bool mixed, in_place;
+  };
+  const Shape shapes[] = {
+      {NormKind::kRms, 200003, 71, 0, false, false},
+      {NormKind::kLayer, 90001, 58, 5, false, false},
+      {NormKind::kAddRms, 150007, 17, 0, true, false},
+      {NormKind::kAddRms, 120001, 39, 3, false, true},
+      {NormKind::kRms, 100003, 101, 1, false, true},
+      {NormKind::kLayer, 400009, 3, 1, true, false},
+      {NormKind::kRms, 300007, 1, 0, false, false},
+      {NormKind::kAddRms, 60013, 127, 2, false, false},
+  };
+  int64_t index = 0;
+  for (const Shape& sh : shapes) {
+    if (!kktest::sanitize_keep(index++, 3)) continue;
+    Case c;
+    c.kind = sh.kind, c.rows = sh.rows, c.cols = sh.cols, c.off = sh.off % kPack;
+    c.in_place = sh.in_place;
+    if (sh.mixed) {
+      c.y_off = (c.off + 1) % kPack, c.r_off = (c.off + 2) % kPack, c.s_off = (c.off + 3) % kPack;
+      c.w_off = (c.off + 2) % kPack;
+    }
+    c.weight = index % 4 != 0;
+    kk::DeviceInfo d;
+    CUDA_CHECK(kk::current_device_info(&d));
+    const kk::Alignment x_at = kk::common_alignment(kk::Alignment(c.off * int64_t{sizeof(T)}),
+                                                    kk::Alignment(c.cols * int64_t{sizeof(T)}));
+    const kk::NormPlan p = kk::plan_norm(
+        c.kind, c.rows, c.cols, sizeof(T), x_at, x_at,
+        kk::norm_fewest_bytes(c.kind, c.rows, c.cols, sizeof(T), sizeof(W), sizeof(W), true, true),
+        d);
+    if (p.path != kk::NormPath::kTile) continue;
+    run_case<T, W>(c, seed++);
+  }
+}
+
+TEST_F(NormTest, ShortRowsInTiles) {
+  tile_rows<float, float>(16000);
+  tile_rows<__nv_bfloat16, __nv_bfloat16>(17000);
+  tile_rows<__half, float>(18000);
+  tile_rows<__nv_bfloat16, float>(19000);
 }
 
 TEST_F(NormTest, SharedMemoryRows) {

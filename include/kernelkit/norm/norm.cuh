@@ -78,8 +78,8 @@ bool norm_args_ok(NormKind kind, const detail::NormArgs<T, W>& a) {
 }
 
 namespace detail {
-// Once per kernel and device: the dynamic shared memory a kSmem kernel may ask for (all a block
-// may have but its static shared memory, which the plan reserves: kNormSmemStatic) and the
+// Once per kernel and device: the dynamic shared memory a kSmem or kTile kernel may ask for (all a
+// block may have but its static shared memory, which the plan reserves: kNormSmemStatic) and the
 // largest shared-memory carveout (the row is read from shared memory).
 template <typename Kernel>
 cudaError_t norm_smem_setup(Kernel kernel) {
@@ -110,7 +110,14 @@ cudaError_t launch_norm(const NormPlan& p, NormKind kind, const detail::NormArgs
     constexpr NormKind kKind = decltype(k)::value;
     return dispatch_table<kNormConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
       constexpr NormConfig c = kNormConfigs[decltype(i)::value];
-      if constexpr (c.path == NormPath::kSmem) {
+      if constexpr (c.path == NormPath::kTile) {
+        const auto kernel = norm_tile_kernel<kKind, T, W, c.packs>;
+        KERNELKIT_RETURN_IF_ERROR(norm_smem_setup(kernel));
+        if (p.lanes < 1 || p.lanes > kWarpSize || !is_pow2(p.lanes) || p.tile_rows < 1 ||
+            p.tile_rows % (c.block / p.lanes) != 0)
+          return cudaErrorInvalidValue;
+        return launch(kernel, p.shape, stream, a, p.lanes, p.tile_rows);
+      } else if constexpr (c.path == NormPath::kSmem) {
         const auto kernel = norm_smem_kernel<kKind, T, W, c.pack, c.block>;
         KERNELKIT_RETURN_IF_ERROR(norm_smem_setup(kernel));
         if (p.stages != 1 && p.stages != 2) return cudaErrorInvalidValue;

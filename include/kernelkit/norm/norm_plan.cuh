@@ -69,7 +69,7 @@ enum class NormKind { kRms, kLayer, kAddRms };
     s = x + residual (written), y = rms_norm(s). */
 
 /// The kernel family of a call (see the file comment).
-enum class NormPath { kWarp, kBlock, kTwoPass, kSplit, kSmem };
+enum class NormPath { kWarp, kBlock, kTwoPass, kSplit, kSmem, kTile };
 /** @var NormPath::kWarp
     One warp per row, the row in the warp's registers. */
 /** @var NormPath::kBlock
@@ -82,6 +82,9 @@ enum class NormPath { kWarp, kBlock, kTwoPass, kSplit, kSmem };
 /** @var NormPath::kSmem
     One block per row, the row staged in shared memory (16-byte copies at the row's phase, the
     next row's in flight while this one is worked): read once, any phase. */
+/** @var NormPath::kTile
+    Short rows off the grid: tiles of consecutive rows staged in shared memory as 16-byte
+    chunks, each row over a group of lanes element by element, the tile copied out in chunks. */
 
 namespace detail {
 inline constexpr int kNormWarpBlock = 128;  // threads of a kWarp block (4 rows)
@@ -138,7 +141,26 @@ __host__ __device__ constexpr int64_t norm_smem_span(int64_t cols, int elem_byte
   const int64_t pack = kMaxPackBytes / elem_bytes;
   return (cols + 2 * pack - 2) / pack;
 }
+// kTile: registers a thread is held to (ptxas -v), the bytes of x a tile holds at most, and the
+// static shared memory beside the tiles (the weight and bias as floats: 2 x 128 x 4 bytes).
+inline constexpr int kNormTileRegs = 40;
+inline constexpr int64_t kNormTileBytes = 8192;
+inline constexpr int64_t kNormTileStatic = 1152;
+// kTile: 16-byte chunks a tile of tile_rows rows of cols elem_bytes-byte elements spans at its
+// worst phase.
+__host__ __device__ constexpr int64_t norm_tile_chunks(int64_t tile_rows, int64_t cols,
+                                                       int elem_bytes) {
+  const int64_t pack = kMaxPackBytes / elem_bytes;
+  return (tile_rows * cols + 2 * pack - 2) / pack;
+}
 }  // namespace detail
+
+/// Dynamic shared memory of a kTile block: two tiles of tile_rows rows of cols elem_bytes-byte
+/// elements (add_rms_norm: x's and the residual's). Pure.
+constexpr int64_t norm_tile_bytes(NormKind kind, int64_t tile_rows, int64_t cols, int elem_bytes) {
+  return 2 * (kind == NormKind::kAddRms ? 2 : 1) *
+         detail::norm_tile_chunks(tile_rows, cols, elem_bytes) * kMaxPackBytes;
+}
 
 /// Dynamic shared memory of a kSmem block holding `stages` rows of cols elem_bytes-byte
 /// elements, each at its worst phase (add_rms_norm: x's and the residual's rows). Pure.
@@ -200,6 +222,7 @@ inline constexpr NormConfig kNormConfigs[] = {
     {4, NormPath::kSplit, 1, detail::kNormTwoPassBlock, 0},
     {4, NormPath::kSmem, 4, 128, 0, true},
     {4, NormPath::kSmem, 4, 512, 0, true},
+    {4, NormPath::kTile, 1, detail::kNormWarpBlock, 4},
     // __half, __nv_bfloat16
     {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 1},
     {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 2},
@@ -217,6 +240,7 @@ inline constexpr NormConfig kNormConfigs[] = {
     {2, NormPath::kSplit, 1, detail::kNormTwoPassBlock, 0},
     {2, NormPath::kSmem, 8, 128, 0, true},
     {2, NormPath::kSmem, 8, 512, 0, true},
+    {2, NormPath::kTile, 1, detail::kNormWarpBlock, 4},
 };
 
 /// The entries of kNormConfigs for elem_bytes-byte elements: [begin, end).
@@ -224,8 +248,8 @@ constexpr ConfigRange norm_configs_of(int elem_bytes) {
   return config_range(kNormConfigs,
                       [elem_bytes](const NormConfig& c) { return c.elem_bytes == elem_bytes; });
 }
-static_assert(norm_configs_of(4).end - norm_configs_of(4).begin == 18 &&
-                  norm_configs_of(2).end - norm_configs_of(2).begin == 16,
+static_assert(norm_configs_of(4).end - norm_configs_of(4).begin == 19 &&
+                  norm_configs_of(2).end - norm_configs_of(2).begin == 17,
               "each element size's entries together");
 
 /// Every decision of one norm call.
@@ -243,6 +267,7 @@ struct NormPlan {
   int split = 1;                    ///< kSplit: blocks a row is split over
   int stages = 0;                   ///< kSmem: rows a block holds in shared memory (1, or 2:
                                     ///< the next row's copy in flight); shape.smem their bytes
+  int tile_rows = 0;                ///< kTile: rows a tile holds (a multiple of 128 / lanes)
   int blocks_per_sm = 0;            ///< resident blocks per SM the plan counts on
   int64_t bytes = 0;                ///< bytes the plan moves through DRAM (re-reads included;
                                     ///< the weight counted once)
@@ -296,6 +321,36 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
   // SOL on the H200).
   const ConfigRange range = norm_configs_of(elem_bytes);
   const int64_t need = p.pack == 1 ? cols : spans;  // accesses of the row
+  // kTile: short rows off the grid in tiles of consecutive rows (x and y move in 16-byte
+  // chunks), a row over the fewest lanes holding it at Per elements a lane; the tile at most
+  // kNormTileBytes of x, smaller so every block slot gets two tiles at least; where even one row
+  // a group leaves fewer, the one-element kWarp entries below (a launch of few rows)
+  for (std::size_t i = range.begin; i < range.end && short_off_grid; ++i) {
+    const NormConfig& c = kNormConfigs[i];
+    if (c.path != NormPath::kTile || need > int64_t{kWarpSize} * c.packs) continue;
+    const int lanes = static_cast<int>(pow2_ceil(ceil_div<int64_t>(need, c.packs)));
+    const int64_t groups = c.block / lanes;  // rows of a pass of the block
+    const int64_t most = std::max<int64_t>(1, kNormTileBytes / (groups * cols * elem_bytes));
+    const int bps_most =
+        blocks_per_sm(d, c.block, kNormTileRegs,
+                      norm_tile_bytes(kind, groups * most, cols, elem_bytes) + kNormTileStatic);
+    if (bps_most < 1) break;
+    const int64_t m = std::min<int64_t>(most, rows / (2 * int64_t{bps_most} * d.sm_count * groups));
+    if (m < 1) break;
+    p.path = NormPath::kTile;
+    p.pack = 1;
+    p.phased = false;
+    p.packs = c.packs;
+    p.lanes = lanes;
+    p.tile_rows = static_cast<int>(groups * m);
+    p.shape.smem = static_cast<size_t>(norm_tile_bytes(kind, p.tile_rows, cols, elem_bytes));
+    p.blocks_per_sm = blocks_per_sm(d, c.block, kNormTileRegs,
+                                    static_cast<int64_t>(p.shape.smem) + kNormTileStatic);
+    p.shape.block = dim3(static_cast<unsigned>(c.block));
+    p.shape.grid = dim3(static_cast<unsigned>(std::min<int64_t>(
+        ceil_div<int64_t>(rows, p.tile_rows), int64_t{p.blocks_per_sm} * d.sm_count)));
+    return p;
+  }
   // the fewest lanes that still give every SM a block of rows (rows x lanes >= SMs x block):
   // a launch of few rows stays spread over the SMs (up to 32 lanes a row: main's plan)
   int fill = 1;
