@@ -428,7 +428,7 @@ void smem_rows(uint64_t seed) {
     bool mixed, in_place;
   };
   const Shape shapes[] = {
-      {NormKind::kLayer, 1200, 9257, 0, false, false},  // 512 threads, two rows a block
+      {NormKind::kLayer, 600, 9257, 0, false, false},   // 512 threads, two rows a block
       {NormKind::kRms, 3000, 647, 1, false, false},     // 128 threads
       {NormKind::kAddRms, 2000, 787, 3, true, false},   // the residual off x's phase
       {NormKind::kAddRms, 1500, 1001, 1, false, true},  // in place: y over x, sum over residual
@@ -474,13 +474,13 @@ void tile_rows(uint64_t seed) {
     bool mixed, in_place;
   };
   const Shape shapes[] = {
-      {NormKind::kRms, 200003, 71, 0, false, false},
+      {NormKind::kRms, 100003, 71, 0, false, false},
       {NormKind::kLayer, 90001, 58, 5, false, false},
       {NormKind::kAddRms, 150007, 17, 0, true, false},
       {NormKind::kAddRms, 120001, 39, 3, false, true},
-      {NormKind::kRms, 100003, 101, 1, false, true},
-      {NormKind::kLayer, 400009, 3, 1, true, false},
-      {NormKind::kRms, 300007, 1, 0, false, false},
+      {NormKind::kRms, 50003, 101, 1, false, true},
+      {NormKind::kLayer, 500009, 3, 1, true, false},
+      {NormKind::kRms, 500007, 1, 0, false, false},
       {NormKind::kAddRms, 60013, 127, 2, false, false},
   };
   int64_t index = 0;
