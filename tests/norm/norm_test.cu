@@ -175,7 +175,9 @@ void run_case(const Case& c, uint64_t seed) {
     p.pack = c.force->pack;
     p.packs = c.force->packs;
     p.phased = c.force->phased;
-    p.lanes = c.force->path == kk::NormPath::kWarp ? c.lanes : c.force->block;
+    p.lanes = c.force->path == kk::NormPath::kWarp || c.force->path == kk::NormPath::kTile
+                  ? c.lanes
+                  : c.force->block;
     p.shape.block = dim3(static_cast<unsigned>(c.force->block));
     p.shape.grid = dim3(2);               // fewer blocks than rows: the grid-stride row loop
     if (p.path == kk::NormPath::kTile) {  // tiles of two passes of the block's groups
@@ -184,7 +186,13 @@ void run_case(const Case& c, uint64_t seed) {
           static_cast<size_t>(kk::norm_tile_bytes(c.kind, p.tile_rows, c.cols, sizeof(T)));
     }
     if (p.path == kk::NormPath::kSmem) {  // rows in shared memory: 2 a block but for layer_norm
-      p.stages = c.kind == NormKind::kLayer ? 1 : 2;
+      // (and where two rows pass what a block may have: add_rms_norm f32 20000 columns holds
+      // x and the residual, 160 KB a row)
+      kk::DeviceInfo d;
+      ASSERT_EQ(kk::current_device_info(&d), cudaSuccess);
+      const bool two = c.kind != NormKind::kLayer &&
+                       kk::norm_smem_bytes(c.kind, c.cols, sizeof(T), 2) <= d.smem_per_block_optin;
+      p.stages = two ? 2 : 1;
       p.shape.smem = static_cast<size_t>(kk::norm_smem_bytes(c.kind, c.cols, sizeof(T), p.stages));
     }
     if (p.path == kk::NormPath::kSplit) {  // each row over 3 blocks of a cooperative grid

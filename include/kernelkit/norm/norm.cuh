@@ -99,7 +99,8 @@ cudaError_t norm_smem_setup(Kernel kernel) {
 
 /// Launches plan p (made by plan_norm for these operands) of a norm op: the one place the
 /// plan's values become template arguments, those of its entry of kNormConfigs (any other
-/// plan, or a kWarp plan whose lanes are not 1, 2, 4, ..., 32, answers cudaErrorInvalidValue).
+/// plan, or a kWarp or kTile plan whose lanes are not 1, 2, 4, ..., 32, answers
+/// cudaErrorInvalidValue).
 template <typename T, typename W>
 cudaError_t launch_norm(const NormPlan& p, NormKind kind, const detail::NormArgs<T, W>& a,
                         cudaStream_t stream) {
