@@ -100,10 +100,10 @@ TEST(NormPlan, ListedShapesOnAnH100) {
 }
 
 // The odd and off-grid widths the H200 measured at 0.12-0.35 of SOL on one element per access
-// (bench/NOTES.md), then at 0.27-0.42 (bf16) on the phased register entries: past kWarp, a block
-// a row with the row in shared memory (kSmem, read once; 128 threads up to 8 accesses a thread,
-// else 512), at each row's phase, the partial head and tail counted (one access more than on
-// the grid); rows past shared memory stream twice (kTwoPass).
+// (bench/NOTES.md): now 16-byte packs at each row's phase on the register path of their
+// width, the partial head and tail counted (one access more than on the grid); past the
+// registers a block a row in shared memory (kSmem, read once), past shared memory streamed
+// twice (kTwoPass). (kSmem for every off-grid row past kWarp ran 1.1-2.3x slower on the H200.)
 TEST(NormPlan, OffGridRowsTakeSixteenBytePacks) {
   struct Expect {
     int64_t rows, cols;
@@ -112,14 +112,14 @@ TEST(NormPlan, OffGridRowsTakeSixteenBytePacks) {
     int block, packs;
   };
   const Expect table[] = {
-      {99682, 1227, 4, NormPath::kSmem, 128, 0},    {58677, 239, 4, NormPath::kWarp, 32 * 4, 4},
-      {72583, 1787, 2, NormPath::kSmem, 128, 0},    {689929, 613, 2, NormPath::kSmem, 128, 0},
+      {99682, 1227, 4, NormPath::kBlock, 128, 4},   {58677, 239, 4, NormPath::kWarp, 32 * 4, 4},
+      {72583, 1787, 2, NormPath::kBlock, 128, 2},   {689929, 613, 2, NormPath::kBlock, 128, 2},
       {661075, 129, 2, NormPath::kWarp, 32 * 4, 2}, {4096, 16383, 4, NormPath::kSmem, 512, 0},
-      {4096, 16381, 4, NormPath::kSmem, 512, 0},    {3, 511, 4, NormPath::kSmem, 128, 0},
+      {4096, 16381, 4, NormPath::kBlock, 1024, 4},  {3, 511, 4, NormPath::kBlock, 128, 4},
       {3, 509, 4, NormPath::kWarp, 128, 4},         {3, 505, 2, NormPath::kWarp, 128, 2},
-      {3, 507, 2, NormPath::kSmem, 128, 0},         {4096, 16377, 2, NormPath::kSmem, 512, 0},
-      {4096, 16379, 2, NormPath::kSmem, 512, 0},    {10145, 9257, 2, NormPath::kSmem, 512, 0},
-      {3794, 11826, 2, NormPath::kSmem, 512, 0},    {18173, 787, 2, NormPath::kSmem, 128, 0},
+      {3, 507, 2, NormPath::kBlock, 128, 2},        {4096, 16377, 2, NormPath::kBlock, 1024, 2},
+      {4096, 16379, 2, NormPath::kSmem, 512, 0},    {10145, 9257, 2, NormPath::kBlock, 1024, 2},
+      {3794, 11826, 2, NormPath::kBlock, 1024, 2},  {18173, 787, 2, NormPath::kBlock, 128, 2},
       {3703, 37408, 2, NormPath::kSmem, 512, 0},    {4096, 58201, 4, NormPath::kTwoPass, 512, 0},
   };
   for (const Expect& e : table) {
@@ -134,11 +134,11 @@ TEST(NormPlan, OffGridRowsTakeSixteenBytePacks) {
         << e.rows << "x" << e.cols;
   }
   // x itself off the grid (an on-grid stride): the same widths as an odd stride
-  EXPECT_EQ(plan(NormKind::kRms, 100, 512, 4, 4, kktest::h100(), 4).path, NormPath::kSmem);
+  EXPECT_EQ(plan(NormKind::kRms, 100, 512, 4, 4, kktest::h100(), 4).path, NormPath::kBlock);
   EXPECT_EQ(plan(NormKind::kRms, 100, 512, 4, 4, kktest::h100(), 0).path, NormPath::kWarp);
 }
 
-// Rows past a block's registers (and off-grid rows past kWarp) that fit a block's shared memory
+// Rows past a block's registers that fit a block's shared memory
 // take kSmem: two rows a block (the next one's copy in flight) where that leaves two blocks a
 // SM, else one; one wave of blocks; read once. The wide classes of the H200 run (kTwoPass there:
 // x read twice, 0.37-0.47 of SOL).
@@ -156,8 +156,6 @@ TEST(NormPlan, WideRowsInSharedMemory) {
       {NormKind::kLayer, 9164, 34720, 4, 0, 512, 1, 1},   // 139 KB, on the grid
       {NormKind::kLayer, 2412, 19835, 2, 0, 512, 2, 2},   // 39.7 KB
       {NormKind::kLayer, 3703, 37408, 2, 12, 512, 1, 3},  // 74.8 KB
-      {NormKind::kLayer, 10145, 9257, 2, 0, 512, 2, 3},   // 18.5 KB: 3 blocks of 40 registers
-      {NormKind::kRms, 16489, 647, 2, 0, 128, 2, 12},     // 1.3 KB: 12 blocks of 40 registers
       {NormKind::kAddRms, 4096, 20000, 2, 0, 512, 1, 2},  // x and residual: 2 x 40 KB
   };
   for (const Expect& e : table) {
@@ -183,8 +181,7 @@ TEST(NormPlan, FewWideRowsSplitOnlyWithCooperativeGrids) {
 
 // Rows on the grid with every operand on it take the aligned entries (no phase: main's code;
 // the phased ones ran these 1.1-1.9x slower on the H200), the same path, block and packs as
-// with an operand off the grid (phased), but for a block's rows: with an operand off the grid
-// they are kSmem's (there are no phased kBlock entries).
+// with an operand off the grid (phased).
 TEST(NormPlan, AlignedEntriesWhereEveryOperandIsOnTheGrid) {
   struct Expect {
     NormKind kind;
@@ -212,10 +209,6 @@ TEST(NormPlan, AlignedEntriesWhereEveryOperandIsOnTheGrid) {
                                 std::to_string(other_off) + ": " + describe(p);
       EXPECT_EQ(p.pack, 16 / e.elem) << where;
       EXPECT_EQ(p.phased, other_off != 0) << where;
-      if (other_off != 0 && e.path == NormPath::kBlock) {
-        EXPECT_EQ(p.path, NormPath::kSmem) << where;
-        continue;
-      }
       EXPECT_EQ(p.path, e.path) << where;
       EXPECT_EQ(static_cast<int>(p.shape.block.x), e.block) << where;
       EXPECT_EQ(p.packs, e.packs) << where;

@@ -323,8 +323,8 @@ void every_configuration(uint64_t seed) {
                                                  : (e.path == kk::NormPath::kWarp ? 11 : 5);
           if (streamed) {
             c.cols = off_grid ? 20001 : 20000;
-          } else if (smem) {  // the widest rows of 8 accesses a thread, or wider than registers
-            c.cols = e.block == 128 ? 1024 * e.pack - 2 * e.pack + 2 : (off_grid ? 20001 : 20000);
+          } else if (smem) {  // wider than any register entry
+            c.cols = off_grid ? 20001 : 20000;
           } else {
             // (one element an access: every width; 16-byte packs off the grid: the worst
             // phase's partial head and tail, so a row of one access holds no column)
@@ -436,11 +436,11 @@ void smem_rows(uint64_t seed) {
     bool mixed, in_place;
   };
   const Shape shapes[] = {
-      {NormKind::kLayer, 600, 9257, 0, false, false},   // 512 threads, two rows a block
-      {NormKind::kRms, 3000, 647, 1, false, false},     // 128 threads
-      {NormKind::kAddRms, 2000, 787, 3, true, false},   // the residual off x's phase
-      {NormKind::kAddRms, 1500, 1001, 1, false, true},  // in place: y over x, sum over residual
-      {NormKind::kRms, 1500, 1001, 0, false, true},     // y over x
+      {NormKind::kLayer, 200, 19257, 0, false, false},  // 2-byte: two rows a block
+      {NormKind::kRms, 300, 17001, 1, false, false},    // off the grid, past the registers
+      {NormKind::kAddRms, 200, 17787, 3, true, false},  // the residual off x's phase
+      {NormKind::kAddRms, 150, 18001, 1, false, true},  // in place: y over x, sum over residual
+      {NormKind::kRms, 150, 18001, 0, false, true},     // y over x
       {NormKind::kLayer, 300, 23633, 0, true, false},   // a row a block (f32)
       {NormKind::kRms, 280, 20000, 0, false, false},    // on the grid, past the registers
       {NormKind::kAddRms, 300, 20001, 5, false, false},

@@ -16,13 +16,14 @@
 ///    the most rows in flight a SM; a launch of few rows keeps enough lanes a row to give every
 ///    SM a block. The statistics by segmented shuffles (xor offsets below lanes).
 ///  - kBlock: one block per row, the row in the block's registers: 16 floats a thread
-///    (blocks of 128..1024: 2048..16384 columns), every operand on the grid (aligned only).
-///  - kSmem: one block per row (128 threads up to 8 accesses a thread, else 512), the row
+///    (blocks of 128..1024: 2048..16384 columns on the grid; off it, up to 16381 f32 / 16377
+///    2-byte).
+///  - kSmem: one block of 512 threads per row, the row
 ///    staged in shared memory by 16-byte cp.async copies at its phase and read from there:
-///    rows off the grid past kWarp (the phased register rows kept one row in flight a block:
-///    bf16 0.27-0.42 of SOL on the H200), and rows past a block's registers that fit its
-///    shared memory (x read once: 56K f32 / 113K 2-byte columns on an H100, add_rms_norm half);
-///    two rows a block (the next one's copy in flight) where that leaves two blocks a SM.
+///    rows past a block's registers that fit its shared memory (x read once: 56K f32 / 113K
+///    2-byte columns on an H100, add_rms_norm half); two rows a block (the next one's copy in
+///    flight) where that leaves two blocks a SM. (Off-grid rows that fit registers stay on the
+///    phased kBlock: on kSmem they ran 1.1-2.3x slower on the H200, bench/NOTES.md.)
 ///  - kSplit (d.cooperative_launch): rows past the register paths too few to give every
 ///    block slot a row (rows <= slots / 2): each row over `split` blocks of a cooperative
 ///    grid of rows x split blocks (chunks of at least 8 accesses); the chunks' statistics
@@ -32,7 +33,7 @@
 ///    Welford per thread), then a second read that writes. The inputs cross DRAM twice
 ///    (add_rms_norm: the first pass writes x + residual, the second reads it back).
 ///    Rows no block's shared memory holds (few rows past the registers: kSplit).
-/// Each 16-byte kWarp and kTwoPass kernel comes twice: aligned (every operand and the
+/// Each 16-byte kWarp, kBlock and kTwoPass kernel comes twice: aligned (every operand and the
 /// row stride on the 16-byte grid: plain 16-byte accesses, no phase, no partial access; the
 /// code main had) and phased (any other call). The phased code's head / tail checks and
 /// shifted reads cost on-grid rows 1.1-1.5x on the H200 (bf16 8192x4096 rms 37.2 -> 47.2 us)
@@ -126,15 +127,13 @@ __host__ __device__ constexpr int norm_min_blocks(int block, int pack, int float
 // without spills (ptxas -v, sm_75..sm_120): f32 rms / layer 38-40; 2-byte rms / layer 38-40 on
 // sm_90, but 4-80 bytes spilled at 40 on sm_80 / sm_100 / sm_120 (the weight's and bias's
 // shifted reads), so 48 there; add_rms_norm 56 (at 40 its 2-byte kernels spilled 4-44 bytes on
-// sm_90: the residual's copies and the sum's store beside the weight's shifted reads). Then
-// the most accesses of a row a thread of the 128-thread entry takes before the 512-thread one.
+// sm_90: the residual's copies and the sum's store beside the weight's shifted reads).
 __host__ __device__ constexpr int norm_smem_regs(NormKind kind, int elem_bytes, int code_arch) {
   if (kind == NormKind::kAddRms) return 56;
   return elem_bytes == 4 || (code_arch >= 90 && code_arch < 100) ? 40 : 48;
 }
-inline constexpr int64_t kNormSmemPerThread = 8;
-// kSmem: static shared memory a block holds beside the rows (its block reductions' slots: 32 /
-// 80 bytes on 128 / 512 threads, ptxas -v), reserved out of the block's share.
+// kSmem: static shared memory a block holds beside the rows (its block reductions' slots: 80
+// bytes on 512 threads, ptxas -v), reserved out of the block's share.
 inline constexpr int64_t kNormSmemStatic = 256;
 // kSmem: the accesses a row spans at its worst phase (a partial head and tail).
 __host__ __device__ constexpr int64_t norm_smem_span(int64_t cols, int elem_bytes) {
@@ -216,11 +215,14 @@ inline constexpr NormConfig kNormConfigs[] = {
     {4, NormPath::kBlock, 4, 256, 4},
     {4, NormPath::kBlock, 4, 512, 4},
     {4, NormPath::kBlock, 4, 1024, 4},
+    {4, NormPath::kBlock, 4, 128, 4, true},
+    {4, NormPath::kBlock, 4, 256, 4, true},
+    {4, NormPath::kBlock, 4, 512, 4, true},
+    {4, NormPath::kBlock, 4, 1024, 4, true},
     {4, NormPath::kTwoPass, 4, detail::kNormTwoPassBlock, 0},
     {4, NormPath::kTwoPass, 4, detail::kNormTwoPassBlock, 0, true},
     {4, NormPath::kSplit, 4, detail::kNormTwoPassBlock, 0},
     {4, NormPath::kSplit, 1, detail::kNormTwoPassBlock, 0},
-    {4, NormPath::kSmem, 4, 128, 0, true},
     {4, NormPath::kSmem, 4, 512, 0, true},
     {4, NormPath::kTile, 1, detail::kNormWarpBlock, 4},
     // __half, __nv_bfloat16
@@ -234,11 +236,14 @@ inline constexpr NormConfig kNormConfigs[] = {
     {2, NormPath::kBlock, 8, 256, 2},
     {2, NormPath::kBlock, 8, 512, 2},
     {2, NormPath::kBlock, 8, 1024, 2},
+    {2, NormPath::kBlock, 8, 128, 2, true},
+    {2, NormPath::kBlock, 8, 256, 2, true},
+    {2, NormPath::kBlock, 8, 512, 2, true},
+    {2, NormPath::kBlock, 8, 1024, 2, true},
     {2, NormPath::kTwoPass, 8, detail::kNormTwoPassBlock, 0},
     {2, NormPath::kTwoPass, 8, detail::kNormTwoPassBlock, 0, true},
     {2, NormPath::kSplit, 8, detail::kNormTwoPassBlock, 0},
     {2, NormPath::kSplit, 1, detail::kNormTwoPassBlock, 0},
-    {2, NormPath::kSmem, 8, 128, 0, true},
     {2, NormPath::kSmem, 8, 512, 0, true},
     {2, NormPath::kTile, 1, detail::kNormWarpBlock, 4},
 };
@@ -248,8 +253,8 @@ constexpr ConfigRange norm_configs_of(int elem_bytes) {
   return config_range(kNormConfigs,
                       [elem_bytes](const NormConfig& c) { return c.elem_bytes == elem_bytes; });
 }
-static_assert(norm_configs_of(4).end - norm_configs_of(4).begin == 19 &&
-                  norm_configs_of(2).end - norm_configs_of(2).begin == 17,
+static_assert(norm_configs_of(4).end - norm_configs_of(4).begin == 22 &&
+                  norm_configs_of(2).end - norm_configs_of(2).begin == 20,
               "each element size's entries together");
 
 /// Every decision of one norm call.
@@ -395,8 +400,7 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
         dim3(static_cast<unsigned>(grid_size_for(rows * c.block, c.block, d, kDefaultWaves, bps)));
     return p;
   }
-  // the rows left: past every block's registers (the widest kBlock entry's reach), or off the
-  // grid past kWarp (no phased kBlock entries: kSmem holds them, bench/NOTES.md)
+  // the rows left: past every block's registers (the widest kBlock entry's reach)
   int64_t reach = 0;
   for (std::size_t i = range.begin; i < range.end; ++i) {
     const NormConfig& c = kNormConfigs[i];
@@ -425,8 +429,7 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
     p.shape.cooperative = true;
     return p;
   }
-  // kSmem: a block a row, the row in shared memory (read once) where one row fits a block's:
-  // the 128-thread entry up to kNormSmemPerThread accesses a thread, else the 512-thread one;
+  // kSmem: a block a row, the row in shared memory (read once) where one row fits a block's;
   // two rows a block (the next one's copy in flight while this one is worked) where that still
   // leaves two blocks a SM, else one (the SM's other blocks overlap it)
   p.pack = full;
@@ -435,9 +438,6 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
   for (std::size_t i = range.begin; i < range.end; ++i) {
     const NormConfig& c = kNormConfigs[i];
     if (c.path != NormPath::kSmem || c.block > d.max_threads_per_block) continue;
-    const bool last = i + 1 == range.end || kNormConfigs[i + 1].path != NormPath::kSmem ||
-                      kNormConfigs[i + 1].block > d.max_threads_per_block;
-    if (!last && need > int64_t{c.block} * kNormSmemPerThread) continue;
     const int64_t s1 = norm_smem_bytes(kind, cols, elem_bytes, 1);
     const int64_t s2 = norm_smem_bytes(kind, cols, elem_bytes, 2);
     const int regs = norm_smem_regs(kind, elem_bytes, d.code_arch);
