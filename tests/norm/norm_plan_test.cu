@@ -33,8 +33,6 @@ const char* path_name(NormPath p) {
       return "block";
     case NormPath::kSplit:
       return "split";
-    case NormPath::kSmem:
-      return "smem";
     case NormPath::kTile:
       return "tile";
     default:
@@ -51,10 +49,10 @@ std::string describe_config(const NormConfig& c) {
 std::string describe(const NormPlan& p) {
   return std::string(path_name(p.path)) + " pack=" + std::to_string(p.pack) +
          " packs=" + std::to_string(p.packs) + " lanes=" + std::to_string(p.lanes) +
-         " split=" + std::to_string(p.split) + " stages=" + std::to_string(p.stages) +
-         " smem=" + std::to_string(p.shape.smem) + " tile=" + std::to_string(p.tile_rows) +
-         " bps=" + std::to_string(p.blocks_per_sm) + " grid=" + std::to_string(p.shape.grid.x) +
-         " block=" + std::to_string(p.shape.block.x) + " bytes=" + std::to_string(p.bytes);
+         " split=" + std::to_string(p.split) + " smem=" + std::to_string(p.shape.smem) +
+         " tile=" + std::to_string(p.tile_rows) + " bps=" + std::to_string(p.blocks_per_sm) +
+         " grid=" + std::to_string(p.shape.grid.x) + " block=" + std::to_string(p.shape.block.x) +
+         " bytes=" + std::to_string(p.bytes);
 }
 
 // x_off: bytes x starts past the 16-byte grid; other_off: bytes another operand (y, residual,
@@ -89,7 +87,7 @@ TEST(NormPlan, ListedShapesOnAnH100) {
       {65536, 512, 2, NormPath::kWarp, 8, 128},      {65536, 512, 4, NormPath::kWarp, 4, 128},
       {1000, 300000, 2, NormPath::kTwoPass, 8, 512}, {7, 33, 4, NormPath::kWarp, 1, 128},
       {7, 16385, 2, NormPath::kSplit, 1, 512},       {1, 300000, 4, NormPath::kSplit, 4, 512},
-      {16, 2097152, 2, NormPath::kSplit, 8, 512},    {264, 65536, 2, NormPath::kSmem, 8, 512},
+      {16, 2097152, 2, NormPath::kSplit, 8, 512},    {264, 65536, 2, NormPath::kTwoPass, 8, 512},
   };
   for (const Expect& e : table) {
     const NormPlan p = plan(NormKind::kRms, e.rows, e.cols, e.elem, e.elem, kktest::h100());
@@ -101,9 +99,7 @@ TEST(NormPlan, ListedShapesOnAnH100) {
 
 // The odd and off-grid widths the H200 measured at 0.12-0.35 of SOL on one element per access
 // (bench/NOTES.md): now 16-byte packs at each row's phase on the register path of their
-// width, the partial head and tail counted (one access more than on the grid); past the
-// registers a block a row in shared memory (kSmem, read once), past shared memory streamed
-// twice (kTwoPass). (kSmem for every off-grid row past kWarp ran 1.1-2.3x slower on the H200.)
+// width, the partial head and tail counted (one access more than on the grid).
 TEST(NormPlan, OffGridRowsTakeSixteenBytePacks) {
   struct Expect {
     int64_t rows, cols;
@@ -114,13 +110,11 @@ TEST(NormPlan, OffGridRowsTakeSixteenBytePacks) {
   const Expect table[] = {
       {99682, 1227, 4, NormPath::kBlock, 128, 4},   {58677, 239, 4, NormPath::kWarp, 32 * 4, 4},
       {72583, 1787, 2, NormPath::kBlock, 128, 2},   {689929, 613, 2, NormPath::kBlock, 128, 2},
-      {661075, 129, 2, NormPath::kWarp, 32 * 4, 2}, {4096, 16383, 4, NormPath::kSmem, 512, 0},
+      {661075, 129, 2, NormPath::kWarp, 32 * 4, 2}, {4096, 16383, 4, NormPath::kTwoPass, 512, 0},
       {4096, 16381, 4, NormPath::kBlock, 1024, 4},  {3, 511, 4, NormPath::kBlock, 128, 4},
       {3, 509, 4, NormPath::kWarp, 128, 4},         {3, 505, 2, NormPath::kWarp, 128, 2},
       {3, 507, 2, NormPath::kBlock, 128, 2},        {4096, 16377, 2, NormPath::kBlock, 1024, 2},
-      {4096, 16379, 2, NormPath::kSmem, 512, 0},    {10145, 9257, 2, NormPath::kBlock, 1024, 2},
-      {3794, 11826, 2, NormPath::kBlock, 1024, 2},  {18173, 787, 2, NormPath::kBlock, 128, 2},
-      {3703, 37408, 2, NormPath::kSmem, 512, 0},    {4096, 58201, 4, NormPath::kTwoPass, 512, 0},
+      {4096, 16379, 2, NormPath::kTwoPass, 512, 0},
   };
   for (const Expect& e : table) {
     const NormPlan p = plan(NormKind::kLayer, e.rows, e.cols, e.elem, e.elem, kktest::h100());
@@ -136,40 +130,6 @@ TEST(NormPlan, OffGridRowsTakeSixteenBytePacks) {
   // x itself off the grid (an on-grid stride): the same widths as an odd stride
   EXPECT_EQ(plan(NormKind::kRms, 100, 512, 4, 4, kktest::h100(), 4).path, NormPath::kBlock);
   EXPECT_EQ(plan(NormKind::kRms, 100, 512, 4, 4, kktest::h100(), 0).path, NormPath::kWarp);
-}
-
-// Rows past a block's registers that fit a block's shared memory
-// take kSmem: two rows a block (the next one's copy in flight) where that leaves two blocks a
-// SM, else one; one wave of blocks; read once. The wide classes of the H200 run (kTwoPass there:
-// x read twice, 0.37-0.47 of SOL).
-TEST(NormPlan, WideRowsInSharedMemory) {
-  struct Expect {
-    NormKind kind;
-    int64_t rows, cols;
-    int elem, x_off;
-    int block, stages, bps;
-  };
-  const Expect table[] = {
-      {NormKind::kLayer, 21585, 36454, 2, 0, 512, 1, 3},  // 72.9 KB a row
-      {NormKind::kLayer, 3671, 29575, 4, 0, 512, 1, 1},   // 118 KB
-      {NormKind::kLayer, 21809, 23633, 4, 0, 512, 1, 2},  // 94.5 KB
-      {NormKind::kLayer, 9164, 34720, 4, 0, 512, 1, 1},   // 139 KB, on the grid
-      {NormKind::kLayer, 2412, 19835, 2, 0, 512, 2, 2},   // 39.7 KB
-      {NormKind::kLayer, 3703, 37408, 2, 12, 512, 1, 3},  // 74.8 KB
-      {NormKind::kAddRms, 4096, 20000, 2, 0, 512, 1, 2},  // x and residual: 2 x 40 KB
-  };
-  for (const Expect& e : table) {
-    const NormPlan p = plan(e.kind, e.rows, e.cols, e.elem, e.elem, kktest::h100(), e.x_off);
-    const std::string where =
-        std::to_string(e.rows) + "x" + std::to_string(e.cols) + ": " + describe(p);
-    EXPECT_EQ(p.path, NormPath::kSmem) << where;
-    EXPECT_EQ(static_cast<int>(p.shape.block.x), e.block) << where;
-    EXPECT_EQ(p.stages, e.stages) << where;
-    EXPECT_EQ(p.blocks_per_sm, e.bps) << where;
-    EXPECT_EQ(int64_t(p.shape.smem), kk::norm_smem_bytes(e.kind, e.cols, e.elem, e.stages))
-        << where;
-    EXPECT_EQ(int64_t{p.shape.grid.x}, std::min<int64_t>(e.rows, int64_t{e.bps} * 132)) << where;
-  }
 }
 
 TEST(NormPlan, FewWideRowsSplitOnlyWithCooperativeGrids) {
@@ -198,18 +158,17 @@ TEST(NormPlan, AlignedEntriesWhereEveryOperandIsOnTheGrid) {
       {NormKind::kLayer, 65536, 768, 4, NormPath::kBlock, 128, 4},
       {NormKind::kAddRms, 2156543, 64, 2, NormPath::kWarp, 128, 2},
       {NormKind::kRms, 3580361, 32, 2, NormPath::kWarp, 128, 2},
-      // (past a block's shared memory: kTwoPass, aligned or phased)
-      {NormKind::kAddRms, 7342, 59200, 2, NormPath::kTwoPass, 512, 0},
-      {NormKind::kLayer, 16608, 59232, 4, NormPath::kTwoPass, 512, 0},
+      {NormKind::kAddRms, 7342, 29600, 2, NormPath::kTwoPass, 512, 0},
+      {NormKind::kLayer, 16608, 19616, 4, NormPath::kTwoPass, 512, 0},
   };
   for (const Expect& e : table) {
     for (const int other_off : {0, e.elem, 8}) {
       const NormPlan p = plan(e.kind, e.rows, e.cols, e.elem, e.elem, kktest::h100(), 0, other_off);
       const std::string where = std::to_string(e.rows) + "x" + std::to_string(e.cols) + " other " +
                                 std::to_string(other_off) + ": " + describe(p);
+      EXPECT_EQ(p.path, e.path) << where;
       EXPECT_EQ(p.pack, 16 / e.elem) << where;
       EXPECT_EQ(p.phased, other_off != 0) << where;
-      EXPECT_EQ(p.path, e.path) << where;
       EXPECT_EQ(static_cast<int>(p.shape.block.x), e.block) << where;
       EXPECT_EQ(p.packs, e.packs) << where;
     }
@@ -399,8 +358,7 @@ TEST(NormPlan, EveryPlanIsALegalTableEntryAndEveryEntryIsPlanned) {
                   const bool aligned = on_grid && other_off == 0;
                   const bool one = p.path == NormPath::kSplit ? !aligned : !on_grid && cols <= 128;
                   EXPECT_EQ(p.pack, one ? 1 : 16 / elem) << where;
-                  EXPECT_EQ(p.phased, p.path == NormPath::kSmem || (p.pack > 1 && !aligned))
-                      << where;
+                  EXPECT_EQ(p.phased, p.pack > 1 && !aligned) << where;
                   if (one && p.path != NormPath::kSplit)
                     EXPECT_TRUE(p.path == NormPath::kWarp || p.path == NormPath::kTile) << where;
                   EXPECT_GE(p.shape.grid.x, 1u) << where;
@@ -447,48 +405,10 @@ TEST(NormPlan, EveryPlanIsALegalTableEntryAndEveryEntryIsPlanned) {
                               std::min<int64_t>(tiles, int64_t{p.blocks_per_sm} * d.sm_count))
                         << where;
                     EXPECT_EQ(p.bytes, fewest) << where;
-                  } else if (p.path == NormPath::kSmem) {
-                    // a block a row held in shared memory: rows past kWarp with an operand off
-                    // the grid, or past every block's registers (16384 columns on the grid)
-                    if (aligned) EXPECT_GT(cols, 16384) << where;
-                    const int64_t spans =
-                        on_grid ? (cols + p.pack - 1) / p.pack : (cols + 2 * p.pack - 2) / p.pack;
-                    const int block = static_cast<int>(p.shape.block.x);
-                    EXPECT_EQ(block, spans <= 128 * 8 ? 128 : 512) << where;
-                    EXPECT_EQ(p.lanes, block) << where;
-                    EXPECT_EQ(p.packs, 0) << where;
-                    EXPECT_TRUE(p.stages == 1 || p.stages == 2) << where;
-                    EXPECT_EQ(int64_t(p.shape.smem),
-                              kk::norm_smem_bytes(kind, cols, elem, p.stages))
-                        << where;
-                    const int regs = kk::detail::norm_smem_regs(kind, elem, d.code_arch);
-                    const int64_t reserve = kk::detail::kNormSmemStatic;
-                    EXPECT_EQ(kk::blocks_per_sm(d, block, regs, p.shape.smem + reserve),
-                              p.blocks_per_sm)
-                        << where;
-                    EXPECT_GE(p.blocks_per_sm, p.stages == 2 ? 2 : 1) << where;
-                    if (p.stages == 1)
-                      EXPECT_LT(
-                          kk::blocks_per_sm(d, block, regs,
-                                            kk::norm_smem_bytes(kind, cols, elem, 2) + reserve),
-                          2)
-                          << where;
-                    EXPECT_EQ(int64_t{p.shape.grid.x},
-                              std::min<int64_t>(rows, int64_t{p.blocks_per_sm} * d.sm_count))
-                        << where;
-                    EXPECT_EQ(p.bytes, fewest) << where;
                   } else if (p.path == NormPath::kTwoPass || p.path == NormPath::kSplit) {
                     // only rows no register entry holds are read twice (off the grid: the
-                    // partial head and tail take one access more), or (kTwoPass) rows off the
-                    // grid past kWarp that no block's shared memory holds
-                    const int64_t one_row = kk::norm_smem_bytes(kind, cols, elem, 1);
-                    const bool smem_fits =
-                        kk::blocks_per_sm(d, 512,
-                                          kk::detail::norm_smem_regs(kind, elem, d.code_arch),
-                                          one_row + kk::detail::kNormSmemStatic) >= 1;
-                    if (p.path == NormPath::kSplit || aligned || smem_fits)
-                      EXPECT_GT(cols, on_grid ? 16384 : 16384 - (16 / elem - 1)) << where;
-                    if (p.path == NormPath::kTwoPass) EXPECT_FALSE(smem_fits) << where;
+                    // partial head and tail take one access more)
+                    EXPECT_GT(cols, on_grid ? 16384 : 16384 - (16 / elem - 1)) << where;
                     EXPECT_EQ(p.bytes, fewest + rows * cols * elem) << where;
                   } else {
                     const int threads =

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // rms_norm, layer_norm and add_rms_norm on the GPU against float64 references: fresh random
 // inputs (seed printed on failure), outputs poisoned before each call, widths through every
-// path (warp, block, shared memory, two-pass, split; 16-byte packs at every phase of a row, and
-// split's one element per access), short rows on groups of 1..32 lanes (several rows a warp, groups
-// past the last row), rows {1, 3, many}, pointers off the pack grid, operands at phases other than
+// path (warp, block, tile, two-pass, split; 16-byte packs at every phase of a row, and split's
+// one element per access), short rows on groups of 1..32 lanes (several rows a warp, groups past
+// the last row), rows {1, 3, many}, pointers off the pack grid, operands at phases other than
 // x's, nothing written outside y, weights and bias absent or present, float and same-type weights,
 // in place, NaN / inf rows, determinism, bad arguments (nothing written) and a call past 2^31
 // elements.
@@ -185,16 +185,6 @@ void run_case(const Case& c, uint64_t seed) {
       p.shape.smem =
           static_cast<size_t>(kk::norm_tile_bytes(c.kind, p.tile_rows, c.cols, sizeof(T)));
     }
-    if (p.path == kk::NormPath::kSmem) {  // rows in shared memory: 2 a block but for layer_norm
-      // (and where two rows pass what a block may have: add_rms_norm f32 20000 columns holds
-      // x and the residual, 160 KB a row)
-      kk::DeviceInfo d;
-      ASSERT_EQ(kk::current_device_info(&d), cudaSuccess);
-      const bool two = c.kind != NormKind::kLayer &&
-                       kk::norm_smem_bytes(c.kind, c.cols, sizeof(T), 2) <= d.smem_per_block_optin;
-      p.stages = two ? 2 : 1;
-      p.shape.smem = static_cast<size_t>(kk::norm_smem_bytes(c.kind, c.cols, sizeof(T), p.stages));
-    }
     if (p.path == kk::NormPath::kSplit) {  // each row over 3 blocks of a cooperative grid
       p.split = 3;
       p.shape.grid = dim3(static_cast<unsigned>(c.rows * 3));
@@ -253,7 +243,7 @@ void sweep(uint64_t seed0) {
   for (const NormKind kind : {NormKind::kRms, NormKind::kLayer, NormKind::kAddRms}) {
     for (const int64_t cols : widths) {
       for (const int64_t rows : rows_list) {
-        // (261 x 16391: kSmem on an H100; 1 and 3 rows of 65536 / 300000: kSplit)
+        // (261 x 16391: kTwoPass on an H100; 1 and 3 rows of 65536 / 300000: kSplit)
         if (rows * cols > (int64_t{1} << 23)) continue;
         for (const int off : {0, 1}) {
           // every case on the plain run; under the sanitizer every 5th (both offsets of
@@ -288,9 +278,8 @@ TEST_F(NormTest, Bf16Bf16Weight) {
 
 // Every entry of kNormConfigs forced once per kind (kWarp, kTile: at every group of 1..32
 // lanes; kTile also with y, residual, sum and the weight off x's phase but for rms_norm), on
-// rows as wide as it holds (less one pack) or, for kTwoPass, kSplit and kSmem's 512 threads,
-// wider than any register entry (kSmem: one row a block for layer_norm, two for the others);
-// each phased entry again
+// rows as wide as it holds (less one pack) or, for kTwoPass and kSplit, wider than any
+// register entry; each phased entry again
 // on rows of odd width from x one element off the grid, y, residual, sum and the weight at
 // other phases (its widest such rows: a partial head and tail at the worst phase); aligned
 // entries on the grid only, one-element ones off it only.
@@ -303,7 +292,6 @@ void every_configuration(uint64_t seed) {
     const int threads = groups ? 32 : e.block;
     const int64_t cap = int64_t{threads} * e.packs * e.pack;
     const bool streamed = e.path == kk::NormPath::kTwoPass || e.path == kk::NormPath::kSplit;
-    const bool smem = e.path == kk::NormPath::kSmem;
     for (const bool off_grid : {false, true}) {
       // aligned 16-byte entries: every operand on the grid; phased ones both; one element
       // per access off the grid
@@ -323,8 +311,6 @@ void every_configuration(uint64_t seed) {
                                                  : (e.path == kk::NormPath::kWarp ? 11 : 5);
           if (streamed) {
             c.cols = off_grid ? 20001 : 20000;
-          } else if (smem) {  // wider than any register entry
-            c.cols = off_grid ? 20001 : 20000;
           } else {
             // (one element an access: every width; 16-byte packs off the grid: the worst
             // phase's partial head and tail, so a row of one access holds no column)
@@ -332,7 +318,7 @@ void every_configuration(uint64_t seed) {
           }
           if (c.cols < 1) continue;
           c.off = off_grid ? 1 : 0;
-          if (off_grid && (e.pack > 1 || e.path == kk::NormPath::kTile) && kind != NormKind::kRms)
+          if (off_grid && (e.pack > 1 || (e.path == kk::NormPath::kTile && kind != NormKind::kRms)))
             c.y_off = 2, c.r_off = 3, c.s_off = 0, c.w_off = 1;
           c.force = &e;
           c.lanes = groups ? lanes : 32;
@@ -358,8 +344,7 @@ void every_phase(uint64_t seed) {
           if (!kktest::sanitize_keep(index++, 4)) continue;
           Case c;
           c.kind = kind, c.cols = cols, c.off = off;
-          // (past a block's registers: 140 rows in shared memory (kSmem), 9 split where
-          // cooperative)
+          // (past a block's registers: 140 rows stream (kTwoPass), 9 split where cooperative)
           c.rows = cols == 16383 ? 140 : (cols > 4096 ? 9 : 37);
           if (mixed) {
             c.y_off = (off + 1) % kPack, c.r_off = (off + 2) % kPack, c.s_off = (off + 3) % kPack;
@@ -421,53 +406,6 @@ TEST_F(NormTest, EveryConfiguration) {
   every_configuration<__half, float>(3000);
 }
 
-// Rows in shared memory (kSmem) on the plan of this device, many rows a block (the next row's
-// copy in flight, one or two rows a block): off-grid rows past kWarp, rows past a block's
-// registers (on and off the grid), the residual at x's phase or not (read from global memory
-// then), float and same-type weights, in place. Skipped where the plan is another path (a
-// device without the shared memory).
-template <typename T, typename W>
-void smem_rows(uint64_t seed) {
-  constexpr int kPack = 16 / sizeof(T);
-  struct Shape {
-    NormKind kind;
-    int64_t rows, cols;
-    int off;
-    bool mixed, in_place;
-  };
-  const Shape shapes[] = {
-      {NormKind::kLayer, 200, 19257, 0, false, false},  // 2-byte: two rows a block
-      {NormKind::kRms, 300, 17001, 1, false, false},    // off the grid, past the registers
-      {NormKind::kAddRms, 200, 17787, 3, true, false},  // the residual off x's phase
-      {NormKind::kAddRms, 150, 18001, 1, false, true},  // in place: y over x, sum over residual
-      {NormKind::kRms, 150, 18001, 0, false, true},     // y over x
-      {NormKind::kLayer, 300, 23633, 0, true, false},   // a row a block (f32)
-      {NormKind::kRms, 280, 20000, 0, false, false},    // on the grid, past the registers
-      {NormKind::kAddRms, 300, 20001, 5, false, false},
-  };
-  int64_t index = 0;
-  for (const Shape& sh : shapes) {
-    if (!kktest::sanitize_keep(index++, 3)) continue;
-    Case c;
-    c.kind = sh.kind, c.rows = sh.rows, c.cols = sh.cols, c.off = sh.off % kPack;
-    c.in_place = sh.in_place;
-    if (sh.mixed) {
-      c.r_off = (c.off + 1) % kPack, c.s_off = (c.off + 3) % kPack, c.w_off = (c.off + 2) % kPack;
-    }
-    c.weight = index % 4 != 0;
-    kk::DeviceInfo d;
-    CUDA_CHECK(kk::current_device_info(&d));
-    const kk::Alignment x_at = kk::common_alignment(kk::Alignment(c.off * int64_t{sizeof(T)}),
-                                                    kk::Alignment(c.cols * int64_t{sizeof(T)}));
-    const kk::NormPlan p = kk::plan_norm(
-        c.kind, c.rows, c.cols, sizeof(T), x_at, x_at,
-        kk::norm_fewest_bytes(c.kind, c.rows, c.cols, sizeof(T), sizeof(W), sizeof(W), true, true),
-        d);
-    if (p.path != kk::NormPath::kSmem) continue;
-    run_case<T, W>(c, seed++);
-  }
-}
-
 // Short rows off the grid in tiles of rows (kTile) on the plan of this device: widths of 1..4
 // elements a lane of 1..32 lanes, x at several phases, the residual, y and sum at x's phase or
 // not (read / written element by element then), in place, row counts that leave the last tile
@@ -522,13 +460,6 @@ TEST_F(NormTest, ShortRowsInTiles) {
   tile_rows<__nv_bfloat16, float>(19000);
 }
 
-TEST_F(NormTest, SharedMemoryRows) {
-  smem_rows<float, float>(12000);
-  smem_rows<__nv_bfloat16, __nv_bfloat16>(13000);
-  smem_rows<__half, float>(14000);
-  smem_rows<__nv_bfloat16, float>(15000);
-}
-
 TEST_F(NormTest, InPlaceAndSpecialValues) {
   uint64_t seed = 600;
   for (const NormKind kind : {NormKind::kRms, NormKind::kLayer, NormKind::kAddRms}) {
@@ -546,7 +477,7 @@ TEST_F(NormTest, InPlaceAndSpecialValues) {
 }
 
 TEST_F(NormTest, Deterministic) {
-  // a block's registers, a split row (kSplit), rows in shared memory (kSmem), on an H100
+  // a block's registers, a split row (kSplit), streamed rows (kTwoPass), on an H100
   const int64_t shapes[][2] = {{8, 4096}, {8, 300000}, {300, 20000}};
   for (const auto& shape : shapes) {
     const int64_t rows = shape[0], cols = shape[1], n = rows * cols;

@@ -78,11 +78,11 @@ bool norm_args_ok(NormKind kind, const detail::NormArgs<T, W>& a) {
 }
 
 namespace detail {
-// Once per kernel and device: the dynamic shared memory a kSmem or kTile kernel may ask for (all a
-// block may have but its static shared memory, which the plan reserves: kNormSmemStatic) and the
-// largest shared-memory carveout (the row is read from shared memory).
+// Once per kernel and device: the dynamic shared memory a kTile kernel may ask for (all a block
+// may have but its static shared memory, which the plan reserves: kNormTileStatic) and the
+// largest shared-memory carveout (the tiles are read from shared memory).
 template <typename Kernel>
-cudaError_t norm_smem_setup(Kernel kernel) {
+cudaError_t norm_tile_setup(Kernel kernel) {
   return once_per_kernel(reinterpret_cast<const void*>(kernel), [&] {
     DeviceInfo d;
     KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
@@ -113,23 +113,11 @@ cudaError_t launch_norm(const NormPlan& p, NormKind kind, const detail::NormArgs
       constexpr NormConfig c = kNormConfigs[decltype(i)::value];
       if constexpr (c.path == NormPath::kTile) {
         const auto kernel = norm_tile_kernel<kKind, T, W, c.packs>;
-        KERNELKIT_RETURN_IF_ERROR(norm_smem_setup(kernel));
+        KERNELKIT_RETURN_IF_ERROR(norm_tile_setup(kernel));
         if (p.lanes < 1 || p.lanes > kWarpSize || !is_pow2(p.lanes) || p.tile_rows < 1 ||
             p.tile_rows % (c.block / p.lanes) != 0)
           return cudaErrorInvalidValue;
         return launch(kernel, p.shape, stream, a, p.lanes, p.tile_rows);
-      } else if constexpr (c.path == NormPath::kSmem) {
-        const auto kernel = norm_smem_kernel<kKind, T, W, c.pack, c.block>;
-        KERNELKIT_RETURN_IF_ERROR(norm_smem_setup(kernel));
-        if (p.stages != 1 && p.stages != 2) return cudaErrorInvalidValue;
-        // no more blocks than are resident at once (the plan counts its registers' figure; a
-        // kernel that builds to more runs fewer a SM): one wave, each block over its rows
-        LaunchShape shape = p.shape;
-        int64_t resident = 0;
-        KERNELKIT_RETURN_IF_ERROR(resident_blocks(kernel, shape, &resident));
-        if (resident >= 1 && int64_t{shape.grid.x} > resident)
-          shape.grid.x = static_cast<unsigned>(resident);
-        return launch(kernel, shape, stream, a, p.stages);
       } else if constexpr (c.path == NormPath::kSplit) {
         return launch(norm_split_kernel<kKind, T, W, c.pack, c.block>, p.shape, stream, a, p.split);
       } else if constexpr (c.path == NormPath::kTwoPass) {

@@ -18,12 +18,11 @@
 ///  - kBlock: one block per row, the row in the block's registers: 16 floats a thread
 ///    (blocks of 128..1024: 2048..16384 columns on the grid; off it, up to 16381 f32 / 16377
 ///    2-byte).
-///  - kSmem: one block of 512 threads per row, the row
-///    staged in shared memory by 16-byte cp.async copies at its phase and read from there:
-///    rows past a block's registers that fit its shared memory (x read once: 56K f32 / 113K
-///    2-byte columns on an H100, add_rms_norm half); two rows a block (the next one's copy in
-///    flight) where that leaves two blocks a SM. (Off-grid rows that fit registers stay on the
-///    phased kBlock: on kSmem they ran 1.1-2.3x slower on the H200, bench/NOTES.md.)
+///  - kTile: rows off the grid of <= 128 columns where every block slot gets two tiles:
+///    tiles of consecutive rows (at most 8 KB of x) staged in shared memory in 16-byte chunks,
+///    each row over the fewest lanes holding it at 4 elements a lane, the tile copied out in
+///    16-byte chunks (H200: add_rms bf16 21750407x29 2810 -> 1643 us against the one-element
+///    kWarp entries). Fewer rows: the one-element kWarp entries.
 ///  - kSplit (d.cooperative_launch): rows past the register paths too few to give every
 ///    block slot a row (rows <= slots / 2): each row over `split` blocks of a cooperative
 ///    grid of rows x split blocks (chunks of at least 8 accesses); the chunks' statistics
@@ -32,7 +31,6 @@
 ///  - kTwoPass: one block of 512 per row, the row streamed twice: statistics (layer_norm:
 ///    Welford per thread), then a second read that writes. The inputs cross DRAM twice
 ///    (add_rms_norm: the first pass writes x + residual, the second reads it back).
-///    Rows no block's shared memory holds (few rows past the registers: kSplit).
 /// Each 16-byte kWarp, kBlock and kTwoPass kernel comes twice: aligned (every operand and the
 /// row stride on the 16-byte grid: plain 16-byte accesses, no phase, no partial access; the
 /// code main had) and phased (any other call). The phased code's head / tail checks and
@@ -41,11 +39,11 @@
 /// one-element kWarp entries hold (cols <= 128) keep them: a 16-byte access a lane leaves most
 /// lanes idle on such rows and the partial head and tail run beside the body (bf16 83 columns
 /// layer 2553 -> 7340 us).
-/// Pricing in bytes (NormPlan::bytes): the register and shared-memory paths move the fewest
-/// bytes (every input read once, every output written once); kTwoPass and kSplit add a second
-/// read of the row. Not built yet (issue 34): rows past a block's shared memory held in a
-/// cluster's (16K..~400K 2-byte columns at the fewest bytes); short rows off the grid staged
-/// in shared-memory tiles of several rows (softmax's kTile).
+/// Pricing in bytes (NormPlan::bytes): the register and tile paths move the fewest bytes
+/// (every input read once, every output written once); kTwoPass adds a second read of the row.
+/// The plan takes a register path whenever the row fits one, kTwoPass otherwise. Not built
+/// yet (issue 34): rows past a block's registers held in a cluster's shared memory, which
+/// would move wide rows (16K..~400K 2-byte columns on an H100) at the fewest bytes too.
 #pragma once
 
 #include <algorithm>
@@ -70,7 +68,7 @@ enum class NormKind { kRms, kLayer, kAddRms };
     s = x + residual (written), y = rms_norm(s). */
 
 /// The kernel family of a call (see the file comment).
-enum class NormPath { kWarp, kBlock, kTwoPass, kSplit, kSmem, kTile };
+enum class NormPath { kWarp, kBlock, kTwoPass, kSplit, kTile };
 /** @var NormPath::kWarp
     One warp per row, the row in the warp's registers. */
 /** @var NormPath::kBlock
@@ -80,9 +78,6 @@ enum class NormPath { kWarp, kBlock, kTwoPass, kSplit, kSmem, kTile };
 /** @var NormPath::kSplit
     Few wide rows, each over `split` blocks of a cooperative grid (BlockCombine::kGrid): the
     chunks' statistics meet through global memory across a grid barrier; read twice. */
-/** @var NormPath::kSmem
-    One block per row, the row staged in shared memory (16-byte copies at the row's phase, the
-    next row's in flight while this one is worked): read once, any phase. */
 /** @var NormPath::kTile
     Short rows off the grid: tiles of consecutive rows staged in shared memory as 16-byte
     chunks, each row over a group of lanes element by element, the tile copied out in chunks. */
@@ -122,24 +117,6 @@ __host__ __device__ constexpr int norm_min_blocks(int block, int pack, int float
   const int b = 65536 / (block * norm_regs(pack, floats, warp_rows, code_arch, phased));
   return b < 1 ? 1 : b;
 }
-// kSmem: registers a thread is held to, by kind, element size and the architecture of the
-// code (kCompiledArch in the kernel, d.code_arch in the plan), what the kernels build to
-// without spills (ptxas -v, sm_75..sm_120): f32 rms / layer 38-40; 2-byte rms / layer 38-40 on
-// sm_90, but 4-80 bytes spilled at 40 on sm_80 / sm_100 / sm_120 (the weight's and bias's
-// shifted reads), so 48 there; add_rms_norm 56 (at 40 its 2-byte kernels spilled 4-44 bytes on
-// sm_90: the residual's copies and the sum's store beside the weight's shifted reads).
-__host__ __device__ constexpr int norm_smem_regs(NormKind kind, int elem_bytes, int code_arch) {
-  if (kind == NormKind::kAddRms) return 56;
-  return elem_bytes == 4 || (code_arch >= 90 && code_arch < 100) ? 40 : 48;
-}
-// kSmem: static shared memory a block holds beside the rows (its block reductions' slots: 80
-// bytes on 512 threads, ptxas -v), reserved out of the block's share.
-inline constexpr int64_t kNormSmemStatic = 256;
-// kSmem: the accesses a row spans at its worst phase (a partial head and tail).
-__host__ __device__ constexpr int64_t norm_smem_span(int64_t cols, int elem_bytes) {
-  const int64_t pack = kMaxPackBytes / elem_bytes;
-  return (cols + 2 * pack - 2) / pack;
-}
 // kTile: registers a thread is held to (ptxas -v), the bytes of x a tile holds at most, and the
 // static shared memory beside the tiles (the weight and bias as floats: 2 x 128 x 4 bytes).
 inline constexpr int kNormTileRegs = 40;
@@ -159,13 +136,6 @@ __host__ __device__ constexpr int64_t norm_tile_chunks(int64_t tile_rows, int64_
 constexpr int64_t norm_tile_bytes(NormKind kind, int64_t tile_rows, int64_t cols, int elem_bytes) {
   return 2 * (kind == NormKind::kAddRms ? 2 : 1) *
          detail::norm_tile_chunks(tile_rows, cols, elem_bytes) * kMaxPackBytes;
-}
-
-/// Dynamic shared memory of a kSmem block holding `stages` rows of cols elem_bytes-byte
-/// elements, each at its worst phase (add_rms_norm: x's and the residual's rows). Pure.
-constexpr int64_t norm_smem_bytes(NormKind kind, int64_t cols, int elem_bytes, int stages) {
-  return int64_t{stages} * (kind == NormKind::kAddRms ? 2 : 1) *
-         detail::norm_smem_span(cols, elem_bytes) * kMaxPackBytes;
 }
 
 /// One kernel configuration of the norm ops: the template arguments launch_norm gives a
@@ -223,7 +193,6 @@ inline constexpr NormConfig kNormConfigs[] = {
     {4, NormPath::kTwoPass, 4, detail::kNormTwoPassBlock, 0, true},
     {4, NormPath::kSplit, 4, detail::kNormTwoPassBlock, 0},
     {4, NormPath::kSplit, 1, detail::kNormTwoPassBlock, 0},
-    {4, NormPath::kSmem, 4, 512, 0, true},
     {4, NormPath::kTile, 1, detail::kNormWarpBlock, 4},
     // __half, __nv_bfloat16
     {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 1},
@@ -244,7 +213,6 @@ inline constexpr NormConfig kNormConfigs[] = {
     {2, NormPath::kTwoPass, 8, detail::kNormTwoPassBlock, 0, true},
     {2, NormPath::kSplit, 8, detail::kNormTwoPassBlock, 0},
     {2, NormPath::kSplit, 1, detail::kNormTwoPassBlock, 0},
-    {2, NormPath::kSmem, 8, 512, 0, true},
     {2, NormPath::kTile, 1, detail::kNormWarpBlock, 4},
 };
 
@@ -253,8 +221,8 @@ constexpr ConfigRange norm_configs_of(int elem_bytes) {
   return config_range(kNormConfigs,
                       [elem_bytes](const NormConfig& c) { return c.elem_bytes == elem_bytes; });
 }
-static_assert(norm_configs_of(4).end - norm_configs_of(4).begin == 22 &&
-                  norm_configs_of(2).end - norm_configs_of(2).begin == 20,
+static_assert(norm_configs_of(4).end - norm_configs_of(4).begin == 21 &&
+                  norm_configs_of(2).end - norm_configs_of(2).begin == 19,
               "each element size's entries together");
 
 /// Every decision of one norm call.
@@ -270,8 +238,6 @@ struct NormPlan {
                                     ///< lanes (32 / lanes rows a warp); kBlock the block;
                                     ///< kTwoPass, kSplit: unused
   int split = 1;                    ///< kSplit: blocks a row is split over
-  int stages = 0;                   ///< kSmem: rows a block holds in shared memory (1, or 2:
-                                    ///< the next row's copy in flight); shape.smem their bytes
   int tile_rows = 0;                ///< kTile: rows a tile holds (a multiple of 128 / lanes)
   int blocks_per_sm = 0;            ///< resident blocks per SM the plan counts on
   int64_t bytes = 0;                ///< bytes the plan moves through DRAM (re-reads included;
@@ -400,24 +366,17 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
         dim3(static_cast<unsigned>(grid_size_for(rows * c.block, c.block, d, kDefaultWaves, bps)));
     return p;
   }
-  // the rows left: past every block's registers (the widest kBlock entry's reach)
-  int64_t reach = 0;
-  for (std::size_t i = range.begin; i < range.end; ++i) {
-    const NormConfig& c = kNormConfigs[i];
-    if (c.path == NormPath::kBlock && c.pack == full && c.block <= d.max_threads_per_block)
-      reach = std::max<int64_t>(reach, int64_t{c.block} * c.packs);
-  }
-  const bool past_registers = need > reach;
-  // kSplit: few rows past the registers, too few to give every block slot one (read twice)
+  // kTwoPass / kSplit: the row (x, and residual for add_rms_norm: its sum written then read
+  // back) read a second time
+  p.packs = 0;
+  p.bytes = fewest + rows * cols * elem_bytes;
   const int bps = std::max(1, blocks_per_sm(d, kNormTwoPassBlock, 64, 0));
   const int64_t slots = int64_t{bps} * d.sm_count;
   // kSplit's accesses: 16-byte packs where every operand is on the grid, else one element each
   const int split_pack = aligned ? full : 1;
   const int64_t split =
       std::min<int64_t>(slots / rows, ceil_div<int64_t>(cols, split_pack) / kNormSplitMinAccesses);
-  if (past_registers && d.cooperative_launch && split >= 2) {
-    p.packs = 0;
-    p.bytes = fewest + rows * cols * elem_bytes;
+  if (d.cooperative_launch && split >= 2) {
     p.pack = split_pack;
     p.phased = false;
     // few rows: every block slot busy (1..16 rows of a two-pass row kept 1..16 SMs busy)
@@ -429,36 +388,6 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
     p.shape.cooperative = true;
     return p;
   }
-  // kSmem: a block a row, the row in shared memory (read once) where one row fits a block's;
-  // two rows a block (the next one's copy in flight while this one is worked) where that still
-  // leaves two blocks a SM, else one (the SM's other blocks overlap it)
-  p.pack = full;
-  p.packs = 0;
-  p.phased = true;
-  for (std::size_t i = range.begin; i < range.end; ++i) {
-    const NormConfig& c = kNormConfigs[i];
-    if (c.path != NormPath::kSmem || c.block > d.max_threads_per_block) continue;
-    const int64_t s1 = norm_smem_bytes(kind, cols, elem_bytes, 1);
-    const int64_t s2 = norm_smem_bytes(kind, cols, elem_bytes, 2);
-    const int regs = norm_smem_regs(kind, elem_bytes, d.code_arch);
-    const int b1 = blocks_per_sm(d, c.block, regs, s1 + kNormSmemStatic);
-    const int b2 = blocks_per_sm(d, c.block, regs, s2 + kNormSmemStatic);
-    if (b1 < 1) break;  // no row fits: kTwoPass
-    p.path = NormPath::kSmem;
-    p.stages = b2 >= 2 ? 2 : 1;
-    p.blocks_per_sm = b2 >= 2 ? b2 : b1;
-    p.lanes = c.block;
-    p.shape.block = dim3(static_cast<unsigned>(c.block));
-    p.shape.smem = static_cast<size_t>(p.stages == 2 ? s2 : s1);
-    // one wave of blocks, each over rows b, b + grid, ...
-    p.shape.grid = dim3(
-        static_cast<unsigned>(std::clamp<int64_t>(rows, 1, int64_t{p.blocks_per_sm} * d.sm_count)));
-    return p;
-  }
-  // kTwoPass: the row (x, and residual for add_rms_norm: its sum written then read back) read
-  // a second time
-  p.packs = 0;
-  p.bytes = fewest + rows * cols * elem_bytes;
   p.path = NormPath::kTwoPass;
   p.pack = full;
   p.phased = !aligned;

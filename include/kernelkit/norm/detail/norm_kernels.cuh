@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Norm kernels (internal): the register kernel (a row in the registers of a warp or of a
-// block: read once, reduced, written once), the shared-memory kernel (a block per row, the row
-// staged in shared memory: read once), the split kernel and the two-pass fallback (a block per
-// row, statistics then a second read that writes). norm_plan.cuh says which one runs;
-// launch_norm (norm.cuh) launches it.
+// block: read once, reduced, written once), the tile kernel (short rows off the grid in
+// shared-memory tiles of several rows: read once) and the two-pass fallback (a block per row,
+// statistics then a second read that writes). norm_plan.cuh says which one runs; launch_norm
+// (norm.cuh) launches it.
 //
 // Rows at any phase (core pack.cuh): the register and two-pass kernels take 16-byte packs at
 // the phase of x's row h (access q: columns [q * Pack - h, q * Pack - h + Pack)), the row's
@@ -332,8 +332,8 @@ __device__ __forceinline__ void norm_registers_row(const NormArgs<T, W>& a, int6
 
 // Rows: the block's first ones, then by the grid. kWarp: the loop runs while the warp's first
 // row is a row (uniform over the warp, whose lanes all take the shuffles). kBlock: main's loop
-// (the phased kBlock kernels, since replaced by kSmem, sat at their 48-register bound: a
-// reshaped loop spilled 8-92 bytes there).
+// (the phased kBlock kernels sit at their 48-register bound: a reshaped loop spilled 8-92
+// bytes there).
 template <NormKind Kind, typename T, typename W, int Pack, int Threads, int Packs, int Block,
           bool Phased>
 __global__ void __launch_bounds__(Block,
@@ -607,141 +607,6 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, 2))
 }
 
 // ---------------------------------------------------------------------------------------
-// kSmem: a block a row (rows b, b + gridDim.x, ...), the row staged in shared memory and read
-// from there twice (statistics, then the write), so x crosses DRAM once whatever the width and
-// phase, and the bytes in flight are the staged rows' (up to `stages` a block), not a thread's
-// registers. Slot v of a staged row is access v at x's phase h (columns v * Pack - h, ...),
-// copied as the aligned 16-byte chunk around it with cp.async (__pipeline_memcpy_async: no
-// register holds it; a synchronous copy below sm_80), the partial head and tail too: their
-// other elements belong to the neighbouring rows, inside the matrix, and are never used; only
-// the matrix's own first and last chunks (row 0's head, the last row's tail) are copied element
-// by element (nothing outside the operands is read). Thread t copies, reads and writes slots t,
-// t + Block, ... of each row: every slot is its own, so no barrier guards the buffers (the
-// block reductions are the only barriers). stages == 2: the next row's copy is issued before
-// this row's work, into the other buffer. add_rms_norm stages the residual beside x where its
-// row sits at x's phase (else reads it element by element from global memory), writes the sum
-// (rounded to T) over x's slot and to sum_out during the statistics, and normalizes the slot.
-// cols < 2^31 (a row fits a block's shared memory).
-template <NormKind Kind, typename T, typename W, int Pack, int Block>
-__global__ void __launch_bounds__(
-    Block,
-    min_blocks_per_sm(Block, 65536 / (Block * norm_smem_regs(Kind, sizeof(T), kCompiledArch))))
-    norm_smem_kernel(const NormArgs<T, W> a, int stages) {
-  using P = ::kernelkit::Pack<T, Pack>;
-  constexpr bool kAdd = Kind == NormKind::kAddRms;
-  extern __shared__ float4 norm_smem[];
-  const int cols = static_cast<int>(a.cols);
-  const float inv_cols = 1.f / static_cast<float>(a.cols);
-  const int span = static_cast<int>(norm_smem_span(a.cols, sizeof(T)));
-  P* const buffers = reinterpret_cast<P*>(norm_smem);  // stage k at k * span * (kAdd ? 2 : 1)
-  const T zero = convert<T>(0.f);
-  // the copies of row `row`'s slots into stage k (nothing past the last row)
-  const auto issue = [&](int64_t row, int k) {
-    if (row >= a.rows) return;
-    P* const xb = buffers + int64_t{k} * span * (kAdd ? 2 : 1);
-    const int64_t offset = row * a.cols;
-    const int h = pack_phase<Pack>(a.x + offset);
-    const int n = (cols + h + Pack - 1) / Pack;
-    const bool head_out = row == 0 && h > 0;                            // before the matrix
-    const bool tail_out = row == a.rows - 1 && (cols + h) % Pack != 0;  // past it
-    const bool res = kAdd && pack_phase<Pack>(a.residual + offset) == h;
-    for (int v = threadIdx.x; v < n; v += Block) {
-      const int64_t c = int64_t{v} * Pack - h;
-      if ((v == 0 && head_out) || (v == n - 1 && tail_out)) {
-        xb[v] = load_row_pack<Pack>(a.x + offset, c, a.cols, zero);
-        if (res) xb[span + v] = load_row_pack<Pack>(a.residual + offset, c, a.cols, zero);
-      } else {
-        __pipeline_memcpy_async(&xb[v], a.x + offset + c, kMaxPackBytes);
-        if (res) __pipeline_memcpy_async(&xb[span + v], a.residual + offset + c, kMaxPackBytes);
-      }
-    }
-  };
-  // slot v as floats, 0 outside the row
-  const auto slot = [&](const P* xb, int64_t c, int v, float(&x)[Pack]) {
-    const P raw = xb[v];
-    const bool whole = c >= 0 && c + Pack <= cols;
-#pragma unroll
-    for (int j = 0; j < Pack; ++j)
-      x[j] = whole || (c + j >= 0 && c + j < cols) ? convert<float>(raw.elem[j]) : 0.f;
-  };
-  const int64_t step = gridDim.x;
-  issue(blockIdx.x, 0);
-  __pipeline_commit();
-  int k = 0;  // the stage holding this row
-  for (int64_t row = blockIdx.x; row < a.rows; row += step) {
-    if (stages == 2) {
-      issue(row + step, k ^ 1);
-      __pipeline_commit();
-      __pipeline_wait_prior(1);
-    } else {
-      __pipeline_wait_prior(0);
-    }
-    P* const xb = buffers + int64_t{k} * span * (kAdd ? 2 : 1);
-    const int64_t offset = row * a.cols;
-    const int h = pack_phase<Pack>(a.x + offset);
-    const int n = (cols + h + Pack - 1) / Pack;
-    // (add_rms_norm: the residual staged, at x's phase)
-    const bool res = kAdd && pack_phase<Pack>(a.residual + offset) == h;
-    float s = 0.f;
-    for (int v = threadIdx.x; v < n; v += Block) {
-      const int64_t c = int64_t{v} * Pack - h;
-      float x[Pack];
-      slot(xb, c, v, x);
-      if constexpr (kAdd) {
-        float r[Pack];
-        if (res) {
-          slot(xb + span, c, v, r);
-        } else {
-          norm_load<Pack, false>(a.residual + offset, c, a.cols, r);
-        }
-        P sum;
-#pragma unroll
-        for (int j = 0; j < Pack; ++j) {
-          sum.elem[j] = convert<T>(x[j] + r[j]);
-          x[j] = convert<float>(sum.elem[j]);
-        }
-        xb[v] = sum;
-        store_row_pack_any<Pack, true>(a.sum + offset, c, a.cols, sum);
-      }
-#pragma unroll
-      for (int j = 0; j < Pack; ++j)
-        s += Kind == NormKind::kLayer ? x[j] : x[j] * x[j];
-    }
-    float mean = 0.f;
-    if constexpr (Kind == NormKind::kLayer) {
-      // rounded once (__fmul_rn: never fused into x - mean), so y uses the mean it saves
-      mean = __fmul_rn(block_all_reduce<Block>(s, Sum{}), inv_cols);
-      s = 0.f;
-      for (int v = threadIdx.x; v < n; v += Block) {
-        const int64_t c = int64_t{v} * Pack - h;
-        float x[Pack];
-        slot(xb, c, v, x);
-#pragma unroll
-        for (int j = 0; j < Pack; ++j)
-          if (c + j >= 0 && c + j < cols) s += (x[j] - mean) * (x[j] - mean);
-      }
-    }
-    const float rstd = rsqrtf(block_all_reduce<Block>(s, Sum{}) * inv_cols + a.eps);
-    if (threadIdx.x == 0) {
-      if (a.rstd != nullptr) a.rstd[row] = rstd;
-      if (Kind == NormKind::kLayer && a.mean != nullptr) a.mean[row] = mean;
-    }
-    for (int v = threadIdx.x; v < n; v += Block) {
-      const int64_t c = int64_t{v} * Pack - h;
-      float x[Pack];
-      slot(xb, c, v, x);
-      norm_write<Pack, true, true, true>(a, offset, c, x, mean, rstd);
-    }
-    if (stages == 2) {
-      k ^= 1;
-    } else {
-      issue(row + step, 0);
-      __pipeline_commit();
-    }
-  }
-}
-
-// ---------------------------------------------------------------------------------------
 // kTile: short rows off the grid (at most 32 x Per columns), tiles of tile_rows consecutive
 // rows. A tile is one span of the matrix (rows are contiguous), staged in shared memory as the
 // aligned 16-byte chunks around it (cp.async; chunks before or past the matrix element by
@@ -766,7 +631,7 @@ __global__ void __launch_bounds__(kNormWarpBlock,
   constexpr int kP = kMaxPackBytes / static_cast<int>(sizeof(T));
   using P = ::kernelkit::Pack<T, kP>;
   constexpr bool kAdd = Kind == NormKind::kAddRms;
-  extern __shared__ float4 norm_smem[];
+  extern __shared__ float4 norm_tiles[];
   __shared__ float wsm[kWarpSize * Per], bsm[kWarpSize * Per];
   __builtin_assume(lanes >= 1 && lanes <= kWarpSize);
   const int cols = static_cast<int>(a.cols);
@@ -775,7 +640,7 @@ __global__ void __launch_bounds__(kNormWarpBlock,
   const int64_t tiles = (a.rows + tile_rows - 1) / tile_rows;
   const int chunks = static_cast<int>(norm_tile_chunks(tile_rows, a.cols, sizeof(T)));
   const int stage = chunks * (kAdd ? 2 : 1);  // chunks of a tile's buffers
-  P* const buffers = reinterpret_cast<P*>(norm_smem);
+  P* const buffers = reinterpret_cast<P*>(norm_tiles);
   const T zero = convert<T>(0.f);
   for (int c = threadIdx.x; c < cols; c += kBlock) {
     wsm[c] = a.weight != nullptr ? convert<float>(a.weight[c]) : 1.f;
