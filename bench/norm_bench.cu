@@ -68,6 +68,29 @@ cudaError_t kk_norm_warp_a_row(kernelkit::NormKind kind, const T* x, const T* re
   return kk::launch_norm(p, kind, a, s);
 }
 
+// Off-grid rows of at most 128 columns on the phased 16-byte kWarp entries (groups of lanes at
+// each row's phase) instead of the one-element ones plan_norm gives them (impl
+// "kernelkit.phased", outside the goals): whether those rows should move to 16-byte packs now
+// that several rows share a warp (bench/NOTES.md, norm: main measured the phased access 2.9x
+// slower there on a warp a row). plan_norm for a row on the grid as wide as the row's span at
+// its worst phase with an operand off the grid (so the phased kWarp entry holding that span),
+// launched on the real operands.
+template <typename T>
+cudaError_t kk_norm_phased_short(kernelkit::NormKind kind, const T* x, const T* res, const T* w,
+                                 const T* b, T* y, T* sum, float* mean, float* rstd, int64_t rows,
+                                 int64_t cols, cudaStream_t s) {
+  namespace kk = kernelkit;
+  kk::DeviceInfo d;
+  BENCH_CUDA(kk::current_device_info(&d));
+  const kk::detail::NormArgs<T, T> a{
+      x, res, w, b, y, sum, mean, rstd, rows, cols, kind == kk::NormKind::kLayer ? 1e-5f : 1e-6f};
+  constexpr int64_t kFull = 16 / sizeof(T);
+  const int64_t span = (cols + 2 * kFull - 2) / kFull * kFull;  // columns of the worst phase
+  const kk::NormPlan p = kk::plan_norm(kind, rows, span, sizeof(T), kk::Alignment(),
+                                       kk::Alignment(int64_t{sizeof(T)}), 0, d);
+  return kk::launch_norm(p, kind, a, s);
+}
+
 // The streamed backward kernel forced onto a shape the plan gives a register entry (impl
 // "kernelkit.streamed", outside the goals): whether the register path keeps its place, 3 %
 // ahead of it (bench/NOTES.md, norm). Its plan as plan_norm_backward makes it past the register
@@ -125,11 +148,17 @@ const char* op_name(NormKind k) {
   return k == NormKind::kRms ? "rms_norm" : (k == NormKind::kLayer ? "layer_norm" : "add_rms_norm");
 }
 
+// The forward's implementations: the library's plan, main's warp a row, 16-byte packs on
+// short off-grid rows.
+enum class Impl { kPlan, kWarpARow, kPhasedShort };
+
 template <typename T>
-void add_norm_case(const Shape& sh, NormKind kind, bool warp_a_row = false) {
+void add_norm_case(const Shape& sh, NormKind kind, Impl impl = Impl::kPlan) {
   const int64_t rows = sh.rows, cols = sh.cols, off = sh.offset;
-  const std::string name =
-      kkbench::case_name<T>(op_name(kind), warp_a_row ? "kernelkit.warp" : "kernelkit", sh.name());
+  const char* impl_name = impl == Impl::kWarpARow      ? "kernelkit.warp"
+                          : impl == Impl::kPhasedShort ? "kernelkit.phased"
+                                                       : "kernelkit";
+  const std::string name = kkbench::case_name<T>(op_name(kind), impl_name, sh.name());
   const bool add = kind == NormKind::kAddRms, layer = kind == NormKind::kLayer;
   const double matrix = double(rows) * double(cols) * sizeof(T);
   const double vec = double(cols) * sizeof(T);
@@ -147,11 +176,16 @@ void add_norm_case(const Shape& sh, NormKind kind, bool warp_a_row = false) {
     auto mean = kkbench::poisoned_array<float>(layer ? static_cast<size_t>(rows) : 0);
     auto rstd = kkbench::poisoned_array<float>(static_cast<size_t>(rows));
     auto launch = [=](cudaStream_t st) {
-      if (warp_a_row) {
+      if (impl == Impl::kWarpARow) {
         BENCH_CUDA(kk_norm_warp_a_row<T>(kind, x->p + off, add ? res->p + off : nullptr, w->p,
                                          layer ? b->p : nullptr, y->p + off,
                                          add ? sum->p + off : nullptr, layer ? mean->p : nullptr,
                                          rstd->p, rows, cols, st));
+      } else if (impl == Impl::kPhasedShort) {
+        BENCH_CUDA(kk_norm_phased_short<T>(kind, x->p + off, add ? res->p + off : nullptr, w->p,
+                                           layer ? b->p : nullptr, y->p + off,
+                                           add ? sum->p + off : nullptr, layer ? mean->p : nullptr,
+                                           rstd->p, rows, cols, st));
       } else {
         BENCH_CUDA(kk_norm<T>(kind, x->p + off, add ? res->p + off : nullptr, w->p,
                               layer ? b->p : nullptr, y->p + off, add ? sum->p + off : nullptr,
@@ -334,11 +368,19 @@ KKBENCH_GENERATED("norm", gen) {
       add_norm_case<float>(sh, kind);
     for (const Shape& sh : bf16)
       add_norm_case<__nv_bfloat16>(sh, kind);
-    // the short rows (a warp's registers: up to 512 columns) again on a warp a row
-    for (const Shape& sh : f32)
-      if (sh.cols <= 512) add_norm_case<float>(sh, kind, true);
-    for (const Shape& sh : bf16)
-      if (sh.cols <= 512) add_norm_case<__nv_bfloat16>(sh, kind, true);
+    // the short rows (a warp's registers: up to 512 columns) again on a warp a row, and those
+    // off the grid of at most 128 columns on the phased 16-byte entries
+    const auto short_off_grid = [](const Shape& sh, int64_t elem) {
+      return sh.cols <= 128 && ((sh.cols * elem) % 16 != 0 || (sh.offset * elem) % 16 != 0);
+    };
+    for (const Shape& sh : f32) {
+      if (sh.cols <= 512) add_norm_case<float>(sh, kind, Impl::kWarpARow);
+      if (short_off_grid(sh, 4)) add_norm_case<float>(sh, kind, Impl::kPhasedShort);
+    }
+    for (const Shape& sh : bf16) {
+      if (sh.cols <= 512) add_norm_case<__nv_bfloat16>(sh, kind, Impl::kWarpARow);
+      if (short_off_grid(sh, 2)) add_norm_case<__nv_bfloat16>(sh, kind, Impl::kPhasedShort);
+    }
   }
 }
 

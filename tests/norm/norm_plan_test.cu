@@ -33,6 +33,8 @@ const char* path_name(NormPath p) {
       return "block";
     case NormPath::kSplit:
       return "split";
+    case NormPath::kTile:
+      return "tile";
     default:
       return "two_pass";
   }
@@ -47,7 +49,8 @@ std::string describe_config(const NormConfig& c) {
 std::string describe(const NormPlan& p) {
   return std::string(path_name(p.path)) + " pack=" + std::to_string(p.pack) +
          " packs=" + std::to_string(p.packs) + " lanes=" + std::to_string(p.lanes) +
-         " split=" + std::to_string(p.split) + " bps=" + std::to_string(p.blocks_per_sm) +
+         " split=" + std::to_string(p.split) + " smem=" + std::to_string(p.shape.smem) +
+         " tile=" + std::to_string(p.tile_rows) + " bps=" + std::to_string(p.blocks_per_sm) +
          " grid=" + std::to_string(p.shape.grid.x) + " block=" + std::to_string(p.shape.block.x) +
          " bytes=" + std::to_string(p.bytes);
 }
@@ -172,31 +175,43 @@ TEST(NormPlan, AlignedEntriesWhereEveryOperandIsOnTheGrid) {
   }
 }
 
-// Rows off the grid of at most 128 columns keep main's one-element kWarp entries (1 or 4 a
-// lane, now on a group of lanes: ShortRowsShareAWarp): a 16-byte access a lane left most
-// lanes idle and ran the partial head and tail beside the body (H200: bf16 83 columns 2.9x, 29
-// columns 3.5x slower); from 129 columns the phased 16-byte entries (f32 239 columns 2.8x
-// faster than one element).
-TEST(NormPlan, ShortRowsOffTheGridTakeOneElementAWarpLane) {
+// Rows off the grid of at most 128 columns: in tiles of consecutive rows staged in shared
+// memory (kTile: 16-byte chunks in and out, a row over a group of lanes, 4 elements a lane)
+// where the rows give every block slot two tiles; fewer rows keep main's one-element kWarp
+// entries (1 or 4 a lane, on a group of lanes: ShortRowsShareAWarp). A 16-byte access a lane
+// at each row's phase left most lanes idle and ran the partial head and tail beside the body
+// (H200: bf16 83 columns 2.9x, 29 columns 3.5x slower than one element); from 129 columns the
+// phased 16-byte kWarp entries (f32 239 columns 2.8x faster than one element).
+TEST(NormPlan, ShortRowsOffTheGridTakeTilesOrOneElementAWarpLane) {
   struct Expect {
     NormKind kind;
     int64_t rows, cols;
-    int elem, x_off, pack, packs;
+    int elem, x_off;
+    NormPath path;
+    int pack, packs, lanes, tile_rows;
   };
   const Expect table[] = {
-      {NormKind::kLayer, 10432185, 83, 2, 0, 1, 4}, {NormKind::kLayer, 152388, 61, 2, 0, 1, 4},
-      {NormKind::kAddRms, 73007, 29, 2, 0, 1, 4},   {NormKind::kAddRms, 2337723, 33, 4, 0, 1, 4},
-      {NormKind::kRms, 661075, 71, 2, 8, 1, 4},     {NormKind::kRms, 1000, 128, 2, 2, 1, 4},
-      {NormKind::kRms, 1000, 32, 4, 4, 1, 1},       {NormKind::kRms, 1000, 129, 2, 0, 8, 1},
-      {NormKind::kRms, 58677, 239, 4, 0, 4, 4},
+      {NormKind::kLayer, 10432185, 83, 2, 0, NormPath::kTile, 1, 4, 32, 48},
+      {NormKind::kLayer, 152388, 61, 2, 0, NormPath::kTile, 1, 4, 16, 48},
+      {NormKind::kAddRms, 73007, 29, 2, 0, NormPath::kTile, 1, 4, 8, 32},
+      {NormKind::kAddRms, 2337723, 33, 4, 0, NormPath::kTile, 1, 4, 16, 56},
+      {NormKind::kRms, 661075, 71, 2, 8, NormPath::kTile, 1, 4, 32, 56},
+      {NormKind::kRms, 5004434, 71, 2, 0, NormPath::kTile, 1, 4, 32, 56},
+      {NormKind::kAddRms, 305827, 17, 2, 0, NormPath::kTile, 1, 4, 8, 192},
+      {NormKind::kRms, 1000, 128, 2, 2, NormPath::kWarp, 1, 4, 32, 0},
+      {NormKind::kRms, 1000, 32, 4, 4, NormPath::kWarp, 1, 1, 32, 0},
+      {NormKind::kRms, 1000, 129, 2, 0, NormPath::kWarp, 8, 1, 32, 0},
+      {NormKind::kRms, 58677, 239, 4, 0, NormPath::kWarp, 4, 4, 16, 0},
   };
   for (const Expect& e : table) {
     const NormPlan p = plan(e.kind, e.rows, e.cols, e.elem, e.elem, kktest::h100(), e.x_off);
     const std::string where =
         std::to_string(e.rows) + "x" + std::to_string(e.cols) + ": " + describe(p);
-    EXPECT_EQ(p.path, NormPath::kWarp) << where;
+    EXPECT_EQ(p.path, e.path) << where;
     EXPECT_EQ(p.pack, e.pack) << where;
     EXPECT_EQ(p.packs, e.packs) << where;
+    EXPECT_EQ(p.lanes, e.lanes) << where;
+    EXPECT_EQ(p.tile_rows, e.tile_rows) << where;
     EXPECT_EQ(p.phased, e.pack > 1) << where;
   }
 }
@@ -251,11 +266,16 @@ TEST(NormPlan, ShortRowsShareAWarp) {
         plan(e.kind, e.rows, e.cols, e.elem, e.elem, kktest::h100(), e.x_off, e.other_off);
     const std::string where =
         std::to_string(e.rows) + "x" + std::to_string(e.cols) + ": " + describe(p);
-    EXPECT_EQ(p.path, NormPath::kWarp) << where;
     EXPECT_EQ(p.pack, e.pack) << where;
-    EXPECT_EQ(p.packs, e.packs) << where;
     EXPECT_EQ(p.lanes, e.lanes) << where;
     EXPECT_EQ(static_cast<int>(p.shape.block.x), 128) << where;
+    if (e.pack == 1) {  // off the grid, these many rows: tiles of rows, 4 elements a lane
+      EXPECT_EQ(p.path, NormPath::kTile) << where;
+      EXPECT_EQ(p.packs, 4) << where;
+      continue;
+    }
+    EXPECT_EQ(p.path, NormPath::kWarp) << where;
+    EXPECT_EQ(p.packs, e.packs) << where;
     // the grid: the rows' blocks (128 / lanes rows each), at most 32 waves of them
     const int64_t blocks = (e.rows + 128 / e.lanes - 1) / (128 / e.lanes);
     EXPECT_EQ(int64_t{p.shape.grid.x},
@@ -340,7 +360,7 @@ TEST(NormPlan, EveryPlanIsALegalTableEntryAndEveryEntryIsPlanned) {
                   EXPECT_EQ(p.pack, one ? 1 : 16 / elem) << where;
                   EXPECT_EQ(p.phased, p.pack > 1 && !aligned) << where;
                   if (one && p.path != NormPath::kSplit)
-                    EXPECT_EQ(p.path, NormPath::kWarp) << where;
+                    EXPECT_TRUE(p.path == NormPath::kWarp || p.path == NormPath::kTile) << where;
                   EXPECT_GE(p.shape.grid.x, 1u) << where;
                   EXPECT_LE(p.shape.grid.x, static_cast<unsigned>(INT32_MAX)) << where;
                   EXPECT_LE(static_cast<int>(p.shape.block.x), d.max_threads_per_block) << where;
@@ -360,7 +380,32 @@ TEST(NormPlan, EveryPlanIsALegalTableEntryAndEveryEntryIsPlanned) {
                     EXPECT_EQ(cols % p.pack, 0) << where;  // whole accesses only
                     EXPECT_LE(rows * 2, slots) << where;
                   }
-                  if (p.path == NormPath::kTwoPass || p.path == NormPath::kSplit) {
+                  if (p.path == NormPath::kTile) {
+                    // tiles of a multiple of 128 / lanes rows, a row over the fewest lanes
+                    // holding it at 4 elements a lane; the tile at most 8 KB of x (or one row a
+                    // group), two tiles a block slot at least
+                    EXPECT_TRUE(!on_grid && cols <= 128) << where;
+                    EXPECT_EQ(p.packs, 4) << where;
+                    EXPECT_EQ(int64_t{p.lanes}, kk::pow2_ceil((cols + 3) / 4)) << where;
+                    const int64_t groups = 128 / p.lanes;
+                    EXPECT_EQ(p.tile_rows % groups, 0) << where;
+                    EXPECT_LE(p.tile_rows * cols * elem,
+                              std::max<int64_t>(8192, groups * cols * elem))
+                        << where;
+                    EXPECT_EQ(int64_t(p.shape.smem),
+                              kk::norm_tile_bytes(kind, p.tile_rows, cols, elem))
+                        << where;
+                    EXPECT_EQ(kk::blocks_per_sm(d, 128, kk::detail::kNormTileRegs,
+                                                p.shape.smem + kk::detail::kNormTileStatic),
+                              p.blocks_per_sm)
+                        << where;
+                    const int64_t tiles = (rows + p.tile_rows - 1) / p.tile_rows;
+                    EXPECT_GE(tiles, 2 * int64_t{d.sm_count}) << where;
+                    EXPECT_EQ(int64_t{p.shape.grid.x},
+                              std::min<int64_t>(tiles, int64_t{p.blocks_per_sm} * d.sm_count))
+                        << where;
+                    EXPECT_EQ(p.bytes, fewest) << where;
+                  } else if (p.path == NormPath::kTwoPass || p.path == NormPath::kSplit) {
                     // only rows no register entry holds are read twice (off the grid: the
                     // partial head and tail take one access more)
                     EXPECT_GT(cols, on_grid ? 16384 : 16384 - (16 / elem - 1)) << where;

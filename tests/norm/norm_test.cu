@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // rms_norm, layer_norm and add_rms_norm on the GPU against float64 references: fresh random
 // inputs (seed printed on failure), outputs poisoned before each call, widths through every
-// path (warp, block, two-pass, split; 16-byte packs at every phase of a row, and split's one
-// element per access), short rows on groups of 1..32 lanes (several rows a warp, groups past
-// the last row), rows {1, 3, many}, pointers off the pack grid, operands at phases
-// other than x's, nothing written outside y, weights and bias absent or present, float
-// and same-type weights, in place, NaN / inf rows, determinism, bad arguments (nothing
-// written) and a call past 2^31 elements.
+// path (warp, block, tile, two-pass, split; 16-byte packs at every phase of a row, and split's
+// one element per access), short rows on groups of 1..32 lanes (several rows a warp, groups past
+// the last row), rows {1, 3, many}, pointers off the pack grid, operands at phases other than
+// x's, nothing written outside y, weights and bias absent or present, float and same-type weights,
+// in place, NaN / inf rows, determinism, bad arguments (nothing written) and a call past 2^31
+// elements.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -175,9 +175,16 @@ void run_case(const Case& c, uint64_t seed) {
     p.pack = c.force->pack;
     p.packs = c.force->packs;
     p.phased = c.force->phased;
-    p.lanes = c.force->path == kk::NormPath::kWarp ? c.lanes : c.force->block;
+    p.lanes = c.force->path == kk::NormPath::kWarp || c.force->path == kk::NormPath::kTile
+                  ? c.lanes
+                  : c.force->block;
     p.shape.block = dim3(static_cast<unsigned>(c.force->block));
-    p.shape.grid = dim3(2);                // fewer blocks than rows: the grid-stride row loop
+    p.shape.grid = dim3(2);               // fewer blocks than rows: the grid-stride row loop
+    if (p.path == kk::NormPath::kTile) {  // tiles of two passes of the block's groups
+      p.tile_rows = 2 * (128 / c.lanes);
+      p.shape.smem =
+          static_cast<size_t>(kk::norm_tile_bytes(c.kind, p.tile_rows, c.cols, sizeof(T)));
+    }
     if (p.path == kk::NormPath::kSplit) {  // each row over 3 blocks of a cooperative grid
       p.split = 3;
       p.shape.grid = dim3(static_cast<unsigned>(c.rows * 3));
@@ -269,7 +276,8 @@ TEST_F(NormTest, Bf16Bf16Weight) {
   sweep<__nv_bfloat16, __nv_bfloat16>(500);
 }
 
-// Every entry of kNormConfigs forced once per kind (kWarp: at every group of 1..32 lanes), on
+// Every entry of kNormConfigs forced once per kind (kWarp, kTile: at every group of 1..32
+// lanes; kTile also with y, residual, sum and the weight off x's phase but for rms_norm), on
 // rows as wide as it holds (less one pack) or, for kTwoPass and kSplit, wider than any
 // register entry; each phased entry again
 // on rows of odd width from x one element off the grid, y, residual, sum and the weight at
@@ -280,7 +288,8 @@ void every_configuration(uint64_t seed) {
   const kk::ConfigRange range = kk::norm_configs_of(sizeof(T));
   for (std::size_t i = range.begin; i < range.end; ++i) {
     const kk::NormConfig& e = kk::kNormConfigs[i];
-    const int threads = e.path == kk::NormPath::kWarp ? 32 : e.block;
+    const bool groups = e.path == kk::NormPath::kWarp || e.path == kk::NormPath::kTile;
+    const int threads = groups ? 32 : e.block;
     const int64_t cap = int64_t{threads} * e.packs * e.pack;
     const bool streamed = e.path == kk::NormPath::kTwoPass || e.path == kk::NormPath::kSplit;
     for (const bool off_grid : {false, true}) {
@@ -292,11 +301,14 @@ void every_configuration(uint64_t seed) {
         // kWarp: every group width (32 / lanes rows a warp; 11 rows fill no warp's groups
         // evenly but at 32 lanes), the row as wide as the group holds
         for (int lanes = 1; lanes <= 32; lanes *= 2) {
-          if (e.path != kk::NormPath::kWarp && lanes > 1) break;
-          const int64_t held = e.path == kk::NormPath::kWarp ? cap / 32 * lanes : cap;
+          if (!groups && lanes > 1) break;
+          const int64_t held = groups ? cap / 32 * lanes : cap;
           Case c;
           c.kind = kind;
-          c.rows = e.path == kk::NormPath::kWarp ? 11 : 5;
+          // (kTile: tiles of 2 x 128 / lanes rows on 2 blocks: several tiles a block, the last
+          // one partial)
+          c.rows = e.path == kk::NormPath::kTile ? 6 * (128 / lanes) + 5
+                                                 : (e.path == kk::NormPath::kWarp ? 11 : 5);
           if (streamed) {
             c.cols = off_grid ? 20001 : 20000;
           } else {
@@ -306,9 +318,10 @@ void every_configuration(uint64_t seed) {
           }
           if (c.cols < 1) continue;
           c.off = off_grid ? 1 : 0;
-          if (off_grid && e.pack > 1) c.y_off = 2, c.r_off = 3, c.s_off = 0, c.w_off = 1;
+          if (off_grid && (e.pack > 1 || (e.path == kk::NormPath::kTile && kind != NormKind::kRms)))
+            c.y_off = 2, c.r_off = 3, c.s_off = 0, c.w_off = 1;
           c.force = &e;
-          c.lanes = e.path == kk::NormPath::kWarp ? lanes : 32;
+          c.lanes = groups ? lanes : 32;
           run_case<T, W>(c, seed++);
         }
       }
@@ -393,10 +406,65 @@ TEST_F(NormTest, EveryConfiguration) {
   every_configuration<__half, float>(3000);
 }
 
+// Short rows off the grid in tiles of rows (kTile) on the plan of this device: widths of 1..4
+// elements a lane of 1..32 lanes, x at several phases, the residual, y and sum at x's phase or
+// not (read / written element by element then), in place, row counts that leave the last tile
+// partial. Skipped where the plan is another path.
+template <typename T, typename W>
+void tile_rows(uint64_t seed) {
+  constexpr int kPack = 16 / sizeof(T);
+  struct Shape {
+    NormKind kind;
+    int64_t rows, cols;
+    int off;
+    bool mixed, in_place;
+  };
+  const Shape shapes[] = {
+      {NormKind::kRms, 100003, 71, 0, false, false},
+      {NormKind::kLayer, 90001, 58, 5, false, false},
+      {NormKind::kAddRms, 150007, 17, 0, true, false},
+      {NormKind::kAddRms, 120001, 39, 3, false, true},
+      {NormKind::kRms, 50003, 101, 1, false, true},
+      {NormKind::kLayer, 500009, 3, 1, true, false},
+      {NormKind::kRms, 500007, 1, 0, false, false},
+      {NormKind::kAddRms, 60013, 127, 2, false, false},
+  };
+  int64_t index = 0;
+  for (const Shape& sh : shapes) {
+    if (!kktest::sanitize_keep(index++, 3)) continue;
+    Case c;
+    c.kind = sh.kind, c.rows = sh.rows, c.cols = sh.cols, c.off = sh.off % kPack;
+    c.in_place = sh.in_place;
+    if (sh.mixed) {
+      c.y_off = (c.off + 1) % kPack, c.r_off = (c.off + 2) % kPack, c.s_off = (c.off + 3) % kPack;
+      c.w_off = (c.off + 2) % kPack;
+    }
+    c.weight = index % 4 != 0;
+    kk::DeviceInfo d;
+    CUDA_CHECK(kk::current_device_info(&d));
+    const kk::Alignment x_at = kk::common_alignment(kk::Alignment(c.off * int64_t{sizeof(T)}),
+                                                    kk::Alignment(c.cols * int64_t{sizeof(T)}));
+    const kk::NormPlan p = kk::plan_norm(
+        c.kind, c.rows, c.cols, sizeof(T), x_at, x_at,
+        kk::norm_fewest_bytes(c.kind, c.rows, c.cols, sizeof(T), sizeof(W), sizeof(W), true, true),
+        d);
+    if (p.path != kk::NormPath::kTile) continue;
+    run_case<T, W>(c, seed++);
+  }
+}
+
+TEST_F(NormTest, ShortRowsInTiles) {
+  tile_rows<float, float>(16000);
+  tile_rows<__nv_bfloat16, __nv_bfloat16>(17000);
+  tile_rows<__half, float>(18000);
+  tile_rows<__nv_bfloat16, float>(19000);
+}
+
 TEST_F(NormTest, InPlaceAndSpecialValues) {
   uint64_t seed = 600;
   for (const NormKind kind : {NormKind::kRms, NormKind::kLayer, NormKind::kAddRms}) {
-    for (const int64_t cols : {int64_t{33}, int64_t{512}, int64_t{4096}, int64_t{20000}}) {
+    for (const int64_t cols :
+         {int64_t{33}, int64_t{512}, int64_t{1001}, int64_t{4096}, int64_t{20000}}) {
       for (const int special : {0, 1, 2}) {
         Case c;
         c.kind = kind, c.rows = 3, c.cols = cols, c.special = special;

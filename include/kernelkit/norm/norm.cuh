@@ -77,9 +77,30 @@ bool norm_args_ok(NormKind kind, const detail::NormArgs<T, W>& a) {
   return true;
 }
 
+namespace detail {
+// Once per kernel and device: the dynamic shared memory a kTile kernel may ask for (all a block
+// may have but its static shared memory, which the plan reserves: kNormTileStatic) and the
+// largest shared-memory carveout (the tiles are read from shared memory).
+template <typename Kernel>
+cudaError_t norm_tile_setup(Kernel kernel) {
+  return once_per_kernel(reinterpret_cast<const void*>(kernel), [&] {
+    DeviceInfo d;
+    KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+    cudaFuncAttributes attr{};
+    KERNELKIT_RETURN_IF_ERROR(cudaFuncGetAttributes(&attr, kernel));
+    KERNELKIT_RETURN_IF_ERROR(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             d.smem_per_block_optin - static_cast<int>(attr.sharedSizeBytes)));
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                cudaSharedmemCarveoutMaxShared);
+  });
+}
+}  // namespace detail
+
 /// Launches plan p (made by plan_norm for these operands) of a norm op: the one place the
 /// plan's values become template arguments, those of its entry of kNormConfigs (any other
-/// plan, or a kWarp plan whose lanes are not 1, 2, 4, ..., 32, answers cudaErrorInvalidValue).
+/// plan, or a kWarp or kTile plan whose lanes are not 1, 2, 4, ..., 32, answers
+/// cudaErrorInvalidValue).
 template <typename T, typename W>
 cudaError_t launch_norm(const NormPlan& p, NormKind kind, const detail::NormArgs<T, W>& a,
                         cudaStream_t stream) {
@@ -90,7 +111,14 @@ cudaError_t launch_norm(const NormPlan& p, NormKind kind, const detail::NormArgs
     constexpr NormKind kKind = decltype(k)::value;
     return dispatch_table<kNormConfigs, kEntries.begin, kEntries.end>(key, [&](auto i) {
       constexpr NormConfig c = kNormConfigs[decltype(i)::value];
-      if constexpr (c.path == NormPath::kSplit) {
+      if constexpr (c.path == NormPath::kTile) {
+        const auto kernel = norm_tile_kernel<kKind, T, W, c.packs>;
+        KERNELKIT_RETURN_IF_ERROR(norm_tile_setup(kernel));
+        if (p.lanes < 1 || p.lanes > kWarpSize || !is_pow2(p.lanes) || p.tile_rows < 1 ||
+            p.tile_rows % (c.block / p.lanes) != 0)
+          return cudaErrorInvalidValue;
+        return launch(kernel, p.shape, stream, a, p.lanes, p.tile_rows);
+      } else if constexpr (c.path == NormPath::kSplit) {
         return launch(norm_split_kernel<kKind, T, W, c.pack, c.block>, p.shape, stream, a, p.split);
       } else if constexpr (c.path == NormPath::kTwoPass) {
         return launch(norm_two_pass_kernel<kKind, T, W, c.pack, c.block, c.phased>, p.shape, stream,

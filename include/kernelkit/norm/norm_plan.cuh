@@ -18,6 +18,11 @@
 ///  - kBlock: one block per row, the row in the block's registers: 16 floats a thread
 ///    (blocks of 128..1024: 2048..16384 columns on the grid; off it, up to 16381 f32 / 16377
 ///    2-byte).
+///  - kTile: rows off the grid of <= 128 columns where every block slot gets two tiles:
+///    tiles of consecutive rows (at most 8 KB of x) staged in shared memory in 16-byte chunks,
+///    each row over the fewest lanes holding it at 4 elements a lane, the tile copied out in
+///    16-byte chunks (H200: add_rms bf16 21750407x29 2810 -> 1643 us against the one-element
+///    kWarp entries). Fewer rows: the one-element kWarp entries.
 ///  - kSplit (d.cooperative_launch): rows past the register paths too few to give every
 ///    block slot a row (rows <= slots / 2): each row over `split` blocks of a cooperative
 ///    grid of rows x split blocks (chunks of at least 8 accesses); the chunks' statistics
@@ -34,8 +39,8 @@
 /// one-element kWarp entries hold (cols <= 128) keep them: a 16-byte access a lane leaves most
 /// lanes idle on such rows and the partial head and tail run beside the body (bf16 83 columns
 /// layer 2553 -> 7340 us).
-/// Pricing in bytes (NormPlan::bytes): the register paths move the fewest bytes (every
-/// input read once, every output written once); kTwoPass adds a second read of the row.
+/// Pricing in bytes (NormPlan::bytes): the register and tile paths move the fewest bytes
+/// (every input read once, every output written once); kTwoPass adds a second read of the row.
 /// The plan takes a register path whenever the row fits one, kTwoPass otherwise. Not built
 /// yet (issue 34): rows past a block's registers held in a cluster's shared memory, which
 /// would move wide rows (16K..~400K 2-byte columns on an H100) at the fewest bytes too.
@@ -63,7 +68,7 @@ enum class NormKind { kRms, kLayer, kAddRms };
     s = x + residual (written), y = rms_norm(s). */
 
 /// The kernel family of a call (see the file comment).
-enum class NormPath { kWarp, kBlock, kTwoPass, kSplit };
+enum class NormPath { kWarp, kBlock, kTwoPass, kSplit, kTile };
 /** @var NormPath::kWarp
     One warp per row, the row in the warp's registers. */
 /** @var NormPath::kBlock
@@ -73,6 +78,9 @@ enum class NormPath { kWarp, kBlock, kTwoPass, kSplit };
 /** @var NormPath::kSplit
     Few wide rows, each over `split` blocks of a cooperative grid (BlockCombine::kGrid): the
     chunks' statistics meet through global memory across a grid barrier; read twice. */
+/** @var NormPath::kTile
+    Short rows off the grid: tiles of consecutive rows staged in shared memory as 16-byte
+    chunks, each row over a group of lanes element by element, the tile copied out in chunks. */
 
 namespace detail {
 inline constexpr int kNormWarpBlock = 128;  // threads of a kWarp block (4 rows)
@@ -109,7 +117,26 @@ __host__ __device__ constexpr int norm_min_blocks(int block, int pack, int float
   const int b = 65536 / (block * norm_regs(pack, floats, warp_rows, code_arch, phased));
   return b < 1 ? 1 : b;
 }
+// kTile: registers a thread is held to (ptxas -v), the bytes of x a tile holds at most, and the
+// static shared memory beside the tiles (the weight and bias as floats: 2 x 128 x 4 bytes).
+inline constexpr int kNormTileRegs = 40;
+inline constexpr int64_t kNormTileBytes = 8192;
+inline constexpr int64_t kNormTileStatic = 1152;
+// kTile: 16-byte chunks a tile of tile_rows rows of cols elem_bytes-byte elements spans at its
+// worst phase.
+__host__ __device__ constexpr int64_t norm_tile_chunks(int64_t tile_rows, int64_t cols,
+                                                       int elem_bytes) {
+  const int64_t pack = kMaxPackBytes / elem_bytes;
+  return (tile_rows * cols + 2 * pack - 2) / pack;
+}
 }  // namespace detail
+
+/// Dynamic shared memory of a kTile block: two tiles of tile_rows rows of cols elem_bytes-byte
+/// elements (add_rms_norm: x's and the residual's). Pure.
+constexpr int64_t norm_tile_bytes(NormKind kind, int64_t tile_rows, int64_t cols, int elem_bytes) {
+  return 2 * (kind == NormKind::kAddRms ? 2 : 1) *
+         detail::norm_tile_chunks(tile_rows, cols, elem_bytes) * kMaxPackBytes;
+}
 
 /// One kernel configuration of the norm ops: the template arguments launch_norm gives a
 /// kernel besides the kind and the element and weight types (an entry of kNormConfigs).
@@ -166,6 +193,7 @@ inline constexpr NormConfig kNormConfigs[] = {
     {4, NormPath::kTwoPass, 4, detail::kNormTwoPassBlock, 0, true},
     {4, NormPath::kSplit, 4, detail::kNormTwoPassBlock, 0},
     {4, NormPath::kSplit, 1, detail::kNormTwoPassBlock, 0},
+    {4, NormPath::kTile, 1, detail::kNormWarpBlock, 4},
     // __half, __nv_bfloat16
     {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 1},
     {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 2},
@@ -185,6 +213,7 @@ inline constexpr NormConfig kNormConfigs[] = {
     {2, NormPath::kTwoPass, 8, detail::kNormTwoPassBlock, 0, true},
     {2, NormPath::kSplit, 8, detail::kNormTwoPassBlock, 0},
     {2, NormPath::kSplit, 1, detail::kNormTwoPassBlock, 0},
+    {2, NormPath::kTile, 1, detail::kNormWarpBlock, 4},
 };
 
 /// The entries of kNormConfigs for elem_bytes-byte elements: [begin, end).
@@ -192,8 +221,8 @@ constexpr ConfigRange norm_configs_of(int elem_bytes) {
   return config_range(kNormConfigs,
                       [elem_bytes](const NormConfig& c) { return c.elem_bytes == elem_bytes; });
 }
-static_assert(norm_configs_of(4).end - norm_configs_of(4).begin == 20 &&
-                  norm_configs_of(2).end - norm_configs_of(2).begin == 18,
+static_assert(norm_configs_of(4).end - norm_configs_of(4).begin == 21 &&
+                  norm_configs_of(2).end - norm_configs_of(2).begin == 19,
               "each element size's entries together");
 
 /// Every decision of one norm call.
@@ -209,6 +238,7 @@ struct NormPlan {
                                     ///< lanes (32 / lanes rows a warp); kBlock the block;
                                     ///< kTwoPass, kSplit: unused
   int split = 1;                    ///< kSplit: blocks a row is split over
+  int tile_rows = 0;                ///< kTile: rows a tile holds (a multiple of 128 / lanes)
   int blocks_per_sm = 0;            ///< resident blocks per SM the plan counts on
   int64_t bytes = 0;                ///< bytes the plan moves through DRAM (re-reads included;
                                     ///< the weight counted once)
@@ -262,6 +292,36 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
   // SOL on the H200).
   const ConfigRange range = norm_configs_of(elem_bytes);
   const int64_t need = p.pack == 1 ? cols : spans;  // accesses of the row
+  // kTile: short rows off the grid in tiles of consecutive rows (x and y move in 16-byte
+  // chunks), a row over the fewest lanes holding it at Per elements a lane; the tile at most
+  // kNormTileBytes of x, smaller so every block slot gets two tiles at least; where even one row
+  // a group leaves fewer, the one-element kWarp entries below (a launch of few rows)
+  for (std::size_t i = range.begin; i < range.end && short_off_grid; ++i) {
+    const NormConfig& c = kNormConfigs[i];
+    if (c.path != NormPath::kTile || need > int64_t{kWarpSize} * c.packs) continue;
+    const int lanes = static_cast<int>(pow2_ceil(ceil_div<int64_t>(need, c.packs)));
+    const int64_t groups = c.block / lanes;  // rows of a pass of the block
+    const int64_t most = std::max<int64_t>(1, kNormTileBytes / (groups * cols * elem_bytes));
+    const int bps_most =
+        blocks_per_sm(d, c.block, kNormTileRegs,
+                      norm_tile_bytes(kind, groups * most, cols, elem_bytes) + kNormTileStatic);
+    if (bps_most < 1) break;
+    const int64_t m = std::min<int64_t>(most, rows / (2 * int64_t{bps_most} * d.sm_count * groups));
+    if (m < 1) break;
+    p.path = NormPath::kTile;
+    p.pack = 1;
+    p.phased = false;
+    p.packs = c.packs;
+    p.lanes = lanes;
+    p.tile_rows = static_cast<int>(groups * m);
+    p.shape.smem = static_cast<size_t>(norm_tile_bytes(kind, p.tile_rows, cols, elem_bytes));
+    p.blocks_per_sm = blocks_per_sm(d, c.block, kNormTileRegs,
+                                    static_cast<int64_t>(p.shape.smem) + kNormTileStatic);
+    p.shape.block = dim3(static_cast<unsigned>(c.block));
+    p.shape.grid = dim3(static_cast<unsigned>(std::min<int64_t>(
+        ceil_div<int64_t>(rows, p.tile_rows), int64_t{p.blocks_per_sm} * d.sm_count)));
+    return p;
+  }
   // the fewest lanes that still give every SM a block of rows (rows x lanes >= SMs x block):
   // a launch of few rows stays spread over the SMs (up to 32 lanes a row: main's plan)
   int fill = 1;

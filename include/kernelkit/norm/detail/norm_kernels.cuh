@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Norm kernels (internal): the register kernel (a row in the registers of a warp or of a
-// block: read once, reduced, written once) and the two-pass fallback (a block per row,
+// block: read once, reduced, written once), the tile kernel (short rows off the grid in
+// shared-memory tiles of several rows: read once) and the two-pass fallback (a block per row,
 // statistics then a second read that writes). norm_plan.cuh says which one runs; launch_norm
 // (norm.cuh) launches it.
 //
@@ -36,6 +37,7 @@
 // NaN, as the float64 formulas do.
 #pragma once
 
+#include <cuda_pipeline_primitives.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -601,6 +603,170 @@ __global__ void __launch_bounds__(Block, min_blocks_per_sm(Block, 2))
   if (threadIdx.x < kSlot) {
     float x[1] = {convert<float>(saved[threadIdx.x])};
     norm_write<1, false>(a, offset, begin * Pack + threadIdx.x, x, mean, rstd);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// kTile: short rows off the grid (at most 32 x Per columns), tiles of tile_rows consecutive
+// rows. A tile is one span of the matrix (rows are contiguous), staged in shared memory as the
+// aligned 16-byte chunks around it (cp.async; chunks before or past the matrix element by
+// element; the chunks shared with the neighbouring tiles copied whole, their other elements
+// unused), two tiles a block (the next one's copy issued before this one's work). Each row of
+// the tile in the registers of a group of `lanes` lanes (a power of two, 32 / lanes rows a
+// warp): lane l holds elements l, l + lanes, ... (Per at most), read element by element from
+// shared memory, its statistics by segmented shuffles; y (add_rms_norm: and the sum) written
+// back to shared memory, then the tile copied out in 16-byte stores (the chunks shared with a
+// neighbouring tile, and operands off x's phase, element by element). The weight and bias as
+// floats in shared memory once a block. A barrier after the copy lands (other threads' chunks
+// are read) and one before the copy-out; thread t copies chunks t, t + Block, ... in and out, so
+// a buffer's next copy needs no barrier. add_rms_norm: the residual staged in a second buffer
+// where it sits at x's phase (else read from global memory), the sum written over x's slots,
+// y over the residual's.
+template <NormKind Kind, typename T, typename W, int Per>
+__global__ void __launch_bounds__(kNormWarpBlock,
+                                  min_blocks_per_sm(kNormWarpBlock,
+                                                    65536 / (kNormWarpBlock * kNormTileRegs)))
+    norm_tile_kernel(const NormArgs<T, W> a, int lanes, int tile_rows) {
+  constexpr int kBlock = kNormWarpBlock;
+  constexpr int kP = kMaxPackBytes / static_cast<int>(sizeof(T));
+  using P = ::kernelkit::Pack<T, kP>;
+  constexpr bool kAdd = Kind == NormKind::kAddRms;
+  extern __shared__ float4 norm_tiles[];
+  __shared__ float wsm[kWarpSize * Per], bsm[kWarpSize * Per];
+  __builtin_assume(lanes >= 1 && lanes <= kWarpSize);
+  const int cols = static_cast<int>(a.cols);
+  const float inv_cols = 1.f / static_cast<float>(a.cols);
+  const int64_t total = a.rows * a.cols;
+  const int64_t tiles = (a.rows + tile_rows - 1) / tile_rows;
+  const int chunks = static_cast<int>(norm_tile_chunks(tile_rows, a.cols, sizeof(T)));
+  const int stage = chunks * (kAdd ? 2 : 1);  // chunks of a tile's buffers
+  P* const buffers = reinterpret_cast<P*>(norm_tiles);
+  const T zero = convert<T>(0.f);
+  for (int c = threadIdx.x; c < cols; c += kBlock) {
+    wsm[c] = a.weight != nullptr ? convert<float>(a.weight[c]) : 1.f;
+    bsm[c] = a.bias != nullptr ? convert<float>(a.bias[c]) : 0.f;
+  }
+  const int h0 = pack_phase<kP>(a.x);
+  const bool res = kAdd && pack_phase<kP>(a.residual) == h0;  // the residual staged
+  // the copies of tile t into stage k (nothing past the last tile)
+  const auto issue = [&](int64_t t, int k) {
+    if (t >= tiles) return;
+    const int64_t e0 = t * tile_rows * a.cols;
+    const int64_t e1 = e0 + tile_rows * a.cols < total ? e0 + tile_rows * a.cols : total;
+    const int h = static_cast<int>((h0 + e0) % kP);
+    const int n = static_cast<int>((e1 - e0 + h + kP - 1) / kP);
+    P* const xb = buffers + int64_t{k} * stage;
+    for (int v = threadIdx.x; v < n; v += kBlock) {
+      const int64_t e = e0 - h + int64_t{v} * kP;  // the chunk's first element
+      if (e < 0 || e + kP > total) {
+#pragma unroll
+        for (int j = 0; j < kP; ++j) {
+          const bool in = e + j >= 0 && e + j < total;
+          xb[v].elem[j] = in ? a.x[e + j] : zero;
+          if (res) xb[chunks + v].elem[j] = in ? a.residual[e + j] : zero;
+        }
+      } else {
+        __pipeline_memcpy_async(&xb[v], a.x + e, kMaxPackBytes);
+        if (res) __pipeline_memcpy_async(&xb[chunks + v], a.residual + e, kMaxPackBytes);
+      }
+    }
+  };
+  const int group = static_cast<int>(threadIdx.x) / lanes;  // its row in the block's pass
+  const int lane = static_cast<int>(threadIdx.x) & (lanes - 1);
+  const int groups = kBlock / lanes;
+  issue(blockIdx.x, 0);
+  __pipeline_commit();
+  int k = 0;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    issue(t + gridDim.x, k ^ 1);
+    __pipeline_commit();
+    __pipeline_wait_prior(1);
+    __syncthreads();  // every thread's copies of this tile have landed (and wsm, bsm)
+    P* const xb = buffers + int64_t{k} * stage;
+    T* const xe = xb[0].elem;       // x, then the sum (add_rms_norm) or y
+    T* const ye = xb[chunks].elem;  // add_rms_norm: the residual, then y
+    const int64_t r_first = t * tile_rows;
+    const int n_rows =
+        static_cast<int>(a.rows - r_first < tile_rows ? a.rows - r_first : tile_rows);
+    const int64_t e0 = r_first * a.cols;
+    const int h = static_cast<int>((h0 + e0) % kP);
+    for (int r0 = 0; r0 < n_rows; r0 += groups) {  // uniform over the block
+      const int r = r0 + group;
+      const int n = r < n_rows ? cols : 0;  // past the tile's rows: no element
+      const int base = h + r * cols;        // the row's first element in the buffer
+      float x[Per];
+#pragma unroll
+      for (int j = 0; j < Per; ++j) {
+        const int q = lane + j * lanes;
+        x[j] = q < n ? convert<float>(xe[base + q]) : 0.f;
+      }
+      if constexpr (kAdd) {
+#pragma unroll
+        for (int j = 0; j < Per; ++j) {
+          const int q = lane + j * lanes;
+          if (q < n) {
+            const T rv = res ? ye[base + q] : a.residual[e0 + int64_t{r} * cols + q];
+            const T sum = convert<T>(x[j] + convert<float>(rv));
+            xe[base + q] = sum;
+            x[j] = convert<float>(sum);
+          }
+        }
+      }
+      float s = 0.f, mean = 0.f;
+      if constexpr (Kind == NormKind::kLayer) {
+#pragma unroll
+        for (int j = 0; j < Per; ++j)
+          s += x[j];
+        // rounded once (__fmul_rn: never fused into x - mean), so y uses the mean it saves
+        mean = __fmul_rn(norm_row_sum<kWarpSize, kBlock>(s, lanes), inv_cols);
+        s = 0.f;
+#pragma unroll
+        for (int j = 0; j < Per; ++j)
+          if (lane + j * lanes < n) s += (x[j] - mean) * (x[j] - mean);
+      } else {
+#pragma unroll
+        for (int j = 0; j < Per; ++j)
+          s += x[j] * x[j];
+      }
+      const float rstd = rsqrtf(norm_row_sum<kWarpSize, kBlock>(s, lanes) * inv_cols + a.eps);
+      if (lane == 0 && n > 0) {
+        if (a.rstd != nullptr) a.rstd[r_first + r] = rstd;
+        if (Kind == NormKind::kLayer && a.mean != nullptr) a.mean[r_first + r] = mean;
+      }
+#pragma unroll
+      for (int j = 0; j < Per; ++j) {
+        const int q = lane + j * lanes;
+        if (q < n) (kAdd ? ye : xe)[base + q] = convert<T>((x[j] - mean) * rstd * wsm[q] + bsm[q]);
+      }
+    }
+    __syncthreads();  // the tile's outputs are in the buffers
+    const int64_t e1 = e0 + int64_t{n_rows} * cols;
+    const int n = static_cast<int>((e1 - e0 + h + kP - 1) / kP);
+    const bool y_at = pack_phase<kP>(a.y) == h0;
+    const bool s_at = kAdd && pack_phase<kP>(a.sum) == h0;
+    for (int v = threadIdx.x; v < n; v += kBlock) {
+      const int64_t e = e0 - h + int64_t{v} * kP;
+      const bool whole = e >= e0 && e + kP <= e1;
+      const P yv = (kAdd ? xb[chunks + v] : xb[v]);
+      if (whole && y_at) {
+        store_pack_global<kP>(a.y + e, 0, yv);
+      } else {
+#pragma unroll
+        for (int j = 0; j < kP; ++j)
+          if (e + j >= e0 && e + j < e1) a.y[e + j] = yv.elem[j];
+      }
+      if constexpr (kAdd) {
+        const P sv = xb[v];
+        if (whole && s_at) {
+          store_pack_global<kP>(a.sum + e, 0, sv);
+        } else {
+#pragma unroll
+          for (int j = 0; j < kP; ++j)
+            if (e + j >= e0 && e + j < e1) a.sum[e + j] = sv.elem[j];
+        }
+      }
+    }
+    k ^= 1;
   }
 }
 
