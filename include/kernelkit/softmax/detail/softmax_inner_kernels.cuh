@@ -752,30 +752,6 @@ __global__ void __launch_bounds__(kSoftmaxInnerBlock,
 // ---------------------------------------------------------------------------------------
 // kRegs
 
-// 1 / s and log(s) of a column's sum: exact for float; for the 2-byte types rcp.approx.ftz
-// and lg2.approx.ftz (MUFU; relative errors ~2^-23, under every 2-byte output's rounding; a
-// column of one row spends them on every element). s >= 1, 0 (all -inf), inf or NaN.
-template <bool Fast>
-__device__ __forceinline__ float softmax_inner_inv(float s) {
-  if constexpr (Fast) {
-    float r;
-    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(s));
-    return r;
-  } else {
-    return 1.f / s;
-  }
-}
-template <bool Fast>
-__device__ __forceinline__ float softmax_inner_log(float s) {
-  if constexpr (Fast) {
-    float r;
-    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(s));
-    return r * 0.6931471805599453f;
-  } else {
-    return logf(s);
-  }
-}
-
 // Where a thread's column units sit (kRegs): units u < count of the current tile, unit u's
 // row 0 at element base + rel(u). Tiles of one slice's columns (a.cols > 0): units c0 + t +
 // 256 u of slice o, rel(u) a constant (the loads' immediate offsets).
@@ -830,7 +806,7 @@ __device__ __forceinline__ bool softmax_inner_has_row(int k, int n) {
 // One column unit (Pack adjacent columns, n <= Rows rows in x, and dy backward) reduced in
 // registers and its outputs written over x (forward) or dy (backward), in row order: the
 // operations, so the bits, of the tile path's thread-a-column loops (softmax_inner_col_*), but
-// 1 / s and log s MUFU approximations for the 2-byte types (softmax_inner_inv / _log).
+// 1 / s and log s MUFU approximations for the 2-byte types (softmax_rcp / softmax_log).
 template <typename T, SoftmaxKind Kind, int Pack, int Rows>
 __device__ __forceinline__ void softmax_inner_regs_unit(PackOf<T, Pack> (&x)[Rows],
                                                         PackOf<T, Pack> (&g)[Rows], int n) {
@@ -869,13 +845,13 @@ __device__ __forceinline__ void softmax_inner_regs_unit(PackOf<T, Pack> (&x)[Row
       const float s = sum.get();
       if constexpr (Kind == SoftmaxKind::kSoftmax) {
         // exp(x - m) / s (an all -inf column: 0 x inf, NaN)
-        const float inv_s = softmax_inner_inv<kFast>(s);
+        const float inv_s = softmax_rcp<kFast>(s);
 #pragma unroll
         for (int k = 0; k < Rows; ++k)
           if (softmax_inner_has_row<Rows>(k, n)) x[k].elem[j] = convert<T>(e[k] * inv_s);
       } else {
         // (x - m) - log s (an all -inf column: -inf - -inf, NaN)
-        const float log_s = softmax_inner_log<kFast>(s);
+        const float log_s = softmax_log<kFast>(s);
 #pragma unroll
         for (int k = 0; k < Rows; ++k)
           if (softmax_inner_has_row<Rows>(k, n))

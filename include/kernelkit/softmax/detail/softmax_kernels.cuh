@@ -71,9 +71,10 @@ __device__ __forceinline__ float softmax_exp(float d) {
   }
 }
 
-// 1 / s and log(s) of a row's sum (s >= 1, 0 for an all -inf row, or NaN): IEEE for float; for
-// the 2-byte types rcp.approx.ftz / lg2.approx.ftz x ln 2 (one MUFU each, relative error near
-// 2^-22 / absolute 2^-21, under the 2-byte outputs' rounding; 1 / 0 = inf, log(0) = -inf).
+// 1 / s and log(s) of a row's (or a column's, softmax_inner) sum (s >= 1, 0 for an all -inf row, or
+// NaN): IEEE for float; for the 2-byte types rcp.approx.ftz / lg2.approx.ftz x ln 2 (one MUFU each,
+// relative error near 2^-22 / absolute 2^-21, under the 2-byte outputs' rounding; 1 / 0 = inf,
+// log(0) = -inf).
 template <bool Fast>
 __device__ __forceinline__ float softmax_rcp(float s) {
   if constexpr (Fast) {
