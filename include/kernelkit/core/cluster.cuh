@@ -27,8 +27,8 @@ inline constexpr int kClusterMaxBlocks = 16;
 /// slots before it sends round r + 1's value. Lives in shared memory; cluster_push_init
 /// first, and a block may exit only after cluster_push_exit.
 struct ClusterPush {
-  unsigned long long bar[2];
-  unsigned long long slot[2][kClusterMaxBlocks];
+  unsigned long long bar[2];                      ///< the mbarrier of even and of odd rounds
+  unsigned long long slot[2][kClusterMaxBlocks];  ///< by round parity, each block's value by rank
 };
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
