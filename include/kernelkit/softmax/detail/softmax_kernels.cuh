@@ -815,8 +815,9 @@ __global__ void __launch_bounds__(kSoftmaxTileBlock,
         const int j = lane + Group * q;  // the row's pack held in slot i
         // its elements [lo, lo + cols) are the row's (a pack past the row: none, not read)
         const int lo = h - j * kPack;
-        const int hi = min(max(lo + cols, 0), kPack);
-        const unsigned bits = ((1u << hi) - 1) >> max(lo, 0) << max(lo, 0);
+        // (::min / ::max: kernelkit::min and max are the reductions)
+        const int hi = ::min(::max(lo + cols, 0), kPack);
+        const unsigned bits = ((1u << hi) - 1) >> ::max(lo, 0) << ::max(lo, 0);
         float v[kPack];
         softmax_unpack<T>(
             softmax_lds_if(sbase + 16u * static_cast<uint32_t>(at + Group * q), j < np), v);
@@ -875,7 +876,7 @@ __global__ void __launch_bounds__(kSoftmaxTileBlock,
         const int bits = h * (128 / kPack);
         const auto mix = [&](uint32_t tw, uint32_t ow, int k) {
           // the low min(max(bits - 32k, 0), 32) bits of the word from the tail
-          const uint32_t low = __funnelshift_lc(0xffffffffu, 0u, max(bits - 32 * k, 0));
+          const uint32_t low = __funnelshift_lc(0xffffffffu, 0u, ::max(bits - 32 * k, 0));
           return (tw & low) | (ow & ~low);
         };
         softmax_sts(
