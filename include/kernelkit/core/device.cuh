@@ -306,4 +306,21 @@ cudaError_t once_per_kernel(const void* kernel, Setup setup) {
                         });
 }
 
+/// The attributes of a kernel whose working set lives in dynamic shared memory (a row, a chunk,
+/// a tile): it may ask for all a block may have but its own static shared memory (the attribute
+/// counts dynamic bytes; static and dynamic together stay within the opt-in), and the largest
+/// shared-memory carveout (its bytes are read from shared memory, not through L1). For
+/// once_per_kernel's setup. Pure CUDA attribute calls: nothing is launched.
+template <typename Kernel>
+cudaError_t set_shared_memory_kernel(Kernel kernel) {
+  DeviceInfo d;
+  KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
+  KernelFacts f;
+  KERNELKIT_RETURN_IF_ERROR(kernel_facts(reinterpret_cast<const void*>(kernel), &f));
+  KERNELKIT_RETURN_IF_ERROR(cudaFuncSetAttribute(
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, d.smem_per_block_optin - f.static_smem));
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                              cudaSharedmemCarveoutMaxShared);
+}
+
 }  // namespace kernelkit

@@ -78,22 +78,12 @@ bool norm_args_ok(NormKind kind, const detail::NormArgs<T, W>& a) {
 }
 
 namespace detail {
-// Once per kernel and device: the dynamic shared memory a kTile kernel may ask for (all a block
-// may have but its static shared memory, which the plan reserves: kNormTileStatic) and the
-// largest shared-memory carveout (the tiles are read from shared memory).
+// Once per kernel and device: a kTile kernel's shared-memory attributes (core
+// set_shared_memory_kernel; the plan reserves its static part: kNormTileStatic).
 template <typename Kernel>
 cudaError_t norm_tile_setup(Kernel kernel) {
-  return once_per_kernel(reinterpret_cast<const void*>(kernel), [&] {
-    DeviceInfo d;
-    KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
-    cudaFuncAttributes attr{};
-    KERNELKIT_RETURN_IF_ERROR(cudaFuncGetAttributes(&attr, kernel));
-    KERNELKIT_RETURN_IF_ERROR(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             d.smem_per_block_optin - static_cast<int>(attr.sharedSizeBytes)));
-    return cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                cudaSharedmemCarveoutMaxShared);
-  });
+  return once_per_kernel(reinterpret_cast<const void*>(kernel),
+                         [&] { return set_shared_memory_kernel(kernel); });
 }
 }  // namespace detail
 

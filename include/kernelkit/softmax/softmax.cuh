@@ -99,23 +99,19 @@ bool softmax_backward_args_ok(const T* y, int64_t ld_y, const T* dy, int64_t ld_
 
 namespace detail {
 
-// Once per kernel and device: the dynamic shared memory a chunk kernel may ask for (all a
-// block may have; its static shared memory is 0), the largest shared-memory carveout
-// (every byte is read once: L1 is of no use) and, for the cluster kernels on devices that
-// the plan gives clusters of 16 (DeviceInfo::max_cluster), the non-portable cluster size.
+// Once per kernel and device: a chunk kernel's shared-memory attributes (core
+// set_shared_memory_kernel) and, for the cluster kernels on devices that the plan gives
+// clusters of 16 (DeviceInfo::max_cluster), the non-portable cluster size.
 template <bool Cluster, typename Kernel>
 cudaError_t softmax_chunk_setup(Kernel kernel) {
   return once_per_kernel(reinterpret_cast<const void*>(kernel), [&] {
     DeviceInfo d;
     KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
-    KERNELKIT_RETURN_IF_ERROR(cudaFuncSetAttribute(
-        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, d.smem_per_block_optin));
     if (Cluster && d.max_cluster() > 8) {
       KERNELKIT_RETURN_IF_ERROR(
           cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     }
-    return cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                cudaSharedmemCarveoutMaxShared);
+    return set_shared_memory_kernel(kernel);
   });
 }
 

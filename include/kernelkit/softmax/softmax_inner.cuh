@@ -106,20 +106,12 @@ constexpr size_t softmax_inner_workspace_bytes(int64_t outer, int64_t n, int64_t
 }
 
 namespace detail {
-// Once per tile kernel and device: the dynamic shared memory it may ask for (all a block may
-// have but its static slots: the attribute counts dynamic bytes only, and static + dynamic must
-// stay within the opt-in) and the largest shared-memory carveout (every byte is read once).
+// Once per tile kernel and device: its shared-memory attributes (core
+// set_shared_memory_kernel; the plan counts its static slots: softmax_inner_tile_static_smem).
 template <typename Kernel>
 cudaError_t softmax_inner_tile_setup(Kernel kernel) {
-  return once_per_kernel(reinterpret_cast<const void*>(kernel), [&] {
-    DeviceInfo d;
-    KERNELKIT_RETURN_IF_ERROR(current_device_info(&d));
-    KERNELKIT_RETURN_IF_ERROR(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             d.smem_per_block_optin - softmax_inner_tile_static_smem()));
-    return cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                cudaSharedmemCarveoutMaxShared);
-  });
+  return once_per_kernel(reinterpret_cast<const void*>(kernel),
+                         [&] { return set_shared_memory_kernel(kernel); });
 }
 }  // namespace detail
 
