@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// The integer helpers of every plan and launcher: ceiling division, rounding up to a
-/// multiple, and powers of two. Host and device, constexpr; written once here.
+/// multiple, and powers of two (host and device, constexpr); and the one-instruction
+/// approximations of the special-function unit that kernels take for 2-byte outputs (device).
 #pragma once
 
 namespace kernelkit {
@@ -47,5 +48,29 @@ __host__ __device__ constexpr T pow2_floor(T v) {
     p *= 2;
   return p;
 }
+
+/// @name MUFU approximations (one special-function instruction each, flush-to-zero)
+/// rcp.approx.ftz, ex2.approx.ftz and lg2.approx.ftz: relative error near 2^-22 (lg2: absolute
+/// 2^-22), subnormal inputs and results read as 0. Written as inline PTX because the CUDA
+/// intrinsics without ftz (__expf, __fdividef) come out with a rescale for subnormal operands
+/// around the MUFU (an FSETP and two predicated FMULs, or an FSEL and an FMUL, in the sm_90
+/// SASS). 1 / 0 = inf, 2^-inf = 0, log2(0) = -inf; NaN stays NaN.
+/// @{
+__device__ __forceinline__ float rcp_approx_ftz(float x) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ float ex2_approx_ftz(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ float lg2_approx_ftz(float x) {
+  float r;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+/// @}
 
 }  // namespace kernelkit

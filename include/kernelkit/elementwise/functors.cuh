@@ -17,6 +17,7 @@
 
 #include <type_traits>
 
+#include "kernelkit/core/math.cuh"
 #include "kernelkit/core/types.cuh"
 
 namespace kernelkit::detail {
@@ -76,34 +77,34 @@ __device__ __forceinline__ double ew_erf(double x) {
 // in the negative tail, where 1 + erf(x / sqrt 2) loses every digit below x ~ -4).
 //   Phi(-|x|) = erfc(z) / 2, z = |x| / sqrt 2;  erfc(z) = t exp(P(t) - z^2), t = 1 / (1 + z / 2),
 // with P of degree 9 fitted to ln(erfc(z) / t) + z^2 over t in (0, 1] (weighted least squares
-// in long double; max error of P 1e-7). Evaluated as Phi(-|x|) = t * e * e, e = exp(y),
-// y = (P(t) - z^2 - ln 2) / 2: e stays a normal float down to Phi(-|x|) ~ 2^-252, so the
-// product rounds into the subnormal range correctly. Relative error below 1e-5 for every
-// float x (7.5e-6 in the far tail, from the rounding of z^2; ~1e-7 for |x| < 3): every bf16
-// input gives the correctly rounded bf16 result, every f16 input one within an ulp of it
-// (checked exhaustively on the host against erfc in double; GPU test
-// GeluErfEveryHalfAndBf16Value). Used for half / bf16 inputs: ~26 instructions per element
-// like erff's ~29, but 5 of them on the half-rate ALU pipe instead of 12 (erff selects its
-// coefficients with FSEL), and 2 MUFU instead of 1.
+// in long double; max error of P 1e-7). Evaluated as Phi(-|x|) = t * e * e, e = 2^y,
+// y = log2(e) (P(t) - z^2 - ln 2) / 2 (the coefficients below are the fit's times log2(e), so
+// the exponential is one ex2): e stays a normal float down to Phi(-|x|) ~ 2^-252, so the
+// product rounds into the subnormal range correctly, and the flush-to-zero MUFU forms (core
+// math.cuh) give the same values as the IEEE ones wherever the result is not 0 (t = 0 only
+// past |x| ~ 2^127, where the result is x or -0). Relative error below 1e-5 for every float x
+// (7.5e-6 in the far tail, from the rounding of z^2; ~1e-7 for |x| < 3): every bf16 input gives
+// the correctly rounded bf16 result, every f16 input one within an ulp of it (checked
+// exhaustively on the host against erfc in double; GPU test GeluErfEveryHalfAndBf16Value).
+// Used for half / bf16 inputs: 2 MUFU and 17 FP32 instructions an element (erff: ~29, 12 of
+// them on the half-rate ALU pipe); the H200 runs bf16 gelu issue-bound (bench/NOTES.md).
 
 __device__ __forceinline__ float ew_gelu_erfc_form(float x) {
   const float a = fabsf(x);
-  const float d = fmaf(a, 0.353553390593273762f, 1.0f);  // 1 + z / 2
-  const float t = __fdividef(1.0f, d);                   // 1 / (1 + z / 2)
-  const float w = a * 0.25f;
-  // (P(t) - ln 2) / 2, Horner.
-  float p = 0.0843802914f;
-  p = fmaf(p, t, -0.406662285f);
-  p = fmaf(p, t, 0.73662746f);
-  p = fmaf(p, t, -0.560550272f);
-  p = fmaf(p, t, 0.135676235f);
-  p = fmaf(p, t, -0.0919833034f);
-  p = fmaf(p, t, 0.0481941178f);
-  p = fmaf(p, t, 0.187062517f);
-  p = fmaf(p, t, 0.500011325f);
-  p = fmaf(p, t, -0.979329705f);
-  // e = exp((P(t) - z^2 - ln 2) / 2); z^2 / 2 = x^2 / 4
-  const float e = __expf(fmaf(-w, a, p));
+  const float t = rcp_approx_ftz(fmaf(a, 0.353553390593273762f, 1.0f));  // 1 / (1 + z / 2)
+  // log2(e) (P(t) - ln 2) / 2, Horner.
+  float p = 0.121735029f;
+  p = fmaf(p, t, -0.586689651f);
+  p = fmaf(p, t, 1.06272876f);
+  p = fmaf(p, t, -0.808703125f);
+  p = fmaf(p, t, 0.195739433f);
+  p = fmaf(p, t, -0.132703856f);
+  p = fmaf(p, t, 0.0695294142f);
+  p = fmaf(p, t, 0.269874156f);
+  p = fmaf(p, t, 0.721363842f);
+  p = fmaf(p, t, -1.4128741f);
+  // e = 2^y; log2(e) z^2 / 2 = log2(e) x^2 / 4
+  const float e = ex2_approx_ftz(fmaf(a * -0.360673755f, a, p));
   const float q = (t * e) * e;  // Phi(-|x|) = t exp(P(t) - z^2) / 2
   return x * (x < 0.0f ? q : 1.0f - q);
 }

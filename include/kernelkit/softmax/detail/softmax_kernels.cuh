@@ -39,6 +39,7 @@
 #include "kernelkit/core/cluster.cuh"
 #include "kernelkit/core/device.cuh"
 #include "kernelkit/core/grid.cuh"
+#include "kernelkit/core/math.cuh"
 #include "kernelkit/core/pack.cuh"
 #include "kernelkit/core/types.cuh"
 #include "kernelkit/softmax/softmax_plan.cuh"
@@ -63,9 +64,7 @@ using PackOf = ::kernelkit::Pack<T, N>;
 template <bool Fast>
 __device__ __forceinline__ float softmax_exp(float d) {
   if constexpr (Fast) {
-    float r;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d * 1.4426950408889634f));
-    return r;
+    return ex2_approx_ftz(d * 1.4426950408889634f);
   } else {
     return expf(d);
   }
@@ -78,9 +77,7 @@ __device__ __forceinline__ float softmax_exp(float d) {
 template <bool Fast>
 __device__ __forceinline__ float softmax_rcp(float s) {
   if constexpr (Fast) {
-    float r;
-    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(s));
-    return r;
+    return rcp_approx_ftz(s);
   } else {
     return 1.f / s;
   }
@@ -88,9 +85,7 @@ __device__ __forceinline__ float softmax_rcp(float s) {
 template <bool Fast>
 __device__ __forceinline__ float softmax_log(float s) {
   if constexpr (Fast) {
-    float r;
-    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(s));
-    return r * 0.6931471805599453f;
+    return lg2_approx_ftz(s) * 0.6931471805599453f;
   } else {
     return logf(s);
   }
