@@ -88,6 +88,11 @@ TEST(RowReducePlan, BenchmarkShapesOnH100) {
       {32768, 1024, 2, Path::kGroup, 32, 1, 4096},
       {8192, 4096, 2, Path::kGroup, 32, 1, 1024},
       {4, 8388608, 2, Path::kSplit, 256, 132, 528},
+      // rows of 9..128 bytes off the pack grid: the short kernel where its 32 KB tiles fill
+      // the device's 528 resident blocks of it once, the group kernel below that
+      {17878809, 17, 4, Path::kShort, 1, 1, 37103},
+      {2777869, 37, 2, Path::kShort, 1, 1, 6274},
+      {85389, 29, 2, Path::kGroup, 2, 1, 334},  // 152 tiles
   };
   const DeviceInfo d = kktest::h100();
   for (const auto& c : cases) {
@@ -161,8 +166,8 @@ TEST(RowReducePlan, PathsByShape) {
   EXPECT_EQ(plan_f32(1000, 132, d).width, 32);
   EXPECT_NE(plan_f32(1000, 0, d).path, Path::kFlat);  // cols 0: writes init
   EXPECT_NE(plan_f32(1 << 20, 32, d, true, false).path, Path::kFlat);
-  // the narrow group kernel: 2 packs per lane, 2 rows per group
-  const auto narrow = plan_f32(1 << 20, 32, d, true, false);
+  // the narrow group kernel (short strided rows): 2 packs per lane, 2 rows per group
+  const auto narrow = kernelkit::plan_row_reduce(1 << 20, 32, 33, 4, 4, input_at(true, 4), 0, d);
   EXPECT_EQ(narrow.path, Path::kGroup);
   EXPECT_EQ(narrow.width, 4);
   EXPECT_EQ(narrow.shape.grid.x, (1u << 20) / 2 * 4 / 256);
@@ -174,14 +179,20 @@ TEST(RowReducePlan, PathsByShape) {
   EXPECT_EQ(plan_f32(1 << 18, 128, d, true, false).width, 16);
   EXPECT_EQ(plan_f32(1 << 18, 129, d).width, 32);
   EXPECT_EQ(plan_f32(1 << 16, 1024, d).width, 32);
-  // 1..8 columns that are not whole aligned packs: the short kernel, any alignment
+  // rows of up to 128 bytes that are not whole aligned packs: the short kernel, any alignment
+  // (past 8 columns where its tiles fill the device: 528 tiles of 8192 floats)
   for (int64_t cols : {1, 2, 3, 5, 6, 7})
     EXPECT_EQ(plan_f32(1000, cols, d).path, Path::kShort);
-  for (int64_t cols : {4, 8}) {
-    EXPECT_EQ(plan_f32(1000, cols, d, true, false).path, Path::kShort);
-    EXPECT_EQ(plan_f32(1000, cols, d, true, true).path, Path::kFlat);
+  for (int64_t cols : {9, 17, 31}) {
+    EXPECT_EQ(plan_f32(528 * 8192 / cols + 1, cols, d).path, Path::kShort);
+    EXPECT_NE(plan_f32(527 * 8192 / cols, cols, d).path, Path::kShort);
   }
-  EXPECT_NE(plan_f32(1000, 9, d, true, false).path, Path::kShort);
+  for (int64_t cols : {4, 8, 16, 32}) {
+    const int64_t rows = cols <= 8 ? 1000 : 528 * 8192 / cols;
+    EXPECT_EQ(plan_f32(rows, cols, d, true, false).path, Path::kShort);
+    EXPECT_EQ(plan_f32(rows, cols, d, true, true).path, Path::kFlat);
+  }
+  EXPECT_NE(plan_f32(1 << 20, 33, d, true, false).path, Path::kShort);
   // rows of up to 512 packs: a warp per row with a wave of rows or more, else a block per row
   EXPECT_EQ(plan_f32(528, 2048, d).path, Path::kGroup);
   EXPECT_EQ(plan_f32(527, 2048, d).path, Path::kBlockOnce);
@@ -295,15 +306,21 @@ TEST(RowReducePlan, Invariants) {
               switch (p.path) {
                 case Path::kShort: {
                   EXPECT_GE(cols, 1) << label;
-                  EXPECT_LE(cols, 8) << label;
+                  EXPECT_LE(cols * in_bytes, 128) << label;
                   EXPECT_FALSE(aligned && cols % pack == 0) << label;
                   // tiles of 2048 packs cover the matrix and its misaligned start
                   const int64_t tile = int64_t{kernelkit::detail::kRowShortTilePacks} * pack;
                   EXPECT_GE(int64_t{p.shape.grid.x} * tile, rows * cols + (aligned ? 0 : pack - 1))
                       << label;
+                  // past 8 columns, its tiles fill the device's resident blocks of it
+                  if (cols > 8)
+                    EXPECT_GE(int64_t{p.shape.grid.x},
+                              int64_t{d.sm_count} *
+                                  kernelkit::detail::row_short_blocks(d, in_bytes, acc_bytes))
+                        << label;
                   // its shared memory fits a block without opting in, and a block fits an SM
-                  const int smem = (kernelkit::detail::kRowShortTilePacks +
-                                    kernelkit::detail::kRowShortHalo<2>)*16;
+                  const int smem = kernelkit::detail::kRowShortStagePacks * 16 +
+                                   4 * (kernelkit::detail::kRowShortStagePacks / 8 + 1);
                   EXPECT_LE(smem, d.smem_per_block) << label;
                   EXPECT_GE(kernelkit::blocks_per_sm(d, 256, in_bytes == 8 ? 80 : 64, smem), 1)
                       << label;
@@ -450,13 +467,20 @@ TEST(RowReduceConfigs, EveryPlanIsAnEntryAndEveryEntryIsPlanned) {
                                            size_t(std::max<int64_t>(bound, 0)) * acc_bytes,
                                            SIZE_MAX};
               for (size_t ws : workspaces) {
-                const RowReducePlan p = kernelkit::plan_row_reduce(
-                    rows, cols, in_bytes, acc_bytes, input_at(aligned, in_bytes), ws, dev.info);
-                const kernelkit::RowReduceConfig c = kernelkit::row_reduce_config(p);
-                const int i = planned.count(c, r.begin, r.end);
-                ASSERT_GE(i, 0) << dev.name << " " << rows << "x" << cols << " in=" << in_bytes
-                                << " acc=" << acc_bytes << (aligned ? " aligned" : " offset")
-                                << " ws=" << ws << ": " << describe(c);
+                // contiguous rows, and (short strided ones take the group kernel) rows one
+                // element apart
+                for (int64_t ld : {cols, cols + 1}) {
+                  if (ld != cols && (cols == 0 || cols > 64 || rows > (int64_t{1} << 24))) continue;
+                  const RowReducePlan p =
+                      kernelkit::plan_row_reduce(rows, cols, ld, in_bytes, acc_bytes,
+                                                 input_at(aligned, in_bytes), ws, dev.info);
+                  const kernelkit::RowReduceConfig c = kernelkit::row_reduce_config(p);
+                  const int i = planned.count(c, r.begin, r.end);
+                  ASSERT_GE(i, 0) << dev.name << " " << rows << "x" << cols << " ld=" << ld
+                                  << " in=" << in_bytes << " acc=" << acc_bytes
+                                  << (aligned ? " aligned" : " offset") << " ws=" << ws << ": "
+                                  << describe(c);
+                }
               }
             }
           }

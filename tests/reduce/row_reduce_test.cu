@@ -6,6 +6,7 @@
 // with no workspace and with one full of 0xFF bytes, NaN / inf, int64 sums past 2^32,
 // f16/bf16 inputs with float sums, determinism, graph capture, bad arguments, > 2^31 elements.
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
@@ -184,12 +185,15 @@ TYPED_TEST(RowReduceTyped, LongRows) {
   }
 }
 
-// Rows of 1..8 columns (the short path when they are not whole aligned packs), every
-// misalignment of the base pointer, row counts around a tile (2048 packs) and its halo.
+// Rows of up to 128 bytes (the short path when they are not whole aligned packs): 1..8
+// columns, odd and even lengths past them (whole packs take the padded stage), the longest;
+// every misalignment of the base pointer, row counts around a tile (2048 packs) and its halo.
 TYPED_TEST(RowReduceTyped, ShortRows) {
   constexpr int P = kernelkit::kMaxPackSize<TypeParam>;
   uint64_t seed = 1500;
-  for (int64_t cols = 1; cols <= 8; ++cols) {
+  for (int64_t cols : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}, int64_t{5}, int64_t{6},
+                       int64_t{7}, int64_t{8}, int64_t{2 * P + 1}, int64_t{4 * P - 2},
+                       int64_t{4 * P}, int64_t{8 * P - 1}, int64_t{8 * P}}) {
     const int64_t tile_rows = 2048 * P / cols;  // rows per tile, about
     for (int64_t rows : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{255}, int64_t{257},
                          tile_rows - 1, tile_rows, tile_rows + 1, 3 * tile_rows + 7}) {
@@ -516,7 +520,7 @@ TYPED_TEST(RowReduceTyped, EveryConfiguration) {
   for (size_t i = entries.begin; i < entries.end; ++i) {
     const kernelkit::RowReduceConfig c = kernelkit::kRowReduceConfigs[i];
     bool found = false;
-    int64_t best_rows = 0, best_cols = 0;
+    int64_t best_rows = 0, best_cols = 0, best_ld = 0;
     bool best_aligned = true;
     size_t best_ws = 0;
     kernelkit::RowReducePlan best;
@@ -524,23 +528,25 @@ TYPED_TEST(RowReduceTyped, EveryConfiguration) {
       for (int64_t rows : rows_list)
         for (int64_t cols : cols_list)
           for (bool aligned : {true, false})
-            for (bool with_ws : {false, true}) {
-              if (rows * cols > kMaxElems) continue;
-              if (found && rows * cols >= best_rows * best_cols) continue;
-              const size_t ws =
-                  with_ws ? kernelkit::row_reduce_workspace_bytes<T, Acc>(rows, cols) : 0;
-              const kernelkit::Alignment at =
-                  aligned ? kernelkit::Alignment() : kernelkit::Alignment(sizeof(T));
-              const auto plan =
-                  kernelkit::plan_row_reduce(rows, cols, sizeof(T), sizeof(Acc), at, ws, dev);
-              if (!(kernelkit::row_reduce_config(plan) == c)) continue;
-              found = true;
-              best_rows = rows, best_cols = cols, best_aligned = aligned, best_ws = ws;
-              best = plan;
-            }
+            for (bool with_ws : {false, true})
+              for (int64_t ld : {cols, cols + 1}) {  // (short strided rows: the group kernel)
+                if (rows * ld > kMaxElems) continue;
+                if (found && rows * ld >= best_rows * best_ld) continue;
+                const size_t ws =
+                    with_ws ? kernelkit::row_reduce_workspace_bytes<T, Acc>(rows, cols) : 0;
+                const kernelkit::Alignment at =
+                    aligned ? kernelkit::Alignment() : kernelkit::Alignment(sizeof(T));
+                const auto plan =
+                    kernelkit::plan_row_reduce(rows, cols, ld, sizeof(T), sizeof(Acc), at, ws, dev);
+                if (!(kernelkit::row_reduce_config(plan) == c)) continue;
+                found = true;
+                best_rows = rows, best_cols = cols, best_ld = ld, best_aligned = aligned;
+                best_ws = ws;
+                best = plan;
+              }
     const std::string label = std::string(kktest::type_name<T>()) + " entry " + std::to_string(i) +
                               " " + std::to_string(best_rows) + "x" + std::to_string(best_cols) +
-                              (best_aligned ? "" : " offset");
+                              " ld " + std::to_string(best_ld) + (best_aligned ? "" : " offset");
     if (!found) {
       // only what this GPU or build cannot launch
       if (c.path == kernelkit::RowReducePath::kCluster) {
@@ -552,17 +558,20 @@ TYPED_TEST(RowReduceTyped, EveryConfiguration) {
       continue;
     }
     const int offset = best_aligned ? 0 : 1;
-    const size_t n = static_cast<size_t>(best_rows * best_cols);
+    const size_t n = static_cast<size_t>(best_rows * best_ld);
     auto h = make_input<T>(n + offset, ++seed, ReduceOp::kSum);
     auto d_in = kktest::to_device(h);
     h.erase(h.begin(), h.begin() + offset);
+    for (int64_t r = 0; r < best_rows; ++r)  // the rows' elements, contiguous
+      std::copy_n(h.begin() + r * best_ld, best_cols, h.begin() + r * best_cols);
+    h.resize(static_cast<size_t>(best_rows * best_cols));
     DeviceBuffer<Acc> d_out(best_rows);
     d_out.poison();
     DeviceBuffer<unsigned char> ws(std::max<size_t>(best_ws, 16));
     ws.poison();
     ASSERT_EQ(kernelkit::launch_row_reduce<kernelkit::Sum>(best, d_in.get() + offset, best_rows,
-                                                           best_cols, d_out.get(), Acc(0), ws.get(),
-                                                           nullptr),
+                                                           best_cols, best_ld, d_out.get(), Acc(0),
+                                                           ws.get(), nullptr),
               cudaSuccess)
         << label;
     CUDA_CHECK(cudaDeviceSynchronize());

@@ -8,9 +8,10 @@
 /// input with a float output accumulates in float). Max and Min propagate NaN.
 ///
 /// How a call runs (plan_row_reduce; P = 16 / sizeof(T) elements per 16-byte pack):
-///   - 1..8 columns (unless they are whole aligned packs): the matrix as one flat array of
-///     packs, tiles of 32 KB staged in shared memory, a thread per row (kShort; one column is
-///     a strided copy);
+///   - rows of up to 128 bytes (8 packs) that are not whole aligned packs, ld = cols (past 8
+///     columns, where the tiles fill the device): the matrix as one flat array of packs,
+///     tiles of 32 KB staged in shared memory, a thread per row (kShort; one column is a
+///     strided copy);
 ///   - rows of whole packs, <= 32 of them, all starting aligned: Width lanes per row, one
 ///     pack each, 4 rows per group in flight (kFlat);
 ///   - other rows of <= 32 packs: 1..16 lanes per row, 2 rows per group (kGroup);
@@ -65,7 +66,7 @@ namespace kernelkit {
 
 /// The kernel family of a row reduction, by row width and count.
 enum class RowReducePath {
-  kShort,      ///< 1..8 columns: shared-memory tiles of the flat matrix, a thread per row
+  kShort,      ///< rows of <= 128 bytes: shared-memory tiles of the flat matrix, a thread per row
   kFlat,       ///< <= 32 whole packs, every row aligned: Width lanes per row, a pack each
   kGroup,      ///< <= 512 packs: Width lanes per row (1..16, 2 rows at a time; 32: a warp)
   kBlock,      ///< a block per row (the split kernel, split 1)
@@ -261,16 +262,23 @@ inline RowReducePlan plan_row_reduce(int64_t rows, int64_t cols, int64_t ld, int
     p.shape.grid = dim3(grid_size_for(ceil_div<int64_t>(rows, p.rows_per_group), kRowBlock, d));
     return p;
   }
-  if (cols <= detail::kRowShortMaxCols && !rows_aligned && ld == cols) {
+  // The short kernel: rows of up to 8 columns always (the group kernel reads them an element
+  // at a time); longer rows of up to 128 bytes while its 32 KB tiles fill the device's resident
+  // blocks of it once (a smaller matrix spreads over more blocks of the group kernel: f16
+  // 85389x29, 152 tiles for 528 blocks, 7 % slower on the short kernel).
+  const int64_t short_tiles =
+      ceil_div<int64_t>(rows * cols + (in_aligned ? 0 : pack - 1),
+                        int64_t{detail::kRowShortTilePacks} * pack);  // the count may be one
+                                                                      // over: misaligned input
+  if (cols * in_bytes <= detail::kRowShortMaxBytes && !rows_aligned && ld == cols &&
+      (cols <= detail::kRowShortAlwaysCols ||
+       short_tiles >= int64_t{d.sm_count} * detail::row_short_blocks(d, in_bytes, acc_bytes))) {
     p.path = RowReducePath::kShort;
     p.packs_per_thread = detail::kRowShortPacks;
     p.rows_per_group =
         static_cast<int>(ceil_div<int64_t>(int64_t{detail::kRowShortPacks} * pack, cols));
-    // tiles of the flat matrix (a misaligned input starts up to pack - 1 elements into its
-    // first tile: the count may be one over; the kernel strides over the exact count)
-    const int64_t tile_elems = int64_t{detail::kRowShortTilePacks} * pack;
-    const int64_t span = rows * cols + (in_aligned ? 0 : pack - 1);
-    p.shape.grid = dim3(grid_one_block_per_tile(ceil_div<int64_t>(span, tile_elems)));
+    // one block per tile of the flat matrix (the kernel strides over the exact count)
+    p.shape.grid = dim3(grid_one_block_per_tile(short_tiles));
     return p;
   }
   if (rows_aligned && packs <= kWarpSize) {

@@ -7,7 +7,7 @@
 // is in C = compute_t<Acc>. The order of the operations depends only on (in's alignment, rows,
 // cols) and the launch shape the plan chose for them, so the same call gives the same bits every
 // run.
-//   row_reduce_short_kernel: rows of 1..8 elements: the matrix as one flat array of 16-byte
+//   row_reduce_short_kernel: rows of up to 128 bytes: the matrix as one flat array of 16-byte
 //     packs, a tile of them staged in shared memory, a thread per row (a pack spans rows).
 //   row_reduce_flat_kernel: rows of whole packs (<= 32) that all start aligned: Width lanes
 //     per row, one pack per lane.
@@ -19,7 +19,9 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "kernelkit/block/block_reduce.cuh"
@@ -34,9 +36,11 @@ namespace kernelkit::detail {
 
 inline constexpr int kRowBlock = 256;  // threads per block of every row kernel here
 
-// ---- short rows (1..8 columns) ------------------------------------------------------------
+// ---- short rows (up to 128 bytes) --------------------------------------------------------
 
-inline constexpr int kRowShortMaxCols = 8;
+// Longest row of the short kernel, bytes: 8 packs, so that a tile (kRowBlock x 8 packs) holds
+// at least a row per thread.
+inline constexpr int kRowShortMaxBytes = 128;
 // Packs each thread loads per tile (all issued before the first reduction): a tile is
 // kRowBlock x 8 packs = 32 KB of input.
 inline constexpr int kRowShortPacks = 8;
@@ -44,23 +48,52 @@ inline constexpr int kRowShortTilePacks = kRowBlock * kRowShortPacks;
 // Resident blocks per SM the short kernel is built for: 4 x 256 threads leave 64 registers
 // for 4-byte inputs and sums (8 packs in flight take 32; at 48 ptxas spills), 3 leave 85 for
 // 2- and 8-byte inputs or 8-byte sums (which spill at 64 on some architectures: 8-element
-// packs, register pairs). 4 x 33 KB of shared memory fit every sm_80+ SM, and 3-4 x 256 x 8
+// packs, register pairs). 4 x 34 KB of shared memory fit every sm_80+ SM, and 3-4 x 256 x 8
 // x 16 B = 96-128 KB of loads are in flight per SM.
+constexpr int row_short_min_blocks(int in_bytes, int acc_bytes) {
+  return in_bytes == 4 && acc_bytes == 4 ? 4 : 3;
+}
 template <typename T, typename C>
-inline constexpr int kRowShortMinBlocks = sizeof(T) == 4 && sizeof(C) == 4 ? 4 : 3;
-// Packs past a tile that a row starting inside it may reach (8 columns, 2-element packs: 4).
-template <int Pack>
-inline constexpr int kRowShortHalo = (kRowShortMaxCols - 2) / Pack + 1;
+inline constexpr int kRowShortMinBlocks = row_short_min_blocks(sizeof(T), sizeof(C));
+// Rows of at most this many columns take the short kernel whatever the matrix's size.
+inline constexpr int kRowShortAlwaysCols = 8;
+// Packs past a tile that a row starting inside it may reach (a row of 128 bytes starting at
+// the tile's last element ends 127 bytes on): 8.
+inline constexpr int kRowShortHalo = kRowShortMaxBytes / 16;
+inline constexpr int kRowShortStagePacks = kRowShortTilePacks + kRowShortHalo;
+// Whether the stage is padded: one spare 4-byte word after every 128 bytes, so that the
+// threads of a warp, reading one element each of rows cols elements apart, hit distinct
+// banks (a row of whole 16-byte packs is a multiple of 4 words: without the spare word, 4 to
+// 32 of a warp's rows would start in the same bank). Rows of other lengths read conflict-free
+// (at most two words a bank) unpadded; 8-byte elements are never padded (their loads need
+// 8-byte alignment), and take up to 16-way conflicts for 4..16 columns.
+template <typename T>
+__host__ __device__ constexpr bool row_short_padded(int cols) {
+  return sizeof(T) <= 4 && (cols * static_cast<int>(sizeof(T))) % 16 == 0;
+}
+// Blocks of the short kernel an SM holds on d: its register budget, within d's threads and
+// shared memory.
+inline int row_short_blocks(const DeviceInfo& d, int in_bytes, int acc_bytes) {
+  const int64_t smem = int64_t{kRowShortStagePacks} * 16 + 4 * (kRowShortStagePacks / 8 + 1);
+  return std::max(
+      1, std::min(blocks_per_sm(d, kRowBlock, 0, smem), row_short_min_blocks(in_bytes, acc_bytes)));
+}
+// Byte of stage element i (padded: the spare words before it).
+template <typename T>
+__device__ __forceinline__ int row_short_at(int i, bool padded) {
+  const int b = i * static_cast<int>(sizeof(T));
+  return padded ? b + 4 * (b >> 7) : b;
+}
 
-// Rows of cols <= kRowShortMaxCols elements (any alignment): the matrix is one flat array of
-// n = rows * cols elements, read as the 16-byte packs of base = in - shift (the aligned
+// Rows of at most kRowShortMaxBytes (any alignment; ld == cols): the matrix is one flat array
+// of n = rows * cols elements, read as the 16-byte packs of base = in - shift (the aligned
 // address at or below in; matrix element e is base[e + shift]). Tile k is base packs
 // g0 = k * kRowShortTilePacks, ... plus a halo of kRowShortHalo packs (rows that start in
 // the tile may end past it); thread t loads packs g0 + t, g0 + t + kRowBlock, ... (8 loads
-// in flight, coalesced) into shared memory, and after a barrier reduces the rows that start
-// inside the tile: rows row_begin + t, row_begin + t + kRowBlock, ..., each from its cols
-// elements in shared memory (consecutive threads, consecutive rows: a stride of cols
-// elements, conflict-free for odd cols), writing out coalesced.
+// in flight, coalesced) into shared memory (padded: row_short_padded), and after a barrier
+// reduces the rows that start inside the tile: rows row_begin + t, row_begin + t + kRowBlock,
+// ..., each from its cols elements in shared memory (consecutive threads, consecutive rows),
+// writing out coalesced.
 // Only whole packs inside the matrix are loaded: indices past them are clamped to the last
 // one (a duplicate no row reads), and the two packs the matrix covers only in part (its
 // first when shift > 0, its last when n + shift is not a multiple of Pack) are completed
@@ -72,12 +105,26 @@ __global__ void __launch_bounds__(kRowBlock,
     row_reduce_short_kernel(const T* __restrict__ in, int64_t rows, int cols, Acc* __restrict__ out,
                             Acc init) {
   using C = compute_t<Acc>;
-  constexpr int kHalo = kRowShortHalo<Pack>;
   constexpr int64_t kTileElems = int64_t{kRowShortTilePacks} * Pack;
-  static_assert(kHalo <= kRowBlock, "the halo is loaded by the first threads");
-  constexpr int kStagePacks = kRowShortTilePacks + kHalo;
-  __shared__ kernelkit::Pack<T, Pack> tile[kStagePacks];
-  T* const stage = reinterpret_cast<T*>(tile);
+  static_assert(kRowShortHalo <= kRowBlock, "the halo is loaded by the first threads");
+  // the stage, with room for the spare words of the padded layout
+  __shared__ uint32_t stage_words[kRowShortStagePacks * 4 + kRowShortStagePacks / 8 + 1];
+  unsigned char* const stage = reinterpret_cast<unsigned char*>(stage_words);
+  const bool padded = row_short_padded<T>(cols);
+  // pack j of the stage: 16 bytes at row_short_at(j Pack), one store, or four word stores
+  // around the spare words
+  const auto put = [&](int j, const kernelkit::Pack<T, Pack>& v) {
+    if (padded) {
+      uint32_t w[4];
+      memcpy(w, &v, 16);
+      uint32_t* dst = stage_words + 4 * j + j / 8;
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+        dst[q] = w[q];
+    } else {
+      *reinterpret_cast<kernelkit::Pack<T, Pack>*>(stage + 16 * j) = v;
+    }
+  };
   const Op op;
   const int shift = static_cast<int>((reinterpret_cast<std::uintptr_t>(in) / sizeof(T)) % Pack);
   const T* __restrict__ base = in - shift;  // aligned to a whole pack
@@ -100,7 +147,7 @@ __global__ void __launch_bounds__(kRowBlock,
         const int64_t g = g0 + q * kRowBlock + threadIdx.x;
         v[q] = load_pack<Pack>(base, g < g_lo ? g_lo : (g > g_last ? g_last : g));
       }
-      if (threadIdx.x < kHalo) {
+      if (threadIdx.x < kRowShortHalo) {
         const int64_t g = g0 + kRowShortTilePacks + threadIdx.x;
         halo = load_pack<Pack>(base, g > g_last ? g_last : g);
       }
@@ -108,12 +155,12 @@ __global__ void __launch_bounds__(kRowBlock,
     __syncthreads();  // the previous tile's rows have been read from shared memory
 #pragma unroll
     for (int q = 0; q < kRowShortPacks; ++q)
-      tile[q * kRowBlock + threadIdx.x] = v[q];
-    if (threadIdx.x < kHalo) tile[kRowShortTilePacks + threadIdx.x] = halo;
+      put(q * kRowBlock + threadIdx.x, v[q]);
+    if (threadIdx.x < kRowShortHalo) put(kRowShortTilePacks + threadIdx.x, halo);
     // the partial packs in this stage (the same for the whole block): after the stores
     // above, their elements inside the matrix one by one
     const bool head_here = shift > 0 && k == 0;
-    const bool tail_here = tail_pack && g_hi >= g0 && g_hi < g0 + kStagePacks;
+    const bool tail_here = tail_pack && g_hi >= g0 && g_hi < g0 + kRowShortStagePacks;
     if (head_here || tail_here) {
       __syncthreads();
       if (threadIdx.x < 2 * Pack) {
@@ -122,7 +169,9 @@ __global__ void __launch_bounds__(kRowBlock,
         const int64_t g = threadIdx.x < Pack ? (head_here ? 0 : -1) : (tail_once ? g_hi : -1);
         const int j = static_cast<int>(threadIdx.x % Pack);
         const int64_t e = g * Pack + j - shift;  // matrix index
-        if (g >= 0 && e >= 0 && e < n) stage[(g - g0) * Pack + j] = in[e];
+        if (g >= 0 && e >= 0 && e < n)
+          *reinterpret_cast<T*>(
+              stage + row_short_at<T>(static_cast<int>((g - g0) * Pack + j), padded)) = in[e];
       }
     }
     __syncthreads();
@@ -131,10 +180,18 @@ __global__ void __launch_bounds__(kRowBlock,
     const int64_t ends = ceil_div<int64_t>(lo + kTileElems, cols);
     const int64_t row_end = ends < rows ? ends : rows;
     for (int64_t r = row_begin + threadIdx.x; r < row_end; r += kRowBlock) {
-      const T* x = stage + (r * cols - lo);
+      const int i0 = static_cast<int>(r * cols - lo);  // stage element of the row's first
       C acc = identity<Op, C>();
-      for (int c = 0; c < cols; ++c)
-        acc = op(acc, convert<C>(x[c]));
+      if (padded) {
+        for (int c = 0; c < cols; ++c)
+          acc = op(acc,
+                   convert<C>(*reinterpret_cast<const T*>(stage + row_short_at<T>(i0 + c, true))));
+      } else {
+        const T* x = reinterpret_cast<const T*>(stage) + i0;
+#pragma unroll 4
+        for (int c = 0; c < cols; ++c)
+          acc = op(acc, convert<C>(x[c]));
+      }
       out[r] = convert<Acc>(op(convert<C>(init), acc));
     }
   }
