@@ -290,7 +290,7 @@ inline TransposeGatherShape transpose_gather_geometry(int e, bool flat_out, bool
     g.tile_c = c;
     g.pitch = 0;  // (one run)
   } else {
-    g.tile_r = e <= 2 ? 128 : 64;
+    g.tile_r = transpose_gather_row_tile(e);
     g.kk_threads = g.tile_r / vec;
     g.cq_threads = kTransposeBlock / g.kk_threads;
     g.tile_c = g.cq_threads * passes;
@@ -320,7 +320,8 @@ inline void transpose_gather_tiles(TransposePlan* p, int64_t rows, int64_t cols,
   const int per = flat_out  ? kTransposeBlock / static_cast<int>(rows)
                   : flat_in ? kTransposeBlock / static_cast<int>(cols)
                             : 2;
-  TransposeGatherShape g = transpose_gather_geometry(e, flat_out, flat_in, rows, cols, 4);
+  TransposeGatherShape g =
+      transpose_gather_geometry(e, flat_out, flat_in, rows, cols, kTransposeGatherMaxPasses);
   const int64_t smem = transpose_gather_smem_bytes(g, e) + d.smem_reserved_per_block;
   const int64_t per_sm = std::max<int64_t>(
       1, std::min<int64_t>({transpose_gather_blocks(e, flat_out),
@@ -330,7 +331,7 @@ inline void transpose_gather_tiles(TransposePlan* p, int64_t rows, int64_t cols,
   // one for a tile's start (its loads' latency, its barriers): four passes for large matrices,
   // fewer where that takes fewer waves' worth of time (ties: the larger tiles).
   int64_t tr = 1, tc = 1, best = INT64_MAX;
-  for (int passes = 4; passes >= 1; passes /= 2) {
+  for (int passes = kTransposeGatherMaxPasses; passes >= 1; passes /= 2) {
     if ((per * passes) % 2 != 0) break;
     const TransposeGatherShape q =
         transpose_gather_geometry(e, flat_out, flat_in, rows, cols, passes);

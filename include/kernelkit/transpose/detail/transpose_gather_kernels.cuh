@@ -198,6 +198,19 @@ __host__ __device__ __forceinline__ Pack<uint32_t, 4> transpose_gather16(const u
 
 // ---- geometry ---------------------------------------------------------------------------------
 
+// Passes of a tile over its owned chunks, at most (the plan takes 4, 2 or 1).
+inline constexpr int kTransposeGatherMaxPasses = 4;
+// Tiles of out rows staged row by row own this many rows (Tr): 128 for 1- and 2-byte
+// elements (the sector halo, kSec - 1 rows, stays under an eighth of it for 2-byte ones), 64
+// else. Their passes are then kTransposeBlock / (Tr / kVec) out rows apart: 32 bytes of a
+// staged row for 1- and 2-byte elements, 64 for 4- and 8-byte ones, a constant of the kernel.
+__host__ __device__ constexpr int transpose_gather_row_tile(int e) {
+  return e <= 2 ? 128 : 64;
+}
+__host__ __device__ constexpr int transpose_gather_pass_bytes(int e) {
+  return kTransposeBlock / (transpose_gather_row_tile(e) / (16 / e)) * e;
+}
+
 // Staging, row by row: a staged row takes pitch / 16 chunk slots (at least its aligned chunks:
 // the columns' bytes plus one for the phase), its first element at its byte phase of its first
 // slot, row rho from slot rho pitch / 16 + (rho >> pad_shift): one spare slot every 2^pad_shift
@@ -497,7 +510,28 @@ class TransposeGatherThread {
     const int64_t d_dst = run ? int64_t{d_rr} : g.cq_threads * g.rows;
     const int rr_end = g.tile_r - s_;
     U* dst = out + (T.c0 + cq0_) * g.rows + T.r0 + (kVec * kk0_ - s_);
-    for (int rr = kVec * kk0_ - s_, cq = cq0_, base = 0; rr < rr_end && cq < vc;
+    const int rr0 = kVec * kk0_ - s_;
+    if (!run && rr0 < rr_end && rr0 >= above && rr0 + kVec <= below) {
+      // Rows staged one by one, the thread's chunks inside the matrix: its rows are the same in
+      // every pass (its out rows move by cq_threads, its staged bytes by a constant,
+      // transpose_gather_pass_bytes), so the element offsets are unpacked once and the passes
+      // (at most 4) unrolled, each element's shared-memory address a register plus an
+      // immediate: 16 LDS and 12 PRMT a 16-byte chunk of 1-byte elements, no other arithmetic
+      // (sm_90 SASS: ~47 instructions a chunk, ~68 in the loop below).
+      constexpr int kPassBytes = transpose_gather_pass_bytes(kE);
+      int a[kVec];
+#pragma unroll
+      for (int j = 0; j < kVec; ++j)
+        a[j] = at(j);
+#pragma unroll
+      for (int k = 0; k < kTransposeGatherMaxPasses; ++k) {
+        if (cq0_ + k * d_cq >= vc) break;
+        transpose_store16(dst + k * d_dst, transpose_gather16<U>(
+                                               smem, [&](int j) { return a[j] + k * kPassBytes; }));
+      }
+      return;
+    }
+    for (int rr = rr0, cq = cq0_, base = 0; rr < rr_end && cq < vc;
          rr += d_rr, cq += d_cq, base += d_at, dst += d_dst) {
       if (rr >= below || rr + kVec <= above) continue;
       // (every element of the chunk gathered, also where it lies past the first or the last row
@@ -544,10 +578,11 @@ class TransposeGatherThread {
   bool active_ = false;
   int kk0_ = 0, cq0_ = 0, s_ = 0;  // rows: first chunk, first out row, its sector phase
   int u_ = 0, p0_ = 0, h_ = 0;     // flat: chunk of a period, first period, staged columns left
-  // The shared-memory byte of the first chunk's element j (at(j)); 1- and 2-byte elements keep
-  // two 16-bit offsets a register (a 1-byte chunk's 16 offsets took registers the rows kernel
-  // then spilled).
-  static constexpr bool kPacked = kE <= 2;
+  // The shared-memory byte of the first chunk's element j (at(j)); 2-byte elements keep two
+  // 16-bit offsets a register. 1-byte elements keep one a register: packed, the rows kernel's
+  // unpacked copy for its unrolled passes spilled 8-16 bytes on sm_90 / sm_100 (no spill at
+  // 64 / 80 registers unpacked, on sm_80 .. sm_120).
+  static constexpr bool kPacked = kE == 2;
   uint32_t at_[kPacked ? kVec / 2 : kVec] = {};
   __host__ __device__ void set_at(int j, int v) {
     if constexpr (kPacked) {
