@@ -56,16 +56,19 @@ __host__ __device__ constexpr T pow2_floor(T v) {
 /// around the MUFU (an FSETP and two predicated FMULs, or an FSEL and an FMUL, in the sm_90
 /// SASS). 1 / 0 = inf, 2^-inf = 0, log2(0) = -inf; NaN stays NaN.
 /// @{
+/// 1 / x, rcp.approx.ftz.f32.
 __device__ __forceinline__ float rcp_approx_ftz(float x) {
   float r;
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
   return r;
 }
+/// 2^x, ex2.approx.ftz.f32.
 __device__ __forceinline__ float ex2_approx_ftz(float x) {
   float r;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
   return r;
 }
+/// log2(x), lg2.approx.ftz.f32.
 __device__ __forceinline__ float lg2_approx_ftz(float x) {
   float r;
   asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
