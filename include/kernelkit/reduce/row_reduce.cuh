@@ -265,7 +265,7 @@ inline RowReducePlan plan_row_reduce(int64_t rows, int64_t cols, int64_t ld, int
   // The short kernel: rows of up to 8 columns always (the group kernel reads them an element
   // at a time); longer rows of up to 128 bytes while its 32 KB tiles fill the device's resident
   // blocks of it once (a smaller matrix spreads over more blocks of the group kernel: f16
-  // 85389x29, 152 tiles for 528 blocks, 7 % slower on the short kernel).
+  // 85389x29, 152 tiles for 396 blocks, 7 % slower on the short kernel).
   const int64_t short_tiles =
       ceil_div<int64_t>(rows * cols + (in_aligned ? 0 : pack - 1),
                         int64_t{detail::kRowShortTilePacks} * pack);  // the count may be one
