@@ -323,4 +323,12 @@ cudaError_t set_shared_memory_kernel(Kernel kernel) {
                               cudaSharedmemCarveoutMaxShared);
 }
 
+/// set_shared_memory_kernel once per kernel and device (once_per_kernel): the whole setup of a
+/// kernel that needs no attribute besides those.
+template <typename Kernel>
+cudaError_t set_shared_memory_kernel_once(Kernel kernel) {
+  return once_per_kernel(reinterpret_cast<const void*>(kernel),
+                         [&] { return set_shared_memory_kernel(kernel); });
+}
+
 }  // namespace kernelkit

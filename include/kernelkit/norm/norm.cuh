@@ -77,16 +77,6 @@ bool norm_args_ok(NormKind kind, const detail::NormArgs<T, W>& a) {
   return true;
 }
 
-namespace detail {
-// Once per kernel and device: a kTile kernel's shared-memory attributes (core
-// set_shared_memory_kernel; the plan reserves its static part: kNormTileStatic).
-template <typename Kernel>
-cudaError_t norm_tile_setup(Kernel kernel) {
-  return once_per_kernel(reinterpret_cast<const void*>(kernel),
-                         [&] { return set_shared_memory_kernel(kernel); });
-}
-}  // namespace detail
-
 /// Launches plan p (made by plan_norm for these operands) of a norm op: the one place the
 /// plan's values become template arguments, those of its entry of kNormConfigs (any other
 /// plan, or a kWarp or kTile plan whose lanes are not 1, 2, 4, ..., 32, answers
@@ -103,7 +93,8 @@ cudaError_t launch_norm(const NormPlan& p, NormKind kind, const detail::NormArgs
       constexpr NormConfig c = kNormConfigs[decltype(i)::value];
       if constexpr (c.path == NormPath::kTile) {
         const auto kernel = norm_tile_kernel<kKind, T, W, c.packs>;
-        KERNELKIT_RETURN_IF_ERROR(norm_tile_setup(kernel));
+        // (its shared-memory attributes; the plan reserves its static part: kNormTileStatic)
+        KERNELKIT_RETURN_IF_ERROR(set_shared_memory_kernel_once(kernel));
         if (p.lanes < 1 || p.lanes > kWarpSize || !is_pow2(p.lanes) || p.tile_rows < 1 ||
             p.tile_rows % (c.block / p.lanes) != 0)
           return cudaErrorInvalidValue;

@@ -105,16 +105,6 @@ constexpr size_t softmax_inner_workspace_bytes(int64_t outer, int64_t n, int64_t
                     : softmax_inner_workspace_bytes(outer, n, inner, static_cast<int>(sizeof(T)));
 }
 
-namespace detail {
-// Once per tile kernel and device: its shared-memory attributes (core
-// set_shared_memory_kernel; the plan counts its static slots: softmax_inner_tile_static_smem).
-template <typename Kernel>
-cudaError_t softmax_inner_tile_setup(Kernel kernel) {
-  return once_per_kernel(reinterpret_cast<const void*>(kernel),
-                         [&] { return set_shared_memory_kernel(kernel); });
-}
-}  // namespace detail
-
 /// Launches plan p (made by plan_softmax_inner for these operands; inner >= 2) of kind: the one
 /// place the plan's values become template arguments, those of its entry of
 /// kSoftmaxInnerConfigs (any other plan answers cudaErrorInvalidValue). dy: backward only
@@ -160,7 +150,9 @@ cudaError_t launch_softmax_inner(const SoftmaxInnerPlan& p, SoftmaxKind kind, co
         }
       } else if constexpr (c.path == SoftmaxInnerPath::kTile) {
         const auto kernel = softmax_inner_tile_kernel<T, kKind, c.pack>;
-        KERNELKIT_RETURN_IF_ERROR(softmax_inner_tile_setup(kernel));
+        // (its shared-memory attributes; the plan counts its static slots:
+        // softmax_inner_tile_static_smem)
+        KERNELKIT_RETURN_IF_ERROR(set_shared_memory_kernel_once(kernel));
         return launch(kernel, p.shape, stream, args);
       } else {
         if (p.split > 1) {
