@@ -34,20 +34,37 @@ cudaError_t kk_norm(kernelkit::NormKind kind, const T* x, const T* res, const T*
   }
 }
 
-// The forward pass on main's plan of a warp a row (impl "kernelkit.warp", outside the goals):
-// whether the groups of lanes that short rows take (several rows a warp) keep their place, 3 %
-// ahead of it (bench/NOTES.md, norm). plan_norm on a device of as many SMs as need a warp a row
-// for every row count (its fill rule then sets 32 lanes: the entry of the fewest registers
-// holding the row, main's), the grid sized for the real device as plan_norm sizes it.
+// The forward's implementations: the library's plan, and two forced plans (outside the goals):
+//  - kWarpARow ("kernelkit.warp"): main's plan of a warp a row, to see whether the groups of
+//    lanes that short rows take (several rows a warp) keep their place, 3 % ahead of it
+//    (bench/NOTES.md, norm). plan_norm on a device of as many SMs as need a warp a row for every
+//    row count (its fill rule then sets 32 lanes: the entry of the fewest registers holding the
+//    row, main's), the grid sized for the real device as plan_norm sizes it;
+//  - kPhasedShort ("kernelkit.phased"): off-grid rows of at most 128 columns on the phased
+//    16-byte kWarp entries (groups of lanes at each row's phase) instead of the one-element ones
+//    plan_norm gives them, to see whether those rows should move to 16-byte packs now that
+//    several rows share a warp (main measured the phased access 2.9x slower there on a warp a
+//    row). plan_norm for a row on the grid as wide as the row's span at its worst phase with an
+//    operand off the grid (so the phased kWarp entry holding that span).
+// Both launch on the real operands.
+enum class Impl { kPlan, kWarpARow, kPhasedShort };
+
 template <typename T>
-cudaError_t kk_norm_warp_a_row(kernelkit::NormKind kind, const T* x, const T* res, const T* w,
-                               const T* b, T* y, T* sum, float* mean, float* rstd, int64_t rows,
-                               int64_t cols, cudaStream_t s) {
+cudaError_t kk_norm_forced(Impl impl, kernelkit::NormKind kind, const T* x, const T* res,
+                           const T* w, const T* b, T* y, T* sum, float* mean, float* rstd,
+                           int64_t rows, int64_t cols, cudaStream_t s) {
   namespace kk = kernelkit;
   kk::DeviceInfo d;
   BENCH_CUDA(kk::current_device_info(&d));
   const kk::detail::NormArgs<T, T> a{
       x, res, w, b, y, sum, mean, rstd, rows, cols, kind == kk::NormKind::kLayer ? 1e-5f : 1e-6f};
+  if (impl == Impl::kPhasedShort) {
+    constexpr int64_t kFull = 16 / sizeof(T);
+    const int64_t span = (cols + 2 * kFull - 2) / kFull * kFull;  // columns of the worst phase
+    const kk::NormPlan p = kk::plan_norm(kind, rows, span, sizeof(T), kk::Alignment(),
+                                         kk::Alignment(int64_t{sizeof(T)}), 0, d);
+    return kk::launch_norm(p, kind, a, s);
+  }
   const kk::Alignment x_at =
       kk::common_alignment(kk::alignment_of(x), kk::Alignment(cols * int64_t{sizeof(T)}));
   const kk::Alignment all_at =
@@ -65,29 +82,6 @@ cudaError_t kk_norm_warp_a_row(kernelkit::NormKind kind, const T* x, const T* re
   } else {
     p = kk::plan_norm(kind, rows, cols, sizeof(T), x_at, all_at, fewest, d);
   }
-  return kk::launch_norm(p, kind, a, s);
-}
-
-// Off-grid rows of at most 128 columns on the phased 16-byte kWarp entries (groups of lanes at
-// each row's phase) instead of the one-element ones plan_norm gives them (impl
-// "kernelkit.phased", outside the goals): whether those rows should move to 16-byte packs now
-// that several rows share a warp (bench/NOTES.md, norm: main measured the phased access 2.9x
-// slower there on a warp a row). plan_norm for a row on the grid as wide as the row's span at
-// its worst phase with an operand off the grid (so the phased kWarp entry holding that span),
-// launched on the real operands.
-template <typename T>
-cudaError_t kk_norm_phased_short(kernelkit::NormKind kind, const T* x, const T* res, const T* w,
-                                 const T* b, T* y, T* sum, float* mean, float* rstd, int64_t rows,
-                                 int64_t cols, cudaStream_t s) {
-  namespace kk = kernelkit;
-  kk::DeviceInfo d;
-  BENCH_CUDA(kk::current_device_info(&d));
-  const kk::detail::NormArgs<T, T> a{
-      x, res, w, b, y, sum, mean, rstd, rows, cols, kind == kk::NormKind::kLayer ? 1e-5f : 1e-6f};
-  constexpr int64_t kFull = 16 / sizeof(T);
-  const int64_t span = (cols + 2 * kFull - 2) / kFull * kFull;  // columns of the worst phase
-  const kk::NormPlan p = kk::plan_norm(kind, rows, span, sizeof(T), kk::Alignment(),
-                                       kk::Alignment(int64_t{sizeof(T)}), 0, d);
   return kk::launch_norm(p, kind, a, s);
 }
 
@@ -148,10 +142,6 @@ const char* op_name(NormKind k) {
   return k == NormKind::kRms ? "rms_norm" : (k == NormKind::kLayer ? "layer_norm" : "add_rms_norm");
 }
 
-// The forward's implementations: the library's plan, main's warp a row, 16-byte packs on
-// short off-grid rows.
-enum class Impl { kPlan, kWarpARow, kPhasedShort };
-
 template <typename T>
 void add_norm_case(const Shape& sh, NormKind kind, Impl impl = Impl::kPlan) {
   const int64_t rows = sh.rows, cols = sh.cols, off = sh.offset;
@@ -176,16 +166,11 @@ void add_norm_case(const Shape& sh, NormKind kind, Impl impl = Impl::kPlan) {
     auto mean = kkbench::poisoned_array<float>(layer ? static_cast<size_t>(rows) : 0);
     auto rstd = kkbench::poisoned_array<float>(static_cast<size_t>(rows));
     auto launch = [=](cudaStream_t st) {
-      if (impl == Impl::kWarpARow) {
-        BENCH_CUDA(kk_norm_warp_a_row<T>(kind, x->p + off, add ? res->p + off : nullptr, w->p,
-                                         layer ? b->p : nullptr, y->p + off,
-                                         add ? sum->p + off : nullptr, layer ? mean->p : nullptr,
-                                         rstd->p, rows, cols, st));
-      } else if (impl == Impl::kPhasedShort) {
-        BENCH_CUDA(kk_norm_phased_short<T>(kind, x->p + off, add ? res->p + off : nullptr, w->p,
-                                           layer ? b->p : nullptr, y->p + off,
-                                           add ? sum->p + off : nullptr, layer ? mean->p : nullptr,
-                                           rstd->p, rows, cols, st));
+      if (impl != Impl::kPlan) {
+        BENCH_CUDA(kk_norm_forced<T>(impl, kind, x->p + off, add ? res->p + off : nullptr, w->p,
+                                     layer ? b->p : nullptr, y->p + off,
+                                     add ? sum->p + off : nullptr, layer ? mean->p : nullptr,
+                                     rstd->p, rows, cols, st));
       } else {
         BENCH_CUDA(kk_norm<T>(kind, x->p + off, add ? res->p + off : nullptr, w->p,
                               layer ? b->p : nullptr, y->p + off, add ? sum->p + off : nullptr,
