@@ -742,29 +742,10 @@ __global__ void __launch_bounds__(kNormWarpBlock,
     __syncthreads();  // the tile's outputs are in the buffers
     const int64_t e1 = e0 + int64_t{n_rows} * cols;
     const int n = static_cast<int>((e1 - e0 + h + kP - 1) / kP);
-    const bool y_at = pack_phase<kP>(a.y) == h0;
-    const bool s_at = kAdd && pack_phase<kP>(a.sum) == h0;
     for (int v = threadIdx.x; v < n; v += kBlock) {
-      const int64_t e = e0 - h + int64_t{v} * kP;
-      const bool whole = e >= e0 && e + kP <= e1;
-      const P yv = (kAdd ? xb[chunks + v] : xb[v]);
-      if (whole && y_at) {
-        store_pack_global<kP>(a.y + e, 0, yv);
-      } else {
-#pragma unroll
-        for (int j = 0; j < kP; ++j)
-          if (e + j >= e0 && e + j < e1) a.y[e + j] = yv.elem[j];
-      }
-      if constexpr (kAdd) {
-        const P sv = xb[v];
-        if (whole && s_at) {
-          store_pack_global<kP>(a.sum + e, 0, sv);
-        } else {
-#pragma unroll
-          for (int j = 0; j < kP; ++j)
-            if (e + j >= e0 && e + j < e1) a.sum[e + j] = sv.elem[j];
-        }
-      }
+      const int64_t c = int64_t{v} * kP - h;  // the chunk's first element in the tile
+      store_row_pack_any<kP, true>(a.y + e0, c, e1 - e0, kAdd ? xb[chunks + v] : xb[v]);
+      if constexpr (kAdd) store_row_pack_any<kP, true>(a.sum + e0, c, e1 - e0, xb[v]);
     }
     k ^= 1;
   }
