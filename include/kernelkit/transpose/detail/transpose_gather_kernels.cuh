@@ -392,11 +392,13 @@ class TransposeGatherThread {
       }
       return;
     }
-    // Row by row, 2^lanes threads a row (the fewest power of two >= its chunks, at most 32):
-    // the rows whose chunks lie inside in, then (tiles at the ends of the matrix) the others,
-    // element by element where a chunk crosses the start or the end of in.
+    // Row by row, 2^lanes threads a row (the fewest power of two >= half its chunks, 4 to 32:
+    // each lane copies about two chunks, so that the row's offset arithmetic, which every lane
+    // of the row does, is paid once for two copies): the rows whose chunks lie inside in, then
+    // (tiles at the ends of the matrix) the others, element by element where a chunk crosses
+    // the start or the end of in.
     const int chunks = (T.width * kE + 15) / 16 + 1;
-    const int lanes = chunks > 16 ? 5 : chunks > 8 ? 4 : chunks > 4 ? 3 : 2;
+    const int lanes = chunks > 32 ? 5 : chunks > 16 ? 4 : chunks > 8 ? 3 : 2;
     const int lane = tid_ & ((1 << lanes) - 1);
     const int x_lo = T.c_lo < 0 ? static_cast<int>(-T.c_lo) : 0;  // first column in in
     const int x_hi = g.cols - T.c_lo < T.width ? static_cast<int>(g.cols - T.c_lo) : T.width;
