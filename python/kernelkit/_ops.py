@@ -69,7 +69,71 @@ def torch_ops():
 
             _Tensor = _torch_ops.torch.Tensor
             _torch = _torch_ops
+            _fast_setup(_torch_ops.torch)
     return _torch or None
+
+
+# ---- the fast path ---------------------------------------------------------------------
+# A plain call on torch tensors -- each array exactly a torch.Tensor (or an nn.Parameter) on a
+# CUDA device, C-contiguous, of a dtype the op takes, on x's device; none requiring grad while
+# grad mode is on; the op's default layout arguments; no out= / stream=; outside
+# torch.compile -- goes straight to _C with the arguments the full path passes for it, without
+# describing its arrays: most of the Python layer's host time (bench/NOTES.md, "Host time per
+# call"). It raises nothing: every call it does not take, including each one the full path
+# refuses, goes the full path, the one argument check. Off (_fast_names empty) until the
+# custom ops are registered, and with KERNELKIT_NO_TORCH=1.
+
+_fast_names = {}  # torch dtype -> its name, for every dtype kernelkit knows
+_fast_types = (None, None)  # (torch.Tensor, torch.nn.Parameter)
+_fast_grad = _fast_compiling = _fast_stream = _fast_empty_like = None
+_fast_f32 = _fast_cf = None
+
+
+def _fast_setup(torch):
+    global _fast_names, _fast_types, _fast_grad, _fast_compiling, _fast_stream
+    global _fast_empty_like, _fast_f32, _fast_cf
+    from ._arrays import _find_torch_stream
+
+    _fast_types = (torch.Tensor, torch.nn.Parameter)
+    _fast_grad = torch.is_grad_enabled
+    _fast_compiling = _torch.is_compiling
+    _fast_stream = _find_torch_stream()
+    _fast_empty_like, _fast_f32, _fast_cf = torch.empty_like, torch.float32, torch.contiguous_format
+    _fast_names = {getattr(torch, n): n for n in ITEMSIZE if hasattr(torch, n)}
+
+
+# (the checks inline, not in a helper of their own: a call level costs ~0.2 us there)
+def _fast(x, floats=True):
+    """x's dtype name when x may take the fast path (a float dtype unless floats=False), else
+    None."""
+    t = type(x)
+    if ((t is _fast_types[0] or t is _fast_types[1]) and x.is_cuda and x.is_contiguous()
+            and (not x.requires_grad or not _fast_grad()) and not _fast_compiling()):
+        name = _fast_names.get(x.dtype)
+        if not floats or name in FLOAT_DTYPES:
+            return name
+    return None
+
+
+def _fast_with(y, x):
+    """y (an array beside the fast path's x) may take the fast path: on x's device."""
+    t = type(y)
+    return ((t is _fast_types[0] or t is _fast_types[1]) and y.is_contiguous()
+            and (not y.requires_grad or not _fast_grad()) and y.get_device() == x.get_device())
+
+
+def _fast_launch(x, fn, *args):
+    """fn(*args, x's device, torch's current stream there), as _launch calls it."""
+    d = x.get_device()
+    fn(*args, d, _fast_stream(d))
+
+
+def _fast_workspace(x, name, nbytes):
+    """The full path's workspace (None for none) for a fast call on x."""
+    if not nbytes:
+        return None
+    d = x.get_device()
+    return workspace(Arr(x, "torch", x.shape, name, x.data_ptr(), 0, d), nbytes, "", _fast_stream(d))
 
 
 def _route(op, x, others=(), out=None, stream=None):
@@ -362,6 +426,19 @@ def _softmax(op, log, x, dim, dtype, out, stream, fake=False):
     return moved_back(dst, perm, None if out is None else o.obj)
 
 
+def _fast_softmax(x, log):
+    """softmax / log_softmax over x's last axis on the fast path, else None."""
+    name = _fast(x)
+    n = 0 if name is None else x.numel()
+    if not n or not x.dim():
+        return None
+    cols = x.shape[-1]
+    y = _fast_empty_like(x, memory_format=_fast_cf)
+    d = x.get_device()
+    _C.softmax(name, log, x.data_ptr(), cols, y.data_ptr(), n // cols, cols, d, _fast_stream(d))
+    return y
+
+
 def _inner_workspace(like, dtype, outer, n, inner, op, s):
     """softmax_inner's workspace (tall columns split over blocks), None when it needs none."""
     nbytes = _C.softmax_inner_workspace_bytes(dtype, outer, n, inner)
@@ -457,6 +534,10 @@ def softmax(x, dim=-1, dtype=None, *, out=None, stream=None):
     >>> y = kernelkit.softmax(x, dim=-1)
     >>> y[:, 0].sum().backward()           # x.grad: softmax's gradient
     """
+    if type(dim) is int and dim == -1 and dtype is None and out is None and stream is None:
+        y = _fast_softmax(x, False)
+        if y is not None:
+            return y
     t = _route("softmax", x, (), out, stream)
     if t is not None:
         return t(x, dim, _torch_dtype(dtype, "softmax"))
@@ -496,6 +577,10 @@ def log_softmax(x, dim=-1, dtype=None, *, out=None, stream=None):
     >>> logp = kernelkit.log_softmax(logits, dim=-1)
     >>> loss = -logp.gather(-1, target[:, None]).mean()
     """
+    if type(dim) is int and dim == -1 and dtype is None and out is None and stream is None:
+        y = _fast_softmax(x, True)
+        if y is not None:
+            return y
     t = _route("log_softmax", x, (), out, stream)
     if t is not None:
         return t(x, dim, _torch_dtype(dtype, "log_softmax"))
@@ -564,7 +649,34 @@ def _reduce(op, which, x, dim, keepdim, dtype, out, stream, fake=False):
     return o.obj
 
 
+def _fast_reduce(which, x, rows):
+    """A reduction of x's last axis (rows=True) or of all of x on the fast path (float32
+    out), else None."""
+    name = _fast(x)
+    n = 0 if name is None else x.numel()
+    if not n or not x.dim():
+        return None
+    if rows:
+        cols = x.shape[-1]
+        shape = x.shape[:-1]
+        o = x.new_empty(*shape, dtype=_fast_f32) if shape else x.new_empty((), dtype=_fast_f32)
+        ws = _fast_workspace(x, name, _C.row_reduce_workspace_bytes(name, n // cols, cols))
+        _fast_launch(x, _C.row_reduce, name, which, x.data_ptr(), n // cols, cols, cols,
+                     o.data_ptr(), *_ws(ws))
+    else:
+        o = x.new_empty((), dtype=_fast_f32)
+        ws = _fast_workspace(x, name, _C.reduce_workspace_bytes(name, n))
+        _fast_launch(x, _C.reduce, name, which, x.data_ptr(), n, o.data_ptr(), *_ws(ws))
+    return o
+
+
 def _reduce_public(op, kind, x, dim, keepdim, dtype, out, stream):
+    rows = type(dim) is int and dim == -1
+    if (rows or dim is None) and keepdim is False and dtype is None and out is None \
+            and stream is None:
+        o = _fast_reduce(_REDUCE[kind], x, rows)
+        if o is not None:
+            return o
     t = _route(op, x, (), out, stream)
     if t is not None:
         if dim is not None:  # the schema's int[]?
@@ -731,6 +843,13 @@ def transpose(x, *, out=None, stream=None):
     >>> kernelkit.transpose(torch.arange(6.0, device="cuda").view(2, 3)).shape
     torch.Size([3, 2])
     """
+    if out is None and stream is None:
+        name = _fast(x, floats=False)
+        if name is not None and x.dim() == 2 and x.numel():
+            rows, cols = x.shape
+            o = x.new_empty(cols, rows)
+            _fast_launch(x, _C.transpose, ITEMSIZE[name], x.data_ptr(), o.data_ptr(), rows, cols)
+            return o
     t = _route("transpose", x, (), out, stream)
     if t is not None:
         return t(x)
@@ -743,6 +862,42 @@ def _scalars(op, alpha, beta):
     except (TypeError, ValueError):
         raise TypeError(f"kernelkit.{op}: alpha and beta must be real numbers, got "
                         f"{alpha!r} and {beta!r}") from None
+
+
+def _fast_gemv(A, x, trans, alpha, beta):
+    """gemv on the fast path (beta 0, float scales, a bool trans), else None."""
+    if type(alpha) is not float or type(beta) is not float or beta != 0.0 or \
+            (trans is not False and trans is not True) or _fast(A) != "float32":
+        return None
+    if not _fast_with(x, A) or x.dtype is not A.dtype or A.dim() != 2 or x.dim() != 1:
+        return None
+    m, n = A.shape
+    y_len = n if trans else m
+    if not m or not n or x.shape[0] != (m if trans else n):
+        return None
+    o = A.new_empty(y_len)
+    ws = _fast_workspace(A, "float32", _C.gemv_workspace_bytes(trans, m, n))
+    _fast_launch(A, _C.gemv, trans, m, n, alpha, A.data_ptr(), n, x.data_ptr(), 0.0,
+                 o.data_ptr(), *_ws(ws))
+    return o
+
+
+def _fast_sgemm(A, B, trans_a, trans_b, alpha):
+    """sgemm (beta 0) on the fast path (bool trans flags, a float alpha), else None."""
+    if type(alpha) is not float or (trans_a is not False and trans_a is not True) or \
+            (trans_b is not False and trans_b is not True) or _fast(A) != "float32":
+        return None
+    if not _fast_with(B, A) or B.dtype is not A.dtype or A.dim() != 2 or B.dim() != 2:
+        return None
+    m, k = (A.shape[1], A.shape[0]) if trans_a else A.shape
+    kb, n = (B.shape[1], B.shape[0]) if trans_b else B.shape
+    if kb != k or not m or not n or not k:
+        return None
+    o = A.new_empty(m, n)
+    ws = _fast_workspace(A, "float32", _C.sgemm_workspace_bytes(trans_a, trans_b, m, n, k))
+    _fast_launch(A, _C.sgemm, trans_a, trans_b, m, n, k, alpha, A.data_ptr(), A.shape[1],
+                 B.data_ptr(), B.shape[1], 0.0, o.data_ptr(), n, *_ws(ws))
+    return o
 
 
 def _gemv(A, x, trans, alpha, beta, out, stream, fake=False):
@@ -807,6 +962,10 @@ def gemv(A, x, *, trans=False, alpha=1.0, beta=0.0, out=None, stream=None):
     >>> y = kernelkit.gemv(W, v)                 # W @ v
     >>> z = kernelkit.gemv(W, u, trans=True)     # W.T @ u
     """
+    if out is None and stream is None:
+        y = _fast_gemv(A, x, trans, alpha, beta)
+        if y is not None:
+            return y
     t = _route("gemv", A, (x,), out, stream)
     if t is not None:
         alpha, beta = _scalars("gemv", alpha, beta)
@@ -880,6 +1039,10 @@ def sgemm(A, B, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0, out=None, 
     -------
     >>> C = kernelkit.sgemm(A, B, trans_b=True, alpha=0.5)   # 0.5 * A @ B.T
     """
+    if out is None and stream is None and type(beta) is float and beta == 0.0:
+        C = _fast_sgemm(A, B, trans_a, trans_b, alpha)
+        if C is not None:
+            return C
     t = _route("sgemm", A, (B,), out, stream)
     if t is not None:
         alpha, beta = _scalars("sgemm", alpha, beta)
@@ -916,6 +1079,10 @@ def matmul(a, b, *, out=None, stream=None):
     -------
     >>> h = kernelkit.matmul(x, w)   # x: (tokens, d_in), w: (d_in, d_out)
     """
+    if out is None and stream is None:
+        c = _fast_sgemm(a, b, False, False, 1.0)
+        if c is not None:
+            return c
     t = _route("matmul", a, (b,), out, stream)
     if t is not None:
         return t(a, b)
@@ -967,6 +1134,13 @@ _UNARY_DOC = """{title}
 
 
 def _unary_public(op, which, x, out, stream, *extra):
+    if out is None and stream is None:
+        name = _fast(x)
+        if name is not None:
+            y = _fast_empty_like(x, memory_format=_fast_cf)
+            d = x.get_device()
+            _C.unary(which, name, x.numel(), y.data_ptr(), x.data_ptr(), d, _fast_stream(d))
+            return y
     t = _route(op, x, (), out, stream)
     if t is not None:
         return t(x, *extra)
@@ -1057,6 +1231,14 @@ _BINARY_DOC = """{title}
 
 
 def _binary_public(op, which, a, b, out, stream):
+    if out is None and stream is None:
+        name = _fast(a)
+        if name is not None and _fast_with(b, a) and b.dtype is a.dtype and b.shape == a.shape:
+            y = _fast_empty_like(a, memory_format=_fast_cf)
+            d = a.get_device()
+            _C.binary(which, name, a.numel(), y.data_ptr(), a.data_ptr(), b.data_ptr(), d,
+                      _fast_stream(d))
+            return y
     t = _route(op, a, (b,), out, stream)
     if t is not None:
         return t(a, b)
@@ -1127,6 +1309,13 @@ def cast(x, dtype, *, out=None, stream=None):
     -------
     >>> xb = kernelkit.cast(x, torch.bfloat16)
     """
+    if out is None and stream is None and type(dtype) is type(_fast_f32):
+        name = _fast(x)
+        to = None if name is None else _fast_names.get(dtype)
+        if to in FLOAT_DTYPES:
+            y = _fast_empty_like(x, dtype=dtype, memory_format=_fast_cf)
+            _fast_launch(x, _C.cast, name, to, x.numel(), y.data_ptr(), x.data_ptr())
+            return y
     t = _route("cast", x, (), out, stream)
     if t is not None:
         return t(x, _torch_dtype(dtype, "cast"))
@@ -1223,6 +1412,33 @@ def _norm_no_overlap(given, o, params, op, out_name):
     for p, name in params:
         if p is not None:
             require_no_overlap(o, p, op, out_name, name)
+
+
+def _fast_norm(x, normalized_shape, weight, bias, eps):
+    """(dtype, parameters' dtype, rows, cols, eps) of a norm over x's last axis on the fast
+    path (1-D parameters, eps None or a float), else None."""
+    name = _fast(x)
+    if name is None or not x.dim():
+        return None
+    cols = x.shape[-1]
+    n = x.numel()
+    if not n or not (normalized_shape is None or
+                     (type(normalized_shape) is int and normalized_shape == cols)):
+        return None
+    wdt = None
+    for p in (weight, bias):
+        if p is not None:
+            if not _fast_with(p, x) or p.dim() != 1 or p.shape[0] != cols:
+                return None
+            pn = _fast_names.get(p.dtype)
+            if (pn != name and pn != "float32") or (wdt is not None and pn != wdt):
+                return None
+            wdt = pn
+    if eps is None:
+        eps = _FINFO_EPS[name]
+    elif type(eps) is not float or not eps >= 0.0:
+        return None
+    return name, wdt or name, n // cols, cols, eps
 
 
 def _stats(a, rows, want, op):
@@ -1433,6 +1649,14 @@ def rms_norm(x, normalized_shape=None, weight=None, eps=None, *, out=None, strea
     -------
     >>> h = kernelkit.rms_norm(h, weight=w, eps=1e-6)       # (tokens, hidden), w: (hidden,)
     """
+    f = None if out is not None or stream is not None else \
+        _fast_norm(x, normalized_shape, weight, None, eps)
+    if f is not None:
+        name, wdt, rows, cols, e = f
+        y = _fast_empty_like(x, memory_format=_fast_cf)
+        _fast_launch(x, _C.rms_norm, name, wdt, x.data_ptr(), 0 if weight is None else
+                     weight.data_ptr(), y.data_ptr(), 0, rows, cols, e)
+        return y
     t = _route("rms_norm", x, (weight,), out, stream)
     if t is not None:
         return t(x, _norm_shape_arg(normalized_shape, "rms_norm"), weight, eps)[0]
@@ -1479,6 +1703,15 @@ def layer_norm(x, normalized_shape=None, weight=None, bias=None, eps=1e-5, *, ou
     -------
     >>> y = kernelkit.layer_norm(x, (768,), ln.weight, ln.bias)
     """
+    f = None if out is not None or stream is not None else \
+        _fast_norm(x, normalized_shape, weight, bias, eps)
+    if f is not None:
+        name, wdt, rows, cols, e = f
+        y = _fast_empty_like(x, memory_format=_fast_cf)
+        _fast_launch(x, _C.layer_norm, name, wdt, x.data_ptr(), 0 if weight is None else
+                     weight.data_ptr(), 0 if bias is None else bias.data_ptr(), y.data_ptr(), 0,
+                     0, rows, cols, e)
+        return y
     t = _route("layer_norm", x, (weight, bias), out, stream)
     if t is not None:
         return t(x, _norm_shape_arg(normalized_shape, "layer_norm"), weight, bias, eps)[0]
@@ -1523,6 +1756,16 @@ def add_rms_norm(x, residual, weight=None, eps=None, *, out=None, stream=None):
     -------
     >>> h, resid = kernelkit.add_rms_norm(attn_out, resid, w, 1e-6, out=(attn_out, resid))
     """
+    f = None if out is not None or stream is not None else _fast_norm(x, None, weight, None, eps)
+    if f is not None and _fast_with(residual, x) and residual.dtype is x.dtype and \
+            residual.shape == x.shape:
+        name, wdt, rows, cols, e = f
+        y = _fast_empty_like(x, memory_format=_fast_cf)
+        s = _fast_empty_like(x, memory_format=_fast_cf)
+        _fast_launch(x, _C.add_rms_norm, name, wdt, x.data_ptr(), residual.data_ptr(),
+                     0 if weight is None else weight.data_ptr(), y.data_ptr(), s.data_ptr(), 0,
+                     rows, cols, e)
+        return y, s
     t = _route("add_rms_norm", x, (residual, weight), out, stream)
     if t is not None:
         y, s, _ = t(x, residual, weight, eps)
@@ -1578,6 +1821,27 @@ def _loss_inputs(op, input, target, fake):
     if ld is None:  # rows not unit-stride: the ValueError naming the strides
         require_contiguous(a, op, "input")
     return a, t, rows, vocab, ld
+
+
+def _fast_cross_entropy(x, target, ignore_index, reduction, label_smoothing):
+    """cross_entropy on the fast path (an int ignore_index, a float label_smoothing), else
+    None."""
+    code = _LOSS_REDUCTION.get(reduction) if type(reduction) is str else None
+    if code is None or type(ignore_index) is not int or not -2**63 <= ignore_index < 2**63 or \
+            type(label_smoothing) is not float or not 0.0 <= label_smoothing <= 1.0:
+        return None
+    name = _fast(x)
+    if name is None or x.dim() != 2 or not _fast_with(target, x) or target.dim() != 1:
+        return None
+    rows, vocab = x.shape
+    tname = _fast_names.get(target.dtype)
+    if not rows or not vocab or target.shape[0] != rows or tname not in ("int64", "int32"):
+        return None
+    o = x.new_empty(rows, dtype=_fast_f32) if code == 0 else x.new_empty((), dtype=_fast_f32)
+    ws = _fast_workspace(x, name, _C.cross_entropy_workspace_bytes(rows, vocab))
+    _fast_launch(x, _C.cross_entropy, name, tname, x.data_ptr(), vocab, target.data_ptr(), rows,
+                 vocab, ignore_index, label_smoothing, code, o.data_ptr(), 0, *_ws(ws))
+    return o
 
 
 def _cross_entropy(input, target, ignore_index, reduction, label_smoothing, out, stream,
@@ -1687,6 +1951,10 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
     if weight is not None:
         raise NotImplementedError("kernelkit.cross_entropy: class weights are not supported "
                                   "(weight must be None)")
+    if out is None and stream is None:
+        loss = _fast_cross_entropy(input, target, ignore_index, reduction, label_smoothing)
+        if loss is not None:
+            return loss
     t = _route("cross_entropy", input, (), out, stream)
     if t is not None:
         return t(input, target, ignore_index, reduction, label_smoothing)[0]

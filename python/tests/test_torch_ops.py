@@ -266,6 +266,76 @@ def test_fakes_refuse_what_the_real_op_refuses(case):
             getattr(torch.ops.kernelkit, name)(*a, **kwargs)
 
 
+# ---- the fast path: plain calls skip the Arr descriptions, not the checks -----------------
+
+class _CudaLike(torch.Tensor if HAS_TORCH else object):
+    """A CPU tensor that says it is a CUDA one: the plain functions' two paths run on it (the
+    fast one taking _CudaLike for torch.Tensor) down to the extension, whose launches the
+    `calls` fixture records."""
+
+    @property
+    def is_cuda(self):
+        return True
+
+
+def _both_paths(monkeypatch, calls, fn, args, kwargs):
+    """[(taken fast, canonical calls)] of fn(*args, **kwargs) as called (fast path allowed)
+    and with stream=0 (the full path: the same stream, 0 here). Canonical: an input's address
+    named, a new array's "new" (the samples' sizes are far below 2^20, host addresses above)."""
+    from kernelkit import _arrays
+
+    monkeypatch.setattr(_ops, "_fast_types", (_CudaLike, torch.nn.Parameter))
+    monkeypatch.setattr(_ops, "_fast_stream", lambda d: 0)
+    monkeypatch.setattr(_arrays, "_torch_stream", lambda d: 0)
+    monkeypatch.setattr(_arrays, "_torch_raw", ())  # workspaces: uint8 tensors on the CPU
+    routed = []
+    route = _ops._route
+    monkeypatch.setattr(_ops, "_route", lambda *a, **k: routed.append(1) or route(*a, **k))
+    inputs = {a.data_ptr(): f"in{i}" for i, a in enumerate(args) if isinstance(a, torch.Tensor)}
+
+    def canonical(log):
+        return [(n, tuple(inputs.get(v, "new" if isinstance(v, int) and v >= 2**20 else v)
+                          for v in a)) for n, a in log]
+
+    result = []
+    for extra in ({}, {"stream": 0}):
+        routed.clear()
+        calls.clear()
+        fn(*args, **kwargs, **extra)
+        result.append((not routed, canonical(calls)))
+    return result
+
+
+@CASES
+def test_fast_path_passes_what_the_full_path_passes(case, calls, monkeypatch):
+    """Every plain call the fast path takes reaches the extension with the arguments of the
+    full path's call (pointers of new arrays aside); the default-argument sample of every
+    function takes it."""
+    name, args, kwargs, _, _ = sample(case, "cpu")
+    args = tuple(a.as_subclass(_CudaLike) if isinstance(a, torch.Tensor) else a for a in args)
+    (fast, got), (full, want) = _both_paths(monkeypatch, calls, getattr(kernelkit, name), args,
+                                            kwargs)
+    assert not full and got == want and want
+    plain = not kwargs and not any(isinstance(a, list) for a in args)
+    assert fast or not plain, f"kernelkit.{name}: a plain call missed the fast path"
+
+
+@pytest.mark.parametrize("case", [c for c in REFUSED if not c[0].endswith("_backward")],
+                         ids=[i for c, i in zip(REFUSED, REFUSED_IDS)
+                              if not c[0].endswith("_backward")])
+def test_fast_path_refuses_what_the_full_path_refuses(case, calls, monkeypatch):
+    """A call the full path refuses is refused the same way with the fast path on: the fast
+    path never takes it."""
+    name, args, kwargs, exc, msg = case
+    monkeypatch.setattr(_ops, "_fast_types", (_CudaLike, torch.nn.Parameter))
+    monkeypatch.setattr(_ops, "_fast_stream", lambda d: 0)
+    a = tuple(x.as_subclass(_CudaLike) if isinstance(x, torch.Tensor) and "cpu" not in msg
+              else x for x in args(_maker("cpu")))
+    with pytest.raises(exc, match=msg):
+        getattr(kernelkit, name)(*a, **kwargs)
+    assert not calls
+
+
 def test_fakes_accept_what_the_real_op_reads():
     """Shapes, dtypes and strides of the fakes' outputs, on fake CUDA tensors."""
     from torch._subclasses.fake_tensor import FakeTensorMode
