@@ -81,24 +81,26 @@ def torch_ops():
 # describing its arrays: most of the Python layer's host time (bench/NOTES.md, "Host time per
 # call"). It raises nothing: every call it does not take, including each one the full path
 # refuses, goes the full path, the one argument check. Off (_fast_names empty) until the
-# custom ops are registered, and with KERNELKIT_NO_TORCH=1.
+# custom ops are registered, and with KERNELKIT_NO_TORCH=1. Outputs are torch.empty_like(x)
+# without memory_format= (x is dense and row-major, so its strides are the standard ones but
+# for size-1 axes; the keyword costs ~0.1-0.3 us of torch's argument parsing).
 
 _fast_names = {}  # torch dtype -> its name, for every dtype kernelkit knows
 _fast_types = (None, None)  # (torch.Tensor, torch.nn.Parameter)
 _fast_grad = _fast_compiling = _fast_stream = _fast_empty_like = None
-_fast_f32 = _fast_cf = None
+_fast_f32 = None
 
 
 def _fast_setup(torch):
     global _fast_names, _fast_types, _fast_grad, _fast_compiling, _fast_stream
-    global _fast_empty_like, _fast_f32, _fast_cf
+    global _fast_empty_like, _fast_f32
     from ._arrays import _find_torch_stream
 
     _fast_types = (torch.Tensor, torch.nn.Parameter)
     _fast_grad = torch.is_grad_enabled
     _fast_compiling = _torch.is_compiling
     _fast_stream = _find_torch_stream()
-    _fast_empty_like, _fast_f32, _fast_cf = torch.empty_like, torch.float32, torch.contiguous_format
+    _fast_empty_like, _fast_f32 = torch.empty_like, torch.float32
     _fast_names = {getattr(torch, n): n for n in ITEMSIZE if hasattr(torch, n)}
 
 
@@ -430,10 +432,11 @@ def _fast_softmax(x, log):
     """softmax / log_softmax over x's last axis on the fast path, else None."""
     name = _fast(x)
     n = 0 if name is None else x.numel()
-    if not n or not x.dim():
+    shape = x.shape if n else None
+    if not shape:
         return None
-    cols = x.shape[-1]
-    y = _fast_empty_like(x, memory_format=_fast_cf)
+    cols = shape[-1]
+    y = _fast_empty_like(x)
     d = x.get_device()
     _C.softmax(name, log, x.data_ptr(), cols, y.data_ptr(), n // cols, cols, d, _fast_stream(d))
     return y
@@ -1137,7 +1140,7 @@ def _unary_public(op, which, x, out, stream, *extra):
     if out is None and stream is None:
         name = _fast(x)
         if name is not None:
-            y = _fast_empty_like(x, memory_format=_fast_cf)
+            y = _fast_empty_like(x)
             d = x.get_device()
             _C.unary(which, name, x.numel(), y.data_ptr(), x.data_ptr(), d, _fast_stream(d))
             return y
@@ -1234,7 +1237,7 @@ def _binary_public(op, which, a, b, out, stream):
     if out is None and stream is None:
         name = _fast(a)
         if name is not None and _fast_with(b, a) and b.dtype is a.dtype and b.shape == a.shape:
-            y = _fast_empty_like(a, memory_format=_fast_cf)
+            y = _fast_empty_like(a)
             d = a.get_device()
             _C.binary(which, name, a.numel(), y.data_ptr(), a.data_ptr(), b.data_ptr(), d,
                       _fast_stream(d))
@@ -1313,7 +1316,7 @@ def cast(x, dtype, *, out=None, stream=None):
         name = _fast(x)
         to = None if name is None else _fast_names.get(dtype)
         if to in FLOAT_DTYPES:
-            y = _fast_empty_like(x, dtype=dtype, memory_format=_fast_cf)
+            y = _fast_empty_like(x, dtype=dtype)
             _fast_launch(x, _C.cast, name, to, x.numel(), y.data_ptr(), x.data_ptr())
             return y
     t = _route("cast", x, (), out, stream)
@@ -1653,7 +1656,7 @@ def rms_norm(x, normalized_shape=None, weight=None, eps=None, *, out=None, strea
         _fast_norm(x, normalized_shape, weight, None, eps)
     if f is not None:
         name, wdt, rows, cols, e = f
-        y = _fast_empty_like(x, memory_format=_fast_cf)
+        y = _fast_empty_like(x)
         _fast_launch(x, _C.rms_norm, name, wdt, x.data_ptr(), 0 if weight is None else
                      weight.data_ptr(), y.data_ptr(), 0, rows, cols, e)
         return y
@@ -1707,7 +1710,7 @@ def layer_norm(x, normalized_shape=None, weight=None, bias=None, eps=1e-5, *, ou
         _fast_norm(x, normalized_shape, weight, bias, eps)
     if f is not None:
         name, wdt, rows, cols, e = f
-        y = _fast_empty_like(x, memory_format=_fast_cf)
+        y = _fast_empty_like(x)
         _fast_launch(x, _C.layer_norm, name, wdt, x.data_ptr(), 0 if weight is None else
                      weight.data_ptr(), 0 if bias is None else bias.data_ptr(), y.data_ptr(), 0,
                      0, rows, cols, e)
@@ -1760,8 +1763,8 @@ def add_rms_norm(x, residual, weight=None, eps=None, *, out=None, stream=None):
     if f is not None and _fast_with(residual, x) and residual.dtype is x.dtype and \
             residual.shape == x.shape:
         name, wdt, rows, cols, e = f
-        y = _fast_empty_like(x, memory_format=_fast_cf)
-        s = _fast_empty_like(x, memory_format=_fast_cf)
+        y = _fast_empty_like(x)
+        s = _fast_empty_like(x)
         _fast_launch(x, _C.add_rms_norm, name, wdt, x.data_ptr(), residual.data_ptr(),
                      0 if weight is None else weight.data_ptr(), y.data_ptr(), s.data_ptr(), 0,
                      rows, cols, e)
