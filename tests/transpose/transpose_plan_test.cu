@@ -10,10 +10,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "common/config_tables.cuh"
@@ -470,6 +472,88 @@ TEST(TransposeGather, EveryPhase) {
           EXPECT_EQ(emulate(p, rows, cols, at, &what), 0)
               << describe_run(p, rows, cols, at) << ": " << what;
         }
+    }
+  }
+}
+
+// transpose_store_part, every part [lo, hi) of a chunk (not all of it) for every element size:
+// exactly bytes [lo, hi) written with the chunk's bytes, each store aligned to its size and no
+// smaller than an element, at most one store of each size on each side of the chunk's row boundary
+// (2 log2(16 / E) at most; both sides only where the part is inside the chunk at both ends).
+template <int E>
+void check_store_part() {
+  static thread_local std::vector<std::pair<int, int>> stores;  // (byte, size) of each store
+  static thread_local const unsigned char* base;
+  alignas(16) unsigned char chunk[16];
+  kernelkit::Pack<uint32_t, 4> w;
+  for (int i = 0; i < 16; ++i)
+    reinterpret_cast<unsigned char*>(w.elem)[i] = static_cast<unsigned char>(0x10 + i);
+  base = chunk;
+  kernelkit::detail::transpose_gather_hook = [](const void* q, int k, bool store) {
+    if (store)
+      stores.emplace_back(static_cast<int>(static_cast<const unsigned char*>(q) - base), k);
+  };
+  for (int lo = 0; lo < 16; lo += E)
+    for (int hi = lo + E; hi <= 16; hi += E) {
+      if (lo == 0 && hi == 16) continue;  // (the whole chunk: one 16-byte store)
+      const std::string label =
+          "elem " + std::to_string(E) + " [" + std::to_string(lo) + ", " + std::to_string(hi) + ")";
+      memset(chunk, 0xEE, sizeof(chunk));
+      stores.clear();
+      kernelkit::detail::transpose_store_part<E>(chunk, w, lo, hi);
+      for (int i = 0; i < 16; ++i)
+        EXPECT_EQ(chunk[i], i >= lo && i < hi ? 0x10 + i : 0xEE) << label << " byte " << i;
+      int per_size[9] = {};
+      for (const auto& [b, k] : stores) {
+        EXPECT_TRUE(k == 1 || k == 2 || k == 4 || k == 8) << label;
+        EXPECT_GE(k, E) << label;
+        EXPECT_EQ(b % k, 0) << label << " store of " << k << " at " << b;
+        ++per_size[k];
+      }
+      const int sides = (lo > 0 ? 1 : 0) + (hi < 16 ? 1 : 0);
+      for (int k = 1; k <= 8; k *= 2)
+        EXPECT_LE(per_size[k], sides) << label << " stores of " << k;
+    }
+  kernelkit::detail::transpose_gather_hook = nullptr;
+}
+
+TEST(TransposeGather, StorePartEveryPart) {
+  check_store_part<1>();
+  check_store_part<2>();
+  check_store_part<4>();
+  check_store_part<8>();
+}
+
+// Tiles of out rows at the row counts just past flat out (129 rows; 257 for 1-byte elements)
+// and a few hundred more: two to four tile rows, out rows of every length mod 16 bytes, so that
+// threads on the first and the last rows of the matrix write parts of chunks (every element
+// size, rows staged one by one and as one run, both tile orders, out at every sector phase
+// across the row counts, in at others).
+TEST(TransposeGather, EdgeChunksPastFlatOut) {
+  for (const DeviceInfo& d : {kktest::h100(), kktest::t4()}) {
+    for (const int e : {1, 2, 4, 8}) {
+      const int vec = 16 / e, sec = 32 / e;
+      const int64_t first = std::max(129, 256 / e + 1);
+      std::vector<int64_t> row_counts;
+      for (int64_t r = first; r < first + 16; ++r)
+        row_counts.push_back(r);
+      for (const int64_t r : {first + 127, first + 136, 3 * first + 7})
+        row_counts.push_back(r);
+      int index = 0;
+      for (const int64_t rows : row_counts)
+        for (const int64_t cols : {40, 77, 301})
+          for (const bool col_order : {false, true}) {
+            TransposePlan p;
+            if (!gather_plan(e, rows, cols, false, cols <= 64, col_order, d, &p)) continue;
+            if (col_order && !p.col_order) continue;
+            ++index;
+            const transpose_emu::Placement at{static_cast<int>((index * 5 + rows) % vec),
+                                              static_cast<int>((index * 7) % sec), 0};
+            std::string what;
+            EXPECT_EQ(emulate(p, rows, cols, at, &what), 0)
+                << d.sm_count << " SMs " << describe_run(p, rows, cols, at) << ": " << what;
+          }
+      EXPECT_GT(index, 40) << "elem " << e;
     }
   }
 }

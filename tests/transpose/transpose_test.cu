@@ -150,6 +150,15 @@ TYPED_TEST(TransposeSizeTest, GatherRowBoundaries) {
                                       kernelkit::Alignment(e), kktest::h100())
                 .path,
             TransposePath::kGather);
+  // Wide matrices of a few hundred rows (issue 31's i8 265 x 1291313 in small: three tile rows
+  // of 1-byte elements, two of them holding a matrix edge in every warp) and of 1000 rows:
+  // many tile columns and a partial last one, at mixed phases.
+  for (const auto& [rows, cols] :
+       std::vector<std::pair<int64_t, int64_t>>{{first + 8, 20011}, {1000, 4099}})
+    for (const auto& [in_off, out_off] :
+         std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {1, 3}, {3, 7}})
+      if (kktest::sanitize_keep(index++, 3))
+        check_transpose<T>(impls, rows, cols, in_off % (16 / e), out_off % (16 / e));
 }
 
 // The gather kernel (any shape the tile and thin paths do not take): every shape 1x1 .. 67x67

@@ -38,6 +38,7 @@
 
 #include "kernelkit/core/device.cuh"
 #include "kernelkit/core/pack.cuh"
+#include "kernelkit/core/types.cuh"
 #include "kernelkit/transpose/detail/transpose_kernels.cuh"
 
 namespace kernelkit {
@@ -105,53 +106,51 @@ __host__ __device__ __forceinline__ void transpose_store16(void* p, const Pack<u
 #endif
 }
 
-// Bytes [lo, hi) of the 16-byte chunk w (0 <= lo < hi <= 16) to the same bytes of the
-// 16-byte-aligned chunk at p, as aligned 8-, 4-, 2- and 1-byte stores: each store a slot of
-// the chunk inside [lo, hi) whose parent slot (twice its size) is not, i.e. at most 4 stores
-// on each side of an out row boundary (a store an element took up to 16 for 1-byte elements,
-// each its own L2 request; bench/NOTES.md, transpose). Every slot and index is a compile-time
-// constant once unrolled; lo and hi only pick the stores. lo and hi are multiples of E (the
-// element's bytes): no slot smaller than an element is stored.
+// Bytes [a, a + S) of the 16-byte chunk w (S = 1, 2, 4, 8; a a multiple of S) to the same
+// bytes of the 16-byte-aligned chunk at c, as one aligned S-byte store.
+template <int S>
+__host__ __device__ __forceinline__ void transpose_store_piece(unsigned char* c,
+                                                               const Pack<uint32_t, 4>& w, int a) {
+  bits_t<S> v;
+  if constexpr (S == 8) {
+    v = a & 8 ? (uint64_t{w.elem[3]} << 32 | w.elem[2]) : (uint64_t{w.elem[1]} << 32 | w.elem[0]);
+  } else {
+    const uint32_t lo = a & 4 ? w.elem[1] : w.elem[0], hi = a & 4 ? w.elem[3] : w.elem[2];
+    v = static_cast<bits_t<S>>((a & 8 ? hi : lo) >> (8 * (a & 3)));
+  }
+#if !defined(__CUDA_ARCH__)
+  if (transpose_gather_hook) transpose_gather_hook(c + a, S, true);
+#endif
+  *reinterpret_cast<bits_t<S>*>(c + a) = v;
+}
+
+// The S-byte stores of transpose_store_part: [lo, 16) is cut from lo upwards into aligned
+// pieces of 1, 2, 4, 8 bytes (its piece of S bytes at lo rounded up to S, where that has bit S),
+// [0, hi) from 0 into 8, 4, 2, 1 (its piece of S bytes at hi rounded down to 2S, where hi has
+// bit S); [lo, hi) is exactly the pieces of either that lie inside it.
+template <int S>
+__host__ __device__ __forceinline__ void transpose_store_pieces(unsigned char* c,
+                                                                const Pack<uint32_t, 4>& w, int lo,
+                                                                int hi) {
+  const int up = (lo + S - 1) & -S;
+  if ((up & S) && up + S <= hi) transpose_store_piece<S>(c, w, up | S);
+  const int down = hi & -(2 * S);
+  if ((hi & S) && down >= lo) transpose_store_piece<S>(c, w, down);
+}
+
+// Bytes [lo, hi) of the 16-byte chunk w (0 <= lo < hi <= 16, multiples of E, the element's
+// bytes; not the whole chunk, which is one 16-byte store) to the same bytes of the 16-byte-aligned
+// chunk at p, as aligned 8-, 4-, 2- and 1-byte stores (no piece smaller than an element): at most
+// one store of each size on each side of an out row boundary, 2 log2(16 / E) predicated stores in
+// the code (8 for 1-byte elements, where a store a slot took 30; bench/NOTES.md, transpose).
 template <int E>
 __host__ __device__ __forceinline__ void transpose_store_part(void* p, const Pack<uint32_t, 4>& w,
                                                               int lo, int hi) {
   unsigned char* c = static_cast<unsigned char*>(p);
-  const auto inside = [&](int a, int s) { return lo <= a && a + s <= hi; };
-#pragma unroll
-  for (int q = 0; q < 2; ++q)  // 8-byte slots
-    if (inside(8 * q, 8)) {
-#if defined(__CUDA_ARCH__)
-      *reinterpret_cast<uint2*>(c + 8 * q) = make_uint2(w.elem[2 * q], w.elem[2 * q + 1]);
-#else
-      if (transpose_gather_hook) transpose_gather_hook(c + 8 * q, 8, true);
-      memcpy(c + 8 * q, &w.elem[2 * q], 8);
-#endif
-    }
-#pragma unroll
-  for (int q = 0; q < 4; ++q)  // 4-byte slots
-    if (inside(4 * q, 4) && !inside(8 * (q / 2), 8)) {
-#if defined(__CUDA_ARCH__)
-      *reinterpret_cast<uint32_t*>(c + 4 * q) = w.elem[q];
-#else
-      if (transpose_gather_hook) transpose_gather_hook(c + 4 * q, 4, true);
-      memcpy(c + 4 * q, &w.elem[q], 4);
-#endif
-    }
-#pragma unroll
-  for (int q = 0; q < 8; ++q)  // 2-byte slots
-    if (E <= 2 && inside(2 * q, 2) && !inside(4 * (q / 2), 4)) {
-      const uint16_t v = static_cast<uint16_t>(w.elem[q / 2] >> (16 * (q % 2)));
-#if defined(__CUDA_ARCH__)
-      *reinterpret_cast<uint16_t*>(c + 2 * q) = v;
-#else
-      if (transpose_gather_hook) transpose_gather_hook(c + 2 * q, 2, true);
-      memcpy(c + 2 * q, &v, 2);
-#endif
-    }
-#pragma unroll
-  for (int q = 0; q < 16; ++q)  // bytes
-    if (E == 1 && inside(q, 1) && !inside(2 * (q / 2), 2))
-      c[q] = static_cast<unsigned char>(w.elem[q / 4] >> (8 * (q % 4)));
+  transpose_store_pieces<8>(c, w, lo, hi);
+  if constexpr (E <= 4) transpose_store_pieces<4>(c, w, lo, hi);
+  if constexpr (E <= 2) transpose_store_pieces<2>(c, w, lo, hi);
+  if constexpr (E == 1) transpose_store_pieces<1>(c, w, lo, hi);
 }
 
 // The element of type U at byte offset a of shared memory (as unsigned bits).
@@ -503,45 +502,57 @@ class TransposeGatherThread {
                                       const unsigned char* smem) const {
     const int vc = g.cols - T.c0 < g.tile_c ? static_cast<int>(g.cols - T.c0) : g.tile_c;
     const int64_t above = -T.r0, below = g.rows - T.r0;  // the matrix's rows, from r0
-    // a pass: kVec kk_threads rows on (one run) or cq_threads out rows on
-    const bool run = g.flat_in;
-    const int d_rr = run ? kVec * g.kk_threads : 0, d_cq = run ? 0 : g.cq_threads;
-    const int d_at =
-        run ? transpose_gather_run_at(16 * g.kk_threads * static_cast<int>(g.cols), g.cols)
-            : g.cq_threads * kE;
-    const int64_t d_dst = run ? int64_t{d_rr} : g.cq_threads * g.rows;
-    const int rr_end = g.tile_r - s_;
-    U* dst = out + (T.c0 + cq0_) * g.rows + T.r0 + (kVec * kk0_ - s_);
     const int rr0 = kVec * kk0_ - s_;
-    if (!run && rr0 < rr_end && rr0 >= above && rr0 + kVec <= below) {
-      // Rows staged one by one, the thread's chunks inside the matrix: its rows are the same in
-      // every pass (its out rows move by cq_threads, its staged bytes by a constant,
-      // transpose_gather_pass_bytes), so the element offsets are unpacked once and the passes
-      // (at most 4) unrolled, each element's shared-memory address a register plus an
-      // immediate: 16 LDS and 12 PRMT a 16-byte chunk of 1-byte elements, no other arithmetic
-      // (sm_90 SASS: ~47 instructions a chunk, ~68 in the loop below).
+    U* dst = out + (T.c0 + cq0_) * g.rows + T.r0 + rr0;
+    // (every element of a chunk is gathered, also where it lies past the first or the last row
+    // of the matrix: those staged bytes lie inside the tile's stage, and are not stored; a
+    // chunk that holds the first or the last row writes only its elements inside the matrix)
+    if (!g.flat_in) {
+      // Rows staged one by one: the thread's rows are the same in every pass (its out rows move
+      // by cq_threads, its staged bytes by a constant, transpose_gather_pass_bytes), so the
+      // element offsets are unpacked once, each element's shared-memory address a register
+      // plus an immediate: 16 LDS and 12 PRMT a 16-byte chunk of 1-byte elements, no other
+      // arithmetic (sm_90 SASS: 32-37 instructions a chunk, passes unrolled). So is its chunks'
+      // part inside the matrix, [lo, hi) of kVec elements: a thread whose chunks hold the first
+      // or the last row of the matrix runs the same passes (as a loop) and writes each chunk's
+      // part as at most 8 stores (transpose_store_part), ~140 instructions a chunk against ~200
+      // before (a loop with per-chunk bounds and 30 predicated stores).
+      if (rr0 >= below || rr0 + kVec <= above) return;  // no row of the matrix
+      const int lo = rr0 < above ? static_cast<int>(above - rr0) : 0;
+      const int hi = rr0 + kVec > below ? static_cast<int>(below - rr0) : kVec;
+      const int64_t d_dst = g.cq_threads * g.rows;
       constexpr int kPassBytes = transpose_gather_pass_bytes(kE);
       int a[kVec];
 #pragma unroll
       for (int j = 0; j < kVec; ++j)
         a[j] = at(j);
+      const auto chunk = [&](int k) {  // pass k's chunk
+        return transpose_gather16<U>(smem, [&](int j) { return a[j] + k * kPassBytes; });
+      };
+      if (lo == 0 && hi == kVec) {
 #pragma unroll
-      for (int k = 0; k < kTransposeGatherMaxPasses; ++k) {
-        if (cq0_ + k * d_cq >= vc) break;
-        transpose_store16(dst + k * d_dst, transpose_gather16<U>(
-                                               smem, [&](int j) { return a[j] + k * kPassBytes; }));
+        for (int k = 0; k < kTransposeGatherMaxPasses && cq0_ + k * g.cq_threads < vc; ++k)
+          transpose_store16(dst + k * d_dst, chunk(k));
+      } else {
+        // (a loop: a second unrolled copy of the passes spilled 2-byte tiles on sm_90)
+#pragma unroll 1
+        for (int k = 0; k < kTransposeGatherMaxPasses && cq0_ + k * g.cq_threads < vc; ++k)
+          transpose_store_part<kE>(dst + k * d_dst, chunk(k), lo * kE, hi * kE);
       }
       return;
     }
-    for (int rr = rr0, cq = cq0_, base = 0; rr < rr_end && cq < vc;
-         rr += d_rr, cq += d_cq, base += d_at, dst += d_dst) {
+    // One run (flat_in: every column in the tile, cq0 < cq_threads = cols): a pass is kVec
+    // kk_threads rows on, its staged bytes 16 kk_threads cols bytes of the run on, plus its
+    // spare chunks.
+    const int d_rr = kVec * g.kk_threads;
+    const int d_at = transpose_gather_run_at(16 * g.kk_threads * static_cast<int>(g.cols), g.cols);
+    const int rr_end = g.tile_r - s_;
+    for (int rr = rr0, base = 0; rr < rr_end; rr += d_rr, base += d_at, dst += d_rr) {
       if (rr >= below || rr + kVec <= above) continue;
-      // (every element of the chunk gathered, also where it lies past the first or the last row
-      // of the matrix: those staged bytes lie inside the tile's stage, and are not stored)
       const Chunk w = transpose_gather16<U>(smem, [&](int j) { return at(j) + base; });
       if (rr >= above && rr + kVec <= below) {
         transpose_store16(dst, w);
-      } else {  // the first or the last rows of the matrix: the chunk's elements inside them
+      } else {
         const int lo = rr < above ? static_cast<int>(above - rr) : 0;
         const int hi = rr + kVec > below ? static_cast<int>(below - rr) : kVec;
         transpose_store_part<kE>(dst, w, lo * kE, hi * kE);
