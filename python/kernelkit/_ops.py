@@ -1417,9 +1417,12 @@ def _norm_no_overlap(given, o, params, op, out_name):
             require_no_overlap(o, p, op, out_name, name)
 
 
-def _fast_norm(x, normalized_shape, weight, bias, eps):
-    """(dtype, parameters' dtype, rows, cols, eps) of a norm over x's last axis on the fast
-    path (1-D parameters, eps None or a float), else None."""
+def _fast_norm(x, normalized_shape, weight, bias, eps, out, stream):
+    """(dtype, parameters' dtype, rows, cols, eps, the parameters' addresses (0: none)) of a
+    norm over x's last axis on the fast path (1-D parameters, eps None or a float, no out= /
+    stream=), else None."""
+    if out is not None or stream is not None:
+        return None
     name = _fast(x)
     if name is None or not x.dim():
         return None
@@ -1441,7 +1444,8 @@ def _fast_norm(x, normalized_shape, weight, bias, eps):
         eps = _FINFO_EPS[name]
     elif type(eps) is not float or not eps >= 0.0:
         return None
-    return name, wdt or name, n // cols, cols, eps
+    return (name, wdt or name, n // cols, cols, eps, 0 if weight is None else weight.data_ptr(),
+            0 if bias is None else bias.data_ptr())
 
 
 def _stats(a, rows, want, op):
@@ -1652,13 +1656,11 @@ def rms_norm(x, normalized_shape=None, weight=None, eps=None, *, out=None, strea
     -------
     >>> h = kernelkit.rms_norm(h, weight=w, eps=1e-6)       # (tokens, hidden), w: (hidden,)
     """
-    f = None if out is not None or stream is not None else \
-        _fast_norm(x, normalized_shape, weight, None, eps)
+    f = _fast_norm(x, normalized_shape, weight, None, eps, out, stream)
     if f is not None:
-        name, wdt, rows, cols, e = f
+        name, wdt, rows, cols, e, w, _ = f
         y = _fast_empty_like(x)
-        _fast_launch(x, _C.rms_norm, name, wdt, x.data_ptr(), 0 if weight is None else
-                     weight.data_ptr(), y.data_ptr(), 0, rows, cols, e)
+        _fast_launch(x, _C.rms_norm, name, wdt, x.data_ptr(), w, y.data_ptr(), 0, rows, cols, e)
         return y
     t = _route("rms_norm", x, (weight,), out, stream)
     if t is not None:
@@ -1706,14 +1708,12 @@ def layer_norm(x, normalized_shape=None, weight=None, bias=None, eps=1e-5, *, ou
     -------
     >>> y = kernelkit.layer_norm(x, (768,), ln.weight, ln.bias)
     """
-    f = None if out is not None or stream is not None else \
-        _fast_norm(x, normalized_shape, weight, bias, eps)
+    f = _fast_norm(x, normalized_shape, weight, bias, eps, out, stream)
     if f is not None:
-        name, wdt, rows, cols, e = f
+        name, wdt, rows, cols, e, w, b = f
         y = _fast_empty_like(x)
-        _fast_launch(x, _C.layer_norm, name, wdt, x.data_ptr(), 0 if weight is None else
-                     weight.data_ptr(), 0 if bias is None else bias.data_ptr(), y.data_ptr(), 0,
-                     0, rows, cols, e)
+        _fast_launch(x, _C.layer_norm, name, wdt, x.data_ptr(), w, b, y.data_ptr(), 0, 0, rows,
+                     cols, e)
         return y
     t = _route("layer_norm", x, (weight, bias), out, stream)
     if t is not None:
@@ -1759,15 +1759,14 @@ def add_rms_norm(x, residual, weight=None, eps=None, *, out=None, stream=None):
     -------
     >>> h, resid = kernelkit.add_rms_norm(attn_out, resid, w, 1e-6, out=(attn_out, resid))
     """
-    f = None if out is not None or stream is not None else _fast_norm(x, None, weight, None, eps)
+    f = _fast_norm(x, None, weight, None, eps, out, stream)
     if f is not None and _fast_with(residual, x) and residual.dtype is x.dtype and \
             residual.shape == x.shape:
-        name, wdt, rows, cols, e = f
+        name, wdt, rows, cols, e, w, _ = f
         y = _fast_empty_like(x)
         s = _fast_empty_like(x)
-        _fast_launch(x, _C.add_rms_norm, name, wdt, x.data_ptr(), residual.data_ptr(),
-                     0 if weight is None else weight.data_ptr(), y.data_ptr(), s.data_ptr(), 0,
-                     rows, cols, e)
+        _fast_launch(x, _C.add_rms_norm, name, wdt, x.data_ptr(), residual.data_ptr(), w,
+                     y.data_ptr(), s.data_ptr(), 0, rows, cols, e)
         return y, s
     t = _route("add_rms_norm", x, (residual, weight), out, stream)
     if t is not None:
