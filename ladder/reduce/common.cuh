@@ -57,6 +57,8 @@ template <typename T, typename BlocksFor, typename Pass>
 cudaError_t multi_pass(const T* in, int64_t n, T* out, void* workspace, size_t workspace_bytes,
                        cudaStream_t stream, BlocksFor blocks_for, Pass pass) {
   KERNELKIT_REQUIRE(kernelkit::reduce_args_ok(in, n, out, workspace, workspace_bytes));
+  // (the library reads no workspace within one tile; a pass of the ladder's may write one)
+  KERNELKIT_REQUIRE(n == 0 || (workspace != nullptr && alignment_of(workspace).fits(16)));
   KERNELKIT_REQUIRE(workspace_bytes >= ladder_workspace_bytes<T>(n));
   if (n == 0) {
     zero_kernel<<<1, 1, 0, stream>>>(out);

@@ -354,7 +354,13 @@ TEST(ReducePlan, WorkspaceLimitsSplit) {
 TEST(ReducePlan, WorkspaceBytes) {
   EXPECT_EQ(kernelkit::reduce_workspace_bytes<float>(-3), 0u);
   EXPECT_EQ(kernelkit::reduce_workspace_bytes<float>(0), 0u);
-  EXPECT_GT(kernelkit::reduce_workspace_bytes<float>(1), 0u);
+  // one tile (kReduceTilePacks packs) is one block that writes out: no workspace
+  constexpr int64_t kTile = kernelkit::kReduceTilePacks;
+  EXPECT_EQ(kernelkit::reduce_workspace_bytes<float>(1), 0u);
+  EXPECT_EQ(kernelkit::reduce_workspace_bytes<float>(4 * kTile), 0u);
+  EXPECT_EQ((kernelkit::reduce_workspace_bytes<__half, float>(8 * kTile)), 0u);
+  EXPECT_GT(kernelkit::reduce_workspace_bytes<float>(4 * kTile + 1), 0u);
+  EXPECT_GT((kernelkit::reduce_workspace_bytes<__half, float>(8 * kTile + 1)), 0u);
   EXPECT_LE(kernelkit::reduce_workspace_bytes<float>(int64_t{1} << 40),
             kernelkit::kReduceMaxSplit * sizeof(float));
   EXPECT_EQ((kernelkit::reduce_workspace_bytes<__half, float>(int64_t{1} << 28)),
@@ -370,20 +376,29 @@ TEST(ReducePlan, WorkspaceBytes) {
     const int grid = kernelkit::plan_reduce(n, 4, 4, SIZE_MAX, h100).split;
     EXPECT_GE(grid, 1);
     EXPECT_LE(grid, 132 * kernelkit::detail::kReduceMinBlocks);
-    EXPECT_LE(static_cast<size_t>(grid) * sizeof(float),
-              kernelkit::reduce_workspace_bytes<float>(n));
+    const size_t bytes = kernelkit::reduce_workspace_bytes<float>(n);
+    EXPECT_LE(grid > 1 ? static_cast<size_t>(grid) * sizeof(float) : 0, bytes);
+    EXPECT_EQ(grid == 1, bytes == 0) << n;
   }
   EXPECT_EQ(kernelkit::plan_reduce(int64_t{1} << 24, 4, 4, SIZE_MAX, h100).split, 528);
 }
 
 // Argument checks on the host (no launch happens for a refused call).
 TEST(ReducePlan, ArgsOk) {
-  alignas(16) static float buf[4096];
+  alignas(16) static float buf[16384];
   alignas(16) static unsigned char ws[8192];
   float* in = buf;
-  float* out = buf + 4000;
-  const int64_t n = 3000;
+  // within one tile no workspace is read: none, or any, passes
+  const int64_t small = 3000;
+  EXPECT_EQ((kernelkit::reduce_workspace_bytes<float, float>(small)), 0u);
+  EXPECT_TRUE(kernelkit::reduce_args_ok(in, small, buf + 4000, nullptr, 0));
+  EXPECT_TRUE(kernelkit::reduce_args_ok(in, small, buf + 4000, ws + 8, 3));
+  EXPECT_FALSE(kernelkit::reduce_args_ok(in, small, in + small - 1, nullptr, 0));  // out inside in
+  // past one tile
+  float* out = buf + 12000;
+  const int64_t n = 10000;
   const size_t need = kernelkit::reduce_workspace_bytes<float, float>(n);
+  ASSERT_GT(need, 0u);
   EXPECT_TRUE(kernelkit::reduce_args_ok(in, n, out, ws, need));
   EXPECT_TRUE(kernelkit::reduce_args_ok<float>(nullptr, 0, out, nullptr, 0));  // writes init
   EXPECT_FALSE(kernelkit::reduce_args_ok<float>(in, 0, static_cast<float*>(nullptr), ws, need));

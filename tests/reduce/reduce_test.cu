@@ -609,6 +609,27 @@ TEST_F(DeviceReduceTest, TileEdgesAndMisalignment) {
                                   "f16 n=" + std::to_string(n) + " off=" + std::to_string(offset));
 }
 
+// Within one tile no workspace is needed: a null one gives the exact sum; past it, a null
+// workspace is refused.
+TEST_F(DeviceReduceTest, NoWorkspaceWithinOneTile) {
+  constexpr int64_t kTile = int64_t{kernelkit::kReduceTilePacks} * 4;  // floats
+  for (int64_t n : {int64_t{1}, int64_t{64}, int64_t{1000}, kTile}) {
+    ASSERT_EQ(kernelkit::reduce_workspace_bytes<float>(n), 0u) << n;
+    const auto h = kktest::small_int_vector<float>(static_cast<size_t>(n), 77 + n);
+    auto d_in = kktest::to_device(h);
+    DeviceBuffer<float> out(1);
+    out.poison();
+    ASSERT_EQ(kernelkit::sum(d_in.get(), n, out.get(), nullptr, 0), cudaSuccess) << n;
+    double ref = 0;
+    for (float x : h)
+      ref += x;
+    EXPECT_EQ(static_cast<double>(out.download()[0]), ref) << n;
+  }
+  auto d_in = kktest::to_device(kktest::small_int_vector<float>(static_cast<size_t>(kTile) + 1, 5));
+  DeviceBuffer<float> out(1);
+  EXPECT_EQ(kernelkit::sum(d_in.get(), kTile + 1, out.get(), nullptr, 0), cudaErrorInvalidValue);
+}
+
 // Bad arguments: cudaErrorInvalidValue before any launch; out stays poisoned.
 TEST_F(DeviceReduceTest, BadArguments) {
   const int64_t n = 100000;

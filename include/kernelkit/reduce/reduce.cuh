@@ -82,13 +82,15 @@ constexpr int64_t reduce_split_for(int64_t rows, int64_t packs, int64_t wave) {
 namespace kernelkit {
 
 /// Bytes of workspace reduce() needs for n elements of T accumulated in Acc: one partial (of
-/// compute_t<Acc>) per block the plan may use on any device. 0 for n <= 0.
+/// compute_t<Acc>) per block the plan may use on any device. 0 for n <= 0 and for n within one
+/// tile (kReduceTilePacks packs), which one block reads and writes out: no workspace, and the
+/// pointer may be null.
 template <typename T, typename Acc = compute_t<T>>
 constexpr size_t reduce_workspace_bytes(int64_t n) {
   if (n <= 0) return 0;
   const int64_t packs = ceil_div<int64_t>(n, kMaxPackSize<T>);
-  return static_cast<size_t>(detail::reduce_split_for(1, packs, kReduceMaxSplit)) *
-         sizeof(compute_t<Acc>);
+  const int64_t split = detail::reduce_split_for(1, packs, kReduceMaxSplit);
+  return split > 1 ? static_cast<size_t>(split) * sizeof(compute_t<Acc>) : 0;
 }
 
 /// What one call does; every decision is here.
@@ -190,7 +192,8 @@ inline ReducePlan plan_reduce(int64_t n, int in_bytes, int acc_bytes, size_t wor
 /// The argument checks of reduce / sum / max / min (and of the reduce ladder's steps): n >= 0;
 /// out non-null and aligned to Acc; for n > 0, in non-null and aligned to T, n * sizeof(T)
 /// representable, a workspace of at least reduce_workspace_bytes<T, Acc>(n) bytes aligned to
-/// 16 bytes, and no overlap between out, in and the workspace.
+/// 16 bytes where that is > 0 (else none is read, whatever is passed), and no overlap between
+/// out, in and the workspace.
 template <typename T, typename Acc>
 bool reduce_args_ok(const T* in, int64_t n, const Acc* out, const void* workspace,
                     size_t workspace_bytes) {
@@ -198,10 +201,12 @@ bool reduce_args_ok(const T* in, int64_t n, const Acc* out, const void* workspac
   if (n == 0) return true;  // writes init; neither in nor the workspace is touched
   if (in == nullptr || !is_element_aligned(in)) return false;
   if (n > INT64_MAX / static_cast<int64_t>(sizeof(T))) return false;
-  if (workspace == nullptr || !alignment_of(workspace).fits(16)) return false;
-  if (workspace_bytes < reduce_workspace_bytes<T, Acc>(n)) return false;
+  const size_t need = reduce_workspace_bytes<T, Acc>(n);
+  if (need > 0 && (workspace == nullptr || !alignment_of(workspace).fits(16))) return false;
+  if (workspace_bytes < need) return false;
   const int64_t in_span = n * static_cast<int64_t>(sizeof(T));
-  const int64_t ws_span = static_cast<int64_t>(std::min<size_t>(workspace_bytes, INT64_MAX));
+  const int64_t ws_span =
+      need > 0 ? static_cast<int64_t>(std::min<size_t>(workspace_bytes, INT64_MAX)) : 0;
   return !ranges_overlap(out, sizeof(Acc), in, in_span) &&
          !ranges_overlap(out, sizeof(Acc), workspace, ws_span) &&
          !ranges_overlap(workspace, ws_span, in, in_span);
@@ -259,18 +264,18 @@ namespace kernelkit {
 /// converted to float); Acc any of those. Max and Min propagate NaN. n == 0 writes init.
 /// in: aligned to sizeof(T) (any element offset). workspace: at least
 /// reduce_workspace_bytes<T, Acc>(n) bytes of device memory, 16-byte aligned, any contents
-/// (nothing is kept in it between calls); calls that may run at the same time need separate
-/// workspaces. out must not overlap in or the workspace, nor the workspace in. Asynchronous,
-/// no allocation, capturable in a CUDA graph. Returns cudaErrorInvalidValue, before any
-/// launch and without writing, for n < 0, an unknown op, a null or misaligned pointer where
-/// one is needed, a too-small workspace or an overlap.
+/// (nothing is kept in it between calls; none, and null allowed, where that is 0); calls that may
+/// run at the same time need separate workspaces. out must not overlap in or the workspace, nor the
+/// workspace in. Asynchronous, no allocation, capturable in a CUDA graph. Returns
+/// cudaErrorInvalidValue, before any launch and without writing, for n < 0, an unknown op, a null
+/// or misaligned pointer where one is needed, a too-small workspace or an overlap.
 /// @param in device pointer to n elements of T
 /// @param n elements (>= 0)
 /// @param out device pointer to one Acc
 /// @param op kSum, kMax or kMin
 /// @param init the first operand of the reduction (its identity for a plain reduction)
 /// @param workspace device scratch of at least reduce_workspace_bytes<T, Acc>(n) bytes,
-///        16-byte aligned (unused, may be null, when n == 0)
+///        16-byte aligned (unused, may be null, when reduce_workspace_bytes<T, Acc>(n) is 0)
 /// @param workspace_bytes bytes of workspace
 /// @param stream the stream the work is enqueued on (nullptr: the default stream)
 /// @return cudaSuccess once the work is enqueued on stream; cudaErrorInvalidValue, before any
