@@ -476,7 +476,8 @@ TEST(TransposeGather, EveryPhase) {
   }
 }
 
-// transpose_store_part, every part [lo, hi) of a chunk (not all of it) for every element size:
+// transpose_store_part, every part [lo, hi) of a chunk (not all of it) for every element size, and
+// transpose_store_tail / transpose_store_head on the parts that end the chunk on one side:
 // exactly bytes [lo, hi) written with the chunk's bytes, each store aligned to its size and no
 // smaller than an element, at most one store of each size on each side of the chunk's row boundary
 // (2 log2(16 / E) at most; both sides only where the part is inside the chunk at both ends).
@@ -498,21 +499,29 @@ void check_store_part() {
       if (lo == 0 && hi == 16) continue;  // (the whole chunk: one 16-byte store)
       const std::string label =
           "elem " + std::to_string(E) + " [" + std::to_string(lo) + ", " + std::to_string(hi) + ")";
-      memset(chunk, 0xEE, sizeof(chunk));
-      stores.clear();
-      kernelkit::detail::transpose_store_part<E>(chunk, w, lo, hi);
-      for (int i = 0; i < 16; ++i)
-        EXPECT_EQ(chunk[i], i >= lo && i < hi ? 0x10 + i : 0xEE) << label << " byte " << i;
-      int per_size[9] = {};
-      for (const auto& [b, k] : stores) {
-        EXPECT_TRUE(k == 1 || k == 2 || k == 4 || k == 8) << label;
-        EXPECT_GE(k, E) << label;
-        EXPECT_EQ(b % k, 0) << label << " store of " << k << " at " << b;
-        ++per_size[k];
-      }
       const int sides = (lo > 0 ? 1 : 0) + (hi < 16 ? 1 : 0);
-      for (int k = 1; k <= 8; k *= 2)
-        EXPECT_LE(per_size[k], sides) << label << " stores of " << k;
+      const auto check = [&](const std::string& how, auto store) {
+        memset(chunk, 0xEE, sizeof(chunk));
+        stores.clear();
+        store();
+        for (int i = 0; i < 16; ++i)
+          EXPECT_EQ(chunk[i], i >= lo && i < hi ? 0x10 + i : 0xEE)
+              << how << " " << label << " byte " << i;
+        int per_size[9] = {};
+        for (const auto& [b, k] : stores) {
+          EXPECT_TRUE(k == 1 || k == 2 || k == 4 || k == 8) << how << " " << label;
+          EXPECT_GE(k, E) << how << " " << label;
+          EXPECT_EQ(b % k, 0) << how << " " << label << " store of " << k << " at " << b;
+          ++per_size[k];
+        }
+        for (int k = 1; k <= 8; k *= 2)
+          EXPECT_LE(per_size[k], sides) << how << " " << label << " stores of " << k;
+      };
+      check("part", [&] { kernelkit::detail::transpose_store_part<E>(chunk, w, lo, hi); });
+      // one end of an out row: the tail [lo, 16) and the head [0, hi) (tiles of out rows)
+      if (hi == 16)
+        check("tail", [&] { kernelkit::detail::transpose_store_tail<E>(chunk, w, lo); });
+      if (lo == 0) check("head", [&] { kernelkit::detail::transpose_store_head<E>(chunk, w, hi); });
     }
   kernelkit::detail::transpose_gather_hook = nullptr;
 }
@@ -524,20 +533,22 @@ TEST(TransposeGather, StorePartEveryPart) {
   check_store_part<8>();
 }
 
-// Tiles of out rows at the row counts just past flat out (129 rows; 257 for 1-byte elements)
-// and a few hundred more: two to four tile rows, out rows of every length mod 16 bytes, so that
-// threads on the first and the last rows of the matrix write parts of chunks (every element
-// size, rows staged one by one and as one run, both tile orders, out at every sector phase
-// across the row counts, in at others).
+// Tiles of out rows at the row counts just past flat out (129 rows; 257 for 1-byte elements),
+// a few hundred more and 1000 (a last tile row of at most kSec - 1 rows): two to nine tile rows,
+// out rows of every length mod 16 bytes, so that threads on the first and the last rows of the
+// matrix write parts of chunks (transpose_store_tail, transpose_store_head; every element size,
+// rows staged one by one and as one run, both tile orders, out at every sector phase across the
+// row counts, in at others), on every device of the plan tests.
 TEST(TransposeGather, EdgeChunksPastFlatOut) {
-  for (const DeviceInfo& d : {kktest::h100(), kktest::t4()}) {
+  for (const auto& dev : kktest::all_devices()) {
+    const DeviceInfo& d = dev.info;
     for (const int e : {1, 2, 4, 8}) {
       const int vec = 16 / e, sec = 32 / e;
       const int64_t first = std::max(129, 256 / e + 1);
       std::vector<int64_t> row_counts;
       for (int64_t r = first; r < first + 16; ++r)
         row_counts.push_back(r);
-      for (const int64_t r : {first + 127, first + 136, 3 * first + 7})
+      for (const int64_t r : {first + 127, first + 136, 3 * first + 7, int64_t{1000}})
         row_counts.push_back(r);
       int index = 0;
       for (const int64_t rows : row_counts)
@@ -551,7 +562,7 @@ TEST(TransposeGather, EdgeChunksPastFlatOut) {
                                               static_cast<int>((index * 7) % sec), 0};
             std::string what;
             EXPECT_EQ(emulate(p, rows, cols, at, &what), 0)
-                << d.sm_count << " SMs " << describe_run(p, rows, cols, at) << ": " << what;
+                << dev.name << " " << describe_run(p, rows, cols, at) << ": " << what;
           }
       EXPECT_GT(index, 40) << "elem " << e;
     }

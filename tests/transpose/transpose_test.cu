@@ -129,7 +129,8 @@ TYPED_TEST(TransposeSizeTest, ColumnOrderOnWideShapes) {
 
 // The gather kernel's out row boundaries (tiles of out rows): the 16-byte chunk that holds the
 // end of one out row and the start of the next is written by two tiles, each its part as
-// aligned 8-, 4-, 2-, 1-byte stores (transpose_store_part). 16 row counts from the first that
+// aligned 8-, 4-, 2-, 1-byte stores (transpose_store_tail, transpose_store_head; in the same
+// unrolled passes as the whole chunks of the warp). 16 row counts from the first that
 // takes tiles of out rows (129; 257 for 1-byte elements: out rows of every length mod 16
 // bytes, two or three tile rows), columns staged as one run (40) and row by row (100), out at
 // every byte offset 1..15 (element-aligned ones), in at another.

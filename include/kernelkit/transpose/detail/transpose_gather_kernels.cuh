@@ -153,6 +153,47 @@ __host__ __device__ __forceinline__ void transpose_store_part(void* p, const Pac
   if constexpr (E == 1) transpose_store_pieces<1>(c, w, lo, hi);
 }
 
+// One side of a chunk, for a part that holds one end of an out row only (tiles of out rows: a
+// chunk holds the first or the last row of the matrix, not both): the fewest aligned stores, the
+// pieces of transpose_store_part's side whose places the side's bound fixes. Bytes [lo, 16) of w
+// (0 < lo < 16, a multiple of E): 1 at lo, 2 at lo rounded up to 2 where that has bit 2, 4 at 4
+// or 12, 8 at 8 (the last two immediates of the address, predicated).
+template <int E>
+__host__ __device__ __forceinline__ void transpose_store_tail(void* p, const Pack<uint32_t, 4>& w,
+                                                              int lo) {
+  unsigned char* c = static_cast<unsigned char*>(p);
+  if (lo <= 8) transpose_store_piece<8>(c, w, 8);
+  if constexpr (E <= 4) {
+    if (lo <= 4) transpose_store_piece<4>(c, w, 4);
+    if (lo > 8 && lo <= 12) transpose_store_piece<4>(c, w, 12);
+  }
+  if constexpr (E <= 2) {
+    const int up = (lo + 1) & ~1;
+    if (up & 2) transpose_store_piece<2>(c, w, up);
+  }
+  if constexpr (E == 1) {
+    if (lo & 1) transpose_store_piece<1>(c, w, lo);
+  }
+}
+// Bytes [0, hi) of w (0 < hi < 16, a multiple of E): 8 at 0, 4 at 0 or 8, 2 at hi rounded down
+// to 4, 1 at hi rounded down to 2, each where hi has that bit.
+template <int E>
+__host__ __device__ __forceinline__ void transpose_store_head(void* p, const Pack<uint32_t, 4>& w,
+                                                              int hi) {
+  unsigned char* c = static_cast<unsigned char*>(p);
+  if (hi & 8) transpose_store_piece<8>(c, w, 0);
+  if constexpr (E <= 4) {
+    if ((hi & 12) == 4) transpose_store_piece<4>(c, w, 0);
+    if ((hi & 12) == 12) transpose_store_piece<4>(c, w, 8);
+  }
+  if constexpr (E <= 2) {
+    if (hi & 2) transpose_store_piece<2>(c, w, hi & 12);
+  }
+  if constexpr (E == 1) {
+    if (hi & 1) transpose_store_piece<1>(c, w, hi & 14);
+  }
+}
+
 // The element of type U at byte offset a of shared memory (as unsigned bits).
 template <typename U>
 __host__ __device__ __forceinline__ U transpose_lds(const unsigned char* smem, int a) {
@@ -514,9 +555,12 @@ class TransposeGatherThread {
       // plus an immediate: 16 LDS and 12 PRMT a 16-byte chunk of 1-byte elements, no other
       // arithmetic (sm_90 SASS: 32-37 instructions a chunk, passes unrolled). So is its chunks'
       // part inside the matrix, [lo, hi) of kVec elements: a thread whose chunks hold the first
-      // or the last row of the matrix runs the same passes (as a loop) and writes each chunk's
-      // part as at most 8 stores (transpose_store_part), ~140 instructions a chunk against ~200
-      // before (a loop with per-chunk bounds and 30 predicated stores).
+      // (lo > 0) or the last row (hi < kVec) of the matrix runs the same unrolled passes, its
+      // part written as at most 4 stores, two of them at fixed places (transpose_store_tail,
+      // transpose_store_head): a warp with edge lanes pays ~65 instructions a 1-byte chunk for
+      // the gather, the 16-byte store and one side's part (was ~190: the whole lanes' passes and
+      // then the edge lanes' passes as a loop with transpose_store_part). Tiles of out rows
+      // (over 128 rows) never hold both ends in one chunk; forced plans of fewer rows loop.
       if (rr0 >= below || rr0 + kVec <= above) return;  // no row of the matrix
       const int lo = rr0 < above ? static_cast<int>(above - rr0) : 0;
       const int hi = rr0 + kVec > below ? static_cast<int>(below - rr0) : kVec;
@@ -529,15 +573,26 @@ class TransposeGatherThread {
       const auto chunk = [&](int k) {  // pass k's chunk
         return transpose_gather16<U>(smem, [&](int j) { return a[j] + k * kPassBytes; });
       };
-      if (lo == 0 && hi == kVec) {
-#pragma unroll
-        for (int k = 0; k < kTransposeGatherMaxPasses && cq0_ + k * g.cq_threads < vc; ++k)
-          transpose_store16(dst + k * d_dst, chunk(k));
-      } else {
-        // (a loop: a second unrolled copy of the passes spilled 2-byte tiles on sm_90)
+      if (lo > 0 && hi < kVec) {  // both ends (a forced plan of few rows; not planned)
+        // (a loop: in the unrolled passes below, a third kind of part spilled 2-byte tiles)
 #pragma unroll 1
         for (int k = 0; k < kTransposeGatherMaxPasses && cq0_ + k * g.cq_threads < vc; ++k)
           transpose_store_part<kE>(dst + k * d_dst, chunk(k), lo * kE, hi * kE);
+        return;
+      }
+      // the part of an edge chunk: [lo, kVec) (lo > 0) or [0, hi) as a byte bound b
+      const int b = lo > 0 ? lo * kE : hi * kE;
+#pragma unroll
+      for (int k = 0; k < kTransposeGatherMaxPasses && cq0_ + k * g.cq_threads < vc; ++k) {
+        const Chunk w = chunk(k);
+        U* const p = dst + k * d_dst;
+        if (lo == 0 && hi == kVec) {
+          transpose_store16(p, w);
+        } else if (lo > 0) {
+          transpose_store_tail<kE>(p, w, b);
+        } else {
+          transpose_store_head<kE>(p, w, b);
+        }
       }
       return;
     }
