@@ -79,14 +79,14 @@ TEST(NormPlan, ListedShapesOnAnH100) {
     int pack, block;
   };
   const Expect table[] = {
-      {8192, 4096, 2, NormPath::kBlock, 8, 256},     {8192, 4096, 4, NormPath::kBlock, 4, 256},
-      {32768, 8192, 2, NormPath::kBlock, 8, 512},    {32768, 8192, 4, NormPath::kBlock, 4, 512},
-      {4096, 16384, 2, NormPath::kBlock, 8, 1024},   {4096, 16384, 4, NormPath::kBlock, 4, 1024},
+      {8192, 4096, 2, NormPath::kBlock, 8, 128},     {8192, 4096, 4, NormPath::kBlock, 4, 256},
+      {32768, 8192, 2, NormPath::kBlock, 8, 256},    {32768, 8192, 4, NormPath::kBlock, 4, 512},
+      {4096, 16384, 2, NormPath::kBlock, 8, 512},    {4096, 16384, 4, NormPath::kBlock, 4, 1024},
       {1, 4096, 2, NormPath::kBlock, 8, 256},        {64, 8192, 4, NormPath::kBlock, 4, 512},
-      {65536, 768, 2, NormPath::kBlock, 8, 128},     {65536, 768, 4, NormPath::kBlock, 4, 128},
+      {65536, 768, 2, NormPath::kWarp, 8, 128},      {65536, 768, 4, NormPath::kBlock, 4, 128},
       {65536, 512, 2, NormPath::kWarp, 8, 128},      {65536, 512, 4, NormPath::kWarp, 4, 128},
       {1000, 300000, 2, NormPath::kTwoPass, 8, 512}, {7, 33, 4, NormPath::kWarp, 1, 128},
-      {7, 16385, 2, NormPath::kSplit, 1, 512},       {1, 300000, 4, NormPath::kSplit, 4, 512},
+      {7, 32769, 2, NormPath::kSplit, 1, 512},       {1, 300000, 4, NormPath::kSplit, 4, 512},
       {16, 2097152, 2, NormPath::kSplit, 8, 512},    {264, 65536, 2, NormPath::kTwoPass, 8, 512},
   };
   for (const Expect& e : table) {
@@ -109,12 +109,12 @@ TEST(NormPlan, OffGridRowsTakeSixteenBytePacks) {
   };
   const Expect table[] = {
       {99682, 1227, 4, NormPath::kBlock, 128, 4},   {58677, 239, 4, NormPath::kWarp, 32 * 4, 4},
-      {72583, 1787, 2, NormPath::kBlock, 128, 2},   {689929, 613, 2, NormPath::kBlock, 128, 2},
-      {661075, 129, 2, NormPath::kWarp, 32 * 4, 2}, {4096, 16383, 4, NormPath::kTwoPass, 512, 0},
+      {72583, 1787, 2, NormPath::kBlock, 128, 2},   {689929, 613, 2, NormPath::kWarp, 32 * 4, 4},
+      {661075, 129, 2, NormPath::kWarp, 32 * 4, 4}, {4096, 16383, 4, NormPath::kTwoPass, 512, 0},
       {4096, 16381, 4, NormPath::kBlock, 1024, 4},  {3, 511, 4, NormPath::kBlock, 128, 4},
       {3, 509, 4, NormPath::kWarp, 128, 4},         {3, 505, 2, NormPath::kWarp, 128, 2},
-      {3, 507, 2, NormPath::kBlock, 128, 2},        {4096, 16377, 2, NormPath::kBlock, 1024, 2},
-      {4096, 16379, 2, NormPath::kTwoPass, 512, 0},
+      {3, 507, 2, NormPath::kBlock, 128, 2},        {4096, 16377, 2, NormPath::kBlock, 512, 4},
+      {4096, 32761, 2, NormPath::kBlock, 1024, 4},  {4096, 32762, 2, NormPath::kTwoPass, 512, 0},
   };
   for (const Expect& e : table) {
     const NormPlan p = plan(NormKind::kLayer, e.rows, e.cols, e.elem, e.elem, kktest::h100());
@@ -151,14 +151,15 @@ TEST(NormPlan, AlignedEntriesWhereEveryOperandIsOnTheGrid) {
     int block, packs;
   };
   const Expect table[] = {
-      {NormKind::kRms, 8192, 4096, 2, NormPath::kBlock, 256, 2},
-      {NormKind::kRms, 32768, 8192, 2, NormPath::kBlock, 512, 2},
-      {NormKind::kLayer, 8192, 4096, 2, NormPath::kBlock, 256, 2},
+      {NormKind::kRms, 8192, 4096, 2, NormPath::kBlock, 128, 4},
+      {NormKind::kRms, 32768, 8192, 2, NormPath::kBlock, 256, 4},
+      {NormKind::kLayer, 8192, 4096, 2, NormPath::kBlock, 128, 4},
       {NormKind::kAddRms, 65536, 768, 4, NormPath::kBlock, 128, 4},
       {NormKind::kLayer, 65536, 768, 4, NormPath::kBlock, 128, 4},
       {NormKind::kAddRms, 2156543, 64, 2, NormPath::kWarp, 128, 2},
       {NormKind::kRms, 3580361, 32, 2, NormPath::kWarp, 128, 2},
-      {NormKind::kAddRms, 7342, 29600, 2, NormPath::kTwoPass, 512, 0},
+      {NormKind::kAddRms, 7342, 29600, 2, NormPath::kBlock, 1024, 4},
+      {NormKind::kAddRms, 7342, 39600, 2, NormPath::kTwoPass, 512, 0},
       {NormKind::kLayer, 16608, 19616, 4, NormPath::kTwoPass, 512, 0},
   };
   for (const Expect& e : table) {
@@ -219,8 +220,9 @@ TEST(NormPlan, ShortRowsOffTheGridTakeTilesOrOneElementAWarpLane) {
 // Short rows share a warp: a group of lanes a row, the smallest power of two holding the
 // row's accesses at the entry's packs a lane, the entry with the most rows in flight a SM
 // (resident blocks x 128 / lanes; 16-float entries run 9 blocks of 128 a SM, 8-float 10, f32
-// 4-float 16). The H200's short-row classes of bench/results/h200/softmax-norm-loss.json (one
-// warp a row there: 0.20-0.70 of SOL), plus widths around the group boundaries.
+// 4-float 16, 2-byte 4 packs 7 but only on groups of 8 lanes or more). The H200's short-row classes
+// of bench/results/h200/softmax-norm-loss.json (one warp a row there: 0.20-0.70 of SOL), plus
+// widths around the group boundaries.
 TEST(NormPlan, ShortRowsShareAWarp) {
   struct Expect {
     NormKind kind;
@@ -230,26 +232,26 @@ TEST(NormPlan, ShortRowsShareAWarp) {
   };
   const Expect table[] = {
       // on the grid, every operand too (aligned): 16-byte packs
-      {NormKind::kRms, 3580361, 32, 2, 0, 0, 8, 2, 2},     // 4 accesses: 16 rows a warp
-      {NormKind::kLayer, 42437, 32, 2, 0, 0, 8, 2, 2},     //
-      {NormKind::kLayer, 369731, 32, 4, 0, 0, 4, 4, 2},    // 8 accesses
-      {NormKind::kAddRms, 2156543, 64, 2, 0, 0, 8, 2, 4},  // 8 accesses
-      {NormKind::kRms, 2190608, 96, 2, 0, 0, 8, 2, 8},     // 12 accesses: 4 of 16 slots idle
-      {NormKind::kLayer, 17062, 96, 2, 0, 0, 8, 2, 8},     //
-      {NormKind::kRms, 98572, 160, 4, 0, 0, 4, 4, 16},     // 40 accesses
-      {NormKind::kAddRms, 1330657, 224, 2, 0, 0, 8, 2, 16},
-      {NormKind::kRms, 1 << 20, 4, 4, 0, 0, 4, 1, 1},     // 1 access: a lane a row, 4 floats
-      {NormKind::kRms, 1 << 20, 8, 4, 0, 0, 4, 2, 1},     // 2 accesses: a lane a row
-      {NormKind::kRms, 1 << 20, 8, 2, 0, 0, 8, 1, 1},     // 1 access
-      {NormKind::kRms, 1 << 20, 512, 4, 0, 0, 4, 4, 32},  // 128 accesses: a warp a row
+      {NormKind::kRms, 3580361, 32, 2, 0, 0, 8, 2, 2},      // 4 accesses: 16 rows a warp
+      {NormKind::kLayer, 42437, 32, 2, 0, 0, 8, 2, 2},      //
+      {NormKind::kLayer, 369731, 32, 4, 0, 0, 4, 4, 2},     // 8 accesses
+      {NormKind::kAddRms, 2156543, 64, 2, 0, 0, 8, 2, 4},   // 8 accesses
+      {NormKind::kRms, 2190608, 96, 2, 0, 0, 8, 2, 8},      // 12 accesses: 4 of 16 slots idle
+      {NormKind::kLayer, 17062, 96, 2, 0, 0, 8, 2, 8},      //
+      {NormKind::kRms, 98572, 160, 4, 0, 0, 4, 4, 16},      // 40 accesses
+      {NormKind::kAddRms, 1330657, 224, 2, 0, 0, 8, 4, 8},  // 28: 4 packs from 8 lanes
+      {NormKind::kRms, 1 << 20, 4, 4, 0, 0, 4, 1, 1},       // 1 access: a lane a row, 4 floats
+      {NormKind::kRms, 1 << 20, 8, 4, 0, 0, 4, 2, 1},       // 2 accesses: a lane a row
+      {NormKind::kRms, 1 << 20, 8, 2, 0, 0, 8, 1, 1},       // 1 access
+      {NormKind::kRms, 1 << 20, 512, 4, 0, 0, 4, 4, 32},    // 128 accesses: a warp a row
       // a stride on the grid, another operand off it: the phased twins, the same groups
       {NormKind::kRms, 3580361, 32, 2, 0, 2, 8, 2, 2},
       {NormKind::kLayer, 369731, 32, 4, 0, 4, 4, 4, 2},
       // off the grid, > 128 columns: phased 16-byte packs, a partial head and tail counted
       {NormKind::kRms, 58677, 239, 4, 0, 0, 4, 4, 16},    // 61 accesses
       {NormKind::kLayer, 26555, 293, 4, 0, 0, 4, 4, 32},  // 75 accesses
-      {NormKind::kAddRms, 486310, 459, 2, 12, 0, 8, 2, 32},
-      {NormKind::kRms, 661075, 129, 2, 0, 0, 8, 2, 16},  // 17 accesses
+      {NormKind::kAddRms, 486310, 459, 2, 12, 0, 8, 4, 16},
+      {NormKind::kRms, 661075, 129, 2, 0, 0, 8, 4, 8},  // 17 accesses
       // off the grid, <= 128 columns: one element an access, 1 or 4 a lane
       {NormKind::kAddRms, 73007, 29, 2, 0, 0, 1, 4, 8},
       {NormKind::kAddRms, 2337723, 33, 4, 0, 0, 1, 4, 16},
@@ -281,6 +283,52 @@ TEST(NormPlan, ShortRowsShareAWarp) {
     EXPECT_EQ(int64_t{p.shape.grid.x},
               std::min<int64_t>(blocks, int64_t{p.blocks_per_sm} * 132 * 32))
         << where;
+  }
+}
+
+// 2-byte rows are held as stored (two elements a register), so a thread holds 2 or 4 packs:
+// kBlock takes the entry of the most rows in flight a SM (its resident blocks, at most the
+// launch's rows a SM), then the fewer packs, then the smaller block; the 4-pack kWarp entries
+// only on groups of 8 lanes or more and where they keep more rows in flight than kBlock. The
+// H200 measurements behind each rule are in bench/NOTES.md (norm, "2-byte rows held as stored").
+TEST(NormPlan, TwoByteRowsTakeTheMostRowsInFlight) {
+  struct Expect {
+    NormKind kind;
+    int64_t rows, cols;
+    NormPath path;
+    int block, packs, lanes;
+  };
+  const Expect table[] = {
+      // many rows: 4 packs on half the threads (twice the blocks a SM)
+      {NormKind::kRms, 4096, 16384, NormPath::kBlock, 512, 4, 512},
+      {NormKind::kLayer, 10145, 9257, NormPath::kBlock, 512, 4, 512},
+      {NormKind::kRms, 413, 5167, NormPath::kBlock, 256, 4, 256},  // 4 rows a SM: 4 blocks
+      // the same block at 2 packs holds the row: 10 blocks a SM at 48 registers, not 8
+      {NormKind::kAddRms, 1199, 1847, NormPath::kBlock, 128, 2, 128},
+      {NormKind::kAddRms, 11150, 1745, NormPath::kBlock, 128, 2, 128},
+      // a launch of few rows: each row over the most threads (2 packs)
+      {NormKind::kRms, 1, 4096, NormPath::kBlock, 256, 2, 256},
+      {NormKind::kLayer, 64, 8192, NormPath::kBlock, 512, 2, 512},
+      {NormKind::kAddRms, 3, 12966, NormPath::kBlock, 1024, 2, 1024},
+      // only 4 packs hold it: 16K..32K columns read once
+      {NormKind::kRms, 74, 26895, NormPath::kBlock, 1024, 4, 1024},
+      // a warp of 4 packs a lane where rows are many, a block of one access a thread where few
+      {NormKind::kRms, 65536, 768, NormPath::kWarp, 128, 4, 32},
+      {NormKind::kAddRms, 955, 907, NormPath::kBlock, 128, 2, 128},
+      // 4 packs a lane from 8 lanes; on fewer, 2 packs on twice the lanes
+      {NormKind::kAddRms, 18397, 313, NormPath::kWarp, 128, 4, 16},
+      {NormKind::kLayer, 385964, 256, NormPath::kWarp, 128, 4, 8},
+      {NormKind::kLayer, 4871180, 32, NormPath::kWarp, 128, 2, 2},
+      {NormKind::kAddRms, 179108, 64, NormPath::kWarp, 128, 2, 4},
+  };
+  for (const Expect& e : table) {
+    const NormPlan p = plan(e.kind, e.rows, e.cols, 2, 2, kktest::h100());
+    const std::string where =
+        std::to_string(e.rows) + "x" + std::to_string(e.cols) + ": " + describe(p);
+    EXPECT_EQ(p.path, e.path) << where;
+    EXPECT_EQ(static_cast<int>(p.shape.block.x), e.block) << where;
+    EXPECT_EQ(p.packs, e.packs) << where;
+    EXPECT_EQ(p.lanes, e.lanes) << where;
   }
 }
 
@@ -430,7 +478,8 @@ TEST(NormPlan, EveryPlanIsALegalTableEntryAndEveryEntryIsPlanned) {
                     } else {
                       EXPECT_EQ(p.lanes, static_cast<int>(p.shape.block.x)) << where;
                     }
-                    EXPECT_LE(p.pack * p.packs, 16) << where;
+                    // at most 16 registers of the row a thread (2-byte elements two a register)
+                    EXPECT_LE(p.pack * p.packs * elem, 64) << where;
                     EXPECT_EQ(p.bytes, fewest) << where;
                     // registers of the kernel's bound fit the device at the planned occupancy
                     const int regs = kk::detail::norm_regs(

@@ -309,8 +309,8 @@ void every_configuration(uint64_t seed) {
           // one partial)
           c.rows = e.path == kk::NormPath::kTile ? 6 * (128 / lanes) + 5
                                                  : (e.path == kk::NormPath::kWarp ? 11 : 5);
-          if (streamed) {
-            c.cols = off_grid ? 20001 : 20000;
+          if (streamed) {  // past kBlock's 16384 f32 / 32768 2-byte columns
+            c.cols = (sizeof(T) == 2 ? 40000 : 20000) + (off_grid ? 1 : 0);
           } else {
             // (one element an access: every width; 16-byte packs off the grid: the worst
             // phase's partial head and tail, so a row of one access holds no column)
@@ -335,7 +335,8 @@ void every_configuration(uint64_t seed) {
 template <typename T, typename W>
 void every_phase(uint64_t seed) {
   constexpr int kPack = 16 / sizeof(T);
-  const int64_t widths[] = {1, 3, 7, 71, 239, 509, 613, 1227, 1787, 4093, 16377, 16383, 20001};
+  const int64_t widths[] = {1,    3,    7,    71,    239,   509,   613,   1017,
+                            1227, 1787, 4093, 16377, 16383, 20001, 32761, 32767};
   int64_t index = 0;
   for (const NormKind kind : {NormKind::kRms, NormKind::kLayer, NormKind::kAddRms}) {
     for (const int64_t cols : widths) {

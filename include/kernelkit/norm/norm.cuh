@@ -109,9 +109,11 @@ cudaError_t launch_norm(const NormPlan& p, NormKind kind, const detail::NormArgs
         // kWarp: a group of 1, 2, 4, ..., 32 lanes a row
         if (c.path == NormPath::kWarp && (p.lanes > kWarpSize || !is_pow2(p.lanes)))
           return cudaErrorInvalidValue;
+        // 1 / cols as a parameter (constant bank): the 2-byte 32-element kBlock kernels held it
+        // in a register spilled at their bound (sm_90)
         return launch(
             norm_registers_kernel<kKind, T, W, c.pack, kThreads, c.packs, c.block, c.phased>,
-            p.shape, stream, a, p.lanes);
+            p.shape, stream, a, p.lanes, 1.f / static_cast<float>(a.cols));
       }
     });
   });
@@ -155,9 +157,9 @@ cudaError_t run_norm(NormKind kind, const NormArgs<T, W>& a, cudaStream_t stream
 /// fails: negative sizes, eps < 0 or NaN, a null x or y with a non-empty matrix, a pointer
 /// misaligned for its type, rows * cols * sizeof(T) overflowing int64, an overlap other
 /// than y == x. Reads x once and writes y once, except rows past a block's registers
-/// (16384 columns; a few fewer where x or the row stride is off the 16-byte grid), which x is
-/// read twice for. Rows at any alignment move in 16-byte accesses (a row's partial head and
-/// tail element by element).
+/// (16384 float / 32768 2-byte columns; a few fewer where x or the row stride is off the
+/// 16-byte grid), which x is read twice for. Rows at any alignment move in 16-byte accesses (a
+/// row's partial head and tail element by element).
 /// @param x device pointer to the rows x cols input, row-major
 /// @param weight device pointer to cols scale factors, or null
 /// @param y device pointer to the rows x cols output (may be x)
@@ -195,7 +197,7 @@ template <typename T, typename W>
 /// and sum_out are required; sum_out may be exactly x or exactly residual (in place), y may
 /// be exactly x; y and sum_out must not overlap. Same types, errors and special values as
 /// rms_norm; reads x and residual once and writes y and sum_out once, except rows past a
-/// block's registers (16384 columns, see rms_norm), whose sum is read back.
+/// block's registers (see rms_norm), whose sum is read back.
 template <typename T, typename W>
 [[nodiscard]] cudaError_t add_rms_norm(const T* x, const T* residual, const W* weight, T* y,
                                        T* sum_out, float* rstd, int64_t rows, int64_t cols,

@@ -10,14 +10,16 @@
 /// partial head and tail moved element by element; the other operands read and written at the
 /// same columns wherever they sit: detail/norm_kernels.cuh says how):
 ///  - kWarp: a group of `lanes` lanes of a warp per row (a power of two 1..32: 32 / lanes rows
-///    a warp, 128 / lanes a block of 128), the row in the group's registers: up to 16 floats a
-///    lane (a warp: 512 columns on the grid; off it, 509 f32 / 505 2-byte). The group is the
+///    a warp, 128 / lanes a block of 128), the row in the group's registers: up to 16 floats or
+///    32 2-byte elements a lane (a warp: 512 f32 / 1024 2-byte columns on the grid; off it, 509 /
+///    1017). The group is the
 ///    fewest lanes holding the row's accesses at the entry's packs a lane, the entry the one with
 ///    the most rows in flight a SM; a launch of few rows keeps enough lanes a row to give every
 ///    SM a block. The statistics by segmented shuffles (xor offsets below lanes).
-///  - kBlock: one block per row, the row in the block's registers: 16 floats a thread
-///    (blocks of 128..1024: 2048..16384 columns on the grid; off it, up to 16381 f32 / 16377
-///    2-byte).
+///  - kBlock: one block per row, the row in the block's registers: 16 floats or 16 / 32 2-byte
+///    elements a thread (blocks of 128..1024: 2048..16384 f32 / 4096..32768 2-byte columns on
+///    the grid; off it, up to 16381 / 32761). The entry of the most rows in flight a SM (its
+///    resident blocks, at most the launch's rows a SM), then of the fewer packs a thread.
 ///  - kTile: rows off the grid of <= 128 columns where every block slot gets two tiles:
 ///    tiles of consecutive rows (at most 8 KB of x) staged in shared memory in 16-byte chunks,
 ///    each row over the fewest lanes holding it at 4 elements a lane, the tile copied out in
@@ -90,31 +92,35 @@ inline constexpr int kNormTwoPassBlock = 512;
 // kSplit: the fewest accesses a chunk holds (its first 16 bytes park the block's statistics)
 inline constexpr int64_t kNormSplitMinAccesses = 8;
 
-// Registers a thread of a register-path kernel is held to, by its access (pack), the floats
-// of a row it holds (x, or x + residual), whether a warp holds the row (kWarp) and the
-// architecture of the code (kCompiledArch in the kernel, d.code_arch in the plan): what the
-// kernels build to without spills (ptxas -v): 32 / 48 for up to 4 / 16 floats; on sm_100 /
-// sm_120 code the rows at any phase take more for 16 floats (kBlock 56, kWarp 72) and kWarp's 4
-// floats 48 (at 48 / 64 / 32 they spilled 4-72 bytes there: the partial head and tail and the
-// weight's shifted reads; sm_75..sm_90 build them at 32 / 48). kWarp's groups of lanes (a
-// run-time width: each access's column an IMAD, no longer an immediate offset) take 56 for 16
-// floats (at 48 the 2-byte entries at any phase and f32 4 packs spilled 4-16 bytes on sm_90)
-// and 40 for 4 floats at any phase (at 32 add_rms_norm's f32 entry spilled 8 bytes on sm_80).
-__host__ __device__ constexpr int norm_regs(int pack, int floats, bool warp_rows = false,
+// Registers a thread of a register-path kernel is held to, by its access (pack), the elements
+// of a row it holds (x, or x + residual: 16 floats, or 32 2-byte elements two a register),
+// whether a warp holds the row (kWarp) and the architecture of the code (kCompiledArch in the
+// kernel, d.code_arch in the plan): what the kernels build to without spills (ptxas -v): 32 /
+// 48 for up to 4 / 16 elements; on sm_100 / sm_120 code the rows at any phase take more for 16
+// (kBlock 56, kWarp 72) and kWarp's 4 elements 48 (at 48 / 64 / 32 they spilled 4-72 bytes
+// there: the partial head and tail and the weight's shifted reads; sm_75..sm_90 build them at
+// 32 / 48). kWarp's groups of lanes (a run-time width: each access's column an IMAD, no longer
+// an immediate offset) take 56 for 16 elements (at 48 the 2-byte entries at any phase and f32 4
+// packs spilled 4-16 bytes on sm_90) and 40 for 4 at any phase (at 32 add_rms_norm's f32 entry
+// spilled 8 bytes on sm_80). 32 2-byte elements take 64 (kWarp at any phase on sm_100 / sm_120:
+// 72): at 48 they spilled 4-140 bytes on sm_90, the weight's loads of the four accesses hoisted
+// ahead of the row's stores.
+__host__ __device__ constexpr int norm_regs(int pack, int elems, bool warp_rows = false,
                                             int code_arch = 0, bool phased = true) {
+  if (elems > 16) return warp_rows ? 72 : 64;
   if (pack > 1 && phased && code_arch >= 100)
-    return floats <= 4 ? (warp_rows ? 48 : 32) : (warp_rows ? 72 : 56);
-  if (pack > 1 && warp_rows && floats > 8) return 56;
-  if (pack > 1 && warp_rows && phased && floats <= 4) return 40;
-  return pack == 1 ? (floats <= 1 ? 32 : 48) : (floats <= 4 ? 32 : 48);
+    return elems <= 4 ? (warp_rows ? 48 : 32) : (warp_rows ? 72 : 56);
+  if (pack > 1 && warp_rows && elems > 8) return 56;
+  if (pack > 1 && warp_rows && phased && elems <= 4) return 40;
+  return pack == 1 ? (elems <= 1 ? 32 : 48) : (elems <= 4 ? 32 : 48);
 }
 // Blocks per SM the __launch_bounds__ of a kernel of `block` threads ask for (registers per
 // SM / (block x norm_regs)), capped by the compiled architecture's threads and blocks per SM
 // (min_blocks_per_sm): where fewer threads fit an SM (sm_75, sm_86) the kernels may take more
 // registers, and the plan's blocks_per_sm (a grid-stride grid's size) is an upper bound.
-__host__ __device__ constexpr int norm_min_blocks(int block, int pack, int floats, bool warp_rows,
+__host__ __device__ constexpr int norm_min_blocks(int block, int pack, int elems, bool warp_rows,
                                                   int code_arch, bool phased) {
-  const int b = 65536 / (block * norm_regs(pack, floats, warp_rows, code_arch, phased));
+  const int b = 65536 / (block * norm_regs(pack, elems, warp_rows, code_arch, phased));
   return b < 1 ? 1 : b;
 }
 // kTile: registers a thread is held to (ptxas -v), the bytes of x a tile holds at most, and the
@@ -160,11 +166,15 @@ constexpr bool operator==(const NormConfig& a, const NormConfig& b) {
 /// launch_norm instantiates exactly these, the plan tests check every plan is one and
 /// every one is planned.
 /// - kWarp (128 threads, a group of 1..32 lanes per row: NormPlan::lanes, a run-time value of
-///   the same kernel): 16-byte packs, 1 / 2 / 4 (f32) or 1 / 2 (2-byte) packs a lane (at most 16
-///   floats: 32 spilled 4-28 bytes at 64 registers on sm_90), each aligned and phased; one
-///   element per access, 1 / 4 a lane (rows off the grid of at most 128 columns).
-/// - kBlock (a block per row): 16 floats a thread (f32 4 packs, 2-byte 2), on 128 / 256 / 512
-///   / 1024 threads, aligned and phased.
+///   the same kernel): 16-byte packs, 1 / 2 / 4 packs a lane (at most 16 registers of the row:
+///   32 floats spilled 4-28 bytes at 64 registers on sm_90; 2-byte elements are held two a
+///   register, so 4 packs of them hold 32, on groups of 8 lanes or more), each aligned and
+///   phased; one element per access, 1 / 4 a lane (rows off the grid of at most 128 columns).
+/// - kBlock (a block per row): 4 packs a thread (16 floats), 2-byte 2 or 4 (16 or 32 elements,
+///   48 or 64 registers: 4 where rows are many, twice the bytes in flight a SM; 2 where the same
+///   block holds the row at 2, or the launch has few rows), on 128 / 256 / 512 / 1024 threads,
+///   aligned and phased. (2-byte rows were held as floats, 2 packs a thread: H200 bf16
+///   4096x16384 rms 0.66 of SOL against f32 0.91.)
 /// - kTwoPass: 512 threads, aligned and phased. kSplit: 512 threads, 16-byte packs (every
 ///   operand on the grid) or one element per access.
 /// (Before issue 34's phased rows an operand or row stride off the grid took one element per
@@ -197,18 +207,28 @@ inline constexpr NormConfig kNormConfigs[] = {
     // __half, __nv_bfloat16
     {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 1},
     {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 2},
+    {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 4},
     {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 1, true},
     {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 2, true},
+    {2, NormPath::kWarp, 8, detail::kNormWarpBlock, 4, true},
     {2, NormPath::kWarp, 1, detail::kNormWarpBlock, 1},
     {2, NormPath::kWarp, 1, detail::kNormWarpBlock, 4},
     {2, NormPath::kBlock, 8, 128, 2},
     {2, NormPath::kBlock, 8, 256, 2},
     {2, NormPath::kBlock, 8, 512, 2},
     {2, NormPath::kBlock, 8, 1024, 2},
+    {2, NormPath::kBlock, 8, 128, 4},
+    {2, NormPath::kBlock, 8, 256, 4},
+    {2, NormPath::kBlock, 8, 512, 4},
+    {2, NormPath::kBlock, 8, 1024, 4},
     {2, NormPath::kBlock, 8, 128, 2, true},
     {2, NormPath::kBlock, 8, 256, 2, true},
     {2, NormPath::kBlock, 8, 512, 2, true},
     {2, NormPath::kBlock, 8, 1024, 2, true},
+    {2, NormPath::kBlock, 8, 128, 4, true},
+    {2, NormPath::kBlock, 8, 256, 4, true},
+    {2, NormPath::kBlock, 8, 512, 4, true},
+    {2, NormPath::kBlock, 8, 1024, 4, true},
     {2, NormPath::kTwoPass, 8, detail::kNormTwoPassBlock, 0},
     {2, NormPath::kTwoPass, 8, detail::kNormTwoPassBlock, 0, true},
     {2, NormPath::kSplit, 8, detail::kNormTwoPassBlock, 0},
@@ -222,7 +242,7 @@ constexpr ConfigRange norm_configs_of(int elem_bytes) {
                       [elem_bytes](const NormConfig& c) { return c.elem_bytes == elem_bytes; });
 }
 static_assert(norm_configs_of(4).end - norm_configs_of(4).begin == 21 &&
-                  norm_configs_of(2).end - norm_configs_of(2).begin == 19,
+                  norm_configs_of(2).end - norm_configs_of(2).begin == 29,
               "each element size's entries together");
 
 /// Every decision of one norm call.
@@ -322,6 +342,36 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
         ceil_div<int64_t>(rows, p.tile_rows), int64_t{p.blocks_per_sm} * d.sm_count)));
     return p;
   }
+  // rows a SM has in flight at most: a launch of fewer rows than its slots holds fewer
+  const int64_t rows_per_sm = ceil_div<int64_t>(rows, d.sm_count);
+  // kBlock's entry (a block a row): the most rows in flight a SM (resident blocks, at most
+  // rows_per_sm), then the fewest packs a thread (2-byte: 2 before 4), then the smallest block.
+  // So many rows take the entry of most bytes in flight a SM (bf16 4096x16384: 512 threads of
+  // 4 packs, 2 blocks a SM, against 1024 of 2, one: 0.66 -> 0.95 of SOL on the H200), rows
+  // that 2 packs a thread hold on as small a block keep it (10 blocks a SM at 48 registers
+  // against 8 at 64: add_rms bf16 1199x1847 1.33x slower on 4 packs), and a launch of few
+  // rows spreads each row over the most threads (bf16 1x4096 256 threads of 2 packs, 1.18x
+  // faster than 128 of 4).
+  std::size_t block_entry = range.end;
+  int block_bps = 0;
+  int64_t block_rows = 0;  // its rows in flight a SM
+  for (std::size_t i = range.begin; i < range.end; ++i) {
+    const NormConfig& c = kNormConfigs[i];
+    if (c.path != NormPath::kBlock || c.pack != p.pack || c.phased != p.phased ||
+        c.block > d.max_threads_per_block || need > int64_t{c.block} * c.packs)
+      continue;
+    const int bps = blocks_per_sm(
+        d, c.block, norm_regs(c.pack, c.pack * c.packs, false, d.code_arch, c.phased), 0);
+    const int64_t in_flight = std::min<int64_t>(bps, rows_per_sm);
+    if (bps < 1 || in_flight < block_rows ||
+        (in_flight == block_rows && (c.packs > kNormConfigs[block_entry].packs ||
+                                     (c.packs == kNormConfigs[block_entry].packs &&
+                                      c.block >= kNormConfigs[block_entry].block))))
+      continue;
+    block_entry = i;
+    block_bps = bps;
+    block_rows = in_flight;
+  }
   // the fewest lanes that still give every SM a block of rows (rows x lanes >= SMs x block):
   // a launch of few rows stays spread over the SMs (up to 32 lanes a row: main's plan)
   int fill = 1;
@@ -336,6 +386,15 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
     const int lanes = std::max(fill, static_cast<int>(pow2_ceil(ceil_div<int64_t>(need, c.packs))));
     const int bps = blocks_per_sm(
         d, c.block, norm_regs(c.pack, c.pack * c.packs, true, d.code_arch, c.phased), 0);
+    // more than 16 elements a lane (2-byte, 4 packs): only on groups of 8 lanes or more (a
+    // group's load moves a whole 128-byte line of its row: on 1 or 2 lanes of 4 packs bf16 x32
+    // and x64 rows ran 1.06-1.37x slower than on 2 / 4 lanes of 2 on the H200), and only where
+    // they keep more rows in flight a SM than kBlock (a launch of few rows loads a row faster
+    // over a block, one access a thread, than over a warp, 4 a lane: add_rms bf16 955x907
+    // 1.58x slower on the warp)
+    if (c.pack * c.packs > 16 && (lanes < 8 || std::min<int64_t>(int64_t{bps} * (c.block / lanes),
+                                                                 rows_per_sm) <= block_rows))
+      continue;
     if (int64_t{bps} * (c.block / lanes) <= best_rows) continue;
     best_rows = int64_t{bps} * (c.block / lanes);
     p.path = NormPath::kWarp;
@@ -348,22 +407,15 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
         static_cast<unsigned>(grid_size_for(blocks * c.block, c.block, d, kDefaultWaves, bps)));
   }
   if (best_rows > 0) return p;
-  // else kBlock with the smallest block holding the row (more rows in flight a SM)
-  for (std::size_t i = range.begin; i < range.end; ++i) {
-    const NormConfig& c = kNormConfigs[i];
-    if (c.path != NormPath::kBlock || c.pack != p.pack || c.phased != p.phased ||
-        c.block > d.max_threads_per_block || need > int64_t{c.block} * c.packs)
-      continue;
-    const int bps = blocks_per_sm(
-        d, c.block, norm_regs(c.pack, c.pack * c.packs, false, d.code_arch, c.phased), 0);
-    if (bps < 1) continue;
+  if (block_entry < range.end) {
+    const NormConfig& c = kNormConfigs[block_entry];
     p.path = c.path;
     p.packs = c.packs;
     p.lanes = c.block;
-    p.blocks_per_sm = bps;
+    p.blocks_per_sm = block_bps;
     p.shape.block = dim3(static_cast<unsigned>(c.block));
-    p.shape.grid =
-        dim3(static_cast<unsigned>(grid_size_for(rows * c.block, c.block, d, kDefaultWaves, bps)));
+    p.shape.grid = dim3(
+        static_cast<unsigned>(grid_size_for(rows * c.block, c.block, d, kDefaultWaves, block_bps)));
     return p;
   }
   // kTwoPass / kSplit: the row (x, and residual for add_rms_norm: its sum written then read

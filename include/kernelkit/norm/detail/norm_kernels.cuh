@@ -91,9 +91,10 @@ __device__ __forceinline__ void norm_load(const U* row, int64_t c, int64_t n, fl
 }
 
 // Stores the columns of v inside a row of n elements of T at [c, c + N) (any phase). Wide: the
-// whole aligned access through store_pack_global (the kWarp kernel: store_pack's copy of a pack
-// built element by element came out of nvcc 13.0 there as one 2-byte store an element); the
-// other kernels keep store_pack (their SASS as before).
+// whole aligned access through store_pack_global (the register kernels: store_pack's copy of a
+// pack built element by element came out of nvcc 13.0 there as one 2-byte store an element:
+// kWarp, and the __half kBlock kernels with a float weight); the two-pass and split kernels keep
+// store_pack (their SASS as before).
 template <int N, bool Wide = false, typename T>
 __device__ __forceinline__ void norm_store(T* row, int64_t c, int64_t n, const float (&v)[N]) {
   ::kernelkit::Pack<T, N> raw;
@@ -167,36 +168,53 @@ __device__ __forceinline__ float norm_row_sum(float v, int lanes) {
   }
 }
 
+// Columns [c, c + N) of a row of n elements of U as floats: at any phase (Phased: norm_load's
+// row form, Shift as there), else on the pack grid and whole.
+template <int N, bool Phased, bool Shift, typename U>
+__device__ __forceinline__ void norm_load_at(const U* row, int64_t c, int64_t n, float (&out)[N]) {
+  if constexpr (Phased) {
+    norm_load<N, Shift>(row, c, n, out);
+  } else {
+    norm_load<N>(row + c, out);
+  }
+}
+
 // Writes y for the elements v of a row's columns [c, c + Pack) inside the row: (v - mean) *
 // rstd, times the weight and plus the bias where given. Phased false: every operand on the
-// pack grid and the access whole (plain loads and stores).
-template <int Pack, bool Phased, bool Shift = true, bool Wide = false, typename T, typename W>
+// pack grid and the access whole (plain loads and stores). Chunked (a float weight beside
+// 2-byte x, in the register kernels): the weight and bias 16 bytes at a time, each chunk's
+// columns through an empty asm that takes the previous chunk's result, so at most one chunk of
+// each is in registers (the kBlock kernels of 4 packs sit at 64 registers: both whole spilled
+// 4-12 bytes on sm_90).
+template <int Pack, bool Phased, bool Shift = true, bool Wide = false, bool Chunked = false,
+          typename T, typename W>
 __device__ __forceinline__ void norm_write(const NormArgs<T, W>& a, int64_t offset, int64_t c,
                                            float (&v)[Pack], float mean, float rstd) {
 #pragma unroll
   for (int j = 0; j < Pack; ++j)
     v[j] = (v[j] - mean) * rstd;
-  if (a.weight != nullptr) {
-    float w[Pack];
-    if constexpr (Phased) {
-      norm_load<Pack, Shift>(a.weight, c, a.cols, w);
-    } else {
-      norm_load<Pack>(a.weight + c, w);
-    }
+  constexpr int kWeights = kMaxPackBytes / int{sizeof(W)};  // weights a 16-byte chunk holds
+  constexpr int kChunk = Chunked && kWeights < Pack ? kWeights : Pack;
+  int after = 0;
 #pragma unroll
-    for (int j = 0; j < Pack; ++j)
-      v[j] *= w[j];
-  }
-  if (a.bias != nullptr) {
-    float b[Pack];
-    if constexpr (Phased) {
-      norm_load<Pack, Shift>(a.bias, c, a.cols, b);
-    } else {
-      norm_load<Pack>(a.bias + c, b);
-    }
+  for (int i = 0; i < Pack; i += kChunk) {
+    int64_t ci = c + i;
+    if constexpr (kChunk < Pack) asm volatile("" : "+l"(ci) : "r"(after));
+    if (a.weight != nullptr) {
+      float w[kChunk];
+      norm_load_at<kChunk, Phased, Shift>(a.weight, ci, a.cols, w);
 #pragma unroll
-    for (int j = 0; j < Pack; ++j)
-      v[j] += b[j];
+      for (int j = 0; j < kChunk; ++j)
+        v[i + j] *= w[j];
+    }
+    if (a.bias != nullptr) {
+      float b[kChunk];
+      norm_load_at<kChunk, Phased, Shift>(a.bias, ci, a.cols, b);
+#pragma unroll
+      for (int j = 0; j < kChunk; ++j)
+        v[i + j] += b[j];
+    }
+    after = __float_as_int(v[i + kChunk - 1]);
   }
   if constexpr (Phased) {
     norm_store<Pack, Wide>(a.y + offset, c, a.cols, v);
@@ -205,59 +223,83 @@ __device__ __forceinline__ void norm_write(const NormArgs<T, W>& a, int64_t offs
   }
 }
 
-// Reads the row's columns [c, c + Pack) into v (0 outside the row; x + c on the pack grid
+// Reads the row's columns [c, c + Pack) as stored (0 outside the row; x + c on the pack grid
 // where the access is whole: c is an access of x's row): x, or (kAddRms) x + residual rounded
 // to T, which is written to sum right away (the same thread reads nothing of sum later here;
 // in place over x or residual is safe: this thread read its columns just now, and an
 // off-phase residual is read element by element, no other column's bytes).
 template <NormKind Kind, int Pack, bool Phased, bool Wide = false, typename T, typename W>
-__device__ __forceinline__ void norm_read(const NormArgs<T, W>& a, int64_t offset, int64_t c,
-                                          float (&v)[Pack]) {
+__device__ __forceinline__ auto norm_read(const NormArgs<T, W>& a, int64_t offset, int64_t c) {
+  ::kernelkit::Pack<T, Pack> x;
   if constexpr (!Phased) {  // every operand on the grid, the access whole
-    norm_load<Pack>(a.x + offset + c, v);
-    if constexpr (Kind == NormKind::kAddRms) {
-      float r[Pack];
-      norm_load<Pack>(a.residual + offset + c, r);
-      ::kernelkit::Pack<T, Pack> s;
-#pragma unroll
-      for (int j = 0; j < Pack; ++j) {
-        s.elem[j] = convert<T>(v[j] + r[j]);
-        v[j] = convert<float>(s.elem[j]);
-      }
-      if constexpr (Wide) {
-        store_pack_global<Pack>(a.sum + offset + c, 0, s);
-      } else {
-        store_pack<Pack>(a.sum + offset + c, 0, s);
-      }
-    }
-    return;
+    x = load_pack<Pack>(a.x + offset + c, 0);
+  } else {
+    x = load_row_pack<Pack>(a.x + offset, c, a.cols, convert<T>(0.f));
   }
-  const T zero = convert<T>(0.f);
-  const ::kernelkit::Pack<T, Pack> rx = load_row_pack<Pack>(a.x + offset, c, a.cols, zero);
-#pragma unroll
-  for (int j = 0; j < Pack; ++j)
-    v[j] = convert<float>(rx.elem[j]);
   if constexpr (Kind == NormKind::kAddRms) {
     float r[Pack];
-    norm_load<Pack, false>(a.residual + offset, c, a.cols, r);
-    ::kernelkit::Pack<T, Pack> s;
-#pragma unroll
-    for (int j = 0; j < Pack; ++j) {
-      s.elem[j] = convert<T>(v[j] + r[j]);
-      v[j] = convert<float>(s.elem[j]);
+    if constexpr (!Phased) {
+      norm_load<Pack>(a.residual + offset + c, r);
+    } else {
+      norm_load<Pack, false>(a.residual + offset, c, a.cols, r);
     }
-    store_row_pack_any<Pack, Wide>(a.sum + offset, c, a.cols, s);
+#pragma unroll
+    for (int j = 0; j < Pack; ++j)
+      x.elem[j] = convert<T>(convert<float>(x.elem[j]) + r[j]);
+    if constexpr (Phased) {
+      store_row_pack_any<Pack, Wide>(a.sum + offset, c, a.cols, x);
+    } else if constexpr (Wide) {
+      store_pack_global<Pack>(a.sum + offset + c, 0, x);
+    } else {
+      store_pack<Pack>(a.sum + offset + c, 0, x);
+    }
   }
+  return x;
+}
+
+// As above, as floats in v.
+template <NormKind Kind, int Pack, bool Phased, bool Wide = false, typename T, typename W>
+__device__ __forceinline__ void norm_read(const NormArgs<T, W>& a, int64_t offset, int64_t c,
+                                          float (&v)[Pack]) {
+  const ::kernelkit::Pack<T, Pack> x = norm_read<Kind, Pack, Phased, Wide>(a, offset, c);
+#pragma unroll
+  for (int j = 0; j < Pack; ++j)
+    v[j] = convert<float>(x.elem[j]);
 }
 
 // ---------------------------------------------------------------------------------------
 // A row in registers: a group of threads per row, thread t of it holding accesses p * width +
 // t (p < Packs) of the row at x's phase (Pack columns each, the first and last possibly
-// partial), as floats (0 outside the row). kBlock (Threads == Block): the block holds the row.
-// kWarp (Threads 32): groups of `lanes` lanes (a power of two 1..32, the same over the launch:
-// the plan's, from the row's access count), 32 / lanes rows a warp, Block / lanes a block, the
-// rows of a warp consecutive; the statistics by a segmented butterfly (norm_row_sum with
-// lanes). cols < 2^31.
+// partial), as stored (0 outside the row): 2-byte elements two a register, converted to float
+// where used (twice: the statistics, the write), so a thread holds 32 of them in the 16
+// registers that hold 16 floats (the same bytes in flight a thread as f32). kBlock (Threads ==
+// Block): the block holds the row. kWarp (Threads 32): groups of `lanes` lanes (a power of two
+// 1..32, the same over the launch: the plan's, from the row's access count), 32 / lanes rows a
+// warp, Block / lanes a block, the rows of a warp consecutive; the statistics by a segmented
+// butterfly (norm_row_sum with lanes). cols < 2^31.
+
+// The row's registers through an empty asm, which the compiler cannot see through: 2-byte
+// elements are converted to float again after it rather than the floats of an earlier
+// conversion held (32 floats a thread: ptxas -v spilled 8-124 bytes at 48 registers on sm_90).
+// after: a value the asm takes as an input, so the elements' conversions wait for it.
+template <typename P>
+__device__ __forceinline__ void norm_opaque(P& v, int after = 0) {
+  if constexpr (sizeof(v.elem[0]) == 2) {
+#pragma unroll
+    for (int w = 0; w < int{sizeof(P)} / 4; ++w) {
+      uint32_t u;
+      memcpy(&u, reinterpret_cast<const char*>(&v) + 4 * w, sizeof(u));
+      asm volatile("" : "+r"(u) : "r"(after));
+      memcpy(reinterpret_cast<char*>(&v) + 4 * w, &u, sizeof(u));
+    }
+  }
+}
+template <typename P, int Packs>
+__device__ __forceinline__ void norm_opaque(P (&v)[Packs]) {
+#pragma unroll
+  for (int p = 0; p < Packs; ++p)
+    norm_opaque(v[p]);
+}
 
 // One row of norm_registers_kernel: thread t of the row's width threads; live false: a group
 // past the last row (kWarp), which reads and writes nothing but takes its warp's shuffles.
@@ -266,21 +308,31 @@ template <NormKind Kind, int Pack, int Threads, int Packs, int Block, bool Phase
 __device__ __forceinline__ void norm_registers_row(const NormArgs<T, W>& a, int64_t row, int t,
                                                    int width, bool live, int cols, float inv_cols) {
   constexpr bool kGroups = Threads == kWarpSize;
+  // y and sum stored through store_pack_global (norm_store): kWarp, and 2-byte kBlock (whose
+  // __half kernels with a float weight came out of store_pack as 8 2-byte stores a pack; f32
+  // kBlock keeps store_pack: layer f32 47993x1164 ran 1.14x slower through it on the H200)
+  constexpr bool kWide = kGroups || sizeof(T) == 2;
   // columns of the row this thread reads and writes (0: a group past the last row)
   const int n = live ? cols : 0;
   const int64_t offset = row * a.cols;
   // access q: columns q * Pack - h, ... (aligned: 0)
   const int h = Phased && live ? pack_phase<Pack>(a.x + offset) : 0;
-  float v[Packs][Pack];
+  ::kernelkit::Pack<T, Pack> v[Packs];
 #pragma unroll
   for (int p = 0; p < Packs; ++p) {
     const int c = (p * width + t) * Pack - h;
     if (c < n) {
-      norm_read<Kind, Pack, Phased, kGroups>(a, offset, c, v[p]);
-    } else {
+      v[p] = norm_read<Kind, Pack, Phased, kWide>(a, offset, c);
+    } else if constexpr (!Phased) {  // zero bits (0.0 in every type) a word at a time: element
+                                     // by element the 2-byte ones were merged into their
+                                     // registers one by one (PRMT) and kept apart (a 2-byte
+                                     // 4-pack layer kernel spilled 4 bytes on sm_90)
+      memset(&v[p], 0, sizeof(v[p]));
+    } else {  // (phased, a word at a time spilled 4-12 bytes instead: the partial head's and
+              // tail's elements come element by element anyway)
 #pragma unroll
       for (int j = 0; j < Pack; ++j)
-        v[p][j] = 0.f;
+        v[p].elem[j] = convert<T>(0.f);
     }
   }
   // the row's statistics, in every thread of the row
@@ -290,29 +342,38 @@ __device__ __forceinline__ void norm_registers_row(const NormArgs<T, W>& a, int6
     for (int p = 0; p < Packs; ++p)
 #pragma unroll
       for (int j = 0; j < Pack; ++j)
-        s += v[p][j];
+        s += convert<float>(v[p].elem[j]);
     // rounded once (__fmul_rn: never fused into x - mean), so y uses the mean it saves
     mean = __fmul_rn(norm_row_sum<Threads, Block>(s, width), inv_cols);
     s = 0.f;
+    // (kWarp only: a 2-byte kBlock row with a float weight and bias spilled 16 bytes on sm_90
+    // with it, kWarp 8 without)
+    if constexpr (kGroups) norm_opaque(v);
 #pragma unroll
     for (int p = 0; p < Packs; ++p) {
       const int c = (p * width + t) * Pack - h;
       if (!Phased ? c < n : norm_whole<Pack>(c, n)) {
 #pragma unroll
-        for (int j = 0; j < Pack; ++j)
-          s += (v[p][j] - mean) * (v[p][j] - mean);
+        for (int j = 0; j < Pack; ++j) {
+          const float d = convert<float>(v[p].elem[j]) - mean;
+          s += d * d;
+        }
       } else if (Phased && c < n) {  // the partial head or tail: its columns inside the row
 #pragma unroll
-        for (int j = 0; j < Pack; ++j)
-          if (c + j >= 0 && c + j < n) s += (v[p][j] - mean) * (v[p][j] - mean);
+        for (int j = 0; j < Pack; ++j) {
+          const float d = convert<float>(v[p].elem[j]) - mean;
+          if (c + j >= 0 && c + j < n) s += d * d;
+        }
       }
     }
   } else {
 #pragma unroll
     for (int p = 0; p < Packs; ++p)
 #pragma unroll
-      for (int j = 0; j < Pack; ++j)
-        s += v[p][j] * v[p][j];
+      for (int j = 0; j < Pack; ++j) {
+        const float x = convert<float>(v[p].elem[j]);
+        s += x * x;
+      }
   }
   const float rstd = rsqrtf(norm_row_sum<Threads, Block>(s, width) * inv_cols + a.eps);
   if (t == 0 && live) {
@@ -323,10 +384,29 @@ __device__ __forceinline__ void norm_registers_row(const NormArgs<T, W>& a, int6
   // the writes recompute their columns (an IMAD an access) instead of holding each access's
   // addresses across the reductions (ptxas -v: up to 104 bytes spilled so at 48 registers)
   if constexpr (kGroups) asm volatile("" : "+r"(width));
+  norm_opaque(v);
+  // A float weight (and bias) beside 2-byte x: each access's column and elements through an
+  // empty asm that takes the previous access's result, so its weight loads and conversions
+  // wait for that access (the compiler hoisted the later accesses' float weights and
+  // conversions ahead of the earlier stores: 4-16 bytes spilled at kBlock's 64 registers on
+  // sm_75 / sm_90 / sm_100)
+  constexpr bool kSerial = sizeof(W) > sizeof(T);
+  int after = 0;
 #pragma unroll
   for (int p = 0; p < Packs; ++p) {
-    const int c = (p * width + t) * Pack - h;
-    if (c < n) norm_write<Pack, Phased, true, kGroups>(a, offset, c, v[p], mean, rstd);
+    int c = (p * width + t) * Pack - h;
+    if constexpr (kSerial) {
+      asm volatile("" : "+r"(c) : "r"(after));
+      norm_opaque(v[p], after);
+    }
+    if (c < n) {
+      float x[Pack];
+#pragma unroll
+      for (int j = 0; j < Pack; ++j)
+        x[j] = convert<float>(v[p].elem[j]);
+      norm_write<Pack, Phased, true, kWide, kSerial>(a, offset, c, x, mean, rstd);
+      if constexpr (kSerial) after = __float_as_int(x[Pack - 1]);
+    }
   }
 }
 
@@ -334,17 +414,18 @@ __device__ __forceinline__ void norm_registers_row(const NormArgs<T, W>& a, int6
 // row is a row (uniform over the warp, whose lanes all take the shuffles). kBlock: main's loop
 // (the phased kBlock kernels sit at their 48-register bound: a reshaped loop spilled 8-92
 // bytes there).
+// inv_cols: 1 / cols, rounded as the other kernels compute it (a parameter, so no register
+// holds it across the rows).
 template <NormKind Kind, typename T, typename W, int Pack, int Threads, int Packs, int Block,
           bool Phased>
 __global__ void __launch_bounds__(Block,
                                   min_blocks_per_sm(Block, norm_min_blocks(Block, Pack, Pack* Packs,
                                                                            Threads == kWarpSize,
                                                                            kCompiledArch, Phased)))
-    norm_registers_kernel(const NormArgs<T, W> a, int lanes) {
+    norm_registers_kernel(const NormArgs<T, W> a, int lanes, float inv_cols) {
   static_assert(Threads == kWarpSize || Threads == Block, "a row is a warp's group or the block");
-  static_assert(Pack * Packs <= 16, "a thread holds at most 16 floats of a row");
+  static_assert(Pack * Packs * sizeof(T) <= 64, "a thread holds at most 16 registers of a row");
   const int cols = static_cast<int>(a.cols);
-  const float inv_cols = 1.f / static_cast<float>(a.cols);
   if constexpr (Threads == kWarpSize) {
     __builtin_assume(lanes >= 1 && lanes <= kWarpSize);
     const int t = static_cast<int>(threadIdx.x % kWarpSize) & (lanes - 1);
