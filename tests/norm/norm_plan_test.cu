@@ -483,7 +483,8 @@ TEST(NormPlan, EveryPlanIsALegalTableEntryAndEveryEntryIsPlanned) {
                     EXPECT_EQ(p.bytes, fewest) << where;
                     // registers of the kernel's bound fit the device at the planned occupancy
                     const int regs = kk::detail::norm_regs(
-                        p.pack, p.pack * p.packs, p.path == NormPath::kWarp, d.code_arch, p.phased);
+                        p.pack, p.pack * p.packs, p.path == NormPath::kWarp, d.code_arch, p.phased,
+                        static_cast<int>(p.shape.block.x));
                     EXPECT_GE(kk::blocks_per_sm(d, static_cast<int>(p.shape.block.x), regs, 0),
                               p.blocks_per_sm)
                         << where;

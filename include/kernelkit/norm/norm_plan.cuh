@@ -102,12 +102,15 @@ inline constexpr int64_t kNormSplitMinAccesses = 8;
 // 32 / 48). kWarp's groups of lanes (a run-time width: each access's column an IMAD, no longer
 // an immediate offset) take 56 for 16 elements (at 48 the 2-byte entries at any phase and f32 4
 // packs spilled 4-16 bytes on sm_90) and 40 for 4 at any phase (at 32 add_rms_norm's f32 entry
-// spilled 8 bytes on sm_80). 32 2-byte elements take 64 (kWarp at any phase on sm_100 / sm_120:
-// 72): at 48 they spilled 4-140 bytes on sm_90, the weight's loads of the four accesses hoisted
-// ahead of the row's stores.
+// spilled 8 bytes on sm_80). 32 2-byte elements take 72 (kWarp), 64 (kBlock; on sm_100 /
+// sm_120 code 80 in blocks of up to 512 threads: at 64 / 72 rms_norm's aligned kernels with a
+// float weight spilled 4 bytes on sm_120): at 48 / 56 they spilled 4-140 bytes on sm_90, the
+// weight's loads of later accesses hoisted ahead of the row's stores. block: the kernel's
+// threads.
 __host__ __device__ constexpr int norm_regs(int pack, int elems, bool warp_rows = false,
-                                            int code_arch = 0, bool phased = true) {
-  if (elems > 16) return warp_rows ? 72 : 64;
+                                            int code_arch = 0, bool phased = true,
+                                            int block = 1024) {
+  if (elems > 16) return warp_rows ? 72 : code_arch >= 100 && block <= 512 ? 80 : 64;
   if (pack > 1 && phased && code_arch >= 100)
     return elems <= 4 ? (warp_rows ? 48 : 32) : (warp_rows ? 72 : 56);
   if (pack > 1 && warp_rows && elems > 8) return 56;
@@ -120,7 +123,7 @@ __host__ __device__ constexpr int norm_regs(int pack, int elems, bool warp_rows 
 // registers, and the plan's blocks_per_sm (a grid-stride grid's size) is an upper bound.
 __host__ __device__ constexpr int norm_min_blocks(int block, int pack, int elems, bool warp_rows,
                                                   int code_arch, bool phased) {
-  const int b = 65536 / (block * norm_regs(pack, elems, warp_rows, code_arch, phased));
+  const int b = 65536 / (block * norm_regs(pack, elems, warp_rows, code_arch, phased, block));
   return b < 1 ? 1 : b;
 }
 // kTile: registers a thread is held to (ptxas -v), the bytes of x a tile holds at most, and the
@@ -361,7 +364,7 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
         c.block > d.max_threads_per_block || need > int64_t{c.block} * c.packs)
       continue;
     const int bps = blocks_per_sm(
-        d, c.block, norm_regs(c.pack, c.pack * c.packs, false, d.code_arch, c.phased), 0);
+        d, c.block, norm_regs(c.pack, c.pack * c.packs, false, d.code_arch, c.phased, c.block), 0);
     const int64_t in_flight = std::min<int64_t>(bps, rows_per_sm);
     if (bps < 1 || in_flight < block_rows ||
         (in_flight == block_rows && (c.packs > kNormConfigs[block_entry].packs ||
@@ -385,7 +388,7 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
       continue;
     const int lanes = std::max(fill, static_cast<int>(pow2_ceil(ceil_div<int64_t>(need, c.packs))));
     const int bps = blocks_per_sm(
-        d, c.block, norm_regs(c.pack, c.pack * c.packs, true, d.code_arch, c.phased), 0);
+        d, c.block, norm_regs(c.pack, c.pack * c.packs, true, d.code_arch, c.phased, c.block), 0);
     // more than 16 elements a lane (2-byte, 4 packs): only on groups of 8 lanes or more (a
     // group's load moves a whole 128-byte line of its row: on 1 or 2 lanes of 4 packs bf16 x32
     // and x64 rows ran 1.06-1.37x slower than on 2 / 4 lanes of 2 on the H200), and only where
