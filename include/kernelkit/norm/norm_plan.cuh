@@ -365,12 +365,9 @@ inline NormPlan plan_norm(NormKind kind, int64_t rows, int64_t cols, int elem_by
       continue;
     const int bps = blocks_per_sm(
         d, c.block, norm_regs(c.pack, c.pack * c.packs, false, d.code_arch, c.phased, c.block), 0);
+    // (the table lists fewer packs first and smaller blocks first: the first of equals stays)
     const int64_t in_flight = std::min<int64_t>(bps, rows_per_sm);
-    if (bps < 1 || in_flight < block_rows ||
-        (in_flight == block_rows && (c.packs > kNormConfigs[block_entry].packs ||
-                                     (c.packs == kNormConfigs[block_entry].packs &&
-                                      c.block >= kNormConfigs[block_entry].block))))
-      continue;
+    if (bps < 1 || in_flight <= block_rows) continue;
     block_entry = i;
     block_bps = bps;
     block_rows = in_flight;

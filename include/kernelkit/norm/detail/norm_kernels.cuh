@@ -238,11 +238,7 @@ __device__ __forceinline__ auto norm_read(const NormArgs<T, W>& a, int64_t offse
   }
   if constexpr (Kind == NormKind::kAddRms) {
     float r[Pack];
-    if constexpr (!Phased) {
-      norm_load<Pack>(a.residual + offset + c, r);
-    } else {
-      norm_load<Pack, false>(a.residual + offset, c, a.cols, r);
-    }
+    norm_load_at<Pack, Phased, false>(a.residual + offset, c, a.cols, r);
 #pragma unroll
     for (int j = 0; j < Pack; ++j)
       x.elem[j] = convert<T>(convert<float>(x.elem[j]) + r[j]);
