@@ -56,8 +56,9 @@ TEST(ElementwisePlan, FunctorTraits) {
   static_assert(kGelu.packs_per_thread == 4 && kGelu.stage_inputs);
   constexpr auto tanh = kernelkit::ew_functor_traits<kernelkit::GeluTanh>();
   static_assert(tanh.packs_per_thread == 4 && !tanh.stage_inputs);
-  // Packs per thread at large n: the functor's, else 1, or 2 with three inputs; at most 4.
-  static_assert(kernelkit::ew_max_packs_per_thread(add, 1) == 1);
+  // Packs per thread at large n: the functor's, else 2 with one input or three, 1 with two;
+  // at most 4.
+  static_assert(kernelkit::ew_max_packs_per_thread(add, 1) == 2);
   static_assert(kernelkit::ew_max_packs_per_thread(add, 2) == 1);
   static_assert(kernelkit::ew_max_packs_per_thread(add, 3) == 2);
   static_assert(kernelkit::ew_max_packs_per_thread(kGelu, 1) == 4);
@@ -127,8 +128,9 @@ TEST(ElementwisePlan, ExpectedPlans) {
       // Every pointer one element past a 16-byte boundary: a 3-element head, then packs.
       {"add f32 +1", "H100", 4194305, operands({4, 4, 4}, {4, 4, 4}), kCheap, 4, 3, 2, 1, false,
        256, 4096, false},
-      {"cast f32->bf16 +1", "A100", 4194305, operands({2, 4}, {2, 4}), kCheap, 4, 3, 2, 1, false,
-       256, 4096, false},
+      // (one input: 2 packs a thread)
+      {"cast f32->bf16 +1", "A100", 4194305, operands({2, 4}, {2, 4}), kCheap, 4, 3, 2, 2, false,
+       256, 2048, false},
       // Pointers at different offsets: one element per access, 4 (a pack's worth) per thread.
       {"add f32 out+1", "H100", 4194305, operands({4, 4, 4}, {4, 0, 0}), kCheap, 1, 0, 0, 4, false,
        256, 4097, false},
@@ -155,7 +157,7 @@ TEST(ElementwisePlan, ExpectedPlans) {
        131072, false},
       // Past 2^30 elements: 64-bit indices.
       {"u8 2^31+33 +1", "H100", (int64_t{1} << 31) + 33, operands({1, 1}, {1, 1}), kCheap, 16, 15,
-       2, 1, false, 256, 524289, true},
+       2, 2, false, 256, 262145, true},
       {"f32 2^29", "H100", int64_t{1} << 29, f32x3, kCheap, 4, 0, 0, 1, false, 256, 524288, false},
       {"f32 2^30", "H100", int64_t{1} << 30, f32x3, kCheap, 4, 0, 0, 1, false, 256, 1048576, true},
   };

@@ -10,8 +10,9 @@
 ///   brings every pointer to a pack boundary. Pointers at different offsets take one element
 ///   per access (pack 1), as many elements of each input in flight per thread as a pack holds.
 /// - packs per thread: what the functor asks for (kPacksPerThread: costly functors keep
-///   several packs in flight; 1 otherwise, 2 with three inputs), halved while the tiles would
-///   not fill half a wave of resident blocks (small n: spread the work over every SM first).
+///   several packs in flight; otherwise 2 with one input or three, 1 with two: 32 bytes of input or
+///   more in flight a thread), halved while the tiles would not fill half a wave of resident blocks
+///   (small n: spread the work over every SM first).
 /// - staging through shared memory (kStageInputs functors, several packs per thread).
 /// - block: 256 threads, halved (to 64 at least) while there would be fewer blocks than SMs.
 /// - grid: one block per tile (the kernel strides by the grid only past INT32_MAX blocks).
@@ -73,10 +74,11 @@ struct EwFunctorTraits {
   bool stage_inputs = false;  ///< F::kStageInputs: stage the inputs through shared memory
 };
 
-/// Packs per thread the functor asks for: kPacksPerThread, else 1 (2 with three inputs), as
-/// a power of two in [1, kEwMaxPacksPerThread]. The most a plan picks for it.
+/// Packs per thread the functor asks for: kPacksPerThread, else 2 with one input or three, 1
+/// with two (at least 32 bytes of input in flight a thread), as a power of two in
+/// [1, kEwMaxPacksPerThread]. The most a plan picks for it.
 constexpr int ew_max_packs_per_thread(const EwFunctorTraits& f, int arity) {
-  int want = f.packs_per_thread > 0 ? f.packs_per_thread : (arity >= 3 ? 2 : 1);
+  int want = f.packs_per_thread > 0 ? f.packs_per_thread : (arity == 2 ? 1 : 2);
   want = want < kEwMaxPacksPerThread ? want : kEwMaxPacksPerThread;
   return pow2_floor(want);
 }
