@@ -143,15 +143,15 @@ TEST(ElementwisePlan, ExpectedPlans) {
       {"add f32 64K", "T4", 65536, f32x3, kCheap, 4, 0, 0, 1, false, 256, 64, false},
       {"add f32 n=5 +1", "H100", 5, operands({4, 4, 4}, {4, 4, 4}), kCheap, 4, 3, 2, 1, false, 64,
        1, false},
-      // gelu: 4 staged packs per thread at large n, fewer while half a wave is not filled
-      // (H100: 132 SMs x 8 resident blocks).
+      // gelu: 4 staged packs per thread at large n, fewer while a wave is not filled (H100: 132
+      // SMs x 8 resident blocks).
       {"gelu bf16 2^28", "H100", 1 << 28, bf16x2, kGelu, 8, 0, 0, 4, true, 256, 32768, false},
       {"gelu bf16 2^24", "H100", 1 << 24, bf16x2, kGelu, 8, 0, 0, 4, true, 256, 2048, false},
-      {"gelu bf16 4M+1", "H100", 4194305, bf16x2, kGelu, 8, 0, 1, 2, true, 256, 1024, false},
+      {"gelu bf16 4M+1", "H100", 4194305, bf16x2, kGelu, 8, 0, 1, 1, false, 256, 2048, false},
       {"gelu bf16 2^20", "H100", 1 << 20, bf16x2, kGelu, 8, 0, 0, 1, false, 256, 512, false},
       {"gelu bf16 4M+1", "T4", 4194305, bf16x2, kGelu, 8, 0, 1, 4, true, 256, 512, false},
-      {"gelu bf16 2^20", "T4", 1 << 20, bf16x2, kGelu, 8, 0, 0, 4, true, 256, 128, false},
-      {"gelu bf16 3x2^17", "T4", 3 << 17, bf16x2, kGelu, 8, 0, 0, 2, true, 256, 96, false},
+      {"gelu bf16 2^20", "T4", 1 << 20, bf16x2, kGelu, 8, 0, 0, 2, true, 256, 256, false},
+      {"gelu bf16 3x2^17", "T4", 3 << 17, bf16x2, kGelu, 8, 0, 0, 1, false, 256, 192, false},
       // Three inputs: 2 packs per thread by default.
       {"fma f32 2^28", "H100", 1 << 28, operands({4, 4, 4, 4}), kCheap, 4, 0, 0, 2, false, 256,
        131072, false},
